@@ -1,0 +1,4 @@
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <netinet/tcp.h>
+#include <poll.h>

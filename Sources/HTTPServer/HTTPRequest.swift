@@ -1,0 +1,35 @@
+/// One HTTP request, complete: the handler never sees a partial body.
+public struct HTTPRequest: Sendable {
+    /// The request method as sent: "GET", "POST", ...
+    public let method: String
+    /// The URL path without the query string, as libmicrohttpd hands it over (already percent-decoded by it).
+    public let path: String
+    /// Query arguments, decoded. When a name repeats, the first value wins; `?flag` maps to "".
+    public let query: [String: String]
+    /// Request headers with lowercased names. Repeated headers are joined with ", ".
+    public let headers: [String: String]
+    /// The complete body (empty when there is none).
+    public let body: [UInt8]
+
+    public init(
+        method: String,
+        path: String,
+        query: [String: String] = [:],
+        headers: [String: String] = [:],
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The value of the header `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        if let value = headers[name] {
+            return value
+        }
+        return headers[name.lowercased()]
+    }
+}

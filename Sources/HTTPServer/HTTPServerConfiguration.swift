@@ -1,0 +1,85 @@
+/// How the server listens and how much it accepts. Every argument has a default.
+public struct HTTPServerConfiguration: Sendable {
+    /// A numeric IPv4 or IPv6 address to listen on; "0.0.0.0" (the default) means every IPv4 interface.
+    public var host: String
+    /// The TCP port; 0 picks a free one (read it back from `HTTPServer.port`).
+    public var port: UInt16
+    /// Handler threads: handlers may block (on Postgres, say), so this is the number of requests in flight.
+    public var threadCount: Int
+    /// Which threads run handlers; see `Dispatch`.
+    public var dispatch: Dispatch
+    /// The largest request body accepted; larger ones are answered with the server's `tooLarge` response.
+    public var maxBodyBytes: Int
+    /// The most connections open at once (shared out among libmicrohttpd's I/O threads, so at least one each).
+    public var connectionLimit: Int
+    /// An idle connection is closed after this many seconds; 0 never times out.
+    public var connectionTimeoutSeconds: Int
+    /// How long `stop()` waits for requests already received to be answered before closing connections.
+    public var shutdownGracePeriod: Duration
+
+    public init(
+        host: String = "0.0.0.0",
+        port: UInt16 = 8080,
+        threadCount: Int = 8,
+        dispatch: Dispatch = .handlerThreads(ioThreads: 2),
+        maxBodyBytes: Int = 65_536,
+        connectionLimit: Int = 1_024,
+        connectionTimeoutSeconds: Int = 30,
+        shutdownGracePeriod: Duration = .seconds(5)
+    ) {
+        self.host = host
+        self.port = port
+        self.threadCount = threadCount
+        self.dispatch = dispatch
+        self.maxBodyBytes = maxBodyBytes
+        self.connectionLimit = connectionLimit
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.shutdownGracePeriod = shutdownGracePeriod
+    }
+
+    /// Which threads run handlers.
+    public enum Dispatch: Sendable, Equatable {
+        /// Handlers run on libmicrohttpd's own worker (I/O) threads, `threadCount` of them, each owning its
+        /// connections for their lifetime. Fastest for handlers that answer at once; but a handler that blocks
+        /// also stalls every other connection of its worker, and connections are not spread evenly (a worker
+        /// accepts up to ten in a row), so fewer than `threadCount` requests may be in flight.
+        case inline
+        /// libmicrohttpd keeps `ioThreads` threads for the network; a complete request's connection is suspended
+        /// and its handler runs on one of `threadCount` dedicated threads, so exactly `threadCount` requests can
+        /// be in flight whichever connections they arrive on. Costs a thread hand-off per request.
+        case handlerThreads(ioThreads: Int)
+
+        /// libmicrohttpd's worker pool size for this mode.
+        func ioThreadCount(threadCount: Int) -> Int {
+            switch self {
+            case .inline: threadCount
+            case .handlerThreads(let ioThreads): ioThreads
+            }
+        }
+    }
+
+    /// Throws `invalid_configuration` naming the first value out of range.
+    func validate() throws(HTTPServerError) {
+        guard (1...1_024).contains(threadCount) else {
+            throw .invalidConfiguration("threadCount must be between 1 and 1024 (got \(threadCount))")
+        }
+        if case .handlerThreads(let ioThreads) = dispatch, !(1...256).contains(ioThreads) {
+            throw .invalidConfiguration("dispatch ioThreads must be between 1 and 256 (got \(ioThreads))")
+        }
+        guard maxBodyBytes >= 0, maxBodyBytes <= Int(Int32.max) else {
+            throw .invalidConfiguration("maxBodyBytes must be between 0 and \(Int32.max) (got \(maxBodyBytes))")
+        }
+        let ioThreads = dispatch.ioThreadCount(threadCount: threadCount)
+        guard connectionLimit >= ioThreads, connectionLimit <= Int(Int32.max) else {
+            throw .invalidConfiguration(
+                "connectionLimit must be at least the I/O thread count (\(ioThreads)) (got \(connectionLimit))"
+            )
+        }
+        guard connectionTimeoutSeconds >= 0, connectionTimeoutSeconds <= Int(Int32.max) else {
+            throw .invalidConfiguration("connectionTimeoutSeconds must not be negative (got \(connectionTimeoutSeconds))")
+        }
+        guard shutdownGracePeriod >= .zero else {
+            throw .invalidConfiguration("shutdownGracePeriod must not be negative")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// What every delivery of one push carries, before the per-delivery id and signature.
+public struct PushContent: Sendable, Equatable {
+    /// `[<displayName>] <title>`: the partner cannot override the prefix.
+    public let title: String
+    public let body: String
+    public let miniAppID: String
+    public let deepLink: String?
+    /// The partner's display name, for communication-style rendering.
+    public let senderName: String
+    /// The host's PNG of the mini-app icon, when the partner row has one.
+    public let imageURL: String?
+    public let data: [PushRequest.DataEntry]
+
+    public init(request: PushRequest, partner: PartnerProfile) {
+        title = "[\(partner.displayName)] \(request.title)"
+        body = request.body
+        miniAppID = partner.miniAppID
+        deepLink = request.deepLink
+        senderName = partner.displayName
+        imageURL = partner.iconURL
+        data = request.data
+    }
+}
+
+/// The two payloads of one delivery, exactly as the worker sends them.
+public struct RenderedPush: Sendable {
+    /// The APNs request body.
+    public let apns: [UInt8]
+    /// The FCM v1 `message` without `token` and `android.ttl` (the worker adds both at send time).
+    public let fcm: [UInt8]
+    /// FCM counts the bytes of data keys and values against its 4,096-byte limit.
+    public let fcmDataBytes: Int
+}
+
+public enum PushPayload {
+    public static let maxAPNsBytes = 4096
+    public static let maxFCMDataBytes = 4096
+
+    /// Renders both payloads for one delivery, signed with `signer`.
+    public static func render(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
+        let id = deliveryID.uuidString.lowercased()
+        var custom: [(key: String, value: String)] = [("channel", "mini-app"), ("miniAppId", content.miniAppID)]
+        if let link = content.deepLink { custom.append(("deepLink", link)) }
+        custom.append(("deliveryId", id))
+        custom.append(("senderName", content.senderName))
+        if let image = content.imageURL { custom.append(("imageUrl", image)) }
+        for entry in content.data { custom.append((entry.key, entry.value)) }
+
+        let signed = [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
+        let signature = signer.signature(for: SignedEnvelope.canonicalBytes(signed))
+
+        var apns: [(key: String, value: JSONValue)] = [
+            ("aps", .object([
+                ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
+                ("mutable-content", .number(1)),
+            ]))
+        ]
+        apns.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
+        apns.append(("isGroup", .bool(true)))
+        apns.append(("kid", .string(signer.keyID)))
+        apns.append(("sig", .string(signature)))
+
+        var data: [(key: String, value: JSONValue)] = [("title", .string(content.title)), ("body", .string(content.body))]
+        data.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
+        data.append(("isGroup", .string("true")))
+        data.append(("kid", .string(signer.keyID)))
+        data.append(("sig", .string(signature)))
+        let dataBytes = data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+        let fcm: JSONValue = .object([("android", .object([("priority", .string("HIGH"))])), ("data", .object(data))])
+
+        return RenderedPush(apns: JSONWriter.bytes(.object(apns)), fcm: JSONWriter.bytes(fcm), fcmDataBytes: dataBytes)
+    }
+
+    /// Checks both payloads against their limits at intake. Sizes do not depend on the delivery:
+    /// ids and signatures have fixed lengths, so one rendering decides for every recipient.
+    public static func checkSize(_ content: PushContent, signer: any PayloadSigner) throws(HeraldError) {
+        let probe = render(content, deliveryID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), signer: signer)
+        let field = content.data.isEmpty ? "body" : "data"
+        if probe.apns.count > maxAPNsBytes {
+            throw .ruleViolated(
+                "payload_too_large",
+                "The rendered APNs payload is \(probe.apns.count) bytes, \(probe.apns.count - maxAPNsBytes) over the \(maxAPNsBytes)-byte limit.",
+                field: field)
+        }
+        if probe.fcmDataBytes > maxFCMDataBytes {
+            throw .ruleViolated(
+                "payload_too_large",
+                "The rendered FCM data is \(probe.fcmDataBytes) bytes, \(probe.fcmDataBytes - maxFCMDataBytes) over the \(maxFCMDataBytes)-byte limit.",
+                field: field)
+        }
+    }
+}

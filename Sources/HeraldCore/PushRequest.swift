@@ -1,0 +1,197 @@
+import Foundation
+
+/// A partner's push after validation: identifiers normalised and de-duplicated, every rule of
+/// SPEC 2.1 that needs no database checked.
+public struct PushRequest: Sendable, Equatable {
+    public var emails: [String]
+    public var wallets: [String]
+    public var title: String
+    public var body: String
+    public var deepLink: String?
+    /// Partner data in the partner's key order.
+    public var data: [DataEntry]
+    public var sendAt: Date?
+    public var ttlSeconds: Int?
+
+    public struct DataEntry: Sendable, Equatable {
+        public var key: String
+        public var value: String
+        public init(key: String, value: String) { self.key = key; self.value = value }
+    }
+
+    public var identifierCount: Int { emails.count + wallets.count }
+}
+
+/// Limits of the push endpoint; the defaults are the SPEC's.
+public struct PushRules: Sendable {
+    public var maxRecipients = 1_000
+    public var maxTitleCharacters = 120
+    public var maxBodyCharacters = 1_000
+    public var deepLinkScheme = "basedapp"
+    public var maxScheduleAhead: TimeInterval = 7 * 24 * 3600
+    /// A `sendAt` slightly in the past (clock skew) means "now"; further back is refused.
+    public var pastSendAtTolerance: TimeInterval = 300
+    /// APNs keeps a notification at most 30 days, FCM 28: the shorter bounds the TTL.
+    public var maxTTLSeconds = 28 * 24 * 3600
+    public var maxDataKeyBytes = 128
+
+    public init() {}
+
+    /// Keys Herald itself puts in the payload, or that FCM forbids.
+    public static let reservedDataKeys: Set<String> = [
+        "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
+        "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification",
+    ]
+
+    public static func isReservedDataKey(_ key: String) -> Bool {
+        let lowered = key.lowercased()
+        return reservedDataKeys.contains(key) || lowered.hasPrefix("google") || lowered.hasPrefix("gcm")
+    }
+}
+
+public enum PushRequestValidator {
+    static let knownFields: Set<String> = ["recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds"]
+
+    /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
+    /// mini-app is `miniAppID`. Throws the first rule broken.
+    public static func validate(_ json: JSONValue, miniAppID: String, rules: PushRules, now: Date)
+        throws(HeraldError) -> PushRequest
+    {
+        guard let members = json.objectMembers else {
+            throw .invalidField("", "The body must be a JSON object.")
+        }
+        for member in members where !knownFields.contains(member.key) {
+            throw .unknownField(member.key)
+        }
+        let (emails, wallets) = try recipients(json["recipients"], rules: rules)
+
+        guard let titleValue = json["title"] else { throw .missingField("title") }
+        guard let title = titleValue.stringValue else { throw .invalidField("title", "title must be a string.") }
+        let titleLength = title.count
+        guard titleLength >= 1, titleLength <= rules.maxTitleCharacters else {
+            throw .invalidField("title", "title must be 1-\(rules.maxTitleCharacters) characters.")
+        }
+        guard !containsControlCharacters(title, allowNewlines: false) else {
+            throw .invalidField("title", "title must not contain control characters.")
+        }
+
+        var body = ""
+        if let bodyValue = json["body"], bodyValue != .null {
+            guard let text = bodyValue.stringValue else { throw .invalidField("body", "body must be a string.") }
+            guard text.count <= rules.maxBodyCharacters else {
+                throw .invalidField("body", "body must be at most \(rules.maxBodyCharacters) characters.")
+            }
+            guard !containsControlCharacters(text, allowNewlines: true) else {
+                throw .invalidField("body", "body must not contain control characters other than newlines.")
+            }
+            body = text
+        }
+
+        var deepLink: String?
+        if let linkValue = json["deepLink"], linkValue != .null {
+            guard let link = linkValue.stringValue else { throw .invalidField("deepLink", "deepLink must be a string.") }
+            try DeepLink.validate(link, scheme: rules.deepLinkScheme, miniAppID: miniAppID)
+            deepLink = link
+        }
+
+        let data = try dataEntries(json["data"], rules: rules)
+        let sendAt = try sendAt(json["sendAt"], rules: rules, now: now)
+
+        var ttlSeconds: Int?
+        if let ttlValue = json["ttlSeconds"], ttlValue != .null {
+            guard let number = ttlValue.numberValue, number == number.rounded(), number >= 1,
+                  number <= Double(rules.maxTTLSeconds)
+            else {
+                throw .invalidField("ttlSeconds", "ttlSeconds must be a whole number from 1 to \(rules.maxTTLSeconds).")
+            }
+            ttlSeconds = Int(number)
+        }
+
+        return PushRequest(
+            emails: emails, wallets: wallets, title: title, body: body, deepLink: deepLink,
+            data: data, sendAt: sendAt, ttlSeconds: ttlSeconds)
+    }
+
+    private static func recipients(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> ([String], [String]) {
+        guard let value else { throw .missingField("recipients") }
+        guard let members = value.objectMembers else {
+            throw .invalidField("recipients", "recipients must be an object with emails and/or wallets.")
+        }
+        for member in members where member.key != "emails" && member.key != "wallets" {
+            throw .unknownField("recipients.\(member.key)")
+        }
+        let emails = try identifierList(value["emails"], field: "recipients.emails", normalize: Identifiers.normalizedEmail)
+        let wallets = try identifierList(value["wallets"], field: "recipients.wallets", normalize: Identifiers.normalizedWallet)
+        let total = emails.count + wallets.count
+        guard total > 0 else {
+            throw .invalidField("recipients", "recipients must name at least one email or wallet.")
+        }
+        guard total <= rules.maxRecipients else {
+            throw .ruleViolated(
+                "too_many_recipients", "At most \(rules.maxRecipients) recipients per request; got \(total).",
+                field: "recipients")
+        }
+        return (emails, wallets)
+    }
+
+    private static func identifierList(
+        _ value: JSONValue?, field: String, normalize: (String) -> String?
+    ) throws(HeraldError) -> [String] {
+        guard let value, value != .null else { return [] }
+        guard let items = value.arrayValue else { throw .invalidField(field, "\(field) must be an array of strings.") }
+        var seen = Set<String>()
+        var result: [String] = []
+        for (position, item) in items.enumerated() {
+            guard let text = item.stringValue, let normalized = normalize(text) else {
+                throw .invalidField("\(field)[\(position)]", "\(field)[\(position)] is not a valid identifier.")
+            }
+            if seen.insert(normalized).inserted { result.append(normalized) }
+        }
+        return result
+    }
+
+    private static func dataEntries(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> [PushRequest.DataEntry] {
+        guard let value, value != .null else { return [] }
+        guard let members = value.objectMembers else {
+            throw .invalidField("data", "data must be an object of string values.")
+        }
+        var entries: [PushRequest.DataEntry] = []
+        for member in members {
+            let field = "data.\(member.key)"
+            guard !member.key.isEmpty, member.key.utf8.count <= rules.maxDataKeyBytes else {
+                throw .invalidField(field, "data keys must be 1-\(rules.maxDataKeyBytes) bytes.")
+            }
+            guard !PushRules.isReservedDataKey(member.key) else {
+                throw .invalidField(field, "\(member.key) is reserved and cannot be used in data.")
+            }
+            guard let text = member.value.stringValue else {
+                throw .invalidField(field, "data values must be strings; \(member.key) is a \(member.value.typeName).")
+            }
+            entries.append(.init(key: member.key, value: text))
+        }
+        return entries
+    }
+
+    private static func sendAt(_ value: JSONValue?, rules: PushRules, now: Date) throws(HeraldError) -> Date? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.stringValue, let date = ISO8601.parse(text) else {
+            throw .invalidField("sendAt", "sendAt must be an ISO-8601 timestamp with a time zone.")
+        }
+        if date.timeIntervalSince(now) > rules.maxScheduleAhead {
+            throw .ruleViolated(
+                "send_at_out_of_range", "sendAt may be at most \(Int(rules.maxScheduleAhead / 86400)) days ahead.",
+                field: "sendAt")
+        }
+        if now.timeIntervalSince(date) > rules.pastSendAtTolerance {
+            throw .ruleViolated("send_at_out_of_range", "sendAt is in the past.", field: "sendAt")
+        }
+        return date > now ? date : nil
+    }
+
+    static func containsControlCharacters(_ text: String, allowNewlines: Bool) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            if allowNewlines && (scalar == "\n" || scalar == "\r" || scalar == "\t") { return false }
+            return scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/// The signature that lets the host app reject pushes that did not come from Herald.
+///
+/// Signed fields are every custom key the app reads, as strings: `title` and `body` (inside
+/// `aps.alert` on APNs), `channel`, `miniAppId`, `deepLink`, `deliveryId`, `senderName`,
+/// `imageUrl`, `isGroup` ("true") and the partner's data. The canonical form is the RFC 8785
+/// (JCS) serialisation of that string map: keys sorted by UTF-16 code units, no whitespace,
+/// minimal escaping. `sig` = base64url(HMAC-SHA256(key[kid], canonical)), unpadded.
+public enum SignedEnvelope {
+    public static func canonicalBytes(_ fields: [(key: String, value: String)]) -> [UInt8] {
+        let sorted = fields.sorted { lhs, rhs in lhs.key.utf16.lexicographicallyPrecedes(rhs.key.utf16) }
+        return JSONWriter.bytes(.object(sorted.map { ($0.key, .string($0.value)) }))
+    }
+}
+
+/// Signs canonical bytes with the active key. Implemented over OpenSSL in HeraldCrypto; a seam
+/// so HeraldCore stays free of C libraries.
+public protocol PayloadSigner: Sendable {
+    var keyID: String { get }
+    /// base64url without padding of HMAC-SHA256(activeKey, message): always 43 characters.
+    func signature(for message: [UInt8]) -> String
+}

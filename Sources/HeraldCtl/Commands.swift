@@ -1,0 +1,116 @@
+import Foundation
+import HeraldCore
+import HeraldCrypto
+import Postgres
+import Store
+
+enum Commands {
+    static func migrate(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {
+        try arguments.allowOnly(["json"])
+        let applied = try pool.withConnection { try Migrator.bundled().migrate($0) }
+        printer.emit(.object([("applied", .array(applied.map { .string($0) }))])) {
+            applied.isEmpty ? "schema is up to date" : "applied " + applied.joined(separator: ", ")
+        }
+    }
+
+    static func partitions(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {
+        try arguments.allowOnly(["json", "months-ahead", "retention-days", "list"])
+        let maintenance = MaintenanceStore(pool: pool)
+        let monthsAhead = try arguments.integer("months-ahead") ?? 3
+        guard (0...36).contains(monthsAhead) else { throw UsageError(message: "--months-ahead must be 0-36") }
+        try maintenance.ensurePartitions(monthsAhead: monthsAhead)
+        var dropped: [String] = []
+        if let days = try arguments.integer("retention-days") {
+            guard days >= 31 else { throw UsageError(message: "--retention-days must be at least 31") }
+            dropped = try maintenance.dropPartitions(retentionDays: days)
+        }
+        let partitions = try maintenance.listPartitions()
+        printer.emit(.object([
+            ("dropped", .array(dropped.map { .string($0) })),
+            ("partitions", .array(partitions.map {
+                .object([("table", .string($0.table)), ("partition", .string($0.partition)), ("bounds", .string($0.bounds))])
+            })),
+        ])) {
+            var lines = dropped.map { "dropped \($0)" }
+            if arguments.flag("list") {
+                lines += partitions.map { "\($0.partition)  \($0.bounds)" }
+            } else {
+                lines.append("\(partitions.count) partitions, \(monthsAhead) months ahead")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaultTenant: String) throws {
+        let store = PartnerStore(pool: pool)
+        guard let action = arguments.positional.first else { throw UsageError(message: "partners needs an action") }
+        switch action {
+        case "create":
+            try arguments.allowOnly(["json", "mini-app-id", "display-name", "tenant", "rate-limit-per-minute",
+                                     "rate-limit-per-day", "icon-url"])
+            let miniAppID = try PartnerRules.miniAppID(try arguments.requiredOption("mini-app-id"))
+            let displayName = try PartnerRules.displayName(try arguments.requiredOption("display-name"))
+            let tenant = try PartnerRules.tenantID(arguments.option("tenant") ?? defaultTenant)
+            let iconURL = try arguments.option("icon-url").map(PartnerRules.iconURL)
+            let key = try PartnerAPIKey.generate()
+            let record = try store.create(
+                NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenant,
+                           rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute") ?? 60,
+                           rateLimitPerDay: try positive(arguments, "rate-limit-per-day") ?? 10_000,
+                           iconURL: iconURL),
+                keyHash: PartnerAPIKey.hash(key))
+            printer.emit(record.json(apiKey: key)) {
+                describe(record) + "\napi key (shown once, hand it over a secure channel): \(key)"
+            }
+        case "list":
+            try arguments.allowOnly(["json"])
+            let records = try store.list()
+            printer.emit(.object([("partners", .array(records.map { $0.json() }))])) {
+                records.isEmpty ? "no partners" : records.map(describe).joined(separator: "\n")
+            }
+        case "update":
+            try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day"])
+            let id = try partnerID(arguments)
+            let changes = PartnerChanges(
+                displayName: try arguments.option("display-name").map(PartnerRules.displayName),
+                rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute"),
+                rateLimitPerDay: try positive(arguments, "rate-limit-per-day"))
+            guard let record = try store.update(id: id, changes) else { throw CommandFailure(message: "no such partner") }
+            printer.emit(record.json()) { describe(record) }
+        case "rotate-key":
+            try arguments.allowOnly(["json"])
+            let key = try PartnerAPIKey.generate()
+            guard let record = try store.rotateKey(id: try partnerID(arguments), keyHash: PartnerAPIKey.hash(key)) else {
+                throw CommandFailure(message: "no such active partner")
+            }
+            printer.emit(record.json(apiKey: key)) { describe(record) + "\nnew api key (shown once): \(key)" }
+        case "revoke":
+            try arguments.allowOnly(["json"])
+            guard let record = try store.revoke(id: try partnerID(arguments)) else {
+                throw CommandFailure(message: "no such partner")
+            }
+            printer.emit(record.json()) { describe(record) }
+        default:
+            throw UsageError(message: "unknown partners action \(action)")
+        }
+    }
+
+    private static func positive(_ arguments: Arguments, _ name: String) throws(UsageError) -> Int? {
+        guard let value = try arguments.integer(name) else { return nil }
+        guard value > 0 else { throw UsageError(message: "--\(name) must be positive") }
+        return value
+    }
+
+    private static func partnerID(_ arguments: Arguments) throws(UsageError) -> UUID {
+        guard arguments.positional.count == 2, let id = UUID(uuidString: arguments.positional[1]) else {
+            throw UsageError(message: "a partner id (UUID) is required")
+        }
+        return id
+    }
+
+    static func describe(_ record: PartnerRecord) -> String {
+        let state = record.revokedAt.map { "revoked \(ISO8601.format($0))" } ?? "active"
+        return "\(record.id.uuidString.lowercased())  \(record.miniAppID)  \"\(record.displayName)\"  tenant=\(record.tenantID)  "
+            + "\(record.rateLimitPerMinute)/min \(record.rateLimitPerDay)/day  \(state)"
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HeraldCore
+import HeraldCrypto
+import Postgres
+import Store
+
+/// heraldctl: the operator's commands. Text on a terminal, JSON with `--json`; exit 0 on
+/// success, 1 on failure, 2 on bad usage.
+public enum HeraldCtl {
+    public static let usage = """
+        usage: heraldctl <command> [options]
+
+          migrate                               apply the schema migrations (idempotent, concurrent-safe)
+          partitions [--months-ahead N] [--retention-days N] [--list]
+                                                create future monthly partitions, drop expired ones
+          partners create --mini-app-id ID --display-name NAME [--tenant T]
+                          [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL]
+          partners list
+          partners update ID [--display-name NAME] [--rate-limit-per-minute N] [--rate-limit-per-day N]
+          partners rotate-key ID
+          partners revoke ID
+
+        Every command reads HERALD_DATABASE_URL and accepts --json.
+        """
+
+    /// Runs a command line and returns the exit status.
+    public static func run(_ words: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           output: @escaping (String) -> Void = { print($0) }) -> Int32 {
+        do {
+            guard let command = words.first else { throw UsageError(message: "a command is required") }
+            if command == "help" || command == "--help" || command == "-h" {
+                output(usage)
+                return 0
+            }
+            let arguments = try Arguments(Array(words.dropFirst()), flagNames: ["json", "list", "dry-run"])
+            guard let url = environment["HERALD_DATABASE_URL"], !url.isEmpty else {
+                throw CommandFailure(message: "HERALD_DATABASE_URL is required")
+            }
+            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 2, applicationName: "heraldctl"))
+            defer { pool.close() }
+            let printer = Printer(json: arguments.flag("json"), output: output)
+            switch command {
+            case "migrate": try Commands.migrate(pool: pool, arguments: arguments, printer: printer)
+            case "partitions": try Commands.partitions(pool: pool, arguments: arguments, printer: printer)
+            case "partners": try Commands.partners(pool: pool, arguments: arguments, printer: printer,
+                                                   defaultTenant: environment["HERALD_DEFAULT_TENANT"] ?? "default")
+            default: throw UsageError(message: "unknown command \(command)")
+            }
+            return 0
+        } catch let error as UsageError {
+            FileHandle.standardError.write(Data("heraldctl: \(error.message)\n\n\(usage)\n".utf8))
+            return 2
+        } catch let error as HeraldError {
+            FileHandle.standardError.write(Data("heraldctl: \(error.message)\n".utf8))
+            return 1
+        } catch let error as PostgresError {
+            let detail = error.isUnavailable ? "the database is unavailable" : "database error \(error.sqlState ?? "")"
+            FileHandle.standardError.write(Data("heraldctl: \(detail)\n".utf8))
+            return 1
+        } catch {
+            FileHandle.standardError.write(Data("heraldctl: \(error)\n".utf8))
+            return 1
+        }
+    }
+}
+
+struct CommandFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// Prints a result as text or as one JSON document.
+struct Printer {
+    let json: Bool
+    let output: (String) -> Void
+
+    func emit(_ value: JSONValue, text: () -> String) {
+        output(json ? JSONWriter.string(value) : text())
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import HTTPServer
+import HeraldCore
+import HeraldCrypto
+import Store
+
+/// The admin API (SPEC 3): partners and their keys.
+struct AdminHandler: Sendable {
+    let partners: PartnerStore
+    let defaultTenant: String
+    let defaultPerMinute: Int
+    let defaultPerDay: Int
+
+    func create(_ request: RoutedRequest) throws -> HTTPResponse {
+        let fields = try JSONFields(request.jsonBody(), allowed: [
+            "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl",
+        ])
+        let miniAppID = try PartnerRules.miniAppID(try fields.requiredString("miniAppId"))
+        let displayName = try PartnerRules.displayName(try fields.requiredString("displayName"))
+        let tenantID = try PartnerRules.tenantID(try fields.string("tenantId") ?? defaultTenant)
+        let perMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
+            ?? defaultPerMinute
+        let perDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange) ?? defaultPerDay
+        let iconURL = try fields.string("iconUrl").map(PartnerRules.iconURL)
+        let key = try PartnerAPIKey.generate()
+        let record = try partners.create(
+            NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
+                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, iconURL: iconURL),
+            keyHash: PartnerAPIKey.hash(key))
+        return Reply.json(201, record.json(apiKey: key))
+    }
+
+    func list(_ request: RoutedRequest) throws -> HTTPResponse {
+        Reply.json(200, .object([("partners", .array(try partners.list().map { $0.json() }))]))
+    }
+
+    func update(_ request: RoutedRequest) throws -> HTTPResponse {
+        let id = try Self.partnerID(request)
+        let fields = try JSONFields(request.jsonBody(), allowed: [
+            "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl",
+        ])
+        var changes = PartnerChanges()
+        changes.displayName = try fields.string("displayName").map(PartnerRules.displayName)
+        changes.rateLimitPerMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
+        changes.rateLimitPerDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange)
+        if fields.has("iconUrl") { changes.iconURL = .some(try fields.string("iconUrl").map(PartnerRules.iconURL)) }
+        guard let record = try partners.update(id: id, changes) else { throw HeraldError.notFound }
+        return Reply.json(200, record.json())
+    }
+
+    func rotateKey(_ request: RoutedRequest) throws -> HTTPResponse {
+        let id = try Self.partnerID(request)
+        let key = try PartnerAPIKey.generate()
+        guard let record = try partners.rotateKey(id: id, keyHash: PartnerAPIKey.hash(key)) else {
+            guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
+            throw HeraldError(status: 409, code: "partner_revoked", message: "A revoked partner's key cannot be rotated.")
+        }
+        return Reply.json(200, record.json(apiKey: key))
+    }
+
+    func revoke(_ request: RoutedRequest) throws -> HTTPResponse {
+        guard let record = try partners.revoke(id: try Self.partnerID(request)) else { throw HeraldError.notFound }
+        return Reply.json(200, record.json())
+    }
+
+    private static func partnerID(_ request: RoutedRequest) throws(HeraldError) -> UUID {
+        guard let id = UUID(uuidString: request.parameter("id")) else { throw .notFound }
+        return id
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPServer
+import HeraldCore
+import HeraldCrypto
+import Store
+import Synchronization
+
+/// Checks bearer tokens. Admin and host tokens are compared in constant time; partner keys are
+/// looked up by their SHA-256 and cached briefly, so a revoked or rotated key is refused on every
+/// intake process within `cacheSeconds`.
+final class Authenticator: Sendable {
+    private struct CacheEntry { let partner: PartnerProfile?; let fetched: ContinuousClock.Instant }
+
+    private let adminToken: [UInt8]
+    private let hostToken: [UInt8]
+    private let partners: PartnerStore
+    private let cacheTTL: Duration
+    private let cache = Mutex<[String: CacheEntry]>([:])
+    private static let maxCacheEntries = 10_000
+
+    init(adminToken: String, hostToken: String, partners: PartnerStore, cacheSeconds: Double) {
+        self.adminToken = Array(adminToken.utf8)
+        self.hostToken = Array(hostToken.utf8)
+        self.partners = partners
+        self.cacheTTL = .milliseconds(Int(cacheSeconds * 1000))
+    }
+
+    static func bearer(_ request: HTTPRequest) -> String? {
+        guard let header = request.header("authorization") else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+
+    func requireAdmin(_ request: HTTPRequest) throws(HeraldError) {
+        guard let token = Self.bearer(request), Digest.constantTimeEquals(Array(token.utf8), adminToken) else {
+            throw .unauthorized
+        }
+    }
+
+    func requireHost(_ request: HTTPRequest) throws(HeraldError) {
+        guard let token = Self.bearer(request), Digest.constantTimeEquals(Array(token.utf8), hostToken) else {
+            throw .unauthorized
+        }
+    }
+
+    /// The partner owning the request's key; 401 for a missing, unknown or revoked key.
+    func requirePartner(_ request: HTTPRequest) throws -> PartnerProfile {
+        guard let key = Self.bearer(request), PartnerAPIKey.isWellFormed(key) else { throw HeraldError.unauthorized }
+        let hash = PartnerAPIKey.hash(key)
+        let now = ContinuousClock.now
+        if let entry = cache.withLock({ $0[hash] }), now - entry.fetched < cacheTTL {
+            guard let partner = entry.partner else { throw HeraldError.unauthorized }
+            return partner
+        }
+        let partner = try partners.findActive(keyHash: hash)?.profile
+        cache.withLock { cache in
+            if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
+            cache[hash] = CacheEntry(partner: partner, fetched: now)
+        }
+        guard let partner else { throw HeraldError.unauthorized }
+        return partner
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import HeraldCore
+
+/// A configuration problem found at start-up; the message names the variable.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let variable: String
+    public let problem: String
+    public var description: String { "\(variable): \(problem)" }
+}
+
+/// The intake's settings, read from the environment (documented in README.md).
+public struct IntakeConfiguration: Sendable {
+    public var databaseURL: String
+    public var port: UInt16 = 8080
+    public var adminToken: String
+    public var hostToken: String
+    public var signingKeys: [String: [UInt8]]
+    public var signingKeyID: String
+    public var rules = PushRules()
+    /// Requests handled at once; each may hold a database connection.
+    public var threads = 16
+    public var databasePoolSize = 16
+    public var defaultTenant = "default"
+    public var defaultRateLimitPerMinute = 60
+    public var defaultRateLimitPerDay = 10_000
+    /// How long a partner key lookup is cached: a revoked key is refused within this time.
+    public var partnerCacheSeconds = 2.0
+    public var logLevel = LogLevel.info
+
+    public init(databaseURL: String, adminToken: String, hostToken: String, signingKeys: [String: [UInt8]],
+                signingKeyID: String) {
+        self.databaseURL = databaseURL
+        self.adminToken = adminToken
+        self.hostToken = hostToken
+        self.signingKeys = signingKeys
+        self.signingKeyID = signingKeyID
+    }
+
+    /// Reads and validates every variable; throws naming the first one that is wrong.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ConfigurationError) -> IntakeConfiguration
+    {
+        let reader = EnvironmentReader(environment: environment)
+        let url = try reader.required("HERALD_DATABASE_URL")
+        let admin = try reader.secret("HERALD_ADMIN_TOKEN")
+        let host = try reader.secret("HERALD_HOST_TOKEN")
+        let keys = try SigningKeys.parse(try reader.required("HERALD_SIGNING_KEYS"), variable: "HERALD_SIGNING_KEYS")
+        let activeKey: String
+        if let named = reader.optional("HERALD_SIGNING_KEY_ID") {
+            guard keys[named] != nil else {
+                throw ConfigurationError(variable: "HERALD_SIGNING_KEY_ID", problem: "names no key of HERALD_SIGNING_KEYS")
+            }
+            activeKey = named
+        } else if keys.count == 1 {
+            activeKey = keys.keys.first!
+        } else {
+            throw ConfigurationError(variable: "HERALD_SIGNING_KEY_ID", problem: "required when several keys are configured")
+        }
+        var configuration = IntakeConfiguration(
+            databaseURL: url, adminToken: admin, hostToken: host, signingKeys: keys, signingKeyID: activeKey)
+        configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: 8080, range: 0...65535))
+        if let scheme = reader.optional("HERALD_DEEPLINK_SCHEME") {
+            guard scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil else {
+                throw ConfigurationError(variable: "HERALD_DEEPLINK_SCHEME", problem: "must be a URL scheme like basedapp")
+            }
+            configuration.rules.deepLinkScheme = scheme
+        }
+        configuration.rules.maxRecipients = try reader.integer("HERALD_MAX_RECIPIENTS", default: 1_000, range: 1...10_000)
+        configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: 16, range: 1...512)
+        configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: 16, range: 1...512)
+        if let tenant = reader.optional("HERALD_DEFAULT_TENANT") {
+            guard Identifiers.isValidExternalID(tenant) else {
+                throw ConfigurationError(variable: "HERALD_DEFAULT_TENANT", problem: "must be 1-128 of [A-Za-z0-9._:-]")
+            }
+            configuration.defaultTenant = tenant
+        }
+        configuration.defaultRateLimitPerMinute = try reader.integer(
+            "HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE", default: 60, range: 1...1_000_000)
+        configuration.defaultRateLimitPerDay = try reader.integer(
+            "HERALD_DEFAULT_RATE_LIMIT_PER_DAY", default: 10_000, range: 1...100_000_000)
+        if let level = reader.optional("HERALD_LOG_LEVEL") {
+            guard let parsed = LogLevel(rawValue: level) else {
+                throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")
+            }
+            configuration.logLevel = parsed
+        }
+        return configuration
+    }
+}
+
+/// `HERALD_SIGNING_KEYS`: `kid:base64key,kid:base64key`, each key at least 32 bytes.
+public enum SigningKeys {
+    public static func parse(_ text: String, variable: String) throws(ConfigurationError) -> [String: [UInt8]] {
+        var keys: [String: [UInt8]] = [:]
+        for entry in text.split(separator: ",") {
+            let parts = entry.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 32,
+                  let key = Data(base64Encoded: String(parts[1]))
+            else {
+                throw ConfigurationError(variable: variable, problem: "each entry must be kid:base64key")
+            }
+            guard key.count >= 32 else {
+                throw ConfigurationError(variable: variable, problem: "key \(parts[0]) is shorter than 32 bytes")
+            }
+            keys[String(parts[0])] = [UInt8](key)
+        }
+        guard !keys.isEmpty else { throw ConfigurationError(variable: variable, problem: "no keys") }
+        return keys
+    }
+}
+
+struct EnvironmentReader {
+    let environment: [String: String]
+
+    func optional(_ name: String) -> String? {
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func required(_ name: String) throws(ConfigurationError) -> String {
+        guard let value = optional(name) else { throw ConfigurationError(variable: name, problem: "is required") }
+        return value
+    }
+
+    /// A bearer token: required and long enough not to be guessed.
+    func secret(_ name: String) throws(ConfigurationError) -> String {
+        let value = try required(name)
+        guard value.utf8.count >= 16 else { throw ConfigurationError(variable: name, problem: "must be at least 16 characters") }
+        return value
+    }
+
+    func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let text = optional(name) else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(variable: name, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+}

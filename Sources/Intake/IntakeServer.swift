@@ -1,0 +1,176 @@
+import Foundation
+import HTTPServer
+import HeraldCore
+import HeraldCrypto
+import Postgres
+import Store
+
+/// The intake process: HTTP server, routing, auth, handlers, metrics and the janitor.
+public final class IntakeServer: Sendable {
+    public let configuration: IntakeConfiguration
+    public let pool: PostgresPool
+    let metrics = IntakeMetrics()
+    let logger: Logger
+    let authenticator: Authenticator
+    let pushHandler: PushHandler
+    let adminHandler: AdminHandler
+    let hostHandler: HostHandler
+    let maintenance: MaintenanceStore
+    private let server: LockedBox<HTTPServer?> = LockedBox(nil)
+    private let stopping = LockedBox(false)
+
+    public init(configuration: IntakeConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        pool = PostgresPool(configuration: .init(
+            url: configuration.databaseURL, maxConnections: configuration.databasePoolSize,
+            acquireTimeout: .seconds(5), applicationName: "herald-intake"))
+        logger = Logger(component: "intake", minimum: configuration.logLevel)
+        let partners = PartnerStore(pool: pool)
+        authenticator = Authenticator(adminToken: configuration.adminToken, hostToken: configuration.hostToken,
+                                      partners: partners, cacheSeconds: configuration.partnerCacheSeconds)
+        let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
+        pushHandler = PushHandler(store: PushStore(pool: pool), rules: configuration.rules, signer: signer,
+                                  metrics: metrics, clock: clock)
+        adminHandler = AdminHandler(partners: partners, defaultTenant: configuration.defaultTenant,
+                                    defaultPerMinute: configuration.defaultRateLimitPerMinute,
+                                    defaultPerDay: configuration.defaultRateLimitPerDay)
+        hostHandler = HostHandler(directory: DirectoryStore(pool: pool))
+        maintenance = MaintenanceStore(pool: pool)
+    }
+
+    /// Starts listening and the janitor; returns the bound port.
+    @discardableResult
+    public func start() throws -> UInt16 {
+        let http = try HTTPServer(
+            configuration: HTTPServerConfiguration(
+                port: configuration.port, threadCount: configuration.threads, maxBodyBytes: 65_536),
+            tooLarge: { Reply.error(.bodyTooLarge) },
+            handler: { [self] request in handle(request) })
+        server.set(http)
+        let thread = Thread { [self] in runJanitor() }
+        thread.name = "herald-janitor"
+        thread.start()
+        logger.info("listening", [("port", .number(Double(http.port)))])
+        return http.port
+    }
+
+    public func stop() {
+        stopping.set(true)
+        server.get()?.stop()
+        server.set(nil)
+        pool.close()
+    }
+
+    /// Routes, authenticates and answers one request; logs a line and records metrics.
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        var routeName = "unmatched"
+        var partnerID: String?
+        let response: HTTPResponse
+        do {
+            switch IntakeRoutes.match(method: request.method, path: request.path) {
+            case .notFound: throw HeraldError.notFound
+            case .methodNotAllowed: throw HeraldError.methodNotAllowed
+            case .found(let route, let parameters):
+                routeName = route.pattern
+                let routed = RoutedRequest(http: request, parameters: parameters)
+                response = try dispatch(route, routed, partnerID: &partnerID)
+            }
+        } catch {
+            let herald = StoreErrors.heraldError(for: error)
+            if herald.status >= 500 {
+                logger.error("request failed", [("route", .string(routeName)), ("error", .string(String(describing: error)))])
+            }
+            response = Reply.error(herald)
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        metrics.recordRequest(route: routeName, method: request.method, status: response.status, seconds: seconds)
+        if routeName != IntakeRoutes.metrics.pattern && routeName != IntakeRoutes.healthz.pattern {
+            var fields: [(String, JSONValue)] = [
+                ("method", .string(request.method)), ("route", .string(routeName)),
+                ("status", .number(Double(response.status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),
+            ]
+            if let partnerID { fields.append(("partner", .string(partnerID))) }
+            logger.log(.debug, "request", fields)
+        }
+        return response
+    }
+
+    private func dispatch(_ route: Route, _ request: RoutedRequest, partnerID: inout String?) throws -> HTTPResponse {
+        switch route.auth {
+        case .none: break
+        case .admin: try authenticator.requireAdmin(request.http)
+        case .host: try authenticator.requireHost(request.http)
+        case .partner: break
+        }
+        switch route.pattern + " " + route.method {
+        case IntakeRoutes.push.pattern + " POST":
+            let partner = try authenticator.requirePartner(request.http)
+            partnerID = partner.id.uuidString.lowercased()
+            return try pushHandler.push(request, partner: partner)
+        case IntakeRoutes.pushStatus.pattern + " GET":
+            let partner = try authenticator.requirePartner(request.http)
+            partnerID = partner.id.uuidString.lowercased()
+            return try pushHandler.status(request, partner: partner)
+        case IntakeRoutes.createPartner.pattern + " POST": return try adminHandler.create(request)
+        case IntakeRoutes.listPartners.pattern + " GET": return try adminHandler.list(request)
+        case IntakeRoutes.updatePartner.pattern + " PATCH": return try adminHandler.update(request)
+        case IntakeRoutes.revokePartner.pattern + " DELETE": return try adminHandler.revoke(request)
+        case IntakeRoutes.rotatePartnerKey.pattern + " POST": return try adminHandler.rotateKey(request)
+        case IntakeRoutes.putUser.pattern + " PUT": return try hostHandler.putUser(request)
+        case IntakeRoutes.putDevice.pattern + " PUT": return try hostHandler.putDevice(request)
+        case IntakeRoutes.deleteDevice.pattern + " DELETE": return try hostHandler.deleteDevice(request)
+        case IntakeRoutes.putSession.pattern + " PUT": return try hostHandler.putSession(request)
+        case IntakeRoutes.putOptOut.pattern + " PUT": return try hostHandler.putOptOut(request)
+        case IntakeRoutes.deleteOptOut.pattern + " DELETE": return try hostHandler.deleteOptOut(request)
+        case IntakeRoutes.listSenders.pattern + " GET": return try hostHandler.senders(request)
+        case IntakeRoutes.healthz.pattern + " GET": return Reply.json(200, .object([("status", .string("ok"))]))
+        case IntakeRoutes.readyz.pattern + " GET":
+            do {
+                try pool.withConnection { try $0.query("SELECT 1") }
+                return Reply.json(200, .object([("status", .string("ready"))]))
+            } catch {
+                return Reply.error(.databaseUnavailable)
+            }
+        case IntakeRoutes.metrics.pattern + " GET":
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                                body: Array(metrics.render().utf8))
+        default:
+            throw HeraldError.notFound
+        }
+    }
+
+    /// Every minute: make sure next months' partitions exist, delete expired rate buckets and
+    /// idempotency keys. Cheap and idempotent, so every intake process runs it.
+    private func runJanitor() {
+        var last = ContinuousClock.now - .seconds(3600)
+        while !stopping.get() {
+            if ContinuousClock.now - last >= .seconds(60) {
+                last = .now
+                do {
+                    try maintenance.ensurePartitions(monthsAhead: 2)
+                    try maintenance.cleanExpired()
+                } catch {
+                    logger.warning("janitor failed", [("error", .string(String(describing: error)))])
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+    }
+}
+
+/// A value behind a lock, for the few mutable fields of otherwise immutable services.
+final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+}
+
+extension Duration {
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

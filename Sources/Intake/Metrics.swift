@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+
+/// Prometheus metrics of the intake, rendered in the text exposition format.
+public final class IntakeMetrics: Sendable {
+    static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    private struct RequestKey: Hashable { let route: String; let method: String; let status: Int }
+    private struct Histogram {
+        var counts = [Int](repeating: 0, count: IntakeMetrics.latencyBuckets.count)
+        var count = 0
+        var sum = 0.0
+    }
+    private struct State {
+        var requests: [RequestKey: Int] = [:]
+        var latency: [String: Histogram] = [:]
+        var deliveriesEnqueued = 0
+        var pushesAccepted = 0
+        var rateLimited = 0
+        var idempotentReplays = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+        state.withLock { state in
+            state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
+            var histogram = state.latency[route] ?? Histogram()
+            histogram.count += 1
+            histogram.sum += seconds
+            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
+                histogram.counts[index] += 1
+            }
+            state.latency[route] = histogram
+        }
+    }
+
+    public func recordPushAccepted(deliveries: Int) {
+        state.withLock { state in
+            state.pushesAccepted += 1
+            state.deliveriesEnqueued += deliveries
+        }
+    }
+
+    public func recordRateLimited() { state.withLock { $0.rateLimited += 1 } }
+    public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
+
+    /// The exposition text for `GET /metrics`.
+    public func render() -> String {
+        let snapshot = state.withLock { $0 }
+        var out = ""
+        out += "# HELP herald_intake_requests_total HTTP requests answered, by route, method and status.\n"
+        out += "# TYPE herald_intake_requests_total counter\n"
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            out += "herald_intake_requests_total{route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)\n"
+        }
+        out += "# HELP herald_intake_request_duration_seconds Time to answer a request, by route.\n"
+        out += "# TYPE herald_intake_request_duration_seconds histogram\n"
+        for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
+            for (index, bound) in Self.latencyBuckets.enumerated() {
+                out += "herald_intake_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(histogram.counts[index])\n"
+            }
+            out += "herald_intake_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(histogram.count)\n"
+            out += "herald_intake_request_duration_seconds_sum{route=\"\(route)\"} \(histogram.sum)\n"
+            out += "herald_intake_request_duration_seconds_count{route=\"\(route)\"} \(histogram.count)\n"
+        }
+        out += "# HELP herald_intake_push_requests_accepted_total Push requests written to the outbox.\n"
+        out += "# TYPE herald_intake_push_requests_accepted_total counter\n"
+        out += "herald_intake_push_requests_accepted_total \(snapshot.pushesAccepted)\n"
+        out += "# HELP herald_intake_deliveries_enqueued_total Deliveries written to the outbox.\n"
+        out += "# TYPE herald_intake_deliveries_enqueued_total counter\n"
+        out += "herald_intake_deliveries_enqueued_total \(snapshot.deliveriesEnqueued)\n"
+        out += "# HELP herald_intake_rate_limited_total Push requests refused by a partner's rate limit.\n"
+        out += "# TYPE herald_intake_rate_limited_total counter\n"
+        out += "herald_intake_rate_limited_total \(snapshot.rateLimited)\n"
+        out += "# HELP herald_intake_idempotent_replays_total Push requests answered from a stored idempotent response.\n"
+        out += "# TYPE herald_intake_idempotent_replays_total counter\n"
+        out += "herald_intake_idempotent_replays_total \(snapshot.idempotentReplays)\n"
+        return out
+    }
+}

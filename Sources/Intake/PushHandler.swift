@@ -1,0 +1,151 @@
+import Foundation
+import HTTPServer
+import HeraldCore
+import HeraldCrypto
+import Store
+
+/// `POST /api/partners/notifications/push` and `GET .../push/{requestId}` (SPEC 2.1).
+///
+/// Order matters: everything that needs no database is checked first (validation, payload size),
+/// then the idempotency key is looked up (a replay costs no rate-limit slot), then one slot is
+/// reserved, then recipients are resolved and the audit row, idempotency key and deliveries are
+/// written in one statement. The answer goes out only after that commit.
+struct PushHandler: Sendable {
+    let store: PushStore
+    let rules: PushRules
+    let signer: HMACSigner
+    let metrics: IntakeMetrics
+    let clock: @Sendable () -> Date
+
+    func push(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        let idempotencyKey = request.http.header("idempotency-key")
+        if let key = idempotencyKey, !Identifiers.isValidIdempotencyKey(key) {
+            throw HeraldError.invalidField("Idempotency-Key", "Idempotency-Key must be 1-255 printable ASCII characters.")
+        }
+        let json = try request.jsonBody()
+        let now = clock()
+        let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
+        let content = PushContent(request: push, partner: partner)
+        try PushPayload.checkSize(content, signer: signer)
+
+        let bodyHash = idempotencyKey.map { _ in Digest.hex(Digest.sha256(request.http.body)) }
+        if let key = idempotencyKey, let bodyHash,
+           let stored = try store.idempotentResponse(partnerID: partner.id, key: key) {
+            return try replay(stored, bodyHash: bodyHash)
+        }
+
+        let reservation = try store.reserveRate(
+            partnerID: partner.id, perMinute: partner.rateLimitPerMinute, perDay: partner.rateLimitPerDay)
+        guard reservation.admitted else {
+            metrics.recordRateLimited()
+            throw rateLimited(reservation, partner: partner)
+        }
+        do {
+            let (response, enqueue) = try prepare(push, content: content, partner: partner, now: now,
+                                                  idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+            if try store.enqueue(enqueue) {
+                metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
+                return Reply.json(202, response)
+            }
+            // Another request with this key committed first: answer as it did, and give the slot back.
+            try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
+            guard let key = idempotencyKey, let bodyHash,
+                  let stored = try store.idempotentResponse(partnerID: partner.id, key: key)
+            else { throw HeraldError.internalError }
+            return try replay(stored, bodyHash: bodyHash)
+        } catch {
+            if !(error is HeraldError) {
+                try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
+            }
+            throw error
+        }
+    }
+
+    func status(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        guard let id = UUID(uuidString: request.parameter("requestId")), let createdAt = UUIDv7.timestamp(of: id),
+              let summary = try store.find(requestID: id, createdAt: createdAt, partnerID: partner.id)
+        else { throw HeraldError.notFound }
+        let status = PushStatus.of(deliveries: summary.deliveries, sent: summary.sent, failed: summary.failed,
+                                   sendAt: summary.sendAt, now: clock())
+        let missing = (try? JSONParser.parse(summary.missingJSON)) ?? .object([])
+        var members: [(key: String, value: JSONValue)] = [
+            ("requestId", .string(id.uuidString.lowercased())), ("status", .string(status.rawValue)),
+            ("recipients", .number(Double(summary.recipients))), ("deliveries", .number(Double(summary.deliveries))),
+            ("suppressed", .number(Double(summary.suppressed))), ("sent", .number(Double(summary.sent))),
+            ("failed", .number(Double(summary.failed))),
+            ("pending", .number(Double(max(0, summary.deliveries - summary.sent - summary.failed)))),
+            ("missing", missing), ("createdAt", .string(ISO8601.format(summary.createdAt))),
+        ]
+        members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))
+        return Reply.json(200, .object(members))
+    }
+
+    private func replay(_ stored: IdempotentResponse, bodyHash: String) throws -> HTTPResponse {
+        guard stored.bodyHash == bodyHash else {
+            throw HeraldError.ruleViolated(
+                "idempotency_key_reused", "This Idempotency-Key was used with a different request body.",
+                field: "Idempotency-Key")
+        }
+        metrics.recordIdempotentReplay()
+        return Reply.json(202, Array(stored.response.utf8), headers: [("Idempotent-Replayed", "true")])
+    }
+
+    private func rateLimited(_ reservation: RateReservation, partner: PartnerProfile) -> HeraldError {
+        let minute = RateLimitWindow.perMinute(partner.rateLimitPerMinute)
+        let day = RateLimitWindow.perDay(partner.rateLimitPerDay)
+        var retryAfter = 1
+        var window = "minute"
+        if reservation.minuteCount >= partner.rateLimitPerMinute, let oldest = reservation.minuteOldest {
+            retryAfter = minute.retryAfter(oldestBucket: oldest, at: reservation.nowSeconds)
+        }
+        if reservation.dayCount >= partner.rateLimitPerDay, let oldest = reservation.dayOldest {
+            retryAfter = max(retryAfter, day.retryAfter(oldestBucket: oldest, at: reservation.nowSeconds))
+            window = "day"
+        }
+        let limit = window == "day" ? partner.rateLimitPerDay : partner.rateLimitPerMinute
+        return HeraldError(status: 429, code: "rate_limited",
+                           message: "Rate limit of \(limit) requests per \(window) reached.", retryAfter: retryAfter)
+    }
+
+    /// Resolves recipients and renders every delivery; returns the 202 body and the rows to write.
+    private func prepare(_ push: PushRequest, content: PushContent, partner: PartnerProfile, now: Date,
+                         idempotencyKey: String?, bodyHash: String?) throws -> ([UInt8], PushEnqueue) {
+        let resolution = try store.resolve(tenantID: partner.tenantID, emails: push.emails, wallets: push.wallets,
+                                           miniAppID: partner.miniAppID)
+        let requestID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: requestID)!
+        var deliveries: [PushEnqueue.Delivery] = []
+        deliveries.reserveCapacity(resolution.devices.count)
+        for device in resolution.devices {
+            let id = UUID()
+            let rendered = PushPayload.render(content, deliveryID: id, signer: signer)
+            let payload = device.service == "apns" ? rendered.apns : rendered.fcm
+            deliveries.append(.init(id: id, service: device.service, userID: device.userID, deviceID: device.deviceID,
+                                    environment: device.environment, payload: String(decoding: payload, as: UTF8.self)))
+        }
+        let suppressed = resolution.users.filter(\.optedOut).count
+        let missingEmails = push.emails.filter { !resolution.matchedEmails.contains($0) }
+        let missingWallets = push.wallets.filter { !resolution.matchedWallets.contains($0) }
+        let missing: JSONValue = .object([
+            ("emails", .array(missingEmails.map { .string($0) })),
+            ("wallets", .array(missingWallets.map { .string($0) })),
+        ])
+        let status: PushStatus = deliveries.isEmpty ? .completed : (push.sendAt != nil ? .scheduled : .queued)
+        let response = JSONWriter.bytes(.object([
+            ("requestId", .string(requestID.uuidString.lowercased())), ("status", .string(status.rawValue)),
+            ("recipients", .number(Double(resolution.users.count))), ("deliveries", .number(Double(deliveries.count))),
+            ("suppressed", .number(Double(suppressed))), ("sent", .number(0)), ("failed", .number(0)),
+            ("missing", missing),
+        ]))
+        let dataJSON = JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) }))
+        let expiresAt = push.ttlSeconds.map { (push.sendAt ?? createdAt).addingTimeInterval(Double($0)) }
+        let enqueue = PushEnqueue(
+            requestID: requestID, createdAt: createdAt, partnerID: partner.id, miniAppID: partner.miniAppID,
+            idempotencyKey: idempotencyKey, bodyHash: bodyHash, response: String(decoding: response, as: UTF8.self),
+            title: content.title, body: content.body, deepLink: push.deepLink, dataJSON: dataJSON,
+            sendAt: push.sendAt, ttlSeconds: push.ttlSeconds, expiresAt: expiresAt, lane: 0,
+            recipients: resolution.users.count, suppressed: suppressed, missingJSON: JSONWriter.string(missing),
+            senderUserIDs: resolution.users.map(\.id), deliveries: deliveries)
+        return (response, enqueue)
+    }
+}

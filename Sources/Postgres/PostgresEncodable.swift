@@ -1,0 +1,125 @@
+import Foundation
+
+/// A Swift value that can be bound as a statement parameter. Parameters travel in Postgres' text
+/// format, which every column type accepts; the statement's SQL casts where the type is ambiguous.
+public protocol PostgresEncodable: Sendable {
+    var postgresText: String { get }
+}
+
+extension String: PostgresEncodable {
+    public var postgresText: String { self }
+}
+
+extension Int: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Int64: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Int32: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Double: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Bool: PostgresEncodable {
+    public var postgresText: String { self ? "t" : "f" }
+}
+
+extension UUID: PostgresEncodable {
+    public var postgresText: String { uuidString.lowercased() }
+}
+
+extension Date: PostgresEncodable {
+    /// Microsecond precision as an explicit UTC timestamp literal.
+    public var postgresText: String { PostgresTimestamp.format(self) }
+}
+
+extension Array: PostgresEncodable where Element: PostgresEncodable {
+    /// A one-dimensional array literal with every element quoted, e.g. `{"a","b\"c"}`.
+    public var postgresText: String {
+        var out = "{"
+        for (index, element) in enumerated() {
+            if index > 0 { out.append(",") }
+            out.append("\"")
+            for ch in element.postgresText.unicodeScalars {
+                if ch == "\"" || ch == "\\" { out.append("\\") }
+                out.unicodeScalars.append(ch)
+            }
+            out.append("\"")
+        }
+        out.append("}")
+        return out
+    }
+}
+
+extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
+    /// Never called for nil: the binder sends SQL NULL for an absent value.
+    public var postgresText: String { self?.postgresText ?? "" }
+}
+
+/// Text encodings of timestamps, shared by parameters and row decoding.
+public enum PostgresTimestamp {
+    public static func format(_ date: Date) -> String {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let seconds = Int64((micros / 1_000_000).rounded(.down))
+        let fraction = Int64(micros) - seconds * 1_000_000
+        var tm = tm()
+        var t = time_t(seconds)
+        gmtime_r(&t, &tm)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00",
+            Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
+            Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), fraction)
+    }
+
+    /// Parses the server's `timestamptz` output with `TimeZone=UTC` (set on every connection):
+    /// `2026-11-29 13:30:51.123456+00`.
+    public static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 19 else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int? {
+            var value = 0
+            for i in from..<(from + count) {
+                let b = bytes[i]
+                guard b >= 48 && b <= 57 else { return nil }
+                value = value * 10 + Int(b - 48)
+            }
+            return value
+        }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
+        else { return nil }
+        var index = 19
+        var micros = 0
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var digits = 0
+            while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
+                if digits < 6 { micros = micros * 10 + Int(bytes[index] - 48); digits += 1 }
+                index += 1
+            }
+            while digits < 6 { micros *= 10; digits += 1 }
+        }
+        var offsetSeconds = 0
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+            let sign = bytes[index] == UInt8(ascii: "+") ? 1 : -1
+            let hours = number(index + 1, 2) ?? 0
+            let minutes = (index + 5 < bytes.count + 1 && index + 4 < bytes.count) ? (number(index + 4, 2) ?? 0) : 0
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        }
+        var tm = tm()
+        tm.tm_year = Int32(year - 1900)
+        tm.tm_mon = Int32(month - 1)
+        tm.tm_mday = Int32(day)
+        tm.tm_hour = Int32(hour)
+        tm.tm_min = Int32(minute)
+        tm.tm_sec = Int32(second)
+        let epoch = timegm(&tm)
+        return Date(timeIntervalSince1970: Double(epoch - offsetSeconds) + Double(micros) / 1_000_000)
+    }
+}

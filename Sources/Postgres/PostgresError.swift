@@ -1,0 +1,46 @@
+/// A failure talking to Postgres. `description` is deliberately generic: server messages can quote
+/// parameter values (emails, tokens), so they are kept in `serverMessage` and never printed by default.
+public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    public enum Code: String, Sendable {
+        /// Could not open a connection (server down, bad URL, authentication).
+        case connectionFailed = "connection_failed"
+        /// The connection broke while a statement ran.
+        case connectionLost = "connection_lost"
+        /// The pool had no free connection before the deadline.
+        case poolTimeout = "pool_timeout"
+        /// The server rejected the statement; `sqlState` says why.
+        case queryFailed = "query_failed"
+        /// A value in a row could not be decoded as the requested type.
+        case decodingFailed = "decoding_failed"
+    }
+
+    public let code: Code
+    /// The five-character SQLSTATE, when the server sent one (e.g. "23505" unique violation).
+    public let sqlState: String?
+    /// The server's message. May contain data; do not log it unredacted.
+    public let serverMessage: String
+
+    public init(code: Code, sqlState: String? = nil, serverMessage: String = "") {
+        self.code = code
+        self.sqlState = sqlState
+        self.serverMessage = serverMessage
+    }
+
+    /// True when the database could not be reached at all (as opposed to rejecting a statement).
+    public var isUnavailable: Bool {
+        switch code {
+        case .connectionFailed, .connectionLost, .poolTimeout: return true
+        case .queryFailed:
+            // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, class 08 connection exceptions.
+            guard let state = sqlState else { return false }
+            return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+        case .decodingFailed: return false
+        }
+    }
+
+    public var isUniqueViolation: Bool { sqlState == "23505" }
+
+    public var description: String {
+        "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? ""))"
+    }
+}

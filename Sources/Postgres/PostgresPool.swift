@@ -1,0 +1,120 @@
+import Foundation
+
+/// A bounded pool of connections for threads that block (HTTP handler threads, CLI commands).
+/// Connections are opened lazily; a broken one is discarded on return and replaced on demand, so the
+/// pool recovers by itself when the database comes back.
+public final class PostgresPool: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var url: String
+        public var maxConnections: Int
+        /// How long a caller waits for a free connection before `poolTimeout`.
+        public var acquireTimeout: Duration
+        public var applicationName: String
+
+        public init(url: String, maxConnections: Int = 8, acquireTimeout: Duration = .seconds(5),
+                    applicationName: String = "herald") {
+            self.url = url
+            self.maxConnections = maxConnections
+            self.acquireTimeout = acquireTimeout
+            self.applicationName = applicationName
+        }
+    }
+
+    public let configuration: Configuration
+    private let condition = NSCondition()
+    private var idle: [PostgresConnection] = []
+    private var open = 0
+    private var closed = false
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Borrows a connection for the duration of `body`.
+    public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection = try acquire()
+        defer { release(connection) }
+        return try body(connection)
+    }
+
+    /// Borrows a connection and runs `body` in a transaction on it.
+    public func withTransaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try withConnection { try $0.transaction(body) }
+    }
+
+    /// Closes idle connections and refuses new work.
+    public func close() {
+        condition.lock()
+        closed = true
+        open -= idle.count
+        idle.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func acquire() throws -> PostgresConnection {
+        let deadline = Date().addingTimeInterval(configuration.acquireTimeout.seconds)
+        condition.lock()
+        while true {
+            if closed {
+                condition.unlock()
+                throw PostgresError(code: .connectionFailed, serverMessage: "pool closed")
+            }
+            if let connection = idle.popLast() {
+                condition.unlock()
+                // A connection idle for a while may have been closed by a server restart.
+                if ContinuousClock.now - connection.lastUsed < .milliseconds(500) || connection.probe() {
+                    return connection
+                }
+                discard()
+                condition.lock()
+                continue
+            }
+            if open < configuration.maxConnections {
+                open += 1
+                condition.unlock()
+                do {
+                    return try PostgresConnection(url: configuration.url,
+                                                  applicationName: configuration.applicationName)
+                } catch {
+                    discard()
+                    throw error
+                }
+            }
+            if !condition.wait(until: deadline) {
+                condition.unlock()
+                throw PostgresError(code: .poolTimeout)
+            }
+        }
+    }
+
+    private func release(_ connection: PostgresConnection) {
+        guard connection.isHealthy, connection.isIdle else {
+            discard()
+            return
+        }
+        connection.lastUsed = .now
+        condition.lock()
+        if closed {
+            open -= 1
+        } else {
+            idle.append(connection)
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func discard() {
+        condition.lock()
+        open -= 1
+        condition.signal()
+        condition.unlock()
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

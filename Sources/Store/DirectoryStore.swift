@@ -1,0 +1,179 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+public struct DeviceRegistration: Sendable {
+    public var platform: String
+    public var environment: String
+    public var bundleID: String?
+    public var apnsToken: String?
+    public var apnsPushToStartToken: String?
+    public var fcmToken: String?
+
+    public init(platform: String, environment: String, bundleID: String?, apnsToken: String?,
+                apnsPushToStartToken: String?, fcmToken: String?) {
+        self.platform = platform
+        self.environment = environment
+        self.bundleID = bundleID
+        self.apnsToken = apnsToken
+        self.apnsPushToStartToken = apnsPushToStartToken
+        self.fcmToken = fcmToken
+    }
+}
+
+public struct SenderEntry: Sendable, Equatable {
+    public let miniAppID: String
+    public let displayName: String?
+    public let iconURL: String?
+    public let firstSentAt: Date?
+    public let optedOut: Bool
+}
+
+/// The host's user directory: users, identifiers, devices, sessions, opt-outs.
+public struct DirectoryStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    static let userNotFound = HeraldError(status: 404, code: "user_not_found", message: "No such user.")
+
+    /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns true
+    /// when the user was created. Throws 409 `identifier_taken` when another user of the tenant
+    /// holds one of the identifiers.
+    public func putUser(id: String, tenantID: String, emails: [String], wallets: [String]) throws -> Bool {
+        do {
+            return try pool.withTransaction { connection in
+                try connection.query("INSERT INTO tenants (id) VALUES ($1) ON CONFLICT DO NOTHING", [tenantID])
+                let created = try connection.query("""
+                    INSERT INTO users (id, tenant_id) VALUES ($1, $2)
+                    ON CONFLICT (id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, updated_at = now()
+                    RETURNING xmax = 0
+                    """, [id, tenantID]).first!.bool(0)
+                try replace(table: "user_emails", column: "email", userID: id, tenantID: tenantID, values: emails,
+                            on: connection)
+                try replace(table: "user_wallets", column: "wallet", userID: id, tenantID: tenantID, values: wallets,
+                            on: connection)
+                return created
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw Self.identifierTaken
+        }
+    }
+
+    static let identifierTaken = HeraldError(
+        status: 409, code: "identifier_taken", message: "Another user of this tenant already has one of these identifiers.")
+
+    private func replace(table: String, column: String, userID: String, tenantID: String, values: [String],
+                         on connection: PostgresConnection) throws {
+        try connection.query("DELETE FROM \(table) WHERE user_id = $1 AND \(column) <> ALL($2::text[])", [userID, values])
+        guard !values.isEmpty else { return }
+        try connection.query("""
+            INSERT INTO \(table) (tenant_id, \(column), user_id) SELECT $1, v, $2 FROM unnest($3::text[]) AS v
+            ON CONFLICT DO NOTHING
+            """, [tenantID, userID, values])
+        let owned = try connection.query(
+            "SELECT count(*) FROM \(table) WHERE tenant_id = $1 AND user_id = $2 AND \(column) = ANY($3::text[])",
+            [tenantID, userID, values]).first!.int(0)
+        if owned != values.count { throw Self.identifierTaken }
+    }
+
+    /// Creates or updates a device. A token that changes clears its invalidation; the same token
+    /// stays invalid. Returns true when created; throws 404 when the user does not exist.
+    public func putDevice(userID: String, deviceID: String, _ device: DeviceRegistration) throws -> Bool {
+        do {
+            return try pool.withConnection { connection in
+                try connection.query("""
+                    INSERT INTO devices (user_id, device_id, platform, environment, bundle_id, apns_token,
+                                         apns_push_to_start_token, fcm_token)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                    ON CONFLICT (user_id, device_id) DO UPDATE SET
+                        platform = EXCLUDED.platform,
+                        environment = EXCLUDED.environment,
+                        bundle_id = EXCLUDED.bundle_id,
+                        apns_token = EXCLUDED.apns_token,
+                        apns_token_invalidated_at = CASE WHEN devices.apns_token IS DISTINCT FROM EXCLUDED.apns_token
+                            THEN NULL ELSE devices.apns_token_invalidated_at END,
+                        apns_push_to_start_token = EXCLUDED.apns_push_to_start_token,
+                        apns_push_to_start_invalidated_at = CASE
+                            WHEN devices.apns_push_to_start_token IS DISTINCT FROM EXCLUDED.apns_push_to_start_token
+                            THEN NULL ELSE devices.apns_push_to_start_invalidated_at END,
+                        fcm_token = EXCLUDED.fcm_token,
+                        fcm_token_invalidated_at = CASE WHEN devices.fcm_token IS DISTINCT FROM EXCLUDED.fcm_token
+                            THEN NULL ELSE devices.fcm_token_invalidated_at END,
+                        updated_at = now()
+                    RETURNING xmax = 0
+                    """,
+                    [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
+                     device.apnsPushToStartToken, device.fcmToken]).first!.bool(0)
+            }
+        } catch let error as PostgresError where error.sqlState == "23503" {
+            throw Self.userNotFound
+        }
+    }
+
+    /// Returns false when there was no such device.
+    public func deleteDevice(userID: String, deviceID: String) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query("DELETE FROM devices WHERE user_id = $1 AND device_id = $2", [userID, deviceID])
+                .affectedRows > 0
+        }
+    }
+
+    /// Records that the user used the mini-app now; returns the time recorded.
+    public func touchSession(userID: String, miniAppID: String) throws -> Date {
+        do {
+            return try pool.withConnection { connection in
+                try connection.query("""
+                    INSERT INTO mini_app_sessions (user_id, mini_app_id, last_seen_at) VALUES ($1, $2, now())
+                    ON CONFLICT (user_id, mini_app_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
+                    RETURNING last_seen_at
+                    """, [userID, miniAppID]).first!.date(0)
+            }
+        } catch let error as PostgresError where error.sqlState == "23503" {
+            throw Self.userNotFound
+        }
+    }
+
+    public func optOut(userID: String, miniAppID: String) throws {
+        do {
+            _ = try pool.withConnection { connection in
+                try connection.query(
+                    "INSERT INTO opt_outs (user_id, mini_app_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                    [userID, miniAppID])
+            }
+        } catch let error as PostgresError where error.sqlState == "23503" {
+            throw Self.userNotFound
+        }
+    }
+
+    public func optIn(userID: String, miniAppID: String) throws {
+        _ = try pool.withConnection { connection in
+            try connection.query("DELETE FROM opt_outs WHERE user_id = $1 AND mini_app_id = $2", [userID, miniAppID])
+        }
+    }
+
+    public func userExists(_ userID: String) throws -> Bool {
+        try pool.withConnection { connection in
+            try connection.query("SELECT 1 FROM users WHERE id = $1", [userID]).first != nil
+        }
+    }
+
+    /// Every mini-app that pushed to the user or that the user opted out of, with the opt-out
+    /// state and the active partner's name and icon.
+    public func senders(userID: String) throws -> [SenderEntry] {
+        try pool.withConnection { connection in
+            try connection.query("""
+                SELECT m.mini_app_id, p.display_name, p.icon_url, s.first_sent_at, o.user_id IS NOT NULL
+                FROM (SELECT mini_app_id FROM user_senders WHERE user_id = $1
+                      UNION SELECT mini_app_id FROM opt_outs WHERE user_id = $1) AS m
+                LEFT JOIN user_senders s ON s.user_id = $1 AND s.mini_app_id = m.mini_app_id
+                LEFT JOIN opt_outs o ON o.user_id = $1 AND o.mini_app_id = m.mini_app_id
+                LEFT JOIN partners p ON p.mini_app_id = m.mini_app_id AND p.revoked_at IS NULL
+                ORDER BY m.mini_app_id
+                """, [userID]).rows.map { row in
+                SenderEntry(miniAppID: try row.string(0), displayName: row.optionalString(1),
+                            iconURL: row.optionalString(2), firstSentAt: try row.optionalDate(3),
+                            optedOut: try row.bool(4))
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Postgres
+
+/// Housekeeping every intake runs now and then, and `heraldctl partitions` runs on demand.
+public struct MaintenanceStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The partitioned tables and the retention each defaults to.
+    public static let partitionedTables = ["push_requests", "delivery_history"]
+
+    /// Ensures monthly partitions from last month to `monthsAhead` months ahead.
+    public func ensurePartitions(monthsAhead: Int) throws {
+        try pool.withConnection { connection in
+            for table in Self.partitionedTables {
+                try connection.query(
+                    "SELECT herald_ensure_monthly_partitions($1, now() - interval '1 month', $2)",
+                    [table, monthsAhead + 2])
+            }
+        }
+    }
+
+    /// Drops partitions that ended more than `retentionDays` ago; returns their names.
+    public func dropPartitions(retentionDays: Int) throws -> [String] {
+        try pool.withConnection { connection in
+            var dropped: [String] = []
+            for table in Self.partitionedTables {
+                let rows = try connection.query(
+                    "SELECT herald_drop_monthly_partitions($1, now() - make_interval(days => $2))",
+                    [table, retentionDays]).rows
+                dropped += try rows.map { try $0.string(0) }
+            }
+            return dropped
+        }
+    }
+
+    /// The partitions that exist, with their bounds.
+    public func listPartitions() throws -> [(table: String, partition: String, bounds: String)] {
+        try pool.withConnection { connection in
+            try connection.query("""
+                SELECT p.relname, c.relname, pg_get_expr(c.relpartbound, c.oid)
+                  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+                 WHERE p.relname = ANY($1::text[]) ORDER BY 1, 2
+                """, [Self.partitionedTables]).rows.map { (try $0.string(0), try $0.string(1), try $0.string(2)) }
+        }
+    }
+
+    /// Deletes rate buckets that left their windows and idempotency keys older than 24 hours, in
+    /// bounded batches so no statement holds locks for long.
+    public func cleanExpired() throws {
+        try pool.withConnection { connection in
+            try connection.query("""
+                DELETE FROM rate_buckets
+                 WHERE (granularity = 's' AND bucket < extract(epoch FROM now())::bigint - 120)
+                    OR (granularity = 'm' AND bucket < extract(epoch FROM now())::bigint / 60 - 1500)
+                """)
+            try connection.query("""
+                DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
+                    SELECT ctid FROM idempotency_keys WHERE created_at < now() - interval '25 hours' LIMIT 10000))
+                """)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import HeraldCore
+
+extension PartnerRecord {
+    /// The partner as the admin API and `heraldctl --json` show it; `apiKey` only right after it
+    /// was created or rotated.
+    public func json(apiKey: String? = nil) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("id", .string(id.uuidString.lowercased())), ("miniAppId", .string(miniAppID)),
+            ("displayName", .string(displayName)), ("tenantId", .string(tenantID)),
+            ("rateLimitPerMinute", .number(Double(rateLimitPerMinute))),
+            ("rateLimitPerDay", .number(Double(rateLimitPerDay))),
+            ("iconUrl", iconURL.map { .string($0) } ?? .null),
+            ("createdAt", .string(ISO8601.format(createdAt))),
+            ("revokedAt", revokedAt.map { .string(ISO8601.format($0)) } ?? .null),
+        ]
+        if let apiKey { members.append(("apiKey", .string(apiKey))) }
+        return .object(members)
+    }
+}

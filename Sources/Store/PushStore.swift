@@ -1,0 +1,260 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// Who a push's identifiers resolved to, inside one tenant.
+public struct RecipientResolution: Sendable {
+    public struct User: Sendable { public let id: String; public let optedOut: Bool }
+    public struct Device: Sendable {
+        public let userID: String
+        public let deviceID: String
+        /// "apns" or "fcm"
+        public let service: String
+        public let environment: String
+    }
+    public var matchedEmails: Set<String> = []
+    public var matchedWallets: Set<String> = []
+    public var users: [User] = []
+    /// Devices with a live token, of users who have not opted out.
+    public var devices: [Device] = []
+}
+
+/// The answer of one rate-limit reservation.
+public struct RateReservation: Sendable {
+    public let admitted: Bool
+    public let minuteCount: Int
+    public let minuteOldest: Int?
+    public let dayCount: Int
+    public let dayOldest: Int?
+    public let nowSeconds: Int
+}
+
+/// Everything one accepted push writes, in one transaction.
+public struct PushEnqueue: Sendable {
+    public struct Delivery: Sendable {
+        public let id: UUID
+        public let service: String
+        public let userID: String
+        public let deviceID: String
+        public let environment: String
+        public let payload: String
+        public init(id: UUID, service: String, userID: String, deviceID: String, environment: String, payload: String) {
+            self.id = id
+            self.service = service
+            self.userID = userID
+            self.deviceID = deviceID
+            self.environment = environment
+            self.payload = payload
+        }
+    }
+    public var requestID: UUID
+    public var createdAt: Date
+    public var partnerID: UUID
+    public var miniAppID: String
+    public var idempotencyKey: String?
+    public var bodyHash: String?
+    /// The response body stored for idempotent replays.
+    public var response: String
+    public var title: String
+    public var body: String
+    public var deepLink: String?
+    public var dataJSON: String
+    public var sendAt: Date?
+    public var ttlSeconds: Int?
+    public var expiresAt: Date?
+    public var lane: Int
+    public var recipients: Int
+    public var suppressed: Int
+    public var missingJSON: String
+    public var senderUserIDs: [String]
+    public var deliveries: [Delivery]
+
+    public init(requestID: UUID, createdAt: Date, partnerID: UUID, miniAppID: String, idempotencyKey: String?,
+                bodyHash: String?, response: String, title: String, body: String, deepLink: String?,
+                dataJSON: String, sendAt: Date?, ttlSeconds: Int?, expiresAt: Date?, lane: Int, recipients: Int,
+                suppressed: Int, missingJSON: String, senderUserIDs: [String], deliveries: [Delivery]) {
+        self.requestID = requestID
+        self.createdAt = createdAt
+        self.partnerID = partnerID
+        self.miniAppID = miniAppID
+        self.idempotencyKey = idempotencyKey
+        self.bodyHash = bodyHash
+        self.response = response
+        self.title = title
+        self.body = body
+        self.deepLink = deepLink
+        self.dataJSON = dataJSON
+        self.sendAt = sendAt
+        self.ttlSeconds = ttlSeconds
+        self.expiresAt = expiresAt
+        self.lane = lane
+        self.recipients = recipients
+        self.suppressed = suppressed
+        self.missingJSON = missingJSON
+        self.senderUserIDs = senderUserIDs
+        self.deliveries = deliveries
+    }
+}
+
+/// A stored idempotency key.
+public struct IdempotentResponse: Sendable {
+    public let bodyHash: String
+    public let response: String
+}
+
+/// A push request's audit row, as `GET .../push/{id}` shows it.
+public struct PushRequestSummary: Sendable {
+    public let id: UUID
+    public let createdAt: Date
+    public let recipients: Int
+    public let deliveries: Int
+    public let suppressed: Int
+    public let sent: Int
+    public let failed: Int
+    public let sendAt: Date?
+    public let missingJSON: String
+}
+
+/// The queries of the push endpoint.
+public struct PushStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// Resolves normalised identifiers within the tenant, in one round trip.
+    public func resolve(tenantID: String, emails: [String], wallets: [String], miniAppID: String) throws
+        -> RecipientResolution
+    {
+        let rows = try pool.withConnection { connection in
+            try connection.query("""
+                WITH ids AS (
+                    SELECT 'e'::text AS kind, email AS ident, user_id FROM user_emails
+                     WHERE tenant_id = $1 AND email = ANY($2::text[])
+                    UNION ALL
+                    SELECT 'w', wallet, user_id FROM user_wallets
+                     WHERE tenant_id = $1 AND wallet = ANY($3::text[])
+                ), targets AS (
+                    SELECT u.user_id,
+                           EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = u.user_id AND o.mini_app_id = $4) AS opted_out
+                      FROM (SELECT DISTINCT user_id FROM ids) AS u
+                )
+                SELECT kind, ident, user_id, NULL::text, NULL::text, NULL::bool FROM ids
+                UNION ALL
+                SELECT 'u', NULL, user_id, NULL, NULL, opted_out FROM targets
+                UNION ALL
+                SELECT 'd', d.device_id, d.user_id, CASE d.platform WHEN 'ios' THEN 'apns' ELSE 'fcm' END,
+                       d.environment, NULL
+                  FROM targets t JOIN devices d ON d.user_id = t.user_id
+                 WHERE NOT t.opted_out
+                   AND ((d.platform = 'ios' AND d.apns_token IS NOT NULL AND d.apns_token_invalidated_at IS NULL)
+                     OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL))
+                """, [tenantID, emails, wallets, miniAppID]).rows
+        }
+        var resolution = RecipientResolution()
+        for row in rows {
+            switch try row.string(0) {
+            case "e": resolution.matchedEmails.insert(try row.string(1))
+            case "w": resolution.matchedWallets.insert(try row.string(1))
+            case "u": resolution.users.append(.init(id: try row.string(2), optedOut: try row.bool(5)))
+            default:
+                resolution.devices.append(.init(
+                    userID: try row.string(2), deviceID: try row.string(1), service: try row.string(3),
+                    environment: try row.string(4)))
+            }
+        }
+        resolution.users.sort { $0.id < $1.id }
+        resolution.devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
+        return resolution
+    }
+
+    /// Reserves one request in the partner's sliding windows (see `herald_rate_reserve`).
+    public func reserveRate(partnerID: UUID, perMinute: Int, perDay: Int) throws -> RateReservation {
+        let row = try pool.withConnection { connection in
+            try connection.query("SELECT * FROM herald_rate_reserve($1, $2, $3)", [partnerID, perMinute, perDay]).first!
+        }
+        return RateReservation(
+            admitted: try row.bool(0), minuteCount: try row.int(1), minuteOldest: try row.optionalInt(2),
+            dayCount: try row.int(3), dayOldest: try row.optionalInt(4), nowSeconds: try row.int(5))
+    }
+
+    public func refundRate(partnerID: UUID, seconds: Int) throws {
+        try pool.withConnection { connection in
+            try connection.query("SELECT herald_rate_refund($1, $2)", [partnerID, seconds])
+        }
+    }
+
+    /// The stored response for a key used within the last 24 hours.
+    public func idempotentResponse(partnerID: UUID, key: String) throws -> IdempotentResponse? {
+        try pool.withConnection { connection in
+            try connection.query("""
+                SELECT body_hash, response FROM idempotency_keys
+                 WHERE partner_id = $1 AND key = $2 AND created_at > now() - interval '24 hours'
+                """, [partnerID, key]).first.map {
+                IdempotentResponse(bodyHash: try $0.string(0), response: try $0.string(1))
+            }
+        }
+    }
+
+    /// Writes the idempotency key, the audit row and every delivery in ONE statement (so one
+    /// transaction and one round trip). Returns false, writing nothing, when another request
+    /// holds the idempotency key; a concurrent holder is waited for by the unique index.
+    public func enqueue(_ push: PushEnqueue) throws -> Bool {
+        let d = push.deliveries
+        let row = try pool.withConnection { connection in
+            try connection.query("""
+                WITH idem AS (
+                    INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
+                    SELECT $1, $2, $3, $4, $5, $6 WHERE $2::text IS NOT NULL
+                    ON CONFLICT (partner_id, key) DO UPDATE
+                       SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
+                           response = EXCLUDED.response, created_at = EXCLUDED.created_at
+                     WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
+                    RETURNING 1
+                ), go AS (
+                    SELECT 1 AS ok WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM idem)
+                ), audit AS (
+                    INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
+                        deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed,
+                        missing)
+                    SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16,
+                           cardinality($20::uuid[]), $17, $18::jsonb
+                      FROM go
+                    RETURNING 1
+                ), senders AS (
+                    INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
+                    SELECT u, $7, $6 FROM go, unnest($19::text[]) AS u
+                    ON CONFLICT DO NOTHING
+                ), outbox AS (
+                    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
+                        device_id, environment, payload, available_at, expires_at)
+                    SELECT x.id, $4, $6, $1, $15, x.service, x.user_id, x.device_id, x.environment, x.payload,
+                           coalesce($12, $6), $14
+                      FROM go, unnest($20::uuid[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
+                           AS x (id, service, user_id, device_id, environment, payload)
+                    RETURNING 1
+                )
+                SELECT (SELECT count(*) FROM audit), (SELECT count(*) FROM outbox)
+                """,
+                [push.partnerID, push.idempotencyKey, push.bodyHash, push.requestID, push.response, push.createdAt,
+                 push.miniAppID, push.title, push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds,
+                 push.expiresAt, push.lane, push.recipients, push.suppressed, push.missingJSON, push.senderUserIDs,
+                 d.map(\.id), d.map(\.service), d.map(\.userID), d.map(\.deviceID), d.map(\.environment),
+                 d.map(\.payload)]).first!
+        }
+        return try row.int(0) == 1
+    }
+
+    /// A request of `partnerID` by id; the id's timestamp names the partition.
+    public func find(requestID: UUID, createdAt: Date, partnerID: UUID) throws -> PushRequestSummary? {
+        try pool.withConnection { connection in
+            try connection.query("""
+                SELECT id, created_at, recipients, deliveries, suppressed, sent, failed, send_at, missing::text
+                  FROM push_requests WHERE id = $1 AND created_at = $2 AND partner_id = $3
+                """, [requestID, createdAt, partnerID]).first.map { row in
+                PushRequestSummary(
+                    id: try row.uuid(0), createdAt: try row.date(1), recipients: try row.int(2),
+                    deliveries: try row.int(3), suppressed: try row.int(4), sent: try row.int(5),
+                    failed: try row.int(6), sendAt: try row.optionalDate(7), missingJSON: try row.string(8))
+            }
+        }
+    }
+}

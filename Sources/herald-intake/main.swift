@@ -1,0 +1,35 @@
+import Dispatch
+import Foundation
+import Intake
+
+// herald-intake: configuration from the environment, then serve until SIGTERM or SIGINT.
+let configuration: IntakeConfiguration
+do {
+    configuration = try IntakeConfiguration.fromEnvironment()
+} catch {
+    FileHandle.standardError.write(Data("herald-intake: configuration error: \(error)\n".utf8))
+    exit(2)
+}
+
+let intake = IntakeServer(configuration: configuration)
+do {
+    try intake.start()
+} catch {
+    FileHandle.standardError.write(Data("herald-intake: cannot start: \(error)\n".utf8))
+    exit(1)
+}
+
+signal(SIGPIPE, SIG_IGN)
+let done = DispatchSemaphore(value: 0)
+var signalSources: [DispatchSourceSignal] = []
+for signalNumber in [SIGTERM, SIGINT] {
+    signal(signalNumber, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+    source.setEventHandler { done.signal() }
+    source.resume()
+    signalSources.append(source)
+}
+done.wait()
+// Finish the requests in flight (their commits decide what the partner is told), then exit.
+intake.stop()
+exit(0)

@@ -1,0 +1,4 @@
+import Foundation
+import HeraldCtl
+
+exit(HeraldCtl.run(Array(CommandLine.arguments.dropFirst())))

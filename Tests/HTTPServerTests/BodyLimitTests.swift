@@ -1,0 +1,100 @@
+import Testing
+@testable import HTTPServer
+
+@Suite("Bodies over maxBodyBytes")
+struct BodyLimitTests {
+    @Test("Content-Length over the limit: tooLarge at once, body never read, connection closed")
+    func contentLengthTooLarge() throws {
+        let calls = Counter()
+        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 65_536),
+                                    tooLarge: tooLargeResponse) { _ in
+            calls.increment()
+            return HTTPResponse(status: 200)
+        }
+        defer { server.stop() }
+
+        // Only the headers are sent: the answer must come without the server waiting for 10 MB.
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("POST /v1/notifications HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10000000\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.text == #"{"error":"body_too_large"}"#)
+        #expect(client.isClosedByPeer())
+
+        // One byte over is refused too, and with Expect: 100-continue no "100 Continue" is sent first.
+        let expecting = try RawHTTPClient(port: server.port)
+        try expecting.send(
+            "POST /x HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 65537\r\n\r\n"
+        )
+        #expect(try expecting.readResponse().status == 413)
+        #expect(calls.value == 0)
+    }
+
+    @Test("Chunked upload over the limit: read and dropped, then tooLarge; the handler never runs")
+    func chunkedTooLarge() throws {
+        let calls = Counter()
+        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 65_536),
+                                    tooLarge: tooLargeResponse) { request in
+            calls.increment()
+            return HTTPResponse(status: 200, body: Array("\(request.body.count)".utf8))
+        }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        let pieces = (0..<25).map { patternBytes(4_096, seed: UInt64($0)) } // 100 KiB
+        try client.send("POST /v1/notifications HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try client.send(chunkedBody(pieces))
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response.text == #"{"error":"body_too_large"}"#)
+        #expect(calls.value == 0)
+    }
+
+    @Test("Chunked upload within the limit reaches the handler whole")
+    func chunkedWithinLimit() throws {
+        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 65_536),
+                                    tooLarge: tooLargeResponse) { request in
+            HTTPResponse(status: 200, body: request.body)
+        }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        let pieces = [patternBytes(100, seed: 1), patternBytes(30_000, seed: 2), patternBytes(35_436, seed: 3)]
+        try client.send("POST /c HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try client.send(chunkedBody(pieces))
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.body == pieces.flatMap { $0 })
+
+        // The connection is still usable afterwards.
+        #expect(try client.request("GET", "/after").status == 200)
+    }
+
+    @Test("A chunked upload that never ends is cut off instead of being read forever")
+    func endlessChunkedUpload() throws {
+        let calls = Counter()
+        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 1_024),
+                                    tooLarge: tooLargeResponse) { _ in
+            calls.increment()
+            return HTTPResponse(status: 200)
+        }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("POST /flood HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let piece = patternBytes(16_384)
+        let chunk = Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10]
+        var sent = 0
+        var cutOff = false
+        while sent < 64 << 20 {
+            do {
+                try client.send(chunk)
+                sent += piece.count
+            } catch {
+                cutOff = true
+                break
+            }
+        }
+        #expect(cutOff || client.isClosedByPeer())
+        #expect(sent < 64 << 20)
+        #expect(calls.value == 0)
+    }
+}

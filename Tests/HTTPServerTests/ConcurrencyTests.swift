@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import HTTPServer
+
+@Suite("Blocking handlers under concurrent load")
+struct ConcurrencyTests {
+    @Test("200 requests over 16 connections, handler sleeping 5 ms, 8 threads: every answer is the right one")
+    func manyConcurrentRequests() throws {
+        let inFlight = Counter()
+        let maxInFlight = Maximum()
+        let handled = Counter()
+        let server = try HTTPServer(configuration: testConfiguration(threadCount: 8), tooLarge: tooLargeResponse) {
+            request in
+            maxInFlight.observe(inFlight.increment())
+            usleep(5_000) // stands in for a Postgres round trip
+            inFlight.decrement()
+            handled.increment()
+            let id = request.query["id"] ?? "?"
+            return HTTPResponse(
+                status: 200,
+                headers: [(name: "X-Id", value: id)],
+                body: Array("\(id):\(request.body.count):".utf8) + request.body
+            )
+        }
+        defer { server.stop() }
+
+        let connections = 16
+        let total = 200
+        let failures = Mutex<[String]>([])
+        let answered = Counter()
+        let started = ContinuousClock.now
+        runOnThreads(connections) { connection in
+            do {
+                let client = try RawHTTPClient(port: server.port)
+                for index in stride(from: connection, to: total, by: connections) {
+                    let id = "c\(connection)-r\(index)"
+                    let body = index.isMultiple(of: 3) ? nil : patternBytes(index * 37, seed: UInt64(index))
+                    let response = try client.request(body == nil ? "GET" : "POST", "/work?id=\(id)", body: body)
+                    let expected = Array("\(id):\(body?.count ?? 0):".utf8) + (body ?? [])
+                    if response.status != 200 || response.headers["x-id"] != id || response.body != expected {
+                        failures.withLock { $0.append("\(id): status \(response.status)") }
+                    } else {
+                        answered.increment()
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("connection \(connection): \(error)") }
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(answered.value == total)
+        #expect(handled.value == total)
+        #expect(maxInFlight.value <= 8)
+        #expect(maxInFlight.value >= 2, "handlers should overlap")
+        // Serial would be 200 x 5 ms = 1 s; eight workers take well under that.
+        #expect(elapsed < .milliseconds(900), "took \(elapsed)")
+        // Every request's state was released (completion callbacks ran).
+        let deadline = ContinuousClock.now + .seconds(2)
+        while server.openRequestCount != 0, ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+        #expect(server.openRequestCount == 0)
+    }
+}

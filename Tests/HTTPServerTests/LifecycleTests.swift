@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import HTTPServer
+
+@Suite("Start, stop and configuration")
+struct LifecycleTests {
+    @Test("stop() is idempotent, also from several threads at once, and frees the port")
+    func stopIsIdempotentAndFreesThePort() throws {
+        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { _ in
+            HTTPResponse(status: 204)
+        }
+        let port = server.port
+        #expect(port != 0)
+        let client = try RawHTTPClient(port: port)
+        #expect(try client.request("GET", "/").status == 204)
+
+        runOnThreads(4) { _ in server.stop() }
+        server.stop()
+        server.stop()
+
+        #expect(throws: RawHTTPClient.Failure.self) { try RawHTTPClient(port: port) }
+        // The open keep-alive connection was closed by the stop.
+        #expect(client.isClosedByPeer())
+
+        var configuration = testConfiguration()
+        configuration.port = port
+        let again = try HTTPServer(configuration: configuration, tooLarge: tooLargeResponse) { _ in
+            HTTPResponse(status: 200)
+        }
+        #expect(again.port == port)
+        #expect(try RawHTTPClient(port: port).request("GET", "/").status == 200)
+        again.stop()
+    }
+
+    @Test("stop() lets a request in progress finish and its answer go out, then returns")
+    func stopWaitsForInFlightHandlers() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let finished = Counter()
+        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { _ in
+            entered.signal()
+            usleep(300_000)
+            finished.increment()
+            return HTTPResponse(status: 200, body: Array("late".utf8))
+        }
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+
+        let started = ContinuousClock.now
+        server.stop()
+        #expect(finished.value == 1, "stop() returned before the handler")
+        #expect(ContinuousClock.now - started >= .milliseconds(200))
+
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "late")
+        #expect(response.headers["connection"]?.lowercased() == "close")
+        #expect(server.openRequestCount == 0)
+    }
+
+    @Test("A port already in use fails with bind_failed")
+    func bindFailure() throws {
+        let first = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { _ in
+            HTTPResponse(status: 200)
+        }
+        defer { first.stop() }
+        var configuration = testConfiguration()
+        configuration.port = first.port
+        let error = #expect(throws: HTTPServerError.self) {
+            try HTTPServer(configuration: configuration, tooLarge: tooLargeResponse) { _ in HTTPResponse(status: 200) }
+        }
+        #expect(error?.code == "bind_failed")
+        #expect(error?.message.contains("\(first.port)") == true)
+    }
+
+    @Test("Out-of-range settings fail with invalid_configuration naming the setting",
+          arguments: [
+              ("threadCount", HTTPServerConfiguration(threadCount: 0)),
+              ("maxBodyBytes", HTTPServerConfiguration(maxBodyBytes: -1)),
+              ("connectionLimit", HTTPServerConfiguration(threadCount: 8, dispatch: .inline, connectionLimit: 4)),
+              ("ioThreads", HTTPServerConfiguration(dispatch: .handlerThreads(ioThreads: 0))),
+              ("connectionTimeoutSeconds", HTTPServerConfiguration(connectionTimeoutSeconds: -5)),
+              ("host", HTTPServerConfiguration(host: "not an address")),
+          ])
+    func invalidConfiguration(name: String, configuration: HTTPServerConfiguration) {
+        let error = #expect(throws: HTTPServerError.self) {
+            try HTTPServer(configuration: configuration, tooLarge: tooLargeResponse) { _ in HTTPResponse(status: 200) }
+        }
+        #expect(error?.code == "invalid_configuration")
+        #expect(error?.message.contains(name) == true)
+    }
+
+    @Test("Defaults")
+    func defaults() {
+        let configuration = HTTPServerConfiguration()
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.maxBodyBytes == 65_536)
+        #expect(configuration.threadCount >= 1)
+    }
+}
