@@ -34,12 +34,17 @@ let package = Package(
         // The operator's commands.
         .target(name: "HeraldCtl", dependencies: ["Store", "HeraldCore", "HeraldCrypto"]),
 
+        // Helpers shared by the test targets: an HTTP client, child processes, the test database.
+        .target(name: "HeraldTestSupport"),
+
         .executableTarget(name: "herald-intake", dependencies: ["Intake"]),
         .executableTarget(name: "heraldctl", dependencies: ["HeraldCtl"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
-        .testTarget(name: "IntakeTests", dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres"]),
+        .testTarget(
+            name: "IntakeTests",
+            dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),
     ]
 )

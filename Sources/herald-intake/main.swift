@@ -1,8 +1,9 @@
-import Dispatch
 import Foundation
 import Intake
 
 // herald-intake: configuration from the environment, then serve until SIGTERM or SIGINT.
+TerminationSignals.block()
+
 let configuration: IntakeConfiguration
 do {
     configuration = try IntakeConfiguration.fromEnvironment()
@@ -19,17 +20,7 @@ do {
     exit(1)
 }
 
-signal(SIGPIPE, SIG_IGN)
-let done = DispatchSemaphore(value: 0)
-var signalSources: [DispatchSourceSignal] = []
-for signalNumber in [SIGTERM, SIGINT] {
-    signal(signalNumber, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-    source.setEventHandler { done.signal() }
-    source.resume()
-    signalSources.append(source)
-}
-done.wait()
+TerminationSignals.wait()
 // Finish the requests in flight (their commits decide what the partner is told), then exit.
 intake.stop()
 exit(0)

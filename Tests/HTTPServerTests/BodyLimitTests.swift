@@ -3,11 +3,11 @@ import Testing
 
 @Suite("Bodies over maxBodyBytes")
 struct BodyLimitTests {
-    @Test("Content-Length over the limit: tooLarge at once, body never read, connection closed")
-    func contentLengthTooLarge() throws {
+    @Test("Content-Length over the limit: tooLarge at once, body never read, connection closed",
+          arguments: dispatchModes)
+    func contentLengthTooLarge(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let calls = Counter()
-        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 65_536),
-                                    tooLarge: tooLargeResponse) { _ in
+        let server = try startServer(dispatch, maxBodyBytes: 65_536) { _ in
             calls.increment()
             return HTTPResponse(status: 200)
         }
@@ -29,13 +29,14 @@ struct BodyLimitTests {
         )
         #expect(try expecting.readResponse().status == 413)
         #expect(calls.value == 0)
+        #expect(try RawHTTPClient(port: server.port).request("POST", "/ok", body: [1]).status == 200)
     }
 
-    @Test("Chunked upload over the limit: read and dropped, then tooLarge; the handler never runs")
-    func chunkedTooLarge() throws {
+    @Test("Chunked upload over the limit: read and dropped, then tooLarge; the handler never runs",
+          arguments: dispatchModes)
+    func chunkedTooLarge(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let calls = Counter()
-        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 65_536),
-                                    tooLarge: tooLargeResponse) { request in
+        let server = try startServer(dispatch, maxBodyBytes: 65_536) { request in
             calls.increment()
             return HTTPResponse(status: 200, body: Array("\(request.body.count)".utf8))
         }
@@ -50,10 +51,9 @@ struct BodyLimitTests {
         #expect(calls.value == 0)
     }
 
-    @Test("Chunked upload within the limit reaches the handler whole")
-    func chunkedWithinLimit() throws {
-        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 65_536),
-                                    tooLarge: tooLargeResponse) { request in
+    @Test("Chunked upload within the limit reaches the handler whole", arguments: dispatchModes)
+    func chunkedWithinLimit(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let server = try startServer(dispatch, maxBodyBytes: 65_536) { request in
             HTTPResponse(status: 200, body: request.body)
         }
         defer { server.stop() }
@@ -69,11 +69,10 @@ struct BodyLimitTests {
         #expect(try client.request("GET", "/after").status == 200)
     }
 
-    @Test("A chunked upload that never ends is cut off instead of being read forever")
-    func endlessChunkedUpload() throws {
+    @Test("A chunked upload that never ends is cut off instead of being read forever", arguments: dispatchModes)
+    func endlessChunkedUpload(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let calls = Counter()
-        let server = try HTTPServer(configuration: testConfiguration(maxBodyBytes: 1_024),
-                                    tooLarge: tooLargeResponse) { _ in
+        let server = try startServer(dispatch, maxBodyBytes: 1_024) { _ in
             calls.increment()
             return HTTPResponse(status: 200)
         }

@@ -7,9 +7,7 @@ import Testing
 struct LifecycleTests {
     @Test("stop() is idempotent, also from several threads at once, and frees the port")
     func stopIsIdempotentAndFreesThePort() throws {
-        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { _ in
-            HTTPResponse(status: 204)
-        }
+        let server = try startServer(.handlerThreads(ioThreads: 2)) { _ in HTTPResponse(status: 204) }
         let port = server.port
         #expect(port != 0)
         let client = try RawHTTPClient(port: port)
@@ -33,11 +31,11 @@ struct LifecycleTests {
         again.stop()
     }
 
-    @Test("stop() lets a request in progress finish and its answer go out, then returns")
-    func stopWaitsForInFlightHandlers() throws {
+    @Test("stop() lets a request in progress finish and its answer go out, then returns", arguments: dispatchModes)
+    func stopWaitsForInFlightHandlers(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let entered = DispatchSemaphore(value: 0)
         let finished = Counter()
-        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { _ in
+        let server = try startServer(dispatch) { _ in
             entered.signal()
             usleep(300_000)
             finished.increment()
@@ -59,11 +57,36 @@ struct LifecycleTests {
         #expect(server.openRequestCount == 0)
     }
 
+    @Test("With no grace period stop() still waits for running handlers, then closes everything",
+          arguments: dispatchModes)
+    func stopWithoutGrace(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let entered = DispatchSemaphore(value: 0)
+        let finished = Counter()
+        let server = try startServer(dispatch, threadCount: 4, shutdownGracePeriod: .zero) { _ in
+            entered.signal()
+            usleep(200_000)
+            finished.increment()
+            return HTTPResponse(status: 200)
+        }
+        let clients = try (0..<3).map { _ in try RawHTTPClient(port: server.port) }
+        for client in clients {
+            try client.send("POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi")
+        }
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        server.stop()
+        #expect(finished.value >= 1)
+        let afterStop = finished.value
+        usleep(300_000)
+        #expect(finished.value == afterStop, "a handler ran after stop() returned")
+        for client in clients {
+            _ = try? client.readResponse()
+            #expect(client.isClosedByPeer())
+        }
+    }
+
     @Test("A port already in use fails with bind_failed")
     func bindFailure() throws {
-        let first = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { _ in
-            HTTPResponse(status: 200)
-        }
+        let first = try startServer(.inline) { _ in HTTPResponse(status: 200) }
         defer { first.stop() }
         var configuration = testConfiguration()
         configuration.port = first.port

@@ -4,10 +4,11 @@ import Testing
 
 @Suite("Requests and responses round trip")
 struct RoundTripTests {
-    @Test("GET: method, path, query, headers reach the handler; status, headers and body come back")
-    func getWithQueryAndHeaders() throws {
+    @Test("GET: method, path, query, headers reach the handler; status, headers, body come back",
+          arguments: dispatchModes)
+    func getWithQueryAndHeaders(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let recorder = RequestRecorder()
-        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { request in
+        let server = try startServer(dispatch) { request in
             recorder.record(request)
             return HTTPResponse(
                 status: 202,
@@ -41,9 +42,9 @@ struct RoundTripTests {
         #expect(request.body.isEmpty)
     }
 
-    @Test("POST bodies arrive whole, small and near the limit, even when sent in pieces")
-    func postBodies() throws {
-        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { request in
+    @Test("POST bodies arrive whole, small and near the limit, even when sent in pieces", arguments: dispatchModes)
+    func postBodies(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let server = try startServer(dispatch) { request in
             HTTPResponse(status: 200, headers: [(name: "X-Method", value: request.method)], body: request.body)
         }
         defer { server.stop() }
@@ -77,25 +78,26 @@ struct RoundTripTests {
         #expect(fourth.body == pieces.flatMap { $0 })
     }
 
-    @Test("Keep-alive: several requests on one connection")
-    func keepAlive() throws {
-        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { request in
+    @Test("Keep-alive: several requests on one connection", arguments: dispatchModes)
+    func keepAlive(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let server = try startServer(dispatch) { request in
             HTTPResponse(status: 200, body: Array(request.path.utf8))
         }
         defer { server.stop() }
         let client = try RawHTTPClient(port: server.port)
         for index in 0..<20 {
-            let response = try client.request(index.isMultiple(of: 2) ? "GET" : "POST", "/n/\(index)",
-                                              body: index.isMultiple(of: 2) ? nil : [1, 2, 3])
+            let hasBody = !index.isMultiple(of: 2)
+            let response = try client.request(hasBody ? "POST" : "GET", "/n/\(index)", body: hasBody ? [1, 2, 3] : nil)
             #expect(response.status == 200)
             #expect(response.text == "/n/\(index)")
             #expect(response.headers["connection"]?.lowercased() != "close")
         }
     }
 
-    @Test("A response libmicrohttpd refuses becomes an empty 500; Content-Length from the handler is ignored")
-    func invalidResponses() throws {
-        let server = try HTTPServer(configuration: testConfiguration(), tooLarge: tooLargeResponse) { request in
+    @Test("A response libmicrohttpd refuses becomes an empty 500; the handler's Content-Length is ignored",
+          arguments: dispatchModes)
+    func invalidResponses(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let server = try startServer(dispatch) { request in
             switch request.path {
             case "/bad-status":
                 return HTTPResponse(status: 42, body: Array("nope".utf8))

@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 @testable import HTTPServer
 
+/// Both ways of running handlers; most tests run under each.
+let dispatchModes: [HTTPServerConfiguration.Dispatch] = [.inline, .handlerThreads(ioThreads: 2)]
+
 /// Loopback configuration on a free port.
 func testConfiguration(
     threadCount: Int = 2,
@@ -19,6 +22,23 @@ func testConfiguration(
         connectionTimeoutSeconds: 10,
         shutdownGracePeriod: shutdownGracePeriod
     )
+}
+
+/// Starts a loopback server on a free port.
+func startServer(
+    _ dispatch: HTTPServerConfiguration.Dispatch,
+    threadCount: Int = 2,
+    maxBodyBytes: Int = 65_536,
+    shutdownGracePeriod: Duration = .seconds(5),
+    handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+) throws -> HTTPServer {
+    let configuration = testConfiguration(
+        threadCount: threadCount,
+        dispatch: dispatch,
+        maxBodyBytes: maxBodyBytes,
+        shutdownGracePeriod: shutdownGracePeriod
+    )
+    return try HTTPServer(configuration: configuration, tooLarge: tooLargeResponse, handler: handler)
 }
 
 /// The answer tests expect for an oversized body.

@@ -1,0 +1,41 @@
+import Foundation
+
+/// A process a test starts (an intake, heraldctl) with its output captured to a file, ended
+/// with SIGTERM by `stop()` or when the object goes away.
+public final class ChildProcess: @unchecked Sendable {
+    public let process = Process()
+    public let outputFile: URL
+
+    public init(executable: URL, arguments: [String] = [], environment: [String: String]) throws {
+        outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: outputFile)
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    deinit { stop() }
+
+    /// Output so far (stdout and stderr together).
+    public var output: String { (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "" }
+
+    public func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// Runs to completion and returns the exit status and output.
+    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]) throws
+        -> (status: Int32, output: String)
+    {
+        let child = try ChildProcess(executable: executable, arguments: arguments, environment: environment)
+        child.process.waitUntilExit()
+        return (child.process.terminationStatus, child.output)
+    }
+}

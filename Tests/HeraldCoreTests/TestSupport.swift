@@ -1,0 +1,91 @@
+import Foundation
+import HeraldCore
+import HeraldCrypto
+import Testing
+
+/// Runs `body` and checks that it throws a `HeraldError` with exactly this status, code and field.
+/// Returns the error so a test can look at its message.
+@discardableResult
+func expectHeraldError(
+    status: Int, code: String, field: String?,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws(HeraldError) -> Void
+) -> HeraldError? {
+    do {
+        try body()
+    } catch {
+        #expect(error.status == status, "status", sourceLocation: sourceLocation)
+        #expect(error.code == code, "code", sourceLocation: sourceLocation)
+        #expect(error.field == field, "field", sourceLocation: sourceLocation)
+        return error
+    }
+    Issue.record("expected HeraldError \(status) \(code) (field \(field ?? "nil")) but nothing was thrown",
+                 sourceLocation: sourceLocation)
+    return nil
+}
+
+/// The error `body` throws, or nil.
+func heraldError(_ body: () throws(HeraldError) -> Void) -> HeraldError? {
+    do { try body() } catch { return error }
+    return nil
+}
+
+/// Parses JSON text, failing the test (by throwing) when it is not valid.
+func json(_ text: String) throws -> JSONValue {
+    try JSONParser.parse(text)
+}
+
+/// Bytes as a String (the writer's output is always valid UTF-8).
+func text(_ bytes: [UInt8]) -> String {
+    String(decoding: bytes, as: UTF8.self)
+}
+
+/// Lowercase hex of bytes, written here rather than borrowed from HeraldCrypto so that
+/// known-answer tests do not depend on the code under test.
+func hexString(_ bytes: [UInt8]) -> String {
+    bytes.map { byte in
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(byte / 16)], digits[Int(byte % 16)]])
+    }.joined()
+}
+
+func bytes(fromHex hex: String) -> [UInt8] {
+    let chars = Array(hex.utf8)
+    return stride(from: 0, to: chars.count, by: 2).map { index in
+        UInt8(String(decoding: chars[index..<index + 2], as: UTF8.self), radix: 16)!
+    }
+}
+
+enum Fixtures {
+    /// A fixed "now": 2026-06-01T00:00:00Z, a whole second so ISO-8601 round trips are exact.
+    static let now = Date(timeIntervalSince1970: 1_780_272_000)
+
+    static let miniAppID = "fun.pull.gacha"
+
+    static func partner(displayName: String = "Gacha", iconURL: String? = "https://cdn.example.com/icons/gacha.png")
+        -> PartnerProfile
+    {
+        PartnerProfile(
+            id: UUID(uuidString: "0190a6b2-7c1e-7abc-8def-0123456789ab")!, miniAppID: miniAppID,
+            displayName: displayName, tenantID: "tenant-1", iconURL: iconURL,
+            rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
+    }
+
+    static let signingKey: [UInt8] = Array("herald-test-signing-key-0123456789".utf8)
+    static let signer = HMACSigner(keyID: "k2026", key: signingKey)
+
+    /// A validated request built from the given members on top of a minimal valid body.
+    static func request(
+        title: String = "Deposit pending", body: String? = "Confirmations: 1/6",
+        deepLink: String? = nil, data: [(String, String)] = []
+    ) throws -> PushRequest {
+        var members: [(key: String, value: JSONValue)] = [
+            ("recipients", .object([("emails", .array([.string("alice@example.com")]))])),
+            ("title", .string(title)),
+        ]
+        if let body { members.append(("body", .string(body))) }
+        if let deepLink { members.append(("deepLink", .string(deepLink))) }
+        if !data.isEmpty { members.append(("data", .object(data.map { ($0.0, JSONValue.string($0.1)) }))) }
+        return try PushRequestValidator.validate(.object(members), miniAppID: miniAppID, rules: PushRules(), now: now)
+    }
+}

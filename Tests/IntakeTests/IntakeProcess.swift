@@ -1,0 +1,54 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+
+/// A real `herald-intake` process, as deployed: configuration from the environment, JSON logs on
+/// stdout. Used where a test needs several intake processes or the executable's own behaviour.
+final class IntakeProcess: @unchecked Sendable {
+    let port: UInt16
+    let child: ChildProcess
+
+    static var executable: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-intake") }
+
+    static func environment(port: UInt16, databaseURL: String = TestEnvironment.databaseURL,
+                            extra: [String: String] = [:]) -> [String: String] {
+        var environment = [
+            "HERALD_DATABASE_URL": databaseURL,
+            "HERALD_INTAKE_PORT": String(port),
+            "HERALD_ADMIN_TOKEN": IntakeHarness.adminToken,
+            "HERALD_HOST_TOKEN": IntakeHarness.hostToken,
+            "HERALD_SIGNING_KEYS": "\(IntakeHarness.signingKeyID):\(Data(IntakeHarness.signingKey).base64EncodedString())",
+            "HERALD_INTAKE_THREADS": "8",
+            "HERALD_DB_POOL_SIZE": "8",
+        ]
+        environment.merge(extra) { $1 }
+        return environment
+    }
+
+    init(databaseURL: String = TestEnvironment.databaseURL, extra: [String: String] = [:]) throws {
+        _ = migratedDatabase
+        port = TestEnvironment.freePort()
+        child = try ChildProcess(executable: Self.executable,
+                                 environment: Self.environment(port: port, databaseURL: databaseURL, extra: extra))
+        try waitUntilReady()
+    }
+
+    private func waitUntilReady() throws {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if let response = try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"), response.status == 200 {
+                return
+            }
+            guard child.process.isRunning else { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw TestHTTPClient.Failure(description: "herald-intake did not become ready: \(child.output)")
+    }
+
+    func request(_ method: String, _ path: String, token: String?, json: String? = nil,
+                 headers: [(String, String)] = []) throws -> TestHTTPClient.Response {
+        try TestHTTPClient.json(port: port, method: method, path: path, token: token, json: json, headers: headers)
+    }
+
+    func stop() { child.stop() }
+}

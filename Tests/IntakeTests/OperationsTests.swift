@@ -1,0 +1,75 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+@Suite("Health, metrics, configuration and logs")
+struct OperationsTests {
+    let intake = IntakeHarness.shared
+
+    @Test("healthz, readyz and metrics answer without credentials")
+    func probes() throws {
+        #expect(try intake.request("GET", "/healthz", token: nil).status == 200)
+        #expect(try intake.request("GET", "/readyz", token: nil).json["status"] == .string("ready"))
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        _ = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
+        let metrics = try intake.request("GET", "/metrics", token: nil)
+        #expect(metrics.status == 200)
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+        for name in ["herald_intake_requests_total{route=\"/api/partners/notifications/push\",method=\"POST\",status=\"202\"}",
+                     "herald_intake_request_duration_seconds_bucket", "herald_intake_deliveries_enqueued_total",
+                     "herald_intake_rate_limited_total", "herald_intake_push_requests_accepted_total"] {
+            #expect(metrics.text.contains(name), "\(name)")
+        }
+    }
+
+    @Test("a missing or wrong variable stops the intake at start with a message naming it", arguments: [
+        ("HERALD_ADMIN_TOKEN", ""),
+        ("HERALD_HOST_TOKEN", "short"),
+        ("HERALD_SIGNING_KEYS", "k1:bm90LWJhc2U2NA"),
+        ("HERALD_INTAKE_PORT", "99999"),
+        ("HERALD_DEEPLINK_SCHEME", "Bad Scheme"),
+        ("HERALD_SIGNING_KEY_ID", "nope"),
+    ])
+    func configuration(_ variable: String, _ value: String) throws {
+        var environment = IntakeProcess.environment(port: TestEnvironment.freePort())
+        environment[variable] = value
+        let result = try ChildProcess.run(IntakeProcess.executable, [], environment: environment)
+        #expect(result.status == 2)
+        #expect(result.output.contains(variable), "\(result.output)")
+    }
+
+    @Test("logs are JSON lines without keys, tokens or emails")
+    func logsWithoutSecrets() throws {
+        let process = try IntakeProcess(extra: ["HERALD_LOG_LEVEL": "debug"])
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        #expect(try process.request("POST", "/api/partners/notifications/push", token: partner.key,
+                                    json: pushBody(partner, emails: [user.email])).status == 202)
+        #expect(try process.request("POST", "/api/partners/notifications/push", token: partner.key,
+                                    json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"\#(String(repeating: "x", count: 200))"}"#).status == 400)
+        #expect(try process.request("PUT", "/api/internal/users/\(user.id)/devices/x", token: IntakeHarness.hostToken,
+                                    json: #"{"platform":"ios","environment":"production","apnsToken":"\#(user.apnsToken)"}"#).status == 201)
+        process.stop()
+        let output = process.child.output
+        let lines = output.split(separator: "\n")
+        #expect(lines.count >= 3)
+        for line in lines {
+            #expect((try? JSONParser.parse(String(line))) != nil, "not JSON: \(line)")
+        }
+        for secret in [partner.key, IntakeHarness.adminToken, IntakeHarness.hostToken, user.email, user.email.lowercased(),
+                       user.apnsToken, user.fcmToken] {
+            #expect(!output.contains(secret))
+        }
+        #expect(output.contains("\"route\":\"/api/partners/notifications/push\""))
+    }
+
+    @Test("SIGTERM stops the intake with status 0")
+    func gracefulStop() throws {
+        let process = try IntakeProcess()
+        process.child.process.terminate()
+        process.child.process.waitUntilExit()
+        #expect(process.child.process.terminationStatus == 0)
+    }
+}
