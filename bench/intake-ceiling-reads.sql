@@ -4,7 +4,9 @@
 --      benchmark request carries an Idempotency-Key, and it finds nothing),
 --   2. the rate-limit reservation (PushStore.reserveRate: herald_rate_reserve, which takes a
 --      per-partner advisory lock and commits with synchronous_commit off),
---   3. the recipient resolution (PushStore.resolve, the statement copied verbatim).
+--   3. the recipient resolution (PushStore.resolve, the statement copied verbatim; the email
+--      list is a text[] built from a random user, like the intake's $2::text[] parameter, so
+--      the planner treats it as the intake's statement: a custom plan, re-planned per call).
 -- bench/intake appends bench/intake-ceiling.sql (without its \set lines) to this file to get
 -- the "all statements" transaction mix: lookups + enqueue, four round trips per push.
 --
@@ -18,7 +20,7 @@ SELECT body_hash, response FROM idempotency_keys
 SELECT * FROM herald_rate_reserve(:partner::uuid, :per_minute, :per_day);
 WITH ids AS (
     SELECT 'e'::text AS kind, email AS ident, user_id FROM user_emails
-     WHERE tenant_id = :tenant AND email = ANY(ARRAY['user' || :uid || '@bench.example'])
+     WHERE tenant_id = :tenant AND email = ANY(('{user' || :uid || '@bench.example}')::text[])
     UNION ALL
     SELECT 'w', wallet, user_id FROM user_wallets
      WHERE tenant_id = :tenant AND wallet = ANY(:no_wallets::text[])

@@ -7,13 +7,14 @@ import Glibc
 /// An HTTP/1.1 server (keep-alive) on libmicrohttpd: an epoll loop per I/O thread.
 ///
 /// Handlers are synchronous and may block (waiting on Postgres is intended): `threadCount` requests are in
-/// flight at most, on dedicated handler threads or on libmicrohttpd's own (see `HTTPServerConfiguration.Dispatch`).
-/// Request bodies and headers are never logged.
+/// flight at most, on dedicated handler threads or on libmicrohttpd's own threads (see
+/// `HTTPServerConfiguration.Dispatch`). Request bodies and headers are never logged.
 public final class HTTPServer: Sendable {
     /// The port actually bound (the chosen one when the configuration asked for 0).
     public let port: UInt16
     public let configuration: HTTPServerConfiguration
-    private let context: ServerContext
+    /// What the C callbacks reach through their closure pointer (internal for tests).
+    let context: ServerContext
     /// The running daemon; nil once stopped. Held while stopping so a second `stop()` waits for the first.
     private let daemon: Mutex<Daemon?>
 

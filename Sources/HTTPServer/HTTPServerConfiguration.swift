@@ -76,7 +76,9 @@ public struct HTTPServerConfiguration: Sendable {
             )
         }
         guard connectionTimeoutSeconds >= 0, connectionTimeoutSeconds <= Int(Int32.max) else {
-            throw .invalidConfiguration("connectionTimeoutSeconds must not be negative (got \(connectionTimeoutSeconds))")
+            throw .invalidConfiguration(
+                "connectionTimeoutSeconds must not be negative (got \(connectionTimeoutSeconds))"
+            )
         }
         guard shutdownGracePeriod >= .zero else {
             throw .invalidConfiguration("shutdownGracePeriod must not be negative")

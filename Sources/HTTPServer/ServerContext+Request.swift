@@ -66,9 +66,9 @@ extension ServerContext {
         state.connection = connection
         MHD_suspend_connection(connection)
         if !pool.submit(state) {
-            // Shutting down: answer without running the handler.
+            // Shutting down (stop() adds Connection: close): answer without running the handler.
             state.pendingRequest = nil
-            state.response = HTTPResponse(status: 503, headers: [(name: "Connection", value: "close")])
+            state.response = HTTPResponse(status: 503)
             MHD_resume_connection(connection)
         }
         return .YES

@@ -8,15 +8,16 @@ public enum DeepLink {
         guard link.utf8.count <= maxLength else {
             throw .invalidField("deepLink", "deepLink must be at most \(maxLength) bytes.")
         }
-        for scalar in link.unicodeScalars where scalar.value <= 0x20 || scalar.value == 0x7F || scalar == "\\" {
+        if TextRules.containsForbiddenOrWhitespace(link) || link.unicodeScalars.contains("\\") {
             throw .invalidField("deepLink", "deepLink must not contain whitespace, control characters or backslashes.")
         }
         let root = "\(scheme)://miniapp/\(miniAppID)"
         let outside = HeraldError(
             status: 403, code: "deep_link_forbidden",
             message: "deepLink must stay inside \(root).", field: "deepLink")
-        guard link.hasPrefix(root) else { throw outside }
-        let rest = link.dropFirst(root.count)
+        // Compared as bytes: String comparison would treat canonically equivalent text as equal.
+        guard link.utf8.starts(with: root.utf8) else { throw outside }
+        let rest = Substring(link.utf8.dropFirst(root.utf8.count))
         if let next = rest.first, next != "/", next != "?", next != "#" { throw outside }
         let path = rest.prefix { $0 != "?" && $0 != "#" }
         let lowered = path.lowercased()

@@ -7,9 +7,7 @@ public enum Identifiers {
         let parts = raw.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, parts[1].contains(".") || parts[1] == "localhost"
         else { return nil }
-        for scalar in raw.unicodeScalars where scalar.value <= 0x20 || scalar.value == 0x7F || scalar.properties.isWhitespace {
-            return nil
-        }
+        guard !TextRules.containsForbiddenOrWhitespace(raw) else { return nil }
         return raw.lowercased()
     }
 

@@ -9,7 +9,7 @@ public enum PartnerRules {
     /// forgeable) and no surrounding spaces.
     public static func displayName(_ text: String) throws(HeraldError) -> String {
         guard (1...64).contains(text.count),
-              !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "[" || $0 == "]" }),
+              !TextRules.containsForbidden(text), !text.contains("["), !text.contains("]"),
               text.trimmingCharacters(in: .whitespaces) == text
         else {
             throw .invalidField(
@@ -22,7 +22,7 @@ public enum PartnerRules {
     /// The host's PNG of the icon: an https URL of at most 2,048 bytes.
     public static func iconURL(_ text: String) throws(HeraldError) -> String {
         guard text.hasPrefix("https://"), text.utf8.count <= 2048, let url = URL(string: text), url.host != nil,
-              !text.unicodeScalars.contains(where: { $0.value <= 0x20 })
+              !TextRules.containsForbiddenOrWhitespace(text)
         else { throw .invalidField("iconUrl", "iconUrl must be an https URL of at most 2048 bytes.") }
         return text
     }

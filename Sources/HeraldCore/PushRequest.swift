@@ -71,8 +71,11 @@ public enum PushRequestValidator {
         guard titleLength >= 1, titleLength <= rules.maxTitleCharacters else {
             throw .invalidField("title", "title must be 1-\(rules.maxTitleCharacters) characters.")
         }
-        guard !containsControlCharacters(title, allowNewlines: false) else {
-            throw .invalidField("title", "title must not contain control characters.")
+        guard !TextRules.containsForbidden(title) else {
+            throw .invalidField("title", "title must not contain control, separator or bidirectional formatting characters.")
+        }
+        guard !title.allSatisfy(\.isWhitespace) else {
+            throw .invalidField("title", "title must not be blank.")
         }
 
         var body = ""
@@ -81,8 +84,8 @@ public enum PushRequestValidator {
             guard text.count <= rules.maxBodyCharacters else {
                 throw .invalidField("body", "body must be at most \(rules.maxBodyCharacters) characters.")
             }
-            guard !containsControlCharacters(text, allowNewlines: true) else {
-                throw .invalidField("body", "body must not contain control characters other than newlines.")
+            guard !TextRules.containsForbidden(text, allowing: TextRules.bodyWhitespace) else {
+                throw .invalidField("body", "body must not contain control characters other than newlines and tabs.")
             }
             body = text
         }
@@ -186,12 +189,5 @@ public enum PushRequestValidator {
             throw .ruleViolated("send_at_out_of_range", "sendAt is in the past.", field: "sendAt")
         }
         return date > now ? date : nil
-    }
-
-    static func containsControlCharacters(_ text: String, allowNewlines: Bool) -> Bool {
-        text.unicodeScalars.contains { scalar in
-            if allowNewlines && (scalar == "\n" || scalar == "\r" || scalar == "\t") { return false }
-            return scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-        }
     }
 }

@@ -101,7 +101,7 @@ struct HostHandler: Sendable {
 
     func senders(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try Self.externalID(request, "userId")
-        guard try directory.userExists(userID) else { throw HeraldError.notFound }
+        guard try directory.userExists(userID) else { throw DirectoryStore.userNotFound }
         let senders = try directory.senders(userID: userID).map { entry -> JSONValue in
             .object([
                 ("miniAppId", .string(entry.miniAppID)),
@@ -131,7 +131,7 @@ struct HostHandler: Sendable {
     private static func apnsToken(_ fields: JSONFields, _ name: String) throws(HeraldError) -> String? {
         guard let raw = try fields.string(name) else { return nil }
         guard let token = Identifiers.normalizedAPNsToken(raw) else {
-            throw .invalidField(name, "\(name) must be 64 hexadecimal digits.")
+            throw .invalidField(name, "\(name) must be 64 to 200 hexadecimal digits.")
         }
         return token
     }

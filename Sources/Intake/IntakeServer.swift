@@ -79,7 +79,9 @@ public final class IntakeServer: Sendable {
         } catch {
             let herald = StoreErrors.heraldError(for: error)
             if herald.status >= 500 {
-                logger.error("request failed", [("route", .string(routeName)), ("error", .string(String(describing: error)))])
+                // PostgresError's description carries the SQLSTATE, never the server's message.
+                logger.log(herald.status == 503 ? .warning : .error, "request failed",
+                           [("route", .string(routeName)), ("error", .string(String(describing: error)))])
             }
             response = Reply.error(herald)
         }

@@ -6,9 +6,10 @@ import Store
 
 /// `POST /api/partners/notifications/push` and `GET .../push/{requestId}` (SPEC 2.1).
 ///
-/// Order matters: everything that needs no database is checked first (validation, payload size),
-/// then the idempotency key is looked up (a replay costs no rate-limit slot), then one slot is
-/// reserved, then recipients are resolved and the audit row, idempotency key and deliveries are
+/// Order matters: a retry with a known Idempotency-Key is answered from the stored response first
+/// (so it replays even if, say, its `sendAt` has passed since, and costs no rate-limit slot); then
+/// everything that needs no database is checked (validation, payload size); then one slot is
+/// reserved; then recipients are resolved and the audit row, idempotency key and deliveries are
 /// written in one statement. The answer goes out only after that commit.
 struct PushHandler: Sendable {
     let store: PushStore
@@ -22,17 +23,17 @@ struct PushHandler: Sendable {
         if let key = idempotencyKey, !Identifiers.isValidIdempotencyKey(key) {
             throw HeraldError.invalidField("Idempotency-Key", "Idempotency-Key must be 1-255 printable ASCII characters.")
         }
-        let json = try request.jsonBody()
-        let now = clock()
-        let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
-        let content = PushContent(request: push, partner: partner)
-        try PushPayload.checkSize(content, signer: signer)
-
         let bodyHash = idempotencyKey.map { _ in Digest.hex(Digest.sha256(request.http.body)) }
         if let key = idempotencyKey, let bodyHash,
            let stored = try store.idempotentResponse(partnerID: partner.id, key: key) {
             return try replay(stored, bodyHash: bodyHash)
         }
+
+        let json = try request.jsonBody()
+        let now = clock()
+        let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
+        let content = PushContent(request: push, partner: partner)
+        try PushPayload.checkSize(content, signer: signer)
 
         let reservation = try store.reserveRate(
             partnerID: partner.id, perMinute: partner.rateLimitPerMinute, perDay: partner.rateLimitPerDay)
@@ -63,8 +64,11 @@ struct PushHandler: Sendable {
 
     func status(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         guard let id = UUID(uuidString: request.parameter("requestId")), let createdAt = UUIDv7.timestamp(of: id),
-              let summary = try store.find(requestID: id, createdAt: createdAt, partnerID: partner.id)
+              let summary = try store.find(requestID: id, createdAt: createdAt)
         else { throw HeraldError.notFound }
+        guard summary.partnerID == partner.id else {
+            throw HeraldError(status: 403, code: "forbidden", message: "This request belongs to another partner.")
+        }
         let status = PushStatus.of(deliveries: summary.deliveries, sent: summary.sent, failed: summary.failed,
                                    sendAt: summary.sendAt, now: clock())
         let missing = (try? JSONParser.parse(summary.missingJSON)) ?? .object([])

@@ -34,7 +34,7 @@ public struct DirectoryStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }
 
-    static let userNotFound = HeraldError(status: 404, code: "user_not_found", message: "No such user.")
+    public static let userNotFound = HeraldError(status: 404, code: "user_not_found", message: "No such user.")
 
     /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns true
     /// when the user was created. Throws 409 `identifier_taken` when another user of the tenant

@@ -105,6 +105,7 @@ public struct IdempotentResponse: Sendable {
 /// A push request's audit row, as `GET .../push/{id}` shows it.
 public struct PushRequestSummary: Sendable {
     public let id: UUID
+    public let partnerID: UUID
     public let createdAt: Date
     public let recipients: Int
     public let deliveries: Int
@@ -243,17 +244,19 @@ public struct PushStore: Sendable {
         return try row.int(0) == 1
     }
 
-    /// A request of `partnerID` by id; the id's timestamp names the partition.
-    public func find(requestID: UUID, createdAt: Date, partnerID: UUID) throws -> PushRequestSummary? {
+    /// A request by id; the id's timestamp names the partition, so one partition is searched.
+    public func find(requestID: UUID, createdAt: Date) throws -> PushRequestSummary? {
         try pool.withConnection { connection in
             try connection.query("""
-                SELECT id, created_at, recipients, deliveries, suppressed, sent, failed, send_at, missing::text
-                  FROM push_requests WHERE id = $1 AND created_at = $2 AND partner_id = $3
-                """, [requestID, createdAt, partnerID]).first.map { row in
+                SELECT id, partner_id, created_at, recipients, deliveries, suppressed, sent, failed, send_at,
+                       missing::text
+                  FROM push_requests WHERE id = $1 AND created_at = $2
+                """, [requestID, createdAt]).first.map { row in
                 PushRequestSummary(
-                    id: try row.uuid(0), createdAt: try row.date(1), recipients: try row.int(2),
-                    deliveries: try row.int(3), suppressed: try row.int(4), sent: try row.int(5),
-                    failed: try row.int(6), sendAt: try row.optionalDate(7), missingJSON: try row.string(8))
+                    id: try row.uuid(0), partnerID: try row.uuid(1), createdAt: try row.date(2),
+                    recipients: try row.int(3), deliveries: try row.int(4), suppressed: try row.int(5),
+                    sent: try row.int(6), failed: try row.int(7), sendAt: try row.optionalDate(8),
+                    missingJSON: try row.string(9))
             }
         }
     }

@@ -17,7 +17,8 @@ struct BenchmarkTests {
         let dispatch: HTTPServerConfiguration.Dispatch = dispatchSetting == "inline"
             ? .inline : .handlerThreads(ioThreads: Int(dispatchSetting) ?? 2)
         let sleepMicroseconds = UInt32(environment["HERALD_HTTP_BENCH_SLEEP_US"] ?? "") ?? 0
-        let arguments = (environment["HERALD_HTTP_BENCH_ARGS"] ?? "-t2 -c64 -d5s").split(separator: " ").map(String.init)
+        let arguments = (environment["HERALD_HTTP_BENCH_ARGS"] ?? "-t2 -c64 -d5s")
+            .split(separator: " ").map(String.init)
         let body = Array(#"{"id":"0190a6e4-8f4c-7cc1-b3a1-2f3b9e0c1d2e","status":"accepted"}"#.utf8)
         let server = try HTTPServer(configuration: testConfiguration(threadCount: threads, dispatch: dispatch),
                                     tooLarge: tooLargeResponse) { _ in
@@ -37,7 +38,11 @@ struct BenchmarkTests {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
-        print("HTTPServer benchmark (\(dispatch), threadCount \(threads), handler sleep \(sleepMicroseconds) us, wrk \(arguments.joined(separator: " "))):\n\(text)")
+        print("""
+            HTTPServer benchmark (\(dispatch), threadCount \(threads), handler sleep \(sleepMicroseconds) us, \
+            wrk \(arguments.joined(separator: " "))):
+            \(text)
+            """)
         #expect(process.terminationStatus == 0)
         #expect(text.contains("Requests/sec"))
     }

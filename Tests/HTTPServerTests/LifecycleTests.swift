@@ -84,6 +84,24 @@ struct LifecycleTests {
         }
     }
 
+    @Test("A request completed after the handler threads stopped is answered 503 and stop() still succeeds")
+    func requestAfterHandlerThreadsStopped() throws {
+        let calls = Counter()
+        let server = try startServer(.handlerThreads(ioThreads: 1)) { _ in
+            calls.increment()
+            return HTTPResponse(status: 200)
+        }
+        let client = try RawHTTPClient(port: server.port)
+        #expect(try client.request("GET", "/before").status == 200)
+        // What stop() does between draining and stopping libmicrohttpd, here with a connection still open.
+        server.context.pool?.shutdown()
+        let response = try client.request("POST", "/after", body: Array("x".utf8))
+        #expect(response.status == 503)
+        #expect(calls.value == 1)
+        server.stop()
+        #expect(client.isClosedByPeer())
+    }
+
     @Test("A port already in use fails with bind_failed")
     func bindFailure() throws {
         let first = try startServer(.inline) { _ in HTTPResponse(status: 200) }

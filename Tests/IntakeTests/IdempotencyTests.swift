@@ -62,6 +62,26 @@ struct IdempotencyTests {
             [partner.id]) == 1)
     }
 
+    @Test("a retry replays even when its body would no longer validate (sendAt now in the past)")
+    func replayBeforeValidation() throws {
+        let clock = TestClock(Date())
+        let intake = try IntakeHarness(clock: { clock.now })
+        defer { intake.stop() }
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        let sendAt = ISO8601.format(clock.now.addingTimeInterval(600))
+        let body = pushBody(partner, emails: [user.email], extra: #","sendAt":"\#(sendAt)""#)
+        let first = try intake.push(partner.key, body, idempotencyKey: "remind-me")
+        #expect(first.status == 202)
+        #expect(first.json["status"] == .string("scheduled"))
+        clock.advance(by: 7200)
+        let fresh = try intake.push(partner.key, body, idempotencyKey: "another-key")
+        #expect(fresh.errorCode == "send_at_out_of_range")
+        let retry = try intake.push(partner.key, body, idempotencyKey: "remind-me")
+        #expect(retry.status == 202)
+        #expect(retry.body == first.body)
+    }
+
     @Test("a malformed Idempotency-Key is refused")
     func malformedKey() throws {
         let partner = try intake.makePartner()
@@ -85,4 +105,13 @@ struct IdempotencyTests {
         #expect(second.json["requestId"] != first.json["requestId"])
         #expect(try DB.count("SELECT count(*) FROM push_requests WHERE partner_id = $1::uuid", [partner.id]) == 2)
     }
+}
+
+/// A clock tests move by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Date
+    init(_ start: Date) { current = start }
+    var now: Date { lock.withLock { current } }
+    func advance(by seconds: TimeInterval) { lock.withLock { current = current.addingTimeInterval(seconds) } }
 }

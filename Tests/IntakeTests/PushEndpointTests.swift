@@ -163,7 +163,7 @@ struct PushEndpointTests {
         #expect(status.json["status"] == .string("scheduled"))
     }
 
-    @Test("GET returns the request's counts to its partner only")
+    @Test("GET returns the request's counts to its partner; another partner gets 403")
     func statusLookup() throws {
         let partner = try intake.makePartner()
         let other = try intake.makePartner(tenant: partner.tenantID)
@@ -176,7 +176,9 @@ struct PushEndpointTests {
         #expect(mine.json["status"] == .string("queued"))
         #expect(mine.json["deliveries"] == .number(2))
         #expect(mine.json["pending"] == .number(2))
-        #expect(try intake.request("GET", path, token: other.key).status == 404)
+        let foreign = try intake.request("GET", path, token: other.key)
+        #expect(foreign.status == 403)
+        #expect(foreign.errorCode == "forbidden")
         #expect(try intake.request("GET", "/api/partners/notifications/push/not-a-uuid", token: partner.key).status == 404)
         #expect(try intake.request("GET", "/api/partners/notifications/push/\(UUID())", token: partner.key).status == 404)
 

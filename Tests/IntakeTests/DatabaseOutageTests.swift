@@ -1,0 +1,51 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Intake
+import Postgres
+import Store
+import Testing
+
+@Suite("Database outage")
+struct DatabaseOutageTests {
+    @Test("503 while Postgres is unreachable, nothing half-written, and recovery without a restart")
+    func outageAndRecovery() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.destroy() }
+        let pool = PostgresPool(configuration: .init(url: cluster.databaseURL, maxConnections: 2))
+        let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+        try pool.withConnection { try migrator.migrate($0) }
+        pool.close()
+
+        let intake = try IntakeHarness(configure: { $0.databaseURL = cluster.databaseURL })
+        defer { intake.stop() }
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 202)
+
+        try cluster.stop()
+        // Pooled connections are now dead and new ones cannot be opened.
+        for _ in 0..<3 {
+            let push = try intake.push(partner.key, pushBody(partner, emails: [user.email]), idempotencyKey: "during")
+            #expect(push.status == 503)
+            #expect(push.errorCode == "database_unavailable")
+            #expect(push.headers["retry-after"] == "1")
+        }
+        #expect(try intake.request("GET", "/readyz", token: nil).status == 503)
+        #expect(try intake.request("GET", "/healthz", token: nil).status == 200)
+        #expect(try intake.host("PUT", "/api/internal/users/\(user.id)/opt-outs/\(partner.miniAppID)").status == 503)
+
+        try cluster.start()
+        #expect(try intake.request("GET", "/readyz", token: nil).status == 200)
+        let after = try intake.push(partner.key, pushBody(partner, emails: [user.email]), idempotencyKey: "during")
+        #expect(after.status == 202)
+        #expect(after.headers["idempotent-replayed"] == nil)
+
+        let check = PostgresPool(configuration: .init(url: cluster.databaseURL, maxConnections: 1))
+        defer { check.close() }
+        let requests = try check.withConnection { try $0.query("SELECT count(*) FROM push_requests").first!.int(0) }
+        let deliveries = try check.withConnection { try $0.query("SELECT count(*) FROM deliveries").first!.int(0) }
+        #expect(requests == 2)
+        #expect(deliveries == 4)
+    }
+}
