@@ -38,11 +38,12 @@ public final class PostgresConnection: @unchecked Sendable {
     /// True when no transaction is open (the only state in which a pooled connection may be reused).
     public var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
 
-    /// Reads whatever the server sent while the connection sat idle. A server that closed the
-    /// connection (restart, idle timeout) makes this false without blocking.
-    func probe() -> Bool {
-        guard PQconsumeInput(handle) == 1 else { return false }
-        return isHealthy
+    /// Checks a connection that sat idle: reads what the server sent meanwhile, then makes one
+    /// empty-query round trip. A server that closed or terminated the connection (restart, idle
+    /// timeout, pg_terminate_backend) makes this false.
+    func validate() -> Bool {
+        guard PQconsumeInput(handle) == 1, isHealthy else { return false }
+        return (try? execute("")) != nil && isHealthy
     }
 
     /// Runs `sql` with `parameters` (nil binds SQL NULL) and returns its rows.

@@ -10,13 +10,17 @@ public final class PostgresPool: @unchecked Sendable {
         /// How long a caller waits for a free connection before `poolTimeout`.
         public var acquireTimeout: Duration
         public var applicationName: String
+        /// A connection idle at least this long is validated with a round trip before reuse, so a
+        /// server restart costs no failed request. Busy connections are never idle this long.
+        public var validateAfterIdle: Duration
 
         public init(url: String, maxConnections: Int = 8, acquireTimeout: Duration = .seconds(5),
-                    applicationName: String = "herald") {
+                    applicationName: String = "herald", validateAfterIdle: Duration = .seconds(1)) {
             self.url = url
             self.maxConnections = maxConnections
             self.acquireTimeout = acquireTimeout
             self.applicationName = applicationName
+            self.validateAfterIdle = validateAfterIdle
         }
     }
 
@@ -63,7 +67,7 @@ public final class PostgresPool: @unchecked Sendable {
             if let connection = idle.popLast() {
                 condition.unlock()
                 // A connection idle for a while may have been closed by a server restart.
-                if ContinuousClock.now - connection.lastUsed < .milliseconds(500) || connection.probe() {
+                if ContinuousClock.now - connection.lastUsed < configuration.validateAfterIdle || connection.validate() {
                     return connection
                 }
                 discard()

@@ -10,6 +10,12 @@ public struct Migrator: Sendable {
         public let version: Int
         public let name: String
         public let sql: String
+
+        public init(version: Int, name: String, sql: String) {
+            self.version = version
+            self.name = name
+            self.sql = sql
+        }
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -18,6 +24,8 @@ public struct Migrator: Sendable {
     }
 
     public let migrations: [Migration]
+    /// The advisory lock that serialises migrations across processes.
+    static let lockKey = 7_301_007
 
     public init(migrations: [Migration]) { self.migrations = migrations.sorted { $0.version < $1.version } }
 
@@ -56,18 +64,22 @@ public struct Migrator: Sendable {
     /// Applies what is missing; returns the names applied by this call.
     @discardableResult
     public func migrate(_ connection: PostgresConnection) throws -> [String] {
-        try connection.execute("""
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version    integer PRIMARY KEY,
-                name       text NOT NULL,
-                checksum   text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now())
-            """)
+        // Under the lock too: concurrent CREATE TABLE IF NOT EXISTS races on the catalog (23505).
+        try connection.transaction { connection in
+            try connection.query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey])
+            try connection.execute("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version    integer PRIMARY KEY,
+                    name       text NOT NULL,
+                    checksum   text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now())
+                """)
+        }
         var applied: [String] = []
         for migration in migrations {
             let checksum = Self.checksum(migration.sql)
             let done = try connection.transaction { connection -> Bool in
-                try connection.query("SELECT pg_advisory_xact_lock(7301007)")
+                try connection.query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey])
                 if let row = try connection.query(
                     "SELECT checksum FROM schema_migrations WHERE version = $1", [migration.version]).first
                 {

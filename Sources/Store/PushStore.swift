@@ -126,29 +126,7 @@ public struct PushStore: Sendable {
         -> RecipientResolution
     {
         let rows = try pool.withConnection { connection in
-            try connection.query("""
-                WITH ids AS (
-                    SELECT 'e'::text AS kind, email AS ident, user_id FROM user_emails
-                     WHERE tenant_id = $1 AND email = ANY($2::text[])
-                    UNION ALL
-                    SELECT 'w', wallet, user_id FROM user_wallets
-                     WHERE tenant_id = $1 AND wallet = ANY($3::text[])
-                ), targets AS (
-                    SELECT u.user_id,
-                           EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = u.user_id AND o.mini_app_id = $4) AS opted_out
-                      FROM (SELECT DISTINCT user_id FROM ids) AS u
-                )
-                SELECT kind, ident, user_id, NULL::text, NULL::text, NULL::bool FROM ids
-                UNION ALL
-                SELECT 'u', NULL, user_id, NULL, NULL, opted_out FROM targets
-                UNION ALL
-                SELECT 'd', d.device_id, d.user_id, CASE d.platform WHEN 'ios' THEN 'apns' ELSE 'fcm' END,
-                       d.environment, NULL
-                  FROM targets t JOIN devices d ON d.user_id = t.user_id
-                 WHERE NOT t.opted_out
-                   AND ((d.platform = 'ios' AND d.apns_token IS NOT NULL AND d.apns_token_invalidated_at IS NULL)
-                     OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL))
-                """, [tenantID, emails, wallets, miniAppID]).rows
+            try connection.query(Self.resolveSQL, [tenantID, emails, wallets, miniAppID]).rows
         }
         var resolution = RecipientResolution()
         for row in rows {
@@ -186,10 +164,7 @@ public struct PushStore: Sendable {
     /// The stored response for a key used within the last 24 hours.
     public func idempotentResponse(partnerID: UUID, key: String) throws -> IdempotentResponse? {
         try pool.withConnection { connection in
-            try connection.query("""
-                SELECT body_hash, response FROM idempotency_keys
-                 WHERE partner_id = $1 AND key = $2 AND created_at > now() - interval '24 hours'
-                """, [partnerID, key]).first.map {
+            try connection.query(Self.idempotentResponseSQL, [partnerID, key]).first.map {
                 IdempotentResponse(bodyHash: try $0.string(0), response: try $0.string(1))
             }
         }
@@ -201,40 +176,8 @@ public struct PushStore: Sendable {
     public func enqueue(_ push: PushEnqueue) throws -> Bool {
         let d = push.deliveries
         let row = try pool.withConnection { connection in
-            try connection.query("""
-                WITH idem AS (
-                    INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
-                    SELECT $1, $2, $3, $4, $5, $6 WHERE $2::text IS NOT NULL
-                    ON CONFLICT (partner_id, key) DO UPDATE
-                       SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
-                           response = EXCLUDED.response, created_at = EXCLUDED.created_at
-                     WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
-                    RETURNING 1
-                ), go AS (
-                    SELECT 1 AS ok WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM idem)
-                ), audit AS (
-                    INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
-                        deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed,
-                        missing)
-                    SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16,
-                           cardinality($20::uuid[]), $17, $18::jsonb
-                      FROM go
-                    RETURNING 1
-                ), senders AS (
-                    INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
-                    SELECT u, $7, $6 FROM go, unnest($19::text[]) AS u
-                    ON CONFLICT DO NOTHING
-                ), outbox AS (
-                    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
-                        device_id, environment, payload, available_at, expires_at)
-                    SELECT x.id, $4, $6, $1, $15, x.service, x.user_id, x.device_id, x.environment, x.payload,
-                           coalesce($12, $6), $14
-                      FROM go, unnest($20::uuid[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
-                           AS x (id, service, user_id, device_id, environment, payload)
-                    RETURNING 1
-                )
-                SELECT (SELECT count(*) FROM audit), (SELECT count(*) FROM outbox)
-                """,
+            try connection.query(
+                Self.enqueueSQL,
                 [push.partnerID, push.idempotencyKey, push.bodyHash, push.requestID, push.response, push.createdAt,
                  push.miniAppID, push.title, push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds,
                  push.expiresAt, push.lane, push.recipients, push.suppressed, push.missingJSON, push.senderUserIDs,
@@ -247,11 +190,7 @@ public struct PushStore: Sendable {
     /// A request by id; the id's timestamp names the partition, so one partition is searched.
     public func find(requestID: UUID, createdAt: Date) throws -> PushRequestSummary? {
         try pool.withConnection { connection in
-            try connection.query("""
-                SELECT id, partner_id, created_at, recipients, deliveries, suppressed, sent, failed, send_at,
-                       missing::text
-                  FROM push_requests WHERE id = $1 AND created_at = $2
-                """, [requestID, createdAt]).first.map { row in
+            try connection.query(Self.findSQL, [requestID, createdAt]).first.map { row in
                 PushRequestSummary(
                     id: try row.uuid(0), partnerID: try row.uuid(1), createdAt: try row.date(2),
                     recipients: try row.int(3), deliveries: try row.int(4), suppressed: try row.int(5),
@@ -260,4 +199,81 @@ public struct PushStore: Sendable {
             }
         }
     }
+}
+
+// The statements of the push endpoint, named so tests can EXPLAIN exactly what runs.
+extension PushStore {
+    /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and live devices.
+    public static let resolveSQL = """
+        WITH ids AS (
+            SELECT 'e'::text AS kind, email AS ident, user_id FROM user_emails
+             WHERE tenant_id = $1 AND email = ANY($2::text[])
+            UNION ALL
+            SELECT 'w', wallet, user_id FROM user_wallets
+             WHERE tenant_id = $1 AND wallet = ANY($3::text[])
+        ), targets AS (
+            SELECT u.user_id,
+                   EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = u.user_id AND o.mini_app_id = $4) AS opted_out
+              FROM (SELECT DISTINCT user_id FROM ids) AS u
+        )
+        SELECT kind, ident, user_id, NULL::text, NULL::text, NULL::bool FROM ids
+        UNION ALL
+        SELECT 'u', NULL, user_id, NULL, NULL, opted_out FROM targets
+        UNION ALL
+        SELECT 'd', d.device_id, d.user_id, CASE d.platform WHEN 'ios' THEN 'apns' ELSE 'fcm' END,
+               d.environment, NULL
+          FROM targets t JOIN devices d ON d.user_id = t.user_id
+         WHERE NOT t.opted_out
+           AND ((d.platform = 'ios' AND d.apns_token IS NOT NULL AND d.apns_token_invalidated_at IS NULL)
+             OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL))
+        """
+
+    /// $1 partner, $2 key: the stored response of a key used in the last 24 hours.
+    public static let idempotentResponseSQL = """
+        SELECT body_hash, response FROM idempotency_keys
+         WHERE partner_id = $1 AND key = $2 AND created_at > now() - interval '24 hours'
+        """
+
+    /// The whole accepted push in one statement; see `enqueue`.
+    public static let enqueueSQL = """
+        WITH idem AS (
+            INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
+            SELECT $1, $2, $3, $4, $5, $6 WHERE $2::text IS NOT NULL
+            ON CONFLICT (partner_id, key) DO UPDATE
+               SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
+                   response = EXCLUDED.response, created_at = EXCLUDED.created_at
+             WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
+            RETURNING 1
+        ), go AS (
+            SELECT 1 AS ok WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM idem)
+        ), audit AS (
+            INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
+                deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed,
+                missing)
+            SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16,
+                   cardinality($20::uuid[]), $17, $18::jsonb
+              FROM go
+            RETURNING 1
+        ), senders AS (
+            INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
+            SELECT u, $7, $6 FROM go, unnest($19::text[]) AS u
+            ON CONFLICT DO NOTHING
+        ), outbox AS (
+            INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
+                device_id, environment, payload, available_at, expires_at)
+            SELECT x.id, $4, $6, $1, $15, x.service, x.user_id, x.device_id, x.environment, x.payload,
+                   coalesce($12, $6), $14
+              FROM go, unnest($20::uuid[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
+                   AS x (id, service, user_id, device_id, environment, payload)
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM audit), (SELECT count(*) FROM outbox)
+        """
+
+    /// $1 id, $2 created_at (from the UUIDv7 id): one audit row, one partition.
+    public static let findSQL = """
+        SELECT id, partner_id, created_at, recipients, deliveries, suppressed, sent, failed, send_at,
+               missing::text
+          FROM push_requests WHERE id = $1 AND created_at = $2
+        """
 }

@@ -1,0 +1,102 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Postgres
+import Testing
+
+/// heraldctl as an operator runs it: the real executable against the test server.
+@Suite("heraldctl")
+struct HeraldCtlTests {
+    static var executable: URL { TestEnvironment.binDirectory.appendingPathComponent("heraldctl") }
+
+    static func run(_ arguments: [String], url: String = TestEnvironment.databaseURL) throws -> (status: Int32, output: String) {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_DATABASE_URL"] = url
+        return try ChildProcess.run(executable, arguments, environment: environment)
+    }
+
+    static func freshDatabase() throws -> (url: String, drop: () -> Void) {
+        let name = "herald_" + UUID().uuidString.prefix(8).lowercased()
+        let admin = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1))
+        try admin.withConnection { try $0.execute("CREATE DATABASE \(name)") }
+        return (TestEnvironment.databaseURL(named: name), {
+            _ = try? admin.withConnection { try $0.execute("DROP DATABASE \(name) WITH (FORCE)") }
+            admin.close()
+        })
+    }
+
+    @Test("four concurrent `heraldctl migrate` runs on an empty database all succeed and apply each file once")
+    func concurrentMigrate() throws {
+        let database = try Self.freshDatabase()
+        defer { database.drop() }
+        let url = database.url
+        let results = runInParallel(4) { _ in try? Self.run(["migrate", "--json"], url: url) }
+        #expect(results.allSatisfy { $0?.status == 0 }, "\(results.map { $0?.output ?? "nil" })")
+        let applied = results.compactMap { $0 }.flatMap { result -> [String] in
+            let json = try? JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+            return json?["applied"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+        #expect(applied.count == Set(applied).count)
+        #expect(applied.count >= 4)
+        let again = try Self.run(["migrate"], url: database.url)
+        #expect(again.status == 0)
+        #expect(again.output.contains("up to date"))
+    }
+
+    @Test("partners: create prints the key once, list/update/rotate/revoke work, JSON with --json")
+    func partners() throws {
+        let miniApp = "ctl." + UUID().uuidString.prefix(8).lowercased()
+        let created = try Self.run(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Ctl",
+                                    "--tenant", "ctl-tenant", "--rate-limit-per-minute", "5", "--json"])
+        #expect(created.status == 0, "\(created.output)")
+        let json = try JSONParser.parse(created.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        let id = try #require(json["id"]?.stringValue)
+        let key = try #require(json["apiKey"]?.stringValue)
+        #expect(key.hasPrefix("mp_") && key.count == 35)
+        #expect(json["rateLimitPerMinute"] == .number(5))
+
+        let list = try Self.run(["partners", "list"])
+        #expect(list.status == 0)
+        #expect(list.output.contains(miniApp))
+        #expect(!list.output.contains(key))
+
+        let updated = try Self.run(["partners", "update", id, "--rate-limit-per-day", "77", "--json"])
+        #expect(try JSONParser.parse(updated.output.trimmingCharacters(in: .whitespacesAndNewlines))["rateLimitPerDay"] == .number(77))
+        let rotated = try Self.run(["partners", "rotate-key", id])
+        #expect(rotated.status == 0)
+        #expect(rotated.output.contains("mp_"))
+        #expect(!rotated.output.contains(key))
+        let revoked = try Self.run(["partners", "revoke", id, "--json"])
+        #expect(try JSONParser.parse(revoked.output.trimmingCharacters(in: .whitespacesAndNewlines))["revokedAt"] != .null)
+        #expect(try Self.run(["partners", "rotate-key", id]).status == 1)
+    }
+
+    @Test("bad usage exits 2, failures exit 1", arguments: [
+        (["frobnicate"], Int32(2)),
+        (["partners"], Int32(2)),
+        (["partners", "create", "--display-name", "X"], Int32(2)),
+        (["partners", "update", "not-a-uuid"], Int32(2)),
+        (["migrate", "--unknown-option", "1"], Int32(2)),
+        (["partners", "revoke", "00000000-0000-0000-0000-000000000000"], Int32(1)),
+        (["partners", "create", "--mini-app-id", "bad id", "--display-name", "X"], Int32(1)),
+    ])
+    func exitStatus(_ arguments: [String], _ expected: Int32) throws {
+        #expect(try Self.run(arguments).status == expected)
+    }
+
+    @Test("an unreachable database is a failure with a clear message")
+    func unreachable() throws {
+        let result = try Self.run(["migrate"], url: "postgresql://postgres@/herald?host=/nonexistent-dir")
+        #expect(result.status == 1)
+        #expect(result.output.contains("unavailable"))
+    }
+
+    @Test("partitions creates months ahead and lists them")
+    func partitions() throws {
+        let result = try Self.run(["partitions", "--months-ahead", "4", "--list"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("push_requests_"))
+        #expect(result.output.contains("delivery_history_"))
+        #expect(try Self.run(["partitions", "--retention-days", "3"]).status == 2)
+    }
+}

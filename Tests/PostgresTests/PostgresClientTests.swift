@@ -1,0 +1,128 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+import Testing
+
+/// The libpq client against the real test database.
+@Suite("Postgres client")
+struct PostgresClientTests {
+    let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 4))
+
+    @Test("parameters of every supported type round-trip through the text format")
+    func parameterRoundTrip() throws {
+        let id = UUID()
+        let date = Date(timeIntervalSince1970: 1_795_959_651.123456)
+        let strings = ["plain", "quo\"te", "back\\slash", "comma,brace{}", "ünïcødé ☃", ""]
+        let row = try #require(try pool.withConnection { connection in
+            try connection.query(
+                "SELECT $1::text, $2::bigint, $3::bool, $4::uuid, $5::timestamptz, $6::text[], $7::float8, $8::text IS NULL",
+                ["it's", Int64(-9_007_199_254_740_993), true, id, date, strings, 0.25, nil as String?]).first
+        })
+        #expect(try row.string(0) == "it's")
+        #expect(try row.int(1) == -9_007_199_254_740_993)
+        #expect(try row.bool(2))
+        #expect(try row.uuid(3) == id)
+        #expect(abs(try row.date(4).timeIntervalSince(date)) < 0.000_001)
+        #expect(try row.double(6) == 0.25)
+        #expect(try row.bool(7))
+        let unnested = try pool.withConnection { connection in
+            try connection.query("SELECT unnest($1::text[])", [strings]).rows.map { try $0.string(0) }
+        }
+        #expect(unnested == strings)
+    }
+
+    @Test("a failed statement reports its SQLSTATE, and the description never includes the server message")
+    func errors() throws {
+        let table = "t_" + UUID().uuidString.prefix(8).lowercased()
+        try pool.withConnection { try $0.execute("CREATE TABLE \(table) (k text PRIMARY KEY)") }
+        defer { _ = try? pool.withConnection { try $0.execute("DROP TABLE \(table)") } }
+        try pool.withConnection { _ = try $0.query("INSERT INTO \(table) VALUES ($1)", ["secret@example.com"]) }
+        do {
+            try pool.withConnection { _ = try $0.query("INSERT INTO \(table) VALUES ($1)", ["secret@example.com"]) }
+            Issue.record("a duplicate key must fail")
+        } catch let error as PostgresError {
+            #expect(error.code == .queryFailed)
+            #expect(error.isUniqueViolation)
+            #expect(error.sqlState == "23505")
+            #expect(!error.isUnavailable)
+            #expect(error.serverMessage.contains("duplicate key"))
+            #expect(!String(describing: error).contains("secret@example.com"))
+            #expect(!"\(error)".contains("duplicate key"))
+        }
+        // The connection is still usable after the error.
+        #expect(try pool.withConnection { try $0.query("SELECT 1").first!.int(0) } == 1)
+    }
+
+    @Test("a transaction commits when its body returns and rolls back when it throws")
+    func transactions() throws {
+        let table = "t_" + UUID().uuidString.prefix(8).lowercased()
+        try pool.withConnection { try $0.execute("CREATE TABLE \(table) (n int)") }
+        defer { _ = try? pool.withConnection { try $0.execute("DROP TABLE \(table)") } }
+        try pool.withTransaction { _ = try $0.query("INSERT INTO \(table) VALUES ($1)", [1]) }
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try pool.withTransaction { connection in
+                _ = try connection.query("INSERT INTO \(table) VALUES ($1)", [2])
+                throw Abort()
+            }
+        }
+        let values = try pool.withConnection { try $0.query("SELECT n FROM \(table) ORDER BY n").rows.map { try $0.int(0) } }
+        #expect(values == [1])
+        // A connection returned inside a failed transaction would poison the pool; it must come back idle.
+        #expect(try pool.withConnection { $0.isIdle })
+    }
+
+    @Test("statements are prepared once per connection and reused")
+    func preparedOnce() throws {
+        try pool.withConnection { connection in
+            for value in 0..<5 { _ = try connection.query("SELECT $1::int + 1", [value]) }
+            let prepared = try connection.query(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement = 'SELECT $1::int + 1'").first!.int(0)
+            #expect(prepared == 1)
+        }
+    }
+
+    @Test("the pool bounds connections and times out waiters")
+    func poolBounds() throws {
+        let small = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
+                                                      acquireTimeout: .milliseconds(200)))
+        defer { small.close() }
+        let started = Date()
+        try small.withConnection { _ in
+            #expect(throws: PostgresError.self) { try small.withConnection { _ in } }
+        }
+        #expect(Date().timeIntervalSince(started) >= 0.2)
+        let concurrent = runInParallel(8) { _ in
+            (try? small.withConnection { connection -> Int in
+                _ = try connection.query("SELECT pg_sleep(0.01)")
+                return 1
+            }) ?? 0
+        }
+        #expect(concurrent.reduce(0, +) == 8)
+    }
+
+    @Test("an unreachable server is reported as unavailable")
+    func unreachable() throws {
+        let nowhere = PostgresPool(configuration: .init(url: "postgresql://postgres@/herald?host=/nonexistent-socket-dir",
+                                                        maxConnections: 1))
+        do {
+            try nowhere.withConnection { _ in }
+            Issue.record("connecting must fail")
+        } catch let error as PostgresError {
+            #expect(error.code == .connectionFailed)
+            #expect(error.isUnavailable)
+        }
+    }
+
+    @Test("a pooled connection killed by the server is replaced, not handed out broken")
+    func recoversFromTerminatedConnection() throws {
+        let single = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
+                                                       validateAfterIdle: .milliseconds(100)))
+        defer { single.close() }
+        let pid = try single.withConnection { try $0.query("SELECT pg_backend_pid()").first!.int(0) }
+        try pool.withConnection { _ = try $0.query("SELECT pg_terminate_backend($1)", [pid]) }
+        Thread.sleep(forTimeInterval: 0.3)
+        let newPID = try single.withConnection { try $0.query("SELECT pg_backend_pid()").first!.int(0) }
+        #expect(newPID != pid)
+    }
+}

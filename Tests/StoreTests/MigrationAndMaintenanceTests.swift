@@ -1,0 +1,99 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+@Suite("Migrations and maintenance")
+struct MigrationAndMaintenanceTests {
+    /// A fresh, empty database on the test server, dropped afterwards.
+    static func withFreshDatabase(_ body: (String) throws -> Void) throws {
+        let name = "herald_" + UUID().uuidString.prefix(8).lowercased()
+        let admin = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1))
+        defer { admin.close() }
+        try admin.withConnection { try $0.execute("CREATE DATABASE \(name)") }
+        defer { _ = try? admin.withConnection { try $0.execute("DROP DATABASE \(name) WITH (FORCE)") } }
+        try body(TestEnvironment.databaseURL(named: name))
+    }
+
+    @Test("migrating twice applies each file once and records its checksum")
+    func idempotent() throws {
+        try Self.withFreshDatabase { url in
+            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+            defer { pool.close() }
+            let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+            let first = try pool.withConnection { try migrator.migrate($0) }
+            let second = try pool.withConnection { try migrator.migrate($0) }
+            #expect(first.count == migrator.migrations.count)
+            #expect(first.count >= 4)
+            #expect(second.isEmpty)
+            let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_migrations").first!.int(0) }
+            #expect(recorded == migrator.migrations.count)
+        }
+    }
+
+    @Test("an applied migration that was edited is refused, not re-run")
+    func editedMigration() throws {
+        try Self.withFreshDatabase { url in
+            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+            defer { pool.close() }
+            let original = Migrator(migrations: [.init(version: 1, name: "001_x.sql", sql: "CREATE TABLE x (a int)")])
+            let edited = Migrator(migrations: [.init(version: 1, name: "001_x.sql", sql: "CREATE TABLE x (a bigint)")])
+            try pool.withConnection { _ = try original.migrate($0) }
+            #expect(throws: Migrator.Failure.self) { try pool.withConnection { _ = try edited.migrate($0) } }
+        }
+    }
+
+    @Test("partitions are created ahead and dropped past retention")
+    func partitions() throws {
+        try Self.withFreshDatabase { url in
+            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+            defer { pool.close() }
+            let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+            try pool.withConnection { _ = try migrator.migrate($0) }
+            let maintenance = MaintenanceStore(pool: pool)
+            try maintenance.ensurePartitions(monthsAhead: 6)
+            let names = try maintenance.listPartitions().map(\.partition)
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyy_MM"
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            let sixAhead = Calendar(identifier: .gregorian).date(byAdding: .month, value: 6, to: Date())!
+            #expect(names.contains("push_requests_\(formatter.string(from: sixAhead))"))
+            #expect(names.contains("delivery_history_\(formatter.string(from: sixAhead))"))
+
+            try pool.withConnection { _ = try $0.query(
+                "SELECT herald_ensure_monthly_partitions('push_requests', '2020-01-15'::timestamptz, 1)") }
+            #expect(try maintenance.listPartitions().contains { $0.partition == "push_requests_2020_01" })
+            let dropped = try maintenance.dropPartitions(retentionDays: 400)
+            #expect(dropped == ["push_requests_2020_01"])
+            #expect(try maintenance.listPartitions().contains { $0.partition.hasPrefix("push_requests_") })
+        }
+    }
+
+    @Test("cleaning removes expired rate buckets and idempotency keys only")
+    func cleaning() throws {
+        try Self.withFreshDatabase { url in
+            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+            defer { pool.close() }
+            let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+            try pool.withConnection { _ = try migrator.migrate($0) }
+            let partner = UUID()
+            try pool.withConnection { connection in
+                _ = try connection.query("""
+                    INSERT INTO rate_buckets VALUES
+                      ($1, 's', extract(epoch FROM now())::bigint, 1), ($1, 's', extract(epoch FROM now())::bigint - 600, 1),
+                      ($1, 'm', extract(epoch FROM now())::bigint / 60, 1), ($1, 'm', extract(epoch FROM now())::bigint / 60 - 2000, 1)
+                    """, [partner])
+                _ = try connection.query("""
+                    INSERT INTO idempotency_keys VALUES ($1, 'old', 'h', $2, '{}', now() - interval '26 hours'),
+                                                        ($1, 'new', 'h', $2, '{}', now())
+                    """, [partner, UUID()])
+            }
+            try MaintenanceStore(pool: pool).cleanExpired()
+            let buckets = try pool.withConnection { try $0.query("SELECT count(*) FROM rate_buckets").first!.int(0) }
+            let keys = try pool.withConnection { try $0.query("SELECT key FROM idempotency_keys").rows.map { try $0.string(0) } }
+            #expect(buckets == 2)
+            #expect(keys == ["new"])
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// The index each hot query relies on, proven with EXPLAIN on a directory large enough that the
+/// planner would not pick an index by accident (see docs/architecture.md, "Indexes and why").
+@Suite("Query plans", .serialized)
+struct QueryPlanTests {
+    static let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 2))
+
+    /// A tenant with 20,000 users, each with an email, a wallet and a device; analysed.
+    static let tenant: String = {
+        let tenant = TestEnvironment.unique("plans")
+        do {
+            try StoreDatabase.migrate(pool)
+            try pool.withTransaction { connection in
+                _ = try connection.query("INSERT INTO tenants (id) VALUES ($1)", [tenant])
+                _ = try connection.query("""
+                    INSERT INTO users (id, tenant_id) SELECT $1 || '-' || g, $1 FROM generate_series(1, 20000) g
+                    """, [tenant])
+                _ = try connection.query("""
+                    INSERT INTO user_emails (tenant_id, email, user_id)
+                    SELECT $1, 'user' || g || '@' || $1 || '.example', $1 || '-' || g FROM generate_series(1, 20000) g
+                    """, [tenant])
+                _ = try connection.query("""
+                    INSERT INTO user_wallets (tenant_id, wallet, user_id)
+                    SELECT $1, '0x' || lpad(to_hex(g), 40, '0'), $1 || '-' || g FROM generate_series(1, 20000) g
+                    """, [tenant])
+                // The small tables of the hot path get realistic sizes too, or the planner rightly
+                // prefers a sequential scan of a handful of rows.
+                _ = try connection.query("""
+                    INSERT INTO opt_outs (user_id, mini_app_id)
+                    SELECT $1 || '-' || g, 'app.' || (g % 50) FROM generate_series(1, 20000) g
+                    """, [tenant])
+                _ = try connection.query("""
+                    INSERT INTO idempotency_keys (partner_id, key, body_hash, request_id, response, created_at)
+                    SELECT gen_random_uuid(), 'k' || g, 'h', gen_random_uuid(), '{}', now() FROM generate_series(1, 20000) g
+                    """)
+                _ = try connection.query("""
+                    INSERT INTO rate_buckets (partner_id, granularity, bucket, count)
+                    SELECT gen_random_uuid(), 's', g, 1 FROM generate_series(1, 20000) g
+                    """)
+                _ = try connection.query("""
+                    INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
+                    SELECT $1 || '-' || g, 'phone', 'ios', 'production', repeat('ab', 32) FROM generate_series(1, 20000) g
+                    """, [tenant])
+            }
+            try pool.withConnection { connection in
+                for table in ["users", "user_emails", "user_wallets", "devices", "opt_outs", "idempotency_keys",
+                              "rate_buckets", "push_requests"] {
+                    try connection.execute("ANALYZE \(table)")
+                }
+            }
+        } catch {
+            fatalError("cannot build the query-plan fixture: \(error)")
+        }
+        return tenant
+    }()
+
+    /// The plan of `sql` with `parameters`, as text (EXPLAIN runs the statement's planning only).
+    func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws -> String {
+        try Self.pool.withConnection { connection in
+            try connection.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
+        }
+    }
+
+    @Test("recipient resolution probes primary keys only: no sequential scan of the directory")
+    func resolve() throws {
+        let tenant = Self.tenant
+        let text = try plan(PushStore.resolveSQL, [
+            tenant, ["user17@\(tenant).example", "user9000@\(tenant).example"],
+            ["0x" + String(repeating: "0", count: 36) + "00ff"], "some.app",
+        ])
+        #expect(text.contains("user_emails_pkey"), "\(text)")
+        #expect(text.contains("user_wallets_pkey"), "\(text)")
+        #expect(text.contains("devices_pkey"), "\(text)")
+        #expect(text.contains("opt_outs_pkey"), "\(text)")
+        #expect(!text.contains("Seq Scan on user_emails"), "\(text)")
+        #expect(!text.contains("Seq Scan on devices"), "\(text)")
+    }
+
+    @Test("the idempotency lookup uses the (partner, key) primary key")
+    func idempotency() throws {
+        let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1"])
+        #expect(text.contains("idempotency_keys_pkey"), "\(text)")
+    }
+
+    @Test("a request lookup by its UUIDv7 id searches one monthly partition only")
+    func partitionPruning() throws {
+        let id = UUIDv7.make(at: Date())
+        let text = try plan(PushStore.findSQL, [id, UUIDv7.timestamp(of: id)!])
+        let scanned = text.split(separator: "\n").filter { $0.contains(" on push_requests_") }
+        #expect(scanned.count == 1, "\(text)")
+        let partitions = try Self.pool.withConnection { connection in
+            try connection.query("SELECT count(*) FROM pg_inherits WHERE inhparent = 'push_requests'::regclass").first!.int(0)
+        }
+        #expect(partitions >= 3)
+    }
+
+    @Test("the rate window sums read the bucket primary key")
+    func rateBuckets() throws {
+        let text = try plan("""
+            SELECT coalesce(sum(count), 0) FROM rate_buckets
+             WHERE partner_id = $1 AND granularity = 's' AND bucket > $2
+            """, [UUID(), 1_795_000_000])
+        #expect(text.contains("rate_buckets_pkey"), "\(text)")
+    }
+}
+
+enum StoreDatabase {
+    static func migrate(_ pool: PostgresPool) throws {
+        let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+        try pool.withConnection { try migrator.migrate($0) }
+    }
+}
