@@ -5,7 +5,6 @@ import PackageDescription
 // executables -> Intake / HeraldCtl -> Store -> Postgres -> C libraries; everything may use HeraldCore.
 let package = Package(
     name: "Herald",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "herald-intake", targets: ["herald-intake"]),
         .executable(name: "heraldctl", targets: ["heraldctl"]),
@@ -30,9 +29,9 @@ let package = Package(
         // HTTP/1.1 server on libmicrohttpd.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // The intake: routing, auth, handlers, metrics.
-        .target(name: "Intake", dependencies: ["HTTPServer", "Store", "HeraldCore", "HeraldCrypto"]),
+        .target(name: "Intake", dependencies: ["HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
         // The operator's commands.
-        .target(name: "HeraldCtl", dependencies: ["Store", "HeraldCore", "HeraldCrypto"]),
+        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
 
         // Helpers shared by the test targets: an HTTP client, child processes, the test database.
         .target(name: "HeraldTestSupport"),

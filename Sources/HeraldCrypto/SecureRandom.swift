@@ -30,8 +30,4 @@ public enum PartnerAPIKey {
 
     public static func hash(_ key: String) -> String { Digest.sha256Hex(key) }
 
-    /// The form logs and responses may show: the prefix and four characters.
-    public static func redacted(_ key: String) -> String {
-        String(key.prefix(7)) + "…"
-    }
 }

@@ -41,7 +41,7 @@ enum Commands {
         }
     }
 
-    static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaultTenant: String) throws {
+    static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaults: PartnerDefaults) throws {
         let store = PartnerStore(pool: pool)
         guard let action = arguments.positional.first else { throw UsageError(message: "partners needs an action") }
         switch action {
@@ -50,13 +50,13 @@ enum Commands {
                                      "rate-limit-per-day", "icon-url"])
             let miniAppID = try PartnerRules.miniAppID(try arguments.requiredOption("mini-app-id"))
             let displayName = try PartnerRules.displayName(try arguments.requiredOption("display-name"))
-            let tenant = try PartnerRules.tenantID(arguments.option("tenant") ?? defaultTenant)
+            let tenant = try PartnerRules.tenantID(arguments.option("tenant") ?? defaults.tenant)
             let iconURL = try arguments.option("icon-url").map(PartnerRules.iconURL)
             let key = try PartnerAPIKey.generate()
             let record = try store.create(
                 NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenant,
-                           rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute") ?? 60,
-                           rateLimitPerDay: try positive(arguments, "rate-limit-per-day") ?? 10_000,
+                           rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute") ?? defaults.perMinute,
+                           rateLimitPerDay: try positive(arguments, "rate-limit-per-day") ?? defaults.perDay,
                            iconURL: iconURL),
                 keyHash: PartnerAPIKey.hash(key))
             printer.emit(record.json(apiKey: key)) {
@@ -69,12 +69,18 @@ enum Commands {
                 records.isEmpty ? "no partners" : records.map(describe).joined(separator: "\n")
             }
         case "update":
-            try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day"])
+            try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day", "icon-url",
+                                     "no-icon"])
             let id = try partnerID(arguments)
-            let changes = PartnerChanges(
+            var changes = PartnerChanges(
                 displayName: try arguments.option("display-name").map(PartnerRules.displayName),
                 rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute"),
                 rateLimitPerDay: try positive(arguments, "rate-limit-per-day"))
+            if let icon = arguments.option("icon-url") {
+                changes.iconURL = .some(try PartnerRules.iconURL(icon))
+            } else if arguments.flag("no-icon") {
+                changes.iconURL = .some(nil)
+            }
             guard let record = try store.update(id: id, changes) else { throw CommandFailure(message: "no such partner") }
             printer.emit(record.json()) { describe(record) }
         case "rotate-key":

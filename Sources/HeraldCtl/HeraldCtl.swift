@@ -17,10 +17,12 @@ public enum HeraldCtl {
                           [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL]
           partners list
           partners update ID [--display-name NAME] [--rate-limit-per-minute N] [--rate-limit-per-day N]
+                             [--icon-url URL | --no-icon]
           partners rotate-key ID
           partners revoke ID
 
-        Every command reads HERALD_DATABASE_URL and accepts --json.
+        Every command reads HERALD_DATABASE_URL and accepts --json. New partners get HERALD_DEFAULT_TENANT,
+        HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE and HERALD_DEFAULT_RATE_LIMIT_PER_DAY unless given.
         """
 
     /// Runs a command line and returns the exit status.
@@ -32,7 +34,7 @@ public enum HeraldCtl {
                 output(usage)
                 return 0
             }
-            let arguments = try Arguments(Array(words.dropFirst()), flagNames: ["json", "list", "dry-run"])
+            let arguments = try Arguments(Array(words.dropFirst()), flagNames: ["json", "list", "dry-run", "no-icon"])
             guard let url = environment["HERALD_DATABASE_URL"], !url.isEmpty else {
                 throw CommandFailure(message: "HERALD_DATABASE_URL is required")
             }
@@ -43,7 +45,7 @@ public enum HeraldCtl {
             case "migrate": try Commands.migrate(pool: pool, arguments: arguments, printer: printer)
             case "partitions": try Commands.partitions(pool: pool, arguments: arguments, printer: printer)
             case "partners": try Commands.partners(pool: pool, arguments: arguments, printer: printer,
-                                                   defaultTenant: environment["HERALD_DEFAULT_TENANT"] ?? "default")
+                                                   defaults: try PartnerDefaults(environment))
             default: throw UsageError(message: "unknown command \(command)")
             }
             return 0
@@ -76,5 +78,29 @@ struct Printer {
 
     func emit(_ value: JSONValue, text: () -> String) {
         output(json ? JSONWriter.string(value) : text())
+    }
+}
+
+/// The defaults for new partners, from the same variables the intake reads.
+struct PartnerDefaults {
+    var tenant = "default"
+    var perMinute = 60
+    var perDay = 10_000
+
+    init(_ environment: [String: String]) throws {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        if let tenant = value("HERALD_DEFAULT_TENANT") { self.tenant = try PartnerRules.tenantID(tenant) }
+        if let text = value("HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE") {
+            guard let number = Int(text), PartnerRules.rateLimitPerMinuteRange.contains(number) else {
+                throw CommandFailure(message: "HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE must be a whole number in 1...1000000")
+            }
+            perMinute = number
+        }
+        if let text = value("HERALD_DEFAULT_RATE_LIMIT_PER_DAY") {
+            guard let number = Int(text), PartnerRules.rateLimitPerDayRange.contains(number) else {
+                throw CommandFailure(message: "HERALD_DEFAULT_RATE_LIMIT_PER_DAY must be a whole number in 1...100000000")
+            }
+            perDay = number
+        }
     }
 }

@@ -7,6 +7,7 @@ import Store
 /// The admin API (SPEC 3): partners and their keys.
 struct AdminHandler: Sendable {
     let partners: PartnerStore
+    let logger: Logger
     let defaultTenant: String
     let defaultPerMinute: Int
     let defaultPerDay: Int
@@ -27,6 +28,7 @@ struct AdminHandler: Sendable {
             NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
                        rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, iconURL: iconURL),
             keyHash: PartnerAPIKey.hash(key))
+        audit("partner created", record)
         return Reply.json(201, record.json(apiKey: key))
     }
 
@@ -45,6 +47,7 @@ struct AdminHandler: Sendable {
         changes.rateLimitPerDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange)
         if fields.has("iconUrl") { changes.iconURL = .some(try fields.string("iconUrl").map(PartnerRules.iconURL)) }
         guard let record = try partners.update(id: id, changes) else { throw HeraldError.notFound }
+        audit("partner updated", record)
         return Reply.json(200, record.json())
     }
 
@@ -55,16 +58,27 @@ struct AdminHandler: Sendable {
             guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
             throw HeraldError(status: 409, code: "partner_revoked", message: "A revoked partner's key cannot be rotated.")
         }
+        audit("partner key rotated", record)
         return Reply.json(200, record.json(apiKey: key))
     }
 
     func revoke(_ request: RoutedRequest) throws -> HTTPResponse {
         guard let record = try partners.revoke(id: try Self.partnerID(request)) else { throw HeraldError.notFound }
+        audit("partner revoked", record)
         return Reply.json(200, record.json())
     }
 
     private static func partnerID(_ request: RoutedRequest) throws(HeraldError) -> UUID {
         guard let id = UUID(uuidString: request.parameter("id")) else { throw .notFound }
         return id
+    }
+
+    /// Admin changes are logged at info with ids only (never the key).
+    private func audit(_ message: String, _ record: PartnerRecord) {
+        logger.info(message, [
+            ("partner", .string(record.id.uuidString.lowercased())), ("miniAppId", .string(record.miniAppID)),
+            ("rateLimitPerMinute", .number(Double(record.rateLimitPerMinute))),
+            ("rateLimitPerDay", .number(Double(record.rateLimitPerDay))),
+        ])
     }
 }

@@ -31,7 +31,7 @@ public final class IntakeServer: Sendable {
         let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
         pushHandler = PushHandler(store: PushStore(pool: pool), rules: configuration.rules, signer: signer,
                                   metrics: metrics, clock: clock)
-        adminHandler = AdminHandler(partners: partners, defaultTenant: configuration.defaultTenant,
+        adminHandler = AdminHandler(partners: partners, logger: logger, defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
         hostHandler = HostHandler(directory: DirectoryStore(pool: pool))
@@ -59,6 +59,7 @@ public final class IntakeServer: Sendable {
         server.get()?.stop()
         server.set(nil)
         pool.close()
+        logger.info("stopped")
     }
 
     /// Routes, authenticates and answers one request; logs a line and records metrics.
@@ -93,7 +94,12 @@ public final class IntakeServer: Sendable {
                 ("status", .number(Double(response.status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),
             ]
             if let partnerID { fields.append(("partner", .string(partnerID))) }
-            logger.log(.debug, "request", fields)
+            if response.status >= 400, let code = (try? JSONParser.parse(response.body))?["error"]?["code"]?.stringValue {
+                fields.append(("code", .string(code)))
+            }
+            // A rejected request leaves its log line; accepted ones only at debug (one per request
+            // at full load would be most of the intake's output).
+            logger.log(response.status >= 400 ? .info : .debug, "request", fields)
         }
         return response
     }
@@ -149,11 +155,16 @@ public final class IntakeServer: Sendable {
         while !stopping.get() {
             if ContinuousClock.now - last >= .seconds(60) {
                 last = .now
+                // Each task on its own: a role that may not create partitions still cleans.
                 do {
                     try maintenance.ensurePartitions(monthsAhead: 2)
+                } catch {
+                    logger.warning("janitor: creating partitions failed", [("error", .string(String(describing: error)))])
+                }
+                do {
                     try maintenance.cleanExpired()
                 } catch {
-                    logger.warning("janitor failed", [("error", .string(String(describing: error)))])
+                    logger.warning("janitor: cleaning failed", [("error", .string(String(describing: error)))])
                 }
             }
             Thread.sleep(forTimeInterval: 0.25)

@@ -23,14 +23,14 @@ struct PushHandler: Sendable {
         if let key = idempotencyKey, !Identifiers.isValidIdempotencyKey(key) {
             throw HeraldError.invalidField("Idempotency-Key", "Idempotency-Key must be 1-255 printable ASCII characters.")
         }
+        let now = clock()
         let bodyHash = idempotencyKey.map { _ in Digest.hex(Digest.sha256(request.http.body)) }
         if let key = idempotencyKey, let bodyHash,
-           let stored = try store.idempotentResponse(partnerID: partner.id, key: key) {
+           let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now) {
             return try replay(stored, bodyHash: bodyHash)
         }
 
         let json = try request.jsonBody()
-        let now = clock()
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         let content = PushContent(request: push, partner: partner)
         try PushPayload.checkSize(content, signer: signer)
@@ -51,7 +51,7 @@ struct PushHandler: Sendable {
             // Another request with this key committed first: answer as it did, and give the slot back.
             try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
             guard let key = idempotencyKey, let bodyHash,
-                  let stored = try store.idempotentResponse(partnerID: partner.id, key: key)
+                  let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now)
             else { throw HeraldError.internalError }
             return try replay(stored, bodyHash: bodyHash)
         } catch {

@@ -20,15 +20,21 @@ public struct MaintenanceStore: Sendable {
         }
     }
 
-    /// Drops partitions that ended more than `retentionDays` ago; returns their names.
+    /// Drops partitions that ended more than `retentionDays` ago; returns their names. Each is
+    /// first detached CONCURRENTLY (outside any transaction), so inserts into the parent never wait
+    /// behind the ACCESS EXCLUSIVE lock a plain DROP of a partition takes on its parent.
     public func dropPartitions(retentionDays: Int) throws -> [String] {
         try pool.withConnection { connection in
             var dropped: [String] = []
             for table in Self.partitionedTables {
-                let rows = try connection.query(
-                    "SELECT herald_drop_monthly_partitions($1, now() - make_interval(days => $2))",
-                    [table, retentionDays]).rows
-                dropped += try rows.map { try $0.string(0) }
+                let names = try connection.query(
+                    "SELECT herald_expired_monthly_partitions($1, now() - make_interval(days => $2))",
+                    [table, retentionDays]).rows.map { try $0.string(0) }
+                for name in names {
+                    try connection.execute("ALTER TABLE \(table) DETACH PARTITION \(name) CONCURRENTLY")
+                    try connection.execute("DROP TABLE \(name)")
+                    dropped.append(name)
+                }
             }
             return dropped
         }
@@ -45,19 +51,34 @@ public struct MaintenanceStore: Sendable {
         }
     }
 
-    /// Deletes rate buckets that left their windows and idempotency keys older than 24 hours, in
-    /// bounded batches so no statement holds locks for long.
-    public func cleanExpired() throws {
+    /// Deletes rate buckets that left their windows and idempotency keys older than 25 hours, in
+    /// batches of `batchSize` rows (short statements, short locks), until none is left or
+    /// `maxBatches` batches ran. Returns the rows deleted.
+    @discardableResult
+    public func cleanExpired(batchSize: Int = 5_000, maxBatches: Int = 100) throws -> Int {
         try pool.withConnection { connection in
-            try connection.query("""
-                DELETE FROM rate_buckets
-                 WHERE (granularity = 's' AND bucket < extract(epoch FROM now())::bigint - 120)
-                    OR (granularity = 'm' AND bucket < extract(epoch FROM now())::bigint / 60 - 1500)
-                """)
-            try connection.query("""
-                DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-                    SELECT ctid FROM idempotency_keys WHERE created_at < now() - interval '25 hours' LIMIT 10000))
-                """)
+            var total = 0
+            for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys] {
+                for _ in 0..<maxBatches {
+                    let deleted = try connection.query(statement, [batchSize]).affectedRows
+                    total += deleted
+                    if deleted < batchSize { break }
+                }
+            }
+            return total
         }
     }
+
+    static let deleteExpiredRateBuckets = """
+        DELETE FROM rate_buckets WHERE ctid = ANY (ARRAY(
+            SELECT ctid FROM rate_buckets
+             WHERE (granularity = 's' AND bucket < extract(epoch FROM now())::bigint - 120)
+                OR (granularity = 'm' AND bucket < extract(epoch FROM now())::bigint / 60 - 1500)
+             LIMIT $1))
+        """
+
+    static let deleteExpiredIdempotencyKeys = """
+        DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
+            SELECT ctid FROM idempotency_keys WHERE created_at < now() - interval '25 hours' LIMIT $1))
+        """
 }

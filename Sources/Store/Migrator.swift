@@ -36,7 +36,7 @@ public struct Migrator: Sendable {
         let executableDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent()
         let candidates = [
-            environment["HERALD_MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) },
+            environment["HERALD_MIGRATIONS_DIR"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) },
             executableDirectory.appendingPathComponent("Herald_Store.resources/Migrations"),
             Bundle.main.bundleURL.appendingPathComponent("Herald_Store.resources/Migrations"),
             executableDirectory.appendingPathComponent("../share/herald/sql"),
@@ -50,6 +50,7 @@ public struct Migrator: Sendable {
     /// Reads every `NNN_name.sql` file of a folder.
     public static func load(from directory: URL) throws -> Migrator {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }
+        guard !files.isEmpty else { throw Failure(message: "no migrations (*.sql) in \(directory.path)") }
         var migrations: [Migration] = []
         for file in files {
             guard let version = Int(file.prefix { $0.isNumber }) else {

@@ -161,10 +161,11 @@ public struct PushStore: Sendable {
         }
     }
 
-    /// The stored response for a key used within the last 24 hours.
-    public func idempotentResponse(partnerID: UUID, key: String) throws -> IdempotentResponse? {
+    /// The stored response for a key used within the 24 hours before `now`. `now` is the intake's
+    /// clock, the same one that stamped the key, so the window does not shift with clock skew.
+    public func idempotentResponse(partnerID: UUID, key: String, now: Date) throws -> IdempotentResponse? {
         try pool.withConnection { connection in
-            try connection.query(Self.idempotentResponseSQL, [partnerID, key]).first.map {
+            try connection.query(Self.idempotentResponseSQL, [partnerID, key, now]).first.map {
                 IdempotentResponse(bodyHash: try $0.string(0), response: try $0.string(1))
             }
         }
@@ -228,10 +229,10 @@ extension PushStore {
              OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL))
         """
 
-    /// $1 partner, $2 key: the stored response of a key used in the last 24 hours.
+    /// $1 partner, $2 key, $3 now: the stored response of a key used in the 24 hours before now.
     public static let idempotentResponseSQL = """
         SELECT body_hash, response FROM idempotency_keys
-         WHERE partner_id = $1 AND key = $2 AND created_at > now() - interval '24 hours'
+         WHERE partner_id = $1 AND key = $2 AND created_at > $3::timestamptz - interval '24 hours'
         """
 
     /// The whole accepted push in one statement; see `enqueue`.

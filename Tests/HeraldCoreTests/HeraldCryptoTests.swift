@@ -74,13 +74,6 @@ import Testing
         #expect(!hash.contains(key.dropFirst(3)))
     }
 
-    @Test func redactedShowsOnlyThePrefixAndFourCharacters() {
-        let key = "mp_" + Self.hex32
-        let redacted = PartnerAPIKey.redacted(key)
-        #expect(redacted == "mp_0123…")
-        #expect(!redacted.contains("4567"))
-    }
-
     // MARK: Random bytes
 
     @Test func secureRandomReturnsTheRequestedCountAndVaries() throws {

@@ -60,8 +60,13 @@ struct HeraldCtlTests {
         #expect(list.output.contains(miniApp))
         #expect(!list.output.contains(key))
 
-        let updated = try Self.run(["partners", "update", id, "--rate-limit-per-day", "77", "--json"])
-        #expect(try JSONParser.parse(updated.output.trimmingCharacters(in: .whitespacesAndNewlines))["rateLimitPerDay"] == .number(77))
+        let updated = try Self.run(["partners", "update", id, "--rate-limit-per-day", "77",
+                                    "--icon-url", "https://cdn.example.com/ctl.png", "--json"])
+        let updatedJSON = try JSONParser.parse(updated.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(updatedJSON["rateLimitPerDay"] == .number(77))
+        #expect(updatedJSON["iconUrl"] == .string("https://cdn.example.com/ctl.png"))
+        let cleared = try Self.run(["partners", "update", id, "--no-icon", "--json"])
+        #expect(try JSONParser.parse(cleared.output.trimmingCharacters(in: .whitespacesAndNewlines))["iconUrl"] == .null)
         let rotated = try Self.run(["partners", "rotate-key", id])
         #expect(rotated.status == 0)
         #expect(rotated.output.contains("mp_"))
@@ -69,6 +74,22 @@ struct HeraldCtlTests {
         let revoked = try Self.run(["partners", "revoke", id, "--json"])
         #expect(try JSONParser.parse(revoked.output.trimmingCharacters(in: .whitespacesAndNewlines))["revokedAt"] != .null)
         #expect(try Self.run(["partners", "rotate-key", id]).status == 1)
+    }
+
+    @Test("new partners take the defaults the intake uses from the environment")
+    func environmentDefaults() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_DATABASE_URL"] = TestEnvironment.databaseURL
+        environment["HERALD_DEFAULT_TENANT"] = "env-tenant"
+        environment["HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE"] = "7"
+        environment["HERALD_DEFAULT_RATE_LIMIT_PER_DAY"] = "70"
+        let miniApp = "env." + UUID().uuidString.prefix(8).lowercased()
+        let result = try ChildProcess.run(Self.executable, ["partners", "create", "--mini-app-id", miniApp,
+                                                            "--display-name", "Env", "--json"], environment: environment)
+        let json = try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(json["tenantId"] == .string("env-tenant"))
+        #expect(json["rateLimitPerMinute"] == .number(7))
+        #expect(json["rateLimitPerDay"] == .number(70))
     }
 
     @Test("bad usage exits 2, failures exit 1", arguments: [

@@ -65,6 +65,25 @@ struct OperationsTests {
         #expect(output.contains("\"route\":\"/api/partners/notifications/push\""))
     }
 
+    @Test("at the default level a rejected request leaves one log line with its error code; admin changes are logged")
+    func rejectedRequestsLogged() throws {
+        let process = try IntakeProcess()
+        let partner = try intake.makePartner()
+        #expect(try process.request("POST", "/api/partners/notifications/push", token: partner.key,
+                                    json: #"{"recipients":{"emails":[]},"title":"t"}"#).status == 400)
+        #expect(try process.request("DELETE", "/api/admin/mini-app-partners/\(partner.id)",
+                                    token: IntakeHarness.adminToken).status == 200)
+        process.stop()
+        let lines = process.child.output.split(separator: "\n").map(String.init)
+        let rejected = lines.filter { $0.contains("\"status\":400") }
+        #expect(rejected.count == 1)
+        #expect(rejected.first?.contains("\"code\":\"invalid_field\"") == true)
+        #expect(rejected.first?.contains("\"level\":\"info\"") == true)
+        #expect(lines.contains { $0.contains("partner revoked") && $0.contains(partner.id) })
+        #expect(!process.child.output.contains(partner.key))
+        #expect(lines.contains { $0.contains("\"msg\":\"stopped\"") })
+    }
+
     @Test("SIGTERM stops the intake with status 0")
     func gracefulStop() throws {
         let process = try IntakeProcess()

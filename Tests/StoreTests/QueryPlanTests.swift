@@ -84,7 +84,7 @@ struct QueryPlanTests {
 
     @Test("the idempotency lookup uses the (partner, key) primary key")
     func idempotency() throws {
-        let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1"])
+        let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1", Date()])
         #expect(text.contains("idempotency_keys_pkey"), "\(text)")
     }
 

@@ -22,15 +22,15 @@ BEGIN
 END
 $$;
 
--- Drops the monthly partitions of `parent` that end at or before `cutoff` (retention).
--- Returns the names dropped.
-CREATE FUNCTION herald_drop_monthly_partitions(parent text, cutoff timestamptz)
+-- The monthly partitions of `parent` that end at or before `cutoff` (retention). The caller
+-- detaches each with DETACH PARTITION ... CONCURRENTLY (which cannot run inside a function) and
+-- then drops it, so writers to the parent are never blocked behind an ACCESS EXCLUSIVE lock.
+CREATE FUNCTION herald_expired_monthly_partitions(parent text, cutoff timestamptz)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
     child record;
     upper_bound timestamptz;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('herald_partitions', 0));
     FOR child IN
         SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) AS bound
           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -38,7 +38,6 @@ BEGIN
     LOOP
         upper_bound := substring(child.bound FROM 'TO \(''([^'']+)''\)')::timestamptz;
         IF upper_bound IS NOT NULL AND upper_bound <= cutoff THEN
-            EXECUTE format('DROP TABLE %I', child.relname);
             RETURN NEXT child.relname;
         END IF;
     END LOOP;
@@ -46,8 +45,8 @@ END
 $$;
 
 -- One row per accepted push. `id` is a UUIDv7 whose timestamp is `created_at`, so a lookup by
--- id also names its partition. Deliberately no DEFAULT partition (it would make dropping old
--- partitions take an ACCESS EXCLUSIVE lock on the whole table).
+-- id also names its partition. Deliberately no DEFAULT partition: DETACH PARTITION CONCURRENTLY,
+-- which retention relies on, is impossible when one exists.
 CREATE TABLE push_requests (
     id              uuid NOT NULL,
     created_at      timestamptz NOT NULL,
@@ -70,7 +69,6 @@ CREATE TABLE push_requests (
     failed          integer NOT NULL DEFAULT 0,
     PRIMARY KEY (id, created_at)
 ) PARTITION BY RANGE (created_at);
-CREATE INDEX push_requests_partner ON push_requests (partner_id, created_at);
 
 SELECT herald_ensure_monthly_partitions('push_requests', now() - interval '1 month', 5);
 
