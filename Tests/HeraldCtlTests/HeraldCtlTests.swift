@@ -9,7 +9,18 @@ import Testing
 struct HeraldCtlTests {
     static var executable: URL { TestEnvironment.binDirectory.appendingPathComponent("heraldctl") }
 
+    /// The suite's database, migrated by `heraldctl migrate` itself before any test uses it (test
+    /// targets run in any order, so none may rely on another having migrated it).
+    static let migrated: Void = {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_DATABASE_URL"] = TestEnvironment.databaseURL
+        guard let result = try? ChildProcess.run(executable, ["migrate"], environment: environment), result.status == 0 else {
+            fatalError("heraldctl migrate failed on the test database")
+        }
+    }()
+
     static func run(_ arguments: [String], url: String = TestEnvironment.databaseURL) throws -> (status: Int32, output: String) {
+        _ = migrated
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_DATABASE_URL"] = url
         return try ChildProcess.run(executable, arguments, environment: environment)
@@ -84,6 +95,7 @@ struct HeraldCtlTests {
         environment["HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE"] = "7"
         environment["HERALD_DEFAULT_RATE_LIMIT_PER_DAY"] = "70"
         let miniApp = "env." + UUID().uuidString.prefix(8).lowercased()
+        _ = Self.migrated
         let result = try ChildProcess.run(Self.executable, ["partners", "create", "--mini-app-id", miniApp,
                                                             "--display-name", "Env", "--json"], environment: environment)
         let json = try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))

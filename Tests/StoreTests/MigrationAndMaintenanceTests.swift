@@ -21,7 +21,7 @@ struct MigrationAndMaintenanceTests {
         try Self.withFreshDatabase { url in
             let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
             defer { pool.close() }
-            let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+            let migrator = try StoreDatabase.migrator()
             let first = try pool.withConnection { try migrator.migrate($0) }
             let second = try pool.withConnection { try migrator.migrate($0) }
             #expect(first.count == migrator.migrations.count)
@@ -49,8 +49,7 @@ struct MigrationAndMaintenanceTests {
         try Self.withFreshDatabase { url in
             let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
             defer { pool.close() }
-            let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
-            try pool.withConnection { _ = try migrator.migrate($0) }
+            try StoreDatabase.migrate(pool)
             let maintenance = MaintenanceStore(pool: pool)
             try maintenance.ensurePartitions(monthsAhead: 6)
             let names = try maintenance.listPartitions().map(\.partition)
@@ -75,8 +74,7 @@ struct MigrationAndMaintenanceTests {
         try Self.withFreshDatabase { url in
             let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
             defer { pool.close() }
-            let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
-            try pool.withConnection { _ = try migrator.migrate($0) }
+            try StoreDatabase.migrate(pool)
             let partner = UUID()
             try pool.withConnection { connection in
                 _ = try connection.query("""

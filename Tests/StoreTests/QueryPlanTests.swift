@@ -62,7 +62,8 @@ struct QueryPlanTests {
 
     /// The plan of `sql` with `parameters`, as text (EXPLAIN runs the statement's planning only).
     func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws -> String {
-        try Self.pool.withConnection { connection in
+        _ = Self.tenant  // the fixture also migrates the database
+        return try Self.pool.withConnection { connection in
             try connection.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
         }
     }
@@ -111,8 +112,12 @@ struct QueryPlanTests {
 }
 
 enum StoreDatabase {
+    static func migrator() throws -> Migrator {
+        try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+    }
+
     static func migrate(_ pool: PostgresPool) throws {
-        let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
-        try pool.withConnection { try migrator.migrate($0) }
+        let migrator = try migrator()
+        try pool.withConnection { _ = try migrator.migrate($0) }
     }
 }
