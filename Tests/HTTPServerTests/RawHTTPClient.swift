@@ -1,3 +1,4 @@
+import HeraldTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,25 +23,11 @@ final class RawHTTPClient {
     init(port: UInt16, readTimeoutSeconds: Int = 10) throws {
         // The descriptor is stored only once connected: a throwing class initializer still runs deinit, which
         // would otherwise close it a second time (and maybe another thread's socket by then).
-        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else {
-            throw Failure(description: "socket: errno \(errno)")
-        }
-        var timeout = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(descriptor)
-            throw Failure(description: "connect: errno \(code)")
+        let descriptor: Int32
+        do {
+            descriptor = try TestHTTPClient.connectLoopback(port: port, readTimeoutSeconds: readTimeoutSeconds)
+        } catch {
+            throw Failure(description: "\(error)")
         }
         socket = descriptor
     }
