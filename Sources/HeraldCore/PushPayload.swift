@@ -76,7 +76,13 @@ public enum PushPayload {
     /// Checks both payloads against their limits at intake. Sizes do not depend on the delivery:
     /// ids and signatures have fixed lengths, so one rendering decides for every recipient.
     public static func checkSize(_ content: PushContent, signer: any PayloadSigner) throws(HeraldError) {
-        let probe = render(content, deliveryID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), signer: signer)
+        try checkSize(render(content, deliveryID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                             signer: signer), of: content)
+    }
+
+    /// Checks an already rendered delivery of `content` (the intake checks the first delivery it
+    /// renders rather than rendering a probe as well).
+    public static func checkSize(_ probe: RenderedPush, of content: PushContent) throws(HeraldError) {
         let field = content.data.isEmpty ? "body" : "data"
         if probe.apns.count > maxAPNsBytes {
             throw .ruleViolated(

@@ -33,7 +33,10 @@ struct PushHandler: Sendable {
         let json = try request.jsonBody()
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         let content = PushContent(request: push, partner: partner)
-        try PushPayload.checkSize(content, signer: signer)
+        // Rendered once: checked here, and used for the first delivery if there is one.
+        let firstDeliveryID = UUID()
+        let firstRendering = PushPayload.render(content, deliveryID: firstDeliveryID, signer: signer)
+        try PushPayload.checkSize(firstRendering, of: content)
 
         let reservation = try store.reserveRate(
             partnerID: partner.id, perMinute: partner.rateLimitPerMinute, perDay: partner.rateLimitPerDay)
@@ -43,6 +46,7 @@ struct PushHandler: Sendable {
         }
         do {
             let (response, enqueue) = try prepare(push, content: content, partner: partner, now: now,
+                                                  first: (firstDeliveryID, firstRendering),
                                                   idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(enqueue) {
                 metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
@@ -113,6 +117,7 @@ struct PushHandler: Sendable {
 
     /// Resolves recipients and renders every delivery; returns the 202 body and the rows to write.
     private func prepare(_ push: PushRequest, content: PushContent, partner: PartnerProfile, now: Date,
+                         first: (id: UUID, rendering: RenderedPush),
                          idempotencyKey: String?, bodyHash: String?) throws -> ([UInt8], PushEnqueue) {
         let resolution = try store.resolve(tenantID: partner.tenantID, emails: push.emails, wallets: push.wallets,
                                            miniAppID: partner.miniAppID)
@@ -120,9 +125,9 @@ struct PushHandler: Sendable {
         let createdAt = UUIDv7.timestamp(of: requestID)!
         var deliveries: [PushEnqueue.Delivery] = []
         deliveries.reserveCapacity(resolution.devices.count)
-        for device in resolution.devices {
-            let id = UUID()
-            let rendered = PushPayload.render(content, deliveryID: id, signer: signer)
+        for (index, device) in resolution.devices.enumerated() {
+            let id = index == 0 ? first.id : UUID()
+            let rendered = index == 0 ? first.rendering : PushPayload.render(content, deliveryID: id, signer: signer)
             let payload = device.service == "apns" ? rendered.apns : rendered.fcm
             deliveries.append(.init(id: id, service: device.service, userID: device.userID, deviceID: device.deviceID,
                                     environment: device.environment, payload: String(decoding: payload, as: UTF8.self)))

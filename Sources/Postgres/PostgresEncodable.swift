@@ -46,9 +46,15 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
         for (index, element) in enumerated() {
             if index > 0 { out.append(",") }
             out.append("\"")
-            for ch in element.postgresText.unicodeScalars {
-                if ch == "\"" || ch == "\\" { out.append("\\") }
-                out.unicodeScalars.append(ch)
+            let text = element.postgresText
+            // Most elements (ids, rendered payloads without quotes) need no escaping: append whole.
+            if text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                for ch in text.unicodeScalars {
+                    if ch == "\"" || ch == "\\" { out.append("\\") }
+                    out.unicodeScalars.append(ch)
+                }
+            } else {
+                out.append(text)
             }
             out.append("\"")
         }

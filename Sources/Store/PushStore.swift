@@ -204,30 +204,9 @@ public struct PushStore: Sendable {
 
 // The statements of the push endpoint, named so tests can EXPLAIN exactly what runs.
 extension PushStore {
-    /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and live devices.
-    public static let resolveSQL = """
-        WITH ids AS (
-            SELECT 'e'::text AS kind, email AS ident, user_id FROM user_emails
-             WHERE tenant_id = $1 AND email = ANY($2::text[])
-            UNION ALL
-            SELECT 'w', wallet, user_id FROM user_wallets
-             WHERE tenant_id = $1 AND wallet = ANY($3::text[])
-        ), targets AS (
-            SELECT u.user_id,
-                   EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = u.user_id AND o.mini_app_id = $4) AS opted_out
-              FROM (SELECT DISTINCT user_id FROM ids) AS u
-        )
-        SELECT kind, ident, user_id, NULL::text, NULL::text, NULL::bool FROM ids
-        UNION ALL
-        SELECT 'u', NULL, user_id, NULL, NULL, opted_out FROM targets
-        UNION ALL
-        SELECT 'd', d.device_id, d.user_id, CASE d.platform WHEN 'ios' THEN 'apns' ELSE 'fcm' END,
-               d.environment, NULL
-          FROM targets t JOIN devices d ON d.user_id = t.user_id
-         WHERE NOT t.opted_out
-           AND ((d.platform = 'ios' AND d.apns_token IS NOT NULL AND d.apns_token_invalidated_at IS NULL)
-             OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL))
-        """
+    /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and
+    /// live devices (sql/005_push_functions.sql, where the query lives so its plan is cached).
+    public static let resolveSQL = "SELECT * FROM herald_resolve_recipients($1, $2::text[], $3::text[], $4)"
 
     /// $1 partner, $2 key, $3 now: the stored response of a key used in the 24 hours before now.
     public static let idempotentResponseSQL = """

@@ -68,10 +68,23 @@ struct QueryPlanTests {
         }
     }
 
+    /// The query inside `herald_resolve_recipients`, read from the database with its arguments
+    /// turned into parameters, so the test EXPLAINs exactly what the function runs.
+    func resolutionQuery() throws -> String {
+        let source = try Self.pool.withConnection { connection in
+            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_resolve_recipients'").first!.string(0)
+        }
+        let start = try #require(source.range(of: "RETURN QUERY"))
+        let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
+        return String(source[start.upperBound..<end.lowerBound])
+            .replacingOccurrences(of: "p_tenant", with: "$1").replacingOccurrences(of: "p_emails", with: "$2::text[]")
+            .replacingOccurrences(of: "p_wallets", with: "$3::text[]").replacingOccurrences(of: "p_mini_app", with: "$4")
+    }
+
     @Test("recipient resolution probes primary keys only: no sequential scan of the directory")
     func resolve() throws {
         let tenant = Self.tenant
-        let text = try plan(PushStore.resolveSQL, [
+        let text = try plan(try resolutionQuery(), [
             tenant, ["user17@\(tenant).example", "user9000@\(tenant).example"],
             ["0x" + String(repeating: "0", count: 36) + "00ff"], "some.app",
         ])
