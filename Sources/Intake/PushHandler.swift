@@ -6,11 +6,12 @@ import Store
 
 /// `POST /api/partners/notifications/push` and `GET .../push/{requestId}` (SPEC 2.1).
 ///
-/// Order matters: a retry with a known Idempotency-Key is answered from the stored response first
-/// (so it replays even if, say, its `sendAt` has passed since, and costs no rate-limit slot); then
-/// everything that needs no database is checked (validation, payload size); then one slot is
-/// reserved; then recipients are resolved and the audit row, idempotency key and deliveries are
-/// written in one statement. The answer goes out only after that commit.
+/// Order matters. Everything that needs no database is checked first (validation, payload size);
+/// a request that fails those checks is still answered from a stored Idempotency-Key response
+/// if there is one. Then ONE pipelined round trip looks up the key, resolves the recipients and
+/// reserves a rate-limit slot (a replay gives the slot back). Then the audit row, idempotency key
+/// and deliveries are written in one statement, and the answer goes out only after that commit.
+/// Two round trips per accepted push in all.
 struct PushHandler: Sendable {
     let store: PushStore
     let rules: PushRules
@@ -25,29 +26,40 @@ struct PushHandler: Sendable {
         }
         let now = clock()
         let bodyHash = idempotencyKey.map { _ in Digest.hex(Digest.sha256(request.http.body)) }
-        if let key = idempotencyKey, let bodyHash,
-           let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+
+        let checked: CheckedPush
+        switch validate(request, partner: partner, now: now) {
+        case .success(let push):
+            checked = push
+        case .failure(let invalid):
+            // A retry is answered as the first request was, even if it would no longer validate
+            // (a sendAt now in the past, say): the stored response comes before the rules.
+            if let key = idempotencyKey, let bodyHash,
+               let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+                return try replay(stored, bodyHash: bodyHash)
+            }
+            throw invalid
+        }
+        let (push, content, firstDeliveryID, firstRendering) =
+            (checked.request, checked.content, checked.firstDeliveryID, checked.firstRendering)
+
+        // One round trip: the stored response (if keyed), the recipients, a rate-limit slot.
+        let admission = try store.admit(partner: partner, idempotencyKey: idempotencyKey, now: now,
+                                        emails: push.emails, wallets: push.wallets)
+        let reservation = admission.reservation
+        if let stored = admission.stored, let bodyHash {
+            if reservation.admitted { try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds) }
             return try replay(stored, bodyHash: bodyHash)
         }
-
-        let json = try request.jsonBody()
-        let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
-        let content = PushContent(request: push, partner: partner)
-        // Rendered once: checked here, and used for the first delivery if there is one.
-        let firstDeliveryID = UUID()
-        let firstRendering = PushPayload.render(content, deliveryID: firstDeliveryID, signer: signer)
-        try PushPayload.checkSize(firstRendering, of: content)
-
-        let reservation = try store.reserveRate(
-            partnerID: partner.id, perMinute: partner.rateLimitPerMinute, perDay: partner.rateLimitPerDay)
         guard reservation.admitted else {
             metrics.recordRateLimited()
             throw rateLimited(reservation, partner: partner)
         }
         do {
-            let (response, enqueue) = try prepare(push, content: content, partner: partner, now: now,
-                                                  first: (firstDeliveryID, firstRendering),
-                                                  idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+            let (response, enqueue) = prepare(push, content: content, partner: partner, now: now,
+                                              resolution: admission.resolution,
+                                              first: (firstDeliveryID, firstRendering),
+                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(enqueue) {
                 metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
                 return Reply.json(202, response)
@@ -63,6 +75,30 @@ struct PushHandler: Sendable {
                 try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
             }
             throw error
+        }
+    }
+
+    /// A push that passed every check that needs no database, with its first delivery rendered.
+    struct CheckedPush {
+        let request: PushRequest
+        let content: PushContent
+        let firstDeliveryID: UUID
+        let firstRendering: RenderedPush
+    }
+
+    /// Content type, JSON, fields and payload size. Renders once: the size check uses the first
+    /// delivery's payload, which is then sent as is.
+    private func validate(_ request: RoutedRequest, partner: PartnerProfile, now: Date) -> Result<CheckedPush, HeraldError> {
+        do {
+            let json = try request.jsonBody()
+            let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
+            let content = PushContent(request: push, partner: partner)
+            let id = UUID()
+            let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
+            try PushPayload.checkSize(rendering, of: content)
+            return .success(CheckedPush(request: push, content: content, firstDeliveryID: id, firstRendering: rendering))
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -115,12 +151,10 @@ struct PushHandler: Sendable {
                            message: "Rate limit of \(limit) requests per \(window) reached.", retryAfter: retryAfter)
     }
 
-    /// Resolves recipients and renders every delivery; returns the 202 body and the rows to write.
+    /// Renders every delivery; returns the 202 body and the rows to write.
     private func prepare(_ push: PushRequest, content: PushContent, partner: PartnerProfile, now: Date,
-                         first: (id: UUID, rendering: RenderedPush),
-                         idempotencyKey: String?, bodyHash: String?) throws -> ([UInt8], PushEnqueue) {
-        let resolution = try store.resolve(tenantID: partner.tenantID, emails: push.emails, wallets: push.wallets,
-                                           miniAppID: partner.miniAppID)
+                         resolution: RecipientResolution, first: (id: UUID, rendering: RenderedPush),
+                         idempotencyKey: String?, bodyHash: String?) -> ([UInt8], PushEnqueue) {
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
         var deliveries: [PushEnqueue.Delivery] = []

@@ -60,6 +60,58 @@ public final class PostgresConnection: @unchecked Sendable {
         return try consume(result)
     }
 
+    /// Runs `statements` in ONE round trip with libpq's pipeline mode. They form one implicit
+    /// transaction, committed at the closing sync: if one fails, the ones after it are skipped,
+    /// nothing is committed, and the first error is thrown once every result has been read.
+    public func pipeline(_ statements: [(sql: String, parameters: [(any PostgresEncodable)?])]) throws
+        -> [PostgresResult]
+    {
+        // Prepared outside the pipeline (on first use only), so the pipeline holds executions only.
+        let names = try statements.map { try preparedName(for: $0.sql, parameterCount: $0.parameters.count) }
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw PostgresError(code: .queryFailed, serverMessage: String(cString: PQerrorMessage(handle)))
+        }
+        defer { PQexitPipelineMode(handle) }
+        for (statement, name) in zip(statements, names) {
+            let texts: [String?] = statement.parameters.map { $0?.postgresText }
+            let sent = withOptionalCStringArray(texts) { pointers in
+                PQsendQueryPrepared(handle, name, Int32(texts.count), pointers, nil, nil, 0)
+            }
+            guard sent == 1 else {
+                throw PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
+                                    serverMessage: String(cString: PQerrorMessage(handle)))
+            }
+        }
+        guard PQpipelineSync(handle) == 1 else {
+            throw PostgresError(code: .connectionLost, serverMessage: String(cString: PQerrorMessage(handle)))
+        }
+        var results: [PostgresResult] = []
+        var firstError: (any Error)?
+        for _ in statements {
+            let result = PQgetResult(handle)
+            do {
+                results.append(try consume(result))
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+            // Each statement's results end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        // The sync's own result closes the pipeline.
+        if let sync = PQgetResult(handle) {
+            let status = PQresultStatus(sync)
+            PQclear(sync)
+            if status != PGRES_PIPELINE_SYNC, firstError == nil {
+                firstError = PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
+                                           serverMessage: String(cString: PQerrorMessage(handle)))
+            }
+        } else if firstError == nil {
+            firstError = PostgresError(code: .connectionLost, serverMessage: String(cString: PQerrorMessage(handle)))
+        }
+        if let firstError { throw firstError }
+        return results
+    }
+
     /// Runs one or more statements without parameters (migrations, BEGIN/COMMIT).
     @discardableResult
     public func execute(_ sql: String) throws -> PostgresResult {
@@ -97,6 +149,8 @@ public final class PostgresConnection: @unchecked Sendable {
         switch status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             return Self.copy(result)
+        case PGRES_PIPELINE_ABORTED:
+            throw PostgresError(code: .queryFailed, serverMessage: "skipped: an earlier statement of the pipeline failed")
         default:
             let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let message = String(cString: PQresultErrorMessage(result))

@@ -17,6 +17,30 @@ public struct RecipientResolution: Sendable {
     public var users: [User] = []
     /// Devices with a live token, of users who have not opted out.
     public var devices: [Device] = []
+
+    /// From the rows of `herald_resolve_recipients`, in a stable order.
+    init(rows: [PostgresRow]) throws {
+        for row in rows {
+            switch try row.string(0) {
+            case "e": matchedEmails.insert(try row.string(1))
+            case "w": matchedWallets.insert(try row.string(1))
+            case "u": users.append(.init(id: try row.string(2), optedOut: try row.bool(5)))
+            default:
+                devices.append(.init(
+                    userID: try row.string(2), deviceID: try row.string(1), service: try row.string(3),
+                    environment: try row.string(4)))
+            }
+        }
+        users.sort { $0.id < $1.id }
+        devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
+    }
+}
+
+/// The answer of `PushStore.admit`.
+public struct PushAdmission: Sendable {
+    public let stored: IdempotentResponse?
+    public let resolution: RecipientResolution
+    public let reservation: RateReservation
 }
 
 /// The answer of one rate-limit reservation.
@@ -121,38 +145,34 @@ public struct PushStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }
 
-    /// Resolves normalised identifiers within the tenant, in one round trip.
-    public func resolve(tenantID: String, emails: [String], wallets: [String], miniAppID: String) throws
-        -> RecipientResolution
-    {
-        let rows = try pool.withConnection { connection in
-            try connection.query(Self.resolveSQL, [tenantID, emails, wallets, miniAppID]).rows
+    /// What the intake needs to decide on a validated push, in ONE round trip (pipeline mode):
+    /// the stored response of its Idempotency-Key if any, the recipients, and a rate-limit
+    /// reservation. The reservation goes last, so its per-partner lock is held only until the
+    /// pipeline's commit. A caller that finds a stored response refunds the reservation.
+    public func admit(partner: PartnerProfile, idempotencyKey: String?, now: Date, emails: [String],
+                      wallets: [String]) throws -> PushAdmission {
+        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
+        if let idempotencyKey {
+            statements.append((Self.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
         }
-        var resolution = RecipientResolution()
-        for row in rows {
-            switch try row.string(0) {
-            case "e": resolution.matchedEmails.insert(try row.string(1))
-            case "w": resolution.matchedWallets.insert(try row.string(1))
-            case "u": resolution.users.append(.init(id: try row.string(2), optedOut: try row.bool(5)))
-            default:
-                resolution.devices.append(.init(
-                    userID: try row.string(2), deviceID: try row.string(1), service: try row.string(3),
-                    environment: try row.string(4)))
-            }
-        }
-        resolution.users.sort { $0.id < $1.id }
-        resolution.devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
-        return resolution
+        statements.append((Self.resolveSQL, [partner.tenantID, emails, wallets, partner.miniAppID]))
+        statements.append((Self.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
+        let results = try pool.withConnection { try $0.pipeline(statements) }
+        let stored = try idempotencyKey == nil ? nil : results[0].first.map(Self.idempotentResponse)
+        return PushAdmission(
+            stored: stored,
+            resolution: try RecipientResolution(rows: results[results.count - 2].rows),
+            reservation: try Self.reservation(results[results.count - 1].first!))
     }
 
-    /// Reserves one request in the partner's sliding windows (see `herald_rate_reserve`).
-    public func reserveRate(partnerID: UUID, perMinute: Int, perDay: Int) throws -> RateReservation {
-        let row = try pool.withConnection { connection in
-            try connection.query("SELECT * FROM herald_rate_reserve($1, $2, $3)", [partnerID, perMinute, perDay]).first!
-        }
-        return RateReservation(
+    static func reservation(_ row: PostgresRow) throws -> RateReservation {
+        RateReservation(
             admitted: try row.bool(0), minuteCount: try row.int(1), minuteOldest: try row.optionalInt(2),
             dayCount: try row.int(3), dayOldest: try row.optionalInt(4), nowSeconds: try row.int(5))
+    }
+
+    static func idempotentResponse(_ row: PostgresRow) throws -> IdempotentResponse {
+        IdempotentResponse(bodyHash: try row.string(0), response: try row.string(1))
     }
 
     public func refundRate(partnerID: UUID, seconds: Int) throws {
@@ -165,9 +185,7 @@ public struct PushStore: Sendable {
     /// clock, the same one that stamped the key, so the window does not shift with clock skew.
     public func idempotentResponse(partnerID: UUID, key: String, now: Date) throws -> IdempotentResponse? {
         try pool.withConnection { connection in
-            try connection.query(Self.idempotentResponseSQL, [partnerID, key, now]).first.map {
-                IdempotentResponse(bodyHash: try $0.string(0), response: try $0.string(1))
-            }
+            try connection.query(Self.idempotentResponseSQL, [partnerID, key, now]).first.map(Self.idempotentResponse)
         }
     }
 
@@ -207,6 +225,9 @@ extension PushStore {
     /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and
     /// live devices (sql/005_push_functions.sql, where the query lives so its plan is cached).
     public static let resolveSQL = "SELECT * FROM herald_resolve_recipients($1, $2::text[], $3::text[], $4)"
+
+    /// $1 partner, $2 per minute, $3 per day: one reservation (sql/002_partners.sql).
+    public static let reserveRateSQL = "SELECT * FROM herald_rate_reserve($1, $2, $3)"
 
     /// $1 partner, $2 key, $3 now: the stored response of a key used in the 24 hours before now.
     public static let idempotentResponseSQL = """

@@ -82,6 +82,35 @@ struct PostgresClientTests {
         }
     }
 
+    @Test("a pipeline runs several statements in one round trip, as one transaction")
+    func pipeline() throws {
+        let table = "t_" + UUID().uuidString.prefix(8).lowercased()
+        try pool.withConnection { try $0.execute("CREATE TABLE \(table) (n int PRIMARY KEY)") }
+        defer { _ = try? pool.withConnection { try $0.execute("DROP TABLE \(table)") } }
+        try pool.withConnection { connection in
+            let results = try connection.pipeline([
+                ("INSERT INTO \(table) VALUES ($1)", [1]),
+                ("SELECT $1::int * 2", [21]),
+                ("SELECT count(*) FROM \(table) WHERE n = $1", [1]),
+            ])
+            #expect(results.count == 3)
+            #expect(try results[1].first!.int(0) == 42)
+            #expect(try results[2].first!.int(0) == 1)
+
+            // The second statement fails: the third is skipped and the first is rolled back.
+            #expect(throws: PostgresError.self) {
+                _ = try connection.pipeline([
+                    ("INSERT INTO \(table) VALUES ($1)", [2]),
+                    ("INSERT INTO \(table) VALUES ($1)", [1]),
+                    ("INSERT INTO \(table) VALUES ($1)", [3]),
+                ])
+            }
+            let values = try connection.query("SELECT n FROM \(table) ORDER BY n").rows.map { try $0.int(0) }
+            #expect(values == [1])
+            #expect(connection.isIdle)
+        }
+    }
+
     @Test("the pool bounds connections and times out waiters")
     func poolBounds() throws {
         let small = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
