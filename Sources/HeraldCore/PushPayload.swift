@@ -24,6 +24,11 @@ public struct PushContent: Sendable, Equatable {
     }
 }
 
+/// The upstream a delivery goes to.
+public enum PushService: String, Sendable {
+    case apns, fcm
+}
+
 /// The two payloads of one delivery, exactly as the worker sends them.
 public struct RenderedPush: Sendable {
     /// The APNs request body.
@@ -38,39 +43,72 @@ public enum PushPayload {
     public static let maxAPNsBytes = 4096
     public static let maxFCMDataBytes = 4096
 
-    /// Renders both payloads for one delivery, signed with `signer`.
+    /// Renders both payloads for one delivery, signed with `signer` (what the size check needs).
     public static func render(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
-        let id = deliveryID.uuidString.lowercased()
-        var custom: [(key: String, value: String)] = [("channel", "mini-app"), ("miniAppId", content.miniAppID)]
-        if let link = content.deepLink { custom.append(("deepLink", link)) }
-        custom.append(("deliveryId", id))
-        custom.append(("senderName", content.senderName))
-        if let image = content.imageURL { custom.append(("imageUrl", image)) }
-        for entry in content.data { custom.append((entry.key, entry.value)) }
-
-        let signed = [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
-        let signature = signer.signature(for: SignedEnvelope.canonicalBytes(signed))
-
-        var apns: [(key: String, value: JSONValue)] = [
-            ("aps", .object([
-                ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
-                ("mutable-content", .number(1)),
-            ]))
-        ]
-        apns.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
-        apns.append(("isGroup", .bool(true)))
-        apns.append(("kid", .string(signer.keyID)))
-        apns.append(("sig", .string(signature)))
-
-        var data: [(key: String, value: JSONValue)] = [("title", .string(content.title)), ("body", .string(content.body))]
-        data.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
-        data.append(("isGroup", .string("true")))
-        data.append(("kid", .string(signer.keyID)))
-        data.append(("sig", .string(signature)))
+        let envelope = Envelope(content, deliveryID: deliveryID, signer: signer)
+        let data = envelope.fcmData()
         let dataBytes = data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
-        let fcm: JSONValue = .object([("android", .object([("priority", .string("HIGH"))])), ("data", .object(data))])
+        return RenderedPush(apns: JSONWriter.bytes(envelope.apnsBody()), fcm: JSONWriter.bytes(Envelope.fcmMessage(data)),
+                            fcmDataBytes: dataBytes)
+    }
 
-        return RenderedPush(apns: JSONWriter.bytes(.object(apns)), fcm: JSONWriter.bytes(fcm), fcmDataBytes: dataBytes)
+    /// Renders only the payload one device needs.
+    public static func render(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner,
+                              for service: PushService) -> [UInt8] {
+        let envelope = Envelope(content, deliveryID: deliveryID, signer: signer)
+        switch service {
+        case .apns: return JSONWriter.bytes(envelope.apnsBody())
+        case .fcm: return JSONWriter.bytes(Envelope.fcmMessage(envelope.fcmData()))
+        }
+    }
+
+    /// The fields of one delivery and their signature, shared by both payloads.
+    private struct Envelope {
+        let content: PushContent
+        let custom: [(key: String, value: String)]
+        let keyID: String
+        let signature: String
+
+        init(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) {
+            var custom: [(key: String, value: String)] = [("channel", "mini-app"), ("miniAppId", content.miniAppID)]
+            if let link = content.deepLink { custom.append(("deepLink", link)) }
+            custom.append(("deliveryId", deliveryID.uuidString.lowercased()))
+            custom.append(("senderName", content.senderName))
+            if let image = content.imageURL { custom.append(("imageUrl", image)) }
+            for entry in content.data { custom.append((entry.key, entry.value)) }
+            let signed = [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
+            self.content = content
+            self.custom = custom
+            self.keyID = signer.keyID
+            self.signature = signer.signature(for: SignedEnvelope.canonicalBytes(signed))
+        }
+
+        func apnsBody() -> JSONValue {
+            var apns: [(key: String, value: JSONValue)] = [
+                ("aps", .object([
+                    ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
+                    ("mutable-content", .number(1)),
+                ]))
+            ]
+            apns.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
+            apns.append(("isGroup", .bool(true)))
+            apns.append(("kid", .string(keyID)))
+            apns.append(("sig", .string(signature)))
+            return .object(apns)
+        }
+
+        func fcmData() -> [(key: String, value: JSONValue)] {
+            var data: [(key: String, value: JSONValue)] = [("title", .string(content.title)), ("body", .string(content.body))]
+            data.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
+            data.append(("isGroup", .string("true")))
+            data.append(("kid", .string(keyID)))
+            data.append(("sig", .string(signature)))
+            return data
+        }
+
+        static func fcmMessage(_ data: [(key: String, value: JSONValue)]) -> JSONValue {
+            .object([("android", .object([("priority", .string("HIGH"))])), ("data", .object(data))])
+        }
     }
 
     /// Checks both payloads against their limits at intake. Sizes do not depend on the delivery:

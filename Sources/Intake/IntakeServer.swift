@@ -67,6 +67,7 @@ public final class IntakeServer: Sendable {
         let started = ContinuousClock.now
         var routeName = "unmatched"
         var partnerID: String?
+        var errorCode: String?
         let response: HTTPResponse
         do {
             switch IntakeRoutes.match(method: request.method, path: request.path) {
@@ -79,6 +80,7 @@ public final class IntakeServer: Sendable {
             }
         } catch {
             let herald = StoreErrors.heraldError(for: error)
+            errorCode = herald.code
             if herald.status >= 500 {
                 // PostgresError's description carries the SQLSTATE, never the server's message.
                 logger.log(herald.status == 503 ? .warning : .error, "request failed",
@@ -88,18 +90,18 @@ public final class IntakeServer: Sendable {
         }
         let seconds = (ContinuousClock.now - started).seconds
         metrics.recordRequest(route: routeName, method: request.method, status: response.status, seconds: seconds)
-        if routeName != IntakeRoutes.metrics.pattern && routeName != IntakeRoutes.healthz.pattern {
+        // A rejected request leaves its log line; accepted ones only at debug (one per request
+        // at full load would be most of the intake's output), and their fields are built only then.
+        let level: LogLevel = response.status >= 400 ? .info : .debug
+        if level >= logger.minimum, routeName != IntakeRoutes.metrics.pattern,
+           routeName != IntakeRoutes.healthz.pattern {
             var fields: [(String, JSONValue)] = [
                 ("method", .string(request.method)), ("route", .string(routeName)),
                 ("status", .number(Double(response.status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),
             ]
             if let partnerID { fields.append(("partner", .string(partnerID))) }
-            if response.status >= 400, let code = (try? JSONParser.parse(response.body))?["error"]?["code"]?.stringValue {
-                fields.append(("code", .string(code)))
-            }
-            // A rejected request leaves its log line; accepted ones only at debug (one per request
-            // at full load would be most of the intake's output).
-            logger.log(response.status >= 400 ? .info : .debug, "request", fields)
+            if let errorCode { fields.append(("code", .string(errorCode))) }
+            logger.log(level, "request", fields)
         }
         return response
     }
@@ -111,40 +113,38 @@ public final class IntakeServer: Sendable {
         case .host: try authenticator.requireHost(request.http)
         case .partner: break
         }
-        switch route.pattern + " " + route.method {
-        case IntakeRoutes.push.pattern + " POST":
+        switch route.endpoint {
+        case .push:
             let partner = try authenticator.requirePartner(request.http)
             partnerID = partner.id.uuidString.lowercased()
             return try pushHandler.push(request, partner: partner)
-        case IntakeRoutes.pushStatus.pattern + " GET":
+        case .pushStatus:
             let partner = try authenticator.requirePartner(request.http)
             partnerID = partner.id.uuidString.lowercased()
             return try pushHandler.status(request, partner: partner)
-        case IntakeRoutes.createPartner.pattern + " POST": return try adminHandler.create(request)
-        case IntakeRoutes.listPartners.pattern + " GET": return try adminHandler.list(request)
-        case IntakeRoutes.updatePartner.pattern + " PATCH": return try adminHandler.update(request)
-        case IntakeRoutes.revokePartner.pattern + " DELETE": return try adminHandler.revoke(request)
-        case IntakeRoutes.rotatePartnerKey.pattern + " POST": return try adminHandler.rotateKey(request)
-        case IntakeRoutes.putUser.pattern + " PUT": return try hostHandler.putUser(request)
-        case IntakeRoutes.putDevice.pattern + " PUT": return try hostHandler.putDevice(request)
-        case IntakeRoutes.deleteDevice.pattern + " DELETE": return try hostHandler.deleteDevice(request)
-        case IntakeRoutes.putSession.pattern + " PUT": return try hostHandler.putSession(request)
-        case IntakeRoutes.putOptOut.pattern + " PUT": return try hostHandler.putOptOut(request)
-        case IntakeRoutes.deleteOptOut.pattern + " DELETE": return try hostHandler.deleteOptOut(request)
-        case IntakeRoutes.listSenders.pattern + " GET": return try hostHandler.senders(request)
-        case IntakeRoutes.healthz.pattern + " GET": return Reply.json(200, .object([("status", .string("ok"))]))
-        case IntakeRoutes.readyz.pattern + " GET":
+        case .createPartner: return try adminHandler.create(request)
+        case .listPartners: return try adminHandler.list(request)
+        case .updatePartner: return try adminHandler.update(request)
+        case .revokePartner: return try adminHandler.revoke(request)
+        case .rotatePartnerKey: return try adminHandler.rotateKey(request)
+        case .putUser: return try hostHandler.putUser(request)
+        case .putDevice: return try hostHandler.putDevice(request)
+        case .deleteDevice: return try hostHandler.deleteDevice(request)
+        case .putSession: return try hostHandler.putSession(request)
+        case .putOptOut: return try hostHandler.putOptOut(request)
+        case .deleteOptOut: return try hostHandler.deleteOptOut(request)
+        case .listSenders: return try hostHandler.senders(request)
+        case .healthz: return Reply.json(200, .object([("status", .string("ok"))]))
+        case .readyz:
             do {
                 try pool.withConnection { try $0.query("SELECT 1") }
-                return Reply.json(200, .object([("status", .string("ready"))]))
             } catch {
-                return Reply.error(.databaseUnavailable)
+                throw HeraldError.databaseUnavailable
             }
-        case IntakeRoutes.metrics.pattern + " GET":
+            return Reply.json(200, .object([("status", .string("ready"))]))
+        case .metrics:
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                                 body: Array(metrics.render().utf8))
-        default:
-            throw HeraldError.notFound
         }
     }
 

@@ -40,8 +40,7 @@ struct PushHandler: Sendable {
             }
             throw invalid
         }
-        let (push, content, firstDeliveryID, firstRendering) =
-            (checked.request, checked.content, checked.firstDeliveryID, checked.firstRendering)
+        let push = checked.request
 
         // One round trip: the stored response (if keyed), the recipients, a rate-limit slot.
         let admission = try store.admit(partner: partner, idempotencyKey: idempotencyKey, now: now,
@@ -56,9 +55,7 @@ struct PushHandler: Sendable {
             throw rateLimited(reservation, partner: partner)
         }
         do {
-            let (response, enqueue) = prepare(push, content: content, partner: partner, now: now,
-                                              resolution: admission.resolution,
-                                              first: (firstDeliveryID, firstRendering),
+            let (response, enqueue) = prepare(checked, partner: partner, now: now, resolution: admission.resolution,
                                               idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(enqueue) {
                 metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
@@ -152,18 +149,22 @@ struct PushHandler: Sendable {
     }
 
     /// Renders every delivery; returns the 202 body and the rows to write.
-    private func prepare(_ push: PushRequest, content: PushContent, partner: PartnerProfile, now: Date,
-                         resolution: RecipientResolution, first: (id: UUID, rendering: RenderedPush),
+    private func prepare(_ checked: CheckedPush, partner: PartnerProfile, now: Date, resolution: RecipientResolution,
                          idempotencyKey: String?, bodyHash: String?) -> ([UInt8], PushEnqueue) {
+        let (push, content) = (checked.request, checked.content)
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
         var deliveries: [PushEnqueue.Delivery] = []
         deliveries.reserveCapacity(resolution.devices.count)
         for (index, device) in resolution.devices.enumerated() {
-            let id = index == 0 ? first.id : UUID()
-            let rendered = index == 0 ? first.rendering : PushPayload.render(content, deliveryID: id, signer: signer)
-            let payload = device.service == "apns" ? rendered.apns : rendered.fcm
-            deliveries.append(.init(id: id, service: device.service, userID: device.userID, deviceID: device.deviceID,
+            let id = index == 0 ? checked.firstDeliveryID : UUID()
+            let payload: [UInt8]
+            if index == 0 {
+                payload = device.service == .apns ? checked.firstRendering.apns : checked.firstRendering.fcm
+            } else {
+                payload = PushPayload.render(content, deliveryID: id, signer: signer, for: device.service)
+            }
+            deliveries.append(.init(id: id, service: device.service.rawValue, userID: device.userID, deviceID: device.deviceID,
                                     environment: device.environment, payload: String(decoding: payload, as: UTF8.self)))
         }
         let suppressed = resolution.users.filter(\.optedOut).count

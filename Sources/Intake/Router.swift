@@ -4,14 +4,24 @@ import HeraldCore
 /// Which bearer token a route requires.
 public enum RouteAuth: Sendable { case none, partner, admin, host }
 
-/// A route: method, a path pattern with `{name}` segments, its auth and its handler name.
+/// What a route does: the key the intake dispatches on.
+public enum Endpoint: Sendable {
+    case push, pushStatus
+    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey
+    case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
+    case healthz, readyz, metrics
+}
+
+/// A route: its endpoint, method, a path pattern with `{name}` segments, and its auth.
 public struct Route: Sendable {
+    public let endpoint: Endpoint
     public let method: String
     public let pattern: String
     public let auth: RouteAuth
     let segments: [Substring]
 
-    init(_ method: String, _ pattern: String, _ auth: RouteAuth) {
+    init(_ endpoint: Endpoint, _ method: String, _ pattern: String, _ auth: RouteAuth) {
+        self.endpoint = endpoint
         self.method = method
         self.pattern = pattern
         self.auth = auth
@@ -44,26 +54,26 @@ enum RouteMatch {
 /// The intake's routes. `IntakeRoutes.all` is also what the OpenAPI test compares with
 /// `docs/openapi.yaml`, so the document cannot drift from the code.
 public enum IntakeRoutes {
-    public static let push = Route("POST", "/api/partners/notifications/push", .partner)
-    public static let pushStatus = Route("GET", "/api/partners/notifications/push/{requestId}", .partner)
+    public static let push = Route(.push, "POST", "/api/partners/notifications/push", .partner)
+    public static let pushStatus = Route(.pushStatus, "GET", "/api/partners/notifications/push/{requestId}", .partner)
 
-    public static let createPartner = Route("POST", "/api/admin/mini-app-partners", .admin)
-    public static let listPartners = Route("GET", "/api/admin/mini-app-partners", .admin)
-    public static let updatePartner = Route("PATCH", "/api/admin/mini-app-partners/{id}", .admin)
-    public static let revokePartner = Route("DELETE", "/api/admin/mini-app-partners/{id}", .admin)
-    public static let rotatePartnerKey = Route("POST", "/api/admin/mini-app-partners/{id}/rotate-key", .admin)
+    public static let createPartner = Route(.createPartner, "POST", "/api/admin/mini-app-partners", .admin)
+    public static let listPartners = Route(.listPartners, "GET", "/api/admin/mini-app-partners", .admin)
+    public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
+    public static let revokePartner = Route(.revokePartner, "DELETE", "/api/admin/mini-app-partners/{id}", .admin)
+    public static let rotatePartnerKey = Route(.rotatePartnerKey, "POST", "/api/admin/mini-app-partners/{id}/rotate-key", .admin)
 
-    public static let putUser = Route("PUT", "/api/internal/users/{userId}", .host)
-    public static let putDevice = Route("PUT", "/api/internal/users/{userId}/devices/{deviceId}", .host)
-    public static let deleteDevice = Route("DELETE", "/api/internal/users/{userId}/devices/{deviceId}", .host)
-    public static let putSession = Route("PUT", "/api/internal/users/{userId}/mini-app-sessions/{miniAppId}", .host)
-    public static let putOptOut = Route("PUT", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
-    public static let deleteOptOut = Route("DELETE", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
-    public static let listSenders = Route("GET", "/api/internal/users/{userId}/mini-app-senders", .host)
+    public static let putUser = Route(.putUser, "PUT", "/api/internal/users/{userId}", .host)
+    public static let putDevice = Route(.putDevice, "PUT", "/api/internal/users/{userId}/devices/{deviceId}", .host)
+    public static let deleteDevice = Route(.deleteDevice, "DELETE", "/api/internal/users/{userId}/devices/{deviceId}", .host)
+    public static let putSession = Route(.putSession, "PUT", "/api/internal/users/{userId}/mini-app-sessions/{miniAppId}", .host)
+    public static let putOptOut = Route(.putOptOut, "PUT", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
+    public static let deleteOptOut = Route(.deleteOptOut, "DELETE", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
+    public static let listSenders = Route(.listSenders, "GET", "/api/internal/users/{userId}/mini-app-senders", .host)
 
-    public static let healthz = Route("GET", "/healthz", .none)
-    public static let readyz = Route("GET", "/readyz", .none)
-    public static let metrics = Route("GET", "/metrics", .none)
+    public static let healthz = Route(.healthz, "GET", "/healthz", .none)
+    public static let readyz = Route(.readyz, "GET", "/readyz", .none)
+    public static let metrics = Route(.metrics, "GET", "/metrics", .none)
 
     public static let all: [Route] = [
         push, pushStatus, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,

@@ -8,8 +8,7 @@ public struct RecipientResolution: Sendable {
     public struct Device: Sendable {
         public let userID: String
         public let deviceID: String
-        /// "apns" or "fcm"
-        public let service: String
+        public let service: PushService
         public let environment: String
     }
     public var matchedEmails: Set<String> = []
@@ -27,12 +26,21 @@ public struct RecipientResolution: Sendable {
             case "u": users.append(.init(id: try row.string(2), optedOut: try row.bool(5)))
             default:
                 devices.append(.init(
-                    userID: try row.string(2), deviceID: try row.string(1), service: try row.string(3),
+                    userID: try row.string(2), deviceID: try row.string(1), service: try Self.service(row.string(3)),
                     environment: try row.string(4)))
             }
         }
         users.sort { $0.id < $1.id }
         devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
+    }
+}
+
+extension RecipientResolution {
+    static func service(_ text: String) throws -> PushService {
+        guard let service = PushService(rawValue: text) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unknown service \(text)")
+        }
+        return service
     }
 }
 

@@ -18,6 +18,13 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     static let deliveryID = UUID(uuidString: "0190A6B2-7C1E-7ABC-8DEF-0123456789AB")!
     static let signer = Fixtures.signer
 
+    @Test func renderingOneServiceGivesExactlyThatHalfOfTheFullRendering() throws {
+        let content = try Self.content()
+        let both = PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer)
+        #expect(PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer, for: .apns) == both.apns)
+        #expect(PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer, for: .fcm) == both.fcm)
+    }
+
     static func content(
         partner: PartnerProfile = Fixtures.partner(), title: String = "Deposit pending", body: String = "Confirmations: 1/6",
         deepLink: String? = "basedapp://miniapp/fun.pull.gacha/deposits/0xabc", data: [(String, String)] = [("txHash", "0x1234")]
