@@ -88,7 +88,7 @@ public final class IntakeServer: Sendable {
             }
             response = Reply.error(herald)
         }
-        let seconds = (ContinuousClock.now - started).seconds
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
         metrics.recordRequest(route: routeName, method: request.method, status: response.status, seconds: seconds)
         // A rejected request leaves its log line; accepted ones only at debug (one per request
         // at full load would be most of the intake's output), and their fields are built only then.
@@ -179,11 +179,4 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
     func get() -> Value { lock.withLock { value } }
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
-}
-
-extension Duration {
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
 }

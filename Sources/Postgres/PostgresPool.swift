@@ -57,7 +57,7 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     private func acquire() throws -> PostgresConnection {
-        let deadline = Date().addingTimeInterval(configuration.acquireTimeout.seconds)
+        let deadline = Date().addingTimeInterval(configuration.acquireTimeout / .seconds(1))
         condition.lock()
         while true {
             if closed {
@@ -113,12 +113,5 @@ public final class PostgresPool: @unchecked Sendable {
         open -= 1
         condition.signal()
         condition.unlock()
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }
