@@ -2,12 +2,15 @@
 import PackageDescription
 
 // Herald: the arrows point one way (see docs/architecture.md):
-// executables -> Intake / HeraldCtl -> Store -> Postgres -> C libraries; everything may use HeraldCore.
+// executables -> Intake / Worker / Simulator / HeraldCtl -> Store / APNs / FCM -> Postgres / HTTP2 -> C libraries;
+// everything may use HeraldCore.
 let package = Package(
     name: "Herald",
     products: [
         .executable(name: "herald-intake", targets: ["herald-intake"]),
         .executable(name: "heraldctl", targets: ["heraldctl"]),
+        .executable(name: "herald-worker", targets: ["herald-worker"]),
+        .executable(name: "herald-sim", targets: ["herald-sim"]),
     ],
     targets: [
         // C libraries from Debian.
@@ -33,11 +36,25 @@ let package = Package(
         // The operator's commands.
         .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
 
+        // HTTP/2 on nghttp2 + OpenSSL: an epoll event loop, TLS with ALPN h2 and cleartext h2c, client and
+        // server sessions (the worker's APNs/FCM clients and the simulator share it).
+        .target(name: "HTTP2", dependencies: ["CNghttp2", "COpenSSL", "CSystem"]),
+        // APNs: provider JWT, request headers, response classification, the client.
+        .target(name: "APNs", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
+        // FCM HTTP v1: service-account OAuth2, message building, error classification, the client.
+        .target(name: "FCM", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
+        // The worker: claim loop, senders, batched completion, rescuer, wake-up, health and metrics.
+        .target(name: "Worker", dependencies: ["Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore"]),
+        // The APNs + FCM + OAuth2 simulator (herald-sim).
+        .target(name: "Simulator", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
+
         // Helpers shared by the test targets: an HTTP client, child processes, the test database.
         .target(name: "HeraldTestSupport"),
 
         .executableTarget(name: "herald-intake", dependencies: ["Intake"]),
         .executableTarget(name: "heraldctl", dependencies: ["HeraldCtl"]),
+        .executableTarget(name: "herald-worker", dependencies: ["Worker"]),
+        .executableTarget(name: "herald-sim", dependencies: ["Simulator"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldTestSupport"]),
@@ -47,5 +64,14 @@ let package = Package(
         .testTarget(
             name: "IntakeTests",
             dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HeraldTestSupport"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "DeliveryClientTests",
+            dependencies: ["APNs", "FCM", "Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "WorkerTests",
+            dependencies: ["Worker", "Store", "Postgres", "APNs", "FCM", "Simulator", "HTTP2", "HeraldCore",
+                           "HeraldCrypto", "Intake", "HeraldTestSupport"]),
     ]
 )
