@@ -9,8 +9,6 @@ let package = Package(
     products: [
         .executable(name: "herald-intake", targets: ["herald-intake"]),
         .executable(name: "heraldctl", targets: ["heraldctl"]),
-        .executable(name: "herald-worker", targets: ["herald-worker"]),
-        .executable(name: "herald-sim", targets: ["herald-sim"]),
     ],
     targets: [
         // C libraries from Debian.
@@ -31,8 +29,10 @@ let package = Package(
         .target(name: "Store", dependencies: ["Postgres", "HeraldCore"], resources: [.copy("Migrations")]),
         // HTTP/1.1 server on libmicrohttpd.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // What every long-running process shares: JSON logs, signals, environment settings.
+        .target(name: "ServiceSupport", dependencies: ["HeraldCore"]),
         // The intake: routing, auth, handlers, metrics.
-        .target(name: "Intake", dependencies: ["HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
+        .target(name: "Intake", dependencies: ["ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
         // The operator's commands.
         .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
 
@@ -44,17 +44,17 @@ let package = Package(
         // FCM HTTP v1: service-account OAuth2, message building, error classification, the client.
         .target(name: "FCM", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
         // The worker: claim loop, senders, batched completion, rescuer, wake-up, health and metrics.
-        .target(name: "Worker", dependencies: ["Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore"]),
+        .target(name: "Worker", dependencies: ["ServiceSupport", "Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore"]),
         // The APNs + FCM + OAuth2 simulator (herald-sim).
         .target(name: "Simulator", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
 
         // Helpers shared by the test targets: an HTTP client, child processes, the test database.
-        .target(name: "HeraldTestSupport"),
+        .target(name: "HeraldTestSupport", dependencies: ["Postgres", "Store", "HeraldCore"]),
 
-        .executableTarget(name: "herald-intake", dependencies: ["Intake"]),
+        .executableTarget(name: "herald-intake", dependencies: ["Intake", "ServiceSupport"]),
         .executableTarget(name: "heraldctl", dependencies: ["HeraldCtl"]),
-        .executableTarget(name: "herald-worker", dependencies: ["Worker"]),
-        .executableTarget(name: "herald-sim", dependencies: ["Simulator"]),
+        .executableTarget(name: "herald-worker", dependencies: ["Worker", "ServiceSupport", "HeraldCore"]),
+        .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldTestSupport"]),

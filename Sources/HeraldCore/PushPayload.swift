@@ -25,7 +25,7 @@ public struct PushContent: Sendable, Equatable {
 }
 
 /// The upstream a delivery goes to.
-public enum PushService: String, Sendable {
+public enum PushService: String, Sendable, CaseIterable {
     case apns, fcm
 }
 

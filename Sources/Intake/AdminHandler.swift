@@ -1,3 +1,4 @@
+import ServiceSupport
 import Foundation
 import HTTPServer
 import HeraldCore

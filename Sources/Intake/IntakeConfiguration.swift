@@ -1,12 +1,6 @@
 import Foundation
 import HeraldCore
-
-/// A configuration problem found at start-up; the message names the variable.
-public struct ConfigurationError: Error, CustomStringConvertible {
-    public let variable: String
-    public let problem: String
-    public var description: String { "\(variable): \(problem)" }
-}
+import ServiceSupport
 
 /// The intake's settings, read from the environment (documented in README.md).
 public struct IntakeConfiguration: Sendable {
@@ -108,34 +102,5 @@ public enum SigningKeys {
         }
         guard !keys.isEmpty else { throw ConfigurationError(variable: variable, problem: "no keys") }
         return keys
-    }
-}
-
-struct EnvironmentReader {
-    let environment: [String: String]
-
-    func optional(_ name: String) -> String? {
-        guard let value = environment[name], !value.isEmpty else { return nil }
-        return value
-    }
-
-    func required(_ name: String) throws(ConfigurationError) -> String {
-        guard let value = optional(name) else { throw ConfigurationError(variable: name, problem: "is required") }
-        return value
-    }
-
-    /// A bearer token: required and long enough not to be guessed.
-    func secret(_ name: String) throws(ConfigurationError) -> String {
-        let value = try required(name)
-        guard value.utf8.count >= 16 else { throw ConfigurationError(variable: name, problem: "must be at least 16 characters") }
-        return value
-    }
-
-    func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
-        guard let text = optional(name) else { return fallback }
-        guard let value = Int(text), range.contains(value) else {
-            throw ConfigurationError(variable: name, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
-        }
-        return value
     }
 }

@@ -1,3 +1,4 @@
+import ServiceSupport
 import Foundation
 import HTTPServer
 import HeraldCore
@@ -16,6 +17,7 @@ public final class IntakeServer: Sendable {
     let adminHandler: AdminHandler
     let hostHandler: HostHandler
     let maintenance: MaintenanceStore
+    let notifier: DeliveryNotifier
     private let server: LockedBox<HTTPServer?> = LockedBox(nil)
     private let stopping = LockedBox(false)
 
@@ -29,8 +31,9 @@ public final class IntakeServer: Sendable {
         authenticator = Authenticator(adminToken: configuration.adminToken, hostToken: configuration.hostToken,
                                       partners: partners, cacheSeconds: configuration.partnerCacheSeconds)
         let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
+        notifier = DeliveryNotifier(databaseURL: configuration.databaseURL, logger: logger)
         pushHandler = PushHandler(store: PushStore(pool: pool), rules: configuration.rules, signer: signer,
-                                  metrics: metrics, clock: clock)
+                                  metrics: metrics, notifier: notifier, clock: clock)
         adminHandler = AdminHandler(partners: partners, logger: logger, defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
@@ -47,6 +50,7 @@ public final class IntakeServer: Sendable {
             tooLarge: { Reply.error(.bodyTooLarge) },
             handler: { [self] request in handle(request) })
         server.set(http)
+        notifier.start()
         let thread = Thread { [self] in runJanitor() }
         thread.name = "herald-janitor"
         thread.start()
@@ -58,6 +62,7 @@ public final class IntakeServer: Sendable {
         stopping.set(true)
         server.get()?.stop()
         server.set(nil)
+        notifier.stop()
         pool.close()
         logger.info("stopped")
     }

@@ -17,9 +17,11 @@ struct PushHandler: Sendable {
     let rules: PushRules
     let signer: HMACSigner
     let metrics: IntakeMetrics
+    let notifier: DeliveryNotifier
     let clock: @Sendable () -> Date
 
     func push(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        let wait = try PreferWait.parse(request.http.header("prefer"))
         let idempotencyKey = request.http.header("idempotency-key")
         if let key = idempotencyKey, !Identifiers.isValidIdempotencyKey(key) {
             throw HeraldError.invalidField("Idempotency-Key", "Idempotency-Key must be 1-255 printable ASCII characters.")
@@ -59,6 +61,10 @@ struct PushHandler: Sendable {
                                               idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(enqueue) {
                 metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
+                if !enqueue.deliveries.isEmpty && (enqueue.sendAt.map { $0 <= now } ?? true) { notifier.signal() }
+                if let wait, !enqueue.deliveries.isEmpty {
+                    return try waitForOutcomes(requestID: enqueue.requestID, createdAt: enqueue.createdAt, wait: wait)
+                }
                 return Reply.json(202, response)
             }
             // Another request with this key committed first: answer as it did, and give the slot back.
@@ -106,6 +112,30 @@ struct PushHandler: Sendable {
         guard summary.partnerID == partner.id else {
             throw HeraldError(status: 403, code: "forbidden", message: "This request belongs to another partner.")
         }
+        return Reply.json(200, statusBody(summary, id: id))
+    }
+
+    /// `Prefer: wait=N`: polls the request's counts until nothing is pending or N seconds passed,
+    /// then answers 200 with the counts (SPEC 2.1). Holds this handler thread meanwhile.
+    private func waitForOutcomes(requestID: UUID, createdAt: Date, wait: Duration) throws -> HTTPResponse {
+        let deadline = ContinuousClock.now + wait
+        var pause = Duration.milliseconds(5)
+        while true {
+            guard let summary = try store.find(requestID: requestID, createdAt: createdAt) else {
+                throw HeraldError.internalError
+            }
+            let done = summary.sent + summary.failed >= summary.deliveries
+            if done || ContinuousClock.now >= deadline {
+                return Reply.json(200, statusBody(summary, id: requestID),
+                                  headers: [("Preference-Applied", "wait=\(Int(wait / .seconds(1)))")])
+            }
+            Thread.sleep(forTimeInterval: min(pause, deadline - ContinuousClock.now) / .seconds(1))
+            pause = min(pause * 2, .milliseconds(50))
+        }
+    }
+
+    /// The body of `GET .../push/{requestId}` and of a `Prefer: wait` answer.
+    private func statusBody(_ summary: PushRequestSummary, id: UUID) -> JSONValue {
         let status = PushStatus.of(deliveries: summary.deliveries, sent: summary.sent, failed: summary.failed,
                                    sendAt: summary.sendAt, now: clock())
         let missing = (try? JSONParser.parse(summary.missingJSON)) ?? .object([])
@@ -118,7 +148,7 @@ struct PushHandler: Sendable {
             ("missing", missing), ("createdAt", .string(ISO8601.format(summary.createdAt))),
         ]
         members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))
-        return Reply.json(200, .object(members))
+        return .object(members)
     }
 
     private func replay(_ stored: IdempotentResponse, bodyHash: String) throws -> HTTPResponse {

@@ -5,7 +5,7 @@ import Foundation
 /// exclusively), hence `@unchecked Sendable`. Every statement with parameters runs as a named
 /// prepared statement, prepared once per connection on first use.
 public final class PostgresConnection: @unchecked Sendable {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
     /// When the connection was last returned to a pool; used to skip health checks on busy connections.
     var lastUsed = ContinuousClock.now

@@ -4,7 +4,7 @@ import HeraldCore
 public enum LogLevel: String, Sendable, Comparable {
     case debug, info, warning, error
 
-    var rank: Int {
+    public var rank: Int {
         switch self {
         case .debug: return 0
         case .info: return 1

@@ -1,0 +1,81 @@
+import Foundation
+
+/// What becomes of a delivery after one attempt (SPEC 5), as recorded in `delivery_history`.
+public enum DeliveryOutcome: Sendable, Equatable {
+    case sent
+    /// A permanent failure of this delivery (the upstream's reason).
+    case failed(reason: String)
+    /// Retried `maxAttempts` times without success.
+    case dead(reason: String)
+    case tokenInvalid(reason: String)
+    /// Past its TTL before it could be sent.
+    case expired
+    /// The user opted out after the request was accepted.
+    case suppressed
+    /// Try again at `at`; the row goes back to pending.
+    case retry(at: Date, reason: String)
+
+    /// The `delivery_history.outcome` value (`retry` never reaches history).
+    public var name: String {
+        switch self {
+        case .sent: return "sent"
+        case .failed: return "failed"
+        case .dead: return "dead"
+        case .tokenInvalid: return "token_invalid"
+        case .expired: return "expired"
+        case .suppressed: return "suppressed"
+        case .retry: return "retry"
+        }
+    }
+
+    /// The reason stored as `last_error`.
+    public var reason: String? {
+        switch self {
+        case .failed(let reason), .dead(let reason), .tokenInvalid(let reason), .retry(_, let reason): return reason
+        case .expired: return "expired"
+        case .suppressed: return "opted_out"
+        case .sent: return nil
+        }
+    }
+}
+
+/// Retries with exponential backoff and full jitter, honouring the upstream's Retry-After, up to
+/// `maxAttempts` (then `dead`), and never past the delivery's TTL (then `expired`).
+public struct RetryPolicy: Sendable, Equatable {
+    public var maxAttempts: Int
+    /// The backoff cap of the first retry; it doubles with every attempt.
+    public var baseDelay: Duration
+    public var maxDelay: Duration
+
+    public init(maxAttempts: Int = 8, baseDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(3600)) {
+        self.maxAttempts = maxAttempts
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The backoff cap before attempt `attempts + 1`: base x 2^(attempts-1), at most maxDelay.
+    public func backoffCap(afterAttempt attempts: Int) -> Duration {
+        let exponent = min(max(attempts - 1, 0), 40)
+        let seconds = (baseDelay / .seconds(1)) * pow(2, Double(exponent))
+        return min(maxDelay, .milliseconds(Int64(min(seconds, 1e12) * 1000)))
+    }
+
+    /// The outcome of attempt number `attempts` (1-based) that ended in `result`.
+    /// `random` is uniform in 0..<1 (injected, so tests are exact).
+    public func outcome(of result: DeliveryResult, attempts: Int, expiresAt: Date?, now: Date,
+                        random: Double) -> DeliveryOutcome {
+        switch result {
+        case .sent: return .sent
+        case .failed(let reason): return .failed(reason: reason)
+        case .tokenInvalid(let reason): return .tokenInvalid(reason: reason)
+        case .retry(let reason, let retryAfter):
+            if attempts >= maxAttempts { return .dead(reason: reason) }
+            // Full jitter: anywhere between now and the cap, so retries of a burst spread out.
+            var delay = backoffCap(afterAttempt: attempts) * random
+            if let retryAfter, retryAfter > delay { delay = retryAfter }
+            let at = now.addingTimeInterval(delay / .seconds(1))
+            if let expiresAt, at >= expiresAt { return .expired }
+            return .retry(at: at, reason: reason)
+        }
+    }
+}

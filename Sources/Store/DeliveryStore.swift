@@ -1,0 +1,220 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// A delivery a worker claimed: what to send, where, and whether it may be sent at all.
+public struct ClaimedDelivery: Sendable {
+    /// Why a claimed row must not be sent (decided in the claim, from the device and opt-out rows).
+    public enum Verdict: String, Sendable {
+        case send
+        case expired
+        case tokenInvalid = "token_invalid"
+        case deviceRemoved = "device_removed"
+        case suppressed
+    }
+
+    public let id: UUID
+    public let service: PushService
+    public let environment: String
+    /// The rendered APNs body or FCM message (see PushPayload).
+    public let payload: String
+    /// Attempts including this one.
+    public let attempts: Int
+    public let expiresAt: Date?
+    /// The device's current token for `service` (nil when it has none). Never logged.
+    public let token: String?
+    public let verdict: Verdict
+}
+
+/// The outcome of one claimed delivery, for `DeliveryStore.complete`.
+public struct CompletedDelivery: Sendable {
+    public let id: UUID
+    public let outcome: DeliveryOutcome
+    /// The token the attempt used: a `tokenInvalid` outcome invalidates it only if the device still
+    /// has this token (the host may have registered a new one meanwhile).
+    public let token: String?
+
+    public init(id: UUID, outcome: DeliveryOutcome, token: String?) {
+        self.id = id
+        self.outcome = outcome
+        self.token = token
+    }
+}
+
+/// The head of the queue: how much is due and how old the oldest due row is.
+public struct QueueSnapshot: Sendable, Equatable {
+    /// Pending rows due now, counted up to `DeliveryStore.depthCountLimit`.
+    public let dueDepth: Int
+    /// Age of the oldest due row (0 when nothing is due).
+    public let oldestDueAge: Duration
+    /// The earliest `available_at` of a pending row (due or scheduled), nil when nothing is pending.
+    public let nextAvailableAt: Date?
+
+    public init(dueDepth: Int, oldestDueAge: Duration, nextAvailableAt: Date?) {
+        self.dueDepth = dueDepth
+        self.oldestDueAge = oldestDueAge
+        self.nextAvailableAt = nextAvailableAt
+    }
+}
+
+/// The worker's queries on the outbox (sql/004_outbox.sql, sql/006_worker.sql): claim, complete,
+/// release, rescue and the queue's head. Each is one statement; claim and completion commit
+/// asynchronously (see docs/architecture.md: a lost claim is rescued, a lost completion re-sends).
+public struct DeliveryStore: Sendable {
+    public static let notificationChannel = "herald_deliveries"
+    public static let depthCountLimit = 100_000
+
+    public init() {}
+
+    /// Leases up to `limit` due rows of `services` to `worker` for `leaseSeconds`.
+    public func claim(on connection: PostgresConnection, worker: String, limit: Int, leaseSeconds: Int,
+                      services: [PushService]) throws -> [ClaimedDelivery] {
+        let result = try connection.query(Self.claimSQL, [worker, limit, leaseSeconds, services.map(\.rawValue)])
+        return try result.rows.map { row in
+            guard let service = PushService(rawValue: try row.string(1)),
+                  let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(7))
+            else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected service or verdict") }
+            return ClaimedDelivery(
+                id: try row.uuid(0), service: service, environment: try row.string(2), payload: try row.string(3),
+                attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
+                verdict: verdict)
+        }
+    }
+
+    /// Records a batch of outcomes in ONE statement: finished rows move to history, their counts
+    /// roll up to the requests' audit rows, dead tokens are invalidated, retries go back to
+    /// pending. Only rows still leased by `worker` are touched (a rescued row belongs to another).
+    /// Returns how many rows were finished and how many rescheduled.
+    @discardableResult
+    public func complete(on connection: PostgresConnection, worker: String, _ deliveries: [CompletedDelivery])
+        throws -> (finished: Int, retried: Int)
+    {
+        guard !deliveries.isEmpty else { return (0, 0) }
+        var ids: [UUID] = [], outcomes: [String] = [], errors: [String] = [], retryAt: [String] = []
+        var tokens: [String] = []
+        for delivery in deliveries {
+            ids.append(delivery.id)
+            outcomes.append(delivery.outcome.name)
+            errors.append(delivery.outcome.reason ?? "")
+            if case .retry(let at, _) = delivery.outcome { retryAt.append(PostgresTimestamp.format(at)) } else {
+                retryAt.append("")
+            }
+            if case .tokenInvalid = delivery.outcome { tokens.append(delivery.token ?? "") } else { tokens.append("") }
+        }
+        let row = try connection.query(Self.completeSQL, [worker, ids, outcomes, errors, retryAt, tokens]).first
+        return (try row?.int(0) ?? 0, try row?.int(1) ?? 0)
+    }
+
+    /// Gives leased rows back (a draining worker that will not send them): pending again at once,
+    /// and the claim's attempt is not counted.
+    @discardableResult
+    public func release(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try connection.query(Self.releaseSQL, [worker, ids]).affectedRows
+    }
+
+    /// Returns rows whose lease expired (their worker crashed or hung) to pending, at most `limit`.
+    @discardableResult
+    public func rescue(on connection: PostgresConnection, limit: Int = 1000) throws -> Int {
+        try connection.query(Self.rescueSQL, [limit]).affectedRows
+    }
+
+    /// Depth and age of the due queue, and when the next pending row becomes due.
+    public func snapshot(on connection: PostgresConnection) throws -> QueueSnapshot {
+        let row = try connection.query(Self.snapshotSQL, [Self.depthCountLimit]).first
+        let ageSeconds = try row?.double(1) ?? 0
+        return QueueSnapshot(
+            dueDepth: try row?.int(0) ?? 0, oldestDueAge: .milliseconds(Int64(max(ageSeconds, 0) * 1000)),
+            nextAvailableAt: try row?.optionalDate(2))
+    }
+
+    /// Tells listening workers that new rows are due (see the intake's DeliveryNotifier).
+    public func notifyWorkers(on connection: PostgresConnection) throws {
+        try connection.execute("NOTIFY \(Self.notificationChannel)")
+    }
+
+    // MARK: - SQL
+
+    /// $1 worker, $2 limit, $3 lease seconds, $4 services.
+    public static let claimSQL = "SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[])"
+
+    /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none).
+    public static let completeSQL = """
+        WITH o AS (
+            SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
+                       AS o (id, outcome, error, retry_at, token)
+        ), finished AS (
+            DELETE FROM deliveries d USING o
+             WHERE d.id = o.id AND o.outcome <> 'retry' AND d.state = 'leased' AND d.leased_by = $1
+            RETURNING d.id, d.request_id, d.request_created_at, d.partner_id, d.lane, d.service, d.user_id,
+                      d.device_id, d.attempts, d.created_at, o.outcome, nullif(o.error, '') AS error,
+                      nullif(o.token, '') AS token
+        ), history AS (
+            INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
+                                          attempts, last_error, created_at, finished_at)
+            SELECT id, request_id, partner_id, lane, service, user_id, device_id, outcome, attempts, error,
+                   created_at, now()
+              FROM finished
+        ), counts AS (
+            SELECT request_id, request_created_at,
+                   count(*) FILTER (WHERE outcome = 'sent') AS sent,
+                   count(*) FILTER (WHERE outcome <> 'sent') AS failed
+              FROM finished GROUP BY request_id, request_created_at
+        ), locked AS (
+            -- Audit rows locked in id order: two workers finishing rows of the same requests
+            -- take the locks in the same order and cannot deadlock.
+            SELECT r.id, r.created_at FROM push_requests r JOIN counts c
+                ON r.id = c.request_id AND r.created_at = c.request_created_at
+             ORDER BY r.id FOR UPDATE OF r
+        ), rollup AS (
+            UPDATE push_requests r SET sent = r.sent + c.sent, failed = r.failed + c.failed
+              FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
+             WHERE r.id = c.request_id AND r.created_at = c.request_created_at
+        ), dead_tokens AS (
+            UPDATE devices v
+               SET apns_token_invalidated_at = CASE WHEN f.service = 'apns' THEN now()
+                                                    ELSE v.apns_token_invalidated_at END,
+                   fcm_token_invalidated_at = CASE WHEN f.service = 'fcm' THEN now()
+                                                   ELSE v.fcm_token_invalidated_at END,
+                   updated_at = now()
+              FROM finished f
+             WHERE f.outcome = 'token_invalid' AND f.token IS NOT NULL
+               AND v.user_id = f.user_id AND v.device_id = f.device_id
+               AND f.token = CASE f.service WHEN 'apns' THEN v.apns_token ELSE v.fcm_token END
+        ), retried AS (
+            UPDATE deliveries d
+               SET state = 'pending', available_at = o.retry_at::timestamptz, last_error = nullif(o.error, ''),
+                   leased_by = NULL, lease_expires_at = NULL
+              FROM o
+             WHERE d.id = o.id AND o.outcome = 'retry' AND d.state = 'leased' AND d.leased_by = $1
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM retried)
+        """
+
+    /// $1 worker, $2 ids.
+    public static let releaseSQL = """
+        UPDATE deliveries
+           SET state = 'pending', leased_by = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0)
+         WHERE id = ANY ($2::uuid[]) AND state = 'leased' AND leased_by = $1
+        """
+
+    /// $1 limit. Served by the partial index deliveries_lease.
+    public static let rescueSQL = """
+        UPDATE deliveries SET state = 'pending', leased_by = NULL, lease_expires_at = NULL
+         WHERE id IN (SELECT id FROM deliveries
+                       WHERE state = 'leased' AND lease_expires_at < now()
+                       ORDER BY lease_expires_at LIMIT $1
+                         FOR UPDATE SKIP LOCKED)
+        """
+
+    /// $1 depth cap. Heads come from a loose index scan; the depth count stops at the cap.
+    public static let snapshotSQL = """
+        WITH heads AS (SELECT * FROM herald_queue_heads())
+        SELECT (SELECT count(*) FROM (SELECT 1 FROM deliveries
+                                       WHERE state = 'pending' AND available_at <= now() LIMIT $1) due),
+               coalesce(extract(epoch FROM now() - (SELECT min(oldest_available_at) FROM heads
+                                                     WHERE oldest_available_at <= now())), 0)::float8,
+               (SELECT min(oldest_available_at) FROM heads)
+        """
+}

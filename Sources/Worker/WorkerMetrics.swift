@@ -1,0 +1,132 @@
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// The worker's Prometheus metrics: per-upstream outcome counters, the send latency histogram,
+/// and gauges of the queue and of the work in hand.
+public final class WorkerMetrics: Sendable {
+    static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    /// Counter names, in exposition order.
+    enum Counter: String, CaseIterable {
+        case claimed, sent, failed, retried, dead
+        case tokenInvalid = "token_invalid"
+        case expired, suppressed
+    }
+
+    private struct Histogram {
+        var counts = [Int](repeating: 0, count: WorkerMetrics.latencyBuckets.count)
+        var count = 0
+        var sum = 0.0
+    }
+
+    private struct State {
+        var counters: [PushService: [Counter: Int]] = [:]
+        var latency: [PushService: Histogram] = [:]
+        var inFlight = 0
+        var dueDepth = 0
+        var oldestDueAgeSeconds = 0.0
+        var rescued = 0
+        var claims = 0
+        var completionBatches = 0
+        var databaseErrors = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    func add(_ counter: Counter, _ service: PushService, _ amount: Int = 1) {
+        state.withLock { $0.counters[service, default: [:]][counter, default: 0] += amount }
+    }
+
+    /// Counts the outcome of one delivery.
+    func record(_ outcome: DeliveryOutcome, _ service: PushService) {
+        let counter: Counter
+        switch outcome {
+        case .sent: counter = .sent
+        case .failed: counter = .failed
+        case .dead: counter = .dead
+        case .tokenInvalid: counter = .tokenInvalid
+        case .expired: counter = .expired
+        case .suppressed: counter = .suppressed
+        case .retry: counter = .retried
+        }
+        add(counter, service)
+    }
+
+    func observeSend(_ service: PushService, seconds: Double) {
+        state.withLock { state in
+            var histogram = state.latency[service] ?? Histogram()
+            histogram.count += 1
+            histogram.sum += seconds
+            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
+                histogram.counts[index] += 1
+            }
+            state.latency[service] = histogram
+        }
+    }
+
+    func setInFlight(_ value: Int) { state.withLock { $0.inFlight = value } }
+    func setQueue(dueDepth: Int, oldestDueAge: Duration) {
+        state.withLock {
+            $0.dueDepth = dueDepth
+            $0.oldestDueAgeSeconds = oldestDueAge / .seconds(1)
+        }
+    }
+    func addRescued(_ count: Int) { state.withLock { $0.rescued += count } }
+    func addClaim() { state.withLock { $0.claims += 1 } }
+    func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
+    func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
+
+    /// A counter's value (tests and logs).
+    public func value(_ name: String, _ service: PushService) -> Int {
+        guard let counter = Counter(rawValue: name) else { return 0 }
+        return state.withLock { $0.counters[service]?[counter] ?? 0 }
+    }
+
+    /// The exposition text for `GET /metrics`.
+    public func render() -> String {
+        let snapshot = state.withLock { $0 }
+        var out = ""
+        out += "# HELP herald_worker_deliveries_total Deliveries by upstream and outcome (claimed counts claims).\n"
+        out += "# TYPE herald_worker_deliveries_total counter\n"
+        for service in PushService.allCases {
+            for counter in Counter.allCases {
+                let value = snapshot.counters[service]?[counter] ?? 0
+                out += "herald_worker_deliveries_total{upstream=\"\(service.rawValue)\",outcome=\"\(counter.rawValue)\"} \(value)\n"
+            }
+        }
+        out += "# HELP herald_worker_send_duration_seconds Time from handing a delivery to the upstream client to its answer.\n"
+        out += "# TYPE herald_worker_send_duration_seconds histogram\n"
+        for service in PushService.allCases {
+            let histogram = snapshot.latency[service] ?? Histogram()
+            let label = "upstream=\"\(service.rawValue)\""
+            for (index, bound) in Self.latencyBuckets.enumerated() {
+                out += "herald_worker_send_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(histogram.counts[index])\n"
+            }
+            out += "herald_worker_send_duration_seconds_bucket{\(label),le=\"+Inf\"} \(histogram.count)\n"
+            out += "herald_worker_send_duration_seconds_sum{\(label)} \(histogram.sum)\n"
+            out += "herald_worker_send_duration_seconds_count{\(label)} \(histogram.count)\n"
+        }
+        let gauges: [(String, String, String)] = [
+            ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
+            ("herald_queue_due_depth", "Pending deliveries due now (counted up to 100000).", "\(snapshot.dueDepth)"),
+            ("herald_queue_oldest_due_age_seconds", "Age of the oldest due pending delivery.",
+             "\(snapshot.oldestDueAgeSeconds)"),
+        ]
+        for (name, help, value) in gauges {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
+        }
+        let counters: [(String, String, Int)] = [
+            ("herald_worker_rescued_total", "Expired leases this worker returned to pending.", snapshot.rescued),
+            ("herald_worker_claims_total", "Claim statements run.", snapshot.claims),
+            ("herald_worker_completion_batches_total", "Completion statements run.", snapshot.completionBatches),
+            ("herald_worker_database_errors_total", "Failed database calls (retried).", snapshot.databaseErrors),
+        ]
+        for (name, help, value) in counters {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// The worker's queries against real Postgres: claim, fairness, verdicts, completion, release,
+/// rescue and the queue snapshot.
+@Suite struct DeliveryStoreTests {
+    let store = DeliveryStore()
+    static let apnsToken = String(repeating: "ab", count: 32)
+
+    @Test func claimLeasesDueRowsOnlyAndCountsTheAttempt() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 2)
+        let due = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                        availableAt: Date().addingTimeInterval(3600))
+
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns, .fcm])
+        #expect(claimed.map(\.id) == [due])
+        #expect(claimed.first?.attempts == 1)
+        #expect(claimed.first?.token == Self.apnsToken)
+        #expect(claimed.first?.verdict == .send)
+        #expect(try db.count("SELECT count(*) FROM deliveries WHERE state = 'leased' AND leased_by = 'w1'") == 1)
+        #expect(try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns]).isEmpty)
+    }
+
+    @Test func claimTakesOnlyTheRequestedServices() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken, fcmToken: "fcm-token-1")
+        let request = try db.request(partner: partner.id, deliveries: 2)
+        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let fcm = try db.delivery(request: request, partner: partner.id, user: "u1", service: .fcm)
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.fcm])
+        #expect(claimed.map(\.id) == [fcm])
+        #expect(claimed.first?.token == "fcm-token-1")
+    }
+
+    @Test func concurrentClaimsTakeDisjointRows() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 2000)
+        try db.deliveries(count: 2000, request: request, partner: partner.id, user: "u1")
+        let url = db.url
+        let batches = runInParallel(4) { index -> [UUID] in
+            let connection = try! PostgresConnection(url: url)
+            var ids: [UUID] = []
+            while true {
+                let claimed = try! DeliveryStore().claim(on: connection, worker: "w\(index)", limit: 50,
+                                                         leaseSeconds: 30, services: [.apns])
+                if claimed.isEmpty { return ids }
+                ids += claimed.map(\.id)
+            }
+        }
+        let all = batches.flatMap { $0 }
+        #expect(all.count == 2000)
+        #expect(Set(all).count == 2000)
+    }
+
+    @Test func realtimeLaneIsClaimedBeforeBulk() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 60)
+        try db.deliveries(count: 50, request: request, partner: partner.id, user: "u1", lane: 1)
+        try db.deliveries(count: 10, request: request, partner: partner.id, user: "u1", lane: 0)
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 20, leaseSeconds: 30, services: [.apns])
+        #expect(claimed.count == 20)
+        let lanes = try db.connection.query("SELECT lane, count(*) FROM deliveries WHERE state = 'leased' GROUP BY lane ORDER BY lane")
+        #expect(try lanes.rows.map { [try $0.int(0), try $0.int(1)] } == [[0, 10], [1, 10]])
+    }
+
+    @Test func oneFloodingPartnerDoesNotStarveAnother() throws {
+        let db = try QueueDatabase()
+        let flooder = try db.partner()
+        let quiet = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let flood = try db.request(partner: flooder.id, deliveries: 5000)
+        try db.deliveries(count: 5000, request: flood, partner: flooder.id, user: "u1")
+        // The quiet partner's rows are newer than the whole flood.
+        let small = try db.request(partner: quiet.id, deliveries: 3)
+        var quietIDs: Set<UUID> = []
+        for _ in 0..<3 {
+            quietIDs.insert(try db.delivery(request: small, partner: quiet.id, user: "u1", service: .apns))
+        }
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 100, leaseSeconds: 30, services: [.apns])
+        #expect(claimed.count == 100)
+        #expect(quietIDs.isSubset(of: Set(claimed.map(\.id))))
+    }
+
+    @Test func verdictsExplainRowsThatMustNotBeSent() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("expired", apnsToken: Self.apnsToken)
+        try db.user("dead", apnsToken: Self.apnsToken)
+        try db.user("optedout", apnsToken: Self.apnsToken)
+        try db.user("gone", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 4)
+        let expired = try db.delivery(request: request, partner: partner.id, user: "expired", service: .apns,
+                                      expiresAt: Date().addingTimeInterval(-1))
+        let dead = try db.delivery(request: request, partner: partner.id, user: "dead", service: .apns)
+        let optedOut = try db.delivery(request: request, partner: partner.id, user: "optedout", service: .apns)
+        let gone = try db.delivery(request: request, partner: partner.id, user: "gone", service: .apns)
+        try db.connection.query("UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = 'dead'")
+        try db.connection.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('optedout', $1)", [partner.miniApp])
+        try db.connection.query("DELETE FROM devices WHERE user_id = 'gone'")
+
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns])
+        let verdicts = Dictionary(uniqueKeysWithValues: claimed.map { ($0.id, $0.verdict) })
+        #expect(verdicts == [expired: .expired, dead: .tokenInvalid, optedOut: .suppressed, gone: .deviceRemoved])
+    }
+
+    @Test func completionMovesRowsToHistoryAndRollsUpTheCounts() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        try db.user("u2", apnsToken: "cd" + String(repeating: "ab", count: 31))
+        let request = try db.request(partner: partner.id, deliveries: 4)
+        let sent = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let failed = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let dead = try db.delivery(request: request, partner: partner.id, user: "u2", service: .apns)
+        let retried = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns])
+        #expect(claimed.count == 4)
+        let retryAt = Date().addingTimeInterval(120)
+        let u2Token = claimed.first { $0.id == dead }?.token
+        let result = try store.complete(on: db.connection, worker: "w1", [
+            CompletedDelivery(id: sent, outcome: .sent, token: Self.apnsToken),
+            CompletedDelivery(id: failed, outcome: .failed(reason: "BadTopic"), token: Self.apnsToken),
+            CompletedDelivery(id: dead, outcome: .tokenInvalid(reason: "Unregistered"), token: u2Token),
+            CompletedDelivery(id: retried, outcome: .retry(at: retryAt, reason: "TooManyRequests"), token: Self.apnsToken),
+        ])
+        #expect(result.finished == 3)
+        #expect(result.retried == 1)
+        #expect(try db.outcome(of: sent)?.outcome == "sent")
+        #expect(try db.outcome(of: failed)?.error == "BadTopic")
+        #expect(try db.outcome(of: dead)?.outcome == "token_invalid")
+        #expect(try db.counts(of: request) == (sent: 1, failed: 2))
+        // The dead token is invalidated; the other user's is not.
+        #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 1)
+        #expect(try db.count("SELECT count(*) FROM devices WHERE user_id = 'u2' AND apns_token_invalidated_at IS NOT NULL") == 1)
+        let row = try db.connection.query("""
+            SELECT state, last_error, abs(extract(epoch FROM available_at - $2::timestamptz)) < 0.01
+              FROM deliveries WHERE id = $1
+            """, [retried, retryAt]).first!
+        #expect(try row.string(0) == "pending")
+        #expect(row.optionalString(1) == "TooManyRequests")
+        #expect(try row.bool(2))
+    }
+
+    @Test func aTokenReplacedSinceTheSendIsNotInvalidated() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 1)
+        let id = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        _ = try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30, services: [.apns])
+        try db.connection.query("UPDATE devices SET apns_token = repeat('cd', 32) WHERE user_id = 'u1'")
+        try store.complete(on: db.connection, worker: "w1",
+                           [CompletedDelivery(id: id, outcome: .tokenInvalid(reason: "Unregistered"), token: Self.apnsToken)])
+        #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 0)
+    }
+
+    @Test func onlyTheLeaseHolderCompletesARow() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 1)
+        let id = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        _ = try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30, services: [.apns])
+        let result = try store.complete(on: db.connection, worker: "w2",
+                                        [CompletedDelivery(id: id, outcome: .sent, token: Self.apnsToken)])
+        #expect(result.finished == 0)
+        #expect(try db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") == 1)
+    }
+
+    @Test func releaseAndRescueReturnRowsToPending() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 2)
+        let kept = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let crashed = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        _ = try store.claim(on: db.connection, worker: "w1", limit: 2, leaseSeconds: 30, services: [.apns])
+
+        #expect(try store.release(on: db.connection, worker: "w1", ids: [kept]) == 1)
+        #expect(try db.count("SELECT attempts FROM deliveries WHERE id = $1", [kept]) == 0)
+        #expect(try store.rescue(on: db.connection) == 0)
+        try db.connection.query("UPDATE deliveries SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [crashed])
+        #expect(try store.rescue(on: db.connection) == 1)
+        #expect(try db.count("SELECT count(*) FROM deliveries WHERE state = 'pending'") == 2)
+        // The rescued row keeps its attempt count: it may have been sent.
+        #expect(try db.count("SELECT attempts FROM deliveries WHERE id = $1", [crashed]) == 1)
+    }
+
+    @Test func snapshotReportsDepthAgeAndTheNextDueRow() throws {
+        let db = try QueueDatabase()
+        #expect(try store.snapshot(on: db.connection) == QueueSnapshot(dueDepth: 0, oldestDueAge: .zero, nextAvailableAt: nil))
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 3)
+        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                        availableAt: Date().addingTimeInterval(-10))
+        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                        availableAt: Date().addingTimeInterval(600))
+        let snapshot = try store.snapshot(on: db.connection)
+        #expect(snapshot.dueDepth == 2)
+        #expect(snapshot.oldestDueAge >= .seconds(9) && snapshot.oldestDueAge < .seconds(30))
+        #expect(snapshot.nextAvailableAt.map { $0 < Date() } == true)
+    }
+
+    @Test func theClaimAndRescueUseTheirPartialIndexes() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 20000)
+        try db.deliveries(count: 20000, request: request, partner: partner.id, user: "u1")
+        try db.connection.execute("ANALYZE deliveries")
+        let claimPlan = try db.connection.query("""
+            EXPLAIN SELECT d.id FROM deliveries d
+             WHERE d.state = 'pending' AND d.lane = 0 AND d.partner_id = $1 AND d.available_at <= now()
+               AND d.service = ANY ('{apns}') ORDER BY d.available_at LIMIT 100 FOR UPDATE SKIP LOCKED
+            """, [partner.id]).rows.map { try $0.string(0) }.joined(separator: "\n")
+        #expect(claimPlan.contains("deliveries_due_partner"), "\(claimPlan)")
+        #expect(!claimPlan.contains("Sort"), "\(claimPlan)")
+        let rescuePlan = try db.connection.query("EXPLAIN " + DeliveryStore.rescueSQL.replacingOccurrences(of: "$1", with: "1000"))
+            .rows.map { try $0.string(0) }.joined(separator: "\n")
+        #expect(rescuePlan.contains("deliveries_lease"), "\(rescuePlan)")
+    }
+}

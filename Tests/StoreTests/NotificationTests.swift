@@ -1,0 +1,19 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// LISTEN/NOTIFY as the worker's wake-up uses it, on the real database.
+@Suite struct NotificationTests {
+    @Test func aListenerReceivesTheDeliveriesChannel() throws {
+        let listener = try PostgresConnection(url: TestEnvironment.databaseURL)
+        try listener.execute("LISTEN \(DeliveryStore.notificationChannel)")
+        #expect(try listener.waitForNotifications(timeout: .milliseconds(50)).isEmpty)
+
+        let sender = try PostgresConnection(url: TestEnvironment.databaseURL)
+        try DeliveryStore().notifyWorkers(on: sender)
+        let channels = try listener.waitForNotifications(timeout: .seconds(5))
+        #expect(channels == [DeliveryStore.notificationChannel])
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Postgres
+import Simulator
+import Store
+import Worker
+
+/// A private queue database, a simulator over TLS, and workers configured to send to it.
+final class WorkerHarness: @unchecked Sendable {
+    let db: QueueDatabase
+    let simulator: Simulator
+    let credentials = TestCredentials.shared
+    /// The service account whose token_uri points at this simulator.
+    let fcmCredentialsFile: String
+    private var workers: [DeliveryWorker] = []
+
+    init() throws {
+        db = try QueueDatabase()
+        simulator = try Simulator(configuration: SimulatorConfiguration(
+            tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
+            apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile))
+        try simulator.start()
+        fcmCredentialsFile = try credentials.fcmCredentialsFile(tokenURI: "https://127.0.0.1:\(simulator.port)/token")
+    }
+
+    deinit {
+        for worker in workers { worker.drain() }
+        simulator.stop()
+    }
+
+    var simulatorURL: String { "https://127.0.0.1:\(simulator.port)" }
+
+    /// A configuration for this database and simulator, quick to react (tests wait on it).
+    func configuration(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) -> WorkerConfiguration {
+        var configuration = WorkerConfiguration(databaseURL: db.url)
+        var apns = WorkerConfiguration.APNsSettings(keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID,
+                                                    teamID: credentials.apnsTeamID, topic: credentials.apnsTopic)
+        apns.productionURL = simulatorURL
+        apns.sandboxURL = simulatorURL
+        configuration.apns = apns
+        var fcm = WorkerConfiguration.FCMSettings(credentialsFile: fcmCredentialsFile)
+        fcm.url = simulatorURL
+        configuration.fcm = fcm
+        configuration.caFile = credentials.caFile
+        configuration.metricsPort = 0
+        configuration.pollInterval = .milliseconds(100)
+        configuration.retry = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+        configuration.logLevel = .error
+        adjust(&configuration)
+        return configuration
+    }
+
+    /// Starts a worker in this process; drained when the harness goes away.
+    @discardableResult
+    func startWorker(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> DeliveryWorker {
+        let configuration = configuration(adjust)
+        let worker = DeliveryWorker(configuration: configuration, upstreams: try WorkerUpstreams.make(configuration))
+        worker.start()
+        workers.append(worker)
+        return worker
+    }
+
+    /// The environment of a herald-worker process for this database and simulator.
+    func processEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_DATABASE_URL"] = db.url
+        environment["HERALD_APNS_KEY_FILE"] = credentials.apnsKeyFile
+        environment["HERALD_APNS_KEY_ID"] = credentials.apnsKeyID
+        environment["HERALD_APNS_TEAM_ID"] = credentials.apnsTeamID
+        environment["HERALD_APNS_TOPIC"] = credentials.apnsTopic
+        environment["HERALD_APNS_URL"] = simulatorURL
+        environment["HERALD_APNS_SANDBOX_URL"] = simulatorURL
+        environment["HERALD_FCM_URL"] = simulatorURL
+        environment["HERALD_FCM_CREDENTIALS_FILE"] = fcmCredentialsFile
+        environment["HERALD_CA_FILE"] = credentials.caFile
+        environment["HERALD_WORKER_METRICS_PORT"] = "0"
+        environment["HERALD_POLL_INTERVAL_MS"] = "100"
+        environment["HERALD_LOG_LEVEL"] = "info"
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// One partner, one request of `users` users each with an iPhone (APNs) and optionally a Pixel.
+    func queue(users: Int, android: Bool = false, expiresAt: Date? = nil) throws
+        -> (request: (id: UUID, createdAt: Date), deliveries: [UUID], partner: UUID)
+    {
+        let partner = try db.partner()
+        let request = try db.request(partner: partner.id, deliveries: users * (android ? 2 : 1))
+        var ids: [UUID] = []
+        for index in 0..<users {
+            let user = "user-\(index)"
+            try db.user(user, apnsToken: Self.apnsToken(index), fcmToken: android ? Self.fcmToken(index) : nil)
+            ids.append(try db.delivery(request: request, partner: partner.id, user: user, service: .apns,
+                                       expiresAt: expiresAt))
+            if android {
+                ids.append(try db.delivery(request: request, partner: partner.id, user: user, service: .fcm,
+                                           expiresAt: expiresAt))
+            }
+        }
+        return (request, ids, partner.id)
+    }
+
+    static func apnsToken(_ index: Int) -> String { String(format: "%064x", index + 1) }
+    static func fcmToken(_ index: Int) -> String { "fcm-token-\(index + 1)" }
+
+    /// Waits until `condition` holds (polling), failing after `timeout`.
+    func waitUntil(_ what: String, timeout: Duration = .seconds(15), _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try condition() { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw TestHTTPClient.Failure(description: "timed out waiting for: \(what)")
+    }
+
+    /// Rows still in the outbox (pending or leased).
+    func outstanding() throws -> Int { try db.count("SELECT count(*) FROM deliveries") }
+
+    /// How many times the simulator answered a request carrying `apns-id` = `id` (APNs) or the
+    /// delivery id in its data (FCM).
+    func timesReceived(_ id: UUID) -> Int {
+        let text = id.uuidString.lowercased()
+        return simulator.received().filter { record in
+            record.header("apns-id") == text || String(decoding: record.body, as: UTF8.self).contains(text)
+        }.count
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import HeraldCore
+import HeraldCrypto
+import HeraldTestSupport
+import Intake
+import Simulator
+import Store
+import Testing
+import Worker
+
+/// herald-worker as a process: a crash loses nothing, SIGTERM drains without duplicates, and the
+/// whole path from the intake to the simulator with `Prefer: wait`.
+@Suite struct WorkerProcessTests {
+    static var workerBinary: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-worker") }
+
+    @Test func aKilledWorkersLeasedRowsAreDeliveredByAnotherAfterTheLease() throws {
+        let harness = try WorkerHarness()
+        let queued = try harness.queue(users: 20)
+        // The first answer to each token is slow, so the first worker dies holding every lease.
+        for index in 0..<20 {
+            harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 10_000), token: WorkerHarness.apnsToken(index))
+        }
+        let doomed = try ChildProcess(executable: Self.workerBinary,
+                                      environment: harness.processEnvironment(["HERALD_LEASE_SECONDS": "2"]))
+        try harness.waitUntil("the first worker holds every row") {
+            try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") == 20
+        }
+        kill(doomed.process.processIdentifier, SIGKILL)
+        doomed.process.waitUntilExit()
+
+        try harness.startWorker { $0.leaseSeconds = 2 }
+        try harness.waitUntil("everything delivered after the lease", timeout: .seconds(20)) { try harness.outstanding() == 0 }
+        #expect(try harness.db.counts(of: queued.request) == (sent: 20, failed: 0))
+        for id in queued.deliveries {
+            #expect(try harness.db.outcome(of: id)?.outcome == "sent")
+        }
+    }
+
+    @Test func sigtermDrainsLeavesNothingLeasedAndSendsNothingTwice() throws {
+        let harness = try WorkerHarness()
+        let queued = try harness.queue(users: 200)
+        for index in 0..<200 {
+            harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 300), token: WorkerHarness.apnsToken(index))
+        }
+        let worker = try ChildProcess(executable: Self.workerBinary,
+                                      environment: harness.processEnvironment(["HERALD_BATCH_SIZE": "50",
+                                                                               "HERALD_DRAIN_SECONDS": "10"]))
+        try harness.waitUntil("sends in flight") {
+            try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") > 0
+        }
+        let started = Date()
+        worker.process.terminate()
+        worker.process.waitUntilExit()
+        #expect(worker.process.terminationStatus == 0, "\(worker.output)")
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") == 0)
+
+        try harness.startWorker()
+        try harness.waitUntil("the rest delivered") { try harness.outstanding() == 0 }
+        #expect(try harness.db.counts(of: queued.request) == (sent: 200, failed: 0))
+        let accepted = harness.simulator.received().filter { $0.status == 200 }.compactMap { $0.header("apns-id") }
+        #expect(accepted.count == 200)
+        #expect(Set(accepted).count == 200)
+    }
+
+    @Test func theWorkerServesHealthReadinessAndMetrics() throws {
+        let harness = try WorkerHarness()
+        let port = try Self.freePort()
+        let worker = try ChildProcess(executable: Self.workerBinary,
+                                      environment: harness.processEnvironment(["HERALD_WORKER_METRICS_PORT": "\(port)"]))
+        defer { worker.stop() }
+        try harness.waitUntil("ready") {
+            (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"))?.status == 200
+        }
+        #expect(try TestHTTPClient.send(port: port, method: "GET", path: "/healthz").status == 200)
+        let metrics = try TestHTTPClient.send(port: port, method: "GET", path: "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.text.contains("herald_worker_deliveries_total"))
+        #expect(metrics.text.contains("herald_queue_due_depth"))
+    }
+
+    @Test func aMissingUpstreamConfigurationNamesTheVariable() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_DATABASE_URL"] = TestEnvironment.databaseURL
+        environment.removeValue(forKey: "HERALD_APNS_KEY_FILE")
+        environment.removeValue(forKey: "HERALD_FCM_CREDENTIALS_FILE")
+        let result = try ChildProcess.run(Self.workerBinary, [], environment: environment)
+        #expect(result.status == 2)
+        #expect(result.output.contains("HERALD_APNS_KEY_FILE"))
+    }
+
+    @Test func preferWaitAnswersWithTheFinalCountsOnceTheWorkerDelivered() throws {
+        let harness = try WorkerHarness()
+        let key = "mp_" + String(repeating: "5", count: 32)
+        let partner = try harness.db.partner(keyHash: PartnerAPIKey.hash(key))
+        try harness.db.user("alice", apnsToken: WorkerHarness.apnsToken(0), fcmToken: WorkerHarness.fcmToken(0))
+        try harness.db.email("alice@example.com", user: "alice")
+        // A long poll interval: only NOTIFY can make this fast.
+        try harness.startWorker { $0.pollInterval = .seconds(30) }
+        Thread.sleep(forTimeInterval: 0.3)
+
+        var configuration = IntakeConfiguration(
+            databaseURL: harness.db.url, adminToken: "test-admin-token-0123456789",
+            hostToken: "test-host-token-0123456789", signingKeys: ["k1": Array(repeating: 7, count: 32)],
+            signingKeyID: "k1")
+        configuration.port = 0
+        configuration.logLevel = .error
+        let intake = IntakeServer(configuration: configuration)
+        let port = try intake.start()
+        defer { intake.stop() }
+
+        let started = Date()
+        let response = try TestHTTPClient.json(
+            port: port, method: "POST", path: "/api/partners/notifications/push", token: key,
+            json: #"{"recipients":{"emails":["alice@example.com"]},"title":"Deposit","body":"Confirmed"}"#,
+            headers: [("Prefer", "wait=10")])
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.headers["preference-applied"] == "wait=10")
+        #expect(response.text.contains(#""status":"completed""#))
+        #expect(response.text.contains(#""sent":2"#))
+        #expect(Date().timeIntervalSince(started) < 5)
+        _ = partner
+        let services = Set(harness.simulator.received().map(\.service))
+        #expect(services == [.apns, .fcm])
+    }
+
+    @Test func preferWaitRejectsANonNumericWait() throws {
+        let harness = try WorkerHarness()
+        let key = "mp_" + String(repeating: "6", count: 32)
+        try harness.db.partner(keyHash: PartnerAPIKey.hash(key))
+        var configuration = IntakeConfiguration(
+            databaseURL: harness.db.url, adminToken: "test-admin-token-0123456789",
+            hostToken: "test-host-token-0123456789", signingKeys: ["k1": Array(repeating: 7, count: 32)],
+            signingKeyID: "k1")
+        configuration.port = 0
+        configuration.logLevel = .error
+        let intake = IntakeServer(configuration: configuration)
+        let port = try intake.start()
+        defer { intake.stop() }
+        let response = try TestHTTPClient.json(
+            port: port, method: "POST", path: "/api/partners/notifications/push", token: key,
+            json: #"{"recipients":{"emails":["nobody@example.com"]},"title":"T"}"#, headers: [("Prefer", "wait=soon")])
+        #expect(response.status == 400)
+        #expect(response.text.contains(#""field":"Prefer""#))
+    }
+
+    /// A port nothing listens on right now.
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
