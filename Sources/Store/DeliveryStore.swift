@@ -139,58 +139,9 @@ public struct DeliveryStore: Sendable {
     public static let claimSQL = "SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[])"
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none).
-    public static let completeSQL = """
-        WITH o AS (
-            SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
-                       AS o (id, outcome, error, retry_at, token)
-        ), finished AS (
-            DELETE FROM deliveries d USING o
-             WHERE d.id = o.id AND o.outcome <> 'retry' AND d.state = 'leased' AND d.leased_by = $1
-            RETURNING d.id, d.request_id, d.request_created_at, d.partner_id, d.lane, d.service, d.user_id,
-                      d.device_id, d.attempts, d.created_at, o.outcome, nullif(o.error, '') AS error,
-                      nullif(o.token, '') AS token
-        ), history AS (
-            INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
-                                          attempts, last_error, created_at, finished_at)
-            SELECT id, request_id, partner_id, lane, service, user_id, device_id, outcome, attempts, error,
-                   created_at, now()
-              FROM finished
-        ), counts AS (
-            SELECT request_id, request_created_at,
-                   count(*) FILTER (WHERE outcome = 'sent') AS sent,
-                   count(*) FILTER (WHERE outcome <> 'sent') AS failed
-              FROM finished GROUP BY request_id, request_created_at
-        ), locked AS (
-            -- Audit rows locked in id order: two workers finishing rows of the same requests
-            -- take the locks in the same order and cannot deadlock.
-            SELECT r.id, r.created_at FROM push_requests r JOIN counts c
-                ON r.id = c.request_id AND r.created_at = c.request_created_at
-             ORDER BY r.id FOR UPDATE OF r
-        ), rollup AS (
-            UPDATE push_requests r SET sent = r.sent + c.sent, failed = r.failed + c.failed
-              FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
-             WHERE r.id = c.request_id AND r.created_at = c.request_created_at
-        ), dead_tokens AS (
-            UPDATE devices v
-               SET apns_token_invalidated_at = CASE WHEN f.service = 'apns' THEN now()
-                                                    ELSE v.apns_token_invalidated_at END,
-                   fcm_token_invalidated_at = CASE WHEN f.service = 'fcm' THEN now()
-                                                   ELSE v.fcm_token_invalidated_at END,
-                   updated_at = now()
-              FROM finished f
-             WHERE f.outcome = 'token_invalid' AND f.token IS NOT NULL
-               AND v.user_id = f.user_id AND v.device_id = f.device_id
-               AND f.token = CASE f.service WHEN 'apns' THEN v.apns_token ELSE v.fcm_token END
-        ), retried AS (
-            UPDATE deliveries d
-               SET state = 'pending', available_at = o.retry_at::timestamptz, last_error = nullif(o.error, ''),
-                   leased_by = NULL, lease_expires_at = NULL
-              FROM o
-             WHERE d.id = o.id AND o.outcome = 'retry' AND d.state = 'leased' AND d.leased_by = $1
-            RETURNING 1
-        )
-        SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM retried)
-        """
+    /// One statement (sql/006_worker.sql, herald_complete_deliveries).
+    public static let completeSQL =
+        "SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])"
 
     /// $1 worker, $2 ids.
     public static let releaseSQL = """

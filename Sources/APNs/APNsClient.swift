@@ -1,0 +1,164 @@
+import Foundation
+import HTTP2
+import HeraldCore
+import HeraldCrypto
+import Synchronization
+
+/// Sends notifications to APNs over HTTP/2 with token authentication, and classifies each
+/// answer into a `DeliveryResult` for the worker.
+///
+/// One `HTTP2Client` per environment (production, sandbox), made on first use, with
+/// `connectionsPerEnvironment` long-lived connections; a new connection carries one stream until
+/// a request succeeds on it (APNs' rule for token auth). The provider token is shared by both
+/// environments and renewed as `APNsProviderToken` describes. On 403 ExpiredProviderToken the
+/// client renews the token, recycles that environment's connections and resends once.
+///
+/// Thread-safe; `send` never blocks. Completions run on the transport's thread: keep them short.
+public final class APNsClient: Sendable {
+    /// Makes the transport of one environment from its HTTP/2 configuration.
+    public typealias TransportFactory = @Sendable (HTTP2ClientConfiguration) throws(HTTP2Error) -> any APNsTransport
+
+    public let configuration: APNsConfiguration
+    /// The provider token manager (exposed for metrics: `issuedCount`).
+    public let providerToken: APNsProviderToken
+    private let clock: any HeraldClock
+    private let makeTransport: TransportFactory
+    private let transports = Mutex<[APNsEnvironment: any APNsTransport]>([:])
+    private let isShutDown = Atomic<Bool>(false)
+    private let recycles = Atomic<Int>(0)
+
+    /// Validates `configuration`, reads the key file and checks the CA file. No connection is
+    /// made until the first send to an environment.
+    public convenience init(configuration: APNsConfiguration, clock: any HeraldClock = SystemClock())
+        throws(APNsConfigurationError) {
+        try self.init(configuration: configuration, clock: clock) {
+            (settings) throws(HTTP2Error) -> any APNsTransport in try HTTP2Client(configuration: settings)
+        }
+    }
+
+    /// As above, with the transport of each environment made by `transportFactory`.
+    public init(configuration: APNsConfiguration, clock: any HeraldClock = SystemClock(),
+                transportFactory: @escaping TransportFactory) throws(APNsConfigurationError) {
+        try configuration.validate()
+        let pem: String
+        do {
+            pem = try String(contentsOfFile: configuration.keyFile, encoding: .utf8)
+        } catch {
+            throw APNsConfigurationError(.keyFile, .unreadable, "cannot be read")
+        }
+        let key: ES256SigningKey
+        do {
+            key = try ES256SigningKey(pem: pem)
+        } catch {
+            throw APNsConfigurationError(.keyFile, .invalidKey, "is not a PKCS#8 EC P-256 private key (\(error.code))")
+        }
+        if let caFile = configuration.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw APNsConfigurationError(.caFile, .unreadable, "cannot be read")
+        }
+        self.configuration = configuration
+        self.clock = clock
+        self.makeTransport = transportFactory
+        self.providerToken = APNsProviderToken(signingKey: key, keyID: configuration.keyID,
+                                               teamID: configuration.teamID, clock: clock)
+    }
+
+    /// Sends `notification` and reports what came of it. Never throws: every problem is a result
+    /// (`retry` for transport trouble, `tokenInvalid` for a malformed device token).
+    public func send(_ notification: APNsNotification, completion: @escaping @Sendable (DeliveryResult) -> Void) {
+        send(notification, renewed: false, completion: completion)
+    }
+
+    /// `send(_:completion:)` for async callers.
+    public func send(_ notification: APNsNotification) async -> DeliveryResult {
+        await withCheckedContinuation { continuation in
+            send(notification) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Closes every connection. Later sends complete with `retry("shutdown")`.
+    public func shutdown() {
+        let all = transports.withLock { transports in
+            isShutDown.store(true, ordering: .sequentiallyConsistent)
+            defer { transports.removeAll() }
+            return Array(transports.values)
+        }
+        for transport in all { transport.shutdown() }
+    }
+
+    /// Provider tokens signed so far.
+    public var providerTokensIssued: Int { providerToken.issuedCount }
+
+    /// Times an environment's connections were recycled after ExpiredProviderToken.
+    public var connectionRecycles: Int { recycles.load(ordering: .relaxed) }
+
+    private func send(_ notification: APNsNotification, renewed: Bool,
+                      completion: @escaping @Sendable (DeliveryResult) -> Void) {
+        guard !isShutDown.load(ordering: .relaxed) else {
+            return completion(.retry(reason: HTTP2Error.Code.shutdown.rawValue, retryAfter: nil))
+        }
+        // A token that is not hex would corrupt the request path; APNs would say the same.
+        guard APNsRequestBuilder.isWellFormedDeviceToken(notification.deviceToken) else {
+            return completion(.tokenInvalid(reason: APNsErrorReason.badDeviceToken.rawValue))
+        }
+        let transport: any APNsTransport
+        let jwt: String
+        do throws(HTTP2Error) {
+            transport = try self.transport(for: notification.environment)
+        } catch {
+            return completion(APNsResponseClassifier.classify(error))
+        }
+        do throws(CryptoError) {
+            jwt = try providerToken.current()
+        } catch {
+            return completion(.retry(reason: "provider_token_\(error.code)", retryAfter: nil))
+        }
+        let request = APNsRequestBuilder.request(for: notification, topic: configuration.topic, providerToken: jwt)
+        transport.send(request) { [self] result in
+            switch result {
+            case .failure(let error):
+                completion(APNsResponseClassifier.classify(error))
+            case .success(let response):
+                switch APNsResponseClassifier.classify(response, now: clock.now) {
+                case .result(let outcome):
+                    completion(outcome)
+                case .renewProviderToken:
+                    renewAndResend(notification, seen: jwt, transport: transport, renewed: renewed,
+                                   completion: completion)
+                }
+            }
+        }
+    }
+
+    /// 403 ExpiredProviderToken for `seen`: renew (unless another request already did, or the
+    /// token is too young to replace), recycle the connections, and resend once.
+    private func renewAndResend(_ notification: APNsNotification, seen: String, transport: any APNsTransport,
+                                renewed: Bool, completion: @escaping @Sendable (DeliveryResult) -> Void) {
+        guard !renewed else { return completion(APNsResponseClassifier.expiredAfterRenewal) }
+        if providerToken.invalidate(seen: seen) {
+            recycles.add(1, ordering: .relaxed)
+            transport.recycleConnections()
+        }
+        // Resending with the very token APNs just refused would only fail again.
+        guard let next = try? providerToken.current(), next != seen else {
+            return completion(APNsResponseClassifier.expiredAfterRenewal)
+        }
+        send(notification, renewed: true, completion: completion)
+    }
+
+    private func transport(for environment: APNsEnvironment) throws(HTTP2Error) -> any APNsTransport {
+        try transports.withLock { (transports) throws(HTTP2Error) -> any APNsTransport in
+            if let existing = transports[environment] { return existing }
+            // Checked under the lock so a send racing `shutdown()` cannot leave a live transport behind.
+            guard !isShutDown.load(ordering: .sequentiallyConsistent) else {
+                throw HTTP2Error(.shutdown, "the APNs client was shut down")
+            }
+            let settings = HTTP2ClientConfiguration(
+                url: configuration.url(for: environment), caFile: configuration.caFile,
+                connectionCount: configuration.connectionsPerEnvironment, streamsBeforeFirstSuccess: 1,
+                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)
+            let transport = try makeTransport(settings)
+            transports[environment] = transport
+            return transport
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import HTTP2
+
+/// Builds the HTTP/2 request for one notification (protocol-notes section 2). Pure.
+public enum APNsRequestBuilder {
+    /// Appended to the bundle id for Live Activity pushes.
+    public static let liveActivityTopicSuffix = ".push-type.liveactivity"
+
+    /// `POST /3/device/<token>` with `authorization: bearer <jwt>`, `apns-push-type`,
+    /// `apns-topic` (the notification's, or `topic` with the Live Activity suffix when the push
+    /// type is `liveactivity`), `apns-priority`, `apns-expiration` (0 when unset),
+    /// `apns-collapse-id` when set, and `apns-id`.
+    public static func request(for notification: APNsNotification, topic: String, providerToken: String,
+                               timeout: Duration? = nil) -> HTTP2Request {
+        var headers: [HTTP2Header] = []
+        headers.reserveCapacity(7)
+        headers.append(HTTP2Header("authorization", "bearer " + providerToken))
+        headers.append(HTTP2Header("apns-push-type", notification.pushType))
+        headers.append(HTTP2Header("apns-topic", self.topic(for: notification, configuredTopic: topic)))
+        headers.append(HTTP2Header("apns-priority", String(notification.priority)))
+        headers.append(HTTP2Header("apns-expiration", String(notification.expiration ?? 0)))
+        if let collapseID = notification.collapseID {
+            headers.append(HTTP2Header("apns-collapse-id", collapseID))
+        }
+        headers.append(HTTP2Header("apns-id", notification.id))
+        return HTTP2Request(method: "POST", path: "/3/device/" + notification.deviceToken, headers: headers,
+                            body: notification.payload, timeout: timeout)
+    }
+
+    /// The `apns-topic` a notification is sent with.
+    public static func topic(for notification: APNsNotification, configuredTopic: String) -> String {
+        if let topic = notification.topic { return topic }
+        if notification.pushType == "liveactivity" { return configuredTopic + liveActivityTopicSuffix }
+        return configuredTopic
+    }
+
+    /// Device tokens are hex strings (64 characters today; Apple reserves the right to make them
+    /// longer). Anything else would corrupt the request path, so it is refused before sending.
+    public static func isWellFormedDeviceToken(_ token: String) -> Bool {
+        let bytes = token.utf8
+        guard !bytes.isEmpty, bytes.count <= 200 else { return false }
+        return bytes.allSatisfy {
+            (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0)
+        }
+    }
+}

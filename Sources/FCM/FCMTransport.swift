@@ -1,0 +1,13 @@
+import HTTP2
+
+/// What `FCMClient` and `FCMAccessTokenProvider` need from an HTTP/2 connection pool.
+/// `HTTP2Client` is the real one; tests may pass scripted ones through
+/// `FCMClient.init(configuration:clock:transportFactory:)`.
+public protocol FCMTransport: AnyObject, Sendable {
+    /// Sends one request; `completion` runs once, possibly on the transport's own thread.
+    func send(_ request: HTTP2Request, completion: @escaping @Sendable (Result<HTTP2Response, HTTP2Error>) -> Void)
+    /// Closes everything; later sends fail with `HTTP2Error.Code.shutdown`.
+    func shutdown()
+}
+
+extension HTTP2Client: FCMTransport {}

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Latency from intake acceptance to simulator receipt, at a steady push rate (bench/delivery).
+
+Sends single-recipient pushes to herald-intake at --rate per second for --seconds (a fixed
+schedule: each sender thread sleeps until its next slot, so a slow answer does not lower the
+offered rate), waits for the outbox to drain, then joins what the simulator received
+(GET /sim/received: apns-id, or the deliveryId in an FCM message, and the receipt time) with
+each delivery's request in Postgres (push_requests.created_at, the moment of acceptance).
+Prints p50/p90/p99/max and the achieved rate. Standard library only.
+"""
+import argparse
+import http.client
+import json
+import shlex
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from datetime import datetime
+
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--intake", required=True)
+    p.add_argument("--key", required=True)
+    p.add_argument("--users", type=int, required=True)
+    p.add_argument("--rate", type=int, default=1000)
+    p.add_argument("--seconds", type=int, default=20)
+    p.add_argument("--sim", required=True)
+    p.add_argument("--ca", required=True)
+    p.add_argument("--psql", required=True, help="psql command line (connection options included)")
+    p.add_argument("--threads", type=int, default=16)
+    return p.parse_args()
+
+
+def sender(args, index, schedule_start, results):
+    url = urllib.parse.urlparse(args.intake)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    per_thread = args.rate / args.threads
+    total = int(per_thread * args.seconds)
+    ok = other = 0
+    for n in range(total):
+        slot = schedule_start + (n + index / args.threads) / per_thread
+        delay = slot - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        user = (index * total + n) % args.users + 1
+        body = json.dumps({"recipients": {"emails": [f"user{user}@bench.example"]},
+                           "title": "Deposit pending", "body": "Confirmations: 1/6",
+                           "data": {"txHash": "0x%064x" % n}})
+        try:
+            conn.request("POST", "/api/partners/notifications/push", body=body,
+                         headers={"Authorization": "Bearer " + args.key, "Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            if response.status == 202:
+                ok += 1
+            else:
+                other += 1
+        except OSError:
+            other += 1
+            conn.close()
+            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    results[index] = (ok, other)
+
+
+def psql(args, sql):
+    out = subprocess.run(shlex.split(args.psql) + ["-qtAX", "-c", sql], check=True, capture_output=True, text=True)
+    return out.stdout
+
+
+def percentile(sorted_values, fraction):
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, int(round(fraction * (len(sorted_values) - 1)))))
+    return sorted_values[index]
+
+
+def main():
+    args = parse_args()
+    results = [None] * args.threads
+    start = time.time() + 0.5
+    threads = [threading.Thread(target=sender, args=(args, i, start, results)) for i in range(args.threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.time() - start
+    accepted = sum(r[0] for r in results)
+    rejected = sum(r[1] for r in results)
+
+    deadline = time.time() + 60
+    while int(psql(args, "SELECT count(*) FROM deliveries").strip() or 0) > 0:
+        if time.time() > deadline:
+            sys.exit("the outbox did not drain within 60 s")
+        time.sleep(0.2)
+
+    context = ssl.create_default_context(cafile=args.ca)
+    with urllib.request.urlopen(args.sim + "/sim/received", context=context, timeout=30) as response:
+        received = json.load(response)
+    receipt = {}
+    for record in received:
+        if record.get("status") != 200:
+            continue
+        headers = record.get("headers") or {}
+        delivery = headers.get("apns-id")
+        if not delivery:
+            payload = record.get("payload") or {}
+            delivery = ((payload.get("message") or {}).get("data") or {}).get("deliveryId")
+        if delivery:
+            receipt[delivery] = datetime.fromisoformat(record["receivedAt"].replace("Z", "+00:00")).timestamp()
+
+    rows = psql(args, "SELECT h.id, extract(epoch FROM r.created_at) FROM delivery_history h "
+                      "JOIN push_requests r ON r.id = h.request_id WHERE h.outcome = 'sent'")
+    latencies = []
+    for line in rows.splitlines():
+        if "|" not in line:
+            continue
+        delivery, created = line.split("|")
+        if delivery in receipt:
+            latencies.append((receipt[delivery] - float(created)) * 1000)
+    latencies.sort()
+    print(f"offered {args.rate}/s for {args.seconds} s: {accepted} accepted ({accepted / elapsed:.0f}/s), "
+          f"{rejected} not accepted")
+    print(f"intake acceptance -> simulator receipt over {len(latencies)} deliveries: "
+          f"p50 {percentile(latencies, 0.5):.1f} ms, p90 {percentile(latencies, 0.9):.1f} ms, "
+          f"p99 {percentile(latencies, 0.99):.1f} ms, max {latencies[-1] if latencies else float('nan'):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
