@@ -10,6 +10,9 @@ public struct HTTP2ServerConfiguration: Sendable {
     public var maxConcurrentStreams: Int
     /// Largest request body accepted; a larger one is answered 413 without calling the handler.
     public var maxBodyBytes: Int
+    /// Event-loop threads, each with its own listening socket (SO_REUSEPORT) and connections. One is plenty for
+    /// tests; the simulator may use one per core.
+    public var loopCount: Int = 1
 
     public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
                 tlsKeyFile: String? = nil, maxConcurrentStreams: Int = 1000, maxBodyBytes: Int = 1 << 20) {

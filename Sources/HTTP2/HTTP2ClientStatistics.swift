@@ -1,0 +1,78 @@
+import Synchronization
+
+/// A snapshot of an `HTTP2Client`'s counters (totals since it was made) and gauges (now).
+public struct HTTP2ClientStatistics: Sendable, Equatable {
+    /// Connections whose TCP connect was started.
+    public var connectionsOpened: Int
+    /// Connections that completed the TLS/h2 handshake and the peer's SETTINGS.
+    public var connectionsReady: Int
+    /// Connections that ended with an error (connect, TLS, loss, unanswered PING, protocol error).
+    public var connectionsFailed: Int
+    public var goAwaysReceived: Int
+    /// Requests resent because the peer's GOAWAY showed they were not processed.
+    public var requestsRetriedAfterGoAway: Int
+    /// Requests resent after RST_STREAM REFUSED_STREAM (or a connection that died before they left).
+    public var requestsRetriedAfterRefused: Int
+    public var pingsSent: Int
+    public var pingsAnswered: Int
+    public var requestsTimedOut: Int
+    /// Streams open now.
+    public var streamsInFlight: Int
+    /// Requests waiting for a stream now.
+    public var queued: Int
+
+    public init(connectionsOpened: Int = 0, connectionsReady: Int = 0, connectionsFailed: Int = 0,
+                goAwaysReceived: Int = 0, requestsRetriedAfterGoAway: Int = 0, requestsRetriedAfterRefused: Int = 0,
+                pingsSent: Int = 0, pingsAnswered: Int = 0, requestsTimedOut: Int = 0, streamsInFlight: Int = 0,
+                queued: Int = 0) {
+        self.connectionsOpened = connectionsOpened
+        self.connectionsReady = connectionsReady
+        self.connectionsFailed = connectionsFailed
+        self.goAwaysReceived = goAwaysReceived
+        self.requestsRetriedAfterGoAway = requestsRetriedAfterGoAway
+        self.requestsRetriedAfterRefused = requestsRetriedAfterRefused
+        self.pingsSent = pingsSent
+        self.pingsAnswered = pingsAnswered
+        self.requestsTimedOut = requestsTimedOut
+        self.streamsInFlight = streamsInFlight
+        self.queued = queued
+    }
+}
+
+/// The live counters behind `HTTP2ClientStatistics`: written by the loop thread, read from anywhere.
+final class ClientCounters: Sendable {
+    let connectionsOpened = Atomic<Int>(0)
+    let connectionsReady = Atomic<Int>(0)
+    let connectionsFailed = Atomic<Int>(0)
+    let goAwaysReceived = Atomic<Int>(0)
+    let requestsRetriedAfterGoAway = Atomic<Int>(0)
+    let requestsRetriedAfterRefused = Atomic<Int>(0)
+    let pingsSent = Atomic<Int>(0)
+    let pingsAnswered = Atomic<Int>(0)
+    let requestsTimedOut = Atomic<Int>(0)
+    let streamsInFlight = Atomic<Int>(0)
+    let queued = Atomic<Int>(0)
+
+    var snapshot: HTTP2ClientStatistics {
+        HTTP2ClientStatistics(
+            connectionsOpened: connectionsOpened.load(ordering: .relaxed),
+            connectionsReady: connectionsReady.load(ordering: .relaxed),
+            connectionsFailed: connectionsFailed.load(ordering: .relaxed),
+            goAwaysReceived: goAwaysReceived.load(ordering: .relaxed),
+            requestsRetriedAfterGoAway: requestsRetriedAfterGoAway.load(ordering: .relaxed),
+            requestsRetriedAfterRefused: requestsRetriedAfterRefused.load(ordering: .relaxed),
+            pingsSent: pingsSent.load(ordering: .relaxed),
+            pingsAnswered: pingsAnswered.load(ordering: .relaxed),
+            requestsTimedOut: requestsTimedOut.load(ordering: .relaxed),
+            streamsInFlight: streamsInFlight.load(ordering: .relaxed),
+            queued: queued.load(ordering: .relaxed))
+    }
+}
+
+extension Atomic where Value == Int {
+    /// Adds one (relaxed: these are statistics).
+    @inline(__always)
+    func increment() {
+        add(1, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import HTTP2
+import Testing
+
+@Suite("Concurrency and stream limits")
+struct ConcurrencyTests {
+    @Test("2,000 concurrent requests over 2 connections are all answered correctly")
+    func manyConcurrentRequests() async throws {
+        let server = try startServer()
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 2)
+        defer { client.shutdown() }
+
+        let requests = (0..<2000).map { index in
+            HTTP2Request(path: "/item/\(index)", headers: [HTTP2Header("x-test", "\(index)")],
+                         body: Array("body-\(index)".utf8))
+        }
+        let results = await sendAll(client, requests)
+        for (index, result) in results.enumerated() {
+            let response = try result.get()
+            #expect(response.status == 200)
+            #expect(response.header("x-test-echo") == "\(index)")
+            #expect(response.body == Array("body-\(index)".utf8))
+        }
+        let statistics = client.statistics
+        #expect(statistics.connectionsOpened == 2)
+        #expect(statistics.streamsInFlight == 0)
+        #expect(statistics.queued == 0)
+    }
+
+    @Test("The server's SETTINGS_MAX_CONCURRENT_STREAMS is honoured")
+    func serverStreamLimit() async throws {
+        let gauge = ConcurrencyGauge()
+        let server = try startServer(maxConcurrentStreams: 5, handler: ClosureHandler { request, responder in
+            gauge.enter()
+            // Answer later, from another thread.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) {
+                gauge.leave()
+                responder.respond(echoResponse(request))
+            }
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 1)
+        defer { client.shutdown() }
+
+        let results = await sendAll(client, (0..<60).map { HTTP2Request(path: "/\($0)") })
+        #expect(results.allSatisfy { (try? $0.get().status) == 200 })
+        #expect(gauge.maximum == 5)
+        #expect(client.statistics.requestsRetriedAfterRefused == 0)
+    }
+
+    @Test("streamsBeforeFirstSuccess = 1: one stream until the first 2xx, then many")
+    func oneStreamUntilFirstSuccess() async throws {
+        let gauge = ConcurrencyGauge()
+        let answered = Counter()
+        let maximumBeforeFirstAnswer = ConcurrencyGauge()
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            let now = gauge.enter()
+            if answered.current == 0 {
+                for _ in 0..<now { maximumBeforeFirstAnswer.enter() }
+                for _ in 0..<now { maximumBeforeFirstAnswer.leave() }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
+                gauge.leave()
+                answered.increment()
+                responder.respond(echoResponse(request))
+            }
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 1, streamsBeforeFirstSuccess: 1)
+        defer { client.shutdown() }
+
+        let results = await sendAll(client, (0..<20).map { HTTP2Request(path: "/\($0)") })
+        #expect(results.allSatisfy { (try? $0.get().status) == 200 })
+        #expect(maximumBeforeFirstAnswer.maximum == 1)
+        #expect(gauge.maximum > 1)
+    }
+
+    @Test("Our own maxConcurrentStreams queues the rest")
+    func clientStreamLimit() async throws {
+        let gauge = ConcurrencyGauge()
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            gauge.enter()
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+                gauge.leave()
+                responder.respond(echoResponse(request))
+            }
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 2, maxConcurrentStreams: 3)
+        defer { client.shutdown() }
+        let results = await sendAll(client, (0..<40).map { HTTP2Request(path: "/\($0)") })
+        #expect(results.allSatisfy { (try? $0.get().status) == 200 })
+        #expect(gauge.maximum <= 6)
+    }
+}

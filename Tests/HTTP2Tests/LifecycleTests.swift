@@ -1,0 +1,72 @@
+import Foundation
+import HTTP2
+import Testing
+
+@Suite("Lifecycle")
+struct LifecycleTests {
+    @Test("shutdown fails queued and in-flight requests with .shutdown, later sends too")
+    func shutdownFailsEverything() async throws {
+        let held = ResponderStore()
+        let server = try startServer(handler: ClosureHandler { _, responder in held.keep(responder) })
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 1, maxConcurrentStreams: 2)
+
+        let failures = Counter()
+        let shutdownErrors = Counter()
+        let done = DispatchSemaphore(value: 0)
+        for index in 0..<5 {
+            client.send(HTTP2Request(path: "/\(index)")) { result in
+                if case .failure(let error) = result {
+                    failures.increment()
+                    if error.code == .shutdown { shutdownErrors.increment() }
+                }
+                done.signal()
+            }
+        }
+        #expect(await eventually { held.count == 2 && client.statistics.queued == 3 })
+        client.shutdown()
+        for _ in 0..<5 { done.wait() }
+        #expect(failures.current == 5)
+        #expect(shutdownErrors.current == 5)
+        do throws(HTTP2Error) {
+            _ = try await client.send(HTTP2Request(path: "/late"))
+            Issue.record("expected .shutdown")
+        } catch {
+            #expect(error.code == .shutdown)
+        }
+        client.shutdown()
+    }
+
+    @Test("Server stop closes client connections; the client reconnects once a server listens again")
+    func serverRestart() async throws {
+        let server = try startServer(tls: false)
+        let port = server.port
+        let client = try makeClient(for: server, tls: false, connectionCount: 1)
+        defer { client.shutdown() }
+        #expect(try await client.send(HTTP2Request(path: "/")).status == 200)
+
+        server.stop()
+        server.stop()
+        do throws(HTTP2Error) {
+            _ = try await client.send(HTTP2Request(path: "/"))
+            Issue.record("expected a failure while no server listens")
+        } catch {
+            #expect([.connectionLost, .connectFailed].contains(error.code))
+        }
+
+        let restarted = try startServer(tls: false, port: port)
+        defer { restarted.stop() }
+        #expect(try await client.send(HTTP2Request(path: "/")).status == 200)
+        #expect(client.statistics.connectionsReady == 2)
+    }
+
+    @Test("Several server loops share the port")
+    func severalLoops() async throws {
+        let server = try startServer(loopCount: 2)
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 4)
+        defer { client.shutdown() }
+        let results = await sendAll(client, (0..<200).map { HTTP2Request(path: "/\($0)") })
+        #expect(results.allSatisfy { (try? $0.get().status) == 200 })
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import HTTP2
+import HeraldTestSupport
+import Testing
+
+@Suite("Round trips")
+struct RoundTripTests {
+    @Test("TLS: status, headers and body echo", arguments: [true, false])
+    func roundTrip(tls: Bool) async throws {
+        let server = try startServer(tls: tls)
+        defer { server.stop() }
+        let client = try makeClient(for: server, tls: tls)
+        defer { client.shutdown() }
+
+        let body = Array((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let response = try await client.send(HTTP2Request(
+            method: "POST", path: "/3/device/abc?x=1",
+            headers: [HTTP2Header("x-test", "hello"), HTTP2Header("apns-topic", "app.demo")], body: body))
+        #expect(response.status == 200)
+        #expect(response.body == body)
+        #expect(response.header("x-method") == "POST")
+        #expect(response.header("x-path") == "/3/device/abc?x=1")
+        #expect(response.header("x-authority") == "127.0.0.1:\(server.port)")
+        #expect(response.header("x-scheme") == (tls ? "https" : "http"))
+        #expect(response.header("x-test-echo") == "hello")
+        // Pseudo-headers are not among the regular headers; content-length was added for the body.
+        #expect(response.header("x-header-names") == "x-test,apns-topic,content-length")
+
+        let empty = try await client.send(HTTP2Request(method: "GET", path: "/empty"))
+        #expect(empty.status == 200)
+        #expect(empty.body.isEmpty)
+        #expect(client.statistics.connectionsOpened == 1)
+    }
+
+    @Test("A large response body arrives whole")
+    func largeResponse() async throws {
+        let payload = Array((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
+        let server = try startServer(handler: ClosureHandler { _, responder in
+            responder.respond(HTTP2Response(status: 200, body: payload))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        let response = try await client.send(HTTP2Request(method: "GET", path: "/big"))
+        #expect(response.body == payload)
+    }
+
+    @Test("The server answers 413 for an oversized body without calling the handler")
+    func oversizedBody() async throws {
+        let calls = Counter()
+        let server = try startServer(maxBodyBytes: 1000, handler: ClosureHandler { request, responder in
+            calls.increment()
+            responder.respond(echoResponse(request))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        let tooLarge = try await client.send(HTTP2Request(path: "/", body: [UInt8](repeating: 7, count: 2000)))
+        #expect(tooLarge.status == 413)
+        #expect(calls.current == 0)
+        let fits = try await client.send(HTTP2Request(path: "/", body: [UInt8](repeating: 7, count: 1000)))
+        #expect(fits.status == 200)
+        #expect(calls.current == 1)
+    }
+
+    @Test("An untrusted certificate fails with tls_failed")
+    func untrustedCertificate() async throws {
+        let server = try startServer()
+        defer { server.stop() }
+        let client = try makeClient(for: server, trustCA: false)
+        defer { client.shutdown() }
+        await #expect(throws: HTTP2Error.self) {
+            _ = try await client.send(HTTP2Request(path: "/"))
+        }
+        do throws(HTTP2Error) {
+            _ = try await client.send(HTTP2Request(path: "/"))
+        } catch {
+            #expect(error.code == .tlsFailed)
+            #expect(error.message.contains("certificate"))
+        }
+    }
+
+    @Test("The certificate is verified against the URL's host: a name it lists passes, an address it lacks fails")
+    func hostVerification() async throws {
+        let credentials = TestCredentials.shared
+        let server = try HTTP2Server(
+            configuration: HTTP2ServerConfiguration(host: "0.0.0.0", tlsCertificateFile: credentials.serverCertificateFile,
+                                                    tlsKeyFile: credentials.serverKeyFile),
+            handler: echoHandler)
+        try server.start()
+        defer { server.stop() }
+
+        // "localhost": resolved off the loop, SNI and host name verification.
+        let named = try HTTP2Client(configuration: HTTP2ClientConfiguration(
+            url: "https://localhost:\(server.port)", caFile: credentials.caFile))
+        defer { named.shutdown() }
+        let response = try await named.send(HTTP2Request(method: "GET", path: "/named"))
+        #expect(response.status == 200)
+        #expect(response.header("x-authority") == "localhost:\(server.port)")
+
+        // 127.0.0.2 reaches the same server, but the certificate does not list it.
+        let other = try HTTP2Client(configuration: HTTP2ClientConfiguration(
+            url: "https://127.0.0.2:\(server.port)", caFile: credentials.caFile))
+        defer { other.shutdown() }
+        do throws(HTTP2Error) {
+            _ = try await other.send(HTTP2Request(path: "/"))
+            Issue.record("expected a TLS failure")
+        } catch {
+            #expect(error.code == .tlsFailed)
+        }
+    }
+
+    @Test("Invalid configurations are rejected up front")
+    func invalidConfiguration() throws {
+        #expect(throws: HTTP2Error.self) {
+            _ = try HTTP2Client(configuration: HTTP2ClientConfiguration(url: "ftp://example.com"))
+        }
+        #expect(throws: HTTP2Error.self) {
+            _ = try HTTP2Client(configuration: HTTP2ClientConfiguration(url: "https://127.0.0.1:1", caFile: "/nonexistent"))
+        }
+        #expect(throws: HTTP2Error.self) {
+            _ = try HTTP2Server(configuration: HTTP2ServerConfiguration(tlsCertificateFile: "/nonexistent",
+                                                                         tlsKeyFile: "/nonexistent"),
+                                handler: echoHandler)
+        }
+    }
+}
