@@ -1,13 +1,11 @@
 import Foundation
 
 /// Parses `Retry-After` (RFC 9110 section 10.2.3): delay-seconds or an IMF-fixdate HTTP-date.
-///
-/// The APNs module has its own copy: the two clients share no module but HTTP2, whose contract
-/// files belong to the transport. Both are small and tested separately.
-enum RetryAfter {
+/// Shared by the APNs and FCM clients, which both honour it.
+public enum RetryAfter {
     /// The delay `value` asks for, measured from `now`; nil when absent or unparseable. A date in
     /// the past gives zero.
-    static func parse(_ value: String?, now: Date) -> Duration? {
+    public static func parse(_ value: String?, now: Date) -> Duration? {
         guard let value else { return nil }
         let text = value.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return nil }
@@ -24,7 +22,7 @@ enum RetryAfter {
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`, computed directly (no formatter: they are not cheap or
     /// reliably thread-safe on Linux).
-    static func httpDate(_ text: String) -> Date? {
+    public static func httpDate(_ text: String) -> Date? {
         let fields = text.split(separator: " ")
         guard fields.count == 6, fields[0].hasSuffix(","), fields[5] == "GMT",
               let day = Int(fields[1]), (1...31).contains(day),

@@ -1,0 +1,40 @@
+import Foundation
+import HeraldCore
+import HeraldCrypto
+
+/// Mints APNs provider tokens: `{"alg":"ES256","kid":K}.{"iss":T,"iat":now}`, signed with the
+/// .p8 key. For `herald-sim mint-apns-jwt` (h2load benchmarks, sandbox users) and for tests.
+public enum APNsProviderToken {
+    /// A token signed by `key`. `issuedAt` is whole seconds, as APNs expects.
+    public static func mint(key: ES256SigningKey, keyID: String, teamID: String, issuedAt: Date) throws(SimulatorError)
+        -> String
+    {
+        let header = JSONValue.object([("alg", .string("ES256")), ("kid", .string(keyID))])
+        let claims = JSONValue.object([
+            ("iss", .string(teamID)), ("iat", .number(issuedAt.timeIntervalSince1970.rounded(.down))),
+        ])
+        do {
+            return try JSONWebToken.encode(header: header, claims: claims, sign: key.sign)
+        } catch {
+            throw SimulatorError(.mintFailed, "cannot sign the provider token (\(error.code))")
+        }
+    }
+
+    /// A token signed by the key in `keyFile`, checking the ids have the 10 characters APNs wants.
+    public static func mint(keyFile: String, keyID: String, teamID: String, issuedAt: Date = Date())
+        throws(SimulatorError) -> String
+    {
+        guard keyID.utf8.count == 10 else { throw SimulatorError(.mintFailed, "the key id must be 10 characters") }
+        guard teamID.utf8.count == 10 else { throw SimulatorError(.mintFailed, "the team id must be 10 characters") }
+        guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
+            throw SimulatorError(.invalidAPNsKey, "cannot read the APNs key file \(keyFile)")
+        }
+        let key: ES256SigningKey
+        do {
+            key = try ES256SigningKey(pem: pem)
+        } catch {
+            throw SimulatorError(.invalidAPNsKey, "the APNs key file \(keyFile) is not an EC P-256 private key")
+        }
+        return try mint(key: key, keyID: keyID, teamID: teamID, issuedAt: issuedAt)
+    }
+}

@@ -1,0 +1,59 @@
+import HTTP2
+import HeraldCore
+
+/// An APNs error answer: a status and one of the reason strings Apple documents.
+///
+/// Reasons are string literals, so building a rejection allocates nothing.
+struct APNsRejection: Error, Sendable, Equatable {
+    var status: Int
+    var reason: String
+
+    static let badCollapseID = APNsRejection(status: 400, reason: "BadCollapseId")
+    static let badDeviceToken = APNsRejection(status: 400, reason: "BadDeviceToken")
+    static let badExpirationDate = APNsRejection(status: 400, reason: "BadExpirationDate")
+    static let badMessageID = APNsRejection(status: 400, reason: "BadMessageId")
+    static let badPriority = APNsRejection(status: 400, reason: "BadPriority")
+    static let duplicateHeaders = APNsRejection(status: 400, reason: "DuplicateHeaders")
+    static let invalidPushType = APNsRejection(status: 400, reason: "InvalidPushType")
+    static let missingDeviceToken = APNsRejection(status: 400, reason: "MissingDeviceToken")
+    static let missingTopic = APNsRejection(status: 400, reason: "MissingTopic")
+    static let payloadEmpty = APNsRejection(status: 400, reason: "PayloadEmpty")
+    static let expiredProviderToken = APNsRejection(status: 403, reason: "ExpiredProviderToken")
+    static let invalidProviderToken = APNsRejection(status: 403, reason: "InvalidProviderToken")
+    static let missingProviderToken = APNsRejection(status: 403, reason: "MissingProviderToken")
+    static let badPath = APNsRejection(status: 404, reason: "BadPath")
+    static let methodNotAllowed = APNsRejection(status: 405, reason: "MethodNotAllowed")
+    static let payloadTooLarge = APNsRejection(status: 413, reason: "PayloadTooLarge")
+    static let tooManyProviderTokenUpdates = APNsRejection(status: 429, reason: "TooManyProviderTokenUpdates")
+
+    /// The reason a fault answers with when it names only a status.
+    static func defaultReason(status: Int) -> String {
+        switch status {
+        case 400: return "BadDeviceToken"
+        case 403: return "Forbidden"
+        case 404: return "BadPath"
+        case 405: return "MethodNotAllowed"
+        case 410: return "Unregistered"
+        case 413: return "PayloadTooLarge"
+        case 429: return "TooManyRequests"
+        case 503: return "ServiceUnavailable"
+        case 500..<600: return "InternalServerError"
+        default: return "Forbidden"
+        }
+    }
+
+    /// The answer APNs gives: JSON `{"reason":...}`, plus `timestamp` (milliseconds since the
+    /// epoch, when the token stopped being valid) for 410, and the request's `apns-id`.
+    func response(apnsID: String, timestampMillis: Int64, retryAfter: Int? = nil) -> HTTP2Response {
+        var body = Array(#"{"reason":"#.utf8)
+        JSONWriter.writeString(reason, into: &body)
+        if status == 410 {
+            body.append(contentsOf: #","timestamp":"#.utf8)
+            body.append(contentsOf: String(timestampMillis).utf8)
+        }
+        body.append(UInt8(ascii: "}"))
+        var headers = [HTTP2Header("apns-id", apnsID), HTTP2Header("content-type", "application/json")]
+        if let retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
+        return HTTP2Response(status: status, headers: headers, body: body)
+    }
+}

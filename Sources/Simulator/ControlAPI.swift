@@ -1,0 +1,118 @@
+import HTTP2
+import HeraldCore
+
+/// The simulator's own API, on the same port as APNs and FCM (SPEC 8):
+///
+/// | request | answer |
+/// |---|---|
+/// | `GET /sim/received[?token=T][&service=apns\|fcm]` | the answered requests, oldest first |
+/// | `DELETE /sim/received` | forgets them: `{"cleared":n}` |
+/// | `GET /sim/stats` | answers by service and status |
+/// | `DELETE /sim/stats` | resets the counts |
+/// | `PUT /sim/faults/{token}` | sets that token's fault (body: `SimulatorFault` JSON) |
+/// | `GET /sim/faults` | the faults in force, by token |
+/// | `DELETE /sim/faults/{token}` | clears one fault |
+/// | `DELETE /sim/faults` | clears all: `{"cleared":n}` |
+///
+/// Answers are JSON; a bad request is 400 `{"error":"..."}` saying what is wrong, an unknown
+/// path 404 and a wrong method 405, in the same shape.
+struct ControlAPI: Sendable {
+    static var prefix: String { "/sim/" }
+
+    let log: RequestLog
+    let faults: FaultTable
+
+    func respond(to request: HTTP2ServerRequest) -> HTTP2Response {
+        let (path, query) = Self.split(request.path)
+        switch (request.method, path) {
+        case ("GET", "/sim/received"):
+            return received(query: query)
+        case ("DELETE", "/sim/received"):
+            return Self.json(.object([("cleared", .number(Double(log.clear())))]))
+        case ("GET", "/sim/stats"):
+            return Self.json(log.statistics.json)
+        case ("DELETE", "/sim/stats"):
+            log.resetStatistics()
+            return Self.json(log.statistics.json)
+        case ("GET", "/sim/faults"):
+            return Self.json(.object(faults.all().map { ($0.token, $0.fault.json) }))
+        case ("DELETE", "/sim/faults"):
+            return Self.json(.object([("cleared", .number(Double(faults.removeAll())))]))
+        case (_, "/sim/received"), (_, "/sim/stats"), (_, "/sim/faults"):
+            return Self.error(405, "\(request.method) is not allowed on \(path)")
+        default:
+            guard path.hasPrefix("/sim/faults/") else { return Self.error(404, "no such control endpoint: \(path)") }
+            return fault(request, segment: path.dropFirst("/sim/faults/".utf8.count))
+        }
+    }
+
+    private func received(query: Substring) -> HTTP2Response {
+        guard let parameters = FormURLEncoded.parse(query.utf8) else { return Self.error(400, "malformed query string") }
+        var token: String?
+        var service: SimulatorService?
+        for (name, value) in parameters {
+            switch name {
+            case "token": token = value
+            case "service":
+                guard let named = SimulatorService(rawValue: value), named != .token else {
+                    return Self.error(400, "service must be apns or fcm")
+                }
+                service = named
+            default: return Self.error(400, "unknown query parameter \"\(name)\" (known: token, service)")
+            }
+        }
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        var first = true
+        for entry in log.entries() {
+            if let token, entry.token != token { continue }
+            if let service, entry.service != service { continue }
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            entry.record.write(into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        return HTTP2Response(status: 200, headers: [HTTP2Header("content-type", "application/json")], body: out)
+    }
+
+    private func fault(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
+        // One segment, percent-decoded: an FCM topic target is `%2Ftopics%2Fname`.
+        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
+            return Self.error(400, "the path must be /sim/faults/{token}: one non-empty, percent-encoded segment")
+        }
+        switch request.method {
+        case "PUT":
+            let json: JSONValue
+            do {
+                json = try JSONParser.parse(request.body)
+            } catch {
+                return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
+            }
+            do {
+                let fault = try SimulatorFault(json: json)
+                faults.set(fault, token: token)
+                return Self.json(.object([("token", .string(token)), ("fault", fault.json)]))
+            } catch {
+                return Self.error(400, error.message)
+            }
+        case "DELETE":
+            return Self.json(.object([("cleared", .number(faults.remove(token: token) ? 1 : 0))]))
+        default:
+            return Self.error(405, "\(request.method) is not allowed on /sim/faults/{token} (PUT or DELETE)")
+        }
+    }
+
+    /// The path and the query string (without `?`).
+    static func split(_ target: String) -> (path: Substring, query: Substring) {
+        guard let mark = target.firstIndex(of: "?") else { return (target[...], "") }
+        return (target[..<mark], target[target.index(after: mark)...])
+    }
+
+    static func json(_ value: JSONValue, status: Int = 200) -> HTTP2Response {
+        HTTP2Response(status: status, headers: [HTTP2Header("content-type", "application/json")],
+                      body: JSONWriter.bytes(value))
+    }
+
+    static func error(_ status: Int, _ message: String) -> HTTP2Response {
+        json(.object([("error", .string(message))]), status: status)
+    }
+}

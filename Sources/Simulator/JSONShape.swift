@@ -1,0 +1,198 @@
+/// Answers "is this a well-formed JSON object?" without building a document.
+///
+/// The APNs hot path needs only that yes/no (the payload is parsed into `JSONValue`s later, and
+/// only if someone reads `/sim/received`), so a validating scanner that allocates nothing keeps
+/// the simulator far ahead of the clients it measures. It accepts exactly RFC 8259 (strict
+/// numbers, escapes, UTF-8, no trailing commas) with a bounded depth; unlike `JSONParser` it does
+/// not look for duplicate keys, which APNs does not reject either.
+enum JSONShape {
+    static let maxDepth = 64
+
+    /// True when `bytes` is one JSON object, optionally surrounded by whitespace.
+    static func isObject(_ bytes: [UInt8]) -> Bool { check(bytes, objectOnly: true) }
+
+    /// True when `bytes` is one JSON value of any kind, optionally surrounded by whitespace.
+    static func isDocument(_ bytes: [UInt8]) -> Bool { check(bytes, objectOnly: false) }
+
+    private static func check(_ bytes: [UInt8], objectOnly: Bool) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(bytes: buffer)
+            scanner.skipWhitespace()
+            if objectOnly && scanner.peek != UInt8(ascii: "{") { return false }
+            guard scanner.value(depth: 0) else { return false }
+            scanner.skipWhitespace()
+            return scanner.index == buffer.count
+        }
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func value(depth: Int) -> Bool {
+            guard depth <= JSONShape.maxDepth, let byte = peek else { return false }
+            switch byte {
+            case UInt8(ascii: "{"): return object(depth: depth)
+            case UInt8(ascii: "["): return array(depth: depth)
+            case UInt8(ascii: "\""): return string()
+            case UInt8(ascii: "t"): return literal("true")
+            case UInt8(ascii: "f"): return literal("false")
+            case UInt8(ascii: "n"): return literal("null")
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
+            default: return false
+            }
+        }
+
+        mutating func literal(_ text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard index + count <= bytes.count else { return false }
+            let expected = text.utf8Start
+            for offset in 0..<count where bytes[index + offset] != expected[offset] { return false }
+            index += count
+            return true
+        }
+
+        mutating func object(depth: Int) -> Bool {
+            index += 1
+            skipWhitespace()
+            if peek == UInt8(ascii: "}") { index += 1; return true }
+            while true {
+                skipWhitespace()
+                guard peek == UInt8(ascii: "\""), string() else { return false }
+                skipWhitespace()
+                guard peek == UInt8(ascii: ":") else { return false }
+                index += 1
+                skipWhitespace()
+                guard value(depth: depth + 1) else { return false }
+                skipWhitespace()
+                switch peek {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "}"): index += 1; return true
+                default: return false
+                }
+            }
+        }
+
+        mutating func array(depth: Int) -> Bool {
+            index += 1
+            skipWhitespace()
+            if peek == UInt8(ascii: "]") { index += 1; return true }
+            while true {
+                skipWhitespace()
+                guard value(depth: depth + 1) else { return false }
+                skipWhitespace()
+                switch peek {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "]"): index += 1; return true
+                default: return false
+                }
+            }
+        }
+
+        mutating func digits() -> Int {
+            let start = index
+            while let byte = peek, byte >= 0x30, byte <= 0x39 { index += 1 }
+            return index - start
+        }
+
+        mutating func number() -> Bool {
+            if peek == UInt8(ascii: "-") { index += 1 }
+            if peek == UInt8(ascii: "0") {
+                index += 1
+            } else if digits() == 0 {
+                return false
+            }
+            if peek == UInt8(ascii: ".") {
+                index += 1
+                guard digits() > 0 else { return false }
+            }
+            if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
+                index += 1
+                if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
+                guard digits() > 0 else { return false }
+            }
+            return true
+        }
+
+        mutating func string() -> Bool {
+            index += 1
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return true
+                case UInt8(ascii: "\\"):
+                    guard escape() else { return false }
+                case 0x00..<0x20:
+                    return false
+                case 0x80...:
+                    guard utf8Sequence() else { return false }
+                default:
+                    index += 1
+                }
+            }
+            return false
+        }
+
+        mutating func escape() -> Bool {
+            index += 1
+            guard let byte = peek else { return false }
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                return true
+            case UInt8(ascii: "u"):
+                // Surrogate pairing is left to the full parser: APNs' own check is no stricter.
+                guard index + 4 <= bytes.count else { return false }
+                for offset in 0..<4 where !isHex(bytes[index + offset]) { return false }
+                index += 4
+                return true
+            default:
+                return false
+            }
+        }
+
+        func isHex(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+        }
+
+        /// One multi-byte UTF-8 scalar (RFC 3629: no overlongs, no surrogates, at most U+10FFFF).
+        mutating func utf8Sequence() -> Bool {
+            let lead = bytes[index]
+            let length: Int
+            var lower: UInt8 = 0x80
+            var upper: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; lower = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; upper = 0x9F
+            case 0xF0: length = 4; lower = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; upper = 0x8F
+            default: return false
+            }
+            guard index + length <= bytes.count else { return false }
+            let second = bytes[index + 1]
+            guard second >= lower, second <= upper else { return false }
+            for offset in 2..<length where bytes[index + offset] & 0xC0 != 0x80 { return false }
+            index += length
+            return true
+        }
+    }
+}

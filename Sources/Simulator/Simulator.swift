@@ -1,0 +1,156 @@
+import Foundation
+import HTTP2
+import HeraldCore
+import HeraldCrypto
+
+/// A local APNs + FCM HTTP v1 + OAuth2 token endpoint on one HTTP/2 port (TLS or h2c), with a
+/// control API under `/sim/` (see `ControlAPI`).
+///
+/// It checks what the real services check and answers with their status codes and reason
+/// strings, fails requests on demand per device token (`setFault`), and records every APNs and
+/// FCM request it answered. Tests use it in-process; `herald-sim` runs it as a process.
+///
+/// ```swift
+/// let simulator = try Simulator(configuration: .init(tlsCertificateFile: cert, tlsKeyFile: key,
+///                                                    apnsKeyFile: p8))
+/// try simulator.start()
+/// defer { simulator.stop() }
+/// // send to https://127.0.0.1:\(simulator.port)/3/device/<token>, then:
+/// #expect(simulator.received().map(\.status) == [200])
+/// ```
+///
+/// Choices where Apple and Google document nothing (each one is also stated where it is made):
+/// - APNs checks run in a fixed order and the first failure answers: path (404 BadPath), method
+///   (405), a repeated apns-* header (400 DuplicateHeaders), provider token (403/429), topic,
+///   push type, priority, expiration, collapse id, apns-id, device token, payload.
+/// - `liveactivity` to a topic without `.push-type.liveactivity`: 400 InvalidPushType.
+/// - A payload that is not a JSON object: 400 PayloadEmpty (APNs documents no reason for it; of
+///   the documented ones this is the closest, and like every 400 it means "do not retry").
+/// - Background pushes need an explicit `apns-priority: 5` (absent means 10 to APNs); Live
+///   Activities take 5 or 10; VoIP payloads may be 5120 bytes.
+/// - TooManyProviderTokenUpdates compares the new token's `iat` with the connection's current
+///   token's `iat` (20 minutes), so a client minting at most every 20 minutes never sees it.
+/// - FCM for another project: 403 PERMISSION_DENIED without an FcmError detail (what Google's
+///   front end answers), not SENDER_ID_MISMATCH, which would make a client drop a good token.
+/// - The token endpoint compares the assertion's `aud` with `token_uri` by path only; every
+///   assertion problem is 400 `invalid_grant`.
+/// - Faults apply only to requests that pass every check, and count against `times` when they
+///   apply. Dropped and GOAWAY'd requests are not in `received()` (nothing was answered) but are
+///   counted in statistics (`dropped`, `goaway`).
+/// - `DELETE /sim/received` keeps the statistics (`DELETE /sim/stats` resets them).
+public final class Simulator: Sendable {
+    public let configuration: SimulatorConfiguration
+    private let server: HTTP2Server
+    private let log: RequestLog
+    private let faults: FaultTable
+    private let accessTokens: AccessTokenStore
+    /// The service account's project, when a credentials file was given.
+    public let fcmProjectID: String?
+    /// The path the OAuth2 token endpoint is served at (the path of the service account's
+    /// `token_uri`, `/token` without one).
+    public let tokenPath: String
+
+    /// Reads the key and credentials files and prepares the server; nothing listens until
+    /// `start()`.
+    public init(configuration: SimulatorConfiguration) throws(SimulatorError) {
+        try configuration.validate()
+        self.configuration = configuration
+        let apnsKey = try configuration.apnsKeyFile.map { file throws(SimulatorError) in try Self.readAPNsKey(file) }
+        let account = try configuration.fcmCredentialsFile.map { file throws(SimulatorError) in
+            try ServiceAccount(file: file)
+        }
+        let identifiers = Identifiers()
+        log = RequestLog(limit: configuration.recordLimit)
+        faults = FaultTable()
+        accessTokens = AccessTokenStore()
+        fcmProjectID = account?.projectID
+        let oauth = OAuthTokenEndpoint(account: account, tokens: accessTokens, identifiers: identifiers)
+        tokenPath = oauth.path
+        let handler = SimulatorHandler(
+            clock: configuration.clock,
+            apns: APNsRequestValidator(verifier: ProviderTokenVerifier(key: apnsKey, clock: configuration.clock)),
+            fcm: FCMRequestValidator(tokens: accessTokens, projectID: account?.projectID),
+            oauth: oauth, faults: faults, log: log, identifiers: identifiers)
+        var serverConfiguration = HTTP2ServerConfiguration(
+            host: configuration.host, port: configuration.port, tlsCertificateFile: configuration.tlsCertificateFile,
+            tlsKeyFile: configuration.tlsKeyFile)
+        serverConfiguration.loopCount = configuration.loopCount
+        do {
+            server = try HTTP2Server(configuration: serverConfiguration, handler: handler)
+        } catch {
+            throw SimulatorError(.serverFailed, "cannot create the HTTP/2 server: \(error)")
+        }
+    }
+
+    /// Starts listening (and the server's loop thread).
+    public func start() throws(SimulatorError) {
+        do {
+            try server.start()
+        } catch {
+            throw SimulatorError(.serverFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+        }
+    }
+
+    /// The port listened on (the one picked when the configuration said 0).
+    public var port: Int { server.port }
+
+    /// `https://host:port` or `http://host:port`, for clients.
+    public var url: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "\(configuration.tlsCertificateFile == nil ? "http" : "https")://\(host):\(port)"
+    }
+
+    /// Closes the listener and every connection; idempotent.
+    public func stop() {
+        server.stop()
+    }
+
+    // MARK: In-process access (the same data as the control API)
+
+    /// The APNs and FCM requests answered, oldest first (at most `recordLimit`).
+    public func received() -> [SimulatorRecord] {
+        log.entries().map(\.record)
+    }
+
+    /// The answered requests for one device token (APNs) or FCM target.
+    public func received(token: String) -> [SimulatorRecord] {
+        log.entries().filter { $0.token == token }.map(\.record)
+    }
+
+    /// Forgets the recorded requests; statistics keep counting.
+    public func clearReceived() {
+        log.clear()
+    }
+
+    /// Answers by service and status since start (or `resetStatistics()`).
+    public var statistics: SimulatorStatistics { log.statistics }
+
+    public func resetStatistics() {
+        log.resetStatistics()
+    }
+
+    /// Makes requests for `token` (an APNs device token, or an FCM token / `/topics/name`)
+    /// fail as `fault` says, replacing any fault it had.
+    public func setFault(_ fault: SimulatorFault, token: String) {
+        faults.set(fault, token: token)
+    }
+
+    public func clearFault(token: String) {
+        faults.remove(token: token)
+    }
+
+    public func clearFaults() {
+        faults.removeAll()
+    }
+
+    private static func readAPNsKey(_ file: String) throws(SimulatorError) -> ES256VerifyingKey {
+        guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw SimulatorError(.invalidAPNsKey, "cannot read the APNs key file \(file)")
+        }
+        do {
+            return try ES256VerifyingKey(pem: pem)
+        } catch {
+            throw SimulatorError(.invalidAPNsKey, "the APNs key file \(file) is not an EC P-256 key (\(error.code))")
+        }
+    }
+}

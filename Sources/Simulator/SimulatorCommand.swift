@@ -1,0 +1,125 @@
+/// What `herald-sim` was asked to do, from its arguments.
+///
+/// ```
+/// herald-sim [--host H] [--port P] [--tls-cert F --tls-key F] [--apns-key-file F]
+///            [--fcm-credentials-file F] [--record-limit N] [--loops N]
+/// herald-sim mint-apns-jwt --apns-key-file F --key-id K --team-id T
+/// ```
+/// Flags take their value as the next argument or after `=`.
+public enum SimulatorCommand: Sendable {
+    /// Listen until SIGTERM or SIGINT.
+    case serve(SimulatorConfiguration)
+    /// Print a provider token and exit.
+    case mintAPNsJWT(keyFile: String, keyID: String, teamID: String)
+    /// Print the usage and exit 0.
+    case help
+
+    /// The default port of the executable (the library's default is 0, any free port).
+    public static let defaultPort = 8443
+
+    public static let usage = """
+        usage: herald-sim [options]
+               herald-sim mint-apns-jwt --apns-key-file FILE --key-id KEYID --team-id TEAMID
+
+        A local APNs + FCM + OAuth2 token endpoint simulator (HTTP/2) with a control API under /sim/.
+
+        options:
+          --host ADDRESS               numeric address to listen on (default 127.0.0.1)
+          --port PORT                  port (default 8443; 0 picks a free one)
+          --tls-cert FILE              PEM certificate: TLS with ALPN h2 (cleartext h2c without it)
+          --tls-key FILE               PEM key of the certificate
+          --apns-key-file FILE         APNs .p8 key; provider tokens are checked against its public half
+          --fcm-credentials-file FILE  FCM service-account JSON; OAuth2 assertions and projects are checked
+          --record-limit N             requests kept for GET /sim/received (default 100000)
+          --loops N                    event-loop threads (default 1)
+          -h, --help                   this text
+
+        Prints "herald-sim listening on HOST:PORT (tls|h2c)" once listening; SIGTERM or SIGINT stops it.
+        """
+
+    /// Parses the arguments after the program name.
+    public static func parse(_ arguments: [String]) throws(UsageError) -> SimulatorCommand {
+        if arguments.first == "mint-apns-jwt" {
+            let values = try flags(Array(arguments.dropFirst()), allowed: ["--apns-key-file", "--key-id", "--team-id"])
+            if values["help"] != nil { return .help }
+            guard let keyFile = values["--apns-key-file"], let keyID = values["--key-id"],
+                  let teamID = values["--team-id"]
+            else { throw UsageError("mint-apns-jwt needs --apns-key-file, --key-id and --team-id") }
+            guard keyID.utf8.count == 10 else { throw UsageError("--key-id must be 10 characters (got \"\(keyID)\")") }
+            guard teamID.utf8.count == 10 else { throw UsageError("--team-id must be 10 characters (got \"\(teamID)\")") }
+            return .mintAPNsJWT(keyFile: keyFile, keyID: keyID, teamID: teamID)
+        }
+        let values = try flags(arguments, allowed: [
+            "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--fcm-credentials-file", "--record-limit",
+            "--loops",
+        ])
+        if values["help"] != nil { return .help }
+        var configuration = SimulatorConfiguration(port: defaultPort)
+        if let host = values["--host"] {
+            guard !host.isEmpty else { throw UsageError("--host must not be empty") }
+            configuration.host = host
+        }
+        if let text = values["--port"] {
+            guard let port = Int(text), (0...65_535).contains(port) else {
+                throw UsageError("--port must be a number from 0 to 65535 (got \"\(text)\")")
+            }
+            configuration.port = port
+        }
+        configuration.tlsCertificateFile = values["--tls-cert"]
+        configuration.tlsKeyFile = values["--tls-key"]
+        guard (configuration.tlsCertificateFile == nil) == (configuration.tlsKeyFile == nil) else {
+            throw UsageError("--tls-cert and --tls-key go together")
+        }
+        configuration.apnsKeyFile = values["--apns-key-file"]
+        configuration.fcmCredentialsFile = values["--fcm-credentials-file"]
+        if let text = values["--record-limit"] {
+            guard let limit = Int(text), limit >= 0 else {
+                throw UsageError("--record-limit must be a whole number, 0 or more (got \"\(text)\")")
+            }
+            configuration.recordLimit = limit
+        }
+        if let text = values["--loops"] {
+            guard let loops = Int(text), (1...64).contains(loops) else {
+                throw UsageError("--loops must be a number from 1 to 64 (got \"\(text)\")")
+            }
+            configuration.loopCount = loops
+        }
+        return .serve(configuration)
+    }
+
+    /// `--flag value` and `--flag=value` pairs; `-h`/`--help` is reported as the key "help".
+    private static func flags(_ arguments: [String], allowed: Set<String>) throws(UsageError) -> [String: String] {
+        var values: [String: String] = [:]
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "-h" || argument == "--help" {
+                values["help"] = ""
+                continue
+            }
+            var name = argument
+            var value: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                value = String(argument[argument.index(after: equals)...])
+            }
+            guard allowed.contains(name) else { throw UsageError("unknown argument \"\(argument)\"") }
+            if value == nil {
+                guard index < arguments.count else { throw UsageError("\(name) needs a value") }
+                value = arguments[index]
+                index += 1
+            }
+            guard values[name] == nil else { throw UsageError("\(name) given twice") }
+            values[name] = value
+        }
+        return values
+    }
+}
+
+/// Arguments `herald-sim` cannot run with: printed with the usage, exit status 2.
+public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

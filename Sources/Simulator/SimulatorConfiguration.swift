@@ -1,0 +1,65 @@
+import HeraldCore
+
+/// Everything one simulator needs: where it listens, its TLS identity, and the credentials whose
+/// public halves it checks clients' tokens against. Every argument has a default, so a test
+/// names only what it cares about.
+public struct SimulatorConfiguration: Sendable {
+    /// A numeric address to listen on.
+    public var host: String
+    /// 0 picks a free port; read it back from `Simulator.port` after `start()`.
+    public var port: Int
+    /// PEM certificate and key: HTTP/2 over TLS (ALPN h2). Both nil: cleartext h2c.
+    public var tlsCertificateFile: String?
+    public var tlsKeyFile: String?
+    /// The APNs token-auth key (.p8, the same file the worker signs with). Provider tokens are
+    /// checked against its public half. nil: signatures are not checked (shape, `kid`, `iss`
+    /// and `iat` still are), which suits sandbox users without the key.
+    public var apnsKeyFile: String?
+    /// The FCM service-account JSON. OAuth2 assertions are checked against its key and
+    /// `client_email`, FCM requests against its `project_id`, and the token endpoint is served at
+    /// the path of its `token_uri`. nil: assertions are checked for shape and times only, any
+    /// project is accepted and the token endpoint is `/token`.
+    public var fcmCredentialsFile: String?
+    /// At most this many requests are kept for `GET /sim/received` (the oldest are dropped
+    /// first; statistics keep counting). 0 keeps none.
+    public var recordLimit: Int
+    /// The time source of provider-token and access-token age checks.
+    public var clock: any HeraldClock
+    /// Event-loop threads (each with its own listening socket, SO_REUSEPORT). One keeps a core
+    /// free for the client on a small machine; more help when the client runs elsewhere.
+    public var loopCount: Int
+
+    public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
+                tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
+                recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
+        self.host = host
+        self.port = port
+        self.tlsCertificateFile = tlsCertificateFile
+        self.tlsKeyFile = tlsKeyFile
+        self.apnsKeyFile = apnsKeyFile
+        self.fcmCredentialsFile = fcmCredentialsFile
+        self.recordLimit = recordLimit
+        self.clock = clock
+        self.loopCount = loopCount
+    }
+
+    /// Checks what can be checked without touching the files.
+    func validate() throws(SimulatorError) {
+        guard (0...65_535).contains(port) else {
+            throw SimulatorError(.invalidConfiguration, "port must be 0-65535 (got \(port))")
+        }
+        guard (tlsCertificateFile == nil) == (tlsKeyFile == nil) else {
+            throw SimulatorError(.invalidConfiguration, "a TLS certificate needs a key and a key needs a certificate")
+        }
+        guard recordLimit >= 0 else {
+            throw SimulatorError(.invalidConfiguration, "recordLimit must not be negative (got \(recordLimit))")
+        }
+        guard (1...64).contains(loopCount) else {
+            throw SimulatorError(.invalidConfiguration, "loopCount must be 1-64 (got \(loopCount))")
+        }
+        guard !host.isEmpty else { throw SimulatorError(.invalidConfiguration, "host must not be empty") }
+    }
+
+    /// "tls" or "h2c", as the executable prints it.
+    public var transportName: String { tlsCertificateFile == nil ? "h2c" : "tls" }
+}

@@ -1,0 +1,186 @@
+import Dispatch
+import HTTP2
+import HeraldCore
+
+/// Routes each complete request (on the server's loop thread) to APNs, FCM, the token endpoint
+/// or the control API, applies faults, records what was answered, and answers.
+///
+/// Nothing here blocks: a delayed answer is scheduled on a Dispatch timer and sent from there
+/// (the responder may be called from any thread).
+final class SimulatorHandler: HTTP2ServerHandler {
+    let clock: any HeraldClock
+    let apns: APNsRequestValidator
+    let fcm: FCMRequestValidator
+    let oauth: OAuthTokenEndpoint
+    let control: ControlAPI
+    let faults: FaultTable
+    let log: RequestLog
+    let identifiers: Identifiers
+    private let tokenPath: String
+
+    init(clock: any HeraldClock, apns: APNsRequestValidator, fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint,
+         faults: FaultTable, log: RequestLog, identifiers: Identifiers) {
+        self.clock = clock
+        self.apns = apns
+        self.fcm = fcm
+        self.oauth = oauth
+        self.faults = faults
+        self.log = log
+        self.identifiers = identifiers
+        self.control = ControlAPI(log: log, faults: faults)
+        self.tokenPath = oauth.path
+    }
+
+    func handle(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+        let path = request.path
+        if path.hasPrefix("/3/") {
+            handleAPNs(request, responder: responder)
+        } else if path.hasPrefix(FCMRequestValidator.pathPrefix) {
+            handleFCM(request, responder: responder)
+        } else if path.hasPrefix(ControlAPI.prefix) {
+            responder.respond(control.respond(to: request))
+        } else if ControlAPI.split(path).path == tokenPath {
+            let response = oauth.respond(to: request, now: clock.now.timeIntervalSince1970)
+            log.count(.token, status: response.status)
+            responder.respond(response)
+        } else {
+            // Anything else is answered as APNs answers an unknown path.
+            responder.respond(APNsRejection.badPath.response(apnsID: identifiers.uuid(), timestampMillis: 0))
+        }
+    }
+
+    // MARK: APNs
+
+    private func handleAPNs(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+        let now = clock.now.timeIntervalSince1970
+        switch apns.validate(request) {
+        case .failure(let rejection):
+            // APNs echoes a well-formed apns-id even on errors.
+            let clientID = request.headers.first { $0.name == "apns-id" }?.value
+            let apnsID = clientID.flatMap { Identifiers.isLowercaseUUID($0) ? $0 : nil } ?? identifiers.uuid()
+            let entry = RecordEntry(service: .apns, token: APNsRequestValidator.token(inPath: request.path),
+                                    headers: request.headers, body: request.body, status: rejection.status,
+                                    reason: rejection.reason, receivedAt: now, id: apnsID)
+            finish(.answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now))),
+                   responder: responder)
+        case .success(let accepted):
+            let apnsID = accepted.apnsID ?? identifiers.uuid()
+            var entry = RecordEntry(service: .apns, token: accepted.token, headers: request.headers,
+                                    body: request.body, status: 200, reason: nil, receivedAt: now, id: apnsID)
+            guard let fault = faults.take(token: accepted.token) else {
+                log.append(entry)
+                responder.respond(HTTP2Response(status: 200, headers: [
+                    HTTP2Header("apns-id", apnsID), HTTP2Header("apns-unique-id", identifiers.uuid()),
+                ]))
+                return
+            }
+            let outcome: Outcome
+            if fault.drop {
+                outcome = .drop(.apns)
+            } else if fault.goAway {
+                outcome = .goAway(.apns, reason: fault.reason ?? "Shutdown")
+            } else if let status = fault.status, status != 200 {
+                let rejection = APNsRejection(status: status, reason: fault.reason ?? APNsRejection.defaultReason(status: status))
+                entry.status = status
+                entry.reason = rejection.reason
+                outcome = .answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now),
+                                                            retryAfter: fault.retryAfter))
+            } else {
+                var headers = [HTTP2Header("apns-id", apnsID), HTTP2Header("apns-unique-id", identifiers.uuid())]
+                if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
+                outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
+            }
+            finish(outcome, after: fault.delayMs, responder: responder)
+        }
+    }
+
+    // MARK: FCM
+
+    private func handleFCM(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+        let now = clock.now.timeIntervalSince1970
+        switch fcm.validate(request, now: now) {
+        case .failure(let rejection):
+            let entry = RecordEntry(service: .fcm, token: Self.fcmTarget(of: request.body)[...], headers: request.headers,
+                                    body: request.body, status: rejection.status,
+                                    reason: rejection.errorCode ?? FCMRejection.statusName(rejection.status),
+                                    receivedAt: now, id: nil)
+            finish(.answer(entry, rejection.response()), responder: responder)
+        case .success(let accepted):
+            let name = "projects/\(accepted.project)/messages/"
+                + (accepted.validateOnly ? "fake_message_id" : "0:\(Self.millis(now))%\(identifiers.hex(bytes: 8))")
+            var entry = RecordEntry(service: .fcm, token: accepted.target[...], headers: request.headers,
+                                    body: request.body, status: 200, reason: nil, receivedAt: now, id: name)
+            let fault = faults.take(token: accepted.target)
+            let outcome: Outcome
+            if fault?.drop == true {
+                outcome = .drop(.fcm)
+            } else if fault?.goAway == true {
+                outcome = .goAway(.fcm, reason: fault?.reason ?? "Shutdown")
+            } else if let fault, let status = fault.status, status != 200 {
+                let rejection = FCMRejection.fault(status: status, reason: fault.reason)
+                entry.status = status
+                entry.reason = rejection.errorCode
+                entry.id = nil
+                outcome = .answer(entry, rejection.response(retryAfter: fault.retryAfter))
+            } else {
+                var headers = [HTTP2Header("content-type", "application/json; charset=UTF-8")]
+                if let retryAfter = fault?.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
+                var body: [UInt8] = []
+                JSONWriter.write(.object([("name", .string(name))]), into: &body)
+                outcome = .answer(entry, HTTP2Response(status: 200, headers: headers, body: body))
+            }
+            finish(outcome, after: fault?.delayMs ?? 0, responder: responder)
+        }
+    }
+
+    /// The target of an FCM body that failed validation, when it can still be read.
+    private static func fcmTarget(of body: [UInt8]) -> String {
+        guard let message = (try? JSONParser.parse(body))?["message"] else { return "" }
+        if let token = message["token"]?.stringValue { return token }
+        if let topic = message["topic"]?.stringValue { return topic.hasPrefix("/topics/") ? topic : "/topics/" + topic }
+        return message["condition"]?.stringValue ?? ""
+    }
+
+    // MARK: Answering
+
+    /// What to do with a request once its answer is decided.
+    enum Outcome: Sendable {
+        /// Record, then answer (recording first: a client that got its answer finds it in
+        /// `/sim/received`).
+        case answer(RecordEntry, HTTP2Response)
+        /// Close the connection without answering.
+        case drop(SimulatorService)
+        /// GOAWAY: this stream and later ones were not processed.
+        case goAway(SimulatorService, reason: String)
+    }
+
+    private func finish(_ outcome: Outcome, after delayMs: Int = 0, responder: HTTP2ServerResponder) {
+        guard delayMs > 0 else {
+            Self.perform(outcome, log: log, responder: responder)
+            return
+        }
+        let log = self.log
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delayMs)) {
+            Self.perform(outcome, log: log, responder: responder)
+        }
+    }
+
+    private static func perform(_ outcome: Outcome, log: RequestLog, responder: HTTP2ServerResponder) {
+        switch outcome {
+        case .answer(let entry, let response):
+            log.append(entry)
+            responder.respond(response)
+        case .drop(let service):
+            log.countUnanswered(service, goAway: false)
+            responder.closeConnection()
+        case .goAway(let service, let reason):
+            log.countUnanswered(service, goAway: true)
+            var debugData = Array(#"{"reason":"#.utf8)
+            JSONWriter.writeString(reason, into: &debugData)
+            debugData.append(UInt8(ascii: "}"))
+            responder.goAway(debugData: debugData)
+        }
+    }
+
+    static func millis(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded(.down)) }
+}

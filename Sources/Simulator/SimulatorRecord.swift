@@ -1,0 +1,71 @@
+import Foundation
+import HTTP2
+import HeraldCore
+
+/// One APNs or FCM request the simulator answered, as `GET /sim/received` lists it.
+public struct SimulatorRecord: Sendable {
+    public var service: SimulatorService
+    /// The APNs device token from the path, or the FCM message's `token` (else its `topic`, else
+    /// its `condition`); empty when the request was too malformed to name one.
+    public var token: String
+    /// The request headers (pseudo-headers excluded), with `authorization` replaced by
+    /// `<redacted>` so a log of what was received never carries a credential.
+    public var headers: [HTTP2Header]
+    /// The request body exactly as received.
+    public var body: [UInt8]
+    public var status: Int
+    /// The APNs reason or FCM error code of a non-200 answer.
+    public var reason: String?
+    /// When the request was complete (the answer may have been delayed by a fault).
+    public var receivedAt: Date
+    /// What the answer identified the notification by: the `apns-id`, or the FCM message `name`.
+    public var id: String?
+
+    /// The body as JSON; nil if it is not JSON.
+    public var payload: JSONValue? { try? JSONParser.parse(body) }
+
+    /// The first value of a header, by lowercase name.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    /// The record as the control API writes it. The payload is the body itself when it is JSON
+    /// (byte for byte, so numbers keep the client's spelling); otherwise `payload` is null and
+    /// `rawPayload` holds the body as text.
+    func write(into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"service":"#.utf8)
+        JSONWriter.writeString(service.rawValue, into: &out)
+        out.append(contentsOf: #","token":"#.utf8)
+        JSONWriter.writeString(token, into: &out)
+        out.append(contentsOf: #","headers":{"#.utf8)
+        for (position, header) in headers.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(header.name, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.writeString(header.value, into: &out)
+        }
+        out.append(contentsOf: #"},"payload":"#.utf8)
+        if !body.isEmpty && JSONShape.isDocument(body) {
+            out.append(contentsOf: body)
+        } else {
+            out.append(contentsOf: "null".utf8)
+            if !body.isEmpty {
+                out.append(contentsOf: #","rawPayload":"#.utf8)
+                JSONWriter.writeString(String(decoding: body, as: UTF8.self), into: &out)
+            }
+        }
+        out.append(contentsOf: #","status":"#.utf8)
+        out.append(contentsOf: String(status).utf8)
+        if let reason {
+            out.append(contentsOf: #","reason":"#.utf8)
+            JSONWriter.writeString(reason, into: &out)
+        }
+        if let id {
+            out.append(contentsOf: #","id":"#.utf8)
+            JSONWriter.writeString(id, into: &out)
+        }
+        out.append(contentsOf: #","receivedAt":"#.utf8)
+        JSONWriter.writeString(ISO8601.format(receivedAt), into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+}

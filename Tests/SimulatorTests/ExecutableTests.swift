@@ -1,0 +1,105 @@
+import Foundation
+import HTTP2
+import HeraldCore
+import HeraldCrypto
+import HeraldTestSupport
+import Testing
+
+/// The built `herald-sim`: the listening line, a request, SIGTERM, bad flags, `mint-apns-jwt`.
+@Suite("herald-sim executable")
+struct ExecutableTests {
+    static var executable: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-sim") }
+    let credentials = TestCredentials.shared
+
+    /// Waits for the listening line and returns the port and the transport it names.
+    static func waitForListening(_ child: ChildProcess) throws -> (port: Int, transport: String) {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            for line in child.output.split(separator: "\n") where line.hasPrefix("herald-sim listening on ") {
+                // herald-sim listening on 127.0.0.1:PORT (tls)
+                let parts = line.split(separator: " ")
+                guard parts.count == 5, let port = parts[3].split(separator: ":").last.flatMap({ Int($0) }) else {
+                    throw HarnessError("unexpected listening line: \(line)")
+                }
+                return (port, String(parts[4].dropFirst().dropLast()))
+            }
+            guard child.process.isRunning else { throw HarnessError("herald-sim exited: \(child.output)") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("herald-sim printed no listening line: \(child.output)")
+    }
+
+    @Test func servesOverTLSAndExitsZeroOnSIGTERM() async throws {
+        let child = try ChildProcess(executable: Self.executable, arguments: [
+            "--port", "0", "--tls-cert", credentials.serverCertificateFile, "--tls-key", credentials.serverKeyFile,
+            "--apns-key-file", credentials.apnsKeyFile, "--fcm-credentials-file", credentials.fcmCredentialsFile,
+        ], environment: ProcessInfo.processInfo.environment)
+        defer { child.stop() }
+        let (port, transport) = try Self.waitForListening(child)
+        #expect(transport == "tls")
+
+        let client = try HTTP2Client(configuration: HTTP2ClientConfiguration(
+            url: "https://127.0.0.1:\(port)", caFile: credentials.caFile, connectionCount: 1))
+        defer { client.shutdown() }
+        let jwt = try SimulatorHarness.mint(issuedAt: Date())
+        let response = try await client.send(HTTP2Request(
+            path: "/3/device/\(SimulatorHarness.deviceToken)",
+            headers: [HTTP2Header("authorization", "bearer \(jwt)"), HTTP2Header("apns-topic", "app.herald.demo"),
+                      HTTP2Header("apns-push-type", "alert")],
+            body: SimulatorHarness.payload))
+        #expect(response.status == 200)
+        let stats = try await client.send(HTTP2Request(method: "GET", path: "/sim/stats"))
+        #expect(try JSONParser.parse(stats.body)["apns"]?["200"] == .number(1))
+
+        child.process.terminate()
+        child.process.waitUntilExit()
+        #expect(child.process.terminationReason == .exit)
+        #expect(child.process.terminationStatus == 0)
+    }
+
+    @Test func servesCleartextH2CWithoutACertificate() async throws {
+        let child = try ChildProcess(executable: Self.executable, arguments: ["--port", "0", "--record-limit", "5"],
+                                     environment: ProcessInfo.processInfo.environment)
+        defer { child.stop() }
+        let (port, transport) = try Self.waitForListening(child)
+        #expect(transport == "h2c")
+        let client = try HTTP2Client(configuration: HTTP2ClientConfiguration(url: "http://127.0.0.1:\(port)",
+                                                                             connectionCount: 1))
+        defer { client.shutdown() }
+        let response = try await client.send(HTTP2Request(method: "GET", path: "/sim/received"))
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "[]")
+        kill(child.process.processIdentifier, SIGINT)
+        child.process.waitUntilExit()
+        #expect(child.process.terminationStatus == 0)
+    }
+
+    @Test(arguments: [["--colour", "red"], ["--port", "abc"], ["--tls-cert", "only.pem"]])
+    func badFlagsExitTwo(_ arguments: [String]) throws {
+        let result = try ChildProcess.run(Self.executable, arguments, environment: ProcessInfo.processInfo.environment)
+        #expect(result.status == 2)
+        #expect(result.output.contains("herald-sim:"))
+        #expect(result.output.contains("usage:"))
+    }
+
+    @Test func unreadableKeyFileExitsOne() throws {
+        let result = try ChildProcess.run(Self.executable, ["--port", "0", "--apns-key-file", "/nonexistent.p8"],
+                                          environment: ProcessInfo.processInfo.environment)
+        #expect(result.status == 1)
+        #expect(result.output.contains("/nonexistent.p8"))
+    }
+
+    @Test func mintsAProviderTokenTheSimulatorAccepts() throws {
+        let result = try ChildProcess.run(Self.executable, [
+            "mint-apns-jwt", "--apns-key-file", credentials.apnsKeyFile, "--key-id", "SIMKEY0001", "--team-id", "SIMTEAM001",
+        ], environment: ProcessInfo.processInfo.environment)
+        #expect(result.status == 0)
+        let token = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let jwt = try #require(JSONWebToken.decode(token))
+        #expect(jwt.header["kid"] == .string("SIMKEY0001"))
+        #expect(jwt.claims["iss"] == .string("SIMTEAM001"))
+        let iat = try #require(jwt.claims["iat"]?.numberValue)
+        #expect(abs(iat - Date().timeIntervalSince1970) < 60)
+        #expect(SimulatorHarness.apnsKey.verifyingKey.isValidSignature(jwt.signature, for: jwt.signingInput))
+    }
+}
