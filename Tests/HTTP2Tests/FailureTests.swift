@@ -98,7 +98,9 @@ struct FailureTests {
             #expect(error.code == .timeout)
         }
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(2))
+        // No upper bound: the server never answers, so only the timeout can end the request, and how
+        // late the awaiting task resumes depends on everything else the suite runs on two cores.
+        #expect(elapsed >= .milliseconds(190))
         // The late answer goes nowhere (the client reset the stream).
         held.takeAll().forEach { $0.respond(HTTP2Response(status: 200)) }
         #expect(try await client.send(HTTP2Request(path: "/ok")).status == 200)

@@ -9,7 +9,9 @@ struct LifecycleTests {
         let held = ResponderStore()
         let server = try startServer(handler: ClosureHandler { _, responder in held.keep(responder) })
         defer { server.stop() }
-        let client = try makeClient(for: server, connectionCount: 1, maxConcurrentStreams: 2)
+        // A long request timeout: only shutdown may fail these requests, however busy the machine.
+        let client = try makeClient(for: server, connectionCount: 1, maxConcurrentStreams: 2,
+                                    requestTimeout: .seconds(120))
 
         let failures = Counter()
         let shutdownErrors = Counter()

@@ -62,7 +62,7 @@ func makeClient(
     return try HTTP2Client(configuration: HTTP2ClientConfiguration(
         url: url, caFile: trustCA ? TestCredentials.shared.caFile : nil, connectionCount: connectionCount,
         maxConcurrentStreams: maxConcurrentStreams, streamsBeforeFirstSuccess: streamsBeforeFirstSuccess,
-        connectTimeout: .seconds(2), requestTimeout: requestTimeout, pingInterval: pingInterval))
+        connectTimeout: .seconds(10), requestTimeout: requestTimeout, pingInterval: pingInterval))
 }
 
 /// Sends every request at once and returns the results in order.
@@ -94,7 +94,8 @@ func failure(_ result: Result<HTTP2Response, HTTP2Error>) -> HTTP2Error? {
 }
 
 /// Waits (polling) until `condition` holds or `timeout` passed; returns whether it held.
-func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async -> Bool {
+/// Generous: the whole suite runs in parallel on two cores.
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() {

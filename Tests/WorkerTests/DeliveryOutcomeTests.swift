@@ -9,12 +9,12 @@ import Worker
 /// Every delivery outcome, end to end: real Postgres, the worker, the APNs and FCM clients and
 /// the simulator over TLS HTTP/2.
 @Suite struct DeliveryOutcomeTests {
-    @Test func deliversToAPNsAndFCMWithTheRightHeadersAndRollsUp() throws {
+    @Test func deliversToAPNsAndFCMWithTheRightHeadersAndRollsUp() async throws {
         let harness = try WorkerHarness()
         let expiresAt = Date().addingTimeInterval(3600)
         let queued = try harness.queue(users: 1, android: true, expiresAt: expiresAt)
         try harness.startWorker()
-        try harness.waitUntil("both delivered") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("both delivered") { try harness.outstanding() == 0 }
 
         #expect(try harness.db.counts(of: queued.request) == (sent: 2, failed: 0))
         for id in queued.deliveries { #expect(try harness.db.outcome(of: id)?.outcome == "sent") }
@@ -37,12 +37,12 @@ import Worker
     }
 
     @Test(arguments: [(410, "Unregistered"), (400, "BadDeviceToken")])
-    func aDeadAPNsTokenIsInvalidatedAndNeverUsedAgain(status: Int, reason: String) throws {
+    func aDeadAPNsTokenIsInvalidatedAndNeverUsedAgain(status: Int, reason: String) async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
         harness.simulator.setFault(SimulatorFault(status: status, reason: reason), token: WorkerHarness.apnsToken(0))
         try harness.startWorker()
-        try harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: queued.deliveries[0])?.outcome == "token_invalid")
         #expect(try harness.db.counts(of: queued.request) == (sent: 0, failed: 1))
         #expect(try harness.db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 1)
@@ -51,12 +51,12 @@ import Worker
         let received = harness.simulator.received().count
         let request = try harness.db.request(partner: queued.partner, deliveries: 1)
         let later = try harness.db.delivery(request: request, partner: queued.partner, user: "user-0", service: .apns)
-        try harness.waitUntil("later recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("later recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: later)?.outcome == "token_invalid")
         #expect(harness.simulator.received().count == received)
     }
 
-    @Test func fcmUnregisteredInvalidatesTheToken() throws {
+    @Test func fcmUnregisteredInvalidatesTheToken() async throws {
         let harness = try WorkerHarness()
         let partner = try harness.db.partner()
         try harness.db.user("a", fcmToken: "fcm-dead")
@@ -64,17 +64,17 @@ import Worker
         let id = try harness.db.delivery(request: request, partner: partner.id, user: "a", service: .fcm)
         harness.simulator.setFault(SimulatorFault(status: 404), token: "fcm-dead")
         try harness.startWorker()
-        try harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: id)?.outcome == "token_invalid")
         #expect(try harness.db.count("SELECT count(*) FROM devices WHERE fcm_token_invalidated_at IS NOT NULL") == 1)
     }
 
-    @Test func aPermanentRejectionFailsWithoutRetry() throws {
+    @Test func aPermanentRejectionFailsWithoutRetry() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
         harness.simulator.setFault(SimulatorFault(status: 400, reason: "TopicDisallowed"), token: WorkerHarness.apnsToken(0))
         try harness.startWorker()
-        try harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         let outcome = try harness.db.outcome(of: queued.deliveries[0])
         #expect(outcome?.outcome == "failed")
         #expect(outcome?.attempts == 1)
@@ -82,14 +82,14 @@ import Worker
         #expect(harness.timesReceived(queued.deliveries[0]) == 1)
     }
 
-    @Test func throttlingIsRetriedAfterRetryAfterThenSent() throws {
+    @Test func throttlingIsRetriedAfterRetryAfterThenSent() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
         harness.simulator.setFault(SimulatorFault(status: 429, reason: "TooManyRequests", times: 1, retryAfter: 1),
                                    token: WorkerHarness.apnsToken(0))
         let started = Date()
         try harness.startWorker()
-        try harness.waitUntil("sent after a retry") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("sent after a retry") { try harness.outstanding() == 0 }
         let outcome = try harness.db.outcome(of: queued.deliveries[0])
         #expect(outcome?.outcome == "sent")
         #expect(outcome?.attempts == 2)
@@ -97,12 +97,12 @@ import Worker
         #expect(Date().timeIntervalSince(started) >= 1)
     }
 
-    @Test func serverErrorsAreRetriedUpToMaxAttemptsThenDead() throws {
+    @Test func serverErrorsAreRetriedUpToMaxAttemptsThenDead() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
         harness.simulator.setFault(SimulatorFault(status: 503, reason: "ServiceUnavailable"), token: WorkerHarness.apnsToken(0))
         try harness.startWorker { $0.retry.maxAttempts = 3 }
-        try harness.waitUntil("dead") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("dead") { try harness.outstanding() == 0 }
         let outcome = try harness.db.outcome(of: queued.deliveries[0])
         #expect(outcome?.outcome == "dead")
         #expect(outcome?.attempts == 3)
@@ -110,7 +110,7 @@ import Worker
         #expect(try harness.db.counts(of: queued.request) == (sent: 0, failed: 1))
     }
 
-    @Test func fcmQuotaAndUnavailableAreRetried() throws {
+    @Test func fcmQuotaAndUnavailableAreRetried() async throws {
         let harness = try WorkerHarness()
         let partner = try harness.db.partner()
         try harness.db.user("a", fcmToken: "fcm-busy")
@@ -118,31 +118,31 @@ import Worker
         let id = try harness.db.delivery(request: request, partner: partner.id, user: "a", service: .fcm)
         harness.simulator.setFault(SimulatorFault(status: 429, times: 1), token: "fcm-busy")
         try harness.startWorker()
-        try harness.waitUntil("sent") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("sent") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: id)?.outcome == "sent")
         #expect(try harness.db.outcome(of: id)?.attempts == 2)
     }
 
-    @Test func aDeliveryPastItsTTLIsExpiredWithoutSending() throws {
+    @Test func aDeliveryPastItsTTLIsExpiredWithoutSending() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1, expiresAt: Date().addingTimeInterval(-5))
         try harness.startWorker()
-        try harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: queued.deliveries[0])?.outcome == "expired")
         #expect(harness.simulator.received().isEmpty)
         #expect(try harness.db.counts(of: queued.request) == (sent: 0, failed: 1))
     }
 
-    @Test func aRetryThatWouldLandPastTheTTLExpires() throws {
+    @Test func aRetryThatWouldLandPastTheTTLExpires() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1, expiresAt: Date().addingTimeInterval(2))
         harness.simulator.setFault(SimulatorFault(status: 429, retryAfter: 30), token: WorkerHarness.apnsToken(0))
         try harness.startWorker()
-        try harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: queued.deliveries[0])?.outcome == "expired")
     }
 
-    @Test func anOptOutAfterEnqueueSuppressesTheDelivery() throws {
+    @Test func anOptOutAfterEnqueueSuppressesTheDelivery() async throws {
         let harness = try WorkerHarness()
         let partner = try harness.db.partner()
         try harness.db.user("a", apnsToken: WorkerHarness.apnsToken(0))
@@ -150,37 +150,37 @@ import Worker
         let id = try harness.db.delivery(request: request, partner: partner.id, user: "a", service: .apns)
         try harness.db.connection.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('a', $1)", [partner.miniApp])
         try harness.startWorker()
-        try harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: id)?.outcome == "suppressed")
         #expect(harness.simulator.received().isEmpty)
     }
 
-    @Test func aDroppedConnectionIsRetried() throws {
+    @Test func aDroppedConnectionIsRetried() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
         harness.simulator.setFault(SimulatorFault(times: 1, drop: true), token: WorkerHarness.apnsToken(0))
         try harness.startWorker()
-        try harness.waitUntil("sent") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("sent") { try harness.outstanding() == 0 }
         let outcome = try harness.db.outcome(of: queued.deliveries[0])
         #expect(outcome?.outcome == "sent")
         #expect(outcome?.attempts == 2)
     }
 
-    @Test func goAwayMidBatchLosesAndDuplicatesNothing() throws {
+    @Test func goAwayMidBatchLosesAndDuplicatesNothing() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 60)
         // The 30th token's request makes the simulator send GOAWAY: it and every later stream on
         // that connection are unprocessed and must be resent on another connection.
         harness.simulator.setFault(SimulatorFault(times: 1, goAway: true), token: WorkerHarness.apnsToken(29))
         try harness.startWorker()
-        try harness.waitUntil("all sent") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("all sent") { try harness.outstanding() == 0 }
         #expect(try harness.db.counts(of: queued.request) == (sent: 60, failed: 0))
         let accepted = harness.simulator.received().filter { $0.status == 200 }
         #expect(accepted.count == 60)
         #expect(Set(accepted.compactMap { $0.header("apns-id") }).count == 60)
     }
 
-    @Test func twoWorkersOnOneQueueNeverSendADeliveryTwice() throws {
+    @Test func twoWorkersOnOneQueueNeverSendADeliveryTwice() async throws {
         let harness = try WorkerHarness()
         let partner = try harness.db.partner()
         try harness.db.user("u", apnsToken: WorkerHarness.apnsToken(0))
@@ -188,7 +188,7 @@ import Worker
         try harness.db.deliveries(count: 3000, request: request, partner: partner.id, user: "u")
         try harness.startWorker { $0.batchSize = 50 }
         try harness.startWorker { $0.batchSize = 50 }
-        try harness.waitUntil("all sent", timeout: .seconds(60)) { try harness.outstanding() == 0 }
+        try await harness.waitUntil("all sent", timeout: .seconds(60)) { try harness.outstanding() == 0 }
         #expect(try harness.db.counts(of: request) == (sent: 3000, failed: 0))
         let ids = harness.simulator.received().compactMap { $0.header("apns-id") }
         #expect(ids.count == 3000)
@@ -196,12 +196,12 @@ import Worker
         #expect(try harness.db.count("SELECT count(DISTINCT id) FROM delivery_history WHERE outcome = 'sent'") == 3000)
     }
 
-    @Test func metricsCountOutcomesPerUpstream() throws {
+    @Test func metricsCountOutcomesPerUpstream() async throws {
         let harness = try WorkerHarness()
         _ = try harness.queue(users: 2, android: true)
         harness.simulator.setFault(SimulatorFault(status: 410), token: WorkerHarness.apnsToken(1))
         let worker = try harness.startWorker()
-        try harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(worker.metrics.value("sent", .apns) == 1)
         #expect(worker.metrics.value("token_invalid", .apns) == 1)
         #expect(worker.metrics.value("sent", .fcm) == 2)

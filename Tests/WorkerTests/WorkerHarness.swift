@@ -104,14 +104,39 @@ final class WorkerHarness: @unchecked Sendable {
     static func apnsToken(_ index: Int) -> String { String(format: "%064x", index + 1) }
     static func fcmToken(_ index: Int) -> String { "fcm-token-\(index + 1)" }
 
-    /// Waits until `condition` holds (polling), failing after `timeout`.
-    func waitUntil(_ what: String, timeout: Duration = .seconds(15), _ condition: () throws -> Bool) throws {
+    /// Waits until `condition` holds (polling), failing after `timeout`. Sleeps with Task.sleep so
+    /// the test does not hold one of the few cooperative threads that every async test shares. For
+    /// final states only: a waiting task may resume late when the suite is busy.
+    func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try condition() { return }
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestHTTPClient.Failure(description: "timed out waiting for: \(what)")
+        if try condition() { return }
+        throw TestHTTPClient.Failure(description: "timed out waiting for: \(what) (\(queueSummary()))")
+    }
+
+    /// The same, blocking this thread: for a state that lasts only a moment (sends in flight), which
+    /// a test must not miss while its task waits to be resumed.
+    func waitUntilBlocking(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try condition() { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        throw TestHTTPClient.Failure(description: "timed out waiting for: \(what) (\(queueSummary()))")
+    }
+
+    /// The outbox by state and the history by outcome and error: what a timed-out test was looking at.
+    func queueSummary() -> String {
+        let outbox = (try? db.connection.query("SELECT state, count(*) FROM deliveries GROUP BY state ORDER BY 1").rows
+            .map { "\($0[0] ?? "?")=\($0[1] ?? "?")" }.joined(separator: " ")) ?? "?"
+        let history = (try? db.connection.query("""
+            SELECT outcome || coalesce('/' || last_error, ''), count(*) FROM delivery_history GROUP BY 1 ORDER BY 1
+            """).rows.map { "\($0[0] ?? "?")=\($0[1] ?? "?")" }.joined(separator: " ")) ?? "?"
+        return "outbox: \(outbox.isEmpty ? "empty" : outbox); history: \(history.isEmpty ? "empty" : history); "
+            + "simulator on port \(simulator.port) answered \(simulator.received().count)"
     }
 
     /// Rows still in the outbox (pending or leased).
