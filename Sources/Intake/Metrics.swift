@@ -1,4 +1,5 @@
 import Foundation
+import ServiceSupport
 import Synchronization
 
 /// Prometheus metrics of the intake, rendered in the text exposition format.
@@ -6,14 +7,9 @@ public final class IntakeMetrics: Sendable {
     static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
     private struct RequestKey: Hashable { let route: String; let method: String; let status: Int }
-    private struct Histogram {
-        var counts = [Int](repeating: 0, count: IntakeMetrics.latencyBuckets.count)
-        var count = 0
-        var sum = 0.0
-    }
     private struct State {
         var requests: [RequestKey: Int] = [:]
-        var latency: [String: Histogram] = [:]
+        var latency: [String: PrometheusHistogram] = [:]
         var deliveriesEnqueued = 0
         var pushesAccepted = 0
         var rateLimited = 0
@@ -27,13 +23,7 @@ public final class IntakeMetrics: Sendable {
     public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
         state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
-            var histogram = state.latency[route] ?? Histogram()
-            histogram.count += 1
-            histogram.sum += seconds
-            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
-                histogram.counts[index] += 1
-            }
-            state.latency[route] = histogram
+            state.latency[route, default: PrometheusHistogram(bounds: Self.latencyBuckets)].observe(seconds)
         }
     }
 
@@ -59,12 +49,7 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_request_duration_seconds Time to answer a request, by route.\n"
         out += "# TYPE herald_intake_request_duration_seconds histogram\n"
         for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
-            for (index, bound) in Self.latencyBuckets.enumerated() {
-                out += "herald_intake_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(histogram.counts[index])\n"
-            }
-            out += "herald_intake_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(histogram.count)\n"
-            out += "herald_intake_request_duration_seconds_sum{route=\"\(route)\"} \(histogram.sum)\n"
-            out += "herald_intake_request_duration_seconds_count{route=\"\(route)\"} \(histogram.count)\n"
+            out += histogram.render("herald_intake_request_duration_seconds", labels: "route=\"\(route)\"")
         }
         out += "# HELP herald_intake_push_requests_accepted_total Push requests written to the outbox.\n"
         out += "# TYPE herald_intake_push_requests_accepted_total counter\n"

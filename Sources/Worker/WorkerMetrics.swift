@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import ServiceSupport
 import Synchronization
 
 /// The worker's Prometheus metrics: per-upstream outcome counters, the send latency histogram,
@@ -14,15 +15,9 @@ public final class WorkerMetrics: Sendable {
         case expired, suppressed
     }
 
-    private struct Histogram {
-        var counts = [Int](repeating: 0, count: WorkerMetrics.latencyBuckets.count)
-        var count = 0
-        var sum = 0.0
-    }
-
     private struct State {
         var counters: [PushService: [Counter: Int]] = [:]
-        var latency: [PushService: Histogram] = [:]
+        var latency: [PushService: PrometheusHistogram] = [:]
         var inFlight = 0
         var dueDepth = 0
         var oldestDueAgeSeconds = 0.0
@@ -57,13 +52,7 @@ public final class WorkerMetrics: Sendable {
 
     func observeSend(_ service: PushService, seconds: Double) {
         state.withLock { state in
-            var histogram = state.latency[service] ?? Histogram()
-            histogram.count += 1
-            histogram.sum += seconds
-            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
-                histogram.counts[index] += 1
-            }
-            state.latency[service] = histogram
+            state.latency[service, default: PrometheusHistogram(bounds: Self.latencyBuckets)].observe(seconds)
         }
     }
 
@@ -100,14 +89,8 @@ public final class WorkerMetrics: Sendable {
         out += "# HELP herald_worker_send_duration_seconds Time from handing a delivery to the upstream client to its answer.\n"
         out += "# TYPE herald_worker_send_duration_seconds histogram\n"
         for service in PushService.allCases {
-            let histogram = snapshot.latency[service] ?? Histogram()
-            let label = "upstream=\"\(service.rawValue)\""
-            for (index, bound) in Self.latencyBuckets.enumerated() {
-                out += "herald_worker_send_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(histogram.counts[index])\n"
-            }
-            out += "herald_worker_send_duration_seconds_bucket{\(label),le=\"+Inf\"} \(histogram.count)\n"
-            out += "herald_worker_send_duration_seconds_sum{\(label)} \(histogram.sum)\n"
-            out += "herald_worker_send_duration_seconds_count{\(label)} \(histogram.count)\n"
+            let histogram = snapshot.latency[service] ?? PrometheusHistogram(bounds: Self.latencyBuckets)
+            out += histogram.render("herald_worker_send_duration_seconds", labels: "upstream=\"\(service.rawValue)\"")
         }
         let gauges: [(String, String, String)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),

@@ -67,7 +67,7 @@ import Worker
 
     @Test func theWorkerServesHealthReadinessAndMetrics() async throws {
         let harness = try WorkerHarness()
-        let port = try Self.freePort()
+        let port = TestEnvironment.freePort()
         let worker = try ChildProcess(executable: Self.workerBinary,
                                       environment: harness.processEnvironment(["HERALD_WORKER_METRICS_PORT": "\(port)"]))
         defer { worker.stop() }
@@ -101,14 +101,7 @@ import Worker
         try harness.startWorker { $0.pollInterval = .seconds(30) }
         try await Task.sleep(for: .milliseconds(300))
 
-        var configuration = IntakeConfiguration(
-            databaseURL: harness.db.url, adminToken: "test-admin-token-0123456789",
-            hostToken: "test-host-token-0123456789", signingKeys: ["k1": Array(repeating: 7, count: 32)],
-            signingKeyID: "k1")
-        configuration.port = 0
-        configuration.logLevel = .error
-        let intake = IntakeServer(configuration: configuration)
-        let port = try intake.start()
+        let (intake, port) = try Self.startIntake(databaseURL: harness.db.url)
         defer { intake.stop() }
 
         let started = Date()
@@ -130,14 +123,7 @@ import Worker
         let harness = try WorkerHarness()
         let key = "mp_" + String(repeating: "6", count: 32)
         try harness.db.partner(keyHash: PartnerAPIKey.hash(key))
-        var configuration = IntakeConfiguration(
-            databaseURL: harness.db.url, adminToken: "test-admin-token-0123456789",
-            hostToken: "test-host-token-0123456789", signingKeys: ["k1": Array(repeating: 7, count: 32)],
-            signingKeyID: "k1")
-        configuration.port = 0
-        configuration.logLevel = .error
-        let intake = IntakeServer(configuration: configuration)
-        let port = try intake.start()
+        let (intake, port) = try Self.startIntake(databaseURL: harness.db.url)
         defer { intake.stop() }
         let response = try TestHTTPClient.json(
             port: port, method: "POST", path: "/api/partners/notifications/push", token: key,
@@ -146,19 +132,15 @@ import Worker
         #expect(response.text.contains(#""field":"Prefer""#))
     }
 
-    /// A port nothing listens on right now.
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return UInt16(bigEndian: address.sin_port)
+    /// An intake in this process on a free port, writing to `databaseURL`.
+    static func startIntake(databaseURL: String) throws -> (IntakeServer, UInt16) {
+        var configuration = IntakeConfiguration(
+            databaseURL: databaseURL, adminToken: "test-admin-token-0123456789",
+            hostToken: "test-host-token-0123456789", signingKeys: ["k1": Array(repeating: 7, count: 32)],
+            signingKeyID: "k1")
+        configuration.port = 0
+        configuration.logLevel = .error
+        let intake = IntakeServer(configuration: configuration)
+        return (intake, try intake.start())
     }
 }
