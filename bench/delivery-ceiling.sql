@@ -4,5 +4,5 @@
 SELECT coalesce(array_agg(id)::text, '{}') AS ids, count(*) AS n
   FROM herald_claim_deliveries('pgbench-' || :client_id, :batch, 30, '{apns,fcm}') \gset
 SELECT * FROM herald_complete_deliveries('pgbench-' || :client_id, :ids::uuid[],
-    array_fill('sent'::text, ARRAY[:n]), array_fill(''::text, ARRAY[:n]),
-    array_fill(''::text, ARRAY[:n]), array_fill(''::text, ARRAY[:n]));
+    array_fill('sent'::text, ARRAY[:n::int]), array_fill(''::text, ARRAY[:n::int]),
+    array_fill(''::text, ARRAY[:n::int]), array_fill(''::text, ARRAY[:n::int]));

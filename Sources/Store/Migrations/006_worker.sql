@@ -37,7 +37,7 @@ $$;
 -- of each batch, and another partner's new push is claimed by the next batch.
 --
 -- Each round locks with FOR UPDATE SKIP LOCKED (concurrent workers take disjoint rows) and marks
--- its rows leased at once, so later rounds of the same call do not see them again.
+-- its rows leased at once (by id), so later rounds of the same call do not see them again.
 --
 -- Returned per row: what the worker needs to send it, the device's current token (read now, so a
 -- token the host replaced after enqueue is the one used), and a verdict: 'send', or why it must not
@@ -58,6 +58,7 @@ DECLARE
     v_taken    integer := 0;
     v_claimed  uuid[] := '{}';
     v_round    uuid[];
+    v_round_partners uuid[];
 BEGIN
     FOREACH v_lane IN ARRAY ARRAY[0, 1]::smallint[] LOOP
         EXIT WHEN v_taken >= p_limit;
@@ -76,30 +77,28 @@ BEGIN
         -- Rounds: every partner still in the running gets an equal share of what is left.
         WHILE cardinality(v_partners) > 0 AND v_taken < p_limit LOOP
             v_quota := ceil((p_limit - v_taken)::numeric / cardinality(v_partners))::integer;
-            WITH picked AS MATERIALIZED (
-                SELECT x.id, x.partner_id
-                  FROM unnest(v_partners) AS pp (partner_id),
-                       LATERAL (SELECT d.id, d.partner_id FROM deliveries d
-                                 WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = pp.partner_id
-                                   AND d.available_at <= now() AND d.service = ANY (p_services)
-                                 ORDER BY d.available_at
-                                 LIMIT v_quota
-                                   FOR UPDATE SKIP LOCKED) x
-                 LIMIT p_limit - v_taken
-            ), leased AS (
-                UPDATE deliveries d
-                   SET state = 'leased', leased_by = p_worker, attempts = d.attempts + 1,
-                       lease_expires_at = now() + make_interval(secs => p_lease_seconds)
-                  FROM picked WHERE d.id = picked.id
-                RETURNING d.id
-            )
-            SELECT coalesce(array_agg(leased.id), '{}'),
-                   -- Partners that filled their share may have more: they stay for the next round.
-                   coalesce((SELECT array_agg(c.partner_id) FROM (SELECT picked.partner_id FROM picked
-                              GROUP BY picked.partner_id HAVING count(*) >= v_quota) c), '{}')
-              INTO v_round, v_full
-              FROM leased;
+            SELECT coalesce(array_agg(x.id), '{}'), coalesce(array_agg(x.partner_id), '{}')
+              INTO v_round, v_round_partners
+              FROM (SELECT y.id, y.partner_id
+                      FROM unnest(v_partners) AS pp (partner_id),
+                           LATERAL (SELECT d.id, d.partner_id FROM deliveries d
+                                     WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = pp.partner_id
+                                       AND d.available_at <= now() AND d.service = ANY (p_services)
+                                     ORDER BY d.available_at
+                                     LIMIT v_quota
+                                       FOR UPDATE SKIP LOCKED) y
+                     LIMIT p_limit - v_taken) x;
             EXIT WHEN cardinality(v_round) = 0;
+            -- By id from an array: always primary-key probes (a join with the picked rows could be
+            -- planned as a scan of the whole table, the generic plan not knowing how few they are).
+            UPDATE deliveries d
+               SET state = 'leased', leased_by = p_worker, attempts = d.attempts + 1,
+                   lease_expires_at = now() + make_interval(secs => p_lease_seconds)
+             WHERE d.id = ANY (v_round);
+            -- Partners that filled their share may have more: they stay for the next round.
+            SELECT coalesce(array_agg(c.partner_id), '{}') INTO v_full
+              FROM (SELECT r.partner_id FROM unnest(v_round_partners) AS r (partner_id)
+                     GROUP BY r.partner_id HAVING count(*) >= v_quota) c;
             v_claimed := v_claimed || v_round;
             v_taken := v_taken + cardinality(v_round);
             v_partners := v_full;
@@ -126,68 +125,88 @@ BEGIN
 END
 $$;
 
--- Records a batch of outcomes in ONE statement (the worker calls it once per batch): finished rows
+-- Records a batch of outcomes (the worker calls it once per batch, one round trip): finished rows
 -- move to delivery_history, their counts roll up to the requests' audit rows, dead tokens are
 -- invalidated (only if the device still has the token that was used), retries go back to pending.
 -- Only rows still leased by p_worker are touched: a row rescued meanwhile belongs to another
 -- worker. Arrays are parallel; '' stands for "none" in p_errors, p_retry_at and p_tokens.
+--
+-- Rows are addressed by id arrays (primary-key probes) and each row's outcome is looked up in a
+-- jsonb object keyed by id, so no step joins the batch with the table: a join planned from the
+-- generic plan's guess of the batch size was a nested loop costing batch x batch comparisons.
 CREATE FUNCTION herald_complete_deliveries(p_worker text, p_ids uuid[], p_outcomes text[], p_errors text[],
                                            p_retry_at text[], p_tokens text[])
 RETURNS TABLE (finished_count bigint, retried_count bigint)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $$
+DECLARE
+    v_final    uuid[];
+    v_retry    uuid[];
+    -- id -> [outcome, error, retry_at, token]
+    v_meta     jsonb;
+    v_finished bigint := 0;
+    v_retried  bigint := 0;
 BEGIN
-    RETURN QUERY
-    WITH o AS (
-        SELECT * FROM unnest(p_ids, p_outcomes, p_errors, p_retry_at, p_tokens)
-                   AS o (id, outcome, error, retry_at, token)
-    ), finished AS (
-        DELETE FROM deliveries d USING o
-         WHERE d.id = o.id AND o.outcome <> 'retry' AND d.state = 'leased' AND d.leased_by = p_worker
-        RETURNING d.id, d.request_id, d.request_created_at, d.partner_id, d.lane, d.service, d.user_id,
-                  d.device_id, d.attempts, d.created_at, o.outcome, nullif(o.error, '') AS error,
-                  nullif(o.token, '') AS token
-    ), history AS (
-        INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
-                                      attempts, last_error, created_at, finished_at)
-        SELECT id, request_id, partner_id, lane, service, user_id, device_id, outcome, attempts, error,
-               created_at, now()
-          FROM finished
-    ), counts AS (
-        SELECT request_id, request_created_at,
-               count(*) FILTER (WHERE outcome = 'sent') AS sent,
-               count(*) FILTER (WHERE outcome <> 'sent') AS failed
-          FROM finished GROUP BY request_id, request_created_at
-    ), locked AS (
-        -- Audit rows locked in id order: two workers finishing rows of the same requests
-        -- take the locks in the same order and cannot deadlock.
-        SELECT r.id, r.created_at FROM push_requests r JOIN counts c
-            ON r.id = c.request_id AND r.created_at = c.request_created_at
-         ORDER BY r.id FOR UPDATE OF r
-    ), rollup AS (
-        UPDATE push_requests r SET sent = r.sent + c.sent, failed = r.failed + c.failed
-          FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
-         WHERE r.id = c.request_id AND r.created_at = c.request_created_at
-    ), dead_tokens AS (
-        UPDATE devices v
-           SET apns_token_invalidated_at = CASE WHEN f.service = 'apns' THEN now()
-                                                ELSE v.apns_token_invalidated_at END,
-               fcm_token_invalidated_at = CASE WHEN f.service = 'fcm' THEN now()
-                                               ELSE v.fcm_token_invalidated_at END,
-               updated_at = now()
-          FROM finished f
-         WHERE f.outcome = 'token_invalid' AND f.token IS NOT NULL
-           AND v.user_id = f.user_id AND v.device_id = f.device_id
-           AND f.token = CASE f.service WHEN 'apns' THEN v.apns_token ELSE v.fcm_token END
-    ), retried AS (
+    SELECT coalesce(array_agg(x.id) FILTER (WHERE x.outcome <> 'retry'), '{}'),
+           coalesce(array_agg(x.id) FILTER (WHERE x.outcome = 'retry'), '{}'),
+           coalesce(jsonb_object_agg(x.id::text, jsonb_build_array(x.outcome, nullif(x.error, ''),
+                                                                    nullif(x.retry_at, ''), nullif(x.token, ''))), '{}')
+      INTO v_final, v_retry, v_meta
+      FROM unnest(p_ids, p_outcomes, p_errors, p_retry_at, p_tokens) AS x (id, outcome, error, retry_at, token);
+
+    IF cardinality(v_final) > 0 THEN
+        WITH finished AS (
+            DELETE FROM deliveries d
+             WHERE d.id = ANY (v_final) AND d.state = 'leased' AND d.leased_by = p_worker
+            RETURNING d.id, d.request_id, d.request_created_at, d.partner_id, d.lane, d.service, d.user_id,
+                      d.device_id, d.attempts, d.created_at,
+                      v_meta -> (d.id::text) ->> 0 AS outcome, v_meta -> (d.id::text) ->> 1 AS error,
+                      v_meta -> (d.id::text) ->> 3 AS token
+        ), history AS (
+            INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
+                                          attempts, last_error, created_at, finished_at)
+            SELECT id, request_id, partner_id, lane, service, user_id, device_id, outcome, attempts, error,
+                   created_at, now()
+              FROM finished
+        ), counts AS (
+            SELECT request_id, request_created_at,
+                   count(*) FILTER (WHERE outcome = 'sent') AS sent,
+                   count(*) FILTER (WHERE outcome <> 'sent') AS failed
+              FROM finished GROUP BY request_id, request_created_at
+        ), locked AS (
+            -- Audit rows locked in id order: two workers finishing rows of the same requests
+            -- take the locks in the same order and cannot deadlock.
+            SELECT r.id, r.created_at FROM push_requests r JOIN counts c
+                ON r.id = c.request_id AND r.created_at = c.request_created_at
+             ORDER BY r.id FOR UPDATE OF r
+        ), rollup AS (
+            UPDATE push_requests r SET sent = r.sent + c.sent, failed = r.failed + c.failed
+              FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
+             WHERE r.id = c.request_id AND r.created_at = c.request_created_at
+        ), dead_tokens AS (
+            UPDATE devices v
+               SET apns_token_invalidated_at = CASE WHEN f.service = 'apns' THEN now()
+                                                    ELSE v.apns_token_invalidated_at END,
+                   fcm_token_invalidated_at = CASE WHEN f.service = 'fcm' THEN now()
+                                                   ELSE v.fcm_token_invalidated_at END,
+                   updated_at = now()
+              FROM finished f
+             WHERE f.outcome = 'token_invalid' AND f.token IS NOT NULL
+               AND v.user_id = f.user_id AND v.device_id = f.device_id
+               AND f.token = CASE f.service WHEN 'apns' THEN v.apns_token ELSE v.fcm_token END
+        )
+        SELECT count(*) INTO v_finished FROM finished;
+    END IF;
+
+    IF cardinality(v_retry) > 0 THEN
         UPDATE deliveries d
-           SET state = 'pending', available_at = o.retry_at::timestamptz, last_error = nullif(o.error, ''),
-               leased_by = NULL, lease_expires_at = NULL
-          FROM o
-         WHERE d.id = o.id AND o.outcome = 'retry' AND d.state = 'leased' AND d.leased_by = p_worker
-        RETURNING 1
-    )
-    SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM retried);
+           SET state = 'pending', available_at = (v_meta -> (d.id::text) ->> 2)::timestamptz,
+               last_error = v_meta -> (d.id::text) ->> 1, leased_by = NULL, lease_expires_at = NULL
+         WHERE d.id = ANY (v_retry) AND d.state = 'leased' AND d.leased_by = p_worker;
+        GET DIAGNOSTICS v_retried = ROW_COUNT;
+    END IF;
+
+    RETURN QUERY SELECT v_finished, v_retried;
 END
 $$;
