@@ -50,7 +50,7 @@ public struct PostgresRow: Sendable {
     }
 
     public func uuid(_ index: Int) throws -> UUID {
-        guard let text = values[index], let value = UUID(uuidString: text) else { throw decodingError(index, "uuid") }
+        guard let text = values[index], let value = PostgresUUID.parse(text) else { throw decodingError(index, "uuid") }
         return value
     }
 

@@ -143,11 +143,12 @@ public struct DeliveryStore: Sendable {
     public static let completeSQL =
         "SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])"
 
-    /// $1 worker, $2 ids.
+    /// $1 worker, $2 ids. `leased_by` alone says the row is still leased by this worker (see
+    /// herald_complete_deliveries for why `state` is not tested).
     public static let releaseSQL = """
         UPDATE deliveries
            SET state = 'pending', leased_by = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0)
-         WHERE id = ANY ($2::uuid[]) AND state = 'leased' AND leased_by = $1
+         WHERE id = ANY ($2::uuid[]) AND leased_by = $1
         """
 
     /// $1 limit. Served by the partial index deliveries_lease.

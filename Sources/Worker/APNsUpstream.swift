@@ -1,5 +1,6 @@
 import APNs
 import Foundation
+import Postgres
 import HeraldCore
 import Store
 
@@ -16,7 +17,7 @@ public struct APNsUpstream: DeliveryUpstream {
             completion(.tokenInvalid(reason: "no_token"))
             return
         }
-        let id = delivery.id.uuidString.lowercased()
+        let id = PostgresUUID.format(delivery.id)
         let notification = APNsNotification(
             deviceToken: token, environment: APNsEnvironment(rawValue: delivery.environment) ?? .production, id: id,
             pushType: "alert", priority: 10,

@@ -155,3 +155,21 @@ struct PostgresClientTests {
         #expect(newPID != pid)
     }
 }
+
+@Suite struct PostgresUUIDTests {
+    @Test func roundTripsAndMatchesFoundation() {
+        for _ in 0..<1000 {
+            let uuid = UUID()
+            let text = PostgresUUID.format(uuid)
+            #expect(text == uuid.uuidString.lowercased())
+            #expect(PostgresUUID.parse(text) == uuid)
+            #expect(PostgresUUID.parse(uuid.uuidString) == uuid)
+        }
+    }
+
+    @Test(arguments: ["", "not-a-uuid", "0192f3a4-0000-7000-8000-00000000000", "0192f3a4-0000-7000-8000-0000000000001",
+                      "0192f3a4x0000-7000-8000-000000000001", "0192f3a4-0000-7000-8000-00000000000g"])
+    func refusesMalformedText(_ text: String) {
+        #expect(PostgresUUID.parse(text) == nil)
+    }
+}

@@ -157,8 +157,11 @@ BEGIN
 
     IF cardinality(v_final) > 0 THEN
         WITH finished AS (
+            -- leased_by is set only while a row is leased, so it alone says "still mine"; a
+            -- state = 'leased' condition would let the planner pick deliveries_lease and test every
+            -- leased row of every worker against the id array.
             DELETE FROM deliveries d
-             WHERE d.id = ANY (v_final) AND d.state = 'leased' AND d.leased_by = p_worker
+             WHERE d.id = ANY (v_final) AND d.leased_by = p_worker
             RETURNING d.id, d.request_id, d.request_created_at, d.partner_id, d.lane, d.service, d.user_id,
                       d.device_id, d.attempts, d.created_at,
                       v_meta -> (d.id::text) ->> 0 AS outcome, v_meta -> (d.id::text) ->> 1 AS error,
@@ -203,7 +206,7 @@ BEGIN
         UPDATE deliveries d
            SET state = 'pending', available_at = (v_meta -> (d.id::text) ->> 2)::timestamptz,
                last_error = v_meta -> (d.id::text) ->> 1, leased_by = NULL, lease_expires_at = NULL
-         WHERE d.id = ANY (v_retry) AND d.state = 'leased' AND d.leased_by = p_worker;
+         WHERE d.id = ANY (v_retry) AND d.leased_by = p_worker;
         GET DIAGNOSTICS v_retried = ROW_COUNT;
     END IF;
 
