@@ -62,7 +62,9 @@ public struct QueueSnapshot: Sendable, Equatable {
 /// asynchronously (see docs/architecture.md: a lost claim is rescued, a lost completion re-sends).
 public struct DeliveryStore: Sendable {
     public static let notificationChannel = "herald_deliveries"
-    public static let depthCountLimit = 100_000
+    /// Counting stops here: a full count of a large backlog every few seconds would cost the database
+    /// more than the figure is worth (the oldest due age says as much about a backlog).
+    public static let depthCountLimit = 10_000
 
     public init() {}
 

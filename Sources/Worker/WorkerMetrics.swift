@@ -94,7 +94,7 @@ public final class WorkerMetrics: Sendable {
         }
         let gauges: [(String, String, String)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
-            ("herald_queue_due_depth", "Pending deliveries due now (counted up to 100000).", "\(snapshot.dueDepth)"),
+            ("herald_queue_due_depth", "Pending deliveries due now (counted up to 10000).", "\(snapshot.dueDepth)"),
             ("herald_queue_oldest_due_age_seconds", "Age of the oldest due pending delivery.",
              "\(snapshot.oldestDueAgeSeconds)"),
         ]
