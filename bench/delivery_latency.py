@@ -40,6 +40,7 @@ def sender(args, index, schedule_start, results):
     per_thread = args.rate / args.threads
     total = int(per_thread * args.seconds)
     ok = other = 0
+    response_ms = []
     for n in range(total):
         slot = schedule_start + (n + index / args.threads) / per_thread
         delay = slot - time.time()
@@ -50,10 +51,12 @@ def sender(args, index, schedule_start, results):
                            "title": "Deposit pending", "body": "Confirmations: 1/6",
                            "data": {"txHash": "0x%064x" % n}})
         try:
+            sent_at = time.time()
             conn.request("POST", "/api/partners/notifications/push", body=body,
                          headers={"Authorization": "Bearer " + args.key, "Content-Type": "application/json"})
             response = conn.getresponse()
             response.read()
+            response_ms.append((time.time() - sent_at) * 1000)
             if response.status == 202:
                 ok += 1
             else:
@@ -62,7 +65,7 @@ def sender(args, index, schedule_start, results):
             other += 1
             conn.close()
             conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
-    results[index] = (ok, other)
+    results[index] = (ok, other, response_ms)
 
 
 def psql(args, sql):
@@ -89,6 +92,7 @@ def main():
     elapsed = time.time() - start
     accepted = sum(r[0] for r in results)
     rejected = sum(r[1] for r in results)
+    responses = sorted(ms for r in results for ms in r[2])
 
     deadline = time.time() + 60
     while int(psql(args, "SELECT count(*) FROM deliveries").strip() or 0) > 0:
@@ -124,6 +128,8 @@ def main():
     latencies.sort()
     print(f"offered {args.rate}/s for {args.seconds} s: {accepted} accepted ({accepted / elapsed:.0f}/s), "
           f"{rejected} not accepted")
+    print(f"intake answer (202) as the client saw it: p50 {percentile(responses, 0.5):.1f} ms, "
+          f"p99 {percentile(responses, 0.99):.1f} ms")
     print(f"intake acceptance -> simulator receipt over {len(latencies)} deliveries: "
           f"p50 {percentile(latencies, 0.5):.1f} ms, p90 {percentile(latencies, 0.9):.1f} ms, "
           f"p99 {percentile(latencies, 0.99):.1f} ms, max {latencies[-1] if latencies else float('nan'):.1f} ms")
