@@ -24,6 +24,21 @@ public struct ClaimedDelivery: Sendable {
     /// The device's current token for `service` (nil when it has none). Never logged.
     public let token: String?
     public let verdict: Verdict
+    public let lane: Int
+    public let partnerID: UUID
+    public let availableAt: Date
+}
+
+/// Where a worker's claims of one (lane, partner) queue have got to: the next claim's scan of that
+/// queue starts just before it, past the dead index entries of rows already claimed.
+public struct QueueCursor: Sendable, Hashable {
+    public let lane: Int
+    public let partnerID: UUID
+
+    public init(lane: Int, partnerID: UUID) {
+        self.lane = lane
+        self.partnerID = partnerID
+    }
 }
 
 /// The outcome of one claimed delivery, for `DeliveryStore.complete`.
@@ -68,10 +83,16 @@ public struct DeliveryStore: Sendable {
 
     public init() {}
 
-    /// Leases up to `limit` due rows of `services` to `worker` for `leaseSeconds`.
+    /// Leases up to `limit` due rows of `services` to `worker` for `leaseSeconds`. `cursors` (the
+    /// latest `availableAt` claimed per queue, see herald_claim_deliveries) let the scan skip what was
+    /// claimed already; without them every due row is considered.
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, leaseSeconds: Int,
-                      services: [PushService]) throws -> [ClaimedDelivery] {
-        let result = try connection.query(Self.claimSQL, [worker, limit, leaseSeconds, services.map(\.rawValue)])
+                      services: [PushService], cursors: [QueueCursor: Date] = [:]) throws -> [ClaimedDelivery] {
+        let ordered = Array(cursors)
+        let result = try connection.query(Self.claimSQL, [
+            worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
+            ordered.map(\.key.partnerID), ordered.map(\.value),
+        ])
         return try result.rows.map { row in
             guard let service = PushService(rawValue: try row.string(1)),
                   let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(7))
@@ -79,7 +100,7 @@ public struct DeliveryStore: Sendable {
             return ClaimedDelivery(
                 id: try row.uuid(0), service: service, environment: try row.string(2), payload: try row.string(3),
                 attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
-                verdict: verdict)
+                verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10))
         }
     }
 
@@ -137,8 +158,9 @@ public struct DeliveryStore: Sendable {
 
     // MARK: - SQL
 
-    /// $1 worker, $2 limit, $3 lease seconds, $4 services.
-    public static let claimSQL = "SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[])"
+    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times).
+    public static let claimSQL =
+        "SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[])"
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none).
     /// One statement (sql/006_worker.sql, herald_complete_deliveries).

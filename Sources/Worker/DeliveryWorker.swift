@@ -113,6 +113,9 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     // MARK: - Claim loop
 
+    /// How often a claim ignores the cursors and considers every due row.
+    static let fullScanInterval: TimeInterval = 5
+
     private func claimLoop() {
         var connection: PostgresConnection?
         var lastRescue = Date.distantPast
@@ -121,6 +124,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         var failures = 0
         let services = Array(upstreams.keys).sorted { $0.rawValue < $1.rawValue }
         let rescueEvery = max(1.0, Double(configuration.leaseSeconds) / 3)
+        // Where this worker's claims of each queue got to. Dropped every few seconds (and after a
+        // rescue) so that rows behind a cursor (rescued, released, late commits) are claimed too.
+        var cursors: [QueueCursor: Date] = [:]
+        var lastFullScan = Date.distantPast
 
         while !hold.withLock({ $0.draining }) {
             do {
@@ -131,6 +138,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 if now.timeIntervalSince(lastRescue) >= rescueEvery {
                     let rescued = try store.rescue(on: connection!)
                     if rescued > 0 {
+                        cursors.removeAll()
                         metrics.addRescued(rescued)
                         logger.info("rescued expired leases", [("rows", .number(Double(rescued)))])
                     }
@@ -152,8 +160,17 @@ public final class DeliveryWorker: @unchecked Sendable {
                     wake.wait(for: [.capacity], until: Date().addingTimeInterval(configuration.pollInterval / .seconds(1)))
                     continue
                 }
+                if now.timeIntervalSince(lastFullScan) >= Self.fullScanInterval {
+                    cursors.removeAll()
+                    lastFullScan = now
+                }
                 let claimed = try store.claim(on: connection!, worker: configuration.workerID, limit: limit,
-                                              leaseSeconds: configuration.leaseSeconds, services: services)
+                                              leaseSeconds: configuration.leaseSeconds, services: services,
+                                              cursors: cursors)
+                for delivery in claimed {
+                    let key = QueueCursor(lane: delivery.lane, partnerID: delivery.partnerID)
+                    if cursors[key].map({ delivery.availableAt > $0 }) ?? true { cursors[key] = delivery.availableAt }
+                }
                 metrics.addClaim()
                 if !claimed.isEmpty { dispatch(claimed) }
                 if claimed.count == limit { continue }

@@ -234,4 +234,26 @@ import Testing
             .rows.map { try $0.string(0) }.joined(separator: "\n")
         #expect(rescuePlan.contains("deliveries_lease"), "\(rescuePlan)")
     }
+
+    @Test func aCursorSkipsRowsWellBeforeIt() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 2)
+        let old = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                                  availableAt: Date().addingTimeInterval(-60))
+        let recent = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                                     availableAt: Date().addingTimeInterval(-5))
+        // The cursor says this worker claimed up to now: the row 5 s back is within the margin left
+        // for late commits, the one a minute back is not.
+        let cursors = [QueueCursor(lane: 0, partnerID: partner.id): Date()]
+        let first = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns],
+                                    cursors: cursors)
+        #expect(first.map(\.id) == [recent])
+        #expect(first.first?.partnerID == partner.id)
+        #expect(first.first?.lane == 0)
+        // Without cursors every due row is considered.
+        let second = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns])
+        #expect(second.map(\.id) == [old])
+    }
 }

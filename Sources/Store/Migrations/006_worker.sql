@@ -40,13 +40,24 @@ $$;
 -- Each round locks with FOR UPDATE SKIP LOCKED (concurrent workers take disjoint rows) and marks
 -- its rows leased at once (by id), so later rounds of the same call do not see them again.
 --
+-- Cursors (p_cursor_lanes/partners/times, parallel arrays, may be empty): where this worker's
+-- previous claims of a (lane, partner) queue ended. A claimed row leaves a dead entry at the head
+-- of the index, and until vacuum removes them every claim would step over all of them (after a
+-- burst of 200,000 rows, thousands of pages per claim). With a cursor the scan starts 10 seconds
+-- before it instead (room for an intake commit that lands late), skipping the dead head. Rows older
+-- than that (a rescued or released row) are found by the worker's periodic claim without cursors.
+--
 -- Returned per row: what the worker needs to send it, the device's current token (read now, so a
--- token the host replaced after enqueue is the one used), and a verdict: 'send', or why it must not
--- be sent: 'expired' (past its TTL), 'token_invalid' (the token was declared dead since),
--- 'device_removed', 'suppressed' (the user opted out of the mini-app after enqueue).
-CREATE FUNCTION herald_claim_deliveries(p_worker text, p_limit integer, p_lease_seconds integer, p_services text[])
+-- token the host replaced after enqueue is the one used), a verdict: 'send', or why it must not be
+-- sent: 'expired' (past its TTL), 'token_invalid' (the token was declared dead since),
+-- 'device_removed', 'suppressed' (the user opted out of the mini-app after enqueue); and its lane,
+-- partner and available_at, from which the worker advances its cursors.
+CREATE FUNCTION herald_claim_deliveries(p_worker text, p_limit integer, p_lease_seconds integer, p_services text[],
+                                        p_cursor_lanes smallint[], p_cursor_partners uuid[],
+                                        p_cursor_times timestamptz[])
 RETURNS TABLE (id uuid, service text, environment text, payload text, attempts integer,
-               expires_at timestamptz, token text, verdict text)
+               expires_at timestamptz, token text, verdict text, lane smallint, partner_id uuid,
+               available_at timestamptz)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 -- Never JIT: the generic plan's cost grows with the table (a 10M-row backlog estimates ~800k), which
@@ -57,7 +68,7 @@ AS $$
 DECLARE
     v_lane     smallint;
     v_partners uuid[];
-    v_full     uuid[];
+    v_floors   timestamptz[];
     v_quota    integer;
     v_taken    integer := 0;
     v_claimed  uuid[] := '{}';
@@ -66,17 +77,14 @@ DECLARE
 BEGIN
     FOREACH v_lane IN ARRAY ARRAY[0, 1]::smallint[] LOOP
         EXIT WHEN v_taken >= p_limit;
-        -- Partners with pending rows in this lane (loose index scan on deliveries_due_partner).
-        WITH RECURSIVE p AS (
-            (SELECT d.partner_id FROM deliveries d
-              WHERE d.state = 'pending' AND d.lane = v_lane ORDER BY d.partner_id LIMIT 1)
-            UNION ALL
-            SELECT (SELECT d.partner_id FROM deliveries d
-                     WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id > p.partner_id
-                     ORDER BY d.partner_id LIMIT 1)
-              FROM p WHERE p.partner_id IS NOT NULL
-        )
-        SELECT coalesce(array_agg(p.partner_id), '{}') INTO v_partners FROM p WHERE p.partner_id IS NOT NULL;
+        -- Every partner (a small table), with where its queue's live part starts if known. A partner
+        -- without pending rows costs one index probe.
+        SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}'),
+               coalesce(array_agg(c.cursor_time - interval '10 seconds' ORDER BY p.id), '{}')
+          INTO v_partners, v_floors
+          FROM partners p
+          LEFT JOIN unnest(p_cursor_lanes, p_cursor_partners, p_cursor_times) AS c (lane, partner_id, cursor_time)
+            ON c.partner_id = p.id AND c.lane = v_lane;
 
         -- Rounds: every partner still in the running gets an equal share of what is left.
         WHILE cardinality(v_partners) > 0 AND v_taken < p_limit LOOP
@@ -84,9 +92,10 @@ BEGIN
             SELECT coalesce(array_agg(x.id), '{}'), coalesce(array_agg(x.partner_id), '{}')
               INTO v_round, v_round_partners
               FROM (SELECT y.id, y.partner_id
-                      FROM unnest(v_partners) AS pp (partner_id),
+                      FROM unnest(v_partners, v_floors) AS pp (partner_id, floor),
                            LATERAL (SELECT d.id, d.partner_id FROM deliveries d
                                      WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = pp.partner_id
+                                       AND d.available_at >= coalesce(pp.floor, '-infinity')
                                        AND d.available_at <= now() AND d.service = ANY (p_services)
                                      ORDER BY d.available_at
                                      LIMIT v_quota
@@ -100,12 +109,13 @@ BEGIN
                    lease_expires_at = now() + make_interval(secs => p_lease_seconds)
              WHERE d.id = ANY (v_round);
             -- Partners that filled their share may have more: they stay for the next round.
-            SELECT coalesce(array_agg(c.partner_id), '{}') INTO v_full
-              FROM (SELECT r.partner_id FROM unnest(v_round_partners) AS r (partner_id)
-                     GROUP BY r.partner_id HAVING count(*) >= v_quota) c;
+            SELECT coalesce(array_agg(f.partner_id), '{}'), coalesce(array_agg(f.floor), '{}')
+              INTO v_partners, v_floors
+              FROM unnest(v_partners, v_floors) AS f (partner_id, floor)
+             WHERE f.partner_id IN (SELECT r.partner_id FROM unnest(v_round_partners) AS r (partner_id)
+                                     GROUP BY r.partner_id HAVING count(*) >= v_quota);
             v_claimed := v_claimed || v_round;
             v_taken := v_taken + cardinality(v_round);
-            v_partners := v_full;
         END LOOP;
     END LOOP;
 
@@ -122,7 +132,8 @@ BEGIN
                WHEN EXISTS (SELECT 1 FROM opt_outs o JOIN partners p ON p.mini_app_id = o.mini_app_id
                              WHERE p.id = d.partner_id AND o.user_id = d.user_id) THEN 'suppressed'
                ELSE 'send'
-           END
+           END,
+           d.lane, d.partner_id, d.available_at
       FROM deliveries d
       LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
      WHERE d.id = ANY (v_claimed);
