@@ -8,7 +8,7 @@ import Store
 ///
 /// A NOTIFY inside the enqueue would serialize every commit on Postgres' notification queue lock
 /// (docs/queue-notes: inserts capped near 500-2,000/s in other queues); one coalesced NOTIFY per
-/// few milliseconds costs nothing measurable and still wakes a worker within milliseconds. If a
+/// few milliseconds costs little and still wakes a worker within milliseconds. If a
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows.
 final class DeliveryNotifier: @unchecked Sendable {
     private let databaseURL: String
@@ -20,7 +20,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
-    init(databaseURL: String, minimumInterval: Duration = .milliseconds(2), logger: Logger) {
+    init(databaseURL: String, minimumInterval: Duration = .milliseconds(5), logger: Logger) {
         self.databaseURL = databaseURL
         self.minimumInterval = minimumInterval / .seconds(1)
         self.logger = logger

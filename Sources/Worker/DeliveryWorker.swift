@@ -128,6 +128,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         // rescue) so that rows behind a cursor (rescued, released, late commits) are claimed too.
         var cursors: [QueueCursor: Date] = [:]
         var lastFullScan = Date.distantPast
+        // When the last claim that emptied the queue ended (see minimumClaimSpacing).
+        var lastShortClaim = ContinuousClock.now - .seconds(1)
 
         while !hold.withLock({ $0.draining }) {
             do {
@@ -160,6 +162,12 @@ public final class DeliveryWorker: @unchecked Sendable {
                     wake.wait(for: [.capacity], until: Date().addingTimeInterval(configuration.pollInterval / .seconds(1)))
                     continue
                 }
+                // Under live traffic every NOTIFY would start a claim of a handful of rows, and the
+                // claims' fixed cost would crowd out the sends: let rows gather for a few ms instead.
+                let sinceShort = ContinuousClock.now - lastShortClaim
+                if sinceShort < configuration.minimumClaimSpacing {
+                    Thread.sleep(forTimeInterval: (configuration.minimumClaimSpacing - sinceShort) / .seconds(1))
+                }
                 if now.timeIntervalSince(lastFullScan) >= Self.fullScanInterval {
                     cursors.removeAll()
                     lastFullScan = now
@@ -174,6 +182,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 metrics.addClaim()
                 if !claimed.isEmpty { dispatch(claimed) }
                 if claimed.count == limit { continue }
+                lastShortClaim = ContinuousClock.now
 
                 // The queue is drained: sleep until new work is announced, a scheduled row or a
                 // retry comes due, or the poll interval passes.

@@ -46,6 +46,9 @@ public struct WorkerConfiguration: Sendable {
     public var retry = RetryPolicy()
     /// The poll fallback: how long the worker sleeps when no NOTIFY arrives.
     public var pollInterval: Duration = .seconds(1)
+    /// After a claim that emptied the queue, the next claim waits at least this long, so that
+    /// live traffic is claimed in batches rather than one claim per NOTIFY.
+    public var minimumClaimSpacing: Duration = .milliseconds(5)
     /// LISTEN for new work; off for connection poolers in transaction mode (poll only).
     public var listen = true
     /// On SIGTERM: how long in-flight sends may take before the rest is released.
@@ -106,6 +109,8 @@ public struct WorkerConfiguration: Sendable {
                                                                    range: 1...604_800))
         configuration.pollInterval = .milliseconds(try reader.integer("HERALD_POLL_INTERVAL_MS", default: 1000,
                                                                       range: 10...60_000))
+        configuration.minimumClaimSpacing = .milliseconds(try reader.integer("HERALD_CLAIM_SPACING_MS", default: 5,
+                                                                             range: 0...1000))
         configuration.listen = try reader.integer("HERALD_WORKER_LISTEN", default: 1, range: 0...1) == 1
         configuration.drainTimeout = .seconds(try reader.integer("HERALD_DRAIN_SECONDS", default: 20, range: 0...600))
         if let level = reader.optional("HERALD_LOG_LEVEL") {
