@@ -46,7 +46,9 @@ let package = Package(
         // The worker: claim loop, senders, batched completion, rescuer, wake-up, health and metrics.
         .target(name: "Worker", dependencies: ["ServiceSupport", "Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore"]),
         // The APNs + FCM + OAuth2 simulator (herald-sim).
-        .target(name: "Simulator", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
+        // It shares the clients' file formats and token builder (service account, provider JWT),
+        // never their request checks: those it implements as APNs and FCM do.
+        .target(name: "Simulator", dependencies: ["HTTP2", "APNs", "FCM", "HeraldCrypto", "HeraldCore"]),
 
         // Helpers shared by the test targets: an HTTP client, child processes, the test database.
         .target(name: "HeraldTestSupport", dependencies: ["Postgres", "Store", "HeraldCore"]),

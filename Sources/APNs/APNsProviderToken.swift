@@ -30,7 +30,7 @@ public final class APNsProviderToken: Sendable {
     }
 
     private let signingKey: ES256SigningKey
-    private let header: JSONValue
+    private let keyID: String
     private let teamID: String
     private let clock: any HeraldClock
     private let renewalAge: TimeInterval
@@ -41,11 +41,23 @@ public final class APNsProviderToken: Sendable {
                 renewalAge: Duration = APNsProviderToken.defaultRenewalAge,
                 minimumAge: Duration = APNsProviderToken.defaultMinimumAge) {
         self.signingKey = signingKey
-        self.header = .object([("alg", .string("ES256")), ("kid", .string(keyID))])
+        self.keyID = keyID
         self.teamID = teamID
         self.clock = clock
         self.renewalAge = renewalAge.timeInterval
         self.minimumAge = minimumAge.timeInterval
+    }
+
+    /// One provider token, `{"alg":"ES256","kid":keyID}.{"iss":teamID,"iat":issuedAt}` (whole
+    /// seconds), signed with `signingKey`. The simulator's `mint-apns-jwt` uses it too.
+    public static func sign(signingKey: ES256SigningKey, keyID: String, teamID: String, issuedAt: Date)
+        throws(CryptoError) -> String
+    {
+        let header = JSONValue.object([("alg", .string("ES256")), ("kid", .string(keyID))])
+        let claims = JSONValue.object([
+            ("iss", .string(teamID)), ("iat", .number(issuedAt.timeIntervalSince1970.rounded(.down))),
+        ])
+        return try JSONWebToken.encode(header: header, claims: claims, sign: signingKey.sign)
     }
 
     /// The token to send now: the cached one, or a freshly signed one when there is none, it is
@@ -59,10 +71,7 @@ public final class APNsProviderToken: Sendable {
                 if !due { return cached.token }
             }
             let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
-            let claims: JSONValue = .object([
-                ("iss", .string(teamID)), ("iat", .number(issuedAt.timeIntervalSince1970)),
-            ])
-            let token = try JSONWebToken.encode(header: header, claims: claims, sign: signingKey.sign)
+            let token = try Self.sign(signingKey: signingKey, keyID: keyID, teamID: teamID, issuedAt: issuedAt)
             state.cached = Cached(token: token, issuedAt: issuedAt)
             state.stale = false
             state.issuedCount += 1

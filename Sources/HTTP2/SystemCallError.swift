@@ -15,27 +15,15 @@ struct SystemCallError: Error, CustomStringConvertible {
     var wouldBlock: Bool { errorNumber == EAGAIN || errorNumber == EWOULDBLOCK }
 }
 
-/// Runs a system call that reports failure as -1 with `errno`, retrying on EINTR.
+/// Runs a system call that reports failure as -1 with `errno` (an `int` or an `ssize_t`), retrying
+/// on EINTR.
 ///
-/// Every syscall of the module goes through here (or `systemCallSize`), so EINTR is handled once and failures
-/// arrive as a typed error carrying the operation's name.
+/// Every syscall of the module goes through here, so EINTR is handled once and failures arrive as a
+/// typed error carrying the operation's name.
 @inline(__always)
-func systemCall(_ operation: StaticString, _ body: () -> Int32) throws(SystemCallError) -> Int32 {
-    while true {
-        let result = body()
-        if result != -1 {
-            return result
-        }
-        let number = errno
-        if number != EINTR {
-            throw SystemCallError(operation: operation, errorNumber: number)
-        }
-    }
-}
-
-/// `systemCall` for the calls that return `ssize_t` (read, write, send, recv).
-@inline(__always)
-func systemCallSize(_ operation: StaticString, _ body: () -> Int) throws(SystemCallError) -> Int {
+func systemCall<Result: BinaryInteger>(_ operation: StaticString, _ body: () -> Result) throws(SystemCallError)
+    -> Result
+{
     while true {
         let result = body()
         if result != -1 {

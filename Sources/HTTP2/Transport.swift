@@ -116,7 +116,7 @@ final class Transport {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         guard let ssl else {
             do {
-                let count = try systemCallSize("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
+                let count = try systemCall("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
                 return count == 0 ? .closed : .bytes(count)
             } catch {
                 return error.wouldBlock ? .wouldBlock : .failed("\(error)")
@@ -135,7 +135,7 @@ final class Transport {
         }
         guard let ssl else {
             do {
-                let count = try systemCallSize("send") { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+                let count = try systemCall("send") { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
                 return .bytes(count)
             } catch {
                 return error.wouldBlock ? .wouldBlock : .failed("\(error)")

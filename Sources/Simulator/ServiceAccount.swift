@@ -1,5 +1,5 @@
+import FCM
 import Foundation
-import HeraldCore
 import HeraldCrypto
 
 /// The parts of a Firebase service-account file the simulator checks against: the project the
@@ -15,27 +15,18 @@ struct ServiceAccount: Sendable {
     var tokenPath: String { Self.path(of: tokenURI) ?? "/token" }
 
     init(file: String) throws(SimulatorError) {
-        let bytes: [UInt8]
+        // The file format is the FCM client's: one parser for both sides.
+        let account: FCMServiceAccount
         do {
-            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+            account = try FCMServiceAccount(contentsOfFile: file)
         } catch {
-            throw SimulatorError(.invalidServiceAccount, "cannot read the FCM credentials file \(file)")
+            throw SimulatorError(.invalidServiceAccount, "the FCM credentials file \(file) \(error.message)")
         }
-        guard let json = try? JSONParser.parse(bytes), json.objectMembers != nil else {
-            throw SimulatorError(.invalidServiceAccount, "the FCM credentials file \(file) is not a JSON object")
-        }
-        func field(_ name: String) throws(SimulatorError) -> String {
-            guard let value = json[name]?.stringValue, !value.isEmpty else {
-                throw SimulatorError(.invalidServiceAccount, "the FCM credentials file \(file) has no \"\(name)\"")
-            }
-            return value
-        }
-        projectID = try field("project_id")
-        clientEmail = try field("client_email")
-        tokenURI = try field("token_uri")
-        let pem = try field("private_key")
+        projectID = account.projectID
+        clientEmail = account.clientEmail
+        tokenURI = account.tokenURI
         do {
-            key = try RS256VerifyingKey(pem: pem)
+            key = try RS256VerifyingKey(pem: account.privateKey)
         } catch {
             throw SimulatorError(.invalidServiceAccount, "the private_key of \(file) is not a usable RSA key")
         }

@@ -212,8 +212,12 @@ public final class DeliveryWorker: @unchecked Sendable {
             for delivery in claimed { hold.held.insert(delivery.id) }
         }
         metrics.setInFlight(inFlight)
+        // Counted once per service and claim, not under a lock per delivery.
+        for service in PushService.allCases {
+            let count = claimed.count { $0.service == service }
+            if count > 0 { metrics.add(.claimed, service, count) }
+        }
         for delivery in claimed {
-            metrics.add(.claimed, delivery.service)
             if let outcome = Self.outcomeWithoutSending(delivery) {
                 finish(delivery, outcome)
                 continue

@@ -30,7 +30,7 @@ case .help:
 
 case .mintAPNsJWT(let keyFile, let keyID, let teamID):
     do {
-        say(try APNsProviderToken.mint(keyFile: keyFile, keyID: keyID, teamID: teamID))
+        say(try ProviderTokenMint.mint(keyFile: keyFile, keyID: keyID, teamID: teamID))
         exit(0)
     } catch {
         fail(error.message, status: 1)

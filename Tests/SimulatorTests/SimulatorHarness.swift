@@ -83,7 +83,7 @@ final class SimulatorHarness: Sendable {
 
     static func mint(issuedAt: Date, keyID: String = "SIMKEY0001", teamID: String = "SIMTEAM001",
                      key: ES256SigningKey = apnsKey) throws -> String {
-        try APNsProviderToken.mint(key: key, keyID: keyID, teamID: teamID, issuedAt: issuedAt)
+        try ProviderTokenMint.mint(key: key, keyID: keyID, teamID: teamID, issuedAt: issuedAt)
     }
 
     /// The headers of a valid alert push.

@@ -1,20 +1,16 @@
+import APNs
 import Foundation
-import HeraldCore
 import HeraldCrypto
 
-/// Mints APNs provider tokens: `{"alg":"ES256","kid":K}.{"iss":T,"iat":now}`, signed with the
-/// .p8 key. For `herald-sim mint-apns-jwt` (h2load benchmarks, sandbox users) and for tests.
-public enum APNsProviderToken {
+/// Mints APNs provider tokens with the APNs client's own builder (`APNsProviderToken.sign`), for
+/// `herald-sim mint-apns-jwt` (h2load benchmarks, sandbox users) and for tests.
+public enum ProviderTokenMint {
     /// A token signed by `key`. `issuedAt` is whole seconds, as APNs expects.
     public static func mint(key: ES256SigningKey, keyID: String, teamID: String, issuedAt: Date) throws(SimulatorError)
         -> String
     {
-        let header = JSONValue.object([("alg", .string("ES256")), ("kid", .string(keyID))])
-        let claims = JSONValue.object([
-            ("iss", .string(teamID)), ("iat", .number(issuedAt.timeIntervalSince1970.rounded(.down))),
-        ])
         do {
-            return try JSONWebToken.encode(header: header, claims: claims, sign: key.sign)
+            return try APNs.APNsProviderToken.sign(signingKey: key, keyID: keyID, teamID: teamID, issuedAt: issuedAt)
         } catch {
             throw SimulatorError(.mintFailed, "cannot sign the provider token (\(error.code))")
         }
