@@ -211,4 +211,14 @@ import Worker
         #expect(text.contains("herald_worker_send_duration_seconds_bucket"))
         #expect(text.contains("herald_queue_oldest_due_age_seconds"))
     }
+
+    @Test func aPollOnlyWorkerDeliversWithoutListening() async throws {
+        let harness = try WorkerHarness()
+        let worker = try harness.startWorker { $0.listen = false }
+        // Queued after the worker started, with no NOTIFY: only the poll can find it.
+        let queued = try harness.queue(users: 1)
+        try await harness.waitUntil("sent by polling") { try harness.outstanding() == 0 }
+        #expect(try harness.db.outcome(of: queued.deliveries[0])?.outcome == "sent")
+        #expect(worker.isReady)
+    }
 }

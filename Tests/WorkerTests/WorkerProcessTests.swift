@@ -119,6 +119,22 @@ import Worker
         #expect(services == [.apns, .fcm])
     }
 
+    @Test func preferWaitAboveThirtySecondsIsShortenedToThirty() async throws {
+        let harness = try WorkerHarness()
+        let key = "mp_" + String(repeating: "7", count: 32)
+        try harness.db.partner(keyHash: PartnerAPIKey.hash(key))
+        try harness.db.user("bob", apnsToken: WorkerHarness.apnsToken(0))
+        try harness.db.email("bob@example.com", user: "bob")
+        try harness.startWorker()
+        let (intake, port) = try Self.startIntake(databaseURL: harness.db.url)
+        defer { intake.stop() }
+        let response = try TestHTTPClient.json(
+            port: port, method: "POST", path: "/api/partners/notifications/push", token: key,
+            json: #"{"recipients":{"emails":["bob@example.com"]},"title":"T"}"#, headers: [("Prefer", "wait=99")])
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.headers["preference-applied"] == "wait=30")
+    }
+
     @Test func preferWaitRejectsANonNumericWait() async throws {
         let harness = try WorkerHarness()
         let key = "mp_" + String(repeating: "6", count: 32)
