@@ -10,12 +10,17 @@ public enum DeliveryResult: Sendable, Equatable {
     case retry(reason: String, retryAfter: Duration?)
     /// Permanent for this delivery (every other 4xx): never retried unchanged.
     case failed(reason: String)
+    /// The upstream refused Herald's own credentials or configuration, not this delivery (SPEC 5:
+    /// APNs InvalidProviderToken after a renewal, MissingTopic, BadTopic, TopicDisallowed,
+    /// BadCertificateEnvironment; FCM 401 after a renewal, THIRD_PARTY_AUTH_ERROR, PERMISSION_DENIED).
+    /// The worker pauses that upstream and puts the row back with its attempt unspent.
+    case setupFault(reason: String)
 
     /// The reason string recorded as the delivery's `last_error` (never contains a token).
     public var reason: String? {
         switch self {
         case .sent: return nil
-        case .tokenInvalid(let reason), .retry(let reason, _), .failed(let reason): return reason
+        case .tokenInvalid(let reason), .retry(let reason, _), .failed(let reason), .setupFault(let reason): return reason
         }
     }
 }

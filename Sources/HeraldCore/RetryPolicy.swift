@@ -68,6 +68,10 @@ public struct RetryPolicy: Sendable, Equatable {
         case .sent: return .sent
         case .failed(let reason): return .failed(reason: reason)
         case .tokenInvalid(let reason): return .tokenInvalid(reason: reason)
+        case .setupFault(let reason):
+            // Not the delivery's fault: the worker holds it back (see DeliveryWorker); if a caller
+            // gets here, retry without judging the delivery.
+            return .retry(at: now.addingTimeInterval(baseDelay / .seconds(1)), reason: reason)
         case .retry(let reason, let retryAfter):
             if attempts >= maxAttempts { return .dead(reason: reason) }
             // Full jitter: anywhere between now and the cap, so retries of a burst spread out.
