@@ -10,8 +10,8 @@ public enum RetryAfter {
         let text = value.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return nil }
         if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-            guard let seconds = Int64(text) else { return nil }
-            return .seconds(seconds)
+            // More digits than Int64 holds is still a request to wait a very long time; callers cap it.
+            return .seconds(Int64(text) ?? Int64.max)
         }
         guard let date = httpDate(text) else { return nil }
         let delay = date.timeIntervalSince(now)

@@ -14,8 +14,11 @@ public enum DeliveryOutcome: Sendable, Equatable {
     case suppressed
     /// Try again at `at`; the row goes back to pending.
     case retry(at: Date, reason: String)
+    /// Held back at no cost to the delivery: the upstream refused Herald's own setup
+    /// (`DeliveryResult.setupFault`). Pending again at `at` with this attempt not counted.
+    case deferred(at: Date, reason: String)
 
-    /// The `delivery_history.outcome` value (`retry` never reaches history).
+    /// The `delivery_history.outcome` value (`retry` and `deferred` never reach history).
     public var name: String {
         switch self {
         case .sent: return "sent"
@@ -25,13 +28,16 @@ public enum DeliveryOutcome: Sendable, Equatable {
         case .expired: return "expired"
         case .suppressed: return "suppressed"
         case .retry: return "retry"
+        case .deferred: return "deferred"
         }
     }
 
     /// The reason stored as `last_error`.
     public var reason: String? {
         switch self {
-        case .failed(let reason), .dead(let reason), .tokenInvalid(let reason), .retry(_, let reason): return reason
+        case .failed(let reason), .dead(let reason), .tokenInvalid(let reason), .retry(_, let reason),
+             .deferred(_, let reason):
+            return reason
         case .expired: return "expired"
         case .suppressed: return "opted_out"
         case .sent: return nil
@@ -39,7 +45,8 @@ public enum DeliveryOutcome: Sendable, Equatable {
     }
 }
 
-/// Retries with exponential backoff and full jitter, honouring the upstream's Retry-After, up to
+/// Retries with exponential backoff and full jitter, honouring the upstream's Retry-After (capped
+/// by `maxDelay` like every delay, so a huge value cannot park a row for years), up to
 /// `maxAttempts` (then `dead`), and never past the delivery's TTL (then `expired`).
 public struct RetryPolicy: Sendable, Equatable {
     public var maxAttempts: Int
@@ -55,9 +62,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The backoff cap before attempt `attempts + 1`: base x 2^(attempts-1), at most maxDelay.
     public func backoffCap(afterAttempt attempts: Int) -> Duration {
-        let exponent = min(max(attempts - 1, 0), 40)
-        let seconds = (baseDelay / .seconds(1)) * pow(2, Double(exponent))
-        return min(maxDelay, .milliseconds(Int64(min(seconds, 1e12) * 1000)))
+        ExponentialBackoff(base: baseDelay, maximum: maxDelay).delay(afterFailures: max(attempts, 1))
     }
 
     /// The outcome of attempt number `attempts` (1-based) that ended in `result`.
@@ -69,14 +74,14 @@ public struct RetryPolicy: Sendable, Equatable {
         case .failed(let reason): return .failed(reason: reason)
         case .tokenInvalid(let reason): return .tokenInvalid(reason: reason)
         case .setupFault(let reason):
-            // Not the delivery's fault: the worker holds it back (see DeliveryWorker); if a caller
-            // gets here, retry without judging the delivery.
-            return .retry(at: now.addingTimeInterval(baseDelay / .seconds(1)), reason: reason)
+            // Not the delivery's fault: no attempt spent, no TTL judgement. A worker that pauses the
+            // upstream defers to the pause's end instead (DeliveryWorker).
+            return .deferred(at: now.addingTimeInterval(baseDelay / .seconds(1)), reason: reason)
         case .retry(let reason, let retryAfter):
             if attempts >= maxAttempts { return .dead(reason: reason) }
             // Full jitter: anywhere between now and the cap, so retries of a burst spread out.
             var delay = backoffCap(afterAttempt: attempts) * random
-            if let retryAfter, retryAfter > delay { delay = retryAfter }
+            if let retryAfter, retryAfter > delay { delay = min(retryAfter, maxDelay) }
             let at = now.addingTimeInterval(delay / .seconds(1))
             if let expiresAt, at >= expiresAt { return .expired }
             return .retry(at: at, reason: reason)

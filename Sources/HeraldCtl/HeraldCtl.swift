@@ -38,7 +38,10 @@ public enum HeraldCtl {
             guard let url = environment["HERALD_DATABASE_URL"], !url.isEmpty else {
                 throw CommandFailure(message: "HERALD_DATABASE_URL is required")
             }
-            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 2, applicationName: "heraldctl"))
+            // No statement timeout: migrations and partition maintenance may run long on a big database.
+            let pool = PostgresPool(configuration: .init(
+                url: url, maxConnections: 2,
+                connectionOptions: .init(applicationName: "heraldctl", statementTimeout: nil)))
             defer { pool.close() }
             let printer = Printer(json: arguments.flag("json"), output: output)
             switch command {

@@ -26,6 +26,7 @@ public final class QueueDatabase: @unchecked Sendable {
     }()
 
     public init() throws {
+        serverURL = TestEnvironment.databaseURL
         let template = Self.template
         name = "herald_worker_" + UUID().uuidString.prefix(8).lowercased()
         let admin = try PostgresConnection(url: TestEnvironment.databaseURL)
@@ -45,8 +46,23 @@ public final class QueueDatabase: @unchecked Sendable {
         connection = try PostgresConnection(url: url)
     }
 
+    /// The server this database lives on (the suite's, or a private cluster's).
+    private let serverURL: String
+
+    /// A migrated database on another server (a private `PostgresCluster` a test stops and starts).
+    public init(serverURL: String) throws {
+        self.serverURL = serverURL
+        name = "herald_worker_" + UUID().uuidString.prefix(8).lowercased()
+        let admin = try PostgresConnection(url: serverURL)
+        try admin.execute("CREATE DATABASE \(name)")
+        url = TestEnvironment.databaseURL(named: name, on: serverURL)
+        connection = try PostgresConnection(url: url)
+        _ = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql")).migrate(connection)
+        try connection.execute("INSERT INTO tenants (id) VALUES ('t1')")
+    }
+
     deinit {
-        if let admin = try? PostgresConnection(url: TestEnvironment.databaseURL) {
+        if let admin = try? PostgresConnection(url: serverURL) {
             _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         }
     }
@@ -68,13 +84,14 @@ public final class QueueDatabase: @unchecked Sendable {
     }
 
     /// A user with one iOS device (APNs token) and one Android device (FCM token).
-    public func user(_ id: String, apnsToken: String? = nil, fcmToken: String? = nil, environment: String = "sandbox") throws {
+    public func user(_ id: String, apnsToken: String? = nil, fcmToken: String? = nil, environment: String = "sandbox",
+                     bundleID: String? = nil) throws {
         try connection.query("INSERT INTO users (id, tenant_id) VALUES ($1, 't1') ON CONFLICT DO NOTHING", [id])
         if let apnsToken {
             try connection.query("""
-                INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
-                VALUES ($1, 'iphone', 'ios', $2, $3)
-                """, [id, environment, apnsToken])
+                INSERT INTO devices (user_id, device_id, platform, environment, apns_token, bundle_id)
+                VALUES ($1, 'iphone', 'ios', $2, $3, $4)
+                """, [id, environment, apnsToken, bundleID])
         }
         if let fcmToken {
             try connection.query("""

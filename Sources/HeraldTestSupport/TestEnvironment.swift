@@ -25,8 +25,8 @@ public enum TestEnvironment {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// A URL for another database on the same server (libpq URI or key=value string).
-    public static func databaseURL(named name: String) -> String {
-        let url = databaseURL
+    public static func databaseURL(named name: String, on server: String = databaseURL) -> String {
+        let url = server
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
             guard let schemeEnd = url.range(of: "://") else { return url }
             let rest = url[schemeEnd.upperBound...]

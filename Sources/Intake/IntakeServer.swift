@@ -25,7 +25,7 @@ public final class IntakeServer: Sendable {
         self.configuration = configuration
         pool = PostgresPool(configuration: .init(
             url: configuration.databaseURL, maxConnections: configuration.databasePoolSize,
-            acquireTimeout: .seconds(5), applicationName: "herald-intake"))
+            acquireTimeout: .seconds(5), connectionOptions: .init(applicationName: "herald-intake")))
         logger = Logger(component: "intake", minimum: configuration.logLevel)
         let partners = PartnerStore(pool: pool)
         authenticator = Authenticator(adminToken: configuration.adminToken, hostToken: configuration.hostToken,

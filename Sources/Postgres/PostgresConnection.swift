@@ -11,11 +11,18 @@ public final class PostgresConnection: @unchecked Sendable {
     var lastUsed = ContinuousClock.now
 
     /// Opens a connection. `url` is a libpq connection string or `postgres://` URI.
-    public init(url: String, applicationName: String = "herald", connectTimeoutSeconds: Int = 5) throws {
-        let keys = ["dbname", "connect_timeout", "application_name", "client_encoding"]
-        let values = [url, String(connectTimeoutSeconds), applicationName, "UTF8"]
-        let connection = withCStringArray(keys) { keyPointers in
-            withCStringArray(values) { valuePointers in
+    public convenience init(url: String, applicationName: String = "herald") throws {
+        try self.init(url: url, options: PostgresConnectionOptions(applicationName: applicationName))
+    }
+
+    /// Opens a connection with explicit timeouts (see PostgresConnectionOptions).
+    public init(url: String, options: PostgresConnectionOptions) throws {
+        // Defaults first, then the URL (expanded in place: what it names overrides them), then what
+        // Herald always sets.
+        let pairs = options.defaultsBeforeURL + [("dbname", url), ("application_name", options.applicationName),
+                                                 ("client_encoding", "UTF8")]
+        let connection = withCStringArray(pairs.map(\.0)) { keyPointers in
+            withCStringArray(pairs.map(\.1)) { valuePointers in
                 PQconnectdbParams(keyPointers, valuePointers, 1)
             }
         }
@@ -27,7 +34,19 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         handle = connection
         // Timestamps are parsed from text; a fixed zone keeps their format predictable.
-        try execute("SET TimeZone TO 'UTC'; SET client_min_messages TO warning")
+        try execute(options.sessionSetup)
+    }
+
+    /// The value libpq uses for a connection keyword (`keepalives_idle`, ...), nil when unset.
+    public func connectionSetting(_ keyword: String) -> String? {
+        guard let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
     }
 
     deinit { PQfinish(handle) }

@@ -38,6 +38,16 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// Worth retrying unchanged: the database is unreachable, or the statement lost a race or ran out
+    /// of a resource (40001 serialization failure, 40P01 deadlock, 55P03 lock not available, class 53
+    /// insufficient resources, class 58 system error). Anything else (a constraint, bad data, a
+    /// raised exception, a statement timeout) says something about the statement's input.
+    public var isTransient: Bool {
+        if isUnavailable { return true }
+        guard let state = sqlState else { return false }
+        return ["40001", "40P01", "55P03"].contains(state) || state.hasPrefix("53") || state.hasPrefix("58")
+    }
+
     public var isUniqueViolation: Bool { sqlState == "23505" }
 
     public var description: String {

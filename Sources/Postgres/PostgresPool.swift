@@ -9,17 +9,18 @@ public final class PostgresPool: @unchecked Sendable {
         public var maxConnections: Int
         /// How long a caller waits for a free connection before `poolTimeout`.
         public var acquireTimeout: Duration
-        public var applicationName: String
+        /// Timeouts and the application name of every connection the pool opens.
+        public var connectionOptions: PostgresConnectionOptions
         /// A connection idle at least this long is validated with a round trip before reuse, so a
         /// server restart costs no failed request. Busy connections are never idle this long.
         public var validateAfterIdle: Duration
 
         public init(url: String, maxConnections: Int = 8, acquireTimeout: Duration = .seconds(5),
-                    applicationName: String = "herald", validateAfterIdle: Duration = .seconds(1)) {
+                    connectionOptions: PostgresConnectionOptions = .init(), validateAfterIdle: Duration = .seconds(1)) {
             self.url = url
             self.maxConnections = maxConnections
             self.acquireTimeout = acquireTimeout
-            self.applicationName = applicationName
+            self.connectionOptions = connectionOptions
             self.validateAfterIdle = validateAfterIdle
         }
     }
@@ -78,8 +79,7 @@ public final class PostgresPool: @unchecked Sendable {
                 open += 1
                 condition.unlock()
                 do {
-                    return try PostgresConnection(url: configuration.url,
-                                                  applicationName: configuration.applicationName)
+                    return try PostgresConnection(url: configuration.url, options: configuration.connectionOptions)
                 } catch {
                     discard()
                     throw error

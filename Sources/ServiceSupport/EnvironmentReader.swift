@@ -35,6 +35,13 @@ public struct EnvironmentReader: Sendable {
         return value
     }
 
+    /// A whole number; the caller's `validate()` checks its range.
+    public func integer(_ name: String, default fallback: Int) throws(ConfigurationError) -> Int {
+        guard let text = optional(name) else { return fallback }
+        guard let value = Int(text) else { throw ConfigurationError(variable: name, problem: "must be a whole number") }
+        return value
+    }
+
     public func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let text = optional(name) else { return fallback }
         guard let value = Int(text), range.contains(value) else {

@@ -27,6 +27,8 @@ public struct ClaimedDelivery: Sendable {
     public let lane: Int
     public let partnerID: UUID
     public let availableAt: Date
+    /// The app the device registered (`devices.bundle_id`), nil when the host gave none.
+    public let bundleID: String?
 }
 
 /// Where a worker's claims of one (lane, partner) queue have got to: the next claim's scan of that
@@ -100,13 +102,14 @@ public struct DeliveryStore: Sendable {
             return ClaimedDelivery(
                 id: try row.uuid(0), service: service, environment: try row.string(2), payload: try row.string(3),
                 attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
-                verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10))
+                verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10),
+                bundleID: row.optionalString(11))
         }
     }
 
     /// Records a batch of outcomes in ONE statement: finished rows move to history, their counts
     /// roll up to the requests' audit rows, dead tokens are invalidated, retries go back to
-    /// pending. Only rows still leased by `worker` are touched (a rescued row belongs to another).
+    /// pending (deferred ones without spending the claim's attempt). Only rows still leased by `worker` are touched (a rescued row belongs to another).
     /// Returns how many rows were finished and how many rescheduled.
     @discardableResult
     public func complete(on connection: PostgresConnection, worker: String, _ deliveries: [CompletedDelivery])
@@ -119,8 +122,9 @@ public struct DeliveryStore: Sendable {
             ids.append(delivery.id)
             outcomes.append(delivery.outcome.name)
             errors.append(delivery.outcome.reason ?? "")
-            if case .retry(let at, _) = delivery.outcome { retryAt.append(PostgresTimestamp.format(at)) } else {
-                retryAt.append("")
+            switch delivery.outcome {
+            case .retry(let at, _), .deferred(let at, _): retryAt.append(PostgresTimestamp.format(at))
+            default: retryAt.append("")
             }
             if case .tokenInvalid = delivery.outcome { tokens.append(delivery.token ?? "") } else { tokens.append("") }
         }
@@ -134,6 +138,15 @@ public struct DeliveryStore: Sendable {
     public func release(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> Int {
         guard !ids.isEmpty else { return 0 }
         return try connection.query(Self.releaseSQL, [worker, ids]).affectedRows
+    }
+
+    /// Renews the leases of rows `worker` still holds (sends that take long), by `leaseSeconds` from
+    /// now. Returns how many it renewed.
+    @discardableResult
+    public func extendLeases(on connection: PostgresConnection, worker: String, ids: [UUID], leaseSeconds: Int)
+        throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try connection.query(Self.extendSQL, [worker, ids, leaseSeconds]).affectedRows
     }
 
     /// Returns rows whose lease expired (their worker crashed or hung) to pending, at most `limit`.
@@ -151,6 +164,20 @@ public struct DeliveryStore: Sendable {
             nextAvailableAt: try row?.optionalDate(2))
     }
 
+    /// A worker service's session: asynchronous commit (a claim or completion lost in a database
+    /// crash is rescued or re-sent; see docs/architecture.md) and no JIT (the queue statements'
+    /// estimates grow with a backlog, and compiling costs more than it saves). Named for
+    /// pg_stat_activity. `listen` subscribes it to the deliveries channel.
+    public static func workerSession(url: String, role: String, listen: Bool = false,
+                                     statementTimeout: Duration = .seconds(30)) -> DatabaseSession {
+        let options = PostgresConnectionOptions(applicationName: "herald-worker \(role)",
+                                                statementTimeout: statementTimeout)
+        return DatabaseSession(url: url, options: options) { connection in
+            try connection.execute("SET synchronous_commit TO off; SET jit TO off")
+            if listen { try connection.execute("LISTEN \(notificationChannel)") }
+        }
+    }
+
     /// Tells listening workers that new rows are due (see the intake's DeliveryNotifier).
     public func notifyWorkers(on connection: PostgresConnection) throws {
         try connection.execute("NOTIFY \(Self.notificationChannel)")
@@ -163,7 +190,7 @@ public struct DeliveryStore: Sendable {
         "SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[])"
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none).
-    /// One statement (sql/006_worker.sql, herald_complete_deliveries).
+    /// One statement (herald_complete_deliveries, sql/008_setup_faults.sql).
     public static let completeSQL =
         "SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])"
 
@@ -172,6 +199,12 @@ public struct DeliveryStore: Sendable {
     public static let releaseSQL = """
         UPDATE deliveries
            SET state = 'pending', leased_by = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0)
+         WHERE id = ANY ($2::uuid[]) AND leased_by = $1
+        """
+
+    /// $1 worker, $2 ids, $3 lease seconds. Primary-key probes; `leased_by` says the row is still ours.
+    public static let extendSQL = """
+        UPDATE deliveries SET lease_expires_at = now() + make_interval(secs => $3)
          WHERE id = ANY ($2::uuid[]) AND leased_by = $1
         """
 

@@ -6,11 +6,23 @@ import Store
 
 /// Sends claimed APNs deliveries: the stored body as an `alert` push, `apns-id` and
 /// `apns-collapse-id` = the delivery id (a re-send after a crash replaces rather than duplicates
-/// on the device), `apns-expiration` = the delivery's TTL (0 without one: no store-and-forward).
+/// on the device), `apns-expiration` = the delivery's expiry, and `apns-topic` = the app the
+/// device registered (`bundleId`), else HERALD_APNS_TOPIC.
 public struct APNsUpstream: DeliveryUpstream {
-    public let client: APNsClient
+    /// APNs keeps a notification for an offline device at most this long; a row without an expiry
+    /// (queued before every push had one) gets it, never `apns-expiration: 0`, which tells APNs to
+    /// try once and keep nothing.
+    public static let longestStorage: TimeInterval = 2_419_200
 
-    public init(client: APNsClient) { self.client = client }
+    public let client: APNsClient
+    public let defaultTopic: String
+    private let clock: any HeraldClock
+
+    public init(client: APNsClient, defaultTopic: String, clock: any HeraldClock = SystemClock()) {
+        self.client = client
+        self.defaultTopic = defaultTopic
+        self.clock = clock
+    }
 
     public func send(_ delivery: ClaimedDelivery, completion: @escaping @Sendable (DeliveryResult) -> Void) {
         guard let token = delivery.token else {
@@ -18,12 +30,25 @@ public struct APNsUpstream: DeliveryUpstream {
             return
         }
         let id = PostgresUUID.format(delivery.id)
+        let expiresAt = delivery.expiresAt ?? clock.now.addingTimeInterval(Self.longestStorage)
+        let topic = delivery.bundleID ?? defaultTopic
         let notification = APNsNotification(
             deviceToken: token, environment: APNsEnvironment(rawValue: delivery.environment) ?? .production, id: id,
-            pushType: "alert", priority: 10,
-            expiration: delivery.expiresAt.map { Int($0.timeIntervalSince1970.rounded(.up)) },
-            collapseID: id, payload: Array(delivery.payload.utf8))
-        client.send(notification, completion: completion)
+            pushType: "alert", topic: topic, priority: 10,
+            expiration: Int(expiresAt.timeIntervalSince1970.rounded(.up)), collapseID: id,
+            payload: Array(delivery.payload.utf8))
+        let ownTopic = topic != defaultTopic
+        client.send(notification) { result in
+            completion(Self.judged(result, deviceTopic: ownTopic))
+        }
+    }
+
+    /// A topic refused for one device's own bundle id says the host registered an app Herald's key
+    /// cannot push to: that device's delivery fails, the upstream is not paused for everyone.
+    static func judged(_ result: DeliveryResult, deviceTopic: Bool) -> DeliveryResult {
+        guard deviceTopic, case .setupFault(let reason) = result,
+              ["BadTopic", "TopicDisallowed", "MissingTopic"].contains(reason) else { return result }
+        return .failed(reason: reason)
     }
 
     public func shutdown() { client.shutdown() }

@@ -5,13 +5,25 @@ import ServiceSupport
 import Store
 import Synchronization
 
-/// One worker process's delivery engine: a claim loop that leases due rows and hands them to the
-/// upstream clients, a completer that records outcomes in batches, a listener for NOTIFY, and a
-/// rescuer of expired leases (run by the claim loop). See docs/architecture.md.
+/// One worker process's delivery engine, made of background services of one shape
+/// (`BackgroundService`, see docs/architecture.md):
+/// - the claimer leases due rows and hands them to the upstream clients (DeliveryWorker+Claim.swift);
+/// - the completer records outcomes in batches;
+/// - the listener wakes the claimer on NOTIFY;
+/// - the rescuer, the queue sampler and the lease extender (WorkerMaintenance.swift).
+/// Upstreams that refuse Herald's own setup are paused (UpstreamPauses) and their rows deferred.
 public final class DeliveryWorker: @unchecked Sendable {
-    private struct Hold {
+    struct Held {
+        let service: PushService
+        /// When the row's lease was last set: the claim, or the lease extender's last renewal.
+        var leasedAt: Date
+        /// A single row leased to test a paused upstream (UpstreamPauses).
+        let isProbe: Bool
+    }
+
+    struct Hold {
         /// Claimed rows not yet recorded, by id.
-        var held: Set<UUID> = []
+        var held: [UUID: Held] = [:]
         var draining = false
         /// After the drain deadline: late answers are ignored and their rows released instead.
         var abandoned = false
@@ -19,19 +31,30 @@ public final class DeliveryWorker: @unchecked Sendable {
         var nextRetryAt: Date?
     }
 
+    /// What the maintenance services tell the claimer.
+    struct Hints {
+        /// When the next scheduled row becomes due (from the queue sampler).
+        var nextScheduled: Date?
+        /// A rescue returned rows behind the cursors: the next claim scans everything.
+        var dropCursors = false
+    }
+
     public let configuration: WorkerConfiguration
     public let metrics: WorkerMetrics
-    private let upstreams: [PushService: any DeliveryUpstream]
-    private let clock: any HeraldClock
-    private let logger: Logger
-    private let store = DeliveryStore()
-    private let wake = WakeSignal()
-    private let hold = Mutex(Hold())
-    private let ready = Atomic<Bool>(false)
-    private let claimLoopFinished = DispatchSemaphore(value: 0)
+    let upstreams: [PushService: any DeliveryUpstream]
+    let clock: any HeraldClock
+    let logger: Logger
+    let store = DeliveryStore()
+    let wake = WakeSignal()
+    let hold = Mutex(Hold())
+    let hints = Mutex(Hints())
+    let pauses: UpstreamPauses
+    /// The claimer's session could claim last time it tried.
+    let databaseReachable = Atomic<Bool>(false)
+    let claimState = ClaimState()
     private var completer: Completer!
-    private var listener: NotificationListener?
-    private var claimThreadStarted = false
+    private var services: [BackgroundService] = []
+    private var claimer: BackgroundService!
 
     public init(configuration: WorkerConfiguration, upstreams: [PushService: any DeliveryUpstream],
                 clock: any HeraldClock = SystemClock(), metrics: WorkerMetrics = WorkerMetrics()) {
@@ -40,176 +63,134 @@ public final class DeliveryWorker: @unchecked Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = Logger(component: "worker", minimum: configuration.logLevel)
-        self.completer = Completer(
-            databaseURL: configuration.databaseURL, worker: configuration.workerID,
-            maxBatch: max(configuration.batchSize, 100), metrics: metrics, logger: logger
+        self.pauses = UpstreamPauses(backoff: configuration.pauses.backoff, clock: clock)
+        completer = Completer(
+            configuration: configuration.completer, worker: configuration.workerID,
+            session: session("completer"), metrics: metrics, logger: logger
         ) { [weak self] ids, earliestRetry in
             self?.committed(ids, earliestRetry: earliestRetry)
         }
+        let claimSession = session("claimer")
+        claimer = BackgroundService(
+            .init(name: "herald-claimer"), logger: logger,
+            onError: { [unowned self] _ in
+                databaseReachable.store(false, ordering: .relaxed)
+                metrics.addDatabaseError()
+            },
+            interrupt: { [unowned self] in
+                wake.signal(.work)
+                wake.signal(.capacity)
+            },
+            step: { [unowned self] _ in try claimStep(claimSession) })
+        services = WorkerMaintenance.services(for: self)
     }
 
-    /// True while the worker can claim (database reachable, not draining): `/readyz`.
-    public var isReady: Bool { ready.load(ordering: .relaxed) }
+    /// A database session of this worker's, named for `role`.
+    func session(_ role: String, listen: Bool = false) -> DatabaseSession {
+        DeliveryStore.workerSession(url: configuration.databaseURL, role: role, listen: listen,
+                                    statementTimeout: configuration.statementTimeout)
+    }
+
+    /// True while the worker can deliver: the database answers, it is not draining, and no
+    /// upstream is paused (`/readyz`).
+    public var isReady: Bool {
+        databaseReachable.load(ordering: .relaxed) && !hold.withLock { $0.draining } && pauses.current.isEmpty
+    }
+
+    /// The upstreams paused because they refused Herald's credentials or configuration, with the
+    /// upstream's reason (`/readyz`, the metrics).
+    public var pausedUpstreams: [PushService: String] { pauses.current.mapValues(\.reason) }
+
+    public var isDatabaseReachable: Bool { databaseReachable.load(ordering: .relaxed) }
+    public var isDraining: Bool { hold.withLock { $0.draining } }
 
     /// Deliveries claimed and not yet recorded.
     public var inFlight: Int { hold.withLock { $0.held.count } }
 
     public func start() {
         completer.start()
-        if configuration.listen {
-            let listener = NotificationListener(databaseURL: configuration.databaseURL, logger: logger) { [weak self] in
-                self?.wake.signal(.work)
-            }
-            listener.start()
-            self.listener = listener
-        }
-        claimThreadStarted = true
-        let thread = Thread { [self] in claimLoop() }
-        thread.name = "herald-claimer"
-        thread.start()
+        for service in services { service.start() }
+        claimer.start()
         logger.info("worker started", [
             ("worker", .string(configuration.workerID)),
-            ("upstreams", .array(upstreams.keys.map { .string($0.rawValue) }.sorted { "\($0)" < "\($1)" })),
-            ("listen", .bool(configuration.listen)), ("batchSize", .number(Double(configuration.batchSize))),
+            ("upstreams", .array(upstreams.keys.map(\.rawValue).sorted().map { .string($0) })),
+            ("listen", .bool(configuration.listener.enabled)),
+            ("batchSize", .number(Double(configuration.claimer.batchSize))),
         ])
     }
 
-    /// The SIGTERM path: stop claiming, let in-flight sends finish for up to `drainTimeout`, record
-    /// their outcomes, release whatever is still held, and return. Idempotent.
+    /// The SIGTERM path: stop claiming, let in-flight sends finish, record their outcomes, release
+    /// whatever is still held, and return, all within `drainTimeout` even with the database down
+    /// (what could not be recorded or released is rescued after its lease). Idempotent.
     public func drain() {
         let alreadyDraining = hold.withLock { hold -> Bool in
             defer { hold.draining = true }
             return hold.draining
         }
         if alreadyDraining { return }
-        ready.store(false, ordering: .relaxed)
-        wake.signal(.work)
-        if claimThreadStarted { claimLoopFinished.wait() }
-        listener?.stop()
-
-        let deadline = Date().addingTimeInterval(configuration.drainTimeout / .seconds(1))
-        while inFlight > 0 && Date() < deadline {
-            wake.wait(for: [.capacity], until: min(deadline, Date().addingTimeInterval(0.05)))
+        let started = Date()
+        let drainSeconds = configuration.drainTimeout / .seconds(1)
+        let deadline = started.addingTimeInterval(drainSeconds)
+        // Sends get most of the time; recording and releasing what they leave get the rest.
+        let sendDeadline = started.addingTimeInterval(drainSeconds * 0.7)
+        claimer.stop(deadline: sendDeadline)
+        while inFlight > completer.backlog && Date() < sendDeadline {
+            wake.wait(for: [.capacity], until: min(sendDeadline, Date().addingTimeInterval(0.05)))
         }
-        // Past the deadline, answers that still arrive are not recorded: their rows are released
+        // Past this point answers that still arrive are not recorded: their rows are released
         // below and another worker sends them (at least once).
         hold.withLock { $0.abandoned = true }
         for upstream in upstreams.values { upstream.shutdown() }
-        completer.stop()
-        let leftovers = hold.withLock { Array($0.held) }
-        if !leftovers.isEmpty {
+        let recordDeadline = started.addingTimeInterval(drainSeconds * 0.85)
+        if !completer.stop(deadline: recordDeadline) {
+            logger.warning("could not record every outcome before the drain deadline; their leases will expire",
+                           [("unrecorded", .number(Double(completer.backlog)))])
+        }
+        for service in services { service.stop(deadline: recordDeadline) }
+        releaseLeftovers(by: deadline)
+        logger.info("worker drained", [("worker", .string(configuration.workerID))])
+    }
+
+    /// Gives back rows still held (not sent, or sent and not recorded) so another worker takes them
+    /// at once instead of after their lease, if the database answers before `deadline`.
+    private func releaseLeftovers(by deadline: Date) {
+        let leftovers = hold.withLock { Array($0.held.keys) }
+        guard !leftovers.isEmpty else { return }
+        let remaining = deadline.timeIntervalSinceNow
+        guard remaining >= 1 else {
+            logger.warning("no time left to release held deliveries; their leases will expire",
+                           [("held", .number(Double(leftovers.count)))])
+            return
+        }
+        let options = PostgresConnectionOptions(
+            applicationName: "herald-worker drain", connectTimeout: .seconds(Int64(min(remaining, 5))),
+            statementTimeout: .milliseconds(Int64(remaining * 1000)))
+        let released = DispatchSemaphore(value: 0)
+        let worker = configuration.workerID
+        let logger = logger
+        // On its own thread, so a database that stopped answering cannot hold the process past the deadline.
+        Thread.detachNewThread { [store] in
             do {
-                let connection = try WorkerConnections.open(configuration.databaseURL, role: "drain")
-                let released = try store.release(on: connection, worker: configuration.workerID, ids: leftovers)
-                logger.warning("released deliveries still in flight at the drain deadline",
-                               [("released", .number(Double(released)))])
+                let connection = try PostgresConnection(url: self.configuration.databaseURL, options: options)
+                let count = try store.release(on: connection, worker: worker, ids: leftovers)
+                logger.warning("released deliveries still held at the drain deadline", [("released", .number(Double(count)))])
             } catch {
                 logger.error("could not release held deliveries; their leases will expire",
                              [("error", .string(String(describing: error))), ("held", .number(Double(leftovers.count)))])
             }
+            released.signal()
         }
-        logger.info("worker drained", [("worker", .string(configuration.workerID))])
-    }
-
-    // MARK: - Claim loop
-
-    /// How often a claim ignores the cursors and considers every due row.
-    static let fullScanInterval: TimeInterval = 5
-
-    private func claimLoop() {
-        var connection: PostgresConnection?
-        var lastRescue = Date.distantPast
-        var lastSnapshot = Date.distantPast
-        var nextScheduled: Date?
-        var failures = 0
-        let services = Array(upstreams.keys).sorted { $0.rawValue < $1.rawValue }
-        let rescueEvery = max(1.0, Double(configuration.leaseSeconds) / 3)
-        // Where this worker's claims of each queue got to. Dropped every few seconds (and after a
-        // rescue) so that rows behind a cursor (rescued, released, late commits) are claimed too.
-        var cursors: [QueueCursor: Date] = [:]
-        var lastFullScan = Date.distantPast
-        // When the last claim that emptied the queue ended (see minimumClaimSpacing).
-        var lastShortClaim = ContinuousClock.now - .seconds(1)
-
-        while !hold.withLock({ $0.draining }) {
-            do {
-                if connection == nil || connection?.isHealthy == false {
-                    connection = try WorkerConnections.open(configuration.databaseURL, role: "claimer")
-                }
-                let now = Date()
-                if now.timeIntervalSince(lastRescue) >= rescueEvery {
-                    let rescued = try store.rescue(on: connection!)
-                    if rescued > 0 {
-                        cursors.removeAll()
-                        metrics.addRescued(rescued)
-                        logger.info("rescued expired leases", [("rows", .number(Double(rescued)))])
-                    }
-                    lastRescue = now
-                }
-                if now.timeIntervalSince(lastSnapshot) >= 2 {
-                    let snapshot = try store.snapshot(on: connection!)
-                    metrics.setQueue(dueDepth: snapshot.dueDepth, oldestDueAge: snapshot.oldestDueAge)
-                    nextScheduled = snapshot.nextAvailableAt
-                    lastSnapshot = now
-                }
-                ready.store(true, ordering: .relaxed)
-                failures = 0
-
-                let capacity = configuration.maxInFlight - inFlight
-                let limit = min(configuration.batchSize, capacity)
-                // Wait for room rather than claiming in dribbles when nearly full.
-                if limit <= 0 || (inFlight > 0 && limit < min(configuration.batchSize, configuration.maxInFlight) / 2) {
-                    wake.wait(for: [.capacity], until: Date().addingTimeInterval(configuration.pollInterval / .seconds(1)))
-                    continue
-                }
-                // Under live traffic every NOTIFY would start a claim of a handful of rows, and the
-                // claims' fixed cost would crowd out the sends: let rows gather for a few ms instead.
-                let sinceShort = ContinuousClock.now - lastShortClaim
-                if sinceShort < configuration.minimumClaimSpacing {
-                    Thread.sleep(forTimeInterval: (configuration.minimumClaimSpacing - sinceShort) / .seconds(1))
-                }
-                if now.timeIntervalSince(lastFullScan) >= Self.fullScanInterval {
-                    cursors.removeAll()
-                    lastFullScan = now
-                }
-                let claimed = try store.claim(on: connection!, worker: configuration.workerID, limit: limit,
-                                              leaseSeconds: configuration.leaseSeconds, services: services,
-                                              cursors: cursors)
-                for delivery in claimed {
-                    let key = QueueCursor(lane: delivery.lane, partnerID: delivery.partnerID)
-                    if cursors[key].map({ delivery.availableAt > $0 }) ?? true { cursors[key] = delivery.availableAt }
-                }
-                metrics.addClaim()
-                if !claimed.isEmpty { dispatch(claimed) }
-                if claimed.count == limit { continue }
-                lastShortClaim = ContinuousClock.now
-
-                // The queue is drained: sleep until new work is announced, a scheduled row or a
-                // retry comes due, or the poll interval passes.
-                var wakeAt = Date().addingTimeInterval(configuration.pollInterval / .seconds(1))
-                if let scheduled = nextScheduled, scheduled > Date(), scheduled < wakeAt { wakeAt = scheduled }
-                if let retry = hold.withLock({ $0.nextRetryAt }), retry < wakeAt {
-                    wakeAt = max(retry, Date())
-                    hold.withLock { $0.nextRetryAt = nil }
-                }
-                wake.wait(for: [.work], until: wakeAt)
-            } catch {
-                ready.store(false, ordering: .relaxed)
-                metrics.addDatabaseError()
-                failures += 1
-                if (error as? PostgresError)?.isUnavailable ?? true { connection = nil }
-                logger.warning("claim failed; retrying", [("error", .string(String(describing: error)))])
-                wake.wait(for: [.work], until: Date().addingTimeInterval(min(0.1 * Double(failures), 2)))
-            }
-        }
-        claimLoopFinished.signal()
+        _ = released.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow))
     }
 
     // MARK: - Sending
 
-    private func dispatch(_ claimed: [ClaimedDelivery]) {
+    func dispatch(_ claimed: [ClaimedDelivery], probe: Bool) {
+        let now = clock.now
         hold.withLock { hold in
-            for delivery in claimed { hold.held.insert(delivery.id) }
+            for delivery in claimed {
+                hold.held[delivery.id] = Held(service: delivery.service, leasedAt: now, isProbe: probe)
+            }
         }
         metrics.setInFlight(inFlight)
         // Counted once per service and claim, not under a lock per delivery.
@@ -230,12 +211,32 @@ public final class DeliveryWorker: @unchecked Sendable {
             let started = ContinuousClock.now
             upstream.send(delivery) { [self] result in
                 metrics.observeSend(delivery.service, seconds: (ContinuousClock.now - started) / .seconds(1))
-                let outcome = configuration.retry.outcome(
-                    of: result, attempts: delivery.attempts, expiresAt: delivery.expiresAt, now: clock.now,
-                    random: Double.random(in: 0..<1))
-                finish(delivery, outcome)
+                finish(delivery, outcome(of: result, for: delivery, probe: probe))
             }
         }
+    }
+
+    /// What one answer comes to. A setup fault pauses the upstream and defers the row to the
+    /// pause's end, its attempt unspent; any other answer to a probe resumes the upstream.
+    private func outcome(of result: DeliveryResult, for delivery: ClaimedDelivery, probe: Bool) -> DeliveryOutcome {
+        if case .setupFault(let reason) = result {
+            let until = pauses.fault(delivery.service, reason: reason, wasProbe: probe)
+            metrics.addSetupFault(delivery.service)
+            logger.error("the upstream refused Herald's credentials or configuration; pausing it", [
+                ("upstream", .string(delivery.service.rawValue)), ("reason", .string(reason)),
+                ("until", .string(ISO8601.format(until))),
+            ])
+            wake.signal(.work)
+            return .deferred(at: until, reason: reason)
+        }
+        if probe && pauses.accepted(delivery.service) {
+            logger.info("the upstream accepts Herald's setup again; resuming", [
+                ("upstream", .string(delivery.service.rawValue)),
+            ])
+            wake.signal(.work)
+        }
+        return configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: delivery.expiresAt,
+                                           now: clock.now, random: Double.random(in: 0..<1))
     }
 
     /// What a claimed row comes to without an upstream call, from the claim's verdict.
@@ -257,7 +258,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     private func committed(_ ids: [UUID], earliestRetry: Date?) {
         hold.withLock { hold in
-            for id in ids { hold.held.remove(id) }
+            for id in ids { hold.held[id] = nil }
             if let earliestRetry, hold.nextRetryAt.map({ earliestRetry < $0 }) ?? true {
                 hold.nextRetryAt = earliestRetry
             }

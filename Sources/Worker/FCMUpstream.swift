@@ -1,7 +1,6 @@
 import FCM
 import Foundation
 import HeraldCore
-import ServiceSupport
 import Store
 
 /// Sends claimed FCM deliveries: the stored message with the device's token and `android.ttl`
@@ -13,17 +12,6 @@ public struct FCMUpstream: DeliveryUpstream {
     public init(client: FCMClient, clock: any HeraldClock = SystemClock()) {
         self.client = client
         self.clock = clock
-    }
-
-    static func make(_ settings: WorkerConfiguration.FCMSettings, caFile: String?, connections: Int,
-                     clock: any HeraldClock) throws(ConfigurationError) -> FCMUpstream {
-        let configuration = FCMConfiguration(credentialsFile: settings.credentialsFile, url: settings.url,
-                                             caFile: caFile, connections: connections)
-        do {
-            return FCMUpstream(client: try FCMClient(configuration: configuration, clock: clock), clock: clock)
-        } catch {
-            throw ConfigurationError(variable: variable(error.setting), problem: error.description)
-        }
     }
 
     public func send(_ delivery: ClaimedDelivery, completion: @escaping @Sendable (DeliveryResult) -> Void) {
@@ -38,14 +26,4 @@ public struct FCMUpstream: DeliveryUpstream {
     }
 
     public func shutdown() { client.shutdown() }
-
-    static func variable(_ setting: FCMConfigurationError.Setting) -> String {
-        switch setting {
-        case .url: return "HERALD_FCM_URL"
-        case .credentialsFile: return "HERALD_FCM_CREDENTIALS_FILE"
-        case .caFile: return "HERALD_CA_FILE"
-        case .connections: return "HERALD_UPSTREAM_CONNECTIONS"
-        default: return "HERALD_FCM_*"
-        }
-    }
 }

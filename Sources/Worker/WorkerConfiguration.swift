@@ -1,58 +1,33 @@
+import APNs
+import FCM
 import Foundation
 import HeraldCore
 import ServiceSupport
 
-/// The worker's settings, read from the environment (documented in README.md).
+/// The worker's settings, read from the environment (documented in README.md): the upstream
+/// clients' configurations and each background service's (WorkerServiceConfigurations.swift).
+/// Defaults live in those types; `fromEnvironment` only reads overrides, and `validate()` runs
+/// every part's rules once.
 public struct WorkerConfiguration: Sendable {
-    /// APNs token authentication; the worker sends to APNs only when it is configured.
-    public struct APNsSettings: Sendable {
-        public var productionURL = "https://api.push.apple.com"
-        public var sandboxURL = "https://api.sandbox.push.apple.com"
-        public var keyFile: String
-        public var keyID: String
-        public var teamID: String
-        public var topic: String
-
-        public init(keyFile: String, keyID: String, teamID: String, topic: String) {
-            self.keyFile = keyFile
-            self.keyID = keyID
-            self.teamID = teamID
-            self.topic = topic
-        }
-    }
-
-    /// FCM HTTP v1; the worker sends to FCM only when it is configured.
-    public struct FCMSettings: Sendable {
-        public var url = "https://fcm.googleapis.com"
-        public var credentialsFile: String
-
-        public init(credentialsFile: String) { self.credentialsFile = credentialsFile }
-    }
-
     public var databaseURL: String
-    public var apns: APNsSettings?
-    public var fcm: FCMSettings?
-    /// An extra trusted CA for both upstreams (the simulator's certificate).
-    public var caFile: String?
-    /// HTTP/2 connections per upstream (and per APNs environment).
-    public var upstreamConnections = 2
-    public var metricsPort: UInt16 = 9090
-    /// A claimed row not recorded within this time is rescued by any worker.
-    public var leaseSeconds = 30
-    /// Rows per claim statement.
-    public var batchSize = 200
-    /// Deliveries claimed and not yet recorded, at most (streams in flight across upstreams).
-    public var maxInFlight = 2000
+    /// APNs token authentication; the worker sends to APNs only when it is configured.
+    public var apns: APNsConfiguration?
+    /// FCM HTTP v1; the worker sends to FCM only when it is configured.
+    public var fcm: FCMConfiguration?
+    public var claimer = ClaimerConfiguration()
+    public var completer = CompleterConfiguration()
+    public var rescuer = RescuerConfiguration()
+    public var leaseExtender = LeaseExtenderConfiguration()
+    public var sampler = QueueSamplerConfiguration()
+    public var listener = ListenerConfiguration()
+    public var pauses = UpstreamPauseConfiguration()
     public var retry = RetryPolicy()
-    /// The poll fallback: how long the worker sleeps when no NOTIFY arrives.
-    public var pollInterval: Duration = .seconds(1)
-    /// After a claim that emptied the queue, the next claim waits at least this long, so that
-    /// live traffic is claimed in batches rather than one claim per NOTIFY.
-    public var minimumClaimSpacing: Duration = .milliseconds(5)
-    /// LISTEN for new work; off for connection poolers in transaction mode (poll only).
-    public var listen = true
-    /// On SIGTERM: how long in-flight sends may take before the rest is released.
+    /// HERALD_WORKER_METRICS_PORT.
+    public var metricsPort: UInt16 = 9090
+    /// On SIGTERM: everything (in-flight sends, recording, releasing) ends within this (HERALD_DRAIN_SECONDS).
     public var drainTimeout: Duration = .seconds(20)
+    /// Server-side statement_timeout of the worker's connections (HERALD_STATEMENT_TIMEOUT_MS).
+    public var statementTimeout: Duration = .seconds(30)
     public var logLevel = LogLevel.info
     /// This process in `deliveries.leased_by` and the logs.
     public var workerID = WorkerConfiguration.defaultWorkerID()
@@ -61,64 +36,113 @@ public struct WorkerConfiguration: Sendable {
         self.databaseURL = databaseURL
     }
 
-    /// Reads and validates every variable; throws naming the first one that is wrong.
+    /// The longest one request can take in an upstream client (its timeout counts from its
+    /// submission, queue wait included). Longer chains (a resend after a token renewal, an FCM
+    /// access-token exchange first) are covered by the lease extender.
+    public var longestRequest: Duration {
+        max(apns?.requestTimeout ?? .zero, fcm?.requestTimeout ?? .zero)
+    }
+
+    /// Every part's rules, and the rules between parts.
+    public func validate() throws(ConfigurationError) {
+        guard !databaseURL.isEmpty else { throw ConfigurationError(variable: "HERALD_DATABASE_URL", problem: "is required") }
+        guard apns != nil || fcm != nil else {
+            throw ConfigurationError(variable: "HERALD_APNS_KEY_FILE",
+                                     problem: "set it or HERALD_FCM_CREDENTIALS_FILE: the worker has no upstream")
+        }
+        do { try apns?.validate() } catch { throw ConfigurationError(variable: Self.variable(error.setting), problem: error.message) }
+        do { try fcm?.validate() } catch { throw ConfigurationError(variable: Self.variable(error.setting), problem: error.message) }
+        try claimer.validate()
+        try completer.validate()
+        try rescuer.validate()
+        try leaseExtender.validate()
+        try sampler.validate()
+        try listener.validate()
+        try pauses.validate()
+        try check(retry.maxAttempts, 1...100, "HERALD_MAX_ATTEMPTS")
+        try check(retry.baseDelay, .milliseconds(1)...(.seconds(3600)), "HERALD_RETRY_BASE_MS")
+        try check(retry.maxDelay, .seconds(1)...(.seconds(604_800)), "HERALD_RETRY_MAX_SECONDS")
+        try check(drainTimeout, .zero...(.seconds(600)), "HERALD_DRAIN_SECONDS")
+        try check(statementTimeout, .milliseconds(100)...(.seconds(3600)), "HERALD_STATEMENT_TIMEOUT_MS")
+        // A lease shorter than one request would let another worker claim a row still being sent.
+        // The lease extender renews the leases of longer sends, but only while the database answers.
+        guard Duration.seconds(claimer.leaseSeconds) > longestRequest else {
+            throw ConfigurationError(
+                variable: "HERALD_LEASE_SECONDS",
+                problem: "must be longer than the upstream request timeout (HERALD_UPSTREAM_TIMEOUT_MS, \(longestRequest))")
+        }
+    }
+
+    /// Reads every variable and validates the result; throws naming the first one that is wrong.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ConfigurationError) -> WorkerConfiguration
     {
         let reader = EnvironmentReader(environment: environment)
         var configuration = WorkerConfiguration(databaseURL: try reader.required("HERALD_DATABASE_URL"))
+        let caFile = reader.optional("HERALD_CA_FILE")
+        if let caFile { try requireReadable(caFile, variable: "HERALD_CA_FILE") }
         if let keyFile = reader.optional("HERALD_APNS_KEY_FILE") {
             try requireReadable(keyFile, variable: "HERALD_APNS_KEY_FILE")
-            let keyID = try reader.required("HERALD_APNS_KEY_ID")
-            let teamID = try reader.required("HERALD_APNS_TEAM_ID")
-            guard keyID.count == 10 else {
-                throw ConfigurationError(variable: "HERALD_APNS_KEY_ID", problem: "must be the 10-character key id")
-            }
-            guard teamID.count == 10 else {
-                throw ConfigurationError(variable: "HERALD_APNS_TEAM_ID", problem: "must be the 10-character team id")
-            }
-            var apns = APNsSettings(keyFile: keyFile, keyID: keyID, teamID: teamID,
-                                    topic: try reader.required("HERALD_APNS_TOPIC"))
-            apns.productionURL = try url(reader, "HERALD_APNS_URL", default: apns.productionURL)
-            apns.sandboxURL = try url(reader, "HERALD_APNS_SANDBOX_URL", default: apns.sandboxURL)
+            var apns = APNsConfiguration(keyFile: keyFile, keyID: try reader.required("HERALD_APNS_KEY_ID"),
+                                         teamID: try reader.required("HERALD_APNS_TEAM_ID"),
+                                         topic: try reader.required("HERALD_APNS_TOPIC"), caFile: caFile)
+            apns.productionURL = origin(reader.optional("HERALD_APNS_URL")) ?? apns.productionURL
+            apns.sandboxURL = origin(reader.optional("HERALD_APNS_SANDBOX_URL")) ?? apns.sandboxURL
             configuration.apns = apns
         }
         if let credentials = reader.optional("HERALD_FCM_CREDENTIALS_FILE") {
             try requireReadable(credentials, variable: "HERALD_FCM_CREDENTIALS_FILE")
-            var fcm = FCMSettings(credentialsFile: credentials)
-            fcm.url = try url(reader, "HERALD_FCM_URL", default: fcm.url)
+            var fcm = FCMConfiguration(credentialsFile: credentials, caFile: caFile)
+            fcm.url = origin(reader.optional("HERALD_FCM_URL")) ?? fcm.url
             configuration.fcm = fcm
         }
-        guard configuration.apns != nil || configuration.fcm != nil else {
-            throw ConfigurationError(variable: "HERALD_APNS_KEY_FILE",
-                                     problem: "set it or HERALD_FCM_CREDENTIALS_FILE: the worker has no upstream")
+        let connections = try reader.integer("HERALD_UPSTREAM_CONNECTIONS",
+                                             default: configuration.apns?.connectionsPerEnvironment
+                                                 ?? configuration.fcm?.connections ?? 2)
+        configuration.apns?.connectionsPerEnvironment = connections
+        configuration.fcm?.connections = connections
+        if let timeout = reader.optional("HERALD_UPSTREAM_TIMEOUT_MS") {
+            guard let milliseconds = Int(timeout), (100...120_000).contains(milliseconds) else {
+                throw ConfigurationError(variable: "HERALD_UPSTREAM_TIMEOUT_MS", problem: "must be a whole number in 100...120000")
+            }
+            configuration.apns?.requestTimeout = .milliseconds(milliseconds)
+            configuration.fcm?.requestTimeout = .milliseconds(milliseconds)
         }
-        if let caFile = reader.optional("HERALD_CA_FILE") {
-            try requireReadable(caFile, variable: "HERALD_CA_FILE")
-            configuration.caFile = caFile
+
+        let port = try reader.integer("HERALD_WORKER_METRICS_PORT", default: Int(configuration.metricsPort))
+        guard (0...65535).contains(port) else {
+            throw ConfigurationError(variable: "HERALD_WORKER_METRICS_PORT", problem: "must be a port number (0-65535)")
         }
-        configuration.upstreamConnections = try reader.integer("HERALD_UPSTREAM_CONNECTIONS", default: 2, range: 1...64)
-        configuration.metricsPort = UInt16(try reader.integer("HERALD_WORKER_METRICS_PORT", default: 9090, range: 0...65535))
-        configuration.leaseSeconds = try reader.integer("HERALD_LEASE_SECONDS", default: 30, range: 2...3600)
-        configuration.batchSize = try reader.integer("HERALD_BATCH_SIZE", default: 200, range: 1...5000)
-        configuration.maxInFlight = try reader.integer("HERALD_WORKER_MAX_IN_FLIGHT", default: 2000, range: 1...100_000)
-        configuration.retry.maxAttempts = try reader.integer("HERALD_MAX_ATTEMPTS", default: 8, range: 1...100)
-        configuration.retry.baseDelay = .milliseconds(try reader.integer("HERALD_RETRY_BASE_MS", default: 1000,
-                                                                         range: 1...3_600_000))
-        configuration.retry.maxDelay = .seconds(try reader.integer("HERALD_RETRY_MAX_SECONDS", default: 3600,
-                                                                   range: 1...604_800))
-        configuration.pollInterval = .milliseconds(try reader.integer("HERALD_POLL_INTERVAL_MS", default: 1000,
-                                                                      range: 10...60_000))
-        configuration.minimumClaimSpacing = .milliseconds(try reader.integer("HERALD_CLAIM_SPACING_MS", default: 5,
-                                                                             range: 0...1000))
-        configuration.listen = try reader.integer("HERALD_WORKER_LISTEN", default: 1, range: 0...1) == 1
-        configuration.drainTimeout = .seconds(try reader.integer("HERALD_DRAIN_SECONDS", default: 20, range: 0...600))
+        configuration.metricsPort = UInt16(port)
+        var claimer = configuration.claimer
+        claimer.leaseSeconds = try reader.integer("HERALD_LEASE_SECONDS", default: claimer.leaseSeconds)
+        claimer.batchSize = try reader.integer("HERALD_BATCH_SIZE", default: claimer.batchSize)
+        claimer.maxInFlight = try reader.integer("HERALD_WORKER_MAX_IN_FLIGHT", default: claimer.maxInFlight)
+        claimer.pollInterval = try milliseconds(reader, "HERALD_POLL_INTERVAL_MS", default: claimer.pollInterval)
+        claimer.minimumClaimSpacing = try milliseconds(reader, "HERALD_CLAIM_SPACING_MS",
+                                                       default: claimer.minimumClaimSpacing)
+        configuration.claimer = claimer
+        configuration.completer.maxBatch = max(configuration.completer.maxBatch, claimer.batchSize)
+        configuration.retry.maxAttempts = try reader.integer("HERALD_MAX_ATTEMPTS", default: configuration.retry.maxAttempts)
+        configuration.retry.baseDelay = try milliseconds(reader, "HERALD_RETRY_BASE_MS", default: configuration.retry.baseDelay)
+        configuration.retry.maxDelay = try seconds(reader, "HERALD_RETRY_MAX_SECONDS", default: configuration.retry.maxDelay)
+        configuration.pauses.maximum = try seconds(reader, "HERALD_UPSTREAM_PAUSE_MAX_SECONDS",
+                                                   default: configuration.pauses.maximum)
+        let listen = try reader.integer("HERALD_WORKER_LISTEN", default: configuration.listener.enabled ? 1 : 0)
+        guard listen == 0 || listen == 1 else {
+            throw ConfigurationError(variable: "HERALD_WORKER_LISTEN", problem: "must be 0 or 1")
+        }
+        configuration.listener.enabled = listen == 1
+        configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
+        configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
+                                                          default: configuration.statementTimeout)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {
                 throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")
             }
             configuration.logLevel = parsed
         }
+        try configuration.validate()
         return configuration
     }
 
@@ -128,16 +152,45 @@ public struct WorkerConfiguration: Sendable {
         return "\(ProcessInfo.processInfo.hostName):\(getpid()):\(random)"
     }
 
-    private static func url(_ reader: EnvironmentReader, _ name: String, default fallback: String)
-        throws(ConfigurationError) -> String
-    {
-        guard let value = reader.optional(name) else { return fallback }
-        guard let parsed = URL(string: value), ["https", "http"].contains(parsed.scheme ?? ""), parsed.host != nil,
-              parsed.path.isEmpty || parsed.path == "/"
-        else {
-            throw ConfigurationError(variable: name, problem: "must be an https:// (or http:// for h2c) origin")
+    /// The variable behind each APNs and FCM setting (their errors name the setting).
+    static func variable(_ setting: APNsConfigurationError.Setting) -> String {
+        switch setting {
+        case .productionURL: return "HERALD_APNS_URL"
+        case .sandboxURL: return "HERALD_APNS_SANDBOX_URL"
+        case .keyFile: return "HERALD_APNS_KEY_FILE"
+        case .keyID: return "HERALD_APNS_KEY_ID"
+        case .teamID: return "HERALD_APNS_TEAM_ID"
+        case .topic: return "HERALD_APNS_TOPIC"
+        case .caFile: return "HERALD_CA_FILE"
+        case .connectionsPerEnvironment: return "HERALD_UPSTREAM_CONNECTIONS"
+        case .requestTimeout, .connectTimeout: return "HERALD_APNS_*"
         }
+    }
+
+    static func variable(_ setting: FCMConfigurationError.Setting) -> String {
+        switch setting {
+        case .url: return "HERALD_FCM_URL"
+        case .credentialsFile: return "HERALD_FCM_CREDENTIALS_FILE"
+        case .caFile: return "HERALD_CA_FILE"
+        case .connections: return "HERALD_UPSTREAM_CONNECTIONS"
+        default: return "HERALD_FCM_*"
+        }
+    }
+
+    /// An origin as given, without a trailing slash (the clients' validation checks the rest).
+    private static func origin(_ value: String?) -> String? {
+        guard let value else { return nil }
         return value.hasSuffix("/") ? String(value.dropLast()) : value
+    }
+
+    private static func milliseconds(_ reader: EnvironmentReader, _ name: String, default fallback: Duration)
+        throws(ConfigurationError) -> Duration {
+        .milliseconds(try reader.integer(name, default: Int(fallback / .milliseconds(1))))
+    }
+
+    private static func seconds(_ reader: EnvironmentReader, _ name: String, default fallback: Duration)
+        throws(ConfigurationError) -> Duration {
+        .seconds(try reader.integer(name, default: Int(fallback / .seconds(1))))
     }
 
     private static func requireReadable(_ path: String, variable: String) throws(ConfigurationError) {

@@ -1,8 +1,10 @@
 import Foundation
 import HTTPServer
+import HeraldCore
 
-/// `/healthz` (the process is up), `/readyz` (it can claim: database reachable, not draining) and
-/// `/metrics` (Prometheus text) on HERALD_WORKER_METRICS_PORT.
+/// `/healthz` (the process is up), `/readyz` (it can deliver: database reachable, not draining, no
+/// upstream paused; a 503 names what is wrong) and `/metrics` (Prometheus text) on
+/// HERALD_WORKER_METRICS_PORT.
 public final class WorkerHealthServer: Sendable {
     private let server: HTTPServer
 
@@ -25,13 +27,27 @@ public final class WorkerHealthServer: Sendable {
         case "/healthz":
             return json(200, #"{"status":"ok"}"#)
         case "/readyz":
-            return worker.isReady ? json(200, #"{"status":"ready"}"#) : json(503, #"{"status":"not_ready"}"#)
+            return readiness(worker)
         case "/metrics":
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
                                 body: Array(worker.metrics.render().utf8))
         default:
             return json(404, #"{"error":{"code":"not_found","message":"No such resource.","field":null}}"#)
         }
+    }
+
+    /// `{"status","database","draining","pausedUpstreams":{"apns":"InvalidProviderToken"}}`.
+    static func readiness(_ worker: DeliveryWorker) -> HTTPResponse {
+        let ready = worker.isReady
+        let paused = worker.pausedUpstreams.sorted { $0.key.rawValue < $1.key.rawValue }
+        let body = JSONValue.object([
+            ("status", .string(ready ? "ready" : "not_ready")),
+            ("database", .string(worker.isDatabaseReachable ? "ok" : "unreachable")),
+            ("draining", .bool(worker.isDraining)),
+            ("pausedUpstreams", .object(paused.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
+        ])
+        return HTTPResponse(status: ready ? 200 : 503, headers: [("Content-Type", "application/json")],
+                            body: JSONWriter.bytes(body))
     }
 
     private static func json(_ status: Int, _ body: String) -> HTTPResponse {

@@ -13,6 +13,8 @@ public final class WorkerMetrics: Sendable {
         case claimed, sent, failed, retried, dead
         case tokenInvalid = "token_invalid"
         case expired, suppressed
+        /// Held back because the upstream refused Herald's setup (attempt not counted).
+        case deferred
     }
 
     private struct State {
@@ -25,6 +27,10 @@ public final class WorkerMetrics: Sendable {
         var claims = 0
         var completionBatches = 0
         var databaseErrors = 0
+        var paused: Set<PushService> = []
+        var setupFaults: [PushService: Int] = [:]
+        var unrecordable = 0
+        var leasesExtended = 0
     }
 
     private let state = Mutex(State())
@@ -46,6 +52,7 @@ public final class WorkerMetrics: Sendable {
         case .expired: counter = .expired
         case .suppressed: counter = .suppressed
         case .retry: counter = .retried
+        case .deferred: counter = .deferred
         }
         add(counter, service)
     }
@@ -67,6 +74,10 @@ public final class WorkerMetrics: Sendable {
     func addClaim() { state.withLock { $0.claims += 1 } }
     func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
     func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
+    func setPaused(_ services: some Sequence<PushService>) { state.withLock { $0.paused = Set(services) } }
+    func addSetupFault(_ service: PushService) { state.withLock { $0.setupFaults[service, default: 0] += 1 } }
+    func addUnrecordable() { state.withLock { $0.unrecordable += 1 } }
+    func addLeasesExtended(_ count: Int) { state.withLock { $0.leasesExtended += count } }
 
     /// A counter's value (tests and logs).
     public func value(_ name: String, _ service: PushService) -> Int {
@@ -92,6 +103,16 @@ public final class WorkerMetrics: Sendable {
             let histogram = snapshot.latency[service] ?? PrometheusHistogram(bounds: Self.latencyBuckets)
             out += histogram.render("herald_worker_send_duration_seconds", labels: "upstream=\"\(service.rawValue)\"")
         }
+        out += "# HELP herald_worker_upstream_paused 1 while the upstream is paused: it refused Herald's credentials or configuration.\n"
+        out += "# TYPE herald_worker_upstream_paused gauge\n"
+        for service in PushService.allCases {
+            out += "herald_worker_upstream_paused{upstream=\"\(service.rawValue)\"} \(snapshot.paused.contains(service) ? 1 : 0)\n"
+        }
+        out += "# HELP herald_worker_setup_faults_total Answers refusing Herald's credentials or configuration.\n"
+        out += "# TYPE herald_worker_setup_faults_total counter\n"
+        for service in PushService.allCases {
+            out += "herald_worker_setup_faults_total{upstream=\"\(service.rawValue)\"} \(snapshot.setupFaults[service] ?? 0)\n"
+        }
         let gauges: [(String, String, String)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
             ("herald_queue_due_depth", "Pending deliveries due now (counted up to 10000).", "\(snapshot.dueDepth)"),
@@ -106,6 +127,9 @@ public final class WorkerMetrics: Sendable {
             ("herald_worker_claims_total", "Claim statements run.", snapshot.claims),
             ("herald_worker_completion_batches_total", "Completion statements run.", snapshot.completionBatches),
             ("herald_worker_database_errors_total", "Failed database calls (retried).", snapshot.databaseErrors),
+            ("herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",
+             snapshot.unrecordable),
+            ("herald_worker_leases_extended_total", "Leases renewed for sends that took long.", snapshot.leasesExtended),
         ]
         for (name, help, value) in counters {
             out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"

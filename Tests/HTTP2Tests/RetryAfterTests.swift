@@ -19,4 +19,8 @@ import Testing
         #expect(RetryAfter.parse("soon", now: now) == nil)
         #expect(RetryAfter.parse("Sun, 06 Nov 1994 25:00:00 GMT", now: now) == nil)
     }
+
+    @Test func aValueTooLargeForInt64IsStillAVeryLongWait() {
+        #expect(RetryAfter.parse("99999999999999999999999", now: now) == .seconds(Int64.max))
+    }
 }

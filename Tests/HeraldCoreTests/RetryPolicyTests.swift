@@ -59,4 +59,19 @@ import Testing
         #expect(DeliveryOutcome.suppressed.reason == "opted_out")
         #expect(DeliveryOutcome.sent.reason == nil)
     }
+
+    @Test func retryAfterIsCappedByTheMaximumDelay() {
+        let capped = RetryPolicy(maxAttempts: 5, baseDelay: .seconds(1), maxDelay: .seconds(600))
+        let huge = DeliveryResult.retry(reason: "TooManyRequests", retryAfter: .seconds(Int64.max))
+        #expect(capped.outcome(of: huge, attempts: 1, expiresAt: nil, now: now, random: 0)
+                == .retry(at: now.addingTimeInterval(600), reason: "TooManyRequests"))
+    }
+
+    @Test func aSetupFaultSpendsNoAttemptAndIsNeverDeadOrExpired() {
+        let fault = DeliveryResult.setupFault(reason: "InvalidProviderToken")
+        // Even at the last attempt and past the TTL: the delivery is not judged.
+        #expect(policy.outcome(of: fault, attempts: 5, expiresAt: now, now: now, random: 0.5)
+                == .deferred(at: now.addingTimeInterval(1), reason: "InvalidProviderToken"))
+        #expect(DeliveryOutcome.deferred(at: now, reason: "x").name == "deferred")
+    }
 }

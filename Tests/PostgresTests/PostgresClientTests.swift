@@ -173,3 +173,34 @@ struct PostgresClientTests {
         #expect(PostgresUUID.parse(text) == nil)
     }
 }
+
+/// Every connection is bounded against a database that stops answering (PostgresConnectionOptions).
+@Suite struct ConnectionBoundsTests {
+    @Test func aStatementPastTheTimeoutIsCancelled() throws {
+        let connection = try PostgresConnection(
+            url: TestEnvironment.databaseURL,
+            options: PostgresConnectionOptions(statementTimeout: .milliseconds(200)))
+        #expect(throws: PostgresError.self) { try connection.execute("SELECT pg_sleep(2)") }
+        do {
+            try connection.execute("SELECT pg_sleep(2)")
+        } catch let error as PostgresError {
+            #expect(error.sqlState == "57014")
+            #expect(!error.isTransient)
+        }
+        // The connection stays usable after a cancelled statement.
+        #expect(try connection.query("SELECT 1").first?.int(0) == 1)
+    }
+
+    @Test func keepalivesAndTheTCPUserTimeoutAreSetUnlessTheURLSaysOtherwise() throws {
+        let connection = try PostgresConnection(url: TestEnvironment.databaseURL)
+        #expect(connection.connectionSetting("keepalives") == "1")
+        #expect(connection.connectionSetting("keepalives_idle") == "10")
+        #expect(connection.connectionSetting("tcp_user_timeout") == "30000")
+        #expect(connection.connectionSetting("connect_timeout") == "5")
+        #expect(try connection.query("SHOW statement_timeout").first?.string(0) == "30s")
+
+        let separator = TestEnvironment.databaseURL.contains("?") ? "&" : "?"
+        let own = try PostgresConnection(url: TestEnvironment.databaseURL + separator + "keepalives_idle=42")
+        #expect(own.connectionSetting("keepalives_idle") == "42")
+    }
+}

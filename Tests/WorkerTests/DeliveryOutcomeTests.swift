@@ -137,7 +137,8 @@ import Worker
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1, expiresAt: Date().addingTimeInterval(2))
         harness.simulator.setFault(SimulatorFault(status: 429, retryAfter: 30), token: WorkerHarness.apnsToken(0))
-        try harness.startWorker()
+        // Retry-After is capped by the maximum delay: let it be longer than the TTL.
+        try harness.startWorker { $0.retry.maxDelay = .seconds(60) }
         try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: queued.deliveries[0])?.outcome == "expired")
     }
@@ -186,8 +187,8 @@ import Worker
         try harness.db.user("u", apnsToken: WorkerHarness.apnsToken(0))
         let request = try harness.db.request(partner: partner.id, deliveries: 3000)
         try harness.db.deliveries(count: 3000, request: request, partner: partner.id, user: "u")
-        try harness.startWorker { $0.batchSize = 50 }
-        try harness.startWorker { $0.batchSize = 50 }
+        try harness.startWorker { $0.claimer.batchSize = 50 }
+        try harness.startWorker { $0.claimer.batchSize = 50 }
         try await harness.waitUntil("all sent", timeout: .seconds(60)) { try harness.outstanding() == 0 }
         #expect(try harness.db.counts(of: request) == (sent: 3000, failed: 0))
         let ids = harness.simulator.received().compactMap { $0.header("apns-id") }
@@ -214,7 +215,7 @@ import Worker
 
     @Test func aPollOnlyWorkerDeliversWithoutListening() async throws {
         let harness = try WorkerHarness()
-        let worker = try harness.startWorker { $0.listen = false }
+        let worker = try harness.startWorker { $0.listener.enabled = false }
         // Queued after the worker started, with no NOTIFY: only the poll can find it.
         let queued = try harness.queue(users: 1)
         try await harness.waitUntil("sent by polling") { try harness.outstanding() == 0 }

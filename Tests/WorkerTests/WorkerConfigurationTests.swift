@@ -24,30 +24,30 @@ import Worker
 
     @Test func defaultsFollowTheSpec() throws {
         let configuration = try WorkerConfiguration.fromEnvironment(base)
-        #expect(configuration.leaseSeconds == 30)
+        #expect(configuration.claimer.leaseSeconds == 30)
         #expect(configuration.metricsPort == 9090)
         #expect(configuration.apns?.productionURL == "https://api.push.apple.com")
         #expect(configuration.apns?.sandboxURL == "https://api.sandbox.push.apple.com")
         #expect(configuration.fcm == nil)
-        #expect(configuration.listen)
+        #expect(configuration.listener.enabled)
     }
 
     @Test func everySettingIsRead() throws {
         var environment = base
         environment["HERALD_FCM_CREDENTIALS_FILE"] = credentials.fcmCredentialsFile
         environment["HERALD_FCM_URL"] = "https://127.0.0.1:8443/"
-        environment["HERALD_LEASE_SECONDS"] = "10"
+        environment["HERALD_LEASE_SECONDS"] = "15"
         environment["HERALD_BATCH_SIZE"] = "500"
         environment["HERALD_MAX_ATTEMPTS"] = "3"
         environment["HERALD_WORKER_LISTEN"] = "0"
         environment["HERALD_POLL_INTERVAL_MS"] = "250"
         let configuration = try WorkerConfiguration.fromEnvironment(environment)
         #expect(configuration.fcm?.url == "https://127.0.0.1:8443")
-        #expect(configuration.leaseSeconds == 10)
-        #expect(configuration.batchSize == 500)
+        #expect(configuration.claimer.leaseSeconds == 15)
+        #expect(configuration.claimer.batchSize == 500)
         #expect(configuration.retry.maxAttempts == 3)
-        #expect(!configuration.listen)
-        #expect(configuration.pollInterval == .milliseconds(250))
+        #expect(!configuration.listener.enabled)
+        #expect(configuration.claimer.pollInterval == .milliseconds(250))
     }
 
     @Test func errorsNameTheVariable() {
@@ -60,5 +60,24 @@ import Worker
         #expect(problem(base.merging(["HERALD_LEASE_SECONDS": "0"]) { $1 }) == "HERALD_LEASE_SECONDS")
         #expect(problem(base.merging(["HERALD_BATCH_SIZE": "many"]) { $1 }) == "HERALD_BATCH_SIZE")
         #expect(problem(["HERALD_DATABASE_URL": "x"]) == "HERALD_APNS_KEY_FILE")
+    }
+
+    @Test func aLeaseMustOutlastOneUpstreamRequest() throws {
+        // The default request timeout is 10 s: a 10 s lease could expire while a send is in flight.
+        #expect(problem(base.merging(["HERALD_LEASE_SECONDS": "10"]) { $1 }) == "HERALD_LEASE_SECONDS")
+        let short = try WorkerConfiguration.fromEnvironment(
+            base.merging(["HERALD_LEASE_SECONDS": "2", "HERALD_UPSTREAM_TIMEOUT_MS": "1500"]) { $1 })
+        #expect(short.apns?.requestTimeout == .milliseconds(1500))
+        #expect(problem(base.merging(["HERALD_UPSTREAM_TIMEOUT_MS": "5"]) { $1 }) == "HERALD_UPSTREAM_TIMEOUT_MS")
+    }
+
+    @Test func everyServiceSettingIsValidatedWithItsVariable() {
+        #expect(problem(base.merging(["HERALD_WORKER_LISTEN": "2"]) { $1 }) == "HERALD_WORKER_LISTEN")
+        #expect(problem(base.merging(["HERALD_CLAIM_SPACING_MS": "5000"]) { $1 }) == "HERALD_CLAIM_SPACING_MS")
+        #expect(problem(base.merging(["HERALD_RETRY_MAX_SECONDS": "0"]) { $1 }) == "HERALD_RETRY_MAX_SECONDS")
+        #expect(problem(base.merging(["HERALD_UPSTREAM_PAUSE_MAX_SECONDS": "0"]) { $1 })
+                == "HERALD_UPSTREAM_PAUSE_MAX_SECONDS")
+        #expect(problem(base.merging(["HERALD_STATEMENT_TIMEOUT_MS": "1"]) { $1 }) == "HERALD_STATEMENT_TIMEOUT_MS")
+        #expect(problem(base.merging(["HERALD_APNS_TEAM_ID": "bad id!!!!"]) { $1 }) == "HERALD_APNS_TEAM_ID")
     }
 }

@@ -1,3 +1,5 @@
+import APNs
+import FCM
 import Foundation
 import HeraldCore
 import HeraldTestSupport
@@ -15,8 +17,9 @@ final class WorkerHarness: @unchecked Sendable {
     let fcmCredentialsFile: String
     private var workers: [DeliveryWorker] = []
 
-    init() throws {
-        db = try QueueDatabase()
+    /// `database`: another server's (a private cluster a test stops), else one on the suite's server.
+    init(database: QueueDatabase? = nil) throws {
+        db = try database ?? QueueDatabase()
         simulator = try Simulator(configuration: SimulatorConfiguration(
             tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
             apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile))
@@ -34,17 +37,14 @@ final class WorkerHarness: @unchecked Sendable {
     /// A configuration for this database and simulator, quick to react (tests wait on it).
     func configuration(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) -> WorkerConfiguration {
         var configuration = WorkerConfiguration(databaseURL: db.url)
-        var apns = WorkerConfiguration.APNsSettings(keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID,
-                                                    teamID: credentials.apnsTeamID, topic: credentials.apnsTopic)
-        apns.productionURL = simulatorURL
-        apns.sandboxURL = simulatorURL
-        configuration.apns = apns
-        var fcm = WorkerConfiguration.FCMSettings(credentialsFile: fcmCredentialsFile)
-        fcm.url = simulatorURL
-        configuration.fcm = fcm
-        configuration.caFile = credentials.caFile
+        configuration.apns = APNsConfiguration(
+            keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
+            topic: credentials.apnsTopic, productionURL: simulatorURL, sandboxURL: simulatorURL,
+            caFile: credentials.caFile)
+        configuration.fcm = FCMConfiguration(credentialsFile: fcmCredentialsFile, url: simulatorURL,
+                                             caFile: credentials.caFile)
         configuration.metricsPort = 0
-        configuration.pollInterval = .milliseconds(100)
+        configuration.claimer.pollInterval = .milliseconds(100)
         configuration.retry = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
         configuration.logLevel = .error
         adjust(&configuration)

@@ -21,14 +21,15 @@ import Worker
             harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 10_000), token: WorkerHarness.apnsToken(index))
         }
         let doomed = try ChildProcess(executable: Self.workerBinary,
-                                      environment: harness.processEnvironment(["HERALD_LEASE_SECONDS": "2"]))
+                                      environment: harness.processEnvironment(["HERALD_LEASE_SECONDS": "2",
+                                                                              "HERALD_UPSTREAM_TIMEOUT_MS": "1500"]))
         try harness.waitUntilBlocking("the first worker holds every row") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") == 20
         }
         kill(doomed.process.processIdentifier, SIGKILL)
         doomed.process.waitUntilExit()
 
-        try harness.startWorker { $0.leaseSeconds = 2 }
+        try harness.startWorker { $0.claimer.leaseSeconds = 2 }
         try await harness.waitUntil("everything delivered after the lease", timeout: .seconds(20)) { try harness.outstanding() == 0 }
         #expect(try harness.db.counts(of: queued.request) == (sent: 20, failed: 0))
         for id in queued.deliveries {
@@ -98,7 +99,7 @@ import Worker
         try harness.db.user("alice", apnsToken: WorkerHarness.apnsToken(0), fcmToken: WorkerHarness.fcmToken(0))
         try harness.db.email("alice@example.com", user: "alice")
         // A long poll interval: only NOTIFY can make this fast.
-        try harness.startWorker { $0.pollInterval = .seconds(30) }
+        try harness.startWorker { $0.claimer.pollInterval = .seconds(30) }
         try await Task.sleep(for: .milliseconds(300))
 
         let (intake, port) = try Self.startIntake(databaseURL: harness.db.url)

@@ -1,0 +1,99 @@
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// Which upstreams are paused because they refused Herald's own credentials or configuration
+/// (SPEC 5: a revoked key, a wrong topic), and when each may be tried again.
+///
+/// - The first setup fault pauses the upstream for `backoff.delay(afterFailures: 1)`; faults from
+///   sends that were already in flight do not lengthen it.
+/// - When the pause ends the upstream is *probing*: the claim loop leases a single row of it. The
+///   probe's answer decides: accepted (any answer but a setup fault) resumes the upstream; another
+///   setup fault pauses it again, twice as long, up to the maximum.
+/// - Paused rows are deferred to the pause's end with their attempt unspent; nothing is failed.
+final class UpstreamPauses: Sendable {
+    struct Pause: Sendable, Equatable {
+        var reason: String
+        var since: Date
+        var until: Date
+        /// Consecutive pauses (1 = first), for the backoff.
+        var faults: Int
+        /// A probe row is out: claim no other until its answer.
+        var probeInFlight: Bool
+    }
+
+    enum Mode: Equatable {
+        /// Claim normally.
+        case open
+        /// Claim nothing.
+        case paused
+        /// Claim one row to test the upstream.
+        case probe
+    }
+
+    private let backoff: ExponentialBackoff
+    private let clock: any HeraldClock
+    private let pauses = Mutex<[PushService: Pause]>([:])
+
+    init(backoff: ExponentialBackoff, clock: any HeraldClock) {
+        self.backoff = backoff
+        self.clock = clock
+    }
+
+    /// A send to `service` came back as a setup fault. Returns when the row may be tried again.
+    func fault(_ service: PushService, reason: String, wasProbe: Bool) -> Date {
+        let now = clock.now
+        return pauses.withLock { pauses in
+            if var pause = pauses[service] {
+                // An in-flight send of a pause already decided: the pause stands as it is.
+                guard wasProbe || (!pause.probeInFlight && pause.until <= now) else { return max(pause.until, now) }
+                pause.faults += 1
+                pause.reason = reason
+                pause.until = now.addingTimeInterval(backoff.delay(afterFailures: pause.faults) / .seconds(1))
+                pause.probeInFlight = false
+                pauses[service] = pause
+                return pause.until
+            }
+            let until = now.addingTimeInterval(backoff.delay(afterFailures: 1) / .seconds(1))
+            pauses[service] = Pause(reason: reason, since: now, until: until, faults: 1, probeInFlight: false)
+            return until
+        }
+    }
+
+    /// A probe's answer was not a setup fault: the upstream works again. Returns true when this
+    /// ended a pause.
+    @discardableResult
+    func accepted(_ service: PushService) -> Bool {
+        pauses.withLock { $0.removeValue(forKey: service) != nil }
+    }
+
+    /// What the claim loop may take of `service` now.
+    func mode(_ service: PushService) -> Mode {
+        let now = clock.now
+        return pauses.withLock { pauses in
+            guard let pause = pauses[service] else { return .open }
+            if pause.until > now || pause.probeInFlight { return .paused }
+            return .probe
+        }
+    }
+
+    /// The claim loop leased a probe row (true) or found none to probe with (false: nothing is
+    /// queued for the upstream, so the next real send is the probe).
+    func probeClaimed(_ service: PushService, found: Bool) {
+        pauses.withLock { pauses in
+            guard var pause = pauses[service] else { return }
+            if found {
+                pause.probeInFlight = true
+                pauses[service] = pause
+            } else {
+                pauses[service] = nil
+            }
+        }
+    }
+
+    /// The paused upstreams, for `/readyz` and the metrics.
+    var current: [PushService: Pause] { pauses.withLock { $0 } }
+
+    /// The earliest end of a pause (the claim loop wakes for it).
+    var nextEnd: Date? { pauses.withLock { $0.values.filter { !$0.probeInFlight }.map(\.until).min() } }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import HeraldCore
+import Postgres
+import ServiceSupport
+import Store
+
+/// The worker's services besides the claimer and the completer, each a `BackgroundService` with
+/// its own database session and settings (WorkerServiceConfigurations.swift):
+/// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification (the
+///   claimer's poll fallback covers the time it is reconnecting);
+/// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
+/// - queue sampler: the due-depth and oldest-age gauges, and when the next scheduled row is due;
+/// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago.
+enum WorkerMaintenance {
+    static func services(for worker: DeliveryWorker) -> [BackgroundService] {
+        var services = [rescuer(worker), sampler(worker), leaseExtender(worker)]
+        if worker.configuration.listener.enabled { services.append(listener(worker)) }
+        return services
+    }
+
+    static func listener(_ worker: DeliveryWorker) -> BackgroundService {
+        let session = worker.session("listener", listen: true)
+        let slice = worker.configuration.listener.waitSlice
+        return BackgroundService(
+            .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
+            logger: worker.logger, onError: { _ in session.close() }
+        ) { [weak worker] _ in
+            let wasConnected = session.isConnected
+            let channels = try session.use { try $0.waitForNotifications(timeout: slice) }
+            // Work may have arrived while not listening; and every notification is new work.
+            if !wasConnected || !channels.isEmpty { worker?.wake.signal(.work) }
+        }
+    }
+
+    static func rescuer(_ worker: DeliveryWorker) -> BackgroundService {
+        let session = worker.session("rescuer")
+        let settings = worker.configuration.rescuer
+        let interval = settings.interval(leaseSeconds: worker.configuration.claimer.leaseSeconds)
+        return BackgroundService(.init(name: "herald-rescuer"), logger: worker.logger,
+                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+            guard let worker else { return }
+            let rescued = try session.use { try worker.store.rescue(on: $0, limit: settings.limit) }
+            if rescued > 0 {
+                worker.hints.withLock { $0.dropCursors = true }
+                worker.metrics.addRescued(rescued)
+                worker.logger.info("rescued expired leases", [("rows", .number(Double(rescued)))])
+                worker.wake.signal(.work)
+            }
+            service.sleep(for: interval)
+        }
+    }
+
+    static func sampler(_ worker: DeliveryWorker) -> BackgroundService {
+        let session = worker.session("sampler")
+        let interval = worker.configuration.sampler.interval
+        return BackgroundService(.init(name: "herald-sampler"), logger: worker.logger,
+                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+            guard let worker else { return }
+            let snapshot = try session.use { try worker.store.snapshot(on: $0) }
+            worker.metrics.setQueue(dueDepth: snapshot.dueDepth, oldestDueAge: snapshot.oldestDueAge)
+            worker.hints.withLock { $0.nextScheduled = snapshot.nextAvailableAt }
+            service.sleep(for: interval)
+        }
+    }
+
+    static func leaseExtender(_ worker: DeliveryWorker) -> BackgroundService {
+        let session = worker.session("lease-extender")
+        let leaseSeconds = worker.configuration.claimer.leaseSeconds
+        let interval = worker.configuration.leaseExtender.interval(leaseSeconds: leaseSeconds)
+        return BackgroundService(.init(name: "herald-lease-extender"), logger: worker.logger,
+                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+            guard let worker else { return }
+            let now = worker.clock.now
+            let cutoff = now.addingTimeInterval(-(interval / .seconds(1)))
+            let long = worker.hold.withLock { hold in hold.held.filter { $0.value.leasedAt <= cutoff }.map(\.key) }
+            if !long.isEmpty {
+                let renewed = try session.use {
+                    try worker.store.extendLeases(on: $0, worker: worker.configuration.workerID, ids: long,
+                                                  leaseSeconds: leaseSeconds)
+                }
+                worker.hold.withLock { hold in
+                    for id in long { hold.held[id]?.leasedAt = now }
+                }
+                worker.metrics.addLeasesExtended(renewed)
+            }
+            // Checked twice per interval, so a lease is renewed at most half a lease after it was set.
+            service.sleep(for: interval / 2)
+        }
+    }
+}

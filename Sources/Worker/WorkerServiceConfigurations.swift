@@ -1,0 +1,132 @@
+import Foundation
+import HeraldCore
+import ServiceSupport
+
+// The settings of each background service of the worker. Every default is written once, here, as
+// the property's initial value; `WorkerConfiguration.fromEnvironment` reads overrides and each
+// `validate()` states the rules, naming the environment variable.
+
+/// The claim loop: how much to lease and how it waits for work.
+public struct ClaimerConfiguration: Sendable, Equatable {
+    /// Rows per claim statement (HERALD_BATCH_SIZE).
+    public var batchSize = 200
+    /// Deliveries claimed and not yet recorded, at most (HERALD_WORKER_MAX_IN_FLIGHT).
+    public var maxInFlight = 2000
+    /// A claimed row not recorded within this time is rescued by any worker (HERALD_LEASE_SECONDS).
+    public var leaseSeconds = 30
+    /// The poll fallback: how long the loop sleeps when no NOTIFY arrives (HERALD_POLL_INTERVAL_MS).
+    public var pollInterval: Duration = .seconds(1)
+    /// After a claim that emptied the queue, the next claim waits at least this long, so that live
+    /// traffic is claimed in batches rather than one claim per NOTIFY (HERALD_CLAIM_SPACING_MS).
+    public var minimumClaimSpacing: Duration = .milliseconds(5)
+    /// How often a claim ignores the cursors and considers every due row.
+    public var fullScanInterval: Duration = .seconds(5)
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(batchSize, 1...5000, "HERALD_BATCH_SIZE")
+        try check(maxInFlight, 1...100_000, "HERALD_WORKER_MAX_IN_FLIGHT")
+        try check(leaseSeconds, 2...3600, "HERALD_LEASE_SECONDS")
+        try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_POLL_INTERVAL_MS")
+        try check(minimumClaimSpacing, .zero...(.seconds(1)), "HERALD_CLAIM_SPACING_MS")
+        try check(fullScanInterval, .milliseconds(100)...(.seconds(600)), "fullScanInterval")
+    }
+}
+
+/// The completer: batched recording of outcomes.
+public struct CompleterConfiguration: Sendable, Equatable {
+    /// Outcomes per completion statement, at most.
+    public var maxBatch = 500
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(maxBatch, 1...10_000, "completer.maxBatch")
+    }
+}
+
+/// The rescuer: returns rows whose lease expired (a crashed worker's) to pending.
+public struct RescuerConfiguration: Sendable, Equatable {
+    /// nil: a third of the lease (a crashed worker's rows wait at most 4/3 of a lease).
+    public var interval: Duration?
+    /// Rows per rescue statement.
+    public var limit = 1000
+
+    public init() {}
+
+    public func interval(leaseSeconds: Int) -> Duration { interval ?? .seconds(max(1.0, Double(leaseSeconds) / 3)) }
+
+    public func validate() throws(ConfigurationError) {
+        if let interval { try check(interval, .milliseconds(100)...(.seconds(3600)), "rescuer.interval") }
+        try check(limit, 1...100_000, "rescuer.limit")
+    }
+}
+
+/// The lease extender: sends that take long (a queue inside the HTTP/2 client, a paused upstream's
+/// probe, a slow answer) keep their rows' leases, so no other worker sends them meanwhile.
+public struct LeaseExtenderConfiguration: Sendable, Equatable {
+    /// nil: a third of the lease. Rows held longer than this get their lease renewed.
+    public var interval: Duration?
+
+    public init() {}
+
+    public func interval(leaseSeconds: Int) -> Duration { interval ?? .seconds(max(1.0, Double(leaseSeconds) / 3)) }
+
+    public func validate() throws(ConfigurationError) {
+        if let interval { try check(interval, .milliseconds(100)...(.seconds(3600)), "leaseExtender.interval") }
+    }
+}
+
+/// The queue sampler: the due depth and oldest age gauges, and when the next scheduled row is due.
+public struct QueueSamplerConfiguration: Sendable, Equatable {
+    public var interval: Duration = .seconds(2)
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(interval, .milliseconds(100)...(.seconds(600)), "sampler.interval")
+    }
+}
+
+/// The listener: LISTEN for new work (off for connection poolers in transaction mode: poll only).
+public struct ListenerConfiguration: Sendable, Equatable {
+    /// HERALD_WORKER_LISTEN.
+    public var enabled = true
+    /// How long one wait for notifications lasts (stop is noticed within it).
+    public var waitSlice: Duration = .milliseconds(250)
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(waitSlice, .milliseconds(10)...(.seconds(10)), "listener.waitSlice")
+    }
+}
+
+/// How long an upstream that refused Herald's credentials or configuration stays paused: the first
+/// pause `base`, doubling with each failed probe, at most `maximum` (HERALD_UPSTREAM_PAUSE_MAX_SECONDS).
+public struct UpstreamPauseConfiguration: Sendable, Equatable {
+    public var base: Duration = .seconds(1)
+    public var maximum: Duration = .seconds(60)
+
+    public init() {}
+
+    public var backoff: ExponentialBackoff { ExponentialBackoff(base: base, maximum: maximum) }
+
+    public func validate() throws(ConfigurationError) {
+        try check(base, .milliseconds(10)...(.seconds(3600)), "pauses.base")
+        try check(maximum, base...(.seconds(3600)), "HERALD_UPSTREAM_PAUSE_MAX_SECONDS")
+    }
+}
+
+func check(_ value: Int, _ range: ClosedRange<Int>, _ variable: String) throws(ConfigurationError) {
+    guard range.contains(value) else {
+        throw ConfigurationError(variable: variable, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+    }
+}
+
+func check(_ value: Duration, _ range: ClosedRange<Duration>, _ variable: String) throws(ConfigurationError) {
+    guard range.contains(value) else {
+        throw ConfigurationError(variable: variable, problem: "must be between \(range.lowerBound) and \(range.upperBound)")
+    }
+}

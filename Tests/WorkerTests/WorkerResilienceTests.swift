@@ -1,0 +1,111 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Simulator
+import Store
+import Testing
+import Worker
+
+/// What keeps delivery right when things go wrong around it: rows the database refuses to
+/// record, sends slower than a lease, a database gone during a drain, and the real-service
+/// defaults (topic per app, never `apns-expiration: 0`).
+@Suite struct WorkerResilienceTests {
+    static var workerBinary: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-worker") }
+
+    @Test func theTopicIsTheDevicesBundleIDAndARowWithoutExpiryIsStillStoredByAPNs() async throws {
+        let harness = try WorkerHarness()
+        let partner = try harness.db.partner()
+        let request = try harness.db.request(partner: partner.id, deliveries: 2)
+        try harness.db.user("own-app", apnsToken: WorkerHarness.apnsToken(0), bundleID: "com.partner.other")
+        try harness.db.user("default-app", apnsToken: WorkerHarness.apnsToken(1))
+        let own = try harness.db.delivery(request: request, partner: partner.id, user: "own-app", service: .apns)
+        let plain = try harness.db.delivery(request: request, partner: partner.id, user: "default-app", service: .apns)
+        try harness.startWorker()
+        try await harness.waitUntil("both sent") { try harness.outstanding() == 0 }
+
+        let received = harness.simulator.received()
+        let ownRecord = try #require(received.first { $0.header("apns-id") == own.uuidString.lowercased() })
+        let plainRecord = try #require(received.first { $0.header("apns-id") == plain.uuidString.lowercased() })
+        #expect(ownRecord.header("apns-topic") == "com.partner.other")
+        #expect(plainRecord.header("apns-topic") == harness.credentials.apnsTopic)
+        // No expiry on the row: APNs still stores it (28 days), never `0` (one attempt, nothing kept).
+        let expiration = try #require(plainRecord.header("apns-expiration").flatMap { Int($0) })
+        let expected = Int(Date().timeIntervalSince1970) + Int(APNsUpstream.longestStorage)
+        #expect(abs(expiration - expected) < 120)
+    }
+
+    @Test func aRowTheDatabaseRefusesToRecordIsIsolatedAndTheRestAreRecorded() async throws {
+        let harness = try WorkerHarness()
+        let queued = try harness.queue(users: 12)
+        let poisoned = queued.deliveries[5]
+        // A lasting failure for one row's outcome only: recording it as sent raises, every time.
+        try harness.db.connection.execute("""
+            CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.id = '\(poisoned.uuidString.lowercased())' AND NEW.outcome = 'sent' THEN
+                    RAISE EXCEPTION 'refused for the test';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER refuse_one BEFORE INSERT ON delivery_history FOR EACH ROW EXECUTE FUNCTION refuse_one();
+            """)
+        let worker = try harness.startWorker()
+        try await harness.waitUntil("every outcome recorded") { try harness.outstanding() == 0 }
+        for id in queued.deliveries where id != poisoned {
+            #expect(try harness.db.outcome(of: id)?.outcome == "sent")
+        }
+        let atFault = try #require(try harness.db.outcome(of: poisoned))
+        #expect(atFault.outcome == "failed")
+        #expect(atFault.error == "record_failed_P0001")
+        #expect(try harness.db.counts(of: queued.request) == (sent: 11, failed: 1))
+        #expect(worker.metrics.render().contains("herald_worker_unrecordable_total 1"))
+    }
+
+    @Test func aSendSlowerThanTheLeaseKeepsItsLeaseAndIsSentOnce() async throws {
+        let harness = try WorkerHarness()
+        let queued = try harness.queue(users: 1)
+        harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 5000), token: WorkerHarness.apnsToken(0))
+        let slow: (inout WorkerConfiguration) -> Void = { configuration in
+            configuration.claimer.leaseSeconds = 2
+            configuration.apns?.requestTimeout = .seconds(8)
+        }
+        let first = try harness.startWorker(slow)
+        try harness.waitUntilBlocking("the first worker sends") { first.inFlight == 1 }
+        // A second worker rescues every expired lease it sees; the first keeps renewing its own.
+        let second = try harness.startWorker(slow)
+        try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
+        #expect(harness.timesReceived(queued.deliveries[0]) == 1)
+        #expect(try harness.db.outcome(of: queued.deliveries[0])?.outcome == "sent")
+        #expect(second.metrics.render().contains("herald_worker_rescued_total 0\n"))
+        #expect(!first.metrics.render().contains("herald_worker_leases_extended_total 0\n"))
+    }
+
+    @Test func aDrainEndsByItsDeadlineWithTheDatabaseDown() async throws {
+        let cluster = try PostgresCluster()
+        let harness = try WorkerHarness(database: try QueueDatabase(serverURL: cluster.databaseURL))
+        _ = try harness.queue(users: 10)
+        for index in 0..<10 {
+            harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 2000), token: WorkerHarness.apnsToken(index))
+        }
+        let worker = try ChildProcess(executable: Self.workerBinary,
+                                      environment: harness.processEnvironment(["HERALD_DRAIN_SECONDS": "4"]))
+        try harness.waitUntilBlocking("sends in flight") {
+            try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") == 10
+        }
+        try cluster.stop()
+        let started = Date()
+        worker.process.terminate()
+        // The drain may take its 4 s; a worker stuck on the missing database would never exit.
+        let exited = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            worker.process.waitUntilExit()
+            exited.signal()
+        }
+        let inTime = exited.wait(timeout: .now() + 20) == .success
+        if !inTime { kill(worker.process.processIdentifier, SIGKILL) }
+        #expect(inTime, "the worker did not exit: \(worker.output)")
+        #expect(worker.process.terminationStatus == 0, "\(worker.output)")
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(worker.output.contains("worker drained"))
+    }
+}
