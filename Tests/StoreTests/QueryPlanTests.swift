@@ -30,7 +30,8 @@ struct QueryPlanTests {
                     SELECT $1, '0x' || lpad(to_hex(g), 40, '0'), $1 || '-' || g FROM generate_series(1, 20000) g
                     """, [tenant])
                 // The small tables of the hot path get realistic sizes too, or the planner rightly
-                // prefers a sequential scan of a handful of rows.
+                // prefers a sequential scan of a handful of rows. Rate buckets lie ahead of the clock:
+                // past ones would be cleaned by the janitor of an intake another suite runs.
                 _ = try connection.query("""
                     INSERT INTO opt_outs (user_id, mini_app_id)
                     SELECT $1 || '-' || g, 'app.' || (g % 50) FROM generate_series(1, 20000) g
@@ -41,7 +42,8 @@ struct QueryPlanTests {
                     """)
                 _ = try connection.query("""
                     INSERT INTO rate_buckets (partner_id, granularity, bucket, count)
-                    SELECT gen_random_uuid(), 's', g, 1 FROM generate_series(1, 20000) g
+                    SELECT gen_random_uuid(), 's', extract(epoch FROM now())::bigint + 3600 + g, 1
+                      FROM generate_series(1, 20000) g
                     """)
                 _ = try connection.query("""
                     INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
