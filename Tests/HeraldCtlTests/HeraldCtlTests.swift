@@ -5,7 +5,7 @@ import Postgres
 import Testing
 
 /// heraldctl as an operator runs it: the real executable against the test server.
-@Suite("heraldctl")
+@Suite("heraldctl", .requiresDatabase)
 struct HeraldCtlTests {
     static var executable: URL { TestEnvironment.binDirectory.appendingPathComponent("heraldctl") }
 

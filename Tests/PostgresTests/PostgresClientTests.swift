@@ -4,7 +4,7 @@ import Postgres
 import Testing
 
 /// The libpq client against the real test database.
-@Suite("Postgres client")
+@Suite("Postgres client", .requiresDatabase)
 struct PostgresClientTests {
     let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 4))
 
@@ -175,7 +175,7 @@ struct PostgresClientTests {
 }
 
 /// Every connection is bounded against a database that stops answering (PostgresConnectionOptions).
-@Suite struct ConnectionBoundsTests {
+@Suite(.requiresDatabase) struct ConnectionBoundsTests {
     @Test func aStatementPastTheTimeoutIsCancelled() throws {
         let connection = try PostgresConnection(
             url: TestEnvironment.databaseURL,

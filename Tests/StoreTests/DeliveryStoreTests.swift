@@ -7,7 +7,7 @@ import Testing
 
 /// The worker's queries against real Postgres: claim, fairness, verdicts, completion, release,
 /// rescue and the queue snapshot.
-@Suite struct DeliveryStoreTests {
+@Suite(.requiresDatabase) struct DeliveryStoreTests {
     let store = DeliveryStore()
     static let apnsToken = String(repeating: "ab", count: 32)
 

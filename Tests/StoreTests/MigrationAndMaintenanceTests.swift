@@ -4,7 +4,7 @@ import Postgres
 import Store
 import Testing
 
-@Suite("Migrations and maintenance")
+@Suite("Migrations and maintenance", .requiresDatabase)
 struct MigrationAndMaintenanceTests {
     /// A fresh, empty database on the test server, dropped afterwards.
     static func withFreshDatabase(_ body: (String) throws -> Void) throws {

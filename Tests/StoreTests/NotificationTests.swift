@@ -5,7 +5,7 @@ import Store
 import Testing
 
 /// LISTEN/NOTIFY as the worker's wake-up uses it, on the real database.
-@Suite struct NotificationTests {
+@Suite(.requiresDatabase) struct NotificationTests {
     @Test func aListenerReceivesTheDeliveriesChannel() throws {
         let listener = try PostgresConnection(url: TestEnvironment.databaseURL)
         try listener.execute("LISTEN \(DeliveryStore.notificationChannel)")

@@ -8,7 +8,7 @@ import Worker
 
 /// Every delivery outcome, end to end: real Postgres, the worker, the APNs and FCM clients and
 /// the simulator over TLS HTTP/2.
-@Suite struct DeliveryOutcomeTests {
+@Suite(.requiresDatabase) struct DeliveryOutcomeTests {
     @Test func deliversToAPNsAndFCMWithTheRightHeadersAndRollsUp() async throws {
         let harness = try WorkerHarness()
         let expiresAt = Date().addingTimeInterval(3600)

@@ -10,7 +10,7 @@ import Worker
 
 /// herald-worker as a process: a crash loses nothing, SIGTERM drains without duplicates, and the
 /// whole path from the intake to the simulator with `Prefer: wait`.
-@Suite struct WorkerProcessTests {
+@Suite(.requiresDatabase) struct WorkerProcessTests {
     static var workerBinary: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-worker") }
 
     @Test func aKilledWorkersLeasedRowsAreDeliveredByAnotherAfterTheLease() async throws {

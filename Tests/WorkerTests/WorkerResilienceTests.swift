@@ -9,7 +9,7 @@ import Worker
 /// What keeps delivery right when things go wrong around it: rows the database refuses to
 /// record, sends slower than a lease, a database gone during a drain, and the real-service
 /// defaults (topic per app, never `apns-expiration: 0`).
-@Suite struct WorkerResilienceTests {
+@Suite(.requiresDatabase) struct WorkerResilienceTests {
     static var workerBinary: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-worker") }
 
     @Test func theTopicIsTheDevicesBundleIDAndARowWithoutExpiryIsStillStoredByAPNs() async throws {
