@@ -108,8 +108,8 @@ struct FCMRequestValidator: Sendable {
             guard let text = value.stringValue else {
                 return .invalidArgument("Invalid value at '\(field)[\(key)]' (TYPE_STRING), \(value.typeName)")
             }
-            let lowered = key.lowercased()
-            if lowered == "from" || lowered == "message_type" || lowered.hasPrefix("google") || lowered.hasPrefix("gcm") {
+            // Google documents the reserved words in lower case; other spellings are ordinary keys.
+            if key == "from" || key == "message_type" || key.hasPrefix("google") || key.hasPrefix("gcm") {
                 return .invalidArgument("Invalid data payload key: \(key) (from, message_type and keys starting with "
                     + "google or gcm are reserved)")
             }
@@ -121,13 +121,15 @@ struct FCMRequestValidator: Sendable {
         return nil
     }
 
-    /// `android.priority` NORMAL or HIGH; `android.ttl` a duration string of 0 to 4 weeks.
+    /// `android.priority` NORMAL or HIGH (or their enum numbers 0 and 1, which proto3 JSON accepts too);
+    /// `android.ttl` a duration string of 0 to 4 weeks.
     func checkAndroid(_ android: JSONValue) -> FCMRejection? {
         guard android.objectMembers != nil else {
             return .invalidArgument("Invalid value at 'message.android': an object is required")
         }
         if let priority = android["priority"] {
-            guard priority == .string("NORMAL") || priority == .string("HIGH") else {
+            guard priority == .string("NORMAL") || priority == .string("HIGH") || priority == .number(0)
+                    || priority == .number(1) else {
                 return .invalidArgument("Invalid value at 'message.android.priority' (type.googleapis.com/"
                     + "google.firebase.fcm.v1.AndroidMessagePriority): NORMAL or HIGH")
             }
