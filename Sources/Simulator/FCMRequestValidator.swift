@@ -2,7 +2,7 @@ import HTTP2
 import HeraldCore
 
 /// The checks FCM HTTP v1 applies to `POST /v1/projects/{project}/messages:send`: path, method,
-/// access token, project, then the message (strict proto-JSON: unknown fields are errors).
+/// access token (401; a token without an FCM scope 403), project, then the message (strict proto-JSON: unknown fields are errors).
 struct FCMRequestValidator: Sendable {
     static var pathPrefix: String { "/v1/projects/" }
     static var pathSuffix: String { "/messages:send" }
@@ -37,9 +37,14 @@ struct FCMRequestValidator: Sendable {
         guard let project = Self.project(inPath: request.path) else { return .failure(.notFound) }
         guard request.method == "POST" else { return .failure(.methodNotAllowed) }
         let authorization = request.headers.first { $0.name == "authorization" }?.value ?? ""
-        guard authorization.utf8.count > 7, authorization.prefix(7).lowercased() == "bearer ",
-              tokens.isValid(authorization.dropFirst(7), now: now)
-        else { return .failure(.unauthenticated) }
+        guard authorization.utf8.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            return .failure(.unauthenticated)
+        }
+        switch tokens.grant(authorization.dropFirst(7), now: now) {
+        case .invalid: return .failure(.unauthenticated)
+        case .insufficientScope: return .failure(.insufficientScopes)
+        case .mayMessage: break
+        }
         if let projectID, project != projectID { return .failure(.permissionDenied(project: String(project))) }
 
         guard let body = try? JSONParser.parse(request.body), let members = body.objectMembers else {

@@ -40,7 +40,9 @@ import HeraldCrypto
 /// - FCM for another project: 403 PERMISSION_DENIED without an FcmError detail (what Google's
 ///   front end answers), not SENDER_ID_MISMATCH, which would make a client drop a good token.
 /// - The token endpoint compares the assertion's `aud` with `token_uri` by path only; every
-///   assertion problem is 400 `invalid_grant`.
+///   assertion problem is 400 `invalid_grant`, but an empty scope is 400 `invalid_scope`. A token
+///   whose scopes include neither `firebase.messaging` nor `cloud-platform` is refused by FCM with
+///   403 PERMISSION_DENIED (insufficient scopes).
 /// - Faults apply only to requests that pass every check, and count against `times` when they
 ///   apply. Dropped and GOAWAY'd requests are not in `received()` (nothing was answered) but are
 ///   counted in statistics (`dropped`, `goaway`).
