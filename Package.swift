@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(
             name: "IntakeTests",
             dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HeraldTestSupport"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldTestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(
             name: "DeliveryClientTests",

@@ -75,6 +75,9 @@ class SessionConnection: EventHandler, FlushHandler {
     /// After a batch of input was handed to nghttp2 (outside its callbacks): act on what the callbacks marked.
     func didProcessInput() {}
 
+    /// Whether the finished TLS handshake lets this connection speak HTTP/2: by default only when ALPN chose "h2".
+    var handshakeAllowsHTTP2: Bool { transport.negotiatedH2 }
+
     // MARK: Events
 
     func handleEvent(_ events: UInt32) {
@@ -116,7 +119,7 @@ class SessionConnection: EventHandler, FlushHandler {
         case .done:
             break
         }
-        guard transport.negotiatedH2 else {
+        guard handshakeAllowsHTTP2 else {
             close(HTTP2Error(.tlsFailed, "the peer did not negotiate h2 with ALPN"))
             return false
         }

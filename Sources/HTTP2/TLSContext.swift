@@ -3,7 +3,8 @@ import COpenSSL
 /// An OpenSSL `SSL_CTX` for h2: TLS 1.2 or later, ALPN "h2", partial writes (our output buffer keeps the rest).
 ///
 /// A client context verifies the peer against the system's CAs plus an optional extra CA file; a server context
-/// holds the certificate chain and key and selects "h2" from the client's ALPN list. Immutable once made, so
+/// holds the certificate chain and key and selects "h2" from the client's ALPN list (a client that sends no ALPN
+/// list gets HTTP/2 with prior knowledge, see `ServerConnection`). Immutable once made, so
 /// connections on any loop may share it (`SSL_new` on a shared context is thread-safe).
 final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
@@ -42,7 +43,8 @@ final class TLSContext: @unchecked Sendable {
         return tls
     }
 
-    /// A server context with a PEM certificate chain and key, selecting ALPN "h2".
+    /// A server context with a PEM certificate chain and key, selecting ALPN "h2" (OpenSSL calls the selection
+    /// only when the client sent an ALPN list).
     static func server(certificateFile: String, keyFile: String) throws(HTTP2Error) -> TLSContext {
         let tls = try TLSContext(method: TLS_server_method())
         _ = SSL_CTX_set_options(tls.context, OpenSSLConstant.optionCipherServerPreference)
@@ -61,7 +63,10 @@ final class TLSContext: @unchecked Sendable {
     }
 }
 
-/// ALPN selection on the server: "h2" if the client offers it, else a fatal alert (we speak nothing else).
+/// ALPN selection on the server: "h2" if the client offers it, else a fatal no_application_protocol alert
+/// (RFC 7301 3.2). A client that lists only other protocols (say "http/1.1") means to speak them, and we speak
+/// only HTTP/2: failing the handshake says so at once, where accepting it would answer its first request with
+/// HTTP/2 frames it cannot read. A client that lists none is not asked (see `ServerConnection`).
 /// A global function on purpose: OpenSSL calls it from the loop thread (see docs/swift-c-interop.md).
 private func heraldSelectH2(
     ssl: OpaquePointer?,

@@ -1,8 +1,16 @@
 import HTTP2
 
 /// The checks APNs applies to `POST /3/device/{token}`, in the order the simulator applies them:
-/// path, method, duplicate headers, provider token, topic, push type, priority, expiration,
-/// collapse id, apns-id, device token, payload. The first failure is the answer.
+/// path, method, duplicate headers, provider token, topic (missing; not the team's: TopicDisallowed),
+/// push type, priority, expiration, collapse id, apns-id, device token, payload, and last whether the
+/// token belongs to the topic's app (DeviceTokenNotForTopic, see `TokenOwners`). The first failure is
+/// the answer.
+///
+/// Only what Apple documents as required is required: `authorization` and `apns-topic` (token auth).
+/// `apns-push-type` is required only on watchOS, so a request without it is taken (as an alert for
+/// the priority rule); `apns-id` (APNs makes one), `apns-expiration`, `apns-priority` (10) and
+/// `apns-collapse-id` are optional. Device tokens are hex of any whole number of bytes: Apple says
+/// their length varies and must not be hard-coded.
 ///
 /// Everything here reads the request in place: the headers are scanned once, the token is a
 /// slice of the path and the payload check builds no document.
@@ -32,6 +40,8 @@ struct APNsRequestValidator: Sendable {
     }
 
     let verifier: ProviderTokenVerifier
+    var topics = TopicPolicy()
+    var owners = TokenOwners(learns: false)
 
     /// The device-token part of an APNs path, for recording a rejected request; empty otherwise.
     static func token(inPath path: String) -> Substring {
@@ -70,7 +80,12 @@ struct APNsRequestValidator: Sendable {
         }
 
         guard let topic, !topic.isEmpty else { return .failure(.missingTopic) }
-        guard let pushType, Self.isPushType(pushType) else { return .failure(.invalidPushType) }
+        var bundle: Substring?
+        if topics.restricts {
+            guard let allowed = topics.bundle(of: topic) else { return .failure(.topicDisallowed) }
+            bundle = allowed
+        }
+        if let pushType, !Self.isPushType(pushType) { return .failure(.invalidPushType) }
         // A Live Activity push must go to the bundle's Live Activity topic. APNs documents no
         // reason for the mismatch; InvalidPushType says which header the client got wrong.
         if pushType == "liveactivity" && !topic.hasSuffix(Self.liveActivityTopicSuffix) {
@@ -92,12 +107,17 @@ struct APNsRequestValidator: Sendable {
         // ones PayloadEmpty is the closest (there is no usable payload), and like any 400 it
         // tells the client not to retry unchanged.
         guard JSONShape.isObject(request.body) else { return .failure(.payloadEmpty) }
+        if !owners.isInactive,
+           !owners.admit(token: token, bundleID: bundle ?? topics.bundle(of: topic) ?? topic[...]) {
+            return .failure(.deviceTokenNotForTopic)
+        }
         return .success(Accepted(token: token, apnsID: apnsID))
     }
 
     /// `apns-priority` must be 1, 5 or 10. A background push must say 5: an absent header means
     /// 10 to APNs, which Apple calls an error for background pushes. Live Activities take 5 or 10.
-    static func checkPriority(_ priority: String?, pushType: String) -> APNsRejection? {
+    /// Without `apns-push-type` the push is taken as an alert (any priority).
+    static func checkPriority(_ priority: String?, pushType: String?) -> APNsRejection? {
         switch priority {
         case nil, "10": return pushType == "background" ? .badPriority : nil
         case "5": return nil

@@ -13,6 +13,10 @@ import HeraldCore
 /// | `GET /sim/faults` | the faults in force, by token |
 /// | `DELETE /sim/faults/{token}` | clears one fault |
 /// | `DELETE /sim/faults` | clears all: `{"cleared":n}` |
+/// | `PUT /sim/tokens/{token}` | binds an APNs device token to an app: `{"bundleId":"..."}` (see `TokenOwners`) |
+/// | `GET /sim/tokens` | every token's app: `{token: {"bundleId","source":"bound"\|"first-request"}}` |
+/// | `DELETE /sim/tokens/{token}` | forgets one token's app |
+/// | `DELETE /sim/tokens` | forgets all: `{"cleared":n}` |
 ///
 /// Answers are JSON; a bad request is 400 `{"error":"..."}` saying what is wrong, an unknown
 /// path 404 and a wrong method 405, in the same shape.
@@ -21,6 +25,7 @@ struct ControlAPI: Sendable {
 
     let log: RequestLog
     let faults: FaultTable
+    let owners: TokenOwners
 
     func respond(to request: HTTP2ServerRequest) -> HTTP2Response {
         let (path, query) = Self.split(request.path)
@@ -38,11 +43,18 @@ struct ControlAPI: Sendable {
             return Self.json(.object(faults.all().map { ($0.token, $0.fault.json) }))
         case ("DELETE", "/sim/faults"):
             return Self.json(.object([("cleared", .number(Double(faults.removeAll())))]))
-        case (_, "/sim/received"), (_, "/sim/stats"), (_, "/sim/faults"):
+        case ("GET", "/sim/tokens"):
+            return Self.json(.object(owners.all().map { owner in
+                (owner.token, .object([("bundleId", .string(owner.bundleID)), ("source", .string(owner.source.rawValue))]))
+            }))
+        case ("DELETE", "/sim/tokens"):
+            return Self.json(.object([("cleared", .number(Double(owners.removeAll())))]))
+        case (_, "/sim/received"), (_, "/sim/stats"), (_, "/sim/faults"), (_, "/sim/tokens"):
             return Self.error(405, "\(request.method) is not allowed on \(path)")
         default:
-            guard path.hasPrefix("/sim/faults/") else { return Self.error(404, "no such control endpoint: \(path)") }
-            return fault(request, segment: path.dropFirst("/sim/faults/".utf8.count))
+            if path.hasPrefix("/sim/faults/") { return fault(request, segment: path.dropFirst("/sim/faults/".utf8.count)) }
+            if path.hasPrefix("/sim/tokens/") { return owner(request, segment: path.dropFirst("/sim/tokens/".utf8.count)) }
+            return Self.error(404, "no such control endpoint: \(path)")
         }
     }
 
@@ -98,6 +110,31 @@ struct ControlAPI: Sendable {
             return Self.json(.object([("cleared", .number(faults.remove(token: token) ? 1 : 0))]))
         default:
             return Self.error(405, "\(request.method) is not allowed on /sim/faults/{token} (PUT or DELETE)")
+        }
+    }
+
+    private func owner(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
+        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment),
+              Identifiers.isDeviceToken(token[...])
+        else { return Self.error(400, "the path must be /sim/tokens/{token} with an APNs device token (hex)") }
+        switch request.method {
+        case "PUT":
+            let bundleID: String
+            do {
+                let json = try JSONParser.parse(request.body)
+                guard let members = json.objectMembers, members.count == 1, let value = json["bundleId"]?.stringValue,
+                      TopicPolicy.problem(with: [value]) == nil
+                else { return Self.error(400, #"the body must be {"bundleId":"<bundle id>"}"#) }
+                bundleID = value
+            } catch {
+                return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
+            }
+            owners.bind(token: token, bundleID: bundleID)
+            return Self.json(.object([("token", .string(token.lowercased())), ("bundleId", .string(bundleID))]))
+        case "DELETE":
+            return Self.json(.object([("cleared", .number(owners.remove(token: token) ? 1 : 0))]))
+        default:
+            return Self.error(405, "\(request.method) is not allowed on /sim/tokens/{token} (PUT or DELETE)")
         }
     }
 

@@ -23,6 +23,10 @@ struct FCMRejection: Error, Sendable, Equatable {
             + "other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.",
         errorCode: nil)
 
+    /// A valid token whose scopes include neither `firebase.messaging` nor `cloud-platform`.
+    static let insufficientScopes = FCMRejection(
+        status: 403, message: "Request had insufficient authentication scopes.", errorCode: nil)
+
     static func permissionDenied(project: String) -> FCMRejection {
         FCMRejection(status: 403, message: "Permission 'cloudmessaging.messages.create' denied on resource "
             + "'//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).", errorCode: nil)

@@ -2,7 +2,7 @@ import HTTP2
 import HeraldCore
 
 /// The checks FCM HTTP v1 applies to `POST /v1/projects/{project}/messages:send`: path, method,
-/// access token, project, then the message (strict proto-JSON: unknown fields are errors).
+/// access token (401; a token without an FCM scope 403), project, then the message (strict proto-JSON: unknown fields are errors).
 struct FCMRequestValidator: Sendable {
     static var pathPrefix: String { "/v1/projects/" }
     static var pathSuffix: String { "/messages:send" }
@@ -37,9 +37,14 @@ struct FCMRequestValidator: Sendable {
         guard let project = Self.project(inPath: request.path) else { return .failure(.notFound) }
         guard request.method == "POST" else { return .failure(.methodNotAllowed) }
         let authorization = request.headers.first { $0.name == "authorization" }?.value ?? ""
-        guard authorization.utf8.count > 7, authorization.prefix(7).lowercased() == "bearer ",
-              tokens.isValid(authorization.dropFirst(7), now: now)
-        else { return .failure(.unauthenticated) }
+        guard authorization.utf8.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            return .failure(.unauthenticated)
+        }
+        switch tokens.grant(authorization.dropFirst(7), now: now) {
+        case .invalid: return .failure(.unauthenticated)
+        case .insufficientScope: return .failure(.insufficientScopes)
+        case .mayMessage: break
+        }
         if let projectID, project != projectID { return .failure(.permissionDenied(project: String(project))) }
 
         guard let body = try? JSONParser.parse(request.body), let members = body.objectMembers else {
@@ -108,8 +113,8 @@ struct FCMRequestValidator: Sendable {
             guard let text = value.stringValue else {
                 return .invalidArgument("Invalid value at '\(field)[\(key)]' (TYPE_STRING), \(value.typeName)")
             }
-            let lowered = key.lowercased()
-            if lowered == "from" || lowered == "message_type" || lowered.hasPrefix("google") || lowered.hasPrefix("gcm") {
+            // Google documents the reserved words in lower case; other spellings are ordinary keys.
+            if key == "from" || key == "message_type" || key.hasPrefix("google") || key.hasPrefix("gcm") {
                 return .invalidArgument("Invalid data payload key: \(key) (from, message_type and keys starting with "
                     + "google or gcm are reserved)")
             }
@@ -121,13 +126,15 @@ struct FCMRequestValidator: Sendable {
         return nil
     }
 
-    /// `android.priority` NORMAL or HIGH; `android.ttl` a duration string of 0 to 4 weeks.
+    /// `android.priority` NORMAL or HIGH (or their enum numbers 0 and 1, which proto3 JSON accepts too);
+    /// `android.ttl` a duration string of 0 to 4 weeks.
     func checkAndroid(_ android: JSONValue) -> FCMRejection? {
         guard android.objectMembers != nil else {
             return .invalidArgument("Invalid value at 'message.android': an object is required")
         }
         if let priority = android["priority"] {
-            guard priority == .string("NORMAL") || priority == .string("HIGH") else {
+            guard priority == .string("NORMAL") || priority == .string("HIGH") || priority == .number(0)
+                    || priority == .number(1) else {
                 return .invalidArgument("Invalid value at 'message.android.priority' (type.googleapis.com/"
                     + "google.firebase.fcm.v1.AndroidMessagePriority): NORMAL or HIGH")
             }

@@ -86,7 +86,11 @@ final class Identifiers: Sendable {
         return count == 36
     }
 
-    /// True for 64 hexadecimal digits (either case), the shape of an APNs device token.
+    static let maxDeviceTokenBytes = 1024
+
+    /// True for hexadecimal digits (either case) of a whole number of bytes, at most `maxDeviceTokenBytes`: the
+    /// shape of an APNs device token. Today's tokens are 32 bytes, but Apple documents that their length varies
+    /// and must not be hard-coded, so any length is taken; the bound only keeps a path from being a megabyte.
     static func isDeviceToken(_ token: Substring) -> Bool {
         // A slice of a native string is contiguous UTF-8: scan the bytes without the view's indexing.
         if let result = token.utf8.withContiguousStorageIfAvailable(isDeviceTokenBytes) { return result }
@@ -94,7 +98,7 @@ final class Identifiers: Sendable {
     }
 
     private static func isDeviceTokenBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard bytes.count == 64 else { return false }
+        guard bytes.count >= 2, bytes.count % 2 == 0, bytes.count <= 2 * maxDeviceTokenBytes else { return false }
         for byte in bytes {
             guard (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
             else { return false }

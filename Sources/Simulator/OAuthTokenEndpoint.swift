@@ -8,13 +8,18 @@ import HeraldCrypto
 /// Checks: form body with `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` (else 400
 /// `unsupported_grant_type`) and an `assertion` (else 400 `invalid_request`); the assertion is an
 /// RS256 JWT signed by the service account's key, `iss` is its `client_email`, `aud` names the
-/// token endpoint, `scope` includes FCM's, `iat` is not more than 60 s ahead, `exp` is in the
-/// future and at most an hour after `iat` (else 400 `invalid_grant`). The audience is compared by
+/// token endpoint, `iat` is not more than 60 s ahead, `exp` is in the future and at most an hour
+/// after `iat` (else 400 `invalid_grant`), and `scope` is not empty (else 400 `invalid_scope`).
+/// Any scope gets a token, as at Google; FCM then takes only tokens whose scopes include one that
+/// `messages:send` documents (`firebase.messaging` or `cloud-platform`) and answers others 403.
+/// The audience is compared by
 /// path only: the simulator cannot know the host and port a client was told (port 0 picks one
 /// after the file was written), and a client that gets the path right read `token_uri`.
 struct OAuthTokenEndpoint: Sendable {
     static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     static let messagingScope = "https://www.googleapis.com/auth/firebase.messaging"
+    /// The other scope FCM's `messages:send` accepts (firebase-admin asks for it).
+    static let cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
     static let lifetime = 3600
     static let allowedClockSkew: Double = 60
 
@@ -41,10 +46,10 @@ struct OAuthTokenEndpoint: Sendable {
         }
         switch check(assertion: assertion, now: now) {
         case .failure(let problem):
-            return Self.error(400, "invalid_grant", problem.message)
-        case .success:
+            return Self.error(400, problem.code, problem.message)
+        case .success(let mayMessage):
             let token = "ya29.sim-" + identifiers.hex(bytes: 24)
-            tokens.insert(token, expiresAt: now + Double(Self.lifetime), now: now)
+            tokens.insert(token, expiresAt: now + Double(Self.lifetime), mayMessage: mayMessage, now: now)
             var body: [UInt8] = []
             JSONWriter.write(.object([
                 ("access_token", .string(token)), ("expires_in", .number(Double(Self.lifetime))),
@@ -55,10 +60,12 @@ struct OAuthTokenEndpoint: Sendable {
     }
 
     private struct Problem: Error {
+        var code = "invalid_grant"
         var message: String
     }
 
-    private func check(assertion: String, now: Double) -> Result<Void, Problem> {
+    /// Whether the token may send FCM messages, or what is wrong with the assertion.
+    private func check(assertion: String, now: Double) -> Result<Bool, Problem> {
         guard let jwt = JSONWebToken.decode(assertion) else {
             return .failure(Problem(message: "Invalid JWT: the assertion is not a compact JWS"))
         }
@@ -75,8 +82,8 @@ struct OAuthTokenEndpoint: Sendable {
             return .failure(Problem(message: "Invalid JWT: Failed audience check. The right audience is \(account?.tokenURI ?? path)"))
         }
         let scopes = jwt.claims["scope"]?.stringValue?.split(separator: " ") ?? []
-        guard scopes.contains(where: { $0 == Self.messagingScope }) else {
-            return .failure(Problem(message: "Invalid JWT: scope must include \(Self.messagingScope)"))
+        guard !scopes.isEmpty else {
+            return .failure(Problem(code: "invalid_scope", message: "Empty or missing scope not allowed."))
         }
         guard let issuedAt = jwt.claims["iat"]?.numberValue, let expiresAt = jwt.claims["exp"]?.numberValue else {
             return .failure(Problem(message: "Invalid JWT: iat and exp must be numbers"))
@@ -87,7 +94,7 @@ struct OAuthTokenEndpoint: Sendable {
             return .failure(Problem(message: "Invalid JWT: Token must be a short-lived token (60 minutes) and in a "
                 + "reasonable timeframe. Check your iat and exp values in the JWT claim."))
         }
-        return .success(())
+        return .success(scopes.contains { $0 == Self.messagingScope || $0 == Self.cloudPlatformScope })
     }
 
     static func error(_ status: Int, _ code: String, _ description: String) -> HTTP2Response {

@@ -24,6 +24,13 @@ import HeraldCrypto
 ///   (405), a repeated apns-* header (400 DuplicateHeaders), provider token (403/429), topic,
 ///   push type, priority, expiration, collapse id, apns-id, device token, payload.
 /// - `liveactivity` to a topic without `.push-type.liveactivity`: 400 InvalidPushType.
+/// - No `apns-push-type`: accepted (Apple requires it only on watchOS) and ruled as an alert.
+/// - `--apns-topics`: a topic that is neither a listed bundle id nor one with a push-type suffix
+///   (`.push-type.<type>`, `.voip`, `.voip-ptt`, `.complication`, `.pushkit.fileprovider`,
+///   `.location-query`) is 400 TopicDisallowed, checked right after MissingTopic. A device token
+///   belongs to one app: the bundle bound with `PUT /sim/tokens/{token}`, else (with
+///   `--apns-topics`) the bundle of the first request for it that passed every check. Under another
+///   bundle it is 400 DeviceTokenNotForTopic, the last check.
 /// - A payload that is not a JSON object: 400 PayloadEmpty (APNs documents no reason for it; of
 ///   the documented ones this is the closest, and like every 400 it means "do not retry").
 /// - Background pushes need an explicit `apns-priority: 5` (absent means 10 to APNs); Live
@@ -33,7 +40,9 @@ import HeraldCrypto
 /// - FCM for another project: 403 PERMISSION_DENIED without an FcmError detail (what Google's
 ///   front end answers), not SENDER_ID_MISMATCH, which would make a client drop a good token.
 /// - The token endpoint compares the assertion's `aud` with `token_uri` by path only; every
-///   assertion problem is 400 `invalid_grant`.
+///   assertion problem is 400 `invalid_grant`, but an empty scope is 400 `invalid_scope`. A token
+///   whose scopes include neither `firebase.messaging` nor `cloud-platform` is refused by FCM with
+///   403 PERMISSION_DENIED (insufficient scopes).
 /// - Faults apply only to requests that pass every check, and count against `times` when they
 ///   apply. Dropped and GOAWAY'd requests are not in `received()` (nothing was answered) but are
 ///   counted in statistics (`dropped`, `goaway`).
@@ -44,6 +53,7 @@ public final class Simulator: Sendable {
     private let log: RequestLog
     private let faults: FaultTable
     private let accessTokens: AccessTokenStore
+    private let owners: TokenOwners
     /// The service account's project, when a credentials file was given.
     public let fcmProjectID: String?
     /// The path the OAuth2 token endpoint is served at (the path of the service account's
@@ -63,14 +73,16 @@ public final class Simulator: Sendable {
         log = RequestLog(limit: configuration.recordLimit)
         faults = FaultTable()
         accessTokens = AccessTokenStore()
+        owners = TokenOwners(learns: configuration.apnsTopics != nil)
         fcmProjectID = account?.projectID
         let oauth = OAuthTokenEndpoint(account: account, tokens: accessTokens, identifiers: identifiers)
         tokenPath = oauth.path
         let handler = SimulatorHandler(
             clock: configuration.clock,
-            apns: APNsRequestValidator(verifier: ProviderTokenVerifier(key: apnsKey, clock: configuration.clock)),
+            apns: APNsRequestValidator(verifier: ProviderTokenVerifier(key: apnsKey, clock: configuration.clock),
+                                       topics: TopicPolicy(bundles: configuration.apnsTopics), owners: owners),
             fcm: FCMRequestValidator(tokens: accessTokens, projectID: account?.projectID),
-            oauth: oauth, faults: faults, log: log, identifiers: identifiers)
+            oauth: oauth, faults: faults, owners: owners, log: log, identifiers: identifiers)
         var serverConfiguration = HTTP2ServerConfiguration(
             host: configuration.host, port: configuration.port, tlsCertificateFile: configuration.tlsCertificateFile,
             tlsKeyFile: configuration.tlsKeyFile)
@@ -141,6 +153,17 @@ public final class Simulator: Sendable {
 
     public func clearFaults() {
         faults.removeAll()
+    }
+
+    /// Makes `token` (an APNs device token) belong to the app `bundleID`: a request for it under another
+    /// bundle's topic is answered 400 DeviceTokenNotForTopic.
+    public func bindToken(_ token: String, bundleID: String) {
+        owners.bind(token: token, bundleID: bundleID)
+    }
+
+    /// Forgets which app every token belongs to (bound or learned).
+    public func clearTokenOwners() {
+        owners.removeAll()
     }
 
     private static func readAPNsKey(_ file: String) throws(SimulatorError) -> ES256VerifyingKey {

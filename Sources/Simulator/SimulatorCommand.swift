@@ -2,7 +2,7 @@
 ///
 /// ```
 /// herald-sim [--host H] [--port P] [--tls-cert F --tls-key F] [--apns-key-file F]
-///            [--fcm-credentials-file F] [--record-limit N] [--loops N]
+///            [--apns-topics A,B] [--fcm-credentials-file F] [--record-limit N] [--loops N]
 /// herald-sim mint-apns-jwt --apns-key-file F --key-id K --team-id T
 /// ```
 /// Flags take their value as the next argument or after `=`.
@@ -26,9 +26,16 @@ public enum SimulatorCommand: Sendable {
         options:
           --host ADDRESS               numeric address to listen on (default 127.0.0.1)
           --port PORT                  port (default 8443; 0 picks a free one)
-          --tls-cert FILE              PEM certificate: TLS with ALPN h2 (cleartext h2c without it)
+          --tls-cert FILE              PEM certificate: HTTP/2 over TLS (cleartext h2c without it); clients
+                                       offering ALPN get h2, clients sending no ALPN get HTTP/2 all the same
           --tls-key FILE               PEM key of the certificate
           --apns-key-file FILE         APNs .p8 key; provider tokens are checked against its public half
+          --apns-topics A,B            the team's bundle ids: another apns-topic is 400 TopicDisallowed
+                                       (A.push-type.liveactivity, A.voip and Apple's other push-type topics
+                                       of a listed bundle are allowed), and a device token belongs to the
+                                       bundle of its first accepted request: under another bundle it is
+                                       400 DeviceTokenNotForTopic. Without it every topic is accepted.
+                                       PUT /sim/tokens/{token} {"bundleId":"A"} binds a token either way.
           --fcm-credentials-file FILE  FCM service-account JSON; OAuth2 assertions and projects are checked
           --record-limit N             requests kept for GET /sim/received (default 100000)
           --loops N                    event-loop threads (default 1)
@@ -50,8 +57,8 @@ public enum SimulatorCommand: Sendable {
             return .mintAPNsJWT(keyFile: keyFile, keyID: keyID, teamID: teamID)
         }
         let values = try flags(arguments, allowed: [
-            "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--fcm-credentials-file", "--record-limit",
-            "--loops",
+            "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--fcm-credentials-file",
+            "--record-limit", "--loops",
         ])
         if values["help"] != nil { return .help }
         var configuration = SimulatorConfiguration(port: defaultPort)
@@ -72,6 +79,13 @@ public enum SimulatorCommand: Sendable {
         }
         configuration.apnsKeyFile = values["--apns-key-file"]
         configuration.fcmCredentialsFile = values["--fcm-credentials-file"]
+        if let list = values["--apns-topics"] {
+            let bundles = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if let problem = TopicPolicy.problem(with: bundles) {
+                throw UsageError("--apns-topics: \(problem) (got \"\(list)\")")
+            }
+            configuration.apnsTopics = bundles
+        }
         if let text = values["--record-limit"] {
             guard let limit = Int(text), limit >= 0 else {
                 throw UsageError("--record-limit must be a whole number, 0 or more (got \"\(text)\")")

@@ -20,6 +20,12 @@ public struct SimulatorConfiguration: Sendable {
     /// the path of its `token_uri`. nil: assertions are checked for shape and times only, any
     /// project is accepted and the token endpoint is `/token`.
     public var fcmCredentialsFile: String?
+    /// The team's bundle ids (`--apns-topics`). A request whose `apns-topic` is none of them (nor one with a
+    /// push-type suffix, `<bundle>.push-type.liveactivity`, `<bundle>.voip`, ...) is 400 TopicDisallowed, and a
+    /// device token belongs to the bundle of its first accepted request (400 DeviceTokenNotForTopic under
+    /// another). nil: every topic is accepted and tokens belong to a bundle only when bound through the control
+    /// API.
+    public var apnsTopics: [String]?
     /// At most this many requests are kept for `GET /sim/received` (the oldest are dropped
     /// first; statistics keep counting). 0 keeps none.
     public var recordLimit: Int
@@ -31,13 +37,14 @@ public struct SimulatorConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
                 tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
-                recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
+                apnsTopics: [String]? = nil, recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
         self.host = host
         self.port = port
         self.tlsCertificateFile = tlsCertificateFile
         self.tlsKeyFile = tlsKeyFile
         self.apnsKeyFile = apnsKeyFile
         self.fcmCredentialsFile = fcmCredentialsFile
+        self.apnsTopics = apnsTopics
         self.recordLimit = recordLimit
         self.clock = clock
         self.loopCount = loopCount
@@ -58,6 +65,9 @@ public struct SimulatorConfiguration: Sendable {
             throw SimulatorError(.invalidConfiguration, "loopCount must be 1-64 (got \(loopCount))")
         }
         guard !host.isEmpty else { throw SimulatorError(.invalidConfiguration, "host must not be empty") }
+        if let apnsTopics, let problem = TopicPolicy.problem(with: apnsTopics) {
+            throw SimulatorError(.invalidConfiguration, "apnsTopics: \(problem)")
+        }
     }
 
     /// "tls" or "h2c", as the executable prints it.

@@ -19,7 +19,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
     private let tokenPath: String
 
     init(clock: any HeraldClock, apns: APNsRequestValidator, fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint,
-         faults: FaultTable, log: RequestLog, identifiers: Identifiers) {
+         faults: FaultTable, owners: TokenOwners, log: RequestLog, identifiers: Identifiers) {
         self.clock = clock
         self.apns = apns
         self.fcm = fcm
@@ -27,7 +27,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
         self.faults = faults
         self.log = log
         self.identifiers = identifiers
-        self.control = ControlAPI(log: log, faults: faults)
+        self.control = ControlAPI(log: log, faults: faults, owners: owners)
         self.tokenPath = oauth.path
     }
 

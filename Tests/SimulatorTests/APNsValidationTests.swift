@@ -28,7 +28,6 @@ struct APNsValidationTests {
         APNsCase(name: "authorization without bearer", status: 403, reason: "InvalidProviderToken",
                  replacing: ["authorization": "token abc"]),
         APNsCase(name: "no topic", status: 400, reason: "MissingTopic", replacing: ["apns-topic": nil]),
-        APNsCase(name: "no push type", status: 400, reason: "InvalidPushType", replacing: ["apns-push-type": nil]),
         APNsCase(name: "unknown push type", status: 400, reason: "InvalidPushType", replacing: ["apns-push-type": "banner"]),
         APNsCase(name: "liveactivity to the app topic", status: 400, reason: "InvalidPushType",
                  replacing: ["apns-push-type": "liveactivity"]),
@@ -44,7 +43,10 @@ struct APNsValidationTests {
         APNsCase(name: "uppercase apns-id", status: 400, reason: "BadMessageId",
                  replacing: ["apns-id": "0190A6E4-8F4C-4CC1-B3A1-2F3B9E0C1D2E"]),
         APNsCase(name: "apns-id not a UUID", status: 400, reason: "BadMessageId", replacing: ["apns-id": "42"]),
-        APNsCase(name: "short device token", status: 400, reason: "BadDeviceToken", token: "abcdef"),
+        APNsCase(name: "device token of an odd number of digits", status: 400, reason: "BadDeviceToken", token: "abcde"),
+        APNsCase(name: "device token over 1024 bytes", status: 400, reason: "BadDeviceToken",
+                 token: String(repeating: "ab", count: 1025)),
+        APNsCase(name: "empty push type", status: 400, reason: "InvalidPushType", replacing: ["apns-push-type": ""]),
         APNsCase(name: "device token not hex", status: 400, reason: "BadDeviceToken",
                  token: String(repeating: "zz", count: 32)),
         APNsCase(name: "no device token", status: 400, reason: "MissingDeviceToken", token: ""),
@@ -131,5 +133,59 @@ struct APNsValidationTests {
         ])
         #expect(response.status == 400)
         #expect(response.reason == "BadPriority")
+    }
+
+    // MARK: What Apple documents as optional (each a relaxation of a stricter check, or a guard against one)
+
+    @Test("only authorization and apns-topic are required: the rest default as Apple documents")
+    func onlyTheRequiredHeaders() async throws {
+        let harness = try SimulatorHarness()
+        let response = try await harness.apns(replacing: ["apns-push-type": nil, "apns-priority": nil])
+        #expect(response.status == 200, "\(response.reason ?? "")")
+        // No apns-id sent: APNs makes one and answers with it.
+        let apnsID = try #require(response.header("apns-id"))
+        #expect(Identifiers.isLowercaseUUID(apnsID))
+        let record = try #require(harness.simulator.received().last)
+        #expect(record.id == apnsID)
+        #expect(record.header("apns-push-type") == nil)
+        #expect(record.header("apns-expiration") == nil)
+        #expect(record.header("apns-collapse-id") == nil)
+    }
+
+    @Test("without apns-push-type the push is an alert: every priority goes, background rules do not apply")
+    func missingPushTypeIsAnAlert() async throws {
+        let harness = try SimulatorHarness()
+        for priority in ["10", "5", "1"] {
+            let response = try await harness.apns(replacing: ["apns-push-type": nil, "apns-priority": priority],
+                                                  body: Array(#"{"aps":{"content-available":1}}"#.utf8))
+            #expect(response.status == 200, "priority \(priority): \(response.reason ?? "")")
+        }
+        #expect(APNsRequestValidator.checkPriority(nil, pushType: nil) == nil)
+        #expect(APNsRequestValidator.checkPriority("7", pushType: nil) == .badPriority)
+    }
+
+    @Test("device tokens of any whole number of bytes are tokens (Apple: their length varies)",
+          arguments: [1, 8, 32, 33, 100, 1024])
+    func variableLengthDeviceTokens(_ bytes: Int) async throws {
+        let harness = try SimulatorHarness()
+        let token = String(repeating: "a1", count: bytes)
+        let response = try await harness.apns(token: token)
+        #expect(response.status == 200, "\(response.reason ?? "")")
+        #expect(harness.simulator.received(token: token).count == 1)
+    }
+
+    @Test("the optional headers are checked when present")
+    func optionalHeadersAreStillChecked() async throws {
+        let harness = try SimulatorHarness()
+        let cases: [([String: String?], String)] = [
+            (["apns-expiration": "-1"], "BadExpirationDate"), (["apns-priority": "high"], "BadPriority"),
+            (["apns-id": "not-a-uuid"], "BadMessageId"),
+            (["apns-collapse-id": String(repeating: "é", count: 33)], "BadCollapseId"),
+        ]
+        for (replacing, reason) in cases {
+            let response = try await harness.apns(replacing: replacing)
+            #expect(response.status == 400)
+            #expect(response.reason == reason, "\(replacing)")
+        }
     }
 }

@@ -107,6 +107,20 @@ struct FCMTests {
         #expect(try await harness.fcm(message: ttl, accessToken: token).status == 200)
     }
 
+    @Test("reserved data keys are the lower-case words Google documents; enum numbers are priorities too")
+    func documentedReadingsAreAccepted() async throws {
+        let harness = try SimulatorHarness()
+        let token = try await harness.accessToken()
+        let keys = #"{"message":{"token":"t","data":{"From":"a","Message_Type":"b","Google.x":"c","GCMx":"d"}}}"#
+        #expect(try await harness.fcm(message: keys, accessToken: token).status == 200)
+        for priority in ["0", "1"] {
+            let message = #"{"message":{"token":"t","android":{"priority":"# + priority + "}}}"
+            #expect(try await harness.fcm(message: message, accessToken: token).status == 200, "\(priority)")
+        }
+        let two = #"{"message":{"token":"t","android":{"priority":2}}}"#
+        #expect(try await harness.fcm(message: two, accessToken: token).status == 400)
+    }
+
     @Test func durations() {
         #expect(FCMRequestValidator.durationSeconds("0s") == 0)
         #expect(FCMRequestValidator.durationSeconds("3.5s") == 3.5)

@@ -33,7 +33,6 @@ struct OAuthTokenTests {
         Rejection(name: "wrong audience", overrides: ["aud": .string("https://127.0.0.1:8443/other")]),
         Rejection(name: "no audience", overrides: ["aud": nil]),
         Rejection(name: "wrong issuer", overrides: ["iss": .string("someone@example.iam.gserviceaccount.com")]),
-        Rejection(name: "no FCM scope", overrides: ["scope": .string("https://www.googleapis.com/auth/cloud-platform")]),
         Rejection(name: "expired", overrides: ["iat": .number(seconds - 7200), "exp": .number(seconds - 3600)]),
         Rejection(name: "lives longer than an hour", overrides: ["exp": .number(seconds + 3601)]),
         Rejection(name: "issued in the future", overrides: ["iat": .number(seconds + 300), "exp": .number(seconds + 900)]),
@@ -84,5 +83,33 @@ struct OAuthTokenTests {
         #expect(ServiceAccount.path(of: "https://oauth2.googleapis.com/token") == "/token")
         #expect(ServiceAccount.path(of: "https://127.0.0.1:8443/a/token?x=1") == "/a/token")
         #expect(ServiceAccount.path(of: "https://host") == nil)
+    }
+
+    /// FCM's `messages:send` documents two scopes; a token with another scope is issued (as at Google) but
+    /// cannot send.
+    @Test("cloud-platform is an FCM scope too; other scopes get a token FCM refuses with 403; none is invalid_scope")
+    func scopes() async throws {
+        let harness = try SimulatorHarness(clock: TestClock(Self.now))
+        let message = #"{"message":{"token":"t"}}"#
+        for (scope, status) in [("https://www.googleapis.com/auth/cloud-platform", 200),
+                                ("openid https://www.googleapis.com/auth/firebase.messaging", 200),
+                                ("https://www.googleapis.com/auth/userinfo.email", 403)] {
+            let assertion = try SimulatorHarness.assertion(now: Self.now, overrides: ["scope": .string(scope)])
+            let response = try await harness.tokenRequest(assertion: assertion)
+            #expect(response.status == 200, "\(scope)")
+            let token = try #require(response.json?["access_token"]?.stringValue)
+            let sent = try await harness.fcm(message: message, accessToken: token)
+            #expect(sent.status == status, "\(scope)")
+            if status == 403 {
+                #expect(sent.json?["error"]?["status"] == .string("PERMISSION_DENIED"))
+                #expect(sent.json?["error"]?["message"] == .string("Request had insufficient authentication scopes."))
+            }
+        }
+        for scope: JSONValue? in [nil, .string("")] {
+            let assertion = try SimulatorHarness.assertion(now: Self.now, overrides: ["scope": scope])
+            let response = try await harness.tokenRequest(assertion: assertion)
+            #expect(response.status == 400)
+            #expect(response.json?["error"] == .string("invalid_scope"))
+        }
     }
 }

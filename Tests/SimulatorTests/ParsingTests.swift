@@ -58,7 +58,7 @@ struct ParsingTests {
     @Test func serveFlags() throws {
         let command = try SimulatorCommand.parse([
             "--host", "0.0.0.0", "--port=0", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--apns-key-file", "a.p8",
-            "--fcm-credentials-file", "sa.json", "--record-limit", "10",
+            "--fcm-credentials-file", "sa.json", "--record-limit", "10", "--apns-topics", "app.one,app.two-b",
         ])
         guard case .serve(let configuration) = command else {
             Issue.record("expected serve")
@@ -71,17 +71,21 @@ struct ParsingTests {
         #expect(configuration.apnsKeyFile == "a.p8")
         #expect(configuration.fcmCredentialsFile == "sa.json")
         #expect(configuration.recordLimit == 10)
+        #expect(configuration.apnsTopics == ["app.one", "app.two-b"])
         #expect(configuration.transportName == "tls")
         guard case .serve(let defaults) = try SimulatorCommand.parse([]) else { return }
         #expect(defaults.port == 8443)
         #expect(defaults.host == "127.0.0.1")
         #expect(defaults.transportName == "h2c")
+        #expect(defaults.apnsTopics == nil)
     }
 
     @Test(arguments: [
         ["--port", "70000"], ["--port"], ["--colour", "red"], ["--tls-cert", "c.pem"], ["--record-limit", "-1"],
         ["--port", "1", "--port", "2"], ["mint-apns-jwt", "--key-id", "SIMKEY0001"],
         ["mint-apns-jwt", "--apns-key-file", "f", "--key-id", "SHORT", "--team-id", "SIMTEAM001"], ["serve"],
+        ["--apns-topics", ""], ["--apns-topics", "a,,b"], ["--apns-topics", "a b"], ["--apns-topics", "a,a"],
+        ["--apns-topics", "a,"], ["--apns-topics"],
     ])
     func badFlags(_ arguments: [String]) {
         #expect(throws: UsageError.self) { try SimulatorCommand.parse(arguments) }
@@ -108,6 +112,10 @@ struct ParsingTests {
         }
         #expect(throws: SimulatorError.self) {
             try Simulator(configuration: SimulatorConfiguration(fcmCredentialsFile: "/nonexistent.json"))
+        }
+        #expect(throws: SimulatorError.self) { try Simulator(configuration: SimulatorConfiguration(apnsTopics: [])) }
+        #expect(throws: SimulatorError.self) {
+            try Simulator(configuration: SimulatorConfiguration(apnsTopics: ["app.a", "app a"]))
         }
     }
 }
