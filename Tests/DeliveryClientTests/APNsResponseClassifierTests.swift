@@ -82,7 +82,8 @@ import Testing
 
     @Test func setupReasonsBlameTheConfigurationWhateverTheStatus() {
         // BadCertificateEnvironment is documented under 403 but has been reported as 400 too.
-        #expect(Self.verdict(400, "BadCertificateEnvironment") == .result(.setupFault(reason: "BadCertificateEnvironment")))
+        #expect(Self.verdict(400, "BadCertificateEnvironment")
+                    == .result(.setupFault(reason: "BadCertificateEnvironment")))
         #expect(Self.verdict(404, "TopicDisallowed") == .result(.setupFault(reason: "TopicDisallowed")))
         // DeviceTokenNotForTopic is about that device's token, not the configured topic.
         #expect(Self.verdict(400, "DeviceTokenNotForTopic") == .result(.failed(reason: "DeviceTokenNotForTopic")))

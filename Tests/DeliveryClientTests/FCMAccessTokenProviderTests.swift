@@ -150,7 +150,8 @@ final class DeferredTransport: FCMTransport {
         // Refusals of the service account: Herald's credentials (RFC 6749 section 5.2: 400 or 401).
         #expect(failure(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)?
                     .deliveryResult == .setupFault(reason: "oauth_invalid_grant"))
-        #expect(failure(401, #"{"error":"invalid_client"}"#)?.deliveryResult == .setupFault(reason: "oauth_invalid_client"))
+        #expect(failure(401, #"{"error":"invalid_client"}"#)?.deliveryResult
+                    == .setupFault(reason: "oauth_invalid_client"))
         #expect(failure(403, "")?.deliveryResult == .setupFault(reason: "oauth_http_403"))
         #expect(failure(404, "<html>")?.deliveryResult == .setupFault(reason: "oauth_http_404"))
         // What may pass: throttling, server errors, a garbled success.

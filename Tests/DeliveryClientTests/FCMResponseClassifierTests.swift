@@ -31,7 +31,8 @@ import Testing
         (401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", .result(.setupFault(reason: "THIRD_PARTY_AUTH_ERROR"))),
         (403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", .result(.tokenInvalid(reason: "SENDER_ID_MISMATCH"))),
         (404, "NOT_FOUND", "UNREGISTERED", .result(.tokenInvalid(reason: "UNREGISTERED"))),
-        (429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60)))),
+        (429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED",
+         .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60)))),
         (500, "INTERNAL", "INTERNAL", .result(.retry(reason: "INTERNAL", retryAfter: nil))),
         (503, "UNAVAILABLE", "UNAVAILABLE", .result(.retry(reason: "UNAVAILABLE", retryAfter: nil))),
         (400, "INVALID_ARGUMENT", "UNSPECIFIED_ERROR", .result(.failed(reason: "UNSPECIFIED_ERROR"))),
@@ -107,7 +108,8 @@ import Testing
 
     @Test func invalidArgumentAboutTheMessageFailsIt() {
         let dataKey = #"{"error":{"code":400,"message":"Invalid data payload key: from","status":"INVALID_ARGUMENT","#
-            + #""details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"INVALID_ARGUMENT"}]}}"#
+            + #""details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","#
+            + #""errorCode":"INVALID_ARGUMENT"}]}}"#
         #expect(FCMResponseClassifier.classify(.json(400, dataKey), now: Self.now)
                     == .result(.failed(reason: "INVALID_ARGUMENT")))
         let unknownField = #"{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"key\" at "#
@@ -118,7 +120,8 @@ import Testing
                     == .result(.failed(reason: "INVALID_ARGUMENT")))
         // A field violation elsewhere in the message is not about the token.
         let ttl = #"{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"#
-            + #""@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message.android.ttl"}]}]}}"#
+            + #""@type":"type.googleapis.com/google.rpc.BadRequest","#
+            + #""fieldViolations":[{"field":"message.android.ttl"}]}]}}"#
         #expect(FCMResponseClassifier.classify(.json(400, ttl), now: Self.now)
                     == .result(.failed(reason: "INVALID_ARGUMENT")))
     }

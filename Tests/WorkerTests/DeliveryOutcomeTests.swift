@@ -72,7 +72,8 @@ import Worker
     @Test func aPermanentRejectionFailsWithoutRetry() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
-        harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId"), token: WorkerHarness.apnsToken(0))
+        harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId"),
+                                   token: WorkerHarness.apnsToken(0))
         try harness.startWorker()
         try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         let outcome = try harness.db.outcome(of: queued.deliveries[0])
