@@ -263,6 +263,7 @@ final class ClientCore {
         let wait = configuration.connectBackoff.delay(afterFailures: failedAttempts, random: Double.random(in: 0..<1))
         nextAttemptAt = MonotonicClock.now() + wait.nanoseconds
         counters.consecutiveConnectFailures.store(failedAttempts, ordering: .relaxed)
+        counters.connectBackoffMilliseconds.store(Int(wait.nanoseconds / 1_000_000), ordering: .relaxed)
         guard !hasUsableConnection else {
             return
         }
@@ -278,6 +279,7 @@ final class ClientCore {
         nextAttemptAt = 0
         lastAttemptError = nil
         counters.consecutiveConnectFailures.store(0, ordering: .relaxed)
+        counters.connectBackoffMilliseconds.store(0, ordering: .relaxed)
     }
 
     /// A connection that is usable or on its way (resolving, connecting, handshaking, open and not retiring).

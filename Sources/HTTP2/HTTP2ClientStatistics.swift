@@ -20,6 +20,8 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
     public var requestsFailedInConnectBackoff: Int
     /// Connection attempts that failed in a row, now (0 once a connection is ready).
     public var consecutiveConnectFailures: Int
+    /// The wait chosen after the last failed attempt, in milliseconds (0 once a connection is ready).
+    public var connectBackoffMilliseconds: Int
     /// Streams open now.
     public var streamsInFlight: Int
     /// Requests waiting for a stream now.
@@ -28,8 +30,8 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
     public init(connectionsOpened: Int = 0, connectionsReady: Int = 0, connectionsFailed: Int = 0,
                 goAwaysReceived: Int = 0, requestsRetriedAfterGoAway: Int = 0, requestsRetriedAfterRefused: Int = 0,
                 pingsSent: Int = 0, pingsAnswered: Int = 0, requestsTimedOut: Int = 0,
-                requestsFailedInConnectBackoff: Int = 0, consecutiveConnectFailures: Int = 0, streamsInFlight: Int = 0,
-                queued: Int = 0) {
+                requestsFailedInConnectBackoff: Int = 0, consecutiveConnectFailures: Int = 0,
+                connectBackoffMilliseconds: Int = 0, streamsInFlight: Int = 0, queued: Int = 0) {
         self.connectionsOpened = connectionsOpened
         self.connectionsReady = connectionsReady
         self.connectionsFailed = connectionsFailed
@@ -41,6 +43,7 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
         self.requestsTimedOut = requestsTimedOut
         self.requestsFailedInConnectBackoff = requestsFailedInConnectBackoff
         self.consecutiveConnectFailures = consecutiveConnectFailures
+        self.connectBackoffMilliseconds = connectBackoffMilliseconds
         self.streamsInFlight = streamsInFlight
         self.queued = queued
     }
@@ -59,6 +62,7 @@ final class ClientCounters: Sendable {
     let requestsTimedOut = Atomic<Int>(0)
     let requestsFailedInConnectBackoff = Atomic<Int>(0)
     let consecutiveConnectFailures = Atomic<Int>(0)
+    let connectBackoffMilliseconds = Atomic<Int>(0)
     let streamsInFlight = Atomic<Int>(0)
     let queued = Atomic<Int>(0)
 
@@ -75,6 +79,7 @@ final class ClientCounters: Sendable {
             requestsTimedOut: requestsTimedOut.load(ordering: .relaxed),
             requestsFailedInConnectBackoff: requestsFailedInConnectBackoff.load(ordering: .relaxed),
             consecutiveConnectFailures: consecutiveConnectFailures.load(ordering: .relaxed),
+            connectBackoffMilliseconds: connectBackoffMilliseconds.load(ordering: .relaxed),
             streamsInFlight: streamsInFlight.load(ordering: .relaxed),
             queued: queued.load(ordering: .relaxed))
     }

@@ -43,8 +43,9 @@ struct ConnectBackoffTests {
 
     @Test("A refusing port: sends inside the backoff fail at once with the connect error, without connecting")
     func refusedConnectsAreNotRepeatedPerRequest() async throws {
+        // A wait of at least 30 s: no second attempt within this test, however loaded the machine.
         let client = try client(port: TestEnvironment.freePort(),
-                                backoff: ExponentialBackoff(base: .seconds(5), maximum: .seconds(60)))
+                                backoff: ExponentialBackoff(base: .seconds(60), maximum: .seconds(60)))
         defer { client.shutdown() }
         var errors: [HTTP2Error] = []
         for index in 0..<40 {
@@ -61,27 +62,30 @@ struct ConnectBackoffTests {
         #expect(statistics.connectionsOpened == 1)
         #expect(statistics.requestsFailedInConnectBackoff == 39)
         #expect(statistics.consecutiveConnectFailures == 1)
+        #expect((30_000...60_000).contains(statistics.connectBackoffMilliseconds))
     }
 
-    @Test("Consecutive failures wait exponentially longer")
+    @Test("Consecutive failures wait exponentially longer, up to the maximum")
     func waitsGrowWithEachFailure() async throws {
-        // 100 ms, 200 ms, 400 ms, ... (each at least half of that): in 3 s at most 7 attempts fit, where a fixed
-        // 100 ms would allow 30 and no backoff hundreds.
-        let client = try client(port: TestEnvironment.freePort(),
-                                backoff: ExponentialBackoff(base: .milliseconds(100), maximum: .seconds(60)))
+        let backoff = ExponentialBackoff(base: .milliseconds(40), maximum: .milliseconds(320))
+        let client = try client(port: TestEnvironment.freePort(), backoff: backoff)
         defer { client.shutdown() }
-        let end = ContinuousClock.now + .seconds(3)
-        var sends = 0
-        while ContinuousClock.now < end {
-            _ = try? await client.send(HTTP2Request(path: "/"))
-            sends += 1
-            try? await Task.sleep(for: .milliseconds(2))
+        // Keep sending until the n-th attempt failed; between attempts the sends fail at once.
+        for failures in 1...6 {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while client.statistics.consecutiveConnectFailures < failures, ContinuousClock.now < deadline {
+                _ = try? await client.send(HTTP2Request(path: "/"))
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            let statistics = client.statistics
+            #expect(statistics.consecutiveConnectFailures == failures)
+            // The wait chosen after this failure: in the upper half of 40 ms x 2^(n-1), capped at 320 ms.
+            let step = Int(backoff.step(afterFailures: failures) / .milliseconds(1))
+            #expect((step / 2...step).contains(statistics.connectBackoffMilliseconds), "after \(failures) failures")
         }
         let statistics = client.statistics
-        #expect(sends > 10)
-        #expect(statistics.connectionsOpened >= 2)
-        #expect(statistics.connectionsOpened <= 7)
-        #expect(statistics.consecutiveConnectFailures == statistics.connectionsOpened)
+        #expect(statistics.connectionsOpened == 6)
+        #expect(statistics.requestsFailedInConnectBackoff >= 1)
     }
 
     @Test("A connection that becomes ready resets the backoff")
@@ -106,6 +110,7 @@ struct ConnectBackoffTests {
         }
         #expect(reached)
         #expect(client.statistics.consecutiveConnectFailures == 0)
+        #expect(client.statistics.connectBackoffMilliseconds == 0)
         #expect(client.statistics.connectionsReady == 1)
         #expect(try await client.send(HTTP2Request(path: "/again")).status == 200)
     }
