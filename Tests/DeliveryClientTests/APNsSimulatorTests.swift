@@ -214,11 +214,15 @@ import Testing
         defer { client.shutdown() }
         let notification = DeliveryHarness.notification()
         harness.simulator.setFault(first, token: notification.deviceToken)
-        #expect(await client.send(notification) != .sent)
+        let firstResult = await client.send(notification)
+        #expect(firstResult != .sent)
         let transport = try #require(transports.first)
+        // The same answer again, late: no 2xx ever arrives on this connection.
+        var late = first
+        late.delayMs = 1500
         let (peak, results) = await Self.peakConcurrency(harness, client: client, transport: transport,
-                                                         count: 6, fault: SimulatorFault(delayMs: 1500))
-        #expect(results.allSatisfy { $0 == .sent })
+                                                         count: 6, fault: late)
+        #expect(results.allSatisfy { $0 == firstResult })
         // The JWT was accepted: the connection now carries many streams at once.
         #expect(peak > 1)
         #expect(transport.statistics.connectionsOpened == 1)
