@@ -38,7 +38,7 @@ let package = Package(
 
         // HTTP/2 on nghttp2 + OpenSSL: an epoll event loop, TLS with ALPN h2 and cleartext h2c, client and
         // server sessions (the worker's APNs/FCM clients and the simulator share it).
-        .target(name: "HTTP2", dependencies: ["CNghttp2", "COpenSSL", "CSystem"]),
+        .target(name: "HTTP2", dependencies: ["CNghttp2", "COpenSSL", "CSystem", "HeraldCore"]),
         // APNs: provider JWT, request headers, response classification, the client.
         .target(name: "APNs", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
         // FCM HTTP v1: service-account OAuth2, message building, error classification, the client.
@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(
             name: "IntakeTests",
             dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldTestSupport"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(
             name: "DeliveryClientTests",

@@ -9,9 +9,10 @@ import Synchronization
 ///
 /// One `HTTP2Client` per environment (production, sandbox), made on first use, with
 /// `connectionsPerEnvironment` long-lived connections; a new connection carries one stream until
-/// a request succeeds on it (APNs' rule for token auth). The provider token is shared by both
-/// environments and renewed as `APNsProviderToken` describes. On 403 ExpiredProviderToken the
-/// client renews the token, recycles that environment's connections and resends once.
+/// an answer on it proves the provider token was accepted (APNs' rule for token auth: any status but 403). The
+/// provider token is shared by both environments and renewed as `APNsProviderToken` describes. On 403
+/// ExpiredProviderToken or InvalidProviderToken the client renews the token (when it is old enough to be
+/// replaced), recycles that environment's connections and resends once; a second refusal is a setup fault.
 ///
 /// Thread-safe; `send` never blocks. Completions run on the transport's thread: keep them short.
 public final class APNsClient: Sendable {
@@ -88,7 +89,7 @@ public final class APNsClient: Sendable {
     /// Provider tokens signed so far.
     public var providerTokensIssued: Int { providerToken.issuedCount }
 
-    /// Times an environment's connections were recycled after ExpiredProviderToken.
+    /// Times an environment's connections were recycled after ExpiredProviderToken or InvalidProviderToken.
     public var connectionRecycles: Int { recycles.load(ordering: .relaxed) }
 
     private func send(_ notification: APNsNotification, renewed: Bool,
@@ -121,26 +122,27 @@ public final class APNsClient: Sendable {
                 switch APNsResponseClassifier.classify(response, now: clock.now) {
                 case .result(let outcome):
                     completion(outcome)
-                case .renewProviderToken:
-                    renewAndResend(notification, seen: jwt, transport: transport, renewed: renewed,
+                case .renewProviderToken(let reason):
+                    renewAndResend(notification, seen: jwt, reason: reason, transport: transport, renewed: renewed,
                                    completion: completion)
                 }
             }
         }
     }
 
-    /// 403 ExpiredProviderToken for `seen`: renew (unless another request already did, or the
-    /// token is too young to replace), recycle the connections, and resend once.
-    private func renewAndResend(_ notification: APNsNotification, seen: String, transport: any APNsTransport,
-                                renewed: Bool, completion: @escaping @Sendable (DeliveryResult) -> Void) {
-        guard !renewed else { return completion(APNsResponseClassifier.expiredAfterRenewal) }
+    /// 403 ExpiredProviderToken or InvalidProviderToken (`reason`) for `seen`: renew (unless another request
+    /// already did, or the token is too young to replace), recycle the connections, and resend once.
+    private func renewAndResend(_ notification: APNsNotification, seen: String, reason: APNsErrorReason,
+                                transport: any APNsTransport, renewed: Bool,
+                                completion: @escaping @Sendable (DeliveryResult) -> Void) {
+        guard !renewed else { return completion(APNsResponseClassifier.providerTokenRefused(reason)) }
         if providerToken.invalidate(seen: seen) {
             recycles.add(1, ordering: .relaxed)
             transport.recycleConnections()
         }
         // Resending with the very token APNs just refused would only fail again.
         guard let next = try? providerToken.current(), next != seen else {
-            return completion(APNsResponseClassifier.expiredAfterRenewal)
+            return completion(APNsResponseClassifier.providerTokenRefused(reason))
         }
         send(notification, renewed: true, completion: completion)
     }
@@ -154,7 +156,7 @@ public final class APNsClient: Sendable {
             }
             let settings = HTTP2ClientConfiguration(
                 url: configuration.url(for: environment), caFile: configuration.caFile,
-                connectionCount: configuration.connectionsPerEnvironment, streamsBeforeFirstSuccess: 1,
+                connectionCount: configuration.connectionsPerEnvironment, streamsUntilAuthenticated: 1,
                 connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)
             let transport = try makeTransport(settings)
             transports[environment] = transport

@@ -18,7 +18,8 @@ public struct APNsNotification: Sendable {
     public var topic: String?
     /// `apns-priority`: 10 immediate, 5 power-aware.
     public var priority: Int
-    /// `apns-expiration` in UNIX seconds; nil sends 0 (one attempt, not stored by APNs).
+    /// `apns-expiration` in UNIX seconds; nil omits the header (APNs' own storage policy). The worker
+    /// always sets it from the delivery's expiry.
     public var expiration: Int?
     /// `apns-collapse-id` (at most 64 bytes).
     public var collapseID: String?

@@ -8,8 +8,8 @@ import Synchronization
 ///
 /// APNs rejects a token older than an hour (403 ExpiredProviderToken) and one renewed more often
 /// than every 20 minutes (429 TooManyProviderTokenUpdates), so the token is cached, renewed once
-/// it is `renewalAge` old (50 minutes), and renewed early on ExpiredProviderToken only if it is
-/// at least `minimumAge` (20 minutes) old. Thread-safe: the first caller past the deadline signs,
+/// it is `renewalAge` old (50 minutes), and renewed early on ExpiredProviderToken or InvalidProviderToken
+/// only if it is at least `minimumAge` (20 minutes) old. Thread-safe: the first caller past the deadline signs,
 /// the others get its token.
 public final class APNsProviderToken: Sendable {
     /// Tokens are renewed once this old (APNs accepts them for 60 minutes).
@@ -79,8 +79,8 @@ public final class APNsProviderToken: Sendable {
         }
     }
 
-    /// APNs answered ExpiredProviderToken for `token`. Marks it for renewal if it is still the
-    /// current one, and returns true when the next `current()` will sign a new token (it is at
+    /// APNs answered ExpiredProviderToken or InvalidProviderToken for `token`. Marks it for renewal
+    /// if it is still the current one, and returns true when the next `current()` will sign a new token (it is at
     /// least `minimumAge` old). False when another request already renewed it, or when it is too
     /// young to replace (the clocks disagree: renewing would only earn TooManyProviderTokenUpdates).
     @discardableResult

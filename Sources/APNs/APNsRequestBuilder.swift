@@ -7,7 +7,8 @@ public enum APNsRequestBuilder {
 
     /// `POST /3/device/<token>` with `authorization: bearer <jwt>`, `apns-push-type`,
     /// `apns-topic` (the notification's, or `topic` with the Live Activity suffix when the push
-    /// type is `liveactivity`), `apns-priority`, `apns-expiration` (0 when unset),
+    /// type is `liveactivity`), `apns-priority`, `apns-expiration` when set (never 0 by default: an
+    /// absent header lets APNs store the notification for an offline device, 0 would not),
     /// `apns-collapse-id` when set, and `apns-id`.
     public static func request(for notification: APNsNotification, topic: String, providerToken: String,
                                timeout: Duration? = nil) -> HTTP2Request {
@@ -17,7 +18,9 @@ public enum APNsRequestBuilder {
         headers.append(HTTP2Header("apns-push-type", notification.pushType))
         headers.append(HTTP2Header("apns-topic", self.topic(for: notification, configuredTopic: topic)))
         headers.append(HTTP2Header("apns-priority", String(notification.priority)))
-        headers.append(HTTP2Header("apns-expiration", String(notification.expiration ?? 0)))
+        if let expiration = notification.expiration {
+            headers.append(HTTP2Header("apns-expiration", String(expiration)))
+        }
         if let collapseID = notification.collapseID {
             headers.append(HTTP2Header("apns-collapse-id", collapseID))
         }

@@ -2,11 +2,17 @@ import Foundation
 import HTTP2
 import HeraldCore
 
-/// Turns an APNs answer into a `DeliveryResult` (protocol-notes section 4). Pure.
+/// Turns an APNs answer into a `DeliveryResult` (protocol-notes section 4, SPEC 5). Pure.
 ///
 /// - 2xx: sent.
 /// - 410 (any reason) and 400 BadDeviceToken: the token is dead.
-/// - 403 ExpiredProviderToken: the client renews its JWT and resends once (`renewProviderToken`).
+/// - 403 ExpiredProviderToken and InvalidProviderToken: the client renews its JWT and resends once
+///   (`renewProviderToken`); the same answer after that, or when the token is too young to renew, is a setup fault.
+/// - Every other 403 (MissingProviderToken, UnrelatedKeyIdInToken, BadCertificate, BadCertificateEnvironment,
+///   Forbidden, a reason Apple adds later): a setup fault. APNs answers 403 only about the provider's credentials,
+///   never about one notification, so no delivery is failed for it.
+/// - 400 MissingTopic, BadTopic, TopicDisallowed (and BadCertificateEnvironment under any status): a setup fault,
+///   the topic Herald was configured with is refused.
 /// - 429, 5xx: retry, honouring Retry-After when APNs gives one.
 /// - Every other status: failed, permanent for this delivery.
 /// - Transport errors: retry, with the error's stable code as the reason.
@@ -16,9 +22,15 @@ import HeraldCore
 public enum APNsResponseClassifier {
     public enum Verdict: Sendable, Equatable {
         case result(DeliveryResult)
-        /// 403 ExpiredProviderToken: renew the provider token, reconnect, resend.
-        case renewProviderToken
+        /// 403 ExpiredProviderToken or InvalidProviderToken: renew the provider token, reconnect, resend once.
+        case renewProviderToken(reason: APNsErrorReason)
     }
+
+    /// Reasons that blame Herald's configuration whatever the status.
+    static let setupReasons: Set<APNsErrorReason> = [
+        .missingTopic, .badTopic, .topicDisallowed, .badCertificate, .badCertificateEnvironment,
+        .missingProviderToken, .unrelatedKeyIDInToken, .forbidden, .invalidProviderToken, .expiredProviderToken,
+    ]
 
     public static func classify(_ response: HTTP2Response, now: Date) -> Verdict {
         let status = response.status
@@ -30,8 +42,13 @@ public enum APNsResponseClassifier {
             return .result(.tokenInvalid(reason: reason))
         case 400 where error.reason == .badDeviceToken:
             return .result(.tokenInvalid(reason: reason))
-        case 403 where error.reason == .expiredProviderToken:
-            return .renewProviderToken
+        case 403:
+            if let renewable = error.reason, renewable == .expiredProviderToken || renewable == .invalidProviderToken {
+                return .renewProviderToken(reason: renewable)
+            }
+            return .result(.setupFault(reason: reason))
+        case _ where error.reason.map { setupReasons.contains($0) } ?? false:
+            return .result(.setupFault(reason: reason))
         case 429, 500..<600:
             let retryAfter = RetryAfter.parse(response.header("retry-after"), now: now)
             return .result(.retry(reason: reason, retryAfter: retryAfter))
@@ -46,7 +63,10 @@ public enum APNsResponseClassifier {
         .retry(reason: error.code.rawValue, retryAfter: nil)
     }
 
-    /// The result when the resend after renewing the provider token hit ExpiredProviderToken again.
-    public static let expiredAfterRenewal: DeliveryResult =
-        .retry(reason: APNsErrorReason.expiredProviderToken.rawValue, retryAfter: nil)
+    /// The result when APNs refused the provider token (`reason`) and renewing it did not help: it refused the
+    /// renewed one too, or the token was too young to renew (renewing more often than every 20 minutes earns
+    /// TooManyProviderTokenUpdates). Either way the key, team or clock is wrong: Herald's setup, not the delivery.
+    public static func providerTokenRefused(_ reason: APNsErrorReason) -> DeliveryResult {
+        .setupFault(reason: reason.rawValue)
+    }
 }

@@ -10,20 +10,37 @@ import Synchronization
 ///
 /// The token is cached until `renewalMargin` (5 minutes) before it expires. One exchange is in
 /// flight at a time: senders that need a token meanwhile are queued and called back with its
-/// result, so nothing blocks the transport's thread. Thread-safe.
+/// result, so nothing blocks the transport's thread.
+///
+/// Failed exchanges back off (`backoff`, measured on the injected clock): after `n` failures in a row no
+/// exchange starts for about base x 2^(n-1) (jittered, capped), and callers meanwhile get the last failure at
+/// once instead of each starting an exchange. A token that is past its renewal time but not yet expired is still
+/// handed out while exchanges fail. A successful exchange resets the backoff. Thread-safe.
 public final class FCMAccessTokenProvider: Sendable {
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
     /// `exp - iat` of the assertion (Google's maximum).
     public static let assertionLifetime = 3600
     public static let defaultRenewalMargin: Duration = .seconds(300)
+    /// 1 s after the first failed exchange, doubling up to 5 minutes.
+    public static let defaultBackoff = ExponentialBackoff(base: .seconds(1), maximum: .seconds(300))
 
     /// Why no token could be had. `reason` (`oauth_invalid_grant`, `oauth_connection_lost`) is
     /// stable and safe to record; it never contains the assertion or a token.
     public struct Failure: Error, Sendable, Equatable {
         public let reason: String
+        /// The token endpoint refused the service account itself (invalid_grant, an unknown client, a 4xx other
+        /// than 408/429) or the assertion could not be signed: Herald's credentials are wrong, and waiting will
+        /// not fix them. False for what may pass (unreachable, timeouts, 5xx, 429, a malformed 200).
+        public let isSetupFault: Bool
 
-        public init(reason: String) {
+        public init(reason: String, isSetupFault: Bool = false) {
             self.reason = reason
+            self.isSetupFault = isSetupFault
+        }
+
+        /// What a send that could not get a token comes to.
+        public var deliveryResult: DeliveryResult {
+            isSetupFault ? .setupFault(reason: reason) : .retry(reason: reason, retryAfter: nil)
         }
     }
 
@@ -33,6 +50,8 @@ public final class FCMAccessTokenProvider: Sendable {
         var token: String
         /// Reuse ends here (expiry minus the margin).
         var renewAt: Date
+        /// The token is dead from here.
+        var expiresAt: Date
     }
 
     private struct State {
@@ -40,6 +59,12 @@ public final class FCMAccessTokenProvider: Sendable {
         var waiters: [Completion] = []
         var fetching = false
         var fetched = 0
+        /// Exchanges that failed in a row.
+        var failures = 0
+        /// The last failure, handed out until `retryAt`.
+        var lastFailure: Failure?
+        var retryAt: Date?
+        var exchanges = 0
     }
 
     private let serviceAccount: FCMServiceAccount
@@ -48,35 +73,52 @@ public final class FCMAccessTokenProvider: Sendable {
     private let transport: any FCMTransport
     private let clock: any HeraldClock
     private let renewalMargin: TimeInterval
+    private let backoff: ExponentialBackoff
+    private let random: @Sendable () -> Double
     private let state = Mutex(State())
 
-    /// `transport` must reach the origin of `serviceAccount.tokenURI`.
+    /// `transport` must reach the origin of `serviceAccount.tokenURI`. `random` (uniform in 0..<1) jitters the
+    /// backoff; tests pass a fixed value.
     public init(serviceAccount: FCMServiceAccount, signingKey: RS256SigningKey, transport: any FCMTransport,
-                clock: any HeraldClock, renewalMargin: Duration = FCMAccessTokenProvider.defaultRenewalMargin) {
+                clock: any HeraldClock, renewalMargin: Duration = FCMAccessTokenProvider.defaultRenewalMargin,
+                backoff: ExponentialBackoff = FCMAccessTokenProvider.defaultBackoff,
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.serviceAccount = serviceAccount
         self.signingKey = signingKey
         // FCMServiceAccount checked the URI; a path of "/" is only a fallback for hand-made values.
         self.endpoint = FCMEndpoint(url: serviceAccount.tokenURI) ?? FCMEndpoint(url: "https://invalid/")!
         self.transport = transport
         self.clock = clock
-        let parts = renewalMargin.components
-        self.renewalMargin = TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+        self.renewalMargin = Self.seconds(renewalMargin)
+        self.backoff = backoff
+        self.random = random
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        let parts = duration.components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }
 
     /// Calls `completion` with a valid access token: at once (on the caller's thread) when one is
-    /// cached, otherwise after the exchange in flight (on the transport's thread).
+    /// cached or the exchanges are backing off, otherwise after the exchange in flight (on the
+    /// transport's thread).
     public func accessToken(_ completion: @escaping Completion) {
         let now = clock.now
-        enum Next { case cached(String), wait, fetch }
+        enum Next { case answer(Result<String, Failure>), wait, fetch }
         let next: Next = state.withLock { state in
-            if let cached = state.cached, now < cached.renewAt { return .cached(cached.token) }
+            if let cached = state.cached, now < cached.renewAt { return .answer(.success(cached.token)) }
+            if let failure = state.lastFailure, let retryAt = state.retryAt, now < retryAt {
+                if let cached = state.cached, now < cached.expiresAt { return .answer(.success(cached.token)) }
+                return .answer(.failure(failure))
+            }
             state.waiters.append(completion)
             if state.fetching { return .wait }
             state.fetching = true
+            state.exchanges += 1
             return .fetch
         }
         switch next {
-        case .cached(let token): completion(.success(token))
+        case .answer(let result): completion(result)
         case .wait: break
         case .fetch: fetch(startedAt: now)
         }
@@ -100,6 +142,12 @@ public final class FCMAccessTokenProvider: Sendable {
 
     /// Access tokens obtained so far (a metric; tests check reuse with it).
     public var tokensFetched: Int { state.withLock { $0.fetched } }
+
+    /// Exchanges started so far, successful or not (tests check the backoff with it).
+    public var exchangesStarted: Int { state.withLock { $0.exchanges } }
+
+    /// Exchanges that failed in a row, now (0 after a success).
+    public var consecutiveFailures: Int { state.withLock { $0.failures } }
 
     /// The form body of the exchange for an assertion issued at `issuedAt` (UNIX seconds).
     func exchangeRequest(issuedAt: Int) throws(CryptoError) -> HTTP2Request {
@@ -125,7 +173,8 @@ public final class FCMAccessTokenProvider: Sendable {
         do {
             request = try exchangeRequest(issuedAt: Int(startedAt.timeIntervalSince1970.rounded(.down)))
         } catch {
-            return finish(.failure(Failure(reason: "oauth_assertion_\(error.code)")), startedAt: startedAt)
+            return finish(.failure(Failure(reason: "oauth_assertion_\(error.code)", isSetupFault: true)),
+                          startedAt: startedAt)
         }
         transport.send(request) { [self] result in
             switch result {
@@ -137,34 +186,49 @@ public final class FCMAccessTokenProvider: Sendable {
         }
     }
 
-    /// Caches a token, wakes every waiter outside the lock.
+    /// Caches a token (or counts the failure and sets the backoff), wakes every waiter outside the lock.
     private func finish(_ result: Result<(token: String, lifetime: Int), Failure>, startedAt: Date) {
-        let waiters = state.withLock { state -> [Completion] in
-            if case .success(let answer) = result {
+        let now = clock.now
+        let (waiters, delivered) = state.withLock { state -> ([Completion], Result<String, Failure>) in
+            var delivered = result.map(\.token)
+            switch result {
+            case .success(let answer):
                 // Lifetimes shorter than twice the margin (never from Google) keep half of theirs.
                 let margin = min(renewalMargin, Double(answer.lifetime) / 2)
                 state.cached = Cached(token: answer.token,
-                                      renewAt: startedAt.addingTimeInterval(Double(answer.lifetime) - margin))
+                                      renewAt: startedAt.addingTimeInterval(Double(answer.lifetime) - margin),
+                                      expiresAt: startedAt.addingTimeInterval(Double(answer.lifetime)))
                 state.fetched += 1
+                state.failures = 0
+                state.lastFailure = nil
+                state.retryAt = nil
+            case .failure(let failure):
+                state.failures += 1
+                state.lastFailure = failure
+                let wait = backoff.delay(afterFailures: state.failures, random: random())
+                state.retryAt = now.addingTimeInterval(Self.seconds(wait))
+                // The old token still works until it expires: better than failing the sends waiting for it.
+                if let cached = state.cached, now < cached.expiresAt { delivered = .success(cached.token) }
             }
             state.fetching = false
             defer { state.waiters.removeAll() }
-            return state.waiters
+            return (state.waiters, delivered)
         }
-        let delivered = result.map(\.token)
         for waiter in waiters { waiter(delivered) }
     }
 
     /// `{"access_token":"...","expires_in":3599,"token_type":"Bearer"}`, or an OAuth2 error
-    /// `{"error":"invalid_grant",...}` whose code becomes the reason.
+    /// `{"error":"invalid_grant",...}` whose code becomes the reason. A 4xx other than 408 and 429 is a
+    /// refusal of the credentials (RFC 6749 section 5.2 answers 400 or 401): a setup fault.
     static func parse(_ response: HTTP2Response) -> Result<(token: String, lifetime: Int), Failure> {
         let json = try? JSONParser.parse(response.body)
         guard response.status == 200 else {
+            let refused = (400..<500).contains(response.status) && response.status != 408 && response.status != 429
             if let code = json?["error"]?.stringValue, !code.isEmpty, code.utf8.count <= 40,
                code.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "_") }) {
-                return .failure(Failure(reason: "oauth_" + code))
+                return .failure(Failure(reason: "oauth_" + code, isSetupFault: refused))
             }
-            return .failure(Failure(reason: "oauth_http_\(response.status)"))
+            return .failure(Failure(reason: "oauth_http_\(response.status)", isSetupFault: refused))
         }
         guard let token = json?["access_token"]?.stringValue, !token.isEmpty else {
             return .failure(Failure(reason: "oauth_invalid_response"))

@@ -10,7 +10,9 @@ import Synchronization
 /// `connections` long-lived HTTP/2 connections to FCM carry one request per message
 /// (`POST /v1/projects/{project_id}/messages:send`); a separate connection reaches the service
 /// account's token endpoint. Access tokens come from `FCMAccessTokenProvider`; on 401 the client
-/// drops the token, fetches a new one and resends once.
+/// drops the token, fetches a new one and resends once (a second 401 is a setup fault). A send that cannot get a
+/// token comes to the exchange's classification: a setup fault when the token endpoint refused the service
+/// account, a retry when it could not be reached.
 ///
 /// Thread-safe; `send` never blocks. Completions run on the transport's thread: keep them short.
 public final class FCMClient: Sendable {
@@ -121,7 +123,7 @@ public final class FCMClient: Sendable {
         accessTokens.accessToken { [self] result in
             let token: String
             switch result {
-            case .failure(let failure): return completion(.retry(reason: failure.reason, retryAfter: nil))
+            case .failure(let failure): return completion(failure.deliveryResult)
             case .success(let value): token = value
             }
             messages.send(request(body: body, accessToken: token)) { [self] result in
@@ -132,8 +134,10 @@ public final class FCMClient: Sendable {
                     switch FCMResponseClassifier.classify(response, now: clock.now) {
                     case .result(let outcome):
                         completion(outcome)
-                    case .renewAccessToken:
-                        guard !renewed else { return completion(FCMResponseClassifier.unauthenticatedAfterRenewal) }
+                    case .renewAccessToken(let reason):
+                        guard !renewed else {
+                            return completion(FCMResponseClassifier.unauthenticatedAfterRenewal(reason))
+                        }
                         accessTokens.invalidate(seen: token)
                         send(body: body, renewed: true, completion: completion)
                     }

@@ -47,18 +47,28 @@ public enum FCMErrorCode: Sendable, Hashable, RawRepresentable, CustomStringConv
 
 /// The parts of an FCM v1 error body the classifier reads:
 /// `{"error":{"code":404,"message":"...","status":"NOT_FOUND","details":[{"@type":
-/// "type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}`.
+/// "type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}`, and for an invalid
+/// argument the fields it names (`{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":
+/// [{"field":"message.token","description":"..."}]}`).
 public struct FCMErrorResponse: Sendable, Equatable {
     public static let fcmErrorType = "type.googleapis.com/google.firebase.fcm.v1.FcmError"
+    public static let badRequestType = "type.googleapis.com/google.rpc.BadRequest"
 
     /// From the `FcmError` detail, when there is one.
     public var errorCode: FCMErrorCode?
     /// The canonical gRPC status name (`NOT_FOUND`, `UNAUTHENTICATED`, ...).
     public var status: String?
+    /// `error.message`: read to recognise an answer about the registration token, never recorded (it may quote
+    /// the request).
+    public var message: String?
+    /// The `field`s of every `BadRequest` detail's `fieldViolations` (`message.token`, `message.data`).
+    public var fieldViolations: [String]
 
-    public init(errorCode: FCMErrorCode?, status: String?) {
+    public init(errorCode: FCMErrorCode?, status: String?, message: String? = nil, fieldViolations: [String] = []) {
         self.errorCode = errorCode
         self.status = status
+        self.message = message
+        self.fieldViolations = fieldViolations
     }
 
     /// Parses a response body; anything unexpected leaves the fields nil.
@@ -67,10 +77,23 @@ public struct FCMErrorResponse: Sendable, Equatable {
             self.init(errorCode: nil, status: nil)
             return
         }
-        let detail = error["details"]?.arrayValue?.first { $0["@type"]?.stringValue == Self.fcmErrorType }
+        let details = error["details"]?.arrayValue ?? []
+        let detail = details.first { $0["@type"]?.stringValue == Self.fcmErrorType }
         let code = detail?["errorCode"]?.stringValue.flatMap { $0.isEmpty ? nil : FCMErrorCode(rawValue: $0) }
         let status = error["status"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        self.init(errorCode: code, status: status)
+        let fields = details.filter { $0["@type"]?.stringValue == Self.badRequestType }
+            .flatMap { $0["fieldViolations"]?.arrayValue ?? [] }
+            .compactMap { $0["field"]?.stringValue }
+        self.init(errorCode: code, status: status, message: error["message"]?.stringValue, fieldViolations: fields)
+    }
+
+    /// FCM says the registration token itself is invalid: a `BadRequest` field violation on `message.token`, or
+    /// the message FCM gives for a malformed or stale token ("The registration token is not a valid FCM
+    /// registration token"). Other invalid arguments (a bad data key, a TTL out of range) are about the message.
+    public var isAboutRegistrationToken: Bool {
+        if fieldViolations.contains("message.token") { return true }
+        guard let message else { return false }
+        return message.lowercased().contains("registration token is not a valid")
     }
 
     /// The reason recorded for the delivery: the FCM error code, else the status, else nil.

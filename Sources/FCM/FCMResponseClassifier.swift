@@ -2,13 +2,17 @@ import Foundation
 import HTTP2
 import HeraldCore
 
-/// Turns an FCM v1 answer into a `DeliveryResult` (protocol-notes section 7). Pure.
+/// Turns an FCM v1 answer into a `DeliveryResult` (protocol-notes section 7, SPEC 5). Pure.
 ///
 /// - 2xx: sent.
-/// - UNREGISTERED: the token is dead.
-/// - THIRD_PARTY_AUTH_ERROR, SENDER_ID_MISMATCH, INVALID_ARGUMENT: failed.
-/// - Other 401 (UNAUTHENTICATED): the client renews its access token and resends once.
-/// - QUOTA_EXCEEDED, UNAVAILABLE, INTERNAL, 429 and 5xx: retry, honouring Retry-After.
+/// - UNREGISTERED and SENDER_ID_MISMATCH (the token belongs to another project): the token is dead.
+/// - INVALID_ARGUMENT about the registration token (a `message.token` field violation, or FCM's "not a valid FCM
+///   registration token"): the token is dead. Any other INVALID_ARGUMENT: failed, the message is wrong.
+/// - THIRD_PARTY_AUTH_ERROR (the APNs or web push credentials in Firebase), and 403 without SENDER_ID_MISMATCH
+///   (PERMISSION_DENIED: the service account may not send for the project): a setup fault.
+/// - Other 401 (UNAUTHENTICATED): the client renews its access token and resends once; a 401 again is a setup fault.
+/// - QUOTA_EXCEEDED: retry after at least `quotaExceededMinimumWait` (60 s), longer when Retry-After says so.
+/// - UNAVAILABLE, INTERNAL, 429 and 5xx: retry, honouring Retry-After.
 /// - Every other status: failed.
 /// - Transport errors: retry, with the error's stable code as the reason.
 ///
@@ -17,33 +21,44 @@ import HeraldCore
 public enum FCMResponseClassifier {
     public enum Verdict: Sendable, Equatable {
         case result(DeliveryResult)
-        /// 401: renew the access token and resend.
-        case renewAccessToken
+        /// 401: renew the access token and resend; `reason` is what a second 401 records.
+        case renewAccessToken(reason: String)
     }
 
-    /// The result when the resend after renewing the access token got 401 again.
-    public static let unauthenticatedAfterRenewal: DeliveryResult = .retry(reason: "unauthenticated", retryAfter: nil)
+    /// FCM asks for at least a minute of backoff on project quota errors (protocol-notes section 7).
+    public static let quotaExceededMinimumWait: Duration = .seconds(60)
+
+    /// The result when the resend after renewing the access token got 401 (`reason`) again: FCM refuses the
+    /// service account's freshly issued token, so the account (or its project access) is wrong.
+    public static func unauthenticatedAfterRenewal(_ reason: String) -> DeliveryResult {
+        .setupFault(reason: reason)
+    }
 
     public static func classify(_ response: HTTP2Response, now: Date) -> Verdict {
         let status = response.status
         if (200..<300).contains(status) { return .result(.sent) }
         let error = FCMErrorResponse(body: response.body)
         let reason = error.reason ?? "http_\(status)"
-        let retry: Verdict = .result(.retry(reason: reason,
-                                            retryAfter: RetryAfter.parse(response.header("retry-after"), now: now)))
+        let retryAfter = RetryAfter.parse(response.header("retry-after"), now: now)
         switch error.errorCode {
-        case .unregistered?:
+        case .unregistered?, .senderIDMismatch?:
             return .result(.tokenInvalid(reason: reason))
-        case .thirdPartyAuthError?, .senderIDMismatch?, .invalidArgument?:
-            return .result(.failed(reason: reason))
-        case .quotaExceeded?, .unavailable?, .internal?:
-            return retry
+        case .invalidArgument?:
+            return .result(error.isAboutRegistrationToken ? .tokenInvalid(reason: reason) : .failed(reason: reason))
+        case .thirdPartyAuthError?:
+            return .result(.setupFault(reason: reason))
+        case .quotaExceeded?:
+            return .result(.retry(reason: reason, retryAfter: max(retryAfter ?? .zero, quotaExceededMinimumWait)))
+        case .unavailable?, .internal?:
+            return .result(.retry(reason: reason, retryAfter: retryAfter))
         default:
             break
         }
         switch status {
-        case 401: return .renewAccessToken
-        case 429, 500..<600: return retry
+        case 400 where error.isAboutRegistrationToken: return .result(.tokenInvalid(reason: reason))
+        case 401: return .renewAccessToken(reason: reason)
+        case 403: return .result(.setupFault(reason: reason))
+        case 429, 500..<600: return .result(.retry(reason: reason, retryAfter: retryAfter))
         default: return .result(.failed(reason: reason))
         }
     }

@@ -10,8 +10,8 @@ final class ClientConnection: SessionConnection {
     private(set) var streams: [Int32: ClientStream] = [:]
     /// The peer's first SETTINGS arrived: its stream limit is known.
     private(set) var receivedSettings = false
-    /// A 2xx response arrived on this connection (lifts `streamsBeforeFirstSuccess`).
-    var hadSuccess = false
+    /// A response on this connection proved the peer accepted our credentials (lifts `streamsUntilAuthenticated`).
+    var isAuthenticated = false
     /// The peer sent GOAWAY: no new streams; streams above this id were not processed.
     private(set) var goAwayLastStreamID: Int32?
     /// No new streams (recycled, or GOAWAY received); closes once its streams are done.
@@ -35,7 +35,7 @@ final class ClientConnection: SessionConnection {
         }
         var limit = min(core.configuration.maxConcurrentStreams,
                         Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)))
-        if !hadSuccess, let first = core.configuration.streamsBeforeFirstSuccess {
+        if !isAuthenticated, let first = core.configuration.streamsUntilAuthenticated {
             limit = min(limit, max(1, first))
         }
         return limit - streams.count

@@ -9,6 +9,9 @@ import Glibc
 /// (their timeout already running). A request comes back to the front of the queue, instead of failing, whenever
 /// the server provably did not process it: a GOAWAY whose last stream id is below it, RST_STREAM REFUSED_STREAM,
 /// or a connection that died before its HEADERS left.
+///
+/// Consecutive failed connection attempts back off (`HTTP2ClientConfiguration.connectBackoff`): until the wait is
+/// over, requests that no connection could carry fail at once with the last attempt's error.
 final class ClientCore {
     /// Resends of one request before giving up (a server refusing everything must not loop us forever).
     static let maxAttempts = 5
@@ -26,6 +29,10 @@ final class ClientCore {
     private var sweepTimer: LoopTimer?
     /// Connection attempts that failed since a connection last became ready.
     private var failedAttempts = 0
+    /// After failed attempts: no new attempt before this (monotonic nanoseconds), see `connectBackoff`.
+    private var nextAttemptAt: UInt64 = 0
+    /// The last failed attempt's error, given to requests sent while no attempt may be made.
+    private var lastAttemptError: HTTP2Error?
 
     init(configuration: HTTP2ClientConfiguration, upstream: UpstreamURL, tls: TLSContext?, loop: EventLoop,
          counters: ClientCounters) {
@@ -42,6 +49,18 @@ final class ClientCore {
         guard !isShutdown else {
             request.complete(.failure(HTTP2Error(.shutdown, "the client is shut down")))
             return
+        }
+        // In connect backoff with nothing that could carry it: fail now instead of starting another attempt (or
+        // queueing behind a wait that may outlast the request's timeout).
+        if let error = lastAttemptError, !hasUsableConnection {
+            let now = MonotonicClock.now()
+            if now < nextAttemptAt {
+                counters.requestsFailedInConnectBackoff.increment()
+                let waitMs = (nextAttemptAt - now + 999_999) / 1_000_000
+                request.complete(.failure(HTTP2Error(
+                    error.code, error.message + " (connect backoff: next attempt in \(waitMs) ms)")))
+                return
+            }
         }
         queue.append(request)
         scheduleSweep(at: request.deadline)
@@ -117,8 +136,10 @@ final class ClientCore {
             return
         }
         let status = stream.status ?? 0
-        if (200..<300).contains(status) {
-            connection.hadSuccess = true
+        // Any answer but 401/403 means the credentials passed (APNs: a BadDeviceToken or 410 proves the JWT was
+        // accepted as well as a 200 does), so the connection may use every stream the peer allows.
+        if status >= 200, status != 401, status != 403 {
+            connection.isAuthenticated = true
         }
         stream.request.complete(.success(HTTP2Response(status: status, headers: stream.headers, body: stream.body)))
     }
@@ -151,10 +172,13 @@ final class ClientCore {
 
     /// Opens connections until `connectionCount` are usable or on their way (retiring ones do not count).
     ///
-    /// After failed attempts only a new request may try again (`afterFailure`): reconnecting on our own would spin
-    /// against a peer that refuses connections.
+    /// After failed attempts only a new request may try again (`afterFailure`), and only once the connect backoff
+    /// has passed: reconnecting on our own, or for every request, would hammer a peer that is down or refusing.
     private func ensureConnections(afterFailure: Bool = false) {
         guard !isShutdown, afterFailure || failedAttempts == 0 else {
+            return
+        }
+        guard failedAttempts == 0 || MonotonicClock.now() >= nextAttemptAt else {
             return
         }
         var active = resolving
@@ -235,8 +259,12 @@ final class ClientCore {
     private func attemptFailed(_ error: HTTP2Error) {
         counters.connectionsFailed.increment()
         failedAttempts += 1
-        let hope = resolving > 0 || connections.contains { !$0.isRetiring && $0.goAwayLastStreamID == nil }
-        guard !hope else {
+        lastAttemptError = error
+        let wait = configuration.connectBackoff.delay(afterFailures: failedAttempts, random: Double.random(in: 0..<1))
+        nextAttemptAt = MonotonicClock.now() + wait.nanoseconds
+        counters.consecutiveConnectFailures.store(failedAttempts, ordering: .relaxed)
+        counters.connectBackoffMilliseconds.store(Int(wait.nanoseconds / 1_000_000), ordering: .relaxed)
+        guard !hasUsableConnection else {
             return
         }
         for request in queue.removeAll() {
@@ -245,9 +273,18 @@ final class ClientCore {
         updateGauges()
     }
 
-    /// A connection completed its handshake and the peer's SETTINGS arrived.
+    /// A connection completed its handshake and the peer's SETTINGS arrived: the upstream is reachable again.
     func connectionReady(_ connection: ClientConnection) {
         failedAttempts = 0
+        nextAttemptAt = 0
+        lastAttemptError = nil
+        counters.consecutiveConnectFailures.store(0, ordering: .relaxed)
+        counters.connectBackoffMilliseconds.store(0, ordering: .relaxed)
+    }
+
+    /// A connection that is usable or on its way (resolving, connecting, handshaking, open and not retiring).
+    private var hasUsableConnection: Bool {
+        resolving > 0 || connections.contains { !$0.isRetiring && $0.goAwayLastStreamID == nil }
     }
 
     func connectionClosed(_ connection: ClientConnection, error: HTTP2Error?, orphans: [ClientStream]) {

@@ -6,7 +6,9 @@ import Synchronization
 /// the first request, reopened when lost), within min(our `maxConcurrentStreams`, the peer's
 /// SETTINGS_MAX_CONCURRENT_STREAMS) streams each, and queue when every connection is full. Requests the server
 /// provably did not process (GOAWAY, REFUSED_STREAM) are resent transparently; a connection lost with a request
-/// in flight fails it with `.connectionLost` (the server may have processed it: the caller decides).
+/// in flight fails it with `.connectionLost` (the server may have processed it: the caller decides). Failed
+/// connection attempts back off exponentially (`connectBackoff`); meanwhile requests no connection can carry fail at
+/// once with the last attempt's error instead of each starting a new attempt.
 public final class HTTP2Client: Sendable {
     public let configuration: HTTP2ClientConfiguration
     private let loop: EventLoop
@@ -22,6 +24,10 @@ public final class HTTP2Client: Sendable {
         }
         guard configuration.maxConcurrentStreams >= 1 else {
             throw HTTP2Error(.invalidConfiguration, "maxConcurrentStreams must be at least 1")
+        }
+        guard configuration.connectBackoff.base >= .zero,
+              configuration.connectBackoff.maximum >= configuration.connectBackoff.base else {
+            throw HTTP2Error(.invalidConfiguration, "connectBackoff needs 0 <= base <= maximum")
         }
         let tls = upstream.isTLS ? try TLSContext.client(caFile: configuration.caFile) : nil
         IgnoreSIGPIPE.once()

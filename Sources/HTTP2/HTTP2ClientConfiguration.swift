@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// How an `HTTP2Client` reaches one upstream (one scheme, host and port).
 public struct HTTP2ClientConfiguration: Sendable {
     /// `https://host[:port]` (TLS, ALPN h2) or `http://host[:port]` (cleartext h2c, prior knowledge).
@@ -9,25 +11,34 @@ public struct HTTP2ClientConfiguration: Sendable {
     /// Our own cap on concurrent streams per connection; the peer's SETTINGS_MAX_CONCURRENT_STREAMS
     /// lowers it further.
     public var maxConcurrentStreams: Int
-    /// Streams allowed on a new connection until one response with a 2xx status arrived on it
-    /// (APNs with token auth allows one). nil: no such limit.
-    public var streamsBeforeFirstSuccess: Int?
+    /// Streams allowed on a new connection until a response on it proves the peer accepted our credentials: any
+    /// final status except 401 and 403 (APNs with token auth allows one stream until then). nil: no such limit.
+    public var streamsUntilAuthenticated: Int?
     public var connectTimeout: Duration
     /// Default per-request timeout (a request may override it).
     public var requestTimeout: Duration
     /// A PING is sent on a connection idle this long; a PING unanswered for as long closes it.
     public var pingInterval: Duration
+    /// The wait after consecutive failed connection attempts (connect, TLS, no SETTINGS) before the next one, so a
+    /// down or refusing upstream is not hammered. Requests sent while no connection may be attempted fail at once
+    /// with the last attempt's error. A connection that becomes ready resets it.
+    public var connectBackoff: ExponentialBackoff
+
+    /// 250 ms after the first failed connect, doubling up to 30 s.
+    public static let defaultConnectBackoff = ExponentialBackoff(base: .milliseconds(250), maximum: .seconds(30))
 
     public init(url: String, caFile: String? = nil, connectionCount: Int = 2, maxConcurrentStreams: Int = 1000,
-                streamsBeforeFirstSuccess: Int? = nil, connectTimeout: Duration = .seconds(5),
-                requestTimeout: Duration = .seconds(10), pingInterval: Duration = .seconds(60)) {
+                streamsUntilAuthenticated: Int? = nil, connectTimeout: Duration = .seconds(5),
+                requestTimeout: Duration = .seconds(10), pingInterval: Duration = .seconds(60),
+                connectBackoff: ExponentialBackoff = HTTP2ClientConfiguration.defaultConnectBackoff) {
         self.url = url
         self.caFile = caFile
         self.connectionCount = connectionCount
         self.maxConcurrentStreams = maxConcurrentStreams
-        self.streamsBeforeFirstSuccess = streamsBeforeFirstSuccess
+        self.streamsUntilAuthenticated = streamsUntilAuthenticated
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
         self.pingInterval = pingInterval
+        self.connectBackoff = connectBackoff
     }
 }

@@ -16,6 +16,12 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
     public var pingsSent: Int
     public var pingsAnswered: Int
     public var requestsTimedOut: Int
+    /// Requests failed at once because the upstream was in connect backoff (no attempt allowed yet).
+    public var requestsFailedInConnectBackoff: Int
+    /// Connection attempts that failed in a row, now (0 once a connection is ready).
+    public var consecutiveConnectFailures: Int
+    /// The wait chosen after the last failed attempt, in milliseconds (0 once a connection is ready).
+    public var connectBackoffMilliseconds: Int
     /// Streams open now.
     public var streamsInFlight: Int
     /// Requests waiting for a stream now.
@@ -23,8 +29,9 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
 
     public init(connectionsOpened: Int = 0, connectionsReady: Int = 0, connectionsFailed: Int = 0,
                 goAwaysReceived: Int = 0, requestsRetriedAfterGoAway: Int = 0, requestsRetriedAfterRefused: Int = 0,
-                pingsSent: Int = 0, pingsAnswered: Int = 0, requestsTimedOut: Int = 0, streamsInFlight: Int = 0,
-                queued: Int = 0) {
+                pingsSent: Int = 0, pingsAnswered: Int = 0, requestsTimedOut: Int = 0,
+                requestsFailedInConnectBackoff: Int = 0, consecutiveConnectFailures: Int = 0,
+                connectBackoffMilliseconds: Int = 0, streamsInFlight: Int = 0, queued: Int = 0) {
         self.connectionsOpened = connectionsOpened
         self.connectionsReady = connectionsReady
         self.connectionsFailed = connectionsFailed
@@ -34,6 +41,9 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
         self.pingsSent = pingsSent
         self.pingsAnswered = pingsAnswered
         self.requestsTimedOut = requestsTimedOut
+        self.requestsFailedInConnectBackoff = requestsFailedInConnectBackoff
+        self.consecutiveConnectFailures = consecutiveConnectFailures
+        self.connectBackoffMilliseconds = connectBackoffMilliseconds
         self.streamsInFlight = streamsInFlight
         self.queued = queued
     }
@@ -50,6 +60,9 @@ final class ClientCounters: Sendable {
     let pingsSent = Atomic<Int>(0)
     let pingsAnswered = Atomic<Int>(0)
     let requestsTimedOut = Atomic<Int>(0)
+    let requestsFailedInConnectBackoff = Atomic<Int>(0)
+    let consecutiveConnectFailures = Atomic<Int>(0)
+    let connectBackoffMilliseconds = Atomic<Int>(0)
     let streamsInFlight = Atomic<Int>(0)
     let queued = Atomic<Int>(0)
 
@@ -64,6 +77,9 @@ final class ClientCounters: Sendable {
             pingsSent: pingsSent.load(ordering: .relaxed),
             pingsAnswered: pingsAnswered.load(ordering: .relaxed),
             requestsTimedOut: requestsTimedOut.load(ordering: .relaxed),
+            requestsFailedInConnectBackoff: requestsFailedInConnectBackoff.load(ordering: .relaxed),
+            consecutiveConnectFailures: consecutiveConnectFailures.load(ordering: .relaxed),
+            connectBackoffMilliseconds: connectBackoffMilliseconds.load(ordering: .relaxed),
             streamsInFlight: streamsInFlight.load(ordering: .relaxed),
             queued: queued.load(ordering: .relaxed))
     }

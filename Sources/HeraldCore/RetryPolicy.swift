@@ -62,7 +62,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The backoff cap before attempt `attempts + 1`: base x 2^(attempts-1), at most maxDelay.
     public func backoffCap(afterAttempt attempts: Int) -> Duration {
-        ExponentialBackoff(base: baseDelay, maximum: maxDelay).delay(afterFailures: max(attempts, 1))
+        ExponentialBackoff(base: baseDelay, maximum: maxDelay).step(afterFailures: max(attempts, 1))
     }
 
     /// The outcome of attempt number `attempts` (1-based) that ended in `result`.

@@ -138,7 +138,7 @@ public final class BackgroundService: Sendable {
                     ("service", .string(configuration.name)), ("error", .string(String(describing: error))),
                     ("failures", .number(Double(failures))),
                 ])
-                sleep(for: configuration.backoff.delay(afterFailures: failures))
+                sleep(for: configuration.backoff.step(afterFailures: failures))
             }
         }
         finished.signal()

@@ -5,7 +5,7 @@ import Synchronization
 /// Which upstreams are paused because they refused Herald's own credentials or configuration
 /// (SPEC 5: a revoked key, a wrong topic), and when each may be tried again.
 ///
-/// - The first setup fault pauses the upstream for `backoff.delay(afterFailures: 1)`; faults from
+/// - The first setup fault pauses the upstream for `backoff.step(afterFailures: 1)`; faults from
 ///   sends that were already in flight do not lengthen it.
 /// - When the pause ends the upstream is *probing*: the claim loop leases a single row of it. The
 ///   probe's answer decides: accepted (any answer but a setup fault) resumes the upstream; another
@@ -49,12 +49,12 @@ final class UpstreamPauses: Sendable {
                 guard wasProbe || (!pause.probeInFlight && pause.until <= now) else { return max(pause.until, now) }
                 pause.faults += 1
                 pause.reason = reason
-                pause.until = now.addingTimeInterval(backoff.delay(afterFailures: pause.faults) / .seconds(1))
+                pause.until = now.addingTimeInterval(backoff.step(afterFailures: pause.faults) / .seconds(1))
                 pause.probeInFlight = false
                 pauses[service] = pause
                 return pause.until
             }
-            let until = now.addingTimeInterval(backoff.delay(afterFailures: 1) / .seconds(1))
+            let until = now.addingTimeInterval(backoff.step(afterFailures: 1) / .seconds(1))
             pauses[service] = Pause(reason: reason, since: now, until: until, faults: 1, probeInFlight: false)
             return until
         }

@@ -43,7 +43,7 @@ import Testing
         #expect(recorder.count == 2)
         let production = try #require(recorder["https://prod.test"])
         #expect(production.requests.count == 2)
-        #expect(production.configuration.streamsBeforeFirstSuccess == 1)
+        #expect(production.configuration.streamsUntilAuthenticated == 1)
         #expect(production.configuration.connectionCount == 3)
         #expect(recorder["https://sandbox.test"]?.requests.count == 1)
         // Both environments share one provider token.
@@ -68,11 +68,11 @@ import Testing
         #expect(transport.requests[0].header("authorization") != transport.requests[1].header("authorization"))
     }
 
-    @Test func expiredProviderTokenTwiceIsARetry() async throws {
+    @Test func expiredProviderTokenTwiceIsASetupFault() async throws {
         let (client, recorder) = try makeClient { _, _, _ in .success(Self.expired) }
         _ = try client.providerToken.current()
         clock.advance(.seconds(21 * 60))
-        #expect(await client.send(notification()) == .retry(reason: "ExpiredProviderToken", retryAfter: nil))
+        #expect(await client.send(notification()) == .setupFault(reason: "ExpiredProviderToken"))
         #expect(recorder["https://prod.test"]?.requests.count == 2)
         #expect(client.providerTokensIssued == 2)
     }
@@ -80,7 +80,7 @@ import Testing
     @Test func expiredProviderTokenOnAYoungTokenIsNotRenewed() async throws {
         let (client, recorder) = try makeClient { _, _, _ in .success(Self.expired) }
         clock.advance(.seconds(60))
-        #expect(await client.send(notification()) == .retry(reason: "ExpiredProviderToken", retryAfter: nil))
+        #expect(await client.send(notification()) == .setupFault(reason: "ExpiredProviderToken"))
         // Resending with the same token would be refused again; renewing would break the 20-minute floor.
         #expect(recorder["https://prod.test"]?.requests.count == 1)
         #expect(recorder["https://prod.test"]?.recycles == 0)

@@ -14,7 +14,6 @@ import Testing
             HTTP2Header("apns-push-type", "alert"),
             HTTP2Header("apns-topic", "app.herald.demo"),
             HTTP2Header("apns-priority", "10"),
-            HTTP2Header("apns-expiration", "0"),
             HTTP2Header("apns-id", sampleAPNsID),
         ])
         #expect(request.bodyText == #"{"aps":{"alert":"hi"}}"#)

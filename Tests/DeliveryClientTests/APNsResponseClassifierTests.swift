@@ -24,22 +24,22 @@ import Testing
         (400, "BadExpirationDate", .result(.failed(reason: "BadExpirationDate"))),
         (400, "BadMessageId", .result(.failed(reason: "BadMessageId"))),
         (400, "BadPriority", .result(.failed(reason: "BadPriority"))),
-        (400, "BadTopic", .result(.failed(reason: "BadTopic"))),
+        (400, "BadTopic", .result(.setupFault(reason: "BadTopic"))),
         (400, "DeviceTokenNotForTopic", .result(.failed(reason: "DeviceTokenNotForTopic"))),
         (400, "DuplicateHeaders", .result(.failed(reason: "DuplicateHeaders"))),
         (400, "IdleTimeout", .result(.failed(reason: "IdleTimeout"))),
         (400, "InvalidPushType", .result(.failed(reason: "InvalidPushType"))),
         (400, "MissingDeviceToken", .result(.failed(reason: "MissingDeviceToken"))),
-        (400, "MissingTopic", .result(.failed(reason: "MissingTopic"))),
+        (400, "MissingTopic", .result(.setupFault(reason: "MissingTopic"))),
         (400, "PayloadEmpty", .result(.failed(reason: "PayloadEmpty"))),
-        (400, "TopicDisallowed", .result(.failed(reason: "TopicDisallowed"))),
-        (403, "BadCertificate", .result(.failed(reason: "BadCertificate"))),
-        (403, "BadCertificateEnvironment", .result(.failed(reason: "BadCertificateEnvironment"))),
-        (403, "ExpiredProviderToken", .renewProviderToken),
-        (403, "Forbidden", .result(.failed(reason: "Forbidden"))),
-        (403, "InvalidProviderToken", .result(.failed(reason: "InvalidProviderToken"))),
-        (403, "MissingProviderToken", .result(.failed(reason: "MissingProviderToken"))),
-        (403, "UnrelatedKeyIdInToken", .result(.failed(reason: "UnrelatedKeyIdInToken"))),
+        (400, "TopicDisallowed", .result(.setupFault(reason: "TopicDisallowed"))),
+        (403, "BadCertificate", .result(.setupFault(reason: "BadCertificate"))),
+        (403, "BadCertificateEnvironment", .result(.setupFault(reason: "BadCertificateEnvironment"))),
+        (403, "ExpiredProviderToken", .renewProviderToken(reason: .expiredProviderToken)),
+        (403, "Forbidden", .result(.setupFault(reason: "Forbidden"))),
+        (403, "InvalidProviderToken", .renewProviderToken(reason: .invalidProviderToken)),
+        (403, "MissingProviderToken", .result(.setupFault(reason: "MissingProviderToken"))),
+        (403, "UnrelatedKeyIdInToken", .result(.setupFault(reason: "UnrelatedKeyIdInToken"))),
         (404, "BadPath", .result(.failed(reason: "BadPath"))),
         (405, "MethodNotAllowed", .result(.failed(reason: "MethodNotAllowed"))),
         (410, "ExpiredToken", .result(.tokenInvalid(reason: "ExpiredToken"))),
@@ -70,12 +70,30 @@ import Testing
         #expect(APNsErrorReason(rawValue: "BrandNewReason") == .unknown("BrandNewReason"))
         #expect(Self.verdict(400, "BrandNewReason") == .result(.failed(reason: "BrandNewReason")))
         #expect(Self.verdict(410, nil) == .result(.tokenInvalid(reason: "http_410")))
-        #expect(Self.verdict(403, nil) == .result(.failed(reason: "http_403")))
+        // APNs answers 403 only about the provider credentials: never one delivery's failure.
+        #expect(Self.verdict(403, nil) == .result(.setupFault(reason: "http_403")))
+        #expect(Self.verdict(403, "BrandNewReason") == .result(.setupFault(reason: "BrandNewReason")))
         #expect(Self.verdict(502, nil) == .result(.retry(reason: "http_502", retryAfter: nil)))
         #expect(Self.verdict(429, nil) == .result(.retry(reason: "http_429", retryAfter: nil)))
         #expect(APNsResponseClassifier.classify(.json(500, "<html>oops</html>"), now: Self.now)
                     == .result(.retry(reason: "http_500", retryAfter: nil)))
         #expect(Self.verdict(302, nil) == .result(.failed(reason: "http_302")))
+    }
+
+    @Test func setupReasonsBlameTheConfigurationWhateverTheStatus() {
+        // BadCertificateEnvironment is documented under 403 but has been reported as 400 too.
+        #expect(Self.verdict(400, "BadCertificateEnvironment")
+                    == .result(.setupFault(reason: "BadCertificateEnvironment")))
+        #expect(Self.verdict(404, "TopicDisallowed") == .result(.setupFault(reason: "TopicDisallowed")))
+        // DeviceTokenNotForTopic is about that device's token, not the configured topic.
+        #expect(Self.verdict(400, "DeviceTokenNotForTopic") == .result(.failed(reason: "DeviceTokenNotForTopic")))
+    }
+
+    @Test func aRefusedProviderTokenThatRenewalDidNotFixIsASetupFault() {
+        #expect(APNsResponseClassifier.providerTokenRefused(.invalidProviderToken)
+                    == .setupFault(reason: "InvalidProviderToken"))
+        #expect(APNsResponseClassifier.providerTokenRefused(.expiredProviderToken)
+                    == .setupFault(reason: "ExpiredProviderToken"))
     }
 
     @Test func retryAfterIsHonouredInSecondsOrAsAnHTTPDate() {

@@ -5,6 +5,7 @@ import HTTP2
 import HeraldCore
 import HeraldTestSupport
 import Simulator
+import Synchronization
 
 /// An in-process simulator over real TLS HTTP/2 with the test credentials, and APNs and FCM
 /// clients pointed at it. The simulator and the clients have separate clocks, so a test can make
@@ -27,14 +28,50 @@ final class DeliveryHarness: Sendable {
             apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
             clock: simulatorClock))
         try simulator.start()
-        apns = try APNsClient(configuration: APNsConfiguration(
-            keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
-            topic: credentials.apnsTopic, productionURL: simulator.url, sandboxURL: simulator.url,
-            caFile: credentials.caFile, requestTimeout: requestTimeout), clock: clientClock)
+        apns = try APNsClient(configuration: Self.apnsConfiguration(url: simulator.url, requestTimeout: requestTimeout),
+                              clock: clientClock)
         let serviceAccount = try credentials.fcmCredentialsFile(tokenURI: simulator.url + "/token")
         fcm = try FCMClient(configuration: FCMConfiguration(
             credentialsFile: serviceAccount, url: simulator.url, caFile: credentials.caFile,
             requestTimeout: requestTimeout), clock: clientClock)
+    }
+
+    /// The APNs client's configuration for a simulator at `url`.
+    static func apnsConfiguration(url: String, connections: Int = 2, requestTimeout: Duration = .seconds(10))
+        -> APNsConfiguration {
+        let credentials = TestCredentials.shared
+        return APNsConfiguration(
+            keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
+            topic: credentials.apnsTopic, productionURL: url, sandboxURL: url, caFile: credentials.caFile,
+            connectionsPerEnvironment: connections, requestTimeout: requestTimeout)
+    }
+
+    /// An FCM client of its own for this simulator: its service account's token endpoint is `tokenURI` (the
+    /// simulator's by default) and its project `projectID` (the simulator's by default).
+    func fcmClient(tokenURI: String? = nil, projectID: String? = nil) throws -> FCMClient {
+        var file = try credentials.fcmCredentialsFile(tokenURI: tokenURI ?? simulator.url + "/token")
+        if let projectID {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+                .replacingOccurrences(of: #""project_id": "\#(credentials.fcmProjectID)""#,
+                                      with: #""project_id": "\#(projectID)""#)
+            file += ".\(projectID).json"
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+        }
+        return try FCMClient(configuration: FCMConfiguration(credentialsFile: file, url: simulator.url,
+                                                             caFile: credentials.caFile), clock: clientClock)
+    }
+
+    /// An APNs client of its own for this simulator whose HTTP/2 clients (real ones) the test can watch.
+    func observedAPNsClient(connections: Int = 1, connectBackoff: ExponentialBackoff? = nil)
+        throws -> (APNsClient, HTTP2Clients) {
+        let made = HTTP2Clients()
+        let client = try APNsClient(configuration: Self.apnsConfiguration(url: simulator.url, connections: connections),
+                                    clock: clientClock) { settings throws(HTTP2Error) -> any APNsTransport in
+            var settings = settings
+            if let connectBackoff { settings.connectBackoff = connectBackoff }
+            return try made.make(settings)
+        }
+        return (client, made)
     }
 
     deinit {
@@ -61,4 +98,28 @@ final class DeliveryHarness: Sendable {
         FCMMessage(token: token, message: Array(#"{"android":{"priority":"HIGH"},"data":{"title":"Hi","n":"1"}}"#.utf8),
                    ttlSeconds: ttlSeconds)
     }
+}
+
+/// The HTTP/2 clients a client under test made, in order.
+final class HTTP2Clients: Sendable {
+    private let made = Mutex<[HTTP2Client]>([])
+
+    func make(_ configuration: HTTP2ClientConfiguration) throws(HTTP2Error) -> HTTP2Client {
+        let client = try HTTP2Client(configuration: configuration)
+        made.withLock { $0.append(client) }
+        return client
+    }
+
+    var all: [HTTP2Client] { made.withLock { $0 } }
+    var first: HTTP2Client? { all.first }
+}
+
+/// Waits (polling) until `condition` holds or `timeout` passed; returns whether it held.
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
 }

@@ -72,24 +72,36 @@ import Testing
         #expect(client.accessTokens.tokensFetched == 2)
     }
 
-    @Test func unauthenticatedTwiceIsARetry() async throws {
+    @Test func unauthenticatedTwiceIsASetupFault() async throws {
         let (client, recorder) = try makeClient { _, _ in
             .success(.json(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#))
         }
-        #expect(await client.send(message) == .retry(reason: "unauthenticated", retryAfter: nil))
+        #expect(await client.send(message) == .setupFault(reason: "UNAUTHENTICATED"))
         #expect(recorder[Self.fcmURL]?.requests.count == 2)
+        #expect(client.accessTokens.tokensFetched == 2)
     }
 
-    @Test func tokenEndpointFailureIsARetryWithoutSending() async throws {
+    /// A client whose token endpoint answers `answer` (FCM itself would accept everything).
+    func clientWithTokenEndpoint(_ answer: ScriptedTransport.Answer) throws -> (FCMClient, TransportRecorder) {
         let recorder = TransportRecorder { configuration, _, _ in
-            configuration.url == Self.tokenOrigin
-                ? .success(.json(400, #"{"error":"invalid_grant"}"#)) : .success(HTTP2Response(status: 200))
+            configuration.url == Self.tokenOrigin ? answer : .success(HTTP2Response(status: 200))
         }
         let configuration = FCMConfiguration(credentialsFile: credentials.fcmCredentialsFile, url: Self.fcmURL)
         let client = try FCMClient(configuration: configuration, clock: clock) { settings throws(HTTP2Error) in
             recorder.make(settings)
         }
-        #expect(await client.send(message) == .retry(reason: "oauth_invalid_grant", retryAfter: nil))
+        return (client, recorder)
+    }
+
+    @Test func aRefusedTokenExchangeIsASetupFaultWithoutSending() async throws {
+        let (client, recorder) = try clientWithTokenEndpoint(.success(.json(400, #"{"error":"invalid_grant"}"#)))
+        #expect(await client.send(message) == .setupFault(reason: "oauth_invalid_grant"))
+        #expect(recorder[Self.fcmURL]?.requests.count == 0)
+    }
+
+    @Test func anUnreachableTokenEndpointIsARetryWithoutSending() async throws {
+        let (client, recorder) = try clientWithTokenEndpoint(.failure(HTTP2Error(.connectFailed, "refused")))
+        #expect(await client.send(message) == .retry(reason: "oauth_connect_failed", retryAfter: nil))
         #expect(recorder[Self.fcmURL]?.requests.count == 0)
     }
 

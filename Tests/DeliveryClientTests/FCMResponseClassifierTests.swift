@@ -28,10 +28,11 @@ import Testing
     /// The errorCode table of protocol-notes section 7.
     static let table: [(Int, String, String, FCMResponseClassifier.Verdict)] = [
         (400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", .result(.failed(reason: "INVALID_ARGUMENT"))),
-        (401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", .result(.failed(reason: "THIRD_PARTY_AUTH_ERROR"))),
-        (403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", .result(.failed(reason: "SENDER_ID_MISMATCH"))),
+        (401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", .result(.setupFault(reason: "THIRD_PARTY_AUTH_ERROR"))),
+        (403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", .result(.tokenInvalid(reason: "SENDER_ID_MISMATCH"))),
         (404, "NOT_FOUND", "UNREGISTERED", .result(.tokenInvalid(reason: "UNREGISTERED"))),
-        (429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: nil))),
+        (429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED",
+         .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60)))),
         (500, "INTERNAL", "INTERNAL", .result(.retry(reason: "INTERNAL", retryAfter: nil))),
         (503, "UNAVAILABLE", "UNAVAILABLE", .result(.retry(reason: "UNAVAILABLE", retryAfter: nil))),
         (400, "INVALID_ARGUMENT", "UNSPECIFIED_ERROR", .result(.failed(reason: "UNSPECIFIED_ERROR"))),
@@ -53,8 +54,11 @@ import Testing
     }
 
     @Test func plain401RenewsTheAccessToken() {
-        #expect(Self.verdict(401, "UNAUTHENTICATED", nil) == .renewAccessToken)
-        #expect(FCMResponseClassifier.classify(HTTP2Response(status: 401), now: Self.now) == .renewAccessToken)
+        #expect(Self.verdict(401, "UNAUTHENTICATED", nil) == .renewAccessToken(reason: "UNAUTHENTICATED"))
+        #expect(FCMResponseClassifier.classify(HTTP2Response(status: 401), now: Self.now)
+                    == .renewAccessToken(reason: "http_401"))
+        #expect(FCMResponseClassifier.unauthenticatedAfterRenewal("UNAUTHENTICATED")
+                    == .setupFault(reason: "UNAUTHENTICATED"))
     }
 
     @Test func withoutDetailsTheStatusDecides() {
@@ -68,14 +72,95 @@ import Testing
         #expect(Self.verdict(400, "INVALID_ARGUMENT", "NEW_CODE") == .result(.failed(reason: "NEW_CODE")))
     }
 
+    @Test func quotaExceededWaitsAtLeastAMinute() {
+        #expect(Self.verdict(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")
+                    == .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))))
+        #expect(Self.verdict(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", headers: [HTTP2Header("retry-after", "5")])
+                    == .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))))
+        #expect(Self.verdict(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", headers: [HTTP2Header("retry-after", "0")])
+                    == .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))))
+        // Other throttling keeps what the answer said.
+        #expect(Self.verdict(503, "UNAVAILABLE", "UNAVAILABLE", headers: [HTTP2Header("retry-after", "5")])
+                    == .result(.retry(reason: "UNAVAILABLE", retryAfter: .seconds(5))))
+    }
+
+    /// Real FCM bodies for a bad registration token (firebase-admin issue threads): the message alone, a
+    /// `message.token` field violation alone, or both.
+    static let tokenBodies = [
+        #"{"error":{"code":400,"message":"The registration token is not a valid FCM registration token","#
+            + #""status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","#
+            + #""errorCode":"INVALID_ARGUMENT"}]}}"#,
+        #"{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT","#
+            + #""details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"#
+            + #""field":"message.token","description":"Invalid registration token"}]},{"#
+            + #""@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"INVALID_ARGUMENT"}]}}"#,
+        #"{"error":{"code":400,"message":"The registration token is not a valid FCM registration token","#
+            + #""status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","#
+            + #""fieldViolations":[{"field":"message.token","#
+            + #""description":"The registration token is not a valid FCM registration token"}]}]}}"#,
+    ]
+
+    @Test(arguments: tokenBodies)
+    func invalidArgumentAboutTheTokenInvalidatesIt(_ body: String) {
+        let verdict = FCMResponseClassifier.classify(.json(400, body), now: Self.now)
+        #expect(verdict == .result(.tokenInvalid(reason: "INVALID_ARGUMENT")))
+    }
+
+    @Test func invalidArgumentAboutTheMessageFailsIt() {
+        let dataKey = #"{"error":{"code":400,"message":"Invalid data payload key: from","status":"INVALID_ARGUMENT","#
+            + #""details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","#
+            + #""errorCode":"INVALID_ARGUMENT"}]}}"#
+        #expect(FCMResponseClassifier.classify(.json(400, dataKey), now: Self.now)
+                    == .result(.failed(reason: "INVALID_ARGUMENT")))
+        let unknownField = #"{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"key\" at "#
+            + #"'message': Cannot find field.","status":"INVALID_ARGUMENT","details":[{"#
+            + #""@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message","#
+            + #""description":"Cannot find field."}]}]}}"#
+        #expect(FCMResponseClassifier.classify(.json(400, unknownField), now: Self.now)
+                    == .result(.failed(reason: "INVALID_ARGUMENT")))
+        // A field violation elsewhere in the message is not about the token.
+        let ttl = #"{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"#
+            + #""@type":"type.googleapis.com/google.rpc.BadRequest","#
+            + #""fieldViolations":[{"field":"message.android.ttl"}]}]}}"#
+        #expect(FCMResponseClassifier.classify(.json(400, ttl), now: Self.now)
+                    == .result(.failed(reason: "INVALID_ARGUMENT")))
+    }
+
+    @Test func credentialAndPermissionErrorsAreSetupFaults() {
+        // PERMISSION_DENIED comes from Google's front end without an FcmError detail.
+        let denied = #"{"error":{"code":403,"message":"Permission 'cloudmessaging.messages.create' denied on "#
+            + #"resource '//cloudresourcemanager.googleapis.com/projects/other' (or it may not exist).","#
+            + #""status":"PERMISSION_DENIED"}}"#
+        #expect(FCMResponseClassifier.classify(.json(403, denied), now: Self.now)
+                    == .result(.setupFault(reason: "PERMISSION_DENIED")))
+        #expect(FCMResponseClassifier.classify(HTTP2Response(status: 403), now: Self.now)
+                    == .result(.setupFault(reason: "http_403")))
+        #expect(Self.verdict(403, "PERMISSION_DENIED", "NEW_CODE") == .result(.setupFault(reason: "NEW_CODE")))
+        #expect(Self.verdict(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR")
+                    == .result(.setupFault(reason: "THIRD_PARTY_AUTH_ERROR")))
+        // SENDER_ID_MISMATCH is a 403 about that token only.
+        #expect(Self.verdict(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH")
+                    == .result(.tokenInvalid(reason: "SENDER_ID_MISMATCH")))
+    }
+
+    @Test func errorBodiesAreReadWithTheirFieldViolations() {
+        let body = FCMErrorResponse(body: Array(Self.tokenBodies[1].utf8))
+        #expect(body.errorCode == .invalidArgument)
+        #expect(body.status == "INVALID_ARGUMENT")
+        #expect(body.fieldViolations == ["message.token"])
+        #expect(body.isAboutRegistrationToken)
+        #expect(!FCMErrorResponse(body: Array(#"{"error":{"code":400}}"#.utf8)).isAboutRegistrationToken)
+        #expect(FCMErrorResponse(body: []) == FCMErrorResponse(errorCode: nil, status: nil))
+    }
+
     @Test func reasonsNeverCarryMessageText() {
         let odd = #"{"error":{"code":400,"status":"token abc-123 is bad"}}"#
         #expect(FCMResponseClassifier.classify(.json(400, odd), now: Self.now) == .result(.failed(reason: "http_400")))
     }
 
     @Test func retryAfterIsHonouredInSecondsOrAsAnHTTPDate() {
-        #expect(Self.verdict(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", headers: [HTTP2Header("retry-after", "60")])
-                    == .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))))
+        #expect(Self.verdict(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", headers: [HTTP2Header("retry-after", "90")])
+                    == .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(90))))
         let inTenSeconds = [HTTP2Header("retry-after", "Sun, 15 Jun 2025 15:06:50 GMT")]
         #expect(Self.verdict(503, "UNAVAILABLE", "UNAVAILABLE", headers: inTenSeconds)
                     == .result(.retry(reason: "UNAVAILABLE", retryAfter: .seconds(10))))

@@ -41,14 +41,21 @@ import Testing
 
     static let faults: [(SimulatorFault, DeliveryResult)] = [
         (SimulatorFault(status: 404, reason: "UNREGISTERED"), .tokenInvalid(reason: "UNREGISTERED")),
+        // FCM asks for at least a minute on quota errors, whatever Retry-After says below that.
         (SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED", retryAfter: 30),
-         .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(30))),
+         .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))),
+        (SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED"),
+         .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))),
+        (SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED", retryAfter: 90),
+         .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(90))),
         (SimulatorFault(status: 503, reason: "UNAVAILABLE", retryAfter: 2),
          .retry(reason: "UNAVAILABLE", retryAfter: .seconds(2))),
         (SimulatorFault(status: 500, reason: "INTERNAL"), .retry(reason: "INTERNAL", retryAfter: nil)),
-        (SimulatorFault(status: 400, reason: "INVALID_ARGUMENT"), .failed(reason: "INVALID_ARGUMENT")),
-        (SimulatorFault(status: 403, reason: "SENDER_ID_MISMATCH"), .failed(reason: "SENDER_ID_MISMATCH")),
-        (SimulatorFault(status: 401, reason: "THIRD_PARTY_AUTH_ERROR"), .failed(reason: "THIRD_PARTY_AUTH_ERROR")),
+        // The simulator answers an INVALID_ARGUMENT fault as FCM answers a bad registration token.
+        (SimulatorFault(status: 400, reason: "INVALID_ARGUMENT"), .tokenInvalid(reason: "INVALID_ARGUMENT")),
+        (SimulatorFault(status: 403, reason: "SENDER_ID_MISMATCH"), .tokenInvalid(reason: "SENDER_ID_MISMATCH")),
+        (SimulatorFault(status: 401, reason: "THIRD_PARTY_AUTH_ERROR"), .setupFault(reason: "THIRD_PARTY_AUTH_ERROR")),
+        (SimulatorFault(status: 403, reason: "PERMISSION_DENIED"), .setupFault(reason: "PERMISSION_DENIED")),
         (SimulatorFault(drop: true), .retry(reason: "connection_lost", retryAfter: nil)),
     ]
 
@@ -74,6 +81,66 @@ import Testing
         #expect(harness.simulator.statistics.fcm[401] == 1)
         #expect(harness.simulator.statistics.token[200] == 2)
         #expect(harness.fcm.accessTokens.tokensFetched == 2)
+    }
+
+    @Test func an401ThatRenewalDoesNotFixIsASetupFault() async throws {
+        let harness = try DeliveryHarness()
+        let message = DeliveryHarness.fcmMessage()
+        harness.simulator.setFault(SimulatorFault(status: 401, reason: "UNAUTHENTICATED"), token: message.token)
+        #expect(await harness.fcm.send(message) == .setupFault(reason: "UNAUTHENTICATED"))
+        // One renewal and one resend.
+        #expect(harness.simulator.statistics.token[200] == 2)
+        #expect(harness.simulator.received(token: message.token).count == 2)
+    }
+
+    @Test func anotherProjectsServiceAccountIsPermissionDeniedAsASetupFault() async throws {
+        let harness = try DeliveryHarness()
+        let client = try harness.fcmClient(projectID: "someone-elses-project")
+        defer { client.shutdown() }
+        // The simulator answers as Google's front end does: 403 PERMISSION_DENIED without an FcmError detail.
+        #expect(await client.send(DeliveryHarness.fcmMessage()) == .setupFault(reason: "PERMISSION_DENIED"))
+        #expect(harness.simulator.statistics.fcm[403] == 1)
+    }
+
+    @Test func anInvalidArgumentAboutTheMessageFailsItWithoutTouchingTheToken() async throws {
+        let harness = try DeliveryHarness()
+        let message = FCMMessage(token: "fcm-" + UUID().uuidString,
+                                 message: Array(#"{"android":{"priority":"HIGH"},"data":{"from":"x"}}"#.utf8))
+        #expect(await harness.fcm.send(message) == .failed(reason: "INVALID_ARGUMENT"))
+        #expect(harness.simulator.statistics.fcm[400] == 1)
+    }
+
+    @Test func aRefusedTokenExchangeIsASetupFaultAndBacksOff() async throws {
+        let harness = try DeliveryHarness()
+        // The client's clock runs two hours ahead: its assertions are refused (invalid_grant).
+        harness.clientClock.advance(.seconds(2 * 3600))
+        #expect(await harness.fcm.send(DeliveryHarness.fcmMessage()) == .setupFault(reason: "oauth_invalid_grant"))
+        #expect(harness.simulator.statistics.token[400] == 1)
+        // Within the backoff (at most 1 s after one failure) sends fail at once without another exchange.
+        for _ in 0..<10 {
+            #expect(await harness.fcm.send(DeliveryHarness.fcmMessage()) == .setupFault(reason: "oauth_invalid_grant"))
+        }
+        #expect(harness.simulator.statistics.token.total == 1)
+        #expect(harness.simulator.statistics.fcm.total == 0)
+        #expect(harness.fcm.accessTokens.consecutiveFailures == 1)
+        // Past the backoff, with the clocks agreeing again, the next send exchanges and goes through.
+        harness.clientClock.advance(.seconds(1))
+        harness.simulatorClock.set(harness.clientClock.now)
+        #expect(await harness.fcm.send(DeliveryHarness.fcmMessage()) == .sent)
+        #expect(harness.simulator.statistics.token[200] == 1)
+        #expect(harness.fcm.accessTokens.consecutiveFailures == 0)
+    }
+
+    @Test func anUnreachableTokenEndpointIsARetry() async throws {
+        let harness = try DeliveryHarness()
+        let client = try harness.fcmClient(tokenURI: "https://127.0.0.1:\(TestEnvironment.freePort())/token")
+        defer { client.shutdown() }
+        let unreachable = DeliveryResult.retry(reason: "oauth_connect_failed", retryAfter: nil)
+        #expect(await client.send(DeliveryHarness.fcmMessage()) == unreachable)
+        // Backing off: the next send fails the same way without another exchange.
+        #expect(await client.send(DeliveryHarness.fcmMessage()) == unreachable)
+        #expect(client.accessTokens.exchangesStarted == 1)
+        #expect(harness.simulator.statistics.fcm.total == 0)
     }
 
     @Test func accessTokenIsRenewedBeforeItExpires() async throws {

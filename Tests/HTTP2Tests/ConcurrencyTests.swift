@@ -49,8 +49,10 @@ struct ConcurrencyTests {
         #expect(client.statistics.requestsRetriedAfterRefused == 0)
     }
 
-    @Test("streamsBeforeFirstSuccess = 1: one stream until the first 2xx, then many")
-    func oneStreamUntilFirstSuccess() async throws {
+    /// A server that answers every request with `status`, each 30 ms late, and counts how many requests it holds
+    /// at once (before the first answer, and overall).
+    static func authenticatingServer(status: Int) throws
+        -> (server: HTTP2Server, gauge: ConcurrencyGauge, beforeFirstAnswer: ConcurrencyGauge) {
         let gauge = ConcurrencyGauge()
         let answered = Counter()
         let maximumBeforeFirstAnswer = ConcurrencyGauge()
@@ -63,17 +65,44 @@ struct ConcurrencyTests {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
                 gauge.leave()
                 answered.increment()
-                responder.respond(echoResponse(request))
+                responder.respond(HTTP2Response(status: status, body: Array(#"{"reason":"x"}"#.utf8)))
             }
         })
+        return (server, gauge, maximumBeforeFirstAnswer)
+    }
+
+    @Test("streamsUntilAuthenticated = 1: one stream until the first answer that is not 401/403, then many",
+          arguments: [200, 400, 410, 500])
+    func oneStreamUntilAuthenticated(status: Int) async throws {
+        let (server, gauge, beforeFirstAnswer) = try Self.authenticatingServer(status: status)
         defer { server.stop() }
-        let client = try makeClient(for: server, connectionCount: 1, streamsBeforeFirstSuccess: 1)
+        let client = try makeClient(for: server, connectionCount: 1, streamsUntilAuthenticated: 1)
         defer { client.shutdown() }
 
         let results = await sendAll(client, (0..<20).map { HTTP2Request(path: "/\($0)") })
-        #expect(results.allSatisfy { (try? $0.get().status) == 200 })
-        #expect(maximumBeforeFirstAnswer.maximum == 1)
+        #expect(results.allSatisfy { (try? $0.get().status) == status })
+        #expect(beforeFirstAnswer.maximum == 1)
+        // Every answer is that status: a 4xx or 5xx proves the credentials were accepted as well as a 200 does.
         #expect(gauge.maximum > 1)
+    }
+
+    @Test("401 and 403 do not lift streamsUntilAuthenticated", arguments: [401, 403])
+    func oneStreamWhileUnauthenticated(status: Int) async throws {
+        let gauge = ConcurrencyGauge()
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            gauge.enter()
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) {
+                gauge.leave()
+                responder.respond(HTTP2Response(status: status))
+            }
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 1, streamsUntilAuthenticated: 1)
+        defer { client.shutdown() }
+
+        let results = await sendAll(client, (0..<10).map { HTTP2Request(path: "/\($0)") })
+        #expect(results.allSatisfy { (try? $0.get().status) == status })
+        #expect(gauge.maximum == 1)
     }
 
     @Test("Our own maxConcurrentStreams queues the rest")

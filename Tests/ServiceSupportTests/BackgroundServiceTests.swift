@@ -86,10 +86,10 @@ import Testing
 
     @Test func exponentialBackoffDoublesUpToItsMaximum() {
         let backoff = ExponentialBackoff(base: .milliseconds(100), maximum: .seconds(1))
-        #expect(backoff.delay(afterFailures: 0) == .zero)
-        #expect(backoff.delay(afterFailures: 1) == .milliseconds(100))
-        #expect(backoff.delay(afterFailures: 3) == .milliseconds(400))
-        #expect(backoff.delay(afterFailures: 10) == .seconds(1))
-        #expect(backoff.delay(afterFailures: 10_000) == .seconds(1))
+        #expect(backoff.step(afterFailures: 0) == .zero)
+        #expect(backoff.step(afterFailures: 1) == .milliseconds(100))
+        #expect(backoff.step(afterFailures: 3) == .milliseconds(400))
+        #expect(backoff.step(afterFailures: 10) == .seconds(1))
+        #expect(backoff.step(afterFailures: 10_000) == .seconds(1))
     }
 }

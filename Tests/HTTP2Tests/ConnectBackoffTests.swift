@@ -1,0 +1,118 @@
+import HeraldCore
+import Foundation
+import HeraldTestSupport
+import HTTP2
+import Testing
+
+@Suite("Exponential backoff as a value")
+struct ExponentialBackoffTests {
+    let backoff = ExponentialBackoff(base: .milliseconds(250), maximum: .seconds(30))
+
+    @Test("Steps double from the base up to the maximum")
+    func stepsDoubleUpToTheMaximum() {
+        #expect(backoff.step(afterFailures: 0) == .zero)
+        #expect(backoff.step(afterFailures: 1) == .milliseconds(250))
+        #expect(backoff.step(afterFailures: 2) == .milliseconds(500))
+        #expect(backoff.step(afterFailures: 3) == .seconds(1))
+        #expect(backoff.step(afterFailures: 8) == .seconds(30))
+        #expect(backoff.step(afterFailures: 7) == .seconds(16))
+        #expect(backoff.step(afterFailures: 1_000_000) == .seconds(30))
+        #expect(backoff.step(afterFailures: .max) == .seconds(30))
+    }
+
+    @Test("The wait is jittered within the upper half of the step")
+    func jitterStaysInTheUpperHalf() {
+        #expect(backoff.delay(afterFailures: 3, random: 0) == .milliseconds(500))
+        #expect(backoff.delay(afterFailures: 3, random: 0.5) == .milliseconds(750))
+        #expect(backoff.delay(afterFailures: 3, random: 1) == .seconds(1))
+        #expect(backoff.delay(afterFailures: 0, random: 0.7) == .zero)
+        // Out-of-range randomness is clamped.
+        #expect(backoff.delay(afterFailures: 3, random: 7) == .seconds(1))
+        #expect(backoff.delay(afterFailures: 3, random: -1) == .milliseconds(500))
+        #expect(ExponentialBackoff(base: .zero, maximum: .seconds(1)).delay(afterFailures: 5, random: 1) == .zero)
+    }
+}
+
+@Suite("Connection attempts back off")
+struct ConnectBackoffTests {
+    /// A client for a port where nothing listens (or will listen later).
+    func client(port: UInt16, backoff: ExponentialBackoff) throws -> HTTP2Client {
+        try HTTP2Client(configuration: HTTP2ClientConfiguration(
+            url: "http://127.0.0.1:\(port)", connectionCount: 1, connectTimeout: .seconds(5),
+            requestTimeout: .seconds(5), connectBackoff: backoff))
+    }
+
+    @Test("A refusing port: sends inside the backoff fail at once with the connect error, without connecting")
+    func refusedConnectsAreNotRepeatedPerRequest() async throws {
+        // A wait of at least 30 s: no second attempt within this test, however loaded the machine.
+        let client = try client(port: TestEnvironment.freePort(),
+                                backoff: ExponentialBackoff(base: .seconds(60), maximum: .seconds(60)))
+        defer { client.shutdown() }
+        var errors: [HTTP2Error] = []
+        for index in 0..<40 {
+            do throws(HTTP2Error) {
+                _ = try await client.send(HTTP2Request(path: "/\(index)"))
+                Issue.record("nothing listens there")
+            } catch {
+                errors.append(error)
+            }
+        }
+        #expect(errors.allSatisfy { $0.code == .connectFailed })
+        #expect(errors.dropFirst().allSatisfy { $0.message.contains("connect backoff") })
+        let statistics = client.statistics
+        #expect(statistics.connectionsOpened == 1)
+        #expect(statistics.requestsFailedInConnectBackoff == 39)
+        #expect(statistics.consecutiveConnectFailures == 1)
+        #expect((30_000...60_000).contains(statistics.connectBackoffMilliseconds))
+    }
+
+    @Test("Consecutive failures wait exponentially longer, up to the maximum")
+    func waitsGrowWithEachFailure() async throws {
+        let backoff = ExponentialBackoff(base: .milliseconds(40), maximum: .milliseconds(320))
+        let client = try client(port: TestEnvironment.freePort(), backoff: backoff)
+        defer { client.shutdown() }
+        // Keep sending until the n-th attempt failed; between attempts the sends fail at once.
+        for failures in 1...6 {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while client.statistics.consecutiveConnectFailures < failures, ContinuousClock.now < deadline {
+                _ = try? await client.send(HTTP2Request(path: "/"))
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            let statistics = client.statistics
+            #expect(statistics.consecutiveConnectFailures == failures)
+            // The wait chosen after this failure: in the upper half of 40 ms x 2^(n-1), capped at 320 ms.
+            let step = Int(backoff.step(afterFailures: failures) / .milliseconds(1))
+            #expect((step / 2...step).contains(statistics.connectBackoffMilliseconds), "after \(failures) failures")
+        }
+        let statistics = client.statistics
+        #expect(statistics.connectionsOpened == 6)
+        #expect(statistics.requestsFailedInConnectBackoff >= 1)
+    }
+
+    @Test("A connection that becomes ready resets the backoff")
+    func successResetsTheBackoff() async throws {
+        let port = TestEnvironment.freePort()
+        let client = try client(port: port, backoff: ExponentialBackoff(base: .milliseconds(50), maximum: .seconds(1)))
+        defer { client.shutdown() }
+        for _ in 0..<3 {
+            _ = try? await client.send(HTTP2Request(path: "/"))
+            try? await Task.sleep(for: .milliseconds(120))
+        }
+        #expect(client.statistics.consecutiveConnectFailures >= 2)
+
+        let server = try startServer(tls: false, port: Int(port))
+        defer { server.stop() }
+        // The next attempt after the wait reaches the server.
+        var reached = false
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !reached, ContinuousClock.now < deadline {
+            reached = (try? await client.send(HTTP2Request(path: "/")).status) == 200
+            if !reached { try? await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(reached)
+        #expect(client.statistics.consecutiveConnectFailures == 0)
+        #expect(client.statistics.connectBackoffMilliseconds == 0)
+        #expect(client.statistics.connectionsReady == 1)
+        #expect(try await client.send(HTTP2Request(path: "/again")).status == 200)
+    }
+}
