@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // The C callbacks handed to libmicrohttpd. They are global functions in a file of their own on purpose: a closure
 // written where an actor's isolation is inferred inherits it, and libmicrohttpd calling it from a worker thread
@@ -20,7 +23,7 @@ func heraldHTTPAccessHandler(
     }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     guard let stored = requestContext.pointee else {
-        return context.begin(connection, requestContext, marker: cls)
+        return context.begin(connection, requestContext, url: url, version: version, marker: cls)
     }
     let size = uploadDataSize.pointee
     if stored == cls {
@@ -29,7 +32,8 @@ func heraldHTTPAccessHandler(
             return .NO
         }
         let request = context.makeRequest(connection, url: url, method: method, body: [])
-        return context.respond(context.handler(request), on: connection)
+        ServerContext.connectionRecord(connection)?.readingSince.store(-1, ordering: .relaxed)
+        return context.respond(context.runInline(request), on: connection)
     }
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
     if size != 0 {
@@ -55,7 +59,162 @@ func heraldHTTPRequestCompleted(
         }
         requestContext.pointee = nil
     }
+    if let connection {
+        // The next request on this connection starts to count against the read deadline now.
+        ServerContext.connectionRecord(connection)?.readingSince.store(monotonicNanoseconds(), ordering: .relaxed)
+    }
     Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().openRequests.subtract(1, ordering: .relaxed)
+}
+
+/// MHD_NotifyConnectionCallback: a connection opened (its record becomes the socket context) or closed (called
+/// before libmicrohttpd closes the socket; the record leaves the registry under its lock).
+func heraldHTTPConnectionNotify(
+    cls: UnsafeMutableRawPointer?,
+    connection: OpaquePointer?,
+    socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, let connection, let socketContext else {
+        return
+    }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
+        let record = ConnectionRecord(fd: CMicroHTTPD_connection_fd(connection), context: context)
+        socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+        context.connections.withLock { $0[ObjectIdentifier(record)] = record }
+    } else if let stored = socketContext.pointee {
+        socketContext.pointee = nil
+        let record = Unmanaged<ConnectionRecord>.fromOpaque(stored)
+        context.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(record.takeUnretainedValue())) }
+        record.release()
+    }
+}
+
+/// MHD_OPTION_URI_LOG_CALLBACK: the request target as read, before libmicrohttpd cuts it into path and query.
+/// Only its length is kept (see `ServerContext.check`); the initial `*con_cls` stays NULL.
+func heraldHTTPTargetSeen(
+    cls: UnsafeMutableRawPointer?,
+    uri: UnsafePointer<CChar>?,
+    connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    if let connection, let record = ServerContext.connectionRecord(connection) {
+        record.targetLength.store(uri.map { strlen($0) } ?? 0, ordering: .relaxed)
+    }
+    return nil
+}
+
+/// CMicroHTTPD_error_hook: libmicrohttpd refused a request by itself; answer with the server's rendering of
+/// that status (JSON) instead of its HTML page.
+func heraldHTTPLibraryError(connection: OpaquePointer?, status: UInt32) -> OpaquePointer? {
+    guard let connection, let record = ServerContext.connectionRecord(connection) else {
+        return nil
+    }
+    let context = record.context
+    var response = context.rejection(HTTPRejection.fromLibrary(status: Int(status)))
+    response.status = Int(status)
+    response.headers.append(("Connection", "close"))
+    return context.makeResponse(response)
+}
+
+/// MHD_KeyValueIteratorN counting the headers that frame a request.
+func collectFramingHeader(
+    cls: UnsafeMutableRawPointer?,
+    kind: MHD_ValueKind,
+    key: UnsafePointer<CChar>?,
+    keySize: Int,
+    value: UnsafePointer<CChar>?,
+    valueSize: Int
+) -> MHD_Result {
+    guard let cls, let key else {
+        return .YES
+    }
+    let headers = cls.assumingMemoryBound(to: FramingHeaders.self)
+    let name = lowercasedASCII(key, count: keySize)
+    switch name {
+    case "content-length":
+        headers.pointee.contentLengths.append(decode(value, count: valueSize).trimmingASCIIWhitespace())
+    case "transfer-encoding":
+        headers.pointee.transferEncodings.append(decode(value, count: valueSize))
+    case "host":
+        headers.pointee.hostCount += 1
+    default:
+        break
+    }
+    return .YES
+}
+
+struct FramingHeaders {
+    var contentLengths: [String] = []
+    var transferEncodings: [String] = []
+    var hostCount = 0
+}
+
+extension String {
+    func trimmingASCIIWhitespace() -> String {
+        var view = Substring(self)
+        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
+        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
+        return String(view)
+    }
+}
+
+/// The path of a raw (still percent-encoded) request target of `count` bytes, decoded; nil when it holds a
+/// NUL or another control character (raw or escaped), a bad escape, or bytes that are not UTF-8.
+func decodePath(_ pointer: UnsafePointer<CChar>, count: Int) -> String? {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    var index = 0
+    while index < count {
+        var byte = UInt8(bitPattern: pointer[index])
+        if byte == UInt8(ascii: "%") {
+            guard index + 2 < count, let high = hexValue(pointer[index + 1]), let low = hexValue(pointer[index + 2])
+            else {
+                return nil
+            }
+            byte = high << 4 | low
+            index += 3
+        } else {
+            index += 1
+        }
+        if byte < 0x20 || byte == 0x7F {
+            return nil
+        }
+        bytes.append(byte)
+    }
+    return String(validating: bytes, as: UTF8.self)
+}
+
+/// A query name or value as sent (libmicrohttpd leaves it encoded): `+` is a space, escapes decoded, bytes
+/// that are not UTF-8 repaired.
+func decodeQueryComponent(_ pointer: UnsafePointer<CChar>?, count: Int) -> String {
+    guard let pointer, count > 0 else {
+        return ""
+    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    var index = 0
+    while index < count {
+        let byte = UInt8(bitPattern: pointer[index])
+        if byte == UInt8(ascii: "%"), index + 2 < count,
+           let high = hexValue(pointer[index + 1]), let low = hexValue(pointer[index + 2]) {
+            bytes.append(high << 4 | low)
+            index += 3
+            continue
+        }
+        bytes.append(byte == UInt8(ascii: "+") ? 0x20 : byte)
+        index += 1
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+private func hexValue(_ character: CChar) -> UInt8? {
+    let byte = UInt8(bitPattern: character)
+    switch byte {
+    case 0x30...0x39: return byte - 0x30
+    case 0x41...0x46: return byte - 0x41 + 10
+    case 0x61...0x66: return byte - 0x61 + 10
+    default: return nil
+    }
 }
 
 /// MHD_KeyValueIteratorN for headers: lowercased name; repeated names joined with ", ".
@@ -94,9 +253,9 @@ func collectQueryArgument(
         return .YES
     }
     let query = cls.assumingMemoryBound(to: [String: String].self)
-    let name = decode(key, count: keySize)
+    let name = decodeQueryComponent(key, count: keySize)
     if query.pointee[name] == nil {
-        query.pointee[name] = decode(value, count: valueSize)
+        query.pointee[name] = decodeQueryComponent(value, count: valueSize)
     }
     return .YES
 }

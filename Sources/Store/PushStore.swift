@@ -146,6 +146,20 @@ public struct PushRequestSummary: Sendable {
     public let failed: Int
     public let sendAt: Date?
     public let missingJSON: String
+
+    public init(id: UUID, partnerID: UUID, createdAt: Date, recipients: Int, deliveries: Int, suppressed: Int,
+                sent: Int, failed: Int, sendAt: Date?, missingJSON: String) {
+        self.id = id
+        self.partnerID = partnerID
+        self.createdAt = createdAt
+        self.recipients = recipients
+        self.deliveries = deliveries
+        self.suppressed = suppressed
+        self.sent = sent
+        self.failed = failed
+        self.sendAt = sendAt
+        self.missingJSON = missingJSON
+    }
 }
 
 /// The queries of the push endpoint.
