@@ -113,7 +113,39 @@ func heraldHTTPLibraryError(connection: OpaquePointer?, status: UInt32) -> Opaqu
     var response = context.rejection(HTTPRejection.fromLibrary(status: Int(status)))
     response.status = Int(status)
     response.headers.append(("Connection", "close"))
+    if status == 400 || status == 413,
+       MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil {
+        // libmicrohttpd 0.9.75 sends the header block of a Content-Length refusal twice, which garbles the
+        // answer. Write it here instead, whole, and shut the sending side: the library's own copy then fails
+        // to go out and it closes the connection.
+        writeDirectly(response, to: record.fd)
+    }
     return context.makeResponse(response)
+}
+
+/// A complete HTTP/1.1 answer written straight to the socket (small: it fits the send buffer), then FIN.
+private func writeDirectly(_ response: HTTPResponse, to fd: Int32) {
+    var head = "HTTP/1.1 \(response.status) \(reasonPhrase(response.status))\r\n"
+    for (name, value) in response.headers where name.lowercased() != "content-length" {
+        head += "\(name): \(value)\r\n"
+    }
+    head += "Content-Length: \(response.body.count)\r\n\r\n"
+    let bytes = Array(head.utf8) + response.body
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+        guard written > 0 else { break }
+        offset += written
+    }
+    shutdown(fd, Int32(SHUT_WR))
+}
+
+private func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 400: "Bad Request"
+    case 413: "Content Too Large"
+    default: "Error"
+    }
 }
 
 /// MHD_KeyValueIteratorN counting the headers that frame a request.
