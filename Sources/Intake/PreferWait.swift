@@ -87,7 +87,9 @@ final class PreferWaiter: @unchecked Sendable {
     func start() {
         let thread = Thread { [self] in run() }
         thread.name = "herald-prefer-wait"
+        condition.lock()
         self.thread = thread
+        condition.unlock()
         thread.start()
     }
 
@@ -95,9 +97,11 @@ final class PreferWaiter: @unchecked Sendable {
     func stop() {
         condition.lock()
         stopping = true
+        let running = thread
+        thread = nil
         condition.signal()
         condition.unlock()
-        if thread != nil { finished.wait() }
+        if running != nil { finished.wait() }
     }
 
     private func run() {

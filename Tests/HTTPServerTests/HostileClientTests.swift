@@ -146,6 +146,23 @@ import Glibc
         #expect(try held[0].request("GET", "/again").status == 200)
     }
 
+    @Test("With every connection slot taken by idle clients, the idle timeout frees them and a new client is served")
+    func idleConnectionsMakeRoom() throws {
+        let server = try Self.server {
+            $0.connectionLimit = 4
+            $0.perAddressConnectionLimit = 0
+            $0.connectionTimeoutSeconds = 1
+        }
+        defer { server.stop() }
+        // Connected and silent: they hold every slot (two per I/O thread).
+        let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
+        usleep(200_000)
+        let newcomer = try RawHTTPClient(port: server.port, source: "127.0.0.2", readTimeoutSeconds: 15)
+        let response = try newcomer.request("GET", "/healthz")
+        #expect(response.status == 200)
+        #expect(idle.allSatisfy { $0.isClosedByPeer() })
+    }
+
     @Test("Slow-loris: headers or a body trickled a byte at a time are cut off at the read deadline, well before the idle timeout",
           arguments: [false, true])
     func slowLorisIsCutOff(inBody: Bool) throws {
@@ -222,7 +239,7 @@ import Glibc
 }
 
 /// Rejections the server reported to its owner.
-final class RejectionLog: Sendable {
+private final class RejectionLog: Sendable {
     private let storage = Mutex<[HTTPRejection]>([])
     func record(_ rejection: HTTPRejection) { storage.withLock { $0.append(rejection) } }
     var codes: [String] { storage.withLock { $0.map(\.code) } }

@@ -213,7 +213,7 @@ import Glibc
 }
 
 /// Responses collected from client threads.
-final class Answers: @unchecked Sendable {
+private final class Answers: @unchecked Sendable {
     private let lock = NSLock()
     private var responses: [TestHTTPClient.Response?] = []
     func add(_ response: TestHTTPClient.Response?) { lock.withLock { responses.append(response) } }
@@ -222,7 +222,7 @@ final class Answers: @unchecked Sendable {
 }
 
 /// Polls `condition` every 20 ms until it holds; throws after `timeout`.
-func waitFor(_ what: String, timeout: Duration, _ condition: () throws -> Bool) throws {
+private func waitFor(_ what: String, timeout: Duration, _ condition: () throws -> Bool) throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return }
@@ -232,7 +232,7 @@ func waitFor(_ what: String, timeout: Duration, _ condition: () throws -> Bool) 
 }
 
 /// Sends raw bytes and reads until the server closes (or 5 s pass).
-func rawExchange(port: UInt16, _ request: String) throws -> String {
+private func rawExchange(port: UInt16, _ request: String) throws -> String {
     let fd = try TestHTTPClient.connectLoopback(port: port, readTimeoutSeconds: 5)
     defer { close(fd) }
     let bytes = Array(request.utf8)
