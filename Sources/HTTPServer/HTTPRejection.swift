@@ -11,10 +11,11 @@ public struct HTTPRejection: Sendable, Equatable {
         self.message = message
     }
 
-    /// The target has a NUL (raw or `%00`), a control character, a bad percent escape or invalid UTF-8.
+    /// The target has a NUL (raw or `%00`), a control character, an escaped `/`, a bad percent escape or
+    /// invalid UTF-8.
     public static let invalidTarget = HTTPRejection(
         status: 400, code: "invalid_path",
-        message: "The request path must be valid UTF-8 without control characters or NUL.")
+        message: "The request path must be valid UTF-8 without control characters, NUL or an escaped slash.")
     /// Both Content-Length and Transfer-Encoding, several different Content-Lengths, or a transfer coding
     /// other than chunked (RFC 9112 6.3: the connection is closed after the answer).
     public static let ambiguousFraming = HTTPRejection(

@@ -191,7 +191,7 @@ extension String {
 }
 
 /// The path of a raw (still percent-encoded) request target of `count` bytes, decoded; nil when it holds a
-/// NUL or another control character (raw or escaped), a bad escape, or bytes that are not UTF-8.
+/// NUL or another control character (raw or escaped), an escaped `/`, a bad escape, or bytes that are not UTF-8.
 func decodePath(_ pointer: UnsafePointer<CChar>, count: Int) -> String? {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(count)
@@ -205,6 +205,11 @@ func decodePath(_ pointer: UnsafePointer<CChar>, count: Int) -> String? {
             }
             byte = high << 4 | low
             index += 3
+            // An escaped `/` would become a separator only after decoding: a proxy that allows or
+            // refuses by path would see another path than the router does.
+            if byte == UInt8(ascii: "/") {
+                return nil
+            }
         } else {
             index += 1
         }

@@ -183,7 +183,7 @@ public final class IntakeServer: Sendable {
         case .healthz: return Reply.json(200, .object([("status", .string("ok"))]))
         case .readyz:
             do {
-                try pool.withConnection { try $0.query("SELECT 1") }
+                _ = try pool.withConnection { try $0.query("SELECT 1") }
             } catch {
                 throw HeraldError.databaseUnavailable
             }

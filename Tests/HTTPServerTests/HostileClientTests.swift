@@ -26,8 +26,9 @@ import Glibc
         return error["code"] as? String
     }
 
-    @Test("A NUL in the path, escaped or raw, is 400 invalid_path and the handler never sees the request",
-          arguments: ["/users/alice%00x", "/users/alice\u{0}x", "/users/%zz", "/users/a%0Ab", "/users/%C3%28"])
+    @Test("A NUL in the path (escaped or raw), a control character, an escaped slash, a bad escape or invalid UTF-8 is 400 invalid_path; the handler never sees it",
+          arguments: ["/users/alice%00x", "/users/alice\u{0}x", "/users/%zz", "/users/a%0Ab", "/users/%C3%28", "/users%2Falice",
+                     "/users/a%2fb", "/users/a%"])
     func nulInThePathIsRefused(target: String) throws {
         let recorder = RequestRecorder()
         let server = try Self.server(handler: { request in

@@ -95,6 +95,33 @@ import Glibc
         #expect(metrics.contains(#"route="other",method="other",status="505""#))
     }
 
+    /// The deployed executable: libmicrohttpd's own refusals are replaced there too (the replacement
+    /// depends on how the executable is linked), and each leaves a log line with its code.
+    @Test("herald-intake answers libmicrohttpd's refusals in the JSON shape and logs each one")
+    func theExecutableRendersAndLogsLibraryRefusals() throws {
+        let process = try IntakeProcess()
+        defer { process.stop() }
+        let cases = [
+            ("GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", "505", "http_version_not_supported"),
+            ("POST /api/partners/notifications/push HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "400",
+             "malformed_request"),
+            ("GET /healthz HTTP/1.1\r\nHost: x\r\nbroken header line\r\n\r\n", "400", "malformed_request"),
+            ("GET /api/internal/users/a%00b HTTP/1.1\r\nHost: x\r\n\r\n", "400", "invalid_path"),
+        ]
+        for (request, status, code) in cases {
+            let answer = try rawExchange(port: process.port, request)
+            #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer)")
+            #expect(answer.contains(#"{"error":{"code":"\#(code)""#), "\(answer)")
+            #expect(answer.components(separatedBy: "\r\nHTTP/1.1 ").count == 1, "one answer only: \(answer)")
+        }
+        try waitFor("the log lines", timeout: .seconds(5)) {
+            process.child.output.contains(#""code":"http_version_not_supported""#)
+                && process.child.output.contains(#""code":"malformed_request""#)
+                && process.child.output.contains(#""code":"invalid_path""#)
+        }
+        #expect(!process.child.output.contains("libmicrohttpd's own error pages are not replaced"))
+    }
+
     /// SPEC 2.1's long poll against devices that never answer (no worker runs in this process): 40 requests
     /// waiting 30 s on an intake with 8 handler threads. Before, they held every thread and nothing else was
     /// answered for 30 s.
