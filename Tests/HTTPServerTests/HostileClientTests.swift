@@ -226,6 +226,26 @@ import Glibc
         }
     }
 
+    @Test("Inline handlers may defer too: the I/O thread waits for the answer")
+    func inlineHandlersMayDefer() throws {
+        var configuration = testConfiguration(dispatch: .inline)
+        configuration.threadCount = 2
+        let server = try HTTPServer(configuration: configuration) { _ in
+            let pending = DeferredResponse()
+            let thread = Thread {
+                usleep(100_000)
+                pending.complete(HTTPResponse(status: 201, body: Array("done".utf8)))
+            }
+            thread.start()
+            return .deferred(pending)
+        }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        let response = try client.request("GET", "/deferred")
+        #expect(response.status == 201)
+        #expect(response.text == "done")
+    }
+
     @Test("stop() answers deferred requests nobody completed with 503 and returns")
     func stopAnswersOutstandingDeferredRequests() throws {
         let server = try Self.server({ $0.shutdownGracePeriod = .milliseconds(200) }) { _ in
