@@ -190,7 +190,7 @@ public final class IntakeServer: Sendable {
             return Reply.json(200, .object([("status", .string("ready"))]))
         case .metrics:
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                body: Array(metrics.render().utf8))
+                                body: Array(metrics.render(preferWaiting: waiter.count).utf8))
         }
     }
 

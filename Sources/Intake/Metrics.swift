@@ -47,8 +47,9 @@ public final class IntakeMetrics: Sendable {
     public func recordRateLimited() { state.withLock { $0.rateLimited += 1 } }
     public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
 
-    /// The exposition text for `GET /metrics`.
-    public func render() -> String {
+    /// The exposition text for `GET /metrics`; `preferWaiting` is the number of `Prefer: wait`
+    /// requests waiting now.
+    public func render(preferWaiting: Int = 0) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         out += "# HELP herald_intake_requests_total HTTP requests answered, by route, method and status.\n"
@@ -73,6 +74,9 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_idempotent_replays_total Push requests answered from a stored idempotent response.\n"
         out += "# TYPE herald_intake_idempotent_replays_total counter\n"
         out += "herald_intake_idempotent_replays_total \(snapshot.idempotentReplays)\n"
+        out += "# HELP herald_intake_prefer_waiting Prefer: wait requests waiting now (no thread held).\n"
+        out += "# TYPE herald_intake_prefer_waiting gauge\n"
+        out += "herald_intake_prefer_waiting \(preferWaiting)\n"
         return out
     }
 }

@@ -150,6 +150,8 @@ import Glibc
         #expect(try intake.admin("GET", "/api/admin/mini-app-partners").status == 200)
         let push = try intake.push(other.key, pushBody(other, emails: [otherUser.email]))
         #expect(push.status == 202)
+        #expect(try TestHTTPClient.send(port: intake.port, method: "GET", path: "/metrics").text
+            .contains("herald_intake_prefer_waiting 40\n"))
         #expect(intake.server.waiter.count == 40)
         #expect(ContinuousClock.now - started < .seconds(30))
 
