@@ -110,6 +110,7 @@ public final class HTTPServer: Sendable {
             context.deferred.closeAll(with: context.rejection(HTTPRejection(
                 status: 503, code: "shutting_down", message: "The server is stopping; retry.")))
             sweeper?.cancel()
+            context.connections.withLock { _ in context.isSweeping.store(false, ordering: .relaxed) }
             // Every suspended connection must be resumed before libmicrohttpd stops: the pool runs what it holds.
             context.pool?.shutdown()
             MHD_stop_daemon(running.pointer)

@@ -8,7 +8,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var threadCount: Int
     /// Which threads run handlers; see `Dispatch`.
     public var dispatch: Dispatch
-    /// The largest request body accepted; larger ones are answered with the server's `tooLarge` response.
+    /// The largest request body accepted; larger ones are answered with the `bodyTooLarge` rejection.
     public var maxBodyBytes: Int
     /// The most connections open at once (shared out among libmicrohttpd's I/O threads, so at least one each).
     public var connectionLimit: Int

@@ -88,15 +88,16 @@ extension ServerContext {
                 return .ambiguousFraming
             }
         }
-        let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
-        if isHTTP11, headers.hostCount != 1 {
+        // HTTP/1.1 and later minor versions (libmicrohttpd serves HTTP/1.2 as 1.1) need exactly one Host.
+        let needsHost = version.map { strncmp($0, "HTTP/1.", 7) == 0 && strcmp($0, "HTTP/1.0") != 0 } ?? false
+        if needsHost, headers.hostCount != 1 {
             return .missingHost
         }
         return nil
     }
 
     /// A piece of the body. An oversized chunked body is dropped as it comes (never buffered) and answered
-    /// with `tooLarge` once complete; past `discardLimit` the connection is closed without an answer.
+    /// with the `bodyTooLarge` rejection once complete; past `discardLimit` the connection is closed without an answer.
     func receive(_ chunk: UnsafeRawBufferPointer, into state: RequestState) -> MHD_Result {
         if state.isTooLarge {
             state.discardedBytes += chunk.count
@@ -158,7 +159,10 @@ extension ServerContext {
             answer.withLock { $0 = response }
             done.signal()
         }
+        // stop() completes it (503) if nobody else does.
+        deferred.track(pending)
         done.wait()
+        deferred.untrack(pending)
         return answer.withLock { $0 } ?? HTTPResponse(status: 500)
     }
 

@@ -26,6 +26,8 @@ final class ServerContext: Sendable {
     let isDraining = Atomic<Bool>(false)
     /// Open connections (for the read deadline).
     let connections = Mutex<[ObjectIdentifier: ConnectionRecord]>([:])
+    /// Cleared by `stop()` under the `connections` lock: after that the sweeper touches no socket.
+    let isSweeping = Atomic<Bool>(true)
     /// Suspended connections waiting for a deferred answer; closed by `stop()`.
     let deferred: DeferredConnections
     /// An empty 500 built once and shared (libmicrohttpd responses are reference counted and thread-safe).
@@ -63,6 +65,9 @@ final class ServerContext: Sendable {
         }
         let now = monotonicNanoseconds()
         connections.withLock { connections in
+            guard isSweeping.load(ordering: .relaxed) else {
+                return
+            }
             for record in connections.values {
                 let since = record.readingSince.load(ordering: .relaxed)
                 if since >= 0, now - since > requestReadTimeout, !record.isCut.load(ordering: .relaxed) {
@@ -99,6 +104,8 @@ final class ConnectionRecord: Sendable {
 final class DeferredConnections: Sendable {
     private struct Registry: ~Copyable {
         var waiting: [ObjectIdentifier: DeferredHandOff] = [:]
+        /// Inline mode: answers an I/O thread is waiting for.
+        var inline: [ObjectIdentifier: DeferredResponse] = [:]
         var isClosed = false
     }
 
@@ -129,14 +136,36 @@ final class DeferredConnections: Sendable {
         }
     }
 
+    /// Inline mode: an answer an I/O thread waits for, completed by `closeAll` if still open then.
+    func track(_ pending: DeferredResponse) {
+        let closed = registry.withLock { registry in
+            if !registry.isClosed {
+                registry.inline[ObjectIdentifier(pending)] = pending
+            }
+            return registry.isClosed
+        }
+        if closed {
+            pending.complete(HTTPResponse(status: 503))
+        }
+    }
+
+    func untrack(_ pending: DeferredResponse) {
+        registry.withLock { _ = $0.inline.removeValue(forKey: ObjectIdentifier(pending)) }
+    }
+
     /// Answers every waiting connection with `response` and refuses later waits (stop()).
     func closeAll(with response: HTTPResponse) {
-        registry.withLock { registry in
+        let inline = registry.withLock { registry in
             registry.isClosed = true
             for handOff in registry.waiting.values {
                 handOff.resume(with: response)
             }
             registry.waiting.removeAll()
+            defer { registry.inline.removeAll() }
+            return Array(registry.inline.values)
+        }
+        for pending in inline {
+            pending.complete(response)
         }
     }
 

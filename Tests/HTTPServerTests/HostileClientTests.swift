@@ -85,7 +85,7 @@ import Glibc
     func hostIsRequiredInHTTP11() throws {
         let server = try Self.server()
         defer { server.stop() }
-        for request in ["GET /a HTTP/1.1\r\n\r\n", "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"] {
+        for request in ["GET /a HTTP/1.1\r\n\r\n", "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "GET /a HTTP/1.2\r\n\r\n"] {
             let client = try RawHTTPClient(port: server.port)
             try client.send(request)
             let response = try client.readResponse()
@@ -246,14 +246,20 @@ import Glibc
         #expect(response.text == "done")
     }
 
-    @Test("stop() answers deferred requests nobody completed with 503 and returns")
-    func stopAnswersOutstandingDeferredRequests() throws {
-        let server = try Self.server({ $0.shutdownGracePeriod = .milliseconds(200) }) { _ in
-            .deferred(DeferredResponse())
+    @Test("stop() answers deferred requests nobody completed with 503 and returns", arguments: dispatchModes)
+    func stopAnswersOutstandingDeferredRequests(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let started = Counter()
+        let server = try Self.server({
+            $0.dispatch = dispatch
+            $0.shutdownGracePeriod = .milliseconds(200)
+        }) { _ in
+            started.increment()
+            return .deferred(DeferredResponse())
         }
         let client = try RawHTTPClient(port: server.port)
         try client.send("GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
-        while server.context.deferred.count < 1 { usleep(10_000) }
+        while started.value < 1 { usleep(10_000) }
+        usleep(50_000)
         server.stop()
         #expect(try client.readResponse().status == 503)
     }
