@@ -33,8 +33,9 @@ public final class IntakeServer: Sendable {
                                       partners: partners, cacheSeconds: configuration.partnerCacheSeconds)
         let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
         notifier = DeliveryNotifier(databaseURL: configuration.databaseURL, logger: logger)
-        waiter = PreferWaiter(pool: pool, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
-        pushHandler = PushHandler(store: PushStore(pool: pool), rules: configuration.rules, signer: signer,
+        let pushStore = PushStore(pool: pool)
+        waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
+        pushHandler = PushHandler(store: pushStore, rules: configuration.rules, signer: signer,
                                   metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
         adminHandler = AdminHandler(partners: partners, logger: logger, defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPServer
 import HeraldCore
-import Postgres
 import ServiceSupport
 import Store
 
@@ -44,7 +43,7 @@ final class PreferWaiter: @unchecked Sendable {
     }
 
     let maxPerPartner: Int
-    private let pool: PostgresPool
+    private let store: PushStore
     private let tick: Duration
     private let logger: Logger
     // Guards everything below; the waiter thread sleeps on it.
@@ -55,8 +54,8 @@ final class PreferWaiter: @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
-    init(pool: PostgresPool, maxPerPartner: Int, tick: Duration = .milliseconds(25), logger: Logger) {
-        self.pool = pool
+    init(store: PushStore, maxPerPartner: Int, tick: Duration = .milliseconds(25), logger: Logger) {
+        self.store = store
         self.maxPerPartner = maxPerPartner
         self.tick = tick
         self.logger = logger
@@ -124,7 +123,7 @@ final class PreferWaiter: @unchecked Sendable {
         let now = ContinuousClock.now
         var answers: [(Waiter, HTTPResponse)] = []
         do {
-            let summaries = try summaries(of: snapshot)
+            let summaries = try store.summaries(of: snapshot.map { ($0.requestID, $0.createdAt) })
             for waiter in snapshot {
                 let expired = final || now >= waiter.deadline
                 guard let summary = summaries[waiter.requestID] else {
@@ -151,30 +150,6 @@ final class PreferWaiter: @unchecked Sendable {
         // Completing resumes the connection; outside the lock, it never waits on this class.
         for (waiter, response) in answers {
             waiter.pending.complete(response)
-        }
-    }
-
-    static let summariesSQL = """
-        SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.sent, p.failed,
-               p.send_at, p.missing::text
-          FROM unnest($1::uuid[], $2::timestamptz[]) AS w(id, created_at)
-          JOIN push_requests p ON p.id = w.id AND p.created_at = w.created_at
-        """
-
-    private func summaries(of snapshot: [Waiter]) throws -> [UUID: PushRequestSummary] {
-        let ids = snapshot.map(\.requestID)
-        let created = snapshot.map(\.createdAt)
-        return try pool.withConnection { connection in
-            var result: [UUID: PushRequestSummary] = [:]
-            for row in try connection.query(Self.summariesSQL, [ids, created]).rows {
-                let summary = PushRequestSummary(
-                    id: try row.uuid(0), partnerID: try row.uuid(1), createdAt: try row.date(2),
-                    recipients: try row.int(3), deliveries: try row.int(4), suppressed: try row.int(5),
-                    sent: try row.int(6), failed: try row.int(7), sendAt: try row.optionalDate(8),
-                    missingJSON: try row.string(9))
-                result[summary.id] = summary
-            }
-            return result
         }
     }
 }
