@@ -71,6 +71,9 @@ public final class HTTPServer: Sendable {
         CMicroHTTPD_error_hook_active() != 0
     }
 
+    /// How long `stop()` waits for the 503s it gave deferred requests to be sent.
+    static let deferredDrainPeriod = Duration.seconds(1)
+
     private static let installErrorHook: Void = {
         CMicroHTTPD_set_error_hook(heraldHTTPLibraryError)
     }()
@@ -109,6 +112,8 @@ public final class HTTPServer: Sendable {
             // Deferred answers not given by now are 503; nothing may resume a connection after this.
             context.deferred.closeAll(with: context.rejection(HTTPRejection(
                 status: 503, code: "shutting_down", message: "The server is stopping; retry.")))
+            // Let those answers go out (the completion callback counts each) before connections are closed.
+            waitForOpenRequests(until: ContinuousClock.now + Self.deferredDrainPeriod)
             sweeper?.cancel()
             context.connections.withLock { _ in context.isSweeping.store(false, ordering: .relaxed) }
             // Every suspended connection must be resumed before libmicrohttpd stops: the pool runs what it holds.
