@@ -2,7 +2,8 @@
 public struct HTTPRequest: Sendable {
     /// The request method as sent: "GET", "POST", ...
     public let method: String
-    /// The URL path without the query string, as libmicrohttpd hands it over (already percent-decoded by it).
+    /// The URL path without the query string, percent-decoded by the server (never holds a NUL, a control
+    /// character or a `/` that was escaped: such requests are refused before any handler).
     public let path: String
     /// Query arguments, decoded. When a name repeats, the first value wins; `?flag` maps to "".
     public let query: [String: String]

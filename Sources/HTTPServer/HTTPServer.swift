@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -17,27 +18,28 @@ public final class HTTPServer: Sendable {
     let context: ServerContext
     /// The running daemon; nil once stopped. Held while stopping so a second `stop()` waits for the first.
     private let daemon: Mutex<Daemon?>
+    /// Cuts connections over the read deadline; nil when there is none.
+    nonisolated(unsafe) private let sweeper: DispatchSourceTimer?
 
     /// Starts listening at once.
     ///
     /// - Parameters:
-    ///   - tooLarge: builds the answer for a body over `maxBodyBytes` (typically a 413 the caller renders).
-    ///   - handler: answers one complete request; runs on a worker thread and may block.
+    ///   - rejection: builds the answer to a request refused before any handler sees it (bad target or
+    ///     framing, sizes over the limits, or what libmicrohttpd refused by itself); the connection is closed
+    ///     after it. Runs on an I/O thread: it must not block.
+    ///   - handler: answers one complete request; runs on a worker thread and may block, or return
+    ///     `HTTPResponse.deferred` to answer later without holding the thread.
     /// - Throws: `HTTPServerError` ("invalid_configuration", "bind_failed", "start_failed").
     public init(
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
-        tooLarge: @escaping @Sendable () -> HTTPResponse,
+        rejection: @escaping @Sendable (HTTPRejection) -> HTTPResponse = { $0.defaultResponse },
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws {
         try configuration.validate()
         let address = try BindAddress(host: configuration.host, port: configuration.port)
-        let context = ServerContext(
-            maxBodyBytes: configuration.maxBodyBytes,
-            handlerThreads: configuration.dispatch == .inline ? nil : configuration.threadCount,
-            tooLarge: tooLarge,
-            handler: handler
-        )
+        let context = ServerContext(configuration: configuration, rejection: rejection, handler: handler)
         try context.pool?.start()
+        _ = Self.installErrorHook
         let pointer: OpaquePointer
         do {
             pointer = try Self.start(configuration, address: address, context: context)
@@ -49,6 +51,44 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.context = context
         self.daemon = Mutex(Daemon(pointer: pointer))
+        self.sweeper = Self.startSweeper(context)
+    }
+
+    /// As above, with the default JSON rejections except an over-limit body, which `tooLarge` builds.
+    public convenience init(
+        configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
+        tooLarge: @escaping @Sendable () -> HTTPResponse,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws {
+        try self.init(configuration: configuration, rejection: { rejection in
+            rejection == .bodyTooLarge ? tooLarge() : rejection.defaultResponse
+        }, handler: handler)
+    }
+
+    /// Whether libmicrohttpd's own error pages are replaced by the rejection rendering in this process
+    /// (CMicroHTTPD.c explains how); false would mean they stay HTML.
+    public static var replacesLibraryErrorPages: Bool {
+        CMicroHTTPD_error_hook_active() != 0
+    }
+
+    /// How long `stop()` waits for the 503s it gave deferred requests to be sent.
+    static let deferredDrainPeriod = Duration.seconds(1)
+
+    private static let installErrorHook: Void = {
+        CMicroHTTPD_set_error_hook(heraldHTTPLibraryError)
+    }()
+
+    /// The read-deadline sweeper: checks every connection a few times per deadline.
+    private static func startSweeper(_ context: ServerContext) -> DispatchSourceTimer? {
+        guard context.requestReadTimeout > 0 else {
+            return nil
+        }
+        let interval = max(Int(context.requestReadTimeout / 1_000_000 / 8), 50)
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "herald-http-read-deadline"))
+        timer.schedule(deadline: .now() + .milliseconds(interval), repeating: .milliseconds(interval))
+        timer.setEventHandler { [weak context] in context?.cutLateConnections() }
+        timer.resume()
+        return timer
     }
 
     deinit {
@@ -69,6 +109,13 @@ public final class HTTPServer: Sendable {
             context.isDraining.store(true, ordering: .relaxed)
             let listenSocket = MHD_quiesce_daemon(running.pointer)
             waitForOpenRequests(until: ContinuousClock.now + configuration.shutdownGracePeriod)
+            // Deferred answers not given by now are 503; nothing may resume a connection after this.
+            context.deferred.closeAll(with: context.rejection(HTTPRejection(
+                status: 503, code: "shutting_down", message: "The server is stopping; retry.")))
+            // Let those answers go out (the completion callback counts each) before connections are closed.
+            waitForOpenRequests(until: ContinuousClock.now + Self.deferredDrainPeriod)
+            sweeper?.cancel()
+            context.connections.withLock { _ in context.isSweeping.store(false, ordering: .relaxed) }
             // Every suspended connection must be resumed before libmicrohttpd stops: the pool runs what it holds.
             context.pool?.shutdown()
             MHD_stop_daemon(running.pointer)
@@ -94,10 +141,8 @@ public final class HTTPServer: Sendable {
         address: BindAddress,
         context: ServerContext
     ) throws(HTTPServerError) -> OpaquePointer {
-        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue
-        if context.pool != nil {
-            flags |= MHD_ALLOW_SUSPEND_RESUME.rawValue
-        }
+        // Suspend/resume always: deferred answers need it in every dispatch mode.
+        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         if address.isIPv6 {
             flags |= MHD_USE_IPv6.rawValue
         }
@@ -106,21 +151,22 @@ public final class HTTPServer: Sendable {
         var errorNumber: Int32 = 0
         let daemon = messageBuffer.withUnsafeMutableBufferPointer { message in
             address.withSockAddr { socketAddress in
-                CMicroHTTPD_start(
-                    flags,
-                    configuration.port,
-                    socketAddress,
-                    UInt32(configuration.dispatch.ioThreadCount(threadCount: configuration.threadCount)),
-                    UInt32(configuration.connectionLimit),
-                    UInt32(configuration.connectionTimeoutSeconds),
-                    heraldHTTPAccessHandler,
-                    contextPointer,
-                    heraldHTTPRequestCompleted,
-                    contextPointer,
-                    message.baseAddress,
-                    message.count,
-                    &errorNumber
+                var settings = CMicroHTTPD_settings(
+                    flags: flags,
+                    port: configuration.port,
+                    bind_address: socketAddress,
+                    thread_pool_size: UInt32(configuration.dispatch.ioThreadCount(threadCount: configuration.threadCount)),
+                    connection_limit: UInt32(configuration.connectionLimit),
+                    per_address_connection_limit: UInt32(configuration.perAddressConnectionLimit),
+                    connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
+                    connection_memory_limit: configuration.connectionMemoryLimit,
+                    access_handler: heraldHTTPAccessHandler,
+                    request_completed: heraldHTTPRequestCompleted,
+                    notify_connection: heraldHTTPConnectionNotify,
+                    uri_log: heraldHTTPTargetSeen,
+                    callback_cls: contextPointer
                 )
+                return CMicroHTTPD_start(&settings, message.baseAddress, message.count, &errorNumber)
             }
         }
         if let daemon {

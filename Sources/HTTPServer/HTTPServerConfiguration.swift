@@ -8,12 +8,23 @@ public struct HTTPServerConfiguration: Sendable {
     public var threadCount: Int
     /// Which threads run handlers; see `Dispatch`.
     public var dispatch: Dispatch
-    /// The largest request body accepted; larger ones are answered with the server's `tooLarge` response.
+    /// The largest request body accepted; larger ones are answered with the `bodyTooLarge` rejection.
     public var maxBodyBytes: Int
     /// The most connections open at once (shared out among libmicrohttpd's I/O threads, so at least one each).
     public var connectionLimit: Int
-    /// An idle connection is closed after this many seconds; 0 never times out.
+    /// The most connections open at once from one client address (libmicrohttpd closes the ones above it at
+    /// once), so one client cannot take every slot of `connectionLimit`; 0 means no per-address limit.
+    public var perAddressConnectionLimit: Int
+    /// An idle connection is closed after this many seconds without traffic; 0 never times out.
     public var connectionTimeoutSeconds: Int
+    /// Each request must arrive whole (line, headers and body) within this many seconds of the connection
+    /// opening or of its previous answer, however steadily it trickles in (slow-loris); 0 disables the deadline.
+    /// The time a handler (or a deferred response) takes does not count.
+    public var requestReadTimeoutSeconds: Int
+    /// The longest request target (path and query, as sent) accepted; longer is 414.
+    public var maxTargetBytes: Int
+    /// The largest request line plus headers accepted; larger is 431.
+    public var maxHeaderBytes: Int
     /// How long `stop()` waits for requests already received to be answered before closing connections.
     public var shutdownGracePeriod: Duration
 
@@ -24,7 +35,11 @@ public struct HTTPServerConfiguration: Sendable {
         dispatch: Dispatch = .handlerThreads(ioThreads: 2),
         maxBodyBytes: Int = 65_536,
         connectionLimit: Int = 1_024,
+        perAddressConnectionLimit: Int = 64,
         connectionTimeoutSeconds: Int = 30,
+        requestReadTimeoutSeconds: Int = 30,
+        maxTargetBytes: Int = 8_192,
+        maxHeaderBytes: Int = 16_384,
         shutdownGracePeriod: Duration = .seconds(5)
     ) {
         self.host = host
@@ -33,8 +48,18 @@ public struct HTTPServerConfiguration: Sendable {
         self.dispatch = dispatch
         self.maxBodyBytes = maxBodyBytes
         self.connectionLimit = connectionLimit
+        self.perAddressConnectionLimit = perAddressConnectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.requestReadTimeoutSeconds = requestReadTimeoutSeconds
+        self.maxTargetBytes = maxTargetBytes
+        self.maxHeaderBytes = maxHeaderBytes
         self.shutdownGracePeriod = shutdownGracePeriod
+    }
+
+    /// libmicrohttpd's per-connection pool (request line, headers, read buffer): twice the header limit, so
+    /// the server's own 414/431 checks see a request before the pool overflows.
+    var connectionMemoryLimit: Int {
+        max(32_768, 2 * maxHeaderBytes + 16_384)
     }
 
     /// Which threads run handlers.
@@ -78,6 +103,24 @@ public struct HTTPServerConfiguration: Sendable {
         guard connectionTimeoutSeconds >= 0, connectionTimeoutSeconds <= Int(Int32.max) else {
             throw .invalidConfiguration(
                 "connectionTimeoutSeconds must not be negative (got \(connectionTimeoutSeconds))"
+            )
+        }
+        guard perAddressConnectionLimit >= 0, perAddressConnectionLimit <= Int(Int32.max) else {
+            throw .invalidConfiguration(
+                "perAddressConnectionLimit must not be negative (got \(perAddressConnectionLimit))"
+            )
+        }
+        guard requestReadTimeoutSeconds >= 0, requestReadTimeoutSeconds <= 86_400 else {
+            throw .invalidConfiguration(
+                "requestReadTimeoutSeconds must be between 0 and 86400 (got \(requestReadTimeoutSeconds))"
+            )
+        }
+        guard (64...1_048_576).contains(maxTargetBytes) else {
+            throw .invalidConfiguration("maxTargetBytes must be between 64 and 1048576 (got \(maxTargetBytes))")
+        }
+        guard (1_024...1_048_576).contains(maxHeaderBytes), maxHeaderBytes >= maxTargetBytes else {
+            throw .invalidConfiguration(
+                "maxHeaderBytes must be between 1024 and 1048576 and at least maxTargetBytes (got \(maxHeaderBytes))"
             )
         }
         guard shutdownGracePeriod >= .zero else {

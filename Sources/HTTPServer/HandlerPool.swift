@@ -12,11 +12,14 @@ final class HandlerPool: Sendable {
     private let queue = Mutex(JobQueue())
     private let jobsAvailable = DispatchSemaphore(value: 0)
     private let threads = Mutex<[pthread_t]>([])
+    private let deferred: DeferredConnections
     let threadCount: Int
 
-    init(threadCount: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+    init(threadCount: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+         deferred: DeferredConnections) {
         self.handler = handler
         self.threadCount = threadCount
+        self.deferred = deferred
     }
 
     /// Starts the threads; throws `start_failed` if the system refuses one (those already started are stopped).
@@ -87,7 +90,14 @@ final class HandlerPool: Sendable {
             return
         }
         state.pendingRequest = nil
-        state.response = handler(request)
+        let response = handler(request)
+        if let pending = response.deferred {
+            // The connection stays suspended and this thread goes back to the queue: a waiting request
+            // costs no handler thread.
+            deferred.hold(pending, state: state, connection: connection)
+            return
+        }
+        state.response = response
         MHD_resume_connection(connection)
     }
 }

@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // The C callbacks handed to libmicrohttpd. They are global functions in a file of their own on purpose: a closure
 // written where an actor's isolation is inferred inherits it, and libmicrohttpd calling it from a worker thread
@@ -20,7 +23,7 @@ func heraldHTTPAccessHandler(
     }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     guard let stored = requestContext.pointee else {
-        return context.begin(connection, requestContext, marker: cls)
+        return context.begin(connection, requestContext, url: url, version: version, marker: cls)
     }
     let size = uploadDataSize.pointee
     if stored == cls {
@@ -29,7 +32,8 @@ func heraldHTTPAccessHandler(
             return .NO
         }
         let request = context.makeRequest(connection, url: url, method: method, body: [])
-        return context.respond(context.handler(request), on: connection)
+        ServerContext.connectionRecord(connection)?.readingSince.store(-1, ordering: .relaxed)
+        return context.respond(context.runInline(request), on: connection)
     }
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
     if size != 0 {
@@ -55,7 +59,120 @@ func heraldHTTPRequestCompleted(
         }
         requestContext.pointee = nil
     }
+    if let connection {
+        // The next request on this connection starts to count against the read deadline now.
+        ServerContext.connectionRecord(connection)?.readingSince.store(monotonicNanoseconds(), ordering: .relaxed)
+    }
     Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().openRequests.subtract(1, ordering: .relaxed)
+}
+
+/// MHD_NotifyConnectionCallback: a connection opened (its record becomes the socket context) or closed (called
+/// before libmicrohttpd closes the socket; the record leaves the registry under its lock).
+func heraldHTTPConnectionNotify(
+    cls: UnsafeMutableRawPointer?,
+    connection: OpaquePointer?,
+    socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, let connection, let socketContext else {
+        return
+    }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
+        let record = ConnectionRecord(fd: CMicroHTTPD_connection_fd(connection), context: context)
+        socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+        context.connections.withLock { $0[ObjectIdentifier(record)] = record }
+    } else if let stored = socketContext.pointee {
+        socketContext.pointee = nil
+        let record = Unmanaged<ConnectionRecord>.fromOpaque(stored)
+        context.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(record.takeUnretainedValue())) }
+        record.release()
+    }
+}
+
+/// MHD_OPTION_URI_LOG_CALLBACK: the request target as read, before libmicrohttpd cuts it into path and query.
+/// Only its length is kept (see `ServerContext.check`); the initial `*con_cls` stays NULL.
+func heraldHTTPTargetSeen(
+    cls: UnsafeMutableRawPointer?,
+    uri: UnsafePointer<CChar>?,
+    connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    if let connection, let record = ServerContext.connectionRecord(connection) {
+        record.targetLength.store(uri.map { strlen($0) } ?? 0, ordering: .relaxed)
+    }
+    return nil
+}
+
+/// CMicroHTTPD_error_hook: libmicrohttpd refused a request by itself; answer with the server's rendering of
+/// that status (JSON) instead of its HTML page.
+func heraldHTTPLibraryError(connection: OpaquePointer?, status: UInt32) -> OpaquePointer? {
+    guard let connection, let record = ServerContext.connectionRecord(connection) else {
+        return nil
+    }
+    let context = record.context
+    var response = context.rejection(HTTPRejection.fromLibrary(status: Int(status)))
+    response.status = Int(status)
+    response.headers.append(("Connection", "close"))
+    if status == 400 || status == 413,
+       MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil {
+        // libmicrohttpd 0.9.75 sends the header block of a Content-Length refusal twice, which garbles the
+        // answer. Write it here instead, whole, and shut the sending side: the library's own copy then fails
+        // to go out and it closes the connection.
+        writeDirectly(response, to: record.fd)
+    }
+    return context.makeResponse(response)
+}
+
+/// A complete HTTP/1.1 answer written straight to the socket (small: it fits the send buffer), then FIN.
+private func writeDirectly(_ response: HTTPResponse, to fd: Int32) {
+    var head = "HTTP/1.1 \(response.status) \(reasonPhrase(response.status))\r\n"
+    for (name, value) in response.headers where name.lowercased() != "content-length" {
+        head += "\(name): \(value)\r\n"
+    }
+    head += "Content-Length: \(response.body.count)\r\n\r\n"
+    let bytes = Array(head.utf8) + response.body
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+        guard written > 0 else { break }
+        offset += written
+    }
+    shutdown(fd, Int32(SHUT_WR))
+}
+
+private func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 400: "Bad Request"
+    case 413: "Content Too Large"
+    default: "Error"
+    }
+}
+
+/// MHD_KeyValueIteratorN counting the headers that frame a request.
+func collectFramingHeader(
+    cls: UnsafeMutableRawPointer?,
+    kind: MHD_ValueKind,
+    key: UnsafePointer<CChar>?,
+    keySize: Int,
+    value: UnsafePointer<CChar>?,
+    valueSize: Int
+) -> MHD_Result {
+    guard let cls, let key else {
+        return .YES
+    }
+    let headers = cls.assumingMemoryBound(to: FramingHeaders.self)
+    let name = lowercasedASCII(key, count: keySize)
+    switch name {
+    case "content-length":
+        headers.pointee.contentLengths.append(decode(value, count: valueSize).trimmingASCIIWhitespace())
+    case "transfer-encoding":
+        headers.pointee.transferEncodings.append(decode(value, count: valueSize))
+    case "host":
+        headers.pointee.hostCount += 1
+    default:
+        break
+    }
+    return .YES
 }
 
 /// MHD_KeyValueIteratorN for headers: lowercased name; repeated names joined with ", ".
@@ -94,9 +211,9 @@ func collectQueryArgument(
         return .YES
     }
     let query = cls.assumingMemoryBound(to: [String: String].self)
-    let name = decode(key, count: keySize)
+    let name = decodeQueryComponent(key, count: keySize)
     if query.pointee[name] == nil {
-        query.pointee[name] = decode(value, count: valueSize)
+        query.pointee[name] = decodeQueryComponent(value, count: valueSize)
     }
     return .YES
 }

@@ -1,19 +1,31 @@
 import CMicroHTTPD
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The phases of a request, called from the access handler on the I/O thread that owns the connection.
 extension ServerContext {
-    /// First call, headers complete. Answers at once only when Content-Length is already over the limit
-    /// (libmicrohttpd then skips the body and closes the connection). Otherwise leaves a state in `*con_cls`;
-    /// with inline handlers, `marker` stands for "no body expected" so a GET costs no allocation.
+    /// First call, headers complete. Refuses here what must never reach a handler (a target with NUL or bad
+    /// escapes, ambiguous framing, a missing Host, sizes over the limits) and answers at once when
+    /// Content-Length is already over the body limit (libmicrohttpd then skips the body and closes the
+    /// connection). Otherwise leaves a state in `*con_cls`; with inline handlers, `marker` stands for
+    /// "no body expected" so a GET costs no allocation.
     func begin(
         _ connection: OpaquePointer,
         _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+        url: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?,
         marker: UnsafeMutableRawPointer
     ) -> MHD_Result {
         openRequests.add(1, ordering: .relaxed)
+        if let problem = Self.check(connection, url: url, version: version, limits: self) {
+            return reject(problem, on: connection)
+        }
         let contentLength = Self.contentLength(of: connection)
         if let contentLength, contentLength > maxBodyBytes {
-            return respond(tooLarge(), on: connection)
+            return reject(.bodyTooLarge, on: connection)
         }
         let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
         if pool == nil, !chunked, (contentLength ?? 0) == 0 {
@@ -25,8 +37,67 @@ extension ServerContext {
         return .YES
     }
 
+    /// Answers a refused request with the owner's rendering and closes the connection after it (a refused
+    /// request's framing cannot be trusted, so nothing pipelined behind it is read).
+    func reject(_ rejection: HTTPRejection, on connection: OpaquePointer) -> MHD_Result {
+        var response = self.rejection(rejection)
+        response.headers.append(("Connection", "close"))
+        return respond(response, on: connection)
+    }
+
+    /// The checks of `begin`, in order; nil when the request may go on.
+    private static func check(
+        _ connection: OpaquePointer,
+        url: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?,
+        limits: ServerContext
+    ) -> HTTPRejection? {
+        guard let url else {
+            return .invalidTarget
+        }
+        let visible = strlen(url)
+        // libmicrohttpd NUL-terminates the pieces of the request line in place: the target runs from `url` to
+        // the byte before `version`. The URI-log callback saw it whole as a C string; if that string was
+        // shorter, a raw NUL was on the request line.
+        if let version {
+            let onLine = url.distance(to: version) - 1
+            if onLine > limits.maxTargetBytes {
+                return .targetTooLong
+            }
+            if let record = connectionRecord(connection), record.targetLength.load(ordering: .relaxed) != onLine {
+                return .invalidTarget
+            }
+        }
+        if visible > limits.maxTargetBytes {
+            return .targetTooLong
+        }
+        if CMicroHTTPD_request_header_size(connection) > limits.maxHeaderBytes {
+            return .headersTooLarge
+        }
+        if decodePath(url, count: visible) == nil {
+            return .invalidTarget
+        }
+        let headers = framingHeaders(of: connection)
+        if headers.contentLengths.count > 1, Set(headers.contentLengths).count > 1 {
+            return .ambiguousFraming
+        }
+        if !headers.transferEncodings.isEmpty {
+            let codings = headers.transferEncodings.joined(separator: ",").lowercased()
+                .split(separator: ",").map { String($0).trimmingASCIIWhitespace() }
+            if !headers.contentLengths.isEmpty || codings != ["chunked"] {
+                return .ambiguousFraming
+            }
+        }
+        // HTTP/1.1 and later minor versions (libmicrohttpd serves HTTP/1.2 as 1.1) need exactly one Host.
+        let needsHost = version.map { strncmp($0, "HTTP/1.", 7) == 0 && strcmp($0, "HTTP/1.0") != 0 } ?? false
+        if needsHost, headers.hostCount != 1 {
+            return .missingHost
+        }
+        return nil
+    }
+
     /// A piece of the body. An oversized chunked body is dropped as it comes (never buffered) and answered
-    /// with `tooLarge` once complete; past `discardLimit` the connection is closed without an answer.
+    /// with the `bodyTooLarge` rejection once complete; past `discardLimit` the connection is closed without an answer.
     func receive(_ chunk: UnsafeRawBufferPointer, into state: RequestState) -> MHD_Result {
         if state.isTooLarge {
             state.discardedBytes += chunk.count
@@ -56,11 +127,13 @@ extension ServerContext {
             return respond(response, on: connection)
         }
         if state.isTooLarge {
-            return respond(tooLarge(), on: connection)
+            return reject(.bodyTooLarge, on: connection)
         }
         let request = makeRequest(connection, url: url, method: method, body: state.takeBody())
+        // Received whole: the read deadline stops counting until the answer is out.
+        Self.connectionRecord(connection)?.readingSince.store(-1, ordering: .relaxed)
         guard let pool else {
-            return respond(handler(request), on: connection)
+            return respond(runInline(request), on: connection)
         }
         state.pendingRequest = request
         state.connection = connection
@@ -74,6 +147,30 @@ extension ServerContext {
         return .YES
     }
 
+    /// Inline mode: runs the handler on this I/O thread, waiting here for a deferred answer.
+    func runInline(_ request: HTTPRequest) -> HTTPResponse {
+        let response = handler(request)
+        guard let pending = response.deferred else {
+            return response
+        }
+        let done = DispatchSemaphore(value: 0)
+        let answer = Mutex<HTTPResponse?>(nil)
+        pending.whenComplete { response in
+            answer.withLock { $0 = response }
+            done.signal()
+        }
+        // stop() completes it (503) if nobody else does.
+        deferred.track(pending)
+        done.wait()
+        deferred.untrack(pending)
+        return answer.withLock { $0 } ?? HTTPResponse(status: 500)
+    }
+
+    /// The socket context the connection notification stored.
+    static func connectionRecord(_ connection: OpaquePointer) -> ConnectionRecord? {
+        CMicroHTTPD_socket_context(connection).map { Unmanaged<ConnectionRecord>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     /// Builds the handler's view of the request (inline mode's bodiless path calls this directly).
     func makeRequest(
         _ connection: OpaquePointer,
@@ -83,7 +180,7 @@ extension ServerContext {
     ) -> HTTPRequest {
         HTTPRequest(
             method: method.map { String(cString: $0) } ?? "",
-            path: url.map { String(cString: $0) } ?? "/",
+            path: url.flatMap { decodePath($0, count: strlen($0)) } ?? "/",
             query: Self.values(of: connection, kind: .GET_ARGUMENT_KIND, collect: collectQueryArgument),
             headers: Self.values(of: connection, kind: .HEADER_KIND, collect: collectHeader),
             body: body
@@ -110,6 +207,16 @@ extension ServerContext {
             pointer += 1
         }
         return result
+    }
+
+    /// The headers that frame a request, counted as sent (libmicrohttpd's lookup only finds the first).
+    private static func framingHeaders(of connection: OpaquePointer) -> FramingHeaders {
+        var headers = FramingHeaders()
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values_n(connection, .HEADER_KIND, collectFramingHeader,
+                                            UnsafeMutableRawPointer(pointer))
+        }
+        return headers
     }
 
     /// Collects one kind of connection value into a dictionary sized from a first counting pass.

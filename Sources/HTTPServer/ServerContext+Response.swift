@@ -22,7 +22,7 @@ extension ServerContext {
     }
 
     /// A libmicrohttpd response holding a copy of the body and every header, or nil if one is refused.
-    private func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
+    func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
         let created = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             .RESPMEM_MUST_COPY)

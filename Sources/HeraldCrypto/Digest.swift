@@ -30,11 +30,14 @@ public enum Digest {
         return out
     }
 
-    /// Compares without an early exit, so timing reveals nothing about where two secrets differ.
+    /// Compares without an early exit, not even on length, so timing reveals neither where two secrets
+    /// differ nor how long the expected one is: both sides are hashed (SHA-256, so the loop always covers 32
+    /// bytes) and the lengths are folded into the same difference.
     public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        let left = sha256(lhs)
+        let right = sha256(rhs)
+        var difference = UInt64(truncatingIfNeeded: lhs.count ^ rhs.count)
+        for index in 0..<32 { difference |= UInt64(left[index] ^ right[index]) }
         return difference == 0
     }
 

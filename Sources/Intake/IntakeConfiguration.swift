@@ -20,6 +20,19 @@ public struct IntakeConfiguration: Sendable {
     /// How long a partner key lookup is cached: a revoked key is refused within this time.
     public var partnerCacheSeconds = 2.0
     public var logLevel = LogLevel.info
+    /// Connections open at once, in all (`HERALD_INTAKE_MAX_CONNECTIONS`).
+    public var maxConnections = 1_024
+    /// Connections open at once from one client address (`HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS`), so
+    /// one client cannot take every slot; 0 = no limit.
+    public var maxConnectionsPerAddress = 64
+    /// A connection without traffic for this long is closed (`HERALD_INTAKE_IDLE_TIMEOUT_SECONDS`).
+    public var idleTimeoutSeconds = 15
+    /// Each request must arrive whole within this long of the connection opening or of its previous answer
+    /// (`HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS`): a slow-loris client is cut off.
+    public var requestTimeoutSeconds = 20
+    /// `Prefer: wait` requests of one partner held at once (`HERALD_PREFER_WAIT_MAX_PER_PARTNER`); beyond,
+    /// the answer is the normal 202 at once. 0 never waits.
+    public var preferWaitMaxPerPartner = 50
 
     public init(databaseURL: String, adminToken: String, hostToken: String, signingKeys: [String: [UInt8]],
                 signingKeyID: String) {
@@ -52,6 +65,7 @@ public struct IntakeConfiguration: Sendable {
         }
         var configuration = IntakeConfiguration(
             databaseURL: url, adminToken: admin, hostToken: host, signingKeys: keys, signingKeyID: activeKey)
+        try configuration.validateTokens()
         configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: 8080, range: 0...65535))
         if let scheme = reader.optional("HERALD_DEEPLINK_SCHEME") {
             guard scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil else {
@@ -74,6 +88,16 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE", default: 60, range: 1...1_000_000)
         configuration.defaultRateLimitPerDay = try reader.integer(
             "HERALD_DEFAULT_RATE_LIMIT_PER_DAY", default: 10_000, range: 1...100_000_000)
+        configuration.maxConnections = try reader.integer(
+            "HERALD_INTAKE_MAX_CONNECTIONS", default: 1_024, range: 16...100_000)
+        configuration.maxConnectionsPerAddress = try reader.integer(
+            "HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS", default: 64, range: 0...100_000)
+        configuration.idleTimeoutSeconds = try reader.integer(
+            "HERALD_INTAKE_IDLE_TIMEOUT_SECONDS", default: 15, range: 1...3_600)
+        configuration.requestTimeoutSeconds = try reader.integer(
+            "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: 20, range: 1...3_600)
+        configuration.preferWaitMaxPerPartner = try reader.integer(
+            "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: 50, range: 0...10_000)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {
                 throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")
@@ -81,6 +105,16 @@ public struct IntakeConfiguration: Sendable {
             configuration.logLevel = parsed
         }
         return configuration
+    }
+}
+
+extension IntakeConfiguration {
+    /// The admin and host tokens must differ: the same value would make every host credential an admin
+    /// credential (and the reverse).
+    public func validateTokens() throws(ConfigurationError) {
+        guard adminToken != hostToken else {
+            throw ConfigurationError(variable: "HERALD_HOST_TOKEN", problem: "must differ from HERALD_ADMIN_TOKEN")
+        }
     }
 }
 

@@ -18,6 +18,7 @@ public final class IntakeServer: Sendable {
     let hostHandler: HostHandler
     let maintenance: MaintenanceStore
     let notifier: DeliveryNotifier
+    let waiter: PreferWaiter
     private let server: LockedBox<HTTPServer?> = LockedBox(nil)
     private let stopping = LockedBox(false)
 
@@ -32,8 +33,10 @@ public final class IntakeServer: Sendable {
                                       partners: partners, cacheSeconds: configuration.partnerCacheSeconds)
         let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
         notifier = DeliveryNotifier(databaseURL: configuration.databaseURL, logger: logger)
-        pushHandler = PushHandler(store: PushStore(pool: pool), rules: configuration.rules, signer: signer,
-                                  metrics: metrics, notifier: notifier, clock: clock)
+        let pushStore = PushStore(pool: pool)
+        waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
+        pushHandler = PushHandler(store: pushStore, rules: configuration.rules, signer: signer,
+                                  metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
         adminHandler = AdminHandler(partners: partners, logger: logger, defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
@@ -44,13 +47,22 @@ public final class IntakeServer: Sendable {
     /// Starts listening and the janitor; returns the bound port.
     @discardableResult
     public func start() throws -> UInt16 {
+        try configuration.validateTokens()
         let http = try HTTPServer(
             configuration: HTTPServerConfiguration(
-                port: configuration.port, threadCount: configuration.threads, maxBodyBytes: 65_536),
-            tooLarge: { Reply.error(.bodyTooLarge) },
+                port: configuration.port, threadCount: configuration.threads, maxBodyBytes: 65_536,
+                connectionLimit: configuration.maxConnections,
+                perAddressConnectionLimit: configuration.maxConnectionsPerAddress,
+                connectionTimeoutSeconds: configuration.idleTimeoutSeconds,
+                requestReadTimeoutSeconds: configuration.requestTimeoutSeconds),
+            rejection: { [self] rejection in reject(rejection) },
             handler: { [self] request in handle(request) })
         server.set(http)
+        if !HTTPServer.replacesLibraryErrorPages {
+            logger.warning("libmicrohttpd's own error pages are not replaced: some 4xx/505 answers stay HTML")
+        }
         notifier.start()
+        waiter.start()
         let thread = Thread { [self] in runJanitor() }
         thread.name = "herald-janitor"
         thread.start()
@@ -60,6 +72,9 @@ public final class IntakeServer: Sendable {
 
     public func stop() {
         stopping.set(true)
+        // Waiting requests are answered first (with their counts as they are), so the server's drain
+        // does not wait for them.
+        waiter.stop()
         server.get()?.stop()
         server.set(nil)
         notifier.stop()
@@ -67,19 +82,24 @@ public final class IntakeServer: Sendable {
         logger.info("stopped")
     }
 
-    /// Routes, authenticates and answers one request; logs a line and records metrics.
+    /// Routes, authenticates and answers one request; logs a line and records metrics (for a deferred
+    /// answer, once it is given).
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
-        var routeName = "unmatched"
+        var routeName = "other"
         var partnerID: String?
         var errorCode: String?
-        let response: HTTPResponse
+        var response: HTTPResponse
         do {
             switch IntakeRoutes.match(method: request.method, path: request.path) {
             case .notFound: throw HeraldError.notFound
-            case .methodNotAllowed: throw HeraldError.methodNotAllowed
+            case .methodNotAllowed(let allowed):
+                errorCode = HeraldError.methodNotAllowed.code
+                response = Reply.error(.methodNotAllowed)
+                response.headers.append(("Allow", allowed.joined(separator: ", ")))
             case .found(let route, let parameters):
                 routeName = route.pattern
+                try IntakeRoutes.checkParameters(parameters)
                 let routed = RoutedRequest(http: request, parameters: parameters)
                 response = try dispatch(route, routed, partnerID: &partnerID)
             }
@@ -93,22 +113,44 @@ public final class IntakeServer: Sendable {
             }
             response = Reply.error(herald)
         }
+        let finish: @Sendable (HTTPResponse) -> Void = { [self, routeName, partnerID, errorCode] final in
+            record(method: request.method, route: routeName, status: final.status, started: started,
+                   partnerID: partnerID, errorCode: errorCode)
+        }
+        if let pending = response.deferred {
+            pending.whenComplete(finish)
+        } else {
+            finish(response)
+        }
+        return response
+    }
+
+    /// A request the HTTP server refused before routing (framing, target, sizes, or libmicrohttpd's own
+    /// refusals): the JSON error shape, a log line and a metric like every other rejection.
+    func reject(_ rejection: HTTPRejection) -> HTTPResponse {
+        let error = HeraldError(status: rejection.status, code: rejection.code, message: rejection.message)
+        record(method: "other", route: "other", status: rejection.status, started: .now, partnerID: nil,
+               errorCode: rejection.code)
+        return Reply.error(error)
+    }
+
+    private func record(method: String, route: String, status: Int, started: ContinuousClock.Instant,
+                        partnerID: String?, errorCode: String?) {
         let seconds = (ContinuousClock.now - started) / .seconds(1)
-        metrics.recordRequest(route: routeName, method: request.method, status: response.status, seconds: seconds)
+        metrics.recordRequest(route: route, method: method, status: status, seconds: seconds)
         // A rejected request leaves its log line; accepted ones only at debug (one per request
         // at full load would be most of the intake's output), and their fields are built only then.
-        let level: LogLevel = response.status >= 400 ? .info : .debug
-        if level >= logger.minimum, routeName != IntakeRoutes.metrics.pattern,
-           routeName != IntakeRoutes.healthz.pattern {
+        let level: LogLevel = status >= 400 ? .info : .debug
+        if level >= logger.minimum, route != IntakeRoutes.metrics.pattern, route != IntakeRoutes.healthz.pattern {
+            let knownMethod = IntakeMetrics.knownMethods.contains(method) ? method : "other"
             var fields: [(String, JSONValue)] = [
-                ("method", .string(request.method)), ("route", .string(routeName)),
-                ("status", .number(Double(response.status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),
+                ("method", .string(knownMethod)), ("route", .string(route)),
+                ("status", .number(Double(status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),
             ]
             if let partnerID { fields.append(("partner", .string(partnerID))) }
             if let errorCode { fields.append(("code", .string(errorCode))) }
             logger.log(level, "request", fields)
         }
-        return response
     }
 
     private func dispatch(_ route: Route, _ request: RoutedRequest, partnerID: inout String?) throws -> HTTPResponse {
@@ -142,14 +184,14 @@ public final class IntakeServer: Sendable {
         case .healthz: return Reply.json(200, .object([("status", .string("ok"))]))
         case .readyz:
             do {
-                try pool.withConnection { try $0.query("SELECT 1") }
+                _ = try pool.withConnection { try $0.query("SELECT 1") }
             } catch {
                 throw HeraldError.databaseUnavailable
             }
             return Reply.json(200, .object([("status", .string("ready"))]))
         case .metrics:
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                body: Array(metrics.render().utf8))
+                                body: Array(metrics.render(preferWaiting: waiter.count).utf8))
         }
     }
 

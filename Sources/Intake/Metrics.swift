@@ -20,7 +20,17 @@ public final class IntakeMetrics: Sendable {
 
     public init() {}
 
+    /// Methods counted under their own name; any other is `other`.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    /// Routes counted under their own pattern; anything else (no route, a refused request) is `other`.
+    static let knownRoutes: Set<String> = Set(IntakeRoutes.all.map(\.pattern))
+
+    /// Records one answer. Labels are bounded whatever clients send: an unknown method or route is `other`,
+    /// a status outside 100-599 is 0.
     public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+        let route = Self.knownRoutes.contains(route) ? route : "other"
+        let method = Self.knownMethods.contains(method) ? method : "other"
+        let status = (100...599).contains(status) ? status : 0
         state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
             state.latency[route, default: PrometheusHistogram(bounds: Self.latencyBuckets)].observe(seconds)
@@ -37,8 +47,9 @@ public final class IntakeMetrics: Sendable {
     public func recordRateLimited() { state.withLock { $0.rateLimited += 1 } }
     public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
 
-    /// The exposition text for `GET /metrics`.
-    public func render() -> String {
+    /// The exposition text for `GET /metrics`; `preferWaiting` is the number of `Prefer: wait`
+    /// requests waiting now.
+    public func render(preferWaiting: Int = 0) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         out += "# HELP herald_intake_requests_total HTTP requests answered, by route, method and status.\n"
@@ -63,6 +74,9 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_idempotent_replays_total Push requests answered from a stored idempotent response.\n"
         out += "# TYPE herald_intake_idempotent_replays_total counter\n"
         out += "herald_intake_idempotent_replays_total \(snapshot.idempotentReplays)\n"
+        out += "# HELP herald_intake_prefer_waiting Prefer: wait requests waiting now (no thread held).\n"
+        out += "# TYPE herald_intake_prefer_waiting gauge\n"
+        out += "herald_intake_prefer_waiting \(preferWaiting)\n"
         return out
     }
 }

@@ -18,6 +18,7 @@ struct PushHandler: Sendable {
     let signer: HMACSigner
     let metrics: IntakeMetrics
     let notifier: DeliveryNotifier
+    let waiter: PreferWaiter
     let clock: @Sendable () -> Date
 
     func push(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
@@ -62,8 +63,17 @@ struct PushHandler: Sendable {
             if try store.enqueue(enqueue) {
                 metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
                 if !enqueue.deliveries.isEmpty && (enqueue.sendAt.map { $0 <= now } ?? true) { notifier.signal() }
-                if let wait, !enqueue.deliveries.isEmpty {
-                    return try waitForOutcomes(requestID: enqueue.requestID, createdAt: enqueue.createdAt, wait: wait)
+                // A scheduled request answers at once: its outcome is not due within any wait.
+                if let wait, !enqueue.deliveries.isEmpty, enqueue.sendAt.map({ $0 <= now }) ?? true {
+                    let requestID = enqueue.requestID
+                    let applied = "wait=\(Int(wait / .seconds(1)))"
+                    // nil: this partner has as many waiting as allowed; the normal 202 goes out.
+                    if let deferred = waiter.wait(requestID: requestID, createdAt: enqueue.createdAt,
+                                                  partnerID: partner.id, for: wait, render: { summary in
+                        Reply.json(200, statusBody(summary, id: requestID), headers: [("Preference-Applied", applied)])
+                    }) {
+                        return deferred
+                    }
                 }
                 return Reply.json(202, response)
             }
@@ -113,25 +123,6 @@ struct PushHandler: Sendable {
             throw HeraldError(status: 403, code: "forbidden", message: "This request belongs to another partner.")
         }
         return Reply.json(200, statusBody(summary, id: id))
-    }
-
-    /// `Prefer: wait=N`: polls the request's counts until nothing is pending or N seconds passed,
-    /// then answers 200 with the counts (SPEC 2.1). Holds this handler thread meanwhile.
-    private func waitForOutcomes(requestID: UUID, createdAt: Date, wait: Duration) throws -> HTTPResponse {
-        let deadline = ContinuousClock.now + wait
-        var pause = Duration.milliseconds(5)
-        while true {
-            guard let summary = try store.find(requestID: requestID, createdAt: createdAt) else {
-                throw HeraldError.internalError
-            }
-            let done = summary.sent + summary.failed >= summary.deliveries
-            if done || ContinuousClock.now >= deadline {
-                return Reply.json(200, statusBody(summary, id: requestID),
-                                  headers: [("Preference-Applied", "wait=\(Int(wait / .seconds(1)))")])
-            }
-            Thread.sleep(forTimeInterval: min(pause, deadline - ContinuousClock.now) / .seconds(1))
-            pause = min(pause * 2, .milliseconds(50))
-        }
     }
 
     /// The body of `GET .../push/{requestId}` and of a `Prefer: wait` answer.

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import HeraldCore
 
@@ -47,7 +48,8 @@ public struct Route: Sendable {
 /// What routing found for a request.
 enum RouteMatch {
     case found(Route, [String: String])
-    case methodNotAllowed
+    /// The path exists with other methods: the `Allow` header lists them.
+    case methodNotAllowed(allowed: [String])
     case notFound
 }
 
@@ -84,14 +86,36 @@ public enum IntakeRoutes {
     static func match(method: String, path: String) -> RouteMatch {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         let pathSegments = Array(segments.last == "" && segments.count > 1 ? segments.dropLast() : segments)
-        var pathMatched = false
+        var allowed: [String] = []
         for route in all {
             guard let parameters = route.match(pathSegments) else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .found(route, parameters)
             }
-            pathMatched = true
+            allowed.append(route.method)
+            if route.method == "GET" { allowed.append("HEAD") }
         }
-        return pathMatched ? .methodNotAllowed : .notFound
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+
+    /// Refuses (400, naming the parameter) a path parameter its id kind does not allow, before any handler
+    /// or store sees it: the ids are the keys of the rows a request writes.
+    static func checkParameters(_ parameters: [String: String]) throws(HeraldError) {
+        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            let valid: Bool
+            let rule: String
+            switch name {
+            case "id", "requestId":
+                valid = value.utf8.count == 36 && UUID(uuidString: value) != nil
+                rule = "a UUID"
+            case "miniAppId":
+                valid = Identifiers.isValidMiniAppID(value)
+                rule = "1-128 of letters, digits, '.', '_' and '-'"
+            default:
+                valid = Identifiers.isValidExternalID(value)
+                rule = "1-128 of letters, digits, '.', '_', ':' and '-'"
+            }
+            guard valid else { throw .invalidField(name, "\(name) must be \(rule).") }
+        }
     }
 }

@@ -146,6 +146,20 @@ public struct PushRequestSummary: Sendable {
     public let failed: Int
     public let sendAt: Date?
     public let missingJSON: String
+
+    public init(id: UUID, partnerID: UUID, createdAt: Date, recipients: Int, deliveries: Int, suppressed: Int,
+                sent: Int, failed: Int, sendAt: Date?, missingJSON: String) {
+        self.id = id
+        self.partnerID = partnerID
+        self.createdAt = createdAt
+        self.recipients = recipients
+        self.deliveries = deliveries
+        self.suppressed = suppressed
+        self.sent = sent
+        self.failed = failed
+        self.sendAt = sendAt
+        self.missingJSON = missingJSON
+    }
 }
 
 /// The queries of the push endpoint.
@@ -217,14 +231,32 @@ public struct PushStore: Sendable {
     /// A request by id; the id's timestamp names the partition, so one partition is searched.
     public func find(requestID: UUID, createdAt: Date) throws -> PushRequestSummary? {
         try pool.withConnection { connection in
-            try connection.query(Self.findSQL, [requestID, createdAt]).first.map { row in
-                PushRequestSummary(
-                    id: try row.uuid(0), partnerID: try row.uuid(1), createdAt: try row.date(2),
-                    recipients: try row.int(3), deliveries: try row.int(4), suppressed: try row.int(5),
-                    sent: try row.int(6), failed: try row.int(7), sendAt: try row.optionalDate(8),
-                    missingJSON: try row.string(9))
-            }
+            try connection.query(Self.findSQL, [requestID, createdAt]).first.map(Self.summary)
         }
+    }
+
+    /// The summaries of several requests in one query (the intake's `Prefer: wait` thread), by id;
+    /// requests that do not exist are absent.
+    public func summaries(of requests: [(id: UUID, createdAt: Date)]) throws -> [UUID: PushRequestSummary] {
+        guard !requests.isEmpty else { return [:] }
+        let ids = requests.map(\.id)
+        let created = requests.map(\.createdAt)
+        return try pool.withConnection { connection in
+            var result: [UUID: PushRequestSummary] = [:]
+            for row in try connection.query(Self.summariesSQL, [ids, created]).rows {
+                let summary = try Self.summary(row)
+                result[summary.id] = summary
+            }
+            return result
+        }
+    }
+
+    private static func summary(_ row: PostgresRow) throws -> PushRequestSummary {
+        PushRequestSummary(
+            id: try row.uuid(0), partnerID: try row.uuid(1), createdAt: try row.date(2),
+            recipients: try row.int(3), deliveries: try row.int(4), suppressed: try row.int(5),
+            sent: try row.int(6), failed: try row.int(7), sendAt: try row.optionalDate(8),
+            missingJSON: try row.string(9))
     }
 }
 
@@ -280,6 +312,15 @@ extension PushStore {
         """
 
     /// $1 id, $2 created_at (from the UUIDv7 id): one audit row, one partition.
+    /// $1 ids, $2 their creation times (same order): each pair finds its row by the primary key,
+    /// in its partition.
+    public static let summariesSQL = """
+        SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.sent, p.failed,
+               p.send_at, p.missing::text
+          FROM unnest($1::uuid[], $2::timestamptz[]) AS w(id, created_at)
+          JOIN push_requests p ON p.id = w.id AND p.created_at = w.created_at
+        """
+
     public static let findSQL = """
         SELECT id, partner_id, created_at, recipients, deliveries, suppressed, sent, failed, send_at,
                missing::text

@@ -32,6 +32,32 @@ final class RawHTTPClient {
         socket = descriptor
     }
 
+    /// Connects from the loopback address `source` (127.0.0.2, say: a second client address on one machine).
+    init(port: UInt16, source: String, readTimeoutSeconds: Int = 10) throws {
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, source, &local.sin_addr)
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_port = port.bigEndian
+        remote.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) } }
+        let connected = bound == 0 ? withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, size) }
+        } : -1
+        guard connected == 0 else {
+            let code = errno
+            close(descriptor)
+            throw Failure(description: "connect from \(source): errno \(code)")
+        }
+        socket = descriptor
+    }
+
     deinit {
         close(socket)
     }

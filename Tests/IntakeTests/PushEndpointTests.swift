@@ -179,7 +179,8 @@ struct PushEndpointTests {
         let foreign = try intake.request("GET", path, token: other.key)
         #expect(foreign.status == 403)
         #expect(foreign.errorCode == "forbidden")
-        #expect(try intake.request("GET", "/api/partners/notifications/push/not-a-uuid", token: partner.key).status == 404)
+        // Not a UUID: refused by the id rules before any lookup (HostileClientIntakeTests).
+        #expect(try intake.request("GET", "/api/partners/notifications/push/not-a-uuid", token: partner.key).status == 400)
         #expect(try intake.request("GET", "/api/partners/notifications/push/\(UUID())", token: partner.key).status == 404)
 
         // Counts rolled up by the worker show through, and nothing pending means completed.

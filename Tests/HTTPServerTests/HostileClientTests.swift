@@ -1,0 +1,273 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import HTTPServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Requests built to hurt: truncated paths, ambiguous framing, what libmicrohttpd refuses by itself, too many
+/// connections from one address, slow-loris, and answers that come later (docs/security.md names each).
+@Suite("Hostile clients") struct HostileClientTests {
+    static func server(
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse = { _ in HTTPResponse(status: 200, body: Array("ok".utf8)) }
+    ) throws -> HTTPServer {
+        var configuration = testConfiguration()
+        configure(&configuration)
+        return try HTTPServer(configuration: configuration, handler: handler)
+    }
+
+    static func errorCode(_ response: RawHTTPClient.Response) -> String? {
+        guard response.headers["content-type"] == "application/json",
+              let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+              let error = object["error"] as? [String: Any], error.keys.contains("field")
+        else { return nil }
+        return error["code"] as? String
+    }
+
+    @Test("A NUL in the path (escaped or raw), a control character, an escaped slash, a bad escape or invalid UTF-8 is 400 invalid_path; the handler never sees it",
+          arguments: ["/users/alice%00x", "/users/alice\u{0}x", "/users/%zz", "/users/a%0Ab", "/users/%C3%28", "/users%2Falice",
+                     "/users/a%2fb", "/users/a%"])
+    func nulInThePathIsRefused(target: String) throws {
+        let recorder = RequestRecorder()
+        let server = try Self.server(handler: { request in
+            recorder.record(request)
+            return HTTPResponse(status: 200)
+        })
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 400)
+        #expect(Self.errorCode(response) == "invalid_path")
+        #expect(recorder.count == 0)
+    }
+
+    @Test("The path reaches the handler decoded whole; the query is decoded by the server too")
+    func pathsAreDecodedWithTheirLength() throws {
+        let recorder = RequestRecorder()
+        let server = try Self.server(handler: { request in
+            recorder.record(request)
+            return HTTPResponse(status: 200)
+        })
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        #expect(try client.request("GET", "/users/al%69ce%3Ax?name=a%20b+c&flag").status == 200)
+        #expect(recorder.all.first?.path == "/users/alice:x")
+        #expect(recorder.all.first?.query == ["name": "a b c", "flag": ""])
+    }
+
+    @Test("Content-Length with Transfer-Encoding, or two different Content-Lengths: 400, connection closed, the pipelined request unanswered",
+          arguments: [
+              "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+              "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabc",
+              "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+          ])
+    func ambiguousFramingClosesTheConnection(request: String) throws {
+        let recorder = RequestRecorder()
+        let server = try Self.server(handler: { request in
+            recorder.record(request)
+            return HTTPResponse(status: 200)
+        })
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        try client.send(request + "GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 400)
+        #expect(Self.errorCode(response) == "invalid_framing")
+        #expect(response.headers["connection"]?.lowercased() == "close")
+        #expect(client.isClosedByPeer())
+        #expect(recorder.count == 0)
+    }
+
+    @Test("HTTP/1.1 without Host, or with two, is 400 missing_host; HTTP/1.0 needs none")
+    func hostIsRequiredInHTTP11() throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        for request in ["GET /a HTTP/1.1\r\n\r\n", "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "GET /a HTTP/1.2\r\n\r\n"] {
+            let client = try RawHTTPClient(port: server.port)
+            try client.send(request)
+            let response = try client.readResponse()
+            #expect(response.status == 400)
+            #expect(Self.errorCode(response) == "missing_host")
+        }
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET /a HTTP/1.0\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+    }
+
+    @Test("What libmicrohttpd refuses by itself, and the server's own size limits, answer in the JSON error shape",
+          arguments: [
+              ("GET /a HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, "malformed_request"),
+              ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "malformed_request"),
+              ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 413, "body_too_large"),
+              ("GET /a HTTP/2.0\r\nHost: x\r\n\r\n", 505, "http_version_not_supported"),
+              ("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+              ("GET /" + String(repeating: "a", count: 200_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+              ("GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 20_000) + "\r\n\r\n", 431, "headers_too_large"),
+              ("GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 200_000) + "\r\n\r\n", 431, "headers_too_large"),
+          ])
+    func refusalsAreJSON(request: String, status: Int, code: String) throws {
+        #expect(HTTPServer.replacesLibraryErrorPages)
+        let rejections = RejectionLog()
+        var configuration = testConfiguration()
+        configuration.maxTargetBytes = 8_192
+        configuration.maxHeaderBytes = 16_384
+        let server = try HTTPServer(configuration: configuration, rejection: { rejection in
+            rejections.record(rejection)
+            return rejection.defaultResponse
+        }) { _ in HTTPResponse(status: 200) }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        try? client.send(request)
+        let response = try client.readResponse()
+        #expect(response.status == status)
+        #expect(Self.errorCode(response) == code, "\(response.text)")
+        // The owner saw it, so it can log it like any other rejection.
+        #expect(rejections.codes.contains(code))
+    }
+
+    @Test("Above the per-address limit new connections from that address are closed; another address is served")
+    func perAddressLimit() throws {
+        let server = try Self.server { $0.perAddressConnectionLimit = 3 }
+        defer { server.stop() }
+        var held: [RawHTTPClient] = []
+        for _ in 0..<3 {
+            let client = try RawHTTPClient(port: server.port)
+            #expect(try client.request("GET", "/held").status == 200)
+            held.append(client)
+        }
+        let refused = try RawHTTPClient(port: server.port, readTimeoutSeconds: 5)
+        try? refused.send("GET /more HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(refused.isClosedByPeer())
+        let other = try RawHTTPClient(port: server.port, source: "127.0.0.2")
+        #expect(try other.request("GET", "/healthz").status == 200)
+        // A held connection is still served.
+        #expect(try held[0].request("GET", "/again").status == 200)
+    }
+
+    @Test("With every connection slot taken by idle clients, the idle timeout frees them and a new client is served")
+    func idleConnectionsMakeRoom() throws {
+        let server = try Self.server {
+            $0.connectionLimit = 4
+            $0.perAddressConnectionLimit = 0
+            $0.connectionTimeoutSeconds = 1
+        }
+        defer { server.stop() }
+        // Connected and silent: they hold every slot (two per I/O thread).
+        let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
+        usleep(200_000)
+        let newcomer = try RawHTTPClient(port: server.port, source: "127.0.0.2", readTimeoutSeconds: 15)
+        let response = try newcomer.request("GET", "/healthz")
+        #expect(response.status == 200)
+        #expect(idle.allSatisfy { $0.isClosedByPeer() })
+    }
+
+    @Test("Slow-loris: headers or a body trickled a byte at a time are cut off at the read deadline, well before the idle timeout",
+          arguments: [false, true])
+    func slowLorisIsCutOff(inBody: Bool) throws {
+        let server = try Self.server {
+            $0.requestReadTimeoutSeconds = 2
+            $0.connectionTimeoutSeconds = 60
+        }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port, readTimeoutSeconds: 1)
+        let head = inBody ? "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" : "GET /a HTTP/1.1\r\n"
+        try client.send(head)
+        let started = ContinuousClock.now
+        var cut = false
+        // One byte every 300 ms keeps the idle timer from ever firing; only the deadline can end this.
+        while ContinuousClock.now - started < .seconds(20) {
+            do {
+                try client.send(inBody ? "x" : "X-Slow: y\r\n")
+            } catch {
+                cut = true
+                break
+            }
+            usleep(300_000)
+        }
+        #expect(cut)
+        #expect(ContinuousClock.now - started < .seconds(20))
+        // A fresh, prompt client is served.
+        let prompt = try RawHTTPClient(port: server.port)
+        #expect(try prompt.request("GET", "/prompt").status == 200)
+    }
+
+    @Test("A deferred answer holds no handler thread: with one handler thread, other requests are answered meanwhile; the idle timeout does not cut the waiting connection")
+    func deferredAnswersHoldNoThread() throws {
+        let parked = Mutex<[DeferredResponse]>([])
+        let server = try Self.server({
+            $0.threadCount = 1
+            $0.connectionTimeoutSeconds = 1
+        }) { request in
+            guard request.path == "/wait" else { return HTTPResponse(status: 200, body: Array("quick".utf8)) }
+            let pending = DeferredResponse()
+            parked.withLock { $0.append(pending) }
+            return .deferred(pending)
+        }
+        defer { server.stop() }
+        let waiting = (0..<5).map { _ in try? RawHTTPClient(port: server.port) }.compactMap { $0 }
+        for client in waiting { try client.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n") }
+        while parked.withLock({ $0.count }) < 5 { usleep(10_000) }
+        let other = try RawHTTPClient(port: server.port)
+        let quick = try other.request("GET", "/quick")
+        #expect(quick.status == 200)
+        #expect(quick.text == "quick")
+        // Longer than the idle timeout: a suspended connection is not idle.
+        usleep(2_500_000)
+        for pending in parked.withLock({ $0 }) {
+            pending.complete(HTTPResponse(status: 200, body: Array("later".utf8)))
+        }
+        for client in waiting {
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "later")
+        }
+    }
+
+    @Test("Inline handlers may defer too: the I/O thread waits for the answer")
+    func inlineHandlersMayDefer() throws {
+        var configuration = testConfiguration(dispatch: .inline)
+        configuration.threadCount = 2
+        let server = try HTTPServer(configuration: configuration) { _ in
+            let pending = DeferredResponse()
+            let thread = Thread {
+                usleep(100_000)
+                pending.complete(HTTPResponse(status: 201, body: Array("done".utf8)))
+            }
+            thread.start()
+            return .deferred(pending)
+        }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        let response = try client.request("GET", "/deferred")
+        #expect(response.status == 201)
+        #expect(response.text == "done")
+    }
+
+    @Test("stop() answers deferred requests nobody completed with 503 and returns", arguments: dispatchModes)
+    func stopAnswersOutstandingDeferredRequests(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let started = Counter()
+        let server = try Self.server({
+            $0.dispatch = dispatch
+            $0.shutdownGracePeriod = .milliseconds(200)
+        }) { _ in
+            started.increment()
+            return .deferred(DeferredResponse())
+        }
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
+        while started.value < 1 { usleep(10_000) }
+        usleep(50_000)
+        server.stop()
+        #expect(try client.readResponse().status == 503)
+    }
+}
+
+/// Rejections the server reported to its owner.
+private final class RejectionLog: Sendable {
+    private let storage = Mutex<[HTTPRejection]>([])
+    func record(_ rejection: HTTPRejection) { storage.withLock { $0.append(rejection) } }
+    var codes: [String] { storage.withLock { $0.map(\.code) } }
+}
