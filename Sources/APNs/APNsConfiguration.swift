@@ -1,3 +1,4 @@
+import HTTP2
 /// Everything the APNs client needs: where APNs is, the token-auth key and ids, and how many
 /// connections to keep. Every value but the four credentials has a default.
 ///
@@ -82,17 +83,10 @@ public struct APNsConfiguration: Sendable {
     /// no path: requests carry their own.
     static func checkURL(_ url: String, _ setting: APNsConfigurationError.Setting) throws(APNsConfigurationError) {
         guard !url.isEmpty else { throw APNsConfigurationError(setting, .missing, "is required") }
-        let rest: Substring
-        if url.hasPrefix("https://") {
-            rest = url.dropFirst(8)
-        } else if url.hasPrefix("http://") {
-            rest = url.dropFirst(7)
-        } else {
+        guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
             throw APNsConfigurationError(setting, .invalid, "must start with https:// or http://")
         }
-        let authority = rest.hasSuffix("/") ? rest.dropLast() : rest
-        guard !authority.isEmpty, !authority.contains("/"), !authority.contains("?"), !authority.contains("@"),
-              authority.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard let parsed = try? UpstreamURL(url), parsed.isOrigin else {
             throw APNsConfigurationError(setting, .invalid, "must be a scheme, host and optional port, without a path")
         }
     }

@@ -69,7 +69,7 @@ public final class FCMAccessTokenProvider: Sendable {
 
     private let serviceAccount: FCMServiceAccount
     private let signingKey: RS256SigningKey
-    private let endpoint: FCMEndpoint
+    private let endpoint: UpstreamURL
     private let transport: any FCMTransport
     private let clock: any HeraldClock
     private let renewalMargin: TimeInterval
@@ -86,7 +86,7 @@ public final class FCMAccessTokenProvider: Sendable {
         self.serviceAccount = serviceAccount
         self.signingKey = signingKey
         // FCMServiceAccount checked the URI; a path of "/" is only a fallback for hand-made values.
-        self.endpoint = FCMEndpoint(url: serviceAccount.tokenURI) ?? FCMEndpoint(url: "https://invalid/")!
+        self.endpoint = (try? UpstreamURL(serviceAccount.tokenURI)) ?? (try! UpstreamURL("https://invalid/"))
         self.transport = transport
         self.clock = clock
         self.renewalMargin = Self.seconds(renewalMargin)

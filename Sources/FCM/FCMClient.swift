@@ -54,8 +54,8 @@ public final class FCMClient: Sendable {
         if let caFile = configuration.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw FCMConfigurationError(.caFile, .unreadable, "cannot be read")
         }
-        guard let tokenEndpoint = FCMEndpoint(url: account.tokenURI),
-              let fcm = FCMEndpoint(url: configuration.url) else {
+        guard let tokenEndpoint = try? UpstreamURL(account.tokenURI),
+              let fcm = try? UpstreamURL(configuration.url) else {
             throw FCMConfigurationError(.credentialsFile, .invalid, "has a token_uri that is not an http(s) URL")
         }
         do throws(HTTP2Error) {

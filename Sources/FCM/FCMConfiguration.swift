@@ -1,3 +1,4 @@
+import HTTP2
 /// Everything the FCM client needs: where FCM is, the service-account file, and how many
 /// connections to keep. Every value but the credentials file has a default.
 ///
@@ -32,7 +33,7 @@ public struct FCMConfiguration: Sendable {
     /// Checks every value's shape (the credentials file itself is read by `FCMClient.init`).
     public func validate() throws(FCMConfigurationError) {
         guard !url.isEmpty else { throw FCMConfigurationError(.url, .missing, "is required") }
-        guard let origin = FCMEndpoint(url: url), origin.path == "/" else {
+        guard let origin = try? UpstreamURL(url), origin.isOrigin else {
             throw FCMConfigurationError(.url, .invalid,
                                         "must be https:// or http:// with a host and optional port, without a path")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTP2
 import HeraldCore
 
 /// The fields of a Firebase service-account file the FCM client uses. `description` and errors
@@ -46,7 +47,7 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
                                         "has a project_id with characters a project id cannot have")
         }
         let tokenURI = try field("token_uri")
-        guard FCMEndpoint(url: tokenURI) != nil else {
+        guard (try? UpstreamURL(tokenURI)) != nil else {
             throw FCMConfigurationError(.credentialsFile, .invalid, "has a token_uri that is not an http(s) URL")
         }
         self.init(projectID: projectID, clientEmail: try field("client_email"), privateKey: try field("private_key"),

@@ -1,16 +1,26 @@
-/// The parts of `HTTP2ClientConfiguration.url` the client needs.
-struct UpstreamURL: Sendable {
-    let isTLS: Bool
+/// The one parser of upstream URLs (APNs and FCM origins, the OAuth2 token URI, the client's
+/// `HTTP2ClientConfiguration.url`): `https://host[:port][/path]` or `http://host[:port][/path]`.
+public struct UpstreamURL: Sendable, Equatable {
+    public let isTLS: Bool
     /// Host name or IP literal, without IPv6 brackets.
-    let host: String
-    let port: Int
+    public let host: String
+    public let port: Int
     /// `:authority`: host, and the port unless it is the scheme's default.
-    let authority: String
+    public let authority: String
+    /// The request target: starts with `/`, includes any query (`/` when the URL has no path).
+    public let path: String
     /// `:scheme`.
-    var scheme: String { isTLS ? "https" : "http" }
+    public var scheme: String { isTLS ? "https" : "http" }
+    /// `scheme://authority`: what an `HTTP2Client` connects to.
+    public var origin: String { "\(scheme)://\(authority)" }
+    /// True when the URL names only an origin (no path beyond `/`, no query).
+    public var isOrigin: Bool { path == "/" }
 
-    /// Accepts `https://host[:port][/...]` and `http://host[:port][/...]`; a path is ignored (requests carry theirs).
-    init(_ text: String) throws(HTTP2Error) {
+    /// Accepts `https://host[:port][/...]` and `http://host[:port][/...]`, printable ASCII only.
+    public init(_ text: String) throws(HTTP2Error) {
+        guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw HTTP2Error(.invalidConfiguration, "the URL must be printable ASCII without spaces")
+        }
         let isTLS: Bool
         let rest: Substring
         if text.hasPrefix("https://") {
@@ -23,6 +33,8 @@ struct UpstreamURL: Sendable {
             throw HTTP2Error(.invalidConfiguration, "the URL must start with https:// or http://")
         }
         let hostPort = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let target = rest[hostPort.endIndex...].prefix { $0 != "#" }
+        path = target.isEmpty ? "/" : (target.hasPrefix("?") ? "/" + target : String(target))
         guard !hostPort.isEmpty, !hostPort.contains("@") else {
             throw HTTP2Error(.invalidConfiguration, "the URL has no usable host")
         }

@@ -11,27 +11,28 @@ import Store
 /// few milliseconds costs little and still wakes a worker within milliseconds. If a
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows.
 final class DeliveryNotifier: @unchecked Sendable {
-    private let databaseURL: String
-    private let minimumInterval: TimeInterval
-    private let logger: Logger
+    private let minimumInterval: Duration
+    private let session: DatabaseSession
+    private let store = DeliveryStore()
     private let condition = NSCondition()
     private var requested = false
     private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private var service: BackgroundService!
 
     init(databaseURL: String, minimumInterval: Duration = .milliseconds(5), logger: Logger) {
-        self.databaseURL = databaseURL
-        self.minimumInterval = minimumInterval / .seconds(1)
-        self.logger = logger
+        self.minimumInterval = minimumInterval
+        session = DatabaseSession(url: databaseURL, options: .init(applicationName: "herald-intake notifier"))
+        service = BackgroundService(.init(name: "herald-notifier"), logger: logger,
+                                    interrupt: { [unowned self] in
+                                        condition.lock()
+                                        stopping = true
+                                        condition.broadcast()
+                                        condition.unlock()
+                                    },
+                                    step: { [unowned self] service in try step(service) })
     }
 
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "herald-notifier"
-        self.thread = thread
-        thread.start()
-    }
+    func start() { service.start() }
 
     /// Asks for a NOTIFY soon (cheap: sets a flag).
     func signal() {
@@ -41,38 +42,19 @@ final class DeliveryNotifier: @unchecked Sendable {
         condition.unlock()
     }
 
-    func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        condition.unlock()
-        if thread != nil { finished.wait() }
-    }
+    func stop() { service.stop() }
 
-    private func run() {
-        var connection: PostgresConnection?
-        let store = DeliveryStore()
-        while true {
-            condition.lock()
-            while !requested && !stopping { condition.wait() }
-            if stopping {
-                condition.unlock()
-                break
-            }
-            requested = false
-            condition.unlock()
-            do {
-                if connection == nil || connection?.isHealthy == false {
-                    connection = try PostgresConnection(url: databaseURL, applicationName: "herald-intake notifier")
-                }
-                try store.notifyWorkers(on: connection!)
-            } catch {
-                connection = nil
-                logger.warning("notifying workers failed; they will find the rows by polling",
-                               [("error", .string(String(describing: error)))])
-            }
-            Thread.sleep(forTimeInterval: minimumInterval)
-        }
-        finished.signal()
+    /// One NOTIFY for every request since the last, then at least `minimumInterval` before the next.
+    /// A failure is logged by the service (the workers find the rows by polling) and retried with
+    /// its backoff on a new connection.
+    private func step(_ service: BackgroundService) throws {
+        condition.lock()
+        while !requested && !stopping { condition.wait() }
+        let notify = requested && !stopping
+        requested = false
+        condition.unlock()
+        guard notify else { return }
+        try session.use { try store.notifyWorkers(on: $0) }
+        service.sleep(for: minimumInterval)
     }
 }

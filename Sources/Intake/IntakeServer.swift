@@ -19,8 +19,8 @@ public final class IntakeServer: Sendable {
     let maintenance: MaintenanceStore
     let notifier: DeliveryNotifier
     let waiter: PreferWaiter
+    let janitor: BackgroundService
     private let server: LockedBox<HTTPServer?> = LockedBox(nil)
-    private let stopping = LockedBox(false)
 
     public init(configuration: IntakeConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
@@ -42,6 +42,7 @@ public final class IntakeServer: Sendable {
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
         hostHandler = HostHandler(directory: DirectoryStore(pool: pool))
         maintenance = MaintenanceStore(pool: pool)
+        janitor = Self.janitor(maintenance, logger: logger)
     }
 
     /// Starts listening and the janitor; returns the bound port.
@@ -63,21 +64,19 @@ public final class IntakeServer: Sendable {
         }
         notifier.start()
         waiter.start()
-        let thread = Thread { [self] in runJanitor() }
-        thread.name = "herald-janitor"
-        thread.start()
+        janitor.start()
         logger.info("listening", [("port", .number(Double(http.port)))])
         return http.port
     }
 
     public func stop() {
-        stopping.set(true)
         // Waiting requests are answered first (with their counts as they are), so the server's drain
         // does not wait for them.
         waiter.stop()
         server.get()?.stop()
         server.set(nil)
         notifier.stop()
+        janitor.stop()
         pool.close()
         logger.info("stopped")
     }
@@ -197,24 +196,20 @@ public final class IntakeServer: Sendable {
 
     /// Every minute: make sure next months' partitions exist, delete expired rate buckets and
     /// idempotency keys. Cheap and idempotent, so every intake process runs it.
-    private func runJanitor() {
-        var last = ContinuousClock.now - .seconds(3600)
-        while !stopping.get() {
-            if ContinuousClock.now - last >= .seconds(60) {
-                last = .now
-                // Each task on its own: a role that may not create partitions still cleans.
-                do {
-                    try maintenance.ensurePartitions(monthsAhead: 2)
-                } catch {
-                    logger.warning("janitor: creating partitions failed", [("error", .string(String(describing: error)))])
-                }
-                do {
-                    try maintenance.cleanExpired()
-                } catch {
-                    logger.warning("janitor: cleaning failed", [("error", .string(String(describing: error)))])
-                }
+    static func janitor(_ maintenance: MaintenanceStore, logger: Logger) -> BackgroundService {
+        BackgroundService(.init(name: "herald-janitor"), logger: logger) { service in
+            // Each task on its own: a role that may not create partitions still cleans.
+            do {
+                try maintenance.ensurePartitions(monthsAhead: 2)
+            } catch {
+                logger.warning("janitor: creating partitions failed", [("error", .string(String(describing: error)))])
             }
-            Thread.sleep(forTimeInterval: 0.25)
+            do {
+                try maintenance.cleanExpired()
+            } catch {
+                logger.warning("janitor: cleaning failed", [("error", .string(String(describing: error)))])
+            }
+            service.sleep(for: .seconds(60))
         }
     }
 }

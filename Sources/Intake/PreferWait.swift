@@ -51,14 +51,20 @@ final class PreferWaiter: @unchecked Sendable {
     private var waiters: [UUID: Waiter] = [:]
     private var perPartner: [UUID: Int] = [:]
     private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private var service: BackgroundService!
 
     init(store: PushStore, maxPerPartner: Int, tick: Duration = .milliseconds(25), logger: Logger) {
         self.store = store
         self.maxPerPartner = maxPerPartner
         self.tick = tick
         self.logger = logger
+        service = BackgroundService(.init(name: "herald-prefer-wait"), logger: logger,
+                                    interrupt: { [unowned self] in
+                                        condition.lock()
+                                        condition.broadcast()
+                                        condition.unlock()
+                                    },
+                                    step: { [unowned self] service in step(service) })
     }
 
     /// Requests waiting now (for tests and metrics).
@@ -83,38 +89,28 @@ final class PreferWaiter: @unchecked Sendable {
         return .deferred(pending)
     }
 
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "herald-prefer-wait"
-        condition.lock()
-        self.thread = thread
-        condition.unlock()
-        thread.start()
-    }
+    func start() { service.start() }
 
     /// Answers every waiting request with its counts as they are now, then stops the thread.
+    /// Idempotent.
     func stop() {
         condition.lock()
         stopping = true
-        let running = thread
-        thread = nil
-        condition.signal()
         condition.unlock()
-        if running != nil { finished.wait() }
+        service.stop()
+        condition.lock()
+        let remaining = Array(waiters.values)
+        condition.unlock()
+        check(remaining, final: true)
     }
 
-    private func run() {
-        while true {
-            condition.lock()
-            while waiters.isEmpty && !stopping { condition.wait() }
-            let isStopping = stopping
-            let snapshot = Array(waiters.values)
-            condition.unlock()
-            check(snapshot, final: isStopping)
-            if isStopping { break }
-            Thread.sleep(forTimeInterval: tick / .seconds(1))
-        }
-        finished.signal()
+    private func step(_ service: BackgroundService) {
+        condition.lock()
+        while waiters.isEmpty && !stopping { condition.wait() }
+        let snapshot = stopping ? [] : Array(waiters.values)
+        condition.unlock()
+        check(snapshot, final: false)
+        service.sleep(for: tick)
     }
 
     /// One query for every waiter; answers the decided and the expired (all of them when `final`).
