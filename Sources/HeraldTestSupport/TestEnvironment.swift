@@ -58,3 +58,28 @@ public enum TestEnvironment {
         return UInt16(bigEndian: address.sin_port)
     }
 }
+
+/// A loopback port that refuses every connection for as long as this value lives: bound and not
+/// listening, so no other test can take it and no client's own ephemeral port can be it (a
+/// connection to a merely free port can, rarely, connect to itself).
+public final class RefusingPort: @unchecked Sendable {
+    public let port: UInt16
+    private let fd: Int32
+
+    public init() {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(fd) }
+}

@@ -45,7 +45,9 @@ struct ConnectBackoffTests {
     @Test("A refusing port: sends inside the backoff fail at once with the connect error, without connecting")
     func refusedConnectsAreNotRepeatedPerRequest() async throws {
         // A wait of at least 30 s: no second attempt within this test, however loaded the machine.
-        let client = try client(port: TestEnvironment.freePort(),
+        let refusing = RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let client = try client(port: refusing.port,
                                 backoff: ExponentialBackoff(base: .seconds(60), maximum: .seconds(60)))
         defer { client.shutdown() }
         var errors: [HTTP2Error] = []
@@ -69,7 +71,9 @@ struct ConnectBackoffTests {
     @Test("Consecutive failures wait exponentially longer, up to the maximum")
     func waitsGrowWithEachFailure() async throws {
         let backoff = ExponentialBackoff(base: .milliseconds(40), maximum: .milliseconds(320))
-        let client = try client(port: TestEnvironment.freePort(), backoff: backoff)
+        let refusing = RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let client = try client(port: refusing.port, backoff: backoff)
         defer { client.shutdown() }
         // Keep sending until the n-th attempt failed; between attempts the sends fail at once.
         for failures in 1...6 {

@@ -20,8 +20,9 @@ struct RateLimitTests {
             return try? process.request("POST", "/api/partners/notifications/push", token: partner.key, json: body)
         }
         let statuses = responses.map { $0?.status ?? -1 }
-        #expect(statuses.filter { $0 == 202 }.count == 60)
-        #expect(statuses.filter { $0 == 429 }.count == 40)
+        let tally = Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count)
+        #expect(statuses.filter { $0 == 202 }.count == 60, "statuses: \(tally)")
+        #expect(statuses.filter { $0 == 429 }.count == 40, "statuses: \(tally) (-1: no answer)")
         let limited = try #require(responses.first { $0?.status == 429 } ?? nil)
         #expect(limited.errorCode == "rate_limited")
         let retryAfter = try #require(limited.headers["retry-after"].flatMap(Int.init))
