@@ -4,7 +4,7 @@ import HeraldCrypto
 import HeraldTestSupport
 import Testing
 
-@Suite("Admin API")
+@Suite("Admin API", .requiresDatabase)
 struct AdminAPITests {
     let intake = IntakeHarness.shared
 

@@ -6,7 +6,7 @@ import Postgres
 import Store
 import Testing
 
-@Suite("Database outage")
+@Suite("Database outage", .requiresDatabase)
 struct DatabaseOutageTests {
     @Test("503 while Postgres is unreachable, nothing half-written, and recovery without a restart")
     func outageAndRecovery() throws {

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-@Suite("Host API")
+@Suite("Host API", .requiresDatabase)
 struct HostAPITests {
     let intake = IntakeHarness.shared
 

@@ -11,7 +11,7 @@ import Glibc
 
 /// The intake against hostile clients (docs/security.md): truncated paths in every route family, waits that
 /// must not hold handler threads, bounded metric labels, 405 with Allow, and the token rules.
-@Suite("Intake against hostile clients") struct HostileClientIntakeTests {
+@Suite("Intake against hostile clients", .requiresDatabase) struct HostileClientIntakeTests {
     /// Each id-carrying route, with a NUL slipped in escaped and raw: 400 invalid_path, and the row the
     /// truncated id names is untouched.
     @Test("A NUL in a path id is 400 in every route family and nothing is written", arguments: ["%00x", "\u{0}x"])

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-@Suite("Idempotency-Key")
+@Suite("Idempotency-Key", .requiresDatabase)
 struct IdempotencyTests {
     let intake = IntakeHarness.shared
 

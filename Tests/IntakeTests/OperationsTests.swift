@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-@Suite("Health, metrics, configuration and logs")
+@Suite("Health, metrics, configuration and logs", .requiresDatabase)
 struct OperationsTests {
     let intake = IntakeHarness.shared
 

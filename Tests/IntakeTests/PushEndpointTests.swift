@@ -4,7 +4,7 @@ import HeraldCrypto
 import HeraldTestSupport
 import Testing
 
-@Suite("POST /api/partners/notifications/push")
+@Suite("POST /api/partners/notifications/push", .requiresDatabase)
 struct PushEndpointTests {
     let intake = IntakeHarness.shared
 

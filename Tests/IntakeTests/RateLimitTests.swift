@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-@Suite("Rate limits")
+@Suite("Rate limits", .requiresDatabase)
 struct RateLimitTests {
     let intake = IntakeHarness.shared
 
