@@ -143,16 +143,15 @@ LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
-DECLARE
-    v_emails text[];
 BEGIN
-    -- Already NFC when the intake sent them: a cheap check per email, no copy.
-    v_emails := ARRAY(SELECT CASE WHEN x IS NFC NORMALIZED THEN x ELSE normalize(x, NFC) END
+    -- Already NFC when the intake sent them: a cheap check per email. (Reassigned in place so the
+    -- query below stays the one Tests/StoreTests/QueryPlanTests.swift EXPLAINs.)
+    p_emails := ARRAY(SELECT CASE WHEN x IS NFC NORMALIZED THEN x ELSE normalize(x, NFC) END
                         FROM unnest(p_emails) AS x);
     RETURN QUERY
     WITH ids AS (
         SELECT 'e'::text AS kind, e.email AS ident, e.user_id FROM user_emails e
-         WHERE e.tenant_id = p_tenant AND e.email = ANY(v_emails)
+         WHERE e.tenant_id = p_tenant AND e.email = ANY(p_emails)
         UNION ALL
         SELECT 'w', w.wallet, w.user_id FROM user_wallets w
          WHERE w.tenant_id = p_tenant AND w.wallet = ANY(p_wallets)
