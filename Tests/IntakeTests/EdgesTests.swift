@@ -144,6 +144,12 @@ struct EdgesTests {
             #expect(response.status == 400, "\(body) -> \(response.text)")
             #expect(response.errorField == field, "\(body)")
         }
+        // A lone surrogate cannot become a Swift string: the parser refuses it as invalid JSON.
+        for body in [#"{\#(recipients),"title":"a\ud800b"}"#, #"{\#(recipients),"title":"t","data":{"k":"\udc00"}}"#] {
+            let response = try intake.push(partner.key, body)
+            #expect(response.status == 400, "\(body) -> \(response.text)")
+            #expect(response.errorCode == "invalid_json")
+        }
         #expect(try DB.writes(partnerID: partner.id) == 0)
         // Newlines and tabs are fine in a body.
         let prose = try intake.push(partner.key, #"{\#(recipients),"title":"t","body":"one\ntwo\tthree\r\n"}"#)

@@ -120,6 +120,26 @@ import Testing
         #expect(throws: PostgresError.self) { try db.email(composed, user: "u2") }
     }
 
+    @Test func anOutboxRowWithAnUnknownEnvironmentIsRefused() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let request = try db.request(partner: partner.id, deliveries: 1)
+        #expect(throws: PostgresError.self) {
+            try db.connection.query("""
+                INSERT INTO deliveries (id, request_id, request_created_at, partner_id, service, user_id, device_id,
+                                        environment, payload, available_at)
+                VALUES (gen_random_uuid(), $1, $2, $3, 'apns', 'u', 'd', 'staging', '{}', now())
+                """, [request.id, request.createdAt, partner.id])
+        }
+        try db.connection.query("INSERT INTO users (id, tenant_id) VALUES ('u', 't1')")
+        #expect(throws: PostgresError.self) {
+            try db.connection.query("""
+                INSERT INTO devices (user_id, device_id, platform, environment) VALUES ('u', 'd', 'ios', 'Production')
+                """)
+        }
+        try db.connection.query("INSERT INTO devices (user_id, device_id, platform, environment) VALUES ('u', 'd', 'ios', 'sandbox')")
+    }
+
     @Test func migration007LeavesEachSharedTokenWithTheLatestRowAndNormalisesStoredEmails() throws {
         let name = "herald_edges_" + UUID().uuidString.prefix(8).lowercased()
         let admin = try PostgresConnection(url: TestEnvironment.databaseURL)

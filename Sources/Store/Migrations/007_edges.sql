@@ -177,3 +177,10 @@ $$;
 -- from when they were due, so the worker never sends apns-expiration 0 for them. (The audit
 -- rows in push_requests keep their NULL ttl_seconds: history, and too large to rewrite.)
 UPDATE deliveries SET expires_at = available_at + interval '28 days' WHERE expires_at IS NULL;
+
+-- A delivery's environment is one the worker knows: an unknown one must never fall through to
+-- production (devices already has this CHECK; the outbox copies the device's value). NOT VALID
+-- then VALIDATE: the check of existing rows does not block writers of the hot table.
+ALTER TABLE deliveries ADD CONSTRAINT deliveries_environment
+    CHECK (environment IN ('production', 'sandbox')) NOT VALID;
+ALTER TABLE deliveries VALIDATE CONSTRAINT deliveries_environment;
