@@ -11,7 +11,10 @@ public enum Identifiers {
     /// counts them).
     public static func normalizedEmail(_ raw: String) -> String? {
         guard !raw.isEmpty, raw.unicodeScalars.count <= 254 else { return nil }
-        let normalized = raw.precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
+        // ASCII is its own NFC: the common case skips Foundation's normaliser.
+        let normalized = raw.utf8.allSatisfy { $0 < 0x80 }
+            ? raw.lowercased()
+            : raw.precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
         // By scalars, not Characters: "@" or "." followed by a combining mark is one Character
         // that is neither, yet the schema's pattern (and any mail system) sees the "@" or ".".
         let parts = normalized.unicodeScalars.split(separator: "@", omittingEmptySubsequences: false)
