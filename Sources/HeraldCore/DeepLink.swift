@@ -5,8 +5,8 @@ public enum DeepLink {
     public static let maxLength = 2048
 
     public static func validate(_ link: String, scheme: String, miniAppID: String) throws(HeraldError) {
-        guard link.utf8.count <= maxLength else {
-            throw .invalidField("deepLink", "deepLink must be at most \(maxLength) bytes.")
+        guard link.unicodeScalars.count <= maxLength else {
+            throw .invalidField("deepLink", "deepLink must be at most \(maxLength) characters.")
         }
         if TextRules.containsForbiddenOrWhitespace(link) || link.unicodeScalars.contains("\\") {
             throw .invalidField("deepLink", "deepLink must not contain whitespace, control characters or backslashes.")

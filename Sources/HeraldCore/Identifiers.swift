@@ -1,14 +1,28 @@
+import Foundation
+
 /// Normalisation and validation of the identifiers partners and the host send.
 public enum Identifiers {
-    /// Lower-cases an email for case-insensitive matching; nil when it is not a plausible address
-    /// (one `@`, non-empty parts, no whitespace or control characters, at most 254 bytes).
+    /// An email in the one form Herald stores and compares: lower-cased, then Unicode NFC, so a
+    /// decomposed "e" + U+0301 and a composed "é" are the same address (sql/007_edges.sql applies
+    /// NFC to every stored and every looked-up email too). Swift's `==` already treats the two as
+    /// equal, Postgres compares bytes: the bytes must agree. Nil when it is not a plausible
+    /// address (one `@`, non-empty parts, a dot in the domain or `localhost`, no whitespace or
+    /// control characters, at most 254 characters as sent: Unicode scalars, as JSON Schema
+    /// counts them).
     public static func normalizedEmail(_ raw: String) -> String? {
-        guard !raw.isEmpty, raw.utf8.count <= 254 else { return nil }
-        let parts = raw.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, parts[1].contains(".") || parts[1] == "localhost"
+        guard !raw.isEmpty, raw.unicodeScalars.count <= 254 else { return nil }
+        // ASCII is its own NFC: the common case skips Foundation's normaliser.
+        let normalized = raw.utf8.allSatisfy { $0 < 0x80 }
+            ? raw.lowercased()
+            : raw.precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
+        // By scalars, not Characters: "@" or "." followed by a combining mark is one Character
+        // that is neither, yet the schema's pattern (and any mail system) sees the "@" or ".".
+        let parts = normalized.unicodeScalars.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+              parts[1].contains(".") || String(String.UnicodeScalarView(parts[1])) == "localhost"
         else { return nil }
-        guard !TextRules.containsForbiddenOrWhitespace(raw) else { return nil }
-        return raw.lowercased()
+        guard !TextRules.containsForbiddenOrWhitespace(normalized) else { return nil }
+        return normalized
     }
 
     /// `0x` + 40 hex digits, lower-cased; nil otherwise.
@@ -52,6 +66,12 @@ public enum Identifiers {
     /// A bundle id: 1-155 of letters, digits, `.`, `-`.
     public static func isValidBundleID(_ raw: String) -> Bool {
         isToken(raw, maxLength: 155, extra: [UInt8(ascii: "."), UInt8(ascii: "-")])
+    }
+
+    /// A byte of a host name or IPv4 address: letters, digits, `.`, `-`.
+    static func isHostByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
     }
 
     static func isHexDigit(_ byte: UInt8) -> Bool {

@@ -5,12 +5,15 @@ public enum PartnerRules {
     public static let rateLimitPerMinuteRange = 1...1_000_000
     public static let rateLimitPerDayRange = 1...100_000_000
 
-    /// 1-64 characters, no control characters, no brackets (the `[name]` prefix must not be
-    /// forgeable) and no surrounding spaces.
+    /// 1-64 characters (Unicode scalars, as JSON Schema counts), no control, separator or
+    /// bidirectional formatting characters (TextRules), no brackets (the `[name]` prefix must not
+    /// be forgeable) and no whitespace at either end.
     public static func displayName(_ text: String) throws(HeraldError) -> String {
-        guard (1...64).contains(text.count),
-              !TextRules.containsForbidden(text), !text.contains("["), !text.contains("]"),
-              text.trimmingCharacters(in: .whitespaces) == text
+        let scalars = text.unicodeScalars
+        guard (1...64).contains(scalars.count),
+              !TextRules.containsForbidden(text), !scalars.contains("["), !scalars.contains("]"),
+              let first = scalars.first, let last = scalars.last,
+              !first.properties.isWhitespace, !last.properties.isWhitespace
         else {
             throw .invalidField(
                 "displayName",
@@ -19,12 +22,34 @@ public enum PartnerRules {
         return text
     }
 
-    /// The host's PNG of the icon: an https URL of at most 2,048 bytes.
+    /// The host's PNG of the icon: `https://`, a host name or IPv4 address (letters, digits, `.`,
+    /// `-`), an optional port, then optionally a path, query or fragment of printable ASCII
+    /// without `\`; at most 2,048 characters. Checked by hand rather than by Foundation's URL
+    /// parser, so the rule is exactly the one docs/openapi.yaml states.
     public static func iconURL(_ text: String) throws(HeraldError) -> String {
-        guard text.hasPrefix("https://"), text.utf8.count <= 2048, let url = URL(string: text), url.host != nil,
-              !TextRules.containsForbiddenOrWhitespace(text)
-        else { throw .invalidField("iconUrl", "iconUrl must be an https URL of at most 2048 bytes.") }
+        guard isIconURL(text) else {
+            throw .invalidField("iconUrl", "iconUrl must be an https URL (ASCII, no spaces) of at most 2048 characters.")
+        }
         return text
+    }
+
+    static func isIconURL(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        let scheme = Array("https://".utf8)
+        guard bytes.count <= 2048, bytes.starts(with: scheme) else { return false }
+        var index = scheme.count
+        let hostStart = index
+        while index < bytes.count, Identifiers.isHostByte(bytes[index]) { index += 1 }
+        guard index > hostStart else { return false }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+            index += 1
+            let portStart = index
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
+            guard (1...5).contains(index - portStart) else { return false }
+        }
+        guard index < bytes.count else { return true }
+        guard [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(bytes[index]) else { return false }
+        return bytes[index...].allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }
     }
 
     public static func miniAppID(_ text: String) throws(HeraldError) -> String {

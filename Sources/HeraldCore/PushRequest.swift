@@ -32,10 +32,21 @@ public struct PushRules: Sendable {
     /// A `sendAt` slightly in the past (clock skew) means "now"; further back is refused.
     public var pastSendAtTolerance: TimeInterval = 300
     /// APNs keeps a notification at most 30 days, FCM 28: the shorter bounds the TTL.
-    public var maxTTLSeconds = 28 * 24 * 3600
-    public var maxDataKeyBytes = 128
+    public var maxTTLSeconds = PushRules.ttlRange.upperBound
+    /// The TTL of a push sent without `ttlSeconds` (HERALD_DEFAULT_TTL_SECONDS). Never 0: an APNs
+    /// expiration of 0 means "try once, keep nothing" for a phone that is offline.
+    public var defaultTTLSeconds = PushRules.ttlRange.upperBound
+    public var maxDataKeyCharacters = 128
 
     public init() {}
+
+    /// What `ttlSeconds` and HERALD_DEFAULT_TTL_SECONDS may be: 1 second to 28 days (SPEC 2.1).
+    public static let ttlRange = 1...(28 * 24 * 3600)
+
+    /// The TTL a validated push gets: the partner's, else the default. It counts from when the
+    /// push is due (its `sendAt`, else its acceptance): a scheduled reminder is worth as much
+    /// time after it is due as one sent at once.
+    public func ttlSeconds(for push: PushRequest) -> Int { push.ttlSeconds ?? defaultTTLSeconds }
 
     /// Keys Herald itself puts in the payload, or that FCM forbids.
     public static let reservedDataKeys: Set<String> = [
@@ -44,8 +55,10 @@ public struct PushRules: Sendable {
     ]
 
     public static func isReservedDataKey(_ key: String) -> Bool {
-        let lowered = key.lowercased()
-        return reservedDataKeys.contains(key) || lowered.hasPrefix("google") || lowered.hasPrefix("gcm")
+        // Prefixes by scalars: "google" + a combining mark is still a google key to FCM.
+        let lowered = key.lowercased().unicodeScalars
+        return reservedDataKeys.contains(key) || lowered.starts(with: "google".unicodeScalars)
+            || lowered.starts(with: "gcm".unicodeScalars)
     }
 }
 
@@ -67,21 +80,23 @@ public enum PushRequestValidator {
 
         guard let titleValue = json["title"] else { throw .missingField("title") }
         guard let title = titleValue.stringValue else { throw .invalidField("title", "title must be a string.") }
-        let titleLength = title.count
+        // Lengths count Unicode scalars, as JSON Schema's maxLength does (docs/openapi.yaml), so
+        // a title the schema allows is never refused for its length.
+        let titleLength = title.unicodeScalars.count
         guard titleLength >= 1, titleLength <= rules.maxTitleCharacters else {
             throw .invalidField("title", "title must be 1-\(rules.maxTitleCharacters) characters.")
         }
         guard !TextRules.containsForbidden(title) else {
             throw .invalidField("title", "title must not contain control, separator or bidirectional formatting characters.")
         }
-        guard !title.allSatisfy(\.isWhitespace) else {
+        guard !title.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
             throw .invalidField("title", "title must not be blank.")
         }
 
         var body = ""
         if let bodyValue = json["body"], bodyValue != .null {
             guard let text = bodyValue.stringValue else { throw .invalidField("body", "body must be a string.") }
-            guard text.count <= rules.maxBodyCharacters else {
+            guard text.unicodeScalars.count <= rules.maxBodyCharacters else {
                 throw .invalidField("body", "body must be at most \(rules.maxBodyCharacters) characters.")
             }
             guard !TextRules.containsForbidden(text, allowing: TextRules.bodyWhitespace) else {
@@ -160,15 +175,25 @@ public enum PushRequestValidator {
         }
         var entries: [PushRequest.DataEntry] = []
         for member in members {
+            // A key with control characters is named by its container: echoing it in `field`
+            // would hand the bad bytes back to the partner's logs.
+            guard !TextRules.containsForbidden(member.key) else {
+                throw .invalidField("data", "data keys must not contain control, separator or bidirectional formatting characters.")
+            }
             let field = "data.\(member.key)"
-            guard !member.key.isEmpty, member.key.utf8.count <= rules.maxDataKeyBytes else {
-                throw .invalidField(field, "data keys must be 1-\(rules.maxDataKeyBytes) bytes.")
+            guard !member.key.isEmpty, member.key.unicodeScalars.count <= rules.maxDataKeyCharacters else {
+                throw .invalidField(field, "data keys must be 1-\(rules.maxDataKeyCharacters) characters.")
             }
             guard !PushRules.isReservedDataKey(member.key) else {
                 throw .invalidField(field, "\(member.key) is reserved and cannot be used in data.")
             }
             guard let text = member.value.stringValue else {
                 throw .invalidField(field, "data values must be strings; \(member.key) is a \(member.value.typeName).")
+            }
+            // No exception for newlines here: data is machine-read, and only the body is shown
+            // as prose. NUL would also be refused by Postgres (jsonb has no \u0000).
+            guard !TextRules.containsForbidden(text) else {
+                throw .invalidField(field, "data values must not contain control, separator or bidirectional formatting characters.")
             }
             entries.append(.init(key: member.key, value: text))
         }

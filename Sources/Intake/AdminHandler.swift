@@ -47,6 +47,10 @@ struct AdminHandler: Sendable {
         changes.rateLimitPerMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
         changes.rateLimitPerDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange)
         if fields.has("iconUrl") { changes.iconURL = .some(try fields.string("iconUrl").map(PartnerRules.iconURL)) }
+        // A revoked partner is kept for the audit trail, not for editing (as for rotate-key):
+        // changing it would look like a live partner's settings in the admin's view.
+        guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
+        guard existing.revokedAt == nil else { throw Self.partnerRevoked }
         guard let record = try partners.update(id: id, changes) else { throw HeraldError.notFound }
         audit("partner updated", record)
         return Reply.json(200, record.json())
@@ -57,7 +61,7 @@ struct AdminHandler: Sendable {
         let key = try PartnerAPIKey.generate()
         guard let record = try partners.rotateKey(id: id, keyHash: PartnerAPIKey.hash(key)) else {
             guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
-            throw HeraldError(status: 409, code: "partner_revoked", message: "A revoked partner's key cannot be rotated.")
+            throw Self.partnerRevoked
         }
         audit("partner key rotated", record)
         return Reply.json(200, record.json(apiKey: key))
@@ -68,6 +72,9 @@ struct AdminHandler: Sendable {
         audit("partner revoked", record)
         return Reply.json(200, record.json())
     }
+
+    static let partnerRevoked = HeraldError(
+        status: 409, code: "partner_revoked", message: "The partner is revoked: its key cannot be rotated nor its settings changed.")
 
     private static func partnerID(_ request: RoutedRequest) throws(HeraldError) -> UUID {
         guard let id = UUID(uuidString: request.parameter("id")) else { throw .notFound }

@@ -74,6 +74,8 @@ public struct IntakeConfiguration: Sendable {
             configuration.rules.deepLinkScheme = scheme
         }
         configuration.rules.maxRecipients = try reader.integer("HERALD_MAX_RECIPIENTS", default: 1_000, range: 1...10_000)
+        configuration.rules.defaultTTLSeconds = try reader.integer(
+            "HERALD_DEFAULT_TTL_SECONDS", default: PushRules.ttlRange.upperBound, range: PushRules.ttlRange)
                 // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
         // (docs/performance.md, "Thread and pool sizes").
         configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: 32, range: 1...512)

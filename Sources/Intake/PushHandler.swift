@@ -203,12 +203,15 @@ struct PushHandler: Sendable {
             ("missing", missing),
         ]))
         let dataJSON = JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) }))
-        let expiresAt = push.ttlSeconds.map { (push.sendAt ?? createdAt).addingTimeInterval(Double($0)) }
+        // Every delivery carries an expiry (the worker's apns-expiration and android.ttl), counted
+        // from when the push is due; without ttlSeconds, HERALD_DEFAULT_TTL_SECONDS (SPEC 2.1).
+        let ttlSeconds = rules.ttlSeconds(for: push)
+        let expiresAt = (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds))
         let enqueue = PushEnqueue(
             requestID: requestID, createdAt: createdAt, partnerID: partner.id, miniAppID: partner.miniAppID,
             idempotencyKey: idempotencyKey, bodyHash: bodyHash, response: String(decoding: response, as: UTF8.self),
             title: content.title, body: content.body, deepLink: push.deepLink, dataJSON: dataJSON,
-            sendAt: push.sendAt, ttlSeconds: push.ttlSeconds, expiresAt: expiresAt, lane: 0,
+            sendAt: push.sendAt, ttlSeconds: ttlSeconds, expiresAt: expiresAt, lane: 0,
             recipients: resolution.users.count, suppressed: suppressed, missingJSON: JSONWriter.string(missing),
             senderUserIDs: resolution.users.map(\.id), deliveries: deliveries)
         return (response, enqueue)

@@ -76,37 +76,36 @@ public struct DirectoryStore: Sendable {
         if owned != values.count { throw Self.identifierTaken }
     }
 
-    /// Creates or updates a device. A token that changes clears its invalidation; the same token
-    /// stays invalid. Returns true when created; throws 404 when the user does not exist.
+    /// Creates or updates a device, taking each of its tokens from any other device row that
+    /// holds it (any user, any tenant: the phone changed accounts), in one transaction and safe
+    /// under concurrent registrations (sql/007_edges.sql, `herald_put_device`). A token that
+    /// changes clears its invalidation; the same token stays invalid. Returns true when created;
+    /// throws 404 when the user does not exist.
     public func putDevice(userID: String, deviceID: String, _ device: DeviceRegistration) throws -> Bool {
-        do {
-            return try pool.withConnection { connection in
-                try connection.query("""
-                    INSERT INTO devices (user_id, device_id, platform, environment, bundle_id, apns_token,
-                                         apns_push_to_start_token, fcm_token)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                    ON CONFLICT (user_id, device_id) DO UPDATE SET
-                        platform = EXCLUDED.platform,
-                        environment = EXCLUDED.environment,
-                        bundle_id = EXCLUDED.bundle_id,
-                        apns_token = EXCLUDED.apns_token,
-                        apns_token_invalidated_at = CASE WHEN devices.apns_token IS DISTINCT FROM EXCLUDED.apns_token
-                            THEN NULL ELSE devices.apns_token_invalidated_at END,
-                        apns_push_to_start_token = EXCLUDED.apns_push_to_start_token,
-                        apns_push_to_start_invalidated_at = CASE
-                            WHEN devices.apns_push_to_start_token IS DISTINCT FROM EXCLUDED.apns_push_to_start_token
-                            THEN NULL ELSE devices.apns_push_to_start_invalidated_at END,
-                        fcm_token = EXCLUDED.fcm_token,
-                        fcm_token_invalidated_at = CASE WHEN devices.fcm_token IS DISTINCT FROM EXCLUDED.fcm_token
-                            THEN NULL ELSE devices.fcm_token_invalidated_at END,
-                        updated_at = now()
-                    RETURNING xmax = 0
-                    """,
-                    [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
-                     device.apnsPushToStartToken, device.fcmToken]).first!.bool(0)
+        try putDeviceTakingTokens(userID: userID, deviceID: deviceID, device).created
+    }
+
+    /// `putDevice`, also saying how many tokens were taken from other device rows.
+    public func putDeviceTakingTokens(userID: String, deviceID: String, _ device: DeviceRegistration) throws
+        -> (created: Bool, taken: Int)
+    {
+        var attempt = 0
+        while true {
+            do {
+                return try pool.withConnection { connection in
+                    let row = try connection.query(
+                        "SELECT created, taken FROM herald_put_device($1, $2, $3, $4, $5, $6, $7, $8)",
+                        [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
+                         device.apnsPushToStartToken, device.fcmToken]).first!
+                    return (try row.bool(0), try row.int(1))
+                }
+            } catch let error as PostgresError where error.sqlState == "23503" {
+                throw Self.userNotFound
+            } catch let error as PostgresError where error.sqlState == "40P01" && attempt < 2 {
+                // Two phones swapping tokens at the same moment can lock each other's rows in
+                // opposite orders; Postgres aborts one, and the retry sees the other's commit.
+                attempt += 1
             }
-        } catch let error as PostgresError where error.sqlState == "23503" {
-            throw Self.userNotFound
         }
     }
 

@@ -105,7 +105,7 @@ import Testing
         }
     }
 
-    @Test func linksAreAtMost2048Bytes() throws {
+    @Test func linksAreAtMost2048Characters() throws {
         let prefix = Self.root + "/"
         let longest = prefix + String(repeating: "a", count: DeepLink.maxLength - prefix.utf8.count)
         #expect(longest.utf8.count == 2048)
@@ -113,11 +113,12 @@ import Testing
         expectHeraldError(status: 400, code: "invalid_field", field: "deepLink") { () throws(HeraldError) in
             try DeepLink.validate(longest + "a", scheme: "basedapp", miniAppID: Self.app)
         }
-        // Bytes, not characters.
-        let wide = prefix + String(repeating: "é", count: 1100)
-        #expect(wide.count < 2048 && wide.utf8.count > 2048)
+        // Unicode scalars, as the schema's maxLength counts them, not bytes.
+        let wide = prefix + String(repeating: "é", count: DeepLink.maxLength - prefix.unicodeScalars.count)
+        #expect(wide.utf8.count > 2048)
+        try DeepLink.validate(wide, scheme: "basedapp", miniAppID: Self.app)
         #expect(heraldError { () throws(HeraldError) in
-            try DeepLink.validate(wide, scheme: "basedapp", miniAppID: Self.app)
+            try DeepLink.validate(wide + "é", scheme: "basedapp", miniAppID: Self.app)
         }?.status == 400)
     }
 

@@ -39,17 +39,34 @@ import Testing
         #expect(Identifiers.normalizedEmail(raw) == nil)
     }
 
-    @Test func emailsAreAtMost254Bytes() {
-        let domain = "@example.com"  // 12 bytes
+    @Test func emailsAreAtMost254Characters() {
+        let domain = "@example.com"  // 12 characters
         let longest = String(repeating: "a", count: 254 - domain.utf8.count) + domain
-        #expect(longest.utf8.count == 254)
         #expect(Identifiers.normalizedEmail(longest) == longest)
         let tooLong = "a" + longest
         #expect(Identifiers.normalizedEmail(tooLong) == nil)
-        // Measured in bytes, not characters.
-        let wide = String(repeating: "é", count: 122) + domain  // 244 + 12 = 256 bytes, 134 characters
-        #expect(wide.count < 254 && wide.utf8.count > 254)
-        #expect(Identifiers.normalizedEmail(wide) == nil)
+        // Counted in Unicode scalars as sent, as JSON Schema's maxLength counts (docs/openapi.yaml).
+        let wide = String(repeating: "é", count: 242) + domain  // 254 scalars, 496 bytes
+        #expect(Identifiers.normalizedEmail(wide) == wide)
+        #expect(Identifiers.normalizedEmail("é" + wide) == nil)
+    }
+
+    @Test func emailsAreStoredInNFCWhateverFormIsSent() throws {
+        let composed = Identifiers.normalizedEmail("R\u{C9}MY@example.com")
+        let decomposed = Identifiers.normalizedEmail("RE\u{301}MY@example.com")
+        let lowerDecomposed = Identifiers.normalizedEmail("re\u{301}my@example.com")
+        // Compared as bytes, as Postgres compares them: Swift's == would call them equal anyway.
+        let expected = Array("r\u{E9}my@example.com".utf8)
+        #expect(composed.map { Array($0.utf8) } == expected)
+        #expect(decomposed.map { Array($0.utf8) } == expected)
+        #expect(lowerDecomposed.map { Array($0.utf8) } == expected)
+    }
+
+    @Test func theAtAndDotOfAnEmailAreFoundEvenWithACombiningMarkAfterThem() {
+        // "@" + U+0301 is one Character that is not "@": still the address's "@" for the schema.
+        #expect(Identifiers.normalizedEmail("a@\u{301}b.com") != nil)
+        #expect(Identifiers.normalizedEmail("a@b.\u{301}com") != nil)
+        #expect(Identifiers.normalizedEmail("a\u{301}@\u{301}b") == nil)
     }
 
     // MARK: Wallets

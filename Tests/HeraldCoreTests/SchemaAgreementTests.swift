@@ -1,0 +1,140 @@
+import Foundation
+import HeraldCore
+import Testing
+
+/// docs/openapi.yaml states the rules the server applies (issue 7, point 8): for every string
+/// rule with a `pattern`, a corpus of edge characters (C0, DEL, C1, separators, bidirectional
+/// formatting, Unicode whitespace, combining marks, astral characters) is judged by the schema's
+/// regular expression and by Herald's validator, and the two must agree both ways: a string the
+/// schema allows is never refused, a string it refuses is never accepted.
+@Suite struct SchemaAgreementTests {
+    static let openAPI: String = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return (try? String(contentsOf: root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)) ?? ""
+    }()
+
+    /// The first `pattern: '...'` after `anchor` (a YAML single-quoted scalar).
+    static func pattern(after anchor: String) throws -> NSRegularExpression {
+        let start = try #require(openAPI.range(of: anchor), "anchor \(anchor)")
+        let key = try #require(openAPI.range(of: "pattern: '", range: start.upperBound..<openAPI.endIndex))
+        var text = ""
+        var index = key.upperBound
+        while index < openAPI.endIndex {
+            let character = openAPI[index]
+            let next = openAPI.index(after: index)
+            if character == "'" {
+                if next < openAPI.endIndex, openAPI[next] == "'" { text.append("'"); index = openAPI.index(after: next); continue }
+                break
+            }
+            text.append(character)
+            index = next
+        }
+        return try NSRegularExpression(pattern: text)
+    }
+
+    static func matches(_ regex: NSRegularExpression, _ text: String) -> Bool {
+        let range = NSRange(text.startIndex..., in: text)
+        return regex.firstMatch(in: text, range: range) != nil
+    }
+
+    /// Characters at the edges of every rule.
+    static let edges: [String] = {
+        var scalars: [UInt32] = Array(0x00...0xA1)
+        scalars += [0xAD, 0x0301, 0x061C, 0x1680, 0x180E, 0x2000, 0x200A, 0x200B, 0x200D, 0x200E, 0x200F, 0x2028, 0x2029,
+                    0x202A, 0x202E, 0x202F, 0x205F, 0x2060, 0x2066, 0x2069, 0x3000, 0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF]
+        var result = scalars.compactMap(Unicode.Scalar.init).map { String(Character($0)) }
+        result += ["é", "e\u{301}", "👨‍👩‍👧‍👦", "[", "]", "\\", "@", ".", "É"]
+        return result
+    }()
+
+    static func strings(around samples: [(String, String)]) -> [String] {
+        var result: [String] = []
+        for (before, after) in samples {
+            for edge in edges { result.append(before + edge + after) }
+        }
+        return result
+    }
+
+    func agree(_ regex: NSRegularExpression, _ corpus: [String], maxLength: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+               server: (String) -> Bool) {
+        for text in corpus {
+            let schema = Self.matches(regex, text) && maxLength.map { text.unicodeScalars.count <= $0 } ?? true
+            let accepted = server(text)
+            #expect(schema == accepted, "\(text.unicodeScalars.map { String($0.value, radix: 16) }): schema \(schema), server \(accepted)",
+                    sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func emails() throws {
+        let regex = try Self.pattern(after: "\n    Email:")
+        let corpus = Self.strings(around: [("a", "@x.io"), ("a@x", ".io"), ("a@", "b.io"), ("", "@x.io"), ("a@x.io", ""),
+                                           ("a@", ""), ("a@localhost", ""), ("a@LOCALHOST", "")])
+            + ["a@LocalHost", "a@localhost", "@x.io", "a@", "a@b", "a@.", "a@@x.io", "a@b@x.io"]
+        agree(regex, corpus, maxLength: 254) { Identifiers.normalizedEmail($0) != nil }
+    }
+
+    static func push(_ members: [(String, JSONValue)]) -> JSONValue {
+        .object([("recipients", .object([("emails", .array([.string("a@x.io")]))]))] + members)
+    }
+
+    static func accepts(_ json: JSONValue) -> Bool {
+        do {
+            _ = try PushRequestValidator.validate(json, miniAppID: "fun.pull.gacha", rules: PushRules(), now: Date())
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    @Test func titles() throws {
+        let regex = try Self.pattern(after: "\n        title:\n          type: string")
+        let corpus = Self.strings(around: [("a", "b"), ("", ""), (" ", ""), ("", " ")]) + [" ", "  ", "\u{3000}", "a"]
+        agree(regex, corpus, maxLength: 120) { Self.accepts(Self.push([("title", .string($0))])) }
+    }
+
+    @Test func bodies() throws {
+        let regex = try Self.pattern(after: "\n        body:\n          type: [string, 'null']")
+        agree(regex, Self.strings(around: [("a", "b"), ("", "")]), maxLength: 1000) {
+            Self.accepts(Self.push([("title", .string("t")), ("body", .string($0))]))
+        }
+    }
+
+    @Test func dataKeysAndValues() throws {
+        let keys = try Self.pattern(after: "\n          propertyNames:")
+        let values = try Self.pattern(after: "\n          additionalProperties:\n            type: string")
+        let corpus = Self.strings(around: [("k", "v"), ("", "")]).filter { !$0.isEmpty }
+        agree(keys, corpus) { key in
+            Self.accepts(Self.push([("title", .string("t")), ("data", .object([(key, .string("v"))]))]))
+        }
+        agree(values, corpus) { value in
+            Self.accepts(Self.push([("title", .string("t")), ("data", .object([("k", .string(value))]))]))
+        }
+    }
+
+    @Test func deepLinks() throws {
+        let regex = try Self.pattern(after: "\n        deepLink:\n          type:")
+        let root = "basedapp://miniapp/fun.pull.gacha/"
+        // The schema states the characters and length; the namespace is a 403 it documents.
+        agree(regex, Self.strings(around: [(root, "x"), (root, "")]), maxLength: 2048) { link in
+            let error = heraldError { () throws(HeraldError) in
+                try DeepLink.validate(link, scheme: "basedapp", miniAppID: "fun.pull.gacha")
+            }
+            return error == nil || error?.status == 403
+        }
+    }
+
+    @Test func displayNames() throws {
+        let regex = try Self.pattern(after: "\n    DisplayName:")
+        let corpus = Self.strings(around: [("a", "b"), ("", ""), ("", "b"), ("a", "")])
+        agree(regex, corpus, maxLength: 64) { (try? PartnerRules.displayName($0)) != nil }
+    }
+
+    @Test func iconURLs() throws {
+        let regex = try Self.pattern(after: "\n    IconUrl:")
+        let corpus = Self.strings(around: [("https://cdn.example.com/", ".png"), ("https://", "x.io/i.png"),
+                                           ("https://x.io", ""), ("https://x.io:", "1/a")])
+            + ["https://x.io", "https://x.io:443/a?b#c", "https://x.io:123456/", "https://:1/", "https:///a", "http://x.io/"]
+        agree(regex, corpus, maxLength: 2048) { (try? PartnerRules.iconURL($0)) != nil }
+    }
+}
