@@ -1,11 +1,13 @@
 import Foundation
 import Postgres
 
-/// One background service's own database connection: opened on first use, set up once (session
+/// A background service's database connection: opened on first use, set up once (session
 /// settings, LISTEN), dropped when the database becomes unreachable and reopened by the next use.
 /// The reconnect logic of every service lives here; the backoff between attempts is
-/// `BackgroundService`'s. Used by one thread at a time.
+/// `BackgroundService`'s. Services that each run a statement now and then share one session:
+/// `use` takes a lock, so one statement runs at a time.
 public final class DatabaseSession: @unchecked Sendable {
+    private let lock = NSLock()
     public let url: String
     public let options: PostgresConnectionOptions
     /// Run on every new connection before its first use.
@@ -20,13 +22,15 @@ public final class DatabaseSession: @unchecked Sendable {
     }
 
     /// True when the last use left an open connection.
-    public var isConnected: Bool { connection?.isHealthy ?? false }
+    public var isConnected: Bool { lock.withLock { connection?.isHealthy ?? false } }
 
     /// Runs `body` on the connection, (re)connecting first if needed. An error that says the
     /// database is gone (`PostgresError.isUnavailable`, or anything not from Postgres) drops the
     /// connection so the next use reconnects; other errors (a failed statement) keep it.
     @discardableResult
     public func use<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
         do {
             let current: PostgresConnection
             if let connection, connection.isHealthy {
@@ -46,5 +50,5 @@ public final class DatabaseSession: @unchecked Sendable {
     }
 
     /// Closes the connection (the next use opens a new one).
-    public func close() { connection = nil }
+    public func close() { lock.withLock { connection = nil } }
 }

@@ -5,7 +5,9 @@ import ServiceSupport
 import Store
 
 /// The worker's services besides the claimer and the completer, each a `BackgroundService` with
-/// its own database session and settings (WorkerServiceConfigurations.swift):
+/// its settings (WorkerServiceConfigurations.swift). The listener has its own session (it waits on
+/// it); the rescuer, the sampler and the lease extender each run a statement every second or so
+/// and share one (`maintenance`), so a worker holds four connections, not six:
 /// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification (the
 ///   claimer's poll fallback covers the time it is reconnecting);
 /// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
@@ -13,7 +15,8 @@ import Store
 /// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago.
 enum WorkerMaintenance {
     static func services(for worker: DeliveryWorker) -> [BackgroundService] {
-        var services = [rescuer(worker), sampler(worker), leaseExtender(worker)]
+        let maintenance = worker.session("maintenance")
+        var services = [rescuer(worker, maintenance), sampler(worker, maintenance), leaseExtender(worker, maintenance)]
         if worker.configuration.listener.enabled { services.append(listener(worker)) }
         return services
     }
@@ -32,8 +35,7 @@ enum WorkerMaintenance {
         }
     }
 
-    static func rescuer(_ worker: DeliveryWorker) -> BackgroundService {
-        let session = worker.session("rescuer")
+    static func rescuer(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let settings = worker.configuration.rescuer
         let interval = settings.interval(leaseSeconds: worker.configuration.claimer.leaseSeconds)
         return BackgroundService(.init(name: "herald-rescuer"), logger: worker.logger,
@@ -50,8 +52,7 @@ enum WorkerMaintenance {
         }
     }
 
-    static func sampler(_ worker: DeliveryWorker) -> BackgroundService {
-        let session = worker.session("sampler")
+    static func sampler(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let interval = worker.configuration.sampler.interval
         return BackgroundService(.init(name: "herald-sampler"), logger: worker.logger,
                                  onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
@@ -63,8 +64,7 @@ enum WorkerMaintenance {
         }
     }
 
-    static func leaseExtender(_ worker: DeliveryWorker) -> BackgroundService {
-        let session = worker.session("lease-extender")
+    static func leaseExtender(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let leaseSeconds = worker.configuration.claimer.leaseSeconds
         let interval = worker.configuration.leaseExtender.interval(leaseSeconds: leaseSeconds)
         return BackgroundService(.init(name: "herald-lease-extender"), logger: worker.logger,

@@ -98,7 +98,7 @@ listen_addresses = '$listen'
 port = $HERALD_PG_PORT
 unix_socket_directories = '$HERALD_PG_SOCKET_DIR'
 fsync = on
-max_connections = 200
+max_connections = 400
 shared_buffers = 256MB
 log_min_messages = warning
 EOF
