@@ -43,20 +43,7 @@ public enum TestEnvironment {
     }
 
     /// A free TCP port on loopback (bound, read and released).
-    public static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return UInt16(bigEndian: address.sin_port)
-    }
+    public static func freePort() -> UInt16 { RefusingPort().port }
 }
 
 /// A loopback port that refuses every connection for as long as this value lives: bound and not

@@ -47,7 +47,8 @@ public final class BackgroundService: Sendable {
     private let interrupt: @Sendable () -> Void
     private let state = Mutex(State())
     private let condition = NSCondition()
-    private let finished = DispatchSemaphore(value: 0)
+    /// Entered when the thread starts, left when it ends: any number of `stop()` calls may wait on it.
+    private let running = DispatchGroup()
 
     public init(_ configuration: Configuration, logger: Logger,
                 onError: @escaping @Sendable (any Error) -> Void = { _ in },
@@ -71,6 +72,7 @@ public final class BackgroundService: Sendable {
             return state.started
         }
         guard !alreadyStarted else { return }
+        running.enter()
         let thread = Thread { [self] in run() }
         thread.name = configuration.name
         thread.start()
@@ -92,10 +94,10 @@ public final class BackgroundService: Sendable {
         guard started else { return true }
         let wait = deadline.timeIntervalSinceNow
         if wait > 1e9 {
-            finished.wait()
+            running.wait()
             return true
         }
-        return finished.wait(timeout: .now() + max(0, wait)) == .success
+        return running.wait(timeout: .now() + max(0, wait)) == .success
     }
 
     /// Ends the current `sleep(for:)` early (new work arrived).
@@ -141,6 +143,6 @@ public final class BackgroundService: Sendable {
                 sleep(for: configuration.backoff.step(afterFailures: failures))
             }
         }
-        finished.signal()
+        running.leave()
     }
 }

@@ -60,6 +60,8 @@ import Testing
         #expect(service.stop())
         #expect(Date().timeIntervalSince(started) < 30)
         #expect(service.isStopping)
+        // Stopping again (a second shutdown path) returns at once.
+        #expect(service.stop(deadline: Date().addingTimeInterval(5)))
     }
 
     @Test func stopGivesUpAtItsDeadlineWhenAStepIsStuck() throws {
