@@ -2,7 +2,8 @@ import Foundation
 import HeraldCore
 import ServiceSupport
 
-/// The intake's settings, read from the environment (documented in README.md).
+/// The intake's settings, read from the environment (documented in README.md). Each default is
+/// written once, as the property's initial value; `fromEnvironment` only reads overrides.
 public struct IntakeConfiguration: Sendable {
     public var databaseURL: String
     public var port: UInt16 = 8080
@@ -66,20 +67,20 @@ public struct IntakeConfiguration: Sendable {
         var configuration = IntakeConfiguration(
             databaseURL: url, adminToken: admin, hostToken: host, signingKeys: keys, signingKeyID: activeKey)
         try configuration.validateTokens()
-        configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: 8080, range: 0...65535))
+        configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: Int(configuration.port), range: 0...65535))
         if let scheme = reader.optional("HERALD_DEEPLINK_SCHEME") {
             guard scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil else {
                 throw ConfigurationError(variable: "HERALD_DEEPLINK_SCHEME", problem: "must be a URL scheme like basedapp")
             }
             configuration.rules.deepLinkScheme = scheme
         }
-        configuration.rules.maxRecipients = try reader.integer("HERALD_MAX_RECIPIENTS", default: 1_000, range: 1...10_000)
+        configuration.rules.maxRecipients = try reader.integer("HERALD_MAX_RECIPIENTS", default: configuration.rules.maxRecipients, range: 1...10_000)
         configuration.rules.defaultTTLSeconds = try reader.integer(
-            "HERALD_DEFAULT_TTL_SECONDS", default: PushRules.ttlRange.upperBound, range: PushRules.ttlRange)
+            "HERALD_DEFAULT_TTL_SECONDS", default: configuration.rules.defaultTTLSeconds, range: PushRules.ttlRange)
                 // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
         // (docs/performance.md, "Thread and pool sizes").
-        configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: 32, range: 1...512)
-        configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: 32, range: 1...512)
+        configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: configuration.threads, range: 1...512)
+        configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: configuration.databasePoolSize, range: 1...512)
         if let tenant = reader.optional("HERALD_DEFAULT_TENANT") {
             guard Identifiers.isValidExternalID(tenant) else {
                 throw ConfigurationError(variable: "HERALD_DEFAULT_TENANT", problem: "must be 1-128 of [A-Za-z0-9._:-]")
@@ -87,19 +88,19 @@ public struct IntakeConfiguration: Sendable {
             configuration.defaultTenant = tenant
         }
         configuration.defaultRateLimitPerMinute = try reader.integer(
-            "HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE", default: 60, range: 1...1_000_000)
+            "HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE", default: configuration.defaultRateLimitPerMinute, range: 1...1_000_000)
         configuration.defaultRateLimitPerDay = try reader.integer(
-            "HERALD_DEFAULT_RATE_LIMIT_PER_DAY", default: 10_000, range: 1...100_000_000)
+            "HERALD_DEFAULT_RATE_LIMIT_PER_DAY", default: configuration.defaultRateLimitPerDay, range: 1...100_000_000)
         configuration.maxConnections = try reader.integer(
-            "HERALD_INTAKE_MAX_CONNECTIONS", default: 1_024, range: 16...100_000)
+            "HERALD_INTAKE_MAX_CONNECTIONS", default: configuration.maxConnections, range: 16...100_000)
         configuration.maxConnectionsPerAddress = try reader.integer(
-            "HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS", default: 64, range: 0...100_000)
+            "HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS", default: configuration.maxConnectionsPerAddress, range: 0...100_000)
         configuration.idleTimeoutSeconds = try reader.integer(
-            "HERALD_INTAKE_IDLE_TIMEOUT_SECONDS", default: 15, range: 1...3_600)
+            "HERALD_INTAKE_IDLE_TIMEOUT_SECONDS", default: configuration.idleTimeoutSeconds, range: 1...3_600)
         configuration.requestTimeoutSeconds = try reader.integer(
-            "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: 20, range: 1...3_600)
+            "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: configuration.requestTimeoutSeconds, range: 1...3_600)
         configuration.preferWaitMaxPerPartner = try reader.integer(
-            "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: 50, range: 0...10_000)
+            "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: configuration.preferWaitMaxPerPartner, range: 0...10_000)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {
                 throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")

@@ -9,10 +9,10 @@ import Store
 /// on the device), `apns-expiration` = the delivery's expiry, and `apns-topic` = the app the
 /// device registered (`bundleId`), else HERALD_APNS_TOPIC.
 public struct APNsUpstream: DeliveryUpstream {
-    /// APNs keeps a notification for an offline device at most this long; a row without an expiry
-    /// (queued before every push had one) gets it, never `apns-expiration: 0`, which tells APNs to
-    /// try once and keep nothing.
-    public static let longestStorage: TimeInterval = 2_419_200
+    /// The longest TTL a push may have (SPEC 2.1, 28 days): a row without an expiry (queued before
+    /// every push had one) gets it, never `apns-expiration: 0`, which tells APNs to try once and
+    /// keep nothing.
+    public static let longestStorage = TimeInterval(PushRules.ttlRange.upperBound)
 
     public let client: APNsClient
     public let defaultTopic: String
