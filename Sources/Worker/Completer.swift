@@ -3,7 +3,6 @@ import HeraldCore
 import Postgres
 import ServiceSupport
 import Store
-import Synchronization
 
 /// Records outcomes in batches: one statement for everything that finished while the previous
 /// statement ran (natural batching: one row at low load, hundreds under load).
