@@ -12,6 +12,9 @@ public enum DeliveryOutcome: Sendable, Equatable {
     case expired
     /// The user opted out after the request was accepted.
     case suppressed
+    /// A Live Activity row made moot by a newer row of the same activity and device (the newest state
+    /// goes instead), or a start of an activity that ended before the start went out. Never sent.
+    case superseded
     /// Try again at `at`; the row goes back to pending.
     case retry(at: Date, reason: String)
     /// Held back at no cost to the delivery: the upstream refused Herald's own setup
@@ -27,6 +30,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
         case .tokenInvalid: return "token_invalid"
         case .expired: return "expired"
         case .suppressed: return "suppressed"
+        case .superseded: return "superseded"
         case .retry: return "retry"
         case .deferred: return "deferred"
         }
@@ -40,6 +44,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
             return reason
         case .expired: return "expired"
         case .suppressed: return "opted_out"
+        case .superseded: return "superseded"
         case .sent: return nil
         }
     }

@@ -13,6 +13,15 @@ enum Commands {
         }
     }
 
+    /// One TTL sweep of the Live Activities (what every worker runs each second), until none is due.
+    static func expire(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {
+        try arguments.allowOnly(["json"])
+        let expired = try ActivityStore(pool: pool).expireAll()
+        printer.emit(.object([("expired", .number(Double(expired)))])) {
+            "expired \(expired) live activit\(expired == 1 ? "y" : "ies")"
+        }
+    }
+
     static func partitions(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {
         try arguments.allowOnly(["json", "months-ahead", "retention-days", "list"])
         let maintenance = MaintenanceStore(pool: pool)

@@ -13,6 +13,7 @@ public enum HeraldCtl {
           migrate                               apply the schema migrations (idempotent, concurrent-safe)
           partitions [--months-ahead N] [--retention-days N] [--list]
                                                 create future monthly partitions, drop expired ones
+          expire [--json]                       end the Live Activities past their TTL now (one sweep)
           partners create --mini-app-id ID --display-name NAME [--tenant T]
                           [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL]
           partners list
@@ -47,6 +48,7 @@ public enum HeraldCtl {
             switch command {
             case "migrate": try Commands.migrate(pool: pool, arguments: arguments, printer: printer)
             case "partitions": try Commands.partitions(pool: pool, arguments: arguments, printer: printer)
+            case "expire": try Commands.expire(pool: pool, arguments: arguments, printer: printer)
             case "partners": try Commands.partners(pool: pool, arguments: arguments, printer: printer,
                                                    defaults: try PartnerDefaults(environment))
             default: throw UsageError(message: "unknown command \(command)")

@@ -12,6 +12,10 @@ public struct IntakeConfiguration: Sendable {
     public var signingKeys: [String: [UInt8]]
     public var signingKeyID: String
     public var rules = PushRules()
+    public var liveActivityRules = LiveActivityRules()
+    /// A partner may start a Live Activity only for a user with an in-app session this recent
+    /// (HERALD_SESSION_WINDOW_DAYS, SPEC 2.2).
+    public var sessionWindowDays = 30
     /// Requests handled at once; each may hold a database connection.
     public var threads = 32
     public var databasePoolSize = 32
@@ -99,6 +103,8 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_INTAKE_IDLE_TIMEOUT_SECONDS", default: configuration.idleTimeoutSeconds, range: 1...3_600)
         configuration.requestTimeoutSeconds = try reader.integer(
             "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: configuration.requestTimeoutSeconds, range: 1...3_600)
+        configuration.sessionWindowDays = try reader.integer(
+            "HERALD_SESSION_WINDOW_DAYS", default: configuration.sessionWindowDays, range: 1...3_650)
         configuration.preferWaitMaxPerPartner = try reader.integer(
             "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: configuration.preferWaitMaxPerPartner, range: 0...10_000)
         if let level = reader.optional("HERALD_LOG_LEVEL") {

@@ -14,6 +14,7 @@ public final class IntakeServer: Sendable {
     let logger: Logger
     let authenticator: Authenticator
     let pushHandler: PushHandler
+    let activityHandler: ActivityHandler
     let adminHandler: AdminHandler
     let hostHandler: HostHandler
     let maintenance: MaintenanceStore
@@ -37,6 +38,10 @@ public final class IntakeServer: Sendable {
         waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
         pushHandler = PushHandler(store: pushStore, rules: configuration.rules, signer: signer,
                                   metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
+        activityHandler = ActivityHandler(
+            store: ActivityStore(pool: pool), keys: pushStore, rules: configuration.liveActivityRules,
+            sessionWindow: Double(configuration.sessionWindowDays) * 86_400, signer: signer, metrics: metrics,
+            notifier: notifier, clock: clock)
         adminHandler = AdminHandler(partners: partners, logger: logger, defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
@@ -168,6 +173,16 @@ public final class IntakeServer: Sendable {
             let partner = try authenticator.requirePartner(request.http)
             partnerID = partner.id.uuidString.lowercased()
             return try pushHandler.status(request, partner: partner)
+        case .startActivity, .updateActivity, .endActivity, .getActivity:
+            let partner = try authenticator.requirePartner(request.http)
+            partnerID = partner.id.uuidString.lowercased()
+            switch route.endpoint {
+            case .startActivity: return try activityHandler.start(request, partner: partner)
+            case .updateActivity: return try activityHandler.update(request, partner: partner)
+            case .endActivity: return try activityHandler.end(request, partner: partner)
+            default: return try activityHandler.get(request, partner: partner)
+            }
+        case .putActivityToken: return try activityHandler.putToken(request)
         case .createPartner: return try adminHandler.create(request)
         case .listPartners: return try adminHandler.list(request)
         case .updatePartner: return try adminHandler.update(request)

@@ -14,6 +14,7 @@ public final class IntakeMetrics: Sendable {
         var pushesAccepted = 0
         var rateLimited = 0
         var idempotentReplays = 0
+        var activityEvents = 0
     }
 
     private let state = Mutex(State())
@@ -44,6 +45,8 @@ public final class IntakeMetrics: Sendable {
         }
     }
 
+    /// A Live Activity start, update or end written to the outbox.
+    public func recordActivityEvent() { state.withLock { $0.activityEvents += 1 } }
     public func recordRateLimited() { state.withLock { $0.rateLimited += 1 } }
     public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
 
@@ -68,6 +71,9 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_deliveries_enqueued_total Deliveries written to the outbox.\n"
         out += "# TYPE herald_intake_deliveries_enqueued_total counter\n"
         out += "herald_intake_deliveries_enqueued_total \(snapshot.deliveriesEnqueued)\n"
+        out += "# HELP herald_intake_activity_events_accepted_total Live Activity starts, updates and ends written.\n"
+        out += "# TYPE herald_intake_activity_events_accepted_total counter\n"
+        out += "herald_intake_activity_events_accepted_total \(snapshot.activityEvents)\n"
         out += "# HELP herald_intake_rate_limited_total Push requests refused by a partner's rate limit.\n"
         out += "# TYPE herald_intake_rate_limited_total counter\n"
         out += "herald_intake_rate_limited_total \(snapshot.rateLimited)\n"

@@ -23,10 +23,7 @@ struct PushHandler: Sendable {
 
     func push(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         let wait = try PreferWait.parse(request.http.header("prefer"))
-        let idempotencyKey = request.http.header("idempotency-key")
-        if let key = idempotencyKey, !Identifiers.isValidIdempotencyKey(key) {
-            throw HeraldError.invalidField("Idempotency-Key", "Idempotency-Key must be 1-255 printable ASCII characters.")
-        }
+        let idempotencyKey = try PartnerAdmission.idempotencyKey(request)
         let now = clock()
         let bodyHash = idempotencyKey.map { _ in Digest.hex(Digest.sha256(request.http.body)) }
 
@@ -39,7 +36,7 @@ struct PushHandler: Sendable {
             // (a sendAt now in the past, say): the stored response comes before the rules.
             if let key = idempotencyKey, let bodyHash,
                let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try replay(stored, bodyHash: bodyHash)
+                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
             }
             throw invalid
         }
@@ -51,11 +48,11 @@ struct PushHandler: Sendable {
         let reservation = admission.reservation
         if let stored = admission.stored, let bodyHash {
             if reservation.admitted { try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds) }
-            return try replay(stored, bodyHash: bodyHash)
+            return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
         }
         guard reservation.admitted else {
             metrics.recordRateLimited()
-            throw rateLimited(reservation, partner: partner)
+            throw PartnerAdmission.rateLimited(reservation, partner: partner)
         }
         do {
             let (response, enqueue) = prepare(checked, partner: partner, now: now, resolution: admission.resolution,
@@ -82,7 +79,7 @@ struct PushHandler: Sendable {
             guard let key = idempotencyKey, let bodyHash,
                   let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now)
             else { throw HeraldError.internalError }
-            return try replay(stored, bodyHash: bodyHash)
+            return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
         } catch {
             if !(error is HeraldError) {
                 try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
@@ -140,33 +137,6 @@ struct PushHandler: Sendable {
         ]
         members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))
         return .object(members)
-    }
-
-    private func replay(_ stored: IdempotentResponse, bodyHash: String) throws -> HTTPResponse {
-        guard stored.bodyHash == bodyHash else {
-            throw HeraldError.ruleViolated(
-                "idempotency_key_reused", "This Idempotency-Key was used with a different request body.",
-                field: "Idempotency-Key")
-        }
-        metrics.recordIdempotentReplay()
-        return Reply.json(202, Array(stored.response.utf8), headers: [("Idempotent-Replayed", "true")])
-    }
-
-    private func rateLimited(_ reservation: RateReservation, partner: PartnerProfile) -> HeraldError {
-        let minute = RateLimitWindow.perMinute(partner.rateLimitPerMinute)
-        let day = RateLimitWindow.perDay(partner.rateLimitPerDay)
-        var retryAfter = 1
-        var window = "minute"
-        if reservation.minuteCount >= partner.rateLimitPerMinute, let oldest = reservation.minuteOldest {
-            retryAfter = minute.retryAfter(oldestBucket: oldest, at: reservation.nowSeconds)
-        }
-        if reservation.dayCount >= partner.rateLimitPerDay, let oldest = reservation.dayOldest {
-            retryAfter = max(retryAfter, day.retryAfter(oldestBucket: oldest, at: reservation.nowSeconds))
-            window = "day"
-        }
-        let limit = window == "day" ? partner.rateLimitPerDay : partner.rateLimitPerMinute
-        return HeraldError(status: 429, code: "rate_limited",
-                           message: "Rate limit of \(limit) requests per \(window) reached.", retryAfter: retryAfter)
     }
 
     /// Renders every delivery; returns the 202 body and the rows to write.

@@ -8,6 +8,7 @@ public enum RouteAuth: Sendable { case none, partner, admin, host }
 /// What a route does: the key the intake dispatches on.
 public enum Endpoint: Sendable {
     case push, pushStatus
+    case startActivity, updateActivity, endActivity, getActivity, putActivityToken
     case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
     case healthz, readyz, metrics
@@ -59,6 +60,13 @@ public enum IntakeRoutes {
     public static let push = Route(.push, "POST", "/api/partners/notifications/push", .partner)
     public static let pushStatus = Route(.pushStatus, "GET", "/api/partners/notifications/push/{requestId}", .partner)
 
+    public static let startActivity = Route(.startActivity, "POST", "/api/partners/live-activities", .partner)
+    public static let updateActivity = Route(
+        .updateActivity, "POST", "/api/partners/live-activities/{activityId}/update", .partner)
+    public static let patchActivity = Route(.updateActivity, "PATCH", "/api/partners/live-activities/{activityId}", .partner)
+    public static let endActivity = Route(.endActivity, "DELETE", "/api/partners/live-activities/{activityId}", .partner)
+    public static let getActivity = Route(.getActivity, "GET", "/api/partners/live-activities/{activityId}", .partner)
+
     public static let createPartner = Route(.createPartner, "POST", "/api/admin/mini-app-partners", .admin)
     public static let listPartners = Route(.listPartners, "GET", "/api/admin/mini-app-partners", .admin)
     public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
@@ -72,14 +80,16 @@ public enum IntakeRoutes {
     public static let putOptOut = Route(.putOptOut, "PUT", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
     public static let deleteOptOut = Route(.deleteOptOut, "DELETE", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
     public static let listSenders = Route(.listSenders, "GET", "/api/internal/users/{userId}/mini-app-senders", .host)
+    public static let putActivityToken = Route(
+        .putActivityToken, "PUT", "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}", .host)
 
     public static let healthz = Route(.healthz, "GET", "/healthz", .none)
     public static let readyz = Route(.readyz, "GET", "/readyz", .none)
     public static let metrics = Route(.metrics, "GET", "/metrics", .none)
 
     public static let all: [Route] = [
-        push, pushStatus, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
-        putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders,
+        push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
+        putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         healthz, readyz, metrics,
     ]
 
@@ -105,7 +115,7 @@ public enum IntakeRoutes {
             let valid: Bool
             let rule: String
             switch name {
-            case "id", "requestId":
+            case "id", "requestId", "activityId":
                 valid = value.utf8.count == 36 && UUID(uuidString: value) != nil
                 rule = "a UUID"
             case "miniAppId":

@@ -11,6 +11,8 @@ public struct ClaimedDelivery: Sendable {
         case tokenInvalid = "token_invalid"
         case deviceRemoved = "device_removed"
         case suppressed
+        /// A Live Activity row with a newer row for the same device, or the start of an ended activity.
+        case superseded
     }
 
     public let id: UUID
@@ -29,6 +31,10 @@ public struct ClaimedDelivery: Sendable {
     public let availableAt: Date
     /// The app the device registered (`devices.bundle_id`), nil when the host gave none.
     public let bundleID: String?
+    /// The Live Activity event the row carries; nil for a push.
+    public let activityEvent: LiveActivityEvent?
+    /// A Live Activity push's `apns-priority` (5 silent, 10 with an alert); nil for pushes (always 10).
+    public let priority: Int?
 }
 
 /// Where a worker's claims of one (lane, partner) queue have got to: the next claim's scan of that
@@ -99,11 +105,17 @@ public struct DeliveryStore: Sendable {
             guard let service = PushService(rawValue: try row.string(1)),
                   let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(7))
             else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected service or verdict") }
+            let event = try row.optionalString(12).map { text in
+                guard let event = LiveActivityEvent(rawValue: text) else {
+                    throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity event")
+                }
+                return event
+            }
             return ClaimedDelivery(
                 id: try row.uuid(0), service: service, environment: try row.string(2), payload: try row.string(3),
                 attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
                 verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10),
-                bundleID: row.optionalString(11))
+                bundleID: row.optionalString(11), activityEvent: event, priority: try row.optionalInt(13))
         }
     }
 

@@ -51,14 +51,15 @@ public struct MaintenanceStore: Sendable {
         }
     }
 
-    /// Deletes rate buckets that left their windows and idempotency keys older than 25 hours, in
+    /// Deletes rate buckets that left their windows, idempotency keys older than 25 hours and Live
+    /// Activities that finished more than `finishedActivityRetention` ago (with their targets), in
     /// batches of `batchSize` rows (short statements, short locks), until none is left or
     /// `maxBatches` batches ran. Returns the rows deleted.
     @discardableResult
     public func cleanExpired(batchSize: Int = 5_000, maxBatches: Int = 100) throws -> Int {
         try pool.withConnection { connection in
             var total = 0
-            for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys] {
+            for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities] {
                 for _ in 0..<maxBatches {
                     let deleted = try connection.query(statement, [batchSize]).affectedRows
                     total += deleted
@@ -75,6 +76,16 @@ public struct MaintenanceStore: Sendable {
              WHERE (granularity = 's' AND bucket < extract(epoch FROM now())::bigint - 120)
                 OR (granularity = 'm' AND bucket < extract(epoch FROM now())::bigint / 60 - 1500)
              LIMIT $1))
+        """
+
+    /// A finished activity stays readable (GET) this long; its deliveries are long done by then (an end
+    /// expires 12 hours after the start).
+    public static let finishedActivityRetention = "7 days"
+
+    static let deleteFinishedActivities = """
+        DELETE FROM live_activities WHERE id = ANY (ARRAY(
+            SELECT id FROM live_activities
+             WHERE status <> 'active' AND ended_at < now() - interval '\(finishedActivityRetention)' LIMIT $1))
         """
 
     static let deleteExpiredIdempotencyKeys = """

@@ -132,6 +132,8 @@ public struct PushEnqueue: Sendable {
 public struct IdempotentResponse: Sendable {
     public let bodyHash: String
     public let response: String
+    /// The HTTP status the first answer had (202 for a push, 201 or 200 for an activity).
+    public let status: Int
 }
 
 /// A push request's audit row, as `GET .../push/{id}` shows it.
@@ -194,7 +196,7 @@ public struct PushStore: Sendable {
     }
 
     static func idempotentResponse(_ row: PostgresRow) throws -> IdempotentResponse {
-        IdempotentResponse(bodyHash: try row.string(0), response: try row.string(1))
+        IdempotentResponse(bodyHash: try row.string(0), response: try row.string(1), status: try row.int(2))
     }
 
     public func refundRate(partnerID: UUID, seconds: Int) throws {
@@ -271,7 +273,7 @@ extension PushStore {
 
     /// $1 partner, $2 key, $3 now: the stored response of a key used in the 24 hours before now.
     public static let idempotentResponseSQL = """
-        SELECT body_hash, response FROM idempotency_keys
+        SELECT body_hash, response, status FROM idempotency_keys
          WHERE partner_id = $1 AND key = $2 AND created_at > $3::timestamptz - interval '24 hours'
         """
 

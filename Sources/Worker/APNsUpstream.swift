@@ -8,7 +8,13 @@ import Store
 /// `apns-collapse-id` = the delivery id (a re-send after a crash replaces rather than duplicates
 /// on the device), `apns-expiration` = the delivery's expiry, and `apns-topic` = the app the
 /// device registered (`bundleId`), else HERALD_APNS_TOPIC.
+///
+/// A Live Activity row goes as `apns-push-type: liveactivity` to `<topic>.push-type.liveactivity` with
+/// the row's priority (5 silent, 10 with an alert) and no collapse id: the activity's own `timestamp`
+/// already makes a repeated update harmless (the device shows the newest).
 public struct APNsUpstream: DeliveryUpstream {
+    static let liveActivityTopicSuffix = ".push-type.liveactivity"
+
     /// The longest TTL a push may have (SPEC 2.1, 28 days): a row without an expiry (queued before
     /// every push had one) gets it, never `apns-expiration: 0`, which tells APNs to try once and
     /// keep nothing.
@@ -32,10 +38,13 @@ public struct APNsUpstream: DeliveryUpstream {
         let id = PostgresUUID.format(delivery.id)
         let expiresAt = delivery.expiresAt ?? clock.now.addingTimeInterval(Self.longestStorage)
         let topic = delivery.bundleID ?? defaultTopic
+        let liveActivity = delivery.activityEvent != nil
         let notification = APNsNotification(
             deviceToken: token, environment: APNsEnvironment(rawValue: delivery.environment) ?? .production, id: id,
-            pushType: "alert", topic: topic, priority: 10,
-            expiration: Int(expiresAt.timeIntervalSince1970.rounded(.up)), collapseID: id,
+            pushType: liveActivity ? "liveactivity" : "alert",
+            topic: liveActivity ? topic + Self.liveActivityTopicSuffix : topic,
+            priority: liveActivity ? delivery.priority ?? 10 : 10,
+            expiration: Int(expiresAt.timeIntervalSince1970.rounded(.up)), collapseID: liveActivity ? nil : id,
             payload: Array(delivery.payload.utf8))
         let ownTopic = topic != defaultTopic
         client.send(notification) { result in

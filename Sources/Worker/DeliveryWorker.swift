@@ -247,6 +247,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         case .tokenInvalid: return .tokenInvalid(reason: "token_invalidated")
         case .deviceRemoved: return .failed(reason: "device_removed")
         case .suppressed: return .suppressed
+        case .superseded: return .superseded
         }
     }
 

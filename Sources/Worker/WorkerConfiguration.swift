@@ -19,6 +19,7 @@ public struct WorkerConfiguration: Sendable {
     public var rescuer = RescuerConfiguration()
     public var leaseExtender = LeaseExtenderConfiguration()
     public var sampler = QueueSamplerConfiguration()
+    public var activitySweeper = ActivitySweeperConfiguration()
     public var listener = ListenerConfiguration()
     public var pauses = UpstreamPauseConfiguration()
     public var retry = RetryPolicy()
@@ -57,6 +58,7 @@ public struct WorkerConfiguration: Sendable {
         try rescuer.validate()
         try leaseExtender.validate()
         try sampler.validate()
+        try activitySweeper.validate()
         try listener.validate()
         try pauses.validate()
         try check(retry.maxAttempts, 1...100, "HERALD_MAX_ATTEMPTS")
@@ -133,6 +135,15 @@ public struct WorkerConfiguration: Sendable {
             throw ConfigurationError(variable: "HERALD_WORKER_LISTEN", problem: "must be 0 or 1")
         }
         configuration.listener.enabled = listen == 1
+        let sweep = try reader.integer("HERALD_ACTIVITY_SWEEP_ENABLED", default: configuration.activitySweeper.enabled ? 1 : 0)
+        guard sweep == 0 || sweep == 1 else {
+            throw ConfigurationError(variable: "HERALD_ACTIVITY_SWEEP_ENABLED", problem: "must be 0 or 1")
+        }
+        configuration.activitySweeper.enabled = sweep == 1
+        configuration.activitySweeper.interval = try milliseconds(reader, "HERALD_ACTIVITY_SWEEP_INTERVAL_MS",
+                                                                  default: configuration.activitySweeper.interval)
+        configuration.activitySweeper.batchSize = try reader.integer("HERALD_ACTIVITY_SWEEP_BATCH",
+                                                                     default: configuration.activitySweeper.batchSize)
         configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
         configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
                                                           default: configuration.statementTimeout)

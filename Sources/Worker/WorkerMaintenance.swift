@@ -12,11 +12,13 @@ import Store
 ///   claimer's poll fallback covers the time it is reconnecting);
 /// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
 /// - queue sampler: the due-depth and oldest-age gauges, and when the next scheduled row is due;
-/// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago.
+/// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago;
+/// - activity sweeper: ends Live Activities at their TTL, one short batch per use of the session.
 enum WorkerMaintenance {
     static func services(for worker: DeliveryWorker) -> [BackgroundService] {
         let maintenance = worker.session("maintenance")
         var services = [rescuer(worker, maintenance), sampler(worker, maintenance), leaseExtender(worker, maintenance)]
+        if worker.configuration.activitySweeper.enabled { services.append(activitySweeper(worker, maintenance)) }
         if worker.configuration.listener.enabled { services.append(listener(worker)) }
         return services
     }
@@ -85,6 +87,27 @@ enum WorkerMaintenance {
             }
             // Checked twice per interval, so a lease is renewed at most half a lease after it was set.
             service.sleep(for: interval / 2)
+        }
+    }
+
+    static func activitySweeper(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
+        let settings = worker.configuration.activitySweeper
+        return BackgroundService(.init(name: "herald-activity-sweeper"), logger: worker.logger,
+                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+            guard let worker else { return }
+            // Batch after batch while full ones come back; the session is free between them.
+            var expired = 0
+            while !service.isStopping {
+                let batch = try session.use { try ActivityStore.expire(on: $0, limit: settings.batchSize) }
+                expired += batch
+                if batch < settings.batchSize { break }
+            }
+            if expired > 0 {
+                worker.metrics.addActivitiesExpired(expired)
+                worker.logger.info("ended live activities at their TTL", [("activities", .number(Double(expired)))])
+                worker.wake.signal(.work)
+            }
+            service.sleep(for: settings.interval)
         }
     }
 }

@@ -13,6 +13,8 @@ public final class WorkerMetrics: Sendable {
         case claimed, sent, failed, retried, dead
         case tokenInvalid = "token_invalid"
         case expired, suppressed
+        /// A Live Activity row a newer row of the same activity and device made moot (never sent).
+        case superseded
         /// Held back because the upstream refused Herald's setup (attempt not counted).
         case deferred
     }
@@ -31,6 +33,7 @@ public final class WorkerMetrics: Sendable {
         var setupFaults: [PushService: Int] = [:]
         var unrecordable = 0
         var leasesExtended = 0
+        var activitiesExpired = 0
     }
 
     private let state = Mutex(State())
@@ -51,6 +54,7 @@ public final class WorkerMetrics: Sendable {
         case .tokenInvalid: counter = .tokenInvalid
         case .expired: counter = .expired
         case .suppressed: counter = .suppressed
+        case .superseded: counter = .superseded
         case .retry: counter = .retried
         case .deferred: counter = .deferred
         }
@@ -78,6 +82,7 @@ public final class WorkerMetrics: Sendable {
     func addSetupFault(_ service: PushService) { state.withLock { $0.setupFaults[service, default: 0] += 1 } }
     func addUnrecordable() { state.withLock { $0.unrecordable += 1 } }
     func addLeasesExtended(_ count: Int) { state.withLock { $0.leasesExtended += count } }
+    func addActivitiesExpired(_ count: Int) { state.withLock { $0.activitiesExpired += count } }
 
     /// A counter's value (tests and logs).
     public func value(_ name: String, _ service: PushService) -> Int {
@@ -130,6 +135,8 @@ public final class WorkerMetrics: Sendable {
             ("herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",
              snapshot.unrecordable),
             ("herald_worker_leases_extended_total", "Leases renewed for sends that took long.", snapshot.leasesExtended),
+            ("herald_worker_activities_expired_total", "Live Activities this worker ended at their TTL.",
+             snapshot.activitiesExpired),
         ]
         for (name, help, value) in counters {
             out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"

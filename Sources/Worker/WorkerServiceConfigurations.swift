@@ -89,6 +89,26 @@ public struct QueueSamplerConfiguration: Sendable, Equatable {
     }
 }
 
+/// The Live Activity TTL sweep: ends activities past their TTL (sql/009_live_activities.sql,
+/// herald_expire_activities). Every worker sweeps; SKIP LOCKED gives each activity to one of them.
+public struct ActivitySweeperConfiguration: Sendable, Equatable {
+    /// HERALD_ACTIVITY_SWEEP_ENABLED (1 or 0).
+    public var enabled = true
+    /// How often a sweep looks for due activities (HERALD_ACTIVITY_SWEEP_INTERVAL_MS): an activity ends
+    /// within about this long after its TTL.
+    public var interval: Duration = .seconds(1)
+    /// Activities per sweep transaction (HERALD_ACTIVITY_SWEEP_BATCH): short transactions, so a sweep of
+    /// many activities leaves room for the other maintenance statements that share the session.
+    public var batchSize = 500
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(interval, .milliseconds(50)...(.seconds(600)), "HERALD_ACTIVITY_SWEEP_INTERVAL_MS")
+        try check(batchSize, 1...10_000, "HERALD_ACTIVITY_SWEEP_BATCH")
+    }
+}
+
 /// The listener: LISTEN for new work (off for connection poolers in transaction mode: poll only).
 public struct ListenerConfiguration: Sendable, Equatable {
     /// HERALD_WORKER_LISTEN.

@@ -1,0 +1,411 @@
+import Foundation
+import HTTPServer
+import HeraldCore
+import HeraldCrypto
+import Store
+
+/// The Live Activity endpoints (SPEC 2.2) and the host's update tokens (SPEC 4).
+///
+/// Like a push: what needs no database is checked first; then ONE pipelined round trip reads the
+/// Idempotency-Key's stored answer, what the change needs (the audience of a start, the activity of an
+/// update or end) and a rate-limit slot; then ONE statement writes (sql/009_live_activities.sql). Every
+/// payload is rendered and size-checked here, the only process with the signing keys: the activity row
+/// keeps the end its TTL will send, so the workers' sweep renders nothing.
+///
+/// An update merges into the version it read; if another change committed first, it reads the activity
+/// again and merges anew (`maxMergeAttempts`), so concurrent partial updates never lose one another.
+struct ActivityHandler: Sendable {
+    let store: ActivityStore
+    /// Idempotency keys and rate limits, shared with pushes.
+    let keys: PushStore
+    let rules: LiveActivityRules
+    /// A start needs an in-app session with the mini-app this recent (HERALD_SESSION_WINDOW_DAYS).
+    let sessionWindow: TimeInterval
+    let signer: HMACSigner
+    let metrics: IntakeMetrics
+    let notifier: DeliveryNotifier
+    let clock: @Sendable () -> Date
+
+    static let maxMergeAttempts = 5
+
+    // MARK: - Start
+
+    func start(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        let key = try PartnerAdmission.idempotencyKey(request)
+        let bodyHash = key.map { _ in Self.hash(request) }
+        let now = clock()
+        let start: LiveActivityStart
+        do {
+            start = try LiveActivityValidator.validateStart(try request.jsonBody(), rules: rules)
+        } catch {
+            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+            }
+            throw error
+        }
+        let activityID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: activityID)!
+        let expiresAt = createdAt.addingTimeInterval(Double(start.ttlSeconds))
+        let timestamp = Self.seconds(createdAt)
+        let startAlert = LiveActivityPayload.startAlert(start.alert, attributes: start.attributes)
+        let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
+            LiveActivityContent(
+                activityID: activityID, miniAppID: partner.miniAppID, displayName: partner.displayName,
+                template: start.template, attributes: start.attributes, state: start.state, event: event,
+                timestamp: stamp, expiresAt: expiresAt, dismissalDate: dismissal, alert: alert)
+        }
+        let startPayloads = try render(content(.start, timestamp, nil, startAlert), field: "attributes")
+        let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
+        let endPayloads = try render(content(.end, endTimestamp, expiresAt, nil), field: "state")
+
+        let email: String?, wallet: String?
+        switch start.recipient {
+        case .email(let value): (email, wallet) = (value, nil)
+        case .wallet(let value): (email, wallet) = (nil, value)
+        }
+        let admission = try store.admitStart(
+            partner: partner, idempotencyKey: key, now: now, email: email, wallet: wallet,
+            sessionSince: now.addingTimeInterval(-sessionWindow))
+        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
+            guard let audience = admission.audience else {
+                throw HeraldError(status: 404, code: "recipient_not_found",
+                                  message: "The recipient is no user of this partner's tenant.", field: "recipient")
+            }
+            guard audience.hasSession else {
+                throw HeraldError(status: 409, code: "no_session",
+                                  message: "The user has no recent in-app session with this mini-app.", field: "recipient")
+            }
+            guard !audience.optedOut else {
+                throw HeraldError(status: 409, code: "opted_out",
+                                  message: "The user opted out of this mini-app's notifications.", field: "recipient")
+            }
+            guard !audience.devices.isEmpty else {
+                throw HeraldError(status: 409, code: "no_live_device",
+                                  message: "The user has no device that can show a Live Activity.", field: "recipient")
+            }
+            let replacement = try audience.replaced.map { old in
+                try replacementEnd(old, partner: partner, now: createdAt)
+            }
+            let response = JSONWriter.string(.object([
+                ("activityId", .string(Self.text(activityID))), ("status", .string(ActivityStatus.active.rawValue)),
+                ("expiresAt", .string(ISO8601.format(expiresAt))),
+            ]))
+            let write = ActivityStartWrite(
+                partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
+                activityID: activityID, now: createdAt, miniAppID: partner.miniAppID, userID: audience.userID,
+                template: start.template.rawValue, attributesJSON: JSONWriter.string(Self.json(start.attributes)),
+                stateJSON: JSONWriter.string(start.state.json), startAlertJSON: JSONWriter.string(Self.json(startAlert)),
+                expiresAt: expiresAt, timestamp: timestamp, start: startPayloads, end: endPayloads,
+                endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement)
+            return try finish(store.start(write), key: key, bodyHash: bodyHash, partner: partner) {
+                Reply.json(201, Array(response.utf8))
+            }
+        }
+    }
+
+    /// The end of the activity a start replaces: its last state, dismissed at once.
+    private func replacementEnd(_ old: ActivityAudience.Replaced, partner: PartnerProfile, now: Date) throws
+        -> ActivityStartWrite.Replacement {
+        let template = try Self.template(old.template)
+        let stamp = max(Self.seconds(now), old.lastTimestamp + 1)
+        let content = LiveActivityContent(
+            activityID: old.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
+            attributes: try Self.attributes(old.attributesJSON),
+            state: try LiveActivityState.decode(template: template, json: Self.parse(old.stateJSON)), event: .end,
+            timestamp: stamp, expiresAt: old.expiresAt, dismissalDate: now, alert: nil)
+        let rendered = LiveActivityPayload.render(content, signer: signer)
+        return .init(id: old.id, end: Self.payloads(rendered), timestamp: stamp)
+    }
+
+    // MARK: - Update and end
+
+    func update(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        try change(request, partner: partner, validate: { try LiveActivityValidator.validateUpdate($0 ?? .null, rules: rules) },
+                   write: { change, activity, key, now in try updateWrite(change, activity, key: key, now: now, partner: partner) })
+    }
+
+    func end(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        try change(request, partner: partner, validate: { try LiveActivityValidator.validateEnd($0, rules: rules) },
+                   write: { change, activity, key, now in try endWrite(change, activity, key: key, now: now, partner: partner) })
+    }
+
+    /// A prepared write of one change: the statement to run and the answer once it committed.
+    private struct PreparedChange {
+        let run: () throws -> ActivityWriteResult
+        let response: String
+    }
+
+    private func change(
+        _ request: RoutedRequest, partner: PartnerProfile,
+        validate: (JSONValue?) throws -> LiveActivityChange,
+        write: (LiveActivityChange, ActivityRecord, (key: String?, bodyHash: String?), Date) throws -> PreparedChange
+    ) throws -> HTTPResponse {
+        let key = try PartnerAdmission.idempotencyKey(request)
+        let bodyHash = key.map { _ in Self.hash(request) }
+        guard let activityID = UUID(uuidString: request.parameter("activityId")) else { throw HeraldError.notFound }
+        let now = clock()
+        let change: LiveActivityChange
+        do {
+            // DELETE may come without a body; the other changes need one.
+            let body: JSONValue? = request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
+            change = try validate(body)
+        } catch {
+            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+            }
+            throw error
+        }
+        let admission = try store.admitChange(partner: partner, idempotencyKey: key, now: now, activityID: activityID)
+        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
+            var activity = admission.activity
+            for _ in 0..<Self.maxMergeAttempts {
+                guard let current = activity else { throw HeraldError.notFound }
+                guard current.status == .active, current.expiresAt > now else { throw Self.ended }
+                let prepared = try write(change, current, (key, bodyHash), now)
+                let result = try prepared.run()
+                if result == .conflict {
+                    activity = try store.find(id: activityID, partnerID: partner.id)
+                    continue
+                }
+                return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
+                    Reply.json(200, Array(prepared.response.utf8))
+                }
+            }
+            throw HeraldError(status: 409, code: "conflict",
+                              message: "The activity is changing too fast to merge this update; retry.", retryAfter: 1)
+        }
+    }
+
+    private func updateWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
+                             key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
+        -> PreparedChange {
+        let template = try Self.template(activity.template)
+        let current = try LiveActivityState.decode(template: template, json: Self.parse(activity.stateJSON))
+        let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
+        var expiresAt = activity.expiresAt
+        if let ttl = change.ttlSeconds {
+            expiresAt = now.addingTimeInterval(Double(ttl))
+            let limit = activity.createdAt.addingTimeInterval(rules.maxDuration)
+            guard expiresAt <= limit else {
+                throw HeraldError.ruleViolated(
+                    "ttl_beyond_limit",
+                    "An activity lasts at most \(Int(rules.maxDuration / 3600)) hours from its start; it may be extended to \(ISO8601.format(limit)).",
+                    field: "ttlSeconds")
+            }
+        }
+        let attributes = try Self.attributes(activity.attributesJSON)
+        let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
+        let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
+            LiveActivityContent(
+                activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName,
+                template: template, attributes: attributes, state: state, event: event, timestamp: stamp,
+                expiresAt: expiresAt, dismissalDate: dismissal, alert: alert)
+        }
+        let update = LiveActivityPayload.render(content(.update, timestamp, nil, change.alert), signer: signer)
+        try LiveActivityPayload.checkSize(update, event: .update)
+        let restart = try render(content(.start, timestamp, nil, try Self.alert(activity.startAlertJSON)), field: "state")
+        let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
+        let end = try render(content(.end, endTimestamp, expiresAt, nil), field: "state")
+        let response = JSONWriter.string(Self.activityJSON(
+            activity, status: .active, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil))
+        let write = ActivityUpdateWrite(
+            partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
+            activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
+            expiresAt: expiresAt, timestamp: timestamp, update: Self.payloads(update), restart: restart,
+            apnsPriority: update.apnsPriority, end: end, endTimestamp: endTimestamp)
+        return PreparedChange(run: { try store.update(write) }, response: response)
+    }
+
+    private func endWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
+                          key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
+        -> PreparedChange {
+        let template = try Self.template(activity.template)
+        let current = try LiveActivityState.decode(template: template, json: Self.parse(activity.stateJSON))
+        let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
+        // Without dismissAt the ended activity stays as long as iOS would keep it; a past one dismisses at once.
+        var dismissAt = now.addingTimeInterval(rules.maxDismissalDelay)
+        if let requested = change.dismissAt {
+            guard requested <= dismissAt else {
+                throw HeraldError.ruleViolated(
+                    "dismiss_at_out_of_range",
+                    "dismissAt may be at most \(Int(rules.maxDismissalDelay / 3600)) hours after the end.",
+                    field: "dismissAt")
+            }
+            dismissAt = max(requested, now)
+        }
+        let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
+        let content = LiveActivityContent(
+            activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
+            attributes: try Self.attributes(activity.attributesJSON), state: state, event: .end, timestamp: timestamp,
+            expiresAt: activity.expiresAt, dismissalDate: dismissAt, alert: change.alert)
+        let rendered = LiveActivityPayload.render(content, signer: signer)
+        try LiveActivityPayload.checkSize(rendered, event: .end)
+        let response = JSONWriter.string(Self.activityJSON(
+            activity, status: .ended, state: state.json, updatedAt: now, expiresAt: activity.expiresAt, endedAt: now))
+        let write = ActivityEndWrite(
+            partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
+            activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
+            dismissAt: dismissAt, timestamp: timestamp, end: Self.payloads(rendered), apnsPriority: rendered.apnsPriority)
+        return PreparedChange(run: { try store.end(write) }, response: response)
+    }
+
+    // MARK: - Read
+
+    func get(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        guard let id = UUID(uuidString: request.parameter("activityId")),
+              let activity = try store.find(id: id, partnerID: partner.id)
+        else { throw HeraldError.notFound }
+        return Reply.json(200, Self.activityJSON(
+            activity, status: activity.status, state: try Self.parse(activity.stateJSON), updatedAt: activity.updatedAt,
+            expiresAt: activity.expiresAt, endedAt: activity.endedAt))
+    }
+
+    // MARK: - Host: update tokens
+
+    func putToken(_ request: RoutedRequest) throws -> HTTPResponse {
+        guard let activityID = UUID(uuidString: request.parameter("activityId")) else { throw HeraldError.notFound }
+        let deviceID = request.parameter("deviceId")
+        let fields = try JSONFields(request.jsonBody(), allowed: ["token"])
+        guard let token = Identifiers.normalizedAPNsToken(try fields.requiredString("token")) else {
+            throw HeraldError.invalidField("token", "token must be an even number of 64-200 hex digits.")
+        }
+        switch try store.putToken(activityID: activityID, deviceID: deviceID, token: token) {
+        case .notFound:
+            throw HeraldError(status: 404, code: "not_found",
+                              message: "No such activity was started on this device.")
+        case .notIOS:
+            throw HeraldError(status: 409, code: "not_ios_device",
+                              message: "Update tokens are for iPhones; this device is an Android phone.", field: "deviceId")
+        case let result:
+            if result == .sent { notifier.signal() }
+            return Reply.json(200, .object([
+                ("activityId", .string(Self.text(activityID))), ("deviceId", .string(deviceID)),
+                ("result", .string(result.rawValue)),
+            ]))
+        }
+    }
+
+    // MARK: - Shared steps
+
+    /// Replays a stored answer (giving the slot back), refuses a spent rate limit, else runs `body`; any
+    /// refusal after the slot was reserved gives it back: a rejected request writes nothing.
+    private func admitted(_ stored: IdempotentResponse?, _ reservation: RateReservation, partner: PartnerProfile,
+                          bodyHash: String?, _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+        if let stored, let bodyHash {
+            if reservation.admitted { refund(partner, reservation) }
+            return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+        }
+        guard reservation.admitted else {
+            metrics.recordRateLimited()
+            throw PartnerAdmission.rateLimited(reservation, partner: partner)
+        }
+        do {
+            return try body()
+        } catch let replayed as Replayed {
+            refund(partner, reservation)
+            return replayed.response
+        } catch {
+            refund(partner, reservation)
+            throw error
+        }
+    }
+
+    /// The answer to a committed write, or to one another request with the same key beat.
+    private func finish(_ result: ActivityWriteResult, key: String?, bodyHash: String?, partner: PartnerProfile,
+                        _ answer: () -> HTTPResponse) throws -> HTTPResponse {
+        switch result {
+        case .started, .updated, .endedNow:
+            metrics.recordActivityEvent()
+            notifier.signal()
+            return answer()
+        case .duplicate:
+            guard let key, let bodyHash,
+                  let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: clock())
+            else { throw HeraldError.internalError }
+            // `admitted` gives this request's slot back and answers with the replay.
+            throw Replayed(response: try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics))
+        case .notFound: throw HeraldError.notFound
+        case .ended: throw Self.ended
+        case .conflict: throw HeraldError.internalError
+        }
+    }
+
+    private func refund(_ partner: PartnerProfile, _ reservation: RateReservation) {
+        try? keys.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
+    }
+
+    private func render(_ content: LiveActivityContent, field: String) throws -> ActivityPayloads {
+        let rendered = LiveActivityPayload.render(content, signer: signer)
+        try LiveActivityPayload.checkSize(rendered, event: content.event)
+        return Self.payloads(rendered)
+    }
+
+    static let ended = HeraldError(status: 409, code: "activity_ended",
+                                   message: "The activity has ended; start a new one.")
+
+    /// Keys of the push and activity endpoints share one table: the hash covers the method and path too, so
+    /// one key sent to two endpoints is a reuse, not a replay.
+    static func hash(_ request: RoutedRequest) -> String {
+        Digest.hex(Digest.sha256(Array("\(request.http.method) \(request.http.path)\n".utf8) + request.http.body))
+    }
+
+    static func payloads(_ rendered: RenderedLiveActivity) -> ActivityPayloads {
+        ActivityPayloads(apns: String(decoding: rendered.apns, as: UTF8.self),
+                         fcm: String(decoding: rendered.fcm, as: UTF8.self))
+    }
+
+    static func seconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
+
+    static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    static func parse(_ text: String) throws -> JSONValue {
+        do { return try JSONParser.parse(text) } catch { throw HeraldError.internalError }
+    }
+
+    static func template(_ name: String) throws -> LiveActivityTemplate {
+        guard let template = LiveActivityTemplate(rawValue: name) else { throw HeraldError.internalError }
+        return template
+    }
+
+    static func json(_ attributes: LiveActivityAttributes) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("title", .string(attributes.title))]
+        if let subtitle = attributes.subtitle { members.append(("subtitle", .string(subtitle))) }
+        return .object(members)
+    }
+
+    static func attributes(_ text: String) throws -> LiveActivityAttributes {
+        let json = try parse(text)
+        guard let title = json["title"]?.stringValue else { throw HeraldError.internalError }
+        return LiveActivityAttributes(title: title, subtitle: json["subtitle"]?.stringValue)
+    }
+
+    static func json(_ alert: LiveActivityAlert) -> JSONValue {
+        .object([("title", .string(alert.title)), ("body", .string(alert.body))])
+    }
+
+    static func alert(_ text: String) throws -> LiveActivityAlert {
+        let json = try parse(text)
+        guard let title = json["title"]?.stringValue, let body = json["body"]?.stringValue else {
+            throw HeraldError.internalError
+        }
+        return LiveActivityAlert(title: title, body: body)
+    }
+
+    /// The body of GET (and of an update's or end's answer).
+    static func activityJSON(_ activity: ActivityRecord, status: ActivityStatus, state: JSONValue, updatedAt: Date,
+                             expiresAt: Date, endedAt: Date?) -> JSONValue {
+        let attributes = (try? parse(activity.attributesJSON)) ?? .object([])
+        return .object([
+            ("activityId", .string(text(activity.id))), ("status", .string(status.rawValue)),
+            ("template", .string(activity.template)), ("attributes", attributes), ("state", state),
+            ("createdAt", .string(ISO8601.format(activity.createdAt))), ("updatedAt", .string(ISO8601.format(updatedAt))),
+            ("expiresAt", .string(ISO8601.format(expiresAt))),
+            ("endedAt", endedAt.map { .string(ISO8601.format($0)) } ?? .null),
+        ])
+    }
+}
+
+/// A write that lost its Idempotency-Key to a concurrent request: the answer is that request's.
+private struct Replayed: Error {
+    let response: HTTPResponse
+}

@@ -1,0 +1,406 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// What an activity is in (SPEC 2.2).
+public enum ActivityStatus: String, Sendable {
+    case active, ended, replaced, expired
+}
+
+/// One Live Activity's row, as the partner API shows it and as a change merges into it.
+public struct ActivityRecord: Sendable {
+    public let id: UUID
+    public let partnerID: UUID
+    public let miniAppID: String
+    public let template: String
+    public let attributesJSON: String
+    public let stateJSON: String
+    public let startAlertJSON: String
+    public let status: ActivityStatus
+    /// Bumped by every change; a change is written only onto the version it was merged into.
+    public let version: Int
+    /// aps.timestamp of the newest event.
+    public let lastTimestamp: Int
+    public let createdAt: Date
+    public let updatedAt: Date
+    public let expiresAt: Date
+    public let endedAt: Date?
+    public let dismissAt: Date?
+}
+
+/// Who a start goes to: the recipient's user, its session and opt-out state for the mini-app, the
+/// devices that can show an activity, and the active activity a start would replace.
+public struct ActivityAudience: Sendable {
+    public struct Device: Sendable, Equatable {
+        public let deviceID: String
+        public let service: PushService
+        public let environment: String
+    }
+    /// The active activity of the same user and mini-app.
+    public struct Replaced: Sendable {
+        public let id: UUID
+        public let template: String
+        public let attributesJSON: String
+        public let stateJSON: String
+        public let lastTimestamp: Int
+        public let createdAt: Date
+        public let expiresAt: Date
+    }
+    public let userID: String
+    public let hasSession: Bool
+    public let optedOut: Bool
+    public let devices: [Device]
+    public let replaced: Replaced?
+}
+
+/// The answer of `ActivityStore.admitStart`: ONE round trip.
+public struct ActivityStartAdmission: Sendable {
+    public let stored: IdempotentResponse?
+    /// Nil when the recipient is no user of the partner's tenant.
+    public let audience: ActivityAudience?
+    public let reservation: RateReservation
+}
+
+/// The answer of `ActivityStore.admitChange`: ONE round trip.
+public struct ActivityChangeAdmission: Sendable {
+    public let stored: IdempotentResponse?
+    /// Nil when the partner has no activity with this id.
+    public let activity: ActivityRecord?
+    public let reservation: RateReservation
+}
+
+/// The idempotency part of an activity write: the key, the request's hash and the answer to replay.
+public struct ActivityKey: Sendable {
+    public var key: String?
+    public var bodyHash: String?
+    public var response: String
+    public init(key: String?, bodyHash: String?, response: String) {
+        self.key = key
+        self.bodyHash = bodyHash
+        self.response = response
+    }
+}
+
+/// The two payloads one event sends, rendered at intake.
+public struct ActivityPayloads: Sendable {
+    public var apns: String
+    public var fcm: String
+    public init(apns: String, fcm: String) {
+        self.apns = apns
+        self.fcm = fcm
+    }
+}
+
+/// Everything a start writes (sql/009_live_activities.sql, herald_activity_start).
+public struct ActivityStartWrite: Sendable {
+    public struct Replacement: Sendable {
+        public var id: UUID
+        public var end: ActivityPayloads
+        public var timestamp: Int
+        public init(id: UUID, end: ActivityPayloads, timestamp: Int) {
+            self.id = id
+            self.end = end
+            self.timestamp = timestamp
+        }
+    }
+    public var partnerID: UUID
+    public var key: ActivityKey
+    public var activityID: UUID
+    public var now: Date
+    public var miniAppID: String
+    public var userID: String
+    public var template: String
+    public var attributesJSON: String
+    public var stateJSON: String
+    public var startAlertJSON: String
+    public var expiresAt: Date
+    public var timestamp: Int
+    public var start: ActivityPayloads
+    /// The end the TTL sweep will send, and its timestamp.
+    public var end: ActivityPayloads
+    public var endTimestamp: Int
+    public var devices: [ActivityAudience.Device]
+    public var replaced: Replacement?
+
+    public init(partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
+                template: String, attributesJSON: String, stateJSON: String, startAlertJSON: String,
+                expiresAt: Date, timestamp: Int, start: ActivityPayloads, end: ActivityPayloads, endTimestamp: Int,
+                devices: [ActivityAudience.Device], replaced: Replacement?) {
+        self.partnerID = partnerID
+        self.key = key
+        self.activityID = activityID
+        self.now = now
+        self.miniAppID = miniAppID
+        self.userID = userID
+        self.template = template
+        self.attributesJSON = attributesJSON
+        self.stateJSON = stateJSON
+        self.startAlertJSON = startAlertJSON
+        self.expiresAt = expiresAt
+        self.timestamp = timestamp
+        self.start = start
+        self.end = end
+        self.endTimestamp = endTimestamp
+        self.devices = devices
+        self.replaced = replaced
+    }
+}
+
+/// An update merged into `version` (herald_activity_update).
+public struct ActivityUpdateWrite: Sendable {
+    public var partnerID: UUID
+    public var key: ActivityKey
+    public var activityID: UUID
+    public var version: Int
+    public var now: Date
+    public var stateJSON: String
+    public var expiresAt: Date
+    public var timestamp: Int
+    public var update: ActivityPayloads
+    /// The update as a start, for devices whose start has not gone out yet.
+    public var restart: ActivityPayloads
+    public var apnsPriority: Int
+    public var end: ActivityPayloads
+    public var endTimestamp: Int
+
+    public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
+                expiresAt: Date, timestamp: Int, update: ActivityPayloads, restart: ActivityPayloads,
+                apnsPriority: Int, end: ActivityPayloads, endTimestamp: Int) {
+        self.partnerID = partnerID
+        self.key = key
+        self.activityID = activityID
+        self.version = version
+        self.now = now
+        self.stateJSON = stateJSON
+        self.expiresAt = expiresAt
+        self.timestamp = timestamp
+        self.update = update
+        self.restart = restart
+        self.apnsPriority = apnsPriority
+        self.end = end
+        self.endTimestamp = endTimestamp
+    }
+}
+
+/// The partner's end of `version` (herald_activity_end).
+public struct ActivityEndWrite: Sendable {
+    public var partnerID: UUID
+    public var key: ActivityKey
+    public var activityID: UUID
+    public var version: Int
+    public var now: Date
+    public var stateJSON: String
+    public var dismissAt: Date
+    public var timestamp: Int
+    public var end: ActivityPayloads
+    public var apnsPriority: Int
+
+    public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
+                dismissAt: Date, timestamp: Int, end: ActivityPayloads, apnsPriority: Int) {
+        self.partnerID = partnerID
+        self.key = key
+        self.activityID = activityID
+        self.version = version
+        self.now = now
+        self.stateJSON = stateJSON
+        self.dismissAt = dismissAt
+        self.timestamp = timestamp
+        self.end = end
+        self.apnsPriority = apnsPriority
+    }
+}
+
+/// What an activity write came to.
+public enum ActivityWriteResult: String, Sendable {
+    case started, updated
+    case endedNow = "ended_now"
+    /// Another request holds the idempotency key: nothing was written.
+    case duplicate
+    case notFound = "not_found"
+    /// The activity ended (or reached its TTL) before this change.
+    case ended
+    /// The activity changed since it was read: merge again.
+    case conflict
+}
+
+/// What a reported update token did.
+public enum ActivityTokenResult: String, Sendable {
+    case notFound = "not_found"
+    case notIOS = "not_ios"
+    case unchanged, stored
+    /// The token released an update or end that was waiting for it.
+    case sent
+}
+
+/// The queries of the Live Activity endpoints and the TTL sweep (sql/009_live_activities.sql).
+public struct ActivityStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The stored response of the key, the start's audience and a rate-limit slot, in ONE round trip.
+    public func admitStart(partner: PartnerProfile, idempotencyKey: String?, now: Date, email: String?,
+                           wallet: String?, sessionSince: Date) throws -> ActivityStartAdmission {
+        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
+        if let idempotencyKey {
+            statements.append((PushStore.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
+        }
+        statements.append((Self.audienceSQL, [partner.tenantID, email, wallet, partner.miniAppID, sessionSince]))
+        statements.append((PushStore.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
+        let results = try pool.withConnection { try $0.pipeline(statements) }
+        return ActivityStartAdmission(
+            stored: try idempotencyKey == nil ? nil : results[0].first.map(PushStore.idempotentResponse),
+            audience: try results[results.count - 2].first.map(Self.audience),
+            reservation: try PushStore.reservation(results[results.count - 1].first!))
+    }
+
+    /// The stored response of the key, the partner's activity and a rate-limit slot, in ONE round trip.
+    public func admitChange(partner: PartnerProfile, idempotencyKey: String?, now: Date, activityID: UUID) throws
+        -> ActivityChangeAdmission {
+        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
+        if let idempotencyKey {
+            statements.append((PushStore.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
+        }
+        statements.append((Self.findSQL, [activityID, partner.id]))
+        statements.append((PushStore.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
+        let results = try pool.withConnection { try $0.pipeline(statements) }
+        return ActivityChangeAdmission(
+            stored: try idempotencyKey == nil ? nil : results[0].first.map(PushStore.idempotentResponse),
+            activity: try results[results.count - 2].first.map(Self.record),
+            reservation: try PushStore.reservation(results[results.count - 1].first!))
+    }
+
+    /// The partner's activity by id; nil for another partner's.
+    public func find(id: UUID, partnerID: UUID) throws -> ActivityRecord? {
+        try pool.withConnection { try $0.query(Self.findSQL, [id, partnerID]).first.map(Self.record) }
+    }
+
+    public func start(_ write: ActivityStartWrite) throws -> ActivityWriteResult {
+        let d = write.devices
+        let r = write.replaced
+        return try result(Self.startSQL, [
+            write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.now,
+            write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
+            write.startAlertJSON, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm, write.endTimestamp,
+            d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment), write.start.apns, write.start.fcm,
+            r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
+        ])
+    }
+
+    public func update(_ write: ActivityUpdateWrite) throws -> ActivityWriteResult {
+        try result(Self.updateSQL, [
+            write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
+            write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
+            write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm, write.endTimestamp,
+        ])
+    }
+
+    public func end(_ write: ActivityEndWrite) throws -> ActivityWriteResult {
+        try result(Self.endSQL, [
+            write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
+            write.now, write.stateJSON, write.dismissAt, write.timestamp, write.end.apns, write.end.fcm,
+            write.apnsPriority,
+        ])
+    }
+
+    /// The host reports the update token of `activityID` on `deviceID` (an iPhone it was started on).
+    public func putToken(activityID: UUID, deviceID: String, token: String) throws -> ActivityTokenResult {
+        let text = try pool.withConnection { try $0.query(Self.tokenSQL, [activityID, deviceID, token]).first!.string(0) }
+        guard let result = ActivityTokenResult(rawValue: text) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected token result \(text)")
+        }
+        return result
+    }
+
+    /// One batch of the TTL sweep on `connection`: returns how many activities expired.
+    public static func expire(on connection: PostgresConnection, limit: Int) throws -> Int {
+        try connection.query(expireSQL, [limit]).first!.int(0)
+    }
+
+    /// Sweeps until nothing is due, in batches of `batchSize` (short transactions: pushes keep flowing).
+    public func expireAll(batchSize: Int = 1_000) throws -> Int {
+        try pool.withConnection { connection in
+            var total = 0
+            while true {
+                let expired = try Self.expire(on: connection, limit: batchSize)
+                total += expired
+                if expired < batchSize { return total }
+            }
+        }
+    }
+
+    private func result(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws -> ActivityWriteResult {
+        let text = try pool.withConnection { try $0.query(sql, parameters).first!.string(0) }
+        guard let result = ActivityWriteResult(rawValue: text) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity result \(text)")
+        }
+        return result
+    }
+
+    static func audience(_ row: PostgresRow) throws -> ActivityAudience {
+        // [[device_id, service, environment], ...] (herald_activity_audience).
+        guard let rows = try? JSONParser.parse(Array(row.string(3).utf8)).arrayValue else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected audience devices")
+        }
+        var devices: [ActivityAudience.Device] = []
+        for device in rows {
+            guard let fields = device.arrayValue, fields.count == 3, let id = fields[0].stringValue,
+                  let service = fields[1].stringValue, let environment = fields[2].stringValue
+            else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected audience device") }
+            devices.append(.init(deviceID: id, service: try RecipientResolution.service(service), environment: environment))
+        }
+        var replaced: ActivityAudience.Replaced?
+        if row.optionalString(4) != nil {
+            replaced = .init(
+                id: try row.uuid(4), template: try row.string(5), attributesJSON: try row.string(6),
+                stateJSON: try row.string(7), lastTimestamp: try row.int(8), createdAt: try row.date(9),
+                expiresAt: try row.date(10))
+        }
+        return ActivityAudience(userID: try row.string(0), hasSession: try row.bool(1), optedOut: try row.bool(2),
+                                devices: devices, replaced: replaced)
+    }
+
+    static func record(_ row: PostgresRow) throws -> ActivityRecord {
+        guard let status = ActivityStatus(rawValue: try row.string(7)) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status")
+        }
+        return ActivityRecord(
+            id: try row.uuid(0), partnerID: try row.uuid(1), miniAppID: try row.string(2), template: try row.string(3),
+            attributesJSON: try row.string(4), stateJSON: try row.string(5), startAlertJSON: try row.string(6),
+            status: status, version: try row.int(8), lastTimestamp: try row.int(9), createdAt: try row.date(10),
+            updatedAt: try row.date(11), expiresAt: try row.date(12), endedAt: try row.optionalDate(13),
+            dismissAt: try row.optionalDate(14))
+    }
+}
+
+// The statements, named so tests can EXPLAIN exactly what runs.
+extension ActivityStore {
+    /// $1 tenant, $2 email, $3 wallet, $4 mini-app, $5 oldest session that counts.
+    public static let audienceSQL = "SELECT * FROM herald_activity_audience($1, $2, $3, $4, $5)"
+
+    /// $1 id, $2 partner: a primary-key probe; another partner's id finds nothing.
+    public static let findSQL = """
+        SELECT id, partner_id, mini_app_id, template, attributes::text, state::text, start_alert::text, status,
+               version, last_timestamp, created_at, updated_at, expires_at, ended_at, dismiss_at
+          FROM live_activities WHERE id = $1 AND partner_id = $2
+        """
+
+    public static let startSQL = """
+        SELECT herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13,
+                                     $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22, $23, $24,
+                                     $25, $26)
+        """
+
+    public static let updateSQL = """
+        SELECT herald_activity_update($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14,
+                                      $15::smallint, $16, $17, $18)
+        """
+
+    public static let endSQL = """
+        SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::smallint)
+        """
+
+    public static let tokenSQL = "SELECT herald_activity_token($1, $2, $3)"
+
+    /// $1 batch size.
+    public static let expireSQL = "SELECT herald_expire_activities($1)"
+}
