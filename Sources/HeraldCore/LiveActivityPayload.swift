@@ -1,0 +1,178 @@
+import Foundation
+
+/// Everything one Live Activity event's payloads need.
+public struct LiveActivityContent: Sendable {
+    public var activityID: UUID
+    public var miniAppID: String
+    public var displayName: String
+    public var template: LiveActivityTemplate
+    public var attributes: LiveActivityAttributes
+    public var state: LiveActivityState
+    public var event: LiveActivityEvent
+    /// `aps.timestamp` (UNIX seconds), chosen by the caller strictly increasing per activity.
+    public var timestamp: Int
+    /// The activity's expiry (TTL): iOS `stale-date`, Android `expiresAt`.
+    public var expiresAt: Date
+    /// End only: iOS `dismissal-date`, Android `dismissAt`.
+    public var dismissalDate: Date?
+    /// The alert to show (nil = silent). On start the caller passes the partner's alert or one
+    /// made from the attributes (`LiveActivityPayload.startAlert`); a start without one gets the latter.
+    public var alert: LiveActivityAlert?
+
+    public init(activityID: UUID, miniAppID: String, displayName: String, template: LiveActivityTemplate,
+                attributes: LiveActivityAttributes, state: LiveActivityState, event: LiveActivityEvent, timestamp: Int,
+                expiresAt: Date, dismissalDate: Date? = nil, alert: LiveActivityAlert? = nil) {
+        self.activityID = activityID
+        self.miniAppID = miniAppID
+        self.displayName = displayName
+        self.template = template
+        self.attributes = attributes
+        self.state = state
+        self.event = event
+        self.timestamp = timestamp
+        self.expiresAt = expiresAt
+        self.dismissalDate = dismissalDate
+        self.alert = alert
+    }
+}
+
+/// The two payloads of one Live Activity event, exactly as the worker sends them.
+public struct RenderedLiveActivity: Sendable {
+    /// The APNs body.
+    public let apns: [UInt8]
+    /// 10 with an alert (always on start), 5 silent.
+    public let apnsPriority: Int
+    /// The FCM v1 message without `token` and `android.ttl` (the worker adds both, as for pushes).
+    public let fcm: [UInt8]
+    /// FCM counts the bytes of data keys and values against its 4,096-byte limit.
+    public let fcmDataBytes: Int
+    /// Bytes of the parts a partner controls, so a size error names the one to shrink:
+    /// the content-state, the attributes (0 unless start) and the alert's title and body.
+    public let stateBytes: Int
+    public let attributesBytes: Int
+    public let alertBytes: Int
+}
+
+/// Renders Live Activity events for both platforms (docs/live-activities.md shows every shape).
+///
+/// iOS: `{"aps":{"timestamp","event","content-state", start: "attributes-type","attributes",
+/// "input-push-token":1, "stale-date" (start, update) | "dismissal-date" (end), "alert"?},
+/// "activityId","miniAppId"}`. ActivityKit consumes the push itself, so no app code could check
+/// a signature: the iOS body carries none.
+///
+/// Android: `{"android":{"priority","collapse_key":<activityId>},"data":{...}}`, every value a
+/// string, signed like pushes (`SignedEnvelope` over every other data pair, then `kid`, `sig`).
+/// Each message carries the attributes too, so a collapsed start or a lost message leaves the
+/// phone with all it needs to draw the card.
+public enum LiveActivityPayload {
+    public static let maxAPNsBytes = 4096
+    public static let maxFCMDataBytes = 4096
+    public static let androidChannel = "mini-app-live"
+
+    public static func render(_ content: LiveActivityContent, signer: any PayloadSigner) -> RenderedLiveActivity {
+        let isStart = content.event == .start
+        // Apple requires an alert on a remote start.
+        let alert = isStart ? startAlert(content.alert, attributes: content.attributes) : content.alert
+        let shown = alert.map { LiveActivityAlert(title: "[\(content.displayName)] \($0.title)", body: $0.body) }
+        let activityID = content.activityID.uuidString.lowercased()
+        let contentState = content.state.contentState(displayName: content.displayName, miniAppID: content.miniAppID)
+        let attributes = attributesPayload(content, activityID: activityID)
+        let stateText = JSONWriter.string(contentState)
+        let attributesText = JSONWriter.string(attributes)
+
+        var aps: [(key: String, value: JSONValue)] = [
+            ("timestamp", .number(Double(content.timestamp))),
+            ("event", .string(content.event.rawValue)),
+            ("content-state", contentState),
+        ]
+        if isStart {
+            aps.append(("attributes-type", .string(content.template.attributesType)))
+            aps.append(("attributes", attributes))
+            aps.append(("input-push-token", .number(1)))
+        }
+        if content.event == .end {
+            if let dismissal = content.dismissalDate { aps.append(("dismissal-date", .number(unixSeconds(dismissal)))) }
+        } else {
+            aps.append(("stale-date", .number(unixSeconds(content.expiresAt))))
+        }
+        if let shown { aps.append(("alert", shown.json)) }
+        let apns = JSONValue.object([
+            ("aps", .object(aps)), ("activityId", .string(activityID)), ("miniAppId", .string(content.miniAppID)),
+        ])
+
+        var data: [(key: String, value: String)] = [
+            ("channel", androidChannel),
+            ("miniAppId", content.miniAppID),
+            ("activityId", activityID),
+            ("template", content.template.rawValue),
+            ("event", content.event.rawValue),
+            ("state", stateText),
+            ("attributes", attributesText),
+            ("displayName", content.displayName),
+            ("expiresAt", ISO8601.format(content.expiresAt)),
+            ("timestamp", String(content.timestamp)),
+        ]
+        if content.event == .end, let dismissal = content.dismissalDate {
+            data.append(("dismissAt", ISO8601.format(dismissal)))
+        }
+        if let shown {
+            data.append(("alertTitle", shown.title))
+            data.append(("alertBody", shown.body))
+        }
+        let signature = signer.signature(for: SignedEnvelope.canonicalBytes(data))
+        data.append(("kid", signer.keyID))
+        data.append(("sig", signature))
+        let fcm = JSONValue.object([
+            ("android", .object([
+                ("priority", .string(shown == nil ? "NORMAL" : "HIGH")), ("collapse_key", .string(activityID)),
+            ])),
+            ("data", .object(data.map { ($0.key, JSONValue.string($0.value)) })),
+        ])
+
+        return RenderedLiveActivity(
+            apns: JSONWriter.bytes(apns), apnsPriority: shown == nil ? 5 : 10, fcm: JSONWriter.bytes(fcm),
+            fcmDataBytes: data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count },
+            stateBytes: stateText.utf8.count, attributesBytes: isStart ? attributesText.utf8.count : 0,
+            alertBytes: shown.map { $0.title.utf8.count + $0.body.utf8.count } ?? 0)
+    }
+
+    /// 422 `payload_too_large` when either payload is over its limit, naming the overflow and the
+    /// largest part the partner controls as the field: `state`, `attributes` (on start) or `alert`.
+    /// Sizes do not depend on the device: ids, timestamps and signatures have fixed lengths.
+    public static func checkSize(_ rendered: RenderedLiveActivity, event: LiveActivityEvent) throws(HeraldError) {
+        var parts = [("state", rendered.stateBytes), ("alert", rendered.alertBytes)]
+        if event == .start { parts.insert(("attributes", rendered.attributesBytes), at: 1) }
+        // The first of the largest: state wins a tie.
+        let field = parts.reduce(parts[0]) { $1.1 > $0.1 ? $1 : $0 }.0
+        if rendered.apns.count > maxAPNsBytes {
+            throw .ruleViolated(
+                "payload_too_large",
+                "The rendered APNs payload is \(rendered.apns.count) bytes, \(rendered.apns.count - maxAPNsBytes) over the \(maxAPNsBytes)-byte limit.",
+                field: field)
+        }
+        if rendered.fcmDataBytes > maxFCMDataBytes {
+            throw .ruleViolated(
+                "payload_too_large",
+                "The rendered FCM data is \(rendered.fcmDataBytes) bytes, \(rendered.fcmDataBytes - maxFCMDataBytes) over the \(maxFCMDataBytes)-byte limit.",
+                field: field)
+        }
+    }
+
+    /// The alert a start shows: the partner's, else one from the attributes (title, and the
+    /// subtitle or "" as the body).
+    public static func startAlert(_ alert: LiveActivityAlert?, attributes: LiveActivityAttributes) -> LiveActivityAlert {
+        alert ?? LiveActivityAlert(title: attributes.title, body: attributes.subtitle ?? "")
+    }
+
+    /// The app's attributes struct as JSON (default `JSONDecoder` strategies, like the content-state).
+    static func attributesPayload(_ content: LiveActivityContent, activityID: String) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("title", .string(content.attributes.title))]
+        if let subtitle = content.attributes.subtitle { members.append(("subtitle", .string(subtitle))) }
+        members.append(("miniAppId", .string(content.miniAppID)))
+        members.append(("displayName", .string(content.displayName)))
+        members.append(("activityId", .string(activityID)))
+        return .object(members)
+    }
+
+    static func unixSeconds(_ date: Date) -> Double { date.timeIntervalSince1970.rounded(.down) }
+}

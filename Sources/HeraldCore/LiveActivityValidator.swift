@@ -1,0 +1,128 @@
+import Foundation
+
+/// A partner's start (`POST /api/partners/live-activities`) after validation.
+public struct LiveActivityStart: Sendable, Equatable {
+    public var recipient: LiveActivityRecipient
+    public var template: LiveActivityTemplate
+    public var attributes: LiveActivityAttributes
+    public var state: LiveActivityState
+    /// The partner's, else `LiveActivityRules.defaultTTLSeconds`.
+    public var ttlSeconds: Int
+    public var alert: LiveActivityAlert?
+
+    public init(recipient: LiveActivityRecipient, template: LiveActivityTemplate, attributes: LiveActivityAttributes,
+                state: LiveActivityState, ttlSeconds: Int, alert: LiveActivityAlert? = nil) {
+        self.recipient = recipient
+        self.template = template
+        self.attributes = attributes
+        self.state = state
+        self.ttlSeconds = ttlSeconds
+        self.alert = alert
+    }
+}
+
+/// An update (`POST .../{id}/update`, `PATCH .../{id}`) or an end (`DELETE .../{id}`) after
+/// validation. The state patch is only shape-checked here: the template is the stored
+/// activity's, so `LiveActivityState.merged(with:)` validates it.
+public struct LiveActivityChange: Sendable, Equatable {
+    /// The raw partial state object.
+    public var statePatch: JSONValue?
+    public var alert: LiveActivityAlert?
+    /// Update only.
+    public var ttlSeconds: Int?
+    /// End only.
+    public var dismissAt: Date?
+
+    public init(statePatch: JSONValue? = nil, alert: LiveActivityAlert? = nil, ttlSeconds: Int? = nil,
+                dismissAt: Date? = nil) {
+        self.statePatch = statePatch
+        self.alert = alert
+        self.ttlSeconds = ttlSeconds
+        self.dismissAt = dismissAt
+    }
+}
+
+/// Validates the Live Activity bodies of SPEC 2.2 (every rule that needs no database). Throws the
+/// first rule broken: 400 for shape and type (`missing_field`, `invalid_field`, `unknown_field`),
+/// 422 for template rules (`invalid_state`, `unknown_template`); docs/live-activities.md lists them.
+public enum LiveActivityValidator {
+    static let startFields: Set<String> = ["recipient", "template", "attributes", "state", "ttlSeconds", "alert"]
+    static let updateFields: Set<String> = ["state", "alert", "ttlSeconds"]
+    static let endFields: Set<String> = ["state", "alert", "dismissAt"]
+
+    public static func validateStart(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityStart {
+        let fields = try JSONFields(json, allowed: startFields)
+        let recipient = try recipient(fields)
+
+        let templateName = try fields.requiredString("template")
+        guard let template = LiveActivityTemplate(rawValue: templateName) else {
+            throw .ruleViolated(
+                "unknown_template",
+                "template must be one of \(LiveActivityTemplate.allCases.map(\.rawValue).joined(separator: ", ")).",
+                field: "template")
+        }
+
+        guard let attributesValue = fields.value("attributes") else { throw .missingField("attributes") }
+        let attributes = try LiveActivityAttributes.decode(attributesValue, rules: rules)
+        guard let stateValue = fields.value("state") else { throw .missingField("state") }
+        let state = try LiveActivityState.decode(template: template, json: stateValue, rules: rules)
+        let ttlSeconds = try fields.integer("ttlSeconds", range: rules.ttlRange) ?? rules.defaultTTLSeconds
+        let alert = try alert(fields, rules: rules)
+        return LiveActivityStart(
+            recipient: recipient, template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
+            alert: alert)
+    }
+
+    /// An update must change something: a state patch, an alert or a TTL.
+    public static func validateUpdate(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityChange {
+        let fields = try JSONFields(json, allowed: updateFields)
+        let patch = try statePatch(fields)
+        let alert = try alert(fields, rules: rules)
+        let ttlSeconds = try fields.integer("ttlSeconds", range: rules.ttlRange)
+        guard patch != nil || alert != nil || ttlSeconds != nil else {
+            throw HeraldError(
+                status: 400, code: "missing_field", message: "An update needs state, alert or ttlSeconds.", field: "state")
+        }
+        return LiveActivityChange(statePatch: patch, alert: alert, ttlSeconds: ttlSeconds)
+    }
+
+    /// The end body is optional (nil = no body): `{"state"?, "alert"?, "dismissAt"?}`.
+    public static func validateEnd(_ json: JSONValue?, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityChange {
+        guard let json else { return LiveActivityChange() }
+        let fields = try JSONFields(json, allowed: endFields)
+        return LiveActivityChange(
+            statePatch: try statePatch(fields), alert: try alert(fields, rules: rules), dismissAt: try fields.date("dismissAt"))
+    }
+
+    private static func recipient(_ fields: JSONFields) throws(HeraldError) -> LiveActivityRecipient {
+        guard let value = fields.value("recipient") else { throw .missingField("recipient") }
+        let recipient = try JSONFields(value, allowed: ["email", "wallet"], path: "recipient")
+        let email = try recipient.string("email")
+        let wallet = try recipient.string("wallet")
+        switch (email, wallet) {
+        case (let email?, nil):
+            guard let normalized = Identifiers.normalizedEmail(email) else {
+                throw .invalidField("recipient.email", "recipient.email is not a valid email address.")
+            }
+            return .email(normalized)
+        case (nil, let wallet?):
+            guard let normalized = Identifiers.normalizedWallet(wallet) else {
+                throw .invalidField("recipient.wallet", "recipient.wallet must be 0x followed by 40 hex digits.")
+            }
+            return .wallet(normalized)
+        default:
+            throw .invalidField("recipient", "recipient must name exactly one of email or wallet.")
+        }
+    }
+
+    private static func statePatch(_ fields: JSONFields) throws(HeraldError) -> JSONValue? {
+        guard let patch = fields.value("state") else { return nil }
+        guard patch.objectMembers != nil else { throw .invalidField("state", "state must be an object.") }
+        return patch
+    }
+
+    private static func alert(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityAlert? {
+        guard let value = fields.value("alert") else { return nil }
+        return try LiveActivityAlert.decode(value, rules: rules)
+    }
+}
