@@ -132,4 +132,50 @@ struct HeraldCtlTests {
         #expect(result.output.contains("delivery_history_"))
         #expect(try Self.run(["partitions", "--retention-days", "3"]).status == 2)
     }
+
+    @Test("expire ends every Live Activity past its TTL, in batches, once: a second run finds none")
+    func expire() throws {
+        let (url, drop) = try Self.freshDatabase()
+        defer { drop() }
+        #expect(try Self.run(["migrate"], url: url).status == 0)
+        let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+        defer { pool.close() }
+        try pool.withConnection { c in
+            _ = try c.execute("INSERT INTO tenants (id) VALUES ('t1')")
+            _ = try c.execute("""
+                INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
+                VALUES ('00000000-0000-0000-0000-0000000000bb', 'expire.app', 'Expire', 't1', 'x', 60, 10000)
+                """)
+            _ = try c.execute("INSERT INTO users (id, tenant_id) SELECT 'u' || g, 't1' FROM generate_series(1, 1201) g")
+            _ = try c.execute("""
+                INSERT INTO devices (user_id, device_id, platform, environment, fcm_token)
+                SELECT 'u' || g, 'pixel', 'android', 'production', 'fcm-' || g || repeat('x', 40) FROM generate_series(1, 1201) g
+                """)
+            // 1,200 past their TTL (more than one sweep batch) and one still running.
+            _ = try c.execute("""
+                INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
+                                             last_timestamp, created_at, updated_at, expires_at, apns_end_payload,
+                                             fcm_end_payload, end_timestamp)
+                SELECT gen_random_uuid(), '00000000-0000-0000-0000-0000000000bb', 'expire.app', 'u' || g, 'progress',
+                       '{}', '{}', '{}', 0, now() - interval '1 hour', now(),
+                       CASE WHEN g = 1 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+                       '{"aps":{}}', '{"data":{}}', 0
+                  FROM generate_series(1, 1201) g
+                """)
+            _ = try c.execute("""
+                INSERT INTO live_activity_targets (activity_id, device_id, service) SELECT id, 'pixel', 'fcm' FROM live_activities
+                """)
+        }
+        let first = try Self.run(["expire", "--json"], url: url)
+        #expect(first.status == 0, "\(first.output)")
+        #expect(try JSONParser.parse(first.output.trimmingCharacters(in: .whitespacesAndNewlines))["expired"]?.numberValue == 1200)
+        let counts = try pool.withConnection { c in
+            (try c.query("SELECT count(*) FROM live_activities WHERE status = 'expired'").first!.int(0),
+             try c.query("SELECT count(*) FROM deliveries WHERE activity_event = 'end' AND payload = '{\"data\":{}}'").first!.int(0))
+        }
+        #expect(counts.0 == 1200)
+        #expect(counts.1 == 1200)
+        let second = try Self.run(["expire"], url: url)
+        #expect(second.status == 0 && second.output.contains("expired 0 live activities"), "\(second.output)")
+    }
 }

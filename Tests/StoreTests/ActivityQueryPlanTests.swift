@@ -1,0 +1,132 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// The index each Live Activity query relies on (sql/009_live_activities.sql), proven with EXPLAIN on a
+/// private database with 20,000 users, 20,000 activities (half active, half finished), their targets and
+/// deliveries: large enough that the planner would not pick an index by accident.
+@Suite("Live Activity query plans", .serialized, .requiresDatabase)
+struct ActivityQueryPlanTests {
+    static let database: QueueDatabase = {
+        do {
+            let db = try QueueDatabase()
+            let c = db.connection
+            _ = try c.query("""
+                INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
+                VALUES ('00000000-0000-0000-0000-0000000000aa', 'plans.app', 'Plans', 't1', 'x', 60, 10000)
+                """)
+            _ = try c.query("INSERT INTO users (id, tenant_id) SELECT 'u' || g, 't1' FROM generate_series(1, 20000) g")
+            _ = try c.query("""
+                INSERT INTO user_emails (tenant_id, email, user_id)
+                SELECT 't1', 'u' || g || '@example.com', 'u' || g FROM generate_series(1, 20000) g
+                """)
+            _ = try c.query("""
+                INSERT INTO devices (user_id, device_id, platform, environment, apns_push_to_start_token)
+                SELECT 'u' || g, 'iphone', 'ios', 'production', repeat('ab', 32) FROM generate_series(1, 20000) g
+                """)
+            _ = try c.query("""
+                INSERT INTO mini_app_sessions (user_id, mini_app_id, last_seen_at)
+                SELECT 'u' || g, 'app.' || (g % 20), now() FROM generate_series(1, 20000) g
+                """)
+            _ = try c.query("""
+                INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
+                                             status, last_timestamp, created_at, updated_at, expires_at, ended_at,
+                                             apns_end_payload, fcm_end_payload, end_timestamp)
+                SELECT gen_random_uuid(), '00000000-0000-0000-0000-0000000000aa', 'plans.app', 'u' || g, 'progress',
+                       '{}', '{}', '{}', CASE WHEN g % 2 = 0 THEN 'active' ELSE 'ended' END, 0, now(), now(),
+                       now() + make_interval(secs => g), CASE WHEN g % 2 = 0 THEN NULL ELSE now() END, '{}', '{}', 0
+                  FROM generate_series(1, 20000) g
+                """)
+            _ = try c.query("""
+                INSERT INTO live_activity_targets (activity_id, device_id, service)
+                SELECT id, 'iphone', 'apns' FROM live_activities
+                """)
+            _ = try c.query("""
+                INSERT INTO deliveries (id, request_id, request_created_at, partner_id, service, user_id, device_id,
+                                        environment, payload, available_at, activity_id, activity_event, state)
+                SELECT gen_random_uuid(), id, created_at, partner_id, 'apns', user_id, 'iphone', 'production', '{}',
+                       now(), id, 'update', CASE WHEN random() < 0.5 THEN 'pending' ELSE 'leased' END
+                  FROM live_activities
+                """)
+            for table in ["users", "user_emails", "devices", "mini_app_sessions", "live_activities",
+                          "live_activity_targets", "deliveries"] {
+                try c.execute("ANALYZE \(table)")
+            }
+            return db
+        } catch {
+            fatalError("cannot build the activity query-plan fixture: \(error)")
+        }
+    }()
+
+    func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws -> String {
+        try Self.database.connection.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }
+            .joined(separator: "\n")
+    }
+
+    /// A function's body with its arguments as parameters, so the test EXPLAINs what the function runs.
+    /// From `start` up to the first `;`, or through `through` when given.
+    func body(of function: String, from start: String, through: String? = nil, arguments: [String]) throws -> String {
+        let source = try Self.database.connection.query("SELECT prosrc FROM pg_proc WHERE proname = $1", [function])
+            .first!.string(0)
+        var text = String(source[try #require(source.range(of: start)).lowerBound...])
+        if let through {
+            text = String(text[..<(try #require(text.range(of: through))).upperBound])
+        } else if let end = text.range(of: ";") {
+            text = String(text[..<end.lowerBound])
+        }
+        for (index, argument) in arguments.enumerated().reversed() {
+            text = text.replacingOccurrences(of: argument, with: "$\(index + 1)")
+        }
+        return text
+    }
+
+    @Test("a start's audience probes primary keys and the one-active index: no scan of the directory")
+    func audience() throws {
+        let query = try body(of: "herald_activity_audience", from: "WITH u AS",
+                             arguments: ["p_tenant", "p_email", "p_wallet", "p_mini_app", "p_session_since"])
+        let text = try plan(query, ["t1", "u42@example.com", "0x" + String(repeating: "0", count: 40), "plans.app", Date()])
+        #expect(text.contains("user_emails_pkey"), "\(text)")
+        #expect(text.contains("devices_pkey"), "\(text)")
+        #expect(text.contains("mini_app_sessions_pkey"), "\(text)")
+        #expect(text.contains("live_activities_one_active"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
+    @Test("an activity is read by its primary key")
+    func find() throws {
+        let text = try plan(ActivityStore.findSQL, [UUID(), UUID()])
+        #expect(text.contains("live_activities_pkey"), "\(text)")
+    }
+
+    @Test("the TTL sweep reads due activities from the partial expiry index")
+    func sweep() throws {
+        let query = try body(of: "herald_expire_activities", from: "SELECT a.id FROM live_activities a",
+                             through: "SKIP LOCKED", arguments: ["p_limit"])
+        let text = try plan(query, [500])
+        #expect(text.contains("live_activities_due"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
+    @Test("coalescing and supersession find an activity's rows on one device by deliveries_activity")
+    func activityRows() throws {
+        let pending = try plan(
+            "SELECT d.id FROM deliveries d WHERE d.activity_id = $1 AND d.device_id = $2 AND d.state = 'pending'",
+            [UUID(), "iphone"])
+        #expect(pending.contains("deliveries_activity"), "\(pending)")
+        let newer = try plan("""
+            SELECT 1 FROM deliveries n WHERE n.activity_id = $1 AND n.device_id = $2
+               AND (n.created_at, n.id) > ($3::timestamptz, $4::uuid)
+            """, [UUID(), "iphone", Date(), UUID()])
+        #expect(newer.contains("deliveries_activity"), "\(newer)")
+    }
+
+    @Test("retention deletes finished activities by the partial ended index")
+    func retention() throws {
+        let text = try plan("""
+            SELECT id FROM live_activities WHERE status <> 'active' AND ended_at < now() - interval '7 days' LIMIT $1
+            """, [5000])
+        #expect(text.contains("live_activities_ended"), "\(text)")
+    }
+}
