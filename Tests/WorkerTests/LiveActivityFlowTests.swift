@@ -180,6 +180,30 @@ struct LiveActivityDeliveryTests {
         #expect(harness.fcmMessages(to: fcm).count <= 21)
     }
 
+    /// Updates that arrive while a send is in flight queue ONE new row, which each later update rewrites:
+    /// the phone gets the send in flight, then the newest state, and nothing in between.
+    @Test func updatesWhileASendIsInFlightCoalesceIntoOneSend() async throws {
+        let harness = try LiveActivityHarness()
+        let partner = try harness.partner()
+        let user = try harness.user(iphone: false, sessionWith: [partner.miniApp])
+        let fcm = try #require(user.fcmToken)
+        // The Pixel's first message takes a second to answer: the start is in flight meanwhile.
+        harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 1_000), token: fcm)
+        try harness.workers.startWorker()
+        let id = try harness.activityID(harness.start(partner, user))
+        try harness.workers.waitUntilBlocking("the start in flight") {
+            try harness.db.count("SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'leased'", [id]) == 1
+        }
+        for step in 1...10 {
+            try harness.expect(harness.update(partner, id, #"{"state":{"statusText":"update \#(step)"}}"#), [200])
+        }
+        #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'pending'", [id]) == 1)
+        try await harness.workers.waitUntil("both sends") { try harness.outstanding(id) == 0 }
+        let events = harness.fcmMessages(to: fcm).compactMap(LiveActivityHarness.data)
+        #expect(events.map { $0["event"]?.stringValue } == ["start", "update"])
+        #expect(events.last?["state"]?.stringValue?.contains("update 10") == true)
+    }
+
     /// A second start for the same user and mini-app replaces the first: the old one is ended (status
     /// `replaced`, an end dismissing it at once) and the new one started.
     @Test func aNewStartReplacesTheActiveOne() async throws {

@@ -483,6 +483,13 @@ BEGIN
                                      WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = pp.partner_id
                                        AND d.available_at >= coalesce(pp.floor, '-infinity')
                                        AND d.available_at <= now() AND d.service = ANY (p_services)
+                                       -- One send at a time per activity and device: a newer state waits
+                                       -- for the one in flight (and takes every update meanwhile), so the
+                                       -- phone gets them in order and only the newest.
+                                       AND (d.activity_id IS NULL
+                                            OR NOT EXISTS (SELECT 1 FROM deliveries l
+                                                            WHERE l.activity_id = d.activity_id
+                                                              AND l.device_id = d.device_id AND l.state = 'leased'))
                                      ORDER BY d.available_at
                                      LIMIT v_quota
                                        FOR UPDATE SKIP LOCKED) y
@@ -563,6 +570,7 @@ DECLARE
     v_meta     jsonb;
     v_finished bigint := 0;
     v_retried  bigint := 0;
+    v_woken    bigint := 0;
 BEGIN
     SELECT coalesce(array_agg(x.id) FILTER (WHERE x.outcome NOT IN ('retry', 'deferred')), '{}'),
            coalesce(array_agg(x.id) FILTER (WHERE x.outcome IN ('retry', 'deferred')), '{}'),
@@ -627,8 +635,19 @@ BEGIN
              WHERE f.outcome = 'token_invalid' AND f.token IS NOT NULL AND f.service = 'apns'
                AND f.activity_event IN ('update', 'end')
                AND t.activity_id = f.activity_id AND t.device_id = f.device_id AND t.update_token = f.token
+        ), next_activity_rows AS (
+            -- The row that waited for a finished one of the same activity and device is due now (and
+            -- fresh for the claim's cursors); listening workers are told below.
+            UPDATE deliveries n SET available_at = now()
+              FROM finished f
+             WHERE f.activity_id IS NOT NULL AND n.activity_id = f.activity_id AND n.device_id = f.device_id
+               AND n.state = 'pending' AND n.available_at <= now()
+            RETURNING 1
         )
-        SELECT count(*) INTO v_finished FROM finished;
+        SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM next_activity_rows) INTO v_finished, v_woken;
+        IF v_woken > 0 THEN
+            PERFORM pg_notify('herald_deliveries', '');
+        END IF;
     END IF;
 
     IF cardinality(v_retry) > 0 THEN
