@@ -25,7 +25,7 @@ struct LifecycleTests {
                 done.signal()
             }
         }
-        #expect(await eventually { held.count == 2 && client.statistics.queued == 3 })
+        #expect(await eventually(timeout: .seconds(60)) { held.count == 2 && client.statistics.queued == 3 })
         client.shutdown()
         for _ in 0..<5 { done.wait() }
         #expect(failures.current == 5)

@@ -1,6 +1,8 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
+import Intake
+import ServiceSupport
 import Testing
 
 /// Every refusal of the Live Activity endpoints, tenant isolation, idempotency and rate limits: each
@@ -183,5 +185,43 @@ struct LiveActivityAPITests {
                                              token: partner.apiKey, json: #"{"token":"\#(LiveActivityHarness.hexToken())"}"#)
         #expect(partnerKey.status == 401)
         #expect(try harness.db.count("SELECT count(*) FROM live_activity_targets WHERE update_token IS NOT NULL") == 0)
+    }
+
+    @Test func aRenderedPayloadOverTheLimitIsRefusedAtIntake() throws {
+        let partner = try harness.partner()
+        let user = try harness.user(sessionWith: [partner.miniApp])
+        // 1,000 four-byte characters: valid by length, 4,000 bytes once rendered.
+        let body = String(repeating: "\u{1F680}", count: 1_000)
+        let refused = try harness.start(partner, user, alert: #"{"title":"Launch","body":"\#(body)"}"#)
+        #expect(refused.status == 422 && code(refused) == "payload_too_large", "\(refused.text)")
+        #expect(field(refused) == "alert")
+        #expect(try activityRows() == 0)
+        let id = try harness.activityID(harness.start(partner, user))
+        let update = try harness.update(partner, id, #"{"alert":{"title":"Launch","body":"\#(body)"}}"#)
+        #expect(update.status == 422 && code(update) == "payload_too_large")
+        #expect(try harness.db.count("SELECT version FROM live_activities WHERE id = $1::uuid", [id]) == 1)
+    }
+
+    @Test func theSessionWindowIsConfigurable() throws {
+        let base = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
+                    "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        #expect(try IntakeConfiguration.fromEnvironment(base).sessionWindowDays == 30)
+        var custom = base
+        custom["HERALD_SESSION_WINDOW_DAYS"] = "2"
+        #expect(try IntakeConfiguration.fromEnvironment(custom).sessionWindowDays == 2)
+        for bad in ["0", "3651", "month"] {
+            custom["HERALD_SESSION_WINDOW_DAYS"] = bad
+            #expect(throws: ConfigurationError.self, "\(bad)") { try IntakeConfiguration.fromEnvironment(custom) }
+        }
+
+        let strict = try LiveActivityHarness(configure: { $0.sessionWindowDays = 2 })
+        let partner = try strict.partner()
+        let user = try strict.user(sessionWith: [partner.miniApp])
+        try strict.db.connection.query(
+            "UPDATE mini_app_sessions SET last_seen_at = now() - interval '3 days' WHERE user_id = $1", [user.id])
+        #expect(code(try strict.start(partner, user)) == "no_session")
+        try strict.db.connection.query(
+            "UPDATE mini_app_sessions SET last_seen_at = now() - interval '1 day' WHERE user_id = $1", [user.id])
+        #expect(try strict.start(partner, user).status == 201)
     }
 }

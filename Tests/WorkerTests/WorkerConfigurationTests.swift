@@ -50,6 +50,27 @@ import Worker
         #expect(configuration.claimer.pollInterval == .milliseconds(250))
     }
 
+    @Test func theActivitySweepIsReadAndValidated() throws {
+        let defaults = try WorkerConfiguration.fromEnvironment(base)
+        #expect(defaults.activitySweeper.enabled)
+        #expect(defaults.activitySweeper.interval == .seconds(1))
+        #expect(defaults.activitySweeper.batchSize == 500)
+        var environment = base
+        environment["HERALD_ACTIVITY_SWEEP_ENABLED"] = "0"
+        environment["HERALD_ACTIVITY_SWEEP_INTERVAL_MS"] = "250"
+        environment["HERALD_ACTIVITY_SWEEP_BATCH"] = "2000"
+        let read = try WorkerConfiguration.fromEnvironment(environment)
+        #expect(!read.activitySweeper.enabled)
+        #expect(read.activitySweeper.interval == .milliseconds(250))
+        #expect(read.activitySweeper.batchSize == 2000)
+        for (variable, value) in [("HERALD_ACTIVITY_SWEEP_ENABLED", "yes"), ("HERALD_ACTIVITY_SWEEP_INTERVAL_MS", "10"),
+                                  ("HERALD_ACTIVITY_SWEEP_BATCH", "0")] {
+            var bad = base
+            bad[variable] = value
+            #expect(problem(bad) == variable)
+        }
+    }
+
     @Test func errorsNameTheVariable() {
         var environment = base
         environment.removeValue(forKey: "HERALD_DATABASE_URL")
