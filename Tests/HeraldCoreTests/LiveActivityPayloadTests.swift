@@ -457,7 +457,7 @@ enum LiveActivityFixtures {
         }
     }
 
-    @Test func theLargestFieldsWithinTheLimitsOverflowOnlyWithALongAlert() throws {
+    @Test func fieldsAtTheirLimitsFitASilentUpdateButNotAStartWithALongAlert() throws {
         let rules = LiveActivityRules()
         let attributes = LiveActivityAttributes(
             title: String(repeating: Self.wide, count: rules.titleLength.upperBound),
@@ -475,6 +475,16 @@ enum LiveActivityFixtures {
         })
         expectHeraldError(status: 422, code: "payload_too_large", field: "alert") { () throws(HeraldError) in
             try LiveActivityPayload.checkSize(start, event: .start)
+        }
+        // Without the partner's alert a start repeats the attributes as its alert: that too is over.
+        let defaultAlert = Self.render(Self.content(.progress, .start) {
+            $0.attributes = attributes
+            $0.state = Self.maxState
+            $0.alert = nil
+        })
+        #expect(defaultAlert.alertBytes == "[Gacha] ".utf8.count + 2 * 120 * 4)
+        expectHeraldError(status: 422, code: "payload_too_large", field: "state") { () throws(HeraldError) in
+            try LiveActivityPayload.checkSize(defaultAlert, event: .start)
         }
     }
 
