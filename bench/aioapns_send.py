@@ -56,6 +56,8 @@ def parse_arguments(argv):
     parser.add_argument("--priority", type=int, help="apns-priority (aioapns sends none by default)")
     parser.add_argument("--ttl", type=int, help="seconds: aioapns sends apns-expiration = now + ttl")
     parser.add_argument("--collapse-id", help="apns-collapse-id")
+    parser.add_argument("--message", type=json.loads,
+                        help="the payload as JSON, sent as given (default: an alert numbered per notification)")
     parser.add_argument("--details", action="store_true", help="add every notification's id, token, status, reason")
     parser.add_argument("--allow-failures", action="store_true", help="exit 0 even if some were not 200")
     arguments = parser.parse_args(argv)
@@ -89,7 +91,9 @@ async def run(arguments):
 
     def request(index):
         token = tokens[index % len(tokens)] if tokens else secrets.token_hex(32)
-        message = {"aps": {"alert": {"title": "aioapns", "body": f"notification {index}"}}}
+        message = arguments.message
+        if message is None:
+            message = {"aps": {"alert": {"title": "aioapns", "body": f"notification {index}"}}}
         return NotificationRequest(device_token=token, message=message, push_type=push_type,
                                    priority=arguments.priority, time_to_live=arguments.ttl,
                                    collapse_key=arguments.collapse_id)

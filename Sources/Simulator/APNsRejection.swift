@@ -7,6 +7,15 @@ import HeraldCore
 struct APNsRejection: Error, Sendable, Equatable {
     var status: Int
     var reason: String
+    /// Which rule was broken, when the reason alone does not say (Live Activity payloads). It goes to the
+    /// simulator's record (`detail` in `GET /sim/received`), never into the answer: APNs answers a reason only.
+    var detail: String?
+
+    init(status: Int, reason: String, detail: String? = nil) {
+        self.status = status
+        self.reason = reason
+        self.detail = detail
+    }
 
     static let badCollapseID = APNsRejection(status: 400, reason: "BadCollapseId")
     static let badDeviceToken = APNsRejection(status: 400, reason: "BadDeviceToken")
@@ -27,6 +36,18 @@ struct APNsRejection: Error, Sendable, Equatable {
     static let methodNotAllowed = APNsRejection(status: 405, reason: "MethodNotAllowed")
     static let payloadTooLarge = APNsRejection(status: 413, reason: "PayloadTooLarge")
     static let tooManyProviderTokenUpdates = APNsRejection(status: 429, reason: "TooManyProviderTokenUpdates")
+
+    /// A `liveactivity` push whose payload breaks a rule of `LiveActivityPayloadValidator`.
+    ///
+    /// APNs documents no reason for these, and clients report that APNs itself answers 200 and the device drops
+    /// such a push; the simulator refuses it so that a sender's mistake shows in tests instead of on a phone.
+    /// Of the reasons Apple documents, PayloadEmpty is the one about an unusable payload: the simulator already
+    /// answers it for a body that is not a JSON object, every client's reason list knows it, and like any 400
+    /// it says "do not retry unchanged" without blaming the token or the credentials (Herald's
+    /// `APNsResponseClassifier` fails the delivery, retiring nothing).
+    static func liveActivityPayload(_ detail: String) -> APNsRejection {
+        APNsRejection(status: 400, reason: "PayloadEmpty", detail: detail)
+    }
 
     /// The reason a fault answers with when it names only a status.
     static func defaultReason(status: Int) -> String {

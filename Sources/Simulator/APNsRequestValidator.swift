@@ -2,18 +2,20 @@ import HTTP2
 
 /// The checks APNs applies to `POST /3/device/{token}`, in the order the simulator applies them:
 /// path, method, duplicate headers, provider token, topic (missing; not the team's: TopicDisallowed),
-/// push type, priority, expiration, collapse id, apns-id, device token, payload, and last whether the
-/// token belongs to the topic's app (DeviceTokenNotForTopic, see `TokenOwners`). The first failure is
-/// the answer.
+/// push type, priority, expiration, collapse id, apns-id, device token, payload (for `liveactivity`
+/// also its content: `LiveActivityPayloadValidator`), and last whether the token belongs to the topic's
+/// app (DeviceTokenNotForTopic, see `TokenOwners`). The first failure is the answer.
 ///
 /// Only what Apple documents as required is required: `authorization` and `apns-topic` (token auth).
 /// `apns-push-type` is required only on watchOS, so a request without it is taken (as an alert for
 /// the priority rule); `apns-id` (APNs makes one), `apns-expiration`, `apns-priority` (10) and
 /// `apns-collapse-id` are optional. Device tokens are hex of any whole number of bytes: Apple says
-/// their length varies and must not be hard-coded.
+/// their length varies and must not be hard-coded (Live Activity push-to-start and update tokens are
+/// tokens too, of their own lengths).
 ///
 /// Everything here reads the request in place: the headers are scanned once, the token is a
-/// slice of the path and the payload check builds no document.
+/// slice of the path and the payload check builds no document (except for Live Activity pushes,
+/// whose rules need one).
 struct APNsRequestValidator: Sendable {
     /// Computed, not stored: a literal needs no lazy global initialisation on every access.
     static var pathPrefix: String { "/3/device/" }
@@ -103,10 +105,15 @@ struct APNsRequestValidator: Sendable {
         guard !request.body.isEmpty else { return .failure(.payloadEmpty) }
         let limit = pushType == "voip" ? Self.maxVoIPPayloadBytes : Self.maxPayloadBytes
         guard request.body.count <= limit else { return .failure(.payloadTooLarge) }
-        // APNs documents no reason for a payload that is not a JSON object; of the documented
-        // ones PayloadEmpty is the closest (there is no usable payload), and like any 400 it
-        // tells the client not to retry unchanged.
-        guard JSONShape.isObject(request.body) else { return .failure(.payloadEmpty) }
+        if pushType == "liveactivity" {
+            // The only payload parsed into a document: Live Activities have rules about its content.
+            if let rejection = LiveActivityPayloadValidator.check(request.body) { return .failure(rejection) }
+        } else {
+            // APNs documents no reason for a payload that is not a JSON object; of the documented
+            // ones PayloadEmpty is the closest (there is no usable payload), and like any 400 it
+            // tells the client not to retry unchanged.
+            guard JSONShape.isObject(request.body) else { return .failure(.payloadEmpty) }
+        }
         if !owners.isInactive,
            !owners.admit(token: token, bundleID: bundle ?? topics.bundle(of: topic) ?? topic[...]) {
             return .failure(.deviceTokenNotForTopic)

@@ -13,12 +13,14 @@ struct RecordEntry: Sendable {
     var reason: String?
     var receivedAt: Double
     var id: String?
+    /// Which rule a refused request broke, when the reason does not say (a string literal: no allocation).
+    var detail: String? = nil
 
     var record: SimulatorRecord {
         SimulatorRecord(
             service: service, token: String(token),
             headers: headers.map { $0.name == "authorization" ? HTTP2Header($0.name, "<redacted>") : $0 },
             body: body, status: status, reason: reason,
-            receivedAt: Date(timeIntervalSince1970: receivedAt), id: id)
+            receivedAt: Date(timeIntervalSince1970: receivedAt), id: id, detail: detail)
     }
 }

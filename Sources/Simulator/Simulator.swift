@@ -33,6 +33,10 @@ import HeraldCrypto
 ///   bundle it is 400 DeviceTokenNotForTopic, the last check.
 /// - A payload that is not a JSON object: 400 PayloadEmpty (APNs documents no reason for it; of
 ///   the documented ones this is the closest, and like every 400 it means "do not retry").
+/// - A `liveactivity` payload that breaks the rules Apple documents for ActivityKit pushes
+///   (`LiveActivityPayloadValidator`): 400 PayloadEmpty too (APNs documents no reason; clients
+///   report a 200 and a device that drops the push), with the broken rule as the record's `detail`.
+///   Duplicate keys are refused in such a payload only (which `event` counts would be a guess).
 /// - Background pushes need an explicit `apns-priority: 5` (absent means 10 to APNs); Live
 ///   Activities take 5 or 10; VoIP payloads may be 5120 bytes.
 /// - TooManyProviderTokenUpdates compares the new token's `iat` with the connection's current

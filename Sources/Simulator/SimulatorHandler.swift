@@ -60,7 +60,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
             let apnsID = clientID.flatMap { Identifiers.isLowercaseUUID($0) ? $0 : nil } ?? identifiers.uuid()
             let entry = RecordEntry(service: .apns, token: APNsRequestValidator.token(inPath: request.path),
                                     headers: request.headers, body: request.body, status: rejection.status,
-                                    reason: rejection.reason, receivedAt: now, id: apnsID)
+                                    reason: rejection.reason, receivedAt: now, id: apnsID, detail: rejection.detail)
             finish(.answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now))),
                    responder: responder)
         case .success(let accepted):

@@ -20,6 +20,9 @@ public struct SimulatorRecord: Sendable {
     public var receivedAt: Date
     /// What the answer identified the notification by: the `apns-id`, or the FCM message `name`.
     public var id: String?
+    /// For a refused request whose reason does not say which rule it broke (a Live Activity payload answered
+    /// PayloadEmpty): the rule, in words. Never part of the answer the client got.
+    public var detail: String?
 
     /// The body as JSON; nil if it is not JSON.
     public var payload: JSONValue? { try? JSONParser.parse(body) }
@@ -28,6 +31,14 @@ public struct SimulatorRecord: Sendable {
     public func header(_ name: String) -> String? {
         headers.first { $0.name == name }?.value
     }
+
+    /// The APNs headers a test checks field by field (nil when the request did not send them; `GET /sim/received`
+    /// has them under `headers`).
+    public var apnsPushType: String? { header("apns-push-type") }
+    public var apnsTopic: String? { header("apns-topic") }
+    public var apnsPriority: String? { header("apns-priority") }
+    public var apnsExpiration: String? { header("apns-expiration") }
+    public var apnsCollapseID: String? { header("apns-collapse-id") }
 
     /// The record as the control API writes it. The payload is the body itself when it is JSON
     /// (byte for byte, so numbers keep the client's spelling); otherwise `payload` is null and
@@ -63,6 +74,10 @@ public struct SimulatorRecord: Sendable {
         if let id {
             out.append(contentsOf: #","id":"#.utf8)
             JSONWriter.writeString(id, into: &out)
+        }
+        if let detail {
+            out.append(contentsOf: #","detail":"#.utf8)
+            JSONWriter.writeString(detail, into: &out)
         }
         out.append(contentsOf: #","receivedAt":"#.utf8)
         JSONWriter.writeString(ISO8601.format(receivedAt), into: &out)

@@ -113,7 +113,7 @@ struct APNsValidationTests {
             (["apns-collapse-id": String(repeating: "c", count: 64), "apns-expiration": "0"], SimulatorHarness.payload),
             (["apns-push-type": "background", "apns-priority": "5"], Array(#"{"aps":{"content-available":1}}"#.utf8)),
             (["apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity",
-              "apns-priority": "5"], SimulatorHarness.payload),
+              "apns-priority": "5"], LiveActivityPayloads.body(LiveActivityPayloads.update)),
             (["apns-priority": "1"], maxPayload),
             (["apns-push-type": "voip", "apns-topic": "app.herald.demo.voip"],
              SimulatorHarness.payload(bytes: 5120)),
@@ -130,7 +130,7 @@ struct APNsValidationTests {
         let harness = try SimulatorHarness()
         let response = try await harness.apns(replacing: [
             "apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity", "apns-priority": "1",
-        ])
+        ], body: LiveActivityPayloads.body(LiveActivityPayloads.update))
         #expect(response.status == 400)
         #expect(response.reason == "BadPriority")
     }

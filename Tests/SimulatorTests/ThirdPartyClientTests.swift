@@ -157,4 +157,38 @@ struct ThirdPartyClientTests {
         #expect(received.filter { $0["token"]?.stringValue == gone }.allSatisfy { $0["reason"] == .string("Unregistered") })
         #expect(received.compactMap { $0["reason"]?.stringValue }.filter { $0 == "TopicDisallowed" }.count == 1)
     }
+
+    @Test("aioapns' Live Activity push (PushType.LIVEACTIVITY) is accepted and recorded; a broken one is PayloadEmpty")
+    func aioapnsLiveActivity() async throws {
+        let simulator = try RunningSimulator(credentials: credentials)
+        let topic = credentials.apnsTopic + ".push-type.liveactivity"
+        let startToken = String(repeating: "5a", count: 80)
+        let start = String(decoding: LiveActivityPayloads.body(LiveActivityPayloads.start), as: UTF8.self)
+        let sent = try aioapns(port: simulator.port, count: 3, concurrency: 1, tokens: [startToken], topic: topic,
+                               extra: ["--push-type", "liveactivity", "--priority", "10", "--message", start])
+        #expect(sent["sent"] == .number(3), "\(sent)")
+        #expect(sent["statuses"] == .object([("200", .number(3))]))
+
+        let received = try #require(try await simulator.control("GET", "/sim/received?token=\(startToken)").arrayValue)
+        #expect(received.count == 3)
+        let expected = try JSONParser.parse(LiveActivityPayloads.body(LiveActivityPayloads.start))
+        for record in received {
+            #expect(record["status"] == .number(200))
+            #expect(record["headers"]?["apns-push-type"] == .string("liveactivity"))
+            #expect(record["headers"]?["apns-topic"] == .string(topic))
+            #expect(record["headers"]?["apns-priority"] == .string("10"))
+            // aioapns re-serialises the message: the same document, in its own spelling.
+            #expect(record["payload"] == expected)
+        }
+
+        // The same client, a start without its alert: Apple's shape of refusal, as aioapns reports it.
+        let broken = String(decoding: LiveActivityPayloads.body(LiveActivityPayloads.without(LiveActivityPayloads.start,
+                                                                                                "alert")), as: UTF8.self)
+        let refused = try aioapns(port: simulator.port, count: 1, tokens: [startToken], topic: topic,
+                                  extra: ["--push-type", "liveactivity", "--priority", "10", "--message", broken])
+        #expect(refused["statuses"] == .object([("400", .number(1))]), "\(refused)")
+        #expect(refused["reasons"] == .object([("PayloadEmpty", .number(1))]), "\(refused)")
+        let last = try #require(try await simulator.control("GET", "/sim/received").arrayValue?.last)
+        #expect(last["detail"] == .string("aps.alert is required on start"))
+    }
 }

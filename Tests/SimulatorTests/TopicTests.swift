@@ -46,7 +46,7 @@ struct TopicTests {
         #expect(try await harness.apns().status == 200)
         let liveActivity = try await harness.apns(replacing: [
             "apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity", "apns-priority": "5",
-        ])
+        ], body: LiveActivityPayloads.body(LiveActivityPayloads.update))
         #expect(liveActivity.status == 200)
     }
 
@@ -69,7 +69,7 @@ struct TopicTests {
         // The same app's push-type topics are the same app; the token in upper case is the same token.
         let liveActivity = try await harness.apns(token: SimulatorHarness.deviceToken.uppercased(), replacing: [
             "apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity", "apns-priority": "10",
-        ])
+        ], body: LiveActivityPayloads.body(LiveActivityPayloads.update))
         #expect(liveActivity.status == 200)
         // Another token is free to belong to the other app.
         #expect(try await harness.apns(token: Self.otherToken, replacing: ["apns-topic": "app.herald.other"]).status == 200)
