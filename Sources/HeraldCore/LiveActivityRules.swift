@@ -25,10 +25,19 @@ public struct LiveActivityRules: Sendable {
 
     public init() {}
 
-    /// The expiry a start or an update with `ttlSeconds` sets: `ttlSeconds` from `now`, but never
-    /// past `maxDuration` after the start (an update may extend the TTL only within Apple's bound).
-    public func expiresAt(startedAt: Date, now: Date, ttlSeconds: Int) -> Date {
-        min(now.addingTimeInterval(TimeInterval(ttlSeconds)), startedAt.addingTimeInterval(maxDuration))
+    /// The expiry a start or an update with `ttlSeconds` sets: `ttlSeconds` from `now`. An update may
+    /// extend the TTL only within Apple's bound, `maxDuration` after the start: one reaching past it is
+    /// 422 `ttl_beyond_limit` (refused, not cut short, so the partner knows what it got).
+    public func expiresAt(startedAt: Date, now: Date, ttlSeconds: Int) throws(HeraldError) -> Date {
+        let expiresAt = now.addingTimeInterval(TimeInterval(ttlSeconds))
+        let limit = startedAt.addingTimeInterval(maxDuration)
+        guard expiresAt <= limit else {
+            throw .ruleViolated(
+                "ttl_beyond_limit",
+                "An activity lasts at most \(Int(maxDuration / 3600)) hours from its start; ttlSeconds may be at most \(max(0, Int(limit.timeIntervalSince(now)))) now.",
+                field: "ttlSeconds")
+        }
+        return expiresAt
     }
 
     /// The dismissal date of an end at `endedAt`: the partner's `dismissAt` (one in the past means

@@ -45,7 +45,7 @@ struct ActivityHandler: Sendable {
         }
         let activityID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: activityID)!
-        let expiresAt = createdAt.addingTimeInterval(Double(start.ttlSeconds))
+        let expiresAt = try rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: start.ttlSeconds)
         let timestamp = Self.seconds(createdAt)
         let startAlert = LiveActivityPayload.startAlert(start.alert, attributes: start.attributes)
         let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
@@ -182,17 +182,9 @@ struct ActivityHandler: Sendable {
         let template = try Self.template(activity.template)
         let current = try LiveActivityState.decode(template: template, json: Self.parse(activity.stateJSON))
         let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
-        var expiresAt = activity.expiresAt
-        if let ttl = change.ttlSeconds {
-            expiresAt = now.addingTimeInterval(Double(ttl))
-            let limit = activity.createdAt.addingTimeInterval(rules.maxDuration)
-            guard expiresAt <= limit else {
-                throw HeraldError.ruleViolated(
-                    "ttl_beyond_limit",
-                    "An activity lasts at most \(Int(rules.maxDuration / 3600)) hours from its start; it may be extended to \(ISO8601.format(limit)).",
-                    field: "ttlSeconds")
-            }
-        }
+        let expiresAt = try change.ttlSeconds.map {
+            try rules.expiresAt(startedAt: activity.createdAt, now: now, ttlSeconds: $0)
+        } ?? activity.expiresAt
         let attributes = try Self.attributes(activity.attributesJSON)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
@@ -222,17 +214,7 @@ struct ActivityHandler: Sendable {
         let template = try Self.template(activity.template)
         let current = try LiveActivityState.decode(template: template, json: Self.parse(activity.stateJSON))
         let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
-        // Without dismissAt the ended activity stays as long as iOS would keep it; a past one dismisses at once.
-        var dismissAt = now.addingTimeInterval(rules.maxDismissalDelay)
-        if let requested = change.dismissAt {
-            guard requested <= dismissAt else {
-                throw HeraldError.ruleViolated(
-                    "dismiss_at_out_of_range",
-                    "dismissAt may be at most \(Int(rules.maxDismissalDelay / 3600)) hours after the end.",
-                    field: "dismissAt")
-            }
-            dismissAt = max(requested, now)
-        }
+        let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let content = LiveActivityContent(
             activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,

@@ -241,13 +241,17 @@ import Testing
         #expect(rules.stageCount == 1...8)
     }
 
-    @Test func anExpiryNeverPassesEightHoursFromTheStart() {
+    @Test func anExpiryNeverPassesEightHoursFromTheStart() throws {
         let rules = LiveActivityRules()
         let started = Fixtures.now
-        #expect(rules.expiresAt(startedAt: started, now: started, ttlSeconds: 1_800) == started.addingTimeInterval(1_800))
+        #expect(try rules.expiresAt(startedAt: started, now: started, ttlSeconds: 1_800) == started.addingTimeInterval(1_800))
+        #expect(try rules.expiresAt(startedAt: started, now: started, ttlSeconds: 28_800) == started.addingTimeInterval(8 * 3600))
         let later = started.addingTimeInterval(7 * 3600)
-        #expect(rules.expiresAt(startedAt: started, now: later, ttlSeconds: 1_800) == started.addingTimeInterval(7.5 * 3600))
-        #expect(rules.expiresAt(startedAt: started, now: later, ttlSeconds: 28_800) == started.addingTimeInterval(8 * 3600))
+        #expect(try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 1_800) == started.addingTimeInterval(7.5 * 3600))
+        #expect(try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 3_600) == started.addingTimeInterval(8 * 3600))
+        expectHeraldError(status: 422, code: "ttl_beyond_limit", field: "ttlSeconds") { () throws(HeraldError) in
+            _ = try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 3_602)
+        }
     }
 
     @Test func dismissalDates() throws {
