@@ -16,8 +16,9 @@ Live Activities need state the generator cannot invent (docs/api.md, "Live Activ
   only ever reads 404, so, outside the stateful phase (whose links already carry the id a start
   answered), a case whose activityId is a well-formed UUID gets the id of an activity started
   just before it, for one of HERALD_FUZZ_POOL (users that are never start recipients, so no
-  other case replaces the activity first), rotating through the three templates so every
-  template's state patches are tried. Every eighth such case keeps its random id, so the 404
+  other case replaces the activity first). Its template is the one whose keys the case's state
+  patch names, when they all belong to one (a patch that mixes templates is a documented 422
+  invalid_state for any activity); otherwise the three templates take turns. Every eighth such case keeps its random id, so the 404
   path stays exercised. A token report also gets the device the activity runs on ("iphone", or
   "pixel" every third time: 409 not_ios_device). Malformed ids (negative cases) are left alone.
 """
@@ -78,10 +79,28 @@ def _phase(case):
     return str(getattr(phase, "name", ""))
 
 
-def _fresh_activity(index):
+TEMPLATE_KEYS = {
+    "progress": {"stages", "currentStage", "progress", "statusText"},
+    "status": {"statusLabel", "statusVariant", "footnote"},
+    "countdown": {"deadline", "footnote"},
+}
+
+
+def _template_for(case, index):
+    """The START_STATES entry whose template has every key of the case's state patch, else a turn."""
+    body = case.body if isinstance(case.body, dict) else {}
+    patch = body.get("state")
+    if isinstance(patch, dict) and patch:
+        fits = [i for i, (name, _) in enumerate(START_STATES) if set(patch) <= TEMPLATE_KEYS[name]]
+        if fits:
+            return START_STATES[fits[index % len(fits)]]
+    return START_STATES[index % len(START_STATES)]
+
+
+def _fresh_activity(case, index):
     """Starts an activity for a pool user through the partner API and returns its id."""
     pool = os.environ["HERALD_FUZZ_POOL"].split(",")
-    template, state = START_STATES[index % len(START_STATES)]
+    template, state = _template_for(case, index)
     body = {
         "recipient": {"email": pool[index % len(pool)]},
         "template": template,
@@ -132,7 +151,7 @@ def before_call(context, case, kwargs):
         index = next(_counter)
     if index % 8 == 7:
         return
-    parameters["activityId"] = _fresh_activity(index)
+    parameters["activityId"] = _fresh_activity(case, index)
     if path == ACTIVITY_TOKEN and _is_external_id(parameters.get("deviceId")):
         parameters["deviceId"] = "pixel" if index % 3 == 2 else "iphone"
     case.path_parameters = parameters
