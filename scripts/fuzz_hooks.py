@@ -21,12 +21,20 @@ Live Activities need state the generator cannot invent (docs/api.md, "Live Activ
   invalid_state for any activity); otherwise the three templates take turns. Every eighth such case keeps its random id, so the 404
   path stays exercised. A token report also gets the device the activity runs on ("iphone", or
   "pixel" every third time: 409 not_ios_device). Malformed ids (negative cases) are left alone.
+  Should the start fail (the key was rotated: see below), the case keeps its generated id.
+
+The partner API is fuzzed with one partner's key. Schemathesis reuses ids from responses, so the
+admin cases would soon rotate, revoke or re-limit that very partner (its id is in the list), and
+every later partner case would read 401 or 429 without judging anything. An admin case that
+names that partner's id gets the id of a spare partner instead (HERALD_FUZZ_SPARE_PARTNER_ID),
+which it may change, rotate and revoke as it likes.
 """
 
 import itertools
 import json
 import os
 import threading
+import urllib.error
 import urllib.request
 import uuid
 
@@ -37,6 +45,7 @@ ACTIVITIES = "/api/partners/live-activities"
 ACTIVITY = ACTIVITIES + "/{activityId}"
 ACTIVITY_UPDATE = ACTIVITY + "/update"
 ACTIVITY_TOKEN = "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}"
+PARTNER_ADMIN = "/api/admin/mini-app-partners/{id}"
 
 KEYED = {("POST", PUSH_PATH), ("POST", ACTIVITIES), ("POST", ACTIVITY_UPDATE), ("PATCH", ACTIVITY), ("DELETE", ACTIVITY)}
 
@@ -116,8 +125,11 @@ def _fresh_activity(case, index):
             "Content-Type": "application/json",
         },
     )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.load(response)["activityId"]
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)["activityId"]
+    except urllib.error.HTTPError:
+        return None
 
 
 def _set_header_key(case):
@@ -138,6 +150,12 @@ def before_call(context, case, kwargs):
     if (method, path) in KEYED:
         _set_header_key(case)
 
+    if path.startswith(PARTNER_ADMIN) and case.path_parameters:
+        own = os.environ["HERALD_FUZZ_PARTNER_ID"]
+        if str(case.path_parameters.get("id", "")).lower() == own:
+            case.path_parameters = {**case.path_parameters, "id": os.environ["HERALD_FUZZ_SPARE_PARTNER_ID"]}
+        return
+
     if method == "POST" and path == ACTIVITIES and _mode(case) == "positive" and isinstance(case.body, dict):
         case.body["recipient"] = {"email": os.environ["HERALD_FUZZ_RECIPIENT"]}
         return
@@ -151,7 +169,10 @@ def before_call(context, case, kwargs):
         index = next(_counter)
     if index % 8 == 7:
         return
-    parameters["activityId"] = _fresh_activity(case, index)
+    fresh = _fresh_activity(case, index)
+    if fresh is None:
+        return
+    parameters["activityId"] = fresh
     if path == ACTIVITY_TOKEN and _is_external_id(parameters.get("deviceId")):
         parameters["deviceId"] = "pixel" if index % 3 == 2 else "iphone"
     case.path_parameters = parameters
