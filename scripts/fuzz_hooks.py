@@ -1,27 +1,138 @@
 """Schemathesis hooks for scripts/fuzz (loaded through SCHEMATHESIS_HOOKS).
 
-Every generated push gets a fresh Idempotency-Key. Hypothesis reuses short strings ("0", "a")
-across cases, and the same key with another body is a legitimate 422 idempotency_key_reused
-(docs/api.md, "Idempotency"); a fresh key lets each case be judged on its own body. A key the
-generator made invalid on purpose (a negative case on that header) is left as it is, so the
-rejection of bad keys is still exercised.
+Every generated push, Live Activity start, update and end gets a fresh Idempotency-Key.
+Hypothesis reuses short strings ("0", "a") across cases, and the same key with another body is a
+legitimate 422 idempotency_key_reused (docs/api.md, "Idempotency"); a fresh key lets each case be
+judged on its own body. A key the generator made invalid on purpose (a negative case on that
+header) is left as it is, so the rejection of bad keys is still exercised.
+
+Live Activities need state the generator cannot invent (docs/api.md, "Live Activities"):
+
+- A start succeeds only for a user of the partner's tenant with an in-app session and a device
+  that can show an activity. scripts/fuzz registers one (HERALD_FUZZ_RECIPIENT); a positive
+  start gets it as its recipient, so the rest of the body is judged by the server's answer
+  instead of an always-404 lookup. Negative starts keep what was generated.
+- An update, end, read or host token report needs an activity that exists now. A random UUID
+  only ever reads 404, so, outside the stateful phase (whose links already carry the id a start
+  answered), a case whose activityId is a well-formed UUID gets the id of an activity started
+  just before it, for one of HERALD_FUZZ_POOL (users that are never start recipients, so no
+  other case replaces the activity first). Its template is the one whose keys the case's state
+  patch names, when they all belong to one (a patch that mixes templates is a documented 422
+  invalid_state for any activity); otherwise the three templates take turns. Every eighth such case keeps its random id, so the 404
+  path stays exercised. A token report also gets the device the activity runs on ("iphone", or
+  "pixel" every third time: 409 not_ios_device). Malformed ids (negative cases) are left alone.
+  Should the start fail (the key was rotated: see below), the case keeps its generated id.
+
+The partner API is fuzzed with one partner's key. Schemathesis reuses ids from responses, so the
+admin cases would soon rotate, revoke or re-limit that very partner (its id is in the list), and
+every later partner case would read 401 or 429 without judging anything. An admin case that
+names that partner's id gets the id of a spare partner instead (HERALD_FUZZ_SPARE_PARTNER_ID),
+which it may change, rotate and revoke as it likes.
 """
 
+import itertools
+import json
+import os
+import threading
+import urllib.error
+import urllib.request
 import uuid
 
 import schemathesis
 
 PUSH_PATH = "/api/partners/notifications/push"
+ACTIVITIES = "/api/partners/live-activities"
+ACTIVITY = ACTIVITIES + "/{activityId}"
+ACTIVITY_UPDATE = ACTIVITY + "/update"
+ACTIVITY_TOKEN = "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}"
+PARTNER_ADMIN = "/api/admin/mini-app-partners/{id}"
+
+KEYED = {("POST", PUSH_PATH), ("POST", ACTIVITIES), ("POST", ACTIVITY_UPDATE), ("PATCH", ACTIVITY), ("DELETE", ACTIVITY)}
+
+# One state per template, valid at start, so a fresh activity of each exists to patch.
+START_STATES = [
+    ("progress", {"stages": ["Confirming", "Processing", "Completed"], "currentStage": 0, "progress": 0.2}),
+    ("status", {"statusLabel": "Pending review", "statusVariant": "pending"}),
+    ("countdown", {"deadline": "2030-01-01T00:00:00Z"}),
+]
+
+_counter = itertools.count()
+_lock = threading.Lock()
 
 
 def _valid_key(value):
     return isinstance(value, str) and 1 <= len(value) <= 255 and all(0x20 <= ord(c) <= 0x7E for c in value)
 
 
-@schemathesis.hook
-def before_call(context, case, kwargs):
-    if case.method.upper() != "POST" or case.operation.path != PUSH_PATH:
-        return
+def _is_uuid(value):
+    try:
+        return isinstance(value, str) and len(value) == 36 and uuid.UUID(value) is not None
+    except ValueError:
+        return False
+
+
+def _is_external_id(value):
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-")
+    return isinstance(value, str) and 1 <= len(value) <= 128 and set(value) <= allowed
+
+
+def _mode(case):
+    meta = getattr(case, "meta", None)
+    generation = getattr(meta, "generation", None)
+    return str(getattr(generation, "mode", ""))
+
+
+def _phase(case):
+    meta = getattr(case, "meta", None)
+    phase = getattr(meta, "phase", None)
+    return str(getattr(phase, "name", ""))
+
+
+TEMPLATE_KEYS = {
+    "progress": {"stages", "currentStage", "progress", "statusText"},
+    "status": {"statusLabel", "statusVariant", "footnote"},
+    "countdown": {"deadline", "footnote"},
+}
+
+
+def _template_for(case, index):
+    """The START_STATES entry whose template has every key of the case's state patch, else a turn."""
+    body = case.body if isinstance(case.body, dict) else {}
+    patch = body.get("state")
+    if isinstance(patch, dict) and patch:
+        fits = [i for i, (name, _) in enumerate(START_STATES) if set(patch) <= TEMPLATE_KEYS[name]]
+        if fits:
+            return START_STATES[fits[index % len(fits)]]
+    return START_STATES[index % len(START_STATES)]
+
+
+def _fresh_activity(case, index):
+    """Starts an activity for a pool user through the partner API and returns its id."""
+    pool = os.environ["HERALD_FUZZ_POOL"].split(",")
+    template, state = _template_for(case, index)
+    body = {
+        "recipient": {"email": pool[index % len(pool)]},
+        "template": template,
+        "attributes": {"title": "Fuzz " + template},
+        "state": state,
+    }
+    request = urllib.request.Request(
+        os.environ["HERALD_FUZZ_BASE_URL"] + ACTIVITIES,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Authorization": "Bearer " + os.environ["HERALD_FUZZ_PARTNER_KEY"],
+            "Content-Type": "application/json",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)["activityId"]
+    except urllib.error.HTTPError:
+        return None
+
+
+def _set_header_key(case):
     headers = case.headers if case.headers is not None else {}
     current = next((v for k, v in headers.items() if k.lower() == "idempotency-key"), None)
     if current is not None and not _valid_key(current):
@@ -30,3 +141,38 @@ def before_call(context, case, kwargs):
         del headers[name]
     headers["Idempotency-Key"] = "fuzz-" + uuid.uuid4().hex
     case.headers = headers
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    method = case.method.upper()
+    path = case.operation.path
+    if (method, path) in KEYED:
+        _set_header_key(case)
+
+    if path.startswith(PARTNER_ADMIN) and case.path_parameters:
+        own = os.environ["HERALD_FUZZ_PARTNER_ID"]
+        if str(case.path_parameters.get("id", "")).lower() == own:
+            case.path_parameters = {**case.path_parameters, "id": os.environ["HERALD_FUZZ_SPARE_PARTNER_ID"]}
+        return
+
+    if method == "POST" and path == ACTIVITIES and _mode(case) == "positive" and isinstance(case.body, dict):
+        case.body["recipient"] = {"email": os.environ["HERALD_FUZZ_RECIPIENT"]}
+        return
+
+    if path not in (ACTIVITY, ACTIVITY_UPDATE, ACTIVITY_TOKEN) or _phase(case) == "stateful":
+        return
+    parameters = case.path_parameters if case.path_parameters is not None else {}
+    if not _is_uuid(parameters.get("activityId")):
+        return
+    with _lock:
+        index = next(_counter)
+    if index % 8 == 7:
+        return
+    fresh = _fresh_activity(case, index)
+    if fresh is None:
+        return
+    parameters["activityId"] = fresh
+    if path == ACTIVITY_TOKEN and _is_external_id(parameters.get("deviceId")):
+        parameters["deviceId"] = "pixel" if index % 3 == 2 else "iphone"
+    case.path_parameters = parameters

@@ -124,11 +124,18 @@ public enum LiveActivityState: Sendable, Equatable {
 
     /// Merges a partial state (the `state` object of an update or end: any subset of the
     /// template's keys; a key set to null clears an optional field) and validates the result as
-    /// a whole, so a patch that shrinks `stages` below `currentStage` is refused.
+    /// a whole, so a patch that shrinks `stages` below `currentStage` is refused. A key of
+    /// another template is 422 `invalid_state`; a key of no template 400 `unknown_field`.
     public func merged(with patch: JSONValue, rules: LiveActivityRules = LiveActivityRules(), path: String = "state")
         throws(HeraldError) -> LiveActivityState
     {
-        let fields = try JSONFields(patch, allowed: Set(template.stateKeys), path: path)
+        // The template is the stored activity's, not the body's: a key of another template is well-formed
+        // JSON for some activity, so it breaks a rule of this one (422), not the request's shape (400).
+        let fields = try JSONFields(patch, allowed: Self.allStateKeys, path: path)
+        for member in fields.members where !template.stateKeys.contains(member.key) {
+            throw Self.invalidState(
+                fields.field(member.key), "\(fields.field(member.key)) is not a field of the \(template.rawValue) template.")
+        }
         var members = json.objectMembers ?? []
         for member in fields.members {
             let index = members.firstIndex { $0.key == member.key }
@@ -145,6 +152,9 @@ public enum LiveActivityState: Sendable, Equatable {
         }
         return try Self.decode(template: template, json: .object(members), rules: rules, path: path)
     }
+
+    /// Every template's state keys: what a patch may name before its activity's template is applied.
+    static let allStateKeys = Set(LiveActivityTemplate.allCases.flatMap(\.stateKeys))
 
     static func invalidState(_ field: String, _ message: String) -> HeraldError {
         .ruleViolated("invalid_state", message, field: field)

@@ -137,4 +137,100 @@ import Testing
             + ["https://x.io", "https://x.io:443/a?b#c", "https://x.io:123456/", "https://:1/", "https:///a", "http://x.io/"]
         agree(regex, corpus, maxLength: 2048) { (try? PartnerRules.iconURL($0)) != nil }
     }
+
+    // MARK: - Live Activities (the start, update and end bodies' text and date rules)
+
+    static func start(attributes: [(String, JSONValue)] = [("title", .string("t"))],
+                      state: [(String, JSONValue)] = [("stages", .array([.string("a")])), ("currentStage", .number(0)),
+                                                      ("progress", .number(0))],
+                      template: String = "progress", extra: [(String, JSONValue)] = []) -> JSONValue {
+        .object([("recipient", .object([("email", .string("a@x.io"))])), ("template", .string(template)),
+                 ("attributes", .object(attributes)), ("state", .object(state))] + extra)
+    }
+
+    static func startAccepted(_ json: JSONValue) -> Bool {
+        (try? LiveActivityValidator.validateStart(json, rules: LiveActivityRules())) != nil
+    }
+
+    /// Text that must hold something visible, and text that may be blank.
+    static let nonBlankCorpus = strings(around: [("a", "b"), ("", ""), (" ", ""), ("", " ")]) + [" ", "  ", "\u{3000}", "a"]
+    static let plainCorpus = strings(around: [("a", "b"), ("", "")])
+
+    @Test func liveActivityTitles() throws {
+        let regex = try Self.pattern(after: "\n    LiveActivityTitle:")
+        agree(regex, Self.nonBlankCorpus, maxLength: 120) { Self.startAccepted(Self.start(attributes: [("title", .string($0))])) }
+        // The alert's title is the same schema.
+        agree(regex, Self.nonBlankCorpus, maxLength: 120) {
+            Self.startAccepted(Self.start(extra: [("alert", .object([("title", .string($0))]))]))
+        }
+    }
+
+    @Test func liveActivitySubtitles() throws {
+        let regex = try Self.pattern(after: "\n        subtitle:\n          type: [string, 'null']")
+        agree(regex, Self.plainCorpus, maxLength: 120) {
+            Self.startAccepted(Self.start(attributes: [("title", .string("t")), ("subtitle", .string($0))]))
+        }
+    }
+
+    @Test func liveActivityAlertBodies() throws {
+        let regex = try Self.pattern(after: "\n    LiveActivityAlert:")
+        agree(regex, Self.plainCorpus, maxLength: 1000) {
+            Self.startAccepted(Self.start(extra: [("alert", .object([("title", .string("t")), ("body", .string($0))]))]))
+        }
+    }
+
+    @Test func liveActivityStateTexts() throws {
+        let progress: (String, JSONValue) -> JSONValue = { key, value in
+            Self.start(state: [("stages", .array([.string("a")])), ("currentStage", .number(0)), ("progress", .number(0)),
+                               (key, value)])
+        }
+        agree(try Self.pattern(after: "\n    LiveActivityStageName:"), Self.nonBlankCorpus, maxLength: 40) {
+            Self.startAccepted(Self.start(state: [("stages", .array([.string($0)])), ("currentStage", .number(0)),
+                                                  ("progress", .number(0))]))
+        }
+        agree(try Self.pattern(after: "\n    LiveActivityStatusText:"), Self.plainCorpus, maxLength: 200) {
+            Self.startAccepted(progress("statusText", .string($0)))
+        }
+        agree(try Self.pattern(after: "\n    LiveActivityStatusLabel:"), Self.nonBlankCorpus, maxLength: 60) {
+            Self.startAccepted(Self.start(state: [("statusLabel", .string($0)), ("statusVariant", .string("info"))],
+                                          template: "status"))
+        }
+        agree(try Self.pattern(after: "\n    LiveActivityFootnote:"), Self.plainCorpus, maxLength: 200) {
+            Self.startAccepted(Self.start(state: [("statusLabel", .string("s")), ("statusVariant", .string("info")),
+                                                  ("footnote", .string($0))], template: "status"))
+        }
+    }
+
+    /// Dates at every edge of `ISO8601.parse`: month lengths, leap years, fractions, zones, letter case.
+    static let dateCorpus: [String] = {
+        var result: [String] = []
+        for year in ["2026", "2024", "2000", "1900", "2100", "0000", "0004", "9999"] {
+            for (month, days) in [("01", 31), ("02", 29), ("04", 30), ("06", 31), ("11", 30), ("12", 32), ("00", 1), ("13", 1)] {
+                for day in Set([1, 28, days - 1, days, days + 1, 0]) where day >= 0 {
+                    result.append("\(year)-\(month)-\(String(format: "%02d", day))T12:00:00Z")
+                }
+            }
+        }
+        let base = "2026-12-01T09:00:00"
+        for zone in ["Z", "z", "+00:00", "-00:00", "+23:59", "-23:59", "+24:00", "+05:60", "+5:00", "+0500", "", " Z", "Z "] {
+            result.append(base + zone)
+        }
+        for fraction in ["", ".", ".1", ".123", ".123456789", ".1234567890", ".12a"] { result.append(base + fraction + "Z") }
+        for time in ["23:59:59", "24:00:00", "23:60:00", "23:59:60", "9:00:00", "09:00"] { result.append("2026-12-01T\(time)Z") }
+        result += ["2026-12-01t09:00:00Z", "2026-12-01 09:00:00Z", "2026-12-1T09:00:00Z", "12026-12-01T09:00:00Z",
+                   "2026-12-01T09:00:00.5+01:00", "tomorrow", ""]
+        result += strings(around: [("2026-12-01T09:00", ":00Z"), ("2026-12-01T09:00:00Z", ""), ("", "2026-12-01T09:00:00Z")])
+        return result
+    }()
+
+    @Test func liveActivityDates() throws {
+        let regex = try Self.pattern(after: "\n    LiveActivityDate:")
+        // A countdown's deadline (422 when refused) and an end's dismissAt (400) follow one rule.
+        agree(regex, Self.dateCorpus) {
+            Self.startAccepted(Self.start(state: [("deadline", .string($0))], template: "countdown"))
+        }
+        agree(regex, Self.dateCorpus) { date in
+            (try? LiveActivityValidator.validateEnd(.object([("dismissAt", .string(date))]), rules: LiveActivityRules())) != nil
+        }
+    }
 }
