@@ -179,9 +179,7 @@ struct ActivityHandler: Sendable {
     private func updateWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
                              key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
         -> PreparedChange {
-        let template = try Self.template(activity.template)
-        let current = try LiveActivityState.decode(template: template, json: Self.parse(activity.stateJSON))
-        let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
+        let (template, state) = try Self.merged(change, into: activity)
         let expiresAt = try change.ttlSeconds.map {
             try rules.expiresAt(startedAt: activity.createdAt, now: now, ttlSeconds: $0)
         } ?? activity.expiresAt
@@ -211,9 +209,7 @@ struct ActivityHandler: Sendable {
     private func endWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
                           key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
         -> PreparedChange {
-        let template = try Self.template(activity.template)
-        let current = try LiveActivityState.decode(template: template, json: Self.parse(activity.stateJSON))
-        let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
+        let (template, state) = try Self.merged(change, into: activity)
         let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let content = LiveActivityContent(
@@ -342,6 +338,14 @@ struct ActivityHandler: Sendable {
 
     static func parse(_ text: String) throws -> JSONValue {
         do { return try JSONParser.parse(text) } catch { throw HeraldError.internalError }
+    }
+
+    /// The activity's template and its state with the change's patch merged in (validated as a whole).
+    static func merged(_ change: LiveActivityChange, into activity: ActivityRecord) throws
+        -> (LiveActivityTemplate, LiveActivityState) {
+        let template = try template(activity.template)
+        let current = try LiveActivityState.decode(template: template, json: parse(activity.stateJSON))
+        return (template, try change.statePatch.map { try current.merged(with: $0) } ?? current)
     }
 
     static func template(_ name: String) throws -> LiveActivityTemplate {

@@ -298,8 +298,13 @@ import Testing
 
     @Test func aPatchIsCheckedAgainstTheActivitysTemplate() throws {
         let status = try Self.status(#""statusLabel":"a","statusVariant":"info""#)
-        expectHeraldError(status: 400, code: "unknown_field", field: "state.progress") { () throws(HeraldError) in
+        // A key of another template breaks a rule of this activity (the schema allows every template's
+        // keys in a patch); a key of no template is malformed.
+        expectHeraldError(status: 422, code: "invalid_state", field: "state.progress") { () throws(HeraldError) in
             _ = try status.merged(with: Self.patch(#"{"progress":0.5}"#))
+        }
+        expectHeraldError(status: 400, code: "unknown_field", field: "state.colour") { () throws(HeraldError) in
+            _ = try status.merged(with: Self.patch(#"{"colour":"red"}"#))
         }
         expectHeraldError(status: 422, code: "invalid_state", field: "state.statusVariant") { () throws(HeraldError) in
             _ = try status.merged(with: Self.patch(#"{"statusVariant":"warning"}"#))

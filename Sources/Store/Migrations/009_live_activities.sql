@@ -293,10 +293,12 @@ BEGIN
 END
 $$;
 
--- The checks every change of an activity makes, under the activity's row lock. Returns NULL when the
--- change may go ahead, else why not: 'not_found' (no such activity of this partner), 'ended' (ended,
--- replaced, expired, or past its TTL before the sweep), 'conflict' (changed since the caller read it).
-CREATE FUNCTION herald_activity_lock(p_partner uuid, p_id uuid, p_version integer)
+-- The checks every change of an activity makes, under the activity's row lock, then its Idempotency-Key.
+-- Returns NULL when the change may go ahead, else why not: 'not_found' (no such activity of this
+-- partner), 'ended' (ended, replaced, expired, or past its TTL before the sweep), 'conflict' (changed
+-- since the caller read it), 'duplicate' (another request holds the key).
+CREATE FUNCTION herald_activity_begin_change(p_partner uuid, p_id uuid, p_version integer, p_key text,
+                                             p_body_hash text, p_response text, p_now timestamptz)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
@@ -314,13 +316,15 @@ BEGIN
         RETURN 'ended';
     ELSIF v_activity.version <> p_version THEN
         RETURN 'conflict';
+    ELSIF NOT herald_activity_claim_key(p_partner, p_key, p_body_hash, p_id, p_response, 200::smallint, p_now) THEN
+        RETURN 'duplicate';
     END IF;
     RETURN NULL;
 END
 $$;
 
--- An update merged by the intake into version `p_version`. Returns 'updated', 'duplicate', or a refusal
--- of herald_activity_lock.
+-- An update merged by the intake into version `p_version`. Returns 'updated' or a refusal of
+-- herald_activity_begin_change.
 CREATE FUNCTION herald_activity_update(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_version integer,
     p_now timestamptz, p_state jsonb, p_expires timestamptz, p_timestamp bigint, p_apns text, p_apns_start text,
@@ -334,12 +338,9 @@ AS $$
 DECLARE
     v_refusal text;
 BEGIN
-    v_refusal := herald_activity_lock(p_partner, p_id, p_version);
+    v_refusal := herald_activity_begin_change(p_partner, p_id, p_version, p_key, p_body_hash, p_response, p_now);
     IF v_refusal IS NOT NULL THEN
         RETURN v_refusal;
-    END IF;
-    IF NOT herald_activity_claim_key(p_partner, p_key, p_body_hash, p_id, p_response, 200::smallint, p_now) THEN
-        RETURN 'duplicate';
     END IF;
     UPDATE live_activities
        SET state = p_state, version = version + 1, last_timestamp = p_timestamp, updated_at = p_now,
@@ -352,7 +353,7 @@ BEGIN
 END
 $$;
 
--- The partner's end. Returns 'ended_now', 'duplicate', or a refusal of herald_activity_lock.
+-- The partner's end. Returns 'ended_now' or a refusal of herald_activity_begin_change.
 CREATE FUNCTION herald_activity_end(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_version integer,
     p_now timestamptz, p_state jsonb, p_dismiss timestamptz, p_timestamp bigint, p_apns text, p_fcm text,
@@ -367,12 +368,9 @@ DECLARE
     v_refusal text;
     v_created timestamptz;
 BEGIN
-    v_refusal := herald_activity_lock(p_partner, p_id, p_version);
+    v_refusal := herald_activity_begin_change(p_partner, p_id, p_version, p_key, p_body_hash, p_response, p_now);
     IF v_refusal IS NOT NULL THEN
         RETURN v_refusal;
-    END IF;
-    IF NOT herald_activity_claim_key(p_partner, p_key, p_body_hash, p_id, p_response, 200::smallint, p_now) THEN
-        RETURN 'duplicate';
     END IF;
     UPDATE live_activities
        SET state = p_state, status = 'ended', version = version + 1, last_timestamp = p_timestamp,
