@@ -54,9 +54,9 @@ struct ActivityHandler: Sendable {
                 template: start.template, attributes: start.attributes, state: start.state, event: event,
                 timestamp: stamp, expiresAt: expiresAt, dismissalDate: dismissal, alert: alert)
         }
-        let startPayloads = try render(content(.start, timestamp, nil, startAlert), field: "attributes")
+        let startPayloads = try render(content(.start, timestamp, nil, startAlert))
         let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
-        let endPayloads = try render(content(.end, endTimestamp, expiresAt, nil), field: "state")
+        let endPayloads = try render(content(.end, endTimestamp, expiresAt, nil))
 
         let email: String?, wallet: String?
         switch start.recipient {
@@ -93,8 +93,8 @@ struct ActivityHandler: Sendable {
             let write = ActivityStartWrite(
                 partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
                 activityID: activityID, now: createdAt, miniAppID: partner.miniAppID, userID: audience.userID,
-                template: start.template.rawValue, attributesJSON: JSONWriter.string(Self.json(start.attributes)),
-                stateJSON: JSONWriter.string(start.state.json), startAlertJSON: JSONWriter.string(Self.json(startAlert)),
+                template: start.template.rawValue, attributesJSON: JSONWriter.string(start.attributes.json),
+                stateJSON: JSONWriter.string(start.state.json), startAlertJSON: JSONWriter.string(startAlert.json),
                 expiresAt: expiresAt, timestamp: timestamp, start: startPayloads, end: endPayloads,
                 endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement)
             return try finish(store.start(write), key: key, bodyHash: bodyHash, partner: partner) {
@@ -110,7 +110,7 @@ struct ActivityHandler: Sendable {
         let stamp = max(Self.seconds(now), old.lastTimestamp + 1)
         let content = LiveActivityContent(
             activityID: old.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
-            attributes: try Self.attributes(old.attributesJSON),
+            attributes: try Self.storedAttributes(old.attributesJSON),
             state: try LiveActivityState.decode(template: template, json: Self.parse(old.stateJSON)), event: .end,
             timestamp: stamp, expiresAt: old.expiresAt, dismissalDate: now, alert: nil)
         let rendered = LiveActivityPayload.render(content, signer: signer)
@@ -183,7 +183,7 @@ struct ActivityHandler: Sendable {
         let expiresAt = try change.ttlSeconds.map {
             try rules.expiresAt(startedAt: activity.createdAt, now: now, ttlSeconds: $0)
         } ?? activity.expiresAt
-        let attributes = try Self.attributes(activity.attributesJSON)
+        let attributes = try Self.storedAttributes(activity.attributesJSON)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
             LiveActivityContent(
@@ -193,9 +193,9 @@ struct ActivityHandler: Sendable {
         }
         let update = LiveActivityPayload.render(content(.update, timestamp, nil, change.alert), signer: signer)
         try LiveActivityPayload.checkSize(update, event: .update)
-        let restart = try render(content(.start, timestamp, nil, try Self.alert(activity.startAlertJSON)), field: "state")
+        let restart = try render(content(.start, timestamp, nil, try Self.storedAlert(activity.startAlertJSON)))
         let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
-        let end = try render(content(.end, endTimestamp, expiresAt, nil), field: "state")
+        let end = try render(content(.end, endTimestamp, expiresAt, nil))
         let response = JSONWriter.string(Self.activityJSON(
             activity, status: .active, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil))
         let write = ActivityUpdateWrite(
@@ -214,7 +214,7 @@ struct ActivityHandler: Sendable {
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let content = LiveActivityContent(
             activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
-            attributes: try Self.attributes(activity.attributesJSON), state: state, event: .end, timestamp: timestamp,
+            attributes: try Self.storedAttributes(activity.attributesJSON), state: state, event: .end, timestamp: timestamp,
             expiresAt: activity.expiresAt, dismissalDate: dismissAt, alert: change.alert)
         let rendered = LiveActivityPayload.render(content, signer: signer)
         try LiveActivityPayload.checkSize(rendered, event: .end)
@@ -312,7 +312,8 @@ struct ActivityHandler: Sendable {
         try? keys.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
     }
 
-    private func render(_ content: LiveActivityContent, field: String) throws -> ActivityPayloads {
+    /// Renders and size-checks one event (the 422 names the part the partner controls that overflowed).
+    private func render(_ content: LiveActivityContent) throws -> ActivityPayloads {
         let rendered = LiveActivityPayload.render(content, signer: signer)
         try LiveActivityPayload.checkSize(rendered, event: content.event)
         return Self.payloads(rendered)
@@ -353,28 +354,14 @@ struct ActivityHandler: Sendable {
         return template
     }
 
-    static func json(_ attributes: LiveActivityAttributes) -> JSONValue {
-        var members: [(key: String, value: JSONValue)] = [("title", .string(attributes.title))]
-        if let subtitle = attributes.subtitle { members.append(("subtitle", .string(subtitle))) }
-        return .object(members)
+    /// A stored form read back (`LiveActivityAttributes.decode`, `LiveActivityAlert.decode`): a row that no
+    /// longer decodes is Herald's fault, not the partner's.
+    static func storedAttributes(_ text: String) throws -> LiveActivityAttributes {
+        do { return try LiveActivityAttributes.decode(try parse(text)) } catch { throw HeraldError.internalError }
     }
 
-    static func attributes(_ text: String) throws -> LiveActivityAttributes {
-        let json = try parse(text)
-        guard let title = json["title"]?.stringValue else { throw HeraldError.internalError }
-        return LiveActivityAttributes(title: title, subtitle: json["subtitle"]?.stringValue)
-    }
-
-    static func json(_ alert: LiveActivityAlert) -> JSONValue {
-        .object([("title", .string(alert.title)), ("body", .string(alert.body))])
-    }
-
-    static func alert(_ text: String) throws -> LiveActivityAlert {
-        let json = try parse(text)
-        guard let title = json["title"]?.stringValue, let body = json["body"]?.stringValue else {
-            throw HeraldError.internalError
-        }
-        return LiveActivityAlert(title: title, body: body)
+    static func storedAlert(_ text: String) throws -> LiveActivityAlert {
+        do { return try LiveActivityAlert.decode(try parse(text)) } catch { throw HeraldError.internalError }
     }
 
     /// The body of GET (and of an update's or end's answer).
