@@ -3,19 +3,15 @@ import Foundation
 /// A process a test starts (an intake, heraldctl) with its output captured to a file, ended
 /// with SIGTERM by `stop()` or when the object goes away.
 public final class ChildProcess: @unchecked Sendable {
-    public let process = Process()
+    /// Spawned with posix_spawn, not Foundation's Process (see SpawnedProcess for why).
+    public let process: SpawnedProcess
     public let outputFile: URL
 
     public init(executable: URL, arguments: [String] = [], environment: [String: String]) throws {
         outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: outputFile)
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        process = try SpawnedProcess(executable: executable, arguments: arguments, environment: environment,
+                                     output: outputFile)
     }
 
     deinit { stop() }
