@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "herald-worker", dependencies: ["Worker", "ServiceSupport", "HeraldCore"]),
         .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
 
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto"]),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "HeraldCore"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Testing
 
 /// Keys made with the `openssl` CLI in a temporary directory, once per test process, so the
@@ -55,13 +56,12 @@ struct OpenSSLCLI: Sendable {
     /// Runs `openssl arguments...`; returns its exit status (and throws when `check` and it failed).
     @discardableResult
     func run(_ arguments: [String], check: Bool = true) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        // Through sh for the working directory (posix_spawn has no portable chdir; see SpawnedProcess for
+        // why not Foundation's Process).
+        let process = try SpawnedProcess(
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            arguments: ["-c", #"cd "$0" && exec /usr/bin/openssl "$@""#, directory.path] + arguments,
+            environment: ProcessInfo.processInfo.environment, output: URL(fileURLWithPath: "/dev/null"))
         process.waitUntilExit()
         if check, process.terminationStatus != 0 {
             throw Failure(description: "openssl \(arguments.first ?? "") exited \(process.terminationStatus)")
