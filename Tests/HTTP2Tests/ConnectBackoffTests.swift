@@ -71,7 +71,9 @@ struct ConnectBackoffTests {
 
     @Test("Consecutive failures wait exponentially longer, up to the maximum")
     func waitsGrowWithEachFailure() async throws {
-        let backoff = ExponentialBackoff(base: .milliseconds(40), maximum: .milliseconds(320))
+        // Waits of 100 ms to 1.6 s: long enough that a send lands inside one even when this task resumes
+        // late on a busy machine (with 40-320 ms, a loaded CI saw every send miss every window).
+        let backoff = ExponentialBackoff(base: .milliseconds(200), maximum: .milliseconds(1_600))
         let refusing = RefusingPort()
         defer { withExtendedLifetime(refusing) {} }
         let client = try client(port: refusing.port, backoff: backoff)
@@ -85,7 +87,7 @@ struct ConnectBackoffTests {
             }
             let statistics = client.statistics
             #expect(statistics.consecutiveConnectFailures == failures)
-            // The wait chosen after this failure: in the upper half of 40 ms x 2^(n-1), capped at 320 ms.
+            // The wait chosen after this failure: in the upper half of 200 ms x 2^(n-1), capped at 1.6 s.
             let step = Int(backoff.step(afterFailures: failures) / .milliseconds(1))
             #expect((step / 2...step).contains(statistics.connectBackoffMilliseconds), "after \(failures) failures")
         }
