@@ -74,8 +74,14 @@ enum Commands {
         case "list":
             try arguments.allowOnly(["json"])
             let records = try store.list()
-            printer.emit(.object([("partners", .array(records.map { $0.json() }))])) {
-                records.isEmpty ? "no partners" : records.map(describe).joined(separator: "\n")
+            printer.emit(.object([("partners", .array(records.map { $0.json() }))])) { text in
+                records.isEmpty ? "no partners" : text.table(
+                    ["ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED"],
+                    records.map { record in
+                        [record.id.uuidString.lowercased(), record.miniAppID, record.displayName, record.tenantID,
+                         String(record.rateLimitPerMinute), String(record.rateLimitPerDay), text.time(record.createdAt),
+                         text.time(record.revokedAt)]
+                    })
             }
         case "update":
             try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day", "icon-url",

@@ -7,35 +7,29 @@ import Store
 /// heraldctl: the operator's commands. Text on a terminal, JSON with `--json`; exit 0 on
 /// success, 1 on failure, 2 on bad usage.
 public enum HeraldCtl {
-    public static let usage = """
-        usage: heraldctl <command> [options]
+    /// Options without a value, across every command.
+    static let flagNames: Set<String> = ["json", "list", "dry-run", "no-icon", "realtime"]
 
-          migrate                               apply the schema migrations (idempotent, concurrent-safe)
-          partitions [--months-ahead N] [--retention-days N] [--list]
-                                                create future monthly partitions, drop expired ones
-          expire [--json]                       end the Live Activities past their TTL now (one sweep)
-          partners create --mini-app-id ID --display-name NAME [--tenant T]
-                          [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL]
-          partners list
-          partners update ID [--display-name NAME] [--rate-limit-per-minute N] [--rate-limit-per-day N]
-                             [--icon-url URL | --no-icon]
-          partners rotate-key ID
-          partners revoke ID
-
-        Every command reads HERALD_DATABASE_URL and accepts --json. New partners get HERALD_DEFAULT_TENANT,
-        HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE and HERALD_DEFAULT_RATE_LIMIT_PER_DAY unless given.
-        """
-
-    /// Runs a command line and returns the exit status.
+    /// Runs a command line and returns the exit status. `style` is chosen from `--json` and whether
+    /// standard output is a terminal unless a caller (a test) fixes it.
     public static func run(_ words: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           style: OutputStyle? = nil,
                            output: @escaping (String) -> Void = { print($0) }) -> Int32 {
+        var path: [String] = []
         do {
             guard let command = words.first else { throw UsageError(message: "a command is required") }
             if command == "help" || command == "--help" || command == "-h" {
-                output(usage)
+                let topic = Array(words.dropFirst())
+                output(topic.isEmpty ? Help.overview : try helpPage(topic))
                 return 0
             }
-            let arguments = try Arguments(Array(words.dropFirst()), flagNames: ["json", "list", "dry-run", "no-icon"])
+            let arguments = try Arguments(Array(words.dropFirst()), flagNames: flagNames)
+            path = [command] + arguments.positional.prefix(1)
+            if arguments.flag("help") {
+                output(try helpPage(path))
+                return 0
+            }
+            guard Help.text(for: [command]) != nil else { throw UsageError(message: "unknown command \(command)") }
             guard let url = environment["HERALD_DATABASE_URL"], !url.isEmpty else {
                 throw CommandFailure(message: "HERALD_DATABASE_URL is required")
             }
@@ -44,7 +38,9 @@ public enum HeraldCtl {
                 url: url, maxConnections: 2,
                 connectionOptions: .init(applicationName: "heraldctl", statementTimeout: nil)))
             defer { pool.close() }
-            let printer = Printer(json: arguments.flag("json"), output: output)
+            let printer = Printer(
+                style: style ?? OutputStyle.choose(json: arguments.flag("json"), standardOutputIsTerminal: isatty(1) == 1),
+                output: output, now: Date())
             switch command {
             case "migrate": try Commands.migrate(pool: pool, arguments: arguments, printer: printer)
             case "partitions": try Commands.partitions(pool: pool, arguments: arguments, printer: printer)
@@ -55,7 +51,8 @@ public enum HeraldCtl {
             }
             return 0
         } catch let error as UsageError {
-            FileHandle.standardError.write(Data("heraldctl: \(error.message)\n\n\(usage)\n".utf8))
+            let page = Help.text(for: path) ?? Help.overview
+            FileHandle.standardError.write(Data("heraldctl: \(error.message)\n\n\(page)\n".utf8))
             return 2
         } catch let error as HeraldError {
             FileHandle.standardError.write(Data("heraldctl: \(error.message)\n".utf8))
@@ -69,21 +66,16 @@ public enum HeraldCtl {
             return 1
         }
     }
+
+    private static func helpPage(_ path: [String]) throws(UsageError) -> String {
+        guard let page = Help.text(for: path) else { throw UsageError(message: "unknown command \(path.joined(separator: " "))") }
+        return page
+    }
 }
 
 struct CommandFailure: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
-}
-
-/// Prints a result as text or as one JSON document.
-struct Printer {
-    let json: Bool
-    let output: (String) -> Void
-
-    func emit(_ value: JSONValue, text: () -> String) {
-        output(json ? JSONWriter.string(value) : text())
-    }
 }
 
 /// The defaults for new partners, from the same variables the intake reads.

@@ -1,0 +1,127 @@
+/// The usage text of heraldctl and of each command: `heraldctl help`, `heraldctl CMD --help`,
+/// `heraldctl CMD SUB --help`. Bad usage prints the text of the command it was for.
+enum Help {
+    static let overview = """
+        usage: heraldctl <command> [options]
+
+        commands:
+          migrate       apply the schema migrations (idempotent, concurrent-safe)
+          partners      create, list, update, rotate-key, revoke partners
+          partitions    create future monthly partitions, drop expired ones
+          stats         queue depth by state, lane and partner; outcomes of the last 5 min and hour
+          replay        put failed, dead or expired deliveries back in the queue
+          backfill      bulk enqueue sends, or import users and devices, from a JSONL file
+          expire        end the Live Activities past their TTL now (one sweep)
+
+        Every command reads HERALD_DATABASE_URL, accepts --json (one JSON object on stdout) and --help.
+        Text output: tables and relative times on a terminal, tab-separated lines when piped.
+        Exit status: 0 success, 1 failure, 2 bad usage.
+        """
+
+    /// The help of a command path (`["partners", "create"]`); nil for an unknown command.
+    static func text(for path: [String]) -> String? {
+        let key = path.prefix(2).joined(separator: " ")
+        return pages[key] ?? path.first.flatMap { pages[$0] }
+    }
+
+    private static let pages: [String: String] = [
+        "migrate": """
+            usage: heraldctl migrate [--json]
+
+            Applies the migrations bundled with this build that the database lacks, in order, each in its
+            own transaction. Safe to run from several processes at once (an advisory lock serialises them)
+            and to rerun: an up-to-date schema is left alone.
+            --json: {"applied":["010_operations.sql",...]}
+            """,
+        "partitions": """
+            usage: heraldctl partitions [--months-ahead N] [--retention-days N] [--list] [--json]
+
+            Creates the monthly partitions of push_requests and delivery_history for the current month and
+            N more (default 3, at most 36); with --retention-days (at least 31) detaches and drops the ones
+            wholly older than that. Run it daily (deploy/ has a CronJob); the intake's janitor does the same.
+            --list prints every partition and its bounds.
+            """,
+        "partners": """
+            usage: heraldctl partners <create|list|update|rotate-key|revoke> ...
+
+              partners create --mini-app-id ID --display-name NAME [--tenant T]
+                              [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL]
+              partners list
+              partners update ID [--display-name NAME] [--rate-limit-per-minute N] [--rate-limit-per-day N]
+                                 [--icon-url URL | --no-icon]
+              partners rotate-key ID
+              partners revoke ID
+
+            heraldctl partners <action> --help for each.
+            """,
+        "partners create": """
+            usage: heraldctl partners create --mini-app-id ID --display-name NAME [--tenant T]
+                   [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL] [--json]
+
+            Registers a partner and prints its API key once (only its hash is stored): hand it over a
+            secure channel. Defaults: HERALD_DEFAULT_TENANT, HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE and
+            HERALD_DEFAULT_RATE_LIMIT_PER_DAY (the intake's).
+            """,
+        "partners list": """
+            usage: heraldctl partners list [--json]
+
+            Every partner, active and revoked, oldest first. Keys are never shown.
+            """,
+        "partners update": """
+            usage: heraldctl partners update ID [--display-name NAME] [--rate-limit-per-minute N]
+                   [--rate-limit-per-day N] [--icon-url URL | --no-icon] [--json]
+
+            Changes a partner's display name (the brand prefix of its notifications), limits or icon.
+            """,
+        "partners rotate-key": """
+            usage: heraldctl partners rotate-key ID [--json]
+
+            Issues a new API key and prints it once; the old key stops working at once.
+            """,
+        "partners revoke": """
+            usage: heraldctl partners revoke ID [--json]
+
+            Revokes the partner: its key is refused from now on. Queued deliveries still go out.
+            """,
+        "stats": """
+            usage: heraldctl stats [--json]
+
+            The queue at a glance: rows by state (pending, leased), lane (realtime, bulk) and partner; how
+            long the oldest due row has waited; deliveries finished in the last 5 minutes and hour by
+            outcome. --json: {"queue":[{"state","lane","partner","count"}],"oldestDueSeconds":N,
+            "outcomes":{"5m":{"sent":N,...},"1h":{...}}}
+            """,
+        "replay": """
+            usage: heraldctl replay [--request ID]... [--partner ID] [--since T] [--until T]
+                   [--outcome failed|dead|expired]... [--reason TEXT] [--realtime] [--dry-run] [--json]
+
+            Puts failed, dead or expired push deliveries back in the queue, with the payload they had.
+            At least one selector (--request, --partner, --since, --until, --reason) is required.
+              --request ID   a push request id (repeatable)
+              --partner ID   a partner id (UUID) or mini-app id
+              --since/--until T  when the delivery finished: ISO 8601, or an age like 30m, 2h, 7d
+              --outcome O    failed, dead or expired (repeatable; default all three)
+              --reason TEXT  the upstream reason recorded (BadDeviceToken, InternalServerError, ...)
+              --realtime     queue in the realtime lane (default: bulk, behind partner traffic)
+              --dry-run      count what would be replayed, by skip reason; change nothing
+            Never replays to an invalid token, a removed device or a user who opted out, never a delivery
+            that was sent, and never one twice (already_replayed). The request counts the replayed rows
+            again: its status goes back to sending, then completed.
+            --json: {"matched":N,"replayed":N,"skipped":{"token_invalid":N,"opted_out":N,
+            "device_removed":N,"already_replayed":N}}
+            """,
+        "backfill": """
+            usage: heraldctl backfill sends FILE [--json]
+                   heraldctl backfill users FILE [--json]
+
+            Bulk loads a JSONL file (one JSON object per line), streamed, in the bulk lane.
+            heraldctl backfill <sends|users> --help for each.
+            """,
+        "expire": """
+            usage: heraldctl expire [--json]
+
+            Ends every Live Activity past its TTL now, in batches, the sweep every worker runs each second.
+            --json: {"expired":N}
+            """,
+    ]
+}
