@@ -1,0 +1,86 @@
+import Foundation
+import Postgres
+
+/// The queue at a glance (`heraldctl stats`, SPEC 6).
+public struct QueueStats: Sendable, Equatable {
+    public struct Group: Sendable, Equatable {
+        /// `pending` (due now), `scheduled` (pending, due later: a sendAt or a retry's backoff), `leased`.
+        public let state: String
+        public let lane: Int
+        public let miniAppID: String
+        public let count: Int
+    }
+
+    public let queue: [Group]
+    /// How long the oldest due pending row has waited (0 when none is due).
+    public let oldestDueSeconds: Double
+    /// Deliveries finished in each window, by outcome: every outcome is present, zeros included.
+    public let outcomes: [(window: String, counts: [(outcome: String, count: Int)])]
+
+    public static func == (a: QueueStats, b: QueueStats) -> Bool {
+        a.queue == b.queue && a.oldestDueSeconds == b.oldestDueSeconds
+            && a.outcomes.map(\.window) == b.outcomes.map(\.window)
+            && zip(a.outcomes, b.outcomes).allSatisfy { $0.counts.map(\.outcome) == $1.counts.map(\.outcome)
+                && $0.counts.map(\.count) == $1.counts.map(\.count) }
+    }
+}
+
+public struct StatsStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The outcomes a finished delivery can have (sql/009_live_activities.sql's check), in display order.
+    public static let outcomes = ["sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded"]
+    public static let windows: [(name: String, seconds: Int)] = [("5m", 300), ("1h", 3_600)]
+
+    /// Three statements in one round trip (each consistent in itself).
+    public func stats() throws -> QueueStats {
+        let results = try pool.withConnection { connection in
+            try connection.pipeline([(Self.queueSQL, []), (Self.oldestDueSQL, []),
+                                     (Self.outcomesSQL, [Self.windows[0].seconds, Self.windows[1].seconds])])
+        }
+        let queue = try results[0].rows.map {
+            QueueStats.Group(state: try $0.string(0), lane: try $0.int(1), miniAppID: try $0.string(2), count: try $0.int(3))
+        }
+        let oldest = try results[1].first.map { try $0.double(0) } ?? 0
+        var finished: [String: (recent: Int, hour: Int)] = [:]
+        for row in results[2].rows {
+            finished[try row.string(0)] = (try row.int(1), try row.int(2))
+        }
+        let outcomes = Self.windows.enumerated().map { index, window in
+            (window.name, Self.outcomes.map { outcome in
+                (outcome, index == 0 ? finished[outcome]?.recent ?? 0 : finished[outcome]?.hour ?? 0)
+            })
+        }
+        return QueueStats(queue: queue, oldestDueSeconds: oldest, outcomes: outcomes)
+    }
+}
+
+extension StatsStore {
+    /// Every outbox row, grouped. The outbox holds only unfinished work (finished rows move to history),
+    /// so this stays a scan of a small table.
+    public static let queueSQL = """
+        SELECT CASE WHEN d.state = 'pending' AND d.available_at > now() THEN 'scheduled' ELSE d.state END AS state,
+               d.lane, p.mini_app_id, count(*)
+          FROM deliveries d JOIN partners p ON p.id = d.partner_id
+         GROUP BY 1, 2, 3
+         ORDER BY 1, 2, 3
+        """
+
+    /// The oldest due row of each lane is the first entry of deliveries_due for that lane: two probes.
+    public static let oldestDueSQL = """
+        SELECT coalesce(extract(epoch FROM now() - min(oldest)), 0)::float8
+          FROM (SELECT (SELECT min(d.available_at) FROM deliveries d
+                         WHERE d.state = 'pending' AND d.lane = l AND d.available_at <= now()) AS oldest
+                  FROM unnest('{0,1}'::smallint[]) AS l) AS lanes
+        """
+
+    /// $1 the short window, $2 the long one, in seconds: outcomes finished within each. The BRIN index
+    /// on finished_at (sql/010_operations.sql) keeps the scan to the long window's block ranges.
+    public static let outcomesSQL = """
+        SELECT outcome, count(*) FILTER (WHERE finished_at > now() - make_interval(secs => $1)), count(*)
+          FROM delivery_history
+         WHERE finished_at > now() - make_interval(secs => $2)
+         GROUP BY outcome
+        """
+}
