@@ -103,7 +103,7 @@ public struct ReplayStore: Sendable {
         }
     }
 
-    static func parameters(_ selection: ReplaySelection, after: (Date, UUID), limit: Int, lane: Int,
+    public static func parameters(_ selection: ReplaySelection, after: (Date, UUID), limit: Int, lane: Int,
                            fallbackTTLSeconds: Int, dryRun: Bool) -> [(any PostgresEncodable)?] {
         var values: [(any PostgresEncodable)?] = [selection.outcomes, after.0, after.1, limit]
         if !dryRun { values += [lane, fallbackTTLSeconds] }
