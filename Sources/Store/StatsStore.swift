@@ -67,12 +67,11 @@ extension StatsStore {
          ORDER BY 1, 2, 3
         """
 
-    /// The oldest due row of each lane is the first entry of deliveries_due for that lane: two probes.
+    /// The head of every (lane, partner) queue (sql/006_worker.sql's loose index scan, one probe per
+    /// queue, as the worker's oldest-due gauge reads it); a head not due yet means nothing is due there.
     public static let oldestDueSQL = """
-        SELECT coalesce(extract(epoch FROM now() - min(oldest)), 0)::float8
-          FROM (SELECT (SELECT min(d.available_at) FROM deliveries d
-                         WHERE d.state = 'pending' AND d.lane = l AND d.available_at <= now()) AS oldest
-                  FROM unnest('{0,1}'::smallint[]) AS l) AS lanes
+        SELECT coalesce(extract(epoch FROM now() - min(oldest_available_at)), 0)::float8
+          FROM herald_queue_heads() WHERE oldest_available_at <= now()
         """
 
     /// $1 the short window, $2 the long one, in seconds: outcomes finished within each. The BRIN index

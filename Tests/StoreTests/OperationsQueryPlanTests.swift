@@ -5,7 +5,8 @@ import Store
 import Testing
 
 /// The indexes `heraldctl replay` and `heraldctl stats` rely on (sql/010_operations.sql), proven with EXPLAIN
-/// on a private database whose history holds 60,000 rows, 95% of them sent, across 300 requests and 3 partners.
+/// on a private database whose history holds 60,000 rows, 95% of them sent, across 300 requests and 3 partners,
+/// and whose outbox holds 20,000 pending rows.
 @Suite("Operations query plans", .serialized, .requiresDatabase)
 struct OperationsQueryPlanTests {
     static let partners = (1...3).map { UUID(uuidString: "00000000-0000-0000-0000-00000000000\($0)")! }
@@ -24,7 +25,15 @@ struct OperationsQueryPlanTests {
                        CASE WHEN g % 20 = 0 THEN '{}' END
                   FROM generate_series(1, 60000) g
                 """)
+            _ = try c.execute("""
+                INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
+                                        environment, payload, available_at)
+                SELECT gen_random_uuid(), gen_random_uuid(), now(), ('00000000-0000-0000-0000-00000000000' || (1 + g % 3))::uuid,
+                       g % 2, 'apns', 'u' || g, 'd', 'production', '{}', now() - make_interval(secs => g)
+                  FROM generate_series(1, 20000) g
+                """)
             try c.execute("ANALYZE delivery_history")
+            try c.execute("ANALYZE deliveries")
             return db
         } catch {
             fatalError("cannot build the operations query-plan fixture: \(error)")
@@ -98,9 +107,14 @@ struct OperationsQueryPlanTests {
         #expect(noHistoryScan(text), "\(text)")
     }
 
-    @Test("stats' oldest due row is two probes of deliveries_due")
+    @Test("stats' oldest due row comes from the queue heads: probes of deliveries_due_partner")
     func oldestDue() throws {
-        let text = try plan(StatsStore.oldestDueSQL, [])
-        #expect(text.contains("deliveries_due"), "\(text)")
+        let heads = try Self.database.connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_queue_heads'")
+            .first!.string(0)
+        let head = String(heads[heads.range(of: "WITH RECURSIVE")!.lowerBound...])
+        let text = try plan(head, [])
+        #expect(text.contains("deliveries_due_partner"), "\(text)")
+        #expect(!text.contains("Seq Scan on deliveries"), "\(text)")
+        #expect(StatsStore.oldestDueSQL.contains("herald_queue_heads()"))
     }
 }
