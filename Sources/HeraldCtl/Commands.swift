@@ -39,14 +39,14 @@ enum Commands {
             ("partitions", .array(partitions.map {
                 .object([("table", .string($0.table)), ("partition", .string($0.partition)), ("bounds", .string($0.bounds))])
             })),
-        ])) {
-            var lines = dropped.map { "dropped \($0)" }
+        ])) { text in
+            var parts = dropped.map { "dropped \($0)" }
             if arguments.flag("list") {
-                lines += partitions.map { "\($0.partition)  \($0.bounds)" }
+                parts.append(text.table(["TABLE", "PARTITION", "BOUNDS"], partitions.map { [$0.table, $0.partition, $0.bounds] }))
             } else {
-                lines.append("\(partitions.count) partitions, \(monthsAhead) months ahead")
+                parts.append("\(partitions.count) partitions, \(monthsAhead) months ahead")
             }
-            return lines.joined(separator: "\n")
+            return parts.joined(separator: "\n")
         }
     }
 
