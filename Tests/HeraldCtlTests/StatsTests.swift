@@ -136,6 +136,32 @@ struct StatsTests {
         if expected == 2 { #expect(result.output.contains("usage: heraldctl \(arguments[0])"), "\(result.output)") }
     }
 
+    @Test("every other command's --json is one object of a fixed shape")
+    func jsonShapes() throws {
+        func json(_ arguments: [String]) throws -> JSONValue {
+            let result = try HeraldCtlTests.run(arguments)
+            #expect(result.status == 0, "\(result.output)")
+            return try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(try json(["migrate", "--json"]).objectKeys == ["applied"])
+        #expect(try json(["expire", "--json"]).objectKeys == ["expired"])
+        let partitions = try json(["partitions", "--json"])
+        #expect(partitions.objectKeys == ["dropped", "partitions"])
+        #expect(partitions["partitions"]?.arrayValue?.first?.objectKeys == ["table", "partition", "bounds"])
+        let partner = ["id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl",
+                       "createdAt", "revokedAt"]
+        let miniApp = "shape." + UUID().uuidString.prefix(8).lowercased()
+        let created = try json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Shape", "--json"])
+        #expect(created.objectKeys == partner + ["apiKey"])
+        let id = try #require(created["id"]?.stringValue)
+        let list = try json(["partners", "list", "--json"])
+        #expect(list.objectKeys == ["partners"])
+        #expect(list["partners"]?.arrayValue?.allSatisfy { $0.objectKeys == partner } == true)
+        #expect(try json(["partners", "update", id, "--display-name", "Shape 2", "--json"]).objectKeys == partner)
+        #expect(try json(["partners", "rotate-key", id, "--json"]).objectKeys == partner + ["apiKey"])
+        #expect(try json(["partners", "revoke", id, "--json"]).objectKeys == partner)
+    }
+
     @Test("replay --json: exactly the SPEC 6 shape, also when nothing matches")
     func replayShape() throws {
         let result = try HeraldCtlTests.run(["replay", "--since", "1m", "--json"])
