@@ -21,6 +21,7 @@ public enum HeraldCtl {
                              [--icon-url URL | --no-icon]
           partners rotate-key ID
           partners revoke ID
+          probe URL [--timeout SECONDS]         exit 0 if the http:// URL answers 2xx in time (health checks; no database)
 
         Every command reads HERALD_DATABASE_URL and accepts --json. New partners get HERALD_DEFAULT_TENANT,
         HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE and HERALD_DEFAULT_RATE_LIMIT_PER_DAY unless given.
@@ -35,6 +36,7 @@ public enum HeraldCtl {
                 output(usage)
                 return 0
             }
+            if command == "probe" { return ProbeCommand.run(Array(words.dropFirst()), output: output) }
             let arguments = try Arguments(Array(words.dropFirst()), flagNames: ["json", "list", "dry-run", "no-icon"])
             guard let url = environment["HERALD_DATABASE_URL"], !url.isEmpty else {
                 throw CommandFailure(message: "HERALD_DATABASE_URL is required")
