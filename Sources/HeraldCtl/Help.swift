@@ -12,6 +12,7 @@ enum Help {
           replay        put failed, dead or expired deliveries back in the queue
           backfill      bulk enqueue sends, or import users and devices, from a JSONL file
           expire        end the Live Activities past their TTL now (one sweep)
+          probe         exit 0 if an http:// URL answers 2xx in time (container health checks; no database)
 
         Every command reads HERALD_DATABASE_URL, accepts --json (one JSON object on stdout) and --help.
         Text output: tables and relative times on a terminal, tab-separated lines when piped.
@@ -116,6 +117,14 @@ enum Help {
 
             Bulk loads a JSONL file (one JSON object per line), streamed, in the bulk lane.
             heraldctl backfill <sends|users> --help for each.
+            """,
+        "probe": """
+            usage: heraldctl probe http://HOST[:PORT]/PATH [--timeout SECONDS]
+
+            GETs the URL and exits 0 when it answers a 2xx status within the timeout (default 3 s, at most
+            300), 1 otherwise (refused, timed out, another status), 2 on bad usage. Needs no database and
+            no shell: the container images' health check (deploy/). Plain http:// only: the intake and
+            the worker serve /healthz and /readyz without TLS.
             """,
         "expire": """
             usage: heraldctl expire [--json]

@@ -23,6 +23,10 @@ public enum HeraldCtl {
                 output(topic.isEmpty ? Help.overview : try helpPage(topic))
                 return 0
             }
+            // The containers' health check: no database, its own usage and exit statuses.
+            if command == "probe" && !words.contains("--help") && !words.contains("-h") {
+                return ProbeCommand.run(Array(words.dropFirst()), output: output)
+            }
             let arguments = try Arguments(Array(words.dropFirst()), flagNames: flagNames)
             path = [command] + arguments.positional.prefix(1)
             if arguments.flag("help") {

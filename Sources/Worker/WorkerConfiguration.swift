@@ -19,6 +19,7 @@ public struct WorkerConfiguration: Sendable {
     public var rescuer = RescuerConfiguration()
     public var leaseExtender = LeaseExtenderConfiguration()
     public var sampler = QueueSamplerConfiguration()
+    public var queueGauge = QueueGaugeConfiguration()
     public var activitySweeper = ActivitySweeperConfiguration()
     public var listener = ListenerConfiguration()
     public var pauses = UpstreamPauseConfiguration()
@@ -58,6 +59,7 @@ public struct WorkerConfiguration: Sendable {
         try rescuer.validate()
         try leaseExtender.validate()
         try sampler.validate()
+        try queueGauge.validate()
         try activitySweeper.validate()
         try listener.validate()
         try pauses.validate()
@@ -144,6 +146,8 @@ public struct WorkerConfiguration: Sendable {
                                                                   default: configuration.activitySweeper.interval)
         configuration.activitySweeper.batchSize = try reader.integer("HERALD_ACTIVITY_SWEEP_BATCH",
                                                                      default: configuration.activitySweeper.batchSize)
+        configuration.queueGauge.interval = try milliseconds(reader, "HERALD_QUEUE_GAUGE_INTERVAL_MS",
+                                                             default: configuration.queueGauge.interval)
         configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
         configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
                                                           default: configuration.statementTimeout)

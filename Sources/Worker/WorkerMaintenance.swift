@@ -6,18 +6,20 @@ import Store
 
 /// The worker's services besides the claimer and the completer, each a `BackgroundService` with
 /// its settings (WorkerServiceConfigurations.swift). The listener has its own session (it waits on
-/// it); the rescuer, the sampler and the lease extender each run a statement every second or so
+/// it); the rescuer, the sampler, the queue gauge and the lease extender each run a statement now and then
 /// and share one (`maintenance`), so a worker holds four connections, not six:
 /// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification (the
 ///   claimer's poll fallback covers the time it is reconnecting);
 /// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
 /// - queue sampler: the due-depth and oldest-age gauges, and when the next scheduled row is due;
+/// - queue gauge: due rows and oldest due age per lane, the figures an autoscaler scales on;
 /// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago;
 /// - activity sweeper: ends Live Activities at their TTL, one short batch per use of the session.
 enum WorkerMaintenance {
     static func services(for worker: DeliveryWorker) -> [BackgroundService] {
         let maintenance = worker.session("maintenance")
-        var services = [rescuer(worker, maintenance), sampler(worker, maintenance), leaseExtender(worker, maintenance)]
+        var services = [rescuer(worker, maintenance), sampler(worker, maintenance), queueGauge(worker, maintenance),
+                        leaseExtender(worker, maintenance)]
         if worker.configuration.activitySweeper.enabled { services.append(activitySweeper(worker, maintenance)) }
         if worker.configuration.listener.enabled { services.append(listener(worker)) }
         return services
@@ -62,6 +64,18 @@ enum WorkerMaintenance {
             let snapshot = try session.use { try worker.store.snapshot(on: $0) }
             worker.metrics.setQueue(dueDepth: snapshot.dueDepth, oldestDueAge: snapshot.oldestDueAge)
             worker.hints.withLock { $0.nextScheduled = snapshot.nextAvailableAt }
+            service.sleep(for: interval)
+        }
+    }
+
+    static func queueGauge(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
+        let interval = worker.configuration.queueGauge.interval
+        let store = QueueGaugeStore()
+        return BackgroundService(.init(name: "herald-queue-gauge"), logger: worker.logger,
+                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+            guard let worker else { return }
+            let lanes = try session.use { try store.gauges(on: $0) }
+            worker.metrics.setLanes(lanes)
             service.sleep(for: interval)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import ServiceSupport
+import Store
 import Synchronization
 
 /// The worker's Prometheus metrics: per-upstream outcome counters, the send latency histogram,
@@ -34,6 +35,8 @@ public final class WorkerMetrics: Sendable {
         var unrecordable = 0
         var leasesExtended = 0
         var activitiesExpired = 0
+        /// The autoscaling gauges per lane; empty until the first refresh (no figure rather than a false 0).
+        var lanes: [LaneGauge] = []
     }
 
     private let state = Mutex(State())
@@ -74,6 +77,7 @@ public final class WorkerMetrics: Sendable {
             $0.oldestDueAgeSeconds = oldestDueAge / .seconds(1)
         }
     }
+    func setLanes(_ lanes: [LaneGauge]) { state.withLock { $0.lanes = lanes } }
     func addRescued(_ count: Int) { state.withLock { $0.rescued += count } }
     func addClaim() { state.withLock { $0.claims += 1 } }
     func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
@@ -126,6 +130,17 @@ public final class WorkerMetrics: Sendable {
         ]
         for (name, help, value) in gauges {
             out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
+        }
+        if !snapshot.lanes.isEmpty {
+            out += "# HELP herald_queue_due_deliveries Pending deliveries due now, by lane (counted up to "
+                + "\(QueueGaugeStore.countLimit) per lane; every HERALD_QUEUE_GAUGE_INTERVAL_MS).\n"
+            out += "# TYPE herald_queue_due_deliveries gauge\n"
+            for lane in snapshot.lanes { out += "herald_queue_due_deliveries{lane=\"\(lane.lane)\"} \(lane.due)\n" }
+            out += "# HELP herald_queue_oldest_due_seconds Age of the oldest due pending delivery, by lane.\n"
+            out += "# TYPE herald_queue_oldest_due_seconds gauge\n"
+            for lane in snapshot.lanes {
+                out += "herald_queue_oldest_due_seconds{lane=\"\(lane.lane)\"} \(lane.oldestDueSeconds)\n"
+            }
         }
         let counters: [(String, String, Int)] = [
             ("herald_worker_rescued_total", "Expired leases this worker returned to pending.", snapshot.rescued),

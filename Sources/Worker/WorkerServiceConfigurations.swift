@@ -89,6 +89,20 @@ public struct QueueSamplerConfiguration: Sendable, Equatable {
     }
 }
 
+/// The autoscaling gauges: due rows and the oldest due age per lane (QueueGaugeStore), for an HPA
+/// that scales the workers on queue depth (docs/deployment.md). Every worker exports the same
+/// figures; slower than the sampler, since an autoscaler reacts in tens of seconds anyway.
+public struct QueueGaugeConfiguration: Sendable, Equatable {
+    /// HERALD_QUEUE_GAUGE_INTERVAL_MS.
+    public var interval: Duration = .seconds(15)
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(interval, .milliseconds(100)...(.seconds(600)), "HERALD_QUEUE_GAUGE_INTERVAL_MS")
+    }
+}
+
 /// The Live Activity TTL sweep: ends activities past their TTL (sql/009_live_activities.sql,
 /// herald_expire_activities). Every worker sweeps; SKIP LOCKED gives each activity to one of them.
 public struct ActivitySweeperConfiguration: Sendable, Equatable {
