@@ -64,31 +64,11 @@ public struct CompletedDelivery: Sendable {
     }
 }
 
-/// The head of the queue: how much is due and how old the oldest due row is.
-public struct QueueSnapshot: Sendable, Equatable {
-    /// Pending rows due now, counted up to `DeliveryStore.depthCountLimit`.
-    public let dueDepth: Int
-    /// Age of the oldest due row (0 when nothing is due).
-    public let oldestDueAge: Duration
-    /// The earliest `available_at` of a pending row (due or scheduled), nil when nothing is pending.
-    public let nextAvailableAt: Date?
-
-    public init(dueDepth: Int, oldestDueAge: Duration, nextAvailableAt: Date?) {
-        self.dueDepth = dueDepth
-        self.oldestDueAge = oldestDueAge
-        self.nextAvailableAt = nextAvailableAt
-    }
-}
-
 /// The worker's queries on the outbox (sql/004_outbox.sql, sql/006_worker.sql): claim, complete,
 /// release, rescue and the queue's head. Each is one statement; claim and completion commit
 /// asynchronously (see docs/architecture.md: a lost claim is rescued, a lost completion re-sends).
 public struct DeliveryStore: Sendable {
     public static let notificationChannel = "herald_deliveries"
-    /// Counting stops here: a full count of a large backlog every few seconds would cost the database
-    /// more than the figure is worth (the oldest due age says as much about a backlog).
-    public static let depthCountLimit = 10_000
-
     public init() {}
 
     /// Leases up to `limit` due rows of `services` to `worker` for `leaseSeconds`. `cursors` (the
@@ -167,13 +147,10 @@ public struct DeliveryStore: Sendable {
         try connection.query(Self.rescueSQL, [limit]).affectedRows
     }
 
-    /// Depth and age of the due queue, and when the next pending row becomes due.
-    public func snapshot(on connection: PostgresConnection) throws -> QueueSnapshot {
-        let row = try connection.query(Self.snapshotSQL, [Self.depthCountLimit]).first
-        let ageSeconds = try row?.double(1) ?? 0
-        return QueueSnapshot(
-            dueDepth: try row?.int(0) ?? 0, oldestDueAge: .milliseconds(Int64(max(ageSeconds, 0) * 1000)),
-            nextAvailableAt: try row?.optionalDate(2))
+    /// When the earliest pending row (due or scheduled) becomes due; nil when nothing is pending. The
+    /// claimer sleeps until then (the queue's depth and age, for metrics, are QueueGaugeStore's).
+    public func nextAvailableAt(on connection: PostgresConnection) throws -> Date? {
+        try connection.query(Self.nextAvailableSQL).first?.optionalDate(0)
     }
 
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
@@ -229,13 +206,6 @@ public struct DeliveryStore: Sendable {
                          FOR UPDATE SKIP LOCKED)
         """
 
-    /// $1 depth cap. Heads come from a loose index scan; the depth count stops at the cap.
-    public static let snapshotSQL = """
-        WITH heads AS (SELECT * FROM herald_queue_heads())
-        SELECT (SELECT count(*) FROM (SELECT 1 FROM deliveries
-                                       WHERE state = 'pending' AND available_at <= now() LIMIT $1) due),
-               coalesce(extract(epoch FROM now() - (SELECT min(oldest_available_at) FROM heads
-                                                     WHERE oldest_available_at <= now())), 0)::float8,
-               (SELECT min(oldest_available_at) FROM heads)
-        """
+    /// The heads of every (lane, partner) queue, from a loose index scan (sql/006_worker.sql).
+    public static let nextAvailableSQL = "SELECT min(oldest_available_at) FROM herald_queue_heads()"
 }

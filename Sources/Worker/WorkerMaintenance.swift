@@ -11,8 +11,9 @@ import Store
 /// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification (the
 ///   claimer's poll fallback covers the time it is reconnecting);
 /// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
-/// - queue sampler: the due-depth and oldest-age gauges, and when the next scheduled row is due;
-/// - queue gauge: due rows and oldest due age per lane, the figures an autoscaler scales on;
+/// - queue sampler: when the next scheduled row is due (the claimer sleeps until then);
+/// - queue gauge: due rows and oldest due age per lane, the metrics operators alert and autoscalers
+///   scale on (slower than the sampler: a count costs more than finding the queue heads);
 /// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago;
 /// - activity sweeper: ends Live Activities at their TTL, one short batch per use of the session.
 enum WorkerMaintenance {
@@ -61,9 +62,8 @@ enum WorkerMaintenance {
         return BackgroundService(.init(name: "herald-sampler"), logger: worker.logger,
                                  onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
             guard let worker else { return }
-            let snapshot = try session.use { try worker.store.snapshot(on: $0) }
-            worker.metrics.setQueue(dueDepth: snapshot.dueDepth, oldestDueAge: snapshot.oldestDueAge)
-            worker.hints.withLock { $0.nextScheduled = snapshot.nextAvailableAt }
+            let next = try session.use { try worker.store.nextAvailableAt(on: $0) }
+            worker.hints.withLock { $0.nextScheduled = next }
             service.sleep(for: interval)
         }
     }

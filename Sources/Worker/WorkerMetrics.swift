@@ -24,8 +24,6 @@ public final class WorkerMetrics: Sendable {
         var counters: [PushService: [Counter: Int]] = [:]
         var latency: [PushService: PrometheusHistogram] = [:]
         var inFlight = 0
-        var dueDepth = 0
-        var oldestDueAgeSeconds = 0.0
         var rescued = 0
         var claims = 0
         var completionBatches = 0
@@ -71,12 +69,6 @@ public final class WorkerMetrics: Sendable {
     }
 
     func setInFlight(_ value: Int) { state.withLock { $0.inFlight = value } }
-    func setQueue(dueDepth: Int, oldestDueAge: Duration) {
-        state.withLock {
-            $0.dueDepth = dueDepth
-            $0.oldestDueAgeSeconds = oldestDueAge / .seconds(1)
-        }
-    }
     func setLanes(_ lanes: [LaneGauge]) { state.withLock { $0.lanes = lanes } }
     func addRescued(_ count: Int) { state.withLock { $0.rescued += count } }
     func addClaim() { state.withLock { $0.claims += 1 } }
@@ -124,9 +116,6 @@ public final class WorkerMetrics: Sendable {
         }
         let gauges: [(String, String, String)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
-            ("herald_queue_due_depth", "Pending deliveries due now (counted up to 10000).", "\(snapshot.dueDepth)"),
-            ("herald_queue_oldest_due_age_seconds", "Age of the oldest due pending delivery.",
-             "\(snapshot.oldestDueAgeSeconds)"),
         ]
         for (name, help, value) in gauges {
             out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"

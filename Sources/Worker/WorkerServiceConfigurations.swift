@@ -78,7 +78,7 @@ public struct LeaseExtenderConfiguration: Sendable, Equatable {
     }
 }
 
-/// The queue sampler: the due depth and oldest age gauges, and when the next scheduled row is due.
+/// The queue sampler: when the next scheduled row is due.
 public struct QueueSamplerConfiguration: Sendable, Equatable {
     public var interval: Duration = .seconds(2)
 

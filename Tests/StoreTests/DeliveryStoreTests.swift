@@ -199,9 +199,9 @@ import Testing
         #expect(try db.count("SELECT attempts FROM deliveries WHERE id = $1", [crashed]) == 1)
     }
 
-    @Test func snapshotReportsDepthAgeAndTheNextDueRow() throws {
+    @Test func theNextDueRowIsTheEarliestPendingOne() throws {
         let db = try QueueDatabase()
-        #expect(try store.snapshot(on: db.connection) == QueueSnapshot(dueDepth: 0, oldestDueAge: .zero, nextAvailableAt: nil))
+        #expect(try store.nextAvailableAt(on: db.connection) == nil)
         let partner = try db.partner()
         try db.user("u1", apnsToken: Self.apnsToken)
         let request = try db.request(partner: partner.id, deliveries: 3)
@@ -210,10 +210,8 @@ import Testing
         try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
         try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
                         availableAt: Date().addingTimeInterval(600))
-        let snapshot = try store.snapshot(on: db.connection)
-        #expect(snapshot.dueDepth == 2)
-        #expect(snapshot.oldestDueAge >= .seconds(9) && snapshot.oldestDueAge < .seconds(30))
-        #expect(snapshot.nextAvailableAt.map { $0 < Date() } == true)
+        let next = try #require(try store.nextAvailableAt(on: db.connection))
+        #expect(next < Date().addingTimeInterval(-9) && next > Date().addingTimeInterval(-30))
     }
 
     @Test func theClaimAndRescueUseTheirPartialIndexes() throws {

@@ -212,7 +212,7 @@ import Worker
         let text = worker.metrics.render()
         #expect(text.contains(#"herald_worker_deliveries_total{upstream="apns",outcome="sent"} 1"#))
         #expect(text.contains("herald_worker_send_duration_seconds_bucket"))
-        #expect(text.contains("herald_queue_oldest_due_age_seconds"))
+        #expect(text.contains("herald_queue_oldest_due_seconds{lane=\"realtime\"}"))
     }
 
     @Test func aPollOnlyWorkerDeliversWithoutListening() async throws {

@@ -82,7 +82,11 @@ import Worker
         let metrics = try TestHTTPClient.send(port: port, method: "GET", path: "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.text.contains("herald_worker_deliveries_total"))
-        #expect(metrics.text.contains("herald_queue_due_depth"))
+        // The queue gauges appear with the gauge service's first refresh, right after start.
+        try await harness.waitUntil("the queue gauges") {
+            (try? TestHTTPClient.send(port: port, method: "GET", path: "/metrics"))?.text
+                .contains("herald_queue_due_deliveries{lane=\"realtime\"}") == true
+        }
     }
 
     @Test func aMissingUpstreamConfigurationNamesTheVariable() async throws {
