@@ -101,7 +101,7 @@ struct StatsTests {
         ["help"], ["--help"], ["migrate", "--help"], ["partitions", "--help"], ["stats", "--help"], ["replay", "--help"],
         ["backfill", "--help"], ["expire", "--help"], ["partners", "--help"], ["partners", "create", "--help"],
         ["partners", "list", "-h"], ["partners", "update", "--help"], ["partners", "rotate-key", "--help"],
-        ["partners", "revoke", "--help"], ["help", "replay"],
+        ["partners", "revoke", "--help"], ["help", "replay"], ["probe", "--help"],
     ])
     func help(_ arguments: [String]) throws {
         // No database is needed for help.
