@@ -34,7 +34,7 @@ let package = Package(
         // The intake: routing, auth, handlers, metrics.
         .target(name: "Intake", dependencies: ["ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
         // The operator's commands.
-        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
+        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto", "ServiceSupport"]),
 
         // HTTP/2 on nghttp2 + OpenSSL: an epoll event loop, TLS with ALPN h2 and cleartext h2c, client and
         // server sessions (the worker's APNs/FCM clients and the simulator share it).

@@ -45,6 +45,7 @@ public enum HeraldCtl {
             case "migrate": try Commands.migrate(pool: pool, arguments: arguments, printer: printer)
             case "partitions": try Commands.partitions(pool: pool, arguments: arguments, printer: printer)
             case "expire": try Commands.expire(pool: pool, arguments: arguments, printer: printer)
+            case "backfill": try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)
             case "partners": try Commands.partners(pool: pool, arguments: arguments, printer: printer,
                                                    defaults: try PartnerDefaults(environment))
             default: throw UsageError(message: "unknown command \(command)")

@@ -1,0 +1,262 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// A sends-file partner as the backfill finds it by mini-app id.
+public enum BackfillPartner: Sendable {
+    case active(PartnerProfile)
+    /// Every partner row of this mini-app is revoked.
+    case revoked
+    case unknown
+}
+
+/// One accepted line of a sends file, ready to write: its line number and key, and the rows the
+/// intake would write for the same push (`PushPreparation.prepare`, lane 1).
+public struct BackfillSend: Sendable {
+    public let line: Int
+    public let key: String
+    public let push: PushEnqueue
+    public init(line: Int, key: String, push: PushEnqueue) {
+        self.line = line
+        self.key = key
+        self.push = push
+    }
+}
+
+/// What happened to a written line.
+public enum BackfillOutcome: Sendable, Equatable {
+    case accepted
+    /// An earlier run holds the key: this line was enqueued before.
+    case duplicate
+    /// An earlier line of this run holds the key.
+    case duplicateKey(firstLine: Int)
+}
+
+/// One line of a users file, validated by the host API's rules (`HostDirectoryRules`).
+public struct BackfillUser: Sendable {
+    public let line: Int
+    public let userID: String
+    public let entry: UserEntry
+    public let devices: [(deviceID: String, device: DeviceRegistration)]
+    public init(line: Int, userID: String, entry: UserEntry, devices: [(deviceID: String, device: DeviceRegistration)]) {
+        self.line = line
+        self.userID = userID
+        self.entry = entry
+        self.devices = devices
+    }
+}
+
+/// The queries of `heraldctl backfill` (sql/011_backfill.sql): a batch of lines per round trip.
+public struct BackfillStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The active partner of a mini-app, or why there is none.
+    public func partner(miniAppID: String) throws -> BackfillPartner {
+        try pool.withConnection { connection in
+            let rows = try connection.query(Self.partnerSQL, [miniAppID]).rows
+            if let active = try rows.map(PartnerStore.record).first(where: { $0.revokedAt == nil }) {
+                return .active(active.profile)
+            }
+            return rows.isEmpty ? .unknown : .revoked
+        }
+    }
+
+    /// One batch's recipients and the keys earlier runs already hold, in ONE round trip (a
+    /// pipeline of two statements). `lines` pairs each line number with its partner and push.
+    public func resolve(_ lines: [(line: Int, partner: PartnerProfile, key: String, emails: [String], wallets: [String])])
+        throws -> (resolutions: [Int: RecipientResolution], takenKeys: Set<Int>)
+    {
+        var numbers: [Int] = [], tenants: [String] = [], miniApps: [String] = [], kinds: [String] = [], idents: [String] = []
+        for entry in lines {
+            for email in entry.emails {
+                numbers.append(entry.line); tenants.append(entry.partner.tenantID)
+                miniApps.append(entry.partner.miniAppID); kinds.append("e"); idents.append(email)
+            }
+            for wallet in entry.wallets {
+                numbers.append(entry.line); tenants.append(entry.partner.tenantID)
+                miniApps.append(entry.partner.miniAppID); kinds.append("w"); idents.append(wallet)
+            }
+        }
+        let results = try pool.withConnection { connection in
+            try connection.pipeline([
+                (Self.takenKeysSQL, [lines.map(\.line), lines.map(\.partner.id), lines.map(\.key)]),
+                (Self.resolveSQL, [numbers, tenants, miniApps, kinds, idents]),
+            ])
+        }
+        let taken = Set(try results[0].rows.map { try $0.int(0) })
+        var resolutions: [Int: RecipientResolution] = [:]
+        for entry in lines { resolutions[entry.line] = RecipientResolution() }
+        for row in results[1].rows {
+            let line = try row.int(0)
+            switch try row.string(1) {
+            case "e": resolutions[line]?.matchedEmails.insert(try row.string(2))
+            case "w": resolutions[line]?.matchedWallets.insert(try row.string(2))
+            case "u": resolutions[line]?.users.append(.init(id: try row.string(3), optedOut: try row.bool(6)))
+            default:
+                resolutions[line]?.devices.append(.init(
+                    userID: try row.string(3), deviceID: try row.string(2),
+                    service: try RecipientResolution.service(row.string(4)), environment: try row.string(5)))
+            }
+        }
+        // The intake's order (RecipientResolution.init(rows:)), so deliveries come out the same.
+        for line in resolutions.keys {
+            resolutions[line]!.users.sort { $0.id < $1.id }
+            resolutions[line]!.devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
+        }
+        return (resolutions, taken)
+    }
+
+    /// Writes a batch in ONE statement and transaction; returns each line's outcome. `run`
+    /// identifies this run of the command (a key it wrote itself is a duplicate line of the file).
+    public func enqueue(run: UUID, _ sends: [BackfillSend]) throws -> [Int: BackfillOutcome] {
+        guard !sends.isEmpty else { return [:] }
+        let p = sends.map(\.push)
+        var senderRequests: [UUID] = [], senderUsers: [String] = []
+        var deliveryRequests: [UUID] = [], ids: [UUID] = [], services: [String] = [], users: [String] = []
+        var devices: [String] = [], environments: [String] = [], payloads: [String] = []
+        for push in p {
+            for user in push.senderUserIDs { senderRequests.append(push.requestID); senderUsers.append(user) }
+            for d in push.deliveries {
+                deliveryRequests.append(push.requestID); ids.append(d.id); services.append(d.service)
+                users.append(d.userID); devices.append(d.deviceID); environments.append(d.environment)
+                payloads.append(d.payload)
+            }
+        }
+        let parameters: [(any PostgresEncodable)?] = [
+            run, sends.map(\.line), p.map(\.partnerID), sends.map(\.key), p.map(\.requestID), p.map(\.createdAt),
+            p.map(\.miniAppID), p.map(\.title), p.map(\.body), NullableTextArray(p.map(\.deepLink)), p.map(\.dataJSON),
+            NullableTimestampArray(p.map(\.sendAt)), p.map { $0.ttlSeconds ?? 0 }, p.map { $0.expiresAt ?? $0.createdAt },
+            p.map(\.recipients), p.map(\.suppressed), p.map(\.missingJSON), p.map(\.deliveries.count),
+            senderRequests, senderUsers, deliveryRequests, ids, services, users, devices, environments, payloads,
+        ]
+        let rows = try withDeadlockRetry {
+            try pool.withConnection { try $0.query(Self.enqueueSQL, parameters).rows }
+        }
+        var outcomes: [Int: BackfillOutcome] = [:]
+        for row in rows {
+            let line = try row.int(0)
+            switch try row.string(1) {
+            case "accepted": outcomes[line] = .accepted
+            case "duplicate_key": outcomes[line] = .duplicateKey(firstLine: try row.int(2))
+            default: outcomes[line] = .duplicate
+            }
+        }
+        return outcomes
+    }
+
+    /// Upserts a batch of users and their devices, each line in its own subtransaction; returns
+    /// each line's outcome: nil when written (with whether the user was created), else the error.
+    public func putUsers(_ users: [BackfillUser]) throws -> [Int: (error: HeraldError?, devices: Int)] {
+        guard !users.isEmpty else { return [:] }
+        var emailStart: [Int] = [], emailCount: [Int] = [], emails: [String] = []
+        var walletStart: [Int] = [], walletCount: [Int] = [], wallets: [String] = []
+        var deviceStart: [Int] = [], deviceCount: [Int] = [], deviceIDs: [String] = [], platforms: [String] = []
+        var environments: [String] = [], bundles: [String?] = [], apns: [String?] = [], pushToStart: [String?] = []
+        var fcm: [String?] = []
+        for user in users {
+            emailStart.append(emails.count + 1); emailCount.append(user.entry.emails.count)
+            emails.append(contentsOf: user.entry.emails)
+            walletStart.append(wallets.count + 1); walletCount.append(user.entry.wallets.count)
+            wallets.append(contentsOf: user.entry.wallets)
+            deviceStart.append(deviceIDs.count + 1); deviceCount.append(user.devices.count)
+            for (id, device) in user.devices {
+                deviceIDs.append(id); platforms.append(device.platform); environments.append(device.environment)
+                bundles.append(device.bundleID); apns.append(device.apnsToken)
+                pushToStart.append(device.apnsPushToStartToken); fcm.append(device.fcmToken)
+            }
+        }
+        let parameters: [(any PostgresEncodable)?] = [
+            users.map(\.line), users.map(\.userID), users.map(\.entry.tenantID), emailStart, emailCount, emails,
+            walletStart, walletCount, wallets, deviceStart, deviceCount, deviceIDs, platforms, environments,
+            NullableTextArray(bundles), NullableTextArray(apns), NullableTextArray(pushToStart), NullableTextArray(fcm),
+        ]
+        let rows = try withDeadlockRetry {
+            try pool.withConnection { try $0.query(Self.putUsersSQL, parameters).rows }
+        }
+        var outcomes: [Int: (error: HeraldError?, devices: Int)] = [:]
+        for row in rows {
+            let outcome = try row.string(1)
+            outcomes[try row.int(0)] = (outcome == "ok" ? nil : DirectoryStore.identifierTaken, try row.int(3))
+        }
+        return outcomes
+    }
+
+    /// Wakes the workers (they also poll): one NOTIFY per committed batch.
+    public func notifyWorkers() throws {
+        try pool.withConnection { _ = try $0.query("SELECT pg_notify('herald_deliveries', '')") }
+    }
+
+    /// Two runs writing the same rows at once may lock them in opposite orders (device tokens
+    /// taken, user_senders); Postgres aborts one with a deadlock, and the batch is simply retried:
+    /// it is one transaction, and it sees the other's commit the second time.
+    private func withDeadlockRetry<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let error as PostgresError where error.sqlState == "40P01" && attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+}
+
+/// A text[] whose elements may be NULL (`{"a",NULL}`).
+struct NullableTextArray: PostgresEncodable {
+    let values: [String?]
+    init(_ values: [String?]) { self.values = values }
+    var postgresText: String {
+        "{" + values.map { value in
+            guard let value else { return "NULL" }
+            return [value].postgresText.dropFirst().dropLast().description
+        }.joined(separator: ",") + "}"
+    }
+}
+
+/// A timestamptz[] whose elements may be NULL.
+struct NullableTimestampArray: PostgresEncodable {
+    let values: [Date?]
+    init(_ values: [Date?]) { self.values = values }
+    var postgresText: String {
+        "{" + values.map { $0.map { "\"\(PostgresTimestamp.format($0))\"" } ?? "NULL" }.joined(separator: ",") + "}"
+    }
+}
+
+// The statements of the backfill, named so tests can EXPLAIN exactly what runs.
+extension BackfillStore {
+    /// $1 mini-app id: every partner row of it, active first.
+    public static let partnerSQL = """
+        SELECT \(PartnerStore.columns) FROM partners WHERE mini_app_id = $1 ORDER BY revoked_at NULLS FIRST
+        """
+
+    /// $1 lines, $2 partners, $3 keys: the lines whose (partner, key) an earlier run wrote.
+    public static let takenKeysSQL = """
+        SELECT i.line FROM unnest($1::integer[], $2::uuid[], $3::text[]) AS i (line, partner_id, key)
+          JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key
+        """
+
+    /// One row per identifier: $1 line, $2 tenant, $3 mini-app, $4 kind ('e', 'w'), $5 identifier.
+    public static let resolveSQL = """
+        SELECT * FROM herald_backfill_resolve($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[])
+        """
+
+    public static let enqueueSQL = """
+        SELECT line, outcome, first_line FROM herald_backfill_enqueue($1, $2::integer[], $3::uuid[], $4::text[],
+            $5::uuid[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+            $12::timestamptz[], $13::integer[], $14::timestamptz[], $15::integer[], $16::integer[], $17::text[],
+            $18::integer[], $19::uuid[], $20::text[], $21::uuid[], $22::uuid[], $23::text[], $24::text[], $25::text[],
+            $26::text[], $27::text[])
+        """
+
+    public static let putUsersSQL = """
+        SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[], $2::text[], $3::text[],
+            $4::integer[], $5::integer[], $6::text[], $7::integer[], $8::integer[], $9::text[], $10::integer[],
+            $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+        """
+}
+
+extension RecipientResolution {
+    /// Nothing matched yet: the batch resolver fills it line by line.
+    init() {}
+}
