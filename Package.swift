@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldCtlTests", dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCtlTests", dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(
             name: "IntakeTests",
             dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),

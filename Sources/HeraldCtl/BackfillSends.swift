@@ -126,13 +126,21 @@ struct SendsBackfill {
     /// rerun reports the same whether the two lines fell into one batch or two.
     private mutating func flush(_ batch: [Pending], repeats: [(line: Int, first: Int)], now: Date) throws {
         guard !batch.isEmpty else { return }
-        let (resolutions, taken) = try store.resolve(batch.map {
+        let (resolutions, taken) = try store.resolve(run: runID, batch.map {
             ($0.line, $0.partner, $0.key, $0.checked.request.emails, $0.checked.request.wallets)
         })
         var sends: [BackfillSend] = []
         sends.reserveCapacity(batch.count)
         for pending in batch {
-            if taken.contains(pending.line) { summary.duplicates += 1; continue }
+            switch taken[pending.line] {
+            case .duplicate?:
+                summary.duplicates += 1
+                continue
+            case .duplicateKey(let first)?:
+                summary.rejected.append(Self.duplicateKey(pending.line, first: first))
+                continue
+            default: break
+            }
             let (_, enqueue) = PushPreparation.prepare(
                 pending.checked, partner: pending.partner, rules: settings.rules, signer: signer, now: now,
                 resolution: resolutions[pending.line]!, idempotencyKey: nil, bodyHash: nil,
@@ -153,10 +161,10 @@ struct SendsBackfill {
             }
         }
         for (line, first) in repeats {
-            if taken.contains(first) || outcomes[first] == .duplicate {
-                summary.duplicates += 1
-            } else {
-                summary.rejected.append(Self.duplicateKey(line, first: first))
+            switch taken[first] ?? outcomes[first] {
+            case .duplicate?: summary.duplicates += 1
+            case .duplicateKey(let earliest)?: summary.rejected.append(Self.duplicateKey(line, first: earliest))
+            default: summary.rejected.append(Self.duplicateKey(line, first: first))
             }
         }
         summary.deliveries += deliveries

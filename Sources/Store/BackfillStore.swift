@@ -62,10 +62,12 @@ public struct BackfillStore: Sendable {
         }
     }
 
-    /// One batch's recipients and the keys earlier runs already hold, in ONE round trip (a
-    /// pipeline of two statements). `lines` pairs each line number with its partner and push.
-    public func resolve(_ lines: [(line: Int, partner: PartnerProfile, key: String, emails: [String], wallets: [String])])
-        throws -> (resolutions: [Int: RecipientResolution], takenKeys: Set<Int>)
+    /// One batch's recipients and the keys already written, in ONE round trip (a pipeline of two
+    /// statements). `lines` pairs each line number with its partner and push. A taken key says
+    /// whether run `run` wrote it itself (at `firstLine`) or an earlier run did.
+    public func resolve(run: UUID,
+                        _ lines: [(line: Int, partner: PartnerProfile, key: String, emails: [String], wallets: [String])])
+        throws -> (resolutions: [Int: RecipientResolution], taken: [Int: BackfillOutcome])
     {
         var numbers: [Int] = [], tenants: [String] = [], miniApps: [String] = [], kinds: [String] = [], idents: [String] = []
         for entry in lines {
@@ -80,11 +82,14 @@ public struct BackfillStore: Sendable {
         }
         let results = try pool.withConnection { connection in
             try connection.pipeline([
-                (Self.takenKeysSQL, [lines.map(\.line), lines.map(\.partner.id), lines.map(\.key)]),
+                (Self.takenKeysSQL, [lines.map(\.line), lines.map(\.partner.id), lines.map(\.key), run]),
                 (Self.resolveSQL, [numbers, tenants, miniApps, kinds, idents]),
             ])
         }
-        let taken = Set(try results[0].rows.map { try $0.int(0) })
+        var taken: [Int: BackfillOutcome] = [:]
+        for row in results[0].rows {
+            taken[try row.int(0)] = try row.bool(1) ? .duplicateKey(firstLine: try row.int(2)) : .duplicate
+        }
         var resolutions: [Int: RecipientResolution] = [:]
         for entry in lines { resolutions[entry.line] = RecipientResolution() }
         for row in results[1].rows {
@@ -230,9 +235,10 @@ extension BackfillStore {
         SELECT \(PartnerStore.columns) FROM partners WHERE mini_app_id = $1 ORDER BY revoked_at NULLS FIRST
         """
 
-    /// $1 lines, $2 partners, $3 keys: the lines whose (partner, key) an earlier run wrote.
+    /// $1 lines, $2 partners, $3 keys, $4 this run: the lines whose (partner, key) is written,
+    /// whether by this run, and at which line.
     public static let takenKeysSQL = """
-        SELECT i.line FROM unnest($1::integer[], $2::uuid[], $3::text[]) AS i (line, partner_id, key)
+        SELECT i.line, b.run_id = $4, b.line FROM unnest($1::integer[], $2::uuid[], $3::text[]) AS i (line, partner_id, key)
           JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key
         """
 
