@@ -18,6 +18,15 @@ struct SendsBackfill {
     let runID = UUID()
     private var partners: [String: BackfillPartner] = [:]
     private var summary = SendsSummary()
+    /// The batch being written while the next is prepared, and what its outcomes decide.
+    private var inFlight: Written?
+    private let writer = BackfillWriter<[Int: BackfillOutcome]>()
+
+    struct Written {
+        let sends: [BackfillSend]
+        let repeats: [(line: Int, first: Int)]
+        let taken: [Int: BackfillOutcome]
+    }
 
     init(store: BackfillStore, settings: PushSettings, batchSize: Int) {
         self.store = store
@@ -66,8 +75,10 @@ struct SendsBackfill {
                 now = Date()
             }
         }
-        // The batch in flight commits even when interrupted: its lines were read and checked.
+        // The batch read last commits even when interrupted: its lines were read and checked.
         try flush(batch, repeats: repeats, now: now)
+        try collect()
+        writer.stop()
         summary.interrupted = Interruption.requested
         summary.rejected.sort { $0.line < $1.line }
         progress.finish(lines: summary.lines, bytes: input.bytesRead, interrupted: summary.interrupted)
@@ -147,7 +158,19 @@ struct SendsBackfill {
                 lane: 1)
             sends.append(BackfillSend(line: pending.line, key: pending.key, push: enqueue))
         }
-        let outcomes = try store.enqueue(run: runID, sends)
+        // One write in flight: the previous batch's outcomes first, then this batch goes out.
+        try collect()
+        let (store, runID, written) = (self.store, self.runID, sends)
+        writer.submit { try store.enqueue(run: runID, written) }
+        inFlight = Written(sends: sends, repeats: repeats, taken: taken)
+    }
+
+    /// Waits for the batch in flight to commit and counts its lines.
+    private mutating func collect() throws {
+        guard let written = inFlight else { return }
+        inFlight = nil
+        let outcomes = try writer.wait()
+        let (sends, repeats, taken) = (written.sends, written.repeats, written.taken)
         var deliveries = 0
         for send in sends {
             switch outcomes[send.line] {
