@@ -112,31 +112,45 @@ public struct BackfillStore: Sendable {
         return (resolutions, taken)
     }
 
-    /// Writes a batch in ONE statement and transaction; returns each line's outcome. `run`
-    /// identifies this run of the command (a key it wrote itself is a duplicate line of the file).
+    /// Writes a batch in one transaction: the lines, deliveries and senders COPYed into the
+    /// session's staging tables, then ONE statement writes every row (`herald_backfill_apply`).
+    /// Returns each line's outcome. `run` identifies this run of the command (a key it wrote itself
+    /// is a duplicate line of the file).
     public func enqueue(run: UUID, _ sends: [BackfillSend]) throws -> [Int: BackfillOutcome] {
         guard !sends.isEmpty else { return [:] }
-        let p = sends.map(\.push)
-        var senderRequests: [UUID] = [], senderUsers: [String] = []
-        var deliveryRequests: [UUID] = [], ids: [UUID] = [], services: [String] = [], users: [String] = []
-        var devices: [String] = [], environments: [String] = [], payloads: [String] = []
-        for push in p {
-            for user in push.senderUserIDs { senderRequests.append(push.requestID); senderUsers.append(user) }
+        var lines = PostgresCopyRows(reservingBytes: sends.count * 400)
+        var deliveries = PostgresCopyRows(reservingBytes: sends.count * 900)
+        var senders = PostgresCopyRows(reservingBytes: sends.count * 60)
+        for send in sends {
+            let push = send.push
+            for value: (any PostgresEncodable)? in [
+                send.line, push.partnerID, send.key, push.requestID, push.createdAt, push.miniAppID, push.title,
+                push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds ?? 0,
+                push.expiresAt ?? push.createdAt, push.recipients, push.suppressed, push.missingJSON,
+                push.deliveries.count,
+            ] { lines.field(value) }
+            lines.endRow()
+            for user in push.senderUserIDs {
+                senders.field(push.requestID)
+                senders.field(user)
+                senders.endRow()
+            }
             for d in push.deliveries {
-                deliveryRequests.append(push.requestID); ids.append(d.id); services.append(d.service)
-                users.append(d.userID); devices.append(d.deviceID); environments.append(d.environment)
-                payloads.append(d.payload)
+                for value: (any PostgresEncodable)? in [push.requestID, d.id, d.service, d.userID, d.deviceID,
+                                                        d.environment, d.payload] { deliveries.field(value) }
+                deliveries.endRow()
             }
         }
-        let parameters: [(any PostgresEncodable)?] = [
-            run, sends.map(\.line), p.map(\.partnerID), sends.map(\.key), p.map(\.requestID), p.map(\.createdAt),
-            p.map(\.miniAppID), p.map(\.title), p.map(\.body), NullableTextArray(p.map(\.deepLink)), p.map(\.dataJSON),
-            NullableTimestampArray(p.map(\.sendAt)), p.map { $0.ttlSeconds ?? 0 }, p.map { $0.expiresAt ?? $0.createdAt },
-            p.map(\.recipients), p.map(\.suppressed), p.map(\.missingJSON), p.map(\.deliveries.count),
-            senderRequests, senderUsers, deliveryRequests, ids, services, users, devices, environments, payloads,
-        ]
         let rows = try withDeadlockRetry {
-            try pool.withConnection { try $0.query(Self.enqueueSQL, parameters).rows }
+            try pool.withConnection { connection in
+                try connection.transaction { connection in
+                    try connection.execute(Self.stageSQL)
+                    try connection.copy(Self.copyLinesSQL, rows: lines)
+                    if deliveries.count > 0 { try connection.copy(Self.copyDeliveriesSQL, rows: deliveries) }
+                    if senders.count > 0 { try connection.copy(Self.copySendersSQL, rows: senders) }
+                    return try connection.query(Self.applySQL, [run]).rows
+                }
+            }
         }
         var outcomes: [Int: BackfillOutcome] = [:]
         for row in rows {
@@ -219,15 +233,6 @@ struct NullableTextArray: PostgresEncodable {
     }
 }
 
-/// A timestamptz[] whose elements may be NULL.
-struct NullableTimestampArray: PostgresEncodable {
-    let values: [Date?]
-    init(_ values: [Date?]) { self.values = values }
-    var postgresText: String {
-        "{" + values.map { $0.map { "\"\(PostgresTimestamp.format($0))\"" } ?? "NULL" }.joined(separator: ",") + "}"
-    }
-}
-
 // The statements of the backfill, named so tests can EXPLAIN exactly what runs.
 extension BackfillStore {
     /// $1 mini-app id: every partner row of it, active first.
@@ -247,13 +252,22 @@ extension BackfillStore {
         SELECT * FROM herald_backfill_resolve($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[])
         """
 
-    public static let enqueueSQL = """
-        SELECT line, outcome, first_line FROM herald_backfill_enqueue($1, $2::integer[], $3::uuid[], $4::text[],
-            $5::uuid[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-            $12::timestamptz[], $13::integer[], $14::timestamptz[], $15::integer[], $16::integer[], $17::text[],
-            $18::integer[], $19::uuid[], $20::text[], $21::uuid[], $22::uuid[], $23::text[], $24::text[], $25::text[],
-            $26::text[], $27::text[])
+    /// The session's staging tables (sql/011_backfill.sql).
+    public static let stageSQL = "SELECT herald_backfill_stage()"
+
+    public static let copyLinesSQL = """
+        COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
+            data, send_at, ttl_seconds, expires_at, recipients, suppressed, missing, deliveries) FROM STDIN
         """
+
+    public static let copyDeliveriesSQL = """
+        COPY herald_backfill_deliveries (request_id, id, service, user_id, device_id, environment, payload) FROM STDIN
+        """
+
+    public static let copySendersSQL = "COPY herald_backfill_senders (request_id, user_id) FROM STDIN"
+
+    /// $1 run: writes the staged batch, one row per line (line, outcome, first line of a repeated key).
+    public static let applySQL = "SELECT line, outcome, first_line FROM herald_backfill_apply($1)"
 
     public static let putUsersSQL = """
         SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[], $2::text[], $3::text[],

@@ -1,6 +1,7 @@
 -- Operator backfills (heraldctl backfill sends|users, SPEC 6): the line keys that make a rerun
 -- create nothing twice, a set-based recipient resolver for a whole batch of lines, the batch
--- enqueue, and the host API's user upsert as one function both the API and the users backfill call.
+-- enqueue from COPY-loaded staging tables, and the host API's user upsert as one function both the
+-- API and the users backfill call.
 
 -- One row per accepted line of a sends file, kept permanently: the same (partner, key) is never
 -- enqueued twice, however often a file is rerun or run twice at once. `run_id` tells a key used
@@ -60,21 +61,58 @@ BEGIN
 END
 $$;
 
--- Writes a batch of accepted lines: for each line whose (partner, key) is new, its key, its audit
--- row in push_requests (lane 1), its user_senders rows and its deliveries, as the intake's
--- enqueue does for one push (PushStore.enqueueSQL). The key goes first: a line whose key another
--- run holds (committed, or in flight: ON CONFLICT waits for it) writes nothing else.
+-- The staging tables of one batch of a sends backfill, loaded with COPY by BackfillStore.enqueue
+-- and emptied at each commit. Temporary: private to the session, never WAL-logged. Created once
+-- per session (IF NOT EXISTS; its notice silenced), so the plans of herald_backfill_apply, cached
+-- per session, stay valid from batch to batch.
+CREATE FUNCTION herald_backfill_stage()
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET client_min_messages = warning
+AS $$
+BEGIN
+    CREATE TEMP TABLE IF NOT EXISTS herald_backfill_lines (
+        line        integer NOT NULL,
+        partner_id  uuid NOT NULL,
+        key         text NOT NULL,
+        request_id  uuid NOT NULL,
+        created_at  timestamptz NOT NULL,
+        mini_app_id text NOT NULL,
+        title       text NOT NULL,
+        body        text NOT NULL,
+        deep_link   text,
+        data        jsonb NOT NULL,
+        send_at     timestamptz,
+        ttl_seconds integer NOT NULL,
+        expires_at  timestamptz NOT NULL,
+        recipients  integer NOT NULL,
+        suppressed  integer NOT NULL,
+        missing     jsonb NOT NULL,
+        deliveries  integer NOT NULL
+    ) ON COMMIT DELETE ROWS;
+    CREATE TEMP TABLE IF NOT EXISTS herald_backfill_deliveries (
+        request_id  uuid NOT NULL,
+        id          uuid NOT NULL,
+        service     text NOT NULL,
+        user_id     text NOT NULL,
+        device_id   text NOT NULL,
+        environment text NOT NULL,
+        payload     text NOT NULL
+    ) ON COMMIT DELETE ROWS;
+    CREATE TEMP TABLE IF NOT EXISTS herald_backfill_senders (
+        request_id uuid NOT NULL,
+        user_id    text NOT NULL
+    ) ON COMMIT DELETE ROWS;
+END
+$$;
+
+-- Writes the staged batch: for each line whose (partner, key) is new, its key, its audit row in
+-- push_requests (lane 1), its user_senders rows and its deliveries, as the intake's enqueue does
+-- for one push (PushStore.enqueueSQL). The key goes first: a line whose key another run holds
+-- (committed, or in flight: ON CONFLICT waits for it) writes nothing else.
 -- Returns one row per line: 'accepted', 'duplicate' (the key was used by an earlier run) or
 -- 'duplicate_key' (used earlier in this run, at `first_line`).
-CREATE FUNCTION herald_backfill_enqueue(
-    p_run uuid,
-    p_lines integer[], p_partners uuid[], p_keys text[], p_requests uuid[], p_created timestamptz[],
-    p_mini_apps text[], p_titles text[], p_bodies text[], p_deep_links text[], p_data text[],
-    p_send_at timestamptz[], p_ttl integer[], p_expires timestamptz[], p_recipients integer[],
-    p_suppressed integer[], p_missing text[], p_delivery_counts integer[],
-    p_sender_requests uuid[], p_sender_users text[],
-    p_delivery_requests uuid[], p_delivery_ids uuid[], p_services text[], p_users text[], p_devices text[],
-    p_environments text[], p_payloads text[])
+CREATE FUNCTION herald_backfill_apply(p_run uuid)
 RETURNS TABLE (line integer, outcome text, first_line integer)
 LANGUAGE plpgsql VOLATILE
 AS $$
@@ -85,9 +123,9 @@ BEGIN
     -- In line order, so two runs of one file take the keys' locks in the same order.
     WITH written AS (
         INSERT INTO backfill_keys AS b (partner_id, key, request_id, run_id, line, created_at)
-        SELECT i.partner_id, i.key, i.request_id, p_run, i.line, i.created_at
-          FROM unnest(p_lines, p_partners, p_keys, p_requests, p_created) AS i (line, partner_id, key, request_id, created_at)
-         ORDER BY i.line
+        SELECT l.partner_id, l.key, l.request_id, p_run, l.line, l.created_at
+          FROM herald_backfill_lines l
+         ORDER BY l.line
         ON CONFLICT (partner_id, key) DO NOTHING
         RETURNING b.request_id
     )
@@ -95,43 +133,38 @@ BEGIN
 
     INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body, deep_link, data,
                                send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
-    SELECT r.id, r.created_at, r.partner_id, r.mini_app, NULL, r.title, r.body, r.deep_link, r.data::jsonb, r.send_at,
-           r.ttl, r.expires_at, 1, r.recipients, r.deliveries, r.suppressed, r.missing::jsonb
-      FROM unnest(p_requests, p_created, p_partners, p_mini_apps, p_titles, p_bodies, p_deep_links, p_data, p_send_at,
-                  p_ttl, p_expires, p_recipients, p_delivery_counts, p_suppressed, p_missing)
-           AS r (id, created_at, partner_id, mini_app, title, body, deep_link, data, send_at, ttl, expires_at,
-                 recipients, deliveries, suppressed, missing)
-      JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = r.id;
+    SELECT l.request_id, l.created_at, l.partner_id, l.mini_app_id, NULL, l.title, l.body, l.deep_link, l.data,
+           l.send_at, l.ttl_seconds, l.expires_at, 1, l.recipients, l.deliveries, l.suppressed, l.missing
+      FROM herald_backfill_lines l
+      JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = l.request_id;
 
     -- Sorted, so two runs at once take the rows' locks in one order.
     INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
-    SELECT DISTINCT ON (s.user_id, r.mini_app) s.user_id, r.mini_app, r.created_at
-      FROM unnest(p_sender_requests, p_sender_users) AS s (request_id, user_id)
+    SELECT DISTINCT ON (s.user_id, l.mini_app_id) s.user_id, l.mini_app_id, l.created_at
+      FROM herald_backfill_senders s
       JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = s.request_id
-      JOIN unnest(p_requests, p_mini_apps, p_created) AS r (id, mini_app, created_at) ON r.id = s.request_id
-     ORDER BY s.user_id, r.mini_app, r.created_at
+      JOIN herald_backfill_lines l ON l.request_id = s.request_id
+     ORDER BY s.user_id, l.mini_app_id, l.created_at
     ON CONFLICT DO NOTHING;
 
     INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
                             environment, payload, available_at, expires_at)
-    SELECT x.id, x.request_id, r.created_at, r.partner_id, 1, x.service, x.user_id, x.device_id, x.environment,
-           x.payload, coalesce(r.send_at, r.created_at), r.expires_at
-      FROM unnest(p_delivery_requests, p_delivery_ids, p_services, p_users, p_devices, p_environments, p_payloads)
-           AS x (request_id, id, service, user_id, device_id, environment, payload)
+    SELECT x.id, x.request_id, l.created_at, l.partner_id, 1, x.service, x.user_id, x.device_id, x.environment,
+           x.payload, coalesce(l.send_at, l.created_at), l.expires_at
+      FROM herald_backfill_deliveries x
       JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = x.request_id
-      JOIN unnest(p_requests, p_created, p_partners, p_send_at, p_expires)
-           AS r (id, created_at, partner_id, send_at, expires_at) ON r.id = x.request_id;
+      JOIN herald_backfill_lines l ON l.request_id = x.request_id;
 
     RETURN QUERY
-    SELECT i.line,
+    SELECT l.line,
            CASE WHEN a.request_id IS NOT NULL THEN 'accepted'
                 WHEN b.run_id = p_run THEN 'duplicate_key'
                 ELSE 'duplicate' END,
            CASE WHEN a.request_id IS NULL AND b.run_id = p_run THEN b.line END
-      FROM unnest(p_lines, p_partners, p_keys, p_requests) AS i (line, partner_id, key, request_id)
-      LEFT JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = i.request_id
-      LEFT JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key
-     ORDER BY i.line;
+      FROM herald_backfill_lines l
+      LEFT JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = l.request_id
+      LEFT JOIN backfill_keys b ON b.partner_id = l.partner_id AND b.key = l.key
+     ORDER BY l.line;
 END
 $$;
 
