@@ -34,7 +34,7 @@ let package = Package(
         // The intake: routing, auth, handlers, metrics.
         .target(name: "Intake", dependencies: ["ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
         // The operator's commands.
-        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto", "HTTP2"]),
+        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto", "HTTP2", "ServiceSupport"]),
 
         // HTTP/2 on nghttp2 + OpenSSL: an epoll event loop, TLS with ALPN h2 and cleartext h2c, client and
         // server sessions (the worker's APNs/FCM clients and the simulator share it).
@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldCtlTests", dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCtlTests", dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(
             name: "IntakeTests",
             dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),

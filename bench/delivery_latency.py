@@ -31,6 +31,9 @@ def parse_args():
     p.add_argument("--ca", required=True)
     p.add_argument("--psql", required=True, help="psql command line (connection options included)")
     p.add_argument("--threads", type=int, default=16)
+    p.add_argument("--lane", type=int, default=None,
+                   help="only this lane's deliveries: wait for it to drain and measure it (bench/backfill: 0 while "
+                        "a backfill drains in lane 1)")
     return p.parse_args()
 
 
@@ -94,8 +97,9 @@ def main():
     rejected = sum(r[1] for r in results)
     responses = sorted(ms for r in results for ms in r[2])
 
+    lane = "" if args.lane is None else f" WHERE lane = {int(args.lane)}"
     deadline = time.time() + 60
-    while int(psql(args, "SELECT count(*) FROM deliveries").strip() or 0) > 0:
+    while int(psql(args, "SELECT count(*) FROM deliveries" + lane).strip() or 0) > 0:
         if time.time() > deadline:
             sys.exit("the outbox did not drain within 60 s")
         time.sleep(0.2)
@@ -117,7 +121,8 @@ def main():
             receipt[delivery] = datetime.fromisoformat(record["receivedAt"].replace("Z", "+00:00")).timestamp()
 
     rows = psql(args, "SELECT h.id, extract(epoch FROM r.created_at) FROM delivery_history h "
-                      "JOIN push_requests r ON r.id = h.request_id WHERE h.outcome = 'sent'")
+                      "JOIN push_requests r ON r.id = h.request_id WHERE h.outcome = 'sent'"
+                      + ("" if args.lane is None else f" AND h.lane = {int(args.lane)}"))
     latencies = []
     for line in rows.splitlines():
         if "|" not in line:

@@ -126,6 +126,38 @@ enum Help {
             no shell: the container images' health check (deploy/). Plain http:// only: the intake and
             the worker serve /healthz and /readyz without TLS.
             """,
+        "backfill sends": """
+            usage: heraldctl backfill sends FILE [--json]
+
+            Enqueues one push per line of FILE, in the bulk lane (behind partner traffic). Each line is the
+            body of POST /api/partners/notifications/push plus "partner" (the miniAppId) and a "key" unique per
+            partner (1-255 printable ASCII):
+              {"partner":"game.one","key":"2026-12-reminder-42","recipients":{"emails":["a@example.com"]},
+               "title":"Your turn","body":"...","deepLink":"basedapp://miniapp/game.one/...","data":{...}}
+            Every rule of the push endpoint applies (tenant, brand prefix, deep link, data, 4,096-byte payloads,
+            opt-outs, sendAt, ttlSeconds and HERALD_DEFAULT_TTL_SECONDS, signed with HERALD_SIGNING_KEYS);
+            the partner's rate limits do not. A bad line is reported with its number and the rest go on.
+            Rerunning a file creates nothing twice: lines whose key was written before count as duplicates.
+            Ctrl-C (or SIGTERM) stops after the batch in flight commits, prints what was committed
+            ("interrupted":true) and exits 1; rerun the file to finish. Progress goes to stderr: a bar on a
+            terminal, a line every 50,000 lines or 5 s otherwise. HERALD_BACKFILL_BATCH_SIZE: lines per
+            transaction (default 1000).
+            --json: {"lines":N,"accepted":N,"duplicates":N,"rejected":[{"line":N,"code":"...","message":"..."}],
+            "deliveries":N}
+            """,
+        "backfill users": """
+            usage: heraldctl backfill users FILE [--json]
+
+            Creates or updates one user per line of FILE, with the rules of the host API (PUT
+            /api/internal/users/{userId} and .../devices/{deviceId}):
+              {"userId":"u1","tenantId":"t1","emails":["a@example.com"],"wallets":["0x..."],
+               "devices":[{"deviceId":"d1","platform":"ios","environment":"production","apnsToken":"..."}]}
+            The email and wallet sets replace the user's; devices are created or updated (others stay), and a
+            token another device row holds moves to this one. A line whose identifier belongs to another user
+            of the tenant is rejected (identifier_taken) alone. Rerunning a file changes nothing more.
+            Ctrl-C, progress and HERALD_BACKFILL_BATCH_SIZE as for backfill sends.
+            --json: {"lines":N,"users":N,"devices":N,"rejected":[{"line":N,"code":"...","message":"..."}]}
+            """,
         "expire": """
             usage: heraldctl expire [--json]
 

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import Postgres
+import ServiceSupport
 import Store
 
 /// heraldctl: the operator's commands. Text on a terminal, JSON with `--json`; exit 0 on
@@ -51,7 +52,8 @@ public enum HeraldCtl {
             case "expire": try Commands.expire(pool: pool, arguments: arguments, printer: printer)
             case "stats": try StatsCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "replay": try ReplayCommand.run(pool: pool, arguments: arguments, printer: printer,
-                                                 fallbackTTLSeconds: PushRules().defaultTTLSeconds)
+                                                 fallbackTTLSeconds: try pushRules(environment).defaultTTLSeconds)
+            case "backfill": try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)
             case "partners": try Commands.partners(pool: pool, arguments: arguments, printer: printer,
                                                    defaults: try PartnerDefaults(environment))
             default: throw UsageError(message: "unknown command \(command)")
@@ -71,6 +73,15 @@ public enum HeraldCtl {
         } catch {
             FileHandle.standardError.write(Data("heraldctl: \(error)\n".utf8))
             return 1
+        }
+    }
+
+    /// HERALD_DEEPLINK_SCHEME, HERALD_MAX_RECIPIENTS and HERALD_DEFAULT_TTL_SECONDS, read as the intake reads them.
+    private static func pushRules(_ environment: [String: String]) throws -> PushRules {
+        do {
+            return try PushSettings.rules(EnvironmentReader(environment: environment))
+        } catch {
+            throw CommandFailure(message: error.description)
         }
     }
 

@@ -56,32 +56,16 @@ public struct IntakeConfiguration: Sendable {
         let url = try reader.required("HERALD_DATABASE_URL")
         let admin = try reader.secret("HERALD_ADMIN_TOKEN")
         let host = try reader.secret("HERALD_HOST_TOKEN")
-        let keys = try SigningKeys.parse(try reader.required("HERALD_SIGNING_KEYS"), variable: "HERALD_SIGNING_KEYS")
-        let activeKey: String
-        if let named = reader.optional("HERALD_SIGNING_KEY_ID") {
-            guard keys[named] != nil else {
-                throw ConfigurationError(variable: "HERALD_SIGNING_KEY_ID", problem: "names no key of HERALD_SIGNING_KEYS")
-            }
-            activeKey = named
-        } else if keys.count == 1 {
-            activeKey = keys.keys.first!
-        } else {
-            throw ConfigurationError(variable: "HERALD_SIGNING_KEY_ID", problem: "required when several keys are configured")
-        }
+        // The push settings (keys, deep-link scheme, recipients, default TTL) are read where
+        // `heraldctl backfill sends` reads them too.
+        let push = try PushSettings.read(reader)
         var configuration = IntakeConfiguration(
-            databaseURL: url, adminToken: admin, hostToken: host, signingKeys: keys, signingKeyID: activeKey)
+            databaseURL: url, adminToken: admin, hostToken: host, signingKeys: push.signingKeys,
+            signingKeyID: push.signingKeyID)
+        configuration.rules = push.rules
         try configuration.validateTokens()
         configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: Int(configuration.port), range: 0...65535))
-        if let scheme = reader.optional("HERALD_DEEPLINK_SCHEME") {
-            guard scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil else {
-                throw ConfigurationError(variable: "HERALD_DEEPLINK_SCHEME", problem: "must be a URL scheme like basedapp")
-            }
-            configuration.rules.deepLinkScheme = scheme
-        }
-        configuration.rules.maxRecipients = try reader.integer("HERALD_MAX_RECIPIENTS", default: configuration.rules.maxRecipients, range: 1...10_000)
-        configuration.rules.defaultTTLSeconds = try reader.integer(
-            "HERALD_DEFAULT_TTL_SECONDS", default: configuration.rules.defaultTTLSeconds, range: PushRules.ttlRange)
-                // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
+        // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
         // (docs/performance.md, "Thread and pool sizes").
         configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: configuration.threads, range: 1...512)
         configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: configuration.databasePoolSize, range: 1...512)
@@ -124,26 +108,5 @@ extension IntakeConfiguration {
         guard adminToken != hostToken else {
             throw ConfigurationError(variable: "HERALD_HOST_TOKEN", problem: "must differ from HERALD_ADMIN_TOKEN")
         }
-    }
-}
-
-/// `HERALD_SIGNING_KEYS`: `kid:base64key,kid:base64key`, each key at least 32 bytes.
-public enum SigningKeys {
-    public static func parse(_ text: String, variable: String) throws(ConfigurationError) -> [String: [UInt8]] {
-        var keys: [String: [UInt8]] = [:]
-        for entry in text.split(separator: ",") {
-            let parts = entry.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 32,
-                  let key = Data(base64Encoded: String(parts[1]))
-            else {
-                throw ConfigurationError(variable: variable, problem: "each entry must be kid:base64key")
-            }
-            guard key.count >= 32 else {
-                throw ConfigurationError(variable: variable, problem: "key \(parts[0]) is shorter than 32 bytes")
-            }
-            keys[String(parts[0])] = [UInt8](key)
-        }
-        guard !keys.isEmpty else { throw ConfigurationError(variable: variable, problem: "no keys") }
-        return keys
     }
 }

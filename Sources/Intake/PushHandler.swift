@@ -55,8 +55,9 @@ struct PushHandler: Sendable {
             throw PartnerAdmission.rateLimited(reservation, partner: partner)
         }
         do {
-            let (response, enqueue) = prepare(checked, partner: partner, now: now, resolution: admission.resolution,
-                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+            let (response, enqueue) = PushPreparation.prepare(
+                checked, partner: partner, rules: rules, signer: signer, now: now, resolution: admission.resolution,
+                idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(enqueue) {
                 metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
                 if !enqueue.deliveries.isEmpty && (enqueue.sendAt.map { $0 <= now } ?? true) { notifier.signal() }
@@ -88,25 +89,11 @@ struct PushHandler: Sendable {
         }
     }
 
-    /// A push that passed every check that needs no database, with its first delivery rendered.
-    struct CheckedPush {
-        let request: PushRequest
-        let content: PushContent
-        let firstDeliveryID: UUID
-        let firstRendering: RenderedPush
-    }
-
-    /// Content type, JSON, fields and payload size. Renders once: the size check uses the first
-    /// delivery's payload, which is then sent as is.
+    /// Content type and JSON here; fields and payload size in the shared `PushPreparation.check`.
     private func validate(_ request: RoutedRequest, partner: PartnerProfile, now: Date) -> Result<CheckedPush, HeraldError> {
         do {
-            let json = try request.jsonBody()
-            let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
-            let content = PushContent(request: push, partner: partner)
-            let id = UUID()
-            let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
-            try PushPayload.checkSize(rendering, of: content)
-            return .success(CheckedPush(request: push, content: content, firstDeliveryID: id, firstRendering: rendering))
+            return .success(try PushPreparation.check(request.jsonBody(), partner: partner, rules: rules, signer: signer,
+                                                      now: now))
         } catch {
             return .failure(error)
         }
@@ -137,53 +124,5 @@ struct PushHandler: Sendable {
         ]
         members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))
         return .object(members)
-    }
-
-    /// Renders every delivery; returns the 202 body and the rows to write.
-    private func prepare(_ checked: CheckedPush, partner: PartnerProfile, now: Date, resolution: RecipientResolution,
-                         idempotencyKey: String?, bodyHash: String?) -> ([UInt8], PushEnqueue) {
-        let (push, content) = (checked.request, checked.content)
-        let requestID = UUIDv7.make(at: now)
-        let createdAt = UUIDv7.timestamp(of: requestID)!
-        var deliveries: [PushEnqueue.Delivery] = []
-        deliveries.reserveCapacity(resolution.devices.count)
-        for (index, device) in resolution.devices.enumerated() {
-            let id = index == 0 ? checked.firstDeliveryID : UUID()
-            let payload: [UInt8]
-            if index == 0 {
-                payload = device.service == .apns ? checked.firstRendering.apns : checked.firstRendering.fcm
-            } else {
-                payload = PushPayload.render(content, deliveryID: id, signer: signer, for: device.service)
-            }
-            deliveries.append(.init(id: id, service: device.service.rawValue, userID: device.userID, deviceID: device.deviceID,
-                                    environment: device.environment, payload: String(decoding: payload, as: UTF8.self)))
-        }
-        let suppressed = resolution.users.filter(\.optedOut).count
-        let missingEmails = push.emails.filter { !resolution.matchedEmails.contains($0) }
-        let missingWallets = push.wallets.filter { !resolution.matchedWallets.contains($0) }
-        let missing: JSONValue = .object([
-            ("emails", .array(missingEmails.map { .string($0) })),
-            ("wallets", .array(missingWallets.map { .string($0) })),
-        ])
-        let status: PushStatus = deliveries.isEmpty ? .completed : (push.sendAt != nil ? .scheduled : .queued)
-        let response = JSONWriter.bytes(.object([
-            ("requestId", .string(requestID.uuidString.lowercased())), ("status", .string(status.rawValue)),
-            ("recipients", .number(Double(resolution.users.count))), ("deliveries", .number(Double(deliveries.count))),
-            ("suppressed", .number(Double(suppressed))), ("sent", .number(0)), ("failed", .number(0)),
-            ("missing", missing),
-        ]))
-        let dataJSON = JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) }))
-        // Every delivery carries an expiry (the worker's apns-expiration and android.ttl), counted
-        // from when the push is due; without ttlSeconds, HERALD_DEFAULT_TTL_SECONDS (SPEC 2.1).
-        let ttlSeconds = rules.ttlSeconds(for: push)
-        let expiresAt = (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds))
-        let enqueue = PushEnqueue(
-            requestID: requestID, createdAt: createdAt, partnerID: partner.id, miniAppID: partner.miniAppID,
-            idempotencyKey: idempotencyKey, bodyHash: bodyHash, response: String(decoding: response, as: UTF8.self),
-            title: content.title, body: content.body, deepLink: push.deepLink, dataJSON: dataJSON,
-            sendAt: push.sendAt, ttlSeconds: ttlSeconds, expiresAt: expiresAt, lane: 0,
-            recipients: resolution.users.count, suppressed: suppressed, missingJSON: JSONWriter.string(missing),
-            senderUserIDs: resolution.users.map(\.id), deliveries: deliveries)
-        return (response, enqueue)
     }
 }

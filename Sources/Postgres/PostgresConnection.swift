@@ -158,7 +158,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return name
     }
 
-    private func consume(_ result: OpaquePointer?) throws -> PostgresResult {
+    func consume(_ result: OpaquePointer?) throws -> PostgresResult {
         guard let result else {
             throw PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
                                 serverMessage: String(cString: PQerrorMessage(handle)))

@@ -2,25 +2,6 @@ import Foundation
 import HeraldCore
 import Postgres
 
-public struct DeviceRegistration: Sendable {
-    public var platform: String
-    public var environment: String
-    public var bundleID: String?
-    public var apnsToken: String?
-    public var apnsPushToStartToken: String?
-    public var fcmToken: String?
-
-    public init(platform: String, environment: String, bundleID: String?, apnsToken: String?,
-                apnsPushToStartToken: String?, fcmToken: String?) {
-        self.platform = platform
-        self.environment = environment
-        self.bundleID = bundleID
-        self.apnsToken = apnsToken
-        self.apnsPushToStartToken = apnsPushToStartToken
-        self.fcmToken = fcmToken
-    }
-}
-
 public struct SenderEntry: Sendable, Equatable {
     public let miniAppID: String
     public let displayName: String?
@@ -38,43 +19,23 @@ public struct DirectoryStore: Sendable {
 
     /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns true
     /// when the user was created. Throws 409 `identifier_taken` when another user of the tenant
-    /// holds one of the identifiers.
+    /// holds one of the identifiers. One function (`herald_put_user`, sql/011_backfill.sql), which
+    /// `heraldctl backfill users` calls as well.
     public func putUser(id: String, tenantID: String, emails: [String], wallets: [String]) throws -> Bool {
         do {
-            return try pool.withTransaction { connection in
-                try connection.query("INSERT INTO tenants (id) VALUES ($1) ON CONFLICT DO NOTHING", [tenantID])
-                let created = try connection.query("""
-                    INSERT INTO users (id, tenant_id) VALUES ($1, $2)
-                    ON CONFLICT (id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, updated_at = now()
-                    RETURNING xmax = 0
-                    """, [id, tenantID]).first!.bool(0)
-                try replace(table: "user_emails", column: "email", userID: id, tenantID: tenantID, values: emails,
-                            on: connection)
-                try replace(table: "user_wallets", column: "wallet", userID: id, tenantID: tenantID, values: wallets,
-                            on: connection)
-                return created
+            return try pool.withConnection { connection in
+                try connection.query(Self.putUserSQL, [id, tenantID, emails, wallets]).first!.bool(0)
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             throw Self.identifierTaken
         }
     }
 
-    static let identifierTaken = HeraldError(
-        status: 409, code: "identifier_taken", message: "Another user of this tenant already has one of these identifiers.")
+    /// $1 user, $2 tenant, $3 emails, $4 wallets: whether the user was created.
+    public static let putUserSQL = "SELECT herald_put_user($1, $2, $3::text[], $4::text[])"
 
-    private func replace(table: String, column: String, userID: String, tenantID: String, values: [String],
-                         on connection: PostgresConnection) throws {
-        try connection.query("DELETE FROM \(table) WHERE user_id = $1 AND \(column) <> ALL($2::text[])", [userID, values])
-        guard !values.isEmpty else { return }
-        try connection.query("""
-            INSERT INTO \(table) (tenant_id, \(column), user_id) SELECT $1, v, $2 FROM unnest($3::text[]) AS v
-            ON CONFLICT DO NOTHING
-            """, [tenantID, userID, values])
-        let owned = try connection.query(
-            "SELECT count(*) FROM \(table) WHERE tenant_id = $1 AND user_id = $2 AND \(column) = ANY($3::text[])",
-            [tenantID, userID, values]).first!.int(0)
-        if owned != values.count { throw Self.identifierTaken }
-    }
+    public static let identifierTaken = HeraldError(
+        status: 409, code: "identifier_taken", message: "Another user of this tenant already has one of these identifiers.")
 
     /// Creates or updates a device, taking each of its tokens from any other device row that
     /// holds it (any user, any tenant: the phone changed accounts), in one transaction and safe

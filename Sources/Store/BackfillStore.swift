@@ -1,0 +1,282 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// A sends-file partner as the backfill finds it by mini-app id.
+public enum BackfillPartner: Sendable {
+    case active(PartnerProfile)
+    /// Every partner row of this mini-app is revoked.
+    case revoked
+    case unknown
+}
+
+/// One accepted line of a sends file, ready to write: its line number and key, and the rows the
+/// intake would write for the same push (`PushPreparation.prepare`, lane 1).
+public struct BackfillSend: Sendable {
+    public let line: Int
+    public let key: String
+    public let push: PushEnqueue
+    public init(line: Int, key: String, push: PushEnqueue) {
+        self.line = line
+        self.key = key
+        self.push = push
+    }
+}
+
+/// What happened to a written line.
+public enum BackfillOutcome: Sendable, Equatable {
+    case accepted
+    /// An earlier run holds the key: this line was enqueued before.
+    case duplicate
+    /// An earlier line of this run holds the key.
+    case duplicateKey(firstLine: Int)
+}
+
+/// One line of a users file, validated by the host API's rules (`HostDirectoryRules`).
+public struct BackfillUser: Sendable {
+    public let line: Int
+    public let userID: String
+    public let entry: UserEntry
+    public let devices: [(deviceID: String, device: DeviceRegistration)]
+    public init(line: Int, userID: String, entry: UserEntry, devices: [(deviceID: String, device: DeviceRegistration)]) {
+        self.line = line
+        self.userID = userID
+        self.entry = entry
+        self.devices = devices
+    }
+}
+
+/// The queries of `heraldctl backfill` (sql/011_backfill.sql): a batch of lines per round trip.
+public struct BackfillStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The active partner of a mini-app, or why there is none.
+    public func partner(miniAppID: String) throws -> BackfillPartner {
+        try pool.withConnection { connection in
+            let rows = try connection.query(Self.partnerSQL, [miniAppID]).rows
+            if let active = try rows.map(PartnerStore.record).first(where: { $0.revokedAt == nil }) {
+                return .active(active.profile)
+            }
+            return rows.isEmpty ? .unknown : .revoked
+        }
+    }
+
+    /// One batch's recipients and the keys already written, in ONE round trip (a pipeline of two
+    /// statements). `lines` pairs each line number with its partner and push. A taken key says
+    /// whether run `run` wrote it itself (at `firstLine`) or an earlier run did.
+    public func resolve(run: UUID,
+                        _ lines: [(line: Int, partner: PartnerProfile, key: String, emails: [String], wallets: [String])])
+        throws -> (resolutions: [Int: RecipientResolution], taken: [Int: BackfillOutcome])
+    {
+        var numbers: [Int] = [], tenants: [String] = [], miniApps: [String] = [], kinds: [String] = [], idents: [String] = []
+        for entry in lines {
+            for email in entry.emails {
+                numbers.append(entry.line); tenants.append(entry.partner.tenantID)
+                miniApps.append(entry.partner.miniAppID); kinds.append("e"); idents.append(email)
+            }
+            for wallet in entry.wallets {
+                numbers.append(entry.line); tenants.append(entry.partner.tenantID)
+                miniApps.append(entry.partner.miniAppID); kinds.append("w"); idents.append(wallet)
+            }
+        }
+        let results = try pool.withConnection { connection in
+            try connection.pipeline([
+                (Self.takenKeysSQL, [lines.map(\.line), lines.map(\.partner.id), lines.map(\.key), run]),
+                (Self.resolveSQL, [numbers, tenants, miniApps, kinds, idents]),
+            ])
+        }
+        var taken: [Int: BackfillOutcome] = [:]
+        for row in results[0].rows {
+            taken[try row.int(0)] = try row.bool(1) ? .duplicateKey(firstLine: try row.int(2)) : .duplicate
+        }
+        var resolutions: [Int: RecipientResolution] = [:]
+        for entry in lines { resolutions[entry.line] = RecipientResolution() }
+        for row in results[1].rows {
+            let line = try row.int(0)
+            switch try row.string(1) {
+            case "e": resolutions[line]?.matchedEmails.insert(try row.string(2))
+            case "w": resolutions[line]?.matchedWallets.insert(try row.string(2))
+            case "u": resolutions[line]?.users.append(.init(id: try row.string(3), optedOut: try row.bool(6)))
+            default:
+                resolutions[line]?.devices.append(.init(
+                    userID: try row.string(3), deviceID: try row.string(2),
+                    service: try RecipientResolution.service(row.string(4)), environment: try row.string(5)))
+            }
+        }
+        // The intake's order (RecipientResolution.init(rows:)), so deliveries come out the same.
+        for line in resolutions.keys {
+            resolutions[line]!.users.sort { $0.id < $1.id }
+            resolutions[line]!.devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
+        }
+        return (resolutions, taken)
+    }
+
+    /// Writes a batch in one transaction: the lines, deliveries and senders COPYed into the
+    /// session's staging tables, then ONE statement writes every row (`herald_backfill_apply`).
+    /// Returns each line's outcome. `run` identifies this run of the command (a key it wrote itself
+    /// is a duplicate line of the file).
+    public func enqueue(run: UUID, _ sends: [BackfillSend]) throws -> [Int: BackfillOutcome] {
+        guard !sends.isEmpty else { return [:] }
+        var lines = PostgresCopyRows(reservingBytes: sends.count * 400)
+        var deliveries = PostgresCopyRows(reservingBytes: sends.count * 900)
+        var senders = PostgresCopyRows(reservingBytes: sends.count * 60)
+        for send in sends {
+            let push = send.push
+            for value: (any PostgresEncodable)? in [
+                send.line, push.partnerID, send.key, push.requestID, push.createdAt, push.miniAppID, push.title,
+                push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds ?? 0,
+                push.expiresAt ?? push.createdAt, push.recipients, push.suppressed, push.missingJSON,
+                push.deliveries.count,
+            ] { lines.field(value) }
+            lines.endRow()
+            for user in push.senderUserIDs {
+                senders.field(push.requestID)
+                senders.field(user)
+                senders.endRow()
+            }
+            for d in push.deliveries {
+                for value: (any PostgresEncodable)? in [push.requestID, d.id, d.service, d.userID, d.deviceID,
+                                                        d.environment, d.payload] { deliveries.field(value) }
+                deliveries.endRow()
+            }
+        }
+        let rows = try withDeadlockRetry {
+            try pool.withConnection { connection in
+                try connection.transaction { connection in
+                    try connection.execute(Self.stageSQL)
+                    try connection.copy(Self.copyLinesSQL, rows: lines)
+                    if deliveries.count > 0 { try connection.copy(Self.copyDeliveriesSQL, rows: deliveries) }
+                    if senders.count > 0 { try connection.copy(Self.copySendersSQL, rows: senders) }
+                    return try connection.query(Self.applySQL, [run]).rows
+                }
+            }
+        }
+        var outcomes: [Int: BackfillOutcome] = [:]
+        for row in rows {
+            let line = try row.int(0)
+            switch try row.string(1) {
+            case "accepted": outcomes[line] = .accepted
+            case "duplicate_key": outcomes[line] = .duplicateKey(firstLine: try row.int(2))
+            default: outcomes[line] = .duplicate
+            }
+        }
+        return outcomes
+    }
+
+    /// Upserts a batch of users and their devices, each line in its own subtransaction; returns
+    /// each line's outcome: nil when written (with whether the user was created), else the error.
+    public func putUsers(_ users: [BackfillUser]) throws -> [Int: (error: HeraldError?, devices: Int)] {
+        guard !users.isEmpty else { return [:] }
+        var emailStart: [Int] = [], emailCount: [Int] = [], emails: [String] = []
+        var walletStart: [Int] = [], walletCount: [Int] = [], wallets: [String] = []
+        var deviceStart: [Int] = [], deviceCount: [Int] = [], deviceIDs: [String] = [], platforms: [String] = []
+        var environments: [String] = [], bundles: [String?] = [], apns: [String?] = [], pushToStart: [String?] = []
+        var fcm: [String?] = []
+        for user in users {
+            emailStart.append(emails.count + 1); emailCount.append(user.entry.emails.count)
+            emails.append(contentsOf: user.entry.emails)
+            walletStart.append(wallets.count + 1); walletCount.append(user.entry.wallets.count)
+            wallets.append(contentsOf: user.entry.wallets)
+            deviceStart.append(deviceIDs.count + 1); deviceCount.append(user.devices.count)
+            for (id, device) in user.devices {
+                deviceIDs.append(id); platforms.append(device.platform); environments.append(device.environment)
+                bundles.append(device.bundleID); apns.append(device.apnsToken)
+                pushToStart.append(device.apnsPushToStartToken); fcm.append(device.fcmToken)
+            }
+        }
+        let parameters: [(any PostgresEncodable)?] = [
+            users.map(\.line), users.map(\.userID), users.map(\.entry.tenantID), emailStart, emailCount, emails,
+            walletStart, walletCount, wallets, deviceStart, deviceCount, deviceIDs, platforms, environments,
+            NullableTextArray(bundles), NullableTextArray(apns), NullableTextArray(pushToStart), NullableTextArray(fcm),
+        ]
+        let rows = try withDeadlockRetry {
+            try pool.withConnection { try $0.query(Self.putUsersSQL, parameters).rows }
+        }
+        var outcomes: [Int: (error: HeraldError?, devices: Int)] = [:]
+        for row in rows {
+            let outcome = try row.string(1)
+            outcomes[try row.int(0)] = (outcome == "ok" ? nil : DirectoryStore.identifierTaken, try row.int(3))
+        }
+        return outcomes
+    }
+
+    /// Wakes the workers (they also poll): one NOTIFY per committed batch.
+    public func notifyWorkers() throws {
+        try pool.withConnection { _ = try $0.query("SELECT pg_notify('herald_deliveries', '')") }
+    }
+
+    /// Two runs writing the same rows at once may lock them in opposite orders (device tokens
+    /// taken, user_senders); Postgres aborts one with a deadlock, and the batch is simply retried:
+    /// it is one transaction, and it sees the other's commit the second time.
+    private func withDeadlockRetry<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let error as PostgresError where error.sqlState == "40P01" && attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+}
+
+/// A text[] whose elements may be NULL (`{"a",NULL}`).
+struct NullableTextArray: PostgresEncodable {
+    let values: [String?]
+    init(_ values: [String?]) { self.values = values }
+    var postgresText: String {
+        "{" + values.map { value in
+            guard let value else { return "NULL" }
+            return [value].postgresText.dropFirst().dropLast().description
+        }.joined(separator: ",") + "}"
+    }
+}
+
+// The statements of the backfill, named so tests can EXPLAIN exactly what runs.
+extension BackfillStore {
+    /// $1 mini-app id: every partner row of it, active first.
+    public static let partnerSQL = """
+        SELECT \(PartnerStore.columns) FROM partners WHERE mini_app_id = $1 ORDER BY revoked_at NULLS FIRST
+        """
+
+    /// $1 lines, $2 partners, $3 keys, $4 this run: the lines whose (partner, key) is written,
+    /// whether by this run, and at which line.
+    public static let takenKeysSQL = """
+        SELECT i.line, b.run_id = $4, b.line FROM unnest($1::integer[], $2::uuid[], $3::text[]) AS i (line, partner_id, key)
+          JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key
+        """
+
+    /// One row per identifier: $1 line, $2 tenant, $3 mini-app, $4 kind ('e', 'w'), $5 identifier.
+    public static let resolveSQL = """
+        SELECT * FROM herald_backfill_resolve($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[])
+        """
+
+    /// The session's staging tables (sql/011_backfill.sql).
+    public static let stageSQL = "SELECT herald_backfill_stage()"
+
+    public static let copyLinesSQL = """
+        COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
+            data, send_at, ttl_seconds, expires_at, recipients, suppressed, missing, deliveries) FROM STDIN
+        """
+
+    public static let copyDeliveriesSQL = """
+        COPY herald_backfill_deliveries (request_id, id, service, user_id, device_id, environment, payload) FROM STDIN
+        """
+
+    public static let copySendersSQL = "COPY herald_backfill_senders (request_id, user_id) FROM STDIN"
+
+    /// $1 run: writes the staged batch, one row per line (line, outcome, first line of a repeated key).
+    public static let applySQL = "SELECT line, outcome, first_line FROM herald_backfill_apply($1)"
+
+    public static let putUsersSQL = """
+        SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[], $2::text[], $3::text[],
+            $4::integer[], $5::integer[], $6::text[], $7::integer[], $8::integer[], $9::text[], $10::integer[],
+            $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+        """
+}
+
+extension RecipientResolution {
+    /// Nothing matched yet: the batch resolver fills it line by line.
+    init() {}
+}

@@ -1,0 +1,76 @@
+import Foundation
+import HeraldCore
+
+/// A push that passed every check that needs no database, with its first delivery rendered.
+public struct CheckedPush: Sendable {
+    public let request: PushRequest
+    public let content: PushContent
+    public let firstDeliveryID: UUID
+    public let firstRendering: RenderedPush
+}
+
+/// The rules and rendering of SPEC 2.1 between a push body and the rows it writes, shared by the
+/// intake's push endpoint and `heraldctl backfill sends` so both write exactly the same rows.
+public enum PushPreparation {
+    /// Fields and payload size (SPEC 2.1) of a push body for `partner`. Renders once: the size check
+    /// uses the first delivery's payload, which is then sent as is.
+    public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
+                             now: Date) throws(HeraldError) -> CheckedPush {
+        let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
+        let content = PushContent(request: push, partner: partner)
+        let id = UUID()
+        let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
+        try PushPayload.checkSize(rendering, of: content)
+        return CheckedPush(request: push, content: content, firstDeliveryID: id, firstRendering: rendering)
+    }
+
+    /// Renders every delivery of a checked push to the devices its recipients resolved to;
+    /// returns the 202 body and the rows to write. `lane` 0 is partner traffic, 1 the bulk lane.
+    public static func prepare(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules,
+                               signer: any PayloadSigner, now: Date, resolution: RecipientResolution,
+                               idempotencyKey: String?, bodyHash: String?, lane: Int = 0) -> ([UInt8], PushEnqueue) {
+        let (push, content) = (checked.request, checked.content)
+        let requestID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: requestID)!
+        var deliveries: [PushEnqueue.Delivery] = []
+        deliveries.reserveCapacity(resolution.devices.count)
+        for (index, device) in resolution.devices.enumerated() {
+            let id = index == 0 ? checked.firstDeliveryID : UUID()
+            let payload: [UInt8]
+            if index == 0 {
+                payload = device.service == .apns ? checked.firstRendering.apns : checked.firstRendering.fcm
+            } else {
+                payload = PushPayload.render(content, deliveryID: id, signer: signer, for: device.service)
+            }
+            deliveries.append(.init(id: id, service: device.service.rawValue, userID: device.userID, deviceID: device.deviceID,
+                                    environment: device.environment, payload: String(decoding: payload, as: UTF8.self)))
+        }
+        let suppressed = resolution.users.filter(\.optedOut).count
+        let missingEmails = push.emails.filter { !resolution.matchedEmails.contains($0) }
+        let missingWallets = push.wallets.filter { !resolution.matchedWallets.contains($0) }
+        let missing: JSONValue = .object([
+            ("emails", .array(missingEmails.map { .string($0) })),
+            ("wallets", .array(missingWallets.map { .string($0) })),
+        ])
+        let status: PushStatus = deliveries.isEmpty ? .completed : (push.sendAt != nil ? .scheduled : .queued)
+        let response = JSONWriter.bytes(.object([
+            ("requestId", .string(requestID.uuidString.lowercased())), ("status", .string(status.rawValue)),
+            ("recipients", .number(Double(resolution.users.count))), ("deliveries", .number(Double(deliveries.count))),
+            ("suppressed", .number(Double(suppressed))), ("sent", .number(0)), ("failed", .number(0)),
+            ("missing", missing),
+        ]))
+        let dataJSON = JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) }))
+        // Every delivery carries an expiry (the worker's apns-expiration and android.ttl), counted
+        // from when the push is due; without ttlSeconds, HERALD_DEFAULT_TTL_SECONDS (SPEC 2.1).
+        let ttlSeconds = rules.ttlSeconds(for: push)
+        let expiresAt = (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds))
+        let enqueue = PushEnqueue(
+            requestID: requestID, createdAt: createdAt, partnerID: partner.id, miniAppID: partner.miniAppID,
+            idempotencyKey: idempotencyKey, bodyHash: bodyHash, response: String(decoding: response, as: UTF8.self),
+            title: content.title, body: content.body, deepLink: push.deepLink, dataJSON: dataJSON,
+            sendAt: push.sendAt, ttlSeconds: ttlSeconds, expiresAt: expiresAt, lane: lane,
+            recipients: resolution.users.count, suppressed: suppressed, missingJSON: JSONWriter.string(missing),
+            senderUserIDs: resolution.users.map(\.id), deliveries: deliveries)
+        return (response, enqueue)
+    }
+}
