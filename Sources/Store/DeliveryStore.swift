@@ -74,12 +74,14 @@ public struct DeliveryStore: Sendable {
     /// Leases up to `limit` due rows of `services` to `worker` for `leaseSeconds`. `cursors` (the
     /// latest `availableAt` claimed per queue, see herald_claim_deliveries) let the scan skip what was
     /// claimed already; without them every due row is considered.
-    public func claim(on connection: PostgresConnection, worker: String, limit: Int, leaseSeconds: Int,
-                      services: [PushService], cursors: [QueueCursor: Date] = [:]) throws -> [ClaimedDelivery] {
+    /// At most `bulkLimit` of them from the bulk lane (nil: no limit beyond `limit`).
+    public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
+                      leaseSeconds: Int, services: [PushService],
+                      cursors: [QueueCursor: Date] = [:]) throws -> [ClaimedDelivery] {
         let ordered = Array(cursors)
         let result = try connection.query(Self.claimSQL, [
             worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
-            ordered.map(\.key.partnerID), ordered.map(\.value),
+            ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit,
         ])
         return try result.rows.map { row in
             guard let service = PushService(rawValue: try row.string(1)),
@@ -174,9 +176,12 @@ public struct DeliveryStore: Sendable {
 
     // MARK: - SQL
 
-    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times).
-    public static let claimSQL =
-        "SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[])"
+    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the
+    /// most bulk rows (sql/012_claim_bulk_limit.sql).
+    public static let claimSQL = """
+        SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[],
+                                              $8::integer)
+        """
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none).
     /// One statement (herald_complete_deliveries, sql/008_setup_faults.sql).

@@ -63,9 +63,11 @@ extension DeliveryWorker {
             if !probe.isEmpty { dispatch(probe, probe: true) }
         }
         var claimed: [ClaimedDelivery] = []
+        // Realtime rows may fill the batch; bulk rows only what the bulk allowance leaves.
+        let bulkLimit = min(limit, max(0, settings.maxBulkInFlight - bulkInFlight))
         if !open.isEmpty {
             claimed = try session.use {
-                try store.claim(on: $0, worker: configuration.workerID, limit: limit,
+                try store.claim(on: $0, worker: configuration.workerID, limit: limit, bulkLimit: bulkLimit,
                                 leaseSeconds: settings.leaseSeconds, services: open, cursors: state.cursors)
             }
             metrics.addClaim()
@@ -78,6 +80,9 @@ extension DeliveryWorker {
         if !claimed.isEmpty { dispatch(claimed, probe: false) }
         if claimed.count == limit { return }
         state.lastShortClaim = ContinuousClock.now
+        // The bulk allowance held rows back (more bulk may be due): claim again as soon as sends
+        // complete, not only when new work is announced.
+        let bulkHeldBack = claimed.count(where: { $0.lane != 0 }) >= bulkLimit
 
         // The queue is drained: sleep until new work is announced, a scheduled row, a retry or a
         // pause's end comes due, or the poll interval passes.
@@ -90,6 +95,6 @@ extension DeliveryWorker {
             wakeAt = max(retry, Date())
             hold.withLock { $0.nextRetryAt = nil }
         }
-        wake.wait(for: [.work], until: wakeAt)
+        wake.wait(for: bulkHeldBack ? [.work, .capacity] : [.work], until: wakeAt)
     }
 }

@@ -19,6 +19,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         var leasedAt: Date
         /// A single row leased to test a paused upstream (UpstreamPauses).
         let isProbe: Bool
+        /// A bulk-lane row (counted against `maxBulkInFlight`).
+        let isBulk: Bool
     }
 
     struct Hold {
@@ -106,6 +108,8 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Deliveries claimed and not yet recorded.
     public var inFlight: Int { hold.withLock { $0.held.count } }
+    /// Bulk-lane rows among them.
+    var bulkInFlight: Int { hold.withLock { $0.held.values.count(where: \.isBulk) } }
 
     public func start() {
         completer.start()
@@ -189,7 +193,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         let now = clock.now
         hold.withLock { hold in
             for delivery in claimed {
-                hold.held[delivery.id] = Held(service: delivery.service, leasedAt: now, isProbe: probe)
+                hold.held[delivery.id] = Held(service: delivery.service, leasedAt: now, isProbe: probe,
+                                              isBulk: delivery.lane != 0)
             }
         }
         metrics.setInFlight(inFlight)

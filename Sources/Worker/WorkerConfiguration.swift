@@ -122,6 +122,7 @@ public struct WorkerConfiguration: Sendable {
         claimer.leaseSeconds = try reader.integer("HERALD_LEASE_SECONDS", default: claimer.leaseSeconds)
         claimer.batchSize = try reader.integer("HERALD_BATCH_SIZE", default: claimer.batchSize)
         claimer.maxInFlight = try reader.integer("HERALD_WORKER_MAX_IN_FLIGHT", default: claimer.maxInFlight)
+        claimer.maxBulkInFlight = try reader.integer("HERALD_WORKER_MAX_BULK_IN_FLIGHT", default: claimer.maxBulkInFlight)
         claimer.pollInterval = try milliseconds(reader, "HERALD_POLL_INTERVAL_MS", default: claimer.pollInterval)
         claimer.minimumClaimSpacing = try milliseconds(reader, "HERALD_CLAIM_SPACING_MS",
                                                        default: claimer.minimumClaimSpacing)

@@ -12,6 +12,9 @@ public struct ClaimerConfiguration: Sendable, Equatable {
     public var batchSize = 200
     /// Deliveries claimed and not yet recorded, at most (HERALD_WORKER_MAX_IN_FLIGHT).
     public var maxInFlight = 2000
+    /// Of those, bulk-lane rows (backfills, replays) at most (HERALD_WORKER_MAX_BULK_IN_FLIGHT): a
+    /// realtime row claimed while a backfill drains waits behind at most this many bulk sends.
+    public var maxBulkInFlight = 200
     /// A claimed row not recorded within this time is rescued by any worker (HERALD_LEASE_SECONDS).
     public var leaseSeconds = 30
     /// The poll fallback: how long the loop sleeps when no NOTIFY arrives (HERALD_POLL_INTERVAL_MS).
@@ -27,6 +30,7 @@ public struct ClaimerConfiguration: Sendable, Equatable {
     public func validate() throws(ConfigurationError) {
         try check(batchSize, 1...5000, "HERALD_BATCH_SIZE")
         try check(maxInFlight, 1...100_000, "HERALD_WORKER_MAX_IN_FLIGHT")
+        try check(maxBulkInFlight, 1...100_000, "HERALD_WORKER_MAX_BULK_IN_FLIGHT")
         try check(leaseSeconds, 2...3600, "HERALD_LEASE_SECONDS")
         try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_POLL_INTERVAL_MS")
         try check(minimumClaimSpacing, .zero...(.seconds(1)), "HERALD_CLAIM_SPACING_MS")

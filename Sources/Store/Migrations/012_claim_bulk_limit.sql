@@ -1,0 +1,132 @@
+-- The claim's bulk allowance: a worker holds at most HERALD_WORKER_MAX_BULK_IN_FLIGHT bulk rows at a time.
+--
+-- With the realtime lane empty, a worker used to fill its whole in-flight window (2,000 rows) with bulk
+-- rows of a backfill or replay, and a realtime push claimed next queued behind them on the upstream
+-- connections: bench/backfill measured realtime p99 11 ms alone and 283 ms while a backfill drained
+-- (docs/performance.md, "Backfill"). The claim now takes realtime rows up to p_limit as before, and bulk
+-- rows only up to p_bulk_limit (the worker's allowance minus the bulk rows it holds), so a realtime row
+-- waits behind at most that many bulk sends.
+DROP FUNCTION herald_claim_deliveries(text, integer, integer, text[], smallint[], uuid[], timestamptz[]);
+
+-- As in 009_live_activities.sql, with p_bulk_limit.
+CREATE FUNCTION herald_claim_deliveries(p_worker text, p_limit integer, p_lease_seconds integer, p_services text[],
+                                        p_cursor_lanes smallint[], p_cursor_partners uuid[],
+                                        p_cursor_times timestamptz[], p_bulk_limit integer)
+RETURNS TABLE (id uuid, service text, environment text, payload text, attempts integer,
+               expires_at timestamptz, token text, verdict text, lane smallint, partner_id uuid,
+               available_at timestamptz, bundle_id text,
+               activity_event text, priority smallint)
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+-- Never JIT: the generic plan's cost grows with the table (a 10M-row backlog estimates ~800k), which
+-- made Postgres JIT-compile the claim on every call (~140 ms for a 5 ms query).
+SET jit = off
+-- As the activity functions above: index paths only, whatever the plan cached when the tables were small.
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_lane     smallint;
+    v_partners uuid[];
+    v_floors   timestamptz[];
+    v_quota    integer;
+    v_taken    integer := 0;
+    v_claimed  uuid[] := '{}';
+    v_round    uuid[];
+    v_round_partners uuid[];
+    -- What this lane may add to the batch: the whole batch for realtime; for bulk, what is left under
+    -- the worker's bulk allowance.
+    v_lane_limit integer;
+BEGIN
+    FOREACH v_lane IN ARRAY ARRAY[0, 1]::smallint[] LOOP
+        EXIT WHEN v_taken >= p_limit;
+        v_lane_limit := CASE WHEN v_lane = 0 THEN p_limit ELSE least(p_limit, v_taken + greatest(p_bulk_limit, 0)) END;
+        CONTINUE WHEN v_taken >= v_lane_limit;
+        -- Every partner (a small table), with where its queue's live part starts if known. A partner
+        -- without pending rows costs one index probe.
+        SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}'),
+               coalesce(array_agg(c.cursor_time - interval '10 seconds' ORDER BY p.id), '{}')
+          INTO v_partners, v_floors
+          FROM partners p
+          LEFT JOIN unnest(p_cursor_lanes, p_cursor_partners, p_cursor_times) AS c (lane, partner_id, cursor_time)
+            ON c.partner_id = p.id AND c.lane = v_lane;
+
+        -- Rounds: every partner still in the running gets an equal share of what is left.
+        WHILE cardinality(v_partners) > 0 AND v_taken < v_lane_limit LOOP
+            v_quota := ceil((v_lane_limit - v_taken)::numeric / cardinality(v_partners))::integer;
+            SELECT coalesce(array_agg(x.id), '{}'), coalesce(array_agg(x.partner_id), '{}')
+              INTO v_round, v_round_partners
+              FROM (SELECT y.id, y.partner_id
+                      FROM unnest(v_partners, v_floors) AS pp (partner_id, floor),
+                           LATERAL (SELECT d.id, d.partner_id FROM deliveries d
+                                     WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = pp.partner_id
+                                       AND d.available_at >= coalesce(pp.floor, '-infinity')
+                                       AND d.available_at <= now() AND d.service = ANY (p_services)
+                                       -- One send at a time per activity and device: a newer state waits
+                                       -- for the one in flight (and takes every update meanwhile), so the
+                                       -- phone gets them in order and only the newest.
+                                       AND (d.activity_id IS NULL
+                                            OR NOT EXISTS (SELECT 1 FROM deliveries l
+                                                            WHERE l.activity_id = d.activity_id
+                                                              AND l.device_id = d.device_id AND l.state = 'leased'))
+                                     ORDER BY d.available_at
+                                     LIMIT v_quota
+                                       FOR UPDATE SKIP LOCKED) y
+                     LIMIT v_lane_limit - v_taken) x;
+            EXIT WHEN cardinality(v_round) = 0;
+            -- By id from an array: always primary-key probes (a join with the picked rows could be
+            -- planned as a scan of the whole table, the generic plan not knowing how few they are).
+            UPDATE deliveries d
+               SET state = 'leased', leased_by = p_worker, attempts = d.attempts + 1,
+                   lease_expires_at = now() + make_interval(secs => p_lease_seconds)
+             WHERE d.id = ANY (v_round);
+            -- Partners that filled their share may have more: they stay for the next round.
+            SELECT coalesce(array_agg(f.partner_id), '{}'), coalesce(array_agg(f.floor), '{}')
+              INTO v_partners, v_floors
+              FROM unnest(v_partners, v_floors) AS f (partner_id, floor)
+             WHERE f.partner_id IN (SELECT r.partner_id FROM unnest(v_round_partners) AS r (partner_id)
+                                     GROUP BY r.partner_id HAVING count(*) >= v_quota);
+            v_claimed := v_claimed || v_round;
+            v_taken := v_taken + cardinality(v_round);
+        END LOOP;
+    END LOOP;
+
+    RETURN QUERY
+    SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
+           -- The token the row is for: a push uses the device's, a Live Activity start the push-to-start
+           -- token, its update and end the activity's own token (FCM: the device's token for all).
+           CASE WHEN d.service = 'fcm' THEN v.fcm_token
+                WHEN d.activity_event IS NULL THEN v.apns_token
+                WHEN d.activity_event = 'start' THEN v.apns_push_to_start_token
+                ELSE t.update_token END,
+           CASE
+               WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
+               WHEN v.device_id IS NULL THEN 'device_removed'
+               -- A start of an activity that ended before it went out, or a row of an activity with a
+               -- newer row for the same device (an older one back from a retry or a rescue).
+               WHEN d.activity_event = 'start' AND a.status IS DISTINCT FROM 'active' THEN 'superseded'
+               WHEN d.activity_id IS NOT NULL
+                    AND EXISTS (SELECT 1 FROM deliveries n
+                                 WHERE n.activity_id = d.activity_id AND n.device_id = d.device_id
+                                   AND (n.created_at, n.id) > (d.created_at, d.id)) THEN 'superseded'
+               WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
+                   THEN 'token_invalid'
+               WHEN d.service = 'apns' AND d.activity_event IS NULL
+                    AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL) THEN 'token_invalid'
+               WHEN d.service = 'apns' AND d.activity_event = 'start'
+                    AND (v.apns_push_to_start_token IS NULL OR v.apns_push_to_start_invalidated_at IS NOT NULL)
+                   THEN 'token_invalid'
+               WHEN d.service = 'apns' AND d.activity_event IN ('update', 'end')
+                    AND (t.update_token IS NULL OR t.update_token_invalidated_at IS NOT NULL) THEN 'token_invalid'
+               WHEN EXISTS (SELECT 1 FROM opt_outs o JOIN partners p ON p.mini_app_id = o.mini_app_id
+                             WHERE p.id = d.partner_id AND o.user_id = d.user_id) THEN 'suppressed'
+               ELSE 'send'
+           END,
+           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event, d.priority
+      FROM deliveries d
+      LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
+      LEFT JOIN live_activities a ON a.id = d.activity_id
+      LEFT JOIN live_activity_targets t ON t.activity_id = d.activity_id AND t.device_id = d.device_id
+     WHERE d.id = ANY (v_claimed);
+END
+$$;
