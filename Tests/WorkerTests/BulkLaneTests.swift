@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Simulator
 import Store
+import Synchronization
 import Testing
 import Worker
 
@@ -14,50 +15,67 @@ import Worker
 
     init() throws { harness = try WorkerHarness() }
 
-    // Synchronous, with blocking waits: the states checked last only while the backlog drains, and an
-    // async test's task may resume seconds late on a busy machine (WorkerHarness.waitUntil).
-    @Test func aWorkerHoldsAtMostItsBulkAllowanceAndRealtimeRowsGoPastTheBacklog() throws {
+    /// Samples the worker's rows in flight on a thread of its own (not the test's task, which a busy
+    /// suite may resume seconds late) and keeps the largest count seen.
+    final class InFlightSampler: @unchecked Sendable {
+        let most = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+
+        func start(_ worker: DeliveryWorker) {
+            Thread.detachNewThread { [self] in
+                while !stop.load(ordering: .relaxed) {
+                    let now = worker.inFlight
+                    if now > most.load(ordering: .relaxed) { most.store(now, ordering: .relaxed) }
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+            }
+        }
+    }
+
+    @Test func aWorkerHoldsAtMostItsBulkAllowanceAndRealtimeRowsGoPastTheBacklog() async throws {
         let partner = try harness.db.partner()
         try harness.db.user("bulk-user", apnsToken: WorkerHarness.apnsToken(0))
         try harness.db.user("live-user", apnsToken: WorkerHarness.apnsToken(1))
-        // Every bulk send takes 200 ms at the simulator (1,500 of them, 20 at a time: 15 s), so the backlog
-        // lasts long enough to look at.
+        // Every bulk send takes 200 ms at the simulator: 1,500 of them, 20 at a time, take 15 s.
         harness.simulator.setFault(SimulatorFault(delayMs: 200), token: WorkerHarness.apnsToken(0))
         let backfill = try harness.db.request(partner: partner.id, deliveries: 1_500)
         try harness.db.deliveries(count: 1_500, request: backfill, partner: partner.id, user: "bulk-user", lane: 1)
+        // A realtime push that comes due 3 s into the drain, with most of the backlog still queued.
+        let live = try harness.db.request(partner: partner.id, deliveries: 1)
+        let liveID = try harness.db.delivery(request: live, partner: partner.id, user: "live-user", service: .apns,
+                                             availableAt: Date().addingTimeInterval(3))
 
         let worker = try harness.startWorker {
             $0.claimer.maxBulkInFlight = 20
             $0.claimer.maxInFlight = 2_000
             $0.claimer.batchSize = 200
         }
-        try harness.waitUntilBlocking("bulk rows in flight") {
-            try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased' AND lane = 1") > 0
-        }
-        // Sampled while the bulk lane drains: never more than the allowance leased (one worker).
-        var mostLeased = 0
-        for _ in 0..<20 {
-            mostLeased = max(mostLeased, try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased' AND lane = 1"))
-            #expect(worker.inFlight <= 20)
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        #expect(mostLeased > 0 && mostLeased <= 20, "\(mostLeased)")
+        let sampler = InFlightSampler()
+        sampler.start(worker)
+        defer { sampler.stop.store(true, ordering: .relaxed) }
+        try await harness.waitUntil("the bulk lane drained", timeout: .seconds(120)) { try harness.outstanding() == 0 }
+        sampler.stop.store(true, ordering: .relaxed)
 
-        // A realtime push while hundreds of bulk rows wait: claimed and sent at once, not after them.
-        let live = try harness.db.request(partner: partner.id, deliveries: 1)
-        let bulkBefore = try harness.db.count("SELECT count(*) FROM deliveries WHERE lane = 1")
-        let liveID = try harness.db.delivery(request: live, partner: partner.id, user: "live-user", service: .apns)
-        try harness.waitUntilBlocking("the realtime push sent") { harness.timesReceived(liveID) == 1 }
-        let bulkLeft = try harness.db.count("SELECT count(*) FROM deliveries WHERE lane = 1")
-        // 20 bulk sends of 200 ms at a time: 100 rows a second. The realtime row waited for a few of them at
-        // most, so nearly all are still there (without the allowance the worker holds the whole backlog at
-        // once and the realtime row queues behind it on the upstream connections).
-        #expect(bulkBefore > 800 && bulkLeft > bulkBefore - 400,
-                "the realtime push waited behind the backlog: \(bulkBefore) bulk rows before, \(bulkLeft) after")
-
-        // And the bulk lane drains to the end: the allowance refills as sends complete.
-        try harness.waitUntilBlocking("the bulk lane drained", timeout: .seconds(90)) { try harness.outstanding() == 0 }
+        // Never more than the allowance of bulk rows, plus the one realtime row.
+        let most = sampler.most.load(ordering: .relaxed)
+        #expect(most > 0 && most <= 21, "\(most) rows in flight at most")
         #expect(try harness.db.counts(of: backfill).sent == 1_500)
+        // From the history, whatever the test's own timing: how many bulk sends finished between the
+        // realtime row coming due and its own send. At 100 bulk rows a second it waited for a few of them
+        // at most; without the allowance the worker holds the whole backlog at once and the realtime row
+        // queues behind it on the upstream connections.
+        // The realtime row was due 3 s after it was queued (its history keeps the queueing time).
+        let waited = try harness.db.connection.query("""
+            SELECT count(*) FILTER (WHERE b.finished_at < d.finished_at AND b.finished_at >= d.created_at + interval '3 seconds'),
+                   count(*) FILTER (WHERE b.finished_at > d.finished_at)
+              FROM delivery_history d, delivery_history b
+             WHERE d.id = $1 AND b.request_id = $2
+            """, [liveID, backfill.id]).first!
+        let sentWhileDue = try waited.int(0)
+        let sentAfter = try waited.int(1)
+        #expect(sentAfter > 600, "the realtime push went out after most of the backlog: \(sentAfter) bulk rows after it")
+        #expect(sentWhileDue < 400, "\(sentWhileDue) bulk rows were sent while the realtime push waited")
+        #expect(harness.timesReceived(liveID) == 1)
     }
 
     @Test func theAllowanceIsReadFromTheEnvironmentAndChecked() throws {
