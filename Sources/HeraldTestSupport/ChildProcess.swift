@@ -26,6 +26,27 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Waits for the process to exit on a thread of its own, not the caller's: an async test that blocked one
+    /// of the few cooperative threads (two on these machines) for a long child starves every other async
+    /// test meanwhile (an HTTP/2 test's requests once timed out that way in CI).
+    public func waitForExit() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread { [process] in
+                process.waitUntilExit()
+                done.resume()
+            }
+        }
+    }
+
+    /// `run`, for async tests of children that take seconds (validators, large loads): see `waitForExit`.
+    public static func runDetached(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws
+        -> (status: Int32, output: String)
+    {
+        let child = try ChildProcess(executable: executable, arguments: arguments, environment: environment)
+        await child.waitForExit()
+        return (child.process.terminationStatus, child.output)
+    }
+
     /// Runs to completion and returns the exit status and output.
     public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]) throws
         -> (status: Int32, output: String)

@@ -23,7 +23,7 @@ final class BackfillDatabase: @unchecked Sendable {
         url = database.url
         drop = database.drop
         pool = PostgresPool(configuration: .init(url: url, maxConnections: 2))
-        let migrated = try run(["migrate"])
+        let migrated = try runQuick(["migrate"])
         guard migrated.status == 0 else { throw Failure(description: "migrate failed: \(migrated.stderr)") }
     }
 
@@ -63,14 +63,26 @@ final class BackfillDatabase: @unchecked Sendable {
         return (child, stderr)
     }
 
-    func finish(_ started: (child: ChildProcess, stderr: URL)) -> Result {
-        started.child.process.waitUntilExit()
+    /// Waits off the cooperative threads (ChildProcess.waitForExit): a 100,000-line run takes a minute.
+    func finish(_ started: (child: ChildProcess, stderr: URL)) async -> Result {
+        await started.child.waitForExit()
+        return collect(started)
+    }
+
+    func run(_ arguments: [String]) async throws -> Result { await finish(try start(arguments)) }
+
+    private func collect(_ started: (child: ChildProcess, stderr: URL)) -> Result {
         let stderr = (try? String(contentsOf: started.stderr, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(at: started.stderr)
         return Result(status: started.child.process.terminationStatus, stdout: started.child.output, stderr: stderr)
     }
 
-    func run(_ arguments: [String]) throws -> Result { finish(try start(arguments)) }
+    /// A command that takes a moment (migrate, partners create), waited for on the caller's thread.
+    func runQuick(_ arguments: [String]) throws -> Result {
+        let started = try start(arguments)
+        started.child.process.waitUntilExit()
+        return collect(started)
+    }
 
     func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
         try pool.withConnection { try $0.query(sql, parameters).first!.int(0) }
@@ -82,7 +94,7 @@ final class BackfillDatabase: @unchecked Sendable {
 
     /// Creates a partner with heraldctl; returns its id.
     func partner(_ miniAppID: String, name: String, tenant: String) throws -> UUID {
-        let created = try run(["partners", "create", "--mini-app-id", miniAppID, "--display-name", name, "--tenant", tenant,
+        let created = try runQuick(["partners", "create", "--mini-app-id", miniAppID, "--display-name", name, "--tenant", tenant,
                                "--json"])
         guard created.status == 0, let id = try created.json()["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
             throw Failure(description: "partners create failed: \(created.stdout) \(created.stderr)")

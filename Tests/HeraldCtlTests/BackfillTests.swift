@@ -37,20 +37,20 @@ struct BackfillTests {
     }
 
     @Test("100,000 lines with bad lines of every kind: each reported with its line and code, the rest enqueued in lane 1 as the intake renders them; a rerun creates nothing")
-    func sendsWithBadLines() throws {
+    func sendsWithBadLines() async throws {
         let database = try BackfillDatabase()
         database.environment = ["HERALD_MAX_RECIPIENTS": "5", "HERALD_DEFAULT_TTL_SECONDS": "3600",
                                 "HERALD_DEEPLINK_SCHEME": "testapp", "HERALD_BACKFILL_BATCH_SIZE": "1000"]
         let users = 2_000
-        let loadedUsers = try database.run(["backfill", "users", try writeLines(Self.usersFile(users)).path, "--json"])
+        let loadedUsers = try await database.run(["backfill", "users", try writeLines(Self.usersFile(users)).path, "--json"])
         #expect(loadedUsers.status == 0, "\(loadedUsers.stderr)")
         // The same email in another tenant: it never resolves for this partner.
-        _ = try database.run(["backfill", "users",
+        _ = try await database.run(["backfill", "users",
                               try writeLines([json(.object([("userId", .string("other")), ("tenantId", .string("elsewhere")),
                                                             ("emails", .array([.string("stranger@example.com")]))]))]).path])
         let partnerID = try database.partner("bf.app", name: "Backfill App", tenant: Self.tenant)
         let revokedID = try database.partner("bf.gone", name: "Gone", tenant: Self.tenant)
-        #expect(try database.run(["partners", "revoke", revokedID.uuidString]).status == 0)
+        #expect(try await database.run(["partners", "revoke", revokedID.uuidString]).status == 0)
         try database.pool.withConnection { _ = try $0.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('u7', 'bf.app')") }
 
         let soon = ISO8601.format(Date().addingTimeInterval(3_600))
@@ -112,7 +112,7 @@ struct BackfillTests {
         defer { try? FileManager.default.removeItem(at: file) }
 
         let started = Date()
-        let result = try database.run(["backfill", "sends", file.path, "--json"])
+        let result = try await database.run(["backfill", "sends", file.path, "--json"])
         let seconds = Date().timeIntervalSince(started)
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try result.json()
@@ -184,7 +184,7 @@ struct BackfillTests {
         #expect(optedOutSummary.recipients == 1 && optedOutSummary.suppressed == 1 && optedOutSummary.deliveries == 0)
 
         // The same file again: every accepted line is a duplicate, the bad ones are reported again.
-        let again = try database.run(["backfill", "sends", file.path, "--json"])
+        let again = try await database.run(["backfill", "sends", file.path, "--json"])
         #expect(again.status == 0)
         let second = try again.json()
         #expect(second["accepted"] == .number(0))
@@ -198,10 +198,10 @@ struct BackfillTests {
     }
 
     @Test("SIGINT mid-file: exit 1 with the committed counts, which the database holds exactly; a rerun finishes the rest once")
-    func interrupt() throws {
+    func interrupt() async throws {
         let database = try BackfillDatabase()
         database.environment = ["HERALD_BACKFILL_BATCH_SIZE": "200"]
-        _ = try database.run(["backfill", "users", try writeLines(Self.usersFile(500)).path])
+        _ = try await database.run(["backfill", "users", try writeLines(Self.usersFile(500)).path])
         _ = try database.partner("bf.app", name: "Backfill App", tenant: Self.tenant)
         let total = 40_000
         let file = try writeLines((1...total).map { Self.send("k\($0)", email: "u\($0 % 500)@example.com") })
@@ -211,7 +211,7 @@ struct BackfillTests {
         let committed = try poll(seconds: 60) { try database.count("SELECT count(*) FROM backfill_keys") >= 400 }
         #expect(committed)
         kill(started.child.process.processIdentifier, SIGINT)
-        let result = database.finish(started)
+        let result = await database.finish(started)
         #expect(result.status == 1, "\(result.stderr)")
         let summary = try result.json()
         #expect(summary["interrupted"] == .bool(true))
@@ -224,7 +224,7 @@ struct BackfillTests {
         #expect(try database.count("SELECT count(*) FROM deliveries") == accepted)
         #expect(result.stderr.contains("interrupted"))
 
-        let rest = try database.run(["backfill", "sends", file.path, "--json"])
+        let rest = try await database.run(["backfill", "sends", file.path, "--json"])
         #expect(rest.status == 0)
         let second = try rest.json()
         #expect(second["accepted"] == .number(Double(total - accepted)))
@@ -235,17 +235,17 @@ struct BackfillTests {
     }
 
     @Test("two runs of one file at once create each line once")
-    func concurrentRuns() throws {
+    func concurrentRuns() async throws {
         let database = try BackfillDatabase()
         database.environment = ["HERALD_BACKFILL_BATCH_SIZE": "250"]
-        _ = try database.run(["backfill", "users", try writeLines(Self.usersFile(300)).path])
+        _ = try await database.run(["backfill", "users", try writeLines(Self.usersFile(300)).path])
         _ = try database.partner("bf.app", name: "Backfill App", tenant: Self.tenant)
         let total = 8_000
         let file = try writeLines((1...total).map { Self.send("k\($0)", email: "u\($0 % 300)@example.com") })
         defer { try? FileManager.default.removeItem(at: file) }
         let first = try database.start(["backfill", "sends", file.path, "--json"])
         let second = try database.start(["backfill", "sends", file.path, "--json"])
-        let results = [database.finish(first), database.finish(second)]
+        let results = [await database.finish(first), await database.finish(second)]
         #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
         let summaries = try results.map { try $0.json() }
         let accepted = summaries.map { Int($0["accepted"]!.numberValue!) }.reduce(0, +)
@@ -258,7 +258,7 @@ struct BackfillTests {
     }
 
     @Test("users: the host API's rules (normalised identifiers, tenant moves, tokens taken), rejects, a rerun")
-    func users() throws {
+    func users() async throws {
         let database = try BackfillDatabase()
         let token = String(repeating: "ab", count: 32)
         func user(_ id: String, tenant: String = "t1", emails: [String] = [], wallets: [String] = [],
@@ -290,7 +290,7 @@ struct BackfillTests {
             user("bob", tenant: "t2", emails: ["bob@example.com"]),  // bob moves tenant, his email follows
         ]
         let file = try writeLines(lines)
-        let result = try database.run(["backfill", "users", file.path, "--json"])
+        let result = try await database.run(["backfill", "users", file.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try result.json()
         #expect(summary.objectMembers?.map(\.key) == ["lines", "users", "devices", "rejected"])
@@ -314,21 +314,21 @@ struct BackfillTests {
         #expect(try database.query("SELECT tenant_id FROM user_emails WHERE user_id = 'bob'").map { try $0.string(0) } == ["t2"])
         #expect(try database.count("SELECT count(*) FROM users WHERE id IN ('carol', 'dave', 'erin', 'frank', 'gina')") == 0)
 
-        let again = try database.run(["backfill", "users", file.path, "--json"])
+        let again = try await database.run(["backfill", "users", file.path, "--json"])
         #expect(try again.json() == summary)
         #expect(try database.count("SELECT count(*) FROM users") == 2)
         #expect(try database.count("SELECT count(*) FROM devices") == 3)
     }
 
     @Test("the JSON shape of backfill sends, and progress lines on stderr when piped")
-    func shapeAndProgress() throws {
+    func shapeAndProgress() async throws {
         let database = try BackfillDatabase()
         database.environment = ["HERALD_BACKFILL_BATCH_SIZE": "500"]
-        _ = try database.run(["backfill", "users", try writeLines(Self.usersFile(10)).path])
+        _ = try await database.run(["backfill", "users", try writeLines(Self.usersFile(10)).path])
         _ = try database.partner("bf.app", name: "Backfill App", tenant: Self.tenant)
         let file = try writeLines((1...60_000).map { Self.send("k\($0)", email: "u\($0 % 10)@example.com") } + ["nope"])
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try database.run(["backfill", "sends", file.path, "--json"])
+        let result = try await database.run(["backfill", "sends", file.path, "--json"])
         #expect(result.status == 0)
         #expect(result.stdout.split(separator: "\n").count == 1)
         let summary = try result.json()
@@ -345,35 +345,35 @@ struct BackfillTests {
         #expect(progress.last?.hasPrefix("backfill sends: 60001 lines, 100%") == true)
 
         // Text form when piped: tab-separated counts, then the rejected lines.
-        let text = try database.run(["backfill", "sends", file.path])
+        let text = try await database.run(["backfill", "sends", file.path])
         #expect(text.stdout.contains("accepted\t0\nduplicates\t60000\n"))
         #expect(text.stdout.contains("60001\tinvalid_json\t"))
     }
 
     @Test("usage errors exit 2, a missing file or missing signing keys exit 1")
-    func usage() throws {
+    func usage() async throws {
         let database = try BackfillDatabase()
         let file = try writeLines([])
         for arguments in [["backfill"], ["backfill", "sends"], ["backfill", "users"], ["backfill", "resend", file.path],
                           ["backfill", "sends", file.path, "--fast=yes"], ["backfill", "users", file.path, "--dry-run"],
                           ["backfill", "sends", file.path, "extra"]] {
-            let result = try database.run(arguments)
+            let result = try await database.run(arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.contains("usage: heraldctl backfill"), "\(arguments)")
         }
         // An option without its value: usage (the overview, as for every command).
-        let noValue = try database.run(["backfill", "sends", file.path, "--fast"])
+        let noValue = try await database.run(["backfill", "sends", file.path, "--fast"])
         #expect(noValue.status == 2 && noValue.stderr.contains("--fast needs a value"))
-        let missing = try database.run(["backfill", "sends", "/nonexistent/file.jsonl", "--json"])
+        let missing = try await database.run(["backfill", "sends", "/nonexistent/file.jsonl", "--json"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("cannot open /nonexistent/file.jsonl"))
         #expect(missing.stdout.isEmpty)
-        let help = try database.run(["backfill", "users", "--help"])
+        let help = try await database.run(["backfill", "users", "--help"])
         #expect(help.status == 0 && help.stdout.contains("usage: heraldctl backfill users FILE"))
         database.environment = ["HERALD_SIGNING_KEYS": ""]
-        let noKeys = try database.run(["backfill", "sends", file.path])
+        let noKeys = try await database.run(["backfill", "sends", file.path])
         #expect(noKeys.status == 1 && noKeys.stderr.contains("HERALD_SIGNING_KEYS"))
-        let empty = try database.run(["backfill", "users", file.path, "--json"])
+        let empty = try await database.run(["backfill", "users", file.path, "--json"])
         #expect(try empty.json() == .object([("lines", .number(0)), ("users", .number(0)), ("devices", .number(0)),
                                              ("rejected", .array([]))]))
     }

@@ -31,13 +31,14 @@ struct DeployManifestTests {
         return names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted().map { k8s.appendingPathComponent($0) }
     }
 
-    static func kubernetesValidate(_ file: URL) throws -> (status: Int32, output: String) {
-        try ChildProcess.run(try tool("kubernetes-validate"), ["--strict", "--no-warn", file.path],
+    // Each run takes seconds (Python starts): waited for off the cooperative threads (ChildProcess.runDetached).
+    static func kubernetesValidate(_ file: URL) async throws -> (status: Int32, output: String) {
+        try await ChildProcess.runDetached(try tool("kubernetes-validate"), ["--strict", "--no-warn", file.path],
                              environment: ProcessInfo.processInfo.environment)
     }
 
-    static func composeValidate(_ file: URL) throws -> (status: Int32, output: String) {
-        try ChildProcess.run(try tool("check-jsonschema"), ["--builtin-schema", "vendor.compose-spec", file.path],
+    static func composeValidate(_ file: URL) async throws -> (status: Int32, output: String) {
+        try await ChildProcess.runDetached(try tool("check-jsonschema"), ["--builtin-schema", "vendor.compose-spec", file.path],
                              environment: ProcessInfo.processInfo.environment)
     }
 
@@ -103,11 +104,11 @@ struct DeployManifestTests {
     }
 
     @Test("every manifest in deploy/k8s passes kubernetes-validate --strict")
-    func manifestsAreValid() throws {
+    func manifestsAreValid() async throws {
         let files = Self.manifests
         #expect(files.count >= 12, "\(files)")
         for file in files {
-            let result = try Self.kubernetesValidate(file)
+            let result = try await Self.kubernetesValidate(file)
             #expect(result.status == 0, "\(file.lastPathComponent): \(result.output)")
             #expect(!result.output.contains("ERROR"), "\(file.lastPathComponent): \(result.output)")
         }
@@ -120,28 +121,28 @@ struct DeployManifestTests {
     }
 
     @Test("the validators reject a broken manifest and a broken compose file (the judges judge)")
-    func validatorsRejectMistakes() throws {
+    func validatorsRejectMistakes() async throws {
         let deployment = try Self.read("deploy/k8s/worker-deployment.yaml")
         let misspelled = try Self.temporaryCopy(
             deployment.replacingOccurrences(of: "terminationGracePeriodSeconds: ", with: "terminationGracePeriodSecond: "),
             name: "worker.yaml")
         defer { try? FileManager.default.removeItem(at: misspelled) }
-        #expect(try Self.kubernetesValidate(misspelled).status != 0)
+        #expect(try await Self.kubernetesValidate(misspelled).status != 0)
         let wrongType = try Self.temporaryCopy(
             deployment.replacingOccurrences(of: "containerPort: 9090", with: "containerPort: metrics"), name: "worker.yaml")
         defer { try? FileManager.default.removeItem(at: wrongType) }
-        #expect(try Self.kubernetesValidate(wrongType).status != 0)
+        #expect(try await Self.kubernetesValidate(wrongType).status != 0)
 
         let compose = try Self.read("deploy/compose.yaml")
         let broken = try Self.temporaryCopy(compose.replacingOccurrences(of: "stop_grace_period: 40s", with: "stop_grace: 40s"),
                                             name: "compose.yaml")
         defer { try? FileManager.default.removeItem(at: broken) }
-        #expect(try Self.composeValidate(broken).status != 0)
+        #expect(try await Self.composeValidate(broken).status != 0)
     }
 
     @Test("deploy/compose.yaml passes the compose-spec schema and has every service, health-checked")
-    func composeIsValid() throws {
-        let result = try Self.composeValidate(Self.deploy.appendingPathComponent("compose.yaml"))
+    func composeIsValid() async throws {
+        let result = try await Self.composeValidate(Self.deploy.appendingPathComponent("compose.yaml"))
         #expect(result.status == 0, "\(result.output)")
         let services = Self.composeServices(try Self.read("deploy/compose.yaml"))
         #expect(Set(services.keys) == ["postgres", "migrate", "simulator", "intake", "worker"], "\(services.keys)")
