@@ -61,14 +61,22 @@ struct FaultTests {
         let start = ContinuousClock.now
         async let slow = harness.apns()
         try await Task.sleep(for: .milliseconds(100))
-        // Another token on the same connection is answered while the slow one waits.
+        // Another token on the same connection is answered while the slow one waits. A suite that keeps
+        // the cooperative threads busy may resume this task seconds late, so what is checked depends on
+        // when the fast request really went out (the simulator's own timing is what is under test).
+        let fastSentAfter = ContinuousClock.now - start
         #expect(try await harness.apns(token: other).status == 200)
-        #expect(harness.simulator.received().count == 2, "the delayed answer is not recorded before it is sent")
+        let fastAnsweredAfter = ContinuousClock.now - start
+        if fastAnsweredAfter < .milliseconds(4500) {
+            #expect(harness.simulator.received().count == 2, "the delayed answer is not recorded before it is sent")
+        }
         let slowResponse = try await slow
         #expect(slowResponse.status == 200)
         #expect(ContinuousClock.now - start >= .milliseconds(5000))
-        // Recorded when answered: the fast one first.
-        #expect(harness.simulator.received().map(\.token) == [other, other, Self.token])
+        // Recorded when answered: the fast one first (when it went out well inside the delay).
+        if fastSentAfter < .milliseconds(4000) {
+            #expect(harness.simulator.received().map(\.token) == [other, other, Self.token])
+        }
     }
 
     @Test func delayedError() async throws {
