@@ -141,11 +141,11 @@ public struct ReplayStore: Sendable {
             ), judged AS (
                 SELECT p.*, v.environment, r.ttl_seconds,
                        CASE
-                           -- Queued again already (marked, still in the outbox, or sent under this id since).
-                           WHEN p.replayed_at IS NOT NULL
-                                OR EXISTS (SELECT 1 FROM deliveries d WHERE d.id = p.id)
-                                OR EXISTS (SELECT 1 FROM delivery_history s WHERE s.id = p.id AND s.outcome = 'sent')
-                               THEN 'already_replayed'
+                           -- Queued again already. A finished id re-enters the outbox only through a replay,
+                           -- which marks the row in the same statement: the mark alone says it (in the outbox,
+                           -- or sent under this id since), with no probe of the outbox or of every history
+                           -- partition per row. The lock above makes a concurrent replay see the mark.
+                           WHEN p.replayed_at IS NOT NULL THEN 'already_replayed'
                            WHEN v.device_id IS NULL THEN 'device_removed'
                            WHEN p.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
                                THEN 'token_invalid'
