@@ -36,6 +36,19 @@ struct HeraldCtlTests {
         })
     }
 
+    /// A fresh database migrated by heraldctl, with tenant t1, and a pool on it: `close` closes the pool
+    /// and drops the database.
+    static func migratedDatabase() throws -> (url: String, pool: PostgresPool, close: () -> Void) {
+        let (url, drop) = try freshDatabase()
+        guard try run(["migrate"], url: url).status == 0 else {
+            drop()
+            throw TestHTTPClient.Failure(description: "heraldctl migrate failed on a fresh database")
+        }
+        let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+        try pool.withConnection { _ = try $0.execute("INSERT INTO tenants (id) VALUES ('t1')") }
+        return (url, pool, { pool.close(); drop() })
+    }
+
     @Test("four concurrent `heraldctl migrate` runs on an empty database all succeed and apply each file once")
     func concurrentMigrate() throws {
         let database = try Self.freshDatabase()
@@ -135,13 +148,9 @@ struct HeraldCtlTests {
 
     @Test("expire ends every Live Activity past its TTL, in batches, once: a second run finds none")
     func expire() throws {
-        let (url, drop) = try Self.freshDatabase()
-        defer { drop() }
-        #expect(try Self.run(["migrate"], url: url).status == 0)
-        let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
-        defer { pool.close() }
+        let (url, pool, close) = try Self.migratedDatabase()
+        defer { close() }
         try pool.withConnection { c in
-            _ = try c.execute("INSERT INTO tenants (id) VALUES ('t1')")
             _ = try c.execute("""
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
                 VALUES ('00000000-0000-0000-0000-0000000000bb', 'expire.app', 'Expire', 't1', 'x', 60, 10000)

@@ -10,13 +10,9 @@ import Testing
 struct StatsTests {
     @Test("stats: the outbox by state, lane and partner, the oldest due row's wait, outcomes in the last 5 minutes and hour")
     func stats() throws {
-        let (url, drop) = try HeraldCtlTests.freshDatabase()
-        defer { drop() }
-        #expect(try HeraldCtlTests.run(["migrate"], url: url).status == 0)
-        let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
-        defer { pool.close() }
+        let (url, pool, close) = try HeraldCtlTests.migratedDatabase()
+        defer { close() }
         try pool.withConnection { c in
-            _ = try c.execute("INSERT INTO tenants (id) VALUES ('t1')")
             _ = try c.execute("""
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
                 VALUES ('00000000-0000-0000-0000-0000000000a1', 'stats.a', 'A', 't1', 'x', 60, 10000),
