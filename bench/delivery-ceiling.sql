@@ -4,7 +4,7 @@
 -- rows share one available_at, so the worker's cursors skip nothing here either.
 SELECT coalesce(array_agg(id)::text, '{}') AS ids, count(*) AS n
   FROM herald_claim_deliveries('pgbench-' || :client_id, :batch, 30, '{apns,fcm}',
-                               '{}'::smallint[], '{}'::uuid[], '{}'::timestamptz[]) \gset
+                               '{}'::smallint[], '{}'::uuid[], '{}'::timestamptz[], :batch) \gset
 SELECT * FROM herald_complete_deliveries('pgbench-' || :client_id, :ids::uuid[],
     array_fill('sent'::text, ARRAY[:n::int]), array_fill(''::text, ARRAY[:n::int]),
     array_fill(''::text, ARRAY[:n::int]), array_fill(''::text, ARRAY[:n::int]));
