@@ -4,6 +4,34 @@ import Foundation
 /// format, which every column type accepts; the statement's SQL casts where the type is ambiguous.
 public protocol PostgresEncodable: Sendable {
     var postgresText: String { get }
+    /// Appends this value as one element of an array literal, quoted and escaped (see Array's
+    /// postgresText). The default goes through `postgresText`; types that can write their bytes
+    /// directly do, because a worker binds arrays of hundreds of ids per statement.
+    func appendQuotedArrayElement(to out: inout [UInt8])
+}
+
+extension PostgresEncodable {
+    public func appendQuotedArrayElement(to out: inout [UInt8]) {
+        var text = postgresText
+        text.withUTF8 { PostgresArrayLiteral.appendQuoted($0, to: &out) }
+    }
+}
+
+/// The quoting of one-dimensional array literals, e.g. `{"a","b\"c"}`.
+enum PostgresArrayLiteral {
+    static func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        // Most elements (ids, rendered payloads without quotes) need no escaping: append whole.
+        if bytes.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            for byte in bytes {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                out.append(byte)
+            }
+        } else {
+            out.append(contentsOf: bytes)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
 }
 
 extension String: PostgresEncodable {
@@ -32,6 +60,13 @@ extension Bool: PostgresEncodable {
 
 extension UUID: PostgresEncodable {
     public var postgresText: String { PostgresUUID.format(self) }
+
+    /// A UUID needs no escaping: its 36 characters straight into the literal.
+    public func appendQuotedArrayElement(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        PostgresUUID.append(self, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
 }
 
 extension Date: PostgresEncodable {
@@ -42,24 +77,15 @@ extension Date: PostgresEncodable {
 extension Array: PostgresEncodable where Element: PostgresEncodable {
     /// A one-dimensional array literal with every element quoted, e.g. `{"a","b\"c"}`.
     public var postgresText: String {
-        var out = "{"
+        var out: [UInt8] = []
+        out.reserveCapacity(2 + count * 40)
+        out.append(UInt8(ascii: "{"))
         for (index, element) in enumerated() {
-            if index > 0 { out.append(",") }
-            out.append("\"")
-            let text = element.postgresText
-            // Most elements (ids, rendered payloads without quotes) need no escaping: append whole.
-            if text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                for ch in text.unicodeScalars {
-                    if ch == "\"" || ch == "\\" { out.append("\\") }
-                    out.unicodeScalars.append(ch)
-                }
-            } else {
-                out.append(text)
-            }
-            out.append("\"")
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            element.appendQuotedArrayElement(to: &out)
         }
-        out.append("}")
-        return out
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -31,6 +31,17 @@ public enum PostgresUUID {
     }
 
     /// The lowercase canonical text.
+    /// The 36 characters of `format`, appended to a byte buffer.
+    static func append(_ uuid: UUID, to out: inout [UInt8]) {
+        withUnsafeBytes(of: uuid.uuid) { raw in
+            for (index, byte) in raw.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+    }
+
     public static func format(_ uuid: UUID) -> String {
         withUnsafeBytes(of: uuid.uuid) { raw in
             String(unsafeUninitializedCapacity: 36) { out in

@@ -31,6 +31,24 @@ struct PostgresClientTests {
         #expect(unnested == strings)
     }
 
+    @Test("arrays of ids, times and strings bind as literals Postgres reads back element for element")
+    func arrayParameters() throws {
+        let ids = (0..<300).map { _ in UUID() }
+        let times = [Date(timeIntervalSince1970: 1_795_959_651.5), Date(timeIntervalSince1970: 0)]
+        #expect([ids[0], ids[1]].postgresText
+            == "{\"\(PostgresUUID.format(ids[0]))\",\"\(PostgresUUID.format(ids[1]))\"}")
+        #expect(["a\"b", "c\\d", ""].postgresText == #"{"a\"b","c\\d",""}"#)
+        #expect([String]().postgresText == "{}")
+        let back = try pool.withConnection { connection in
+            try connection.query("SELECT unnest($1::uuid[])", [ids]).rows.map { try $0.uuid(0) }
+        }
+        #expect(back == ids)
+        let backTimes = try pool.withConnection { connection in
+            try connection.query("SELECT unnest($1::timestamptz[])", [times]).rows.map { try $0.date(0) }
+        }
+        #expect(backTimes.count == 2 && zip(backTimes, times).allSatisfy { abs($0.timeIntervalSince($1)) < 0.000_001 })
+    }
+
     @Test("a failed statement reports its SQLSTATE, and the description never includes the server message")
     func errors() throws {
         let table = "t_" + UUID().uuidString.prefix(8).lowercased()
