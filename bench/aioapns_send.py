@@ -16,8 +16,12 @@ Run with the project's virtual environment (scripts/setup makes it):
       --key-file apns-key.p8 --key-id SIMKEY0001 --team-id SIMTEAM001 --topic app.herald.demo \
       --count 1000 --concurrency 100
 
+bench/compare runs two of these, each with --requests-file holding its half of the APNs requests Herald's
+workers send (token, apns-id, body), and adds their counts over [min startedAt, max finishedAt].
+
 Prints one JSON object:
   {"client":"aioapns","sent":N,"failed":N,"seconds":S,"requestsPerSecond":R,
+   "startedAt":T,"finishedAt":T (Unix seconds: the first send and the last answer),
    "statuses":{"200":N,...},"reasons":{"Unregistered":N,...}}
 with "results":[{"id","token","status","reason"}, ...] (in sending order) when --details is given.
 Exit status: 0 when every notification was answered 200 (or --allow-failures), 1 otherwise, 2 on bad usage.

@@ -16,7 +16,8 @@ CREATE INDEX queue_ceiling_due ON queue_ceiling (state, available_at);
 INSERT INTO queue_ceiling (state, available_at, attempts, payload)
 SELECT 0, now() - interval '1 minute', 0,
        ('{"aps":{"alert":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6"},"mutable-content":1},'
-        '"channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"' || gen_random_uuid() || '",'
-        '"kid":"k1","sig":"' || encode(sha256(g::text::bytea), 'base64') || '"}')::jsonb
+        '"channel":"mini-app","miniAppId":"fun.pull.gacha","deliveryId":"' || gen_random_uuid() || '",'
+        '"senderName":"Pull","isGroup":true,"kid":"k1","sig":"'
+        || rtrim(translate(encode(sha256(g::text::bytea), 'base64'), '+/', '-_'), '=') || '"}')::jsonb
   FROM generate_series(1, :rows) g;
 VACUUM ANALYZE queue_ceiling;

@@ -106,7 +106,8 @@ hb_create_partner() {
 # to the deliveries the answers say were queued.
 hb_queue_pushes() {
     local base="$1" auth="$2" requests="$3" recipients="$4" users="$5" ids="$6" dir="$7"
-    local r body="$dir/push.json" answer="$dir/push-answer.json" code total=0
+    local r body="$dir/push.json" answer="$dir/push-answer.json" code total=0 run
+    run="$(openssl rand -hex 6)" # fresh Idempotency-Keys on every call: a repeated key would replay
     : >"$ids"
     for ((r = 0; r < requests; r++)); do
         awk -v r="$r" -v n="$recipients" -v u="$users" 'BEGIN {
@@ -114,7 +115,7 @@ hb_queue_pushes() {
             for (i = 0; i < n; i++) printf "%s\"user%d@bench.example\"", (i ? "," : ""), (r * n + i) % u + 1
             printf "]},\"title\":\"Deposit pending\",\"body\":\"Confirmations: 1/6\"}" }' >"$body"
         code="$(curl -sS --max-time 60 -o "$answer" -w '%{http_code}' -X POST -H "@$auth" \
-            -H 'Content-Type: application/json' -H "Idempotency-Key: bench-$r-$$" --data-binary "@$body" \
+            -H 'Content-Type: application/json' -H "Idempotency-Key: bench-$run-$r" --data-binary "@$body" \
             "$base/api/partners/notifications/push")" || die "push $r: curl failed"
         [[ "$code" == 202 ]] || die "push $r answered $code: $(head -c 300 "$answer")"
         jq -r '.requestId' "$answer" >>"$ids"
