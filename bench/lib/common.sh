@@ -26,6 +26,26 @@ hb_pg_ticks() {
         done
     } | awk '{s+=$1} END{print s+0}'
 }
+# Busy and total ticks of the whole machine: "busy total" (idle and iowait are not busy).
+hb_machine_ticks() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
+# Ticks the machine was busy between two hb_machine_ticks readings: A B.
+hb_machine_busy() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[1] - x[1] }'; }
+# Waits (at most MAX_S seconds) until one second passes with the machine at least 85% idle; prints
+# the idle percentage of the last second. The machine is shared: this only lowers the odds that
+# something else runs during a measurement (each window reports what else ran anyway).
+hb_wait_quiet() {
+    local deadline=$((SECONDS + $1)) a b idle
+    while true; do
+        a="$(hb_machine_ticks)"
+        sleep 1
+        b="$(hb_machine_ticks)"
+        idle="$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%d", (t > 0) ? 100 - 100 * (y[1] - x[1]) / t : 100 }')"
+        if ((idle >= 85 || SECONDS >= deadline)); then
+            printf '%s' "$idle"
+            return 0
+        fi
+    done
+}
 # Peak RSS (VmHWM) of a process, in kB (0 once it is gone).
 hb_hwm_kb() { awk '/^VmHWM/ {print $2; f=1} END {if (!f) print 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
 # Ticks to microseconds per item: TICKS ITEMS.
