@@ -16,8 +16,12 @@ Run with the project's virtual environment (scripts/setup makes it):
       --key-file apns-key.p8 --key-id SIMKEY0001 --team-id SIMTEAM001 --topic app.herald.demo \
       --count 1000 --concurrency 100
 
+bench/compare runs two of these, each with --requests-file holding its half of the APNs requests Herald's
+workers send (token, apns-id, body), and adds their counts over [min startedAt, max finishedAt].
+
 Prints one JSON object:
   {"client":"aioapns","sent":N,"failed":N,"seconds":S,"requestsPerSecond":R,
+   "startedAt":T,"finishedAt":T (Unix seconds: the first send and the last answer),
    "statuses":{"200":N,...},"reasons":{"Unregistered":N,...}}
 with "results":[{"id","token","status","reason"}, ...] (in sending order) when --details is given.
 Exit status: 0 when every notification was answered 200 (or --allow-failures), 1 otherwise, 2 on bad usage.
@@ -45,7 +49,7 @@ def parse_arguments(argv):
     parser.add_argument("--key-id", required=True)
     parser.add_argument("--team-id", required=True)
     parser.add_argument("--topic", required=True, help="apns-topic (the app's bundle id)")
-    parser.add_argument("--count", type=int, default=1, help="notifications to send (default 1)")
+    parser.add_argument("--count", type=int, help="notifications to send (default 1, or every line of --requests-file)")
     parser.add_argument("--concurrency", type=int, default=1, help="notifications in flight at once (default 1)")
     parser.add_argument("--connections", type=int, default=10, help="aioapns max_connections (its default: 10)")
     parser.add_argument("--warmup", type=int, default=0, help="notifications sent first and not counted")
@@ -58,10 +62,19 @@ def parse_arguments(argv):
     parser.add_argument("--collapse-id", help="apns-collapse-id")
     parser.add_argument("--message", type=json.loads,
                         help="the payload as JSON, sent as given (default: an alert numbered per notification)")
+    parser.add_argument("--requests-file",
+                        help="one notification a line: device token, TAB, id, TAB, payload JSON; the id goes out as "
+                             "apns-id and apns-collapse-id (as Herald's worker sends them), the payload as the "
+                             "message; used in turn (bench/compare gives each process its half of the deliveries)")
     parser.add_argument("--details", action="store_true", help="add every notification's id, token, status, reason")
     parser.add_argument("--allow-failures", action="store_true", help="exit 0 even if some were not 200")
     arguments = parser.parse_args(argv)
-    if arguments.count < 0 or arguments.concurrency < 1 or arguments.connections < 1 or arguments.warmup < 0:
+    if arguments.requests_file and (arguments.tokens or arguments.message is not None):
+        parser.error("--requests-file names the tokens and payloads: not with --tokens or --message")
+    if arguments.count is None:
+        arguments.count = None if arguments.requests_file else 1
+    if ((arguments.count is not None and arguments.count < 0) or arguments.concurrency < 1
+            or arguments.connections < 1 or arguments.warmup < 0):
         parser.error("--count and --warmup must be 0 or more, --concurrency and --connections at least 1")
     return arguments
 
@@ -85,11 +98,32 @@ def make_client(arguments):
 
 async def run(arguments):
     tokens = arguments.tokens.split(",") if arguments.tokens else None
+    # Parsed before the clock starts: a caller of aioapns hands it a dict, so the JSON is decoded
+    # here once and encoded by aioapns per request (json.dumps, which adds a space after each
+    # separator: a few bytes more than the line's own text).
+    prepared = None
+    if arguments.requests_file:
+        prepared = []
+        with open(arguments.requests_file, encoding="utf-8") as lines:
+            for line in lines:
+                token, identifier, payload = line.rstrip("\n").split("\t", 2)
+                prepared.append((token, identifier, json.loads(payload)))
+        if not prepared:
+            raise SystemExit("bench/aioapns_send.py: --requests-file is empty")
+        if arguments.count is None:
+            arguments.count = len(prepared) - arguments.warmup
+            if arguments.count < 0:
+                raise SystemExit("bench/aioapns_send.py: --warmup is larger than --requests-file")
     push_type = None if arguments.push_type == "none" else PushType(arguments.push_type)
     client = make_client(arguments)
     gate = asyncio.Semaphore(arguments.concurrency)
 
     def request(index):
+        if prepared is not None:
+            token, identifier, message = prepared[index % len(prepared)]
+            return NotificationRequest(device_token=token, message=message, notification_id=identifier,
+                                       push_type=push_type, priority=arguments.priority,
+                                       time_to_live=arguments.ttl, collapse_key=identifier)
         token = tokens[index % len(tokens)] if tokens else secrets.token_hex(32)
         message = arguments.message
         if message is None:
@@ -108,9 +142,11 @@ async def run(arguments):
 
     if arguments.warmup:
         await asyncio.gather(*(send(request(index)) for index in range(arguments.warmup)))
+    started_at = time.time()
     started = time.perf_counter()
     outcomes = await asyncio.gather(*(send(request(arguments.warmup + index)) for index in range(arguments.count)))
     seconds = time.perf_counter() - started
+    finished_at = started_at + seconds
     client.pool.close()
 
     statuses, reasons, results = {}, {}, []
@@ -126,6 +162,7 @@ async def run(arguments):
         "client": "aioapns", "version": metadata.version("aioapns"),
         "sent": sent, "failed": len(outcomes) - sent, "seconds": round(seconds, 6),
         "requestsPerSecond": round(len(outcomes) / seconds, 1) if seconds > 0 else None,
+        "startedAt": round(started_at, 6), "finishedAt": round(finished_at, 6),
         "concurrency": arguments.concurrency, "connections": arguments.connections,
         "statuses": statuses, "reasons": reasons,
     }

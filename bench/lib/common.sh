@@ -1,0 +1,193 @@
+# shellcheck shell=bash
+# Helpers shared by bench/compare and bench/delivery: CPU and memory read from /proc, WAL position,
+# the intake started as a user would start it, pushes queued through it, and waiting for requests
+# to complete through the status API. Source after scripts/lib/postgres.sh; the caller defines
+# die() and keeps the pids it must stop in its own list.
+
+# Results handed back to the caller (set here, read there).
+# shellcheck disable=SC2034
+HB_PARTNER_ID="" HB_QUEUED=0 HB_INTAKE_PID="" HB_ADMIN_TOKEN="" HB_POLLER_PID=""
+
+# --- /proc ---------------------------------------------------------------------------------------
+HB_TICK="$(getconf CLK_TCK)"
+# utime+stime of one process (all its threads), in ticks; 0 once it is gone.
+hb_proc_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# All of the cluster's CPU in ticks: the postmaster with the children it has reaped (cutime,
+# cstime) plus every live child. A backend that exits between two readings moves from "live" into
+# the postmaster's reaped time with its whole life, so a difference of two readings is exactly
+# the CPU spent between them.
+hb_pg_ticks() {
+    local pm child
+    pm="$(head -n 1 "$HERALD_PG_DIR/data/postmaster.pid")"
+    {
+        awk '{print $14+$15+$16+$17}' "/proc/$pm/stat" 2>/dev/null || true
+        for child in $(pgrep -P "$pm" || true); do
+            awk '{print $14+$15}' "/proc/$child/stat" 2>/dev/null || true
+        done
+    } | awk '{s+=$1} END{print s+0}'
+}
+# Busy and total ticks of the whole machine: "busy total" (idle and iowait are not busy).
+hb_machine_ticks() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
+# Ticks the machine was busy between two hb_machine_ticks readings: A B.
+hb_machine_busy() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[1] - x[1] }'; }
+# Waits (at most MAX_S seconds) until one second passes with the machine at least 85% idle; prints
+# the idle percentage of the last second. The machine is shared: this only lowers the odds that
+# something else runs during a measurement (each window reports what else ran anyway).
+hb_wait_quiet() {
+    local deadline=$((SECONDS + $1)) a b idle
+    while true; do
+        a="$(hb_machine_ticks)"
+        sleep 1
+        b="$(hb_machine_ticks)"
+        idle="$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%d", (t > 0) ? 100 - 100 * (y[1] - x[1]) / t : 100 }')"
+        if ((idle >= 85 || SECONDS >= deadline)); then
+            printf '%s' "$idle"
+            return 0
+        fi
+    done
+}
+# Peak RSS (VmHWM) of a process, in kB (0 once it is gone).
+hb_hwm_kb() { awk '/^VmHWM/ {print $2; f=1} END {if (!f) print 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# Ticks to microseconds per item: TICKS ITEMS.
+hb_us_per() { awk -v t="$1" -v n="$2" -v hz="$HB_TICK" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print "n/a" }'; }
+hb_now() { date +%s.%N; }
+hb_elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+hb_rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { if (b > a) printf "%d", n / (b - a); else print 0 }'; }
+
+# --- Postgres ------------------------------------------------------------------------------------
+# "lsn wal_records wal_fpi" now (pg_stat_wal is cumulative since the cluster started).
+hb_wal_mark() {
+    herald_pg_psql -qtAX -F ' ' -c "SELECT pg_current_wal_lsn(), wal_records, wal_fpi FROM pg_stat_wal"
+}
+# WAL written between two marks: "bytes records fpi".
+hb_wal_diff() {
+    local a b bytes
+    read -r -a a <<<"$1"
+    read -r -a b <<<"$2"
+    bytes="$(herald_pg_psql -qtAX -c "SELECT pg_wal_lsn_diff('${b[0]}', '${a[0]}')::bigint")"
+    printf '%s %s %s' "$bytes" "$((b[1] - a[1]))" "$((b[2] - a[2]))"
+}
+
+# Users u<FIRST>..u<FIRST+COUNT-1> in tenant TENANT, each with the e-mail user<g>@bench.example and
+# one iPhone (APNs token lpad(hex(g), 64), app one.based.app): FIRST COUNT TENANT.
+hb_seed_iphone_users() {
+    herald_pg_psql -qtAX -v first="$1" -v count="$2" -v tenant="$3" >/dev/null <<'SQL'
+INSERT INTO users (id, tenant_id) SELECT 'u' || g, :'tenant' FROM generate_series(:first, :first + :count - 1) g;
+INSERT INTO user_emails (tenant_id, email, user_id)
+     SELECT :'tenant', 'user' || g || '@bench.example', 'u' || g FROM generate_series(:first, :first + :count - 1) g;
+INSERT INTO devices (user_id, device_id, platform, environment, bundle_id, apns_token)
+     SELECT 'u' || g, 'iphone', 'ios', 'production', 'one.based.app', lpad(to_hex(g), 64, '0')
+       FROM generate_series(:first, :first + :count - 1) g;
+ANALYZE users, user_emails, devices;
+SQL
+}
+
+# --- the intake ----------------------------------------------------------------------------------
+# hb_start_intake BIN DB_URL PORT LOG [VAR=VALUE...]: herald-intake with throwaway tokens and
+# signing key; sets HB_INTAKE_PID and HB_ADMIN_TOKEN, waits for /readyz.
+hb_start_intake() {
+    local bin="$1" db="$2" port="$3" log="$4"
+    shift 4
+    HB_ADMIN_TOKEN="$(openssl rand -hex 24)"
+    env HERALD_DATABASE_URL="$db" HERALD_INTAKE_PORT="$port" \
+        HERALD_ADMIN_TOKEN="$HB_ADMIN_TOKEN" HERALD_HOST_TOKEN="$(openssl rand -hex 24)" \
+        HERALD_SIGNING_KEYS="k1:$(openssl rand -base64 32)" HERALD_SIGNING_KEY_ID=k1 \
+        HERALD_LOG_LEVEL=warning HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS=0 "$@" \
+        "$bin/herald-intake" >>"$log" 2>&1 &
+    HB_INTAKE_PID=$!
+    local deadline=$((SECONDS + 30))
+    until [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$port/readyz" || true)" == 200 ]]; do
+        kill -0 "$HB_INTAKE_PID" 2>/dev/null || die "herald-intake exited before it was ready (see $log)"
+        ((SECONDS < deadline)) || die "herald-intake not ready after 30 s"
+        sleep 0.2
+    done
+}
+
+# hb_create_partner BASE TENANT MINI_APP AUTH_FILE: a partner through the admin API with high rate
+# limits; writes "Authorization: Bearer <key>" for it into AUTH_FILE (0600: the key stays out of
+# argv and logs) and sets HB_PARTNER_ID.
+hb_create_partner() {
+    local base="$1" tenant="$2" mini_app="$3" auth_file="$4" admin_file="$4.admin" json key id
+    (umask 077 && printf 'Authorization: Bearer %s\n' "$HB_ADMIN_TOKEN" >"$admin_file")
+    json="$(curl -sS --max-time 10 -X POST -H "@$admin_file" -H 'Content-Type: application/json' \
+        --data-binary "{\"miniAppId\":\"$mini_app\",\"displayName\":\"Pull\",\"tenantId\":\"$tenant\",\"rateLimitPerMinute\":1000000,\"rateLimitPerDay\":100000000}" \
+        "$base/api/admin/mini-app-partners")"
+    rm -f "$admin_file"
+    key="$(jq -r '.apiKey // empty' <<<"$json")"
+    id="$(jq -r '.id // empty' <<<"$json")"
+    [[ "$key" == mp_* && -n "$id" ]] || die "creating the partner failed: $(jq -c 'del(.apiKey)' <<<"$json" 2>/dev/null || echo "$json")"
+    (umask 077 && printf 'Authorization: Bearer %s\n' "$key" >"$auth_file")
+    HB_PARTNER_ID="$id"
+}
+
+# hb_queue_pushes BASE AUTH_FILE REQUESTS RECIPIENTS USERS IDS_FILE WORKDIR: REQUESTS pushes of
+# RECIPIENTS e-mails each (request r names users r*RECIPIENTS+1 on, wrapping at USERS), one after
+# the other; every answer must be 202; the request ids go to IDS_FILE, one a line. Sets HB_QUEUED
+# to the deliveries the answers say were queued.
+hb_queue_pushes() {
+    local base="$1" auth="$2" requests="$3" recipients="$4" users="$5" ids="$6" dir="$7"
+    local r body="$dir/push.json" answer="$dir/push-answer.json" code total=0 run
+    run="$(openssl rand -hex 6)" # fresh Idempotency-Keys on every call: a repeated key would replay
+    : >"$ids"
+    for ((r = 0; r < requests; r++)); do
+        awk -v r="$r" -v n="$recipients" -v u="$users" 'BEGIN {
+            printf "{\"recipients\":{\"emails\":["
+            for (i = 0; i < n; i++) printf "%s\"user%d@bench.example\"", (i ? "," : ""), (r * n + i) % u + 1
+            printf "]},\"title\":\"Deposit pending\",\"body\":\"Confirmations: 1/6\"}" }' >"$body"
+        code="$(curl -sS --max-time 60 -o "$answer" -w '%{http_code}' -X POST -H "@$auth" \
+            -H 'Content-Type: application/json' -H "Idempotency-Key: bench-$run-$r" --data-binary "@$body" \
+            "$base/api/partners/notifications/push")" || die "push $r: curl failed"
+        [[ "$code" == 202 ]] || die "push $r answered $code: $(head -c 300 "$answer")"
+        jq -r '.requestId' "$answer" >>"$ids"
+        total=$((total + $(jq -r '.deliveries' "$answer")))
+    done
+    HB_QUEUED="$total"
+}
+
+# hb_poll_completed BASE AUTH_FILE IDS_FILE TIMEOUT_S OUT_FILE: starts a poller in the background
+# (its pid in HB_POLLER_PID) that GETs .../push/{id} until every request in IDS_FILE says
+# "completed", walking the list in order (a request once completed stays so) over one keep-alive
+# connection, every 20 ms: about 1% of a core, where curl and jq per poll would take a good part of
+# one from the drain being measured. It writes "ready" to OUT_FILE after its first answer, then
+# "done <unix time>" when the last request is completed; it exits 1 on timeout. Returns once ready.
+hb_poll_completed() {
+    local out="$5" deadline=$((SECONDS + 30))
+    : >"$out"
+    python3 - "$@" <<'PY' &
+import http.client, json, sys, time
+base, auth_file, ids_file, timeout, out = sys.argv[1:6]
+host, port = base.removeprefix("http://").split(":")
+with open(auth_file) as f:
+    name, value = f.read().strip().split(": ", 1)
+ids = [line.strip() for line in open(ids_file) if line.strip()]
+deadline = time.monotonic() + float(timeout)
+connection = http.client.HTTPConnection(host, int(port), timeout=10)
+report = open(out, "a", buffering=1)
+def status(request_id):
+    connection.request("GET", "/api/partners/notifications/push/" + request_id, headers={name: value})
+    answer = connection.getresponse()
+    body = answer.read()
+    if answer.status != 200:
+        raise SystemExit(f"GET push/{request_id}: {answer.status} {body[:200]!r}")
+    return json.loads(body)["status"]
+first = True
+for request_id in ids:
+    while True:
+        done = status(request_id) == "completed"
+        if first:
+            report.write("ready\n")
+            first = False
+        if done:
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit(f"request {request_id} not completed after {timeout} s")
+        time.sleep(0.02)
+report.write(f"done {time.time():.6f}\n")
+PY
+    HB_POLLER_PID=$!
+    until grep -q '^ready' "$out"; do
+        kill -0 "$HB_POLLER_PID" 2>/dev/null || die "the completion poller failed"
+        ((SECONDS < deadline)) || die "the completion poller got no answer in 30 s"
+        sleep 0.05
+    done
+}
