@@ -211,7 +211,7 @@ public final class IntakeServer: Sendable {
             return Reply.json(200, .object([("status", .string("ready"))]))
         case .metrics:
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                body: Array(metrics.render(preferWaiting: waiter.count).utf8))
+                                body: Array(metrics.render(preferWaiting: waiter.count, writer: writer.counts).utf8))
         }
     }
 
