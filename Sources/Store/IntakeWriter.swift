@@ -71,10 +71,10 @@ public enum IntakePushOutcome: Sendable {
 /// alone, a push is sent at once (no timer, no added wait).
 public final class IntakeWriter: @unchecked Sendable {
     private final class Slot {
-        let push: IntakePush
+        let push: EncodedPush
         var result: Result<IntakePushOutcome, any Error>?
         let done = DispatchSemaphore(value: 0)
-        init(_ push: IntakePush) { self.push = push }
+        init(_ push: EncodedPush) { self.push = push }
     }
 
     private let pool: PostgresPool
@@ -120,7 +120,7 @@ public final class IntakeWriter: @unchecked Sendable {
     /// Queues `push` for the next batch and waits until that batch has committed (or failed: the
     /// batch's error is thrown to every push in it).
     public func submit(_ push: IntakePush) throws -> IntakePushOutcome {
-        let slot = Slot(push)
+        let slot = Slot(EncodedPush(push))  // encoded here, on the handler's thread
         condition.lock()
         if stopping {
             condition.unlock()
@@ -145,7 +145,7 @@ public final class IntakeWriter: @unchecked Sendable {
             let batch = Array(pending.prefix(maxBatch))
             pending.removeFirst(batch.count)
             condition.unlock()
-            let result = Result { try write(batch.map(\.push)) }
+            let result = Result { try write(batch.map(\.push)) as [IntakePushOutcome] }
             condition.lock()
             batchCount += 1
             pushCount += batch.count
@@ -159,6 +159,10 @@ public final class IntakeWriter: @unchecked Sendable {
 
     /// One call of `herald_intake_push` for `pushes`, outcomes in the same order.
     public func write(_ pushes: [IntakePush]) throws -> [IntakePushOutcome] {
+        try write(pushes.map(EncodedPush.init))
+    }
+
+    private func write(_ pushes: [EncodedPush]) throws -> [IntakePushOutcome] {
         let parameters = Self.parameters(pushes)
         let result = try pool.withConnection { try $0.query(Self.pushSQL, parameters) }
         var outcomes = [IntakePushOutcome?](repeating: nil, count: pushes.count)
@@ -187,50 +191,33 @@ public final class IntakeWriter: @unchecked Sendable {
     }
 
     static func parameters(_ pushes: [IntakePush]) -> [(any PostgresEncodable)?] {
-        var emails = TextArray(), emailsJSON = TextArray(), wallets = TextArray(), walletsJSON = TextArray()
-        var emailEnds: [Int] = [], walletEnds: [Int] = []
-        emailEnds.reserveCapacity(pushes.count)
-        walletEnds.reserveCapacity(pushes.count)
-        var total = (emails: 0, wallets: 0)
-        for push in pushes {
-            for email in push.emails {
-                emails.append(email)
-                emailsJSON.append(Self.jsonString(email))
-            }
-            for wallet in push.wallets {
-                wallets.append(wallet)
-                walletsJSON.append(Self.jsonString(wallet))
-            }
-            total.emails += push.emails.count
-            total.wallets += push.wallets.count
-            emailEnds.append(total.emails)
-            walletEnds.append(total.wallets)
-        }
-        func texts(_ value: (IntakePush) -> String?) -> TextArray {
-            var array = TextArray()
-            for push in pushes { array.append(value(push)) }
-            return array
-        }
-        func bytes(_ value: (IntakePush) -> [UInt8]) -> TextArray {
-            var array = TextArray()
-            for push in pushes { array.append(bytes: value(push)) }
-            return array
-        }
-        return [
-            texts { PostgresUUID.format($0.partner.id) },
-            pushes.map(\.partner.rateLimitPerMinute), pushes.map(\.partner.rateLimitPerDay),
-            texts { $0.partner.tenantID }, texts { $0.partner.miniAppID },
-            texts { PostgresTimestamp.format($0.now) }, texts { $0.idempotencyKey }, texts { $0.bodyHash },
-            texts { PostgresUUID.format($0.requestID) }, texts { PostgresTimestamp.format($0.createdAt) },
-            texts { $0.title }, texts { $0.body }, texts { $0.deepLink }, texts { $0.dataJSON },
-            texts { $0.sendAt.map(PostgresTimestamp.format) }, pushes.map(\.ttlSeconds),
-            texts { PostgresTimestamp.format($0.expiresAt) },
-            emailEnds, emails, emailsJSON, walletEnds, wallets, walletsJSON,
-            texts { PostgresUUID.format($0.deliveryID) }, bytes { $0.apnsPayload }, bytes { $0.fcmPayload },
-        ]
+        parameters(pushes.map(EncodedPush.init))
     }
 
-    private static func jsonString(_ text: String) -> String {
+    /// The statement's 26 array parameters from pushes encoded on their handlers' threads: the
+    /// writer thread only joins bytes (it is the one serial step of the intake's push path).
+    static func parameters(_ pushes: [EncodedPush]) -> [(any PostgresEncodable)?] {
+        var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
+        var emailEnds = ArrayLiteral(), walletEnds = ArrayLiteral()
+        var ends = (emails: 0, wallets: 0)
+        for push in pushes {
+            push.bytes.withUnsafeBufferPointer { bytes in
+                for field in 0..<EncodedPush.fieldCount {
+                    arrays[field].append(UnsafeBufferPointer(rebasing: bytes[push.bounds[field]..<push.bounds[field + 1]]))
+                }
+            }
+            ends.emails += push.emailCount
+            ends.wallets += push.walletCount
+            emailEnds.append(ascii: String(ends.emails))
+            walletEnds.append(ascii: String(ends.wallets))
+        }
+        let f = arrays.map(\.text)
+        // Order of herald_intake_push's arguments; the identifier lists follow their end offsets.
+        return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
+                f[16], emailEnds.text, f[17], f[18], walletEnds.text, f[19], f[20], f[21], f[22], f[23]]
+    }
+
+    static func jsonString(_ text: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 2)
         JSONWriter.writeString(text, into: &out)
@@ -246,46 +233,180 @@ public final class IntakeWriter: @unchecked Sendable {
         """
 }
 
-/// A one-dimensional text array literal built in one buffer: elements are quoted, `"` and `\`
-/// escaped byte by byte (no per-scalar work for the common case), nil is NULL.
-struct TextArray: PostgresEncodable {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
-    private var count = 0
+/// One push's array elements, encoded once on the thread that submits it: each field quoted
+/// and escaped for an array literal (or NULL), back to back in one buffer. The email and wallet
+/// fields hold every identifier of the push, comma-separated (empty when there is none).
+struct EncodedPush {
+    static let fieldCount = 24
+    var bytes: [UInt8] = []
+    /// Start of each field in `bytes`, and the end of the last.
+    var bounds: [Int] = []
+    let emailCount: Int
+    let walletCount: Int
 
-    mutating func append(_ element: String?) {
-        guard var text = element else {
-            separate()
-            bytes.append(contentsOf: "NULL".utf8)
-            return
+    init(_ push: IntakePush) {
+        emailCount = push.emails.count
+        walletCount = push.wallets.count
+        bytes.reserveCapacity(256 + push.apnsPayload.count + push.fcmPayload.count + push.title.utf8.count
+                              + push.body.utf8.count + push.dataJSON.utf8.count)
+        bounds.reserveCapacity(Self.fieldCount + 1)
+        field { $0.uuid(push.partner.id) }
+        field { $0.ascii(String(push.partner.rateLimitPerMinute)) }
+        field { $0.ascii(String(push.partner.rateLimitPerDay)) }
+        field { $0.text(push.partner.tenantID) }
+        field { $0.text(push.partner.miniAppID) }
+        field { $0.timestamp(push.now) }
+        field { $0.text(push.idempotencyKey) }
+        field { $0.text(push.bodyHash) }
+        field { $0.uuid(push.requestID) }
+        field { $0.timestamp(push.createdAt) }
+        field { $0.text(push.title) }
+        field { $0.text(push.body) }
+        field { $0.text(push.deepLink) }
+        field { $0.text(push.dataJSON) }
+        field { encoder in
+            if let sendAt = push.sendAt { encoder.timestamp(sendAt) } else { encoder.null() }
         }
-        text.withUTF8 { append(buffer: $0) }
+        field { $0.ascii(String(push.ttlSeconds)) }
+        field { $0.timestamp(push.expiresAt) }
+        field { encoder in encoder.list(push.emails) { $0.text($1) } }
+        field { encoder in encoder.list(push.emails) { encoder, email in encoder.text(IntakeWriter.jsonString(email)) } }
+        field { encoder in encoder.list(push.wallets) { $0.text($1) } }
+        field { encoder in encoder.list(push.wallets) { encoder, wallet in encoder.text(IntakeWriter.jsonString(wallet)) } }
+        field { $0.uuid(push.deliveryID) }
+        field { $0.bytes(push.apnsPayload) }
+        field { $0.bytes(push.fcmPayload) }
+        bounds.append(bytes.count)
     }
 
-    mutating func append(bytes element: [UInt8]) {
-        element.withUnsafeBufferPointer { append(buffer: $0) }
+    private mutating func field(_ encode: (inout ElementEncoder) -> Void) {
+        bounds.append(bytes.count)
+        var encoder = ElementEncoder(out: bytes)
+        bytes = []
+        encode(&encoder)
+        bytes = encoder.out
+    }
+}
+
+/// Writes array-literal elements: quoted, with `"` and `\` escaped, or NULL.
+struct ElementEncoder {
+    var out: [UInt8]
+
+    mutating func null() { out.append(contentsOf: "NULL".utf8) }
+
+    mutating func text(_ value: String?) {
+        guard var value else { return null() }
+        value.withUTF8 { quoted($0) }
     }
 
-    private mutating func append(buffer: UnsafeBufferPointer<UInt8>) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
+    mutating func bytes(_ value: [UInt8]) { value.withUnsafeBufferPointer { quoted($0) } }
+
+    /// Digits, signs and the like: nothing to escape.
+    mutating func ascii(_ value: String) {
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: value.utf8)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    mutating func uuid(_ value: UUID) { ascii(PostgresUUID.format(value)) }
+
+    mutating func timestamp(_ value: Date) {
+        out.append(UInt8(ascii: "\""))
+        IntakeTimestamp.append(value, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Several elements of one push, comma-separated.
+    mutating func list(_ values: [String], _ element: (inout ElementEncoder, String) -> Void) {
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            element(&self, value)
+        }
+    }
+
+    private mutating func quoted(_ buffer: UnsafeBufferPointer<UInt8>) {
+        out.append(UInt8(ascii: "\""))
         var start = 0
         for index in 0..<buffer.count where buffer[index] == UInt8(ascii: "\"") || buffer[index] == UInt8(ascii: "\\") {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
-            bytes.append(UInt8(ascii: "\\"))
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+            out.append(UInt8(ascii: "\\"))
             start = index
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<buffer.count]))
-        bytes.append(UInt8(ascii: "\""))
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<buffer.count]))
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A one-dimensional array literal assembled from encoded elements (empty fragments skipped, so
+/// a push without emails adds nothing to the emails array).
+struct ArrayLiteral {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var empty = true
+
+    mutating func append(_ fragment: UnsafeBufferPointer<UInt8>) {
+        guard !fragment.isEmpty else { return }
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        bytes.append(contentsOf: fragment)
     }
 
-    private mutating func separate() {
-        if count > 0 { bytes.append(UInt8(ascii: ",")) }
-        count += 1
+    mutating func append(ascii value: String) {
+        var value = value
+        value.withUTF8 { append($0) }
     }
 
-    var postgresText: String {
+    var text: String {
         var out = bytes
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// `2026-12-01 18:12:14.123456+00` without Foundation's formatter: the writer's parameters carry
+/// four timestamps per push. The same text as `PostgresTimestamp.format`.
+public enum IntakeTimestamp {
+    public static func format(_ date: Date) -> String {
+        var out: [UInt8] = []
+        append(date, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func append(_ date: Date, to out: inout [UInt8]) {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        var seconds = micros / 1_000_000
+        var fraction = micros % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        var days = seconds / 86_400
+        var daySeconds = seconds % 86_400
+        if daySeconds < 0 { daySeconds += 86_400; days -= 1 }
+        // Civil date of a day count since 1970-01-01 (proleptic Gregorian, eras of 400 years).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        digits(year, 4, &out); out.append(UInt8(ascii: "-"))
+        digits(month, 2, &out); out.append(UInt8(ascii: "-"))
+        digits(day, 2, &out); out.append(UInt8(ascii: " "))
+        digits(daySeconds / 3_600, 2, &out); out.append(UInt8(ascii: ":"))
+        digits(daySeconds / 60 % 60, 2, &out); out.append(UInt8(ascii: ":"))
+        digits(daySeconds % 60, 2, &out); out.append(UInt8(ascii: "."))
+        digits(fraction, 6, &out)
+        out.append(contentsOf: "+00".utf8)
+    }
+
+    private static func digits(_ value: Int64, _ width: Int, _ out: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }
