@@ -14,6 +14,8 @@ public final class IntakeServer: Sendable {
     let logger: Logger
     let authenticator: Authenticator
     let pushHandler: PushHandler
+    /// The push endpoint's group commit (one writer thread, sql/013_intake_push.sql).
+    let writer: IntakeWriter
     let activityHandler: ActivityHandler
     let adminHandler: AdminHandler
     let hostHandler: HostHandler
@@ -36,7 +38,8 @@ public final class IntakeServer: Sendable {
         notifier = DeliveryNotifier(databaseURL: configuration.databaseURL, logger: logger)
         let pushStore = PushStore(pool: pool)
         waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
-        pushHandler = PushHandler(store: pushStore, rules: configuration.rules, signer: signer,
+        writer = IntakeWriter(pool: pool)
+        pushHandler = PushHandler(store: pushStore, writer: writer, rules: configuration.rules, signer: signer,
                                   metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
         activityHandler = ActivityHandler(
             store: ActivityStore(pool: pool), keys: pushStore, rules: configuration.liveActivityRules,
@@ -67,6 +70,7 @@ public final class IntakeServer: Sendable {
         if !HTTPServer.replacesLibraryErrorPages {
             logger.warning("libmicrohttpd's own error pages are not replaced: some 4xx/505 answers stay HTML")
         }
+        writer.start()
         notifier.start()
         waiter.start()
         janitor.start()
@@ -80,6 +84,8 @@ public final class IntakeServer: Sendable {
         waiter.stop()
         server.get()?.stop()
         server.set(nil)
+        // After the server's drain: the handlers it waited for were answered by the writer.
+        writer.stop()
         notifier.stop()
         janitor.stop()
         pool.close()
@@ -205,7 +211,7 @@ public final class IntakeServer: Sendable {
             return Reply.json(200, .object([("status", .string("ready"))]))
         case .metrics:
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                body: Array(metrics.render(preferWaiting: waiter.count).utf8))
+                                body: Array(metrics.render(preferWaiting: waiter.count, writer: writer.counts).utf8))
         }
     }
 

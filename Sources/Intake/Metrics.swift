@@ -52,7 +52,7 @@ public final class IntakeMetrics: Sendable {
 
     /// The exposition text for `GET /metrics`; `preferWaiting` is the number of `Prefer: wait`
     /// requests waiting now.
-    public func render(preferWaiting: Int = 0) -> String {
+    public func render(preferWaiting: Int = 0, writer: (batches: Int, pushes: Int) = (0, 0)) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         out += "# HELP herald_intake_requests_total HTTP requests answered, by route, method and status.\n"
@@ -83,6 +83,12 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_prefer_waiting Prefer: wait requests waiting now (no thread held).\n"
         out += "# TYPE herald_intake_prefer_waiting gauge\n"
         out += "herald_intake_prefer_waiting \(preferWaiting)\n"
+        out += "# HELP herald_intake_push_batches_total Transactions of the push writer (group commit, sql/013_intake_push.sql).\n"
+        out += "# TYPE herald_intake_push_batches_total counter\n"
+        out += "herald_intake_push_batches_total \(writer.batches)\n"
+        out += "# HELP herald_intake_push_batched_total Pushes the push writer sent in those transactions.\n"
+        out += "# TYPE herald_intake_push_batched_total counter\n"
+        out += "herald_intake_push_batched_total \(writer.pushes)\n"
         return out
     }
 }

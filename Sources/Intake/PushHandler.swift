@@ -8,12 +8,14 @@ import Store
 ///
 /// Order matters. Everything that needs no database is checked first (validation, payload size);
 /// a request that fails those checks is still answered from a stored Idempotency-Key response
-/// if there is one. Then ONE pipelined round trip looks up the key, resolves the recipients and
-/// reserves a rate-limit slot (a replay gives the slot back). Then the audit row, idempotency key
-/// and deliveries are written in one statement, and the answer goes out only after that commit.
-/// Two round trips per accepted push in all.
+/// if there is one. Then ONE statement, in ONE transaction shared with the pushes other handler
+/// threads submitted meanwhile (`IntakeWriter`, sql/013_intake_push.sql), looks up the key,
+/// resolves the recipients, reserves a rate-limit slot and writes the audit row, key and
+/// delivery; the answer goes out only after that commit. A push whose recipients have more than
+/// one device comes back unwritten and takes the two-round-trip path (`pushRendered`).
 struct PushHandler: Sendable {
     let store: PushStore
+    let writer: IntakeWriter
     let rules: PushRules
     let signer: HMACSigner
     let metrics: IntakeMetrics
@@ -40,9 +42,33 @@ struct PushHandler: Sendable {
             }
             throw invalid
         }
-        let push = checked.request
+        // ONE statement in ONE transaction, shared with the pushes other threads submitted meanwhile
+        // (group commit, IntakeWriter): stored response, recipients, rate-limit slot and the write.
+        let item = PushPreparation.intakePush(checked, partner: partner, rules: rules, now: now,
+                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        switch try writer.submit(item) {
+        case .accepted(let response, let deliveries):
+            return accepted(Array(response.utf8), requestID: item.requestID, createdAt: item.createdAt,
+                            deliveries: deliveries, sendAt: item.sendAt, now: now, partner: partner, wait: wait)
+        case .replay(let stored):
+            guard let bodyHash else { throw HeraldError.internalError }
+            return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+        case .limited(let reservation):
+            metrics.recordRateLimited()
+            throw PartnerAdmission.rateLimited(reservation, partner: partner)
+        case .render:
+            return try pushRendered(checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
+                                    now: now, wait: wait)
+        }
+    }
 
-        // One round trip: the stored response (if keyed), the recipients, a rate-limit slot.
+    /// The path of a push whose recipients have several devices, each delivery rendered with its own
+    /// signed id: ONE pipelined round trip looks up the key, resolves the recipients and reserves a
+    /// rate-limit slot (a replay gives the slot back); then one statement writes the audit row, key
+    /// and deliveries. Two round trips in all.
+    private func pushRendered(_ checked: CheckedPush, partner: PartnerProfile, idempotencyKey: String?,
+                              bodyHash: String?, now: Date, wait: Duration?) throws -> HTTPResponse {
+        let push = checked.request
         let admission = try store.admit(partner: partner, idempotencyKey: idempotencyKey, now: now,
                                         emails: push.emails, wallets: push.wallets)
         let reservation = admission.reservation
@@ -59,21 +85,9 @@ struct PushHandler: Sendable {
                 checked, partner: partner, rules: rules, signer: signer, now: now, resolution: admission.resolution,
                 idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(enqueue) {
-                metrics.recordPushAccepted(deliveries: enqueue.deliveries.count)
-                if !enqueue.deliveries.isEmpty && (enqueue.sendAt.map { $0 <= now } ?? true) { notifier.signal() }
-                // A scheduled request answers at once: its outcome is not due within any wait.
-                if let wait, !enqueue.deliveries.isEmpty, enqueue.sendAt.map({ $0 <= now }) ?? true {
-                    let requestID = enqueue.requestID
-                    let applied = "wait=\(Int(wait / .seconds(1)))"
-                    // nil: this partner has as many waiting as allowed; the normal 202 goes out.
-                    if let deferred = waiter.wait(requestID: requestID, createdAt: enqueue.createdAt,
-                                                  partnerID: partner.id, for: wait, render: { summary in
-                        Reply.json(200, statusBody(summary, id: requestID), headers: [("Preference-Applied", applied)])
-                    }) {
-                        return deferred
-                    }
-                }
-                return Reply.json(202, response)
+                return accepted(response, requestID: enqueue.requestID, createdAt: enqueue.createdAt,
+                                deliveries: enqueue.deliveries.count, sendAt: enqueue.sendAt, now: now, partner: partner,
+                                wait: wait)
             }
             // Another request with this key committed first: answer as it did, and give the slot back.
             try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
@@ -87,6 +101,26 @@ struct PushHandler: Sendable {
             }
             throw error
         }
+    }
+
+    /// The answer of a committed push: the 202 body, or a `Prefer: wait` answer once its outcome is known.
+    private func accepted(_ response: [UInt8], requestID: UUID, createdAt: Date, deliveries: Int, sendAt: Date?,
+                          now: Date, partner: PartnerProfile, wait: Duration?) -> HTTPResponse {
+        metrics.recordPushAccepted(deliveries: deliveries)
+        let due = sendAt.map { $0 <= now } ?? true
+        if deliveries > 0 && due { notifier.signal() }
+        // A scheduled request answers at once: its outcome is not due within any wait.
+        if let wait, deliveries > 0, due {
+            let applied = "wait=\(Int(wait / .seconds(1)))"
+            // nil: this partner has as many waiting as allowed; the normal 202 goes out.
+            if let deferred = waiter.wait(requestID: requestID, createdAt: createdAt,
+                                          partnerID: partner.id, for: wait, render: { summary in
+                Reply.json(200, statusBody(summary, id: requestID), headers: [("Preference-Applied", applied)])
+            }) {
+                return deferred
+            }
+        }
+        return Reply.json(202, response)
     }
 
     /// Content type and JSON here; fields and payload size in the shared `PushPreparation.check`.

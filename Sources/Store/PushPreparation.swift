@@ -24,6 +24,24 @@ public enum PushPreparation {
         return CheckedPush(request: push, content: content, firstDeliveryID: id, firstRendering: rendering)
     }
 
+    /// A checked push as the intake's one-statement write takes it (`IntakeWriter`): the same
+    /// fields `prepare` writes, with the first delivery rendered for both services, since which
+    /// one its device needs is known only once Postgres has resolved the recipients.
+    public static func intakePush(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules, now: Date,
+                                  idempotencyKey: String?, bodyHash: String?) -> IntakePush {
+        let (push, content) = (checked.request, checked.content)
+        let requestID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: requestID)!
+        let ttlSeconds = rules.ttlSeconds(for: push)
+        return IntakePush(
+            partner: partner, now: now, idempotencyKey: idempotencyKey, bodyHash: bodyHash, requestID: requestID,
+            createdAt: createdAt, title: content.title, body: content.body, deepLink: push.deepLink,
+            dataJSON: JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) })), sendAt: push.sendAt,
+            ttlSeconds: ttlSeconds, expiresAt: (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds)),
+            emails: push.emails, wallets: push.wallets, deliveryID: checked.firstDeliveryID,
+            apnsPayload: checked.firstRendering.apns, fcmPayload: checked.firstRendering.fcm)
+    }
+
     /// Renders every delivery of a checked push to the devices its recipients resolved to;
     /// returns the 202 body and the rows to write. `lane` 0 is partner traffic, 1 the bulk lane.
     public static func prepare(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules,

@@ -136,3 +136,57 @@ enum StoreDatabase {
         try pool.withConnection { _ = try migrator.migrate($0) }
     }
 }
+
+/// The hot statements inside `herald_intake_push` (sql/013_intake_push.sql), EXPLAINed as the
+/// function runs them: generic plans (the function sets plan_cache_mode = force_generic_plan), on
+/// the analysed fixture of `QueryPlanTests`.
+@Suite("Query plans: intake push batch", .serialized, .requiresDatabase)
+struct IntakePushQueryPlanTests {
+    /// The generic plan of `sql` whose parameters have `types`.
+    func genericPlan(_ sql: String, types: String) throws -> String {
+        _ = QueryPlanTests.tenant
+        return try QueryPlanTests.pool.withConnection { connection in
+            try connection.execute("SET plan_cache_mode = force_generic_plan")
+            defer { _ = try? connection.execute("DEALLOCATE intake_plan; RESET plan_cache_mode") }
+            try connection.execute("PREPARE intake_plan (\(types)) AS \(sql)")
+            let nulls = Array(repeating: "NULL", count: types.split(separator: ",").count).joined(separator: ", ")
+            return try connection.execute("EXPLAIN EXECUTE intake_plan (\(nulls))").rows.map { try $0.string(0) }
+                .joined(separator: "\n")
+        }
+    }
+
+    /// A statement of the function's source, from `start` to `end` (its `;`, or the `LOOP` of a
+    /// FOR over a query), with its arguments renamed.
+    func statement(from start: String, to endMarker: String = ";", renaming names: [String: String]) throws -> String {
+        _ = QueryPlanTests.tenant  // the fixture also migrates the database
+        let source = try QueryPlanTests.pool.withConnection { connection in
+            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_intake_push'").first!.string(0)
+        }
+        let from = try #require(source.range(of: start))
+        let end = try #require(source.range(of: endMarker, range: from.lowerBound..<source.endIndex))
+        var text = String(source[from.lowerBound..<end.lowerBound])
+        for (name, parameter) in names.sorted(by: { $0.key.count > $1.key.count }) {
+            text = text.replacingOccurrences(of: name, with: parameter)
+        }
+        return text
+    }
+
+    @Test("the batch's stored-answer lookup probes the (partner, key) primary key, never a scan")
+    func storedAnswers() throws {
+        let sql = try statement(
+            from: "SELECT x.o, k.body_hash", to: "LOOP", renaming: ["p_partner": "$1", "p_key": "$2", "p_now": "$3"])
+        let text = try genericPlan(sql, types: "uuid[], text[], timestamptz[]")
+        #expect(text.contains("idempotency_keys_pkey"), "\(text)")
+        #expect(!text.contains("Seq Scan on idempotency_keys"), "\(text)")
+    }
+
+    @Test("the rate windows are summed from the bucket primary key")
+    func rateWindows() throws {
+        let sql = try statement(
+            from: "SELECT coalesce(sum(b.count), 0), min(b.bucket) INTO minute_count",
+            renaming: ["INTO minute_count, minute_oldest": "", "cur": "$1", "now_s": "$2"])
+        let text = try genericPlan(sql, types: "uuid, bigint")
+        #expect(text.contains("rate_buckets_pkey"), "\(text)")
+        #expect(!text.contains("Seq Scan on rate_buckets"), "\(text)")
+    }
+}

@@ -1,0 +1,412 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// One validated push as `herald_intake_push` (sql/013_intake_push.sql) takes it: the partner's
+/// limits, the idempotency key, the audit row's fields, the recipients, and the first delivery
+/// rendered for both services (the function picks the one its device needs).
+public struct IntakePush: Sendable {
+    public var partner: PartnerProfile
+    public var now: Date
+    public var idempotencyKey: String?
+    public var bodyHash: String?
+    public var requestID: UUID
+    public var createdAt: Date
+    public var title: String
+    public var body: String
+    public var deepLink: String?
+    public var dataJSON: String
+    public var sendAt: Date?
+    public var ttlSeconds: Int
+    public var expiresAt: Date
+    public var emails: [String]
+    public var wallets: [String]
+    public var deliveryID: UUID
+    public var apnsPayload: [UInt8]
+    public var fcmPayload: [UInt8]
+
+    public init(partner: PartnerProfile, now: Date, idempotencyKey: String?, bodyHash: String?, requestID: UUID,
+                createdAt: Date, title: String, body: String, deepLink: String?, dataJSON: String, sendAt: Date?,
+                ttlSeconds: Int, expiresAt: Date, emails: [String], wallets: [String], deliveryID: UUID,
+                apnsPayload: [UInt8], fcmPayload: [UInt8]) {
+        self.partner = partner
+        self.now = now
+        self.idempotencyKey = idempotencyKey
+        self.bodyHash = bodyHash
+        self.requestID = requestID
+        self.createdAt = createdAt
+        self.title = title
+        self.body = body
+        self.deepLink = deepLink
+        self.dataJSON = dataJSON
+        self.sendAt = sendAt
+        self.ttlSeconds = ttlSeconds
+        self.expiresAt = expiresAt
+        self.emails = emails
+        self.wallets = wallets
+        self.deliveryID = deliveryID
+        self.apnsPayload = apnsPayload
+        self.fcmPayload = fcmPayload
+    }
+}
+
+/// What `herald_intake_push` decided for one push.
+public enum IntakePushOutcome: Sendable {
+    /// Written and committed: the 202 body (also stored for replays) and the deliveries queued.
+    case accepted(response: String, deliveries: Int)
+    /// The key's stored answer (within its 24 hours); nothing was counted or written.
+    case replay(IdempotentResponse)
+    /// A window is full; nothing was written.
+    case limited(RateReservation)
+    /// More than one device: each delivery needs its own signed rendering, so the handler takes
+    /// the two-round-trip path (`PushStore.admit`, then `enqueue`). Nothing was counted or written.
+    case render
+}
+
+/// Group commit for the push endpoint: handler threads hand their push to `submit` and wait; one
+/// writer thread sends every push waiting at that moment (at most `maxBatch`) to
+/// `herald_intake_push` in ONE statement and ONE transaction, then answers each. Under load a
+/// batch holds the pushes that arrived while the previous one was committing, so the commit,
+/// the round trip and the per-partner lock are paid once per batch instead of once per push;
+/// alone, a push is sent at once (no timer, no added wait).
+public final class IntakeWriter: @unchecked Sendable {
+    private final class Slot {
+        let push: EncodedPush
+        var result: Result<IntakePushOutcome, any Error>?
+        let done = DispatchSemaphore(value: 0)
+        init(_ push: EncodedPush) { self.push = push }
+    }
+
+    private let pool: PostgresPool
+    private let maxBatch: Int
+    private let condition = NSCondition()
+    private var pending: [Slot] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    /// Batches and pushes written (for tests and the benchmark's profile).
+    private var batchCount = 0
+    private var pushCount = 0
+
+    public init(pool: PostgresPool, maxBatch: Int = 128) {
+        self.pool = pool
+        self.maxBatch = max(1, maxBatch)
+    }
+
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "herald-intake-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Answers the pushes still queued, then ends the writer thread.
+    public func stop() {
+        condition.lock()
+        let started = thread != nil && !stopping
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        if started { finished.wait() }
+    }
+
+    /// (batches, pushes) sent so far.
+    public var counts: (batches: Int, pushes: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (batchCount, pushCount)
+    }
+
+    /// Queues `push` for the next batch and waits until that batch has committed (or failed: the
+    /// batch's error is thrown to every push in it).
+    public func submit(_ push: IntakePush) throws -> IntakePushOutcome {
+        let slot = Slot(EncodedPush(push))  // encoded here, on the handler's thread
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            throw PostgresError(code: .connectionLost, serverMessage: "the intake is stopping")
+        }
+        pending.append(slot)
+        condition.signal()
+        condition.unlock()
+        slot.done.wait()
+        return try slot.result!.get()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping { condition.wait() }
+            if pending.isEmpty {
+                condition.unlock()
+                finished.signal()
+                return
+            }
+            let batch = Array(pending.prefix(maxBatch))
+            pending.removeFirst(batch.count)
+            condition.unlock()
+            let result = Result { try write(batch.map(\.push)) as [IntakePushOutcome] }
+            condition.lock()
+            batchCount += 1
+            pushCount += batch.count
+            condition.unlock()
+            for (index, slot) in batch.enumerated() {
+                slot.result = result.map { $0[index] }
+                slot.done.signal()
+            }
+        }
+    }
+
+    /// One call of `herald_intake_push` for `pushes`, outcomes in the same order.
+    public func write(_ pushes: [IntakePush]) throws -> [IntakePushOutcome] {
+        try write(pushes.map(EncodedPush.init))
+    }
+
+    private func write(_ pushes: [EncodedPush]) throws -> [IntakePushOutcome] {
+        let parameters = Self.parameters(pushes)
+        let result = try pool.withConnection { try $0.query(Self.pushSQL, parameters) }
+        var outcomes = [IntakePushOutcome?](repeating: nil, count: pushes.count)
+        for row in result.rows {
+            let index = try row.int(0) - 1
+            switch try row.string(1) {
+            case "accepted":
+                outcomes[index] = .accepted(response: try row.string(3), deliveries: try row.int(10))
+            case "replay":
+                outcomes[index] = .replay(IdempotentResponse(bodyHash: try row.string(2), response: try row.string(3),
+                                                             status: try row.int(4)))
+            case "limited":
+                outcomes[index] = .limited(RateReservation(
+                    admitted: false, minuteCount: try row.int(5), minuteOldest: try row.optionalInt(6),
+                    dayCount: try row.int(7), dayOldest: try row.optionalInt(8), nowSeconds: try row.int(9)))
+            default:
+                outcomes[index] = .render
+            }
+        }
+        return try outcomes.map { outcome in
+            guard let outcome else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "herald_intake_push skipped a push")
+            }
+            return outcome
+        }
+    }
+
+    static func parameters(_ pushes: [IntakePush]) -> [(any PostgresEncodable)?] {
+        parameters(pushes.map(EncodedPush.init))
+    }
+
+    /// The statement's 26 array parameters from pushes encoded on their handlers' threads: the
+    /// writer thread only joins bytes (it is the one serial step of the intake's push path).
+    static func parameters(_ pushes: [EncodedPush]) -> [(any PostgresEncodable)?] {
+        var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
+        var emailEnds = ArrayLiteral(), walletEnds = ArrayLiteral()
+        var ends = (emails: 0, wallets: 0)
+        for push in pushes {
+            push.bytes.withUnsafeBufferPointer { bytes in
+                for field in 0..<EncodedPush.fieldCount {
+                    arrays[field].append(UnsafeBufferPointer(rebasing: bytes[push.bounds[field]..<push.bounds[field + 1]]))
+                }
+            }
+            ends.emails += push.emailCount
+            ends.wallets += push.walletCount
+            emailEnds.append(ascii: String(ends.emails))
+            walletEnds.append(ascii: String(ends.wallets))
+        }
+        let f = arrays.map(\.text)
+        // Order of herald_intake_push's arguments; the identifier lists follow their end offsets.
+        return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
+                f[16], emailEnds.text, f[17], f[18], walletEnds.text, f[19], f[20], f[21], f[22], f[23]]
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 2)
+        JSONWriter.writeString(text, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The batch's statement (sql/013_intake_push.sql); its parameters are `parameters(_:)`.
+    public static let pushSQL = """
+        SELECT * FROM herald_intake_push($1::uuid[], $2::int[], $3::int[], $4::text[], $5::text[],
+            $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],
+            $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::timestamptz[], $18::int[], $19::text[],
+            $20::text[], $21::int[], $22::text[], $23::text[], $24::uuid[], $25::text[], $26::text[])
+        """
+}
+
+/// One push's array elements, encoded once on the thread that submits it: each field quoted
+/// and escaped for an array literal (or NULL), back to back in one buffer. The email and wallet
+/// fields hold every identifier of the push, comma-separated (empty when there is none).
+struct EncodedPush {
+    static let fieldCount = 24
+    var bytes: [UInt8] = []
+    /// Start of each field in `bytes`, and the end of the last.
+    var bounds: [Int] = []
+    let emailCount: Int
+    let walletCount: Int
+
+    init(_ push: IntakePush) {
+        emailCount = push.emails.count
+        walletCount = push.wallets.count
+        bytes.reserveCapacity(256 + push.apnsPayload.count + push.fcmPayload.count + push.title.utf8.count
+                              + push.body.utf8.count + push.dataJSON.utf8.count)
+        bounds.reserveCapacity(Self.fieldCount + 1)
+        field { $0.uuid(push.partner.id) }
+        field { $0.ascii(String(push.partner.rateLimitPerMinute)) }
+        field { $0.ascii(String(push.partner.rateLimitPerDay)) }
+        field { $0.text(push.partner.tenantID) }
+        field { $0.text(push.partner.miniAppID) }
+        field { $0.timestamp(push.now) }
+        field { $0.text(push.idempotencyKey) }
+        field { $0.text(push.bodyHash) }
+        field { $0.uuid(push.requestID) }
+        field { $0.timestamp(push.createdAt) }
+        field { $0.text(push.title) }
+        field { $0.text(push.body) }
+        field { $0.text(push.deepLink) }
+        field { $0.text(push.dataJSON) }
+        field { encoder in
+            if let sendAt = push.sendAt { encoder.timestamp(sendAt) } else { encoder.null() }
+        }
+        field { $0.ascii(String(push.ttlSeconds)) }
+        field { $0.timestamp(push.expiresAt) }
+        field { encoder in encoder.list(push.emails) { $0.text($1) } }
+        field { encoder in encoder.list(push.emails) { encoder, email in encoder.text(IntakeWriter.jsonString(email)) } }
+        field { encoder in encoder.list(push.wallets) { $0.text($1) } }
+        field { encoder in encoder.list(push.wallets) { encoder, wallet in encoder.text(IntakeWriter.jsonString(wallet)) } }
+        field { $0.uuid(push.deliveryID) }
+        field { $0.bytes(push.apnsPayload) }
+        field { $0.bytes(push.fcmPayload) }
+        bounds.append(bytes.count)
+    }
+
+    private mutating func field(_ encode: (inout ElementEncoder) -> Void) {
+        bounds.append(bytes.count)
+        var encoder = ElementEncoder(out: bytes)
+        bytes = []
+        encode(&encoder)
+        bytes = encoder.out
+    }
+}
+
+/// Writes array-literal elements: quoted, with `"` and `\` escaped, or NULL.
+struct ElementEncoder {
+    var out: [UInt8]
+
+    mutating func null() { out.append(contentsOf: "NULL".utf8) }
+
+    mutating func text(_ value: String?) {
+        guard var value else { return null() }
+        value.withUTF8 { quoted($0) }
+    }
+
+    mutating func bytes(_ value: [UInt8]) { value.withUnsafeBufferPointer { quoted($0) } }
+
+    /// Digits, signs and the like: nothing to escape.
+    mutating func ascii(_ value: String) {
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: value.utf8)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    mutating func uuid(_ value: UUID) { ascii(PostgresUUID.format(value)) }
+
+    mutating func timestamp(_ value: Date) {
+        out.append(UInt8(ascii: "\""))
+        IntakeTimestamp.append(value, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Several elements of one push, comma-separated.
+    mutating func list(_ values: [String], _ element: (inout ElementEncoder, String) -> Void) {
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            element(&self, value)
+        }
+    }
+
+    private mutating func quoted(_ buffer: UnsafeBufferPointer<UInt8>) {
+        out.append(UInt8(ascii: "\""))
+        var start = 0
+        for index in 0..<buffer.count where buffer[index] == UInt8(ascii: "\"") || buffer[index] == UInt8(ascii: "\\") {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+            out.append(UInt8(ascii: "\\"))
+            start = index
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<buffer.count]))
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A one-dimensional array literal assembled from encoded elements (empty fragments skipped, so
+/// a push without emails adds nothing to the emails array).
+struct ArrayLiteral {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var empty = true
+
+    mutating func append(_ fragment: UnsafeBufferPointer<UInt8>) {
+        guard !fragment.isEmpty else { return }
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        bytes.append(contentsOf: fragment)
+    }
+
+    mutating func append(ascii value: String) {
+        var value = value
+        value.withUTF8 { append($0) }
+    }
+
+    var text: String {
+        var out = bytes
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// `2026-12-01 18:12:14.123456+00` without Foundation's formatter: the writer's parameters carry
+/// four timestamps per push. The same text as `PostgresTimestamp.format`.
+public enum IntakeTimestamp {
+    public static func format(_ date: Date) -> String {
+        var out: [UInt8] = []
+        append(date, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func append(_ date: Date, to out: inout [UInt8]) {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        var seconds = micros / 1_000_000
+        var fraction = micros % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        var days = seconds / 86_400
+        var daySeconds = seconds % 86_400
+        if daySeconds < 0 { daySeconds += 86_400; days -= 1 }
+        // Civil date of a day count since 1970-01-01 (proleptic Gregorian, eras of 400 years).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        digits(year, 4, &out); out.append(UInt8(ascii: "-"))
+        digits(month, 2, &out); out.append(UInt8(ascii: "-"))
+        digits(day, 2, &out); out.append(UInt8(ascii: " "))
+        digits(daySeconds / 3_600, 2, &out); out.append(UInt8(ascii: ":"))
+        digits(daySeconds / 60 % 60, 2, &out); out.append(UInt8(ascii: ":"))
+        digits(daySeconds % 60, 2, &out); out.append(UInt8(ascii: "."))
+        digits(fraction, 6, &out)
+        out.append(contentsOf: "+00".utf8)
+    }
+
+    private static func digits(_ value: Int64, _ width: Int, _ out: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+}

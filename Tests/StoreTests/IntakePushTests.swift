@@ -1,0 +1,207 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// `herald_intake_push` (sql/013_intake_push.sql) on whole batches, as the intake's writer sends
+/// them: what one transaction decides for several pushes at once.
+@Suite("Intake push batches", .serialized, .requiresDatabase)
+struct IntakePushTests {
+    static let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 2))
+
+    /// A tenant, a partner profile (no partners row is needed by the function) and users:
+    /// `ios` one iPhone each, `both` an iPhone and an Android phone each.
+    struct Fixture {
+        let partner: PartnerProfile
+        let ios: [String]
+        let both: [String]
+        func email(_ user: String) -> String { "\(user)@example.com" }
+    }
+
+    static func fixture(perMinute: Int = 1_000, perDay: Int = 100_000) throws -> Fixture {
+        try StoreDatabase.migrate(pool)
+        let tenant = TestEnvironment.unique("batch")
+        let partner = PartnerProfile(id: UUID(), miniAppID: TestEnvironment.unique("app"), displayName: "Batch",
+                                     tenantID: tenant, iconURL: nil, rateLimitPerMinute: perMinute,
+                                     rateLimitPerDay: perDay)
+        let ios = (1...3).map { "\(tenant)-ios-\($0)" }
+        let both = ["\(tenant)-both-1"]
+        try pool.withTransaction { connection in
+            _ = try connection.query("INSERT INTO tenants (id) VALUES ($1)", [tenant])
+            for user in ios + both {
+                _ = try connection.query("INSERT INTO users (id, tenant_id) VALUES ($1, $2)", [user, tenant])
+                _ = try connection.query("INSERT INTO user_emails (tenant_id, email, user_id) VALUES ($1, $2, $3)",
+                                         [tenant, "\(user)@example.com", user])
+                _ = try connection.query("""
+                    INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
+                    VALUES ($1, 'phone', 'ios', 'production', repeat('ab', 32))
+                    """, [user])
+            }
+            for user in both {
+                _ = try connection.query("""
+                    INSERT INTO devices (user_id, device_id, platform, environment, fcm_token)
+                    VALUES ($1, 'pixel', 'android', 'production', 'fcm-token')
+                    """, [user])
+            }
+        }
+        return Fixture(partner: partner, ios: ios, both: both)
+    }
+
+    static func push(_ fixture: Fixture, to user: String, key: String? = nil, bodyHash: String = "h") -> IntakePush {
+        let now = Date()
+        let requestID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: requestID)!
+        return IntakePush(
+            partner: fixture.partner, now: now, idempotencyKey: key, bodyHash: key == nil ? nil : bodyHash,
+            requestID: requestID, createdAt: createdAt, title: "t", body: "b", deepLink: nil, dataJSON: "{}",
+            sendAt: nil, ttlSeconds: 60, expiresAt: createdAt.addingTimeInterval(60), emails: [fixture.email(user)],
+            wallets: [], deliveryID: UUID(), apnsPayload: Array(#"{"aps":{"alert":"a \"quoted\" \\ one"}}"#.utf8),
+            fcmPayload: Array(#"{"android":{}}"#.utf8))
+    }
+
+    func count(_ sql: String, _ partner: PartnerProfile) throws -> Int {
+        try Self.pool.withConnection { try $0.query(sql, [partner.id]).first!.int(0) }
+    }
+
+    @Test("one batch counts its pushes against the window exactly, in order, and writes only what it admits")
+    func windowInOneBatch() throws {
+        let fixture = try Self.fixture(perMinute: 3)
+        let writer = IntakeWriter(pool: Self.pool)
+        let outcomes = try writer.write((0..<5).map { Self.push(fixture, to: fixture.ios[$0 % 3]) })
+        let kinds = outcomes.map { outcome -> String in
+            switch outcome {
+            case .accepted: "accepted"
+            case .replay: "replay"
+            case .limited: "limited"
+            case .render: "render"
+            }
+        }
+        #expect(kinds == ["accepted", "accepted", "accepted", "limited", "limited"])
+        guard case .limited(let reservation) = outcomes[3] else { return }
+        // The three counted in this same batch fill the minute: Retry-After has its oldest second.
+        #expect(reservation.minuteCount == 3)
+        #expect(reservation.minuteOldest == reservation.nowSeconds)
+        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                          fixture.partner) == 3)
+        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 'm'",
+                          fixture.partner) == 3)
+        #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 3)
+        #expect(try count("SELECT count(*) FROM deliveries WHERE partner_id = $1", fixture.partner) == 3)
+        // The payload is stored exactly as rendered (quotes and backslashes survive the array literal).
+        #expect(try count("""
+            SELECT count(*) FROM deliveries WHERE partner_id = $1 AND service = 'apns'
+               AND payload = '{"aps":{"alert":"a \\"quoted\\" \\\\ one"}}'
+            """, fixture.partner) == 3)
+        // The next batch sees the committed counts.
+        let next = try writer.write([Self.push(fixture, to: fixture.ios[0])])
+        guard case .limited(let later) = next[0] else { Issue.record("expected limited, got \(next[0])"); return }
+        #expect(later.minuteCount == 3)
+    }
+
+    @Test("a key repeated in one batch replays the first push's answer and counts once")
+    func keyTwiceInOneBatch() throws {
+        let fixture = try Self.fixture()
+        let writer = IntakeWriter(pool: Self.pool)
+        let first = Self.push(fixture, to: fixture.ios[0], key: "twice", bodyHash: "hash-1")
+        let retry = Self.push(fixture, to: fixture.ios[0], key: "twice", bodyHash: "hash-1")
+        let outcomes = try writer.write([first, retry])
+        guard case .accepted(let response, let deliveries) = outcomes[0],
+              case .replay(let stored) = outcomes[1]
+        else { Issue.record("outcomes: \(outcomes)"); return }
+        #expect(deliveries == 1)
+        #expect(response.contains(first.requestID.uuidString.lowercased()))
+        #expect(stored.response == response && stored.bodyHash == "hash-1" && stored.status == 202)
+        #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 1)
+        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                          fixture.partner) == 1)
+        // A later batch replays the stored row, the same bytes.
+        let later = try writer.write([Self.push(fixture, to: fixture.ios[1], key: "twice", bodyHash: "hash-2")])
+        guard case .replay(let again) = later[0] else { Issue.record("expected a replay, got \(later[0])"); return }
+        #expect(again.response == response && again.bodyHash == "hash-1")
+    }
+
+    @Test("a push to several devices comes back to be rendered, counting and writing nothing")
+    func severalDevices() throws {
+        let fixture = try Self.fixture()
+        let writer = IntakeWriter(pool: Self.pool)
+        let outcomes = try writer.write([Self.push(fixture, to: fixture.both[0], key: "many"),
+                                         Self.push(fixture, to: fixture.ios[0])])
+        guard case .render = outcomes[0], case .accepted = outcomes[1] else { Issue.record("\(outcomes)"); return }
+        #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 1)
+        #expect(try count("SELECT count(*) FROM idempotency_keys WHERE partner_id = $1", fixture.partner) == 0)
+        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                          fixture.partner) == 1)
+    }
+
+    @Test("a key another transaction stored while the batch ran is a replay of that answer, not counted")
+    func keyStoredByAnother() throws {
+        let fixture = try Self.fixture()
+        let push = Self.push(fixture, to: fixture.ios[0], key: "raced", bodyHash: "mine")
+        // Stored after the batch's up-front lookup would have run: simulate by holding the key in an
+        // open transaction that commits while the batch waits on the key's unique index.
+        let holder = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1))
+        defer { holder.close() }
+        let started = DispatchSemaphore(value: 0)
+        let committed = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? holder.withTransaction { connection in
+                _ = try connection.query("""
+                    INSERT INTO idempotency_keys (partner_id, key, body_hash, request_id, response, created_at, status)
+                    VALUES ($1, 'raced', 'theirs', gen_random_uuid(), '{"theirs":true}', now(), 201)
+                    """, [fixture.partner.id])
+                started.signal()
+                // Long enough for the batch to reach the key's insert and wait on it.
+                Thread.sleep(forTimeInterval: 1.0)
+            }
+            committed.signal()
+        }
+        started.wait()
+        let outcomes = try IntakeWriter(pool: Self.pool).write([push])
+        committed.wait()
+        guard case .replay(let stored) = outcomes[0] else { Issue.record("expected a replay, got \(outcomes[0])"); return }
+        #expect(stored.bodyHash == "theirs" && stored.response == #"{"theirs":true}"# && stored.status == 201)
+        #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 0)
+        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1", fixture.partner) == 0)
+    }
+
+    @Test("the writer thread answers every submitted push, and pushes submitted together share batches")
+    func writerThread() throws {
+        let fixture = try Self.fixture()
+        let writer = IntakeWriter(pool: Self.pool, maxBatch: 4)
+        writer.start()
+        let results = runInParallel(12) { index in
+            try? writer.submit(Self.push(fixture, to: fixture.ios[index % 3], key: "w-\(index)"))
+        }
+        writer.stop()
+        #expect(results.allSatisfy { if case .accepted = $0 { true } else { false } })
+        let counts = writer.counts
+        #expect(counts.pushes == 12)
+        #expect(counts.batches >= 3 && counts.batches <= 12)
+        #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 12)
+        // After stop, a push is refused rather than left waiting.
+        #expect(throws: (any Error).self) { try writer.submit(Self.push(fixture, to: fixture.ios[0])) }
+    }
+}
+
+@Suite("Intake timestamp text")
+struct IntakeTimestampTests {
+    @Test("the writer's timestamps are PostgresTimestamp's text, to the microsecond, across eras and leap days")
+    func sameText() {
+        var dates: [Date] = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -0.000001),
+                             Date(timeIntervalSince1970: 951_782_400.5),      // 2000-02-29
+                             Date(timeIntervalSince1970: 4_107_542_399.999999), // 2100-02-28 23:59:59
+                             Date(timeIntervalSince1970: -2_208_988_800),      // 1900-01-01
+                             Date()]
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<2_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let micros = Int64(seed >> 12) % 8_000_000_000_000_000 - 2_000_000_000_000_000
+            dates.append(Date(timeIntervalSince1970: Double(micros) / 1_000_000))
+        }
+        for date in dates {
+            #expect(IntakeTimestamp.format(date) == PostgresTimestamp.format(date), "\(date.timeIntervalSince1970)")
+        }
+    }
+}
