@@ -18,8 +18,9 @@ extension PostgresEncodable {
 }
 
 /// The quoting of one-dimensional array literals, e.g. `{"a","b\"c"}`.
-enum PostgresArrayLiteral {
-    static func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+public enum PostgresArrayLiteral {
+    /// `bytes` as one quoted element, `"` and `\` escaped.
+    public static func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most elements (ids, rendered payloads without quotes) need no escaping: append whole.
         if bytes.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
@@ -72,6 +73,13 @@ extension UUID: PostgresEncodable {
 extension Date: PostgresEncodable {
     /// Microsecond precision as an explicit UTC timestamp literal.
     public var postgresText: String { PostgresTimestamp.format(self) }
+
+    /// A timestamp needs no escaping: its text straight into the literal.
+    public func appendQuotedArrayElement(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        PostgresTimestamp.append(self, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
 }
 
 extension Array: PostgresEncodable where Element: PostgresEncodable {
@@ -96,17 +104,54 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
 
 /// Text encodings of timestamps, shared by parameters and row decoding.
 public enum PostgresTimestamp {
+    /// `2026-12-01 18:12:14.123456+00`, to the microsecond, in UTC. Written digit by digit rather than
+    /// with Foundation's formatter: the intake's writer binds four timestamps per push, the worker
+    /// one per retried row.
     public static func format(_ date: Date) -> String {
-        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        let seconds = Int64((micros / 1_000_000).rounded(.down))
-        let fraction = Int64(micros) - seconds * 1_000_000
-        var tm = tm()
-        var t = time_t(seconds)
-        gmtime_r(&t, &tm)
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00",
-            Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
-            Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), fraction)
+        var out: [UInt8] = []
+        out.reserveCapacity(29)
+        append(date, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The text of `format`, appended to a byte buffer.
+    public static func append(_ date: Date, to out: inout [UInt8]) {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        var seconds = micros / 1_000_000
+        var fraction = micros % 1_000_000
+        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
+        var days = seconds / 86_400
+        var daySeconds = seconds % 86_400
+        if daySeconds < 0 { daySeconds += 86_400; days -= 1 }
+        // Civil date of a day count since 1970-01-01 (proleptic Gregorian, eras of 400 years).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        digits(year, 4, &out); out.append(UInt8(ascii: "-"))
+        digits(month, 2, &out); out.append(UInt8(ascii: "-"))
+        digits(day, 2, &out); out.append(UInt8(ascii: " "))
+        digits(daySeconds / 3_600, 2, &out); out.append(UInt8(ascii: ":"))
+        digits(daySeconds / 60 % 60, 2, &out); out.append(UInt8(ascii: ":"))
+        digits(daySeconds % 60, 2, &out); out.append(UInt8(ascii: "."))
+        digits(fraction, 6, &out)
+        out.append(contentsOf: "+00".utf8)
+    }
+
+    private static func digits(_ value: Int64, _ width: Int, _ out: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Parses the server's `timestamptz` output with `TimeZone=UTC` (set on every connection):

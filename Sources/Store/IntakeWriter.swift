@@ -312,7 +312,7 @@ struct ElementEncoder {
 
     mutating func timestamp(_ value: Date) {
         out.append(UInt8(ascii: "\""))
-        IntakeTimestamp.append(value, to: &out)
+        PostgresTimestamp.append(value, to: &out)
         out.append(UInt8(ascii: "\""))
     }
 
@@ -325,15 +325,7 @@ struct ElementEncoder {
     }
 
     private mutating func quoted(_ buffer: UnsafeBufferPointer<UInt8>) {
-        out.append(UInt8(ascii: "\""))
-        var start = 0
-        for index in 0..<buffer.count where buffer[index] == UInt8(ascii: "\"") || buffer[index] == UInt8(ascii: "\\") {
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
-            out.append(UInt8(ascii: "\\"))
-            start = index
-        }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<buffer.count]))
-        out.append(UInt8(ascii: "\""))
+        PostgresArrayLiteral.appendQuoted(buffer, to: &out)
     }
 }
 
@@ -359,54 +351,5 @@ struct ArrayLiteral {
         var out = bytes
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
-    }
-}
-
-/// `2026-12-01 18:12:14.123456+00` without Foundation's formatter: the writer's parameters carry
-/// four timestamps per push. The same text as `PostgresTimestamp.format`.
-public enum IntakeTimestamp {
-    public static func format(_ date: Date) -> String {
-        var out: [UInt8] = []
-        append(date, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func append(_ date: Date, to out: inout [UInt8]) {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        var seconds = micros / 1_000_000
-        var fraction = micros % 1_000_000
-        if fraction < 0 { fraction += 1_000_000; seconds -= 1 }
-        var days = seconds / 86_400
-        var daySeconds = seconds % 86_400
-        if daySeconds < 0 { daySeconds += 86_400; days -= 1 }
-        // Civil date of a day count since 1970-01-01 (proleptic Gregorian, eras of 400 years).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        digits(year, 4, &out); out.append(UInt8(ascii: "-"))
-        digits(month, 2, &out); out.append(UInt8(ascii: "-"))
-        digits(day, 2, &out); out.append(UInt8(ascii: " "))
-        digits(daySeconds / 3_600, 2, &out); out.append(UInt8(ascii: ":"))
-        digits(daySeconds / 60 % 60, 2, &out); out.append(UInt8(ascii: ":"))
-        digits(daySeconds % 60, 2, &out); out.append(UInt8(ascii: "."))
-        digits(fraction, 6, &out)
-        out.append(contentsOf: "+00".utf8)
-    }
-
-    private static func digits(_ value: Int64, _ width: Int, _ out: inout [UInt8]) {
-        var divisor: Int64 = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 }

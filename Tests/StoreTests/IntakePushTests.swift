@@ -184,24 +184,3 @@ struct IntakePushTests {
         #expect(throws: (any Error).self) { try writer.submit(Self.push(fixture, to: fixture.ios[0])) }
     }
 }
-
-@Suite("Intake timestamp text")
-struct IntakeTimestampTests {
-    @Test("the writer's timestamps are PostgresTimestamp's text, to the microsecond, across eras and leap days")
-    func sameText() {
-        var dates: [Date] = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -0.000001),
-                             Date(timeIntervalSince1970: 951_782_400.5),      // 2000-02-29
-                             Date(timeIntervalSince1970: 4_107_542_399.999999), // 2100-02-28 23:59:59
-                             Date(timeIntervalSince1970: -2_208_988_800),      // 1900-01-01
-                             Date()]
-        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
-        for _ in 0..<2_000 {
-            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            let micros = Int64(seed >> 12) % 8_000_000_000_000_000 - 2_000_000_000_000_000
-            dates.append(Date(timeIntervalSince1970: Double(micros) / 1_000_000))
-        }
-        for date in dates {
-            #expect(IntakeTimestamp.format(date) == PostgresTimestamp.format(date), "\(date.timeIntervalSince1970)")
-        }
-    }
-}
