@@ -49,6 +49,10 @@ func heraldClientOnHeader(
         }
         return 0
     }
+    if stream.headers.capacity == 0 {
+        // One allocation for a typical answer's headers instead of one per doubling.
+        stream.headers.reserveCapacity(4)
+    }
     stream.headers.append(HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength)))
     return 0
 }

@@ -32,6 +32,36 @@ struct RoundTripTests {
         #expect(client.statistics.connectionsOpened == 1)
     }
 
+    @Test("Header blocks of changing sizes on one connection arrive exactly (each side reuses its header storage)")
+    func headerBlocksOfChangingSizes() async throws {
+        // The answer carries every request header back, so the server's blocks change size with the client's.
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            var headers = request.headers.enumerated().map { index, header in
+                HTTP2Header("x-echo-\(index)", header.name + "=" + header.value)
+            }
+            headers.append(HTTP2Header("x-path", request.path))
+            responder.respond(HTTP2Response(status: 200, headers: headers))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        // Larger than the first storage (2 KB), then small again, then larger still; content-lengths of 1 to 5 digits.
+        for (round, size) in [0, 1, 9, 10, 3000, 5, 10_000, 12_345, 2].enumerated() {
+            let value = String((0..<size).map { Character(UnicodeScalar(UInt8(0x61 + ($0 + round) % 26))) })
+            let path = "/r/\(round)/" + String(repeating: "p", count: size % 700)
+            let response = try await client.send(HTTP2Request(
+                method: "POST", path: path, headers: [HTTP2Header("X-Mixed-Case", value), HTTP2Header("x-round", "\(round)")],
+                body: [UInt8](repeating: 7, count: size)))
+            #expect(response.status == 200)
+            #expect(response.header("x-path") == path)
+            #expect(response.header("x-echo-0") == "x-mixed-case=" + value)
+            #expect(response.header("x-echo-1") == "x-round=\(round)")
+            #expect(response.header("x-echo-2") == (size > 0 ? "content-length=\(size)" : nil))
+            #expect(response.header("x-echo-3") == nil)
+        }
+        #expect(client.statistics.connectionsOpened == 1)
+    }
+
     @Test("A large response body arrives whole")
     func largeResponse() async throws {
         let payload = Array((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
