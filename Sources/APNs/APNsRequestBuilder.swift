@@ -12,9 +12,19 @@ public enum APNsRequestBuilder {
     /// `apns-collapse-id` when set, and `apns-id`.
     public static func request(for notification: APNsNotification, topic: String, providerToken: String,
                                timeout: Duration? = nil) -> HTTP2Request {
+        request(for: notification, topic: topic, authorization: authorization(providerToken: providerToken),
+                timeout: timeout)
+    }
+
+    /// The `authorization` header value for a provider token.
+    public static func authorization(providerToken: String) -> String { "bearer " + providerToken }
+
+    /// `request(for:topic:providerToken:)` with the `authorization` value already made (`authorization(providerToken:)`).
+    public static func request(for notification: APNsNotification, topic: String, authorization: String,
+                               timeout: Duration? = nil) -> HTTP2Request {
         var headers: [HTTP2Header] = []
         headers.reserveCapacity(7)
-        headers.append(HTTP2Header("authorization", "bearer " + providerToken))
+        headers.append(HTTP2Header("authorization", authorization))
         headers.append(HTTP2Header("apns-push-type", notification.pushType))
         headers.append(HTTP2Header("apns-topic", self.topic(for: notification, configuredTopic: topic)))
         headers.append(HTTP2Header("apns-priority", String(notification.priority)))
@@ -41,8 +51,12 @@ public enum APNsRequestBuilder {
     public static func isWellFormedDeviceToken(_ token: String) -> Bool {
         let bytes = token.utf8
         guard !bytes.isEmpty, bytes.count <= 200 else { return false }
-        return bytes.allSatisfy {
-            (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0)
-        }
+        // Over the contiguous bytes when there are some (every native string): no iterator per byte.
+        return bytes.withContiguousStorageIfAvailable { $0.allSatisfy(isHexDigit) } ?? bytes.allSatisfy(isHexDigit)
+    }
+
+    @inline(__always)
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 }
