@@ -31,10 +31,12 @@ public enum APNsRequestBuilder {
         if let expiration = notification.expiration {
             headers.append(HTTP2Header("apns-expiration", String(expiration)))
         }
+        // The apns-id is new for every notification, and so is a collapse id equal to it (Herald's): never indexed,
+        // so they do not push the authorization and the topic out of the HPACK tables (HTTP2Header.neverIndexed).
         if let collapseID = notification.collapseID {
-            headers.append(HTTP2Header("apns-collapse-id", collapseID))
+            headers.append(HTTP2Header("apns-collapse-id", collapseID, neverIndexed: collapseID == notification.id))
         }
-        headers.append(HTTP2Header("apns-id", notification.id))
+        headers.append(HTTP2Header("apns-id", notification.id, neverIndexed: true))
         return HTTP2Request(method: "POST", path: "/3/device/" + notification.deviceToken, headers: headers,
                             body: notification.payload, timeout: timeout)
     }

@@ -137,7 +137,7 @@ final class ClientConnection: SessionConnection {
         block.append(":authority", authority)
         block.append(":path", message.path)
         for header in message.headers {
-            block.append(header.name, header.value)
+            block.append(header.name, header.value, neverIndexed: header.neverIndexed)
         }
         if addLength {
             block.append("content-length", decimal: message.body.count)

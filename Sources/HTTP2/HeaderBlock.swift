@@ -44,14 +44,15 @@ final class HeaderBlock {
     }
 
     /// Adds a field; the name is lowercased (HTTP/2 requires it), the value kept as is.
-    func append(_ name: String, _ value: String) {
+    func append(_ name: String, _ value: String, neverIndexed: Bool = false) {
         let nameStart = used
         copy(name, lowercase: true)
         let valueStart = used
         copy(value, lowercase: false)
         pairs[count] = nghttp2_nv(name: bytes + nameStart, value: bytes + valueStart,
                                   namelen: valueStart - nameStart, valuelen: used - valueStart,
-                                  flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                                  flags: UInt8(neverIndexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue
+                                                            : NGHTTP2_NV_FLAG_NONE.rawValue))
         count += 1
     }
 

@@ -63,7 +63,8 @@ func heraldServerOnHeader(
             // One allocation for a typical request's headers (an APNs push has eight) instead of one per doubling.
             stream.headers.reserveCapacity(12)
         }
-        stream.headers.append(HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength)))
+        stream.headers.append(HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength),
+                                          neverIndexed: flags & neverIndexedFlag != 0))
         return 0
     }
     switch (nameLength, name[1]) {

@@ -118,7 +118,7 @@ final class ServerConnection: SessionConnection {
         block.begin(fields: 1 + response.headers.count, byteCount: byteCount)
         block.append(":status", status)
         for header in response.headers {
-            block.append(header.name, header.value)
+            block.append(header.name, header.value, neverIndexed: header.neverIndexed)
         }
         let result: Int32
         if response.body.isEmpty {

@@ -62,6 +62,31 @@ struct RoundTripTests {
         #expect(client.statistics.connectionsOpened == 1)
     }
 
+    @Test("Never-indexed headers arrive marked as such, both ways; other headers do not")
+    func neverIndexedHeaders() async throws {
+        // The answer lists what the server saw as never indexed, and sends one header each way itself.
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            let marked = request.headers.filter(\.neverIndexed).map(\.name).joined(separator: ",")
+            responder.respond(HTTP2Response(status: 200, headers: [
+                HTTP2Header("x-marked", marked), HTTP2Header("x-unique", "u1", neverIndexed: true),
+            ]))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        for round in 0..<3 {
+            let response = try await client.send(HTTP2Request(method: "POST", path: "/", headers: [
+                HTTP2Header("x-id", "id-\(round)", neverIndexed: true), HTTP2Header("x-topic", "app.demo"),
+                HTTP2Header("x-other-id", "o-\(round)", neverIndexed: true),
+            ]))
+            #expect(response.header("x-marked") == "x-id,x-other-id")
+            #expect(response.headers.first { $0.name == "x-unique" }?.neverIndexed == true)
+            #expect(response.headers.first { $0.name == "x-marked" }?.neverIndexed == false)
+        }
+        // The flag is how a field is sent, not what it is.
+        #expect(HTTP2Header("a", "b", neverIndexed: true) == HTTP2Header("a", "b"))
+    }
+
     @Test("A large response body arrives whole")
     func largeResponse() async throws {
         let payload = Array((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
