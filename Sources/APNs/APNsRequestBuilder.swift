@@ -32,7 +32,7 @@ public enum APNsRequestBuilder {
             headers.append(HTTP2Header("apns-expiration", String(expiration)))
         }
         // The apns-id is new for every notification, and so is a collapse id equal to it (Herald's): never indexed,
-        // so they do not push the authorization and the topic out of the HPACK tables (HTTP2Header.neverIndexed).
+        // so they do not push the topic and the push type out of the HPACK tables (HTTP2Header.neverIndexed).
         if let collapseID = notification.collapseID {
             headers.append(HTTP2Header("apns-collapse-id", collapseID, neverIndexed: collapseID == notification.id))
         }

@@ -3,8 +3,8 @@ public struct HTTP2Header: Sendable, Equatable {
     public var name: String
     public var value: String
     /// Sent as an HPACK literal that is never indexed. For values unique to one message (an id, a timestamp): indexed,
-    /// each would take a slot in both sides' header tables and push out the fields that do repeat (the
-    /// authorization, the topic), which then go out in full again. The field is the same either way, so headers
+    /// each would take a slot in both sides' header tables and push out the fields that do repeat (the topic,
+    /// the push type), which then go out in full again. The field is the same either way, so headers
     /// compare by name and value only. A received header says how the peer sent it.
     public var neverIndexed: Bool
 

@@ -1,4 +1,7 @@
 import CNghttp2
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A connection's reusable scratch space for the `nghttp2_nv` array of one header block.
 ///
@@ -142,4 +145,52 @@ func decodeInteger(_ pointer: UnsafePointer<UInt8>?, _ count: Int) -> Int? {
         value = value * 10 + digit
     }
     return value
+}
+
+/// The headers of a connection's previous request, by position, so a header that repeats (a client's
+/// authorization, topic, push type; names longer than 15 bytes) reuses the previous request's Strings instead of
+/// allocating new ones. Loop-thread only, like its connection.
+///
+/// A header is reused only when its name and value bytes are exactly the previous ones at that position;
+/// otherwise it is decoded and replaces the entry. Clients send their headers in the same order every time,
+/// so nearly every repeating header hits.
+final class RecentHeaders {
+    /// Positions remembered: more than an APNs push carries.
+    static let capacity = 16
+    private var entries: [HTTP2Header] = []
+
+    func header(at index: Int, name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>?,
+                valueLength: Int, neverIndexed: Bool) -> HTTP2Header {
+        if index < entries.count {
+            let previous = entries[index]
+            if Self.equal(previous.name, name, nameLength), Self.equal(previous.value, value, valueLength) {
+                return HTTP2Header(previous.name, previous.value, neverIndexed: neverIndexed)
+            }
+        }
+        let header = HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength),
+                                 neverIndexed: neverIndexed)
+        if index < entries.count {
+            entries[index] = header
+        } else if index == entries.count, index < Self.capacity {
+            entries.append(header)
+        }
+        return header
+    }
+
+    /// True when `text`'s UTF-8 is exactly the `count` bytes at `bytes`.
+    private static func equal(_ text: String, _ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == count else {
+            return false
+        }
+        guard count > 0 else {
+            return true
+        }
+        guard let bytes else {
+            return false
+        }
+        return utf8.withContiguousStorageIfAvailable { stored in
+            memcmp(stored.baseAddress!, bytes, count) == 0
+        } ?? utf8.elementsEqual(UnsafeBufferPointer(start: bytes, count: count))
+    }
 }

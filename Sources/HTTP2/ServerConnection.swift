@@ -8,6 +8,8 @@ final class ServerConnection: SessionConnection {
     let id: UInt64
     unowned let context: ServerLoopContext
     private(set) var streams: [Int32: ServerStream] = [:]
+    /// The previous request's headers, to reuse their Strings (see RecentHeaders).
+    let recentHeaders = RecentHeaders()
     private var closeRequested = false
     /// Set once GOAWAY was submitted: streams above it are unprocessed (the client resends them), so
     /// they are neither handed to the handler nor answered.

@@ -62,6 +62,33 @@ struct RoundTripTests {
         #expect(client.statistics.connectionsOpened == 1)
     }
 
+    @Test("Repeated, changed and moved headers on one connection arrive exactly (the server reuses repeating ones)")
+    func repeatingRequestHeaders() async throws {
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            let lines = request.headers.map { $0.name + "=" + $0.value + ($0.neverIndexed ? " (never indexed)" : "") }
+            responder.respond(HTTP2Response(status: 200, body: Array(lines.joined(separator: "\n").utf8)))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        // Not `authorization`: nghttp2 always sends that one never indexed, whatever the flag says.
+        let long = "app." + String(repeating: "j", count: 180)
+        let rounds: [[HTTP2Header]] = [
+            [HTTP2Header("apns-topic", long), HTTP2Header("apns-collapse-id", "v1")],
+            [HTTP2Header("apns-topic", long), HTTP2Header("apns-collapse-id", "v2")],
+            [HTTP2Header("x-apns-topic", long), HTTP2Header("apns-collapse-id", "v2", neverIndexed: true)],
+            [HTTP2Header("apns-topic", String(long.dropLast()) + "k")],
+            [HTTP2Header("apns-topic", ""), HTTP2Header("apns-collapse-id", "v2"), HTTP2Header("x-new", "n")],
+            [HTTP2Header("apns-topic", long), HTTP2Header("apns-collapse-id", "v2"), HTTP2Header("x-new", "n")],
+        ]
+        for headers in rounds {
+            let response = try await client.send(HTTP2Request(method: "GET", path: "/", headers: headers))
+            let expected = headers.map { $0.name + "=" + $0.value + ($0.neverIndexed ? " (never indexed)" : "") }
+            #expect(String(decoding: response.body, as: UTF8.self) == expected.joined(separator: "\n"))
+        }
+        #expect(client.statistics.connectionsOpened == 1)
+    }
+
     @Test("Never-indexed headers arrive marked as such, both ways; other headers do not")
     func neverIndexedHeaders() async throws {
         // The answer lists what the server saw as never indexed, and sends one header each way itself.
