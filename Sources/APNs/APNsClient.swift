@@ -103,17 +103,19 @@ public final class APNsClient: Sendable {
         }
         let transport: any APNsTransport
         let jwt: String
+        let authorization: String
         do throws(HTTP2Error) {
             transport = try self.transport(for: notification.environment)
         } catch {
             return completion(APNsResponseClassifier.classify(error))
         }
         do throws(CryptoError) {
-            jwt = try providerToken.current()
+            (jwt, authorization) = try providerToken.currentWithAuthorization()
         } catch {
             return completion(.retry(reason: "provider_token_\(error.code)", retryAfter: nil))
         }
-        let request = APNsRequestBuilder.request(for: notification, topic: configuration.topic, providerToken: jwt)
+        let request = APNsRequestBuilder.request(for: notification, topic: configuration.topic,
+                                                 authorization: authorization)
         transport.send(request) { [self] result in
             switch result {
             case .failure(let error):

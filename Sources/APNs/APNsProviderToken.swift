@@ -19,6 +19,8 @@ public final class APNsProviderToken: Sendable {
 
     private struct Cached {
         var token: String
+        /// `bearer <token>`: made once per token, not once per request.
+        var authorization: String
         var issuedAt: Date
     }
 
@@ -63,19 +65,26 @@ public final class APNsProviderToken: Sendable {
     /// The token to send now: the cached one, or a freshly signed one when there is none, it is
     /// `renewalAge` old, or it was invalidated and is at least `minimumAge` old.
     public func current() throws(CryptoError) -> String {
+        try currentWithAuthorization().token
+    }
+
+    /// `current()` and its `authorization` header value (`bearer <token>`), kept with the token so a request
+    /// does not build the header anew.
+    public func currentWithAuthorization() throws(CryptoError) -> (token: String, authorization: String) {
         let now = clock.now
-        return try state.withLock { (state: inout State) throws(CryptoError) -> String in
+        return try state.withLock { (state: inout State) throws(CryptoError) -> (token: String, authorization: String) in
             if let cached = state.cached {
                 let age = now.timeIntervalSince(cached.issuedAt)
                 let due = age >= renewalAge || (state.stale && age >= minimumAge)
-                if !due { return cached.token }
+                if !due { return (cached.token, cached.authorization) }
             }
             let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
             let token = try Self.sign(signingKey: signingKey, keyID: keyID, teamID: teamID, issuedAt: issuedAt)
-            state.cached = Cached(token: token, issuedAt: issuedAt)
+            let authorization = APNsRequestBuilder.authorization(providerToken: token)
+            state.cached = Cached(token: token, authorization: authorization, issuedAt: issuedAt)
             state.stale = false
             state.issuedCount += 1
-            return token
+            return (token, authorization)
         }
     }
 

@@ -12,19 +12,31 @@ public enum APNsRequestBuilder {
     /// `apns-collapse-id` when set, and `apns-id`.
     public static func request(for notification: APNsNotification, topic: String, providerToken: String,
                                timeout: Duration? = nil) -> HTTP2Request {
+        request(for: notification, topic: topic, authorization: authorization(providerToken: providerToken),
+                timeout: timeout)
+    }
+
+    /// The `authorization` header value for a provider token.
+    public static func authorization(providerToken: String) -> String { "bearer " + providerToken }
+
+    /// `request(for:topic:providerToken:)` with the `authorization` value already made (`authorization(providerToken:)`).
+    public static func request(for notification: APNsNotification, topic: String, authorization: String,
+                               timeout: Duration? = nil) -> HTTP2Request {
         var headers: [HTTP2Header] = []
         headers.reserveCapacity(7)
-        headers.append(HTTP2Header("authorization", "bearer " + providerToken))
+        headers.append(HTTP2Header("authorization", authorization))
         headers.append(HTTP2Header("apns-push-type", notification.pushType))
         headers.append(HTTP2Header("apns-topic", self.topic(for: notification, configuredTopic: topic)))
         headers.append(HTTP2Header("apns-priority", String(notification.priority)))
         if let expiration = notification.expiration {
             headers.append(HTTP2Header("apns-expiration", String(expiration)))
         }
+        // The apns-id is new for every notification, and so is a collapse id equal to it (Herald's): never indexed,
+        // so they do not push the topic and the push type out of the HPACK tables (HTTP2Header.neverIndexed).
         if let collapseID = notification.collapseID {
-            headers.append(HTTP2Header("apns-collapse-id", collapseID))
+            headers.append(HTTP2Header("apns-collapse-id", collapseID, neverIndexed: collapseID == notification.id))
         }
-        headers.append(HTTP2Header("apns-id", notification.id))
+        headers.append(HTTP2Header("apns-id", notification.id, neverIndexed: true))
         return HTTP2Request(method: "POST", path: "/3/device/" + notification.deviceToken, headers: headers,
                             body: notification.payload, timeout: timeout)
     }
@@ -41,8 +53,12 @@ public enum APNsRequestBuilder {
     public static func isWellFormedDeviceToken(_ token: String) -> Bool {
         let bytes = token.utf8
         guard !bytes.isEmpty, bytes.count <= 200 else { return false }
-        return bytes.allSatisfy {
-            (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0)
-        }
+        // Over the contiguous bytes when there are some (every native string): no iterator per byte.
+        return bytes.withContiguousStorageIfAvailable { $0.allSatisfy(isHexDigit) } ?? bytes.allSatisfy(isHexDigit)
+    }
+
+    @inline(__always)
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 }

@@ -33,6 +33,7 @@ private let headersType = UInt8(NGHTTP2_HEADERS.rawValue)
 private let dataType = UInt8(NGHTTP2_DATA.rawValue)
 private let endStreamFlag = UInt8(NGHTTP2_FLAG_END_STREAM.rawValue)
 private let ackFlag = UInt8(NGHTTP2_FLAG_ACK.rawValue)
+let neverIndexedFlag = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
 
 func heraldClientOnHeader(
     session: OpaquePointer?, frame: UnsafePointer<nghttp2_frame>?,
@@ -49,7 +50,12 @@ func heraldClientOnHeader(
         }
         return 0
     }
-    stream.headers.append(HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength)))
+    if stream.headers.capacity == 0 {
+        // One allocation for a typical answer's headers instead of one per doubling.
+        stream.headers.reserveCapacity(4)
+    }
+    stream.headers.append(HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength),
+                                      neverIndexed: flags & neverIndexedFlag != 0))
     return 0
 }
 

@@ -118,21 +118,33 @@ final class ClientConnection: SessionConnection {
         }
         let stream = ClientStream(request: request)
         let message = request.request
-        var fields: [(name: String, value: String)] = [
-            (":method", message.method), (":scheme", core.upstream.scheme),
-            (":authority", core.upstream.authority), (":path", message.path),
-        ]
-        fields.reserveCapacity(4 + message.headers.count + 1)
-        for header in message.headers {
-            fields.append((header.name, header.value))
-        }
+        let scheme = core.upstream.scheme, authority = core.upstream.authority
         let hasBody = !message.body.isEmpty
-        if hasBody, !message.headers.contains(where: { $0.name == "content-length" }) {
-            fields.append(("content-length", String(message.body.count)))
+        let addLength = hasBody && !message.headers.contains(where: { $0.name == "content-length" })
+        // Sized exactly (names, values, and the longest content-length): the block never grows mid-way.
+        var byteCount = 7 + message.method.utf8.count + 7 + scheme.utf8.count + 10 + authority.utf8.count + 5
+            + message.path.utf8.count
+        for header in message.headers {
+            byteCount += header.name.utf8.count + header.value.utf8.count
+        }
+        if addLength {
+            byteCount += 14 + HeaderBlock.decimalBytes
+        }
+        let block = headerBlock
+        block.begin(fields: 4 + message.headers.count + 1, byteCount: byteCount)
+        block.append(":method", message.method)
+        block.append(":scheme", scheme)
+        block.append(":authority", authority)
+        block.append(":path", message.path)
+        for header in message.headers {
+            block.append(header.name, header.value, neverIndexed: header.neverIndexed)
+        }
+        if addLength {
+            block.append("content-length", decimal: message.body.count)
         }
         var provider = nghttp2_data_provider()
         provider.read_callback = heraldClientReadBody
-        let streamID = HeaderBlock.withNameValues(fields) { pairs, count in
+        let streamID = block.withNameValues { pairs, count in
             if hasBody {
                 return nghttp2_submit_request(session, nil, pairs, count, &provider, nil)
             }

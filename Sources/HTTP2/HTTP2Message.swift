@@ -2,10 +2,20 @@
 public struct HTTP2Header: Sendable, Equatable {
     public var name: String
     public var value: String
+    /// Sent as an HPACK literal that is never indexed. For values unique to one message (an id, a timestamp): indexed,
+    /// each would take a slot in both sides' header tables and push out the fields that do repeat (the topic,
+    /// the push type), which then go out in full again. The field is the same either way, so headers
+    /// compare by name and value only. A received header says how the peer sent it.
+    public var neverIndexed: Bool
 
-    public init(_ name: String, _ value: String) {
+    public init(_ name: String, _ value: String, neverIndexed: Bool = false) {
         self.name = name
         self.value = value
+        self.neverIndexed = neverIndexed
+    }
+
+    public static func == (lhs: HTTP2Header, rhs: HTTP2Header) -> Bool {
+        lhs.name == rhs.name && lhs.value == rhs.value
     }
 }
 

@@ -53,13 +53,20 @@ func heraldServerOnHeader(
     name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int,
     flags: UInt8, userData: UnsafeMutableRawPointer?
 ) -> Int32 {
+    let connection = serverConnection(userData)
     guard let frame, frame.pointee.hd.type == headersType, let name, nameLength > 0,
-          let stream = serverConnection(userData).stream(frame.pointee.hd.stream_id) else {
+          let stream = connection.stream(frame.pointee.hd.stream_id) else {
         return 0
     }
     guard name[0] == UInt8(ascii: ":") else {
         // nghttp2 already rejected upper-case names (HTTP/2 forbids them).
-        stream.headers.append(HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength)))
+        if stream.headers.capacity == 0 {
+            // One allocation for a typical request's headers (an APNs push has eight) instead of one per doubling.
+            stream.headers.reserveCapacity(12)
+        }
+        stream.headers.append(connection.recentHeaders.header(
+            at: stream.headers.count, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+            neverIndexed: flags & neverIndexedFlag != 0))
         return 0
     }
     switch (nameLength, name[1]) {

@@ -8,6 +8,8 @@ final class ServerConnection: SessionConnection {
     let id: UInt64
     unowned let context: ServerLoopContext
     private(set) var streams: [Int32: ServerStream] = [:]
+    /// The previous request's headers, to reuse their Strings (see RecentHeaders).
+    let recentHeaders = RecentHeaders()
     private var closeRequested = false
     /// Set once GOAWAY was submitted: streams above it are unprocessed (the client resends them), so
     /// they are neither handed to the handler nor answered.
@@ -109,21 +111,27 @@ final class ServerConnection: SessionConnection {
         if let last = goAwayLastStreamID, streamID > last {
             return
         }
-        var fields: [(name: String, value: String)] = [(":status", statusText(response.status))]
-        fields.reserveCapacity(1 + response.headers.count)
+        let status = statusText(response.status)
+        var byteCount = 7 + status.utf8.count
         for header in response.headers {
-            fields.append((header.name, header.value))
+            byteCount += header.name.utf8.count + header.value.utf8.count
+        }
+        let block = headerBlock
+        block.begin(fields: 1 + response.headers.count, byteCount: byteCount)
+        block.append(":status", status)
+        for header in response.headers {
+            block.append(header.name, header.value, neverIndexed: header.neverIndexed)
         }
         let result: Int32
         if response.body.isEmpty {
-            result = HeaderBlock.withNameValues(fields) { pairs, count in
+            result = block.withNameValues { pairs, count in
                 nghttp2_submit_response(session, streamID, pairs, count, nil)
             }
         } else {
             stream.responseBody = response.body
             var provider = nghttp2_data_provider()
             provider.read_callback = heraldServerReadBody
-            result = HeaderBlock.withNameValues(fields) { pairs, count in
+            result = block.withNameValues { pairs, count in
                 nghttp2_submit_response(session, streamID, pairs, count, &provider)
             }
         }

@@ -28,6 +28,8 @@ class SessionConnection: EventHandler, FlushHandler {
     private(set) var phase: Phase
     private(set) var session: OpaquePointer?
     private var output = OutputBuffer()
+    /// Scratch for the header blocks this connection submits (see HeaderBlock).
+    let headerBlock = HeaderBlock()
     private var token: UInt64 = 0
     private var flushRequested = false
     /// Monotonic time of the last bytes received (PING idleness).

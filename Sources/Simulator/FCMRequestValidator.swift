@@ -47,7 +47,16 @@ struct FCMRequestValidator: Sendable {
         }
         if let projectID, project != projectID { return .failure(.permissionDenied(project: String(project))) }
 
-        guard let body = try? JSONParser.parse(request.body), let members = body.objectMembers else {
+        // The common message without a document (FCMFastPath); everything else, and every rejection, in checkBody.
+        if let fast = FCMFastPath.accept(request.body) {
+            return .success(Accepted(project: String(project), target: fast.token, validateOnly: fast.validateOnly))
+        }
+        return checkBody(request.body).map { Accepted(project: String(project), target: $0.target, validateOnly: $0.validateOnly) }
+    }
+
+    /// The body's checks on a parsed document: the message's target and `validate_only`, or the rejection.
+    func checkBody(_ bytes: [UInt8]) -> Result<(target: String, validateOnly: Bool), FCMRejection> {
+        guard let body = try? JSONParser.parse(bytes), let members = body.objectMembers else {
             return .failure(.invalidArgument("Invalid JSON payload received. The body is not a JSON object."))
         }
         var validateOnly = false
@@ -72,7 +81,7 @@ struct FCMRequestValidator: Sendable {
         case .success(let target):
             if let rejection = checkData(message["data"], at: "message.data") { return .failure(rejection) }
             if let android = message["android"], let rejection = checkAndroid(android) { return .failure(rejection) }
-            return .success(Accepted(project: String(project), target: target, validateOnly: validateOnly))
+            return .success((target, validateOnly))
         }
     }
 

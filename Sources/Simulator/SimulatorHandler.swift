@@ -69,8 +69,10 @@ final class SimulatorHandler: HTTP2ServerHandler {
                                     body: request.body, status: 200, reason: nil, receivedAt: now, id: apnsID)
             guard let fault = faults.take(token: accepted.token) else {
                 log.append(entry)
+                // Both ids are new for every answer: never indexed (see HTTP2Header.neverIndexed).
                 responder.respond(HTTP2Response(status: 200, headers: [
-                    HTTP2Header("apns-id", apnsID), HTTP2Header("apns-unique-id", identifiers.uuid()),
+                    HTTP2Header("apns-id", apnsID, neverIndexed: true),
+                    HTTP2Header("apns-unique-id", identifiers.uuid(), neverIndexed: true),
                 ]))
                 return
             }

@@ -215,8 +215,8 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
             let started = ContinuousClock.now
             upstream.send(delivery) { [self] result in
-                metrics.observeSend(delivery.service, seconds: (ContinuousClock.now - started) / .seconds(1))
-                finish(delivery, outcome(of: result, for: delivery, probe: probe))
+                let seconds = (ContinuousClock.now - started) / .seconds(1)
+                finish(delivery, outcome(of: result, for: delivery, probe: probe), sendSeconds: seconds)
             }
         }
     }
@@ -256,9 +256,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
-    private func finish(_ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome) {
+    private func finish(_ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome, sendSeconds: Double? = nil) {
         if hold.withLock({ $0.abandoned }) { return }
-        metrics.record(outcome, delivery.service)
+        metrics.record(outcome, delivery.service, sendSeconds: sendSeconds)
         completer.add(CompletedDelivery(id: delivery.id, outcome: outcome, token: delivery.token))
     }
 

@@ -45,8 +45,9 @@ public final class WorkerMetrics: Sendable {
         state.withLock { $0.counters[service, default: [:]][counter, default: 0] += amount }
     }
 
-    /// Counts the outcome of one delivery.
-    func record(_ outcome: DeliveryOutcome, _ service: PushService) {
+    /// Counts the outcome of one delivery and, for one that was sent, observes how long the upstream took
+    /// (one lock for both: this runs once per delivery).
+    func record(_ outcome: DeliveryOutcome, _ service: PushService, sendSeconds: Double? = nil) {
         let counter: Counter
         switch outcome {
         case .sent: counter = .sent
@@ -59,12 +60,11 @@ public final class WorkerMetrics: Sendable {
         case .retry: counter = .retried
         case .deferred: counter = .deferred
         }
-        add(counter, service)
-    }
-
-    func observeSend(_ service: PushService, seconds: Double) {
         state.withLock { state in
-            state.latency[service, default: PrometheusHistogram(bounds: Self.latencyBuckets)].observe(seconds)
+            state.counters[service, default: [:]][counter, default: 0] += 1
+            if let sendSeconds {
+                state.latency[service, default: PrometheusHistogram(bounds: Self.latencyBuckets)].observe(sendSeconds)
+            }
         }
     }
 

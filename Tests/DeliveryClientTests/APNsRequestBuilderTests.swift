@@ -32,6 +32,19 @@ import Testing
         #expect(request.timeout == .seconds(3))
     }
 
+    @Test("The ids are never indexed (a collapse id only when it is the apns-id); the repeating fields are")
+    func onlyPerNotificationIDsAreNeverIndexed() {
+        var notification = APNsNotification(deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
+                                            expiration: 1_750_003_600, collapseID: sampleAPNsID, payload: [])
+        var request = APNsRequestBuilder.request(for: notification, topic: "app.herald.demo", authorization: "bearer t")
+        #expect(request.headers.filter(\.neverIndexed).map(\.name) == ["apns-collapse-id", "apns-id"])
+        #expect(request.header("authorization") == "bearer t")
+        notification.collapseID = "score-42"
+        request = APNsRequestBuilder.request(for: notification, topic: "app.herald.demo", providerToken: "t")
+        #expect(request.headers.filter(\.neverIndexed).map(\.name) == ["apns-id"])
+        #expect(request.header("authorization") == "bearer t")
+    }
+
     @Test func liveActivityGetsTheSuffixedTopicUnlessExplicit() {
         var notification = APNsNotification(deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
                                             pushType: "liveactivity", payload: [])

@@ -32,6 +32,88 @@ struct RoundTripTests {
         #expect(client.statistics.connectionsOpened == 1)
     }
 
+    @Test("Header blocks of changing sizes on one connection arrive exactly (each side reuses its header storage)")
+    func headerBlocksOfChangingSizes() async throws {
+        // The answer carries every request header back, so the server's blocks change size with the client's.
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            var headers = request.headers.enumerated().map { index, header in
+                HTTP2Header("x-echo-\(index)", header.name + "=" + header.value)
+            }
+            headers.append(HTTP2Header("x-path", request.path))
+            responder.respond(HTTP2Response(status: 200, headers: headers))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        // Larger than the first storage (2 KB), then small again, then larger still; content-lengths of 1 to 5 digits.
+        for (round, size) in [0, 1, 9, 10, 3000, 5, 10_000, 12_345, 2].enumerated() {
+            let value = String((0..<size).map { Character(UnicodeScalar(UInt8(0x61 + ($0 + round) % 26))) })
+            let path = "/r/\(round)/" + String(repeating: "p", count: size % 700)
+            let response = try await client.send(HTTP2Request(
+                method: "POST", path: path, headers: [HTTP2Header("X-Mixed-Case", value), HTTP2Header("x-round", "\(round)")],
+                body: [UInt8](repeating: 7, count: size)))
+            #expect(response.status == 200)
+            #expect(response.header("x-path") == path)
+            #expect(response.header("x-echo-0") == "x-mixed-case=" + value)
+            #expect(response.header("x-echo-1") == "x-round=\(round)")
+            #expect(response.header("x-echo-2") == (size > 0 ? "content-length=\(size)" : nil))
+            #expect(response.header("x-echo-3") == nil)
+        }
+        #expect(client.statistics.connectionsOpened == 1)
+    }
+
+    @Test("Repeated, changed and moved headers on one connection arrive exactly (the server reuses repeating ones)")
+    func repeatingRequestHeaders() async throws {
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            let lines = request.headers.map { $0.name + "=" + $0.value + ($0.neverIndexed ? " (never indexed)" : "") }
+            responder.respond(HTTP2Response(status: 200, body: Array(lines.joined(separator: "\n").utf8)))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        // Not `authorization`: nghttp2 always sends that one never indexed, whatever the flag says.
+        let long = "app." + String(repeating: "j", count: 180)
+        let rounds: [[HTTP2Header]] = [
+            [HTTP2Header("apns-topic", long), HTTP2Header("apns-collapse-id", "v1")],
+            [HTTP2Header("apns-topic", long), HTTP2Header("apns-collapse-id", "v2")],
+            [HTTP2Header("x-apns-topic", long), HTTP2Header("apns-collapse-id", "v2", neverIndexed: true)],
+            [HTTP2Header("apns-topic", String(long.dropLast()) + "k")],
+            [HTTP2Header("apns-topic", ""), HTTP2Header("apns-collapse-id", "v2"), HTTP2Header("x-new", "n")],
+            [HTTP2Header("apns-topic", long), HTTP2Header("apns-collapse-id", "v2"), HTTP2Header("x-new", "n")],
+        ]
+        for headers in rounds {
+            let response = try await client.send(HTTP2Request(method: "GET", path: "/", headers: headers))
+            let expected = headers.map { $0.name + "=" + $0.value + ($0.neverIndexed ? " (never indexed)" : "") }
+            #expect(String(decoding: response.body, as: UTF8.self) == expected.joined(separator: "\n"))
+        }
+        #expect(client.statistics.connectionsOpened == 1)
+    }
+
+    @Test("Never-indexed headers arrive marked as such, both ways; other headers do not")
+    func neverIndexedHeaders() async throws {
+        // The answer lists what the server saw as never indexed, and sends one header each way itself.
+        let server = try startServer(handler: ClosureHandler { request, responder in
+            let marked = request.headers.filter(\.neverIndexed).map(\.name).joined(separator: ",")
+            responder.respond(HTTP2Response(status: 200, headers: [
+                HTTP2Header("x-marked", marked), HTTP2Header("x-unique", "u1", neverIndexed: true),
+            ]))
+        })
+        defer { server.stop() }
+        let client = try makeClient(for: server)
+        defer { client.shutdown() }
+        for round in 0..<3 {
+            let response = try await client.send(HTTP2Request(method: "POST", path: "/", headers: [
+                HTTP2Header("x-id", "id-\(round)", neverIndexed: true), HTTP2Header("x-topic", "app.demo"),
+                HTTP2Header("x-other-id", "o-\(round)", neverIndexed: true),
+            ]))
+            #expect(response.header("x-marked") == "x-id,x-other-id")
+            #expect(response.headers.first { $0.name == "x-unique" }?.neverIndexed == true)
+            #expect(response.headers.first { $0.name == "x-marked" }?.neverIndexed == false)
+        }
+        // The flag is how a field is sent, not what it is.
+        #expect(HTTP2Header("a", "b", neverIndexed: true) == HTTP2Header("a", "b"))
+    }
+
     @Test("A large response body arrives whole")
     func largeResponse() async throws {
         let payload = Array((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })

@@ -95,6 +95,8 @@ struct APNsValidationTests {
         #expect(Identifiers.isLowercaseUUID(apnsID))
         #expect(Identifiers.isLowercaseUUID(try #require(response.header("apns-unique-id"))))
         #expect(harness.simulator.received().first?.id == apnsID)
+        // Both ids are new for every answer: sent never indexed, so they do not churn the client's HPACK table.
+        #expect(response.headers.filter(\.neverIndexed).map(\.name) == ["apns-id", "apns-unique-id"])
     }
 
     @Test func successEchoesTheClientsApnsID() async throws {
