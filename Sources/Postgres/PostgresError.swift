@@ -54,3 +54,18 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         "PostgresError(\(code.rawValue)\(sqlState.map { ", sqlstate \($0)" } ?? ""))"
     }
 }
+
+/// Runs `body`, one transaction, again when Postgres aborted it as a deadlock's victim (40P01), up to
+/// `retries` more times. Two transactions locking the same rows in opposite orders (phones swapping
+/// tokens, two backfills, a batch of pushes beside a push with the same key) is a race, not a fault
+/// of the input: the retry sees the other's commit. Any other error, and the last deadlock, are thrown.
+public func retryingDeadlocks<T>(retries: Int = 3, _ body: () throws -> T) throws -> T {
+    var attempt = 0
+    while true {
+        do {
+            return try body()
+        } catch let error as PostgresError where error.sqlState == "40P01" && attempt < retries {
+            attempt += 1
+        }
+    }
+}

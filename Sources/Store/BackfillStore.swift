@@ -141,7 +141,9 @@ public struct BackfillStore: Sendable {
                 deliveries.endRow()
             }
         }
-        let rows = try withDeadlockRetry {
+        // Two runs writing the same rows at once (tokens taken, user_senders) may deadlock: the batch is
+        // one transaction, retried.
+        let rows = try retryingDeadlocks {
             try pool.withConnection { connection in
                 try connection.transaction { connection in
                     try connection.execute(Self.stageSQL)
@@ -190,7 +192,7 @@ public struct BackfillStore: Sendable {
             walletStart, walletCount, wallets, deviceStart, deviceCount, deviceIDs, platforms, environments,
             NullableTextArray(bundles), NullableTextArray(apns), NullableTextArray(pushToStart), NullableTextArray(fcm),
         ]
-        let rows = try withDeadlockRetry {
+        let rows = try retryingDeadlocks {
             try pool.withConnection { try $0.query(Self.putUsersSQL, parameters).rows }
         }
         var outcomes: [Int: (error: HeraldError?, devices: Int)] = [:]
@@ -205,20 +207,6 @@ public struct BackfillStore: Sendable {
     public func notifyWorkers() throws {
         try pool.withConnection { _ = try $0.query("SELECT pg_notify('herald_deliveries', '')") }
     }
-
-    /// Two runs writing the same rows at once may lock them in opposite orders (device tokens
-    /// taken, user_senders); Postgres aborts one with a deadlock, and the batch is simply retried:
-    /// it is one transaction, and it sees the other's commit the second time.
-    private func withDeadlockRetry<T>(_ body: () throws -> T) throws -> T {
-        var attempt = 0
-        while true {
-            do {
-                return try body()
-            } catch let error as PostgresError where error.sqlState == "40P01" && attempt < 3 {
-                attempt += 1
-            }
-        }
-    }
 }
 
 /// A text[] whose elements may be NULL (`{"a",NULL}`).
@@ -226,10 +214,13 @@ struct NullableTextArray: PostgresEncodable {
     let values: [String?]
     init(_ values: [String?]) { self.values = values }
     var postgresText: String {
-        "{" + values.map { value in
-            guard let value else { return "NULL" }
-            return [value].postgresText.dropFirst().dropLast().description
-        }.joined(separator: ",") + "}"
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            if let value { value.appendQuotedArrayElement(to: &out) } else { out.append(contentsOf: "NULL".utf8) }
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -50,23 +50,20 @@ public struct DirectoryStore: Sendable {
     public func putDeviceTakingTokens(userID: String, deviceID: String, _ device: DeviceRegistration) throws
         -> (created: Bool, taken: Int)
     {
-        var attempt = 0
-        while true {
-            do {
-                return try pool.withConnection { connection in
+        // Two phones swapping tokens at the same moment can lock each other's rows in opposite
+        // orders; Postgres aborts one, and the retry sees the other's commit.
+        do {
+            return try retryingDeadlocks(retries: 2) {
+                try pool.withConnection { connection in
                     let row = try connection.query(
                         "SELECT created, taken FROM herald_put_device($1, $2, $3, $4, $5, $6, $7, $8)",
                         [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
                          device.apnsPushToStartToken, device.fcmToken]).first!
                     return (try row.bool(0), try row.int(1))
                 }
-            } catch let error as PostgresError where error.sqlState == "23503" {
-                throw Self.userNotFound
-            } catch let error as PostgresError where error.sqlState == "40P01" && attempt < 2 {
-                // Two phones swapping tokens at the same moment can lock each other's rows in
-                // opposite orders; Postgres aborts one, and the retry sees the other's commit.
-                attempt += 1
             }
+        } catch let error as PostgresError where error.sqlState == "23503" {
+            throw Self.userNotFound
         }
     }
 

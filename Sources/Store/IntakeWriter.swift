@@ -164,7 +164,9 @@ public final class IntakeWriter: @unchecked Sendable {
 
     private func write(_ pushes: [EncodedPush]) throws -> [IntakePushOutcome] {
         let parameters = Self.parameters(pushes)
-        let result = try pool.withConnection { try $0.query(Self.pushSQL, parameters) }
+        // One transaction: a batch that lost a deadlock to a push of the two-round-trip path with
+        // the same key (or rows) is sent again, rather than failing every push in it.
+        let result = try retryingDeadlocks { try pool.withConnection { try $0.query(Self.pushSQL, parameters) } }
         var outcomes = [IntakePushOutcome?](repeating: nil, count: pushes.count)
         for row in result.rows {
             let index = try row.int(0) - 1

@@ -181,7 +181,9 @@ public struct PushStore: Sendable {
         }
         statements.append((Self.resolveSQL, [partner.tenantID, emails, wallets, partner.miniAppID]))
         statements.append((Self.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
-        let results = try pool.withConnection { try $0.pipeline(statements) }
+        // One transaction (the pipeline's), like the write below: a deadlock with a batch of the intake's
+        // writer over the same key or partner is retried, not answered 500.
+        let results = try retryingDeadlocks { try pool.withConnection { try $0.pipeline(statements) } }
         let stored = try idempotencyKey == nil ? nil : results[0].first.map(Self.idempotentResponse)
         return PushAdmission(
             stored: stored,
@@ -218,7 +220,7 @@ public struct PushStore: Sendable {
     /// holds the idempotency key; a concurrent holder is waited for by the unique index.
     public func enqueue(_ push: PushEnqueue) throws -> Bool {
         let d = push.deliveries
-        let row = try pool.withConnection { connection in
+        let row = try retryingDeadlocks { try pool.withConnection { connection in
             try connection.query(
                 Self.enqueueSQL,
                 [push.partnerID, push.idempotencyKey, push.bodyHash, push.requestID, push.response, push.createdAt,
@@ -226,7 +228,7 @@ public struct PushStore: Sendable {
                  push.expiresAt, push.lane, push.recipients, push.suppressed, push.missingJSON, push.senderUserIDs,
                  d.map(\.id), d.map(\.service), d.map(\.userID), d.map(\.deviceID), d.map(\.environment),
                  d.map(\.payload)]).first!
-        }
+        } }
         return try row.int(0) == 1
     }
 

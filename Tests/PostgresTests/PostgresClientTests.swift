@@ -90,6 +90,51 @@ struct PostgresClientTests {
         #expect(try pool.withConnection { $0.isIdle })
     }
 
+    @Test("a transaction Postgres aborts as a deadlock's victim runs again and commits; other errors are not retried")
+    func deadlockRetry() throws {
+        let table = "d_" + UUID().uuidString.prefix(8).lowercased()
+        _ = try pool.withConnection { try $0.execute("CREATE TABLE \(table) (id int PRIMARY KEY, n int); INSERT INTO \(table) VALUES (1, 0), (2, 0)") }
+        defer { _ = try? pool.withConnection { try $0.execute("DROP TABLE \(table)") } }
+        let holderLocked = DispatchSemaphore(value: 0), victimLocked = DispatchSemaphore(value: 0)
+        let holderDone = DispatchSemaphore(value: 0)
+        // The holder locks row 1, then (once the victim holds row 2) waits for row 2. It checks for a
+        // deadlock only after 20 s; the victim after 1 s (time for the holder to start waiting), so the
+        // victim is the one aborted.
+        Thread.detachNewThread { [pool] in
+            _ = try? pool.withTransaction { connection in
+                try connection.execute("SET LOCAL deadlock_timeout = '20s'")
+                _ = try connection.query("UPDATE \(table) SET n = n + 1 WHERE id = 1")
+                holderLocked.signal()
+                victimLocked.wait()
+                _ = try connection.query("UPDATE \(table) SET n = n + 1 WHERE id = 2")
+            }
+            holderDone.signal()
+        }
+        holderLocked.wait()
+        var attempts = 0
+        try retryingDeadlocks {
+            attempts += 1
+            try pool.withTransaction { connection in
+                try connection.execute("SET LOCAL deadlock_timeout = '1s'")
+                _ = try connection.query("UPDATE \(table) SET n = n + 10 WHERE id = 2")
+                if attempts == 1 { victimLocked.signal() }
+                _ = try connection.query("UPDATE \(table) SET n = n + 10 WHERE id = 1")
+            }
+        }
+        holderDone.wait()
+        #expect(attempts == 2)
+        let values = try pool.withConnection { try $0.query("SELECT n FROM \(table) ORDER BY id").rows.map { try $0.int(0) } }
+        #expect(values == [11, 11])
+        var failures = 0
+        #expect(throws: PostgresError.self) {
+            try retryingDeadlocks {
+                failures += 1
+                _ = try pool.withConnection { try $0.query("INSERT INTO \(table) VALUES (1, 0)") }
+            }
+        }
+        #expect(failures == 1)
+    }
+
     @Test("statements are prepared once per connection and reused")
     func preparedOnce() throws {
         try pool.withConnection { connection in
