@@ -12,10 +12,8 @@
 \set uid random(1, :users)
 \set k random(1, 1000000000000000)
 WITH p AS MATERIALIZED (
-    SELECT encode(overlay(uuid_send(gen_random_uuid())
-                  PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
-                  FROM 1 FOR 6), 'hex')::uuid AS rid,
-           gen_random_uuid() AS did,
+    SELECT herald_uuid_v7() AS rid,
+           herald_uuid_v7() AS did,
            now() AS ts,
            'pg-' || :client_id || '-' || :k AS ikey,
            md5(:k::text) || md5(:uid::text) AS hx

@@ -1,23 +1,23 @@
 import Foundation
 
 /// Time-ordered UUIDs (RFC 9562 version 7): 48 bits of UNIX milliseconds, then random bits.
-/// Push request ids carry their creation time, which names the audit partition they live in.
+/// Push request ids carry their creation time, which names the audit partition they live in;
+/// delivery ids are time-ordered so the outbox's primary key grows at its right edge and a claim's
+/// rows share a few of its pages (docs/performance.md, "Delivery ids in time order").
 public enum UUIDv7 {
     public static func make(at date: Date) -> UUID {
         var generator = SystemRandomNumberGenerator()
         let millis = UInt64(max(0, date.timeIntervalSince1970 * 1000))
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<6 { bytes[index] = UInt8((millis >> (8 * (5 - UInt64(index)))) & 0xFF) }
         let random: UInt64 = generator.next()
         let random2: UInt64 = generator.next()
-        for index in 6..<16 {
-            let source = index < 14 ? random : random2
-            bytes[index] = UInt8((source >> (8 * UInt64(index % 8))) & 0xFF)
-        }
-        bytes[6] = 0x70 | (bytes[6] & 0x0F)
-        bytes[8] = 0x80 | (bytes[8] & 0x3F)
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        // Bytes 0-5 the milliseconds (big-endian), 6-15 random with the version (7) and variant
+        // (0b10) bits set. Built in place: the intake makes one per delivery.
+        func ms(_ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: millis >> (8 * (5 - index))) }
+        func rnd(_ source: UInt64, _ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: source >> (8 * index)) }
+        return UUID(uuid: (ms(0), ms(1), ms(2), ms(3), ms(4), ms(5),
+                           0x70 | (rnd(random, 6) & 0x0F), rnd(random, 7),
+                           0x80 | (rnd(random, 0) & 0x3F), rnd(random, 1), rnd(random, 2), rnd(random, 3),
+                           rnd(random, 4), rnd(random, 5), rnd(random2, 6), rnd(random2, 7)))
     }
 
     /// The creation time of a version-7 UUID, to the millisecond; nil for other versions.

@@ -18,7 +18,7 @@ public enum PushPreparation {
                              now: Date) throws(HeraldError) -> CheckedPush {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         let content = PushContent(request: push, partner: partner)
-        let id = UUID()
+        let id = UUIDv7.make(at: now)
         let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
         try PushPayload.checkSize(rendering, of: content)
         return CheckedPush(request: push, content: content, firstDeliveryID: id, firstRendering: rendering)
@@ -53,7 +53,7 @@ public enum PushPreparation {
         var deliveries: [PushEnqueue.Delivery] = []
         deliveries.reserveCapacity(resolution.devices.count)
         for (index, device) in resolution.devices.enumerated() {
-            let id = index == 0 ? checked.firstDeliveryID : UUID()
+            let id = index == 0 ? checked.firstDeliveryID : UUIDv7.make(at: now)
             let payload: [UInt8]
             if index == 0 {
                 payload = device.service == .apns ? checked.firstRendering.apns : checked.firstRendering.fcm

@@ -37,6 +37,25 @@ struct PushEndpointTests {
         #expect(try services.allSatisfy { try $0.string(1) == "pending" && $0.int(2) == 0 && $0.int(3) == 0 })
     }
 
+    @Test("delivery ids are UUIDv7 of the request's millisecond: the outbox's key grows at its right edge")
+    func deliveryIDsAreTimeOrdered() throws {
+        let partner = try intake.makePartner()
+        let single = try intake.makeUser(tenant: partner.tenantID, android: false)  // the group-commit path
+        let both = try intake.makeUser(tenant: partner.tenantID)  // two devices: the two-round-trip path
+        for user in [single, both] {
+            let response = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
+            let requestID = try #require(response.json["requestId"]?.stringValue)
+            let request = try #require(UUID(uuidString: requestID))
+            let requestTime = try #require(UUIDv7.timestamp(of: request))
+            let rows = try DB.rows("SELECT id FROM deliveries WHERE request_id = $1::uuid", [requestID])
+            #expect(rows.count == (user.id == single.id ? 1 : 2))
+            for row in rows {
+                let id = try #require(UUID(uuidString: try row.string(0)))
+                #expect(UUIDv7.timestamp(of: id) == requestTime)
+            }
+        }
+    }
+
     @Test("stored payloads carry the prefixed title, host fields, the delivery id and a valid signature")
     func storedPayloads() throws {
         let partner = try intake.makePartner(displayName: "Pull")

@@ -154,6 +154,45 @@ import Testing
         #expect(try row.bool(2))
     }
 
+    @Test func anAllSentBatchFinishesEveryRowAsSentWithoutErrorsOrPayloads() throws {
+        // herald_complete_deliveries' common case (sql/015_delivery_costs.sql) skips the outcome map.
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 3)
+        let ids = try (0..<3).map { _ in try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns) }
+        _ = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns])
+        // Not the holder: nothing happens, as in the mixed case.
+        #expect(try store.complete(on: db.connection, worker: "w2",
+                                   ids.map { CompletedDelivery(id: $0, outcome: .sent, token: Self.apnsToken) }).finished == 0)
+        let result = try store.complete(on: db.connection, worker: "w1",
+                                        ids.map { CompletedDelivery(id: $0, outcome: .sent, token: Self.apnsToken) })
+        #expect(result == (finished: 3, retried: 0))
+        let history = try db.connection.query("""
+            SELECT count(*) FILTER (WHERE outcome = 'sent' AND last_error IS NULL AND payload IS NULL AND attempts = 1)
+              FROM delivery_history WHERE id = ANY ($1::uuid[])
+            """, [ids]).first!
+        #expect(try history.int(0) == 3)
+        #expect(try db.counts(of: request) == (sent: 3, failed: 0))
+        #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
+        #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 0)
+    }
+
+    @Test func sqlMadeDeliveryIDsAreVersion7AndCarryTheTime() throws {
+        // herald_uuid_v7 (sql/015_delivery_costs.sql) makes the Live Activity fan-out's ids, in the layout
+        // of HeraldCore's UUIDv7 (whose parser reads them back).
+        let db = try QueueDatabase()
+        let before = Date().addingTimeInterval(-1)
+        let rows = try db.connection.query("SELECT herald_uuid_v7() FROM generate_series(1, 500)").rows
+        let ids = try rows.map { try $0.uuid(0) }
+        #expect(Set(ids).count == 500)
+        for id in ids {
+            let time = try #require(UUIDv7.timestamp(of: id))
+            #expect(time >= before && time <= Date().addingTimeInterval(1))
+            #expect(id.uuid.8 >> 6 == 0b10)
+        }
+    }
+
     @Test func aTokenReplacedSinceTheSendIsNotInvalidated() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()

@@ -198,6 +198,10 @@ struct LiveActivityDeliveryTests {
             try harness.expect(harness.update(partner, id, #"{"state":{"statusText":"update \#(step)"}}"#), [200])
         }
         #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'pending'", [id]) == 1)
+        // The fan-out's ids are time-ordered (herald_uuid_v7, sql/015_delivery_costs.sql), as the intake's are.
+        let rowIDs = try harness.db.connection.query("SELECT id FROM deliveries WHERE activity_id = $1::uuid", [id]).rows
+            .map { try $0.uuid(0) }
+        #expect(rowIDs.count == 2 && rowIDs.allSatisfy { UUIDv7.timestamp(of: $0) != nil })
         try await harness.workers.waitUntil("both sends") { try harness.outstanding(id) == 0 }
         let events = harness.fcmMessages(to: fcm).compactMap(LiveActivityHarness.data)
         #expect(events.map { $0["event"]?.stringValue } == ["start", "update"])
