@@ -75,14 +75,11 @@ public struct DeliveryStore: Sendable {
     /// latest `availableAt` claimed per queue, see herald_claim_deliveries) let the scan skip what was
     /// claimed already; without them every due row is considered.
     /// At most `bulkLimit` of them from the bulk lane (nil: no limit beyond `limit`).
-    /// `announced`: the claim answers a NOTIFY with the queue drained; if another worker's announced
-    /// claim (for the same services) is under way, nothing is claimed (herald_claim_announced,
-    /// sql/016_claim_announced.sql).
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
                       leaseSeconds: Int, services: [PushService],
-                      cursors: [QueueCursor: Date] = [:], announced: Bool = false) throws -> [ClaimedDelivery] {
+                      cursors: [QueueCursor: Date] = [:]) throws -> [ClaimedDelivery] {
         let ordered = Array(cursors)
-        let result = try connection.query(announced ? Self.announcedClaimSQL : Self.claimSQL, [
+        let result = try connection.query(Self.claimSQL, [
             worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
             ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit,
         ])
@@ -184,12 +181,6 @@ public struct DeliveryStore: Sendable {
     public static let claimSQL = """
         SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[],
                                               $8::integer)
-        """
-
-    /// The same parameters and rows as `claimSQL`.
-    public static let announcedClaimSQL = """
-        SELECT * FROM herald_claim_announced($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[],
-                                             $8::integer)
         """
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none).

@@ -10,9 +10,6 @@ final class ClaimState: @unchecked Sendable {
     var lastFullScan = Date.distantPast
     /// When the last claim that emptied the queue ended (see minimumClaimSpacing).
     var lastShortClaim = ContinuousClock.now - .seconds(1)
-    /// The last claim emptied the queue: the next answers an announcement (or a due time), and only
-    /// one worker's such claim runs at a time (DeliveryStore.claim, `announced`).
-    var drained = false
 }
 
 extension DeliveryWorker {
@@ -40,8 +37,6 @@ extension DeliveryWorker {
             defer { hints.dropCursors = false }
             return hints.dropCursors
         }
-        // After a rescue every worker looks (the rows are back behind the cursors).
-        let announced = state.drained && !dropCursors
         if dropCursors || now.timeIntervalSince(state.lastFullScan) >= settings.fullScanInterval / .seconds(1) {
             state.cursors.removeAll()
             state.lastFullScan = now
@@ -73,8 +68,7 @@ extension DeliveryWorker {
         if !open.isEmpty {
             claimed = try session.use {
                 try store.claim(on: $0, worker: configuration.workerID, limit: limit, bulkLimit: bulkLimit,
-                                leaseSeconds: settings.leaseSeconds, services: open, cursors: state.cursors,
-                                announced: announced)
+                                leaseSeconds: settings.leaseSeconds, services: open, cursors: state.cursors)
             }
             metrics.addClaim()
         }
@@ -84,7 +78,6 @@ extension DeliveryWorker {
             if state.cursors[key].map({ delivery.availableAt > $0 }) ?? true { state.cursors[key] = delivery.availableAt }
         }
         if !claimed.isEmpty { dispatch(claimed, probe: false) }
-        state.drained = claimed.count < limit
         if claimed.count == limit { return }
         state.lastShortClaim = ContinuousClock.now
         // The bulk allowance held rows back (more bulk may be due): claim again as soon as sends

@@ -178,32 +178,6 @@ import Testing
         #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 0)
     }
 
-    @Test func anAnnouncedClaimStepsAsideWhileAnotherIsUnderWay() throws {
-        // herald_claim_announced (sql/016_claim_announced.sql): one worker's claim per NOTIFY.
-        let db = try QueueDatabase()
-        let partner = try db.partner()
-        try db.user("u1", apnsToken: Self.apnsToken)
-        let request = try db.request(partner: partner.id, deliveries: 2)
-        let first = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
-        let second = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
-        // Another worker's announced claim for the same services, under way: its transaction holds the lock.
-        let other = try PostgresConnection(url: db.url)
-        try other.execute("BEGIN")
-        try other.query("SELECT pg_advisory_xact_lock(hashtextextended('herald_claim_announced:apns', 0))")
-        #expect(try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30, services: [.apns],
-                                announced: true).isEmpty)
-        #expect(try db.count("SELECT count(*) FROM deliveries WHERE state = 'pending'") == 2)
-        // A worker draining a backlog (not announced) claims all the same; other services are not held either.
-        #expect(try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30, services: [.apns])
-                    .map(\.id) == [first])
-        #expect(try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30, services: [.apns, .fcm],
-                                announced: true).map(\.id) == [second])
-        try other.execute("COMMIT")
-        let third = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
-        #expect(try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns],
-                                announced: true).map(\.id) == [third])
-    }
-
     @Test func sqlMadeDeliveryIDsAreVersion7AndCarryTheTime() throws {
         // herald_uuid_v7 (sql/015_delivery_costs.sql) makes the Live Activity fan-out's ids, in the layout
         // of HeraldCore's UUIDv7 (whose parser reads them back).
