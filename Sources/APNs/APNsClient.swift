@@ -159,7 +159,8 @@ public final class APNsClient: Sendable {
             let settings = HTTP2ClientConfiguration(
                 url: configuration.url(for: environment), caFile: configuration.caFile,
                 connectionCount: configuration.connectionsPerEnvironment, streamsUntilAuthenticated: 1,
-                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)
+                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
+                responseHeaders: APNsResponseClassifier.readHeaders)
             let transport = try makeTransport(settings)
             transports[environment] = transport
             return transport

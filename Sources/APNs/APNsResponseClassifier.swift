@@ -32,6 +32,10 @@ public enum APNsResponseClassifier {
         .missingProviderToken, .unrelatedKeyIDInToken, .forbidden, .invalidProviderToken, .expiredProviderToken,
     ]
 
+    /// The only response headers `classify` reads: the client keeps these and drops the rest
+    /// (`HTTP2ClientConfiguration.responseHeaders`).
+    public static let readHeaders = ["retry-after"]
+
     public static func classify(_ response: HTTP2Response, now: Date) -> Verdict {
         let status = response.status
         if (200..<300).contains(status) { return .result(.sent) }

@@ -61,7 +61,8 @@ public final class FCMClient: Sendable {
         do throws(HTTP2Error) {
             messages = try transportFactory(HTTP2ClientConfiguration(
                 url: fcm.origin, caFile: configuration.caFile, connectionCount: configuration.connections,
-                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout))
+                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
+                responseHeaders: FCMResponseClassifier.readHeaders))
         } catch {
             throw FCMConfigurationError(.url, .invalid, "cannot be used (\(error.code.rawValue))")
         }

@@ -40,14 +40,21 @@ func heraldClientOnHeader(
     name: UnsafePointer<UInt8>?, nameLength: Int, value: UnsafePointer<UInt8>?, valueLength: Int,
     flags: UInt8, userData: UnsafeMutableRawPointer?
 ) -> Int32 {
-    guard let frame, frame.pointee.hd.type == headersType, let name, nameLength > 0,
-          let stream = clientConnection(userData).stream(frame.pointee.hd.stream_id) else {
+    guard let frame, frame.pointee.hd.type == headersType, let name, nameLength > 0 else {
+        return 0
+    }
+    let connection = clientConnection(userData)
+    guard let stream = connection.stream(frame.pointee.hd.stream_id) else {
         return 0
     }
     if name[0] == UInt8(ascii: ":") {
         if nameLength == 7, decodeText(name, nameLength) == ":status" {
             stream.status = decodeInteger(value, valueLength)
         }
+        return 0
+    }
+    if let kept = connection.core.keptResponseHeaders,
+       !kept.contains(where: { $0.elementsEqual(UnsafeBufferPointer(start: name, count: nameLength)) }) {
         return 0
     }
     if stream.headers.capacity == 0 {
@@ -144,7 +151,7 @@ func heraldClientReadBody(
     guard let buffer, let dataFlags, let stream = clientConnection(userData).stream(streamID) else {
         return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
     }
-    let body = stream.request.request.body
+    let body = stream.request.body
     let count = min(length, body.count - stream.bodyOffset)
     if count > 0 {
         body.withUnsafeBufferPointer { source in

@@ -7,7 +7,7 @@ import CNghttp2
 final class ClientConnection: SessionConnection {
     unowned let core: ClientCore
     /// Streams by id, holding the requests in flight.
-    private(set) var streams: [Int32: ClientStream] = [:]
+    private(set) var streams: [Int32: PendingRequest] = [:]
     /// The peer's first SETTINGS arrived: its stream limit is known.
     private(set) var receivedSettings = false
     /// A response on this connection proved the peer accepted our credentials (lifts `streamsUntilAuthenticated`).
@@ -116,7 +116,7 @@ final class ClientConnection: SessionConnection {
             request.complete(.failure(HTTP2Error(.connectionLost, "the connection is not open")))
             return
         }
-        let stream = ClientStream(request: request)
+        request.startStream()
         let message = request.request
         let scheme = core.upstream.scheme, authority = core.upstream.authority
         let hasBody = !message.body.isEmpty
@@ -158,7 +158,7 @@ final class ClientConnection: SessionConnection {
         request.attempts += 1
         request.connection = self
         request.streamID = streamID
-        streams[streamID] = stream
+        streams[streamID] = request
         scheduleFlush()
     }
 
@@ -171,12 +171,12 @@ final class ClientConnection: SessionConnection {
         scheduleFlush()
     }
 
-    func stream(_ id: Int32) -> ClientStream? {
+    func stream(_ id: Int32) -> PendingRequest? {
         streams[id]
     }
 
     /// Forgets a stream (closed by nghttp2 or never sent); returns it if it was still known.
-    func removeStream(_ id: Int32) -> ClientStream? {
+    func removeStream(_ id: Int32) -> PendingRequest? {
         streams.removeValue(forKey: id)
     }
 

@@ -20,6 +20,8 @@ final class ClientCore {
     let upstream: UpstreamURL
     let loop: EventLoop
     let counters: ClientCounters
+    /// `configuration.responseHeaders` as bytes, compared with each received name before any String is made.
+    let keptResponseHeaders: [[UInt8]]?
     private let tls: TLSContext?
     private var connections: [ClientConnection] = []
     /// Name resolutions in progress (each becomes a connection).
@@ -41,6 +43,7 @@ final class ClientCore {
         self.tls = tls
         self.loop = loop
         self.counters = counters
+        keptResponseHeaders = configuration.responseHeaders.map { $0.map { Array($0.lowercased().utf8) } }
     }
 
     // MARK: Requests
@@ -132,7 +135,7 @@ final class ClientCore {
     // MARK: Stream events (from nghttp2 callbacks: mark and complete, never close)
 
     func responseCompleted(on connection: ClientConnection, streamID: Int32) {
-        guard let stream = connection.stream(streamID), !stream.request.isDone else {
+        guard let stream = connection.stream(streamID), !stream.isDone else {
             return
         }
         let status = stream.status ?? 0
@@ -141,25 +144,25 @@ final class ClientCore {
         if status >= 200, status != 401, status != 403 {
             connection.isAuthenticated = true
         }
-        stream.request.complete(.success(HTTP2Response(status: status, headers: stream.headers, body: stream.body)))
+        stream.complete(.success(HTTP2Response(status: status, headers: stream.headers, body: stream.body)))
     }
 
     func streamClosed(on connection: ClientConnection, streamID: Int32, errorCode: UInt32) {
-        guard let stream = connection.removeStream(streamID), !stream.request.isDone else {
+        guard let stream = connection.removeStream(streamID), !stream.isDone else {
             return
         }
         if errorCode == NGHTTP2_REFUSED_STREAM.rawValue, stream.status == nil {
-            resend(stream.request, afterGoAway: connection.isUnprocessedByGoAway(streamID))
+            resend(stream, afterGoAway: connection.isUnprocessedByGoAway(streamID))
             return
         }
-        stream.request.complete(.failure(HTTP2Error(.streamReset, "the server reset the stream (HTTP/2 error \(errorCode))")))
+        stream.complete(.failure(HTTP2Error(.streamReset, "the server reset the stream (HTTP/2 error \(errorCode))")))
     }
 
     func streamNotSent(on connection: ClientConnection, streamID: Int32) {
-        guard let stream = connection.removeStream(streamID), !stream.request.isDone else {
+        guard let stream = connection.removeStream(streamID), !stream.isDone else {
             return
         }
-        resend(stream.request, afterGoAway: connection.goAwayLastStreamID != nil)
+        resend(stream, afterGoAway: connection.goAwayLastStreamID != nil)
     }
 
     /// After a connection handled input (outside nghttp2's callbacks): close what is finished, fill free streams.
@@ -287,17 +290,16 @@ final class ClientCore {
         resolving > 0 || connections.contains { !$0.isRetiring && $0.goAwayLastStreamID == nil }
     }
 
-    func connectionClosed(_ connection: ClientConnection, error: HTTP2Error?, orphans: [ClientStream]) {
+    func connectionClosed(_ connection: ClientConnection, error: HTTP2Error?, orphans: [PendingRequest]) {
         connections.removeAll { $0 === connection }
         // Resend in stream order: prepend the latest first.
-        for stream in orphans.sorted(by: { $0.request.streamID > $1.request.streamID }) {
-            let request = stream.request
+        for request in orphans.sorted(by: { $0.streamID > $1.streamID }) {
             guard !request.isDone else {
                 continue
             }
             if isShutdown {
                 request.complete(.failure(HTTP2Error(.shutdown, "the client is shut down")))
-            } else if !stream.headersSent {
+            } else if !request.headersSent {
                 resend(request, afterGoAway: false)
             } else {
                 request.connection = nil
@@ -373,13 +375,13 @@ final class ClientCore {
             }
         }
         for connection in connections {
-            for (streamID, stream) in connection.streams where !stream.request.isDone {
-                if stream.request.deadline <= now {
+            for (streamID, stream) in connection.streams where !stream.isDone {
+                if stream.deadline <= now {
                     counters.requestsTimedOut.increment()
-                    stream.request.complete(.failure(HTTP2Error(.timeout, "no response within the request timeout")))
+                    stream.complete(.failure(HTTP2Error(.timeout, "no response within the request timeout")))
                     connection.cancel(streamID: streamID)
                 } else {
-                    earliest = min(earliest, stream.request.deadline)
+                    earliest = min(earliest, stream.deadline)
                 }
             }
         }

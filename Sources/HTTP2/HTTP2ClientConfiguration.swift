@@ -23,6 +23,10 @@ public struct HTTP2ClientConfiguration: Sendable {
     /// down or refusing upstream is not hammered. Requests sent while no connection may be attempted fail at once
     /// with the last attempt's error. A connection that becomes ready resets it.
     public var connectBackoff: ExponentialBackoff
+    /// The response headers kept in `HTTP2Response.headers`, by lowercase name; nil keeps every one. A client
+    /// that reads a few (APNs and FCM read `retry-after`) skips making two Strings for each other header of
+    /// every answer (APNs sends `apns-id` and `apns-unique-id` on each). `:status` is always read.
+    public var responseHeaders: [String]?
 
     /// 250 ms after the first failed connect, doubling up to 30 s.
     public static let defaultConnectBackoff = ExponentialBackoff(base: .milliseconds(250), maximum: .seconds(30))
@@ -30,7 +34,8 @@ public struct HTTP2ClientConfiguration: Sendable {
     public init(url: String, caFile: String? = nil, connectionCount: Int = 2, maxConcurrentStreams: Int = 1000,
                 streamsUntilAuthenticated: Int? = nil, connectTimeout: Duration = .seconds(5),
                 requestTimeout: Duration = .seconds(10), pingInterval: Duration = .seconds(60),
-                connectBackoff: ExponentialBackoff = HTTP2ClientConfiguration.defaultConnectBackoff) {
+                connectBackoff: ExponentialBackoff = HTTP2ClientConfiguration.defaultConnectBackoff,
+                responseHeaders: [String]? = nil) {
         self.url = url
         self.caFile = caFile
         self.connectionCount = connectionCount
@@ -40,5 +45,6 @@ public struct HTTP2ClientConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.pingInterval = pingInterval
         self.connectBackoff = connectBackoff
+        self.responseHeaders = responseHeaders
     }
 }

@@ -163,14 +163,15 @@ public final class PostgresConnection: @unchecked Sendable {
             throw PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
                                 serverMessage: String(cString: PQerrorMessage(handle)))
         }
-        defer { PQclear(result) }
         let status = PQresultStatus(result)
         switch status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return Self.copy(result)
+            return Self.adopt(result)
         case PGRES_PIPELINE_ABORTED:
+            PQclear(result)
             throw PostgresError(code: .queryFailed, serverMessage: "skipped: an earlier statement of the pipeline failed")
         default:
+            defer { PQclear(result) }
             let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let message = String(cString: PQresultErrorMessage(result))
             let code: PostgresError.Code = isHealthy ? .queryFailed : .connectionLost
@@ -178,30 +179,18 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    private static func copy(_ result: OpaquePointer) -> PostgresResult {
-        let rowCount = Int(PQntuples(result))
-        let columnCount = Int(PQnfields(result))
-        var columns: [String] = []
-        columns.reserveCapacity(columnCount)
-        for column in 0..<columnCount {
-            columns.append(String(cString: PQfname(result, Int32(column))))
+    /// Takes ownership of a successful result: its rows are read in place (PostgresRow.swift), and a
+    /// result without columns is freed at once.
+    private static func adopt(_ result: OpaquePointer) -> PostgresResult {
+        let affected = PQcmdTuples(result).map { tag in
+            PostgresRow.integer(UnsafeBufferPointer(start: UnsafeRawPointer(tag).assumingMemoryBound(to: UInt8.self),
+                                                    count: strlen(tag))) ?? 0
+        } ?? 0
+        guard PQnfields(result) > 0 else {
+            PQclear(result)
+            return PostgresResult(storage: nil, affectedRows: affected)
         }
-        var rows: [PostgresRow] = []
-        rows.reserveCapacity(rowCount)
-        for row in 0..<rowCount {
-            var values: [String?] = []
-            values.reserveCapacity(columnCount)
-            for column in 0..<columnCount {
-                if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
-                    values.append(nil)
-                } else {
-                    values.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
-                }
-            }
-            rows.append(PostgresRow(values: values))
-        }
-        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresResult(columns: columns, rows: rows, affectedRows: affected)
+        return PostgresResult(storage: PostgresResultStorage(result), affectedRows: affected)
     }
 }
 

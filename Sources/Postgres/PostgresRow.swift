@@ -1,72 +1,250 @@
+import CLibPQ
 import Foundation
 
-/// The rows a statement returned, copied out of libpq so they can cross threads.
+/// The libpq result a statement's rows are read from. Kept rather than copied: a copy made one
+/// String per column of every row (most of a claim's allocations), while the accessors below decode
+/// ids, numbers and times straight from libpq's bytes and make Strings only for text columns.
+/// A PGresult is read-only once made and does not depend on its connection, so it may be read from
+/// any thread and outlive the connection (libpq's documentation says so); it is freed with the last
+/// row that refers to it.
+final class PostgresResultStorage: @unchecked Sendable {
+    let result: OpaquePointer
+    let rowCount: Int
+    let columnCount: Int
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+        rowCount = Int(PQntuples(result))
+        columnCount = Int(PQnfields(result))
+    }
+
+    deinit { PQclear(result) }
+}
+
+/// The rows a statement returned.
 public struct PostgresResult: Sendable {
-    public let columns: [String]
+    /// Nil for a statement that returns no columns (INSERT without RETURNING, BEGIN, ...).
+    let storage: PostgresResultStorage?
+    /// The rows, each a reference into `storage` (one array per result, nothing per value).
     public let rows: [PostgresRow]
     /// The number from the command tag (`INSERT 0 3` -> 3), or 0.
     public let affectedRows: Int
+
+    init(storage: PostgresResultStorage?, affectedRows: Int) {
+        self.storage = storage
+        self.affectedRows = affectedRows
+        guard let storage, storage.rowCount > 0 else {
+            rows = []
+            return
+        }
+        rows = (0..<storage.rowCount).map { PostgresRow(storage: storage, row: Int32($0)) }
+    }
+
+    public var columns: [String] {
+        guard let storage else { return [] }
+        return (0..<storage.columnCount).map { String(cString: PQfname(storage.result, Int32($0))) }
+    }
 
     public var first: PostgresRow? { rows.first }
 }
 
 /// One row, values in Postgres' text format. Accessors throw `decodingFailed` for a value of the
-/// wrong shape; `nil` means SQL NULL.
+/// wrong shape; `nil` means SQL NULL. Only `string`, `optionalString`, the subscript and `double`
+/// make a String; the others read the value's bytes.
 public struct PostgresRow: Sendable {
-    public let values: [String?]
+    let storage: PostgresResultStorage
+    let row: Int32
 
-    public init(values: [String?]) { self.values = values }
+    /// The number of columns.
+    public var count: Int { storage.columnCount }
 
-    public subscript(index: Int) -> String? { values[index] }
+    /// Every value as text (for diagnostics; the typed accessors are cheaper).
+    public var values: [String?] { (0..<storage.columnCount).map { self[$0] } }
 
-    public func string(_ index: Int) throws -> String {
-        guard let value = values[index] else { throw decodingError(index, "NULL") }
-        return value
+    public subscript(index: Int) -> String? {
+        cell(index).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    public func optionalString(_ index: Int) -> String? { values[index] }
+    public func string(_ index: Int) throws -> String {
+        guard let value = cell(index) else { throw decodingError(index, "NULL") }
+        return String(decoding: value, as: UTF8.self)
+    }
+
+    public func optionalString(_ index: Int) -> String? { self[index] }
+
+    /// The value's UTF-8 bytes, for text that goes on the wire as it is (a payload): one copy, no String.
+    public func bytes(_ index: Int) throws -> [UInt8] {
+        guard let value = cell(index) else { throw decodingError(index, "NULL") }
+        return Array(value)
+    }
+
+    /// True when the value is SQL NULL.
+    public func isNull(_ index: Int) -> Bool { cell(index) == nil }
 
     public func int(_ index: Int) throws -> Int {
-        guard let text = values[index], let value = Int(text) else { throw decodingError(index, "integer") }
-        return value
+        guard let value = cell(index), let number = Self.integer(value) else { throw decodingError(index, "integer") }
+        return number
     }
 
     public func optionalInt(_ index: Int) throws -> Int? {
-        guard values[index] != nil else { return nil }
+        guard cell(index) != nil else { return nil }
         return try int(index)
     }
 
     public func double(_ index: Int) throws -> Double {
-        guard let text = values[index], let value = Double(text) else { throw decodingError(index, "double") }
+        // Rare (statistics); Double's own parser knows Postgres' Infinity and NaN spellings.
+        guard let text = self[index], let value = Double(text) else { throw decodingError(index, "double") }
         return value
     }
 
     public func bool(_ index: Int) throws -> Bool {
-        switch values[index] {
-        case "t": return true
-        case "f": return false
+        guard let value = cell(index), value.count == 1 else { throw decodingError(index, "boolean") }
+        switch value[0] {
+        case UInt8(ascii: "t"): return true
+        case UInt8(ascii: "f"): return false
         default: throw decodingError(index, "boolean")
         }
     }
 
     public func uuid(_ index: Int) throws -> UUID {
-        guard let text = values[index], let value = PostgresUUID.parse(text) else { throw decodingError(index, "uuid") }
-        return value
+        guard let value = cell(index), let id = PostgresUUID.parse(bytes: value) else { throw decodingError(index, "uuid") }
+        return id
     }
 
     public func date(_ index: Int) throws -> Date {
-        guard let text = values[index], let value = PostgresTimestamp.parse(text) else {
+        guard let value = cell(index), let date = PostgresTimestamp.parse(bytes: value) else {
             throw decodingError(index, "timestamptz")
         }
-        return value
+        return date
     }
 
     public func optionalDate(_ index: Int) throws -> Date? {
-        guard values[index] != nil else { return nil }
+        guard cell(index) != nil else { return nil }
         return try date(index)
+    }
+
+    /// The value's bytes in libpq's buffer (valid while `storage` lives), nil for SQL NULL.
+    private func cell(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
+        precondition(index >= 0 && index < storage.columnCount, "column index out of range")
+        let column = Int32(index)
+        guard PQgetisnull(storage.result, row, column) == 0, let value = PQgetvalue(storage.result, row, column) else {
+            return nil
+        }
+        let length = Int(PQgetlength(storage.result, row, column))
+        return UnsafeBufferPointer(start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: length)
+    }
+
+    /// Decimal digits with an optional sign, as `Int(String)` reads them; nil when empty, not
+    /// digits, or past Int's range. Accumulated negative so that Int.min parses.
+    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var index = 0
+        var negative = false
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            index = 1
+        }
+        guard index < bytes.count else { return nil }
+        var value = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = times.subtractingReportingOverflow(Int(digit))
+            guard !overflow, !overflow2 else { return nil }
+            value = next
+            index += 1
+        }
+        if negative { return value }
+        let (positive, overflow) = (0).subtractingReportingOverflow(value)
+        return overflow ? nil : positive
     }
 
     private func decodingError(_ index: Int, _ expected: String) -> PostgresError {
         PostgresError(code: .decodingFailed, serverMessage: "column \(index): expected \(expected)")
+    }
+}
+
+extension PostgresUUID {
+    /// `parse(_:)` on a value's bytes, without making a String or an array.
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard bytes.count == 36 else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &value) { out -> Bool in
+            var byte = 0
+            var index = 0
+            while index < 36 {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard bytes[index] == UInt8(ascii: "-") else { return false }
+                    index += 1
+                    continue
+                }
+                guard let high = hexNibble(bytes[index]), let low = hexNibble(bytes[index + 1]) else { return false }
+                out[byte] = high << 4 | low
+                byte += 1
+                index += 2
+            }
+            return true
+        }
+        return valid ? UUID(uuid: value) : nil
+    }
+
+    private static func hexNibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
+
+extension PostgresTimestamp {
+    /// `parse(_:)` on a value's bytes: `2026-11-29 13:30:51.123456+00` (fraction and offset minutes
+    /// optional), the day counted with the proleptic Gregorian calendar (the inverse of `append`)
+    /// instead of libc's timegm.
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard bytes.count >= 19 else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= bytes.count else { return nil }
+            var value = 0
+            for i in from..<(from + count) {
+                let digit = bytes[i] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int(digit)
+            }
+            return value
+        }
+        guard let year = number(0, 4), bytes[4] == UInt8(ascii: "-"), let month = number(5, 2),
+              bytes[7] == UInt8(ascii: "-"), let day = number(8, 2), let hour = number(11, 2),
+              bytes[13] == UInt8(ascii: ":"), let minute = number(14, 2), bytes[16] == UInt8(ascii: ":"),
+              let second = number(17, 2), (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        var index = 19
+        var micros = 0
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var digits = 0
+            while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 {
+                if digits < 6 { micros = micros * 10 + Int(bytes[index] - UInt8(ascii: "0")); digits += 1 }
+                index += 1
+            }
+            while digits < 6 { micros *= 10; digits += 1 }
+        }
+        var offsetSeconds = 0
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+            let sign = bytes[index] == UInt8(ascii: "+") ? 1 : -1
+            let hours = number(index + 1, 2) ?? 0
+            let minutes = index + 3 < bytes.count && bytes[index + 3] == UInt8(ascii: ":") ? number(index + 4, 2) ?? 0 : 0
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        }
+        // Days since 1970-01-01 of a civil date (eras of 400 years, years starting in March).
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let epoch = days * 86_400 + hour * 3_600 + minute * 60 + second
+        return Date(timeIntervalSince1970: Double(epoch - offsetSeconds) + Double(micros) / 1_000_000)
     }
 }

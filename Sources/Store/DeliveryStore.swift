@@ -18,8 +18,10 @@ public struct ClaimedDelivery: Sendable {
     public let id: UUID
     public let service: PushService
     public let environment: String
-    /// The rendered APNs body or FCM message (see PushPayload).
-    public let payload: String
+    /// The rendered APNs body or FCM message (see PushPayload), as the bytes that are sent.
+    public let payloadBytes: [UInt8]
+    /// `payloadBytes` as text.
+    public var payload: String { String(decoding: payloadBytes, as: UTF8.self) }
     /// Attempts including this one.
     public let attempts: Int
     public let expiresAt: Date?
@@ -94,7 +96,7 @@ public struct DeliveryStore: Sendable {
                 return event
             }
             return ClaimedDelivery(
-                id: try row.uuid(0), service: service, environment: try row.string(2), payload: try row.string(3),
+                id: try row.uuid(0), service: service, environment: try row.string(2), payloadBytes: try row.bytes(3),
                 attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
                 verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10),
                 bundleID: row.optionalString(11), activityEvent: event, priority: try row.optionalInt(13))

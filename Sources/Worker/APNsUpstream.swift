@@ -45,10 +45,13 @@ public struct APNsUpstream: DeliveryUpstream {
             topic: liveActivity ? topic + Self.liveActivityTopicSuffix : topic,
             priority: liveActivity ? delivery.priority ?? 10 : 10,
             expiration: Int(expiresAt.timeIntervalSince1970.rounded(.up)), collapseID: liveActivity ? nil : id,
-            payload: Array(delivery.payload.utf8))
-        let ownTopic = topic != defaultTopic
+            payload: delivery.payloadBytes)
+        guard topic != defaultTopic else {
+            // Herald's own topic: its faults are the upstream's (no closure layer for the common case).
+            return client.send(notification, completion: completion)
+        }
         client.send(notification) { result in
-            completion(Self.judged(result, deviceTopic: ownTopic))
+            completion(Self.judged(result, deviceTopic: true))
         }
     }
 

@@ -114,6 +114,38 @@ struct RoundTripTests {
         #expect(HTTP2Header("a", "b", neverIndexed: true) == HTTP2Header("a", "b"))
     }
 
+    @Test("responseHeaders keeps only the named response headers (any letter case asked); nil keeps all")
+    func keptResponseHeaders() async throws {
+        let server = try startServer(handler: ClosureHandler { _, responder in
+            responder.respond(HTTP2Response(status: 503, headers: [
+                HTTP2Header("apns-id", "0192f3a4-0000-7000-8000-000000000001"), HTTP2Header("retry-after", "7"),
+                HTTP2Header("apns-unique-id", "u-1", neverIndexed: true), HTTP2Header("x-other", ""),
+            ], body: Array(#"{"reason":"ServiceUnavailable"}"#.utf8)))
+        })
+        defer { server.stop() }
+        func client(keeping names: [String]?) throws -> HTTP2Client {
+            try HTTP2Client(configuration: HTTP2ClientConfiguration(
+                url: "https://127.0.0.1:\(server.port)", caFile: TestCredentials.shared.caFile, connectionCount: 1,
+                responseHeaders: names))
+        }
+        let filtered = try client(keeping: ["Retry-After", "x-other"])
+        defer { filtered.shutdown() }
+        for _ in 0..<3 {
+            let response = try await filtered.send(HTTP2Request(path: "/"))
+            #expect(response.status == 503)
+            #expect(response.headers == [HTTP2Header("retry-after", "7"), HTTP2Header("x-other", "")])
+            #expect(response.body == Array(#"{"reason":"ServiceUnavailable"}"#.utf8))
+        }
+        let none = try client(keeping: [])
+        defer { none.shutdown() }
+        let bare = try await none.send(HTTP2Request(path: "/"))
+        #expect(bare.status == 503 && bare.headers.isEmpty)
+        let all = try client(keeping: nil)
+        defer { all.shutdown() }
+        #expect(try await all.send(HTTP2Request(path: "/")).headers.map(\.name)
+            == ["apns-id", "retry-after", "apns-unique-id", "x-other"])
+    }
+
     @Test("A large response body arrives whole")
     func largeResponse() async throws {
         let payload = Array((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })

@@ -29,6 +29,46 @@ import Testing
         #expect(try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns]).isEmpty)
     }
 
+    /// The claim's row decoded from libpq's bytes: every column, NULLs, non-ASCII text.
+    @Test func theClaimDecodesEveryColumn() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken, bundleID: "com.exämple.app")
+        try db.user("u2", apnsToken: Self.apnsToken)
+        let request = try db.request(partner: partner.id, deliveries: 3)
+        let payload = #"{"aps":{"alert":{"title":"Grüße ☃","body":"日本語 🚀 \"q\""}},"k":""}"#
+        let expires = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3600).rounded() + 0.123456)
+        let withAll = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns, lane: 1,
+                                      expiresAt: expires, payload: payload)
+        let plain = try db.delivery(request: request, partner: partner.id, user: "u2", service: .apns)
+        // No Android device: the claim says so, and the token is NULL.
+        let noDevice = try db.delivery(request: request, partner: partner.id, user: "u2", service: .fcm)
+        var available: [UUID: Date] = [:]
+        for row in try db.connection.query("SELECT id, available_at FROM deliveries").rows {
+            available[try row.uuid(0)] = try row.date(1)
+        }
+
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30,
+                                      services: [.apns, .fcm])
+        let byID = Dictionary(uniqueKeysWithValues: claimed.map { ($0.id, $0) })
+        #expect(Set(byID.keys) == [withAll, plain, noDevice])
+        let all = try #require(byID[withAll])
+        #expect(all.service == .apns && all.environment == "sandbox")
+        #expect(all.payload == payload && all.payloadBytes == Array(payload.utf8))
+        #expect(all.attempts == 1 && all.lane == 1 && all.partnerID == partner.id)
+        #expect(abs(try #require(all.expiresAt).timeIntervalSince(expires)) < 0.000_001)
+        #expect(all.token == Self.apnsToken && all.verdict == .send)
+        #expect(all.availableAt == available[withAll])
+        #expect(all.bundleID == "com.exämple.app")
+        #expect(all.activityEvent == nil && all.priority == nil)
+        let bare = try #require(byID[plain])
+        #expect(bare.expiresAt == nil && bare.bundleID == nil && bare.lane == 0 && bare.verdict == .send)
+        #expect(bare.availableAt == available[plain])
+        let missing = try #require(byID[noDevice])
+        #expect(missing.service == .fcm && missing.token == nil && missing.verdict == .deviceRemoved)
+        #expect(missing.environment == "production")
+    }
+
     @Test func claimTakesOnlyTheRequestedServices() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()
