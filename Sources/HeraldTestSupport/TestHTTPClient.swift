@@ -142,11 +142,10 @@ public func runInParallel<T: Sendable>(_ count: Int, _ body: @escaping @Sendable
     return results.values()
 }
 
-/// One result per thread of a test, set from any thread; `values` once every thread has set its own.
-public final class ResultSlots<T: Sendable>: @unchecked Sendable {
+final class ResultSlots<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var slots: [T?]
-    public init(count: Int) { slots = Array(repeating: nil, count: count) }
-    public func set(_ index: Int, _ value: T) { lock.withLock { slots[index] = value } }
-    public func values() -> [T] { lock.withLock { slots.map { $0! } } }
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ value: T) { lock.withLock { slots[index] = value } }
+    func values() -> [T] { lock.withLock { slots.map { $0! } } }
 }

@@ -70,6 +70,7 @@ public final class IntakeServer: Sendable {
         if !HTTPServer.replacesLibraryErrorPages {
             logger.warning("libmicrohttpd's own error pages are not replaced: some 4xx/505 answers stay HTML")
         }
+        writer.start()
         notifier.start()
         waiter.start()
         janitor.start()
@@ -83,7 +84,7 @@ public final class IntakeServer: Sendable {
         waiter.stop()
         server.get()?.stop()
         server.set(nil)
-        // After the server's drain: the handlers it waited for have had their batches answered.
+        // After the server's drain: the handlers it waited for were answered by the writer.
         writer.stop()
         notifier.stop()
         janitor.stop()

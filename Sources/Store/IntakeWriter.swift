@@ -63,19 +63,15 @@ public enum IntakePushOutcome: Sendable {
     case render
 }
 
-/// Group commit for the push endpoint, led by the handler threads themselves: a handler that
-/// submits a push while no batch is being written writes at once, on its own thread (alone, a push
-/// costs no thread hand-off and no wait); pushes submitted while a batch is being written queue,
-/// and when that batch has committed the first of them writes every push queued by then (at most
-/// `maxBatch`) in ONE call of `herald_intake_push`, ONE transaction. Under load a batch holds the
-/// pushes that arrived while the previous one was committing, so the commit, the round trip and the
-/// per-partner lock are paid once per batch; at most one batch is written at a time, as by a writer
-/// thread, without the two thread hand-offs per push a writer thread costs.
+/// Group commit for the push endpoint: handler threads hand their push to `submit` and wait; one
+/// writer thread sends every push waiting at that moment (at most `maxBatch`) to
+/// `herald_intake_push` in ONE statement and ONE transaction, then answers each. Under load a
+/// batch holds the pushes that arrived while the previous one was committing, so the commit,
+/// the round trip and the per-partner lock are paid once per batch instead of once per push;
+/// alone, a push is sent at once (no timer, no added wait).
 public final class IntakeWriter: @unchecked Sendable {
     private final class Slot {
         let push: EncodedPush
-        /// Set (before `done` is signalled) once the push's batch has committed or failed. Signalled
-        /// without a result, the push's thread is to write the next batch.
         var result: Result<IntakePushOutcome, any Error>?
         let done = DispatchSemaphore(value: 0)
         init(_ push: EncodedPush) { self.push = push }
@@ -84,11 +80,10 @@ public final class IntakeWriter: @unchecked Sendable {
     private let pool: PostgresPool
     private let maxBatch: Int
     private let condition = NSCondition()
-    /// Pushes waiting for the next batch. Not empty only while a batch is being written (`writing`):
-    /// a push submitted with nothing being written is written at once.
     private var pending: [Slot] = []
-    private var writing = false
     private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
     /// Batches and pushes written (for tests and the benchmark's profile).
     private var batchCount = 0
     private var pushCount = 0
@@ -98,12 +93,21 @@ public final class IntakeWriter: @unchecked Sendable {
         self.maxBatch = max(1, maxBatch)
     }
 
-    /// Refuses pushes submitted from now on and waits until every push already queued is answered.
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "herald-intake-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Answers the pushes still queued, then ends the writer thread.
     public func stop() {
         condition.lock()
+        let started = thread != nil && !stopping
         stopping = true
-        while writing { condition.wait() }
+        condition.broadcast()
         condition.unlock()
+        if started { finished.wait() }
     }
 
     /// (batches, pushes) sent so far.
@@ -113,15 +117,7 @@ public final class IntakeWriter: @unchecked Sendable {
         return (batchCount, pushCount)
     }
 
-    /// Pushes queued behind the batch being written.
-    public var queued: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return pending.count
-    }
-
-    /// Writes `push` in the next batch (on this thread when no batch is being written, else in the
-    /// batch after the current one) and returns once that batch has committed (or failed: the
+    /// Queues `push` for the next batch and waits until that batch has committed (or failed: the
     /// batch's error is thrown to every push in it).
     public func submit(_ push: IntakePush) throws -> IntakePushOutcome {
         let slot = Slot(EncodedPush(push))  // encoded here, on the handler's thread
@@ -131,39 +127,34 @@ public final class IntakeWriter: @unchecked Sendable {
             throw PostgresError(code: .connectionLost, serverMessage: "the intake is stopping")
         }
         pending.append(slot)
-        var leads = !writing
-        writing = true
+        condition.signal()
         condition.unlock()
-        while true {
-            if leads { writeNextBatch() }
-            slot.done.wait()
-            if let result = slot.result { return try result.get() }
-            leads = true
-        }
+        slot.done.wait()
+        return try slot.result!.get()
     }
 
-    /// Writes the pushes queued now (the calling push's among them), answers each, and hands the
-    /// next batch to the first push queued meanwhile, if any.
-    private func writeNextBatch() {
-        condition.lock()
-        let batch = Array(pending.prefix(maxBatch))
-        pending.removeFirst(batch.count)
-        condition.unlock()
-        let result = Result { try write(batch.map(\.push)) as [IntakePushOutcome] }
-        condition.lock()
-        batchCount += 1
-        pushCount += batch.count
-        let next = pending.first
-        if next == nil {
-            writing = false
-            condition.broadcast()
+    private func run() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping { condition.wait() }
+            if pending.isEmpty {
+                condition.unlock()
+                finished.signal()
+                return
+            }
+            let batch = Array(pending.prefix(maxBatch))
+            pending.removeFirst(batch.count)
+            condition.unlock()
+            let result = Result { try write(batch.map(\.push)) as [IntakePushOutcome] }
+            condition.lock()
+            batchCount += 1
+            pushCount += batch.count
+            condition.unlock()
+            for (index, slot) in batch.enumerated() {
+                slot.result = result.map { $0[index] }
+                slot.done.signal()
+            }
         }
-        condition.unlock()
-        for (index, slot) in batch.enumerated() {
-            slot.result = result.map { $0[index] }
-            slot.done.signal()
-        }
-        next?.done.signal()
     }
 
     /// One call of `herald_intake_push` for `pushes`, outcomes in the same order.

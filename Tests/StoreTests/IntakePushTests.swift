@@ -166,50 +166,11 @@ struct IntakePushTests {
         #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1", fixture.partner) == 0)
     }
 
-    @Test("a push submitted alone is written at once; pushes queued behind a batch share the next one")
-    func pushesQueuedBehindABatchShareTheNext() throws {
-        let fixture = try Self.fixture()
-        let writer = IntakeWriter(pool: Self.pool)
-        // The partner's advisory lock (sql/013_intake_push.sql) held elsewhere: the first batch waits in it.
-        let holder = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1))
-        defer { holder.close() }
-        try holder.withConnection {
-            _ = try $0.query("SELECT pg_advisory_lock(hashtextextended($1::text, 7301))", [fixture.partner.id])
-        }
-        let results = ResultSlots<IntakePushOutcome?>(count: 6)
-        let group = DispatchGroup()
-        func submit(_ index: Int) {
-            group.enter()
-            Thread.detachNewThread {
-                results.set(index, try? writer.submit(Self.push(fixture, to: fixture.ios[index % 3], key: "q-\(index)")))
-                group.leave()
-            }
-        }
-        submit(0)
-        try waitUntil("the first batch waits on the lock") {
-            try Self.pool.withConnection { connection in
-                try connection.query("""
-                    SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'
-                    """).first!.int(0) >= 1
-            }
-        }
-        for index in 1..<6 { submit(index) }
-        try waitUntil("five pushes queued behind it") { writer.queued == 5 }
-        #expect(writer.counts.batches == 0)
-        try holder.withConnection {
-            _ = try $0.query("SELECT pg_advisory_unlock(hashtextextended($1::text, 7301))", [fixture.partner.id])
-        }
-        group.wait()
-        #expect(results.values().allSatisfy { if case .accepted = $0 { true } else { false } })
-        #expect(writer.counts.batches == 2 && writer.counts.pushes == 6)
-        #expect(writer.queued == 0)
-        writer.stop()
-    }
-
-    @Test("every submitted push is answered, and pushes submitted together share batches")
-    func submittedPushesShareBatches() throws {
+    @Test("the writer thread answers every submitted push, and pushes submitted together share batches")
+    func writerThread() throws {
         let fixture = try Self.fixture()
         let writer = IntakeWriter(pool: Self.pool, maxBatch: 4)
+        writer.start()
         let results = runInParallel(12) { index in
             try? writer.submit(Self.push(fixture, to: fixture.ios[index % 3], key: "w-\(index)"))
         }
@@ -221,16 +182,5 @@ struct IntakePushTests {
         #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 12)
         // After stop, a push is refused rather than left waiting.
         #expect(throws: (any Error).self) { try writer.submit(Self.push(fixture, to: fixture.ios[0])) }
-    }
-}
-
-/// Polls `condition` every 10 ms for up to 30 s; throws if it never held.
-private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while try !condition() {
-        guard ContinuousClock.now < deadline else {
-            throw TestHTTPClient.Failure(description: "timed out waiting until \(what)")
-        }
-        Thread.sleep(forTimeInterval: 0.01)
     }
 }
