@@ -157,27 +157,39 @@ public enum PostgresTimestamp {
     /// Parses the server's `timestamptz` output with `TimeZone=UTC` (set on every connection):
     /// `2026-11-29 13:30:51.123456+00`.
     public static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+}
+
+extension PostgresTimestamp {
+    /// `parse(_:)` on a value's bytes: `2026-11-29 13:30:51.123456+00` (fraction and offset minutes
+    /// optional), the day counted with the proleptic Gregorian calendar (the inverse of `append`)
+    /// instead of libc's timegm.
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 19 else { return nil }
         func number(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= bytes.count else { return nil }
             var value = 0
             for i in from..<(from + count) {
-                let b = bytes[i]
-                guard b >= 48 && b <= 57 else { return nil }
-                value = value * 10 + Int(b - 48)
+                let digit = bytes[i] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int(digit)
             }
             return value
         }
-        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
+        guard let year = number(0, 4), bytes[4] == UInt8(ascii: "-"), let month = number(5, 2),
+              bytes[7] == UInt8(ascii: "-"), let day = number(8, 2), let hour = number(11, 2),
+              bytes[13] == UInt8(ascii: ":"), let minute = number(14, 2), bytes[16] == UInt8(ascii: ":"),
+              let second = number(17, 2), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         var index = 19
         var micros = 0
         if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
             index += 1
             var digits = 0
-            while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
-                if digits < 6 { micros = micros * 10 + Int(bytes[index] - 48); digits += 1 }
+            while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 {
+                if digits < 6 { micros = micros * 10 + Int(bytes[index] - UInt8(ascii: "0")); digits += 1 }
                 index += 1
             }
             while digits < 6 { micros *= 10; digits += 1 }
@@ -186,17 +198,17 @@ public enum PostgresTimestamp {
         if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
             let sign = bytes[index] == UInt8(ascii: "+") ? 1 : -1
             let hours = number(index + 1, 2) ?? 0
-            let minutes = (index + 5 < bytes.count + 1 && index + 4 < bytes.count) ? (number(index + 4, 2) ?? 0) : 0
+            let minutes = index + 3 < bytes.count && bytes[index + 3] == UInt8(ascii: ":") ? number(index + 4, 2) ?? 0 : 0
             offsetSeconds = sign * (hours * 3600 + minutes * 60)
         }
-        var tm = tm()
-        tm.tm_year = Int32(year - 1900)
-        tm.tm_mon = Int32(month - 1)
-        tm.tm_mday = Int32(day)
-        tm.tm_hour = Int32(hour)
-        tm.tm_min = Int32(minute)
-        tm.tm_sec = Int32(second)
-        let epoch = timegm(&tm)
+        // Days since 1970-01-01 of a civil date (eras of 400 years, years starting in March).
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let epoch = days * 86_400 + hour * 3_600 + minute * 60 + second
         return Date(timeIntervalSince1970: Double(epoch - offsetSeconds) + Double(micros) / 1_000_000)
     }
 }

@@ -9,25 +9,7 @@ public enum PostgresUUID {
     /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, either letter case; nil for anything else.
     public static func parse(_ text: String) -> UUID? {
         var text = text
-        return text.withUTF8 { bytes -> UUID? in
-            guard bytes.count == 36 else { return nil }
-            var value = [UInt8](repeating: 0, count: 16)
-            var byte = 0
-            var index = 0
-            while index < 36 {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    guard bytes[index] == UInt8(ascii: "-") else { return nil }
-                    index += 1
-                    continue
-                }
-                guard let high = nibble(bytes[index]), let low = nibble(bytes[index + 1]) else { return nil }
-                value[byte] = high << 4 | low
-                byte += 1
-                index += 2
-            }
-            return UUID(uuid: (value[0], value[1], value[2], value[3], value[4], value[5], value[6], value[7],
-                               value[8], value[9], value[10], value[11], value[12], value[13], value[14], value[15]))
-        }
+        return text.withUTF8 { parse(bytes: $0) }
     }
 
     /// The lowercase canonical text.
@@ -59,8 +41,33 @@ public enum PostgresUUID {
             }
         }
     }
+}
 
-    private static func nibble(_ byte: UInt8) -> UInt8? {
+extension PostgresUUID {
+    /// `parse(_:)` on a value's bytes (a row's value in libpq's buffer), without making a String or an array.
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard bytes.count == 36 else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &value) { out -> Bool in
+            var byte = 0
+            var index = 0
+            while index < 36 {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard bytes[index] == UInt8(ascii: "-") else { return false }
+                    index += 1
+                    continue
+                }
+                guard let high = hexNibble(bytes[index]), let low = hexNibble(bytes[index + 1]) else { return false }
+                out[byte] = high << 4 | low
+                byte += 1
+                index += 2
+            }
+            return true
+        }
+        return valid ? UUID(uuid: value) : nil
+    }
+
+    private static func hexNibble(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
