@@ -100,6 +100,11 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
 extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
     /// Never called for nil: the binder sends SQL NULL for an absent value.
     public var postgresText: String { self?.postgresText ?? "" }
+
+    /// nil is an array's NULL element (a parameter that is nil is sent as SQL NULL by the binder).
+    public func appendQuotedArrayElement(to out: inout [UInt8]) {
+        if let self { self.appendQuotedArrayElement(to: &out) } else { out.append(contentsOf: Array("NULL".utf8)) }
+    }
 }
 
 /// Text encodings of timestamps, shared by parameters and row decoding.

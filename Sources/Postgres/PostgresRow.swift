@@ -111,6 +111,11 @@ public struct PostgresRow: Sendable {
         return id
     }
 
+    public func optionalUUID(_ index: Int) throws -> UUID? {
+        guard cell(index) != nil else { return nil }
+        return try uuid(index)
+    }
+
     public func date(_ index: Int) throws -> Date {
         guard let value = cell(index), let date = PostgresTimestamp.parse(bytes: value) else {
             throw decodingError(index, "timestamptz")

@@ -37,6 +37,14 @@ public struct ClaimedDelivery: Sendable {
     public let activityEvent: LiveActivityEvent?
     /// A Live Activity push's `apns-priority` (5 silent, 10 with an alert); nil for pushes (always 10).
     public let priority: Int?
+    /// The group row this delivery is a member of (sql/016_delivery_groups.sql), nil for a row of its own:
+    /// its lease is the group's, and its outcome is recorded against the group.
+    public let groupID: UUID?
+    /// The delivery's position in its group (1-based), nil for a row of its own.
+    public let member: Int?
+
+    /// The outbox row that holds this delivery's lease: its group's, or its own.
+    public var leaseID: UUID { groupID ?? id }
 }
 
 /// Where a worker's claims of one (lane, partner) queue have got to: the next claim's scan of that
@@ -58,11 +66,22 @@ public struct CompletedDelivery: Sendable {
     /// The token the attempt used: a `tokenInvalid` outcome invalidates it only if the device still
     /// has this token (the host may have registered a new one meanwhile).
     public let token: String?
+    /// The claimed delivery's group row and position (ClaimedDelivery), nil for a row of its own.
+    public let groupID: UUID?
+    public let member: Int?
 
-    public init(id: UUID, outcome: DeliveryOutcome, token: String?) {
+    public init(id: UUID, outcome: DeliveryOutcome, token: String?, groupID: UUID? = nil, member: Int? = nil) {
         self.id = id
         self.outcome = outcome
         self.token = token
+        self.groupID = groupID
+        self.member = member
+    }
+
+    /// The outcome of `delivery`, recorded against its group if it has one.
+    public init(_ delivery: ClaimedDelivery, outcome: DeliveryOutcome) {
+        self.init(id: delivery.id, outcome: outcome, token: delivery.token, groupID: delivery.groupID,
+                  member: delivery.member)
     }
 }
 
@@ -99,7 +118,8 @@ public struct DeliveryStore: Sendable {
                 id: try row.uuid(0), service: service, environment: try row.string(2), payloadBytes: try row.bytes(3),
                 attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
                 verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10),
-                bundleID: row.optionalString(11), activityEvent: event, priority: try row.optionalInt(13))
+                bundleID: row.optionalString(11), activityEvent: event, priority: try row.optionalInt(13),
+                groupID: try row.optionalUUID(14), member: try row.optionalInt(15))
         }
     }
 
@@ -114,7 +134,13 @@ public struct DeliveryStore: Sendable {
         guard !deliveries.isEmpty else { return (0, 0) }
         var ids: [UUID] = [], outcomes: [String] = [], errors: [String] = [], retryAt: [String] = []
         var tokens: [String] = []
+        var groups: [UUID?] = [], members: [Int?] = []
+        let grouped = deliveries.contains { $0.groupID != nil }
         for delivery in deliveries {
+            if grouped {
+                groups.append(delivery.groupID)
+                members.append(delivery.member)
+            }
             ids.append(delivery.id)
             outcomes.append(delivery.outcome.name)
             errors.append(delivery.outcome.reason ?? "")
@@ -124,12 +150,14 @@ public struct DeliveryStore: Sendable {
             }
             if case .tokenInvalid = delivery.outcome { tokens.append(delivery.token ?? "") } else { tokens.append("") }
         }
-        let row = try connection.query(Self.completeSQL, [worker, ids, outcomes, errors, retryAt, tokens]).first
+        let row = try connection.query(Self.completeSQL, [worker, ids, outcomes, errors, retryAt, tokens,
+                                                          grouped ? groups : nil, grouped ? members : nil]).first
         return (try row?.int(0) ?? 0, try row?.int(1) ?? 0)
     }
 
     /// Gives leased rows back (a draining worker that will not send them): pending again at once,
-    /// and the claim's attempt is not counted.
+    /// and the claim's attempt is not counted. `ids` are outbox rows (ClaimedDelivery.leaseID): a group
+    /// goes back whole, and its next claim skips the members already done.
     @discardableResult
     public func release(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> Int {
         guard !ids.isEmpty else { return 0 }
@@ -137,7 +165,7 @@ public struct DeliveryStore: Sendable {
     }
 
     /// Renews the leases of rows `worker` still holds (sends that take long), by `leaseSeconds` from
-    /// now. Returns how many it renewed.
+    /// now; `ids` are outbox rows (ClaimedDelivery.leaseID). Returns how many rows it renewed.
     @discardableResult
     public func extendLeases(on connection: PostgresConnection, worker: String, ids: [UUID], leaseSeconds: Int)
         throws -> Int {
@@ -185,10 +213,13 @@ public struct DeliveryStore: Sendable {
                                               $8::integer)
         """
 
-    /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none).
-    /// One statement (herald_complete_deliveries, sql/008_setup_faults.sql).
-    public static let completeSQL =
-        "SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])"
+    /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none),
+    /// $7 group rows and $8 positions (NULL elements for rows of their own; NULL when no row is a member).
+    /// One statement (herald_complete_deliveries, sql/016_delivery_groups.sql).
+    public static let completeSQL = """
+        SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
+                                                 $7::uuid[], $8::integer[])
+        """
 
     /// $1 worker, $2 ids. `leased_by` alone says the row is still leased by this worker (see
     /// herald_complete_deliveries for why `state` is not tested).

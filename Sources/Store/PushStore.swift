@@ -304,12 +304,27 @@ extension PushStore {
             SELECT u, $7, $6 FROM go, unnest($19::text[]) AS u
             ON CONFLICT DO NOTHING
         ), outbox AS (
+            -- 16 or more deliveries to one (service, environment) are written as group rows of at most
+            -- 50, of even sizes (sql/016_delivery_groups.sql); fewer, or a group of one, as single rows.
             INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
-                device_id, environment, payload, available_at, expires_at)
-            SELECT x.id, $4, $6, $1, $15, x.service, x.user_id, x.device_id, x.environment, x.payload,
-                   coalesce($12, $6), $14
-              FROM go, unnest($20::uuid[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
-                   AS x (id, service, user_id, device_id, environment, payload)
+                device_id, environment, payload, available_at, expires_at, member_count, members, member_users,
+                member_devices, member_payloads)
+            SELECT CASE WHEN count(*) = 1 THEN (array_agg(g.id))[1] ELSE herald_uuid_v7() END, $4, $6, $1, $15,
+                   g.service, CASE WHEN count(*) = 1 THEN (array_agg(g.user_id))[1] ELSE '' END,
+                   CASE WHEN count(*) = 1 THEN (array_agg(g.device_id))[1] ELSE '' END, g.environment,
+                   CASE WHEN count(*) = 1 THEN (array_agg(g.payload))[1] ELSE '' END, coalesce($12, $6), $14,
+                   count(*), CASE WHEN count(*) > 1 THEN array_agg(g.id ORDER BY g.o) END,
+                   CASE WHEN count(*) > 1 THEN array_agg(g.user_id ORDER BY g.o) END,
+                   CASE WHEN count(*) > 1 THEN array_agg(g.device_id ORDER BY g.o) END,
+                   CASE WHEN count(*) > 1 THEN array_agg(g.payload ORDER BY g.o) END
+              FROM (SELECT x.*,
+                           CASE WHEN count(*) OVER s < 16 THEN -x.o
+                                ELSE (row_number() OVER (s ORDER BY x.o) - 1) * ceil(count(*) OVER s / 50.0)::bigint
+                                     / count(*) OVER s END AS chunk
+                      FROM go, unnest($20::uuid[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
+                               WITH ORDINALITY AS x (id, service, user_id, device_id, environment, payload, o)
+                    WINDOW s AS (PARTITION BY x.service, x.environment)) g
+             GROUP BY g.service, g.environment, g.chunk
             RETURNING 1
         )
         SELECT (SELECT count(*) FROM audit), (SELECT count(*) FROM outbox)

@@ -5,7 +5,8 @@ import Postgres
 public struct LaneGauge: Sendable, Equatable {
     /// `realtime` (lane 0, partner traffic) or `bulk` (lane 1, operator backfills and replays).
     public let lane: String
-    /// Pending rows of the lane with `available_at <= now()`, counted up to `QueueGaugeStore.countLimit`.
+    /// Pending deliveries of the lane with `available_at <= now()` (a group row counts its members, the
+    /// index's `member_count`), counted over at most `QueueGaugeStore.countLimit` rows.
     public let due: Int
     /// Age of the lane's oldest due row in seconds (0 when nothing is due).
     public let oldestDueSeconds: Double
@@ -49,9 +50,10 @@ public struct QueueGaugeStore: Sendable {
             SELECT lane, min(oldest_available_at) AS oldest FROM herald_queue_heads()
              WHERE oldest_available_at <= now() GROUP BY lane)
         SELECT l.lane::int8,
-               (SELECT count(*) FROM (SELECT 1 FROM deliveries d
-                                       WHERE d.state = 'pending' AND d.lane = l.lane AND d.available_at <= now()
-                                       LIMIT $1) due)::int8,
+               (SELECT coalesce(sum(due.member_count), 0) FROM (
+                    SELECT d.member_count FROM deliveries d
+                     WHERE d.state = 'pending' AND d.lane = l.lane AND d.available_at <= now()
+                     LIMIT $1) due)::int8,
                coalesce(extract(epoch FROM now() - h.oldest), 0)::float8
           FROM (VALUES (0::smallint), (1::smallint)) l(lane) LEFT JOIN heads h ON h.lane = l.lane
          ORDER BY l.lane

@@ -57,11 +57,12 @@ public struct StatsStore: Sendable {
 }
 
 extension StatsStore {
-    /// Every outbox row, grouped. The outbox holds only unfinished work (finished rows move to history),
+    /// Every outbox row, grouped, counting deliveries (a group row its members not yet done). The outbox
+    /// holds only unfinished work (finished rows move to history),
     /// so this stays a scan of a small table.
     public static let queueSQL = """
         SELECT CASE WHEN d.state = 'pending' AND d.available_at > now() THEN 'scheduled' ELSE d.state END AS state,
-               d.lane, p.mini_app_id, count(*)
+               d.lane, p.mini_app_id, sum(herald_delivery_weight(d.member_count, d.members_done))::int8
           FROM deliveries d JOIN partners p ON p.id = d.partner_id
          GROUP BY 1, 2, 3
          ORDER BY 1, 2, 3

@@ -135,7 +135,8 @@ final class Completer: @unchecked Sendable {
             ("delivery", .string(delivery.id.uuidString.lowercased())), ("outcome", .string(delivery.outcome.name)),
             ("error", .string(String(describing: error))),
         ])
-        let fallback = CompletedDelivery(id: delivery.id, outcome: .failed(reason: reason), token: nil)
+        let fallback = CompletedDelivery(id: delivery.id, outcome: .failed(reason: reason), token: nil,
+                                         groupID: delivery.groupID, member: delivery.member)
         do {
             try session.use { try store.complete(on: $0, worker: worker, [fallback]) }
         } catch let second as PostgresError where !second.isTransient {

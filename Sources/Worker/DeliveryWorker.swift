@@ -15,6 +15,8 @@ import Synchronization
 public final class DeliveryWorker: @unchecked Sendable {
     struct Held {
         let service: PushService
+        /// The outbox row holding the lease (ClaimedDelivery.leaseID): a group's members share one.
+        let leaseID: UUID
         /// When the row's lease was last set: the claim, or the lease extender's last renewal.
         var leasedAt: Date
         /// A single row leased to test a paused upstream (UpstreamPauses).
@@ -158,7 +160,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Gives back rows still held (not sent, or sent and not recorded) so another worker takes them
     /// at once instead of after their lease, if the database answers before `deadline`.
     private func releaseLeftovers(by deadline: Date) {
-        let leftovers = hold.withLock { Array($0.held.keys) }
+        let leftovers = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) }
         guard !leftovers.isEmpty else { return }
         let remaining = deadline.timeIntervalSinceNow
         guard remaining >= 1 else {
@@ -193,7 +195,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         let now = clock.now
         hold.withLock { hold in
             for delivery in claimed {
-                hold.held[delivery.id] = Held(service: delivery.service, leasedAt: now, isProbe: probe,
+                hold.held[delivery.id] = Held(service: delivery.service, leaseID: delivery.leaseID, leasedAt: now,
+                                              isProbe: probe,
                                               isBulk: delivery.lane != 0)
             }
         }
@@ -259,7 +262,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     private func finish(_ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome, sendSeconds: Double? = nil) {
         if hold.withLock({ $0.abandoned }) { return }
         metrics.record(outcome, delivery.service, sendSeconds: sendSeconds)
-        completer.add(CompletedDelivery(id: delivery.id, outcome: outcome, token: delivery.token))
+        completer.add(CompletedDelivery(delivery, outcome: outcome))
     }
 
     private func committed(_ ids: [UUID], earliestRetry: Date?) {

@@ -90,8 +90,10 @@ enum WorkerMaintenance {
             let cutoff = now.addingTimeInterval(-(interval / .seconds(1)))
             let long = worker.hold.withLock { hold in hold.held.filter { $0.value.leasedAt <= cutoff }.map(\.key) }
             if !long.isEmpty {
+                // A group's members share one lease: its row is renewed once.
+                let rows = worker.hold.withLock { hold in Array(Set(long.compactMap { hold.held[$0]?.leaseID })) }
                 let renewed = try session.use {
-                    try worker.store.extendLeases(on: $0, worker: worker.configuration.workerID, ids: long,
+                    try worker.store.extendLeases(on: $0, worker: worker.configuration.workerID, ids: rows,
                                                   leaseSeconds: leaseSeconds)
                 }
                 worker.hold.withLock { hold in

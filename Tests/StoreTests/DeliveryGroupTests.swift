@@ -1,0 +1,229 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// Group rows (sql/016_delivery_groups.sql): a large request's deliveries written as rows of up to 50
+/// members, claimed as their members, finished member by member, retried as single rows, released and
+/// rescued whole, and counted as deliveries by the gauges.
+@Suite(.requiresDatabase) struct DeliveryGroupTests {
+    let store = DeliveryStore()
+
+    /// A request of `apns` APNs deliveries (users a1...) and `fcm` FCM ones (users f1...) written by the
+    /// intake's own statement; returns the request and the delivery ids in order.
+    private func enqueue(_ db: QueueDatabase, partner: (id: UUID, miniApp: String), apns: Int, fcm: Int = 0)
+        throws -> (request: (id: UUID, createdAt: Date), ids: [UUID])
+    {
+        let now = Date()
+        let requestID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: requestID)!
+        var deliveries: [PushEnqueue.Delivery] = []
+        for index in 1...max(apns, 1) where apns > 0 {
+            try db.user("a\(index)", apnsToken: Self.token(index))
+            let id = UUIDv7.make(at: now)
+            deliveries.append(.init(id: id, service: "apns", userID: "a\(index)", deviceID: "iphone",
+                                    environment: "sandbox", payload: #"{"aps":{},"n":\#(index)}"#))
+        }
+        for index in 1...max(fcm, 1) where fcm > 0 {
+            try db.user("f\(index)", fcmToken: Self.token(1000 + index))
+            let id = UUIDv7.make(at: now)
+            deliveries.append(.init(id: id, service: "fcm", userID: "f\(index)", deviceID: "pixel",
+                                    environment: "production", payload: #"{"data":{"n":"\#(index)"}}"#))
+        }
+        let push = PushEnqueue(
+            requestID: requestID, createdAt: createdAt, partnerID: partner.id, miniAppID: partner.miniApp,
+            idempotencyKey: nil, bodyHash: nil, response: "{}", title: "T", body: "B", deepLink: nil, dataJSON: "{}",
+            sendAt: nil, ttlSeconds: 3600, expiresAt: now.addingTimeInterval(3600), lane: 0,
+            recipients: deliveries.count, suppressed: 0, missingJSON: #"{"emails":[],"wallets":[]}"#,
+            senderUserIDs: deliveries.map(\.userID), deliveries: deliveries)
+        let pool = PostgresPool(configuration: .init(url: db.url, maxConnections: 1))
+        #expect(try PushStore(pool: pool).enqueue(push))
+        return ((requestID, createdAt), deliveries.map(\.id))
+    }
+
+    static func token(_ index: Int) -> String { String(format: "%064x", index) }
+
+    private func claimAll(_ db: QueueDatabase, worker: String = "w1", limit: Int = 1000) throws -> [ClaimedDelivery] {
+        try store.claim(on: db.connection, worker: worker, limit: limit, leaseSeconds: 30, services: [.apns, .fcm])
+    }
+
+    @Test func aLargeRequestIsWrittenAsEvenGroupsAndASmallPartAsSingleRows() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let (_, ids) = try enqueue(db, partner: partner, apns: 120, fcm: 5)
+
+        let rows = try db.connection.query("""
+            SELECT service, member_count, members, user_id, payload FROM deliveries ORDER BY service, member_count
+            """).rows
+        // 120 APNs deliveries in three groups of 40; 5 FCM ones, under the threshold, one row each.
+        #expect(try rows.map { try $0.string(0) } == ["apns", "apns", "apns", "fcm", "fcm", "fcm", "fcm", "fcm"])
+        #expect(try rows.map { try $0.int(1) } == [40, 40, 40, 1, 1, 1, 1, 1])
+        #expect(try rows.prefix(3).allSatisfy { try $0.string(3) == "" && $0.string(4) == "" })
+        #expect(rows.suffix(5).allSatisfy { $0.isNull(2) })
+        // Every delivery id is a member or a row's own id, once.
+        let written = try db.connection.query("""
+            SELECT unnest(members) FROM deliveries WHERE members IS NOT NULL
+            UNION ALL SELECT id FROM deliveries WHERE members IS NULL
+            """).rows.map { try $0.uuid(0) }
+        #expect(written.count == 125 && Set(written) == Set(ids))
+        // Members keep the request's order, with their own user, device and payload.
+        let first = try #require(try db.connection.query("""
+            SELECT members[2], member_users[1], member_devices[1], member_payloads[1], member_users[40] FROM deliveries
+             WHERE members[1] = $1
+            """, [ids[0]]).first)
+        #expect(try first.uuid(0) == ids[1] && first.string(1) == "a1" && first.string(2) == "iphone")
+        #expect(try first.string(3) == #"{"aps":{},"n":1}"# && first.string(4) == "a40")
+
+        let gauges = try QueueGaugeStore().gauges(on: db.connection)
+        #expect(gauges.first { $0.lane == "realtime" }?.due == 125)
+        let queue = try db.connection.query(StatsStore.queueSQL).rows.map { try $0.int(3) }
+        #expect(queue == [125])
+    }
+
+    @Test func aClaimCountsMembersAgainstItsLimitAndReturnsEachAsARow() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let (_, ids) = try enqueue(db, partner: partner, apns: 120)
+
+        // 50 asked: two groups of 40 (the second takes the claim past its limit by less than a group).
+        let claimed = try claimAll(db, limit: 50)
+        #expect(claimed.count == 80)
+        #expect(Set(claimed.compactMap(\.groupID)).count == 2)
+        #expect(try db.count("SELECT count(*) FROM deliveries WHERE state = 'leased' AND leased_by = 'w1'") == 2)
+        for delivery in claimed {
+            let index = try #require(ids.firstIndex(of: delivery.id))
+            #expect(delivery.verdict == .send && delivery.attempts == 1)
+            #expect(delivery.token == Self.token(index + 1))
+            #expect(delivery.payload == #"{"aps":{},"n":\#(index + 1)}"#)
+            #expect(delivery.member != nil && delivery.leaseID == delivery.groupID)
+        }
+        // The rest: the third group.
+        let rest = try claimAll(db, worker: "w2")
+        #expect(rest.count == 40 && Set(rest.map(\.id)).isDisjoint(with: claimed.map(\.id)))
+        #expect(try claimAll(db, worker: "w3").isEmpty)
+    }
+
+    @Test func membersFinishOneByOneAndTheGroupLeavesWithItsLast() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let (request, _) = try enqueue(db, partner: partner, apns: 20)
+        let claimed = try claimAll(db)
+        #expect(claimed.count == 20)
+        let group = try #require(claimed.first?.groupID)
+
+        let first = Array(claimed.prefix(12))
+        let done = try store.complete(on: db.connection, worker: "w1", first.map { CompletedDelivery($0, outcome: .sent) })
+        #expect(done == (12, 0))
+        #expect(try db.count("SELECT cardinality(members_done) FROM deliveries WHERE id = $1", [group]) == 12)
+        #expect(try db.counts(of: request) == (12, 0))
+        #expect(try db.count("SELECT count(*) FROM delivery_history WHERE outcome = 'sent' AND payload IS NULL") == 12)
+        // The stats count what is left of the group.
+        #expect(try db.connection.query(StatsStore.queueSQL).rows.map { try $0.int(3) } == [8])
+
+        let rest = try store.complete(on: db.connection, worker: "w1",
+                                      claimed.dropFirst(12).map { CompletedDelivery($0, outcome: .sent) })
+        #expect(rest == (8, 0))
+        #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
+        #expect(try db.counts(of: request) == (20, 0))
+        let history = try db.connection.query("SELECT id, user_id, device_id FROM delivery_history").rows
+        #expect(Set(try history.map { try $0.uuid(0) }) == Set(claimed.map(\.id)))
+        #expect(try history.allSatisfy { try $0.string(1).hasPrefix("a") && $0.string(2) == "iphone" })
+    }
+
+    @Test func aRetriedMemberLeavesItsGroupAsASingleRowAndOtherOutcomesAreRecorded() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let (request, ids) = try enqueue(db, partner: partner, apns: 16)
+        let claimed = try claimAll(db)
+        #expect(claimed.count == 16)
+        let retryAt = Date().addingTimeInterval(600)
+        let (retried, failed, dead, deferred) = (claimed[0], claimed[1], claimed[2], claimed[3])
+        var outcomes = [
+            CompletedDelivery(retried, outcome: .retry(at: retryAt, reason: "status_503")),
+            CompletedDelivery(failed, outcome: .failed(reason: "status_400")),
+            CompletedDelivery(dead, outcome: .tokenInvalid(reason: "BadDeviceToken")),
+            CompletedDelivery(deferred, outcome: .deferred(at: retryAt, reason: "InvalidProviderToken")),
+        ]
+        outcomes += claimed.dropFirst(4).map { CompletedDelivery($0, outcome: .sent) }
+        #expect(try store.complete(on: db.connection, worker: "w1", outcomes) == (14, 2))
+
+        // The group is gone; the two to retry are rows of their own, with the group's attempt (given back
+        // for the deferred one) and the member's payload.
+        let rows = try db.connection.query("""
+            SELECT id, state, members IS NULL, attempts, available_at, last_error, user_id, payload FROM deliveries
+            ORDER BY attempts DESC
+            """).rows
+        #expect(rows.count == 2)
+        #expect(try rows[0].uuid(0) == retried.id && rows[0].string(1) == "pending" && rows[0].bool(2))
+        #expect(try rows[0].int(3) == 1 && abs(try rows[0].date(4).timeIntervalSince(retryAt)) < 0.001)
+        #expect(try rows[0].optionalString(5) == "status_503" && rows[0].string(7) == retried.payload)
+        #expect(try rows[1].uuid(0) == deferred.id && rows[1].int(3) == 0)
+        #expect(try db.counts(of: request) == (12, 2))
+        #expect(try db.outcome(of: failed.id)?.outcome == "failed")
+        #expect(try db.count("SELECT count(*) FROM delivery_history WHERE id = $1 AND payload = $2",
+                             [failed.id, failed.payload]) == 1)
+        #expect(try db.outcome(of: dead.id)?.outcome == "token_invalid")
+        let user = "a\(try #require(ids.firstIndex(of: dead.id)) + 1)"
+        #expect(try db.count("""
+            SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NOT NULL
+            """, [user]) == 1)
+        #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 1)
+
+        // The split row is claimed and finished as any single row.
+        try db.connection.execute("UPDATE deliveries SET available_at = now()")
+        let again = try claimAll(db)
+        #expect(Set(again.map(\.id)) == [retried.id, deferred.id] && again.allSatisfy { $0.groupID == nil })
+        #expect(try store.complete(on: db.connection, worker: "w1", again.map { CompletedDelivery($0, outcome: .sent) })
+                == (2, 0))
+        #expect(try db.counts(of: request) == (14, 2))
+    }
+
+    @Test func releaseAndRescueReturnAGroupWithoutItsDoneMembers() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        _ = try enqueue(db, partner: partner, apns: 30)
+        let claimed = try claimAll(db)
+        let group = try #require(claimed.first?.groupID)
+        try store.complete(on: db.connection, worker: "w1", claimed.prefix(10).map { CompletedDelivery($0, outcome: .sent) })
+
+        // A draining worker gives the group back: its attempt is not counted, its done members stay done.
+        #expect(try store.release(on: db.connection, worker: "w1", ids: [group]) == 1)
+        let second = try claimAll(db, worker: "w2")
+        #expect(Set(second.map(\.id)) == Set(claimed.dropFirst(10).map(\.id)))
+        #expect(second.allSatisfy { $0.attempts == 1 && $0.groupID == group })
+        // The lease extender renews the group's row.
+        #expect(try store.extendLeases(on: db.connection, worker: "w2", ids: [group], leaseSeconds: 60) == 1)
+
+        // w2 crashes: its lease expires, the rescuer returns the group, the next claim skips done members.
+        try db.connection.execute("UPDATE deliveries SET lease_expires_at = now() - interval '1 second'")
+        #expect(try store.rescue(on: db.connection) == 1)
+        // w2's late answers no longer count: the group is no longer leased by it.
+        #expect(try store.complete(on: db.connection, worker: "w2", second.prefix(5).map { CompletedDelivery($0, outcome: .sent) })
+                == (0, 0))
+        let third = try claimAll(db, worker: "w3")
+        #expect(third.count == 20 && third.allSatisfy { $0.attempts == 2 })
+        #expect(try store.complete(on: db.connection, worker: "w3", third.map { CompletedDelivery($0, outcome: .sent) })
+                == (20, 0))
+        #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
+        #expect(try db.count("SELECT count(*) FROM delivery_history") == 30)
+        #expect(try db.count("SELECT count(DISTINCT id) FROM delivery_history") == 30)
+    }
+
+    @Test func verdictsAreTheMembersOwn() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let (_, ids) = try enqueue(db, partner: partner, apns: 20)
+        // a2 opted out, a3's token is invalidated, a4's device is gone.
+        try db.connection.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('a2', $1)", [partner.miniApp])
+        try db.connection.execute("UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = 'a3'")
+        try db.connection.execute("DELETE FROM devices WHERE user_id = 'a4'")
+        let claimed = Dictionary(uniqueKeysWithValues: try claimAll(db).map { ($0.id, $0) })
+        #expect(claimed[ids[0]]?.verdict == .send)
+        #expect(claimed[ids[1]]?.verdict == .suppressed)
+        #expect(claimed[ids[2]]?.verdict == .tokenInvalid)
+        #expect(claimed[ids[3]]?.verdict == .deviceRemoved)
+        #expect(claimed.values.count { $0.verdict == .send } == 17)
+    }
+}
