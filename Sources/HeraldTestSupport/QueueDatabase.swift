@@ -137,6 +137,34 @@ public final class QueueDatabase: @unchecked Sendable {
         return id
     }
 
+    /// A push request of one delivery per (user, service), written by the intake's own statement
+    /// (PushStore.enqueue): 16 or more to one service and environment become group rows
+    /// (sql/016_delivery_groups.sql). Devices as `user` makes them; returns the delivery ids in order.
+    public func enqueueRequest(partner: (id: UUID, miniApp: String), deliveries: [(user: String, service: PushService)],
+                               expiresAt: Date? = nil) throws -> (request: (id: UUID, createdAt: Date), ids: [UUID]) {
+        let now = Date()
+        let requestID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: requestID)!
+        let rows: [PushEnqueue.Delivery] = deliveries.map { delivery in
+            let id = UUIDv7.make(at: now)
+            let text = id.uuidString.lowercased()
+            return delivery.service == .apns
+                ? .init(id: id, service: "apns", userID: delivery.user, deviceID: "iphone", environment: "sandbox",
+                        payload: #"{"aps":{"alert":{"title":"T","body":"B"}},"deliveryId":"\#(text)"}"#)
+                : .init(id: id, service: "fcm", userID: delivery.user, deviceID: "pixel", environment: "production",
+                        payload: #"{"android":{"priority":"HIGH"},"data":{"title":"T","deliveryId":"\#(text)"}}"#)
+        }
+        let push = PushEnqueue(
+            requestID: requestID, createdAt: createdAt, partnerID: partner.id, miniAppID: partner.miniApp,
+            idempotencyKey: nil, bodyHash: nil, response: "{}", title: "T", body: "B", deepLink: nil, dataJSON: "{}",
+            sendAt: nil, ttlSeconds: 3600, expiresAt: expiresAt ?? now.addingTimeInterval(3600), lane: 0,
+            recipients: Set(deliveries.map(\.user)).count, suppressed: 0, missingJSON: #"{"emails":[],"wallets":[]}"#,
+            senderUserIDs: Array(Set(deliveries.map(\.user))), deliveries: rows)
+        let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+        guard try PushStore(pool: pool).enqueue(push) else { throw PostgresError(code: .queryFailed, serverMessage: "not written") }
+        return ((requestID, createdAt), rows.map(\.id))
+    }
+
     /// Bulk-queues `count` APNs deliveries for one user (one statement).
     public func deliveries(count: Int, request: (id: UUID, createdAt: Date), partner: UUID, user: String, lane: Int = 0) throws {
         try connection.query("""

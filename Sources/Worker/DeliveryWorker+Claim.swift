@@ -78,7 +78,8 @@ extension DeliveryWorker {
             if state.cursors[key].map({ delivery.availableAt > $0 }) ?? true { state.cursors[key] = delivery.availableAt }
         }
         if !claimed.isEmpty { dispatch(claimed, probe: false) }
-        if claimed.count == limit { return }
+        // A full batch (a group row may take it past the limit): more may be due.
+        if claimed.count >= limit { return }
         state.lastShortClaim = ContinuousClock.now
         // The bulk allowance held rows back (more bulk may be due): claim again as soon as sends
         // complete, not only when new work is announced.

@@ -101,6 +101,23 @@ final class WorkerHarness: @unchecked Sendable {
         return (request, ids, partner.id)
     }
 
+    /// The same users and devices as `queue`, written by the intake's statement: past 16 deliveries to
+    /// one service, as group rows (sql/016_delivery_groups.sql).
+    func queueThroughIntake(users: Int, android: Bool = false)
+        throws -> (request: (id: UUID, createdAt: Date), deliveries: [UUID], partner: UUID)
+    {
+        let partner = try db.partner()
+        var deliveries: [(user: String, service: PushService)] = []
+        for index in 0..<users {
+            let user = "user-\(index)"
+            try db.user(user, apnsToken: Self.apnsToken(index), fcmToken: android ? Self.fcmToken(index) : nil)
+            deliveries.append((user, .apns))
+            if android { deliveries.append((user, .fcm)) }
+        }
+        let (request, ids) = try db.enqueueRequest(partner: partner, deliveries: deliveries)
+        return (request, ids, partner.id)
+    }
+
     static func apnsToken(_ index: Int) -> String { String(format: "%064x", index + 1) }
     static func fcmToken(_ index: Int) -> String { "fcm-token-\(index + 1)" }
 

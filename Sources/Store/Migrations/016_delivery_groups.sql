@@ -130,6 +130,9 @@ BEGIN
                                             WHERE l.activity_id = d.activity_id
                                               AND l.device_id = d.device_id AND l.state = 'leased'))
                      ORDER BY d.available_at
+                     -- Never more rows than deliveries wanted; and a limit keeps the plan the ordered
+                     -- scan of deliveries_due_partner (a loop's query is planned for all its rows).
+                     LIMIT v_quota
                        FOR UPDATE SKIP LOCKED
                 LOOP
                     v_locked := v_locked || v_rec.tid;
