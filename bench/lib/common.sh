@@ -8,6 +8,14 @@
 # shellcheck disable=SC2034
 HB_PARTNER_ID="" HB_QUEUED=0 HB_INTAKE_PID="" HB_ADMIN_TOKEN="" HB_POLLER_PID=""
 
+# Every delivery in the outbox, a group row's members unnested (sql/016_delivery_groups.sql): id,
+# user_id, device_id, payload, and the row's state, lane and service.
+# shellcheck disable=SC2034
+HB_OUTBOX_DELIVERIES="SELECT m.id, m.user_id, m.device_id, m.payload, d.state, d.lane, d.service
+  FROM deliveries d CROSS JOIN LATERAL unnest(coalesce(d.members, ARRAY[d.id]), coalesce(d.member_users, ARRAY[d.user_id]),
+                                              coalesce(d.member_devices, ARRAY[d.device_id]),
+                                              coalesce(d.member_payloads, ARRAY[d.payload])) AS m (id, user_id, device_id, payload)"
+
 # --- /proc ---------------------------------------------------------------------------------------
 HB_TICK="$(getconf CLK_TCK)"
 # utime+stime of one process (all its threads), in ticks; 0 once it is gone.

@@ -23,12 +23,10 @@ ALTER TABLE deliveries
     ADD COLUMN member_devices text[],
     ADD COLUMN member_payloads text[],
     ADD COLUMN members_done   integer[],
+    -- Evaluated on every UPDATE of the row (each lease, each completion): nothing here may read the
+    -- member arrays' contents, which would detoast them (their lengths are the writer's, PushStore).
     ADD CONSTRAINT deliveries_members_shape CHECK (
-        (members IS NULL AND member_count = 1)
-        OR (cardinality(members) >= 2 AND member_count = cardinality(members) AND cardinality(member_users) = cardinality(members)
-            AND cardinality(member_devices) = cardinality(members)
-            AND cardinality(member_payloads) = cardinality(members)
-            AND activity_id IS NULL));
+        (members IS NULL) = (member_count = 1) AND (members IS NULL OR activity_id IS NULL));
 
 -- The due index of 006_worker.sql, carrying member_count.
 CREATE INDEX deliveries_due_partner_counted ON deliveries (lane, partner_id, available_at) INCLUDE (member_count)
@@ -258,15 +256,23 @@ BEGIN
                                                                       WHERE i.grp = g.id)
              WHERE g.id = ANY (v_groups) AND g.leased_by = p_worker
             RETURNING g.id, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
-                      g.attempts, g.created_at, g.available_at, g.expires_at, g.members, g.member_users,
-                      g.member_devices, g.member_payloads,
+                      g.attempts, g.created_at, g.expires_at, g.member_users, g.member_devices, g.member_payloads,
                       cardinality(g.members_done) >= cardinality(g.members) AS emptied
+        ), group_members AS MATERIALIZED (
+            -- The arrays unnested once per group, apart from the join below (whose estimates would
+            -- otherwise run the unnest, and detoast the arrays, once per finished member); payloads
+            -- only when some member may need its bytes (a failure replay may send, a retry).
+            SELECT g.id AS grp, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
+                   g.attempts, g.created_at, g.expires_at, m.user_id, m.device_id, m.payload, m.member
+              FROM marked g
+             CROSS JOIN LATERAL unnest(g.member_users, g.member_devices,
+                                       CASE WHEN NOT v_all_sent THEN g.member_payloads END)
+                   WITH ORDINALITY AS m (user_id, device_id, payload, member)
         ), finished_members AS (
             SELECT i.id, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
-                   g.attempts, g.created_at, g.expires_at, g.member_users[i.member] AS user_id,
-                   g.member_devices[i.member] AS device_id, g.member_payloads[i.member] AS payload,
+                   g.attempts, g.created_at, g.expires_at, g.user_id, g.device_id, g.payload,
                    i.outcome, i.error, i.retry_at, i.token
-              FROM marked g JOIN input i ON i.grp = g.id
+              FROM group_members g JOIN input i ON i.grp = g.grp AND i.member = g.member
         ), history AS (
             INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
                                           attempts, last_error, created_at, finished_at, request_created_at, payload)
