@@ -182,7 +182,8 @@ public final class QueueDatabase: @unchecked Sendable {
 
     /// The outcome recorded in history for one delivery.
     public func outcome(of id: UUID) throws -> (outcome: String, attempts: Int, error: String?)? {
-        try connection.query("SELECT outcome, attempts, last_error FROM delivery_history WHERE id = $1", [id]).first
+        try connection.query("SELECT outcome, attempts, last_error FROM delivery_history_deliveries WHERE id = $1",
+                             [id]).first
             .map { (try $0.string(0), try $0.int(1), $0.optionalString(2)) }
     }
 

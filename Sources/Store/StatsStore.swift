@@ -75,10 +75,14 @@ extension StatsStore {
           FROM herald_queue_heads() WHERE oldest_available_at <= now()
         """
 
-    /// $1 the short window, $2 the long one, in seconds: outcomes finished within each. The BRIN index
+    /// $1 the short window, $2 the long one, in seconds: deliveries finished within each, by outcome (a sent
+    /// group row counts its members, sql/016_delivery_groups.sql). The BRIN index
     /// on finished_at (sql/010_operations.sql) keeps the scan to the long window's block ranges.
     public static let outcomesSQL = """
-        SELECT outcome, count(*) FILTER (WHERE finished_at > now() - make_interval(secs => $1)), count(*)
+        SELECT outcome,
+               coalesce(sum(coalesce(cardinality(members), 1))
+                            FILTER (WHERE finished_at > now() - make_interval(secs => $1)), 0)::int8,
+               sum(coalesce(cardinality(members), 1))::int8
           FROM delivery_history
          WHERE finished_at > now() - make_interval(secs => $2)
          GROUP BY outcome

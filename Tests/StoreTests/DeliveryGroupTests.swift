@@ -103,7 +103,13 @@ import Testing
         #expect(done == (12, 0))
         #expect(try db.count("SELECT cardinality(members_done) FROM deliveries WHERE id = $1", [group]) == 12)
         #expect(try db.counts(of: request) == (12, 0))
-        #expect(try db.count("SELECT count(*) FROM delivery_history WHERE outcome = 'sent' AND payload IS NULL") == 12)
+        // The 12 sent members are one history row of the group, without payloads.
+        #expect(try db.count("SELECT count(*) FROM delivery_history") == 1)
+        #expect(try db.count("""
+            SELECT count(*) FROM delivery_history
+             WHERE id = $1 AND outcome = 'sent' AND cardinality(members) = 12 AND payload IS NULL AND user_id = ''
+            """, [group]) == 1)
+        #expect(try db.count("SELECT count(*) FROM delivery_history_deliveries WHERE outcome = 'sent'") == 12)
         // The stats count what is left of the group.
         #expect(try db.connection.query(StatsStore.queueSQL).rows.map { try $0.int(3) } == [8])
 
@@ -112,7 +118,8 @@ import Testing
         #expect(rest == (8, 0))
         #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
         #expect(try db.counts(of: request) == (20, 0))
-        let history = try db.connection.query("SELECT id, user_id, device_id FROM delivery_history").rows
+        #expect(try db.count("SELECT count(*) FROM delivery_history") == 2)
+        let history = try db.connection.query("SELECT id, user_id, device_id FROM delivery_history_deliveries").rows
         #expect(Set(try history.map { try $0.uuid(0) }) == Set(claimed.map(\.id)))
         #expect(try history.allSatisfy { try $0.string(1).hasPrefix("a") && $0.string(2) == "iphone" })
     }
@@ -192,8 +199,11 @@ import Testing
         #expect(try store.complete(on: db.connection, worker: "w3", third.map { CompletedDelivery($0, outcome: .sent) })
                 == (20, 0))
         #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
-        #expect(try db.count("SELECT count(*) FROM delivery_history") == 30)
-        #expect(try db.count("SELECT count(DISTINCT id) FROM delivery_history") == 30)
+        #expect(try db.count("SELECT count(*) FROM delivery_history_deliveries") == 30)
+        #expect(try db.count("SELECT count(DISTINCT id) FROM delivery_history_deliveries") == 30)
+        // Stats count deliveries, not history rows.
+        let stats = try db.connection.query(StatsStore.outcomesSQL, [300, 3600]).rows
+        #expect(try stats.map { [try $0.string(0), String(try $0.int(1)), String(try $0.int(2))] } == [["sent", "30", "30"]])
     }
 
     /// The completion finds its groups by the primary key; the gauge counts members from the due index alone.

@@ -21,7 +21,8 @@ import Worker
         #expect(received.count == 800)
         #expect(Set(received.compactMap { $0.header("apns-id") }).count == 400)
         #expect(queued.deliveries.allSatisfy { harness.timesReceived($0) == 1 })
-        #expect(try harness.db.count("SELECT count(DISTINCT id) FROM delivery_history WHERE outcome = 'sent'") == 800)
+        #expect(try harness.db.count("SELECT count(DISTINCT id) FROM delivery_history_deliveries WHERE outcome = 'sent'")
+                == 800)
     }
 
     @Test func aMemberIsRetriedOrFailedAloneAndTheRestOfItsGroupIsSentOnce() async throws {

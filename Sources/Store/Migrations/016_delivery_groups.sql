@@ -28,6 +28,25 @@ ALTER TABLE deliveries
     ADD CONSTRAINT deliveries_members_shape CHECK (
         (members IS NULL) = (member_count = 1) AND (members IS NULL OR activity_id IS NULL));
 
+-- History: the sent members of a group that one completion records are ONE history row (most of a drain),
+-- with the members' ids, users and devices as arrays, `id` the group row's id and `user_id`/`device_id`
+-- empty; every other outcome (what replay may pick, what an operator looks up) keeps a row per delivery.
+-- bench/queue-designs measured the history row per delivery as most of what a group's delivery still
+-- costs. Read per delivery through delivery_history_deliveries.
+ALTER TABLE delivery_history
+    ADD COLUMN members        uuid[],
+    ADD COLUMN member_users   text[],
+    ADD COLUMN member_devices text[];
+
+-- Every recorded delivery, one row each: a sent group row's members unnested.
+CREATE VIEW delivery_history_deliveries AS
+SELECT coalesce(m.id, h.id) AS id, h.request_id, h.request_created_at, h.partner_id, h.lane, h.service,
+       coalesce(m.user_id, h.user_id) AS user_id, coalesce(m.device_id, h.device_id) AS device_id, h.outcome,
+       h.attempts, h.last_error, h.created_at, h.finished_at, h.activity_event, h.payload, h.replayed_at,
+       CASE WHEN h.members IS NOT NULL THEN h.id END AS group_id
+  FROM delivery_history h
+  LEFT JOIN LATERAL unnest(h.members, h.member_users, h.member_devices) AS m (id, user_id, device_id) ON true;
+
 -- The due index of 006_worker.sql, carrying member_count.
 CREATE INDEX deliveries_due_partner_counted ON deliveries (lane, partner_id, available_at) INCLUDE (member_count)
     WHERE state = 'pending';
@@ -205,8 +224,8 @@ END
 $$;
 
 -- As in 015_delivery_costs.sql, for group members too: p_groups[i] is the group row of p_ids[i] (NULL for a
--- single row) and p_members[i] its position there. A finished member gets its history row from the group
--- and is marked done; a member to retry leaves the group as a single pending row (its id, the group's
+-- single row) and p_members[i] its position there. A finished member is recorded from the group (the sent
+-- ones together, above) and marked done; a member to retry leaves the group as a single pending row (its id, the group's
 -- attempts); the group is deleted with its last member. A member whose group is no longer leased by
 -- p_worker (rescued meanwhile) is not touched, as a single row is not.
 DROP FUNCTION herald_complete_deliveries(text, uuid[], text[], text[], text[], text[]);
@@ -269,20 +288,30 @@ BEGIN
                                        CASE WHEN NOT v_all_sent THEN g.member_payloads END)
                    WITH ORDINALITY AS m (user_id, device_id, payload, member)
         ), finished_members AS (
-            SELECT i.id, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
+            SELECT i.id, g.grp, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
                    g.attempts, g.created_at, g.expires_at, g.user_id, g.device_id, g.payload,
                    i.outcome, i.error, i.retry_at, i.token
               FROM group_members g JOIN input i ON i.grp = g.grp AND i.member = g.member
         ), history AS (
             INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
-                                          attempts, last_error, created_at, finished_at, request_created_at, payload)
+                                          attempts, last_error, created_at, finished_at, request_created_at, payload,
+                                          members, member_users, member_devices)
             SELECT f.id, f.request_id, f.partner_id, f.lane, f.service, f.user_id, f.device_id, f.outcome, f.attempts,
                    f.error, f.created_at, now(), f.request_created_at,
                    -- Only what `heraldctl replay` may send again keeps its bytes.
-                   CASE WHEN f.outcome IN ('failed', 'dead', 'expired') THEN f.payload END
+                   CASE WHEN f.outcome IN ('failed', 'dead', 'expired') THEN f.payload END, NULL, NULL, NULL
               FROM finished_members f
-             WHERE f.outcome NOT IN ('retry', 'deferred')
-            RETURNING 1
+             WHERE f.outcome NOT IN ('retry', 'deferred', 'sent')
+            UNION ALL
+            -- A group's sent members: one row (see delivery_history_deliveries).
+            SELECT f.grp, f.request_id, f.partner_id, f.lane, f.service, '', '', 'sent', f.attempts, NULL,
+                   f.created_at, now(), f.request_created_at, NULL, array_agg(f.id), array_agg(f.user_id),
+                   array_agg(f.device_id)
+              FROM finished_members f
+             WHERE f.outcome = 'sent'
+             GROUP BY f.grp, f.request_id, f.partner_id, f.lane, f.service, f.attempts, f.created_at,
+                      f.request_created_at
+            RETURNING coalesce(cardinality(members), 1) AS deliveries
         ), split AS (
             -- A deferred member was held back by Herald's own setup fault: the claim's attempt is given back.
             INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
@@ -320,7 +349,7 @@ BEGIN
                AND v.user_id = f.user_id AND v.device_id = f.device_id
                AND f.token = CASE WHEN f.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END
         )
-        SELECT (SELECT count(*) FROM history), (SELECT count(*) FROM split),
+        SELECT (SELECT coalesce(sum(h.deliveries), 0) FROM history h), (SELECT count(*) FROM split),
                coalesce((SELECT array_agg(g.id) FROM marked g WHERE g.emptied), '{}')
           INTO v_member_finished, v_member_retried, v_emptied;
         -- A statement of its own, so it sees the members the one above marked done.
