@@ -227,6 +227,32 @@ import Testing
         #expect(gauge.contains("Index Only Scan using deliveries_due_partner"), "\(gauge)")
     }
 
+    /// A group member that failed is a history row of its own with its payload: `heraldctl replay` queues it
+    /// again as a single row, under its id, and a second replay skips it.
+    @Test func aFailedMemberIsReplayedAsASingleRow() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let (request, _) = try enqueue(db, partner: partner, apns: 20)
+        let claimed = try claimAll(db)
+        let failed = claimed[3]
+        try store.complete(on: db.connection, worker: "w1", claimed.map {
+            CompletedDelivery($0, outcome: $0.id == failed.id ? .failed(reason: "status_400") : .sent)
+        })
+        #expect(try db.counts(of: request) == (19, 1))
+
+        let replay = ReplayStore(pool: PostgresPool(configuration: .init(url: db.url, maxConnections: 1)))
+        var selection = ReplaySelection()
+        selection.requestIDs = [request.id]
+        let counts = try replay.replay(selection, lane: 1, dryRun: false, fallbackTTLSeconds: 3600)
+        #expect(counts.matched == 1 && counts.replayed == 1)
+        let row = try #require(try db.connection.query(
+            "SELECT id, members IS NULL, payload, user_id, lane FROM deliveries").first)
+        #expect(try row.uuid(0) == failed.id && row.bool(1) && row.string(2) == failed.payload)
+        #expect(try row.string(3).hasPrefix("a") && row.int(4) == 1)
+        #expect(try db.counts(of: request) == (19, 0))
+        #expect(try replay.replay(selection, lane: 1, dryRun: false, fallbackTTLSeconds: 3600).replayed == 0)
+    }
+
     @Test func verdictsAreTheMembersOwn() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()
