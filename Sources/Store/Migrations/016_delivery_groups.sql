@@ -111,15 +111,19 @@ BEGIN
           LEFT JOIN unnest(p_cursor_lanes, p_cursor_partners, p_cursor_times) AS c (lane, partner_id, cursor_time)
             ON c.partner_id = p.id AND c.lane = v_lane;
 
-        -- Only partners with due work take part: one index probe each, as the rounds below cost a
-        -- cursor per partner.
-        SELECT coalesce(array_agg(pp.partner_id ORDER BY pp.o), '{}'), coalesce(array_agg(pp.floor ORDER BY pp.o), '{}')
+        -- Only partners with due work take part (the rounds below cost a cursor per partner), each from
+        -- its queue's head as found here: one index probe per partner, and the rounds' scans start
+        -- past the dead entries this probe stepped over (a backlog's claimed rows before vacuum).
+        SELECT coalesce(array_agg(pp.partner_id ORDER BY pp.o), '{}'), coalesce(array_agg(pp.head ORDER BY pp.o), '{}')
           INTO v_partners, v_floors
-          FROM unnest(v_partners, v_floors) WITH ORDINALITY AS pp (partner_id, floor, o)
-         WHERE EXISTS (SELECT 1 FROM deliveries d
-                        WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = pp.partner_id
-                          AND d.available_at >= coalesce(pp.floor, '-infinity')
-                          AND d.available_at <= now() AND d.service = ANY (p_services));
+          FROM (SELECT q.partner_id, q.o,
+                       (SELECT d.available_at FROM deliveries d
+                         WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = q.partner_id
+                           AND d.available_at >= coalesce(q.floor, '-infinity')
+                           AND d.available_at <= now() AND d.service = ANY (p_services)
+                         ORDER BY d.available_at LIMIT 1) AS head
+                  FROM unnest(v_partners, v_floors) WITH ORDINALITY AS q (partner_id, floor, o)) pp
+         WHERE pp.head IS NOT NULL;
 
         -- Rounds: every partner still in the running gets an equal share of what is left.
         WHILE cardinality(v_partners) > 0 AND v_taken < v_lane_limit LOOP
