@@ -59,7 +59,9 @@ extension DeliveryWorker {
                 try store.claim(on: $0, worker: configuration.workerID, limit: 1,
                                 leaseSeconds: settings.leaseSeconds, services: [service])
             }
-            pauses.probeClaimed(service, found: !probe.isEmpty)
+            // Rows the claim says not to send answer nothing: with only such rows there is no probe, and
+            // the next real send is the probe.
+            pauses.probeClaimed(service, found: probe.contains { Self.outcomeWithoutSending($0) == nil })
             if !probe.isEmpty { dispatch(probe, probe: true) }
         }
         var claimed: [ClaimedDelivery] = []

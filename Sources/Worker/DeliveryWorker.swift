@@ -193,10 +193,13 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     func dispatch(_ claimed: [ClaimedDelivery], probe: Bool) {
         let now = clock.now
+        // A probe claim may be a whole group row: its first member that is sent is the probe (one answer
+        // decides the pause, UpstreamPauses); the others go out as any row does.
+        let probeID = probe ? claimed.first(where: { Self.outcomeWithoutSending($0) == nil })?.id : nil
         hold.withLock { hold in
             for delivery in claimed {
                 hold.held[delivery.id] = Held(service: delivery.service, leaseID: delivery.leaseID, leasedAt: now,
-                                              isProbe: probe,
+                                              isProbe: delivery.id == probeID,
                                               isBulk: delivery.lane != 0)
             }
         }
@@ -217,9 +220,10 @@ public final class DeliveryWorker: @unchecked Sendable {
                 continue
             }
             let started = ContinuousClock.now
+            let isProbe = delivery.id == probeID
             upstream.send(delivery) { [self] result in
                 let seconds = (ContinuousClock.now - started) / .seconds(1)
-                finish(delivery, outcome(of: result, for: delivery, probe: probe), sendSeconds: seconds)
+                finish(delivery, outcome(of: result, for: delivery, probe: isProbe), sendSeconds: seconds)
             }
         }
     }

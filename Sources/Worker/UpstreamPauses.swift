@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// - The first setup fault pauses the upstream for `backoff.step(afterFailures: 1)`; faults from
 ///   sends that were already in flight do not lengthen it.
-/// - When the pause ends the upstream is *probing*: the claim loop leases a single row of it. The
-///   probe's answer decides: accepted (any answer but a setup fault) resumes the upstream; another
+/// - When the pause ends the upstream is *probing*: the claim loop leases a single row of it (a group
+///   row's members: the first one sent is the probe, DeliveryWorker.dispatch). The probe's answer decides: accepted (any answer but a setup fault) resumes the upstream; another
 ///   setup fault pauses it again, twice as long, up to the maximum.
 /// - Paused rows are deferred to the pause's end with their attempt unspent; nothing is failed.
 final class UpstreamPauses: Sendable {

@@ -47,6 +47,40 @@ import Worker
         }
     }
 
+    /// A paused upstream's probe claim may be a whole group: it is ONE probe (one lengthening of the pause
+    /// when it fails), and delivery resumes by itself soon after the upstream accepts again.
+    @Test func aGroupClaimedAsTheProbeLengthensThePauseOnce() async throws {
+        let harness = try WorkerHarness()
+        let partner = try harness.db.partner()
+        for user in 0...40 {
+            try harness.db.user("user-\(user)", apnsToken: WorkerHarness.apnsToken(user))
+            harness.simulator.setFault(SimulatorFault(status: 403, reason: "InvalidProviderToken"),
+                                       token: WorkerHarness.apnsToken(user))
+        }
+        // One push pauses the upstream; its row is deferred to the pause's end.
+        let first = try harness.db.enqueueRequest(partner: partner, deliveries: [("user-40", .apns)])
+        let worker = try harness.startWorker {
+            $0.pauses.base = .milliseconds(300)
+            $0.pauses.maximum = .seconds(60)
+        }
+        try await harness.waitUntil("the upstream paused") { worker.pausedUpstreams[.apns] == "InvalidProviderToken" }
+        // A group queued now is due before the deferred row: the next claim, the probe, takes it whole.
+        let group = try harness.db.enqueueRequest(partner: partner, deliveries: (0..<40).map { ("user-\($0)", .apns) })
+        #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE member_count = 40") == 1)
+        try await harness.waitUntil("the group probed") {
+            try harness.db.count("SELECT count(*) FROM deliveries WHERE member_count = 40") == 0
+        }
+        // Had each of its 40 members counted as a failed probe, the pause would be at its 60 s maximum.
+        harness.simulator.clearFaults()
+        try await harness.waitUntil("everything delivered after the upstream accepted again", timeout: .seconds(20)) {
+            try harness.outstanding() == 0
+        }
+        for id in first.ids + group.ids {
+            let outcome = try #require(try harness.db.outcome(of: id))
+            #expect(outcome.outcome == "sent" && outcome.attempts == 1)
+        }
+    }
+
     @Test func goAwayMidGroupLosesAndDuplicatesNothing() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queueThroughIntake(users: 60)
