@@ -25,6 +25,7 @@ import Worker
     @Test func defaultsFollowTheSpec() throws {
         let configuration = try WorkerConfiguration.fromEnvironment(base)
         #expect(configuration.claimer.leaseSeconds == 30)
+        #expect(configuration.claimer.batchSize == 500)
         #expect(configuration.metricsPort == 9090)
         #expect(configuration.apns?.productionURL == "https://api.push.apple.com")
         #expect(configuration.apns?.sandboxURL == "https://api.sandbox.push.apple.com")
@@ -37,14 +38,14 @@ import Worker
         environment["HERALD_FCM_CREDENTIALS_FILE"] = credentials.fcmCredentialsFile
         environment["HERALD_FCM_URL"] = "https://127.0.0.1:8443/"
         environment["HERALD_LEASE_SECONDS"] = "15"
-        environment["HERALD_BATCH_SIZE"] = "500"
+        environment["HERALD_BATCH_SIZE"] = "300"
         environment["HERALD_MAX_ATTEMPTS"] = "3"
         environment["HERALD_WORKER_LISTEN"] = "0"
         environment["HERALD_POLL_INTERVAL_MS"] = "250"
         let configuration = try WorkerConfiguration.fromEnvironment(environment)
         #expect(configuration.fcm?.url == "https://127.0.0.1:8443")
         #expect(configuration.claimer.leaseSeconds == 15)
-        #expect(configuration.claimer.batchSize == 500)
+        #expect(configuration.claimer.batchSize == 300)
         #expect(configuration.retry.maxAttempts == 3)
         #expect(!configuration.listener.enabled)
         #expect(configuration.claimer.pollInterval == .milliseconds(250))
