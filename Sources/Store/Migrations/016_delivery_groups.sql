@@ -253,6 +253,11 @@ DECLARE
     v_member_finished bigint := 0;
     v_member_retried  bigint := 0;
     v_emptied  uuid[];
+    -- Per request: what this batch adds to its sent and failed counts (rolled up once, at the end).
+    v_c_requests uuid[] := '{}';
+    v_c_created  timestamptz[] := '{}';
+    v_c_sent     bigint[] := '{}';
+    v_c_failed   bigint[] := '{}';
     -- Nearly every batch of a drain is all 'sent': then no row needs an error, a token or a retry
     -- time, and the id -> outcome map (a uuid-to-text conversion and a jsonb lookup per field and
     -- row, ~7% of the completion's CPU) is not built.
@@ -334,14 +339,6 @@ BEGIN
               FROM finished_members f
              WHERE f.outcome NOT IN ('retry', 'deferred')
              GROUP BY f.request_id, f.request_created_at
-        ), locked AS (
-            SELECT r.id, r.created_at FROM push_requests r JOIN counts c
-                ON r.id = c.request_id AND r.created_at = c.request_created_at
-             ORDER BY r.id FOR UPDATE OF r
-        ), rollup AS (
-            UPDATE push_requests r SET sent = r.sent + c.sent, failed = r.failed + c.failed
-              FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
-             WHERE r.id = c.request_id AND r.created_at = c.request_created_at
         ), dead_tokens AS (
             -- Group members are pushes: the device's APNs or FCM token, only if it is still the one used.
             UPDATE devices v
@@ -354,19 +351,22 @@ BEGIN
                AND f.token = CASE WHEN f.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END
         )
         SELECT (SELECT coalesce(sum(h.deliveries), 0) FROM history h), (SELECT count(*) FROM split),
-               coalesce((SELECT array_agg(g.id) FROM marked g WHERE g.emptied), '{}')
-          INTO v_member_finished, v_member_retried, v_emptied;
+               coalesce((SELECT array_agg(g.id) FROM marked g WHERE g.emptied), '{}'),
+               c.requests, c.created, c.sent, c.failed
+          INTO v_member_finished, v_member_retried, v_emptied, v_c_requests, v_c_created, v_c_sent, v_c_failed
+          FROM (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
+                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed
+                  FROM counts) c;
         -- A statement of its own, so it sees the members the one above marked done.
         IF cardinality(v_emptied) > 0 THEN
             DELETE FROM deliveries d WHERE d.id = ANY (v_emptied) AND d.leased_by = p_worker;
         END IF;
-        IF cardinality(v_singles) = 0 THEN
-            RETURN QUERY SELECT v_member_finished, v_member_retried;
-            RETURN;
-        END IF;
     END IF;
 
-    IF v_all_sent THEN
+    IF cardinality(v_singles) = 0 THEN
+        v_final := '{}';
+        v_retry := '{}';
+    ELSIF v_all_sent THEN
         v_final := v_singles;
         v_retry := '{}';
     ELSE
@@ -409,16 +409,6 @@ BEGIN
                    count(*) FILTER (WHERE outcome = 'sent') AS sent,
                    count(*) FILTER (WHERE outcome <> 'sent') AS failed
               FROM finished GROUP BY request_id, request_created_at
-        ), locked AS (
-            -- Audit rows locked in id order: two workers finishing rows of the same requests
-            -- take the locks in the same order and cannot deadlock.
-            SELECT r.id, r.created_at FROM push_requests r JOIN counts c
-                ON r.id = c.request_id AND r.created_at = c.request_created_at
-             ORDER BY r.id FOR UPDATE OF r
-        ), rollup AS (
-            UPDATE push_requests r SET sent = r.sent + c.sent, failed = r.failed + c.failed
-              FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
-             WHERE r.id = c.request_id AND r.created_at = c.request_created_at
         ), dead_tokens AS (
             -- Only the token the row went to: a push's device token, a Live Activity start's push-to-start
             -- token, an FCM token; an activity's own token is the activity's (below), never the device's.
@@ -452,7 +442,12 @@ BEGIN
                AND n.state = 'pending' AND n.available_at <= now()
             RETURNING 1
         )
-        SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM next_activity_rows) INTO v_finished, v_woken;
+        SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM next_activity_rows),
+               v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed
+          INTO v_finished, v_woken, v_c_requests, v_c_created, v_c_sent, v_c_failed
+          FROM (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
+                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed
+                  FROM counts) c;
         IF v_woken > 0 THEN
             PERFORM pg_notify('herald_deliveries', '');
         END IF;
@@ -467,6 +462,24 @@ BEGIN
                                ELSE d.attempts END
          WHERE d.id = ANY (v_retry) AND d.leased_by = p_worker;
         GET DIAGNOSTICS v_retried = ROW_COUNT;
+    END IF;
+
+    -- The requests' counts, of single rows and group members alike. Audit rows are locked in id order:
+    -- two workers finishing rows of the same requests take the locks in the same order and cannot
+    -- deadlock.
+    IF cardinality(v_c_requests) > 0 THEN
+        WITH counts AS (
+            SELECT c.request_id, c.request_created_at, sum(c.sent) AS sent, sum(c.failed) AS failed
+              FROM unnest(v_c_requests, v_c_created, v_c_sent, v_c_failed) AS c (request_id, request_created_at, sent, failed)
+             GROUP BY c.request_id, c.request_created_at
+        ), locked AS (
+            SELECT r.id, r.created_at FROM push_requests r JOIN counts c
+                ON r.id = c.request_id AND r.created_at = c.request_created_at
+             ORDER BY r.id FOR UPDATE OF r
+        )
+        UPDATE push_requests r SET sent = r.sent + c.sent, failed = r.failed + c.failed
+          FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
+         WHERE r.id = c.request_id AND r.created_at = c.request_created_at;
     END IF;
 
     RETURN QUERY SELECT v_finished + v_member_finished, v_retried + v_member_retried;
