@@ -6,7 +6,8 @@ import Testing
 import Worker
 
 /// Workers sending group rows (sql/016_delivery_groups.sql) to the simulator: every member once, its
-/// own outcome, retries of one member without the others.
+/// own outcome, retries of one member without the others, one probe per group (GOAWAY in the middle of a
+/// group: DeliveryOutcomeTests).
 @Suite(.requiresDatabase) struct DeliveryGroupFlowTests {
     @Test func twoWorkersSendEveryMemberOfEveryGroupOnce() async throws {
         let harness = try WorkerHarness()
@@ -79,17 +80,5 @@ import Worker
             let outcome = try #require(try harness.db.outcome(of: id))
             #expect(outcome.outcome == "sent" && outcome.attempts == 1)
         }
-    }
-
-    @Test func goAwayMidGroupLosesAndDuplicatesNothing() async throws {
-        let harness = try WorkerHarness()
-        let queued = try harness.queueThroughIntake(users: 60)
-        harness.simulator.setFault(SimulatorFault(times: 1, goAway: true), token: WorkerHarness.apnsToken(29))
-        try harness.startWorker()
-        try await harness.waitUntil("all sent") { try harness.outstanding() == 0 }
-        #expect(try harness.db.counts(of: queued.request) == (sent: 60, failed: 0))
-        let accepted = harness.simulator.received().filter { $0.status == 200 }
-        #expect(accepted.count == 60)
-        #expect(Set(accepted.compactMap { $0.header("apns-id") }).count == 60)
     }
 }

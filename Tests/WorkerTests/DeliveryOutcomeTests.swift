@@ -169,9 +169,11 @@ import Worker
         #expect(outcome?.attempts == 2)
     }
 
-    @Test func goAwayMidBatchLosesAndDuplicatesNothing() async throws {
+    /// `grouped`: the 60 deliveries as the intake writes them, two group rows of 30 (sql/016_delivery_groups.sql).
+    @Test(arguments: [false, true])
+    func goAwayMidBatchLosesAndDuplicatesNothing(grouped: Bool) async throws {
         let harness = try WorkerHarness()
-        let queued = try harness.queue(users: 60)
+        let queued = grouped ? try harness.queueThroughIntake(users: 60) : try harness.queue(users: 60)
         // The 30th token's request makes the simulator send GOAWAY: it and every later stream on
         // that connection are unprocessed and must be resent on another connection.
         harness.simulator.setFault(SimulatorFault(times: 1, goAway: true), token: WorkerHarness.apnsToken(29))
