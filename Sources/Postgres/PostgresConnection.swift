@@ -7,6 +7,11 @@ import Foundation
 public final class PostgresConnection: @unchecked Sendable {
     let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
+    /// The text of a statement's parameters, back to back, each ended by a NUL, and where each
+    /// starts (nil for SQL NULL): libpq reads the values in place (see withParameters). Kept so a
+    /// busy connection reuses the capacity instead of allocating a large block per statement.
+    private var parameterBytes: [UInt8] = []
+    private var parameterStarts: [Int?] = []
     /// When the connection was last returned to a pool; used to skip health checks on busy connections.
     var lastUsed = ContinuousClock.now
 
@@ -72,9 +77,8 @@ public final class PostgresConnection: @unchecked Sendable {
             return try execute(sql)
         }
         let name = try preparedName(for: sql, parameterCount: parameters.count)
-        let texts: [String?] = parameters.map { $0?.postgresText }
-        let result = withOptionalCStringArray(texts) { pointers in
-            PQexecPrepared(handle, name, Int32(texts.count), pointers, nil, nil, 0)
+        let result = withParameters(parameters) { pointers in
+            PQexecPrepared(handle, name, Int32(parameters.count), pointers, nil, nil, 0)
         }
         return try consume(result)
     }
@@ -92,9 +96,10 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         defer { PQexitPipelineMode(handle) }
         for (statement, name) in zip(statements, names) {
-            let texts: [String?] = statement.parameters.map { $0?.postgresText }
-            let sent = withOptionalCStringArray(texts) { pointers in
-                PQsendQueryPrepared(handle, name, Int32(texts.count), pointers, nil, nil, 0)
+            // libpq copies the values into its output buffer before this returns, so the next
+            // statement may reuse the parameter buffer.
+            let sent = withParameters(statement.parameters) { pointers in
+                PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), pointers, nil, nil, 0)
             }
             guard sent == 1 else {
                 throw PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
@@ -150,6 +155,39 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Calls `body` with libpq's `paramValues` for `parameters`: pointers to NUL-terminated texts
+    /// (nil for SQL NULL) that live for the call. Every value is written straight into one buffer
+    /// (PostgresEncodable.appendPostgresText), instead of a String per value and then a C copy of it.
+    private func withParameters<T>(_ parameters: [(any PostgresEncodable)?],
+                                   _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+        parameterBytes.removeAll(keepingCapacity: true)
+        parameterStarts.removeAll(keepingCapacity: true)
+        for parameter in parameters {
+            guard let parameter else {
+                parameterStarts.append(nil)
+                continue
+            }
+            parameterStarts.append(parameterBytes.count)
+            parameter.appendPostgresText(to: &parameterBytes)
+            parameterBytes.append(0)
+        }
+        defer {
+            // A rare huge statement (a backfill's batch) should not pin its buffer for the connection's life.
+            if parameterBytes.capacity > 4 << 20 { parameterBytes = [] }
+        }
+        let starts = parameterStarts
+        return parameterBytes.withUnsafeBufferPointer { bytes in
+            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(1, starts.count)) { pointers in
+                for (index, start) in starts.enumerated() {
+                    // CChar and UInt8 are the signed and unsigned views of the same byte, which Swift
+                    // lets alias; libpq reads each value up to its NUL and does not keep the pointer.
+                    pointers[index] = start.map { UnsafeRawPointer(bytes.baseAddress! + $0).assumingMemoryBound(to: CChar.self) }
+                }
+                return body(UnsafePointer(pointers.baseAddress!))
+            }
+        }
+    }
+
     private func preparedName(for sql: String, parameterCount: Int) throws -> String {
         if let name = preparedNames[sql] { return name }
         let name = "herald_\(preparedNames.count + 1)"
@@ -194,13 +232,10 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 }
 
-/// Calls `body` with a NULL-terminated array of C strings that live for the call.
+/// Calls `body` with a NULL-terminated array of C strings that live for the call (the connection's
+/// keywords and values).
 private func withCStringArray<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
-    withOptionalCStringArray(strings) { body($0) }
-}
-
-private func withOptionalCStringArray<T>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
-    let duplicates: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } }
+    let duplicates: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
     defer { duplicates.forEach { free($0) } }
     var pointers: [UnsafePointer<CChar>?] = duplicates.map { $0.map { UnsafePointer($0) } }
     pointers.append(nil)

@@ -4,6 +4,11 @@ import Foundation
 /// format, which every column type accepts; the statement's SQL casts where the type is ambiguous.
 public protocol PostgresEncodable: Sendable {
     var postgresText: String { get }
+    /// Appends the bytes of `postgresText` to `out`. The connection writes every parameter of a
+    /// statement into one buffer that libpq reads in place (PostgresConnection's binder); the
+    /// default goes through `postgresText`, and the types a worker binds per statement (ids,
+    /// times, arrays of them) write their bytes directly.
+    func appendPostgresText(to out: inout [UInt8])
     /// Appends this value as one element of an array literal, quoted and escaped (see Array's
     /// postgresText). The default goes through `postgresText`; types that can write their bytes
     /// directly do, because a worker binds arrays of hundreds of ids per statement.
@@ -11,6 +16,10 @@ public protocol PostgresEncodable: Sendable {
 }
 
 extension PostgresEncodable {
+    public func appendPostgresText(to out: inout [UInt8]) {
+        out.append(contentsOf: postgresText.utf8)
+    }
+
     public func appendQuotedArrayElement(to out: inout [UInt8]) {
         var text = postgresText
         text.withUTF8 { PostgresArrayLiteral.appendQuoted($0, to: &out) }
@@ -33,14 +42,72 @@ public enum PostgresArrayLiteral {
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    /// `text` as one quoted element.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        // A native String hands out its bytes in place; a bridged one is copied first.
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { appendQuoted($0, to: &out) }
+        if done == nil {
+            var copy = text
+            copy.withUTF8 { appendQuoted($0, to: &out) }
+        }
+    }
+
+    /// The elements of `array` between the braces, comma-separated. The binder sees a parameter
+    /// as `any PostgresEncodable`, so Array's conformance runs unspecialised: element by element
+    /// through witness tables and value-witness copies, with generic metadata looked up on the way
+    /// (most of the worker's cost of binding a completion). The element types the worker binds in
+    /// bulk take a loop compiled for their type; any other goes through the protocol.
+    static func appendElements<Element: PostgresEncodable>(of array: [Element], to out: inout [UInt8]) {
+        if typed(array, UUID.self, &out, { uuid, out in uuid.appendQuotedArrayElement(to: &out) }) { return }
+        if typed(array, String.self, &out, { text, out in appendQuoted(text, to: &out) }) { return }
+        if typed(array, UUID?.self, &out, { uuid, out in uuid.appendQuotedArrayElement(to: &out) }) { return }
+        if typed(array, Int?.self, &out, { number, out in number.appendQuotedArrayElement(to: &out) }) { return }
+        if typed(array, Int.self, &out, { number, out in number.appendQuotedArrayElement(to: &out) }) { return }
+        if typed(array, Date.self, &out, { date, out in date.appendQuotedArrayElement(to: &out) }) { return }
+        var first = true
+        for element in array {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            element.appendQuotedArrayElement(to: &out)
+        }
+    }
+
+    /// When `Element` is `T`, appends every element with `append` (compiled for `T`) and returns true.
+    private static func typed<Element, T>(_ array: [Element], _: T.Type, _ out: inout [UInt8],
+                                          _ append: (T, inout [UInt8]) -> Void) -> Bool {
+        guard Element.self == T.self else { return false }
+        array.withUnsafeBufferPointer { buffer in
+            // Sound: Element is T (checked above), so the memory is already bound to T and the
+            // rebinding changes nothing; it only lets this loop be compiled for T.
+            buffer.withMemoryRebound(to: T.self) { elements in
+                for index in elements.indices {
+                    if index > 0 { out.append(UInt8(ascii: ",")) }
+                    append(elements[index], &out)
+                }
+            }
+        }
+        return true
+    }
 }
 
 extension String: PostgresEncodable {
     public var postgresText: String { self }
+
+    public func appendPostgresText(to out: inout [UInt8]) { out.append(contentsOf: utf8) }
+
+    public func appendQuotedArrayElement(to out: inout [UInt8]) { PostgresArrayLiteral.appendQuoted(self, to: &out) }
 }
 
 extension Int: PostgresEncodable {
     public var postgresText: String { String(self) }
+
+    /// Digits need no quoting (`{"1","2"}` and `{1,2}` are the same array).
+    public func appendQuotedArrayElement(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: String(self).utf8)
+        out.append(UInt8(ascii: "\""))
+    }
 }
 
 extension Int64: PostgresEncodable {
@@ -62,6 +129,8 @@ extension Bool: PostgresEncodable {
 extension UUID: PostgresEncodable {
     public var postgresText: String { PostgresUUID.format(self) }
 
+    public func appendPostgresText(to out: inout [UInt8]) { PostgresUUID.append(self, to: &out) }
+
     /// A UUID needs no escaping: its 36 characters straight into the literal.
     public func appendQuotedArrayElement(to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
@@ -73,6 +142,8 @@ extension UUID: PostgresEncodable {
 extension Date: PostgresEncodable {
     /// Microsecond precision as an explicit UTC timestamp literal.
     public var postgresText: String { PostgresTimestamp.format(self) }
+
+    public func appendPostgresText(to out: inout [UInt8]) { PostgresTimestamp.append(self, to: &out) }
 
     /// A timestamp needs no escaping: its text straight into the literal.
     public func appendQuotedArrayElement(to out: inout [UInt8]) {
@@ -87,13 +158,14 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
     public var postgresText: String {
         var out: [UInt8] = []
         out.reserveCapacity(2 + count * 40)
-        out.append(UInt8(ascii: "{"))
-        for (index, element) in enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            element.appendQuotedArrayElement(to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
+        appendPostgresText(to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    public func appendPostgresText(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        PostgresArrayLiteral.appendElements(of: self, to: &out)
+        out.append(UInt8(ascii: "}"))
     }
 }
 
@@ -101,9 +173,12 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
     /// Never called for nil: the binder sends SQL NULL for an absent value.
     public var postgresText: String { self?.postgresText ?? "" }
 
+    /// Never called for nil either (see postgresText).
+    public func appendPostgresText(to out: inout [UInt8]) { self?.appendPostgresText(to: &out) }
+
     /// nil is an array's NULL element (a parameter that is nil is sent as SQL NULL by the binder).
     public func appendQuotedArrayElement(to out: inout [UInt8]) {
-        if let self { self.appendQuotedArrayElement(to: &out) } else { out.append(contentsOf: Array("NULL".utf8)) }
+        if let self { self.appendQuotedArrayElement(to: &out) } else { out.append(contentsOf: "NULL".utf8) }
     }
 }
 

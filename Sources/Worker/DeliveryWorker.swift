@@ -26,13 +26,29 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     struct Hold {
-        /// Claimed rows not yet recorded, by id.
-        var held: [UUID: Held] = [:]
+        /// Claimed rows not yet recorded, by id. Changed only through `insert`, `remove` and `renew`,
+        /// which keep `bulkCount`.
+        private(set) var held: [UUID: Held] = [:]
+        /// Bulk-lane rows in `held`: counted as they come and go, because every claim asks, and
+        /// counting the values scanned the whole table (a few thousand rows under load).
+        private(set) var bulkCount = 0
         var draining = false
         /// After the drain deadline: late answers are ignored and their rows released instead.
         var abandoned = false
         /// The earliest retry this worker scheduled (wake up for it).
         var nextRetryAt: Date?
+
+        mutating func insert(_ row: Held, for id: UUID) {
+            if let replaced = held.updateValue(row, forKey: id), replaced.isBulk { bulkCount -= 1 }
+            if row.isBulk { bulkCount += 1 }
+        }
+
+        mutating func remove(_ id: UUID) {
+            if let removed = held.removeValue(forKey: id), removed.isBulk { bulkCount -= 1 }
+        }
+
+        /// The lease extender renewed the row's lease at `at`.
+        mutating func renew(_ id: UUID, at: Date) { held[id]?.leasedAt = at }
     }
 
     /// What the maintenance services tell the claimer.
@@ -111,7 +127,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Deliveries claimed and not yet recorded.
     public var inFlight: Int { hold.withLock { $0.held.count } }
     /// Bulk-lane rows among them.
-    var bulkInFlight: Int { hold.withLock { $0.held.values.count(where: \.isBulk) } }
+    var bulkInFlight: Int { hold.withLock { $0.bulkCount } }
 
     public func start() {
         completer.start()
@@ -198,9 +214,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         let probeID = probe ? claimed.first(where: { Self.outcomeWithoutSending($0) == nil })?.id : nil
         hold.withLock { hold in
             for delivery in claimed {
-                hold.held[delivery.id] = Held(service: delivery.service, leaseID: delivery.leaseID, leasedAt: now,
-                                              isProbe: delivery.id == probeID,
-                                              isBulk: delivery.lane != 0)
+                hold.insert(Held(service: delivery.service, leaseID: delivery.leaseID, leasedAt: now,
+                                 isProbe: delivery.id == probeID, isBulk: delivery.lane != 0), for: delivery.id)
             }
         }
         metrics.setInFlight(inFlight)
@@ -247,8 +262,11 @@ public final class DeliveryWorker: @unchecked Sendable {
             ])
             wake.signal(.work)
         }
+        // Only a retry's jitter reads the random number, and drawing one costs a getrandom system
+        // call (SystemRandomNumberGenerator): not one per sent delivery.
+        let random: Double = if case .retry = result { Double.random(in: 0..<1) } else { 0 }
         return configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: delivery.expiresAt,
-                                           now: clock.now, random: Double.random(in: 0..<1))
+                                           now: clock.now, random: random)
     }
 
     /// What a claimed row comes to without an upstream call, from the claim's verdict.
@@ -271,7 +289,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     private func committed(_ ids: [UUID], earliestRetry: Date?) {
         hold.withLock { hold in
-            for id in ids { hold.held[id] = nil }
+            for id in ids { hold.remove(id) }
             if let earliestRetry, hold.nextRetryAt.map({ earliestRetry < $0 }) ?? true {
                 hold.nextRetryAt = earliestRetry
             }

@@ -97,7 +97,7 @@ enum WorkerMaintenance {
                                                   leaseSeconds: leaseSeconds)
                 }
                 worker.hold.withLock { hold in
-                    for id in long { hold.held[id]?.leasedAt = now }
+                    for id in long { hold.renew(id, at: now) }
                 }
                 worker.metrics.addLeasesExtended(renewed)
             }

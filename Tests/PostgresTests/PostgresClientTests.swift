@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTestSupport
 import Postgres
+import Synchronization
 import Testing
 
 /// The libpq client against the real test database.
@@ -47,6 +48,82 @@ struct PostgresClientTests {
             try connection.query("SELECT unnest($1::timestamptz[])", [times]).rows.map { try $0.date(0) }
         }
         #expect(backTimes.count == 2 && zip(backTimes, times).allSatisfy { abs($0.timeIntervalSince($1)) < 0.000_001 })
+    }
+
+    @Test("arrays of every element type the binder writes directly read back as what was bound, NULL elements included")
+    func typedArrayParameters() throws {
+        let ids: [UUID?] = [UUID(), nil, UUID()]
+        let numbers: [Int?] = [nil, 0, -42, Int.max]
+        let counts: [Int] = [1, Int.min, 7]
+        let times = [Date(timeIntervalSince1970: 1_795_959_651.25), Date(timeIntervalSince1970: -86_400.5)]
+        let texts = ["a\"b", "c\\d", "", "NULL", "ünï ☃", "{,}"]
+        // Through the protocol (the generic path): types without a loop of their own.
+        let wide: [Int64] = [Int64.min, 3]
+        let flags = [true, false]
+        let optionalTexts: [String?] = ["x", nil]
+        #expect(ids.postgresText == "{\"\(PostgresUUID.format(ids[0]!))\",NULL,\"\(PostgresUUID.format(ids[2]!))\"}")
+        #expect(numbers.postgresText == #"{NULL,"0","-42","9223372036854775807"}"#)
+        #expect(counts.postgresText == #"{"1","-9223372036854775808","7"}"#)
+        #expect(texts.postgresText == #"{"a\"b","c\\d","","NULL","ünï ☃","{,}"}"#)
+        #expect(wide.postgresText == #"{"-9223372036854775808","3"}"#)
+        #expect(optionalTexts.postgresText == #"{"x",NULL}"#)
+        #expect([UUID?]().postgresText == "{}" && [Int?]().postgresText == "{}")
+        let row = try #require(try pool.withConnection { connection in
+            try connection.query("""
+                SELECT $1::uuid[] = $2::uuid[], $3::bigint[] IS NOT DISTINCT FROM ARRAY[NULL, 0, -42, 9223372036854775807]::bigint[],
+                       $4::bigint[] = ARRAY[1, -9223372036854775808, 7]::bigint[], $5::timestamptz[], $6::text[] = $7::text[],
+                       $8::bigint[] = ARRAY[-9223372036854775808, 3]::bigint[], $9::bool[] = ARRAY[true, false],
+                       $10::text[] IS NOT DISTINCT FROM ARRAY['x', NULL]
+                """, [ids, "{\(PostgresUUID.format(ids[0]!)),NULL,\(PostgresUUID.format(ids[2]!))}", numbers, counts,
+                      times, texts, "{\"a\\\"b\",\"c\\\\d\",\"\",\"NULL\",\"ünï ☃\",\"{,}\"}", wide, flags,
+                      optionalTexts]).first
+        })
+        #expect(try row.bool(0))
+        #expect(try row.bool(1))
+        #expect(try row.bool(2))
+        #expect(try row.string(3) == "{\"2026-11-29 13:40:51.25+00\",\"1969-12-30 23:59:59.5+00\"}")
+        #expect(try row.bool(4))
+        #expect(try row.bool(5))
+        #expect(try row.bool(6))
+        #expect(try row.bool(7))
+        let unnested = try pool.withConnection { connection in
+            try connection.query("SELECT unnest($1::text[])", [texts]).rows.map { try $0.string(0) }
+        }
+        #expect(unnested == texts)
+    }
+
+    @Test("parameters share one buffer: NULLs between values, a statement after a huge one, and a pipeline's statements keep their own values")
+    func parameterBuffer() throws {
+        let huge = String(repeating: "x", count: 5 << 20)
+        try pool.withConnection { connection in
+            let row = try #require(try connection.query(
+                "SELECT $1::text IS NULL, $2::text, $3::int IS NULL, $4::uuid IS NULL, $5::text",
+                [nil as String?, "second", nil as Int?, nil as UUID?, "fifth"]).first)
+            #expect(try row.bool(0) && row.string(1) == "second" && row.bool(2) && row.bool(3) && row.string(4) == "fifth")
+            #expect(try connection.query("SELECT length($1::text)", [huge]).first!.int(0) == 5 << 20)
+            // Shorter values after longer ones: no byte of the earlier statement's text may show.
+            #expect(try connection.query("SELECT $1::text || '|' || $2::text", ["ab", "c"]).first!.string(0) == "ab|c")
+            #expect(try connection.query("SELECT $1::text", [""]).first!.string(0) == "")
+            let results = try connection.pipeline([
+                ("SELECT $1::text", [String(repeating: "long", count: 1000)]),
+                ("SELECT $1::text, $2::text IS NULL", ["short", nil as String?]),
+                ("SELECT $1::uuid[]", [[UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))]]),
+            ])
+            #expect(try results[0].first!.string(0) == String(repeating: "long", count: 1000))
+            #expect(try results[1].first!.string(0) == "short" && results[1].first!.bool(1))
+            #expect(try results[2].first!.string(0) == "{01020304-0506-0708-090a-0b0c0d0e0f10}")
+        }
+    }
+
+    @Test("the binder writes each value's bytes with appendPostgresText, not through a String per value")
+    func bindsWithoutStrings() throws {
+        let value = WrittenOnly()
+        let row = try #require(try pool.withConnection { connection in
+            try connection.query("SELECT $1::text, $2::text[]", [value, [value, value]]).first
+        })
+        #expect(try row.string(0) == "written")
+        #expect(try row.string(1) == #"{written,written}"#)
+        #expect(WrittenOnly.stringsMade.load(ordering: .relaxed) == 0)
     }
 
     @Test("a failed statement reports its SQLSTATE, and the description never includes the server message")
@@ -266,4 +343,15 @@ struct PostgresClientTests {
         let own = try PostgresConnection(url: TestEnvironment.databaseURL + separator + "keepalives_idle=42")
         #expect(own.connectionSetting("keepalives_idle") == "42")
     }
+}
+
+/// A parameter that counts the Strings made of it: the binder and Array's literal must use its bytes.
+private struct WrittenOnly: PostgresEncodable {
+    static let stringsMade = Atomic<Int>(0)
+    var postgresText: String {
+        Self.stringsMade.add(1, ordering: .relaxed)
+        return "written"
+    }
+    func appendPostgresText(to out: inout [UInt8]) { out.append(contentsOf: "written".utf8) }
+    func appendQuotedArrayElement(to out: inout [UInt8]) { out.append(contentsOf: #""written""#.utf8) }
 }
