@@ -183,7 +183,7 @@ BEGIN
     END LOOP;
 
     RETURN QUERY
-    SELECT coalesce(m.id, d.id), d.service, d.environment, coalesce(m.payload, d.payload), d.attempts, d.expires_at,
+    SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
            -- The token the row is for: a push uses the device's, a Live Activity start the push-to-start
            -- token, its update and end the activity's own token (FCM: the device's token for all).
            CASE WHEN d.service = 'fcm' THEN v.fcm_token
@@ -210,20 +210,29 @@ BEGIN
                WHEN d.service = 'apns' AND d.activity_event IN ('update', 'end')
                     AND (t.update_token IS NULL OR t.update_token_invalidated_at IS NOT NULL) THEN 'token_invalid'
                WHEN EXISTS (SELECT 1 FROM opt_outs o JOIN partners p ON p.mini_app_id = o.mini_app_id
-                             WHERE p.id = d.partner_id AND o.user_id = coalesce(m.user_id, d.user_id)) THEN 'suppressed'
+                             WHERE p.id = d.partner_id AND o.user_id = d.user_id) THEN 'suppressed'
                ELSE 'send'
            END,
-           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event, d.priority,
-           CASE WHEN d.members IS NOT NULL THEN d.id END, m.member::integer
-      FROM deliveries d
-      -- A single row has no members: one row of NULLs, and the row's own columns are used.
-      LEFT JOIN LATERAL unnest(d.members, d.member_users, d.member_devices, d.member_payloads)
-                WITH ORDINALITY AS m (id, user_id, device_id, payload, member) ON true
-      LEFT JOIN devices v ON v.user_id = coalesce(m.user_id, d.user_id) AND v.device_id = coalesce(m.device_id, d.device_id)
+           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event, d.priority, d.group_id, d.member
+      -- The claimed deliveries: single rows as they are (no function scan per row), a group's members
+      -- not yet done unnested with the group's columns.
+      FROM (SELECT s.id, s.user_id, s.device_id, s.payload, NULL::uuid AS group_id, NULL::integer AS member,
+                   s.service, s.environment, s.attempts, s.expires_at, s.activity_id, s.activity_event, s.created_at,
+                   s.partner_id, s.lane, s.available_at, s.priority
+              FROM deliveries s
+             WHERE s.ctid = ANY (v_claimed) AND s.members IS NULL
+            UNION ALL
+            SELECT m.id, m.user_id, m.device_id, m.payload, g.id, m.member::integer,
+                   g.service, g.environment, g.attempts, g.expires_at, g.activity_id, g.activity_event, g.created_at,
+                   g.partner_id, g.lane, g.available_at, g.priority
+              FROM deliveries g
+             CROSS JOIN LATERAL unnest(g.members, g.member_users, g.member_devices, g.member_payloads)
+                   WITH ORDINALITY AS m (id, user_id, device_id, payload, member)
+             WHERE g.ctid = ANY (v_claimed) AND g.members IS NOT NULL
+               AND NOT m.member = ANY (coalesce(g.members_done, '{}'))) d
+      LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
       LEFT JOIN live_activities a ON a.id = d.activity_id
-      LEFT JOIN live_activity_targets t ON t.activity_id = d.activity_id AND t.device_id = d.device_id
-     WHERE d.ctid = ANY (v_claimed)
-       AND (m.member IS NULL OR NOT m.member = ANY (coalesce(d.members_done, '{}')));
+      LEFT JOIN live_activity_targets t ON t.activity_id = d.activity_id AND t.device_id = d.device_id;
 END
 $$;
 
