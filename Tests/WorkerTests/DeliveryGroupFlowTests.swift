@@ -60,9 +60,11 @@ import Worker
         }
         // One push pauses the upstream.
         let first = try harness.db.enqueueRequest(partner: partner, deliveries: [("user-40", .apns)])
+        // A first pause long enough for this task to swap the rows before the first probe even on a busy
+        // machine; a maximum the fixed behaviour never reaches here.
         let worker = try harness.startWorker {
-            $0.pauses.base = .milliseconds(300)
-            $0.pauses.maximum = .seconds(60)
+            $0.pauses.base = .seconds(2)
+            $0.pauses.maximum = .seconds(120)
         }
         try await harness.waitUntil("the upstream paused") { worker.pausedUpstreams[.apns] == "InvalidProviderToken" }
         // The deferred row is taken away (however late this task resumed), so the next claim, the probe,
@@ -73,9 +75,10 @@ import Worker
         try await harness.waitUntil("the group probed") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE member_count = 40") == 0
         }
-        // Had each of its 40 members counted as a failed probe, the pause would be at its 60 s maximum.
+        // Had each of its 40 members counted as a failed probe, the pause would be at its 120 s maximum;
+        // counted once it is 4 s (8 s if a late task let the deferred row be probed first).
         harness.simulator.clearFaults()
-        try await harness.waitUntil("everything delivered after the upstream accepted again", timeout: .seconds(20)) {
+        try await harness.waitUntil("everything delivered after the upstream accepted again", timeout: .seconds(45)) {
             try harness.outstanding() == 0
         }
         for id in group.ids {
