@@ -66,7 +66,9 @@ import Worker
             $0.pauses.base = .seconds(2)
             $0.pauses.maximum = .seconds(120)
         }
-        try await harness.waitUntil("the upstream paused") { worker.pausedUpstreams[.apns] == "InvalidProviderToken" }
+        // Polled on this thread: a task resumed seconds late on a busy suite would let the probes of the
+        // deferred row lengthen the pause first.
+        try harness.waitUntilBlocking("the upstream paused") { worker.pausedUpstreams[.apns] == "InvalidProviderToken" }
         // The deferred row is taken away (however late this task resumed), so the next claim, the probe,
         // can only take the group queued now, whole.
         try harness.db.connection.query("DELETE FROM deliveries WHERE id = $1", [first.ids[0]])
