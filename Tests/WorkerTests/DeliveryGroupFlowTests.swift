@@ -66,15 +66,15 @@ import Worker
             $0.pauses.base = .seconds(2)
             $0.pauses.maximum = .seconds(120)
         }
-        // Polled on this thread: a task resumed seconds late on a busy suite would let the probes of the
-        // deferred row lengthen the pause first.
+        // Both waits below poll on this thread: a task resumed seconds late on a busy suite would let more
+        // probes fail (each one doubling the pause) before the faults are cleared.
         try harness.waitUntilBlocking("the upstream paused") { worker.pausedUpstreams[.apns] == "InvalidProviderToken" }
         // The deferred row is taken away (however late this task resumed), so the next claim, the probe,
         // can only take the group queued now, whole.
         try harness.db.connection.query("DELETE FROM deliveries WHERE id = $1", [first.ids[0]])
         let group = try harness.db.enqueueRequest(partner: partner, deliveries: (0..<40).map { ("user-\($0)", .apns) })
         #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE member_count = 40") == 1)
-        try await harness.waitUntil("the group probed") {
+        try harness.waitUntilBlocking("the group probed") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE member_count = 40") == 0
         }
         // Had each of its 40 members counted as a failed probe, the pause would be at its 120 s maximum;
