@@ -19,8 +19,6 @@ public final class DeliveryWorker: @unchecked Sendable {
         let leaseID: UUID
         /// When the row's lease was last set: the claim, or the lease extender's last renewal.
         var leasedAt: Date
-        /// A single row leased to test a paused upstream (UpstreamPauses).
-        let isProbe: Bool
         /// A bulk-lane row (counted against `maxBulkInFlight`).
         let isBulk: Bool
     }
@@ -215,7 +213,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         hold.withLock { hold in
             for delivery in claimed {
                 hold.insert(Held(service: delivery.service, leaseID: delivery.leaseID, leasedAt: now,
-                                 isProbe: delivery.id == probeID, isBulk: delivery.lane != 0), for: delivery.id)
+                                 isBulk: delivery.lane != 0), for: delivery.id)
             }
         }
         metrics.setInFlight(inFlight)

@@ -7,7 +7,7 @@ import Testing
 /// (the claim's bulk allowance reads the count instead of scanning the table).
 struct WorkerHoldTests {
     private func row(bulk: Bool) -> DeliveryWorker.Held {
-        DeliveryWorker.Held(service: .apns, leaseID: UUID(), leasedAt: Date(timeIntervalSince1970: 0), isProbe: false,
+        DeliveryWorker.Held(service: .apns, leaseID: UUID(), leasedAt: Date(timeIntervalSince1970: 0),
                             isBulk: bulk)
     }
 
