@@ -70,9 +70,9 @@ struct ConnectBackoffTests {
     }
 
     @Test("Consecutive failures wait exponentially longer, up to the maximum")
-    func waitsGrowWithEachFailure() async throws {
-        // Waits of 100 ms to 1.6 s: long enough that a send lands inside one even when this task resumes
-        // late on a busy machine (with 40-320 ms, a loaded CI saw every send miss every window).
+    func waitsGrowWithEachFailure() throws {
+        // Waits of 100 ms to 1.6 s, and sends made from this thread, blocking on each answer: an async loop here
+        // resumed late on a loaded CI (the cooperative pool busy with other suites) and missed every window.
         let backoff = ExponentialBackoff(base: .milliseconds(200), maximum: .milliseconds(1_600))
         let refusing = RefusingPort()
         defer { withExtendedLifetime(refusing) {} }
@@ -82,8 +82,8 @@ struct ConnectBackoffTests {
         for failures in 1...6 {
             let deadline = ContinuousClock.now + .seconds(30)
             while client.statistics.consecutiveConnectFailures < failures, ContinuousClock.now < deadline {
-                _ = try? await client.send(HTTP2Request(path: "/"))
-                try? await Task.sleep(for: .milliseconds(5))
+                sendWaiting(client, HTTP2Request(path: "/"))
+                Thread.sleep(forTimeInterval: 0.005)
             }
             let statistics = client.statistics
             #expect(statistics.consecutiveConnectFailures == failures)
@@ -94,6 +94,13 @@ struct ConnectBackoffTests {
         let statistics = client.statistics
         #expect(statistics.connectionsOpened == 6)
         #expect(statistics.requestsFailedInConnectBackoff >= 1)
+    }
+
+    /// Sends on the calling thread and blocks until the answer (it comes on the client's own event-loop thread).
+    func sendWaiting(_ client: HTTP2Client, _ request: HTTP2Request) {
+        let answered = DispatchSemaphore(value: 0)
+        client.send(request) { _ in answered.signal() }
+        answered.wait()
     }
 
     @Test("A connection that becomes ready resets the backoff")
