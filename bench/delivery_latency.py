@@ -6,7 +6,10 @@ schedule: each sender thread sleeps until its next slot, so a slow answer does n
 offered rate), waits for the outbox to drain, then joins what the simulator received
 (GET /sim/received through curl: apns-id, or the deliveryId in an FCM message, and the receipt time) with
 each delivery's request in Postgres (push_requests.created_at, the moment of acceptance).
-Prints p50/p90/p99/max and the achieved rate. Standard library only.
+Prints p50/p90/p99/max and the achieved rate. The first --warmup seconds run at the same rate and are
+not counted: the statements' plans are rebuilt after the ANALYZE and CHECKPOINT the caller runs before
+each rate, and every connection's caches start cold (docs/performance.md, "Latency: the warm-up").
+Standard library only.
 """
 import argparse
 import http.client
@@ -27,6 +30,7 @@ def parse_args():
     p.add_argument("--users", type=int, required=True)
     p.add_argument("--rate", type=int, default=1000)
     p.add_argument("--seconds", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3, help="seconds sent first at the same rate and not counted")
     p.add_argument("--sim", required=True)
     p.add_argument("--ca", required=True)
     p.add_argument("--psql", required=True, help="psql command line (connection options included)")
@@ -37,11 +41,11 @@ def parse_args():
     return p.parse_args()
 
 
-def sender(args, index, schedule_start, results):
+def sender(args, index, schedule_start, measure_from, results):
     url = urllib.parse.urlparse(args.intake)
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
     per_thread = args.rate / args.threads
-    total = int(per_thread * args.seconds)
+    total = int(per_thread * (args.warmup + args.seconds))
     ok = other = 0
     response_ms = []
     for n in range(total):
@@ -49,6 +53,9 @@ def sender(args, index, schedule_start, results):
         delay = slot - time.time()
         if delay > 0:
             time.sleep(delay)
+        # By when it is sent, as the deliveries are picked by their request's created_at: a client behind
+        # its schedule sends warm-up slots after the warm-up.
+        counted = time.time() >= measure_from
         user = (index * total + n) % args.users + 1
         body = json.dumps({"recipients": {"emails": [f"user{user}@bench.example"]},
                            "title": "Deposit pending", "body": "Confirmations: 1/6",
@@ -60,6 +67,8 @@ def sender(args, index, schedule_start, results):
             response = conn.getresponse()
             answer = response.read()
             elapsed_ms = (time.time() - sent_at) * 1000
+            if not counted:
+                continue
             if response.status == 202:
                 ok += 1
                 # One device or more: the intake writes a one-device push in its group commit and takes
@@ -69,7 +78,7 @@ def sender(args, index, schedule_start, results):
                 other += 1
                 response_ms.append((elapsed_ms, 0))
         except OSError:
-            other += 1
+            other += counted
             conn.close()
             conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
     results[index] = (ok, other, response_ms)
@@ -90,8 +99,10 @@ def percentile(sorted_values, fraction):
 def main():
     args = parse_args()
     results = [None] * args.threads
-    start = time.time() + 0.5
-    threads = [threading.Thread(target=sender, args=(args, i, start, results)) for i in range(args.threads)]
+    schedule_start = time.time() + 0.5
+    start = schedule_start + args.warmup
+    threads = [threading.Thread(target=sender, args=(args, i, schedule_start, start, results))
+               for i in range(args.threads)]
     for t in threads:
         t.start()
     for t in threads:
@@ -127,6 +138,8 @@ def main():
 
     rows = psql(args, "SELECT h.id, extract(epoch FROM r.created_at), r.deliveries FROM delivery_history h "
                       "JOIN push_requests r ON r.id = h.request_id WHERE h.outcome = 'sent'"
+                      # Requests of the warm-up are not counted (the intake's clock and this one are the machine's).
+                      f" AND r.created_at >= to_timestamp({start:.6f})"
                       + ("" if args.lane is None else f" AND h.lane = {int(args.lane)}"))
     latencies = []
     by_devices = {1: [], 2: []}  # 2: two devices or more
@@ -139,8 +152,8 @@ def main():
             latencies.append(latency)
             by_devices[1 if int(devices) == 1 else 2].append(latency)
     latencies.sort()
-    print(f"offered {args.rate}/s for {args.seconds} s: {accepted} accepted ({accepted / elapsed:.0f}/s), "
-          f"{rejected} not accepted")
+    print(f"offered {args.rate}/s for {args.seconds} s after {args.warmup} s of warm-up: {accepted} accepted "
+          f"({accepted / elapsed:.0f}/s), {rejected} not accepted")
     print(f"intake answer (202) as the client saw it: p50 {percentile(responses, 0.5):.1f} ms, "
           f"p99 {percentile(responses, 0.99):.1f} ms")
     print(f"intake acceptance -> simulator receipt over {len(latencies)} deliveries: "

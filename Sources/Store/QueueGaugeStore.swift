@@ -5,8 +5,8 @@ import Postgres
 public struct LaneGauge: Sendable, Equatable {
     /// `realtime` (lane 0, partner traffic) or `bulk` (lane 1, operator backfills and replays).
     public let lane: String
-    /// Pending deliveries of the lane with `available_at <= now()` (a group row counts its members),
-    /// counted over at most `QueueGaugeStore.countLimit` rows, and as many group rows.
+    /// Pending deliveries of the lane with `available_at <= now()` (a group row counts its members, the
+    /// index's `member_count`), counted over at most `QueueGaugeStore.countLimit` rows.
     public let due: Int
     /// Age of the lane's oldest due row in seconds (0 when nothing is due).
     public let oldestDueSeconds: Double
@@ -20,8 +20,8 @@ public struct LaneGauge: Sendable, Equatable {
 
 /// The worker's autoscaling gauges (`herald_queue_due_deliveries{lane}` and
 /// `herald_queue_oldest_due_seconds{lane}`): one statement per refresh, on the due partial index
-/// `deliveries_due_partner` (sql/006_worker.sql; it replaced 004's `deliveries_due`) and the group rows'
-/// `deliveries_due_groups` (sql/017_claim_one_scan.sql).
+/// `deliveries_due_partner` (sql/006_worker.sql; it replaced 004's `deliveries_due`; `member_count` is its
+/// last key column since sql/017_claim_one_scan.sql).
 public struct QueueGaugeStore: Sendable {
     /// Lane numbers (sql/004_outbox.sql) and the label each gets.
     public static let lanes: [(number: Int, name: String)] = [(0, "realtime"), (1, "bulk")]
@@ -43,9 +43,7 @@ public struct QueueGaugeStore: Sendable {
     }
 
     /// $1 the count limit per lane. The count is a range of the partial index per lane (its first
-    /// column) with `available_at` checked in the index, plus what each due group row adds beyond one
-    /// (its `member_count` from the group index: the due index stays without included columns, which
-    /// would stop its deduplication); the oldest due row comes from the queue heads
+    /// column) with `available_at` checked in the index; the oldest due row comes from the queue heads
     /// (herald_queue_heads: one index probe per partner), since the index orders `available_at`
     /// within a partner, not within a lane.
     public static let dueByLaneSQL = """
@@ -53,15 +51,10 @@ public struct QueueGaugeStore: Sendable {
             SELECT lane, min(oldest_available_at) AS oldest FROM herald_queue_heads()
              WHERE oldest_available_at <= now() GROUP BY lane)
         SELECT l.lane::int8,
-               ((SELECT count(*) FROM (
-                    SELECT FROM deliveries d
-                     WHERE d.state = 'pending' AND d.lane = l.lane AND d.available_at <= now()
-                     LIMIT $1) due)
-                + (SELECT coalesce(sum(g.member_count - 1), 0) FROM (
+               (SELECT coalesce(sum(due.member_count), 0) FROM (
                     SELECT d.member_count FROM deliveries d
-                     WHERE d.state = 'pending' AND d.lane = l.lane AND d.member_count > 1
-                       AND d.available_at <= now()
-                     LIMIT $1) g))::int8,
+                     WHERE d.state = 'pending' AND d.lane = l.lane AND d.available_at <= now()
+                     LIMIT $1) due)::int8,
                coalesce(extract(epoch FROM now() - h.oldest), 0)::float8
           FROM (VALUES (0::smallint), (1::smallint)) l(lane) LEFT JOIN heads h ON h.lane = l.lane
          ORDER BY l.lane

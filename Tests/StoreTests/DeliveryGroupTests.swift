@@ -206,8 +206,7 @@ import Testing
         #expect(try stats.map { [try $0.string(0), String(try $0.int(1)), String(try $0.int(2))] } == [["sent", "30", "30"]])
     }
 
-    /// The completion finds its groups by the primary key; the gauge counts rows from the due index and
-    /// members from the group index, both alone.
+    /// The completion finds its groups by the primary key; the gauge counts members from the due index alone.
     @Test func groupStatementsUseTheirIndexes() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()
@@ -226,7 +225,6 @@ import Testing
         try db.connection.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
         let gauge = try explain(QueueGaugeStore.dueByLaneSQL.replacingOccurrences(of: "$1", with: "100000"))
         #expect(gauge.contains("Index Only Scan using deliveries_due_partner"), "\(gauge)")
-        #expect(gauge.contains("Index Only Scan using deliveries_due_groups"), "\(gauge)")
     }
 
     /// A group member that failed is a history row of its own with its payload: `heraldctl replay` queues it
