@@ -8,7 +8,7 @@ offered rate), waits for the outbox to drain, then joins what the simulator rece
 each delivery's request in Postgres (push_requests.created_at, the moment of acceptance).
 Prints p50/p90/p99/max and the achieved rate. The first --warmup seconds run at the same rate and are
 not counted: the statements' plans are rebuilt after the ANALYZE and CHECKPOINT the caller runs before
-each rate, and every connection's caches start cold (docs/performance.md, "Latency: the warm-up").
+each rate, and every connection's caches start cold (docs/performance.md, the summary's "Latency").
 Standard library only.
 """
 import argparse
