@@ -10,7 +10,8 @@
 #   herald_pg_psql ARGS...  psql against the herald database
 # HERALD_PG_STOP_CMD / HERALD_PG_START_CMD hold the last two as single /bin/sh command lines.
 # Set HERALD_PG_PORT before herald_pg_start to also listen on localhost:PORT (benchmarks);
-# otherwise the server listens on its Unix socket only.
+# otherwise the server listens on its Unix socket only. HERALD_PG_SETTINGS (postgresql.conf lines)
+# is appended to the cluster's settings (bench/delivery's BENCH_STATEMENTS loads pg_stat_statements).
 
 HERALD_PG_BIN="${HERALD_PG_BIN:-/usr/lib/postgresql/15/bin}"
 
@@ -101,6 +102,7 @@ fsync = on
 max_connections = 400
 shared_buffers = 256MB
 log_min_messages = warning
+${HERALD_PG_SETTINGS:-}
 EOF
 
     HERALD_PG_START_CMD="cd $HERALD_PG_DIR && runuser -u postgres -- $HERALD_PG_BIN/pg_ctl -D $HERALD_PG_DIR/data -l $HERALD_PG_DIR/postgres.log -w -t 30 start"
