@@ -43,16 +43,6 @@ public enum PostgresArrayLiteral {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// `text` as one quoted element.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        // A native String hands out its bytes in place; a bridged one is copied first.
-        let done: Void? = text.utf8.withContiguousStorageIfAvailable { appendQuoted($0, to: &out) }
-        if done == nil {
-            var copy = text
-            copy.withUTF8 { appendQuoted($0, to: &out) }
-        }
-    }
-
     /// The elements of `array` between the braces, comma-separated. The binder sees a parameter
     /// as `any PostgresEncodable`, so Array's conformance runs unspecialised: element by element
     /// through witness tables and value-witness copies, with generic metadata looked up on the way
@@ -60,7 +50,7 @@ public enum PostgresArrayLiteral {
     /// bulk take a loop compiled for their type; any other goes through the protocol.
     static func appendElements<Element: PostgresEncodable>(of array: [Element], to out: inout [UInt8]) {
         if typed(array, UUID.self, &out, { uuid, out in uuid.appendQuotedArrayElement(to: &out) }) { return }
-        if typed(array, String.self, &out, { text, out in appendQuoted(text, to: &out) }) { return }
+        if typed(array, String.self, &out, { text, out in text.appendQuotedArrayElement(to: &out) }) { return }
         if typed(array, UUID?.self, &out, { uuid, out in uuid.appendQuotedArrayElement(to: &out) }) { return }
         if typed(array, Int?.self, &out, { number, out in number.appendQuotedArrayElement(to: &out) }) { return }
         if typed(array, Int.self, &out, { number, out in number.appendQuotedArrayElement(to: &out) }) { return }
@@ -93,10 +83,6 @@ public enum PostgresArrayLiteral {
 
 extension String: PostgresEncodable {
     public var postgresText: String { self }
-
-    public func appendPostgresText(to out: inout [UInt8]) { out.append(contentsOf: utf8) }
-
-    public func appendQuotedArrayElement(to out: inout [UInt8]) { PostgresArrayLiteral.appendQuoted(self, to: &out) }
 }
 
 extension Int: PostgresEncodable {
