@@ -7,6 +7,10 @@ import Store
 /// Records outcomes in batches: one statement for everything that finished while the previous
 /// statement ran (natural batching: one row at low load, hundreds under load).
 ///
+/// - A group row's members (sql/016_delivery_groups.sql) are recorded together when they can be: the
+///   answered ones wait until every member of the group that this worker claimed has answered, or for
+///   `groupHold` at most, so that the completion takes the group whole (sql/018_groups_sent_whole.sql).
+///
 /// - A batch that fails for a passing reason (the database unreachable, a deadlock) is kept and
 ///   retried with the service's backoff, so no outcome is lost while the process lives; if it
 ///   dies, the leases expire and the rows are sent again.
@@ -24,11 +28,23 @@ final class Completer: @unchecked Sendable {
     /// Called after each recorded batch with the ids it took off this worker's hands and the
     /// earliest time a row of it is due again.
     private let onCommitted: @Sendable ([UUID], Date?) -> Void
-    /// Guards `pending` and `finishing`; signalled when either changes.
+    /// Guards `pending`, `recording`, `groups` and `finishing`; signalled when they change.
     private let condition = NSCondition()
+    /// Outcomes not yet taken into a batch, in the order they came.
     private var pending: [CompletedDelivery] = []
+    /// The batch being recorded, kept until it is (a passing failure retries the same batch).
+    private var recording: [CompletedDelivery] = []
+    /// The groups with members claimed by this worker and not yet answered.
+    private var groups: [UUID: GroupProgress] = [:]
     /// stop() was called: record what is pending, then end.
     private var finishing = false
+
+    private struct GroupProgress {
+        /// Members claimed and not yet answered.
+        var unanswered: Int
+        /// When the group's first answer of those waiting in `pending` came.
+        var waitingSince: Date?
+    }
     private var service: BackgroundService!
 
     init(configuration: CompleterConfiguration, worker: String, session: DatabaseSession, metrics: WorkerMetrics,
@@ -48,11 +64,33 @@ final class Completer: @unchecked Sendable {
 
     func start() { service.start() }
 
+    /// Counts the group members of a claim, whose outcomes `add` will bring (the claimer's thread).
+    func expect(_ claimed: [ClaimedDelivery]) {
+        var members: [UUID: Int] = [:]
+        for delivery in claimed {
+            if let group = delivery.groupID { members[group, default: 0] += 1 }
+        }
+        guard !members.isEmpty else { return }
+        condition.lock()
+        for (group, count) in members {
+            groups[group, default: GroupProgress(unanswered: 0)].unanswered += count
+        }
+        condition.unlock()
+    }
+
     /// Queues one outcome (any thread).
     func add(_ delivery: CompletedDelivery) {
         condition.lock()
         pending.append(delivery)
-        condition.broadcast()
+        // The step wakes for what it can take now, and for a group's first waiting answer (to time its hold).
+        var wake = true
+        if let group = delivery.groupID, var progress = groups[group] {
+            progress.unanswered -= 1
+            wake = progress.unanswered <= 0 || progress.waitingSince == nil
+            if progress.waitingSince == nil { progress.waitingSince = Date() }
+            groups[group] = progress
+        }
+        if wake { condition.broadcast() }
         condition.unlock()
     }
 
@@ -60,7 +98,7 @@ final class Completer: @unchecked Sendable {
     var backlog: Int {
         condition.lock()
         defer { condition.unlock() }
-        return pending.count
+        return pending.count + recording.count
     }
 
     /// Records what is queued, then ends the thread. Gives up at `deadline` (the database down
@@ -71,10 +109,10 @@ final class Completer: @unchecked Sendable {
         condition.lock()
         finishing = true
         condition.broadcast()
-        while !pending.isEmpty {
+        while !pending.isEmpty || !recording.isEmpty {
             if !condition.wait(until: deadline) { break }
         }
-        let recorded = pending.isEmpty
+        let recorded = pending.isEmpty && recording.isEmpty
         condition.unlock()
         service.stop(deadline: deadline)
         return recorded
@@ -88,8 +126,19 @@ final class Completer: @unchecked Sendable {
 
     private func step() throws {
         condition.lock()
-        while pending.isEmpty && !finishing { condition.wait() }
-        let batch = Array(pending.prefix(configuration.maxBatch))
+        while recording.isEmpty {
+            if pending.isEmpty {
+                if finishing { break }
+                condition.wait()
+                continue
+            }
+            if let holdEnds = takeBatch(now: Date()) {
+                condition.wait(until: holdEnds)
+            } else if recording.isEmpty {
+                condition.wait()
+            }
+        }
+        let batch = recording
         condition.unlock()
         if batch.isEmpty {
             // Finishing with nothing left: stop() ends the service now.
@@ -98,7 +147,7 @@ final class Completer: @unchecked Sendable {
         }
         try record(batch)
         condition.lock()
-        pending.removeFirst(batch.count)
+        recording.removeAll(keepingCapacity: true)
         condition.broadcast()
         condition.unlock()
         var earliestRetry: Date?
@@ -110,6 +159,37 @@ final class Completer: @unchecked Sendable {
             }
         }
         onCommitted(batch.map(\.id), earliestRetry)
+    }
+
+    /// Moves what may be recorded now from `pending` to `recording` (at most `maxBatch`, in order): every
+    /// outcome but those of a group with members still unanswered, until its hold ends. Returns the
+    /// earliest end of a hold still running, if any. Called with the lock held.
+    private func takeBatch(now: Date) -> Date? {
+        var kept: [CompletedDelivery] = []
+        var holdEnds: Date?
+        let hold = configuration.groupHold / .seconds(1)
+        for delivery in pending {
+            if recording.count >= configuration.maxBatch {
+                kept.append(delivery)
+                continue
+            }
+            if !finishing, let group = delivery.groupID, let progress = groups[group], progress.unanswered > 0,
+               let since = progress.waitingSince {
+                let ends = since.addingTimeInterval(hold)
+                if ends > now {
+                    kept.append(delivery)
+                    holdEnds = min(holdEnds ?? ends, ends)
+                    continue
+                }
+            }
+            recording.append(delivery)
+        }
+        // A group taken is forgotten, whole or not: members answering after a hold ended go out at once.
+        for delivery in recording {
+            if let group = delivery.groupID { groups[group] = nil }
+        }
+        pending = kept
+        return holdEnds
     }
 
     /// Records `batch`, isolating rows that cannot be recorded. Throws only for passing failures.

@@ -217,6 +217,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
         }
         metrics.setInFlight(inFlight)
+        completer.expect(claimed)
         // Counted once per service and claim, not under a lock per delivery.
         for service in PushService.allCases {
             let count = claimed.count { $0.service == service }

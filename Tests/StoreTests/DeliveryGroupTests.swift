@@ -124,6 +124,65 @@ import Testing
         #expect(try history.allSatisfy { try $0.string(1).hasPrefix("a") && $0.string(2) == "iphone" })
     }
 
+    /// sql/018_groups_sent_whole.sql: a group all of whose members one completion records as sent is
+    /// deleted at once with its own arrays as its history row; a group in pieces, one with another
+    /// outcome and single rows in the same statement take their own paths, and the counts add up.
+    @Test func aGroupSentWholeIsDeletedWithItsArraysAsItsHistoryRow() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let (request, ids) = try enqueue(db, partner: partner, apns: 120, fcm: 5)
+        let arrays = try db.connection.query("""
+            SELECT id, members::text, member_users::text, member_devices::text FROM deliveries
+             WHERE members IS NOT NULL ORDER BY members[1]
+            """).rows.map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
+        #expect(arrays.count == 3)
+        let claimed = try claimAll(db)
+        #expect(claimed.count == 125)
+        let members = { (group: UUID) in claimed.filter { $0.groupID == group } }
+        let (whole, split, mixed) = (members(arrays[0].0), members(arrays[1].0), members(arrays[2].0))
+        let singles = claimed.filter { $0.groupID == nil }
+        var outcomes = whole.map { CompletedDelivery($0, outcome: .sent) }
+        outcomes += split.prefix(10).map { CompletedDelivery($0, outcome: .sent) }
+        outcomes += mixed.dropFirst().map { CompletedDelivery($0, outcome: .sent) }
+        outcomes.append(CompletedDelivery(mixed[0], outcome: .failed(reason: "status_400")))
+        outcomes += singles.map { CompletedDelivery($0, outcome: .sent) }
+        #expect(try store.complete(on: db.connection, worker: "w1", outcomes) == (95, 0))
+
+        // The whole group and the mixed one are gone; the split one waits for its 30 other members.
+        let left = try db.connection.query("SELECT id, cardinality(members_done) FROM deliveries").rows
+        #expect(left.count == 1)
+        #expect(try left[0].uuid(0) == arrays[1].0 && left[0].int(1) == 10)
+        #expect(try db.counts(of: request) == (94, 1))
+        // The whole group's history row is the group's arrays as they were written.
+        let history = try #require(try db.connection.query("""
+            SELECT members::text, member_users::text, member_devices::text, outcome, user_id, payload IS NULL, attempts
+              FROM delivery_history WHERE id = $1
+            """, [arrays[0].0]).first)
+        #expect(try history.string(0) == arrays[0].1 && history.string(1) == arrays[0].2)
+        #expect(try history.string(2) == arrays[0].3 && history.string(3) == "sent" && history.string(4) == "")
+        #expect(try history.bool(5) && history.int(6) == 1)
+        #expect(try db.count("SELECT cardinality(members) FROM delivery_history WHERE id = $1", [arrays[1].0]) == 10)
+        #expect(try db.count("SELECT cardinality(members) FROM delivery_history WHERE id = $1", [arrays[2].0]) == 39)
+        #expect(try db.outcome(of: mixed[0].id)?.outcome == "failed")
+        let recorded = try db.connection.query("SELECT id FROM delivery_history_deliveries").rows.map { try $0.uuid(0) }
+        #expect(recorded.count == 95 && Set(recorded) == Set(outcomes.map(\.id)))
+        #expect(Set(recorded).isSubset(of: Set(ids)))
+
+        // Once a group has members done, the rest of it takes the pieces' path and the group leaves with it.
+        #expect(try store.complete(on: db.connection, worker: "w1",
+                                   split.dropFirst(10).map { CompletedDelivery($0, outcome: .sent) }) == (30, 0))
+        #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
+        #expect(try db.counts(of: request) == (124, 1))
+        // A completion by a worker that no longer holds a group records nothing of it.
+        let again = try db.enqueueRequest(partner: partner, deliveries: (1...20).map { ("a\($0)", PushService.apns) })
+        let other = try claimAll(db, worker: "w2")
+        #expect(other.count == 20)
+        #expect(try store.complete(on: db.connection, worker: "w1", other.map { CompletedDelivery($0, outcome: .sent) })
+                == (0, 0))
+        #expect(try db.counts(of: again.request) == (0, 0))
+        #expect(try db.count("SELECT count(*) FROM deliveries WHERE leased_by = 'w2'") == 1)
+    }
+
     @Test func aRetriedMemberLeavesItsGroupAsASingleRowAndOtherOutcomesAreRecorded() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()
@@ -222,6 +281,14 @@ import Testing
              WHERE g.id = ANY ('{00000000-0000-4000-8000-000000000001}'::uuid[]) AND g.leased_by = 'w1'
             """)
         #expect(marked.contains("deliveries_pkey"), "\(marked)")
+        // sql/018_groups_sent_whole.sql's delete of a group sent whole.
+        let whole = try explain("""
+            DELETE FROM deliveries g
+             WHERE g.id = ANY ('{00000000-0000-4000-8000-000000000001}'::uuid[]) AND g.leased_by = 'w1'
+               AND coalesce(cardinality(g.members_done), 0) = 0
+               AND g.member_count = ('{20}'::integer[])[array_position('{00000000-0000-4000-8000-000000000001}'::uuid[], g.id)]
+            """)
+        #expect(whole.contains("deliveries_pkey"), "\(whole)")
         try db.connection.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
         let gauge = try explain(QueueGaugeStore.dueByLaneSQL.replacingOccurrences(of: "$1", with: "100000"))
         #expect(gauge.contains("Index Only Scan using deliveries_due_partner"), "\(gauge)")

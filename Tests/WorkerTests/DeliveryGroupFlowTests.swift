@@ -26,6 +26,41 @@ import Worker
                 == 800)
     }
 
+    /// The completer records a group's members together (sql/018_groups_sent_whole.sql): each group sent
+    /// whole is one completion, so one history row of all its members, however the answers were batched.
+    @Test func eachGroupSentWholeIsRecordedInOneStatement() async throws {
+        let harness = try WorkerHarness()
+        let queued = try harness.queueThroughIntake(users: 400, android: true)
+        // A hold no answer here comes near: the test is about batching, not about time.
+        try harness.startWorker {
+            $0.claimer.batchSize = 120
+            $0.completer.groupHold = .seconds(10)
+        }
+        try await harness.waitUntil("all sent", timeout: .seconds(60)) { try harness.outstanding() == 0 }
+        #expect(try harness.db.counts(of: queued.request) == (sent: 800, failed: 0))
+        #expect(try harness.db.count("SELECT count(*) FROM delivery_history") == 16)
+        #expect(try harness.db.count("SELECT count(*) FROM delivery_history WHERE cardinality(members) = 50") == 16)
+        #expect(queued.deliveries.allSatisfy { harness.timesReceived($0) == 1 })
+    }
+
+    /// A slow member does not hold its group's answered members past the hold: they are recorded without
+    /// it (one history row of 39), and it is recorded when it answers (a row of its own). Read from the
+    /// history at the end rather than watched, so a late-resumed test task cannot miss the moment.
+    @Test func answeredMembersAreRecordedWhenTheHoldEndsWithoutASlowOne() async throws {
+        let harness = try WorkerHarness()
+        let queued = try harness.queueThroughIntake(users: 40)
+        harness.simulator.setFault(SimulatorFault(delayMs: 5000), token: WorkerHarness.apnsToken(5))
+        try harness.startWorker { $0.completer.groupHold = .milliseconds(200) }
+        try await harness.waitUntil("all recorded", timeout: .seconds(60)) { try harness.outstanding() == 0 }
+        #expect(try harness.db.counts(of: queued.request) == (sent: 40, failed: 0))
+        let pieces = try harness.db.connection.query("""
+            SELECT cardinality(members), $1 = ANY (members) FROM delivery_history ORDER BY cardinality(members)
+            """, [queued.deliveries[5]]).rows.map { (try $0.int(0), try $0.bool(1)) }
+        #expect(pieces.map(\.0) == [1, 39] && pieces.map(\.1) == [true, false])
+        #expect(queued.deliveries.allSatisfy { harness.timesReceived($0) == 1 })
+        #expect(try harness.db.outcome(of: queued.deliveries[5])?.attempts == 1)
+    }
+
     @Test func aMemberIsRetriedOrFailedAloneAndTheRestOfItsGroupIsSentOnce() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queueThroughIntake(users: 40)
