@@ -161,15 +161,17 @@ final class Completer: @unchecked Sendable {
         onCommitted(batch.map(\.id), earliestRetry)
     }
 
-    /// Moves what may be recorded now from `pending` to `recording` (at most `maxBatch`, in order): every
-    /// outcome but those of a group with members still unanswered, until its hold ends. Returns the
-    /// earliest end of a hold still running, if any. Called with the lock held.
+    /// Moves what may be recorded now from `pending` to `recording` (at most `maxBatch`, in order, but a
+    /// group begun in the batch is finished in it: past `maxBatch` by less than a group): every outcome
+    /// but those of a group with members still unanswered, until its hold ends. Returns the earliest end
+    /// of a hold still running, if any. Called with the lock held.
     private func takeBatch(now: Date) -> Date? {
         var kept: [CompletedDelivery] = []
         var holdEnds: Date?
+        var begun: Set<UUID> = []
         let hold = configuration.groupHold / .seconds(1)
         for delivery in pending {
-            if recording.count >= configuration.maxBatch {
+            if recording.count >= configuration.maxBatch && !(delivery.groupID.map { begun.contains($0) } ?? false) {
                 kept.append(delivery)
                 continue
             }
@@ -183,6 +185,7 @@ final class Completer: @unchecked Sendable {
                 }
             }
             recording.append(delivery)
+            if let group = delivery.groupID { begun.insert(group) }
         }
         // A group taken is forgotten, whole or not: members answering after a hold ended go out at once.
         for delivery in recording {
