@@ -27,13 +27,15 @@ import Worker
     }
 
     /// The completer records a group's members together (sql/018_groups_sent_whole.sql): each group sent
-    /// whole is one completion, so one history row of all its members, however the answers were batched.
+    /// whole is one completion, so one history row of all its members, however the answers were batched,
+    /// even with a batch limit smaller than a group (a group begun in a batch is finished in it).
     @Test func eachGroupSentWholeIsRecordedInOneStatement() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queueThroughIntake(users: 400, android: true)
         // A hold no answer here comes near: the test is about batching, not about time.
         try harness.startWorker {
             $0.claimer.batchSize = 120
+            $0.completer.maxBatch = 30
             $0.completer.groupHold = .seconds(10)
         }
         try await harness.waitUntil("all sent", timeout: .seconds(60)) { try harness.outstanding() == 0 }
