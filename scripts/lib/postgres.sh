@@ -101,6 +101,11 @@ unix_socket_directories = '$HERALD_PG_SOCKET_DIR'
 fsync = on
 max_connections = 400
 shared_buffers = 256MB
+# The WAL settings docs/operations.md recommends for the outbox ("Postgres settings"): with the 1 GB
+# default a drain at 25,000 deliveries/s checkpoints every ~12 s, and the first change of every page
+# after a checkpoint writes a full-page image (autovacuum of a 10M-row outbox: 400,000 per pass).
+max_wal_size = 8GB
+checkpoint_timeout = 15min
 log_min_messages = warning
 ${HERALD_PG_SETTINGS:-}
 EOF
