@@ -1,23 +1,24 @@
 #!/usr/bin/env python3
 """Latency from intake acceptance to simulator receipt, at a steady push rate (bench/delivery).
 
-Sends single-recipient pushes to herald-intake at --rate per second for --seconds (a fixed
-schedule: each sender thread sleeps until its next slot, so a slow answer does not lower the
-offered rate), waits for the outbox to drain, then joins what the simulator received
-(GET /sim/received through curl: apns-id, or the deliveryId in an FCM message, and the receipt time) with
-each delivery's request in Postgres (push_requests.created_at, the moment of acceptance).
+Sends single-recipient pushes to herald-intake at --rate per second for --seconds on a fixed
+schedule, open loop (one asyncio event loop over a pool of keep-alive connections that grows when
+every connection is waiting for an answer: a slow answer neither lowers the offered rate nor
+delays the next push, and the client's own CPU stays small beside the processes measured), waits
+for the outbox to drain, then joins what the simulator received (GET /sim/received through curl:
+apns-id, or the deliveryId in an FCM message, and the receipt time) with each delivery's request in Postgres (push_requests.created_at, the moment of acceptance).
 Prints p50/p90/p99/max and the achieved rate. The first --warmup seconds run at the same rate and are
 not counted: the statements' plans are rebuilt after the ANALYZE and CHECKPOINT the caller runs before
 each rate, and every connection's caches start cold (docs/performance.md, the summary's "Latency").
 Standard library only.
 """
 import argparse
-import http.client
+import asyncio
 import json
 import shlex
+import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 from datetime import datetime
@@ -34,54 +35,104 @@ def parse_args():
     p.add_argument("--sim", required=True)
     p.add_argument("--ca", required=True)
     p.add_argument("--psql", required=True, help="psql command line (connection options included)")
-    p.add_argument("--threads", type=int, default=16)
+    p.add_argument("--connections", type=int, default=32,
+                   help="keep-alive connections opened first (more are opened while all are busy)")
     p.add_argument("--lane", type=int, default=None,
                    help="only this lane's deliveries: wait for it to drain and measure it (bench/backfill: 0 while "
                         "a backfill drains in lane 1)")
     return p.parse_args()
 
 
-def sender(args, index, schedule_start, measure_from, results):
+class Load:
+    """The open-loop sender's record: answers by whether they were counted, and the connections it needed."""
+
+    def __init__(self):
+        self.ok = 0
+        self.other = 0
+        self.response_ms = []  # (ms, deliveries) of counted answers; 0 deliveries for a refusal
+        self.opened = 0  # connections at the end (--connections, and those opened while all were busy)
+        self.late_ms = 0.0  # the most a send started after its slot (the client's own lag)
+
+
+async def open_connection(url):
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return reader, writer
+
+
+async def send_one(args, url, idle, load, n, measure_from):
+    """One push on an idle keep-alive connection (a new one when every connection is busy: the schedule
+    does not wait for answers, so a slow intake meets more connections, not a lower offered rate)."""
+    try:
+        reader, writer = idle.pop() if idle else await open_connection(url)
+    except OSError:
+        load.other += 1
+        return
+    user = n % args.users + 1
+    body = json.dumps({"recipients": {"emails": [f"user{user}@bench.example"]},
+                       "title": "Deposit pending", "body": "Confirmations: 1/6",
+                       "data": {"txHash": "0x%064x" % n}}).encode()
+    request = (f"POST /api/partners/notifications/push HTTP/1.1\r\nHost: {url.hostname}\r\n"
+               f"Authorization: Bearer {args.key}\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    # By when it is sent, as the deliveries are picked by their request's created_at.
+    sent_at = time.time()
+    counted = sent_at >= measure_from
+    try:
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        answer = await reader.readexactly(length)
+    except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+        load.other += counted
+        writer.close()
+        return
+    elapsed_ms = (time.time() - sent_at) * 1000
+    idle.append((reader, writer))
+    if not counted:
+        return
+    if status == 202:
+        load.ok += 1
+        # One device or more: the intake writes a one-device push in its group commit and takes
+        # two more round trips for more (Sources/Store/IntakeWriter.swift), so each is reported apart.
+        load.response_ms.append((elapsed_ms, json.loads(answer).get("deliveries", 0)))
+    else:
+        load.other += 1
+        load.response_ms.append((elapsed_ms, 0))
+
+
+async def send_all(args, schedule_start, measure_from):
+    """Pushes on a fixed schedule (open loop: push n goes at schedule_start + n / rate, answered or not),
+    over keep-alive connections from a pool that grows when all are busy. One thread and event loop,
+    so the client costs the machine little beside the processes measured."""
     url = urllib.parse.urlparse(args.intake)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
-    per_thread = args.rate / args.threads
-    total = int(per_thread * (args.warmup + args.seconds))
-    ok = other = 0
-    response_ms = []
+    load = Load()
+    idle = []
+    for _ in range(args.connections):
+        idle.append(await open_connection(url))
+    tasks = set()
+    total = int(args.rate * (args.warmup + args.seconds))
     for n in range(total):
-        slot = schedule_start + (n + index / args.threads) / per_thread
+        slot = schedule_start + n / args.rate
         delay = slot - time.time()
         if delay > 0:
-            time.sleep(delay)
-        # By when it is sent, as the deliveries are picked by their request's created_at: a client behind
-        # its schedule sends warm-up slots after the warm-up.
-        counted = time.time() >= measure_from
-        user = (index * total + n) % args.users + 1
-        body = json.dumps({"recipients": {"emails": [f"user{user}@bench.example"]},
-                           "title": "Deposit pending", "body": "Confirmations: 1/6",
-                           "data": {"txHash": "0x%064x" % n}})
-        try:
-            sent_at = time.time()
-            conn.request("POST", "/api/partners/notifications/push", body=body,
-                         headers={"Authorization": "Bearer " + args.key, "Content-Type": "application/json"})
-            response = conn.getresponse()
-            answer = response.read()
-            elapsed_ms = (time.time() - sent_at) * 1000
-            if not counted:
-                continue
-            if response.status == 202:
-                ok += 1
-                # One device or more: the intake writes a one-device push in its group commit and takes
-                # two more round trips for more (Sources/Store/IntakeWriter.swift), so each is reported apart.
-                response_ms.append((elapsed_ms, json.loads(answer).get("deliveries", 0)))
-            else:
-                other += 1
-                response_ms.append((elapsed_ms, 0))
-        except OSError:
-            other += counted
-            conn.close()
-            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
-    results[index] = (ok, other, response_ms)
+            await asyncio.sleep(delay)
+        else:
+            load.late_ms = max(load.late_ms, -delay * 1000)
+        task = asyncio.ensure_future(send_one(args, url, idle, load, n, measure_from))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    if tasks:
+        await asyncio.gather(*tasks)
+    load.opened = len(idle)
+    for _, writer in idle:
+        writer.close()
+    return load
 
 
 def psql(args, sql):
@@ -98,19 +149,13 @@ def percentile(sorted_values, fraction):
 
 def main():
     args = parse_args()
-    results = [None] * args.threads
     schedule_start = time.time() + 0.5
     start = schedule_start + args.warmup
-    threads = [threading.Thread(target=sender, args=(args, i, schedule_start, start, results))
-               for i in range(args.threads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    load = asyncio.run(send_all(args, schedule_start, start))
     elapsed = time.time() - start
-    accepted = sum(r[0] for r in results)
-    rejected = sum(r[1] for r in results)
-    answers = [a for r in results for a in r[2]]
+    accepted = load.ok
+    rejected = load.other
+    answers = load.response_ms
     responses = sorted(ms for ms, _ in answers)
 
     lane = "" if args.lane is None else f" WHERE lane = {int(args.lane)}"
@@ -153,7 +198,8 @@ def main():
             by_devices[1 if int(devices) == 1 else 2].append(latency)
     latencies.sort()
     print(f"offered {args.rate}/s for {args.seconds} s after {args.warmup} s of warm-up: {accepted} accepted "
-          f"({accepted / elapsed:.0f}/s), {rejected} not accepted")
+          f"({accepted / elapsed:.0f}/s), {rejected} not accepted; open loop over {load.opened} connections, "
+          f"sends at most {load.late_ms:.1f} ms behind their slots")
     print(f"intake answer (202) as the client saw it: p50 {percentile(responses, 0.5):.1f} ms, "
           f"p99 {percentile(responses, 0.99):.1f} ms")
     print(f"intake acceptance -> simulator receipt over {len(latencies)} deliveries: "
