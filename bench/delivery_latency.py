@@ -14,6 +14,7 @@ Standard library only.
 """
 import argparse
 import asyncio
+import collections
 import json
 import shlex
 import socket
@@ -64,7 +65,8 @@ async def send_one(args, url, idle, load, n, measure_from):
     """One push on an idle keep-alive connection (a new one when every connection is busy: the schedule
     does not wait for answers, so a slow intake meets more connections, not a lower offered rate)."""
     try:
-        reader, writer = idle.pop() if idle else await open_connection(url)
+        # The longest idle first: every connection stays in use, none reaches the intake's idle timeout.
+        reader, writer = idle.popleft() if idle else await open_connection(url)
     except OSError:
         load.other += 1
         return
@@ -112,7 +114,7 @@ async def send_all(args, schedule_start, measure_from):
     so the client costs the machine little beside the processes measured."""
     url = urllib.parse.urlparse(args.intake)
     load = Load()
-    idle = []
+    idle = collections.deque()
     for _ in range(args.connections):
         idle.append(await open_connection(url))
     tasks = set()
