@@ -6,7 +6,8 @@ schedule, open loop (one asyncio event loop over a pool of keep-alive connection
 every connection is waiting for an answer: a slow answer neither lowers the offered rate nor
 delays the next push, and the client's own CPU stays small beside the processes measured), waits
 for the outbox to drain, then joins what the simulator received (GET /sim/received through curl:
-apns-id, or the deliveryId in an FCM message, and the receipt time) with each delivery's request in Postgres (push_requests.created_at, the moment of acceptance).
+apns-id, or the deliveryId in an FCM message, and the receipt time) with each delivery's request in
+Postgres (push_requests.created_at, the moment of acceptance).
 Prints p50/p90/p99/max and the achieved rate. The first --warmup seconds run at the same rate and are
 not counted: the statements' plans are rebuilt after the ANALYZE and CHECKPOINT the caller runs before
 each rate, and every connection's caches start cold (docs/performance.md, the summary's "Latency").
@@ -68,7 +69,7 @@ async def send_one(args, url, idle, load, n, measure_from):
         # The longest idle first: every connection stays in use, none reaches the intake's idle timeout.
         reader, writer = idle.popleft() if idle else await open_connection(url)
     except OSError:
-        load.other += 1
+        load.other += time.time() >= measure_from
         return
     user = n % args.users + 1
     body = json.dumps({"recipients": {"emails": [f"user{user}@bench.example"]},
