@@ -2,8 +2,8 @@
 import PackageDescription
 
 // Herald: the arrows point one way (see docs/architecture.md):
-// executables -> Intake / Worker / Simulator / HeraldCtl -> Store / APNs / FCM -> Postgres / HTTP2 -> C libraries;
-// everything may use HeraldCore.
+// executables -> Intake / Worker / Simulator / HeraldCtl -> Store / APNs / FCM -> Postgres / HTTP2 / HTTPFetch
+// -> C libraries; everything may use HeraldCore.
 let package = Package(
     name: "Herald",
     products: [
@@ -18,6 +18,8 @@ let package = Package(
         .systemLibrary(name: "CSystem"),
         // Non-variadic, prefixed wrappers around libmicrohttpd's variadic start function.
         .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
+        // Non-variadic, prefixed wrappers around libcurl's variadic setopt/getinfo, and macros that do not import.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
 
         // Pure domain: validation, payload rendering, canonical forms, rate-limit arithmetic.
         .target(name: "HeraldCore"),
@@ -39,6 +41,8 @@ let package = Package(
         // HTTP/2 on nghttp2 + OpenSSL: an epoll event loop, TLS with ALPN h2 and cleartext h2c, client and
         // server sessions (the worker's APNs/FCM clients and the simulator share it).
         .target(name: "HTTP2", dependencies: ["CNghttp2", "COpenSSL", "CSystem", "HeraldCore"]),
+        // Outbound HTTPS on libcurl's multi interface (icons, webhooks): one thread, https only, an address policy.
+        .target(name: "HTTPFetch", dependencies: ["CCurl", "ServiceSupport"]),
         // APNs: provider JWT, request headers, response classification, the client.
         .target(name: "APNs", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
         // FCM HTTP v1: service-account OAuth2, message building, error classification, the client.
@@ -68,6 +72,7 @@ let package = Package(
             name: "IntakeTests",
             dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(name: "HTTPFetchTests", dependencies: ["HTTPFetch", "HTTP2", "ServiceSupport", "HeraldTestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(
             name: "DeliveryClientTests",
