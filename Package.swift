@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Herald: the arrows point one way (see docs/architecture.md):
-// executables -> Intake / Worker / Simulator / HeraldCtl -> Store / APNs / FCM -> Postgres / HTTP2 / HTTPFetch
+// executables -> Intake / Worker / Simulator / HeraldCtl -> Store / APNs / FCM / PartnerIcons -> Icons /
+// Postgres / HTTP2 / HTTPFetch
 // -> C libraries; everything may use HeraldCore.
 let package = Package(
     name: "Herald",
@@ -16,6 +17,11 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "CSystem"),
+        // Icons: librsvg (with the cairo and GIO it draws and reads through) and gdk-pixbuf.
+        .systemLibrary(name: "CRsvg", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
+        .systemLibrary(name: "CGdkPixbuf", pkgConfig: "gdk-pixbuf-2.0", providers: [.apt(["libgdk-pixbuf-2.0-dev"])]),
+        // gdk-pixbuf loader signal handlers in C (g_signal_connect is a macro): the pixel-limit guard.
+        .target(name: "CGdkPixbufShim", dependencies: ["CGdkPixbuf"]),
         // Non-variadic, prefixed wrappers around libmicrohttpd's variadic start function.
         .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
         // Non-variadic, prefixed wrappers around libcurl's variadic setopt/getinfo, and macros that do not import.
@@ -23,6 +29,8 @@ let package = Package(
 
         // Pure domain: validation, payload rendering, canonical forms, rate-limit arithmetic.
         .target(name: "HeraldCore"),
+        // Partner icons: PNG, JPEG or SVG to square PNGs in memory, bounded in bytes, pixels, time and concurrency.
+        .target(name: "Icons", dependencies: ["CRsvg", "CGdkPixbuf", "CGdkPixbufShim", "HeraldCrypto", "HeraldCore"]),
         // OpenSSL: HMAC, hashes, random keys.
         .target(name: "HeraldCrypto", dependencies: ["COpenSSL", "HeraldCore"]),
         // libpq client: connections, pool, prepared statements, transactions.
@@ -63,6 +71,7 @@ let package = Package(
         .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
+        .testTarget(name: "IconsTests", dependencies: ["Icons", "CGdkPixbuf"]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "HeraldCore"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),
