@@ -41,10 +41,14 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // What every long-running process shares: JSON logs, signals, environment settings.
         .target(name: "ServiceSupport", dependencies: ["HeraldCore"]),
+        // A partner's icon from an upload or a fetched URL, rasterised: shared by the admin API and heraldctl.
+        .target(name: "PartnerIcons", dependencies: ["HTTPFetch", "Icons", "Store", "HeraldCore", "ServiceSupport"]),
         // The intake: routing, auth, handlers, metrics.
-        .target(name: "Intake", dependencies: ["ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto"]),
+        .target(name: "Intake", dependencies: ["ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto",
+                                               "HTTPFetch", "PartnerIcons"]),
         // The operator's commands.
-        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto", "HTTP2", "ServiceSupport"]),
+        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto", "HTTP2", "ServiceSupport",
+                                                  "PartnerIcons"]),
 
         // HTTP/2 on nghttp2 + OpenSSL: an epoll event loop, TLS with ALPN h2 and cleartext h2c, client and
         // server sessions (the worker's APNs/FCM clients and the simulator share it).
@@ -79,7 +83,8 @@ let package = Package(
         .testTarget(name: "HeraldCtlTests", dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(
             name: "IntakeTests",
-            dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport"]),
+            dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport",
+                           "HTTP2"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HTTPFetchTests", dependencies: ["HTTPFetch", "HTTP2", "ServiceSupport", "HeraldTestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),

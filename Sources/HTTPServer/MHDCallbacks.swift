@@ -23,7 +23,7 @@ func heraldHTTPAccessHandler(
     }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     guard let stored = requestContext.pointee else {
-        return context.begin(connection, requestContext, url: url, version: version, marker: cls)
+        return context.begin(connection, requestContext, url: url, method: method, version: version, marker: cls)
     }
     let size = uploadDataSize.pointee
     if stored == cls {

@@ -10,6 +10,8 @@ import CMicroHTTPD
 final class RequestState: @unchecked Sendable {
     /// The body so far; capacity reserved from Content-Length when there is one.
     var body: [UInt8]
+    /// The largest body this request may have (the server's, or its larger limit for this request).
+    let bodyLimit: Int
     /// Set once a chunked body outgrew the limit: what follows is counted and dropped.
     var isTooLarge = false
     /// Bytes dropped since the body outgrew the limit.
@@ -20,7 +22,8 @@ final class RequestState: @unchecked Sendable {
     var connection: OpaquePointer?
     var response: HTTPResponse?
 
-    init(reservingCapacity capacity: Int) {
+    init(reservingCapacity capacity: Int, bodyLimit: Int) {
+        self.bodyLimit = bodyLimit
         body = []
         if capacity > 0 {
             body.reserveCapacity(capacity)

@@ -16,6 +16,7 @@ extension ServerContext {
         _ connection: OpaquePointer,
         _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
         url: UnsafePointer<CChar>?,
+        method: UnsafePointer<CChar>?,
         version: UnsafePointer<CChar>?,
         marker: UnsafeMutableRawPointer
     ) -> MHD_Result {
@@ -23,8 +24,12 @@ extension ServerContext {
         if let problem = Self.check(connection, url: url, version: version, limits: self) {
             return reject(problem, on: connection)
         }
+        var bodyLimit = maxBodyBytes
+        if let largerBodyLimit, let url, let method {
+            bodyLimit = largerBodyLimit(String(cString: method), String(cString: url)) ?? maxBodyBytes
+        }
         let contentLength = Self.contentLength(of: connection)
-        if let contentLength, contentLength > maxBodyBytes {
+        if let contentLength, contentLength > bodyLimit {
             return reject(.bodyTooLarge, on: connection)
         }
         let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
@@ -32,7 +37,7 @@ extension ServerContext {
             requestContext.pointee = marker
             return .YES
         }
-        let state = RequestState(reservingCapacity: chunked ? 0 : contentLength ?? 0)
+        let state = RequestState(reservingCapacity: chunked ? 0 : contentLength ?? 0, bodyLimit: bodyLimit)
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
         return .YES
     }
@@ -103,7 +108,7 @@ extension ServerContext {
             state.discardedBytes += chunk.count
             return state.discardedBytes > Self.discardLimit ? .NO : .YES
         }
-        if state.body.count + chunk.count > maxBodyBytes {
+        if state.body.count + chunk.count > state.bodyLimit {
             state.isTooLarge = true
             state.discardedBytes = state.body.count + chunk.count
             state.body = []

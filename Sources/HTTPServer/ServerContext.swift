@@ -14,6 +14,7 @@ final class ServerContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let rejection: @Sendable (HTTPRejection) -> HTTPResponse
     let maxBodyBytes: Int
+    let largerBodyLimit: (@Sendable (String, String) -> Int?)?
     let maxTargetBytes: Int
     let maxHeaderBytes: Int
     /// Nanoseconds a request may take to arrive whole; 0 = no deadline.
@@ -41,6 +42,7 @@ final class ServerContext: Sendable {
         self.handler = handler
         self.rejection = rejection
         self.maxBodyBytes = configuration.maxBodyBytes
+        self.largerBodyLimit = configuration.largerBodyLimit
         self.maxTargetBytes = configuration.maxTargetBytes
         self.maxHeaderBytes = configuration.maxHeaderBytes
         self.requestReadTimeout = Int64(configuration.requestReadTimeoutSeconds) * 1_000_000_000

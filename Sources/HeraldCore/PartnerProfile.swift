@@ -6,17 +6,19 @@ public struct PartnerProfile: Sendable, Equatable {
     public let miniAppID: String
     public let displayName: String
     public let tenantID: String
-    public let iconURL: String?
+    /// Where the intake serves the partner's icon at the payload size (`PartnerIcon.path`); nil when
+    /// none is stored.
+    public let iconPath: String?
     public let rateLimitPerMinute: Int
     public let rateLimitPerDay: Int
 
-    public init(id: UUID, miniAppID: String, displayName: String, tenantID: String, iconURL: String?,
+    public init(id: UUID, miniAppID: String, displayName: String, tenantID: String, iconPath: String?,
                 rateLimitPerMinute: Int, rateLimitPerDay: Int) {
         self.id = id
         self.miniAppID = miniAppID
         self.displayName = displayName
         self.tenantID = tenantID
-        self.iconURL = iconURL
+        self.iconPath = iconPath
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
     }

@@ -9,17 +9,18 @@ public struct PushContent: Sendable, Equatable {
     public let deepLink: String?
     /// The partner's display name, for communication-style rendering.
     public let senderName: String
-    /// The host's PNG of the mini-app icon, when the partner row has one.
+    /// The intake's PNG of the mini-app icon (`publicURL` + its path), when the partner has one and the
+    /// intake knows its public URL.
     public let imageURL: String?
     public let data: [PushRequest.DataEntry]
 
-    public init(request: PushRequest, partner: PartnerProfile) {
+    public init(request: PushRequest, partner: PartnerProfile, publicURL: String?) {
         title = "[\(partner.displayName)] \(request.title)"
         body = request.body
         miniAppID = partner.miniAppID
         deepLink = request.deepLink
         senderName = partner.displayName
-        imageURL = partner.iconURL
+        imageURL = partner.iconPath.flatMap { path in publicURL.map { $0 + path } }
         data = request.data
     }
 }

@@ -37,6 +37,9 @@ public struct PushRules: Sendable {
     /// expiration of 0 means "try once, keep nothing" for a phone that is offline.
     public var defaultTTLSeconds = PushRules.ttlRange.upperBound
     public var maxDataKeyCharacters = 128
+    /// The intake's public base URL (HERALD_PUBLIC_URL), which payloads' `imageUrl` starts with; without
+    /// it payloads carry no icon.
+    public var publicURL: String?
 
     public init() {}
 

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldCrypto
+import PartnerIcons
 import Postgres
 import Store
 
@@ -50,23 +51,24 @@ enum Commands {
         }
     }
 
-    static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaults: PartnerDefaults) throws {
+    static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaults: PartnerDefaults,
+                         iconSource: () throws -> PartnerIconSource) throws {
         let store = PartnerStore(pool: pool)
         guard let action = arguments.positional.first else { throw UsageError(message: "partners needs an action") }
         switch action {
         case "create":
             try arguments.allowOnly(["json", "mini-app-id", "display-name", "tenant", "rate-limit-per-minute",
-                                     "rate-limit-per-day", "icon-url"])
+                                     "rate-limit-per-day", "icon-url", "icon-file"])
             let miniAppID = try PartnerRules.miniAppID(try arguments.requiredOption("mini-app-id"))
             let displayName = try PartnerRules.displayName(try arguments.requiredOption("display-name"))
             let tenant = try PartnerRules.tenantID(arguments.option("tenant") ?? defaults.tenant)
-            let iconURL = try arguments.option("icon-url").map(PartnerRules.iconURL)
+            let perMinute = try positive(arguments, "rate-limit-per-minute") ?? defaults.perMinute
+            let perDay = try positive(arguments, "rate-limit-per-day") ?? defaults.perDay
+            let icon = try iconChange(arguments, source: iconSource)
             let key = try PartnerAPIKey.generate()
             let record = try store.create(
                 NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenant,
-                           rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute") ?? defaults.perMinute,
-                           rateLimitPerDay: try positive(arguments, "rate-limit-per-day") ?? defaults.perDay,
-                           iconURL: iconURL),
+                           rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon),
                 keyHash: PartnerAPIKey.hash(key))
             printer.emit(record.json(apiKey: key)) {
                 describe(record) + "\napi key (shown once, hand it over a secure channel): \(key)"
@@ -85,16 +87,19 @@ enum Commands {
             }
         case "update":
             try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day", "icon-url",
-                                     "no-icon"])
+                                     "icon-file", "no-icon"])
             let id = try partnerID(arguments)
             var changes = PartnerChanges(
                 displayName: try arguments.option("display-name").map(PartnerRules.displayName),
                 rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute"),
                 rateLimitPerDay: try positive(arguments, "rate-limit-per-day"))
-            if let icon = arguments.option("icon-url") {
-                changes.iconURL = .some(try PartnerRules.iconURL(icon))
-            } else if arguments.flag("no-icon") {
-                changes.iconURL = .some(nil)
+            if arguments.flag("no-icon") {
+                guard arguments.option("icon-url") == nil, arguments.option("icon-file") == nil else {
+                    throw UsageError(message: "--no-icon cannot go with --icon-url or --icon-file")
+                }
+                changes.icon = .remove
+            } else {
+                changes.icon = try iconChange(arguments, source: iconSource)
             }
             guard let record = try store.update(id: id, changes) else { throw CommandFailure(message: "no such partner") }
             printer.emit(record.json()) { describe(record) }
@@ -113,6 +118,27 @@ enum Commands {
             printer.emit(record.json()) { describe(record) }
         default:
             throw UsageError(message: "unknown partners action \(action)")
+        }
+    }
+
+    /// `--icon-url URL` (fetched now) or `--icon-file PATH` (read now), rasterised before anything is
+    /// written, as the admin API does; nil when neither is given.
+    private static func iconChange(_ arguments: Arguments, source: () throws -> PartnerIconSource) throws
+        -> PartnerIconChange?
+    {
+        switch (arguments.option("icon-url"), arguments.option("icon-file")) {
+        case (nil, nil):
+            return nil
+        case (let url?, nil):
+            let checked = try PartnerRules.iconURL(url)
+            return .replace(try source().fromURL(checked), sourceURL: checked)
+        case (nil, let path?):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CommandFailure(message: "cannot read \(path)")
+            }
+            return .replace(try source().fromUpload(Array(data)), sourceURL: nil)
+        default:
+            throw UsageError(message: "give --icon-url or --icon-file, not both")
         }
     }
 

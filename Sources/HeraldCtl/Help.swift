@@ -46,10 +46,11 @@ enum Help {
             usage: heraldctl partners <create|list|update|rotate-key|revoke> ...
 
               partners create --mini-app-id ID --display-name NAME [--tenant T]
-                              [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL]
+                              [--rate-limit-per-minute N] [--rate-limit-per-day N]
+                              [--icon-url URL | --icon-file PATH]
               partners list
               partners update ID [--display-name NAME] [--rate-limit-per-minute N] [--rate-limit-per-day N]
-                                 [--icon-url URL | --no-icon]
+                                 [--icon-url URL | --icon-file PATH | --no-icon]
               partners rotate-key ID
               partners revoke ID
 
@@ -57,11 +58,16 @@ enum Help {
             """,
         "partners create": """
             usage: heraldctl partners create --mini-app-id ID --display-name NAME [--tenant T]
-                   [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL] [--json]
+                   [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL | --icon-file PATH]
+                   [--json]
 
             Registers a partner and prints its API key once (only its hash is stored): hand it over a
             secure channel. Defaults: HERALD_DEFAULT_TENANT, HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE and
             HERALD_DEFAULT_RATE_LIMIT_PER_DAY (the intake's).
+            The icon (PNG, JPEG or SVG, at most 1 MiB) is fetched from --icon-url (https, public addresses
+            only unless HERALD_WEBHOOK_ALLOW_PRIVATE=1; HERALD_CA_FILE trusted besides the system CAs) or
+            read from --icon-file, and stored as square PNGs before the partner is written; an image that
+            does not decode writes nothing.
             """,
         "partners list": """
             usage: heraldctl partners list [--json]
@@ -70,9 +76,10 @@ enum Help {
             """,
         "partners update": """
             usage: heraldctl partners update ID [--display-name NAME] [--rate-limit-per-minute N]
-                   [--rate-limit-per-day N] [--icon-url URL | --no-icon] [--json]
+                   [--rate-limit-per-day N] [--icon-url URL | --icon-file PATH | --no-icon] [--json]
 
-            Changes a partner's display name (the brand prefix of its notifications), limits or icon.
+            Changes a partner's display name (the brand prefix of its notifications), limits or icon
+            (fetched or read and rasterised as for create; --no-icon removes it).
             """,
         "partners rotate-key": """
             usage: heraldctl partners rotate-key ID [--json]

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldCrypto
+import PartnerIcons
 import Postgres
 import ServiceSupport
 import Store
@@ -54,8 +55,17 @@ public enum HeraldCtl {
             case "replay": try ReplayCommand.run(pool: pool, arguments: arguments, printer: printer,
                                                  fallbackTTLSeconds: try pushRules(environment).defaultTTLSeconds)
             case "backfill": try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)
-            case "partners": try Commands.partners(pool: pool, arguments: arguments, printer: printer,
-                                                   defaults: try PartnerDefaults(environment))
+            case "partners":
+                // Made only when an icon is given: its fetcher is a thread of its own.
+                var iconSource: PartnerIconSource?
+                defer { iconSource?.close() }
+                try Commands.partners(pool: pool, arguments: arguments, printer: printer,
+                                      defaults: try PartnerDefaults(environment)) {
+                    if let iconSource { return iconSource }
+                    let made = try PartnerIconSource(environment: environment)
+                    iconSource = made
+                    return made
+                }
             default: throw UsageError(message: "unknown command \(command)")
             }
             return 0

@@ -3,11 +3,14 @@ import Foundation
 import HTTPServer
 import HeraldCore
 import HeraldCrypto
+import PartnerIcons
 import Store
 
 /// The admin API (SPEC 3): partners and their keys.
 struct AdminHandler: Sendable {
     let partners: PartnerStore
+    /// Fetches and rasterises an `iconUrl` before anything is written (SPEC 3).
+    let icons: PartnerIconSource
     let logger: Logger
     let defaultTenant: String
     let defaultPerMinute: Int
@@ -23,11 +26,11 @@ struct AdminHandler: Sendable {
         let perMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
             ?? defaultPerMinute
         let perDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange) ?? defaultPerDay
-        let iconURL = try fields.string("iconUrl").map(PartnerRules.iconURL)
+        let icon = try fields.string("iconUrl").map(PartnerRules.iconURL).map(iconChange)
         let key = try PartnerAPIKey.generate()
         let record = try partners.create(
             NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
-                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, iconURL: iconURL),
+                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon),
             keyHash: PartnerAPIKey.hash(key))
         audit("partner created", record)
         return Reply.json(201, record.json(apiKey: key))
@@ -46,11 +49,13 @@ struct AdminHandler: Sendable {
         changes.displayName = try fields.string("displayName").map(PartnerRules.displayName)
         changes.rateLimitPerMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
         changes.rateLimitPerDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange)
-        if fields.has("iconUrl") { changes.iconURL = .some(try fields.string("iconUrl").map(PartnerRules.iconURL)) }
+        let iconURL = fields.has("iconUrl") ? Optional.some(try fields.string("iconUrl").map(PartnerRules.iconURL)) : nil
         // A revoked partner is kept for the audit trail, not for editing (as for rotate-key):
         // changing it would look like a live partner's settings in the admin's view.
         guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
         guard existing.revokedAt == nil else { throw Self.partnerRevoked }
+        // `"iconUrl": null` removes the icon; a URL is fetched now, so a bad one changes nothing.
+        if let iconURL { changes.icon = try iconURL.map(iconChange) ?? .remove }
         guard let record = try partners.update(id: id, changes) else { throw HeraldError.notFound }
         audit("partner updated", record)
         return Reply.json(200, record.json())
@@ -71,6 +76,11 @@ struct AdminHandler: Sendable {
         guard let record = try partners.revoke(id: try Self.partnerID(request)) else { throw HeraldError.notFound }
         audit("partner revoked", record)
         return Reply.json(200, record.json())
+    }
+
+    /// The images of an `iconUrl`, fetched and rasterised before anything is written.
+    private func iconChange(_ url: String) throws -> PartnerIconChange {
+        .replace(try icons.fromURL(url), sourceURL: url)
     }
 
     static let partnerRevoked = HeraldError(

@@ -6,6 +6,9 @@ import Store
 /// The host API (SPEC 4): users, identifiers, devices, sessions, opt-outs, senders.
 struct HostHandler: Sendable {
     let directory: DirectoryStore
+    /// HERALD_PUBLIC_URL: the senders' icons are served there.
+    let publicURL: String?
+
     func putUser(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try Self.externalID(request, "userId")
         let user = try HostDirectoryRules.user(JSONFields(request.jsonBody(), allowed: HostDirectoryRules.userFields))
@@ -65,7 +68,8 @@ struct HostHandler: Sendable {
             .object([
                 ("miniAppId", .string(entry.miniAppID)),
                 ("displayName", entry.displayName.map { .string($0) } ?? .null),
-                ("iconUrl", entry.iconURL.map { .string($0) } ?? .null),
+                // The same PNG payloads point at (HERALD_PUBLIC_URL + its path).
+                ("iconUrl", entry.iconPath.flatMap { path in publicURL.map { .string($0 + path) } } ?? .null),
                 ("firstSentAt", entry.firstSentAt.map { .string(ISO8601.format($0)) } ?? .null),
                 ("optedOut", .bool(entry.optedOut)),
             ])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPFetch
 import HeraldCore
 import ServiceSupport
 
@@ -38,6 +39,8 @@ public struct IntakeConfiguration: Sendable {
     /// `Prefer: wait` requests of one partner held at once (`HERALD_PREFER_WAIT_MAX_PER_PARTNER`); beyond,
     /// the answer is the normal 202 at once. 0 never waits.
     public var preferWaitMaxPerPartner = 50
+    /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
+    public var fetch = HTTPFetchConfiguration()
 
     public init(databaseURL: String, adminToken: String, hostToken: String, signingKeys: [String: [UInt8]],
                 signingKeyID: String) {
@@ -91,6 +94,7 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_SESSION_WINDOW_DAYS", default: configuration.sessionWindowDays, range: 1...3_650)
         configuration.preferWaitMaxPerPartner = try reader.integer(
             "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: configuration.preferWaitMaxPerPartner, range: 0...10_000)
+        configuration.fetch = try HTTPFetchConfiguration.from(reader)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {
                 throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")

@@ -30,10 +30,14 @@ struct RoutedRequest {
 
     func parameter(_ name: String) -> String { parameters[name] ?? "" }
 
+    /// The Content-Type's media type, lowercased and without parameters ("" when absent).
+    var mediaType: String {
+        let contentType = http.header("content-type")?.lowercased() ?? ""
+        return contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+    }
+
     /// The JSON body; 415 unless the content type is JSON, 400 when it does not parse.
     func jsonBody() throws(HeraldError) -> JSONValue {
-        let contentType = http.header("content-type")?.lowercased() ?? ""
-        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         guard mediaType == "application/json" else { throw .unsupportedMediaType }
         do {
             return try JSONParser.parse(http.body)

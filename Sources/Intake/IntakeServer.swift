@@ -1,8 +1,10 @@
 import ServiceSupport
 import Foundation
+import HTTPFetch
 import HTTPServer
 import HeraldCore
 import HeraldCrypto
+import PartnerIcons
 import Postgres
 import Store
 
@@ -19,13 +21,17 @@ public final class IntakeServer: Sendable {
     let activityHandler: ActivityHandler
     let adminHandler: AdminHandler
     let hostHandler: HostHandler
+    let iconHandler: IconHandler
+    /// Fetches `iconUrl`s (its own thread).
+    let iconSource: PartnerIconSource
     let maintenance: MaintenanceStore
     let notifier: DeliveryNotifier
     let waiter: PreferWaiter
     let janitor: BackgroundService
     private let server: LockedBox<HTTPServer?> = LockedBox(nil)
 
-    public init(configuration: IntakeConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) {
+    /// Throws when the icon fetcher cannot start (an unreadable HERALD_CA_FILE).
+    public init(configuration: IntakeConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         self.configuration = configuration
         pool = PostgresPool(configuration: .init(
             url: configuration.databaseURL, maxConnections: configuration.databasePoolSize,
@@ -45,10 +51,13 @@ public final class IntakeServer: Sendable {
             store: ActivityStore(pool: pool), keys: pushStore, rules: configuration.liveActivityRules,
             sessionWindow: Double(configuration.sessionWindowDays) * 86_400, signer: signer, metrics: metrics,
             notifier: notifier, clock: clock)
-        adminHandler = AdminHandler(partners: partners, logger: logger, defaultTenant: configuration.defaultTenant,
+        iconSource = PartnerIconSource(fetcher: try HTTPFetcher(configuration: configuration.fetch))
+        iconHandler = IconHandler(icons: PartnerIconStore(pool: pool), partners: partners, source: iconSource, logger: logger)
+        adminHandler = AdminHandler(partners: partners, icons: iconSource, logger: logger,
+                                    defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
-        hostHandler = HostHandler(directory: DirectoryStore(pool: pool))
+        hostHandler = HostHandler(directory: DirectoryStore(pool: pool), publicURL: configuration.rules.publicURL)
         maintenance = MaintenanceStore(pool: pool)
         janitor = Self.janitor(maintenance, logger: logger)
     }
@@ -57,13 +66,18 @@ public final class IntakeServer: Sendable {
     @discardableResult
     public func start() throws -> UInt16 {
         try configuration.validateTokens()
+        var settings = HTTPServerConfiguration(
+            port: configuration.port, threadCount: configuration.threads, maxBodyBytes: 65_536,
+            connectionLimit: configuration.maxConnections,
+            perAddressConnectionLimit: configuration.maxConnectionsPerAddress,
+            connectionTimeoutSeconds: configuration.idleTimeoutSeconds,
+            requestReadTimeoutSeconds: configuration.requestTimeoutSeconds)
+        // The icon upload alone may send up to 1 MiB; every other request keeps 64 KiB.
+        settings.largerBodyLimit = { method, path in
+            IntakeRoutes.isIconUpload(method: method, path: path) ? PartnerIcon.maxSourceBytes : nil
+        }
         let http = try HTTPServer(
-            configuration: HTTPServerConfiguration(
-                port: configuration.port, threadCount: configuration.threads, maxBodyBytes: 65_536,
-                connectionLimit: configuration.maxConnections,
-                perAddressConnectionLimit: configuration.maxConnectionsPerAddress,
-                connectionTimeoutSeconds: configuration.idleTimeoutSeconds,
-                requestReadTimeoutSeconds: configuration.requestTimeoutSeconds),
+            configuration: settings,
             rejection: { [self] rejection in reject(rejection) },
             handler: { [self] request in handle(request) })
         server.set(http)
@@ -88,6 +102,7 @@ public final class IntakeServer: Sendable {
         writer.stop()
         notifier.stop()
         janitor.stop()
+        iconSource.close()
         pool.close()
         logger.info("stopped")
     }
@@ -194,6 +209,8 @@ public final class IntakeServer: Sendable {
         case .updatePartner: return try adminHandler.update(request)
         case .revokePartner: return try adminHandler.revoke(request)
         case .rotatePartnerKey: return try adminHandler.rotateKey(request)
+        case .putPartnerIcon: return try iconHandler.upload(request)
+        case .icon: return try iconHandler.serve(request)
         case .putUser: return try hostHandler.putUser(request)
         case .putDevice: return try hostHandler.putDevice(request)
         case .deleteDevice: return try hostHandler.deleteDevice(request)

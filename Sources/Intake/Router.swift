@@ -9,7 +9,8 @@ public enum RouteAuth: Sendable { case none, partner, admin, host }
 public enum Endpoint: Sendable {
     case push, pushStatus
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken
-    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey
+    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, putPartnerIcon
+    case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
     case healthz, readyz, metrics
 }
@@ -72,6 +73,9 @@ public enum IntakeRoutes {
     public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
     public static let revokePartner = Route(.revokePartner, "DELETE", "/api/admin/mini-app-partners/{id}", .admin)
     public static let rotatePartnerKey = Route(.rotatePartnerKey, "POST", "/api/admin/mini-app-partners/{id}/rotate-key", .admin)
+    public static let putPartnerIcon = Route(.putPartnerIcon, "PUT", "/api/admin/mini-app-partners/{id}/icon", .admin)
+    /// Without auth: phones load it to render a notification's avatar.
+    public static let icon = Route(.icon, "GET", "/icons/{miniAppId}/{file}", .none)
 
     public static let putUser = Route(.putUser, "PUT", "/api/internal/users/{userId}", .host)
     public static let putDevice = Route(.putDevice, "PUT", "/api/internal/users/{userId}/devices/{deviceId}", .host)
@@ -89,9 +93,16 @@ public enum IntakeRoutes {
 
     public static let all: [Route] = [
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
+        putPartnerIcon, icon,
         putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         healthz, readyz, metrics,
     ]
+
+    /// True for `PUT /api/admin/mini-app-partners/{id}/icon`, the one request with a larger body limit.
+    public static func isIconUpload(method: String, path: String) -> Bool {
+        guard method == "PUT", case .found(let route, _) = match(method: method, path: path) else { return false }
+        return route.endpoint == .putPartnerIcon
+    }
 
     static func match(method: String, path: String) -> RouteMatch {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()

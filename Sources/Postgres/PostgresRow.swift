@@ -129,7 +129,7 @@ public struct PostgresRow: Sendable {
     }
 
     /// The value's bytes in libpq's buffer (valid while `storage` lives), nil for SQL NULL.
-    private func cell(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
+    func cell(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
         precondition(index >= 0 && index < storage.columnCount, "column index out of range")
         let column = Int32(index)
         guard PQgetisnull(storage.result, row, column) == 0, let value = PQgetvalue(storage.result, row, column) else {
@@ -164,7 +164,7 @@ public struct PostgresRow: Sendable {
         return overflow ? nil : positive
     }
 
-    private func decodingError(_ index: Int, _ expected: String) -> PostgresError {
+    func decodingError(_ index: Int, _ expected: String) -> PostgresError {
         PostgresError(code: .decodingFailed, serverMessage: "column \(index): expected \(expected)")
     }
 }

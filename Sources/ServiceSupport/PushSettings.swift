@@ -50,6 +50,13 @@ public struct PushSettings: Sendable {
         rules.maxRecipients = try reader.integer("HERALD_MAX_RECIPIENTS", default: rules.maxRecipients, range: 1...10_000)
         rules.defaultTTLSeconds = try reader.integer(
             "HERALD_DEFAULT_TTL_SECONDS", default: rules.defaultTTLSeconds, range: PushRules.ttlRange)
+        if let url = reader.optional("HERALD_PUBLIC_URL") {
+            guard let base = PartnerIcon.publicBaseURL(url) else {
+                throw ConfigurationError(variable: "HERALD_PUBLIC_URL",
+                                         problem: "must be an absolute http(s) URL without query or fragment")
+            }
+            rules.publicURL = base
+        }
         return rules
     }
 }

@@ -5,7 +5,8 @@ import Postgres
 public struct SenderEntry: Sendable, Equatable {
     public let miniAppID: String
     public let displayName: String?
-    public let iconURL: String?
+    /// Where the intake serves the active partner's icon (`PartnerIcon.path`), when it has one.
+    public let iconPath: String?
     public let firstSentAt: Date?
     public let optedOut: Bool
 }
@@ -119,7 +120,8 @@ public struct DirectoryStore: Sendable {
     public func senders(userID: String) throws -> [SenderEntry] {
         try pool.withConnection { connection in
             try connection.query("""
-                SELECT m.mini_app_id, p.display_name, p.icon_url, s.first_sent_at, o.user_id IS NOT NULL
+                SELECT m.mini_app_id, p.display_name, p.icon_updated_at IS NOT NULL, s.first_sent_at,
+                       o.user_id IS NOT NULL
                 FROM (SELECT mini_app_id FROM user_senders WHERE user_id = $1
                       UNION SELECT mini_app_id FROM opt_outs WHERE user_id = $1) AS m
                 LEFT JOIN user_senders s ON s.user_id = $1 AND s.mini_app_id = m.mini_app_id
@@ -127,9 +129,12 @@ public struct DirectoryStore: Sendable {
                 LEFT JOIN partners p ON p.mini_app_id = m.mini_app_id AND p.revoked_at IS NULL
                 ORDER BY m.mini_app_id
                 """, [userID]).rows.map { row in
-                SenderEntry(miniAppID: try row.string(0), displayName: row.optionalString(1),
-                            iconURL: row.optionalString(2), firstSentAt: try row.optionalDate(3),
-                            optedOut: try row.bool(4))
+                let miniAppID = try row.string(0)
+                return SenderEntry(
+                    miniAppID: miniAppID, displayName: row.optionalString(1),
+                    iconPath: try row.isNull(2) || !row.bool(2)
+                        ? nil : PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize),
+                    firstSentAt: try row.optionalDate(3), optedOut: try row.bool(4))
             }
         }
     }

@@ -10,6 +10,13 @@ extension PartnerRecord {
             ("rateLimitPerMinute", .number(Double(rateLimitPerMinute))),
             ("rateLimitPerDay", .number(Double(rateLimitPerDay))),
             ("iconUrl", iconURL.map { .string($0) } ?? .null),
+            ("icon", iconUpdatedAt.map { updated in
+                .object([
+                    ("path", .string(PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize))),
+                    ("sizes", .array(PartnerIcon.sizes.map { .number(Double($0)) })),
+                    ("updatedAt", .string(ISO8601.format(updated))),
+                ])
+            } ?? .null),
             ("createdAt", .string(ISO8601.format(createdAt))),
             ("revokedAt", revokedAt.map { .string(ISO8601.format($0)) } ?? .null),
         ]

@@ -10,12 +10,18 @@ public struct PartnerRecord: Sendable, Equatable {
     public let tenantID: String
     public let rateLimitPerMinute: Int
     public let rateLimitPerDay: Int
+    /// The https URL the stored icon was fetched from (nil for an upload, or no icon).
     public let iconURL: String?
+    /// When the stored icon was last set; nil when the partner has none.
+    public let iconUpdatedAt: Date?
     public let createdAt: Date
     public let revokedAt: Date?
 
     public var profile: PartnerProfile {
-        PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID, iconURL: iconURL,
+        PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
+                       iconPath: iconUpdatedAt.map { _ in
+                           PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize)
+                       },
                        rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay)
     }
 }
@@ -26,16 +32,17 @@ public struct NewPartner: Sendable {
     public var tenantID: String
     public var rateLimitPerMinute: Int
     public var rateLimitPerDay: Int
-    public var iconURL: String?
+    /// The partner's icon, if it starts with one.
+    public var icon: PartnerIconChange?
 
     public init(miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
-                rateLimitPerDay: Int, iconURL: String?) {
+                rateLimitPerDay: Int, icon: PartnerIconChange? = nil) {
         self.miniAppID = miniAppID
         self.displayName = displayName
         self.tenantID = tenantID
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
-        self.iconURL = iconURL
+        self.icon = icon
     }
 }
 
@@ -43,13 +50,14 @@ public struct PartnerChanges: Sendable {
     public var displayName: String?
     public var rateLimitPerMinute: Int?
     public var rateLimitPerDay: Int?
-    public var iconURL: String??
+    /// nil keeps the icon as it is.
+    public var icon: PartnerIconChange?
     public init(displayName: String? = nil, rateLimitPerMinute: Int? = nil, rateLimitPerDay: Int? = nil,
-                iconURL: String?? = nil) {
+                icon: PartnerIconChange? = nil) {
         self.displayName = displayName
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
-        self.iconURL = iconURL
+        self.icon = icon
     }
 }
 
@@ -60,7 +68,7 @@ public struct PartnerStore: Sendable {
 
     static let columns = """
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
-        created_at, revoked_at
+        created_at, revoked_at, icon_updated_at
         """
 
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
@@ -69,14 +77,17 @@ public struct PartnerStore: Sendable {
         do {
             return try pool.withTransaction { connection in
                 try connection.query("INSERT INTO tenants (id) VALUES ($1) ON CONFLICT DO NOTHING", [partner.tenantID])
+                let id = UUID()
+                let icon = partner.icon.map(Self.iconColumns)
                 let row = try connection.query("""
                     INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
-                                          rate_limit_per_day, icon_url)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                                          rate_limit_per_day, icon_url, icon_updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9 THEN now() END)
                     RETURNING \(Self.columns)
                     """,
-                    [UUID(), partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
-                     partner.rateLimitPerMinute, partner.rateLimitPerDay, partner.iconURL]).first!
+                    [id, partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
+                     partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false]).first!
+                if let change = partner.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
                 return try Self.record(row)
             }
         } catch let error as PostgresError where error.isUniqueViolation {
@@ -107,22 +118,34 @@ public struct PartnerStore: Sendable {
     }
 
     /// Applies the changes given; nil when no such partner.
+    /// The partner row and its icon change together, in one transaction.
     public func update(id: UUID, _ changes: PartnerChanges) throws -> PartnerRecord? {
-        try pool.withConnection { connection in
-            let setIcon = changes.iconURL != nil
-            return try connection.query("""
+        try pool.withTransaction { connection in
+            let icon = changes.icon.map(Self.iconColumns)
+            guard let row = try connection.query("""
                 UPDATE partners SET
                     display_name = coalesce($2, display_name),
                     rate_limit_per_minute = coalesce($3, rate_limit_per_minute),
                     rate_limit_per_day = coalesce($4, rate_limit_per_day),
                     icon_url = CASE WHEN $5 THEN $6 ELSE icon_url END,
+                    icon_updated_at = CASE WHEN $5 THEN CASE WHEN $7 THEN now() END ELSE icon_updated_at END,
                     updated_at = now()
                 WHERE id = $1
                 RETURNING \(Self.columns)
                 """,
-                [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, setIcon,
-                 changes.iconURL ?? nil]
-            ).first.map(Self.record)
+                [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
+                 icon?.url ?? nil, icon?.stored ?? false]
+            ).first else { return nil }
+            if let change = changes.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
+            return try Self.record(row)
+        }
+    }
+
+    /// The partner row's side of an icon change: its source URL and whether images are stored.
+    private static func iconColumns(_ change: PartnerIconChange) -> (url: String?, stored: Bool) {
+        switch change {
+        case .replace(let images, let sourceURL): (sourceURL, !images.isEmpty)
+        case .remove: (nil, false)
         }
     }
 
@@ -150,6 +173,7 @@ public struct PartnerStore: Sendable {
         PartnerRecord(
             id: try row.uuid(0), miniAppID: try row.string(1), displayName: try row.string(2),
             tenantID: try row.string(3), rateLimitPerMinute: try row.int(4), rateLimitPerDay: try row.int(5),
-            iconURL: row.optionalString(6), createdAt: try row.date(7), revokedAt: try row.optionalDate(8))
+            iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), createdAt: try row.date(7),
+            revokedAt: try row.optionalDate(8))
     }
 }

@@ -17,7 +17,7 @@ public enum PushPreparation {
     public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
                              now: Date) throws(HeraldError) -> CheckedPush {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
-        let content = PushContent(request: push, partner: partner)
+        let content = PushContent(request: push, partner: partner, publicURL: rules.publicURL)
         let id = UUIDv7.make(at: now)
         let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
         try PushPayload.checkSize(rendering, of: content)

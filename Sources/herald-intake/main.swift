@@ -13,8 +13,9 @@ do {
     exit(2)
 }
 
-let intake = IntakeServer(configuration: configuration)
+let intake: IntakeServer
 do {
+    intake = try IntakeServer(configuration: configuration)
     try intake.start()
 } catch {
     FileHandle.standardError.write(Data("herald-intake: cannot start: \(error)\n".utf8))

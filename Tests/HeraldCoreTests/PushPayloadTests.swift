@@ -39,7 +39,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         #expect(content.title == "[Gacha] Deposit pending")
         #expect(content.body == "Confirmations: 1/6")
         #expect(content.senderName == "Gacha")
-        #expect(content.imageURL == "https://cdn.example.com/icons/gacha.png")
+        #expect(content.imageURL == "https://herald.example/icons/fun.pull.gacha/256.png")
         #expect(content.miniAppID == Fixtures.miniAppID)
         #expect(content.deepLink == "basedapp://miniapp/fun.pull.gacha/deposits/0xabc")
         #expect(content.data == [.init(key: "txHash", value: "0x1234")])
@@ -67,7 +67,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         #expect(top["deepLink"] == .string("basedapp://miniapp/fun.pull.gacha/deposits/0xabc"))
         #expect(top["deliveryId"] == .string("0190a6b2-7c1e-7abc-8def-0123456789ab"))  // lowercase canonical
         #expect(top["senderName"] == .string("Gacha"))
-        #expect(top["imageUrl"] == .string("https://cdn.example.com/icons/gacha.png"))
+        #expect(top["imageUrl"] == .string("https://herald.example/icons/fun.pull.gacha/256.png"))
         #expect(top["isGroup"] == .bool(true))
         #expect(top["txHash"] == .string("0x1234"))
         #expect(top["kid"] == .string("k2026"))
@@ -88,7 +88,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     }
 
     @Test func optionalKeysAreLeftOutWhenAbsent() throws {
-        let content = try Self.content(partner: Fixtures.partner(iconURL: nil), deepLink: nil, data: [])
+        let content = try Self.content(partner: Fixtures.partner(iconPath: nil), deepLink: nil, data: [])
         let rendered = PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer)
         let apns = try membersByKey(try JSONParser.parse(rendered.apns))
         #expect(Set(apns.keys) == ["aps", "channel", "miniAppId", "deliveryId", "senderName", "isGroup", "kid", "sig"])

@@ -141,7 +141,7 @@ enum HostVerifier {
                     deepLink: "basedapp://miniapp/fun.pull.gacha/deposits/0xabc",
                     data: [("txHash", "0x1234"), ("\u{E000}pu", "x"), ("\u{10000}astral", "y"), ("Zed", "q\"uote\\")]),
                 partner: Fixtures.partner()),
-            PushContent(request: try Fixtures.request(body: nil), partner: Fixtures.partner(iconURL: nil)),
+            PushContent(request: try Fixtures.request(body: nil), partner: Fixtures.partner(iconPath: nil)),
             PushContent(
                 request: try Fixtures.request(title: "😀 \"hi\"", body: "a\nb\tc", data: [("k", "")]),
                 partner: Fixtures.partner(displayName: "Ünïcode Ltd")),

@@ -62,12 +62,15 @@ enum Fixtures {
 
     static let miniAppID = "fun.pull.gacha"
 
-    static func partner(displayName: String = "Gacha", iconURL: String? = "https://cdn.example.com/icons/gacha.png")
+    /// HERALD_PUBLIC_URL of the fixtures' intake.
+    static let publicURL = "https://herald.example"
+
+    static func partner(displayName: String = "Gacha", iconPath: String? = "/icons/fun.pull.gacha/256.png")
         -> PartnerProfile
     {
         PartnerProfile(
             id: UUID(uuidString: "0190a6b2-7c1e-7abc-8def-0123456789ab")!, miniAppID: miniAppID,
-            displayName: displayName, tenantID: "tenant-1", iconURL: iconURL,
+            displayName: displayName, tenantID: "tenant-1", iconPath: iconPath,
             rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
     }
 
@@ -87,5 +90,12 @@ enum Fixtures {
         if let deepLink { members.append(("deepLink", .string(deepLink))) }
         if !data.isEmpty { members.append(("data", .object(data.map { ($0.0, JSONValue.string($0.1)) }))) }
         return try PushRequestValidator.validate(.object(members), miniAppID: miniAppID, rules: PushRules(), now: now)
+    }
+}
+
+extension PushContent {
+    /// The fixtures' content, as the intake at `Fixtures.publicURL` renders it.
+    init(request: PushRequest, partner: PartnerProfile) {
+        self.init(request: request, partner: partner, publicURL: Fixtures.publicURL)
     }
 }

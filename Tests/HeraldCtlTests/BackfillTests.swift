@@ -144,7 +144,7 @@ struct BackfillTests {
         // A few lines against what the intake renders for the same body (PushPreparation, its own code).
         let signer = HMACSigner(keyID: BackfillDatabase.signingKeyID, key: BackfillDatabase.signingKey)
         let profile = PartnerProfile(id: partnerID, miniAppID: "bf.app", displayName: "Backfill App", tenantID: Self.tenant,
-                                     iconURL: nil, rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
+                                     iconPath: nil, rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
         var rules = PushRules()
         rules.deepLinkScheme = "testapp"
         for n in [1, 2_003, 50_004, 99_999] {
@@ -158,7 +158,7 @@ struct BackfillTests {
             let push = try PushRequestValidator.validate(
                 .object(body.objectMembers!.filter { $0.key != "partner" && $0.key != "key" }), miniAppID: "bf.app",
                 rules: rules, now: Date())
-            let content = PushContent(request: push, partner: profile)
+            let content = PushContent(request: push, partner: profile, publicURL: nil)
             let payload = PushPayload.render(content, deliveryID: try row.uuid(0), signer: signer, for: .apns)
             #expect(try row.string(1) == String(decoding: payload, as: UTF8.self), "line \(n)")
             let sent = try JSONParser.parse(row.string(1))

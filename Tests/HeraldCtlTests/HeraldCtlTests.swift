@@ -19,6 +19,13 @@ struct HeraldCtlTests {
         }
     }()
 
+    /// A count from the suite's database.
+    static func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
+        let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1))
+        defer { pool.close() }
+        return try pool.withConnection { try $0.query(sql, parameters).first!.int(0) }
+    }
+
     static func run(_ arguments: [String], url: String = TestEnvironment.databaseURL) throws -> (status: Int32, output: String) {
         _ = migrated
         var environment = ProcessInfo.processInfo.environment
@@ -84,13 +91,27 @@ struct HeraldCtlTests {
         #expect(list.output.contains(miniApp))
         #expect(!list.output.contains(key))
 
-        let updated = try Self.run(["partners", "update", id, "--rate-limit-per-day", "77",
-                                    "--icon-url", "https://cdn.example.com/ctl.png", "--json"])
+        let svg = FileManager.default.temporaryDirectory.appendingPathComponent("logo-\(UUID().uuidString).svg")
+        try #"<svg xmlns="http://www.w3.org/2000/svg" width="30" height="10"><rect width="30" height="10"/></svg>"#
+            .write(to: svg, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: svg) }
+        let updated = try Self.run(["partners", "update", id, "--rate-limit-per-day", "77", "--icon-file", svg.path, "--json"])
         let updatedJSON = try JSONParser.parse(updated.output.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(updatedJSON["rateLimitPerDay"] == .number(77))
-        #expect(updatedJSON["iconUrl"] == .string("https://cdn.example.com/ctl.png"))
+        #expect(updatedJSON["iconUrl"] == .null)
+        #expect(updatedJSON["icon"]?["path"] == .string("/icons/\(miniApp)/256.png"))
+        #expect(try Self.count("SELECT count(*) FROM partner_icons WHERE partner_id = $1::uuid", [id]) == 3)
+        // Without HERALD_WEBHOOK_ALLOW_PRIVATE, a loopback iconUrl is refused before any connection.
+        let refused = try Self.run(["partners", "update", id, "--icon-url", "https://127.0.0.1:9/logo.png"])
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("address_refused"))
+        let notImage = try Self.run(["partners", "update", id, "--icon-file", "/etc/hostname"])
+        #expect(notImage.status == 1)
+        #expect(try Self.count("SELECT count(*) FROM partner_icons WHERE partner_id = $1::uuid", [id]) == 3)
         let cleared = try Self.run(["partners", "update", id, "--no-icon", "--json"])
-        #expect(try JSONParser.parse(cleared.output.trimmingCharacters(in: .whitespacesAndNewlines))["iconUrl"] == .null)
+        let clearedJSON = try JSONParser.parse(cleared.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(clearedJSON["iconUrl"] == .null && clearedJSON["icon"] == .null)
+        #expect(try Self.count("SELECT count(*) FROM partner_icons WHERE partner_id = $1::uuid", [id]) == 0)
         let rotated = try Self.run(["partners", "rotate-key", id])
         #expect(rotated.status == 0)
         #expect(rotated.output.contains("mp_"))

@@ -24,6 +24,8 @@ final class IntakeHarness: Sendable {
     static let hostToken = "test-host-token-0123456789"
     static let signingKey: [UInt8] = Array(repeating: 7, count: 32)
     static let signingKeyID = "test1"
+    /// HERALD_PUBLIC_URL of the test intakes: payloads' imageUrl starts with it.
+    static let publicURL = "https://herald.test"
 
     /// The intake most tests share.
     static let shared: IntakeHarness = {
@@ -45,8 +47,9 @@ final class IntakeHarness: Sendable {
         configuration.threads = 8
         configuration.databasePoolSize = 8
         configuration.logLevel = .error
+        configuration.rules.publicURL = Self.publicURL
         configure(&configuration)
-        server = IntakeServer(configuration: configuration, clock: clock)
+        server = try IntakeServer(configuration: configuration, clock: clock)
         port = try server.start()
     }
 
@@ -57,6 +60,15 @@ final class IntakeHarness: Sendable {
     func request(_ method: String, _ path: String, token: String?, json: String? = nil,
                  headers: [(String, String)] = []) throws -> TestHTTPClient.Response {
         try TestHTTPClient.json(port: port, method: method, path: path, token: token, json: json, headers: headers)
+    }
+
+    /// A request with any body and content type (an icon upload).
+    func raw(_ method: String, _ path: String, token: String?, type: String, body: [UInt8]) throws
+        -> TestHTTPClient.Response
+    {
+        var headers = [("Content-Type", type)]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        return try TestHTTPClient.send(port: port, method: method, path: path, headers: headers, body: body)
     }
 
     func admin(_ method: String, _ path: String, _ json: String? = nil) throws -> TestHTTPClient.Response {
@@ -96,7 +108,7 @@ struct TestUser: Sendable {
 
 extension IntakeHarness {
     func makePartner(tenant: String? = nil, perMinute: Int = 1_000, perDay: Int = 100_000,
-                     displayName: String = "Pull", iconURL: String? = "https://cdn.example.com/icon.png") throws
+                     displayName: String = "Pull", iconURL: String? = nil) throws
         -> TestPartner
     {
         let tenantID = tenant ?? TestEnvironment.unique("tenant")

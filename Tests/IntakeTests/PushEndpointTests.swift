@@ -59,6 +59,10 @@ struct PushEndpointTests {
     @Test("stored payloads carry the prefixed title, host fields, the delivery id and a valid signature")
     func storedPayloads() throws {
         let partner = try intake.makePartner(displayName: "Pull")
+        // Before the partner's first push, so no cached profile predates the icon.
+        let icon = try intake.raw("PUT", "/api/admin/mini-app-partners/\(partner.id)/icon", token: IntakeHarness.adminToken,
+                                  type: "image/svg+xml", body: IconSamples.wideSVG)
+        #expect(icon.status == 200)
         let user = try intake.makeUser(tenant: partner.tenantID)
         let response = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
         let requestID = try #require(response.json["requestId"]?.stringValue)
@@ -83,7 +87,7 @@ struct PushEndpointTests {
                 #expect(payload["channel"] == .string("mini-app"))
                 #expect(payload["miniAppId"] == .string(partner.miniAppID))
                 #expect(payload["senderName"] == .string("Pull"))
-                #expect(payload["imageUrl"] == .string("https://cdn.example.com/icon.png"))
+                #expect(payload["imageUrl"] == .string("\(IntakeHarness.publicURL)/icons/\(partner.miniAppID)/256.png"))
                 #expect(payload["txHash"] == .string("0x123"))
             } else {
                 let data = try #require(payload["data"])

@@ -33,6 +33,19 @@ struct PostgresRowTests {
         #expect(row.values == [nil, "", "ünïcødé ☃ 日本語 🚀", long, "it's", "a\tb\nc\\d"])
     }
 
+    @Test("bytea: every byte value, empty, and arrays of it round-trip; NULL and text that is no bytea refused")
+    func bytea() throws {
+        let all = (0...255).map { UInt8($0) } + (0...255).reversed().map { UInt8($0) }
+        let row = try row("SELECT $1::bytea, $2::bytea, length($1::bytea), ($3::bytea[])[2], NULL::bytea, 'plain'::text",
+                          [PostgresBytea(all), PostgresBytea([]), [PostgresBytea([1, 2]), PostgresBytea([0x5c, 0x22, 0])]])
+        #expect(try row.bytea(0) == all)
+        #expect(try row.bytea(1) == [])
+        #expect(try row.int(2) == 512)
+        #expect(try row.bytea(3) == [0x5c, 0x22, 0])
+        #expect(throws: PostgresError.self) { try row.bytea(4) }
+        #expect(throws: PostgresError.self) { try row.bytea(5) }
+    }
+
     @Test("integers of every width to their limits, NULL as nil, and text that is no integer refused")
     func integers() throws {
         let row = try row("""

@@ -24,7 +24,7 @@ struct IntakePushTests {
         try StoreDatabase.migrate(pool)
         let tenant = TestEnvironment.unique("batch")
         let partner = PartnerProfile(id: UUID(), miniAppID: TestEnvironment.unique("app"), displayName: "Batch",
-                                     tenantID: tenant, iconURL: nil, rateLimitPerMinute: perMinute,
+                                     tenantID: tenant, iconPath: nil, rateLimitPerMinute: perMinute,
                                      rateLimitPerDay: perDay)
         let ios = (1...3).map { "\(tenant)-ios-\($0)" }
         let both = ["\(tenant)-both-1"]

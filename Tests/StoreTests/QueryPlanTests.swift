@@ -98,6 +98,35 @@ struct QueryPlanTests {
         #expect(!text.contains("Seq Scan on devices"), "\(text)")
     }
 
+    @Test("an icon is found through the active mini-app index, then the icons' primary key")
+    func partnerIcon() throws {
+        let tenant = Self.tenant
+        // 5,000 partners with icons inside a transaction that is rolled back (the planner's statistics
+        // with them), so other suites never see them.
+        let text = try Self.pool.withConnection { connection -> String in
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            _ = try connection.query("""
+                INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
+                                      rate_limit_per_day, icon_updated_at)
+                SELECT gen_random_uuid(), 'plans.icon.' || g, 'P', $1, 'plans-icon-' || $1 || '-' || g, 60, 1000, now()
+                  FROM generate_series(1, 5000) g
+                """, [tenant])
+            _ = try connection.query("""
+                INSERT INTO partner_icons (partner_id, size, png, sha256)
+                SELECT p.id, v.size, '\\x00'::bytea, 'h'
+                  FROM partners p, (VALUES (64), (128), (256)) AS v (size) WHERE p.tenant_id = $1
+                """, [tenant])
+            try connection.execute("ANALYZE partners")
+            try connection.execute("ANALYZE partner_icons")
+            return try connection.query("EXPLAIN " + PartnerIconStore.findQuery, ["plans.icon.77", 256]).rows
+                .map { try $0.string(0) }.joined(separator: "\n")
+        }
+        #expect(text.contains("partners_active_mini_app"), "\(text)")
+        #expect(text.contains("partner_icons_pkey"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
     @Test("the idempotency lookup uses the (partner, key) primary key")
     func idempotency() throws {
         let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1", Date()])

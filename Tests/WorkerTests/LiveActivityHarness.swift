@@ -31,7 +31,7 @@ final class LiveActivityHarness: @unchecked Sendable {
         configuration.defaultTenant = "t1"
         configuration.logLevel = .error
         configure(&configuration)
-        intake = IntakeServer(configuration: configuration)
+        intake = try IntakeServer(configuration: configuration)
         port = try intake.start()
     }
 

@@ -164,7 +164,7 @@ import Worker
             signingKeyID: "k1")
         configuration.port = 0
         configuration.logLevel = .error
-        let intake = IntakeServer(configuration: configuration)
+        let intake = try IntakeServer(configuration: configuration)
         return (intake, try intake.start())
     }
 }
