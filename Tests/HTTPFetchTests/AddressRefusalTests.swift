@@ -39,12 +39,12 @@ struct AddressRefusalTests {
             let fetcher = try makeFetcher(allowPrivate: allowPrivate)
             defer { fetcher.stop() }
             for target in ["https://169.254.169.254/latest/meta-data/", "https://[fd00:ec2::254]/latest/meta-data/"] {
-                let started = ContinuousClock.now
-                // A connect attempt to an unreachable address would wait for the connect timeout.
+                // A connect attempt to an unreachable address would end in connect_failed or timeout: only the
+                // open-socket check answers address_refused. (No timing asserted: under the full suite the
+                // test's own continuation may wait long for a thread.)
                 let result = await send(fetcher, HTTPFetchRequest(
                     url: target, timeout: .seconds(30), connectTimeout: .seconds(20)))
                 #expect(failure(result)?.code == .addressRefused, "\(target)")
-                #expect(ContinuousClock.now - started < .seconds(5), "\(target)")
             }
         }
     }

@@ -25,7 +25,6 @@ struct LimitTests {
         #expect(failure(result)?.code == .timeout)
         #expect(held.count == 1)
         #expect(elapsed >= .milliseconds(450))
-        #expect(elapsed < .seconds(15))
     }
 
     @Test("Policy .fail: a body over the limit is too_large; one at the limit is whole")
