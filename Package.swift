@@ -66,8 +66,8 @@ let package = Package(
         // never their request checks: those it implements as APNs and FCM do.
         .target(name: "Simulator", dependencies: ["HTTP2", "APNs", "FCM", "HeraldCrypto", "HeraldCore"]),
 
-        // Helpers shared by the test targets: an HTTP client, child processes, the test database.
-        .target(name: "HeraldTestSupport", dependencies: ["Postgres", "Store", "HeraldCore"]),
+        // Helpers shared by the test targets: an HTTP client, child processes, the test database, a TLS server.
+        .target(name: "HeraldTestSupport", dependencies: ["Postgres", "Store", "HeraldCore", "HTTP2"]),
 
         .executableTarget(name: "herald-intake", dependencies: ["Intake", "ServiceSupport"]),
         .executableTarget(name: "heraldctl", dependencies: ["HeraldCtl"]),

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP2
+import HeraldTestSupport
 import Testing
 
 @Suite("Lifecycle")

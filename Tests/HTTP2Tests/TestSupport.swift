@@ -3,19 +3,6 @@ import HeraldTestSupport
 import HTTP2
 import Synchronization
 
-/// A handler made of a closure.
-struct ClosureHandler: HTTP2ServerHandler {
-    let body: @Sendable (HTTP2ServerRequest, HTTP2ServerResponder) -> Void
-
-    init(_ body: @escaping @Sendable (HTTP2ServerRequest, HTTP2ServerResponder) -> Void) {
-        self.body = body
-    }
-
-    func handle(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
-        body(request, responder)
-    }
-}
-
 /// Answers 200 with the request body and what the server saw of the request in headers.
 let echoHandler = ClosureHandler { request, responder in
     responder.respond(echoResponse(request))

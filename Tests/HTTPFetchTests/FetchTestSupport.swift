@@ -4,20 +4,6 @@ import HTTPFetch
 import HeraldTestSupport
 import Synchronization
 
-/// The receiving end of these tests: the project's HTTP/2 server over TLS with the test credentials' certificate
-/// (for 127.0.0.1 and localhost, signed by the test CA). libcurl negotiates h2 with it through ALPN.
-struct ClosureHandler: HTTP2ServerHandler {
-    let body: @Sendable (HTTP2ServerRequest, HTTP2ServerResponder) -> Void
-
-    init(_ body: @escaping @Sendable (HTTP2ServerRequest, HTTP2ServerResponder) -> Void) {
-        self.body = body
-    }
-
-    func handle(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
-        body(request, responder)
-    }
-}
-
 /// Answers 200 with the request body, and what the server saw of the request in headers.
 let echoHandler = ClosureHandler { request, responder in
     var headers = [
@@ -33,15 +19,9 @@ let echoHandler = ClosureHandler { request, responder in
     responder.respond(HTTP2Response(status: 200, headers: headers, body: request.body))
 }
 
+/// The receiving end of these tests (HeraldTestSupport's TLS server with the test CA's certificate).
 func startServer(handler: any HTTP2ServerHandler = echoHandler) throws -> HTTP2Server {
-    let credentials = TestCredentials.shared
-    let server = try HTTP2Server(
-        configuration: HTTP2ServerConfiguration(
-            host: "127.0.0.1", port: 0, tlsCertificateFile: credentials.serverCertificateFile,
-            tlsKeyFile: credentials.serverKeyFile),
-        handler: handler)
-    try server.start()
-    return server
+    try TestTLSServer.start(handler: handler)
 }
 
 /// A fetcher that trusts the test CA and, unless told otherwise, may connect to loopback (where the server is).

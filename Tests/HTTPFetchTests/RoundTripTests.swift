@@ -1,5 +1,7 @@
 import Foundation
+import HTTP2
 import HTTPFetch
+import HeraldTestSupport
 import Testing
 
 @Suite("Round trips over HTTPS")
