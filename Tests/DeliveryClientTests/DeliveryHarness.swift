@@ -113,13 +113,3 @@ final class HTTP2Clients: Sendable {
     var all: [HTTP2Client] { made.withLock { $0 } }
     var first: HTTP2Client? { all.first }
 }
-
-/// Waits (polling) until `condition` holds or `timeout` passed; returns whether it held.
-func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}

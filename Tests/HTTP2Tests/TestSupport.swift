@@ -80,19 +80,6 @@ func failure(_ result: Result<HTTP2Response, HTTP2Error>) -> HTTP2Error? {
     return nil
 }
 
-/// Waits (polling) until `condition` holds or `timeout` passed; returns whether it held.
-/// Generous: the whole suite runs in parallel on two cores.
-func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() {
-            return true
-        }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// Current and highest number of something in progress.
 final class ConcurrencyGauge: Sendable {
     private let state = Mutex<(current: Int, maximum: Int)>((0, 0))

@@ -54,18 +54,6 @@ func response(_ result: Result<HTTPFetchResponse, HTTPFetchError>) -> HTTPFetchR
     try? result.get()
 }
 
-/// Waits (polling) until `condition` holds or `timeout` passed; generous, the suites run in parallel on two cores.
-func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() {
-            return true
-        }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// What a server received, in order (request paths).
 final class RequestLog: Sendable {
     private let paths = Mutex<[String]>([])
