@@ -10,10 +10,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var dispatch: Dispatch
     /// The largest request body accepted; larger ones are answered with the `bodyTooLarge` rejection.
     public var maxBodyBytes: Int
-    /// The few requests allowed a larger body (an icon upload): given a request's method and path, the
-    /// limit to apply instead of `maxBodyBytes`, or nil for `maxBodyBytes`. Asked once per request,
-    /// before its body is read.
-    public var largerBodyLimit: (@Sendable (_ method: String, _ path: String) -> Int?)?
+    /// The few requests allowed a larger body (an authenticated icon upload): given a request's head, the
+    /// limit to apply instead of `maxBodyBytes`, or nil for `maxBodyBytes`. Asked before the body is read,
+    /// and only for a request whose body may be over `maxBodyBytes` (a larger Content-Length, or chunked).
+    public var largerBodyLimit: (@Sendable (RequestHead) -> Int?)?
     /// The most connections open at once (shared out among libmicrohttpd's I/O threads, so at least one each).
     public var connectionLimit: Int
     /// The most connections open at once from one client address (libmicrohttpd closes the ones above it at

@@ -24,15 +24,17 @@ extension ServerContext {
         if let problem = Self.check(connection, url: url, version: version, limits: self) {
             return reject(problem, on: connection)
         }
-        var bodyLimit = maxBodyBytes
-        if let largerBodyLimit, let url, let method {
-            bodyLimit = largerBodyLimit(String(cString: method), String(cString: url)) ?? maxBodyBytes
-        }
         let contentLength = Self.contentLength(of: connection)
+        let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
+        var bodyLimit = maxBodyBytes
+        // Only a body that may pass the limit asks for a larger one: other requests pay nothing for it.
+        if let largerBodyLimit, let url, let method, chunked || (contentLength ?? 0) > maxBodyBytes {
+            let head = RequestHead(method: String(cString: method), path: String(cString: url), connection: connection)
+            bodyLimit = largerBodyLimit(head) ?? maxBodyBytes
+        }
         if let contentLength, contentLength > bodyLimit {
             return reject(.bodyTooLarge, on: connection)
         }
-        let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
         if pool == nil, !chunked, (contentLength ?? 0) == 0 {
             requestContext.pointee = marker
             return .YES

@@ -14,7 +14,7 @@ final class ServerContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let rejection: @Sendable (HTTPRejection) -> HTTPResponse
     let maxBodyBytes: Int
-    let largerBodyLimit: (@Sendable (String, String) -> Int?)?
+    let largerBodyLimit: (@Sendable (RequestHead) -> Int?)?
     let maxTargetBytes: Int
     let maxHeaderBytes: Int
     /// Nanoseconds a request may take to arrive whole; 0 = no deadline.

@@ -26,16 +26,24 @@ final class Authenticator: Sendable {
     }
 
     static func bearer(_ request: HTTPRequest) -> String? {
-        guard let header = request.header("authorization") else { return nil }
+        bearer(authorization: request.header("authorization"))
+    }
+
+    static func bearer(authorization header: String?) -> String? {
+        guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
     func requireAdmin(_ request: HTTPRequest) throws(HeraldError) {
-        guard let token = Self.bearer(request), Digest.constantTimeEquals(Array(token.utf8), adminToken) else {
-            throw .unauthorized
-        }
+        guard isAdmin(authorization: request.header("authorization")) else { throw .unauthorized }
+    }
+
+    /// True when an Authorization header carries the admin token.
+    func isAdmin(authorization: String?) -> Bool {
+        guard let token = Self.bearer(authorization: authorization) else { return false }
+        return Digest.constantTimeEquals(Array(token.utf8), adminToken)
     }
 
     func requireHost(_ request: HTTPRequest) throws(HeraldError) {

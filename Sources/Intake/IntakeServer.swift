@@ -72,9 +72,14 @@ public final class IntakeServer: Sendable {
             perAddressConnectionLimit: configuration.maxConnectionsPerAddress,
             connectionTimeoutSeconds: configuration.idleTimeoutSeconds,
             requestReadTimeoutSeconds: configuration.requestTimeoutSeconds)
-        // The icon upload alone may send up to 1 MiB; every other request keeps 64 KiB.
-        settings.largerBodyLimit = { method, path in
-            IntakeRoutes.isIconUpload(method: method, path: path) ? PartnerIcon.maxSourceBytes : nil
+        // The icon upload alone may send up to 1 MiB, and only with the admin token (checked here, before the
+        // body is read, so unauthenticated clients cannot make the intake hold 1 MiB per connection); every
+        // other request keeps 64 KiB.
+        settings.largerBodyLimit = { [authenticator] head in
+            guard IntakeRoutes.isIconUpload(method: head.method, path: head.path),
+                  authenticator.isAdmin(authorization: head.header("authorization"))
+            else { return nil }
+            return PartnerIcon.maxSourceBytes
         }
         let http = try HTTPServer(
             configuration: settings,

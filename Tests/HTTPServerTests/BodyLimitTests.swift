@@ -96,4 +96,36 @@ struct BodyLimitTests {
         #expect(sent < 64 << 20)
         #expect(calls.value == 0)
     }
+    @Test("largerBodyLimit: asked only for bodies that may pass the limit, with the head (method, path, headers)",
+          arguments: dispatchModes)
+    func largerBodyLimit(dispatch: HTTPServerConfiguration.Dispatch) throws {
+        let asked = Counter()
+        var configuration = testConfiguration(dispatch: dispatch, maxBodyBytes: 1_000)
+        configuration.largerBodyLimit = { head in
+            asked.increment()
+            return head.method == "PUT" && head.path == "/big" && head.header("X-Allow") == "yes" ? 5_000 : nil
+        }
+        let server = try HTTPServer(configuration: configuration, tooLarge: tooLargeResponse) { request in
+            HTTPResponse(status: 200, body: Array("\(request.body.count)".utf8))
+        }
+        defer { server.stop() }
+        func put(_ path: String, _ count: Int, allow: Bool) throws -> RawHTTPClient.Response {
+            try RawHTTPClient(port: server.port).request(
+                "PUT", path, headers: allow ? [("X-Allow", "yes")] : [], body: [UInt8](repeating: 7, count: count))
+        }
+        #expect(try put("/big", 500, allow: false).status == 200)
+        #expect(asked.value == 0, "a body within the limit does not ask")
+        let granted = try put("/big", 5_000, allow: true)
+        #expect(granted.status == 200 && granted.text == "5000")
+        #expect(try put("/big", 5_001, allow: true).status == 413)
+        #expect(try put("/big", 2_000, allow: false).status == 413)
+        #expect(try put("/other", 2_000, allow: true).status == 413)
+        #expect(asked.value == 4)
+        // Chunked: the larger limit holds for the body as it arrives.
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("PUT /big HTTP/1.1\r\nHost: localhost\r\nX-Allow: yes\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try client.send(chunkedBody([patternBytes(3_000, seed: 1)]))
+        let chunked = try client.readResponse()
+        #expect(chunked.status == 200 && chunked.text == "3000")
+    }
 }

@@ -104,6 +104,13 @@ struct IconTests {
         #expect(justUnder.status == 422, "a body at the limit is read, and refused as an image")
         let noToken = try intake.raw("PUT", path, token: nil, type: "image/png", body: IconSamples.png40x20)
         #expect(noToken.status == 401)
+        // Without the admin token a body over 64 KiB is refused before it is read.
+        let bigWithoutToken = try intake.raw("PUT", path, token: nil, type: "image/png",
+                                             body: [UInt8](repeating: 0x41, count: 70_000))
+        #expect(bigWithoutToken.status == 413)
+        let bigWithHostToken = try intake.raw("PUT", path, token: IntakeHarness.hostToken, type: "image/png",
+                                              body: [UInt8](repeating: 0x41, count: 70_000))
+        #expect(bigWithHostToken.status == 413)
         let partnerToken = try intake.raw("PUT", path, token: partner.key, type: "image/png", body: IconSamples.png40x20)
         #expect(partnerToken.status == 401)
         let unknown = try intake.raw("PUT", "/api/admin/mini-app-partners/\(UUID().uuidString)/icon",
