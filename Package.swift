@@ -60,7 +60,8 @@ let package = Package(
         // FCM HTTP v1: service-account OAuth2, message building, error classification, the client.
         .target(name: "FCM", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
         // The worker: claim loop, senders, batched completion, rescuer, wake-up, health and metrics.
-        .target(name: "Worker", dependencies: ["ServiceSupport", "Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore"]),
+        .target(name: "Worker", dependencies: ["ServiceSupport", "Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore",
+                                               "HTTPFetch", "HeraldCrypto"]),
         // The APNs + FCM + OAuth2 simulator (herald-sim).
         // It shares the clients' file formats and token builder (service account, provider JWT),
         // never their request checks: those it implements as APNs and FCM do.

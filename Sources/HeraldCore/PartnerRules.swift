@@ -27,13 +27,23 @@ public enum PartnerRules {
     /// without `\`; at most 2,048 characters. Checked by hand rather than by Foundation's URL
     /// parser, so the rule is exactly the one docs/openapi.yaml states.
     public static func iconURL(_ text: String) throws(HeraldError) -> String {
-        guard isIconURL(text) else {
-            throw .invalidField("iconUrl", "iconUrl must be an https URL (ASCII, no spaces) of at most 2048 characters.")
+        try httpsURL(text, field: "iconUrl")
+    }
+
+    /// Where a partner's delivery webhooks go (SPEC 2.4): the same rule as `iconURL`. Which addresses it may
+    /// reach is decided when it is sent (HTTPFetch's address policy, on the resolved address).
+    public static func webhookURL(_ text: String) throws(HeraldError) -> String {
+        try httpsURL(text, field: "webhookUrl")
+    }
+
+    static func httpsURL(_ text: String, field: String) throws(HeraldError) -> String {
+        guard isHTTPSURL(text) else {
+            throw .invalidField(field, "\(field) must be an https URL (ASCII, no spaces) of at most 2048 characters.")
         }
         return text
     }
 
-    static func isIconURL(_ text: String) -> Bool {
+    static func isHTTPSURL(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         let scheme = Array("https://".utf8)
         guard bytes.count <= 2048, bytes.starts(with: scheme) else { return false }

@@ -18,7 +18,7 @@ struct AdminHandler: Sendable {
 
     func create(_ request: RoutedRequest) throws -> HTTPResponse {
         let fields = try JSONFields(request.jsonBody(), allowed: [
-            "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl",
+            "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl",
         ])
         let miniAppID = try PartnerRules.miniAppID(try fields.requiredString("miniAppId"))
         let displayName = try PartnerRules.displayName(try fields.requiredString("displayName"))
@@ -26,14 +26,16 @@ struct AdminHandler: Sendable {
         let perMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
             ?? defaultPerMinute
         let perDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange) ?? defaultPerDay
+        let webhookURL = try fields.string("webhookUrl").map(PartnerRules.webhookURL)
         let icon = try fields.string("iconUrl").map(PartnerRules.iconURL).map(iconChange)
         let key = try PartnerAPIKey.generate()
+        let webhook = try webhookURL.map { PartnerWebhook(url: $0, secret: try WebhookSignature.generateSecret()) }
         let record = try partners.create(
             NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
-                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon),
+                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook),
             keyHash: PartnerAPIKey.hash(key))
         audit("partner created", record)
-        return Reply.json(201, record.json(apiKey: key))
+        return Reply.json(201, record.json(apiKey: key, webhookSecret: webhook?.secret))
     }
 
     func list(_ request: RoutedRequest) throws -> HTTPResponse {
@@ -43,22 +45,47 @@ struct AdminHandler: Sendable {
     func update(_ request: RoutedRequest) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
         let fields = try JSONFields(request.jsonBody(), allowed: [
-            "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl",
+            "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl",
         ])
         var changes = PartnerChanges()
         changes.displayName = try fields.string("displayName").map(PartnerRules.displayName)
         changes.rateLimitPerMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
         changes.rateLimitPerDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange)
         let iconURL = fields.has("iconUrl") ? Optional.some(try fields.string("iconUrl").map(PartnerRules.iconURL)) : nil
+        let webhookURL = fields.has("webhookUrl")
+            ? Optional.some(try fields.string("webhookUrl").map(PartnerRules.webhookURL)) : nil
         // A revoked partner is kept for the audit trail, not for editing (as for rotate-key):
         // changing it would look like a live partner's settings in the admin's view.
         guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
         guard existing.revokedAt == nil else { throw Self.partnerRevoked }
         // `"iconUrl": null` removes the icon; a URL is fetched now, so a bad one changes nothing.
         if let iconURL { changes.icon = try iconURL.map(iconChange) ?? .remove }
+        // A partner's first webhook gets a secret, shown in this answer only; a new URL keeps the secret.
+        var newSecret: String?
+        if let webhookURL {
+            if let url = webhookURL {
+                if existing.webhookURL == nil { newSecret = try WebhookSignature.generateSecret() }
+                changes.webhook = .set(url: url, secret: newSecret)
+            } else {
+                changes.webhook = .remove
+            }
+        }
         guard let record = try partners.update(id: id, changes) else { throw HeraldError.notFound }
         audit("partner updated", record)
-        return Reply.json(200, record.json())
+        return Reply.json(200, record.json(webhookSecret: newSecret))
+    }
+
+    /// A new webhook secret, shown once; the old one stops signing at once.
+    func rotateWebhookSecret(_ request: RoutedRequest) throws -> HTTPResponse {
+        let id = try Self.partnerID(request)
+        let secret = try WebhookSignature.generateSecret()
+        guard let record = try partners.rotateWebhookSecret(id: id, secret: secret) else {
+            guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
+            guard existing.revokedAt == nil else { throw Self.partnerRevoked }
+            throw HeraldError(status: 409, code: "no_webhook", message: "The partner has no webhookUrl.")
+        }
+        audit("partner webhook secret rotated", record)
+        return Reply.json(200, record.json(webhookSecret: secret))
     }
 
     func rotateKey(_ request: RoutedRequest) throws -> HTTPResponse {

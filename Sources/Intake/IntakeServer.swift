@@ -215,6 +215,7 @@ public final class IntakeServer: Sendable {
         case .revokePartner: return try adminHandler.revoke(request)
         case .rotatePartnerKey: return try adminHandler.rotateKey(request)
         case .putPartnerIcon: return try iconHandler.upload(request)
+        case .rotateWebhookSecret: return try adminHandler.rotateWebhookSecret(request)
         case .icon: return try iconHandler.serve(request)
         case .putUser: return try hostHandler.putUser(request)
         case .putDevice: return try hostHandler.putDevice(request)

@@ -10,6 +10,7 @@ public enum Endpoint: Sendable {
     case push, pushStatus
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken
     case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, putPartnerIcon
+    case rotateWebhookSecret
     case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
     case healthz, readyz, metrics
@@ -73,6 +74,8 @@ public enum IntakeRoutes {
     public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
     public static let revokePartner = Route(.revokePartner, "DELETE", "/api/admin/mini-app-partners/{id}", .admin)
     public static let rotatePartnerKey = Route(.rotatePartnerKey, "POST", "/api/admin/mini-app-partners/{id}/rotate-key", .admin)
+    public static let rotateWebhookSecret = Route(
+        .rotateWebhookSecret, "POST", "/api/admin/mini-app-partners/{id}/rotate-webhook-secret", .admin)
     public static let putPartnerIcon = Route(.putPartnerIcon, "PUT", "/api/admin/mini-app-partners/{id}/icon", .admin)
     /// Without auth: phones load it to render a notification's avatar.
     public static let icon = Route(.icon, "GET", "/icons/{miniAppId}/{file}", .none)
@@ -93,7 +96,7 @@ public enum IntakeRoutes {
 
     public static let all: [Route] = [
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
-        putPartnerIcon, icon,
+        putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         healthz, readyz, metrics,
     ]

@@ -59,7 +59,8 @@ public struct MaintenanceStore: Sendable {
     public func cleanExpired(batchSize: Int = 5_000, maxBatches: Int = 100) throws -> Int {
         try pool.withConnection { connection in
             var total = 0
-            for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities] {
+            for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities,
+                              Self.deleteFinishedWebhookEvents] {
                 for _ in 0..<maxBatches {
                     let deleted = try connection.query(statement, [batchSize]).affectedRows
                     total += deleted
@@ -86,6 +87,19 @@ public struct MaintenanceStore: Sendable {
         DELETE FROM live_activities WHERE id = ANY (ARRAY(
             SELECT id FROM live_activities
              WHERE status <> 'active' AND ended_at < now() - interval '\(finishedActivityRetention)' LIMIT $1))
+        """
+
+    /// A delivered webhook event is kept a week (support questions); a failed one 30 days, for
+    /// `heraldctl webhooks replay`.
+    public static let deliveredWebhookRetention = "7 days"
+    public static let failedWebhookRetention = "30 days"
+
+    static let deleteFinishedWebhookEvents = """
+        DELETE FROM webhook_events WHERE id = ANY (ARRAY(
+            SELECT id FROM webhook_events
+             WHERE (state = 'delivered' AND finished_at < now() - interval '\(deliveredWebhookRetention)')
+                OR (state = 'failed' AND finished_at < now() - interval '\(failedWebhookRetention)')
+             LIMIT $1))
         """
 
     static let deleteExpiredIdempotencyKeys = """

@@ -2,8 +2,8 @@ import HeraldCore
 
 extension PartnerRecord {
     /// The partner as the admin API and `heraldctl --json` show it; `apiKey` only right after it
-    /// was created or rotated.
-    public func json(apiKey: String? = nil) -> JSONValue {
+    /// was created or rotated, `webhookSecret` only right after it was made or rotated.
+    public func json(apiKey: String? = nil, webhookSecret: String? = nil) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [
             ("id", .string(id.uuidString.lowercased())), ("miniAppId", .string(miniAppID)),
             ("displayName", .string(displayName)), ("tenantId", .string(tenantID)),
@@ -17,10 +17,12 @@ extension PartnerRecord {
                     ("updatedAt", .string(ISO8601.format(updated))),
                 ])
             } ?? .null),
+            ("webhookUrl", webhookURL.map { .string($0) } ?? .null),
             ("createdAt", .string(ISO8601.format(createdAt))),
             ("revokedAt", revokedAt.map { .string(ISO8601.format($0)) } ?? .null),
         ]
         if let apiKey { members.append(("apiKey", .string(apiKey))) }
+        if let webhookSecret { members.append(("webhookSecret", .string(webhookSecret))) }
         return .object(members)
     }
 }

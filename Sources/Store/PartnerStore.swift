@@ -14,6 +14,8 @@ public struct PartnerRecord: Sendable, Equatable {
     public let iconURL: String?
     /// When the stored icon was last set; nil when the partner has none.
     public let iconUpdatedAt: Date?
+    /// Where delivery webhooks go (SPEC 2.4); its secret is never part of the record.
+    public let webhookURL: String?
     public let createdAt: Date
     public let revokedAt: Date?
 
@@ -34,16 +36,37 @@ public struct NewPartner: Sendable {
     public var rateLimitPerDay: Int
     /// The partner's icon, if it starts with one.
     public var icon: PartnerIconChange?
+    /// The partner's webhook, if it starts with one.
+    public var webhook: PartnerWebhook?
 
     public init(miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
-                rateLimitPerDay: Int, icon: PartnerIconChange? = nil) {
+                rateLimitPerDay: Int, icon: PartnerIconChange? = nil, webhook: PartnerWebhook? = nil) {
         self.miniAppID = miniAppID
         self.displayName = displayName
         self.tenantID = tenantID
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
         self.icon = icon
+        self.webhook = webhook
     }
+}
+
+/// Where a partner's delivery webhooks go and the secret that signs them.
+public struct PartnerWebhook: Sendable, Equatable {
+    public var url: String
+    public var secret: String
+    public init(url: String, secret: String) {
+        self.url = url
+        self.secret = secret
+    }
+}
+
+/// What an admin change does to a partner's webhook.
+public enum PartnerWebhookChange: Sendable, Equatable {
+    /// A new URL; `secret` replaces the stored one when given (a partner without a webhook gets its first).
+    case set(url: String, secret: String?)
+    /// No webhook any more (pending events of it are not sent).
+    case remove
 }
 
 public struct PartnerChanges: Sendable {
@@ -52,12 +75,15 @@ public struct PartnerChanges: Sendable {
     public var rateLimitPerDay: Int?
     /// nil keeps the icon as it is.
     public var icon: PartnerIconChange?
+    /// nil keeps the webhook as it is.
+    public var webhook: PartnerWebhookChange?
     public init(displayName: String? = nil, rateLimitPerMinute: Int? = nil, rateLimitPerDay: Int? = nil,
-                icon: PartnerIconChange? = nil) {
+                icon: PartnerIconChange? = nil, webhook: PartnerWebhookChange? = nil) {
         self.displayName = displayName
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
         self.icon = icon
+        self.webhook = webhook
     }
 }
 
@@ -68,7 +94,7 @@ public struct PartnerStore: Sendable {
 
     static let columns = """
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
-        created_at, revoked_at, icon_updated_at
+        created_at, revoked_at, icon_updated_at, webhook_url
         """
 
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
@@ -81,12 +107,13 @@ public struct PartnerStore: Sendable {
                 let icon = partner.icon.map(Self.iconColumns)
                 let row = try connection.query("""
                     INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
-                                          rate_limit_per_day, icon_url, icon_updated_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9 THEN now() END)
+                                          rate_limit_per_day, icon_url, icon_updated_at, webhook_url, webhook_secret)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9 THEN now() END, $10, $11)
                     RETURNING \(Self.columns)
                     """,
                     [id, partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
-                     partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false]).first!
+                     partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false,
+                     partner.webhook?.url, partner.webhook?.secret]).first!
                 if let change = partner.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
                 return try Self.record(row)
             }
@@ -129,15 +156,39 @@ public struct PartnerStore: Sendable {
                     rate_limit_per_day = coalesce($4, rate_limit_per_day),
                     icon_url = CASE WHEN $5 THEN $6 ELSE icon_url END,
                     icon_updated_at = CASE WHEN $5 THEN CASE WHEN $7 THEN now() END ELSE icon_updated_at END,
+                    webhook_url = CASE WHEN $8 THEN $9 ELSE webhook_url END,
+                    webhook_secret = CASE WHEN $8 AND $9::text IS NULL THEN NULL ELSE coalesce($10, webhook_secret) END,
                     updated_at = now()
                 WHERE id = $1
                 RETURNING \(Self.columns)
                 """,
                 [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
-                 icon?.url ?? nil, icon?.stored ?? false]
+                 icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil, Self.webhookURL(changes.webhook),
+                 Self.webhookSecret(changes.webhook)]
             ).first else { return nil }
             if let change = changes.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
             return try Self.record(row)
+        }
+    }
+
+    private static func webhookURL(_ change: PartnerWebhookChange?) -> String? {
+        if case .set(let url, _) = change { return url }
+        return nil
+    }
+
+    private static func webhookSecret(_ change: PartnerWebhookChange?) -> String? {
+        if case .set(_, let secret) = change { return secret }
+        return nil
+    }
+
+    /// Replaces the webhook secret of an active partner that has a webhook; nil when there is none such.
+    public func rotateWebhookSecret(id: UUID, secret: String) throws -> PartnerRecord? {
+        try pool.withConnection { connection in
+            try connection.query("""
+                UPDATE partners SET webhook_secret = $2, updated_at = now()
+                 WHERE id = $1 AND revoked_at IS NULL AND webhook_url IS NOT NULL
+                RETURNING \(Self.columns)
+                """, [id, secret]).first.map(Self.record)
         }
     }
 
@@ -173,7 +224,7 @@ public struct PartnerStore: Sendable {
         PartnerRecord(
             id: try row.uuid(0), miniAppID: try row.string(1), displayName: try row.string(2),
             tenantID: try row.string(3), rateLimitPerMinute: try row.int(4), rateLimitPerDay: try row.int(5),
-            iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), createdAt: try row.date(7),
-            revokedAt: try row.optionalDate(8))
+            iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), webhookURL: row.optionalString(10),
+            createdAt: try row.date(7), revokedAt: try row.optionalDate(8))
     }
 }

@@ -71,6 +71,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     let databaseReachable = Atomic<Bool>(false)
     let claimState = ClaimState()
     private var completer: Completer!
+    /// Partners' delivery webhooks (nil when HERALD_WEBHOOKS_ENABLED=0).
+    private var webhooks: WebhookSender?
     private var services: [BackgroundService] = []
     private var claimer: BackgroundService!
 
@@ -101,6 +103,11 @@ public final class DeliveryWorker: @unchecked Sendable {
             },
             step: { [unowned self] _ in try claimStep(claimSession) })
         services = WorkerMaintenance.services(for: self)
+        if configuration.webhooks.enabled {
+            webhooks = WebhookSender(
+                configuration: configuration.webhooks, worker: configuration.workerID, databaseURL: configuration.databaseURL,
+                statementTimeout: configuration.statementTimeout, metrics: metrics, logger: logger, clock: clock)
+        }
     }
 
     /// A database session of this worker's, named for `role`.
@@ -131,6 +138,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         completer.start()
         for service in services { service.start() }
         claimer.start()
+        webhooks?.start()
         logger.info("worker started", [
             ("worker", .string(configuration.workerID)),
             ("upstreams", .array(upstreams.keys.map(\.rawValue).sorted().map { .string($0) })),
@@ -154,6 +162,12 @@ public final class DeliveryWorker: @unchecked Sendable {
         // Sends get most of the time; recording and releasing what they leave get the rest.
         let sendDeadline = started.addingTimeInterval(drainSeconds * 0.7)
         claimer.stop(deadline: sendDeadline)
+        // Webhooks drain beside the deliveries: their answers are waited for and recorded.
+        let webhooksDrained = DispatchGroup()
+        if let webhooks {
+            let deadline = started.addingTimeInterval(drainSeconds * 0.85)
+            DispatchQueue.global().async(group: webhooksDrained) { webhooks.drain(deadline: deadline) }
+        }
         while inFlight > completer.backlog && Date() < sendDeadline {
             wake.wait(for: [.capacity], until: min(sendDeadline, Date().addingTimeInterval(0.05)))
         }
@@ -167,6 +181,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                            [("unrecorded", .number(Double(completer.backlog)))])
         }
         for service in services { service.stop(deadline: recordDeadline) }
+        _ = webhooksDrained.wait(timeout: .now() + max(0, recordDeadline.timeIntervalSinceNow))
         releaseLeftovers(by: deadline)
         logger.info("worker drained", [("worker", .string(configuration.workerID))])
     }

@@ -1,6 +1,7 @@
 import APNs
 import FCM
 import Foundation
+import HTTPFetch
 import HeraldCore
 import ServiceSupport
 
@@ -24,6 +25,7 @@ public struct WorkerConfiguration: Sendable {
     public var listener = ListenerConfiguration()
     public var pauses = UpstreamPauseConfiguration()
     public var retry = RetryPolicy()
+    public var webhooks = WebhookSenderConfiguration()
     /// HERALD_WORKER_METRICS_PORT.
     public var metricsPort: UInt16 = 9090
     /// On SIGTERM: everything (in-flight sends, recording, releasing) ends within this (HERALD_DRAIN_SECONDS).
@@ -63,6 +65,7 @@ public struct WorkerConfiguration: Sendable {
         try activitySweeper.validate()
         try listener.validate()
         try pauses.validate()
+        try webhooks.validate()
         try check(retry.maxAttempts, 1...100, "HERALD_MAX_ATTEMPTS")
         try check(retry.baseDelay, .milliseconds(1)...(.seconds(3600)), "HERALD_RETRY_BASE_MS")
         try check(retry.maxDelay, .seconds(1)...(.seconds(604_800)), "HERALD_RETRY_MAX_SECONDS")
@@ -149,6 +152,18 @@ public struct WorkerConfiguration: Sendable {
                                                                      default: configuration.activitySweeper.batchSize)
         configuration.queueGauge.interval = try milliseconds(reader, "HERALD_QUEUE_GAUGE_INTERVAL_MS",
                                                              default: configuration.queueGauge.interval)
+        let webhooks = try reader.integer("HERALD_WEBHOOKS_ENABLED", default: configuration.webhooks.enabled ? 1 : 0)
+        guard webhooks == 0 || webhooks == 1 else {
+            throw ConfigurationError(variable: "HERALD_WEBHOOKS_ENABLED", problem: "must be 0 or 1")
+        }
+        configuration.webhooks.enabled = webhooks == 1
+        configuration.webhooks.maxInFlight = try reader.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT",
+                                                                default: configuration.webhooks.maxInFlight)
+        configuration.webhooks.perPartner = try reader.integer("HERALD_WEBHOOK_CONCURRENCY_PER_PARTNER",
+                                                               default: configuration.webhooks.perPartner)
+        configuration.webhooks.pollInterval = try milliseconds(reader, "HERALD_WEBHOOK_POLL_MS",
+                                                               default: configuration.webhooks.pollInterval)
+        configuration.webhooks.fetch = try HTTPFetchConfiguration.from(reader)
         configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
         configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
                                                           default: configuration.statementTimeout)

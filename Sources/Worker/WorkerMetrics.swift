@@ -33,6 +33,10 @@ public final class WorkerMetrics: Sendable {
         var unrecordable = 0
         var leasesExtended = 0
         var activitiesExpired = 0
+        /// Webhook attempts by outcome (`delivered`, `retried`, `failed`), their duration, and those in flight.
+        var webhooks: [String: Int] = [:]
+        var webhookLatency = PrometheusHistogram(bounds: WorkerMetrics.latencyBuckets)
+        var webhooksInFlight = 0
         /// The autoscaling gauges per lane; empty until the first refresh (no figure rather than a false 0).
         var lanes: [LaneGauge] = []
     }
@@ -79,6 +83,18 @@ public final class WorkerMetrics: Sendable {
     func addUnrecordable() { state.withLock { $0.unrecordable += 1 } }
     func addLeasesExtended(_ count: Int) { state.withLock { $0.leasesExtended += count } }
     func addActivitiesExpired(_ count: Int) { state.withLock { $0.activitiesExpired += count } }
+    func setWebhooksInFlight(_ value: Int) { state.withLock { $0.webhooksInFlight = value } }
+
+    /// One webhook attempt: its outcome and how long the receiver took.
+    func recordWebhook(_ outcome: String, seconds: Double) {
+        state.withLock { state in
+            state.webhooks[outcome, default: 0] += 1
+            state.webhookLatency.observe(seconds)
+        }
+    }
+
+    /// Webhook attempts with this outcome so far (tests).
+    public func webhooks(_ outcome: String) -> Int { state.withLock { $0.webhooks[outcome] ?? 0 } }
 
     /// A counter's value (tests and logs).
     public func value(_ name: String, _ service: PushService) -> Int {
@@ -114,8 +130,17 @@ public final class WorkerMetrics: Sendable {
         for service in PushService.allCases {
             out += "herald_worker_setup_faults_total{upstream=\"\(service.rawValue)\"} \(snapshot.setupFaults[service] ?? 0)\n"
         }
+        out += "# HELP herald_worker_webhooks_total Webhook attempts by outcome (retried: a retry is scheduled).\n"
+        out += "# TYPE herald_worker_webhooks_total counter\n"
+        for outcome in ["delivered", "retried", "failed"] {
+            out += "herald_worker_webhooks_total{outcome=\"\(outcome)\"} \(snapshot.webhooks[outcome] ?? 0)\n"
+        }
+        out += "# HELP herald_worker_webhook_duration_seconds Time from sending a webhook to its answer (or failure).\n"
+        out += "# TYPE herald_worker_webhook_duration_seconds histogram\n"
+        out += snapshot.webhookLatency.render("herald_worker_webhook_duration_seconds", labels: "")
         let gauges: [(String, String, String)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
+            ("herald_worker_webhooks_in_flight", "Webhook events this worker is sending.", "\(snapshot.webhooksInFlight)"),
         ]
         for (name, help, value) in gauges {
             out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPFetch
 import HeraldCore
 import ServiceSupport
 
@@ -175,5 +176,38 @@ func check(_ value: Int, _ range: ClosedRange<Int>, _ variable: String) throws(C
 func check(_ value: Duration, _ range: ClosedRange<Duration>, _ variable: String) throws(ConfigurationError) {
     guard range.contains(value) else {
         throw ConfigurationError(variable: variable, problem: "must be between \(range.lowerBound) and \(range.upperBound)")
+    }
+}
+
+/// The webhook sender (SPEC 2.4): partners' delivery webhooks, signed, retried for 24 hours.
+public struct WebhookSenderConfiguration: Sendable, Equatable {
+    /// HERALD_WEBHOOKS_ENABLED: 0 leaves the webhooks to the other workers.
+    public var enabled = true
+    /// Events this worker sends at once (HERALD_WEBHOOK_MAX_IN_FLIGHT).
+    public var maxInFlight = 64
+    /// Events of one partner this worker sends at once (HERALD_WEBHOOK_CONCURRENCY_PER_PARTNER): a slow or
+    /// failing endpoint holds at most this many of the sender's slots, the others keep flowing.
+    public var perPartner = 4
+    /// How often the sender looks for due events while it finds none (HERALD_WEBHOOK_POLL_MS).
+    public var pollInterval: Duration = .seconds(1)
+    /// One POST's whole exchange (SPEC 2.4: 10 s).
+    public var requestTimeout: Duration = .seconds(10)
+    /// A claimed event whose attempt is not recorded within this (a crashed worker's) is sent again.
+    public var leaseSeconds = 60
+    public var retry = WebhookRetryPolicy()
+    /// HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
+    public var fetch = HTTPFetchConfiguration()
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(maxInFlight, 1...10_000, "HERALD_WEBHOOK_MAX_IN_FLIGHT")
+        try check(perPartner, 1...1_000, "HERALD_WEBHOOK_CONCURRENCY_PER_PARTNER")
+        try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_WEBHOOK_POLL_MS")
+        try check(requestTimeout, .milliseconds(100)...(.seconds(60)), "webhooks.requestTimeout")
+        guard Duration.seconds(leaseSeconds) > requestTimeout * 2 else {
+            throw ConfigurationError(variable: "webhooks.leaseSeconds", problem: "must be over twice the request timeout")
+        }
+        try fetch.validate()
     }
 }

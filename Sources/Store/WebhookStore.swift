@@ -1,0 +1,120 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// A webhook event leased to a sender (sql/020_webhooks.sql).
+public struct LeasedWebhookEvent: Sendable, Equatable {
+    public let id: UUID
+    public let partnerID: UUID
+    public let body: [UInt8]
+    /// Attempts so far, this one included.
+    public let attempts: Int
+    /// Retries stop 24 hours after this.
+    public let windowStart: Date
+    /// The partner's webhook now; nil when it was removed after the event was written.
+    public let url: String?
+    public let secret: String?
+}
+
+/// What one attempt decided for an event.
+public struct WebhookAttemptRecord: Sendable, Equatable {
+    public enum Outcome: String, Sendable {
+        case delivered, failed, retry
+    }
+
+    public let id: UUID
+    public let outcome: Outcome
+    /// The answer's HTTP status; nil when none came.
+    public let status: Int?
+    /// A stable code (`http_500`, `timeout`, `address_refused`, `window_passed`...); nil when delivered.
+    public let error: String?
+    /// When to try again (`retry` only).
+    public let retryAt: Date?
+
+    public init(id: UUID, outcome: Outcome, status: Int?, error: String?, retryAt: Date?) {
+        self.id = id
+        self.outcome = outcome
+        self.status = status
+        self.error = error
+        self.retryAt = retryAt
+    }
+}
+
+/// Which failed events `heraldctl webhooks replay` sends again.
+public struct WebhookReplaySelection: Sendable, Equatable {
+    public var eventIDs: [UUID] = []
+    public var partnerIDs: [UUID] = []
+    /// When the event failed: since (inclusive), until (exclusive).
+    public var since: Date?
+    public var until: Date?
+
+    public init() {}
+
+    public var hasSelector: Bool { !eventIDs.isEmpty || !partnerIDs.isEmpty || since != nil || until != nil }
+}
+
+/// Queries on `webhook_events`: the workers' claim and record, and the operator's replay.
+public struct WebhookStore: Sendable {
+    public let pool: PostgresPool
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// Leases at most `limit` due events to `worker`, at most `room[partner]` (else `perPartner`) of each partner.
+    public func claim(worker: String, limit: Int, perPartner: Int, room: [UUID: Int], leaseSeconds: Int,
+                      now: Date) throws -> [LeasedWebhookEvent] {
+        let partners = Array(room.keys)
+        return try pool.withConnection { connection in
+            try connection.query(Self.claimSQL, [
+                worker, limit, perPartner, partners, partners.map { room[$0]! }, leaseSeconds, now,
+            ]).rows.map { row in
+                LeasedWebhookEvent(
+                    id: try row.uuid(0), partnerID: try row.uuid(1), body: try row.bytes(2), attempts: try row.int(3),
+                    windowStart: try row.date(4), url: row.optionalString(5), secret: row.optionalString(6))
+            }
+        }
+    }
+
+    public static let claimSQL =
+        "SELECT * FROM herald_webhook_claim($1, $2, $3, $4::uuid[], $5::integer[], $6, $7)"
+
+    /// Records attempts' outcomes; returns how many events were still this worker's to record.
+    @discardableResult
+    public func record(worker: String, _ records: [WebhookAttemptRecord], now: Date) throws -> Int {
+        guard !records.isEmpty else { return 0 }
+        return try pool.withConnection { connection in
+            try connection.query("""
+                SELECT herald_webhook_record($1, $2::uuid[], $3::text[], $4::integer[], $5::text[], $6::timestamptz[], $7)
+                """, [
+                worker, records.map(\.id), records.map(\.outcome.rawValue), records.map(\.status),
+                records.map(\.error), records.map(\.retryAt), now,
+            ]).first!.int(0)
+        }
+    }
+
+    /// Puts failed events back in the queue with a new 24-hour window and no attempts spent; returns
+    /// how many matched (a dry run changes nothing). Events of partners without a webhook stay failed.
+    public func replay(_ selection: WebhookReplaySelection, dryRun: Bool, now: Date) throws
+        -> (matched: Int, replayed: Int)
+    {
+        try pool.withTransaction { connection in
+            let matched = try connection.query("""
+                SELECT e.id, p.webhook_url IS NOT NULL
+                  FROM webhook_events e JOIN partners p ON p.id = e.partner_id
+                 WHERE e.state = 'failed'
+                   AND (cardinality($1::uuid[]) = 0 OR e.id = ANY ($1::uuid[]))
+                   AND (cardinality($2::uuid[]) = 0 OR e.partner_id = ANY ($2::uuid[]))
+                   AND ($3::timestamptz IS NULL OR e.finished_at >= $3)
+                   AND ($4::timestamptz IS NULL OR e.finished_at < $4)
+                   FOR UPDATE OF e
+                """, [selection.eventIDs, selection.partnerIDs, selection.since, selection.until]).rows
+            let replayable = try matched.filter { try $0.bool(1) }.map { try $0.uuid(0) }
+            guard !dryRun, !replayable.isEmpty else { return (matched.count, 0) }
+            let replayed = try connection.query("""
+                UPDATE webhook_events
+                   SET state = 'pending', available_at = $2, window_start = $2, attempts = 0, finished_at = NULL,
+                       last_status = NULL, last_error = NULL
+                 WHERE id = ANY ($1::uuid[]) AND state = 'failed'
+                """, [replayable, now]).affectedRows
+            return (matched.count, replayed)
+        }
+    }
+}
