@@ -259,4 +259,43 @@ struct WebhookTests {
         #expect(receiver.all.count == 6)
         #expect(Set(receiver.all.map(\.eventID)).count == 6)
     }
+    @Test("an activity ended or expired writes its event with its pushes' outcomes so far; replaced writes none",
+          arguments: ["ended", "expired", "replaced"])
+    func activityEvents(_ status: String) throws {
+        let harness = try WorkerHarness()
+        let partner = try harness.db.partner()
+        try Self.setWebhook(harness, partner: partner.id, url: "https://hooks.example.com/h")
+        try harness.db.user("u-activity")
+        let activity = UUID()
+        let connection = harness.db.connection
+        try connection.query("""
+            INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
+                                         last_timestamp, created_at, updated_at, expires_at, apns_end_payload,
+                                         fcm_end_payload, end_timestamp)
+            VALUES ($1, $2, $3, 'u-activity', 'progress', '{}', '{}', '{}', 1, now(), now(), now() + interval '1 hour',
+                    '{}', '{}', 2)
+            """, [activity, partner.id, partner.miniApp])
+        for outcome in ["sent", "sent", "failed", "suppressed", "superseded"] {
+            try connection.query("""
+                INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
+                                              attempts, created_at, finished_at)
+                VALUES (gen_random_uuid(), $1, $2, 0, 'apns', 'u-activity', 'iphone', $3, 1, now(), now())
+                """, [activity, partner.id, outcome])
+        }
+        try connection.query("UPDATE live_activities SET status = $2, ended_at = now() WHERE id = $1", [activity, status])
+        let bodies = try connection.query("SELECT body FROM webhook_events WHERE subject_id = $1", [activity]).rows
+        guard status != "replaced" else {
+            #expect(bodies.isEmpty)
+            return
+        }
+        let body = try JSONParser.parse(try #require(bodies.first).string(0))
+        #expect(bodies.count == 1)
+        #expect(body.objectMembers?.map(\.key) == ["type", "id", "activityId", "sent", "failed", "suppressed", "completedAt"])
+        #expect(body["type"] == .string("activity.\(status)"))
+        #expect(body["activityId"] == .string(activity.uuidString.lowercased()))
+        #expect(body["sent"] == .number(2) && body["failed"] == .number(1) && body["suppressed"] == .number(1))
+        // Ending it again (an update to a finished activity) writes nothing more.
+        try connection.query("UPDATE live_activities SET status = 'expired' WHERE id = $1", [activity])
+        #expect(try harness.db.count("SELECT count(*) FROM webhook_events WHERE subject_id = $1", [activity]) == 1)
+    }
 }

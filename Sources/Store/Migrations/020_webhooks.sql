@@ -85,7 +85,8 @@ CREATE TRIGGER push_requests_completed_on_insert
     EXECUTE FUNCTION herald_push_completed_event();
 
 -- An activity ended by its partner or expired at its TTL. Its counts are its pushes' outcomes so far
--- (the end push itself is still on its way).
+-- (the end push itself is still on its way); superseded pushes (a newer state went out instead) are
+-- none of them.
 CREATE FUNCTION herald_activity_finished_event() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -94,7 +95,7 @@ DECLARE
     v_suppressed integer;
 BEGIN
     SELECT count(*) FILTER (WHERE h.outcome = 'sent'),
-           count(*) FILTER (WHERE h.outcome NOT IN ('sent', 'suppressed')),
+           count(*) FILTER (WHERE h.outcome NOT IN ('sent', 'suppressed', 'superseded')),
            count(*) FILTER (WHERE h.outcome = 'suppressed')
       INTO v_sent, v_failed, v_suppressed
       FROM delivery_history h
