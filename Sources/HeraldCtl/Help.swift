@@ -10,6 +10,7 @@ enum Help {
           partitions    create future monthly partitions, drop expired ones
           stats         queue depth by state, lane and partner; outcomes of the last 5 min and hour
           replay        put failed, dead or expired deliveries back in the queue
+          webhooks      send failed delivery webhooks again (webhooks replay)
           backfill      bulk enqueue sends, or import users and devices, from a JSONL file
           expire        end the Live Activities past their TTL now (one sweep)
           probe         exit 0 if an http:// URL answers 2xx in time (container health checks; no database)
@@ -90,6 +91,16 @@ enum Help {
             usage: heraldctl partners revoke ID [--json]
 
             Revokes the partner: its key is refused from now on. Queued deliveries still go out.
+            """,
+        "webhooks": """
+            usage: heraldctl webhooks replay [--event ID]... [--partner ID|MINIAPP] [--since T] [--until T]
+                   [--dry-run] [--json]
+
+            Sends failed delivery webhooks again (SPEC 2.4): each gets a new 24-hour retry window and its
+            attempts back; the partner sees the same Herald-Event-Id it may have seen before. At least one
+            selector is required. --since/--until select by when the event failed (ISO 8601 or an age such
+            as 2h). Events of partners that no longer have a webhook are skipped. --dry-run changes nothing.
+            --json: {"matched":N,"replayed":N,"skipped":{"no_webhook":N}} (plus "wouldReplay" with --dry-run)
             """,
         "stats": """
             usage: heraldctl stats [--json]

@@ -90,10 +90,11 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// Puts failed events back in the queue with a new 24-hour window and no attempts spent; returns
-    /// how many matched (a dry run changes nothing). Events of partners without a webhook stay failed.
+    /// Puts failed events back in the queue with a new 24-hour window and no attempts spent; returns how
+    /// many matched, could be replayed and were (a dry run changes nothing). Events of partners without a
+    /// webhook stay failed.
     public func replay(_ selection: WebhookReplaySelection, dryRun: Bool, now: Date) throws
-        -> (matched: Int, replayed: Int)
+        -> (matched: Int, replayable: Int, replayed: Int)
     {
         try pool.withTransaction { connection in
             let matched = try connection.query("""
@@ -107,14 +108,14 @@ public struct WebhookStore: Sendable {
                    FOR UPDATE OF e
                 """, [selection.eventIDs, selection.partnerIDs, selection.since, selection.until]).rows
             let replayable = try matched.filter { try $0.bool(1) }.map { try $0.uuid(0) }
-            guard !dryRun, !replayable.isEmpty else { return (matched.count, 0) }
+            guard !dryRun, !replayable.isEmpty else { return (matched.count, replayable.count, 0) }
             let replayed = try connection.query("""
                 UPDATE webhook_events
                    SET state = 'pending', available_at = $2, window_start = $2, attempts = 0, finished_at = NULL,
                        last_status = NULL, last_error = NULL
                  WHERE id = ANY ($1::uuid[]) AND state = 'failed'
                 """, [replayable, now]).affectedRows
-            return (matched.count, replayed)
+            return (matched.count, replayable.count, replayed)
         }
     }
 }
