@@ -127,6 +127,32 @@ struct QueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
+    @Test("the webhook claim finds due and lease-expired events through their partial indexes, among many finished")
+    func webhookClaim() throws {
+        _ = Self.tenant
+        let plans = try Self.pool.withConnection { connection -> [String] in
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            _ = try connection.query("""
+                INSERT INTO webhook_events (id, partner_id, type, subject_id, body, created_at, window_start, state,
+                                            available_at, finished_at)
+                SELECT gen_random_uuid(), gen_random_uuid(), 'push.completed', gen_random_uuid(), '{}', now(), now(),
+                       CASE WHEN g % 1000 = 0 THEN 'pending' ELSE 'delivered' END, now(), now()
+                  FROM generate_series(1, 30000) g
+                """)
+            try connection.execute("ANALYZE webhook_events")
+            // The two scans of herald_webhook_claim's `due` (sql/020_webhooks.sql), as it runs them.
+            return try [
+                "SELECT e.id FROM webhook_events e WHERE e.state = 'pending' AND e.available_at <= now()",
+                "SELECT e.id FROM webhook_events e WHERE e.state = 'sending' AND e.lease_expires_at <= now()",
+            ].map { sql in
+                try connection.query("EXPLAIN " + sql).rows.map { try $0.string(0) }.joined(separator: "\n")
+            }
+        }
+        #expect(plans[0].contains("webhook_events_due"), "\(plans[0])")
+        #expect(plans[1].contains("webhook_events_sending"), "\(plans[1])")
+    }
+
     @Test("the idempotency lookup uses the (partner, key) primary key")
     func idempotency() throws {
         let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1", Date()])
