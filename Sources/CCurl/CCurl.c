@@ -34,13 +34,6 @@ CURLcode CCurl_easy_setopt_opensocket_callback(CURL *handle, curl_opensocket_cal
     return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, callback);
 }
 
-CURLcode CCurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length,
-                                unsigned int flags) {
-    // libcurl copies the struct itself (and the data too with CURL_BLOB_COPY).
-    struct curl_blob blob = { (void *)data, length, flags };
-    return curl_easy_setopt(handle, option, &blob);
-}
-
 CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

@@ -107,9 +107,12 @@ final class FetchTransfer: @unchecked Sendable {
         apply(CURLOPT_SSL_VERIFYPEER, 1)
         apply(CURLOPT_SSL_VERIFYHOST, 2)
         if let trust = settings.trust {
-            apply(CCurl_easy_setopt_blob(handle, CURLOPT_CAINFO_BLOB, trust.bytes.baseAddress, trust.bytes.count,
-                                         UInt32(CURL_BLOB_NOCOPY)))
+            apply(CURLOPT_CAINFO, trust.path)
         }
+        // No CA directory (Debian's libcurl has /etc/ssl/certs built in): the CA file, the system bundle or
+        // TrustBundle's, holds every certificate, and libcurl caches a CA store only without a directory, so
+        // every connection would otherwise parse the bundle into a store of its own (~0.8 MB each).
+        apply(CCurl_easy_setopt_pointer(handle, CURLOPT_CAPATH, nil))
         // Never a proxy from http_proxy/https_proxy: the address policy must judge the real peer.
         apply(CURLOPT_PROXY, "")
         // No signals: libcurl would otherwise use SIGALRM for DNS timeouts, unsafe with threads.

@@ -87,7 +87,10 @@ final class WebhookSender: Sendable {
              state.draining)
         }
         var claimed: [LeasedWebhookEvent] = []
-        if free > 0 && !draining {
+        // Claims in batches: once a quarter of the slots are free (or none is taken), not at every answer,
+        // so a busy sender runs a claim per several events rather than one each.
+        let inFlight = configuration.maxInFlight - free
+        if free > 0 && !draining && (inFlight == 0 || free >= max(1, configuration.maxInFlight / 4)) {
             claimed = try store.claim(worker: worker, limit: free, perPartner: configuration.perPartner, room: room,
                                       leaseSeconds: configuration.leaseSeconds, now: clock.now)
             for event in claimed { send(event, with: fetcher, service: service) }

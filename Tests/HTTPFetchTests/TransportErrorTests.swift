@@ -16,16 +16,22 @@ struct TransportErrorTests {
         #expect(failure(unknown)?.code == .dnsFailed)
     }
 
-    @Test("With an extra CA file libcurl is given the system bundle followed by that file")
+    @Test("With an extra CA file libcurl is given a private file of the system bundle followed by that file, removed with it")
     func trustBundle() throws {
         let extra = try [UInt8](Data(contentsOf: URL(fileURLWithPath: TestCredentials.shared.caFile)))
-        let bundle = try TrustBundle(extraCAFile: TestCredentials.shared.caFile)
-        let text = [UInt8](UnsafeRawBufferPointer(bundle.bytes))
+        var bundle: TrustBundle? = try TrustBundle(extraCAFile: TestCredentials.shared.caFile)
+        let path = bundle!.path
+        let text = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
         #expect(Array(text.suffix(extra.count)) == extra)
         // Debian's bundle, where libcurl was built to look (when the machine has it).
         if let system = FileManager.default.contents(atPath: "/etc/ssl/certs/ca-certificates.crt"), !system.isEmpty {
             #expect(text.count > system.count + extra.count - 1)
             #expect(Array(text.prefix(system.count)) == [UInt8](system))
         }
+        bundle = nil
+        #expect(!FileManager.default.fileExists(atPath: path))
+        _ = bundle
     }
 }

@@ -143,8 +143,14 @@ struct QueryPlanTests {
             try connection.execute("ANALYZE webhook_events")
             // The two scans of herald_webhook_claim's `due` (sql/020_webhooks.sql), as it runs them.
             return try [
-                "SELECT e.id FROM webhook_events e WHERE e.state = 'pending' AND e.available_at <= now()",
-                "SELECT e.id FROM webhook_events e WHERE e.state = 'sending' AND e.lease_expires_at <= now()",
+                """
+                SELECT e.id FROM webhook_events e WHERE e.state = 'pending' AND e.available_at <= now()
+                   AND e.partner_id <> ALL ('{}'::uuid[]) ORDER BY e.available_at LIMIT 256
+                """,
+                """
+                SELECT e.id FROM webhook_events e WHERE e.state = 'sending' AND e.lease_expires_at <= now()
+                   AND e.partner_id <> ALL ('{}'::uuid[]) ORDER BY e.lease_expires_at LIMIT 256
+                """,
             ].map { sql in
                 try connection.query("EXPLAIN " + sql).rows.map { try $0.string(0) }.joined(separator: "\n")
             }

@@ -62,6 +62,9 @@ def main():
         def log_message(self, *_):
             pass
 
+    # socketserver's listen backlog is 5: a sender opening dozens of connections at once would have some
+    # of its SYNs dropped and wait out TCP's retransmissions (seconds).
+    ThreadingHTTPServer.request_queue_size = 256
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -22,9 +22,6 @@ CURLcode CCurl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *
 CURLcode CCurl_easy_setopt_data_callback(CURL *handle, CURLoption option, curl_write_callback callback);
 /// CURLOPT_OPENSOCKETFUNCTION.
 CURLcode CCurl_easy_setopt_opensocket_callback(CURL *handle, curl_opensocket_callback callback);
-/// For blob options (CURLOPT_CAINFO_BLOB); `flags` is CURL_BLOB_COPY or CURL_BLOB_NOCOPY.
-CURLcode CCurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length,
-                                unsigned int flags);
 
 CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
