@@ -250,16 +250,6 @@ private final class Answers: @unchecked Sendable {
     var all: [TestHTTPClient.Response?] { lock.withLock { responses } }
 }
 
-/// Polls `condition` every 20 ms until it holds; throws after `timeout`.
-private func waitFor(_ what: String, timeout: Duration, _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return }
-        usleep(20_000)
-    }
-    throw TestHTTPClient.Failure(description: "timed out waiting for \(what)")
-}
-
 /// Sends raw bytes and reads until the server closes (or 5 s pass).
 private func rawExchange(port: UInt16, _ request: String) throws -> String {
     let fd = try TestHTTPClient.connectLoopback(port: port, readTimeoutSeconds: 5)

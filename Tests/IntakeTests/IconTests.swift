@@ -156,7 +156,7 @@ struct IconTests {
         #expect(try imageURL() == nil)
         #expect(try upload(partner, IconSamples.wideSVG, type: "image/svg+xml").status == 200)
         // The partner cache (2 s) keeps the old profile for a moment.
-        try waitUntil { try imageURL() != nil }
+        try waitFor("the new profile (partner cache)") { try imageURL() != nil }
         let iconURL = "\(IntakeHarness.publicURL)/icons/\(partner.miniAppID)/256.png"
         #expect(try imageURL() == .string(iconURL))
         // The host app's Settings > Notifications > Mini-apps screen shows the same PNG.
@@ -166,7 +166,7 @@ struct IconTests {
         #expect(removed.status == 200)
         #expect(removed.json["icon"] == .null)
         #expect(try get("/icons/\(partner.miniAppID)/256.png").status == 404)
-        try waitUntil { try imageURL() == nil }
+        try waitFor("the profile without an icon") { try imageURL() == nil }
     }
 
     @Test("iconUrl at loopback or the metadata address is refused without the allow flag, and nothing is written",
@@ -257,13 +257,5 @@ struct IconTests {
 
     private func get(_ path: String, headers: [(String, String)] = []) throws -> TestHTTPClient.Response {
         try TestHTTPClient.send(port: intake.port, method: "GET", path: path, headers: headers)
-    }
-
-    private func waitUntil(_ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while try !condition() {
-            guard Date() < deadline else { throw TestHTTPClient.Failure(description: "condition not met in 10 s") }
-            Thread.sleep(forTimeInterval: 0.25)
-        }
     }
 }

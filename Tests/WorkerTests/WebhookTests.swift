@@ -92,16 +92,6 @@ struct WebhookTests {
         }
     }
 
-    static func waitUntil(_ what: String, timeout: TimeInterval = 20, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try !condition() {
-            guard Date() < deadline else { throw TestFailure(description: "timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-    }
-
-    struct TestFailure: Error, CustomStringConvertible { let description: String }
-
     @Test("a completed request's event reaches the receiver once, signed; the body has SPEC 2.4's fields")
     func delivered() throws {
         let harness = try WorkerHarness()
@@ -112,7 +102,7 @@ struct WebhookTests {
         let worker = try Self.startWorker(harness)
         defer { worker.drain() }
 
-        try Self.waitUntil("the webhook") { try receiver.all.count == 1 && Self.events(harness).first?.state == "delivered" }
+        try harness.waitUntilBlocking("the webhook") { try receiver.all.count == 1 && Self.events(harness).first?.state == "delivered" }
         let received = receiver.all[0]
         #expect(received.contentType == "application/json")
         #expect(WebhookSignature.verify(header: received.signature, secret: Self.secret, body: received.body,
@@ -140,7 +130,7 @@ struct WebhookTests {
         let queued = try harness.queue(users: 2)
         let worker = try Self.startWorker(harness)
         defer { worker.drain() }
-        try Self.waitUntil("the request's completion") { try harness.db.counts(of: queued.request).sent == 2 }
+        try harness.waitUntilBlocking("the request's completion") { try harness.db.counts(of: queued.request).sent == 2 }
         #expect(try harness.db.count("SELECT count(*) FROM webhook_events") == 0)
     }
 
@@ -153,7 +143,7 @@ struct WebhookTests {
         try Self.setWebhook(harness, partner: queued.partner, url: receiver.url)
         let worker = try Self.startWorker(harness)
         defer { worker.drain() }
-        try Self.waitUntil("delivery after two retries") { (try Self.events(harness)).first?.state == "delivered" }
+        try harness.waitUntilBlocking("delivery after two retries") { (try Self.events(harness)).first?.state == "delivered" }
         #expect(receiver.all.count == 3)
         #expect(Set(receiver.all.map(\.eventID)).count == 1, "every attempt carries the same event id")
         #expect(Set(receiver.all.map { $0.body }).count == 1, "and the same body")
@@ -170,7 +160,7 @@ struct WebhookTests {
         try Self.setWebhook(harness, partner: queued.partner, url: receiver.url)
         let worker = try Self.startWorker(harness)
         defer { worker.drain() }
-        try Self.waitUntil("the failure") { (try Self.events(harness)).first?.state == "failed" }
+        try harness.waitUntilBlocking("the failure") { (try Self.events(harness)).first?.state == "failed" }
         let event = try #require(try Self.events(harness).first)
         #expect(event.attempts == 1 && event.status == status && event.error == "http_\(status)")
         #expect(receiver.all.count == 1)
@@ -190,7 +180,7 @@ struct WebhookTests {
         try Self.setWebhook(harness, partner: queued.partner, url: receiver.url)
         let worker = try Self.startWorker(harness, clock: LaterClock())
         defer { worker.drain() }
-        try Self.waitUntil("the failure") { (try Self.events(harness)).first?.state == "failed" }
+        try harness.waitUntilBlocking("the failure") { (try Self.events(harness)).first?.state == "failed" }
         let event = try #require(try Self.events(harness).first)
         #expect(event.error == "http_503" && event.attempts == 1)
         #expect(receiver.all.count == 1)
@@ -205,7 +195,7 @@ struct WebhookTests {
         try Self.setWebhook(harness, partner: queued.partner, url: receiver.url)
         let worker = try Self.startWorker(harness) { $0.webhooks.fetch.allowPrivateAddresses = false }
         defer { worker.drain() }
-        try Self.waitUntil("the failure") { (try Self.events(harness)).first?.state == "failed" }
+        try harness.waitUntilBlocking("the failure") { (try Self.events(harness)).first?.state == "failed" }
         #expect(try Self.events(harness).first?.error == "address_refused")
         #expect(receiver.all.isEmpty)
     }
@@ -230,11 +220,11 @@ struct WebhookTests {
             configuration.webhooks.maxInFlight = 4
         }
         defer { worker.drain() }
-        try Self.waitUntil("the fast partner's events") { fast.all.count == 10 }
+        try harness.waitUntilBlocking("the fast partner's events") { fast.all.count == 10 }
         #expect(slow.all.count < 10, "the fast partner did not wait for the slow one")
-        try Self.waitUntil("the slow partner's events") { slow.all.count == 10 }
+        try harness.waitUntilBlocking("the slow partner's events") { slow.all.count == 10 }
         #expect(slow.mostAtOnce <= 2)
-        try Self.waitUntil("every event recorded") {
+        try harness.waitUntilBlocking("every event recorded") {
             try harness.db.count("SELECT count(*) FROM webhook_events WHERE state = 'delivered'") == 20
         }
     }
@@ -248,11 +238,11 @@ struct WebhookTests {
         try Self.setWebhook(harness, partner: partner.id, url: receiver.url)
         for _ in 0..<6 { _ = try harness.db.request(partner: partner.id, deliveries: 0) }
         let first = try Self.startWorker(harness) { $0.webhooks.perPartner = 3 }
-        try Self.waitUntil("sends in flight") { !receiver.all.isEmpty }
+        try harness.waitUntilBlocking("sends in flight") { !receiver.all.isEmpty }
         first.drain()
         let second = try Self.startWorker(harness) { $0.webhooks.perPartner = 3 }
         defer { second.drain() }
-        try Self.waitUntil("every event delivered") {
+        try harness.waitUntilBlocking("every event delivered") {
             try harness.db.count("SELECT count(*) FROM webhook_events WHERE state = 'delivered'") == 6
         }
         Thread.sleep(forTimeInterval: 0.5)
