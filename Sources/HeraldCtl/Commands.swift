@@ -58,20 +58,24 @@ enum Commands {
         switch action {
         case "create":
             try arguments.allowOnly(["json", "mini-app-id", "display-name", "tenant", "rate-limit-per-minute",
-                                     "rate-limit-per-day", "icon-url", "icon-file"])
+                                     "rate-limit-per-day", "icon-url", "icon-file", "webhook-url"])
             let miniAppID = try PartnerRules.miniAppID(try arguments.requiredOption("mini-app-id"))
             let displayName = try PartnerRules.displayName(try arguments.requiredOption("display-name"))
             let tenant = try PartnerRules.tenantID(arguments.option("tenant") ?? defaults.tenant)
             let perMinute = try positive(arguments, "rate-limit-per-minute") ?? defaults.perMinute
             let perDay = try positive(arguments, "rate-limit-per-day") ?? defaults.perDay
+            let webhook = try arguments.option("webhook-url").map(PartnerRules.webhookURL).map {
+                PartnerWebhook(url: $0, secret: try WebhookSignature.generateSecret())
+            }
             let icon = try iconChange(arguments, source: iconSource)
             let key = try PartnerAPIKey.generate()
             let record = try store.create(
                 NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenant,
-                           rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon),
+                           rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook),
                 keyHash: PartnerAPIKey.hash(key))
-            printer.emit(record.json(apiKey: key)) {
+            printer.emit(record.json(apiKey: key, webhookSecret: webhook?.secret)) {
                 describe(record) + "\napi key (shown once, hand it over a secure channel): \(key)"
+                    + (webhook.map { "\nwebhook secret (shown once): \($0.secret)" } ?? "")
             }
         case "list":
             try arguments.allowOnly(["json"])
@@ -87,7 +91,7 @@ enum Commands {
             }
         case "update":
             try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day", "icon-url",
-                                     "icon-file", "no-icon"])
+                                     "icon-file", "no-icon", "webhook-url", "no-webhook"])
             let id = try partnerID(arguments)
             var changes = PartnerChanges(
                 displayName: try arguments.option("display-name").map(PartnerRules.displayName),
@@ -101,8 +105,20 @@ enum Commands {
             } else {
                 changes.icon = try iconChange(arguments, source: iconSource)
             }
+            var shownSecret: String?
+            if arguments.option("webhook-url") != nil || arguments.flag("no-webhook") {
+                guard arguments.option("webhook-url") == nil || !arguments.flag("no-webhook") else {
+                    throw UsageError(message: "--no-webhook cannot go with --webhook-url")
+                }
+                guard let existing = try store.find(id: id) else { throw CommandFailure(message: "no such partner") }
+                (changes.webhook, shownSecret) = try PartnerWebhookChange.requested(
+                    try arguments.option("webhook-url").map(PartnerRules.webhookURL), for: existing,
+                    newSecret: WebhookSignature.generateSecret)
+            }
             guard let record = try store.update(id: id, changes) else { throw CommandFailure(message: "no such partner") }
-            printer.emit(record.json()) { describe(record) }
+            printer.emit(record.json(webhookSecret: shownSecret)) {
+                describe(record) + (shownSecret.map { "\nwebhook secret (shown once): \($0)" } ?? "")
+            }
         case "rotate-key":
             try arguments.allowOnly(["json"])
             let key = try PartnerAPIKey.generate()
@@ -110,6 +126,13 @@ enum Commands {
                 throw CommandFailure(message: "no such active partner")
             }
             printer.emit(record.json(apiKey: key)) { describe(record) + "\nnew api key (shown once): \(key)" }
+        case "rotate-webhook-secret":
+            try arguments.allowOnly(["json"])
+            let secret = try WebhookSignature.generateSecret()
+            guard let record = try store.rotateWebhookSecret(id: try partnerID(arguments), secret: secret) else {
+                throw CommandFailure(message: "no such active partner with a webhook")
+            }
+            printer.emit(record.json(webhookSecret: secret)) { describe(record) + "\nnew webhook secret (shown once): \(secret)" }
         case "revoke":
             try arguments.allowOnly(["json"])
             guard let record = try store.revoke(id: try partnerID(arguments)) else {

@@ -48,11 +48,13 @@ enum Help {
 
               partners create --mini-app-id ID --display-name NAME [--tenant T]
                               [--rate-limit-per-minute N] [--rate-limit-per-day N]
-                              [--icon-url URL | --icon-file PATH]
+                              [--icon-url URL | --icon-file PATH] [--webhook-url URL]
               partners list
               partners update ID [--display-name NAME] [--rate-limit-per-minute N] [--rate-limit-per-day N]
                                  [--icon-url URL | --icon-file PATH | --no-icon]
+                                 [--webhook-url URL | --no-webhook]
               partners rotate-key ID
+              partners rotate-webhook-secret ID
               partners revoke ID
 
             heraldctl partners <action> --help for each.
@@ -60,7 +62,7 @@ enum Help {
         "partners create": """
             usage: heraldctl partners create --mini-app-id ID --display-name NAME [--tenant T]
                    [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL | --icon-file PATH]
-                   [--json]
+                   [--webhook-url URL] [--json]
 
             Registers a partner and prints its API key once (only its hash is stored): hand it over a
             secure channel. Defaults: HERALD_DEFAULT_TENANT, HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE and
@@ -68,7 +70,8 @@ enum Help {
             The icon (PNG, JPEG or SVG, at most 1 MiB) is fetched from --icon-url (https, public addresses
             only unless HERALD_WEBHOOK_ALLOW_PRIVATE=1; HERALD_CA_FILE trusted besides the system CAs) or
             read from --icon-file, and stored as square PNGs before the partner is written; an image that
-            does not decode writes nothing.
+            does not decode writes nothing. --webhook-url (https) sends the partner's delivery webhooks
+            there; its signing secret is printed once.
             """,
         "partners list": """
             usage: heraldctl partners list [--json]
@@ -77,10 +80,19 @@ enum Help {
             """,
         "partners update": """
             usage: heraldctl partners update ID [--display-name NAME] [--rate-limit-per-minute N]
-                   [--rate-limit-per-day N] [--icon-url URL | --icon-file PATH | --no-icon] [--json]
+                   [--rate-limit-per-day N] [--icon-url URL | --icon-file PATH | --no-icon]
+                   [--webhook-url URL | --no-webhook] [--json]
 
-            Changes a partner's display name (the brand prefix of its notifications), limits or icon
-            (fetched or read and rasterised as for create; --no-icon removes it).
+            Changes a partner's display name (the brand prefix of its notifications), limits, icon
+            (fetched or read and rasterised as for create; --no-icon removes it) or webhook URL (a
+            partner's first webhook gets a secret, printed once; a new URL keeps it; --no-webhook
+            removes both).
+            """,
+        "partners rotate-webhook-secret": """
+            usage: heraldctl partners rotate-webhook-secret ID [--json]
+
+            Issues a new webhook signing secret and prints it once; events are signed with it from now
+            on, with no overlap. Fails (1) for a revoked partner or one without a webhook.
             """,
         "partners rotate-key": """
             usage: heraldctl partners rotate-key ID [--json]

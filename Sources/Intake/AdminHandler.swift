@@ -63,12 +63,8 @@ struct AdminHandler: Sendable {
         // A partner's first webhook gets a secret, shown in this answer only; a new URL keeps the secret.
         var newSecret: String?
         if let webhookURL {
-            if let url = webhookURL {
-                if existing.webhookURL == nil { newSecret = try WebhookSignature.generateSecret() }
-                changes.webhook = .set(url: url, secret: newSecret)
-            } else {
-                changes.webhook = .remove
-            }
+            (changes.webhook, newSecret) = try PartnerWebhookChange.requested(webhookURL, for: existing,
+                                                                             newSecret: WebhookSignature.generateSecret)
         }
         guard let record = try partners.update(id: id, changes) else { throw HeraldError.notFound }
         audit("partner updated", record)

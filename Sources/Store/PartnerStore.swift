@@ -67,6 +67,17 @@ public enum PartnerWebhookChange: Sendable, Equatable {
     case set(url: String, secret: String?)
     /// No webhook any more (pending events of it are not sent).
     case remove
+
+    /// The change a requested `webhookUrl` (nil: remove) makes to `existing`, and the secret to show the admin
+    /// once: a partner's first webhook gets one from `newSecret`, a new URL keeps the stored one. The admin API
+    /// and `heraldctl partners update` both decide here.
+    public static func requested(_ url: String?, for existing: PartnerRecord, newSecret: () throws -> String) rethrows
+        -> (change: PartnerWebhookChange, shownSecret: String?)
+    {
+        guard let url else { return (.remove, nil) }
+        let secret = existing.webhookURL == nil ? try newSecret() : nil
+        return (.set(url: url, secret: secret), secret)
+    }
 }
 
 public struct PartnerChanges: Sendable {

@@ -97,7 +97,8 @@ struct StatsTests {
         ["help"], ["--help"], ["migrate", "--help"], ["partitions", "--help"], ["stats", "--help"], ["replay", "--help"],
         ["backfill", "--help"], ["expire", "--help"], ["partners", "--help"], ["partners", "create", "--help"],
         ["partners", "list", "-h"], ["partners", "update", "--help"], ["partners", "rotate-key", "--help"],
-        ["partners", "revoke", "--help"], ["help", "replay"], ["probe", "--help"],
+        ["partners", "revoke", "--help"], ["partners", "rotate-webhook-secret", "--help"], ["webhooks", "--help"],
+        ["help", "replay"], ["probe", "--help"],
     ])
     func help(_ arguments: [String]) throws {
         // No database is needed for help.

@@ -78,4 +78,40 @@ struct WebhookReplayTests {
     func usage(_ arguments: [String]) throws {
         #expect(try HeraldCtlTests.run(arguments).status == 2)
     }
+    @Test("partners --webhook-url: the secret printed once (create, a first URL), kept on a new URL, rotated, removed")
+    func partnerWebhook() throws {
+        _ = HeraldCtlTests.migrated
+        let miniApp = "hookctl." + UUID().uuidString.prefix(8).lowercased()
+        let created = try Self.json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Hooks",
+                                     "--webhook-url", "https://a.example.com/h", "--json"])
+        #expect(created.status == 0)
+        let id = try #require(created.json?["id"]?.stringValue)
+        let first = try #require(created.json?["webhookSecret"]?.stringValue)
+        #expect(first.hasPrefix("whsec_") && first.count == 70)
+        let stored = { () throws -> String? in
+            let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1))
+            defer { pool.close() }
+            return try pool.withConnection {
+                try $0.query("SELECT webhook_secret FROM partners WHERE id = $1::uuid", [id]).first!.optionalString(0)
+            }
+        }
+        #expect(try stored() == first)
+        let moved = try Self.json(["partners", "update", id, "--webhook-url", "https://b.example.com/h", "--json"])
+        #expect(moved.json?["webhookUrl"] == .string("https://b.example.com/h") && moved.json?["webhookSecret"] == nil)
+        #expect(try stored() == first)
+        let rotated = try Self.json(["partners", "rotate-webhook-secret", id, "--json"])
+        let second = try #require(rotated.json?["webhookSecret"]?.stringValue)
+        #expect(second != first)
+        #expect(try stored() == second)
+        let text = try HeraldCtlTests.run(["partners", "list"])
+        #expect(!text.output.contains(second))
+        let removed = try Self.json(["partners", "update", id, "--no-webhook", "--json"])
+        #expect(removed.json?["webhookUrl"] == .null)
+        #expect(try stored() == nil)
+        #expect(try HeraldCtlTests.run(["partners", "rotate-webhook-secret", id]).status == 1)
+        let again = try Self.json(["partners", "update", id, "--webhook-url", "https://c.example.com/h", "--json"])
+        #expect(again.json?["webhookSecret"]?.stringValue?.hasPrefix("whsec_") == true)
+        #expect(try HeraldCtlTests.run(["partners", "update", id, "--webhook-url", "http://x/", "--no-webhook"]).status == 2)
+        #expect(try HeraldCtlTests.run(["partners", "update", id, "--webhook-url", "http://insecure.example.com/"]).status == 1)
+    }
 }
