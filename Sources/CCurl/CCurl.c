@@ -42,14 +42,6 @@ CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
 
-CURLcode CCurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
-CURLcode CCurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
 curl_socket_t CCurl_socket_bad(void) {
     return CURL_SOCKET_BAD;
 }

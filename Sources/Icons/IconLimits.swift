@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// What one icon may cost. Every argument of the initialiser has a default; `IconRasterizer` checks them once.
 ///
 /// What the limits bound, and what they do not:
@@ -30,7 +32,7 @@ public struct IconLimits: Sendable, Equatable {
     /// Renders that may run at once in one `IconRasterizer`; more wait for a slot.
     public var maxConcurrentRenders: Int
 
-    public init(maxInputBytes: Int = 1_048_576,
+    public init(maxInputBytes: Int = PartnerIcon.maxSourceBytes,
                 maxSourcePixels: Int = 25_000_000,
                 maxSourceSide: Int = 10_000,
                 timeBudget: Duration = .seconds(5),

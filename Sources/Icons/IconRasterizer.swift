@@ -1,4 +1,5 @@
 import Dispatch
+import HeraldCore
 
 /// Turns a partner's icon (PNG, JPEG or SVG bytes) into square PNGs, in memory only: no network, no database,
 /// no files but gdk-pixbuf's list of its loaders and their modules (read once per process) and, for SVG text,
@@ -12,8 +13,6 @@ import Dispatch
 /// One rasterizer bounds how many renders run at once, so share one per process. `render` blocks its caller
 /// (up to twice the time budget): call it from a thread that may block, not from Swift's cooperative pool.
 public final class IconRasterizer: Sendable {
-    /// The sizes Herald serves: 64, 128 and 256 px (the payload's `imageUrl` names the 256 px one).
-    public static let standardSizes = [64, 128, 256]
     /// Output sizes `render` accepts.
     public static let sizeRange = 1...2048
 
@@ -38,7 +37,7 @@ public final class IconRasterizer: Sendable {
     ///   - declaredType: the Content-Type the client sent, used only to word the error message.
     /// - Throws: `IconError`: `invalid_icon` (not PNG/JPEG/SVG, undecodable, over the pixel limits, too slow),
     ///   `icon_too_large` (over `maxInputBytes`), `icon_unavailable` (no render slot within the time budget).
-    public func render(_ bytes: [UInt8], sizes: [Int] = IconRasterizer.standardSizes,
+    public func render(_ bytes: [UInt8], sizes: [Int] = PartnerIcon.sizes,
                        declaredType: String? = nil) throws(IconError) -> [RenderedIcon] {
         precondition(!sizes.isEmpty && sizes.allSatisfy(Self.sizeRange.contains), "sizes must be in \(Self.sizeRange)")
         if bytes.isEmpty {

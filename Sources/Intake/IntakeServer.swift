@@ -258,11 +258,3 @@ public final class IntakeServer: Sendable {
     }
 }
 
-/// A value behind a lock, for the few mutable fields of otherwise immutable services.
-final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
-}

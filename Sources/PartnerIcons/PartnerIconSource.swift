@@ -60,7 +60,7 @@ public final class PartnerIconSource: Sendable {
         -> [PartnerIconImage]
     {
         do {
-            return try rasterizer.render(bytes, sizes: PartnerIcon.sizes, declaredType: declaredType).map { icon in
+            return try rasterizer.render(bytes, declaredType: declaredType).map { icon in
                 PartnerIconImage(size: icon.size, png: icon.png, sha256: icon.sha256Hex)
             }
         } catch {

@@ -35,7 +35,8 @@ final class WebhookSender: Sendable {
     private let state = Mutex(State())
     /// Made by the first step (its failure is retried as any step's).
     private let fetcher = Mutex<HTTPFetcher?>(nil)
-    private let service: LockedService
+    /// Set once, right after `init`: its step refers to the sender.
+    private let service = LockedBox<BackgroundService?>(nil)
 
     init(configuration: WebhookSenderConfiguration, worker: String, databaseURL: String, statementTimeout: Duration,
          metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock) {
@@ -48,7 +49,6 @@ final class WebhookSender: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
-        service = LockedService()
         service.set(BackgroundService(.init(name: "herald-webhooks"), logger: logger) { [unowned self] service in
             try step(service)
         })
@@ -81,7 +81,6 @@ final class WebhookSender: Sendable {
             fetcher = made
             return made
         }
-        try flush()
         let (room, free, draining) = state.withLock { state in
             (state.inFlight.mapValues { configuration.perPartner - $0 }, configuration.maxInFlight - state.total,
              state.draining)
@@ -95,6 +94,7 @@ final class WebhookSender: Sendable {
                                       leaseSeconds: configuration.leaseSeconds, now: clock.now)
             for event in claimed { send(event, with: fetcher, service: service) }
         }
+        // The answers since the last step and this claim's refusals, in one statement.
         try flush()
         // Until an answer comes (it wakes the service: a slot is free, an outcome to record) or the poll.
         service.sleep(for: configuration.pollInterval)
@@ -191,11 +191,4 @@ final class WebhookSender: Sendable {
         default: false
         }
     }
-}
-
-/// The sender's service, set once after `init` (its step refers to the sender).
-private final class LockedService: Sendable {
-    private let value = Mutex<BackgroundService?>(nil)
-    func set(_ service: BackgroundService) { value.withLock { $0 = service } }
-    func get() -> BackgroundService? { value.withLock { $0 } }
 }

@@ -26,8 +26,6 @@ CURLcode CCurl_easy_setopt_opensocket_callback(CURL *handle, curl_opensocket_cal
 CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
 CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
-CURLcode CCurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
-CURLcode CCurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
 
 /// CURL_SOCKET_BAD: what an open-socket callback returns to refuse an address.
 curl_socket_t CCurl_socket_bad(void);
