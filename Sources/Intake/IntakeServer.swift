@@ -16,7 +16,7 @@ public final class IntakeServer: Sendable {
     let logger: Logger
     let authenticator: Authenticator
     let pushHandler: PushHandler
-    /// The push endpoint's group commit (one writer thread, sql/013_intake_push.sql).
+    /// The push endpoint's group commit (one writer thread, sql/021_intake_push_slots.sql).
     let writer: IntakeWriter
     let activityHandler: ActivityHandler
     let adminHandler: AdminHandler

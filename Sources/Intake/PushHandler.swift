@@ -9,10 +9,11 @@ import Store
 /// Order matters. Everything that needs no database is checked first (validation, payload size);
 /// a request that fails those checks is still answered from a stored Idempotency-Key response
 /// if there is one. Then ONE statement, in ONE transaction shared with the pushes other handler
-/// threads submitted meanwhile (`IntakeWriter`, sql/013_intake_push.sql), looks up the key,
+/// threads submitted meanwhile (`IntakeWriter`, sql/021_intake_push_slots.sql), looks up the key,
 /// resolves the recipients, reserves a rate-limit slot and writes the audit row, key and
-/// delivery; the answer goes out only after that commit. A push whose recipients have more than
-/// one device comes back unwritten and takes the two-round-trip path (`pushRendered`).
+/// deliveries; the answer goes out only after that commit. A push whose recipients have more
+/// devices than the slots it rendered comes back unwritten and takes the two-round-trip path
+/// (`pushRendered`).
 struct PushHandler: Sendable {
     let store: PushStore
     let writer: IntakeWriter
@@ -44,7 +45,7 @@ struct PushHandler: Sendable {
         }
         // ONE statement in ONE transaction, shared with the pushes other threads submitted meanwhile
         // (group commit, IntakeWriter): stored response, recipients, rate-limit slot and the write.
-        let item = PushPreparation.intakePush(checked, partner: partner, rules: rules, now: now,
+        let item = PushPreparation.intakePush(checked, partner: partner, rules: rules, signer: signer, now: now,
                                               idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         switch try writer.submit(item) {
         case .accepted(let response, let deliveries):

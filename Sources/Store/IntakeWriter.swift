@@ -2,10 +2,24 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// One validated push as `herald_intake_push` (sql/013_intake_push.sql) takes it: the partner's
-/// limits, the idempotency key, the audit row's fields, the recipients, and the first delivery
-/// rendered for both services (the function picks the one its device needs).
+/// One validated push as `herald_intake_push` (sql/021_intake_push_slots.sql) takes it: the partner's
+/// limits, the idempotency key, the audit row's fields, the recipients, and its first deliveries
+/// rendered for both services (the function gives slot k to the k-th device, with the payload its
+/// service needs).
 public struct IntakePush: Sendable {
+    /// One delivery rendered before its device is known: its signed id and both services' payloads.
+    public struct Slot: Sendable {
+        public var id: UUID
+        public var apns: [UInt8]
+        public var fcm: [UInt8]
+
+        public init(id: UUID, apns: [UInt8], fcm: [UInt8]) {
+            self.id = id
+            self.apns = apns
+            self.fcm = fcm
+        }
+    }
+
     public var partner: PartnerProfile
     public var now: Date
     public var idempotencyKey: String?
@@ -21,14 +35,12 @@ public struct IntakePush: Sendable {
     public var expiresAt: Date
     public var emails: [String]
     public var wallets: [String]
-    public var deliveryID: UUID
-    public var apnsPayload: [UInt8]
-    public var fcmPayload: [UInt8]
+    /// A push resolving to more devices than slots comes back as `render`.
+    public var slots: [Slot]
 
     public init(partner: PartnerProfile, now: Date, idempotencyKey: String?, bodyHash: String?, requestID: UUID,
                 createdAt: Date, title: String, body: String, deepLink: String?, dataJSON: String, sendAt: Date?,
-                ttlSeconds: Int, expiresAt: Date, emails: [String], wallets: [String], deliveryID: UUID,
-                apnsPayload: [UInt8], fcmPayload: [UInt8]) {
+                ttlSeconds: Int, expiresAt: Date, emails: [String], wallets: [String], slots: [Slot]) {
         self.partner = partner
         self.now = now
         self.idempotencyKey = idempotencyKey
@@ -44,9 +56,7 @@ public struct IntakePush: Sendable {
         self.expiresAt = expiresAt
         self.emails = emails
         self.wallets = wallets
-        self.deliveryID = deliveryID
-        self.apnsPayload = apnsPayload
-        self.fcmPayload = fcmPayload
+        self.slots = slots
     }
 }
 
@@ -58,8 +68,8 @@ public enum IntakePushOutcome: Sendable {
     case replay(IdempotentResponse)
     /// A window is full; nothing was written.
     case limited(RateReservation)
-    /// More than one device: each delivery needs its own signed rendering, so the handler takes
-    /// the two-round-trip path (`PushStore.admit`, then `enqueue`). Nothing was counted or written.
+    /// More devices than the push's slots: each delivery needs its own signed rendering, so the handler
+    /// takes the two-round-trip path (`PushStore.admit`, then `enqueue`). Nothing was counted or written.
     case render
 }
 
@@ -200,8 +210,8 @@ public final class IntakeWriter: @unchecked Sendable {
     /// writer thread only joins bytes (it is the one serial step of the intake's push path).
     static func parameters(_ pushes: [EncodedPush]) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
-        var emailEnds = ArrayLiteral(), walletEnds = ArrayLiteral()
-        var ends = (emails: 0, wallets: 0)
+        var emailEnds = ArrayLiteral(), walletEnds = ArrayLiteral(), slotEnds = ArrayLiteral()
+        var ends = (emails: 0, wallets: 0, slots: 0)
         for push in pushes {
             push.bytes.withUnsafeBufferPointer { bytes in
                 for field in 0..<EncodedPush.fieldCount {
@@ -210,13 +220,15 @@ public final class IntakeWriter: @unchecked Sendable {
             }
             ends.emails += push.emailCount
             ends.wallets += push.walletCount
+            ends.slots += push.slotCount
             emailEnds.append(ascii: String(ends.emails))
             walletEnds.append(ascii: String(ends.wallets))
+            slotEnds.append(ascii: String(ends.slots))
         }
         let f = arrays.map(\.text)
-        // Order of herald_intake_push's arguments; the identifier lists follow their end offsets.
+        // Order of herald_intake_push's arguments; the identifier and slot lists follow their end offsets.
         return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
-                f[16], emailEnds.text, f[17], f[18], walletEnds.text, f[19], f[20], f[21], f[22], f[23]]
+                f[16], emailEnds.text, f[17], f[18], walletEnds.text, f[19], f[20], slotEnds.text, f[21], f[22], f[23]]
     }
 
     static func jsonString(_ text: String) -> String {
@@ -226,18 +238,18 @@ public final class IntakeWriter: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The batch's statement (sql/013_intake_push.sql); its parameters are `parameters(_:)`.
+    /// The batch's statement (sql/021_intake_push_slots.sql); its parameters are `parameters(_:)`.
     public static let pushSQL = """
         SELECT * FROM herald_intake_push($1::uuid[], $2::int[], $3::int[], $4::text[], $5::text[],
             $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],
             $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::timestamptz[], $18::int[], $19::text[],
-            $20::text[], $21::int[], $22::text[], $23::text[], $24::uuid[], $25::text[], $26::text[])
+            $20::text[], $21::int[], $22::text[], $23::text[], $24::int[], $25::uuid[], $26::text[], $27::text[])
         """
 }
 
 /// One push's array elements, encoded once on the thread that submits it: each field quoted
-/// and escaped for an array literal (or NULL), back to back in one buffer. The email and wallet
-/// fields hold every identifier of the push, comma-separated (empty when there is none).
+/// and escaped for an array literal (or NULL), back to back in one buffer. The email, wallet and
+/// slot fields hold every element of the push, comma-separated (empty when there is none).
 struct EncodedPush {
     static let fieldCount = 24
     var bytes: [UInt8] = []
@@ -245,12 +257,14 @@ struct EncodedPush {
     var bounds: [Int] = []
     let emailCount: Int
     let walletCount: Int
+    let slotCount: Int
 
     init(_ push: IntakePush) {
         emailCount = push.emails.count
         walletCount = push.wallets.count
-        bytes.reserveCapacity(256 + push.apnsPayload.count + push.fcmPayload.count + push.title.utf8.count
-                              + push.body.utf8.count + push.dataJSON.utf8.count)
+        slotCount = push.slots.count
+        bytes.reserveCapacity(256 + push.slots.reduce(0) { $0 + 48 + $1.apns.count + $1.fcm.count }
+                              + push.title.utf8.count + push.body.utf8.count + push.dataJSON.utf8.count)
         bounds.reserveCapacity(Self.fieldCount + 1)
         field { $0.uuid(push.partner.id) }
         field { $0.ascii(String(push.partner.rateLimitPerMinute)) }
@@ -275,9 +289,9 @@ struct EncodedPush {
         field { encoder in encoder.list(push.emails) { encoder, email in encoder.text(IntakeWriter.jsonString(email)) } }
         field { encoder in encoder.list(push.wallets) { $0.text($1) } }
         field { encoder in encoder.list(push.wallets) { encoder, wallet in encoder.text(IntakeWriter.jsonString(wallet)) } }
-        field { $0.uuid(push.deliveryID) }
-        field { $0.bytes(push.apnsPayload) }
-        field { $0.bytes(push.fcmPayload) }
+        field { encoder in encoder.list(push.slots) { $0.uuid($1.id) } }
+        field { encoder in encoder.list(push.slots) { $0.bytes($1.apns) } }
+        field { encoder in encoder.list(push.slots) { $0.bytes($1.fcm) } }
         bounds.append(bytes.count)
     }
 
@@ -319,7 +333,7 @@ struct ElementEncoder {
     }
 
     /// Several elements of one push, comma-separated.
-    mutating func list(_ values: [String], _ element: (inout ElementEncoder, String) -> Void) {
+    mutating func list<Value>(_ values: [Value], _ element: (inout ElementEncoder, Value) -> Void) {
         for (index, value) in values.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             element(&self, value)

@@ -12,6 +12,13 @@ public struct CheckedPush: Sendable {
 /// The rules and rendering of SPEC 2.1 between a push body and the rows it writes, shared by the
 /// intake's push endpoint and `heraldctl backfill sends` so both write exactly the same rows.
 public enum PushPreparation {
+    /// Deliveries the intake renders for every push before its recipients are resolved: a push whose
+    /// devices fit is written by the batch statement (sql/021_intake_push_slots.sql); one with more
+    /// takes the two-round-trip path. Two covers a phone and a tablet (or a second phone); each slot
+    /// past the first costs every push one more render (docs/performance.md, "Pushes to two devices
+    /// in the batch").
+    public static let intakeSlots = 2
+
     /// Fields and payload size (SPEC 2.1) of a push body for `partner`. Renders once: the size check
     /// uses the first delivery's payload, which is then sent as is.
     public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
@@ -25,21 +32,30 @@ public enum PushPreparation {
     }
 
     /// A checked push as the intake's one-statement write takes it (`IntakeWriter`): the same
-    /// fields `prepare` writes, with the first delivery rendered for both services, since which
-    /// one its device needs is known only once Postgres has resolved the recipients.
-    public static func intakePush(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules, now: Date,
-                                  idempotencyKey: String?, bodyHash: String?) -> IntakePush {
+    /// fields `prepare` writes, with `intakeSlots` deliveries rendered for both services, since how
+    /// many devices there are and which service each needs is known only once Postgres has resolved
+    /// the recipients. The first slot is the checked rendering.
+    public static func intakePush(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules,
+                                  signer: any PayloadSigner, now: Date, idempotencyKey: String?,
+                                  bodyHash: String?) -> IntakePush {
         let (push, content) = (checked.request, checked.content)
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
         let ttlSeconds = rules.ttlSeconds(for: push)
+        var slots = [IntakePush.Slot(id: checked.firstDeliveryID, apns: checked.firstRendering.apns,
+                                     fcm: checked.firstRendering.fcm)]
+        slots.reserveCapacity(intakeSlots)
+        while slots.count < intakeSlots {
+            let id = UUIDv7.make(at: now)
+            let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
+            slots.append(IntakePush.Slot(id: id, apns: rendering.apns, fcm: rendering.fcm))
+        }
         return IntakePush(
             partner: partner, now: now, idempotencyKey: idempotencyKey, bodyHash: bodyHash, requestID: requestID,
             createdAt: createdAt, title: content.title, body: content.body, deepLink: push.deepLink,
             dataJSON: JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) })), sendAt: push.sendAt,
             ttlSeconds: ttlSeconds, expiresAt: (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds)),
-            emails: push.emails, wallets: push.wallets, deliveryID: checked.firstDeliveryID,
-            apnsPayload: checked.firstRendering.apns, fcmPayload: checked.firstRendering.fcm)
+            emails: push.emails, wallets: push.wallets, slots: slots)
     }
 
     /// Renders every delivery of a checked push to the devices its recipients resolved to;

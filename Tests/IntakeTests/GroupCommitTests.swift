@@ -3,8 +3,8 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-/// The push endpoint's one-statement write (IntakeWriter, sql/013_intake_push.sql) against its
-/// two-round-trip path (several devices), through HTTP.
+/// The push endpoint's one-statement write (IntakeWriter, sql/021_intake_push_slots.sql) against its
+/// two-round-trip path (more devices than the slots rendered up front), through HTTP.
 @Suite("Push group commit", .requiresDatabase)
 struct GroupCommitTests {
     let intake = IntakeHarness.shared
@@ -78,6 +78,32 @@ struct GroupCommitTests {
                AND available_at > now() + interval '50 minutes' AND payload LIKE '{"android":%'
             """, [partner.id])
         #expect(due == 1)
+    }
+
+    @Test("two devices (the batch's slots) and three (the two-round-trip path): one delivery per device, each payload signed with its own row's id")
+    func devicesBeyondTheSlots() throws {
+        let partner = try intake.makePartner()
+        let two = try intake.makeUser(tenant: partner.tenantID)
+        let three = try intake.makeUser(tenant: partner.tenantID, tablet: true)
+        for (user, devices) in [(two, ["iphone", "pixel"]), (three, ["ipad", "iphone", "pixel"])] {
+            let response = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
+            #expect(response.status == 202)
+            #expect(response.json["deliveries"] == .number(Double(devices.count)))
+            let requestID = try #require(response.json["requestId"]?.stringValue)
+            let rows = try DB.rows(
+                "SELECT id, device_id, service, payload FROM deliveries WHERE request_id = $1::uuid ORDER BY device_id",
+                [requestID])
+            #expect(try rows.map { try $0.string(1) } == devices)
+            for row in rows {
+                let (id, text) = (try row.string(0), try row.string(3))
+                let payload = try JSONParser.parse(text)
+                let fields = try row.string(2) == "apns" ? payload : payload["data"]
+                #expect(fields?["deliveryId"] == .string(id), "\(text)")
+            }
+        }
+        #expect(try DB.count(
+            "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'",
+            [partner.id]) == 2)
     }
 
     @Test("parallel single-device pushes through the writer are each written and counted exactly once")

@@ -126,7 +126,8 @@ extension IntakeHarness {
     }
 
     /// A user with an iOS and an Android device (either can be left out).
-    func makeUser(tenant: String, ios: Bool = true, android: Bool = true) throws -> TestUser {
+    /// `tablet` adds an iPad: three devices, more than the intake renders up front (the two-round-trip path).
+    func makeUser(tenant: String, ios: Bool = true, android: Bool = true, tablet: Bool = false) throws -> TestUser {
         let id = TestEnvironment.unique("user")
         let user = TestUser(
             id: id, email: "\(id)@Example.com",
@@ -140,6 +141,11 @@ extension IntakeHarness {
             let device = try host("PUT", "/api/internal/users/\(id)/devices/iphone",
                                   #"{"platform":"ios","environment":"production","apnsToken":"\#(user.apnsToken)","bundleId":"one.based.app"}"#)
             guard device.status == 201 else { throw TestHTTPClient.Failure(description: "ios device: \(device.text)") }
+        }
+        if tablet {
+            let device = try host("PUT", "/api/internal/users/\(id)/devices/ipad",
+                                  #"{"platform":"ios","environment":"production","apnsToken":"\#(Digest.hex(try SecureRandom.bytes(32)))","bundleId":"one.based.app"}"#)
+            guard device.status == 201 else { throw TestHTTPClient.Failure(description: "ipad device: \(device.text)") }
         }
         if android {
             let device = try host("PUT", "/api/internal/users/\(id)/devices/pixel",

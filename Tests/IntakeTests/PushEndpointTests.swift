@@ -41,14 +41,15 @@ struct PushEndpointTests {
     func deliveryIDsAreTimeOrdered() throws {
         let partner = try intake.makePartner()
         let single = try intake.makeUser(tenant: partner.tenantID, android: false)  // the group-commit path
-        let both = try intake.makeUser(tenant: partner.tenantID)  // two devices: the two-round-trip path
-        for user in [single, both] {
+        let both = try intake.makeUser(tenant: partner.tenantID)  // two devices: the batch's two slots
+        let three = try intake.makeUser(tenant: partner.tenantID, tablet: true)  // the two-round-trip path
+        for user in [single, both, three] {
             let response = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
             let requestID = try #require(response.json["requestId"]?.stringValue)
             let request = try #require(UUID(uuidString: requestID))
             let requestTime = try #require(UUIDv7.timestamp(of: request))
             let rows = try DB.rows("SELECT id FROM deliveries WHERE request_id = $1::uuid", [requestID])
-            #expect(rows.count == (user.id == single.id ? 1 : 2))
+            #expect(rows.count == (user.id == single.id ? 1 : user.id == both.id ? 2 : 3))
             for row in rows {
                 let id = try #require(UUID(uuidString: try row.string(0)))
                 #expect(UUIDv7.timestamp(of: id) == requestTime)

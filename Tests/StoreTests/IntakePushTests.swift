@@ -49,7 +49,9 @@ struct IntakePushTests {
         return Fixture(partner: partner, ios: ios, both: both)
     }
 
-    static func push(_ fixture: Fixture, to user: String, key: String? = nil, bodyHash: String = "h") -> IntakePush {
+    /// A push to `user` with `slots` deliveries rendered (slot k's payloads name it: `"slot":k`).
+    static func push(_ fixture: Fixture, to user: String, key: String? = nil, bodyHash: String = "h",
+                     slots: Int = 1) -> IntakePush {
         let now = Date()
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
@@ -57,12 +59,15 @@ struct IntakePushTests {
             partner: fixture.partner, now: now, idempotencyKey: key, bodyHash: key == nil ? nil : bodyHash,
             requestID: requestID, createdAt: createdAt, title: "t", body: "b", deepLink: nil, dataJSON: "{}",
             sendAt: nil, ttlSeconds: 60, expiresAt: createdAt.addingTimeInterval(60), emails: [fixture.email(user)],
-            wallets: [], deliveryID: UUID(), apnsPayload: Array(#"{"aps":{"alert":"a \"quoted\" \\ one"}}"#.utf8),
-            fcmPayload: Array(#"{"android":{}}"#.utf8))
+            wallets: [], slots: (1...slots).map { slot in
+                IntakePush.Slot(id: UUIDv7.make(at: now),
+                                apns: Array(#"{"aps":{"alert":"a \"quoted\" \\ one"},"slot":\#(slot)}"#.utf8),
+                                fcm: Array(#"{"android":{},"slot":\#(slot)}"#.utf8))
+            })
     }
 
-    func count(_ sql: String, _ partner: PartnerProfile) throws -> Int {
-        try Self.pool.withConnection { try $0.query(sql, [partner.id]).first!.int(0) }
+    func count(_ sql: String, _ partner: PartnerProfile, _ more: any PostgresEncodable...) throws -> Int {
+        try Self.pool.withConnection { try $0.query(sql, [partner.id] + more).first!.int(0) }
     }
 
     @Test("one batch counts its pushes against the window exactly, in order, and writes only what it admits")
@@ -92,7 +97,7 @@ struct IntakePushTests {
         // The payload is stored exactly as rendered (quotes and backslashes survive the array literal).
         #expect(try count("""
             SELECT count(*) FROM deliveries WHERE partner_id = $1 AND service = 'apns'
-               AND payload = '{"aps":{"alert":"a \\"quoted\\" \\\\ one"}}'
+               AND payload = '{"aps":{"alert":"a \\"quoted\\" \\\\ one"},"slot":1}'
             """, fixture.partner) == 3)
         // The next batch sees the committed counts.
         let next = try writer.write([Self.push(fixture, to: fixture.ios[0])])
@@ -122,7 +127,7 @@ struct IntakePushTests {
         #expect(again.response == response && again.bodyHash == "hash-1")
     }
 
-    @Test("a push to several devices comes back to be rendered, counting and writing nothing")
+    @Test("a push to more devices than its slots comes back to be rendered, counting and writing nothing")
     func severalDevices() throws {
         let fixture = try Self.fixture()
         let writer = IntakeWriter(pool: Self.pool)
@@ -133,6 +138,37 @@ struct IntakePushTests {
         #expect(try count("SELECT count(*) FROM idempotency_keys WHERE partner_id = $1", fixture.partner) == 0)
         #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
                           fixture.partner) == 1)
+    }
+
+    @Test("a push whose devices fit its slots is written whole: slot k to the k-th device, with its service's payload")
+    func devicesInSlots() throws {
+        let fixture = try Self.fixture()
+        let writer = IntakeWriter(pool: Self.pool)
+        let two = Self.push(fixture, to: fixture.both[0], slots: 2)
+        let spare = Self.push(fixture, to: fixture.ios[0], slots: 2)
+        let outcomes = try writer.write([two, spare])
+        guard case .accepted(let response, let deliveries) = outcomes[0], case .accepted(_, let single) = outcomes[1]
+        else { Issue.record("\(outcomes)"); return }
+        #expect(deliveries == 2 && single == 1)
+        #expect(response.contains(#""deliveries":2"#))
+        // (user, device) order: "phone" (APNs) takes slot 1, "pixel" (FCM) slot 2; a spare slot writes nothing.
+        let rows = try Self.pool.withConnection { connection in
+            try connection.query("""
+                SELECT id, device_id, service, payload FROM deliveries WHERE request_id = $1 ORDER BY device_id
+                """, [two.requestID]).rows.map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
+        }
+        #expect(rows.count == 2)
+        #expect(rows.first?.0 == two.slots[0].id && rows.first?.1 == "phone" && rows.first?.2 == "apns")
+        #expect(rows.first?.3 == String(decoding: two.slots[0].apns, as: UTF8.self))
+        #expect(rows.last?.0 == two.slots[1].id && rows.last?.1 == "pixel" && rows.last?.2 == "fcm")
+        #expect(rows.last?.3 == String(decoding: two.slots[1].fcm, as: UTF8.self))
+        #expect(try count("SELECT count(*) FROM deliveries WHERE partner_id = $1", fixture.partner) == 3)
+        #expect(try count("SELECT count(*) FROM deliveries WHERE partner_id = $1 AND id = $2", fixture.partner,
+                          spare.slots[1].id) == 0)
+        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                          fixture.partner) == 2)
+        #expect(try count("SELECT deliveries FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
+                          two.requestID) == 2)
     }
 
     @Test("a key another transaction stored while the batch ran is a replay of that answer, not counted")

@@ -198,7 +198,7 @@ enum StoreDatabase {
     }
 }
 
-/// The hot statements inside `herald_intake_push` (sql/013_intake_push.sql), EXPLAINed as the
+/// The hot statements inside `herald_intake_push` (sql/021_intake_push_slots.sql), EXPLAINed as the
 /// function runs them: generic plans (the function sets plan_cache_mode = force_generic_plan), on
 /// the analysed fixture of `QueryPlanTests`.
 @Suite("Query plans: intake push batch", .serialized, .requiresDatabase)
