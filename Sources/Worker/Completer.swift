@@ -5,7 +5,8 @@ import ServiceSupport
 import Store
 
 /// Records outcomes in batches: one statement for everything that finished while the previous
-/// statement ran (natural batching: one row at low load, hundreds under load).
+/// statement ran, and statements at most every `minimumInterval` (a few rows each at low load,
+/// hundreds under load).
 ///
 /// - A group row's members (sql/016_delivery_groups.sql) are recorded together when they can be: the
 ///   answered ones wait until every member of the group that this worker claimed has answered, or for
@@ -38,6 +39,8 @@ final class Completer: @unchecked Sendable {
     private var groups: [UUID: GroupProgress] = [:]
     /// stop() was called: record what is pending, then end.
     private var finishing = false
+    /// When the last statement started (the step's thread only).
+    private var lastStatement: Date = .distantPast
 
     private struct GroupProgress {
         /// Members claimed and not yet answered.
@@ -132,7 +135,13 @@ final class Completer: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            if let holdEnds = takeBatch(now: Date()) {
+            let now = Date()
+            let next = lastStatement.addingTimeInterval(configuration.minimumInterval / .seconds(1))
+            if !finishing && now < next && pending.count < configuration.maxBatch {
+                condition.wait(until: next)
+                continue
+            }
+            if let holdEnds = takeBatch(now: now) {
                 condition.wait(until: holdEnds)
             } else if recording.isEmpty {
                 condition.wait()
@@ -145,6 +154,7 @@ final class Completer: @unchecked Sendable {
             service.sleep(for: .milliseconds(5))
             return
         }
+        lastStatement = Date()
         try record(batch)
         condition.lock()
         recording.removeAll(keepingCapacity: true)

@@ -131,6 +131,8 @@ public struct WorkerConfiguration: Sendable {
                                                        default: claimer.minimumClaimSpacing)
         configuration.claimer = claimer
         configuration.completer.maxBatch = max(configuration.completer.maxBatch, claimer.batchSize)
+        configuration.completer.minimumInterval = try milliseconds(reader, "HERALD_COMPLETION_INTERVAL_MS",
+                                                                   default: configuration.completer.minimumInterval)
         configuration.retry.maxAttempts = try reader.integer("HERALD_MAX_ATTEMPTS", default: configuration.retry.maxAttempts)
         configuration.retry.baseDelay = try milliseconds(reader, "HERALD_RETRY_BASE_MS", default: configuration.retry.baseDelay)
         configuration.retry.maxDelay = try seconds(reader, "HERALD_RETRY_MAX_SECONDS", default: configuration.retry.maxDelay)

@@ -42,6 +42,7 @@ import Worker
         environment["HERALD_MAX_ATTEMPTS"] = "3"
         environment["HERALD_WORKER_LISTEN"] = "0"
         environment["HERALD_POLL_INTERVAL_MS"] = "250"
+        environment["HERALD_COMPLETION_INTERVAL_MS"] = "0"
         let configuration = try WorkerConfiguration.fromEnvironment(environment)
         #expect(configuration.fcm?.url == "https://127.0.0.1:8443")
         #expect(configuration.claimer.leaseSeconds == 15)
@@ -49,6 +50,8 @@ import Worker
         #expect(configuration.retry.maxAttempts == 3)
         #expect(!configuration.listener.enabled)
         #expect(configuration.claimer.pollInterval == .milliseconds(250))
+        #expect(configuration.completer.minimumInterval == .zero)
+        #expect(try WorkerConfiguration.fromEnvironment(base).completer.minimumInterval == .milliseconds(20))
     }
 
     @Test func theActivitySweepIsReadAndValidated() throws {
@@ -96,6 +99,7 @@ import Worker
     @Test func everyServiceSettingIsValidatedWithItsVariable() {
         #expect(problem(base.merging(["HERALD_WORKER_LISTEN": "2"]) { $1 }) == "HERALD_WORKER_LISTEN")
         #expect(problem(base.merging(["HERALD_CLAIM_SPACING_MS": "5000"]) { $1 }) == "HERALD_CLAIM_SPACING_MS")
+        #expect(problem(base.merging(["HERALD_COMPLETION_INTERVAL_MS": "5000"]) { $1 }) == "HERALD_COMPLETION_INTERVAL_MS")
         #expect(problem(base.merging(["HERALD_RETRY_MAX_SECONDS": "0"]) { $1 }) == "HERALD_RETRY_MAX_SECONDS")
         #expect(problem(base.merging(["HERALD_UPSTREAM_PAUSE_MAX_SECONDS": "0"]) { $1 })
                 == "HERALD_UPSTREAM_PAUSE_MAX_SECONDS")
