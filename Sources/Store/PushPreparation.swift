@@ -15,8 +15,7 @@ public enum PushPreparation {
     /// Deliveries the intake renders for every push before its recipients are resolved: a push whose
     /// devices fit is written by the batch statement (sql/021_intake_push_slots.sql); one with more
     /// takes the two-round-trip path. Two covers a phone and a tablet (or a second phone); each slot
-    /// past the first costs every push one more render (docs/performance.md, "Pushes to two devices
-    /// in the batch").
+    /// past the first costs every push one more render (docs/performance.md, "Eighth session").
     public static let intakeSlots = 2
 
     /// Fields and payload size (SPEC 2.1) of a push body for `partner`. Renders once: the size check
