@@ -7,7 +7,7 @@ import Synchronization
 /// Sends notifications to APNs over HTTP/2 with token authentication, and classifies each
 /// answer into a `DeliveryResult` for the worker.
 ///
-/// One `HTTP2Client` per environment (production, sandbox), made on first use, with
+/// One `HTTP2Client` per environment (production, sandbox), made on first use (production's by `connect()`), with
 /// `connectionsPerEnvironment` long-lived connections; a new connection carries one stream until
 /// an answer on it proves the provider token was accepted (APNs' rule for token auth: any status but 403). The
 /// provider token is shared by both environments and renewed as `APNsProviderToken` describes. On 403
@@ -74,6 +74,12 @@ public final class APNsClient: Sendable {
         await withCheckedContinuation { continuation in
             send(notification) { continuation.resume(returning: $0) }
         }
+    }
+
+    /// Opens the production environment's connections now (a worker's start), so that its first claim does not wait
+    /// for them. The sandbox's open at its first send: few devices are there, and the TLS context is already made.
+    public func connect() {
+        try? transport(for: .production).connect()
     }
 
     /// Closes every connection. Later sends complete with `retry("shutdown")`.

@@ -105,6 +105,12 @@ public final class FCMClient: Sendable {
         }
     }
 
+    /// Opens the connections to FCM now (a worker's start), so that its first claim does not wait for them.
+    public func connect() {
+        guard !isShutDown.load(ordering: .relaxed) else { return }
+        messages.connect()
+    }
+
     /// Closes every connection. Later sends complete with `retry("shutdown")`.
     public func shutdown() {
         guard !isShutDown.exchange(true, ordering: .sequentiallyConsistent) else { return }

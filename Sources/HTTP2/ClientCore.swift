@@ -71,6 +71,12 @@ final class ClientCore {
         dispatch()
     }
 
+    /// `HTTP2Client.connect()`: opens the connections a request would (none while a failed attempt's backoff runs).
+    func connect() {
+        ensureConnections(afterFailure: true)
+        updateGauges()
+    }
+
     /// Moves queued requests onto connections with free streams.
     private func dispatch() {
         guard !isShutdown else {

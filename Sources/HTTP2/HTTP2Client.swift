@@ -2,8 +2,8 @@ import Synchronization
 
 /// An HTTP/2 client for one upstream (APNs, FCM, the simulator): a few long-lived connections, many streams each.
 ///
-/// One event-loop thread owns the connections. Requests are spread over `connectionCount` connections (opened at
-/// the first request, reopened when lost), within min(our `maxConcurrentStreams`, the peer's
+/// One event-loop thread owns the connections. Requests are spread over `connectionCount` connections (opened by
+/// `connect()` or at the first request, reopened when lost), within min(our `maxConcurrentStreams`, the peer's
 /// SETTINGS_MAX_CONCURRENT_STREAMS) streams each, and queue when every connection is full. Requests the server
 /// provably did not process (GOAWAY, REFUSED_STREAM) are resent transparently; a connection lost with a request
 /// in flight fails it with `.connectionLost` (the server may have processed it: the caller decides). Failed
@@ -16,7 +16,7 @@ public final class HTTP2Client: Sendable {
     private let counters = ClientCounters()
     private let isShutdown = Atomic<Bool>(false)
 
-    /// Validates the URL and CA file and starts the event loop; connects at the first request.
+    /// Validates the URL and CA file and starts the event loop; connects at `connect()` or the first request.
     public init(configuration: HTTP2ClientConfiguration) throws(HTTP2Error) {
         let upstream = try UpstreamURL(configuration.url)
         guard configuration.connectionCount >= 1 else {
@@ -38,6 +38,17 @@ public final class HTTP2Client: Sendable {
 
     deinit {
         shutdown()
+    }
+
+    /// Opens the connections now rather than at the first request, so that the first requests do not wait for the
+    /// TCP and TLS handshakes and the peer's SETTINGS. Returns at once; a failed attempt backs off as a request's would.
+    public func connect() {
+        guard !isShutdown.load(ordering: .relaxed) else {
+            return
+        }
+        loop.execute { [self] in
+            core.connect()
+        }
     }
 
     /// Sends a request. `completion` runs exactly once, on the client's event-loop thread: keep it short and never

@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 /// An OpenSSL `SSL_CTX` for h2: TLS 1.2 or later, ALPN "h2", partial writes (our output buffer keeps the rest).
 ///
@@ -24,8 +25,22 @@ final class TLSContext: @unchecked Sendable {
         SSL_CTX_free(context)
     }
 
-    /// A client context trusting the system CAs and, if given, `caFile` (PEM).
+    /// The client contexts made so far, by CA file ("" for none).
+    private static let clients = Mutex<[String: TLSContext]>([:])
+
+    /// The process's client context trusting the system CAs and, if given, `caFile` (PEM): made once per CA file
+    /// and shared by every client (APNs' two environments, FCM and its token endpoint). Making one costs about
+    /// 20 ms of CPU, nearly all of it OpenSSL decoding each certificate of the system store.
     static func client(caFile: String?) throws(HTTP2Error) -> TLSContext {
+        try clients.withLock { (clients) throws(HTTP2Error) -> TLSContext in
+            if let made = clients[caFile ?? ""] { return made }
+            let made = try makeClient(caFile: caFile)
+            clients[caFile ?? ""] = made
+            return made
+        }
+    }
+
+    private static func makeClient(caFile: String?) throws(HTTP2Error) -> TLSContext {
         let tls = try TLSContext(method: TLS_client_method())
         // The system store may be missing in slim images; the extra CA file alone must then suffice.
         _ = SSL_CTX_set_default_verify_paths(tls.context)

@@ -63,5 +63,7 @@ public struct APNsUpstream: DeliveryUpstream {
         return .failed(reason: reason)
     }
 
+    public func connect() { client.connect() }
+
     public func shutdown() { client.shutdown() }
 }

@@ -135,6 +135,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     var bulkInFlight: Int { hold.withLock { $0.bulkCount } }
 
     public func start() {
+        // The connections open while the first claim runs, not after it: a fresh worker's first rows would
+        // otherwise wait for the TLS set-up and handshakes (docs/performance.md, "Ninth session").
+        for upstream in upstreams.values { upstream.connect() }
         completer.start()
         for service in services { service.start() }
         claimer.start()

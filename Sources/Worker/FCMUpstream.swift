@@ -25,5 +25,7 @@ public struct FCMUpstream: DeliveryUpstream {
                     completion: completion)
     }
 
+    public func connect() { client.connect() }
+
     public func shutdown() { client.shutdown() }
 }

@@ -112,6 +112,16 @@ import Testing
                     == .retry(reason: "TooManyRequests", retryAfter: .seconds(7)))
     }
 
+    @Test func connectOpensProductionOnly() async throws {
+        let (client, recorder) = try makeClient { _, _, _ in .success(HTTP2Response(status: 200)) }
+        client.connect()
+        #expect(recorder.count == 1)
+        #expect(recorder["https://prod.test"]?.connects == 1)
+        #expect(recorder["https://prod.test"]?.requests.count == 0)
+        #expect(await client.send(notification(.production)) == .sent)
+        #expect(recorder.count == 1)
+    }
+
     @Test func shutdownClosesTransportsAndLaterSendsRetry() async throws {
         let (client, recorder) = try makeClient { _, _, _ in .success(HTTP2Response(status: 200)) }
         #expect(await client.send(notification(.production)) == .sent)

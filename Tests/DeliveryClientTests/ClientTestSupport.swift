@@ -32,7 +32,7 @@ final class ScriptedTransport: APNsTransport, FCMTransport {
 
     let configuration: HTTP2ClientConfiguration
     private let responder: @Sendable (HTTP2Request, Int) -> Answer
-    private let state = Mutex<(requests: [HTTP2Request], recycles: Int, shutdowns: Int)>(([], 0, 0))
+    private let state = Mutex<(requests: [HTTP2Request], connects: Int, recycles: Int, shutdowns: Int)>(([], 0, 0, 0))
 
     /// `responder` gets each request and its index (0 for the first).
     init(configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(url: "https://example.test"),
@@ -49,10 +49,12 @@ final class ScriptedTransport: APNsTransport, FCMTransport {
         completion(responder(request, index))
     }
 
+    func connect() { state.withLock { $0.connects += 1 } }
     func recycleConnections() { state.withLock { $0.recycles += 1 } }
     func shutdown() { state.withLock { $0.shutdowns += 1 } }
 
     var requests: [HTTP2Request] { state.withLock { $0.requests } }
+    var connects: Int { state.withLock { $0.connects } }
     var recycles: Int { state.withLock { $0.recycles } }
     var shutdowns: Int { state.withLock { $0.shutdowns } }
 }

@@ -15,6 +15,7 @@ final class DeferredTransport: FCMTransport {
         pending.withLock { $0.append((request, completion)) }
     }
 
+    func connect() {}
     func shutdown() {}
 
     var count: Int { pending.withLock { $0.count } }

@@ -40,6 +40,20 @@ struct LifecycleTests {
         client.shutdown()
     }
 
+    @Test("connect() opens the connections, TLS and SETTINGS done, before any request; again it opens none")
+    func connectBeforeTheFirstRequest() async throws {
+        let server = try startServer()
+        defer { server.stop() }
+        let client = try makeClient(for: server, connectionCount: 2)
+        defer { client.shutdown() }
+        client.connect()
+        #expect(await eventually(timeout: .seconds(60)) { client.statistics.connectionsReady == 2 })
+        client.connect()
+        #expect(try await client.send(HTTP2Request(path: "/")).status == 200)
+        #expect(client.statistics.connectionsOpened == 2)
+        #expect(client.statistics.connectionsReady == 2)
+    }
+
     @Test("Server stop closes client connections; the client reconnects once a server listens again")
     func serverRestart() async throws {
         let server = try startServer(tls: false)
