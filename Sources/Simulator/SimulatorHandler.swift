@@ -122,7 +122,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
                 let rejection = FCMRejection.fault(status: status, reason: fault.reason)
                 entry.status = status
                 entry.reason = rejection.errorCode
-                entry.id = nil
+                entry.dropID()
                 outcome = .answer(entry, rejection.response(retryAfter: fault.retryAfter))
             } else {
                 var headers = [HTTP2Header("content-type", "application/json; charset=UTF-8")]
