@@ -105,10 +105,12 @@ public final class FCMClient: Sendable {
         }
     }
 
-    /// Opens the connections to FCM now (a worker's start), so that its first claim does not wait for them.
+    /// Opens the connections to FCM and fetches the access token now (a worker's start), so that the first sends
+    /// wait for neither. A failed exchange backs off as one started by a send would.
     public func connect() {
         guard !isShutDown.load(ordering: .relaxed) else { return }
         messages.connect()
+        accessTokens.accessToken { _ in }
     }
 
     /// Closes every connection. Later sends complete with `retry("shutdown")`.

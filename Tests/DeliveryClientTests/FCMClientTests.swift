@@ -53,6 +53,17 @@ import Testing
                     + #""token":"device-registration-token"}}"#)
     }
 
+    @Test func connectOpensTheConnectionsAndFetchesTheToken() async throws {
+        let (client, recorder) = try makeClient { _, _ in .success(HTTP2Response(status: 200)) }
+        client.connect()
+        #expect(recorder[Self.fcmURL]?.connects == 1)
+        #expect(recorder[Self.fcmURL]?.requests.count == 0)
+        #expect(recorder[Self.tokenOrigin]?.requests.count == 1)
+        #expect(client.accessTokens.tokensFetched == 1)
+        #expect(await client.send(message) == .sent)
+        #expect(recorder[Self.tokenOrigin]?.requests.count == 1)
+    }
+
     @Test func accessTokenIsReusedAcrossSends() async throws {
         let (client, recorder) = try makeClient { _, _ in .success(HTTP2Response(status: 200)) }
         for _ in 0..<20 { #expect(await client.send(message) == .sent) }

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers shared by bench/compare and bench/delivery: CPU and memory read from /proc, WAL position,
+# Helpers shared by the benchmarks (bench/compare, bench/delivery, bench/intake, bench/live-activities): CPU and memory read from /proc, WAL position,
 # the intake started as a user would start it, pushes queued through it, and waiting for requests
 # to complete through the status API. Source after scripts/lib/postgres.sh; the caller defines
 # die() and keeps the pids it must stop in its own list.
@@ -21,18 +21,28 @@ HB_TICK="$(getconf CLK_TCK)"
 # utime+stime of one process (all its threads), in ticks; 0 once it is gone.
 hb_proc_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # All of the cluster's CPU in ticks: the postmaster with the children it has reaped (cutime,
-# cstime) plus every live child. A backend that exits between two readings moves from "live" into
-# the postmaster's reaped time with its whole life, so a difference of two readings is exactly
-# the CPU spent between them.
+# cstime) plus every child not yet reaped (a zombie keeps its times). A backend that exits between
+# two readings moves from "live" into the postmaster's reaped time with its whole life, so a
+# difference of two readings is exactly the CPU spent between them, provided no child is reaped
+# during a reading: one reaped after the postmaster's line was read and before its own was would
+# count nowhere. That happened at the end of every pgbench run, whose backends exit as it returns
+# (bench/compare's ceiling once lost half its Postgres CPU, "others" 40%), so a reading during
+# which the reaped time changed is taken again.
 hb_pg_ticks() {
-    local pm child
+    local pm reaped0 reaped1 sum attempt child
     pm="$(head -n 1 "$HERALD_PG_DIR/data/postmaster.pid")"
-    {
-        awk '{print $14+$15+$16+$17}' "/proc/$pm/stat" 2>/dev/null || true
-        for child in $(pgrep -P "$pm" || true); do
-            awk '{print $14+$15}' "/proc/$child/stat" 2>/dev/null || true
-        done
-    } | awk '{s+=$1} END{print s+0}'
+    for attempt in 1 2 3 4 5; do
+        reaped0="$(awk '{print $16+$17}' "/proc/$pm/stat" 2>/dev/null || echo 0)"
+        sum="$({
+            awk '{print $14+$15+$16+$17}' "/proc/$pm/stat" 2>/dev/null || true
+            for child in $(pgrep -P "$pm" || true); do
+                awk '{print $14+$15}' "/proc/$child/stat" 2>/dev/null || true
+            done
+        } | awk '{s+=$1} END{print s+0}')"
+        reaped1="$(awk '{print $16+$17}' "/proc/$pm/stat" 2>/dev/null || echo 0)"
+        [[ "$reaped0" == "$reaped1" ]] && break
+    done
+    printf '%s\n' "$sum"
 }
 # Busy and total ticks of the whole machine: "busy total" (idle and iowait are not busy).
 hb_machine_ticks() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
