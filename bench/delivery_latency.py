@@ -51,6 +51,7 @@ class Load:
     def __init__(self):
         self.ok = 0
         self.other = 0
+        self.why_not = collections.Counter()  # why the others were not accepted: "status 503", "ConnectionResetError"
         self.response_ms = []  # (ms, deliveries) of counted answers; 0 deliveries for a refusal
         self.opened = 0  # connections at the end (--connections, and those opened while all were busy)
         self.late_ms = 0.0  # the most a send started after its slot (the client's own lag)
@@ -68,8 +69,10 @@ async def send_one(args, url, idle, load, n, measure_from):
     try:
         # The longest idle first: every connection stays in use, none reaches the intake's idle timeout.
         reader, writer = idle.popleft() if idle else await open_connection(url)
-    except OSError:
-        load.other += time.time() >= measure_from
+    except OSError as error:
+        if time.time() >= measure_from:
+            load.other += 1
+            load.why_not[type(error).__name__ + " (connecting)"] += 1
         return
     user = n % args.users + 1
     body = json.dumps({"recipients": {"emails": [f"user{user}@bench.example"]},
@@ -91,8 +94,9 @@ async def send_one(args, url, idle, load, n, measure_from):
             if name.strip().lower() == b"content-length":
                 length = int(value)
         answer = await reader.readexactly(length)
-    except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+    except (OSError, asyncio.IncompleteReadError, ValueError, IndexError) as error:
         load.other += counted
+        load.why_not[type(error).__name__] += counted
         writer.close()
         return
     elapsed_ms = (time.time() - sent_at) * 1000
@@ -106,6 +110,7 @@ async def send_one(args, url, idle, load, n, measure_from):
         load.response_ms.append((elapsed_ms, json.loads(answer).get("deliveries", 0)))
     else:
         load.other += 1
+        load.why_not[f"status {status}"] += 1
         load.response_ms.append((elapsed_ms, 0))
 
 
@@ -200,8 +205,10 @@ def main():
             latencies.append(latency)
             by_devices[1 if int(devices) == 1 else 2].append(latency)
     latencies.sort()
+    why_not = "".join(f", {reason}: {count}" for reason, count in load.why_not.most_common() if count)
+    why_not = f" ({why_not[2:]})" if why_not else ""
     print(f"offered {args.rate}/s for {args.seconds} s after {args.warmup} s of warm-up: {accepted} accepted "
-          f"({accepted / elapsed:.0f}/s), {rejected} not accepted; open loop over {load.opened} connections, "
+          f"({accepted / elapsed:.0f}/s), {rejected} not accepted{why_not}; open loop over {load.opened} connections, "
           f"sends at most {load.late_ms:.1f} ms behind their slots")
     print(f"intake answer (202) as the client saw it: p50 {percentile(responses, 0.5):.1f} ms, "
           f"p99 {percentile(responses, 0.99):.1f} ms")
