@@ -30,7 +30,8 @@ final class TLSContext: @unchecked Sendable {
 
     /// The process's client context trusting the system CAs and, if given, `caFile` (PEM): made once per CA file
     /// and shared by every client (APNs' two environments, FCM and its token endpoint). Making one costs about
-    /// 20 ms of CPU, nearly all of it OpenSSL decoding each certificate of the system store.
+    /// 20 ms of CPU, nearly all of it OpenSSL decoding each certificate of the system store. A CA file changed
+    /// on disk is read at the next start, as it was when each long-lived client read its own.
     static func client(caFile: String?) throws(HTTP2Error) -> TLSContext {
         try clients.withLock { (clients) throws(HTTP2Error) -> TLSContext in
             if let made = clients[caFile ?? ""] { return made }
