@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# Helpers shared by the benchmarks (bench/compare, bench/delivery, bench/intake, bench/live-activities): CPU and memory read from /proc, WAL position,
-# the intake started as a user would start it, pushes queued through it, and waiting for requests
-# to complete through the status API. Source after scripts/lib/postgres.sh; the caller defines
-# die() and keeps the pids it must stop in its own list.
+# Helpers shared by bench/compare, bench/delivery, bench/intake and bench/live-activities: CPU and
+# memory read from /proc, WAL position, the intake started as a user would start it, pushes queued
+# through it, and waiting for requests to complete through the status API. Source after
+# scripts/lib/postgres.sh; the caller defines die() and keeps the pids it must stop in its own list.
 
 # Results handed back to the caller (set here, read there).
 # shellcheck disable=SC2034
