@@ -88,7 +88,7 @@ let package = Package(
                            "HTTP2"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HTTPFetchTests", dependencies: ["HTTPFetch", "HTTP2", "ServiceSupport", "HeraldTestSupport"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "APNs", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(
             name: "DeliveryClientTests",
             dependencies: ["APNs", "FCM", "Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),

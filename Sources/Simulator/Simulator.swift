@@ -86,7 +86,8 @@ public final class Simulator: Sendable {
             apns: APNsRequestValidator(verifier: ProviderTokenVerifier(key: apnsKey, clock: configuration.clock),
                                        topics: TopicPolicy(bundles: configuration.apnsTopics), owners: owners),
             fcm: FCMRequestValidator(tokens: accessTokens, projectID: account?.projectID),
-            oauth: oauth, faults: faults, owners: owners, log: log, identifiers: identifiers)
+            oauth: oauth, faults: faults, owners: owners, log: log, identifiers: identifiers,
+            apnsEnvironment: configuration.apnsEnvironment)
         var serverConfiguration = HTTP2ServerConfiguration(
             host: configuration.host, port: configuration.port, tlsCertificateFile: configuration.tlsCertificateFile,
             tlsKeyFile: configuration.tlsKeyFile)

@@ -1,8 +1,11 @@
+import APNs
+
 /// What `herald-sim` was asked to do, from its arguments.
 ///
 /// ```
 /// herald-sim [--host H] [--port P] [--tls-cert F --tls-key F] [--apns-key-file F]
-///            [--apns-topics A,B] [--fcm-credentials-file F] [--record-limit N] [--loops N]
+///            [--apns-topics A,B] [--apns-environment production|sandbox] [--fcm-credentials-file F]
+///            [--record-limit N] [--loops N]
 /// herald-sim mint-apns-jwt --apns-key-file F --key-id K --team-id T
 /// ```
 /// Flags take their value as the next argument or after `=`.
@@ -36,6 +39,8 @@ public enum SimulatorCommand: Sendable {
                                        bundle of its first accepted request: under another bundle it is
                                        400 DeviceTokenNotForTopic. Without it every topic is accepted.
                                        PUT /sim/tokens/{token} {"bundleId":"A"} binds a token either way.
+          --apns-environment ENV       production (default) or sandbox: the APNs host the simulator stands
+                                       for; a sandbox 200 answer also carries apns-unique-id
           --fcm-credentials-file FILE  FCM service-account JSON; OAuth2 assertions and projects are checked
           --record-limit N             requests kept for GET /sim/received (default 100000)
           --loops N                    event-loop threads (default 1)
@@ -57,8 +62,8 @@ public enum SimulatorCommand: Sendable {
             return .mintAPNsJWT(keyFile: keyFile, keyID: keyID, teamID: teamID)
         }
         let values = try flags(arguments, allowed: [
-            "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--fcm-credentials-file",
-            "--record-limit", "--loops",
+            "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--apns-environment",
+            "--fcm-credentials-file", "--record-limit", "--loops",
         ])
         if values["help"] != nil { return .help }
         var configuration = SimulatorConfiguration(port: defaultPort)
@@ -85,6 +90,12 @@ public enum SimulatorCommand: Sendable {
                 throw UsageError("--apns-topics: \(problem) (got \"\(list)\")")
             }
             configuration.apnsTopics = bundles
+        }
+        if let text = values["--apns-environment"] {
+            guard let environment = APNsEnvironment(rawValue: text) else {
+                throw UsageError("--apns-environment must be production or sandbox (got \"\(text)\")")
+            }
+            configuration.apnsEnvironment = environment
         }
         if let text = values["--record-limit"] {
             guard let limit = Int(text), limit >= 0 else {

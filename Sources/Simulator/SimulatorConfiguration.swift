@@ -1,3 +1,4 @@
+import APNs
 import HeraldCore
 
 /// Everything one simulator needs: where it listens, its TLS identity, and the credentials whose
@@ -26,6 +27,9 @@ public struct SimulatorConfiguration: Sendable {
     /// another). nil: every topic is accepted and tokens belong to a bundle only when bound through the control
     /// API.
     public var apnsTopics: [String]?
+    /// Which APNs host the simulator stands for (`--apns-environment`). As with the real ones, a 200 answer of the
+    /// sandbox (development) host carries `apns-unique-id` beside `apns-id`; one of production `apns-id` only.
+    public var apnsEnvironment: APNsEnvironment
     /// At most this many requests are kept for `GET /sim/received` (the oldest are dropped
     /// first; statistics keep counting). 0 keeps none.
     public var recordLimit: Int
@@ -37,7 +41,7 @@ public struct SimulatorConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
                 tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
-                apnsTopics: [String]? = nil, recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
+                apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production, recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
         self.host = host
         self.port = port
         self.tlsCertificateFile = tlsCertificateFile
@@ -45,6 +49,7 @@ public struct SimulatorConfiguration: Sendable {
         self.apnsKeyFile = apnsKeyFile
         self.fcmCredentialsFile = fcmCredentialsFile
         self.apnsTopics = apnsTopics
+        self.apnsEnvironment = apnsEnvironment
         self.recordLimit = recordLimit
         self.clock = clock
         self.loopCount = loopCount

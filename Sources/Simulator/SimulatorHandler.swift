@@ -1,4 +1,5 @@
 import Dispatch
+import APNs
 import HTTP2
 import HeraldCore
 
@@ -16,10 +17,13 @@ final class SimulatorHandler: HTTP2ServerHandler {
     let faults: FaultTable
     let log: RequestLog
     let identifiers: Identifiers
+    /// Sandbox answers carry `apns-unique-id` (SimulatorConfiguration.apnsEnvironment).
+    private let sendsUniqueID: Bool
     private let tokenPath: String
 
     init(clock: any HeraldClock, apns: APNsRequestValidator, fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint,
-         faults: FaultTable, owners: TokenOwners, log: RequestLog, identifiers: Identifiers) {
+         faults: FaultTable, owners: TokenOwners, log: RequestLog, identifiers: Identifiers,
+         apnsEnvironment: APNsEnvironment) {
         self.clock = clock
         self.apns = apns
         self.fcm = fcm
@@ -27,6 +31,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
         self.faults = faults
         self.log = log
         self.identifiers = identifiers
+        self.sendsUniqueID = apnsEnvironment == .sandbox
         self.control = ControlAPI(log: log, faults: faults, owners: owners)
         self.tokenPath = oauth.path
     }
@@ -69,11 +74,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
                                     body: request.body, status: 200, reason: nil, receivedAt: now, id: apnsID)
             guard let fault = faults.take(token: accepted.token) else {
                 log.append(entry)
-                // Both ids are new for every answer: never indexed (see HTTP2Header.neverIndexed).
-                responder.respond(HTTP2Response(status: 200, headers: [
-                    HTTP2Header("apns-id", apnsID, neverIndexed: true),
-                    HTTP2Header("apns-unique-id", identifiers.uuid(), neverIndexed: true),
-                ]))
+                responder.respond(HTTP2Response(status: 200, headers: successHeaders(apnsID: apnsID)))
                 return
             }
             let outcome: Outcome
@@ -88,12 +89,22 @@ final class SimulatorHandler: HTTP2ServerHandler {
                 outcome = .answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now),
                                                             retryAfter: fault.retryAfter))
             } else {
-                var headers = [HTTP2Header("apns-id", apnsID), HTTP2Header("apns-unique-id", identifiers.uuid())]
+                var headers = successHeaders(apnsID: apnsID)
                 if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
                 outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
             }
             finish(outcome, after: fault.delayMs, responder: responder)
         }
+    }
+
+    /// A 200 answer's headers: `apns-id`, and in the sandbox `apns-unique-id`. Both ids are new for every answer:
+    /// never indexed (see HTTP2Header.neverIndexed).
+    private func successHeaders(apnsID: String) -> [HTTP2Header] {
+        guard sendsUniqueID else {
+            return [HTTP2Header("apns-id", apnsID, neverIndexed: true)]
+        }
+        return [HTTP2Header("apns-id", apnsID, neverIndexed: true),
+                HTTP2Header("apns-unique-id", identifiers.uuid(), neverIndexed: true)]
     }
 
     // MARK: FCM

@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import HeraldCore
 import Testing
@@ -59,6 +60,7 @@ struct ParsingTests {
         let command = try SimulatorCommand.parse([
             "--host", "0.0.0.0", "--port=0", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--apns-key-file", "a.p8",
             "--fcm-credentials-file", "sa.json", "--record-limit", "10", "--apns-topics", "app.one,app.two-b",
+            "--apns-environment", "sandbox",
         ])
         guard case .serve(let configuration) = command else {
             Issue.record("expected serve")
@@ -72,12 +74,14 @@ struct ParsingTests {
         #expect(configuration.fcmCredentialsFile == "sa.json")
         #expect(configuration.recordLimit == 10)
         #expect(configuration.apnsTopics == ["app.one", "app.two-b"])
+        #expect(configuration.apnsEnvironment == .sandbox)
         #expect(configuration.transportName == "tls")
         guard case .serve(let defaults) = try SimulatorCommand.parse([]) else { return }
         #expect(defaults.port == 8443)
         #expect(defaults.host == "127.0.0.1")
         #expect(defaults.transportName == "h2c")
         #expect(defaults.apnsTopics == nil)
+        #expect(defaults.apnsEnvironment == .production)
     }
 
     @Test(arguments: [
@@ -85,7 +89,7 @@ struct ParsingTests {
         ["--port", "1", "--port", "2"], ["mint-apns-jwt", "--key-id", "SIMKEY0001"],
         ["mint-apns-jwt", "--apns-key-file", "f", "--key-id", "SHORT", "--team-id", "SIMTEAM001"], ["serve"],
         ["--apns-topics", ""], ["--apns-topics", "a,,b"], ["--apns-topics", "a b"], ["--apns-topics", "a,a"],
-        ["--apns-topics", "a,"], ["--apns-topics"],
+        ["--apns-topics", "a,"], ["--apns-topics"], ["--apns-environment", "development"], ["--apns-environment"],
     ])
     func badFlags(_ arguments: [String]) {
         #expect(throws: UsageError.self) { try SimulatorCommand.parse(arguments) }

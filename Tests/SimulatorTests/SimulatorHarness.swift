@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import HTTP2
 import HeraldCore
@@ -61,14 +62,15 @@ final class SimulatorHarness: Sendable {
     /// `connectionCount` 1 keeps every request on one connection (provider-token rules are per
     /// connection).
     init(recordLimit: Int = 100_000, clock: TestClock = TestClock(), tls: Bool = true, connectionCount: Int = 1,
-         requestTimeout: Duration = .seconds(10), apnsTopics: [String]? = nil) throws {
+         requestTimeout: Duration = .seconds(10), apnsTopics: [String]? = nil,
+         apnsEnvironment: APNsEnvironment = .production) throws {
         let credentials = TestCredentials.shared
         self.clock = clock
         simulator = try Simulator(configuration: SimulatorConfiguration(
             tlsCertificateFile: tls ? credentials.serverCertificateFile : nil,
             tlsKeyFile: tls ? credentials.serverKeyFile : nil,
             apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
-            apnsTopics: apnsTopics, recordLimit: recordLimit, clock: clock))
+            apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, recordLimit: recordLimit, clock: clock))
         try simulator.start()
         client = try HTTP2Client(configuration: HTTP2ClientConfiguration(
             url: simulator.url, caFile: credentials.caFile, connectionCount: connectionCount,
