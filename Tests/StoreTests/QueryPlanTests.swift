@@ -159,6 +159,34 @@ struct QueryPlanTests {
         #expect(plans[1].contains("webhook_events_sending"), "\(plans[1])")
     }
 
+    @Test("the claim's returning query probes each member's device and opt-out, and each claimed row's partner once")
+    func claimReturningQuery() throws {
+        _ = Self.tenant
+        // The query inside `herald_claim_deliveries` (sql/022_claim_opt_out_once.sql), read from the database with
+        // the claimed row versions as a parameter, EXPLAINed with the function's own planner settings.
+        let source = try Self.pool.withConnection { connection in
+            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_claim_deliveries'").first!.string(0)
+        }
+        let start = try #require(source.range(of: "RETURN QUERY"))
+        let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
+        let query = String(source[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "v_claimed", with: "$1::tid[]")
+        let text = try Self.pool.withConnection { connection -> String in
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            try connection.execute("SET LOCAL enable_seqscan = off")
+            try connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            return try connection.query("EXPLAIN " + query, ["{\"(0,1)\",\"(0,2)\"}"]).rows
+                .map { try $0.string(0) }.joined(separator: "\n")
+        }
+        #expect(text.contains("devices_pkey"), "\(text)")
+        #expect(text.contains("opt_outs_pkey"), "\(text)")
+        #expect(text.contains("partners_pkey"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+        // The per-member subplan (the opt-out check) reads opt_outs alone: the partner is not looked up again.
+        let subplans = try #require(text.range(of: "SubPlan"))
+        #expect(!text[subplans.lowerBound...].contains("partners"), "\(text)")
+    }
+
     @Test("the idempotency lookup uses the (partner, key) primary key")
     func idempotency() throws {
         let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1", Date()])

@@ -1,0 +1,53 @@
+-- No planner statistics for the columns only ever read, never searched (issue 10; docs/performance.md,
+-- "Tenth session"): a group's member arrays and the signed payloads. ANALYZE detoasts every sampled
+-- value of a column it keeps statistics for and sorts its elements; for a month's history partition of
+-- 2,000 group rows that was 119 ms of a 13 ms ANALYZE without them, paid by autovacuum after every
+-- few thousand rows a drain writes. No query filters, joins or sorts on these columns, so no plan
+-- changes.
+ALTER TABLE deliveries
+    ALTER COLUMN payload SET STATISTICS 0,
+    ALTER COLUMN members SET STATISTICS 0,
+    ALTER COLUMN member_users SET STATISTICS 0,
+    ALTER COLUMN member_devices SET STATISTICS 0,
+    ALTER COLUMN member_payloads SET STATISTICS 0;
+
+-- On the partitioned table: ALTER recurses to every partition, and partitions made later
+-- (herald_ensure_history_partitions, CREATE TABLE ... PARTITION OF) take the parent's setting.
+ALTER TABLE delivery_history
+    ALTER COLUMN payload SET STATISTICS 0,
+    ALTER COLUMN members SET STATISTICS 0,
+    ALTER COLUMN member_users SET STATISTICS 0,
+    ALTER COLUMN member_devices SET STATISTICS 0;
+
+-- A partition made later does not take its parent's statistics targets (CREATE TABLE ... PARTITION OF
+-- copies the columns, not their settings), and autovacuum analyzes the partitions: as sql/003's function,
+-- and a new partition's columns get the parent's targets that are not the default.
+CREATE OR REPLACE FUNCTION herald_ensure_monthly_partitions(parent text, start timestamptz, months integer)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    first_month date := date_trunc('month', start AT TIME ZONE 'UTC')::date;
+    lower_bound date;
+    partition_name text;
+    target record;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('herald_partitions', 0));
+    FOR i IN 0 .. months - 1 LOOP
+        lower_bound := (first_month + make_interval(months => i))::date;
+        partition_name := format('%s_%s', parent, to_char(lower_bound, 'YYYY_MM'));
+        -- The lock above makes this check and the CREATE one step for every caller of this function.
+        CONTINUE WHEN to_regclass(quote_ident(partition_name)) IS NOT NULL;
+        EXECUTE format(
+            'CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
+            partition_name, parent,
+            (lower_bound::timestamp AT TIME ZONE 'UTC'),
+            ((lower_bound + interval '1 month')::timestamp AT TIME ZONE 'UTC'));
+        FOR target IN
+            SELECT a.attname, a.attstattarget FROM pg_attribute a
+             WHERE a.attrelid = parent::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attstattarget >= 0
+        LOOP
+            EXECUTE format('ALTER TABLE %I ALTER COLUMN %I SET STATISTICS %s',
+                           partition_name, target.attname, target.attstattarget);
+        END LOOP;
+    END LOOP;
+END
+$$;
