@@ -69,7 +69,7 @@ struct MigrationAndMaintenanceTests {
         }
     }
 
-    @Test("the member arrays and payloads keep no statistics, in partitions made later too")
+    @Test("the history's member arrays and payload keep no statistics, in partitions made later too")
     func columnsWithoutStatistics() throws {
         try Self.withFreshDatabase { url in
             let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
@@ -77,7 +77,8 @@ struct MigrationAndMaintenanceTests {
             try StoreDatabase.migrate(pool)
             try pool.withConnection { _ = try $0.query(
                 "SELECT herald_ensure_monthly_partitions('delivery_history', '2031-03-15'::timestamptz, 1)") }
-            // Statistics targets of the columns no query searches (sql/023), and of one that is searched.
+            // Statistics targets of the history's columns no query searches (sql/023), and of one that is searched;
+            // the outbox keeps the default everywhere.
             func targets(_ table: String) throws -> [String: Int] {
                 let result = try pool.withConnection { try $0.query("""
                     SELECT attname, attstattarget FROM pg_attribute
@@ -86,8 +87,8 @@ struct MigrationAndMaintenanceTests {
                     """, [table]) }
                 return Dictionary(uniqueKeysWithValues: try result.rows.map { (try $0.string(0), try $0.int(1)) })
             }
-            #expect(try targets("deliveries") == ["payload": 0, "members": 0, "member_users": 0, "member_devices": 0,
-                                                  "member_payloads": 0, "partner_id": -1])
+            #expect(try targets("deliveries") == ["payload": -1, "members": -1, "member_users": -1, "member_devices": -1,
+                                                  "member_payloads": -1, "partner_id": -1])
             let history = ["payload": 0, "members": 0, "member_users": 0, "member_devices": 0, "partner_id": -1]
             #expect(try targets("delivery_history") == history)
             #expect(try targets("delivery_history_2031_03") == history)

@@ -1,18 +1,15 @@
--- No planner statistics for the columns only ever read, never searched (issue 10; docs/performance.md,
--- "Tenth session"): a group's member arrays and the signed payloads. ANALYZE detoasts every sampled
--- value of a column it keeps statistics for and sorts its elements; for a month's history partition of
--- 2,000 group rows that was 119 ms of a 13 ms ANALYZE without them, paid by autovacuum after every
--- few thousand rows a drain writes. No query filters, joins or sorts on these columns, so no plan
--- changes.
-ALTER TABLE deliveries
-    ALTER COLUMN payload SET STATISTICS 0,
-    ALTER COLUMN members SET STATISTICS 0,
-    ALTER COLUMN member_users SET STATISTICS 0,
-    ALTER COLUMN member_devices SET STATISTICS 0,
-    ALTER COLUMN member_payloads SET STATISTICS 0;
-
--- On the partitioned table: ALTER recurses to every partition, and partitions made later
--- (herald_ensure_history_partitions, CREATE TABLE ... PARTITION OF) take the parent's setting.
+-- No planner statistics for the history's columns that are only ever read, never searched (issue 10;
+-- docs/performance.md, "Tenth session"): a sent group's member arrays and the payload. ANALYZE detoasts
+-- every sampled value of a column it keeps statistics for and sorts its elements: for a month's partition
+-- holding 2,000 group rows an ANALYZE took 119 ms, 13 ms without these columns, and autovacuum runs one
+-- after every few thousand rows a drain writes. No query filters, joins or sorts on them.
+--
+-- The outbox (`deliveries`) keeps its statistics: the same setting on its payload and member columns
+-- made the Live Activity drain cost Postgres 111-116 µs a push instead of 55-72 (bench/live-activities,
+-- alternated builds), for a cause not yet looked into.
+--
+-- On the partitioned table, ALTER reaches every existing partition; the function below gives partitions
+-- made later the same targets.
 ALTER TABLE delivery_history
     ALTER COLUMN payload SET STATISTICS 0,
     ALTER COLUMN members SET STATISTICS 0,
