@@ -41,7 +41,8 @@ public struct SimulatorConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
                 tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
-                apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production, recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
+                apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production,
+                recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
         self.host = host
         self.port = port
         self.tlsCertificateFile = tlsCertificateFile

@@ -1,5 +1,5 @@
-import Dispatch
 import APNs
+import Dispatch
 import HTTP2
 import HeraldCore
 
@@ -100,11 +100,9 @@ final class SimulatorHandler: HTTP2ServerHandler {
     /// A 200 answer's headers: `apns-id`, and in the sandbox `apns-unique-id`. Both ids are new for every answer:
     /// never indexed (see HTTP2Header.neverIndexed).
     private func successHeaders(apnsID: String) -> [HTTP2Header] {
-        guard sendsUniqueID else {
-            return [HTTP2Header("apns-id", apnsID, neverIndexed: true)]
-        }
-        return [HTTP2Header("apns-id", apnsID, neverIndexed: true),
-                HTTP2Header("apns-unique-id", identifiers.uuid(), neverIndexed: true)]
+        var headers = [HTTP2Header("apns-id", apnsID, neverIndexed: true)]
+        if sendsUniqueID { headers.append(HTTP2Header("apns-unique-id", identifiers.uuid(), neverIndexed: true)) }
+        return headers
     }
 
     // MARK: FCM

@@ -70,15 +70,20 @@ struct QueryPlanTests {
         }
     }
 
-    /// The query inside `herald_resolve_recipients`, read from the database with its arguments
-    /// turned into parameters, so the test EXPLAINs exactly what the function runs.
-    func resolutionQuery() throws -> String {
+    /// The query after `RETURN QUERY` in the plpgsql function `name`, as the database has it.
+    func returnedQuery(of name: String) throws -> String {
         let source = try Self.pool.withConnection { connection in
-            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_resolve_recipients'").first!.string(0)
+            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = $1", [name]).first!.string(0)
         }
         let start = try #require(source.range(of: "RETURN QUERY"))
         let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
         return String(source[start.upperBound..<end.lowerBound])
+    }
+
+    /// The query inside `herald_resolve_recipients`, read from the database with its arguments
+    /// turned into parameters, so the test EXPLAINs exactly what the function runs.
+    func resolutionQuery() throws -> String {
+        try returnedQuery(of: "herald_resolve_recipients")
             .replacingOccurrences(of: "p_tenant", with: "$1").replacingOccurrences(of: "p_emails", with: "$2::text[]")
             .replacingOccurrences(of: "p_wallets", with: "$3::text[]").replacingOccurrences(of: "p_mini_app", with: "$4")
     }
@@ -164,12 +169,7 @@ struct QueryPlanTests {
         _ = Self.tenant
         // The query inside `herald_claim_deliveries` (sql/022_claim_opt_out_once.sql), read from the database with
         // the claimed row versions as a parameter, EXPLAINed with the function's own planner settings.
-        let source = try Self.pool.withConnection { connection in
-            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_claim_deliveries'").first!.string(0)
-        }
-        let start = try #require(source.range(of: "RETURN QUERY"))
-        let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
-        let query = String(source[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "v_claimed", with: "$1::tid[]")
+        let query = try returnedQuery(of: "herald_claim_deliveries").replacingOccurrences(of: "v_claimed", with: "$1::tid[]")
         let text = try Self.pool.withConnection { connection -> String in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
