@@ -7,7 +7,9 @@ every connection is waiting for an answer: a slow answer neither lowers the offe
 delays the next push, and the client's own CPU stays small beside the processes measured), waits
 for the outbox to drain, then joins what the simulator received (GET /sim/received through curl:
 apns-id, or the deliveryId in an FCM message, and the receipt time) with each delivery's request in
-Postgres (push_requests.created_at, the moment of acceptance).
+Postgres (push_requests.created_at, the moment of acceptance). Both times are to the microsecond:
+created_at is the request id's time (HeraldCore UUIDv7 keeps the millisecond's fraction) and the
+simulator writes receivedAt with microseconds.
 Prints p50/p90/p99/max and the achieved rate. The first --warmup seconds run at the same rate and are
 not counted: the statements' plans are rebuilt after the ANALYZE and CHECKPOINT the caller runs before
 each rate, and every connection's caches start cold (docs/performance.md, the summary's "Latency").

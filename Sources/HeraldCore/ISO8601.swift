@@ -1,7 +1,7 @@
 import Foundation
 
 /// ISO-8601 / RFC 3339 timestamps as partners send them (`2026-12-01T09:00:00Z`, with an optional
-/// fraction and a `Z` or `±HH:MM` offset) and as Herald writes them (UTC, milliseconds). Parsing is
+/// fraction and a `Z` or `±HH:MM` offset) and as Herald writes them (UTC, milliseconds; microseconds where asked). Parsing is
 /// strict: a date that does not exist (`2026-02-30`) is an error, never rolled over.
 public enum ISO8601 {
     public static func parse(_ text: String) -> Date? {
@@ -52,16 +52,21 @@ public enum ISO8601 {
         return Date(timeIntervalSince1970: Double(timegm(&parts) - offset) + fraction)
     }
 
-    public static func format(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    /// UTC with milliseconds, as the API writes every time; `microseconds` for a record whose times
+    /// are compared with each other (the simulator's `receivedAt`, bench/delivery_latency.py).
+    public static func format(_ date: Date, microseconds: Bool = false) -> String {
+        // Milliseconds truncated (never into the next second); microseconds to the nearest, since a
+        // Double's own error on today's dates is a fraction of one.
+        let perSecond: Int64 = microseconds ? 1_000_000 : 1000
+        let units = Int64((date.timeIntervalSince1970 * Double(perSecond)).rounded(microseconds ? .toNearestOrAwayFromZero : .down))
         // Floor division, so instants before 1970 keep a positive fraction.
-        let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
-        let fraction = millis - seconds * 1000
+        let seconds = units >= 0 ? units / perSecond : (units - perSecond + 1) / perSecond
+        let fraction = units - seconds * perSecond
         var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)
         return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ",
+            format: microseconds ? "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ" : "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ",
             Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
             Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), fraction)
     }

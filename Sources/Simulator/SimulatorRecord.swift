@@ -16,7 +16,8 @@ public struct SimulatorRecord: Sendable {
     public var status: Int
     /// The APNs reason or FCM error code of a non-200 answer.
     public var reason: String?
-    /// When the request was complete (the answer may have been delayed by a fault).
+    /// When the request was complete (the answer may have been delayed by a fault); written to the
+    /// microsecond, since a benchmark subtracts it from a request's own time (bench/delivery_latency.py).
     public var receivedAt: Date
     /// What the answer identified the notification by: the `apns-id`, or the FCM message `name`.
     public var id: String?
@@ -80,7 +81,7 @@ public struct SimulatorRecord: Sendable {
             JSONWriter.writeString(detail, into: &out)
         }
         out.append(contentsOf: #","receivedAt":"#.utf8)
-        JSONWriter.writeString(ISO8601.format(receivedAt), into: &out)
+        JSONWriter.writeString(ISO8601.format(receivedAt, microseconds: true), into: &out)
         out.append(UInt8(ascii: "}"))
     }
 }

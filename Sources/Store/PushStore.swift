@@ -232,10 +232,14 @@ public struct PushStore: Sendable {
         return try row.int(0) == 1
     }
 
-    /// A request by id; the id's timestamp names the partition, so one partition is searched.
+    /// A request by id, created within the millisecond of `createdAt` (an id's own time, `UUIDv7`, is
+    /// exact to the microsecond only for ids the intake made since it kept the fraction): the bounds
+    /// name the partition, so one partition is searched.
     public func find(requestID: UUID, createdAt: Date) throws -> PushRequestSummary? {
-        try pool.withConnection { connection in
-            try connection.query(Self.findSQL, [requestID, createdAt]).first.map(Self.summary)
+        let millis = (createdAt.timeIntervalSince1970 * 1000).rounded(.down)
+        let from = Date(timeIntervalSince1970: millis / 1000), to = Date(timeIntervalSince1970: (millis + 1) / 1000)
+        return try pool.withConnection { connection in
+            try connection.query(Self.findSQL, [requestID, from, to]).first.map(Self.summary)
         }
     }
 
@@ -343,6 +347,6 @@ extension PushStore {
     public static let findSQL = """
         SELECT id, partner_id, created_at, recipients, deliveries, suppressed, sent, failed, send_at,
                missing::text
-          FROM push_requests WHERE id = $1 AND created_at = $2
+          FROM push_requests WHERE id = $1 AND created_at >= $2 AND created_at < $3
         """
 }

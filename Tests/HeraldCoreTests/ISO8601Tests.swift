@@ -16,6 +16,19 @@ import Testing
         #expect(ISO8601.format(Date(timeIntervalSince1970: seconds)) == expected)
     }
 
+    @Test(arguments: [
+        (1_780_272_000.123456, "2026-06-01T00:00:00.123456Z"),
+        (1_780_272_000.000001, "2026-06-01T00:00:00.000001Z"),
+        (1_780_272_000.9999996, "2026-06-01T00:00:01.000000Z"),
+        (-0.5, "1969-12-31T23:59:59.500000Z"),
+    ])
+    func formatsUTCWithMicroseconds(_ seconds: Double, _ expected: String) throws {
+        let text = ISO8601.format(Date(timeIntervalSince1970: seconds), microseconds: true)
+        #expect(text == expected)
+        let parsed = try #require(ISO8601.parse(text))
+        #expect(abs(parsed.timeIntervalSince1970 - seconds) < 0.000_001)
+    }
+
     @Test func formatsInstantsBeforeTheEpoch() {
         #expect(ISO8601.format(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59.000Z")
         #expect(ISO8601.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")

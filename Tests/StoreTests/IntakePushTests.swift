@@ -105,6 +105,32 @@ struct IntakePushTests {
         #expect(later.minuteCount == 3)
     }
 
+    @Test("a request is found by its id's time: to the microsecond, and within the millisecond for ids with random fraction bits")
+    func foundByItsIDsTime() throws {
+        let fixture = try Self.fixture()
+        let store = PushStore(pool: Self.pool)
+        let push = Self.push(fixture, to: fixture.ios[0])
+        // An id as sql/015's herald_uuid_v7 makes them (or this intake made them before): the bits after the
+        // version are random, and created_at is the id's whole millisecond.
+        var bytes = UUIDv7.make(at: Date()).uuid
+        bytes.6 = 0x7F
+        bytes.7 = 0xFF
+        let older = UUID(uuid: bytes)
+        let olderCreated = Date(timeIntervalSince1970: Double(UUIDv7.millisecond(of: older)!) / 1000)
+        var legacy = Self.push(fixture, to: fixture.ios[1])
+        legacy.requestID = older
+        legacy.createdAt = olderCreated
+        let outcomes = try IntakeWriter(pool: Self.pool).write([push, legacy])
+        #expect(outcomes.count == 2)
+
+        let found = try #require(try store.find(requestID: push.requestID, createdAt: UUIDv7.timestamp(of: push.requestID)!))
+        #expect(found.createdAt == push.createdAt)
+        let legacyFound = try #require(try store.find(requestID: older, createdAt: UUIDv7.timestamp(of: older)!))
+        #expect(legacyFound.createdAt == olderCreated)
+        // The millisecond after is another partition key: not found.
+        #expect(try store.find(requestID: older, createdAt: olderCreated.addingTimeInterval(0.001)) == nil)
+    }
+
     @Test("a key repeated in one batch replays the first push's answer and counts once")
     func keyTwiceInOneBatch() throws {
         let fixture = try Self.fixture()

@@ -196,7 +196,8 @@ struct QueryPlanTests {
     @Test("a request lookup by its UUIDv7 id searches one monthly partition only")
     func partitionPruning() throws {
         let id = UUIDv7.make(at: Date())
-        let text = try plan(PushStore.findSQL, [id, UUIDv7.timestamp(of: id)!])
+        let created = UUIDv7.timestamp(of: id)!
+        let text = try plan(PushStore.findSQL, [id, created, created.addingTimeInterval(0.001)])
         let scanned = text.split(separator: "\n").filter { $0.contains(" on push_requests_") }
         #expect(scanned.count == 1, "\(text)")
         let partitions = try Self.pool.withConnection { connection in
