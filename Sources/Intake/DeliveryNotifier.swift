@@ -19,7 +19,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var stopping = false
     private var service: BackgroundService!
 
-    init(databaseURL: String, minimumInterval: Duration = .milliseconds(5), logger: Logger) {
+    init(databaseURL: String, minimumInterval: Duration, logger: Logger) {
         self.minimumInterval = minimumInterval
         session = DatabaseSession(url: databaseURL, options: .init(applicationName: "herald-intake notifier"))
         service = BackgroundService(.init(name: "herald-notifier"), logger: logger,

@@ -39,6 +39,9 @@ public struct IntakeConfiguration: Sendable {
     /// `Prefer: wait` requests of one partner held at once (`HERALD_PREFER_WAIT_MAX_PER_PARTNER`); beyond,
     /// the answer is the normal 202 at once. 0 never waits.
     public var preferWaitMaxPerPartner = 50
+    /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
+    /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one.
+    public var notifyInterval: Duration = .milliseconds(5)
     /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
 
@@ -94,6 +97,8 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_SESSION_WINDOW_DAYS", default: configuration.sessionWindowDays, range: 1...3_650)
         configuration.preferWaitMaxPerPartner = try reader.integer(
             "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: configuration.preferWaitMaxPerPartner, range: 0...10_000)
+        configuration.notifyInterval = .milliseconds(try reader.integer(
+            "HERALD_NOTIFY_INTERVAL_MS", default: Int(configuration.notifyInterval / .milliseconds(1)), range: 0...1_000))
         configuration.fetch = try HTTPFetchConfiguration.from(reader)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {

@@ -41,7 +41,8 @@ public final class IntakeServer: Sendable {
         authenticator = Authenticator(adminToken: configuration.adminToken, hostToken: configuration.hostToken,
                                       partners: partners, cacheSeconds: configuration.partnerCacheSeconds)
         let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
-        notifier = DeliveryNotifier(databaseURL: configuration.databaseURL, logger: logger)
+        notifier = DeliveryNotifier(databaseURL: configuration.databaseURL, minimumInterval: configuration.notifyInterval,
+                                    logger: logger)
         let pushStore = PushStore(pool: pool)
         waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
         writer = IntakeWriter(pool: pool)

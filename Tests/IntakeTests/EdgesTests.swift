@@ -70,6 +70,23 @@ struct EdgesTests {
         }
     }
 
+    @Test("HERALD_NOTIFY_INTERVAL_MS sets the NOTIFY interval, validated to 0-1000")
+    func notifyIntervalSetting() throws {
+        var environment = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
+                           "HERALD_HOST_TOKEN": "host-token-0123456789",
+                           "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        #expect(try IntakeConfiguration.fromEnvironment(environment).notifyInterval == IntakeConfiguration(
+            databaseURL: "", adminToken: "", hostToken: "", signingKeys: [:], signingKeyID: "").notifyInterval)
+        for (text, interval) in [("0", Duration.zero), ("1", .milliseconds(1)), ("1000", .seconds(1))] {
+            environment["HERALD_NOTIFY_INTERVAL_MS"] = text
+            #expect(try IntakeConfiguration.fromEnvironment(environment).notifyInterval == interval)
+        }
+        for bad in ["-1", "1001", "2ms"] {
+            environment["HERALD_NOTIFY_INTERVAL_MS"] = bad
+            #expect(throws: ConfigurationError.self, "\(bad)") { try IntakeConfiguration.fromEnvironment(environment) }
+        }
+    }
+
     @Test("HERALD_DEFAULT_TTL_SECONDS sets the default, validated to 1-2419200")
     func ttlSetting() throws {
         let base = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
