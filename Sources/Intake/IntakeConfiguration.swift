@@ -40,8 +40,10 @@ public struct IntakeConfiguration: Sendable {
     /// the answer is the normal 202 at once. 0 never waits.
     public var preferWaitMaxPerPartner = 50
     /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
-    /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one.
-    public var notifyInterval: Duration = .milliseconds(5)
+    /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
+    /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average (docs/performance.md,
+    /// "Eleventh session").
+    public var notifyInterval: Duration = .milliseconds(1)
     /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
 

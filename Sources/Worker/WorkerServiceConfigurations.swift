@@ -24,7 +24,7 @@ public struct ClaimerConfiguration: Sendable, Equatable {
     public var pollInterval: Duration = .seconds(1)
     /// After a claim that emptied the queue, the next claim waits at least this long, so that live
     /// traffic is claimed in batches rather than one claim per NOTIFY (HERALD_CLAIM_SPACING_MS).
-    public var minimumClaimSpacing: Duration = .milliseconds(5)
+    public var minimumClaimSpacing: Duration = .milliseconds(2)
     /// How often a claim ignores the cursors and considers every due row.
     public var fullScanInterval: Duration = .seconds(5)
 
