@@ -103,6 +103,20 @@ struct MigrationAndMaintenanceTests {
         }
     }
 
+    @Test("the outbox fills its pages whole and keeps its autovacuum settings (sql/024)")
+    func outboxStorage() throws {
+        try Self.withFreshDatabase { url in
+            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+            defer { pool.close() }
+            try StoreDatabase.migrate(pool)
+            let options = try pool.withConnection { try $0.query(
+                "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'deliveries'::regclass").first!.string(0) }
+            let set = Set(options.split(separator: ",").map(String.init))
+            #expect(set.contains("fillfactor=100"), "\(options)")
+            #expect(set.isSuperset(of: ["autovacuum_vacuum_scale_factor=0.01", "autovacuum_vacuum_cost_delay=0"]), "\(options)")
+        }
+    }
+
     @Test("cleaning removes expired rate buckets and idempotency keys only")
     func cleaning() throws {
         try Self.withFreshDatabase { url in
