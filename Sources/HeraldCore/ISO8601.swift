@@ -1,8 +1,8 @@
 import Foundation
 
 /// ISO-8601 / RFC 3339 timestamps as partners send them (`2026-12-01T09:00:00Z`, with an optional
-/// fraction and a `Z` or `±HH:MM` offset) and as Herald writes them (UTC, milliseconds; microseconds where asked). Parsing is
-/// strict: a date that does not exist (`2026-02-30`) is an error, never rolled over.
+/// fraction and a `Z` or `±HH:MM` offset) and as Herald writes them (UTC, milliseconds; microseconds
+/// where asked). Parsing is strict: a date that does not exist (`2026-02-30`) is an error, never rolled over.
 public enum ISO8601 {
     public static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
@@ -58,7 +58,8 @@ public enum ISO8601 {
         // Milliseconds truncated (never into the next second); microseconds to the nearest, since a
         // Double's own error on today's dates is a fraction of one.
         let perSecond: Int64 = microseconds ? 1_000_000 : 1000
-        let units = Int64((date.timeIntervalSince1970 * Double(perSecond)).rounded(microseconds ? .toNearestOrAwayFromZero : .down))
+        let rule: FloatingPointRoundingRule = microseconds ? .toNearestOrAwayFromZero : .down
+        let units = Int64((date.timeIntervalSince1970 * Double(perSecond)).rounded(rule))
         // Floor division, so instants before 1970 keep a positive fraction.
         let seconds = units >= 0 ? units / perSecond : (units - perSecond + 1) / perSecond
         let fraction = units - seconds * perSecond
