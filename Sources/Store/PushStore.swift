@@ -236,8 +236,11 @@ public struct PushStore: Sendable {
     /// exact to the microsecond only for ids the intake made since it kept the fraction): the bounds
     /// name the partition, so one partition is searched.
     public func find(requestID: UUID, createdAt: Date) throws -> PushRequestSummary? {
-        let millis = (createdAt.timeIntervalSince1970 * 1000).rounded(.down)
-        let from = Date(timeIntervalSince1970: millis / 1000), to = Date(timeIntervalSince1970: (millis + 1) / 1000)
+        // The millisecond in integers, from whole microseconds (as Postgres keeps them), so no Double
+        // rounding can move an instant on a millisecond's edge to the one before.
+        let millis = Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded()) / 1000
+        let from = Date(timeIntervalSince1970: Double(millis) / 1000)
+        let to = Date(timeIntervalSince1970: Double(millis + 1) / 1000)
         return try pool.withConnection { connection in
             try connection.query(Self.findSQL, [requestID, from, to]).first.map(Self.summary)
         }

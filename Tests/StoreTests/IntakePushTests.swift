@@ -127,6 +127,8 @@ struct IntakePushTests {
         #expect(found.createdAt == push.createdAt)
         let legacyFound = try #require(try store.find(requestID: older, createdAt: UUIDv7.timestamp(of: older)!))
         #expect(legacyFound.createdAt == olderCreated)
+        // An instant of exactly a millisecond (fraction 0) is searched in that millisecond, not the one before.
+        #expect(try store.find(requestID: older, createdAt: olderCreated) != nil)
         // The millisecond after is another partition key: not found.
         #expect(try store.find(requestID: older, createdAt: olderCreated.addingTimeInterval(0.001)) == nil)
     }

@@ -44,6 +44,25 @@ hb_pg_ticks() {
     done
     printf '%s\n' "$sum"
 }
+# The caller's intake, workers, simulator and cluster, and the machine: "intake workers sim postgres busy
+# total" in ticks. Reads the caller's intake_pid, worker_pids and sim_pid.
+hb_cpu_snapshot() {
+    local w=0 pid
+    for pid in "${worker_pids[@]}"; do w=$((w + $(hb_proc_ticks "$pid"))); done
+    printf '%s %s %s %s %s\n' "$(hb_proc_ticks "$intake_pid")" "$w" "$(hb_proc_ticks "$sim_pid")" "$(hb_pg_ticks)" "$(hb_machine_ticks)"
+}
+# CPU per unit between two hb_cpu_snapshot readings: "intake X, workers X, simulator X, Postgres X, other X
+# µs of CPU per <what>; machine N% busy".
+hb_cpu_report() { # BEFORE AFTER COUNT WHAT
+    awk -v tick="$HB_TICK" -v n="$3" -v what="$4" -v a="$1" -v b="$2" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        us = 1e6 / tick / n
+        own = 0
+        for (i = 1; i <= 4; i++) { d[i] = y[i] - x[i]; own += d[i] }
+        busy = y[5] - x[5]; total = y[6] - x[6]
+        printf "intake %.0f, workers %.0f, simulator %.0f, Postgres %.0f, other (load generator, kernel, rest of the machine) %.0f µs of CPU per %s; machine %.0f%% busy",
+            d[1] * us, d[2] * us, d[3] * us, d[4] * us, (busy - own) * us, what, 100 * busy / total }'
+}
 # Busy and total ticks of the whole machine: "busy total" (idle and iowait are not busy).
 hb_machine_ticks() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
 # Ticks the machine was busy between two hb_machine_ticks readings: A B.
