@@ -1,0 +1,83 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// The completion's update of the requests' counts (sql/025_request_counts_by_key.sql), run as the
+/// function runs it: a generic plan, made once in a worker's session while the month's partition was
+/// small and kept while the partition grew (new rows do not invalidate it). sql/018's join was planned
+/// as a hash join then, reading the whole partition on every completion.
+@Suite("Query plans: the completion's request counts", .serialized, .requiresDatabase)
+struct CompletionQueryPlanTests {
+    static let insert = """
+        INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, title, body, data, lane, recipients,
+                                   deliveries, suppressed, missing)
+        SELECT gen_random_uuid(), now() - make_interval(secs => g / 1000.0), gen_random_uuid(), 'plans.app',
+               't', 'b', '{}', 0, 1, 1, 0, '{}'
+          FROM generate_series(1, $1::int) g
+        """
+
+    static let database: QueueDatabase = {
+        do {
+            let db = try QueueDatabase()
+            _ = try db.connection.query(insert, [100])
+            try db.connection.execute("ANALYZE push_requests")
+            return db
+        } catch {
+            fatalError("cannot build the completion query-plan fixture: \(error)")
+        }
+    }()
+
+    @Test("each finished request's audit row is locked and updated through the primary key, never a scan of the month")
+    func requestCounts() throws {
+        let connection = Self.database.connection
+        let source = try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_complete_deliveries'")
+            .first!.string(0)
+        let start = try #require(source.range(of: "WITH counts AS (\n            SELECT c.request_id"))
+        let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
+        var sql = String(source[start.lowerBound..<end.lowerBound])
+        for (index, name) in ["v_c_requests", "v_c_created", "v_c_sent", "v_c_failed"].enumerated() {
+            sql = sql.replacingOccurrences(of: name, with: "$\(index + 1)")
+        }
+        // The function's own settings (generic plans, no sequential scans), as it runs the statement.
+        let settings = try connection.query("""
+            SELECT s FROM pg_proc, unnest(proconfig) s WHERE proname = 'herald_complete_deliveries'
+            """).rows.map { try $0.string(0).split(separator: "=", maxSplits: 1).map(String.init) }
+        #expect(settings.contains(["plan_cache_mode", "force_generic_plan"]))
+        for setting in settings { try connection.execute("SET \(setting[0]) = '\(setting[1])'") }
+        defer {
+            _ = try? connection.execute("DEALLOCATE request_counts")
+            for setting in settings { _ = try? connection.execute("RESET \(setting[0])") }
+        }
+        try connection.execute("PREPARE request_counts (uuid[], timestamptz[], int[], int[]) AS \(sql)")
+        _ = try connection.execute("EXECUTE request_counts ('{}', '{}', '{}', '{}')")  // planned while small
+        _ = try connection.query(Self.insert, [60000])
+        let picked = try connection.query("""
+            SELECT array_agg(id)::text, array_agg(created_at)::text
+              FROM (SELECT id, created_at FROM push_requests ORDER BY id DESC LIMIT 12) x
+            """).first!
+        let ids = try picked.string(0), created = try picked.string(1)
+        let text = try connection.execute("""
+            EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
+            EXECUTE request_counts ('\(ids)', '\(created)', array_fill(1, ARRAY[12]), array_fill(0, ARRAY[12]))
+            """).rows.map { try $0.string(0) }.joined(separator: "\n")
+        let month = try connection.query("SELECT to_char(now(), 'YYYY_MM')").first!.string(0)
+        #expect(!text.contains("Seq Scan on push_requests_\(month)"), "\(text)")
+        #expect(text.contains("Index Scan using push_requests_\(month)_pkey"), "\(text)")
+        // Whatever the join, no scan of the partition returns more than the batch's twelve requests.
+        let scanned = text.split(separator: "\n")
+            .filter { $0.contains("Scan") && $0.contains("push_requests_\(month)") }
+            .map { line -> Int in
+                guard let rows = line.range(of: "actual rows=") else { return .max }
+                return Int(line[rows.upperBound...].prefix { $0.isNumber }) ?? .max
+            }
+        #expect(!scanned.isEmpty && scanned.allSatisfy { $0 <= 12 }, "\(text)")
+        // The twelve rows updated, and twelve probes' worth of pages read, not the partition's 60,100 rows.
+        let counted = try connection.query("SELECT count(*) FROM push_requests WHERE sent = 1").first!.int(0)
+        #expect(counted == 12)
+        let hits = text.split(separator: "\n").first { $0.contains("Buffers: shared hit=") }
+            .flatMap { $0.split(separator: "=").dropFirst().first }.flatMap { Int($0.prefix { $0.isNumber }) }
+        #expect((hits ?? .max) < 600, "\(text)")
+    }
+}
