@@ -148,6 +148,12 @@ struct DeployManifestTests {
         #expect(Set(services.keys) == ["postgres", "migrate", "simulator", "intake", "worker"], "\(services.keys)")
         #expect(services["worker"]?.contains("replicas: 3") == true)
         #expect(services["migrate"]?.contains("heraldctl\", \"migrate") == true)
+        // Postgres with the settings docs/operations.md recommends, as scripts/lib/postgres.sh's clusters have.
+        let cluster = try Self.read("scripts/lib/postgres.sh")
+        for (name, value) in [("max_wal_size", "8GB"), ("checkpoint_timeout", "15min"), ("autovacuum_naptime", "10s")] {
+            #expect(services["postgres"]?.contains("\"\(name)=\(value)\"") == true, "compose postgres \(name)")
+            #expect(cluster.contains("\(name) = \(value)\n"), "scripts/lib/postgres.sh \(name)")
+        }
         for name in ["intake", "worker"] {
             let block = try #require(services[name])
             #expect(block.contains("service_completed_successfully"), "\(name) must wait for the migration")

@@ -106,6 +106,9 @@ shared_buffers = 256MB
 # after a checkpoint writes a full-page image (autovacuum of a 10M-row outbox: 400,000 per pass).
 max_wal_size = 8GB
 checkpoint_timeout = 15min
+# The outbox is vacuumed every 10 s, not once a minute (docs/operations.md, "Postgres settings"): a drain
+# with inserts leaves a minute's dead rows (over a million) between passes at the default.
+autovacuum_naptime = 10s
 log_min_messages = warning
 ${HERALD_PG_SETTINGS:-}
 EOF
