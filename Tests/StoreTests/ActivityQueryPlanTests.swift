@@ -68,18 +68,9 @@ struct ActivityQueryPlanTests {
     /// A function's body with its arguments as parameters, so the test EXPLAINs what the function runs.
     /// From `start` up to the first `;`, or through `through` when given.
     func body(of function: String, from start: String, through: String? = nil, arguments: [String]) throws -> String {
-        let source = try Self.database.connection.query("SELECT prosrc FROM pg_proc WHERE proname = $1", [function])
-            .first!.string(0)
-        var text = String(source[try #require(source.range(of: start)).lowerBound...])
-        if let through {
-            text = String(text[..<(try #require(text.range(of: through))).upperBound])
-        } else if let end = text.range(of: ";") {
-            text = String(text[..<end.lowerBound])
-        }
-        for (index, argument) in arguments.enumerated().reversed() {
-            text = text.replacingOccurrences(of: argument, with: "$\(index + 1)")
-        }
-        return text
+        try functionStatement(function, on: Self.database.connection, from: start, to: through ?? ";",
+                              throughEnd: through != nil,
+                              renaming: Dictionary(uniqueKeysWithValues: arguments.enumerated().map { ($1, "$\($0 + 1)") }))
     }
 
     @Test("a start's audience probes primary keys and the one-active index: no scan of the directory")

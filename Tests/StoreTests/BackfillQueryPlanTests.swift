@@ -46,15 +46,11 @@ struct BackfillQueryPlanTests {
     func resolve() throws {
         _ = Self.keysLoaded
         let tenant = QueryPlanTests.tenant
-        let source = try Self.pool.withConnection { connection in
-            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_backfill_resolve'").first!.string(0)
+        let query = try Self.pool.withConnection {
+            try functionStatement("herald_backfill_resolve", on: $0, from: "RETURN QUERY", afterStart: true, renaming: [
+                "p_lines": "$1", "p_tenants": "$2", "p_mini_apps": "$3", "p_kinds": "$4", "p_idents": "$5",
+            ])
         }
-        let start = try #require(source.range(of: "RETURN QUERY"))
-        let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
-        let query = String(source[start.upperBound..<end.lowerBound])
-            .replacingOccurrences(of: "p_lines", with: "$1").replacingOccurrences(of: "p_tenants", with: "$2")
-            .replacingOccurrences(of: "p_mini_apps", with: "$3").replacingOccurrences(of: "p_kinds", with: "$4")
-            .replacingOccurrences(of: "p_idents", with: "$5")
         let name = "backfill_resolve_plan_\(UUID().uuidString.prefix(8).lowercased())"
         let text = try Self.pool.withConnection { connection in
             try connection.execute("SET plan_cache_mode = force_generic_plan")

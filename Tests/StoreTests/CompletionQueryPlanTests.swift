@@ -32,14 +32,9 @@ struct CompletionQueryPlanTests {
     @Test("each finished request's audit row is locked and updated through the primary key, never a scan of the month")
     func requestCounts() throws {
         let connection = Self.database.connection
-        let source = try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_complete_deliveries'")
-            .first!.string(0)
-        let start = try #require(source.range(of: "WITH counts AS (\n            SELECT c.request_id"))
-        let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
-        var sql = String(source[start.lowerBound..<end.lowerBound])
-        for (index, name) in ["v_c_requests", "v_c_created", "v_c_sent", "v_c_failed"].enumerated() {
-            sql = sql.replacingOccurrences(of: name, with: "$\(index + 1)")
-        }
+        let sql = try functionStatement(
+            "herald_complete_deliveries", on: connection, from: "WITH counts AS (\n            SELECT c.request_id",
+            renaming: ["v_c_requests": "$1", "v_c_created": "$2", "v_c_sent": "$3", "v_c_failed": "$4"])
         // The function's own settings (generic plans, no sequential scans), as it runs the statement.
         let settings = try connection.query("""
             SELECT s FROM pg_proc, unnest(proconfig) s WHERE proname = 'herald_complete_deliveries'
@@ -66,18 +61,19 @@ struct CompletionQueryPlanTests {
         #expect(!text.contains("Seq Scan on push_requests_\(month)"), "\(text)")
         #expect(text.contains("Index Scan using push_requests_\(month)_pkey"), "\(text)")
         // Whatever the join, no scan of the partition returns more than the batch's twelve requests.
-        let scanned = text.split(separator: "\n")
-            .filter { $0.contains("Scan") && $0.contains("push_requests_\(month)") }
-            .map { line -> Int in
-                guard let rows = line.range(of: "actual rows=") else { return .max }
-                return Int(line[rows.upperBound...].prefix { $0.isNumber }) ?? .max
-            }
+        let lines = text.split(separator: "\n")
+        let scanned = lines.filter { $0.contains("Scan") && $0.contains("push_requests_\(month)") }
+            .map { Self.number(after: "actual rows=", in: $0) ?? .max }
         #expect(!scanned.isEmpty && scanned.allSatisfy { $0 <= 12 }, "\(text)")
         // The twelve rows updated, and twelve probes' worth of pages read, not the partition's 60,100 rows.
         let counted = try connection.query("SELECT count(*) FROM push_requests WHERE sent = 1").first!.int(0)
         #expect(counted == 12)
-        let hits = text.split(separator: "\n").first { $0.contains("Buffers: shared hit=") }
-            .flatMap { $0.split(separator: "=").dropFirst().first }.flatMap { Int($0.prefix { $0.isNumber }) }
+        let hits = lines.lazy.compactMap { Self.number(after: "Buffers: shared hit=", in: $0) }.first
         #expect((hits ?? .max) < 600, "\(text)")
+    }
+
+    /// The whole number right after `marker` in an EXPLAIN line.
+    static func number(after marker: String, in line: Substring) -> Int? {
+        line.range(of: marker).flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) }
     }
 }

@@ -72,12 +72,7 @@ struct QueryPlanTests {
 
     /// The query after `RETURN QUERY` in the plpgsql function `name`, as the database has it.
     func returnedQuery(of name: String) throws -> String {
-        let source = try Self.pool.withConnection { connection in
-            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = $1", [name]).first!.string(0)
-        }
-        let start = try #require(source.range(of: "RETURN QUERY"))
-        let end = try #require(source.range(of: ";", range: start.upperBound..<source.endIndex))
-        return String(source[start.upperBound..<end.lowerBound])
+        try Self.pool.withConnection { try functionStatement(name, on: $0, from: "RETURN QUERY", afterStart: true) }
     }
 
     /// The query inside `herald_resolve_recipients`, read from the database with its arguments
@@ -249,16 +244,9 @@ struct IntakePushQueryPlanTests {
     /// FOR over a query), with its arguments renamed.
     func statement(from start: String, to endMarker: String = ";", renaming names: [String: String]) throws -> String {
         _ = QueryPlanTests.tenant  // the fixture also migrates the database
-        let source = try QueryPlanTests.pool.withConnection { connection in
-            try connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_intake_push'").first!.string(0)
+        return try QueryPlanTests.pool.withConnection {
+            try functionStatement("herald_intake_push", on: $0, from: start, to: endMarker, renaming: names)
         }
-        let from = try #require(source.range(of: start))
-        let end = try #require(source.range(of: endMarker, range: from.lowerBound..<source.endIndex))
-        var text = String(source[from.lowerBound..<end.lowerBound])
-        for (name, parameter) in names.sorted(by: { $0.key.count > $1.key.count }) {
-            text = text.replacingOccurrences(of: name, with: parameter)
-        }
-        return text
     }
 
     @Test("the batch's stored-answer lookup probes the (partner, key) primary key, never a scan")

@@ -96,6 +96,13 @@ hb_rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { if (b > a) printf "%d", n
 hb_wal_mark() {
     herald_pg_psql -qtAX -F ' ' -c "SELECT pg_current_wal_lsn(), wal_records, wal_fpi FROM pg_stat_wal"
 }
+# With the caller's STATEMENTS=1 (BENCH_STATEMENTS: pg_stat_statements preloaded): the extension made if
+# missing and its counts emptied, so what follows is counted alone.
+hb_statements_reset() {
+    [[ "${STATEMENTS:-0}" == 1 ]] || return 0
+    herald_pg_psql -qtAX -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+        -c "SELECT pg_stat_statements_reset()" >/dev/null
+}
 # WAL written between two marks: "bytes records fpi".
 hb_wal_diff() {
     local a b bytes
