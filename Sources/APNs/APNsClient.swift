@@ -103,9 +103,10 @@ public final class APNsClient: Sendable {
         guard !isShutDown.load(ordering: .relaxed) else {
             return completion(.retry(reason: HTTP2Error.Code.shutdown.rawValue, retryAfter: nil))
         }
-        // A token that is not hex would corrupt the request path; APNs would say the same.
+        // A token that is not hex would corrupt the request path. No setup of Herald's makes it valid, so it is
+        // dead at once (APNs' own BadDeviceToken is only suspect: the classifier).
         guard APNsRequestBuilder.isWellFormedDeviceToken(notification.deviceToken) else {
-            return completion(.tokenInvalid(reason: APNsErrorReason.badDeviceToken.rawValue))
+            return completion(.tokenInvalid(reason: "malformed_token"))
         }
         let transport: any APNsTransport
         let jwt: String

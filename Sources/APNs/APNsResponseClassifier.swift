@@ -5,7 +5,11 @@ import HeraldCore
 /// Turns an APNs answer into a `DeliveryResult` (protocol-notes section 4, SPEC 5). Pure.
 ///
 /// - 2xx: sent.
-/// - 410 (any reason) and 400 BadDeviceToken: the token is dead.
+/// - BadDeviceToken and DeviceTokenNotForTopic (under any status): the token is suspect, not dead. APNs says
+///   BadDeviceToken of a token of the other environment too, and DeviceTokenNotForTopic of a whole fleet when
+///   Herald's topic is wrong: the worker retires the token only once the upstream accepts another one
+///   (Worker's TokenVerdicts).
+/// - 410 (any other reason): the token is dead since APNs' `timestamp` (never later than now).
 /// - 403 ExpiredProviderToken and InvalidProviderToken: the client renews its JWT and resends once
 ///   (`renewProviderToken`); the same answer after that, or when the token is too young to renew, is a setup fault.
 /// - Every other 403 (MissingProviderToken, UnrelatedKeyIdInToken, BadCertificate, BadCertificateEnvironment,
@@ -42,10 +46,10 @@ public enum APNsResponseClassifier {
         let error = APNsErrorResponse(body: response.body)
         let reason = error.reason?.rawValue ?? "http_\(status)"
         switch status {
+        case _ where error.reason == .badDeviceToken || error.reason == .deviceTokenNotForTopic:
+            return .result(.tokenSuspect(reason: reason))
         case 410:
-            return .result(.tokenInvalid(reason: reason))
-        case 400 where error.reason == .badDeviceToken:
-            return .result(.tokenInvalid(reason: reason))
+            return .result(.tokenInvalid(reason: reason, since: error.timestamp.map { min($0, now) }))
         case 403:
             if let renewable = error.reason, renewable == .expiredProviderToken || renewable == .invalidProviderToken {
                 return .renewProviderToken(reason: renewable)

@@ -5,11 +5,15 @@ import HeraldCore
 /// Turns an FCM v1 answer into a `DeliveryResult` (protocol-notes section 7, SPEC 5). Pure.
 ///
 /// - 2xx: sent.
-/// - UNREGISTERED and SENDER_ID_MISMATCH (the token belongs to another project): the token is dead.
+/// - UNREGISTERED (the app is gone from the device): the token is dead.
 /// - INVALID_ARGUMENT about the registration token (a `message.token` field violation, or FCM's "not a valid FCM
-///   registration token"): the token is dead. Any other INVALID_ARGUMENT: failed, the message is wrong.
-/// - THIRD_PARTY_AUTH_ERROR (the APNs or web push credentials in Firebase), and 403 without SENDER_ID_MISMATCH
-///   (PERMISSION_DENIED: the service account may not send for the project): a setup fault.
+///   registration token"): the token is suspect, retired only once the upstream accepts another token (Worker's
+///   TokenVerdicts): a whole fleet refused this way says more about Herald's setup. Any other INVALID_ARGUMENT:
+///   failed, the message is wrong.
+/// - SENDER_ID_MISMATCH (the service account's project is not the one that issued the token: firebase-admin's
+///   `mismatched-credential`), THIRD_PARTY_AUTH_ERROR (the APNs or web push credentials in Firebase), and any
+///   other 403 (PERMISSION_DENIED: the service account may not send for the project): a setup fault, never a
+///   dead token.
 /// - Other 401 (UNAUTHENTICATED): the client renews its access token and resends once; a 401 again is a setup fault.
 /// - QUOTA_EXCEEDED: retry after at least `quotaExceededMinimumWait` (60 s), longer when Retry-After says so.
 /// - UNAVAILABLE, INTERNAL, 429 and 5xx: retry, honouring Retry-After.
@@ -45,11 +49,11 @@ public enum FCMResponseClassifier {
         let reason = error.reason ?? "http_\(status)"
         let retryAfter = RetryAfter.parse(response.header("retry-after"), now: now)
         switch error.errorCode {
-        case .unregistered?, .senderIDMismatch?:
+        case .unregistered?:
             return .result(.tokenInvalid(reason: reason))
         case .invalidArgument?:
-            return .result(error.isAboutRegistrationToken ? .tokenInvalid(reason: reason) : .failed(reason: reason))
-        case .thirdPartyAuthError?:
+            return .result(error.isAboutRegistrationToken ? .tokenSuspect(reason: reason) : .failed(reason: reason))
+        case .senderIDMismatch?, .thirdPartyAuthError?:
             return .result(.setupFault(reason: reason))
         case .quotaExceeded?:
             return .result(.retry(reason: reason, retryAfter: max(retryAfter ?? .zero, quotaExceededMinimumWait)))
@@ -59,7 +63,7 @@ public enum FCMResponseClassifier {
             break
         }
         switch status {
-        case 400 where error.isAboutRegistrationToken: return .result(.tokenInvalid(reason: reason))
+        case 400 where error.isAboutRegistrationToken: return .result(.tokenSuspect(reason: reason))
         case 401: return .renewAccessToken(reason: reason)
         case 403: return .result(.setupFault(reason: reason))
         case 429, 500..<600: return .result(.retry(reason: reason, retryAfter: retryAfter))

@@ -7,7 +7,9 @@ public enum DeliveryOutcome: Sendable, Equatable {
     case failed(reason: String)
     /// Retried `maxAttempts` times without success.
     case dead(reason: String)
-    case tokenInvalid(reason: String)
+    /// The token is dead; `since` is when it stopped being valid (nil: now). The completion invalidates it
+    /// unless the host registered the device after that time.
+    case tokenInvalid(reason: String, since: Date? = nil)
     /// Past its TTL before it could be sent.
     case expired
     /// The user opted out after the request was accepted.
@@ -39,7 +41,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
     /// The reason stored as `last_error`.
     public var reason: String? {
         switch self {
-        case .failed(let reason), .dead(let reason), .tokenInvalid(let reason), .retry(_, let reason),
+        case .failed(let reason), .dead(let reason), .tokenInvalid(let reason, _), .retry(_, let reason),
              .deferred(_, let reason):
             return reason
         case .expired: return "expired"
@@ -77,7 +79,11 @@ public struct RetryPolicy: Sendable, Equatable {
         switch result {
         case .sent: return .sent
         case .failed(let reason): return .failed(reason: reason)
-        case .tokenInvalid(let reason): return .tokenInvalid(reason: reason)
+        case .tokenInvalid(let reason, let since): return .tokenInvalid(reason: reason, since: since)
+        case .tokenSuspect(let reason):
+            // Reached only without a verdict tracker (TokenVerdicts decides first in the worker): not the
+            // delivery's fault until proven, so no attempt spent.
+            return .deferred(at: now.addingTimeInterval(baseDelay / .seconds(1)), reason: reason)
         case .setupFault(let reason):
             // Not the delivery's fault: no attempt spent, no TTL judgement. A worker that pauses the
             // upstream defers to the pause's end instead (DeliveryWorker).

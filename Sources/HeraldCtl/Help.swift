@@ -9,6 +9,7 @@ enum Help {
           partners      create, list, update, rotate-key, revoke partners
           partitions    create future monthly partitions, drop expired ones
           stats         queue depth by state, lane and partner; outcomes of the last 5 min and hour
+          tokens        token invalidations by upstream, token and reason over a window
           replay        put failed, dead or expired deliveries back in the queue
           webhooks      send failed delivery webhooks again (webhooks replay)
           backfill      bulk enqueue sends, or import users and devices, from a JSONL file
@@ -121,6 +122,18 @@ enum Help {
             long the oldest due row has waited; deliveries finished in the last 5 minutes and hour by
             outcome. --json: {"queue":[{"state","lane","partner","count"}],"oldestDueSeconds":N,
             "outcomes":{"5m":{"sent":N,...},"1h":{...}}}
+            """,
+        "tokens": """
+            usage: heraldctl tokens [--since T] [--until T] [--json]
+
+            Deliveries that ended on a dead token between --since (default: 24 hours before --until) and
+            --until (default: now), by upstream (apns, fcm), token (apns, apnsPushToStart, liveActivity, fcm)
+            and the upstream's reason, with the distinct devices and the first and last time. Many devices with
+            one reason at once is a storm: check /readyz and the workers' log before trusting the verdicts.
+            Sends skipped because the token was already invalid (token_invalidated) or missing (no_token) are
+            counted apart. T: ISO 8601 or an age such as 2h.
+            --json: {"since","until","invalidations":[{"upstream","token","reason","count","devices","first",
+            "last"}],"total":N,"skipped":{"token_invalidated":N,"no_token":N}}
             """,
         "replay": """
             usage: heraldctl replay [--request ID]... [--partner ID] [--since T] [--until T]

@@ -52,6 +52,7 @@ public enum HeraldCtl {
             case "partitions": try Commands.partitions(pool: pool, arguments: arguments, printer: printer)
             case "expire": try Commands.expire(pool: pool, arguments: arguments, printer: printer)
             case "stats": try StatsCommand.run(pool: pool, arguments: arguments, printer: printer)
+            case "tokens": try TokensCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "replay": try ReplayCommand.run(pool: pool, arguments: arguments, printer: printer,
                                                  fallbackTTLSeconds: try pushRules(environment).defaultTTLSeconds)
             case "backfill": try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)

@@ -3,7 +3,7 @@ import HTTPServer
 import HeraldCore
 import Store
 
-/// The host API (SPEC 4): users, identifiers, devices, sessions, opt-outs, senders.
+/// The host API (SPEC 4): users, identifiers, devices and their tokens' health, sessions, opt-outs, senders.
 struct HostHandler: Sendable {
     let directory: DirectoryStore
     /// HERALD_PUBLIC_URL: the senders' icons are served there.
@@ -33,6 +33,20 @@ struct HostHandler: Sendable {
                 ("fcm", .bool(device.fcmToken != nil)),
             ])),
         ]))
+    }
+
+    /// The user's devices and the health of each token (valid, invalid with reason and since, absent).
+    func listDevices(_ request: RoutedRequest) throws -> HTTPResponse {
+        let userID = try Self.externalID(request, "userId")
+        guard let devices = try directory.deviceStates(userID: userID) else { throw DirectoryStore.userNotFound }
+        return Reply.json(200, .object([("userId", .string(userID)), ("devices", .array(devices.map(\.json)))]))
+    }
+
+    func getDevice(_ request: RoutedRequest) throws -> HTTPResponse {
+        let userID = try Self.externalID(request, "userId")
+        let deviceID = try Self.externalID(request, "deviceId")
+        guard let device = try directory.deviceState(userID: userID, deviceID: deviceID) else { throw HeraldError.notFound }
+        return Reply.json(200, device.json)
     }
 
     func deleteDevice(_ request: RoutedRequest) throws -> HTTPResponse {

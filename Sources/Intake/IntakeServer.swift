@@ -220,6 +220,8 @@ public final class IntakeServer: Sendable {
         case .icon: return try iconHandler.serve(request)
         case .putUser: return try hostHandler.putUser(request)
         case .putDevice: return try hostHandler.putDevice(request)
+        case .listDevices: return try hostHandler.listDevices(request)
+        case .getDevice: return try hostHandler.getDevice(request)
         case .deleteDevice: return try hostHandler.deleteDevice(request)
         case .putSession: return try hostHandler.putSession(request)
         case .putOptOut: return try hostHandler.putOptOut(request)

@@ -13,6 +13,7 @@ public enum Endpoint: Sendable {
     case rotateWebhookSecret
     case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
+    case listDevices, getDevice
     case healthz, readyz, metrics
 }
 
@@ -83,6 +84,8 @@ public enum IntakeRoutes {
     public static let putUser = Route(.putUser, "PUT", "/api/internal/users/{userId}", .host)
     public static let putDevice = Route(.putDevice, "PUT", "/api/internal/users/{userId}/devices/{deviceId}", .host)
     public static let deleteDevice = Route(.deleteDevice, "DELETE", "/api/internal/users/{userId}/devices/{deviceId}", .host)
+    public static let listDevices = Route(.listDevices, "GET", "/api/internal/users/{userId}/devices", .host)
+    public static let getDevice = Route(.getDevice, "GET", "/api/internal/users/{userId}/devices/{deviceId}", .host)
     public static let putSession = Route(.putSession, "PUT", "/api/internal/users/{userId}/mini-app-sessions/{miniAppId}", .host)
     public static let putOptOut = Route(.putOptOut, "PUT", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
     public static let deleteOptOut = Route(.deleteOptOut, "DELETE", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
@@ -97,7 +100,7 @@ public enum IntakeRoutes {
     public static let all: [Route] = [
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
         putPartnerIcon, rotateWebhookSecret, icon,
-        putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
+        putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         healthz, readyz, metrics,
     ]
 

@@ -45,6 +45,28 @@ public struct ClaimedDelivery: Sendable {
 
     /// The outbox row that holds this delivery's lease: its group's, or its own.
     public var leaseID: UUID { groupID ?? id }
+
+    public init(id: UUID, service: PushService, environment: String, payloadBytes: [UInt8] = [], attempts: Int = 1,
+                expiresAt: Date? = nil, token: String?, verdict: Verdict = .send, lane: Int = 0, partnerID: UUID,
+                availableAt: Date, bundleID: String? = nil, activityEvent: LiveActivityEvent? = nil,
+                priority: Int? = nil, groupID: UUID? = nil, member: Int? = nil) {
+        self.id = id
+        self.service = service
+        self.environment = environment
+        self.payloadBytes = payloadBytes
+        self.attempts = attempts
+        self.expiresAt = expiresAt
+        self.token = token
+        self.verdict = verdict
+        self.lane = lane
+        self.partnerID = partnerID
+        self.availableAt = availableAt
+        self.bundleID = bundleID
+        self.activityEvent = activityEvent
+        self.priority = priority
+        self.groupID = groupID
+        self.member = member
+    }
 }
 
 /// Where a worker's claims of one (lane, partner) queue have got to: the next claim's scan of that
@@ -64,7 +86,8 @@ public struct CompletedDelivery: Sendable {
     public let id: UUID
     public let outcome: DeliveryOutcome
     /// The token the attempt used: a `tokenInvalid` outcome invalidates it only if the device still
-    /// has this token (the host may have registered a new one meanwhile).
+    /// has this token (the host may have registered a new one meanwhile). Nil when no upstream judged it
+    /// (a row the claim said not to send): nothing is invalidated again.
     public let token: String?
     /// The claimed delivery's group row and position (ClaimedDelivery), nil for a row of its own.
     public let groupID: UUID?
@@ -145,7 +168,9 @@ public struct DeliveryStore: Sendable {
             outcomes.append(delivery.outcome.name)
             errors.append(delivery.outcome.reason ?? "")
             switch delivery.outcome {
-            case .retry(let at, _), .deferred(let at, _): retryAt.append(PostgresTimestamp.format(at))
+            // A dead token's slot holds when it stopped being valid (the completion spares a device registered
+            // after it).
+            case .retry(let at, _), .deferred(let at, _), .tokenInvalid(_, let at?): retryAt.append(PostgresTimestamp.format(at))
             default: retryAt.append("")
             }
             if case .tokenInvalid = delivery.outcome { tokens.append(delivery.token ?? "") } else { tokens.append("") }

@@ -19,6 +19,7 @@ extension DeliveryWorker {
     func claimStep(_ session: DatabaseSession) throws {
         let settings = configuration.claimer
         let state = claimState
+        deferUnconfirmedVerdicts()
         let capacity = settings.maxInFlight - inFlight
         let limit = min(settings.batchSize, capacity)
         // Wait for room rather than claiming in dribbles when nearly full.
@@ -94,6 +95,7 @@ extension DeliveryWorker {
             wakeAt = scheduled
         }
         if let pauseEnd = pauses.nextEnd, pauseEnd < wakeAt { wakeAt = max(pauseEnd, Date()) }
+        if let verdictEnd = verdicts.nextDeadline, verdictEnd < wakeAt { wakeAt = max(verdictEnd, Date()) }
         if let retry = hold.withLock({ $0.nextRetryAt }), retry < wakeAt {
             wakeAt = max(retry, Date())
             hold.withLock { $0.nextRetryAt = nil }

@@ -11,7 +11,8 @@ import Synchronization
 /// - the completer records outcomes in batches;
 /// - the listener wakes the claimer on NOTIFY;
 /// - the rescuer, the queue sampler and the lease extender (WorkerMaintenance.swift).
-/// Upstreams that refuse Herald's own setup are paused (UpstreamPauses) and their rows deferred.
+/// Upstreams that refuse Herald's own setup are paused (UpstreamPauses) and their rows deferred; a token
+/// refused in words that may blame that setup is retired only once the upstream accepts another (TokenVerdicts).
 public final class DeliveryWorker: @unchecked Sendable {
     struct Held {
         let service: PushService
@@ -67,6 +68,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     let hold = Mutex(Hold())
     let hints = Mutex(Hints())
     let pauses: UpstreamPauses
+    let verdicts: TokenVerdicts
     /// The claimer's session could claim last time it tried.
     let databaseReachable = Atomic<Bool>(false)
     let claimState = ClaimState()
@@ -84,6 +86,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         self.metrics = metrics
         self.logger = Logger(component: "worker", minimum: configuration.logLevel)
         self.pauses = UpstreamPauses(backoff: configuration.pauses.backoff, clock: clock)
+        self.verdicts = TokenVerdicts(configuration: configuration.tokenVerdicts)
         completer = Completer(
             configuration: configuration.completer, worker: configuration.workerID,
             session: session("completer"), metrics: metrics, logger: logger
@@ -165,6 +168,11 @@ public final class DeliveryWorker: @unchecked Sendable {
         // Sends get most of the time; recording and releasing what they leave get the rest.
         let sendDeadline = started.addingTimeInterval(drainSeconds * 0.7)
         claimer.stop(deadline: sendDeadline)
+        // Suspect verdicts waiting for a success would hold the drain to its deadline: their rows go back now,
+        // attempts unspent, and the next worker's sends decide.
+        for suspect in verdicts.releaseAll() {
+            finish(suspect.delivery, .deferred(at: clock.now, reason: suspect.reason))
+        }
         // Webhooks drain beside the deliveries: their answers are waited for and recorded.
         let webhooksDrained = DispatchGroup()
         if let webhooks {
@@ -243,7 +251,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
         for delivery in claimed {
             if let outcome = Self.outcomeWithoutSending(delivery) {
-                finish(delivery, outcome)
+                finish(delivery, outcome, judged: false)
                 continue
             }
             guard let upstream = upstreams[delivery.service] else {
@@ -255,8 +263,67 @@ public final class DeliveryWorker: @unchecked Sendable {
             let isProbe = delivery.id == probeID
             upstream.send(delivery) { [self] result in
                 let seconds = (ContinuousClock.now - started) / .seconds(1)
-                finish(delivery, outcome(of: result, for: delivery, probe: isProbe), sendSeconds: seconds)
+                answered(result, for: delivery, probe: isProbe, sendSeconds: seconds)
             }
+        }
+    }
+
+    /// One upstream answer: a suspect verdict waits for the upstream's word on another token (TokenVerdicts);
+    /// a success settles the verdicts held for its upstream; anything else is the delivery's outcome.
+    private func answered(_ result: DeliveryResult, for delivery: ClaimedDelivery, probe: Bool, sendSeconds: Double) {
+        if case .tokenSuspect(let reason) = result {
+            return suspected(delivery, reason: reason, probe: probe)
+        }
+        var result = result
+        // The answer's time when the upstream gave none: a host registration after it wins (sql/027).
+        if case .tokenInvalid(let reason, nil) = result { result = .tokenInvalid(reason: reason, since: clock.now) }
+        finish(delivery, outcome(of: result, for: delivery, probe: probe), sendSeconds: sendSeconds)
+        guard case .sent = result else { return }
+        for suspect in verdicts.accepted(delivery) {
+            finish(suspect.delivery, .tokenInvalid(reason: suspect.reason, since: suspect.at))
+        }
+    }
+
+    private func suspected(_ delivery: ClaimedDelivery, reason: String, probe: Bool) {
+        let service = delivery.service
+        metrics.addSuspect(service)
+        if probe {
+            // Not a setup fault, and not proof of health either: the upstream opens again, and if the fault is
+            // Herald's, the verdicts of the next sends make another storm.
+            if pauses.accepted(service) {
+                logger.info("the probe's token was refused, not Herald's setup; resuming", [
+                    ("upstream", .string(service.rawValue)), ("reason", .string(reason)),
+                ])
+            }
+        } else if let pause = pauses.current[service] {
+            // Paused since the send left: it waits with the rest.
+            return finish(delivery, .deferred(at: max(pause.until, clock.now), reason: reason))
+        }
+        switch verdicts.suspect(delivery, reason: reason, now: clock.now) {
+        case .held:
+            // The claimer recomputes its sleep with the new verdict's deadline.
+            wake.signal(.work)
+        case .storm(let stormReason, let storms, let released):
+            let until = pauses.fault(service, reason: stormReason, wasProbe: false, failures: storms)
+            metrics.addSetupFault(service)
+            logger.error("many tokens refused with no success between: Herald's setup, not the tokens; pausing the upstream", [
+                ("upstream", .string(service.rawValue)), ("environment", .string(delivery.environment)),
+                ("reason", .string(stormReason)), ("tokens", .number(Double(configuration.tokenVerdicts.stormTokens))),
+                ("windowSeconds", .number(configuration.tokenVerdicts.stormWindow / .seconds(1))),
+                ("until", .string(ISO8601.format(until))),
+            ])
+            for suspect in released {
+                finish(suspect.delivery, .deferred(at: until, reason: suspect.reason))
+            }
+            wake.signal(.work)
+        }
+    }
+
+    /// Suspect verdicts whose wait ended with no success of their upstream: tried again later, attempts unspent.
+    func deferUnconfirmedVerdicts() {
+        let now = clock.now
+        for suspect in verdicts.expired(now: now) {
+            finish(suspect.delivery, .deferred(at: verdicts.recheckAt(suspect, now: now), reason: suspect.reason))
         }
     }
 
@@ -298,10 +365,14 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
-    private func finish(_ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome, sendSeconds: Double? = nil) {
+    /// `judged`: an upstream answered about the delivery's token (a claim's verdict, such as a token already
+    /// invalid, invalidates nothing again).
+    private func finish(_ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome, sendSeconds: Double? = nil,
+                        judged: Bool = true) {
         if hold.withLock({ $0.abandoned }) { return }
         metrics.record(outcome, delivery.service, sendSeconds: sendSeconds)
-        completer.add(CompletedDelivery(delivery, outcome: outcome))
+        completer.add(CompletedDelivery(id: delivery.id, outcome: outcome, token: judged ? delivery.token : nil,
+                                        groupID: delivery.groupID, member: delivery.member))
     }
 
     private func committed(_ ids: [UUID], earliestRetry: Date?) {

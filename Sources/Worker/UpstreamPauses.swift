@@ -40,8 +40,9 @@ final class UpstreamPauses: Sendable {
         self.clock = clock
     }
 
-    /// A send to `service` came back as a setup fault. Returns when the row may be tried again.
-    func fault(_ service: PushService, reason: String, wasProbe: Bool) -> Date {
+    /// A send to `service` came back as a setup fault. Returns when the row may be tried again. `failures`
+    /// lengthens a new pause as if that many had come before it (storms of token verdicts, TokenVerdicts).
+    func fault(_ service: PushService, reason: String, wasProbe: Bool, failures: Int = 1) -> Date {
         let now = clock.now
         return pauses.withLock { pauses in
             if var pause = pauses[service] {
@@ -54,8 +55,9 @@ final class UpstreamPauses: Sendable {
                 pauses[service] = pause
                 return pause.until
             }
-            let until = now.addingTimeInterval(backoff.step(afterFailures: 1) / .seconds(1))
-            pauses[service] = Pause(reason: reason, since: now, until: until, faults: 1, probeInFlight: false)
+            let faults = max(failures, 1)
+            let until = now.addingTimeInterval(backoff.step(afterFailures: faults) / .seconds(1))
+            pauses[service] = Pause(reason: reason, since: now, until: until, faults: faults, probeInFlight: false)
             return until
         }
     }

@@ -24,6 +24,7 @@ public struct WorkerConfiguration: Sendable {
     public var activitySweeper = ActivitySweeperConfiguration()
     public var listener = ListenerConfiguration()
     public var pauses = UpstreamPauseConfiguration()
+    public var tokenVerdicts = TokenVerdictConfiguration()
     public var retry = RetryPolicy()
     public var webhooks = WebhookSenderConfiguration()
     /// HERALD_WORKER_METRICS_PORT.
@@ -65,6 +66,7 @@ public struct WorkerConfiguration: Sendable {
         try activitySweeper.validate()
         try listener.validate()
         try pauses.validate()
+        try tokenVerdicts.validate()
         try webhooks.validate()
         try check(retry.maxAttempts, 1...100, "HERALD_MAX_ATTEMPTS")
         try check(retry.baseDelay, .milliseconds(1)...(.seconds(3600)), "HERALD_RETRY_BASE_MS")
@@ -138,6 +140,12 @@ public struct WorkerConfiguration: Sendable {
         configuration.retry.maxDelay = try seconds(reader, "HERALD_RETRY_MAX_SECONDS", default: configuration.retry.maxDelay)
         configuration.pauses.maximum = try seconds(reader, "HERALD_UPSTREAM_PAUSE_MAX_SECONDS",
                                                    default: configuration.pauses.maximum)
+        configuration.tokenVerdicts.stormTokens = try reader.integer("HERALD_TOKEN_STORM_TOKENS",
+                                                                     default: configuration.tokenVerdicts.stormTokens)
+        configuration.tokenVerdicts.stormWindow = try seconds(reader, "HERALD_TOKEN_STORM_WINDOW_SECONDS",
+                                                              default: configuration.tokenVerdicts.stormWindow)
+        configuration.tokenVerdicts.wait = try seconds(reader, "HERALD_TOKEN_SUSPECT_WAIT_SECONDS",
+                                                       default: configuration.tokenVerdicts.wait)
         let listen = try reader.integer("HERALD_WORKER_LISTEN", default: configuration.listener.enabled ? 1 : 0)
         guard listen == 0 || listen == 1 else {
             throw ConfigurationError(variable: "HERALD_WORKER_LISTEN", problem: "must be 0 or 1")

@@ -30,6 +30,7 @@ public final class WorkerMetrics: Sendable {
         var databaseErrors = 0
         var paused: Set<PushService> = []
         var setupFaults: [PushService: Int] = [:]
+        var suspects: [PushService: Int] = [:]
         var unrecordable = 0
         var leasesExtended = 0
         var activitiesExpired = 0
@@ -80,6 +81,7 @@ public final class WorkerMetrics: Sendable {
     func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
     func setPaused(_ services: some Sequence<PushService>) { state.withLock { $0.paused = Set(services) } }
     func addSetupFault(_ service: PushService) { state.withLock { $0.setupFaults[service, default: 0] += 1 } }
+    func addSuspect(_ service: PushService) { state.withLock { $0.suspects[service, default: 0] += 1 } }
     func addUnrecordable() { state.withLock { $0.unrecordable += 1 } }
     func addLeasesExtended(_ count: Int) { state.withLock { $0.leasesExtended += count } }
     func addActivitiesExpired(_ count: Int) { state.withLock { $0.activitiesExpired += count } }
@@ -129,6 +131,12 @@ public final class WorkerMetrics: Sendable {
         out += "# TYPE herald_worker_setup_faults_total counter\n"
         for service in PushService.allCases {
             out += "herald_worker_setup_faults_total{upstream=\"\(service.rawValue)\"} \(snapshot.setupFaults[service] ?? 0)\n"
+        }
+        out += "# HELP herald_worker_token_suspects_total Tokens refused in words that may blame Herald's setup "
+            + "(held until the upstream accepts another token).\n"
+        out += "# TYPE herald_worker_token_suspects_total counter\n"
+        for service in PushService.allCases {
+            out += "herald_worker_token_suspects_total{upstream=\"\(service.rawValue)\"} \(snapshot.suspects[service] ?? 0)\n"
         }
         out += "# HELP herald_worker_webhooks_total Webhook attempts by outcome (retried: a retry is scheduled).\n"
         out += "# TYPE herald_worker_webhooks_total counter\n"

@@ -176,6 +176,32 @@ public struct UpstreamPauseConfiguration: Sendable, Equatable {
     }
 }
 
+/// How suspect token verdicts are judged (TokenVerdicts, SPEC 5 "Tokens stay true").
+public struct TokenVerdictConfiguration: Sendable, Equatable {
+    /// Distinct tokens refused within `stormWindow`, with no success in between, that make a storm: a setup
+    /// fault that pauses the upstream (HERALD_TOKEN_STORM_TOKENS).
+    public var stormTokens = 20
+    /// HERALD_TOKEN_STORM_WINDOW_SECONDS.
+    public var stormWindow: Duration = .seconds(60)
+    /// How long a suspect delivery waits for the upstream to accept another token before it is deferred
+    /// (HERALD_TOKEN_SUSPECT_WAIT_SECONDS); the lease extender keeps its lease meanwhile.
+    public var wait: Duration = .seconds(10)
+    /// An unconfirmed suspect is tried again after this, doubling for each unconfirmed verdict of the same
+    /// delivery, at most `maximumRecheck`.
+    public var recheck: Duration = .seconds(60)
+    public var maximumRecheck: Duration = .seconds(3600)
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(stormTokens, 2...100_000, "HERALD_TOKEN_STORM_TOKENS")
+        try check(stormWindow, .seconds(1)...(.seconds(86_400)), "HERALD_TOKEN_STORM_WINDOW_SECONDS")
+        try check(wait, .milliseconds(10)...(.seconds(600)), "HERALD_TOKEN_SUSPECT_WAIT_SECONDS")
+        try check(recheck, .milliseconds(10)...(.seconds(86_400)), "tokenVerdicts.recheck")
+        try check(maximumRecheck, recheck...(.seconds(604_800)), "tokenVerdicts.maximumRecheck")
+    }
+}
+
 func check(_ value: Int, _ range: ClosedRange<Int>, _ variable: String) throws(ConfigurationError) {
     guard range.contains(value) else {
         throw ConfigurationError(variable: variable, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")

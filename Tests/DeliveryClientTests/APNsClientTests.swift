@@ -89,8 +89,8 @@ import Testing
 
     @Test func malformedDeviceTokensAreRefusedWithoutSending() async throws {
         let (client, recorder) = try makeClient { _, _, _ in .success(HTTP2Response(status: 200)) }
-        #expect(await client.send(notification(token: "../../admin")) == .tokenInvalid(reason: "BadDeviceToken"))
-        #expect(await client.send(notification(token: "")) == .tokenInvalid(reason: "BadDeviceToken"))
+        #expect(await client.send(notification(token: "../../admin")) == .tokenInvalid(reason: "malformed_token"))
+        #expect(await client.send(notification(token: "")) == .tokenInvalid(reason: "malformed_token"))
         #expect(recorder.count == 0)
     }
 
@@ -107,7 +107,8 @@ import Testing
         let base = String(repeating: "ab", count: 31)
         #expect(await client.send(notification(token: base + "01"))
                     == .retry(reason: "connection_lost", retryAfter: nil))
-        #expect(await client.send(notification(token: base + "02")) == .tokenInvalid(reason: "Unregistered"))
+        #expect(await client.send(notification(token: base + "02"))
+                    == .tokenInvalid(reason: "Unregistered", since: Date(timeIntervalSince1970: 1_750_000_000)))
         #expect(await client.send(notification(token: base + "03"))
                     == .retry(reason: "TooManyRequests", retryAfter: .seconds(7)))
     }

@@ -20,12 +20,12 @@ import Testing
     /// Every status and reason of protocol-notes section 4, with the result it must give.
     static let table: [(Int, String, APNsResponseClassifier.Verdict)] = [
         (400, "BadCollapseId", .result(.failed(reason: "BadCollapseId"))),
-        (400, "BadDeviceToken", .result(.tokenInvalid(reason: "BadDeviceToken"))),
+        (400, "BadDeviceToken", .result(.tokenSuspect(reason: "BadDeviceToken"))),
         (400, "BadExpirationDate", .result(.failed(reason: "BadExpirationDate"))),
         (400, "BadMessageId", .result(.failed(reason: "BadMessageId"))),
         (400, "BadPriority", .result(.failed(reason: "BadPriority"))),
         (400, "BadTopic", .result(.setupFault(reason: "BadTopic"))),
-        (400, "DeviceTokenNotForTopic", .result(.failed(reason: "DeviceTokenNotForTopic"))),
+        (400, "DeviceTokenNotForTopic", .result(.tokenSuspect(reason: "DeviceTokenNotForTopic"))),
         (400, "DuplicateHeaders", .result(.failed(reason: "DuplicateHeaders"))),
         (400, "IdleTimeout", .result(.failed(reason: "IdleTimeout"))),
         (400, "InvalidPushType", .result(.failed(reason: "InvalidPushType"))),
@@ -85,8 +85,26 @@ import Testing
         #expect(Self.verdict(400, "BadCertificateEnvironment")
                     == .result(.setupFault(reason: "BadCertificateEnvironment")))
         #expect(Self.verdict(404, "TopicDisallowed") == .result(.setupFault(reason: "TopicDisallowed")))
-        // DeviceTokenNotForTopic is about that device's token, not the configured topic.
-        #expect(Self.verdict(400, "DeviceTokenNotForTopic") == .result(.failed(reason: "DeviceTokenNotForTopic")))
+    }
+
+    /// BadDeviceToken (also said of a token of the other environment) and DeviceTokenNotForTopic (also said of a
+    /// whole fleet under a wrong topic) may blame Herald's setup: suspect, whatever the status; only the worker's
+    /// verdict tracker retires the token.
+    @Test func tokenVerdictsThatMayBlameTheSetupAreSuspectWhateverTheStatus() {
+        #expect(Self.verdict(400, "DeviceTokenNotForTopic") == .result(.tokenSuspect(reason: "DeviceTokenNotForTopic")))
+        #expect(Self.verdict(410, "DeviceTokenNotForTopic") == .result(.tokenSuspect(reason: "DeviceTokenNotForTopic")))
+        #expect(Self.verdict(410, "BadDeviceToken") == .result(.tokenSuspect(reason: "BadDeviceToken")))
+    }
+
+    /// A 410 is the app gone from the phone: dead since APNs' timestamp (milliseconds), never later than now.
+    @Test func unregisteredIsDeadSinceAPNsTimestamp() {
+        let earlier = Self.now.addingTimeInterval(-3_600)
+        let body = #"{"reason":"Unregistered","timestamp":\#(Int64(earlier.timeIntervalSince1970 * 1000))}"#
+        #expect(APNsResponseClassifier.classify(.json(410, body), now: Self.now)
+                    == .result(.tokenInvalid(reason: "Unregistered", since: earlier)))
+        let future = #"{"reason":"Unregistered","timestamp":\#(Int64(Self.now.timeIntervalSince1970 * 1000) + 60_000)}"#
+        #expect(APNsResponseClassifier.classify(.json(410, future), now: Self.now)
+                    == .result(.tokenInvalid(reason: "Unregistered", since: Self.now)))
     }
 
     @Test func aRefusedProviderTokenThatRenewalDidNotFixIsASetupFault() {

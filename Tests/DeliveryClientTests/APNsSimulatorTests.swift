@@ -57,7 +57,7 @@ import Testing
     static let faults: [(SimulatorFault, DeliveryResult)] = [
         (SimulatorFault(status: 410, reason: "Unregistered"), .tokenInvalid(reason: "Unregistered")),
         (SimulatorFault(status: 410, reason: "ExpiredToken"), .tokenInvalid(reason: "ExpiredToken")),
-        (SimulatorFault(status: 400, reason: "BadDeviceToken"), .tokenInvalid(reason: "BadDeviceToken")),
+        (SimulatorFault(status: 400, reason: "BadDeviceToken"), .tokenSuspect(reason: "BadDeviceToken")),
         (SimulatorFault(status: 429, reason: "TooManyRequests", retryAfter: 5),
          .retry(reason: "TooManyRequests", retryAfter: .seconds(5))),
         (SimulatorFault(status: 500, reason: "InternalServerError"),
@@ -66,7 +66,7 @@ import Testing
          .retry(reason: "ServiceUnavailable", retryAfter: nil)),
         (SimulatorFault(status: 503, reason: "Shutdown"), .retry(reason: "Shutdown", retryAfter: nil)),
         (SimulatorFault(status: 400, reason: "BadCollapseId"), .failed(reason: "BadCollapseId")),
-        (SimulatorFault(status: 400, reason: "DeviceTokenNotForTopic"), .failed(reason: "DeviceTokenNotForTopic")),
+        (SimulatorFault(status: 400, reason: "DeviceTokenNotForTopic"), .tokenSuspect(reason: "DeviceTokenNotForTopic")),
         (SimulatorFault(status: 413, reason: "PayloadTooLarge"), .failed(reason: "PayloadTooLarge")),
         // Herald's configuration, not the delivery (SPEC 5). The provider token is too young to renew here, so
         // InvalidProviderToken is not resent (providerTokenRefusedTwiceIsASetupFault covers the renewal).
@@ -88,7 +88,12 @@ import Testing
         for (fault, expected) in Self.faults {
             let notification = DeliveryHarness.notification()
             harness.simulator.setFault(fault, token: notification.deviceToken)
-            let result = await harness.apns.send(notification)
+            var result = await harness.apns.send(notification)
+            if case .tokenInvalid(let reason, let since) = result {
+                // The simulator's 410 carries the time the token stopped being valid, as APNs' does.
+                #expect(since.map { abs($0.timeIntervalSinceNow) < 60 } == true, "\(fault)")
+                result = .tokenInvalid(reason: reason)
+            }
             #expect(result == expected, "\(fault)")
             #expect(!(result.reason ?? "").contains(notification.deviceToken))
         }

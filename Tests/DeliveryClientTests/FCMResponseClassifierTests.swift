@@ -29,7 +29,7 @@ import Testing
     static let table: [(Int, String, String, FCMResponseClassifier.Verdict)] = [
         (400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", .result(.failed(reason: "INVALID_ARGUMENT"))),
         (401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", .result(.setupFault(reason: "THIRD_PARTY_AUTH_ERROR"))),
-        (403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", .result(.tokenInvalid(reason: "SENDER_ID_MISMATCH"))),
+        (403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", .result(.setupFault(reason: "SENDER_ID_MISMATCH"))),
         (404, "NOT_FOUND", "UNREGISTERED", .result(.tokenInvalid(reason: "UNREGISTERED"))),
         (429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED",
          .result(.retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60)))),
@@ -101,9 +101,9 @@ import Testing
     ]
 
     @Test(arguments: tokenBodies)
-    func invalidArgumentAboutTheTokenInvalidatesIt(_ body: String) {
+    func invalidArgumentAboutTheTokenMakesItSuspect(_ body: String) {
         let verdict = FCMResponseClassifier.classify(.json(400, body), now: Self.now)
-        #expect(verdict == .result(.tokenInvalid(reason: "INVALID_ARGUMENT")))
+        #expect(verdict == .result(.tokenSuspect(reason: "INVALID_ARGUMENT")))
     }
 
     @Test func invalidArgumentAboutTheMessageFailsIt() {
@@ -138,9 +138,10 @@ import Testing
         #expect(Self.verdict(403, "PERMISSION_DENIED", "NEW_CODE") == .result(.setupFault(reason: "NEW_CODE")))
         #expect(Self.verdict(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR")
                     == .result(.setupFault(reason: "THIRD_PARTY_AUTH_ERROR")))
-        // SENDER_ID_MISMATCH is a 403 about that token only.
+        // SENDER_ID_MISMATCH: the service account is of another Firebase project than the token's. Herald's setup,
+        // never a reason to retire the token.
         #expect(Self.verdict(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH")
-                    == .result(.tokenInvalid(reason: "SENDER_ID_MISMATCH")))
+                    == .result(.setupFault(reason: "SENDER_ID_MISMATCH")))
     }
 
     @Test func errorBodiesAreReadWithTheirFieldViolations() {

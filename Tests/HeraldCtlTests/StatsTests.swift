@@ -98,7 +98,7 @@ struct StatsTests {
         ["backfill", "--help"], ["expire", "--help"], ["partners", "--help"], ["partners", "create", "--help"],
         ["partners", "list", "-h"], ["partners", "update", "--help"], ["partners", "rotate-key", "--help"],
         ["partners", "revoke", "--help"], ["partners", "rotate-webhook-secret", "--help"], ["webhooks", "--help"],
-        ["help", "replay"], ["probe", "--help"],
+        ["help", "replay"], ["probe", "--help"], ["tokens", "--help"],
     ])
     func help(_ arguments: [String]) throws {
         // No database is needed for help.
@@ -124,6 +124,10 @@ struct StatsTests {
         (["replay", "--since", "1h", "--frobnicate", "x"], 2, "unknown option"),
         (["stats", "--dry-run"], 2, "unknown option"),
         (["stats", "extra"], 2, "no arguments"),
+        (["tokens", "extra"], 2, "no arguments"),
+        (["tokens", "--since", "yesterday"], 2, "--since"),
+        (["tokens", "--since", "1h", "--until", "2h"], 2, "before --until"),
+        (["tokens", "--reason", "x"], 2, "unknown option"),
         (["replay", "--partner", "no.such.app", "--dry-run"], 1, "no partner"),
     ])
     func usage(_ arguments: [String], _ expected: Int32, _ message: String) throws {

@@ -39,7 +39,66 @@ struct HostAPITests {
         #expect(elsewhere.status == 201)
     }
 
-    @Test("devices: tokens validated per platform, never echoed; a changed token clears its invalidation")
+    @Test("device token health: each token's state, reason and since, never the token; a registration revives it")
+    func deviceTokenHealth() throws {
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID, ios: false, android: false)
+        let apns = String(repeating: "ef", count: 32)
+        let start = String(repeating: "a1", count: 32)
+        let fcm = "fcm-" + String(repeating: "x", count: 60)
+        let phone = "/api/internal/users/\(user.id)/devices/phone"
+        #expect(try intake.host("PUT", phone, #"{"platform":"ios","environment":"production","apnsToken":"\#(apns)","apnsPushToStartToken":"\#(start)","bundleId":"com.example.app"}"#).status == 201)
+        #expect(try intake.host("PUT", "/api/internal/users/\(user.id)/devices/pixel",
+                                #"{"platform":"android","environment":"production","fcmToken":"\#(fcm)"}"#).status == 201)
+
+        let fresh = try intake.host("GET", phone)
+        #expect(fresh.status == 200)
+        #expect(fresh.json["deviceId"] == .string("phone"))
+        #expect(fresh.json["bundleId"] == .string("com.example.app"))
+        #expect(fresh.json["apns"]?["state"] == .string("valid"))
+        #expect(fresh.json["apns"]?["reason"] == .null)
+        #expect(fresh.json["apnsPushToStart"]?["state"] == .string("valid"))
+        #expect(fresh.json["fcm"]?["state"] == .string("absent"))
+        #expect(fresh.json["registeredAt"]?.stringValue != nil)
+
+        // APNs said Unregistered at a known time: the state says so, with that time.
+        try DB.execute("""
+            UPDATE devices SET apns_token_invalidated_at = '2026-11-30T10:00:00Z', apns_token_invalid_reason = 'Unregistered'
+             WHERE user_id = $1 AND device_id = 'phone'
+            """, [user.id])
+        let dead = try intake.host("GET", phone)
+        #expect(dead.json["apns"]?["state"] == .string("invalid"))
+        #expect(dead.json["apns"]?["reason"] == .string("Unregistered"))
+        #expect(dead.json["apns"]?["since"] == .string("2026-11-30T10:00:00.000Z"))
+        #expect(dead.json["apnsPushToStart"]?["state"] == .string("valid"))
+
+        let list = try intake.host("GET", "/api/internal/users/\(user.id)/devices")
+        #expect(list.status == 200)
+        #expect(list.json["devices"]?.arrayValue?.compactMap { $0["deviceId"]?.stringValue } == ["phone", "pixel"])
+        #expect(list.json["devices"]?.arrayValue?.last?["fcm"]?["state"] == .string("valid"))
+        for response in [fresh, dead, list] {
+            for token in [apns, start, fcm] { #expect(!response.text.lowercased().contains(token)) }
+        }
+
+        // The app registered again (another environment this time): every token of the PUT is valid again.
+        #expect(try intake.host("PUT", phone, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(apns)","bundleId":"com.example.app"}"#).status == 200)
+        let revived = try intake.host("GET", phone)
+        #expect(revived.json["apns"]?["state"] == .string("valid"))
+        #expect(revived.json["apnsPushToStart"]?["state"] == .string("absent"))
+
+        // A user without devices has an empty list; unknown users and devices are 404.
+        let lonely = try intake.makeUser(tenant: partner.tenantID, ios: false, android: false)
+        let empty = try intake.host("GET", "/api/internal/users/\(lonely.id)/devices")
+        #expect(empty.status == 200 && empty.json["devices"] == .array([]))
+        let nobody = try intake.host("GET", "/api/internal/users/\(TestEnvironment.unique("nobody"))/devices")
+        #expect(nobody.status == 404 && nobody.errorCode == "user_not_found")
+        #expect(try intake.host("GET", "/api/internal/users/\(user.id)/devices/tablet").status == 404)
+        #expect(try intake.host("GET", "/api/internal/users/bad%20id/devices").status == 400)
+        // Host token only.
+        #expect(try intake.request("GET", phone, token: partner.key).status == 401)
+    }
+
+    @Test("devices: tokens validated per platform, never echoed; a registration clears an invalidation")
     func devices() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, ios: false, android: false)
@@ -51,9 +110,11 @@ struct HostAPITests {
         #expect(created.json["tokens"]?["apns"] == .bool(true))
         #expect(try DB.rows("SELECT apns_token, environment FROM devices WHERE user_id = $1", [user.id]).first?.string(0) == token)
 
+        // The same token registered after its invalidation: the app is back on the phone.
         try DB.execute("UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = $1", [user.id])
         #expect(try intake.host("PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(token)"}"#).status == 200)
-        #expect(try DB.count("SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NOT NULL", [user.id]) == 1)
+        #expect(try DB.count("SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL", [user.id]) == 1)
+        try DB.execute("UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = $1", [user.id])
         let fresh = String(repeating: "cd", count: 32)
         #expect(try intake.host("PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(fresh)"}"#).status == 200)
         #expect(try DB.count("SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL", [user.id]) == 1)

@@ -246,6 +246,57 @@ import Testing
         #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 0)
     }
 
+    /// A dead token records the upstream's reason and when it stopped being valid (APNs' 410 timestamp); a host
+    /// registration after that time wins over the verdict, one before it does not (sql/027_token_health.sql).
+    @Test(arguments: [false, true])
+    func aDeadTokenKeepsItsReasonAndTimeUnlessRegisteredAfter(registeredAfter: Bool) throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let registeredAt = Date(timeIntervalSince1970: 1_790_000_000)
+        let verdictAt = registeredAt.addingTimeInterval(registeredAfter ? -60 : 60)
+        try db.connection.query("UPDATE devices SET registered_at = $1 WHERE user_id = 'u1'", [registeredAt])
+        let request = try db.request(partner: partner.id, deliveries: 1)
+        let id = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        _ = try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30, services: [.apns])
+        try store.complete(on: db.connection, worker: "w1", [
+            CompletedDelivery(id: id, outcome: .tokenInvalid(reason: "Unregistered", since: verdictAt), token: Self.apnsToken),
+        ])
+        #expect(try db.outcome(of: id)?.outcome == "token_invalid")
+        let row = try #require(try db.connection.query(
+            "SELECT apns_token_invalidated_at, apns_token_invalid_reason FROM devices WHERE user_id = 'u1'").first)
+        if registeredAfter {
+            #expect(row.isNull(0) && row.isNull(1))
+        } else {
+            #expect(try row.optionalDate(0) == verdictAt)
+            #expect(row.optionalString(1) == "Unregistered")
+        }
+    }
+
+    /// A row the claim did not send because its token is already invalid carries no token: the first verdict's
+    /// reason and time stay.
+    @Test func aSkippedSendKeepsTheFirstVerdict() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken)
+        let first = Date(timeIntervalSince1970: 1_790_000_000)
+        try db.connection.query("""
+            UPDATE devices SET apns_token_invalidated_at = $1, apns_token_invalid_reason = 'Unregistered'
+             WHERE user_id = 'u1'
+            """, [first])
+        let request = try db.request(partner: partner.id, deliveries: 1)
+        let id = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let claimed = try #require(try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30,
+                                                   services: [.apns]).first)
+        #expect(claimed.verdict == .tokenInvalid)
+        try store.complete(on: db.connection, worker: "w1",
+                           [CompletedDelivery(id: id, outcome: .tokenInvalid(reason: "token_invalidated"), token: nil)])
+        let row = try #require(try db.connection.query(
+            "SELECT apns_token_invalidated_at, apns_token_invalid_reason FROM devices WHERE user_id = 'u1'").first)
+        #expect(try row.optionalDate(0) == first)
+        #expect(row.optionalString(1) == "Unregistered")
+    }
+
     @Test func onlyTheLeaseHolderCompletesARow() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()

@@ -107,6 +107,13 @@ struct OperationsQueryPlanTests {
         #expect(noHistoryScan(text), "\(text)")
     }
 
+    @Test("tokens' window of invalidations reads the partial token_invalid index, never the sent rows")
+    func tokenReportPlan() throws {
+        let text = try plan(TokenReportStore.reportSQL, [Date().addingTimeInterval(-86_400), Date()])
+        #expect(text.contains("delivery_history_token_invalid"), "\(text)")
+        #expect(noHistoryScan(text), "\(text)")
+    }
+
     @Test("stats' oldest due row comes from the queue heads: probes of deliveries_due_partner")
     func oldestDue() throws {
         let heads = try Self.database.connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_queue_heads'")

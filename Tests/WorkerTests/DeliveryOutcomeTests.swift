@@ -36,7 +36,8 @@ import Worker
         #expect(body.contains(queued.deliveries[1].uuidString.lowercased()))
     }
 
-    @Test(arguments: [(410, "Unregistered"), (400, "BadDeviceToken")])
+    /// A 410 is the app gone from the phone: retired at once (a suspect verdict waits, TokenVerdictTests).
+    @Test(arguments: [(410, "Unregistered"), (410, "ExpiredToken")])
     func aDeadAPNsTokenIsInvalidatedAndNeverUsedAgain(status: Int, reason: String) async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)

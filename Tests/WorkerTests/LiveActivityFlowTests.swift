@@ -308,7 +308,7 @@ struct LiveActivityDeliveryTests {
 
         // A dead push-to-start token: the device can no longer start activities.
         let pushToStart = try #require(user.pushToStartToken)
-        harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadDeviceToken"), token: pushToStart)
+        harness.simulator.setFault(SimulatorFault(status: 410, reason: "Unregistered"), token: pushToStart)
         let next = try harness.activityID(harness.start(partner, user))
         try await harness.workers.waitUntil("the start failed") { try harness.outstanding(next) == 0 }
         #expect(try harness.db.count("""

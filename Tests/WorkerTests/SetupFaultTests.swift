@@ -17,6 +17,8 @@ import Worker
         (.apns, 400, "BadCertificateEnvironment"),
         (.fcm, 401, "THIRD_PARTY_AUTH_ERROR"),
         (.fcm, 403, "PERMISSION_DENIED"),
+        // Another Firebase project's credentials than the one that issued the tokens: never a dead token.
+        (.fcm, 403, "SENDER_ID_MISMATCH"),
     ]
 
     @Test(arguments: 0..<faults.count)
@@ -61,6 +63,9 @@ import Worker
             #expect(outcome.attempts == 1, "a paused row keeps its attempts")
         }
         #expect(worker.pausedUpstreams.isEmpty)
+        #expect(try harness.db.count("""
+            SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL OR fcm_token_invalidated_at IS NOT NULL
+            """) == 0, "a setup fault retires no token")
         try await harness.waitUntil("ready again") {
             try TestHTTPClient.send(port: health.port, method: "GET", path: "/readyz").status == 200
         }

@@ -1,0 +1,105 @@
+import Foundation
+import HeraldCore
+import Postgres
+
+/// One token's health as the host sees it (SPEC 4): never the token itself.
+public struct TokenHealth: Sendable, Equatable {
+    public enum State: String, Sendable {
+        case valid, invalid, absent
+    }
+
+    public let state: State
+    /// The upstream's reason for an invalid token (`Unregistered`, `BadDeviceToken`, `UNREGISTERED`, ...).
+    public let reason: String?
+    /// When an invalid token stopped being valid (APNs' 410 timestamp, else the verdict's time).
+    public let since: Date?
+
+    public init(hasToken: Bool, invalidatedAt: Date?, reason: String?) {
+        if !hasToken {
+            (state, self.reason, since) = (.absent, nil, nil)
+        } else if let invalidatedAt {
+            (state, self.reason, since) = (.invalid, reason, invalidatedAt)
+        } else {
+            (state, self.reason, since) = (.valid, nil, nil)
+        }
+    }
+
+    public var json: JSONValue {
+        .object([
+            ("state", .string(state.rawValue)), ("reason", reason.map { .string($0) } ?? .null),
+            ("since", since.map { .string(ISO8601.format($0)) } ?? .null),
+        ])
+    }
+}
+
+/// A device row with the health of each of its tokens.
+public struct DeviceTokenStates: Sendable, Equatable {
+    public let deviceID: String
+    public let platform: String
+    public let environment: String
+    public let bundleID: String?
+    public let apns: TokenHealth
+    public let apnsPushToStart: TokenHealth
+    public let fcm: TokenHealth
+    /// The host's last registration (PUT) of the device; nil for a device registered before it was recorded.
+    public let registeredAt: Date?
+    public let updatedAt: Date
+
+    /// The columns `init(row:)` reads, in order, of `devices d`.
+    static let columns = """
+        d.device_id, d.platform, d.environment, d.bundle_id,
+        d.apns_token IS NOT NULL, d.apns_token_invalidated_at, d.apns_token_invalid_reason,
+        d.apns_push_to_start_token IS NOT NULL, d.apns_push_to_start_invalidated_at, d.apns_push_to_start_invalid_reason,
+        d.fcm_token IS NOT NULL, d.fcm_token_invalidated_at, d.fcm_token_invalid_reason,
+        d.registered_at, d.updated_at
+        """
+
+    init(row: PostgresRow) throws {
+        deviceID = try row.string(0)
+        platform = try row.string(1)
+        environment = try row.string(2)
+        bundleID = row.optionalString(3)
+        apns = TokenHealth(hasToken: try row.bool(4), invalidatedAt: try row.optionalDate(5), reason: row.optionalString(6))
+        apnsPushToStart = TokenHealth(hasToken: try row.bool(7), invalidatedAt: try row.optionalDate(8),
+                                      reason: row.optionalString(9))
+        fcm = TokenHealth(hasToken: try row.bool(10), invalidatedAt: try row.optionalDate(11), reason: row.optionalString(12))
+        registeredAt = try row.optionalDate(13)
+        updatedAt = try row.date(14)
+    }
+
+    /// The host API's shape (docs/api.md, "Device token health").
+    public var json: JSONValue {
+        .object([
+            ("deviceId", .string(deviceID)), ("platform", .string(platform)), ("environment", .string(environment)),
+            ("bundleId", bundleID.map { .string($0) } ?? .null),
+            ("apns", apns.json), ("apnsPushToStart", apnsPushToStart.json), ("fcm", fcm.json),
+            ("registeredAt", registeredAt.map { .string(ISO8601.format($0)) } ?? .null),
+            ("updatedAt", .string(ISO8601.format(updatedAt))),
+        ])
+    }
+}
+
+extension DirectoryStore {
+    /// The user's devices with their tokens' health, by device id; nil when there is no such user.
+    public func deviceStates(userID: String) throws -> [DeviceTokenStates]? {
+        try pool.withConnection { connection in
+            // One statement: the user's existence and devices seen in one snapshot.
+            let rows = try connection.query("""
+                SELECT \(DeviceTokenStates.columns)
+                  FROM users u LEFT JOIN devices d ON d.user_id = u.id
+                 WHERE u.id = $1
+                 ORDER BY d.device_id
+                """, [userID]).rows
+            guard !rows.isEmpty else { return nil }
+            return try rows.filter { !$0.isNull(0) }.map(DeviceTokenStates.init(row:))
+        }
+    }
+
+    /// One device with its tokens' health; nil when the user has no such device.
+    public func deviceState(userID: String, deviceID: String) throws -> DeviceTokenStates? {
+        try pool.withConnection { connection in
+            try connection.query("SELECT \(DeviceTokenStates.columns) FROM devices d WHERE d.user_id = $1 AND d.device_id = $2",
+                                 [userID, deviceID]).first.map(DeviceTokenStates.init(row:))
+        }
+    }
+}
