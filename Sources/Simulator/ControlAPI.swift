@@ -13,10 +13,10 @@ import HeraldCore
 /// | `GET /sim/faults` | the faults in force, by token |
 /// | `DELETE /sim/faults/{token}` | clears one fault |
 /// | `DELETE /sim/faults` | clears all: `{"cleared":n}` |
-/// | `PUT /sim/tokens/{token}` | binds an APNs device token to an app: `{"bundleId":"..."}` (see `TokenOwners`) |
-/// | `GET /sim/tokens` | every token's app: `{token: {"bundleId","source":"bound"\|"first-request"}}` |
-/// | `DELETE /sim/tokens/{token}` | forgets one token's app |
-/// | `DELETE /sim/tokens` | forgets all: `{"cleared":n}` |
+/// | `PUT /sim/tokens/{token}` | binds: `{"bundleId":"..."}` (APNs, `TokenOwners`), `{"fcmProject":"..."}` (FCM) |
+/// | `GET /sim/tokens` | by token: `{"bundleId","source"}` (APNs), `{"fcmProject"}` (FCM, `FCMTokenProjects`) |
+/// | `DELETE /sim/tokens/{token}` | forgets one token's app and project: `{"cleared":n}` |
+/// | `DELETE /sim/tokens` | forgets all (`--fcm-token-project` stays): `{"cleared":n}` |
 ///
 /// Answers are JSON; a bad request is 400 `{"error":"..."}` saying what is wrong, an unknown
 /// path 404 and a wrong method 405, in the same shape.
@@ -26,6 +26,7 @@ struct ControlAPI: Sendable {
     let log: RequestLog
     let faults: FaultTable
     let owners: TokenOwners
+    let fcmProjects: FCMTokenProjects
 
     func respond(to request: HTTP2ServerRequest) -> HTTP2Response {
         let (path, query) = Self.split(request.path)
@@ -44,11 +45,9 @@ struct ControlAPI: Sendable {
         case ("DELETE", "/sim/faults"):
             return Self.json(.object([("cleared", .number(Double(faults.removeAll())))]))
         case ("GET", "/sim/tokens"):
-            return Self.json(.object(owners.all().map { owner in
-                (owner.token, .object([("bundleId", .string(owner.bundleID)), ("source", .string(owner.source.rawValue))]))
-            }))
+            return Self.json(tokens())
         case ("DELETE", "/sim/tokens"):
-            return Self.json(.object([("cleared", .number(Double(owners.removeAll())))]))
+            return Self.json(.object([("cleared", .number(Double(owners.removeAll() + fcmProjects.removeAll())))]))
         case (_, "/sim/received"), (_, "/sim/stats"), (_, "/sim/faults"), (_, "/sim/tokens"):
             return Self.error(405, "\(request.method) is not allowed on \(path)")
         default:
@@ -113,26 +112,71 @@ struct ControlAPI: Sendable {
         }
     }
 
+    /// Every token's app (APNs) and project (FCM), by token; one object per token.
+    private func tokens() -> JSONValue {
+        var members: [(key: String, value: [(key: String, value: JSONValue)])] = owners.all().map { owner in
+            (owner.token, [("bundleId", .string(owner.bundleID)), ("source", .string(owner.source.rawValue))])
+        }
+        for binding in fcmProjects.all() {
+            if let index = members.firstIndex(where: { $0.key == binding.token }) {
+                members[index].value.append(("fcmProject", .string(binding.project)))
+            } else {
+                members.append((binding.token, [("fcmProject", .string(binding.project))]))
+            }
+        }
+        return .object(members.sorted { $0.key < $1.key }.map { ($0.key, .object($0.value)) })
+    }
+
+    static let bindingBody = #"the body must be {"bundleId":"<bundle id>"} for an APNs device token or "#
+        + #"{"fcmProject":"<project id>"} for an FCM registration token"#
+
     private func owner(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
-        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment),
-              Identifiers.isDeviceToken(token[...])
-        else { return Self.error(400, "the path must be /sim/tokens/{token} with an APNs device token (hex)") }
+        // One segment, percent-decoded (FCM tokens may hold ':'; a client may encode it).
+        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
+            return Self.error(400, "the path must be /sim/tokens/{token}: one non-empty, percent-encoded segment")
+        }
         switch request.method {
         case "PUT":
-            let bundleID: String
+            let json: JSONValue
             do {
-                let json = try JSONParser.parse(request.body)
-                guard let members = json.objectMembers, members.count == 1, let value = json["bundleId"]?.stringValue,
-                      TopicPolicy.problem(with: [value]) == nil
-                else { return Self.error(400, #"the body must be {"bundleId":"<bundle id>"}"#) }
-                bundleID = value
+                json = try JSONParser.parse(request.body)
             } catch {
                 return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
             }
-            owners.bind(token: token, bundleID: bundleID)
-            return Self.json(.object([("token", .string(token.lowercased())), ("bundleId", .string(bundleID))]))
+            guard let members = json.objectMembers, members.count == 1, let (key, value) = members.first else {
+                return Self.error(400, Self.bindingBody)
+            }
+            switch key {
+            case "bundleId":
+                guard Identifiers.isDeviceToken(token[...]) else {
+                    return Self.error(400, "bundleId binds an APNs device token: the path's token must be hex "
+                        + "(an even number of 0-9, a-f)")
+                }
+                guard let bundleID = value.stringValue, TopicPolicy.problem(with: [bundleID]) == nil else {
+                    return Self.error(400, "bundleId must be a bundle id (letters, digits, '.', '-', '_')")
+                }
+                owners.bind(token: token, bundleID: bundleID)
+                return Self.json(.object([("token", .string(token.lowercased())), ("bundleId", .string(bundleID))]))
+            case "fcmProject":
+                if let problem = FCMTokenProjects.problem(withToken: token) {
+                    return Self.error(400, "fcmProject binds an FCM registration token: \(problem)")
+                }
+                guard let project = value.stringValue else {
+                    return Self.error(400, "fcmProject must be a string (a Firebase project id)")
+                }
+                if let problem = FCMTokenProjects.problem(withProject: project) {
+                    return Self.error(400, "fcmProject: \(problem)")
+                }
+                fcmProjects.bind(token: token, project: project)
+                return Self.json(.object([("token", .string(token)), ("fcmProject", .string(project))]))
+            default:
+                return Self.error(400, "unknown member \"\(key)\": \(Self.bindingBody)")
+            }
         case "DELETE":
-            return Self.json(.object([("cleared", .number(owners.remove(token: token) ? 1 : 0))]))
+            // Either kind: a hex string can be an APNs token (compared in lower case) and an FCM one (exactly).
+            var cleared = fcmProjects.remove(token: token) ? 1 : 0
+            if Identifiers.isDeviceToken(token[...]), owners.remove(token: token) { cleared += 1 }
+            return Self.json(.object([("cleared", .number(Double(cleared)))]))
         default:
             return Self.error(405, "\(request.method) is not allowed on /sim/tokens/{token} (PUT or DELETE)")
         }

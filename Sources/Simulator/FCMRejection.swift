@@ -5,7 +5,8 @@ import HeraldCore
 /// `{"error":{"code":404,"message":"...","status":"NOT_FOUND","details":[{"@type":
 /// "type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}`.
 /// Authentication and permission errors come from Google's front end and carry no FcmError
-/// detail (`errorCode` nil), as the real service answers them.
+/// detail (`errorCode` nil), as the real service answers them; SENDER_ID_MISMATCH comes from FCM itself and
+/// carries one.
 struct FCMRejection: Error, Sendable, Equatable {
     var status: Int
     var message: String
@@ -31,6 +32,11 @@ struct FCMRejection: Error, Sendable, Equatable {
         FCMRejection(status: 403, message: "Permission 'cloudmessaging.messages.create' denied on resource "
             + "'//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).", errorCode: nil)
     }
+
+    /// A registration token issued to another project's app than the one whose `messages:send` was called: FCM's
+    /// own 403, with the FcmError detail (status PERMISSION_DENIED, as every 403).
+    static let senderIDMismatch = FCMRejection(
+        status: 403, message: defaultMessage(errorCode: "SENDER_ID_MISMATCH"), errorCode: "SENDER_ID_MISMATCH")
 
     static let notFound = FCMRejection(status: 404, message: "The requested URL was not found.", errorCode: nil)
     static let methodNotAllowed = FCMRejection(status: 405, message: "Method not allowed: use POST.", errorCode: nil)

@@ -2,7 +2,10 @@ import HTTP2
 import HeraldCore
 
 /// The checks FCM HTTP v1 applies to `POST /v1/projects/{project}/messages:send`: path, method,
-/// access token (401; a token without an FCM scope 403), project, then the message (strict proto-JSON: unknown fields are errors).
+/// access token (401; a token without an FCM scope 403), project (the access token's service account's, else 403
+/// PERMISSION_DENIED), then the message (strict proto-JSON: unknown fields are errors), and last whether the
+/// registration token belongs to that project (else 403 SENDER_ID_MISMATCH, see `FCMTokenProjects`). The first
+/// failure is the answer.
 struct FCMRequestValidator: Sendable {
     static var pathPrefix: String { "/v1/projects/" }
     static var pathSuffix: String { "/messages:send" }
@@ -22,8 +25,16 @@ struct FCMRequestValidator: Sendable {
         var validateOnly: Bool
     }
 
+    /// What passed the body's checks.
+    struct Body: Equatable {
+        var target: String
+        var validateOnly: Bool
+        /// The target is a registration token (not a topic or a condition): it belongs to a project.
+        var isToken: Bool
+    }
+
     let tokens: AccessTokenStore
-    let projectID: String?
+    var tokenProjects = FCMTokenProjects()
 
     /// The project named by an FCM path; nil if the path is not one.
     static func project(inPath path: String) -> Substring? {
@@ -40,22 +51,32 @@ struct FCMRequestValidator: Sendable {
         guard authorization.utf8.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             return .failure(.unauthenticated)
         }
-        switch tokens.grant(authorization.dropFirst(7), now: now) {
+        switch tokens.grant(authorization.dropFirst(7), project: project, now: now) {
         case .invalid: return .failure(.unauthenticated)
         case .insufficientScope: return .failure(.insufficientScopes)
+        case .otherProject: return .failure(.permissionDenied(project: String(project)))
         case .mayMessage: break
         }
-        if let projectID, project != projectID { return .failure(.permissionDenied(project: String(project))) }
 
         // The common message without a document (FCMFastPath); everything else, and every rejection, in checkBody.
+        let body: Body
         if let fast = FCMFastPath.accept(request.body) {
-            return .success(Accepted(project: String(project), target: fast.token, validateOnly: fast.validateOnly))
+            body = Body(target: fast.token, validateOnly: fast.validateOnly, isToken: true)
+        } else {
+            switch checkBody(request.body) {
+            case .failure(let rejection): return .failure(rejection)
+            case .success(let checked): body = checked
+            }
         }
-        return checkBody(request.body).map { Accepted(project: String(project), target: $0.target, validateOnly: $0.validateOnly) }
+        // Last, as FCM can tell only once it has the token; one relaxed load when no token has a project.
+        if body.isToken, !tokenProjects.isInactive, !tokenProjects.admits(token: body.target, project: project) {
+            return .failure(.senderIDMismatch)
+        }
+        return .success(Accepted(project: String(project), target: body.target, validateOnly: body.validateOnly))
     }
 
     /// The body's checks on a parsed document: the message's target and `validate_only`, or the rejection.
-    func checkBody(_ bytes: [UInt8]) -> Result<(target: String, validateOnly: Bool), FCMRejection> {
+    func checkBody(_ bytes: [UInt8]) -> Result<Body, FCMRejection> {
         guard let body = try? JSONParser.parse(bytes), let members = body.objectMembers else {
             return .failure(.invalidArgument("Invalid JSON payload received. The body is not a JSON object."))
         }
@@ -81,7 +102,8 @@ struct FCMRequestValidator: Sendable {
         case .success(let target):
             if let rejection = checkData(message["data"], at: "message.data") { return .failure(rejection) }
             if let android = message["android"], let rejection = checkAndroid(android) { return .failure(rejection) }
-            return .success((target, validateOnly))
+            // checkTarget made sure exactly one target is present.
+            return .success(Body(target: target, validateOnly: validateOnly, isToken: message["token"] != nil))
         }
     }
 

@@ -41,15 +41,23 @@ import HeraldCrypto
 ///   Activities take 5 or 10; VoIP payloads may be 5120 bytes.
 /// - TooManyProviderTokenUpdates compares the new token's `iat` with the connection's current
 ///   token's `iat` (20 minutes), so a client minting at most every 20 minutes never sees it.
-/// - FCM for another project: 403 PERMISSION_DENIED without an FcmError detail (what Google's
-///   front end answers), not SENDER_ID_MISMATCH, which would make a client drop a good token.
+/// - FCM: an access token sends for its service account's project only; under another project in the path it is
+///   403 PERMISSION_DENIED without an FcmError detail (what Google's front end answers). A registration token
+///   belongs to one project (`FCMTokenProjects`): the one bound with `PUT /sim/tokens/{token}`, else
+///   `--fcm-token-project`, else whichever project sends. A send that passes every other check to a token of
+///   another project than the path's is 403 SENDER_ID_MISMATCH (with its FcmError detail), the last check.
+///   Topics and conditions belong to no project.
+/// - Several service accounts (`--fcm-credentials-file` repeated): the token endpoint is served at each one's
+///   `token_uri` path, and an assertion is checked against the account its `iss` names. Two files with one
+///   `client_email` are refused at start-up (which key signs would be a guess).
 /// - The token endpoint compares the assertion's `aud` with `token_uri` by path only; every
 ///   assertion problem is 400 `invalid_grant`, but an empty scope is 400 `invalid_scope`. A token
 ///   whose scopes include neither `firebase.messaging` nor `cloud-platform` is refused by FCM with
 ///   403 PERMISSION_DENIED (insufficient scopes).
-/// - Faults apply only to requests that pass every check, and count against `times` when they
-///   apply. Dropped and GOAWAY'd requests are not in `received()` (nothing was answered) but are
-///   counted in statistics (`dropped`, `goaway`).
+/// - Faults apply only to requests that pass every check (so not to a DeviceTokenNotForTopic or
+///   SENDER_ID_MISMATCH answer, and such a request does not use the fault up), and count against
+///   `times` when they apply. Dropped and GOAWAY'd requests are not in `received()` (nothing was
+///   answered) but are counted in statistics (`dropped`, `goaway`).
 /// - `DELETE /sim/received` keeps the statistics (`DELETE /sim/stats` resets them).
 public final class Simulator: Sendable {
     public let configuration: SimulatorConfiguration
@@ -58,11 +66,16 @@ public final class Simulator: Sendable {
     private let faults: FaultTable
     private let accessTokens: AccessTokenStore
     private let owners: TokenOwners
-    /// The service account's project, when a credentials file was given.
+    private let fcmTokenProjects: FCMTokenProjects
+    /// The first service account's project, when a credentials file was given.
     public let fcmProjectID: String?
-    /// The path the OAuth2 token endpoint is served at (the path of the service account's
+    /// Every service account's project, the first account's first (repeats kept: a project may have several).
+    public let fcmProjectIDs: [String]
+    /// The path the OAuth2 token endpoint is served at for the first service account (the path of its
     /// `token_uri`, `/token` without one).
     public let tokenPath: String
+    /// Every path the token endpoint is served at, `tokenPath` first.
+    public let tokenPaths: [String]
 
     /// Reads the key and credentials files and prepares the server; nothing listens until
     /// `start()`.
@@ -70,23 +83,25 @@ public final class Simulator: Sendable {
         try configuration.validate()
         self.configuration = configuration
         let apnsKey = try configuration.apnsKeyFile.map { file throws(SimulatorError) in try Self.readAPNsKey(file) }
-        let account = try configuration.fcmCredentialsFile.map { file throws(SimulatorError) in
-            try ServiceAccount(file: file)
-        }
+        let accounts = try Self.readServiceAccounts(configuration.fcmCredentialsFiles)
         let identifiers = Identifiers()
         log = RequestLog(limit: configuration.recordLimit)
         faults = FaultTable()
         accessTokens = AccessTokenStore()
         owners = TokenOwners(learns: configuration.apnsTopics != nil)
-        fcmProjectID = account?.projectID
-        let oauth = OAuthTokenEndpoint(account: account, tokens: accessTokens, identifiers: identifiers)
-        tokenPath = oauth.path
+        fcmTokenProjects = FCMTokenProjects(defaultProject: configuration.fcmTokenProject)
+        fcmProjectIDs = accounts.map(\.projectID)
+        fcmProjectID = fcmProjectIDs.first
+        let oauth = OAuthTokenEndpoint(accounts: accounts, tokens: accessTokens, identifiers: identifiers)
+        tokenPaths = oauth.paths
+        tokenPath = oauth.paths[0]
         let handler = SimulatorHandler(
             clock: configuration.clock,
             apns: APNsRequestValidator(verifier: ProviderTokenVerifier(key: apnsKey, clock: configuration.clock),
                                        topics: TopicPolicy(bundles: configuration.apnsTopics), owners: owners),
-            fcm: FCMRequestValidator(tokens: accessTokens, projectID: account?.projectID),
-            oauth: oauth, faults: faults, owners: owners, log: log, identifiers: identifiers,
+            fcm: FCMRequestValidator(tokens: accessTokens, tokenProjects: fcmTokenProjects),
+            oauth: oauth, faults: faults, owners: owners, fcmTokenProjects: fcmTokenProjects, log: log,
+            identifiers: identifiers,
             apnsEnvironment: configuration.apnsEnvironment)
         var serverConfiguration = HTTP2ServerConfiguration(
             host: configuration.host, port: configuration.port, tlsCertificateFile: configuration.tlsCertificateFile,
@@ -166,9 +181,30 @@ public final class Simulator: Sendable {
         owners.bind(token: token, bundleID: bundleID)
     }
 
-    /// Forgets which app every token belongs to (bound or learned).
+    /// Makes `token` (an FCM registration token) belong to the Firebase project `fcmProject`: a send to it under
+    /// another project's `messages:send` is answered 403 SENDER_ID_MISMATCH.
+    public func bindToken(_ token: String, fcmProject: String) {
+        fcmTokenProjects.bind(token: token, project: fcmProject)
+    }
+
+    /// Forgets which app or project every token belongs to (bound or learned); `fcmTokenProject` stays.
     public func clearTokenOwners() {
         owners.removeAll()
+        fcmTokenProjects.removeAll()
+    }
+
+    /// The service accounts of `files`, in order; refuses two with one `client_email`.
+    private static func readServiceAccounts(_ files: [String]) throws(SimulatorError) -> [ServiceAccount] {
+        var accounts: [ServiceAccount] = []
+        for file in files {
+            let account = try ServiceAccount(file: file)
+            if let index = accounts.firstIndex(where: { $0.clientEmail == account.clientEmail }) {
+                throw SimulatorError(.invalidServiceAccount, "the FCM credentials files \(files[index]) and \(file) "
+                    + "are both \(account.clientEmail): give each service account once")
+            }
+            accounts.append(account)
+        }
+        return accounts
     }
 
     private static func readAPNsKey(_ file: String) throws(SimulatorError) -> ES256VerifyingKey {

@@ -4,11 +4,11 @@ import APNs
 ///
 /// ```
 /// herald-sim [--host H] [--port P] [--tls-cert F --tls-key F] [--apns-key-file F]
-///            [--apns-topics A,B] [--apns-environment production|sandbox] [--fcm-credentials-file F]
-///            [--record-limit N] [--loops N]
+///            [--apns-topics A,B] [--apns-environment production|sandbox] [--fcm-credentials-file F]...
+///            [--fcm-token-project P] [--record-limit N] [--loops N]
 /// herald-sim mint-apns-jwt --apns-key-file F --key-id K --team-id T
 /// ```
-/// Flags take their value as the next argument or after `=`.
+/// Flags take their value as the next argument or after `=`; only `--fcm-credentials-file` may be repeated.
 public enum SimulatorCommand: Sendable {
     /// Listen until SIGTERM or SIGINT.
     case serve(SimulatorConfiguration)
@@ -41,7 +41,17 @@ public enum SimulatorCommand: Sendable {
                                        PUT /sim/tokens/{token} {"bundleId":"A"} binds a token either way.
           --apns-environment ENV       production (default) or sandbox: the APNs host the simulator stands
                                        for; a sandbox 200 answer also carries apns-unique-id
-          --fcm-credentials-file FILE  FCM service-account JSON; OAuth2 assertions and projects are checked
+          --fcm-credentials-file FILE  FCM service-account JSON; OAuth2 assertions are checked against it and
+                                       its access tokens send for its project_id only (another project in
+                                       the path is 403 PERMISSION_DENIED). Repeat it for more accounts: an
+                                       assertion is checked against the account its iss names, and the
+                                       token endpoint is served at each account's token_uri path. Without
+                                       it any assertion's shape and times suffice and any project goes.
+          --fcm-token-project P        the Firebase project that issued every FCM registration token: a
+                                       send to one through another project's messages:send is 403
+                                       SENDER_ID_MISMATCH. Without it a token belongs to whichever project
+                                       sends. PUT /sim/tokens/{token} {"fcmProject":"P"} binds one token
+                                       either way.
           --record-limit N             requests kept for GET /sim/received (default 100000)
           --loops N                    event-loop threads (default 1)
           -h, --help                   this text
@@ -52,7 +62,7 @@ public enum SimulatorCommand: Sendable {
     /// Parses the arguments after the program name.
     public static func parse(_ arguments: [String]) throws(UsageError) -> SimulatorCommand {
         if arguments.first == "mint-apns-jwt" {
-            let values = try flags(Array(arguments.dropFirst()), allowed: ["--apns-key-file", "--key-id", "--team-id"])
+            let values = try Flags(Array(arguments.dropFirst()), allowed: ["--apns-key-file", "--key-id", "--team-id"])
             if values["help"] != nil { return .help }
             guard let keyFile = values["--apns-key-file"], let keyID = values["--key-id"],
                   let teamID = values["--team-id"]
@@ -61,10 +71,10 @@ public enum SimulatorCommand: Sendable {
             guard teamID.utf8.count == 10 else { throw UsageError("--team-id must be 10 characters (got \"\(teamID)\")") }
             return .mintAPNsJWT(keyFile: keyFile, keyID: keyID, teamID: teamID)
         }
-        let values = try flags(arguments, allowed: [
+        let values = try Flags(arguments, allowed: [
             "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--apns-environment",
-            "--fcm-credentials-file", "--record-limit", "--loops",
-        ])
+            "--fcm-credentials-file", "--fcm-token-project", "--record-limit", "--loops",
+        ], repeatable: ["--fcm-credentials-file"])
         if values["help"] != nil { return .help }
         var configuration = SimulatorConfiguration(port: defaultPort)
         if let host = values["--host"] {
@@ -83,7 +93,15 @@ public enum SimulatorCommand: Sendable {
             throw UsageError("--tls-cert and --tls-key go together")
         }
         configuration.apnsKeyFile = values["--apns-key-file"]
-        configuration.fcmCredentialsFile = values["--fcm-credentials-file"]
+        let credentialsFiles = values.all("--fcm-credentials-file")
+        configuration.fcmCredentialsFile = credentialsFiles.first
+        configuration.fcmAdditionalCredentialsFiles = Array(credentialsFiles.dropFirst())
+        if let project = values["--fcm-token-project"] {
+            if let problem = FCMTokenProjects.problem(withProject: project) {
+                throw UsageError("--fcm-token-project: \(problem)")
+            }
+            configuration.fcmTokenProject = project
+        }
         if let list = values["--apns-topics"] {
             let bundles = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             if let problem = TopicPolicy.problem(with: bundles) {
@@ -111,16 +129,20 @@ public enum SimulatorCommand: Sendable {
         }
         return .serve(configuration)
     }
+}
 
-    /// `--flag value` and `--flag=value` pairs; `-h`/`--help` is reported as the key "help".
-    private static func flags(_ arguments: [String], allowed: Set<String>) throws(UsageError) -> [String: String] {
-        var values: [String: String] = [:]
+/// `--flag value` and `--flag=value` pairs; `-h`/`--help` is reported as the key "help". A flag not in
+/// `repeatable` may be given once.
+private struct Flags {
+    private var values: [String: [String]] = [:]
+
+    init(_ arguments: [String], allowed: Set<String>, repeatable: Set<String> = []) throws(UsageError) {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
             if argument == "-h" || argument == "--help" {
-                values["help"] = ""
+                values["help"] = [""]
                 continue
             }
             var name = argument
@@ -135,11 +157,16 @@ public enum SimulatorCommand: Sendable {
                 value = arguments[index]
                 index += 1
             }
-            guard values[name] == nil else { throw UsageError("\(name) given twice") }
-            values[name] = value
+            guard values[name] == nil || repeatable.contains(name) else { throw UsageError("\(name) given twice") }
+            values[name, default: []].append(value ?? "")
         }
-        return values
     }
+
+    /// The flag's (first) value.
+    subscript(name: String) -> String? { values[name]?.first }
+
+    /// Every value of a repeatable flag, in order.
+    func all(_ name: String) -> [String] { values[name] ?? [] }
 }
 
 /// Arguments `herald-sim` cannot run with: printed with the usage, exit status 2.

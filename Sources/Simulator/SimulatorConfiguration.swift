@@ -16,11 +16,20 @@ public struct SimulatorConfiguration: Sendable {
     /// checked against its public half. nil: signatures are not checked (shape, `kid`, `iss`
     /// and `iat` still are), which suits sandbox users without the key.
     public var apnsKeyFile: String?
-    /// The FCM service-account JSON. OAuth2 assertions are checked against its key and
-    /// `client_email`, FCM requests against its `project_id`, and the token endpoint is served at
-    /// the path of its `token_uri`. nil: assertions are checked for shape and times only, any
-    /// project is accepted and the token endpoint is `/token`.
+    /// The FCM service-account JSON (the first `--fcm-credentials-file`). OAuth2 assertions are checked against
+    /// its key and `client_email`, an access token it gets may send for its `project_id` only, and the token
+    /// endpoint is served at the path of its `token_uri`. nil: assertions are checked for shape and times only,
+    /// any project is accepted and the token endpoint is `/token`.
     public var fcmCredentialsFile: String?
+    /// More service accounts (`--fcm-credentials-file` given again), each checked as the first is: an assertion
+    /// is verified against the account its `iss` names and its access token sends for that account's project.
+    /// Accounts whose `token_uri` paths differ are each served at their own path. Needs `fcmCredentialsFile`.
+    public var fcmAdditionalCredentialsFiles: [String]
+    /// The Firebase project that issued every FCM registration token (`--fcm-token-project`): a send to a
+    /// token through another project's `messages:send` is 403 SENDER_ID_MISMATCH. `PUT /sim/tokens/{token}`
+    /// with `{"fcmProject":...}` overrides it per token. nil: a token belongs to whichever project sends to it
+    /// unless bound.
+    public var fcmTokenProject: String?
     /// The team's bundle ids (`--apns-topics`). A request whose `apns-topic` is none of them (nor one with a
     /// push-type suffix, `<bundle>.push-type.liveactivity`, `<bundle>.voip`, ...) is 400 TopicDisallowed, and a
     /// device token belongs to the bundle of its first accepted request (400 DeviceTokenNotForTopic under
@@ -41,6 +50,7 @@ public struct SimulatorConfiguration: Sendable {
 
     public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
                 tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
+                fcmAdditionalCredentialsFiles: [String] = [], fcmTokenProject: String? = nil,
                 apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production,
                 recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
         self.host = host
@@ -49,6 +59,8 @@ public struct SimulatorConfiguration: Sendable {
         self.tlsKeyFile = tlsKeyFile
         self.apnsKeyFile = apnsKeyFile
         self.fcmCredentialsFile = fcmCredentialsFile
+        self.fcmAdditionalCredentialsFiles = fcmAdditionalCredentialsFiles
+        self.fcmTokenProject = fcmTokenProject
         self.apnsTopics = apnsTopics
         self.apnsEnvironment = apnsEnvironment
         self.recordLimit = recordLimit
@@ -74,7 +86,17 @@ public struct SimulatorConfiguration: Sendable {
         if let apnsTopics, let problem = TopicPolicy.problem(with: apnsTopics) {
             throw SimulatorError(.invalidConfiguration, "apnsTopics: \(problem)")
         }
+        guard fcmAdditionalCredentialsFiles.isEmpty || fcmCredentialsFile != nil else {
+            throw SimulatorError(.invalidConfiguration,
+                                 "fcmAdditionalCredentialsFiles needs fcmCredentialsFile (the first service account)")
+        }
+        if let fcmTokenProject, let problem = FCMTokenProjects.problem(withProject: fcmTokenProject) {
+            throw SimulatorError(.invalidConfiguration, "fcmTokenProject: \(problem)")
+        }
     }
+
+    /// Every service-account file, the first (`fcmCredentialsFile`) first.
+    public var fcmCredentialsFiles: [String] { (fcmCredentialsFile.map { [$0] } ?? []) + fcmAdditionalCredentialsFiles }
 
     /// "tls" or "h2c", as the executable prints it.
     public var transportName: String { tlsCertificateFile == nil ? "h2c" : "tls" }

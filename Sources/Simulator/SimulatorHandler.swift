@@ -19,11 +19,12 @@ final class SimulatorHandler: HTTP2ServerHandler {
     let identifiers: Identifiers
     /// Sandbox answers carry `apns-unique-id` (SimulatorConfiguration.apnsEnvironment).
     private let sendsUniqueID: Bool
-    private let tokenPath: String
+    /// Where the token endpoint is served (usually one path).
+    private let tokenPaths: [String]
 
     init(clock: any HeraldClock, apns: APNsRequestValidator, fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint,
-         faults: FaultTable, owners: TokenOwners, log: RequestLog, identifiers: Identifiers,
-         apnsEnvironment: APNsEnvironment) {
+         faults: FaultTable, owners: TokenOwners, fcmTokenProjects: FCMTokenProjects, log: RequestLog,
+         identifiers: Identifiers, apnsEnvironment: APNsEnvironment) {
         self.clock = clock
         self.apns = apns
         self.fcm = fcm
@@ -32,8 +33,8 @@ final class SimulatorHandler: HTTP2ServerHandler {
         self.log = log
         self.identifiers = identifiers
         self.sendsUniqueID = apnsEnvironment == .sandbox
-        self.control = ControlAPI(log: log, faults: faults, owners: owners)
-        self.tokenPath = oauth.path
+        self.control = ControlAPI(log: log, faults: faults, owners: owners, fcmProjects: fcmTokenProjects)
+        self.tokenPaths = oauth.paths
     }
 
     func handle(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
@@ -44,7 +45,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
             handleFCM(request, responder: responder)
         } else if path.hasPrefix(ControlAPI.prefix) {
             responder.respond(control.respond(to: request))
-        } else if ControlAPI.split(path).path == tokenPath {
+        } else if isTokenPath(path) {
             let response = oauth.respond(to: request, now: clock.now.timeIntervalSince1970)
             log.count(.token, status: response.status)
             responder.respond(response)
@@ -52,6 +53,11 @@ final class SimulatorHandler: HTTP2ServerHandler {
             // Anything else is answered as APNs answers an unknown path.
             responder.respond(APNsRejection.badPath.response(apnsID: identifiers.uuid(), timestampMillis: 0))
         }
+    }
+
+    private func isTokenPath(_ target: String) -> Bool {
+        let path = ControlAPI.split(target).path
+        return tokenPaths.contains { $0 == path }
     }
 
     // MARK: APNs

@@ -18,15 +18,19 @@ final class DeliveryHarness: Sendable {
     let apns: APNsClient
     let fcm: FCMClient
 
-    /// `sharedClock`: the clients use the simulator's clock.
-    init(sharedClock: Bool = false, requestTimeout: Duration = .seconds(10)) throws {
+    /// `sharedClock`: the clients use the simulator's clock. `otherFCMAccount`: the simulator also knows the other
+    /// project's service account (`TestCredentials.fcmOtherCredentialsFile`); `fcmTokenProject`: the project every
+    /// FCM token belongs to (SimulatorConfiguration.fcmTokenProject).
+    init(sharedClock: Bool = false, requestTimeout: Duration = .seconds(10), otherFCMAccount: Bool = false,
+         fcmTokenProject: String? = nil) throws {
         let start = Date()
         simulatorClock = TestClock(start)
         clientClock = sharedClock ? simulatorClock : TestClock(start)
         simulator = try Simulator(configuration: SimulatorConfiguration(
             tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
             apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
-            clock: simulatorClock))
+            fcmAdditionalCredentialsFiles: otherFCMAccount ? [credentials.fcmOtherCredentialsFile] : [],
+            fcmTokenProject: fcmTokenProject, clock: simulatorClock))
         try simulator.start()
         apns = try APNsClient(configuration: Self.apnsConfiguration(url: simulator.url, requestTimeout: requestTimeout),
                               clock: clientClock)
@@ -46,13 +50,14 @@ final class DeliveryHarness: Sendable {
             connectionsPerEnvironment: connections, requestTimeout: requestTimeout)
     }
 
-    /// An FCM client of its own for this simulator: its service account's token endpoint is `tokenURI` (the
-    /// simulator's by default) and its project `projectID` (the simulator's by default).
-    func fcmClient(tokenURI: String? = nil, projectID: String? = nil) throws -> FCMClient {
-        var file = try credentials.fcmCredentialsFile(tokenURI: tokenURI ?? simulator.url + "/token")
+    /// An FCM client of its own for this simulator: its service account (`other`: the other project's) has the
+    /// token endpoint `tokenURI` (the simulator's by default) and the project `projectID` (the account's by default).
+    func fcmClient(tokenURI: String? = nil, projectID: String? = nil, other: Bool = false) throws -> FCMClient {
+        var file = try credentials.fcmCredentialsFile(tokenURI: tokenURI ?? simulator.url + "/token", other: other)
         if let projectID {
+            let ownProjectID = other ? credentials.fcmOtherProjectID : credentials.fcmProjectID
             let text = try String(contentsOfFile: file, encoding: .utf8)
-                .replacingOccurrences(of: #""project_id": "\#(credentials.fcmProjectID)""#,
+                .replacingOccurrences(of: #""project_id": "\#(ownProjectID)""#,
                                       with: #""project_id": "\#(projectID)""#)
             file += ".\(projectID).json"
             try text.write(toFile: file, atomically: true, encoding: .utf8)

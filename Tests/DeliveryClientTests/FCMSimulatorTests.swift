@@ -104,6 +104,25 @@ import Testing
         #expect(harness.simulator.statistics.fcm[403] == 1)
     }
 
+    /// A token of another project than the credentials' is FCM's 403 SENDER_ID_MISMATCH. A sender holding the wrong
+    /// project's credentials sees it for every token at once, so it is a setup fault, not a dead token.
+    @Test func anotherProjectsTokenIsSenderIDMismatchAsASetupFault() async throws {
+        let harness = try DeliveryHarness(otherFCMAccount: true, fcmTokenProject: TestCredentials.shared.fcmProjectID)
+        let client = try harness.fcmClient(other: true)
+        defer { client.shutdown() }
+        let message = DeliveryHarness.fcmMessage()
+        let result = await client.send(message)
+        #expect(result == .setupFault(reason: "SENDER_ID_MISMATCH"), "\(result)")
+        let record = try #require(harness.simulator.received(token: message.token).first)
+        #expect(record.status == 403)
+        #expect(record.reason == "SENDER_ID_MISMATCH")
+        // The same credentials reach a token of their own project, and Herald's own client its project's tokens.
+        let own = DeliveryHarness.fcmMessage()
+        harness.simulator.bindToken(own.token, fcmProject: TestCredentials.shared.fcmOtherProjectID)
+        #expect(await client.send(own) == .sent)
+        #expect(await harness.fcm.send(DeliveryHarness.fcmMessage()) == .sent)
+    }
+
     @Test func anInvalidArgumentAboutTheMessageFailsItWithoutTouchingTheToken() async throws {
         let harness = try DeliveryHarness()
         let message = FCMMessage(token: "fcm-" + UUID().uuidString,

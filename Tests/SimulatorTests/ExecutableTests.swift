@@ -74,6 +74,38 @@ struct ExecutableTests {
         #expect(child.process.terminationStatus == 0)
     }
 
+    @Test("two service accounts and --fcm-token-project: the other project's send to a token is SENDER_ID_MISMATCH")
+    func twoProjects() async throws {
+        let child = try ChildProcess(executable: Self.executable, arguments: [
+            "--port", "0", "--fcm-credentials-file", credentials.fcmCredentialsFile,
+            "--fcm-credentials-file", credentials.fcmOtherCredentialsFile,
+            "--fcm-token-project", credentials.fcmProjectID,
+        ], environment: ProcessInfo.processInfo.environment)
+        defer { child.stop() }
+        let (port, _) = try Self.waitForListening(child)
+        let client = try HTTP2Client(configuration: HTTP2ClientConfiguration(url: "http://127.0.0.1:\(port)",
+                                                                             connectionCount: 1))
+        defer { client.shutdown() }
+        var tokens: [String] = []
+        for other in [false, true] {
+            let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="
+                + (try SimulatorHarness.assertion(now: Date(), other: other))
+            let response = try await client.send(HTTP2Request(path: "/token", body: Array(form.utf8)))
+            tokens.append(try #require(try JSONParser.parse(response.body)["access_token"]?.stringValue))
+        }
+        func send(project: String, accessToken: String) async throws -> HTTP2Response {
+            try await client.send(HTTP2Request(
+                path: "/v1/projects/\(project)/messages:send",
+                headers: [HTTP2Header("authorization", "Bearer \(accessToken)")],
+                body: Array(#"{"message":{"token":"fcm-token-1"}}"#.utf8)))
+        }
+        #expect(try await send(project: credentials.fcmProjectID, accessToken: tokens[0]).status == 200)
+        let mismatch = try await send(project: credentials.fcmOtherProjectID, accessToken: tokens[1])
+        #expect(mismatch.status == 403)
+        #expect(try JSONParser.parse(mismatch.body)["error"]?["details"]?.arrayValue?.first?["errorCode"]
+            == .string("SENDER_ID_MISMATCH"))
+    }
+
     @Test(arguments: [["--colour", "red"], ["--port", "abc"], ["--tls-cert", "only.pem"]])
     func badFlagsExitTwo(_ arguments: [String]) throws {
         let result = try ChildProcess.run(Self.executable, arguments, environment: ProcessInfo.processInfo.environment)

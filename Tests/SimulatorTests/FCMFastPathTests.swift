@@ -6,17 +6,18 @@ import Testing
 /// the same target and validate_only; the messages Herald sends take it.
 @Suite("FCM fast path")
 struct FCMFastPathTests {
-    let validator = FCMRequestValidator(tokens: AccessTokenStore(), projectID: "demo")
+    let validator = FCMRequestValidator(tokens: AccessTokenStore())
 
     /// What the full validator says of `body` (no fast path).
-    func full(_ body: String) -> (target: String, validateOnly: Bool)? {
+    func full(_ body: String) -> FCMRequestValidator.Body? {
         try? validator.checkBody(Array(body.utf8)).get()
     }
 
     func expectAgreement(_ body: String, sourceLocation: SourceLocation = #_sourceLocation) {
         guard let fast = FCMFastPath.accept(Array(body.utf8)) else { return }
         let slow = full(body)
-        #expect(slow?.target == fast.token && slow?.validateOnly == fast.validateOnly,
+        // The fast path takes token messages only: the full validator must agree it is a token.
+        #expect(slow?.target == fast.token && slow?.validateOnly == fast.validateOnly && slow?.isToken == true,
                 "fast path accepted \(body)", sourceLocation: sourceLocation)
     }
 

@@ -72,6 +72,8 @@ struct ParsingTests {
         #expect(configuration.tlsKeyFile == "k.pem")
         #expect(configuration.apnsKeyFile == "a.p8")
         #expect(configuration.fcmCredentialsFile == "sa.json")
+        #expect(configuration.fcmAdditionalCredentialsFiles == [])
+        #expect(configuration.fcmTokenProject == nil)
         #expect(configuration.recordLimit == 10)
         #expect(configuration.apnsTopics == ["app.one", "app.two-b"])
         #expect(configuration.apnsEnvironment == .sandbox)
@@ -90,9 +92,34 @@ struct ParsingTests {
         ["mint-apns-jwt", "--apns-key-file", "f", "--key-id", "SHORT", "--team-id", "SIMTEAM001"], ["serve"],
         ["--apns-topics", ""], ["--apns-topics", "a,,b"], ["--apns-topics", "a b"], ["--apns-topics", "a,a"],
         ["--apns-topics", "a,"], ["--apns-topics"], ["--apns-environment", "development"], ["--apns-environment"],
+        ["--fcm-token-project"], ["--fcm-token-project", ""], ["--fcm-token-project", "a b"],
+        ["--fcm-token-project", "a/b"], ["--fcm-token-project", "a", "--fcm-token-project", "b"],
+        ["--fcm-credentials-file"],
     ])
     func badFlags(_ arguments: [String]) {
         #expect(throws: UsageError.self) { try SimulatorCommand.parse(arguments) }
+    }
+
+    @Test("--fcm-credentials-file may be repeated: the first is the primary account; --fcm-token-project")
+    func severalServiceAccounts() throws {
+        let command = try SimulatorCommand.parse([
+            "--fcm-credentials-file", "a.json", "--fcm-token-project=example.com:herald-sim",
+            "--fcm-credentials-file=b.json", "--fcm-credentials-file", "c.json",
+        ])
+        guard case .serve(let configuration) = command else {
+            Issue.record("expected serve")
+            return
+        }
+        #expect(configuration.fcmCredentialsFile == "a.json")
+        #expect(configuration.fcmAdditionalCredentialsFiles == ["b.json", "c.json"])
+        #expect(configuration.fcmCredentialsFiles == ["a.json", "b.json", "c.json"])
+        #expect(configuration.fcmTokenProject == "example.com:herald-sim")
+        let message = try #require(#expect(throws: UsageError.self) {
+            try SimulatorCommand.parse(["--fcm-token-project", "a b"])
+        })
+        #expect(message.message.hasPrefix("--fcm-token-project: "))
+        #expect(SimulatorCommand.usage.contains("--fcm-token-project P"))
+        #expect(SimulatorCommand.usage.contains("Repeat it for more accounts"))
     }
 
     @Test func mintCommand() throws {

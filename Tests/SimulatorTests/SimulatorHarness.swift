@@ -57,19 +57,35 @@ final class SimulatorHarness: Sendable {
         }
     }()
 
+    /// The other project's service account (`TestCredentials.fcmOtherCredentialsFile`).
+    static let otherServiceAccountKey: RS256SigningKey = {
+        do {
+            return try RS256SigningKey(pem: String(contentsOfFile: TestCredentials.shared.fcmOtherPrivateKeyFile,
+                                                   encoding: .utf8))
+        } catch {
+            fatalError("cannot read the other test service-account key: \(error)")
+        }
+    }()
+
     static let clientEmail = "herald@herald-sim.iam.gserviceaccount.com"
+    static let otherClientEmail = "herald@herald-sim-other.iam.gserviceaccount.com"
 
     /// `connectionCount` 1 keeps every request on one connection (provider-token rules are per
-    /// connection).
+    /// connection). `fcmAccounts`: the service accounts the simulator knows (the test credentials' first, and
+    /// with `.both` the other project's too; `.none` is the lenient simulator).
     init(recordLimit: Int = 100_000, clock: TestClock = TestClock(), tls: Bool = true, connectionCount: Int = 1,
          requestTimeout: Duration = .seconds(10), apnsTopics: [String]? = nil,
-         apnsEnvironment: APNsEnvironment = .production) throws {
+         apnsEnvironment: APNsEnvironment = .production, fcmAccounts: FCMAccounts = .first,
+         fcmTokenProject: String? = nil) throws {
         let credentials = TestCredentials.shared
         self.clock = clock
         simulator = try Simulator(configuration: SimulatorConfiguration(
             tlsCertificateFile: tls ? credentials.serverCertificateFile : nil,
             tlsKeyFile: tls ? credentials.serverKeyFile : nil,
-            apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
+            apnsKeyFile: credentials.apnsKeyFile,
+            fcmCredentialsFile: fcmAccounts == .none ? nil : credentials.fcmCredentialsFile,
+            fcmAdditionalCredentialsFiles: fcmAccounts == .both ? [credentials.fcmOtherCredentialsFile] : [],
+            fcmTokenProject: fcmTokenProject,
             apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, recordLimit: recordLimit, clock: clock))
         try simulator.start()
         client = try HTTP2Client(configuration: HTTP2ClientConfiguration(
@@ -81,6 +97,10 @@ final class SimulatorHarness: Sendable {
     deinit {
         client.shutdown()
         simulator.stop()
+    }
+
+    enum FCMAccounts {
+        case none, first, both
     }
 
     static func mint(issuedAt: Date, keyID: String = "SIMKEY0001", teamID: String = "SIMTEAM001",
@@ -113,11 +133,15 @@ final class SimulatorHarness: Sendable {
 
     // MARK: FCM
 
-    /// A service-account assertion; every claim can be overridden (nil removes it).
-    static func assertion(now: Date, overrides: [String: JSONValue?] = [:], tamper: Bool = false) throws -> String {
+    /// A service-account assertion (`other`: the other project's account's, signed with its key); every claim
+    /// can be overridden (nil removes it).
+    static func assertion(now: Date, overrides: [String: JSONValue?] = [:], tamper: Bool = false,
+                          other: Bool = false) throws -> String {
         let seconds = now.timeIntervalSince1970.rounded(.down)
+        let key = other ? otherServiceAccountKey : serviceAccountKey
         var claims: [(key: String, value: JSONValue)] = [
-            ("iss", .string(clientEmail)), ("scope", .string("https://www.googleapis.com/auth/firebase.messaging")),
+            ("iss", .string(other ? otherClientEmail : clientEmail)),
+            ("scope", .string("https://www.googleapis.com/auth/firebase.messaging")),
             ("aud", .string("https://127.0.0.1:8443/token")), ("iat", .number(seconds)), ("exp", .number(seconds + 3600)),
         ]
         for (key, value) in overrides {
@@ -127,25 +151,25 @@ final class SimulatorHarness: Sendable {
         return try JSONWebToken.encode(
             header: .object([("alg", .string("RS256")), ("typ", .string("JWT"))]), claims: .object(claims)
         ) { input throws(CryptoError) in
-            var signature = try serviceAccountKey.sign(input)
+            var signature = try key.sign(input)
             if tamper { signature[0] ^= 1 }
             return signature
         }
     }
 
-    func tokenRequest(assertion: String, grantType: String = "urn:ietf:params:oauth:grant-type:jwt-bearer")
-        async throws -> HTTP2Response
+    func tokenRequest(assertion: String, grantType: String = "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                      path: String = "/token") async throws -> HTTP2Response
     {
         let form = "grant_type=\(grantType.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
             + "&assertion=\(assertion)"
         return try await client.send(HTTP2Request(
-            path: "/token", headers: [HTTP2Header("content-type", "application/x-www-form-urlencoded")],
+            path: path, headers: [HTTP2Header("content-type", "application/x-www-form-urlencoded")],
             body: Array(form.utf8)))
     }
 
-    /// An access token from the simulator's token endpoint.
-    func accessToken() async throws -> String {
-        let response = try await tokenRequest(assertion: try Self.assertion(now: clock.now))
+    /// An access token from the simulator's token endpoint (`other`: for the other project's account).
+    func accessToken(other: Bool = false) async throws -> String {
+        let response = try await tokenRequest(assertion: try Self.assertion(now: clock.now, other: other))
         guard response.status == 200, let token = try JSONParser.parse(response.body)["access_token"]?.stringValue else {
             throw HarnessError("token endpoint answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
