@@ -149,6 +149,44 @@ import Worker
             """) == 1)
     }
 
+    /// The setup mistake replayed end to end: a worker started with another Firebase project's service account,
+    /// pushes queued (group rows, as the intake writes them), the credentials fixed and the worker restarted:
+    /// every delivery arrives at its first attempt, and no token was retired.
+    @Test func theWrongFirebaseProjectRetiresNothingAndTheFixDeliversEverything() async throws {
+        let harness = try WorkerHarness(otherFCMAccount: true, fcmTokenProject: TestCredentials.shared.fcmProjectID)
+        let queued = try harness.queueThroughIntake(users: 20, android: true)
+        let fcmDeliveries = stride(from: 1, to: queued.deliveries.count, by: 2).map { queued.deliveries[$0] }
+        let wrong = try harness.startWorker {
+            $0.fcm?.credentialsFile = harness.fcmOtherCredentialsFile
+            $0.pauses.base = .milliseconds(200)
+            $0.pauses.maximum = .milliseconds(500)
+        }
+        try await harness.waitUntil("the FCM upstream paused") { wrong.pausedUpstreams[.fcm] == "SENDER_ID_MISMATCH" }
+        try await harness.waitUntil("the APNs half delivered") {
+            try harness.db.count("SELECT count(*) FROM deliveries WHERE service = 'apns'") == 0
+        }
+        // Probes keep being refused; nothing of FCM is finished, no token retired, no attempt spent.
+        try await Task.sleep(for: .seconds(1))
+        #expect(harness.simulator.received().contains { $0.service == .fcm && $0.reason == "SENDER_ID_MISMATCH" })
+        for id in fcmDeliveries { #expect(try harness.db.outcome(of: id) == nil) }
+        #expect(try harness.db.count("SELECT count(*) FROM devices WHERE fcm_token_invalidated_at IS NOT NULL") == 0)
+        wrong.drain()
+
+        // The operator mounts the right project's service account and restarts the worker.
+        let fixed = try harness.startWorker()
+        try await harness.waitUntil("every delivery arrived") { try harness.outstanding() == 0 }
+        for id in queued.deliveries {
+            let outcome = try #require(try harness.db.outcome(of: id))
+            #expect(outcome.outcome == "sent", "\(outcome)")
+            #expect(outcome.attempts == 1, "a paused row keeps its attempts")
+        }
+        #expect(try harness.db.counts(of: queued.request) == (sent: 40, failed: 0))
+        #expect(try harness.db.count("""
+            SELECT count(*) FROM devices WHERE fcm_token_invalidated_at IS NOT NULL OR apns_token_invalidated_at IS NOT NULL
+            """) == 0)
+        #expect(fixed.pausedUpstreams.isEmpty)
+    }
+
     @Test func aDrainingWorkerGivesItsSuspectRowsBackAtOnce() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)

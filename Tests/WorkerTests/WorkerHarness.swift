@@ -17,14 +17,24 @@ final class WorkerHarness: @unchecked Sendable {
     let fcmCredentialsFile: String
     private var workers: [DeliveryWorker] = []
 
+    /// The other Firebase project's service account (TestCredentials.fcmOtherCredentialsFile), whose token_uri
+    /// points at this simulator; the simulator knows it when the harness was made with `otherFCMAccount`.
+    let fcmOtherCredentialsFile: String
+
     /// `database`: another server's (a private cluster a test stops), else one on the suite's server.
-    init(database: QueueDatabase? = nil) throws {
+    /// `otherFCMAccount`: the simulator also knows the other project's service account; `fcmTokenProject`: the
+    /// Firebase project every FCM token belongs to (SimulatorConfiguration.fcmTokenProject).
+    init(database: QueueDatabase? = nil, otherFCMAccount: Bool = false, fcmTokenProject: String? = nil) throws {
         db = try database ?? QueueDatabase()
         simulator = try Simulator(configuration: SimulatorConfiguration(
             tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
-            apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile))
+            apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
+            fcmAdditionalCredentialsFiles: otherFCMAccount ? [credentials.fcmOtherCredentialsFile] : [],
+            fcmTokenProject: fcmTokenProject))
         try simulator.start()
-        fcmCredentialsFile = try credentials.fcmCredentialsFile(tokenURI: "https://127.0.0.1:\(simulator.port)/token")
+        let tokenURI = "https://127.0.0.1:\(simulator.port)/token"
+        fcmCredentialsFile = try credentials.fcmCredentialsFile(tokenURI: tokenURI)
+        fcmOtherCredentialsFile = try credentials.fcmCredentialsFile(tokenURI: tokenURI, other: true)
     }
 
     deinit {
