@@ -52,7 +52,7 @@ extension DeliveryWorker {
             case .paused: break
             }
         }
-        metrics.setPaused(pauses.current.keys)
+        metrics.setPaused(pauses.current.mapValues(\.reason))
 
         for service in probes {
             // The probe row is claimed without cursors: deferred rows sit behind them.

@@ -28,7 +28,8 @@ public final class WorkerMetrics: Sendable {
         var claims = 0
         var completionBatches = 0
         var databaseErrors = 0
-        var paused: Set<PushService> = []
+        /// The paused upstreams and why.
+        var paused: [PushService: String] = [:]
         var setupFaults: [PushService: Int] = [:]
         var suspects: [PushService: Int] = [:]
         var unrecordable = 0
@@ -79,7 +80,7 @@ public final class WorkerMetrics: Sendable {
     func addClaim() { state.withLock { $0.claims += 1 } }
     func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
     func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
-    func setPaused(_ services: some Sequence<PushService>) { state.withLock { $0.paused = Set(services) } }
+    func setPaused(_ reasons: [PushService: String]) { state.withLock { $0.paused = reasons } }
     func addSetupFault(_ service: PushService) { state.withLock { $0.setupFaults[service, default: 0] += 1 } }
     func addSuspect(_ service: PushService) { state.withLock { $0.suspects[service, default: 0] += 1 } }
     func addUnrecordable() { state.withLock { $0.unrecordable += 1 } }
@@ -104,6 +105,20 @@ public final class WorkerMetrics: Sendable {
         return state.withLock { $0.counters[service]?[counter] ?? 0 }
     }
 
+    /// A label value as the exposition format needs it (the upstream's reason text is outside input).
+    static func labelValue(_ text: String) -> String {
+        var out = ""
+        for character in text.prefix(128) {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
     /// The exposition text for `GET /metrics`.
     public func render() -> String {
         let snapshot = state.withLock { $0 }
@@ -125,7 +140,13 @@ public final class WorkerMetrics: Sendable {
         out += "# HELP herald_worker_upstream_paused 1 while the upstream is paused: it refused Herald's credentials or configuration.\n"
         out += "# TYPE herald_worker_upstream_paused gauge\n"
         for service in PushService.allCases {
-            out += "herald_worker_upstream_paused{upstream=\"\(service.rawValue)\"} \(snapshot.paused.contains(service) ? 1 : 0)\n"
+            out += "herald_worker_upstream_paused{upstream=\"\(service.rawValue)\"} \(snapshot.paused[service] == nil ? 0 : 1)\n"
+        }
+        out += "# HELP herald_worker_upstream_pause_reason 1 for each paused upstream, labelled with why (the upstream's "
+            + "reason, or token_storm_<reason>).\n"
+        out += "# TYPE herald_worker_upstream_pause_reason gauge\n"
+        for (service, reason) in snapshot.paused.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            out += "herald_worker_upstream_pause_reason{upstream=\"\(service.rawValue)\",reason=\"\(Self.labelValue(reason))\"} 1\n"
         }
         out += "# HELP herald_worker_setup_faults_total Answers refusing Herald's credentials or configuration.\n"
         out += "# TYPE herald_worker_setup_faults_total counter\n"

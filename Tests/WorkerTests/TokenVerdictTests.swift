@@ -106,7 +106,9 @@ import Worker
         let readiness = try TestHTTPClient.send(port: health.port, method: "GET", path: "/readyz")
         #expect(readiness.status == 503)
         #expect(readiness.text.contains("token_storm_BadDeviceToken"), "\(readiness.text)")
-        #expect(worker.metrics.render().contains(#"herald_worker_upstream_paused{upstream="apns"} 1"#))
+        let metrics = worker.metrics.render()
+        #expect(metrics.contains(#"herald_worker_upstream_paused{upstream="apns"} 1"#))
+        #expect(metrics.contains(#"herald_worker_upstream_pause_reason{upstream="apns",reason="token_storm_BadDeviceToken"} 1"#))
         // Storm after storm while the setup stays wrong: nothing retired, nothing failed, no attempt spent.
         try await Task.sleep(for: .seconds(2))
         #expect(try harness.db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 0)
