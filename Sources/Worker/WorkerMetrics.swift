@@ -99,6 +99,9 @@ public final class WorkerMetrics: Sendable {
     /// Webhook attempts with this outcome so far (tests).
     public func webhooks(_ outcome: String) -> Int { state.withLock { $0.webhooks[outcome] ?? 0 } }
 
+    /// Suspect token verdicts so far (tests).
+    public func tokenSuspects(_ service: PushService) -> Int { state.withLock { $0.suspects[service] ?? 0 } }
+
     /// A counter's value (tests and logs).
     public func value(_ name: String, _ service: PushService) -> Int {
         guard let counter = Counter(rawValue: name) else { return 0 }
