@@ -11,9 +11,14 @@ public struct PartnerProfile: Sendable, Equatable {
     public let iconPath: String?
     public let rateLimitPerMinute: Int
     public let rateLimitPerDay: Int
+    /// `aps.sound` of the partner's pushes.
+    public let sound: NotificationSound
+    /// Whether the partner may send `interruptionLevel: time-sensitive`.
+    public let allowTimeSensitive: Bool
 
     public init(id: UUID, miniAppID: String, displayName: String, tenantID: String, iconPath: String?,
-                rateLimitPerMinute: Int, rateLimitPerDay: Int) {
+                rateLimitPerMinute: Int, rateLimitPerDay: Int, sound: NotificationSound = .systemDefault,
+                allowTimeSensitive: Bool = false) {
         self.id = id
         self.miniAppID = miniAppID
         self.displayName = displayName
@@ -21,5 +26,7 @@ public struct PartnerProfile: Sendable, Equatable {
         self.iconPath = iconPath
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
+        self.sound = sound
+        self.allowTimeSensitive = allowTimeSensitive
     }
 }

@@ -22,6 +22,34 @@ public enum PartnerRules {
         return text
     }
 
+    /// `aps.sound` (SPEC 2.3): a plain file name that iOS looks up in the host app's bundle or
+    /// `Library/Sounds` (`default` is the system sound). 1-64 characters (Unicode scalars), no `/` or
+    /// `\`, none of the refused characters (TextRules), no whitespace at either end, and not starting
+    /// with `.` (no `.`, `..` or hidden file). docs/openapi.yaml's `SoundName` states the same rule.
+    public static func soundName(_ text: String) throws(HeraldError) -> String {
+        let scalars = text.unicodeScalars
+        guard (1...64).contains(scalars.count),
+              !TextRules.containsForbidden(text), !scalars.contains("/"), !scalars.contains("\\"),
+              let first = scalars.first, let last = scalars.last, first != ".",
+              !first.properties.isWhitespace, !last.properties.isWhitespace
+        else {
+            throw .invalidField(
+                "sound",
+                "sound must be null (silent) or a file name of 1-64 characters without '/', '\\', control characters, "
+                    + "surrounding spaces or a leading '.'.")
+        }
+        return text
+    }
+
+    /// The `sound` member of an admin body: JSON null is silent, a string a sound file name.
+    public static func sound(_ value: JSONValue) throws(HeraldError) -> NotificationSound {
+        if value == .null { return .silent }
+        guard let text = value.stringValue else {
+            throw .invalidField("sound", "sound must be a sound file name (a string) or null (silent).")
+        }
+        return .named(try soundName(text))
+    }
+
     /// The host's PNG of the icon: `https://`, a host name or IPv4 address (letters, digits, `.`,
     /// `-`), an optional port, then optionally a path, query or fragment of printable ASCII
     /// without `\`; at most 2,048 characters. Checked by hand rather than by Foundation's URL

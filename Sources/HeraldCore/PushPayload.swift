@@ -13,6 +13,10 @@ public struct PushContent: Sendable, Equatable {
     /// intake knows its public URL.
     public let imageURL: String?
     public let data: [PushRequest.DataEntry]
+    /// `aps.sound`, from the partner row.
+    public let sound: NotificationSound
+    /// `aps.interruption-level`, from the push (already authorised for the partner).
+    public let interruptionLevel: InterruptionLevel
 
     public init(request: PushRequest, partner: PartnerProfile, publicURL: String?) {
         title = "[\(partner.displayName)] \(request.title)"
@@ -22,6 +26,8 @@ public struct PushContent: Sendable, Equatable {
         senderName = partner.displayName
         imageURL = partner.iconPath.flatMap { path in publicURL.map { $0 + path } }
         data = request.data
+        sound = partner.sound
+        interruptionLevel = request.interruptionLevel
     }
 }
 
@@ -84,13 +90,21 @@ public enum PushPayload {
             self.signature = signer.signature(for: SignedEnvelope.canonicalBytes(signed))
         }
 
+        /// `aps` carries what iOS itself acts on: the alert, the service extension flag, `thread-id` (the
+        /// mini-app, so its pushes stack together), the partner's sound (none when silent) and the
+        /// interruption level when it is not APNs' default. None of these is signed: `sig` covers what
+        /// the app reads (docs/security.md, "The signed envelope").
         func apnsBody() -> JSONValue {
-            var apns: [(key: String, value: JSONValue)] = [
-                ("aps", .object([
-                    ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
-                    ("mutable-content", .number(1)),
-                ]))
+            var aps: [(key: String, value: JSONValue)] = [
+                ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
+                ("mutable-content", .number(1)),
+                ("thread-id", .string(content.miniAppID)),
             ]
+            if let sound = content.sound.name { aps.append(("sound", .string(sound))) }
+            if content.interruptionLevel != .default {
+                aps.append(("interruption-level", .string(content.interruptionLevel.rawValue)))
+            }
+            var apns: [(key: String, value: JSONValue)] = [("aps", .object(aps))]
             apns.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
             apns.append(("isGroup", .bool(true)))
             apns.append(("kid", .string(keyID)))
@@ -98,6 +112,8 @@ public enum PushPayload {
             return .object(apns)
         }
 
+        /// The keys beside `aps`, plus the alert, as strings. `aps`'s own keys stay on APNs: an Android
+        /// host groups by `miniAppId` and takes sound and importance from its notification channels.
         func fcmData() -> [(key: String, value: JSONValue)] {
             var data: [(key: String, value: JSONValue)] = [("title", .string(content.title)), ("body", .string(content.body))]
             data.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })

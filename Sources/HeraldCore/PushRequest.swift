@@ -12,6 +12,9 @@ public struct PushRequest: Sendable, Equatable {
     public var data: [DataEntry]
     public var sendAt: Date?
     public var ttlSeconds: Int?
+    /// `aps.interruption-level`; whether the partner may use it is checked against its row
+    /// (`InterruptionLevel.authorize`).
+    public var interruptionLevel: InterruptionLevel = .default
 
     public struct DataEntry: Sendable, Equatable {
         public var key: String
@@ -51,10 +54,11 @@ public struct PushRules: Sendable {
     /// time after it is due as one sent at once.
     public func ttlSeconds(for push: PushRequest) -> Int { push.ttlSeconds ?? defaultTTLSeconds }
 
-    /// Keys Herald itself puts in the payload, or that FCM forbids.
+    /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
+    /// the mini-app's icon from the partner row, never from a push (SPEC 2.1).
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
-        "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification",
+        "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon",
     ]
 
     public static func isReservedDataKey(_ key: String) -> Bool {
@@ -66,7 +70,9 @@ public struct PushRules: Sendable {
 }
 
 public enum PushRequestValidator {
-    static let knownFields: Set<String> = ["recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds"]
+    static let knownFields: Set<String> = [
+        "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel",
+    ]
 
     /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
     /// mini-app is `miniAppID`. Throws the first rule broken.
@@ -130,7 +136,18 @@ public enum PushRequestValidator {
 
         return PushRequest(
             emails: emails, wallets: wallets, title: title, body: body, deepLink: deepLink,
-            data: data, sendAt: sendAt, ttlSeconds: ttlSeconds)
+            data: data, sendAt: sendAt, ttlSeconds: ttlSeconds,
+            interruptionLevel: try interruptionLevel(json["interruptionLevel"]))
+    }
+
+    /// `passive`, `active` or `time-sensitive`; absent or null is `active`. Apple's fourth value,
+    /// `critical`, is refused like any other (InterruptionLevel says why).
+    private static func interruptionLevel(_ value: JSONValue?) throws(HeraldError) -> InterruptionLevel {
+        guard let value, value != .null else { return .default }
+        guard let text = value.stringValue, let level = InterruptionLevel(rawValue: text) else {
+            throw .invalidField("interruptionLevel", "interruptionLevel must be passive, active or time-sensitive.")
+        }
+        return level
     }
 
     private static func recipients(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> ([String], [String]) {

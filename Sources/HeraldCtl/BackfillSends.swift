@@ -7,7 +7,8 @@ import Store
 /// `backfill sends`: each line is a push body of SPEC 2.1 plus `partner` (mini-app id) and `key`.
 /// Every partner rule of the push endpoint applies, through the intake's own code
 /// (`PushPreparation`): tenant, brand prefix, deep-link namespace, data, payload size, opt-outs,
-/// sendAt and ttlSeconds with HERALD_DEFAULT_TTL_SECONDS. The partner's rate limits do not: the
+/// sendAt and ttlSeconds with HERALD_DEFAULT_TTL_SECONDS, interruptionLevel against the partner's
+/// time-sensitive permission, the partner's sound. The partner's rate limits do not: the
 /// operator's backfill goes to the bulk lane, behind partner traffic, instead.
 struct SendsBackfill {
     let store: BackfillStore

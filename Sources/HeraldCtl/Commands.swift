@@ -58,12 +58,14 @@ enum Commands {
         switch action {
         case "create":
             try arguments.allowOnly(["json", "mini-app-id", "display-name", "tenant", "rate-limit-per-minute",
-                                     "rate-limit-per-day", "icon-url", "icon-file", "webhook-url"])
+                                     "rate-limit-per-day", "icon-url", "icon-file", "webhook-url", "sound", "silent",
+                                     "allow-time-sensitive"])
             let miniAppID = try PartnerRules.miniAppID(try arguments.requiredOption("mini-app-id"))
             let displayName = try PartnerRules.displayName(try arguments.requiredOption("display-name"))
             let tenant = try PartnerRules.tenantID(arguments.option("tenant") ?? defaults.tenant)
             let perMinute = try positive(arguments, "rate-limit-per-minute") ?? defaults.perMinute
             let perDay = try positive(arguments, "rate-limit-per-day") ?? defaults.perDay
+            let sound = try sound(arguments) ?? .systemDefault
             let webhook = try arguments.option("webhook-url").map(PartnerRules.webhookURL).map {
                 PartnerWebhook(url: $0, secret: try WebhookSignature.generateSecret())
             }
@@ -71,7 +73,8 @@ enum Commands {
             let key = try PartnerAPIKey.generate()
             let record = try store.create(
                 NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenant,
-                           rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook),
+                           rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook,
+                           sound: sound, allowTimeSensitive: arguments.flag("allow-time-sensitive")),
                 keyHash: PartnerAPIKey.hash(key))
             printer.emit(record.json(apiKey: key, webhookSecret: webhook?.secret)) {
                 describe(record) + "\napi key (shown once, hand it over a secure channel): \(key)"
@@ -91,12 +94,21 @@ enum Commands {
             }
         case "update":
             try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day", "icon-url",
-                                     "icon-file", "no-icon", "webhook-url", "no-webhook"])
+                                     "icon-file", "no-icon", "webhook-url", "no-webhook", "sound", "silent",
+                                     "allow-time-sensitive", "disallow-time-sensitive"])
             let id = try partnerID(arguments)
             var changes = PartnerChanges(
                 displayName: try arguments.option("display-name").map(PartnerRules.displayName),
                 rateLimitPerMinute: try positive(arguments, "rate-limit-per-minute"),
-                rateLimitPerDay: try positive(arguments, "rate-limit-per-day"))
+                rateLimitPerDay: try positive(arguments, "rate-limit-per-day"),
+                sound: try sound(arguments))
+            switch (arguments.flag("allow-time-sensitive"), arguments.flag("disallow-time-sensitive")) {
+            case (true, true):
+                throw UsageError(message: "--allow-time-sensitive cannot go with --disallow-time-sensitive")
+            case (true, false): changes.allowTimeSensitive = true
+            case (false, true): changes.allowTimeSensitive = false
+            case (false, false): break
+            }
             if arguments.flag("no-icon") {
                 guard arguments.option("icon-url") == nil, arguments.option("icon-file") == nil else {
                     throw UsageError(message: "--no-icon cannot go with --icon-url or --icon-file")
@@ -165,6 +177,16 @@ enum Commands {
         }
     }
 
+    /// `--sound NAME` (checked as the admin API does) or `--silent`; nil when neither is given.
+    private static func sound(_ arguments: Arguments) throws -> NotificationSound? {
+        switch (arguments.option("sound"), arguments.flag("silent")) {
+        case (nil, false): return nil
+        case (let name?, false): return .named(try PartnerRules.soundName(name))
+        case (nil, true): return .silent
+        default: throw UsageError(message: "--silent cannot go with --sound")
+        }
+    }
+
     private static func positive(_ arguments: Arguments, _ name: String) throws(UsageError) -> Int? {
         guard let value = try arguments.integer(name) else { return nil }
         guard value > 0 else { throw UsageError(message: "--\(name) must be positive") }
@@ -181,6 +203,7 @@ enum Commands {
     static func describe(_ record: PartnerRecord) -> String {
         let state = record.revokedAt.map { "revoked \(ISO8601.format($0))" } ?? "active"
         return "\(record.id.uuidString.lowercased())  \(record.miniAppID)  \"\(record.displayName)\"  tenant=\(record.tenantID)  "
-            + "\(record.rateLimitPerMinute)/min \(record.rateLimitPerDay)/day  \(state)"
+            + "\(record.rateLimitPerMinute)/min \(record.rateLimitPerDay)/day  "
+            + "sound=\(record.sound.name ?? "(silent)")\(record.allowTimeSensitive ? "  time-sensitive" : "")  \(state)"
     }
 }

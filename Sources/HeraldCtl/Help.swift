@@ -50,10 +50,12 @@ enum Help {
               partners create --mini-app-id ID --display-name NAME [--tenant T]
                               [--rate-limit-per-minute N] [--rate-limit-per-day N]
                               [--icon-url URL | --icon-file PATH] [--webhook-url URL]
+                              [--sound NAME | --silent] [--allow-time-sensitive]
               partners list
               partners update ID [--display-name NAME] [--rate-limit-per-minute N] [--rate-limit-per-day N]
                                  [--icon-url URL | --icon-file PATH | --no-icon]
-                                 [--webhook-url URL | --no-webhook]
+                                 [--webhook-url URL | --no-webhook] [--sound NAME | --silent]
+                                 [--allow-time-sensitive | --disallow-time-sensitive]
               partners rotate-key ID
               partners rotate-webhook-secret ID
               partners revoke ID
@@ -63,7 +65,7 @@ enum Help {
         "partners create": """
             usage: heraldctl partners create --mini-app-id ID --display-name NAME [--tenant T]
                    [--rate-limit-per-minute N] [--rate-limit-per-day N] [--icon-url URL | --icon-file PATH]
-                   [--webhook-url URL] [--json]
+                   [--webhook-url URL] [--sound NAME | --silent] [--allow-time-sensitive] [--json]
 
             Registers a partner and prints its API key once (only its hash is stored): hand it over a
             secure channel. Defaults: HERALD_DEFAULT_TENANT, HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE and
@@ -73,6 +75,9 @@ enum Help {
             read from --icon-file, and stored as square PNGs before the partner is written; an image that
             does not decode writes nothing. --webhook-url (https) sends the partner's delivery webhooks
             there; its signing secret is printed once.
+            --sound names the sound file of the partner's iOS notifications (aps.sound, a file in the host
+            app; default "default", the system sound); --silent sends them without a sound.
+            --allow-time-sensitive lets its pushes ask for interruptionLevel time-sensitive (else refused).
             """,
         "partners list": """
             usage: heraldctl partners list [--json]
@@ -82,12 +87,14 @@ enum Help {
         "partners update": """
             usage: heraldctl partners update ID [--display-name NAME] [--rate-limit-per-minute N]
                    [--rate-limit-per-day N] [--icon-url URL | --icon-file PATH | --no-icon]
-                   [--webhook-url URL | --no-webhook] [--json]
+                   [--webhook-url URL | --no-webhook] [--sound NAME | --silent]
+                   [--allow-time-sensitive | --disallow-time-sensitive] [--json]
 
             Changes a partner's display name (the brand prefix of its notifications), limits, icon
             (fetched or read and rasterised as for create; --no-icon removes it) or webhook URL (a
             partner's first webhook gets a secret, printed once; a new URL keeps it; --no-webhook
-            removes both).
+            removes both), sound (--sound NAME, or --silent for none) or whether its pushes may be
+            time-sensitive.
             """,
         "partners rotate-webhook-secret": """
             usage: heraldctl partners rotate-webhook-secret ID [--json]
@@ -178,7 +185,8 @@ enum Help {
               {"partner":"game.one","key":"2026-12-reminder-42","recipients":{"emails":["a@example.com"]},
                "title":"Your turn","body":"...","deepLink":"basedapp://miniapp/game.one/...","data":{...}}
             Every rule of the push endpoint applies (tenant, brand prefix, deep link, data, 4,096-byte payloads,
-            opt-outs, sendAt, ttlSeconds and HERALD_DEFAULT_TTL_SECONDS, signed with HERALD_SIGNING_KEYS);
+            opt-outs, sendAt, ttlSeconds and HERALD_DEFAULT_TTL_SECONDS, interruptionLevel and the partner's
+            time-sensitive permission and sound, signed with HERALD_SIGNING_KEYS);
             the partner's rate limits do not. A bad line is reported with its number and the rest go on.
             Rerunning a file creates nothing twice: lines whose key was written before count as duplicates.
             Ctrl-C (or SIGTERM) stops after the batch in flight commits, prints what was committed

@@ -10,7 +10,10 @@ import Store
 /// success, 1 on failure, 2 on bad usage.
 public enum HeraldCtl {
     /// Options without a value, across every command.
-    static let flagNames: Set<String> = ["json", "list", "dry-run", "no-icon", "no-webhook", "realtime"]
+    static let flagNames: Set<String> = [
+        "json", "list", "dry-run", "no-icon", "no-webhook", "realtime", "silent", "allow-time-sensitive",
+        "disallow-time-sensitive",
+    ]
 
     /// Runs a command line and returns the exit status. `style` is chosen from `--json` and whether
     /// standard output is a terminal unless a caller (a test) fixes it.

@@ -19,6 +19,7 @@ struct AdminHandler: Sendable {
     func create(_ request: RoutedRequest) throws -> HTTPResponse {
         let fields = try JSONFields(request.jsonBody(), allowed: [
             "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl",
+            "sound", "allowTimeSensitive",
         ])
         let miniAppID = try PartnerRules.miniAppID(try fields.requiredString("miniAppId"))
         let displayName = try PartnerRules.displayName(try fields.requiredString("displayName"))
@@ -27,12 +28,15 @@ struct AdminHandler: Sendable {
             ?? defaultPerMinute
         let perDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange) ?? defaultPerDay
         let webhookURL = try fields.string("webhookUrl").map(PartnerRules.webhookURL)
+        let sound = try Self.sound(fields) ?? .systemDefault
+        let allowTimeSensitive = try fields.bool("allowTimeSensitive") ?? false
         let icon = try fields.string("iconUrl").map(PartnerRules.iconURL).map(iconChange)
         let key = try PartnerAPIKey.generate()
         let webhook = try webhookURL.map { PartnerWebhook(url: $0, secret: try WebhookSignature.generateSecret()) }
         let record = try partners.create(
             NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
-                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook),
+                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook,
+                       sound: sound, allowTimeSensitive: allowTimeSensitive),
             keyHash: PartnerAPIKey.hash(key))
         audit("partner created", record)
         return Reply.json(201, record.json(apiKey: key, webhookSecret: webhook?.secret))
@@ -45,12 +49,14 @@ struct AdminHandler: Sendable {
     func update(_ request: RoutedRequest) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
         let fields = try JSONFields(request.jsonBody(), allowed: [
-            "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl",
+            "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl", "sound", "allowTimeSensitive",
         ])
         var changes = PartnerChanges()
         changes.displayName = try fields.string("displayName").map(PartnerRules.displayName)
         changes.rateLimitPerMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
         changes.rateLimitPerDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange)
+        changes.sound = try Self.sound(fields)
+        changes.allowTimeSensitive = try fields.bool("allowTimeSensitive")
         let iconURL = fields.has("iconUrl") ? Optional.some(try fields.string("iconUrl").map(PartnerRules.iconURL)) : nil
         let webhookURL = fields.has("webhookUrl")
             ? Optional.some(try fields.string("webhookUrl").map(PartnerRules.webhookURL)) : nil
@@ -101,6 +107,12 @@ struct AdminHandler: Sendable {
         return Reply.json(200, record.json())
     }
 
+    /// `sound` as sent: nil when absent, `.silent` for JSON null, else a checked file name.
+    private static func sound(_ fields: JSONFields) throws(HeraldError) -> NotificationSound? {
+        guard let member = fields.members.first(where: { $0.key == "sound" }) else { return nil }
+        return try PartnerRules.sound(member.value)
+    }
+
     /// The images of an `iconUrl`, fetched and rasterised before anything is written.
     private func iconChange(_ url: String) throws -> PartnerIconChange {
         .replace(try icons.fromURL(url), sourceURL: url)
@@ -120,6 +132,8 @@ struct AdminHandler: Sendable {
             ("partner", .string(record.id.uuidString.lowercased())), ("miniAppId", .string(record.miniAppID)),
             ("rateLimitPerMinute", .number(Double(record.rateLimitPerMinute))),
             ("rateLimitPerDay", .number(Double(record.rateLimitPerDay))),
+            ("sound", record.sound.name.map { .string($0) } ?? .null),
+            ("allowTimeSensitive", .bool(record.allowTimeSensitive)),
         ])
     }
 }

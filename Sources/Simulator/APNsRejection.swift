@@ -49,6 +49,12 @@ struct APNsRejection: Error, Sendable, Equatable {
         APNsRejection(status: 400, reason: "PayloadEmpty", detail: detail)
     }
 
+    /// A push whose `aps` breaks a type or value rule of `APSFieldsValidator`: PayloadEmpty with the rule as the
+    /// detail, for the reasons `liveActivityPayload` gives.
+    static func apsField(_ detail: String) -> APNsRejection {
+        APNsRejection(status: 400, reason: "PayloadEmpty", detail: detail)
+    }
+
     /// The reason a fault answers with when it names only a status.
     static func defaultReason(status: Int) -> String {
         switch status {

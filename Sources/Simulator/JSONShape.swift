@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// Answers "is this a well-formed JSON object?" without building a document.
 ///
 /// The APNs hot path needs only that yes/no (the payload is parsed into `JSONValue`s later, and
@@ -13,6 +15,44 @@ enum JSONShape {
 
     /// True when `bytes` is one JSON value of any kind, optionally surrounded by whitespace.
     static func isDocument(_ bytes: [UInt8]) -> Bool { check(bytes, objectOnly: false) }
+
+    /// Calls `visit` with the key (the raw bytes between its quotes, escapes as sent) and the value's bytes
+    /// of every member of the object that is the top-level object's member `name`, in order. Visits nothing
+    /// when there is no such member or it is not an object. For a body `isObject` accepted: it reads in
+    /// place and allocates nothing, like the check itself.
+    static func forEachMember(ofObject name: StaticString, in bytes: [UInt8],
+                              _ visit: (_ key: Range<Int>, _ value: Range<Int>) -> Void) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(bytes: buffer)
+            scanner.skipWhitespace()
+            guard scanner.peek == UInt8(ascii: "{") else { return }
+            var found: Int?
+            _ = scanner.members(depth: 0) { key, value in
+                if found == nil, buffer[value.lowerBound] == UInt8(ascii: "{"),
+                   JSONShape.string(buffer, key, equals: name) {
+                    found = value.lowerBound
+                }
+            }
+            guard let start = found else { return }
+            var inner = Scanner(bytes: buffer)
+            inner.index = start
+            _ = inner.members(depth: 1, visit)
+        }
+    }
+
+    /// Whether the raw string bytes at `range` (between the quotes) spell `literal`. A string with escapes
+    /// is decoded first, so `"thread\u002did"` is `thread-id` as it is to APNs.
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, equals literal: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        if !bytes[range].contains(UInt8(ascii: "\\")) { return bytes[range].elementsEqual(expected) }
+        let quoted = Array(bytes[(range.lowerBound - 1)..<(range.upperBound + 1)])
+        guard let text = (try? JSONParser.parse(quoted))?.stringValue else { return false }
+        return text.utf8.elementsEqual(expected)
+    }
+
+    static func string(_ bytes: [UInt8], _ range: Range<Int>, equals literal: StaticString) -> Bool {
+        bytes.withUnsafeBufferPointer { string($0, range, equals: literal) }
+    }
 
     private static func check(_ bytes: [UInt8], objectOnly: Bool) -> Bool {
         bytes.withUnsafeBufferPointer { buffer in
@@ -66,17 +106,26 @@ enum JSONShape {
         }
 
         mutating func object(depth: Int) -> Bool {
+            members(depth: depth) { _, _ in }
+        }
+
+        /// The object at `index`, calling `visit` with each member's key (inside its quotes) and value range.
+        mutating func members(depth: Int, _ visit: (_ key: Range<Int>, _ value: Range<Int>) -> Void) -> Bool {
             index += 1
             skipWhitespace()
             if peek == UInt8(ascii: "}") { index += 1; return true }
             while true {
                 skipWhitespace()
+                let keyStart = index + 1
                 guard peek == UInt8(ascii: "\""), string() else { return false }
+                let key = keyStart..<(index - 1)
                 skipWhitespace()
                 guard peek == UInt8(ascii: ":") else { return false }
                 index += 1
                 skipWhitespace()
+                let valueStart = index
                 guard value(depth: depth + 1) else { return false }
+                visit(key, valueStart..<index)
                 skipWhitespace()
                 switch peek {
                 case UInt8(ascii: ","): index += 1

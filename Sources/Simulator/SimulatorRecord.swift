@@ -28,6 +28,10 @@ public struct SimulatorRecord: Sendable {
     /// The body as JSON; nil if it is not JSON.
     public var payload: JSONValue? { try? JSONParser.parse(body) }
 
+    /// An APNs payload's `aps`, what iOS itself acts on (alert, `thread-id`, `sound`, `interruption-level`);
+    /// nil when the body is not a JSON object with one.
+    public var aps: JSONValue? { payload?["aps"] }
+
     /// The first value of a header, by lowercase name.
     public func header(_ name: String) -> String? {
         headers.first { $0.name == name }?.value

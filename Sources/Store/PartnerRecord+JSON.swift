@@ -18,6 +18,8 @@ extension PartnerRecord {
                 ])
             } ?? .null),
             ("webhookUrl", webhookURL.map { .string($0) } ?? .null),
+            ("sound", sound.name.map { .string($0) } ?? .null),
+            ("allowTimeSensitive", .bool(allowTimeSensitive)),
             ("createdAt", .string(ISO8601.format(createdAt))),
             ("revokedAt", revokedAt.map { .string(ISO8601.format($0)) } ?? .null),
         ]

@@ -18,13 +18,18 @@ public struct PartnerRecord: Sendable, Equatable {
     public let webhookURL: String?
     public let createdAt: Date
     public let revokedAt: Date?
+    /// `aps.sound` of the partner's pushes (SPEC 2.3).
+    public let sound: NotificationSound
+    /// Whether its pushes may ask for `interruptionLevel: time-sensitive`.
+    public let allowTimeSensitive: Bool
 
     public var profile: PartnerProfile {
         PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
                        iconPath: iconUpdatedAt.map { _ in
                            PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize)
                        },
-                       rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay)
+                       rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay, sound: sound,
+                       allowTimeSensitive: allowTimeSensitive)
     }
 }
 
@@ -38,9 +43,12 @@ public struct NewPartner: Sendable {
     public var icon: PartnerIconChange?
     /// The partner's webhook, if it starts with one.
     public var webhook: PartnerWebhook?
+    public var sound: NotificationSound
+    public var allowTimeSensitive: Bool
 
     public init(miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
-                rateLimitPerDay: Int, icon: PartnerIconChange? = nil, webhook: PartnerWebhook? = nil) {
+                rateLimitPerDay: Int, icon: PartnerIconChange? = nil, webhook: PartnerWebhook? = nil,
+                sound: NotificationSound = .systemDefault, allowTimeSensitive: Bool = false) {
         self.miniAppID = miniAppID
         self.displayName = displayName
         self.tenantID = tenantID
@@ -48,6 +56,8 @@ public struct NewPartner: Sendable {
         self.rateLimitPerDay = rateLimitPerDay
         self.icon = icon
         self.webhook = webhook
+        self.sound = sound
+        self.allowTimeSensitive = allowTimeSensitive
     }
 }
 
@@ -88,13 +98,20 @@ public struct PartnerChanges: Sendable {
     public var icon: PartnerIconChange?
     /// nil keeps the webhook as it is.
     public var webhook: PartnerWebhookChange?
+    /// nil keeps the sound as it is; `.silent` removes it.
+    public var sound: NotificationSound?
+    /// nil keeps the permission as it is.
+    public var allowTimeSensitive: Bool?
     public init(displayName: String? = nil, rateLimitPerMinute: Int? = nil, rateLimitPerDay: Int? = nil,
-                icon: PartnerIconChange? = nil, webhook: PartnerWebhookChange? = nil) {
+                icon: PartnerIconChange? = nil, webhook: PartnerWebhookChange? = nil, sound: NotificationSound? = nil,
+                allowTimeSensitive: Bool? = nil) {
         self.displayName = displayName
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
         self.icon = icon
         self.webhook = webhook
+        self.sound = sound
+        self.allowTimeSensitive = allowTimeSensitive
     }
 }
 
@@ -105,7 +122,7 @@ public struct PartnerStore: Sendable {
 
     static let columns = """
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
-        created_at, revoked_at, icon_updated_at, webhook_url
+        created_at, revoked_at, icon_updated_at, webhook_url, sound, allow_time_sensitive
         """
 
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
@@ -118,13 +135,15 @@ public struct PartnerStore: Sendable {
                 let icon = partner.icon.map(Self.iconColumns)
                 let row = try connection.query("""
                     INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
-                                          rate_limit_per_day, icon_url, icon_updated_at, webhook_url, webhook_secret)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9 THEN now() END, $10, $11)
+                                          rate_limit_per_day, icon_url, icon_updated_at, webhook_url, webhook_secret,
+                                          sound, allow_time_sensitive)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9 THEN now() END, $10, $11, $12, $13)
                     RETURNING \(Self.columns)
                     """,
                     [id, partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
                      partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false,
-                     partner.webhook?.url, partner.webhook?.secret]).first!
+                     partner.webhook?.url, partner.webhook?.secret, partner.sound.name,
+                     partner.allowTimeSensitive]).first!
                 if let change = partner.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
                 return try Self.record(row)
             }
@@ -169,13 +188,16 @@ public struct PartnerStore: Sendable {
                     icon_updated_at = CASE WHEN $5 THEN CASE WHEN $7 THEN now() END ELSE icon_updated_at END,
                     webhook_url = CASE WHEN $8 THEN $9 ELSE webhook_url END,
                     webhook_secret = CASE WHEN $8 AND $9::text IS NULL THEN NULL ELSE coalesce($10, webhook_secret) END,
+                    sound = CASE WHEN $11 THEN $12 ELSE sound END,
+                    allow_time_sensitive = coalesce($13, allow_time_sensitive),
                     updated_at = now()
                 WHERE id = $1
                 RETURNING \(Self.columns)
                 """,
                 [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
                  icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil, Self.webhookURL(changes.webhook),
-                 Self.webhookSecret(changes.webhook)]
+                 Self.webhookSecret(changes.webhook), changes.sound != nil, changes.sound?.name,
+                 changes.allowTimeSensitive]
             ).first else { return nil }
             if let change = changes.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
             return try Self.record(row)
@@ -236,6 +258,7 @@ public struct PartnerStore: Sendable {
             id: try row.uuid(0), miniAppID: try row.string(1), displayName: try row.string(2),
             tenantID: try row.string(3), rateLimitPerMinute: try row.int(4), rateLimitPerDay: try row.int(5),
             iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), webhookURL: row.optionalString(10),
-            createdAt: try row.date(7), revokedAt: try row.optionalDate(8))
+            createdAt: try row.date(7), revokedAt: try row.optionalDate(8),
+            sound: NotificationSound(name: row.optionalString(11)), allowTimeSensitive: try row.bool(12))
     }
 }

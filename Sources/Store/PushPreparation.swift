@@ -18,11 +18,12 @@ public enum PushPreparation {
     /// past the first costs every push one more render (docs/performance.md, "Eighth session").
     public static let intakeSlots = 2
 
-    /// Fields and payload size (SPEC 2.1) of a push body for `partner`. Renders once: the size check
-    /// uses the first delivery's payload, which is then sent as is.
+    /// Fields, what the partner row allows, and payload size (SPEC 2.1) of a push body for `partner`.
+    /// Renders once: the size check uses the first delivery's payload, which is then sent as is.
     public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
                              now: Date) throws(HeraldError) -> CheckedPush {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
+        try push.interruptionLevel.authorize(for: partner)
         let content = PushContent(request: push, partner: partner, publicURL: rules.publicURL)
         let id = UUIDv7.make(at: now)
         let rendering = PushPayload.render(content, deliveryID: id, signer: signer)

@@ -26,6 +26,40 @@ import Testing
         }
     }
 
+    @Test(arguments: ["default", "chime.caf", "My Chime.aiff", "ping-2_final.wav", "é.caf", "a", "x.",
+                      String(repeating: "x", count: 64), String(repeating: "😀", count: 64)])
+    func acceptsSoundNames(_ name: String) throws {
+        #expect(try PartnerRules.soundName(name) == name)
+        #expect(try PartnerRules.sound(.string(name)) == .named(name))
+    }
+
+    @Test(arguments: [
+        "", String(repeating: "x", count: 65), "sounds/chime.caf", "/chime.caf", "..\\chime.caf", "a\\b", ".hidden.caf",
+        ".", "..", " chime.caf", "chime.caf ", "\tchime", "chime\n", "chi\u{0}me", "chi\u{7F}me", "chi\u{202E}me",
+        "\u{A0}chime", "chime\u{3000}",
+    ])
+    func rejectsSoundNames(_ name: String) {
+        expectHeraldError(status: 400, code: "invalid_field", field: "sound") { () throws(HeraldError) in
+            _ = try PartnerRules.soundName(name)
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "sound") { () throws(HeraldError) in
+            _ = try PartnerRules.sound(.string(name))
+        }
+    }
+
+    @Test func soundNullIsSilentAndOtherTypesAreRefused() throws {
+        #expect(try PartnerRules.sound(.null) == .silent)
+        #expect(NotificationSound.silent.name == nil)
+        #expect(NotificationSound(name: nil) == .silent)
+        #expect(NotificationSound(name: "default") == .systemDefault)
+        for value: JSONValue in [.number(1), .bool(false), .array([.string("chime.caf")]), .object([])] {
+            let error = expectHeraldError(status: 400, code: "invalid_field", field: "sound") { () throws(HeraldError) in
+                _ = try PartnerRules.sound(value)
+            }
+            #expect(error?.message.contains("null") == true)
+        }
+    }
+
     @Test(arguments: ["https://cdn.example.com/icons/gacha.png", "https://h/x.png"])
     func acceptsIconURLs(_ url: String) throws {
         #expect(try PartnerRules.iconURL(url) == url)

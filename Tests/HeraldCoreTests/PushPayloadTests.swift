@@ -55,8 +55,10 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
             "kid", "sig",
         ])
         let aps = try membersByKey(top["aps"])
-        #expect(Set(aps.keys) == ["alert", "mutable-content"])
+        #expect(Set(aps.keys) == ["alert", "mutable-content", "thread-id", "sound"])
         #expect(aps["mutable-content"] == .number(1))
+        #expect(aps["thread-id"] == .string("fun.pull.gacha"))
+        #expect(aps["sound"] == .string("default"))
         let alert = try membersByKey(aps["alert"])
         #expect(Set(alert.keys) == ["title", "body"])
         #expect(alert["title"] == .string("[Gacha] Deposit pending"))
@@ -85,6 +87,87 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         // Compact: re-serialising the parsed document gives the same bytes (no whitespace anywhere).
         #expect(JSONWriter.bytes(try JSONParser.parse(rendered.apns)) == rendered.apns)
         #expect(JSONWriter.bytes(try JSONParser.parse(rendered.fcm)) == rendered.fcm)
+    }
+
+    // MARK: aps: thread, sound, interruption level
+
+    static func aps(sound: NotificationSound = .systemDefault, level: String? = nil) throws -> JSONValue? {
+        let request = try Fixtures.request(deepLink: "basedapp://miniapp/fun.pull.gacha/x", interruptionLevel: level)
+        let content = PushContent(request: request, partner: Fixtures.partner(sound: sound, allowTimeSensitive: true))
+        return try JSONParser.parse(PushPayload.render(content, deliveryID: deliveryID, signer: signer).apns)["aps"]
+    }
+
+    @Test func apsIsWrittenInAFixedOrder() throws {
+        let rendered = PushPayload.render(try Self.content(), deliveryID: Self.deliveryID, signer: Self.signer)
+        #expect(text(rendered.apns).hasPrefix(
+            #"{"aps":{"alert":{"title":"[Gacha] Deposit pending","body":"Confirmations: 1/6"},"mutable-content":1,"#
+                + #""thread-id":"fun.pull.gacha","sound":"default"},"channel":"mini-app","#))
+    }
+
+    @Test("thread-id is the mini-app; sound is the partner's, none when silent; interruption-level only when not active",
+          arguments: [
+              (NotificationSound.systemDefault, nil as String?, #"{"thread-id":"fun.pull.gacha","sound":"default"}"#),
+              (.named("chime.caf"), nil, #"{"thread-id":"fun.pull.gacha","sound":"chime.caf"}"#),
+              (.silent, nil, #"{"thread-id":"fun.pull.gacha"}"#),
+              (.systemDefault, "active", #"{"thread-id":"fun.pull.gacha","sound":"default"}"#),
+              (.systemDefault, "passive",
+               #"{"thread-id":"fun.pull.gacha","sound":"default","interruption-level":"passive"}"#),
+              (.silent, "passive", #"{"thread-id":"fun.pull.gacha","interruption-level":"passive"}"#),
+              (.named("alarm tone.aiff"), "time-sensitive",
+               #"{"thread-id":"fun.pull.gacha","sound":"alarm tone.aiff","interruption-level":"time-sensitive"}"#),
+          ])
+    func apsPresentationKeys(_ sound: NotificationSound, _ level: String?, _ expected: String) throws {
+        var aps = try #require(try Self.aps(sound: sound, level: level)?.objectMembers)
+        #expect(aps.prefix(2).map(\.key) == ["alert", "mutable-content"])
+        aps.removeFirst(2)
+        #expect(JSONWriter.string(.object(aps)) == expected)
+    }
+
+    @Test func fcmDataIsTheSameWhateverTheSoundAndInterruptionLevel() throws {
+        let variants: [(NotificationSound, String?)] = [
+            (.systemDefault, nil), (.silent, nil), (.named("chime.caf"), "passive"), (.systemDefault, "time-sensitive"),
+        ]
+        let renders = try variants.map { sound, level in
+            let request = try Fixtures.request(data: [("txHash", "0x1234")], interruptionLevel: level)
+            let partner = Fixtures.partner(sound: sound, allowTimeSensitive: true)
+            return PushPayload.render(PushContent(request: request, partner: partner), deliveryID: Self.deliveryID,
+                                      signer: Self.signer)
+        }
+        #expect(Set(renders.map(\.fcm)).count == 1)
+        #expect(Set(renders.map(\.fcmDataBytes)).count == 1)
+        let data = try membersByKey(try JSONParser.parse(renders[3].fcm)["data"])
+        for key in ["thread-id", "threadId", "sound", "interruption-level", "interruptionLevel"] {
+            #expect(data[key] == nil, "\(key)")
+        }
+        // While the APNs payloads differ only inside aps.
+        #expect(Set(renders.map(\.apns)).count == renders.count)
+    }
+
+    @Test func sizeCheckCountsTheApsKeys() throws {
+        // Content that fits exactly with a silent partner and no interruption level...
+        var request = try Fixtures.request(deepLink: "basedapp://miniapp/fun.pull.gacha/x")
+        let silent = Fixtures.partner(sound: .silent)
+        request.data = [.init(key: "blob", value: "")]
+        let base = Self.apnsSize(PushContent(request: request, partner: silent))
+        request.data = [.init(key: "blob", value: String(repeating: "x", count: 4096 - base))]
+        let fitting = PushContent(request: request, partner: silent)
+        #expect(Self.apnsSize(fitting) == 4096)
+        try PushPayload.checkSize(fitting, signer: Self.signer)
+        // ... is over once the partner has a sound, and by exactly the bytes of the sound key.
+        let sounded = PushContent(request: request, partner: Fixtures.partner(sound: .named("chime.caf")))
+        let soundBytes = #","sound":"chime.caf""#.utf8.count
+        #expect(Self.apnsSize(sounded) == 4096 + soundBytes)
+        let error = expectHeraldError(status: 422, code: "payload_too_large", field: "data") { () throws(HeraldError) in
+            try PushPayload.checkSize(sounded, signer: Self.signer)
+        }
+        #expect(error?.message.contains("\(soundBytes) over") == true)
+        // ... and so with an interruption level.
+        request.interruptionLevel = .passive
+        let passive = PushContent(request: request, partner: silent)
+        #expect(Self.apnsSize(passive) == 4096 + #","interruption-level":"passive""#.utf8.count)
+        expectHeraldError(status: 422, code: "payload_too_large", field: "data") { () throws(HeraldError) in
+            try PushPayload.checkSize(passive, signer: Self.signer)
+        }
     }
 
     @Test func optionalKeysAreLeftOutWhenAbsent() throws {

@@ -393,7 +393,7 @@ import Testing
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "google", "googleX", "google.sent_time", "Google", "GOOGLE_x", "gOoGlE", "gcm", "gcm.notification.title",
         "GCM", "Gcm_thing", "gcmX",
-        "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification",
+        "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon",
     ]
 
     @Test(arguments: reservedKeys)
@@ -423,6 +423,48 @@ import Testing
         #expect(!PushRules.isReservedDataKey(key))
         let request = try Self.validate(Self.body([("data", .object([(key, .string("x"))]))]))
         #expect(request.data == [.init(key: key, value: "x")])
+    }
+
+    // MARK: interruptionLevel
+
+    @Test func interruptionLevelIsActiveWhenAbsentOrNull() throws {
+        #expect(try Self.validate(Self.body()).interruptionLevel == .active)
+        #expect(try Self.validate(Self.body([("interruptionLevel", .null)])).interruptionLevel == .active)
+    }
+
+    @Test(arguments: [("passive", InterruptionLevel.passive), ("active", .active), ("time-sensitive", .timeSensitive)])
+    func interruptionLevelsTheSpecAllows(_ text: String, _ level: InterruptionLevel) throws {
+        #expect(try Self.validate(Self.body([("interruptionLevel", .string(text))])).interruptionLevel == level)
+    }
+
+    /// `critical` is Apple's, but needs an entitlement no partner push has; the rest are misspellings or
+    /// not strings.
+    @Test(arguments: [
+        JSONValue.string("critical"), .string("Active"), .string("time_sensitive"), .string("timeSensitive"),
+        .string(""), .string(" passive"), .number(1), .bool(true), .array([.string("passive")]),
+        .object([("level", .string("passive"))]),
+    ])
+    func otherInterruptionLevelsAreRefused(_ value: JSONValue) {
+        let error = expectHeraldError(status: 400, code: "invalid_field", field: "interruptionLevel") {
+            () throws(HeraldError) in
+            _ = try Self.validate(Self.body([("interruptionLevel", value)]))
+        }
+        #expect(error?.message == "interruptionLevel must be passive, active or time-sensitive.")
+    }
+
+    @Test func timeSensitiveNeedsThePartnersPermission() throws {
+        let refused = Fixtures.partner(allowTimeSensitive: false)
+        let allowed = Fixtures.partner(allowTimeSensitive: true)
+        let error = expectHeraldError(status: 403, code: "time_sensitive_not_allowed", field: "interruptionLevel") {
+            () throws(HeraldError) in
+            try InterruptionLevel.timeSensitive.authorize(for: refused)
+        }
+        #expect(error?.message.contains("admin") == true)
+        try InterruptionLevel.timeSensitive.authorize(for: allowed)
+        for level in [InterruptionLevel.passive, .active] {
+            try level.authorize(for: refused)
+            try level.authorize(for: allowed)
+        }
     }
 
     // MARK: sendAt

@@ -130,6 +130,37 @@ import Testing
         agree(regex, corpus, maxLength: 64) { (try? PartnerRules.displayName($0)) != nil }
     }
 
+    @Test func soundNames() throws {
+        let regex = try Self.pattern(after: "\n    SoundName:")
+        let corpus = Self.strings(around: [("a", "b"), ("", ""), ("", "b"), ("a", ""), ("a", ".caf")])
+            + [".", "..", ".caf", "a/b", "a\\b", "default"]
+        agree(regex, corpus, maxLength: 64) { (try? PartnerRules.soundName($0)) != nil }
+    }
+
+    /// The push schema's `interruptionLevel` enum is what the validator takes.
+    @Test func interruptionLevels() throws {
+        let start = try #require(Self.openAPI.range(of: "\n        interruptionLevel:\n          type: [string, 'null']"))
+        let line = try #require(Self.openAPI[start.upperBound...].split(separator: "\n")
+            .first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("enum:") })
+        let values = line.drop { $0 != "[" }.dropFirst().prefix { $0 != "]" }.split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(values == InterruptionLevel.allCases.map(\.rawValue) + ["null"])
+        for value in values where value != "null" {
+            #expect(Self.accepts(Self.push([("title", .string("t")), ("interruptionLevel", .string(value))])), "\(value)")
+        }
+        #expect(!Self.accepts(Self.push([("title", .string("t")), ("interruptionLevel", .string("critical"))])))
+    }
+
+    /// The reserved data keys the schema lists are the ones the validator refuses.
+    @Test func reservedDataKeys() throws {
+        let start = try #require(Self.openAPI.range(of: "                - enum: ["))
+        let list = Self.openAPI[start.upperBound...].prefix { $0 != "]" }
+        let keys = list.split { $0 == "," || $0 == "\n" }.map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        #expect(Set(keys) == PushRules.reservedDataKeys)
+        #expect(keys.count == PushRules.reservedDataKeys.count)
+    }
+
     @Test func iconURLs() throws {
         let regex = try Self.pattern(after: "\n    IconUrl:")
         let corpus = Self.strings(around: [("https://cdn.example.com/", ".png"), ("https://", "x.io/i.png"),

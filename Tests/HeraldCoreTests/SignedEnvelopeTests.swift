@@ -206,6 +206,28 @@ enum HostVerifier {
         }
     }
 
+    /// `aps`'s presentation keys are not signed (docs/security.md): the host's rule reads none of them, so
+    /// the same delivery signs the same whatever the partner's sound or the push's interruption level,
+    /// and the FCM data (which carries none of them) keeps the APNs signature.
+    @Test func apsPresentationKeysAreNotSigned() throws {
+        let id = UUID()
+        var signatures: Set<String> = []
+        for (sound, level) in [(NotificationSound.systemDefault, nil as String?), (.silent, "passive"),
+                               (.named("chime.caf"), "time-sensitive")] {
+            let request = try Fixtures.request(data: [("txHash", "0x1234")], interruptionLevel: level)
+            let content = PushContent(request: request, partner: Fixtures.partner(sound: sound, allowTimeSensitive: true))
+            let rendered = Self.render(content, id: id)
+            let apns = try JSONParser.parse(rendered.apns)
+            let fields = try HostVerifier.signedFields(apns: apns)
+            let sig = try #require(apns["sig"]?.stringValue)
+            #expect(sig == HostVerifier.signature(fields, key: Fixtures.signingKey))
+            #expect(fields["thread-id"] == nil && fields["sound"] == nil && fields["interruption-level"] == nil)
+            #expect(try JSONParser.parse(rendered.fcm)["data"]?["sig"] == .string(sig))
+            signatures.insert(sig)
+        }
+        #expect(signatures.count == 1)
+    }
+
     @Test func eachDeliveryHasItsOwnSignature() throws {
         let content = try Self.contents()[0]
         let first = try JSONParser.parse(Self.render(content, id: UUID()).apns)["sig"]

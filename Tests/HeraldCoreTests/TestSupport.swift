@@ -65,13 +65,14 @@ enum Fixtures {
     /// HERALD_PUBLIC_URL of the fixtures' intake.
     static let publicURL = "https://herald.example"
 
-    static func partner(displayName: String = "Gacha", iconPath: String? = "/icons/fun.pull.gacha/256.png")
+    static func partner(displayName: String = "Gacha", iconPath: String? = "/icons/fun.pull.gacha/256.png",
+                        sound: NotificationSound = .systemDefault, allowTimeSensitive: Bool = false)
         -> PartnerProfile
     {
         PartnerProfile(
             id: UUID(uuidString: "0190a6b2-7c1e-7abc-8def-0123456789ab")!, miniAppID: miniAppID,
             displayName: displayName, tenantID: "tenant-1", iconPath: iconPath,
-            rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
+            rateLimitPerMinute: 60, rateLimitPerDay: 10_000, sound: sound, allowTimeSensitive: allowTimeSensitive)
     }
 
     static let signingKey: [UInt8] = Array("herald-test-signing-key-0123456789".utf8)
@@ -80,7 +81,7 @@ enum Fixtures {
     /// A validated request built from the given members on top of a minimal valid body.
     static func request(
         title: String = "Deposit pending", body: String? = "Confirmations: 1/6",
-        deepLink: String? = nil, data: [(String, String)] = []
+        deepLink: String? = nil, data: [(String, String)] = [], interruptionLevel: String? = nil
     ) throws -> PushRequest {
         var members: [(key: String, value: JSONValue)] = [
             ("recipients", .object([("emails", .array([.string("alice@example.com")]))])),
@@ -89,6 +90,7 @@ enum Fixtures {
         if let body { members.append(("body", .string(body))) }
         if let deepLink { members.append(("deepLink", .string(deepLink))) }
         if !data.isEmpty { members.append(("data", .object(data.map { ($0.0, JSONValue.string($0.1)) }))) }
+        if let interruptionLevel { members.append(("interruptionLevel", .string(interruptionLevel))) }
         return try PushRequestValidator.validate(.object(members), miniAppID: miniAppID, rules: PushRules(), now: now)
     }
 }

@@ -320,6 +320,59 @@ struct BackfillTests {
         #expect(try database.count("SELECT count(*) FROM devices") == 3)
     }
 
+    @Test("sends: interruptionLevel by the push endpoint's rules and the partner's permission; the partner's sound and the mini-app's thread-id in aps")
+    func presentationKeys() async throws {
+        let database = try BackfillDatabase()
+        _ = try await database.run(["backfill", "users", try writeLines(Self.usersFile(3)).path])
+        for arguments in [["--mini-app-id", "bf.urgent", "--sound", "chime.caf", "--allow-time-sensitive"],
+                          ["--mini-app-id", "bf.plain"], ["--mini-app-id", "bf.quiet", "--silent"]] {
+            let created = try database.runQuick(["partners", "create", "--display-name", "App", "--tenant", Self.tenant]
+                                                + arguments)
+            #expect(created.status == 0, "\(created.stderr)")
+        }
+        let lines = [
+            Self.send("a", partner: "bf.urgent", email: "u0@example.com",
+                      extra: [("interruptionLevel", .string("time-sensitive"))]),
+            Self.send("b", partner: "bf.plain", email: "u0@example.com",
+                      extra: [("interruptionLevel", .string("time-sensitive"))]),
+            Self.send("c", partner: "bf.plain", email: "u1@example.com", extra: [("interruptionLevel", .string("critical"))]),
+            Self.send("d", partner: "bf.plain", email: "u1@example.com", extra: [("interruptionLevel", .string("passive"))]),
+            Self.send("e", partner: "bf.plain", email: "u2@example.com",
+                      extra: [("data", .object([("icon", .string("https://x.example/i.png"))]))]),
+            Self.send("f", partner: "bf.quiet", email: "u2@example.com", extra: [("interruptionLevel", .null)]),
+        ]
+        let file = try writeLines(lines)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await database.run(["backfill", "sends", file.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try result.json()
+        #expect(summary["accepted"] == .number(3))
+        let rejected = try #require(summary["rejected"]?.arrayValue).map {
+            ($0["line"]?.numberValue ?? 0, $0["code"]?.stringValue ?? "")
+        }
+        #expect(rejected.map(\.0) == [2, 3, 5])
+        #expect(rejected.map(\.1) == ["time_sensitive_not_allowed", "invalid_field", "invalid_field"])
+
+        func aps(_ key: String) throws -> JSONValue? {
+            let row = try #require(try database.query("""
+                SELECT d.payload FROM backfill_keys b JOIN deliveries d ON d.request_id = b.request_id WHERE b.key = $1
+                """, [key]).first, "key \(key)")
+            return try JSONParser.parse(try row.string(0))["aps"]
+        }
+        let urgent = try aps("a")
+        #expect(urgent?["thread-id"] == .string("bf.urgent"))
+        #expect(urgent?["sound"] == .string("chime.caf"))
+        #expect(urgent?["interruption-level"] == .string("time-sensitive"))
+        let passive = try aps("d")
+        #expect(passive?["thread-id"] == .string("bf.plain"))
+        #expect(passive?["sound"] == .string("default"))
+        #expect(passive?["interruption-level"] == .string("passive"))
+        let quiet = try aps("f")
+        #expect(quiet?["thread-id"] == .string("bf.quiet"))
+        #expect(quiet?["sound"] == nil && quiet?["interruption-level"] == nil)
+        #expect(try database.count("SELECT count(*) FROM backfill_keys") == 3)
+    }
+
     @Test("the JSON shape of backfill sends, and progress lines on stderr when piped")
     func shapeAndProgress() async throws {
         let database = try BackfillDatabase()

@@ -121,6 +121,48 @@ struct HeraldCtlTests {
         #expect(try Self.run(["partners", "rotate-key", id]).status == 1)
     }
 
+    @Test("partners: --sound, --silent and the time-sensitive permission on create and update")
+    func partnerSoundAndPermission() throws {
+        func parsed(_ result: (status: Int32, output: String)) throws -> JSONValue {
+            try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let plain = try parsed(Self.run(["partners", "create", "--mini-app-id", "snd." + UUID().uuidString.prefix(8).lowercased(),
+                                         "--display-name", "Plain", "--json"]))
+        #expect(plain["sound"] == .string("default"))
+        #expect(plain["allowTimeSensitive"] == .bool(false))
+
+        let created = try Self.run(["partners", "create", "--mini-app-id", "snd." + UUID().uuidString.prefix(8).lowercased(),
+                                    "--display-name", "Loud", "--sound", "chime.caf", "--allow-time-sensitive", "--json"])
+        #expect(created.status == 0, "\(created.output)")
+        let json = try parsed(created)
+        #expect(json["sound"] == .string("chime.caf"))
+        #expect(json["allowTimeSensitive"] == .bool(true))
+        let id = try #require(json["id"]?.stringValue)
+
+        let silenced = try parsed(Self.run(["partners", "update", id, "--silent", "--disallow-time-sensitive", "--json"]))
+        #expect(silenced["sound"] == .null)
+        #expect(silenced["allowTimeSensitive"] == .bool(false))
+        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND sound IS NULL AND NOT allow_time_sensitive",
+                               [id]) == 1)
+        // Neither option given: both stay.
+        let kept = try parsed(Self.run(["partners", "update", id, "--rate-limit-per-day", "9", "--json"]))
+        #expect(kept["sound"] == .null && kept["allowTimeSensitive"] == .bool(false))
+        let text = try Self.run(["partners", "update", id, "--sound", "ping.aiff", "--allow-time-sensitive"])
+        #expect(text.status == 0)
+        #expect(text.output.contains("sound=ping.aiff") && text.output.contains("time-sensitive"))
+
+        // A bad name is the admin API's rule (exit 1, nothing changed); contradictory options are usage errors.
+        let bad = try Self.run(["partners", "update", id, "--sound", "../chime.caf"])
+        #expect(bad.status == 1)
+        #expect(bad.output.contains("sound must be"))
+        #expect(try Self.run(["partners", "update", id, "--sound", "a.caf", "--silent"]).status == 2)
+        #expect(try Self.run(["partners", "update", id, "--allow-time-sensitive", "--disallow-time-sensitive"]).status == 2)
+        #expect(try Self.run(["partners", "create", "--mini-app-id", "snd.x", "--display-name", "X",
+                              "--disallow-time-sensitive"]).status == 2)
+        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND sound = 'ping.aiff' AND allow_time_sensitive",
+                               [id]) == 1)
+    }
+
     @Test("new partners take the defaults the intake uses from the environment")
     func environmentDefaults() throws {
         var environment = ProcessInfo.processInfo.environment

@@ -150,7 +150,7 @@ struct StatsTests {
         #expect(partitions.objectKeys == ["dropped", "partitions"])
         #expect(partitions["partitions"]?.arrayValue?.first?.objectKeys == ["table", "partition", "bounds"])
         let partner = ["id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "icon", "webhookUrl",
-                       "createdAt", "revokedAt"]
+                       "sound", "allowTimeSensitive", "createdAt", "revokedAt"]
         let miniApp = "shape." + UUID().uuidString.prefix(8).lowercased()
         let created = try json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Shape", "--json"])
         #expect(created.objectKeys == partner + ["apiKey"])

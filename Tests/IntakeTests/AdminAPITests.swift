@@ -131,3 +131,144 @@ struct AdminAPITests {
         #expect(try intake.admin("POST", "/api/admin/mini-app-partners/\(UUID())/rotate-key").status == 404)
     }
 }
+
+/// The partner row's `sound` and `allowTimeSensitive` (SPEC 2.3, 2.1), through the admin API and into pushes.
+@Suite("Admin API: sound and time-sensitive permission", .requiresDatabase)
+struct PartnerPresentationAdminTests {
+    let intake = IntakeHarness.shared
+    static let path = "/api/admin/mini-app-partners"
+
+    func columns(_ id: String) throws -> (sound: String?, allowTimeSensitive: Bool) {
+        let row = try #require(try DB.rows("SELECT sound, allow_time_sensitive FROM partners WHERE id = $1::uuid", [id]).first)
+        return (row.optionalString(0), try row.bool(1))
+    }
+
+    func listed(_ id: String) throws -> JSONValue? {
+        try intake.admin("GET", Self.path).json["partners"]?.arrayValue?.first { $0["id"] == .string(id) }
+    }
+
+    @Test("create: sound defaults to \"default\" and allowTimeSensitive to false; both are stored and shown")
+    func createDefaults() throws {
+        let created = try intake.admin("POST", Self.path,
+            #"{"miniAppId":"\#(TestEnvironment.unique("snd"))","displayName":"Pull"}"#)
+        #expect(created.status == 201)
+        #expect(created.json["sound"] == .string("default"))
+        #expect(created.json["allowTimeSensitive"] == .bool(false))
+        let id = try #require(created.json["id"]?.stringValue)
+        let stored = try columns(id)
+        #expect(stored.sound == "default" && !stored.allowTimeSensitive)
+        #expect(try listed(id)?["sound"] == .string("default"))
+        #expect(try listed(id)?["allowTimeSensitive"] == .bool(false))
+    }
+
+    @Test("create with a sound file and the permission; null sound is silent, null permission the default",
+          arguments: [
+              (#""sound":"chime.caf","allowTimeSensitive":true"#, "chime.caf" as String?, true),
+              (#""sound":null,"allowTimeSensitive":false"#, nil, false),
+              (#""sound":"Alarm Tone.aiff","allowTimeSensitive":null"#, "Alarm Tone.aiff", false),
+          ])
+    func createWithFields(_ fields: String, _ sound: String?, _ allowed: Bool) throws {
+        let created = try intake.admin("POST", Self.path,
+            #"{"miniAppId":"\#(TestEnvironment.unique("snd"))","displayName":"Pull",\#(fields)}"#)
+        #expect(created.status == 201, "\(created.text)")
+        #expect(created.json["sound"] == (sound.map { .string($0) } ?? .null))
+        #expect(created.json["allowTimeSensitive"] == .bool(allowed))
+        let id = try #require(created.json["id"]?.stringValue)
+        let stored = try columns(id)
+        #expect(stored.sound == sound && stored.allowTimeSensitive == allowed)
+        let listed = try listed(id)
+        #expect(listed?["sound"] == (sound.map { .string($0) } ?? .null))
+        #expect(listed?["allowTimeSensitive"] == .bool(allowed))
+    }
+
+    static let invalidFields: [(String, String)] = [
+        (#""sound":"""#, "sound"),
+        (#""sound":"sounds/chime.caf""#, "sound"),
+        (#""sound":"..\\chime.caf""#, "sound"),
+        (#""sound":".hidden""#, "sound"),
+        (#""sound":" chime.caf""#, "sound"),
+        (#""sound":"chi\u0000me""#, "sound"),
+        (#""sound":"chi\u202eme""#, "sound"),
+        (#""sound":"\#(String(repeating: "x", count: 65))""#, "sound"),
+        (#""sound":3"#, "sound"),
+        (#""sound":false"#, "sound"),
+        (#""sound":{"name":"chime.caf"}"#, "sound"),
+        (#""allowTimeSensitive":"yes""#, "allowTimeSensitive"),
+        (#""allowTimeSensitive":1"#, "allowTimeSensitive"),
+    ]
+
+    @Test("a bad sound or permission on create is 400 with the field named; nothing is written",
+          arguments: invalidFields)
+    func invalidCreate(_ fields: String, _ field: String) throws {
+        let miniApp = TestEnvironment.unique("snd")
+        let response = try intake.admin("POST", Self.path, #"{"miniAppId":"\#(miniApp)","displayName":"Pull",\#(fields)}"#)
+        #expect(response.status == 400, "\(response.text)")
+        #expect(response.errorCode == "invalid_field")
+        #expect(response.errorField == field)
+        #expect(response.json["error"]?["message"]?.stringValue?.isEmpty == false)
+        #expect(try DB.count("SELECT count(*) FROM partners WHERE mini_app_id = $1", [miniApp]) == 0)
+    }
+
+    @Test("a bad sound or permission on PATCH is 400 with the field named; nothing changes", arguments: invalidFields)
+    func invalidUpdate(_ fields: String, _ field: String) throws {
+        let partner = try intake.makePartner(extra: [("sound", .string("chime.caf"))])
+        let response = try intake.admin("PATCH", "\(Self.path)/\(partner.id)", #"{"displayName":"Changed",\#(fields)}"#)
+        #expect(response.status == 400, "\(response.text)")
+        #expect(response.errorCode == "invalid_field")
+        #expect(response.errorField == field)
+        let stored = try columns(partner.id)
+        #expect(stored.sound == "chime.caf" && !stored.allowTimeSensitive)
+        #expect(try DB.rows("SELECT display_name FROM partners WHERE id = $1::uuid", [partner.id]).first?.string(0) == "Pull")
+    }
+
+    @Test("PATCH sets, silences and keeps the sound, and grants and withdraws the permission")
+    func update() throws {
+        let partner = try intake.makePartner()
+        let path = "\(Self.path)/\(partner.id)"
+        var response = try intake.admin("PATCH", path, #"{"sound":"ping.aiff","allowTimeSensitive":true}"#)
+        #expect(response.status == 200)
+        #expect(response.json["sound"] == .string("ping.aiff"))
+        #expect(response.json["allowTimeSensitive"] == .bool(true))
+        #expect(try columns(partner.id) == ("ping.aiff", true))
+
+        // Absent and null permission keep what is stored; other fields change alone.
+        response = try intake.admin("PATCH", path, #"{"rateLimitPerDay":700,"allowTimeSensitive":null}"#)
+        #expect(response.json["sound"] == .string("ping.aiff"))
+        #expect(response.json["allowTimeSensitive"] == .bool(true))
+        #expect(try columns(partner.id) == ("ping.aiff", true))
+
+        response = try intake.admin("PATCH", path, #"{"sound":null,"allowTimeSensitive":false}"#)
+        #expect(response.status == 200)
+        #expect(response.json["sound"] == .null)
+        #expect(response.json["allowTimeSensitive"] == .bool(false))
+        #expect(try columns(partner.id) == (nil, false))
+        #expect(try listed(partner.id)?["sound"] == .null)
+
+        response = try intake.admin("PATCH", path, #"{"sound":"default"}"#)
+        #expect(response.json["sound"] == .string("default"))
+        #expect(try columns(partner.id) == ("default", false))
+    }
+
+    @Test("PATCHed settings reach the partner's pushes once its cached profile expires")
+    func updateReachesPushes() throws {
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID, android: false)
+        let timeSensitive = pushBody(partner, emails: [user.email], extra: #","interruptionLevel":"time-sensitive""#)
+        let refused = try intake.push(partner.key, timeSensitive)
+        #expect(refused.status == 403)
+        #expect(refused.errorCode == "time_sensitive_not_allowed")
+
+        let patched = try intake.admin("PATCH", "\(Self.path)/\(partner.id)",
+                                       #"{"sound":"chime.caf","allowTimeSensitive":true}"#)
+        #expect(patched.status == 200)
+        Thread.sleep(forTimeInterval: 2.1)
+        let accepted = try intake.push(partner.key, timeSensitive)
+        #expect(accepted.status == 202, "\(accepted.text)")
+        let requestID = try #require(accepted.json["requestId"]?.stringValue)
+        let payload = try JSONParser.parse(try #require(
+            try DB.rows("SELECT payload FROM deliveries WHERE request_id = $1::uuid", [requestID]).first).string(0))
+        #expect(payload["aps"]?["sound"] == .string("chime.caf"))
+        #expect(payload["aps"]?["interruption-level"] == .string("time-sensitive"))
+        #expect(payload["aps"]?["thread-id"] == .string(partner.miniAppID))
+    }
+}

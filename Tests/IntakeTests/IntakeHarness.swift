@@ -107,8 +107,10 @@ struct TestUser: Sendable {
 }
 
 extension IntakeHarness {
+    /// `extra`: more admin fields (`sound`, `allowTimeSensitive`).
     func makePartner(tenant: String? = nil, perMinute: Int = 1_000, perDay: Int = 100_000,
-                     displayName: String = "Pull", iconURL: String? = nil) throws
+                     displayName: String = "Pull", iconURL: String? = nil,
+                     extra: [(key: String, value: JSONValue)] = []) throws
         -> TestPartner
     {
         let tenantID = tenant ?? TestEnvironment.unique("tenant")
@@ -118,6 +120,7 @@ extension IntakeHarness {
             ("rateLimitPerMinute", .number(Double(perMinute))), ("rateLimitPerDay", .number(Double(perDay))),
         ]
         if let iconURL { body.append(("iconUrl", .string(iconURL))) }
+        body += extra
         let response = try admin("POST", "/api/admin/mini-app-partners", JSONWriter.string(.object(body)))
         guard response.status == 201, let json = try? JSONParser.parse(response.body),
               let id = json["id"]?.stringValue, let key = json["apiKey"]?.stringValue

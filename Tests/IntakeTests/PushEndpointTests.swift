@@ -104,6 +104,56 @@ struct PushEndpointTests {
         }
     }
 
+    @Test("stored APNs payloads carry thread-id, the partner's sound and the push's interruption level; FCM none",
+          arguments: [
+              (#""sound":"chime.caf","allowTimeSensitive":true"#, "time-sensitive" as String?, "chime.caf" as String?),
+              (#""sound":null"#, "passive", nil),
+              ("", "active", "default"),
+              ("", nil, "default"),
+          ])
+    func storedPresentationKeys(_ partnerFields: String, _ level: String?, _ sound: String?) throws {
+        let fields = try JSONParser.parse("{\(partnerFields)}").objectMembers ?? []
+        let partner = try intake.makePartner(extra: fields)
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        let extra = level.map { #","interruptionLevel":"\#($0)""# } ?? ""
+        let response = try intake.push(partner.key, pushBody(partner, emails: [user.email], extra: extra))
+        #expect(response.status == 202, "\(response.text)")
+        let requestID = try #require(response.json["requestId"]?.stringValue)
+        let rows = try DB.rows("SELECT service, payload FROM deliveries WHERE request_id = $1::uuid", [requestID])
+        #expect(rows.count == 2)
+        for row in rows {
+            let payload = try JSONParser.parse(try row.string(1))
+            if try row.string(0) == "apns" {
+                let aps = try #require(payload["aps"])
+                #expect(aps["thread-id"] == .string(partner.miniAppID))
+                #expect(aps["sound"] == sound.map { .string($0) })
+                #expect(aps["interruption-level"] == (level == "active" ? nil : level.map { .string($0) }))
+            } else {
+                let keys = try #require(payload["data"]?.objectMembers).map(\.key)
+                let apnsOnly = ["thread-id", "threadId", "sound", "interruption-level", "interruptionLevel"]
+                #expect(!keys.contains { apnsOnly.contains($0) })
+            }
+        }
+    }
+
+    @Test("time-sensitive from a partner allowed it is accepted on every write path")
+    func timeSensitiveAllowed() throws {
+        let partner = try intake.makePartner(extra: [("allowTimeSensitive", .bool(true))])
+        let one = try intake.makeUser(tenant: partner.tenantID, android: false)  // the group-commit path
+        let three = try intake.makeUser(tenant: partner.tenantID, tablet: true)  // the two-round-trip path
+        for user in [one, three] {
+            let response = try intake.push(partner.key, pushBody(partner, emails: [user.email],
+                                                                 extra: #","interruptionLevel":"time-sensitive""#))
+            #expect(response.status == 202, "\(response.text)")
+            let requestID = try #require(response.json["requestId"]?.stringValue)
+            let levels = try DB.rows("""
+                SELECT payload::jsonb -> 'aps' ->> 'interruption-level' FROM deliveries
+                 WHERE request_id = $1::uuid AND service = 'apns'
+                """, [requestID]).map { $0.optionalString(0) }
+            #expect(levels == Array(repeating: "time-sensitive", count: user.id == one.id ? 1 : 2))
+        }
+    }
+
     private func verifySignature(_ payload: JSONValue, fields: [(key: String, value: String)]) {
         #expect(payload["kid"] == .string(IntakeHarness.signingKeyID))
         let expected = Base64URL.encode(Digest.hmacSHA256(
@@ -243,6 +293,23 @@ struct PushEndpointTests {
         },
         Rejection(name: "reserved data key", status: 400, code: "invalid_field", field: "data.deliveryId") {
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","deepLink":"\#($0.deepLinkRoot)","data":{"deliveryId":"x"}}"#
+        },
+        Rejection(name: "icon in data", status: 400, code: "invalid_field", field: "data.icon") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"icon":"https://evil.example/i.png"}}"#
+        },
+        Rejection(name: "time-sensitive without the partner's permission", status: 403,
+                  code: "time_sensitive_not_allowed", field: "interruptionLevel") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":"time-sensitive"}"#
+        },
+        Rejection(name: "critical interruption level", status: 400, code: "invalid_field", field: "interruptionLevel") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":"critical"}"#
+        },
+        Rejection(name: "unknown interruption level", status: 400, code: "invalid_field", field: "interruptionLevel") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":"urgent"}"#
+        },
+        Rejection(name: "interruption level not a string", status: 400, code: "invalid_field",
+                  field: "interruptionLevel") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":2}"#
         },
         Rejection(name: "non-string data", status: 400, code: "invalid_field", field: "data.count") { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"count":3}}"#

@@ -55,12 +55,13 @@ final class LiveActivityHarness: @unchecked Sendable {
         let displayName: String
     }
 
-    /// A partner of tenant t1 made through the admin API.
-    func partner(displayName: String = "Pull", perMinute: Int = 10_000, perDay: Int = 1_000_000) throws -> Partner {
+    /// A partner of tenant t1 made through the admin API; `extra` adds admin fields (`,"sound":null`).
+    func partner(displayName: String = "Pull", perMinute: Int = 10_000, perDay: Int = 1_000_000,
+                 extra: String = "") throws -> Partner {
         let miniApp = "fun.pull.\(UUID().uuidString.prefix(6).lowercased())"
         let response = try request("POST", "/api/admin/mini-app-partners", token: Self.adminToken, json: """
             {"miniAppId":"\(miniApp)","displayName":"\(displayName)","tenantId":"t1",
-             "rateLimitPerMinute":\(perMinute),"rateLimitPerDay":\(perDay)}
+             "rateLimitPerMinute":\(perMinute),"rateLimitPerDay":\(perDay)\(extra)}
             """)
         guard response.status == 201, let json = try? JSONParser.parse(response.body),
               let id = json["id"]?.stringValue, let key = json["apiKey"]?.stringValue
