@@ -118,3 +118,30 @@ import Testing
         #expect(try Self.validate(Self.body([("at", .string(ISO8601.format(skewed)))])).at == skewed)
     }
 }
+
+/// docs/openapi.yaml's reminder body states the push's rules for the fields the validators share
+/// (PushRequestValidator's title, body and deepLink), so SchemaAgreementTests' proofs for the push's
+/// patterns hold for the reminder's too.
+@Suite struct ReminderSchemaTests {
+    /// The `type`, `minLength`, `maxLength` and `pattern` lines of `property` in the schema `schema`.
+    static func rules(_ schema: String, _ property: String) throws -> [Substring] {
+        let text = SchemaAgreementTests.openAPI
+        let start = try #require(text.range(of: "\n    \(schema):\n"))
+        let end = text.range(of: "\n    [a-zA-Z]", options: .regularExpression, range: start.upperBound..<text.endIndex)
+            .map(\.lowerBound) ?? text.endIndex
+        let body = text[start.upperBound..<end]
+        // Properties sit at 8 spaces; their rules at 10.
+        let from = try #require(body.range(of: "\n        \(property):\n"))
+        let next = body.range(of: "\n        [a-zA-Z]", options: .regularExpression, range: from.upperBound..<body.endIndex)
+        return body[from.upperBound..<(next?.lowerBound ?? body.endIndex)].split(separator: "\n").filter { line in
+            ["type:", "minLength:", "maxLength:", "pattern:"].contains { line.hasPrefix("          \($0)") }
+        }
+    }
+
+    @Test(arguments: ["title", "body", "deepLink"])
+    func theReminderFieldIsThePushField(_ property: String) throws {
+        let reminder = try Self.rules("ReminderCreate", property)
+        #expect(reminder.contains { $0.contains("pattern:") }, "\(reminder)")
+        #expect(reminder == (try Self.rules("PushRequest", property)))
+    }
+}
