@@ -61,7 +61,8 @@ struct ReminderHandler: Sendable {
         switch try store.schedule(write) {
         case .scheduled:
             metrics.recordPushAccepted(deliveries: deliveries.count)
-            if due <= now { notifier.signal() }
+            // Due at once (an `at` within the clock-skew tolerance): wake the workers as a push does.
+            if reminder.at <= createdAt { notifier.signal() }
             let record = ReminderRecord(
                 id: reminderID, miniAppID: reminder.miniAppID, title: reminder.title, body: reminder.body,
                 deepLink: reminder.deepLink, at: reminder.at, status: .scheduled, createdAt: createdAt)

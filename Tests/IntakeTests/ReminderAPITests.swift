@@ -103,6 +103,19 @@ struct ReminderAPITests {
         #expect(senders.json["senders"]?.arrayValue?.first?["miniAppId"] == .string(partner.miniAppID))
     }
 
+    @Test("an `at` slightly past (clock skew) is kept as given and its deliveries are due at once")
+    func dueAtOnce() throws {
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID, android: false)
+        let at = Date().addingTimeInterval(-30)
+        let response = try schedule(user, Self.body(partner, at: at))
+        #expect(response.status == 201, "\(response.text)")
+        #expect(response.json["at"] == .string(ISO8601.format(at)))
+        let createdAt = try #require(response.json["createdAt"]?.stringValue.flatMap(ISO8601.parse))
+        let due = try #require(try DB.rows("SELECT available_at FROM deliveries WHERE user_id = $1", [user.id]).first)
+        #expect(try abs(due.date(0).timeIntervalSince(createdAt)) < 0.002, "due at its creation, not 30 s ago")
+    }
+
     /// The HMAC of a stored payload's signed fields (SignedEnvelope), with the test intake's key.
     static func signature(_ payload: JSONValue, service: String) -> String {
         var fields: [(key: String, value: String)] = []
