@@ -192,7 +192,8 @@ def _reminder_case(case):
         if fresh is not None:
             parameters["userId"] = user
             parameters["reminderId"] = fresh
-    case.path_parameters = parameters
+    if parameters != (case.path_parameters or {}):
+        case.path_parameters = parameters
     return True
 
 
