@@ -28,6 +28,15 @@ admin cases would soon rotate, revoke or re-limit that very partner (its id is i
 every later partner case would read 401 or 429 without judging anything. An admin case that
 names that partner's id gets the id of a spare partner instead (HERALD_FUZZ_SPARE_PARTNER_ID),
 which it may change, rotate and revoke as it likes.
+
+Reminders (host API) are for a user that exists, of a mini-app with a partner, at a time within the
+next 7 days: a random user id only ever reads 404 and a random date 422. A positive schedule is
+for the registered user (HERALD_FUZZ_RECIPIENT_ID) and mini-app (HERALD_FUZZ_MINI_APP), due within
+the hour in three cases out of four (the fourth keeps its generated `at`), so the write path and
+the 201 body are judged; a positive list reads that user's reminders every other time; a cancel
+whose reminderId is a well-formed UUID gets, in seven cases out of eight, a reminder scheduled just
+before it (and that user). scripts/fuzz raises HERALD_REMINDER_MAX_PENDING so the cap does not
+end the write path after 20 cases.
 """
 
 import itertools
@@ -37,6 +46,7 @@ import threading
 import urllib.error
 import urllib.request
 import uuid
+from datetime import datetime, timedelta, timezone
 
 import schemathesis
 
@@ -46,6 +56,8 @@ ACTIVITY = ACTIVITIES + "/{activityId}"
 ACTIVITY_UPDATE = ACTIVITY + "/update"
 ACTIVITY_TOKEN = "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}"
 PARTNER_ADMIN = "/api/admin/mini-app-partners/{id}"
+REMINDERS = "/api/internal/users/{userId}/reminders"
+REMINDER = REMINDERS + "/{reminderId}"
 
 KEYED = {("POST", PUSH_PATH), ("POST", ACTIVITIES), ("POST", ACTIVITY_UPDATE), ("PATCH", ACTIVITY), ("DELETE", ACTIVITY)}
 
@@ -132,6 +144,59 @@ def _fresh_activity(case, index):
         return None
 
 
+def _soon(index):
+    """An RFC 3339 time within the next hour."""
+    return (datetime.now(timezone.utc) + timedelta(seconds=60 + (index * 37) % 3500)).isoformat()
+
+
+def _fresh_reminder(index):
+    """Schedules a reminder for the registered user through the host API and returns its id."""
+    user = os.environ["HERALD_FUZZ_RECIPIENT_ID"]
+    body = {"miniAppId": os.environ["HERALD_FUZZ_MINI_APP"], "title": "Fuzz reminder", "at": _soon(index)}
+    request = urllib.request.Request(
+        os.environ["HERALD_FUZZ_BASE_URL"] + REMINDERS.replace("{userId}", user),
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Authorization": "Bearer " + os.environ["HERALD_FUZZ_HOST_TOKEN"],
+            "Content-Type": "application/json",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)["reminderId"]
+    except urllib.error.HTTPError:
+        return None
+
+
+def _reminder_case(case):
+    """Points a reminder case at state that exists (module docstring); True when it was one."""
+    method = case.method.upper()
+    path = case.operation.path
+    if path not in (REMINDERS, REMINDER) or _phase(case) == "stateful":
+        return path in (REMINDERS, REMINDER)
+    with _lock:
+        index = next(_counter)
+    parameters = dict(case.path_parameters or {})
+    user = os.environ["HERALD_FUZZ_RECIPIENT_ID"]
+    if path == REMINDERS and _mode(case) == "positive":
+        if method == "POST" and isinstance(case.body, dict):
+            parameters["userId"] = user
+            case.body["miniAppId"] = os.environ["HERALD_FUZZ_MINI_APP"]
+            if index % 4 != 3:
+                case.body["at"] = _soon(index)
+        elif method == "GET" and index % 2 == 0:
+            parameters["userId"] = user
+    elif path == REMINDER and _is_uuid(parameters.get("reminderId")) and index % 8 != 7:
+        fresh = _fresh_reminder(index)
+        if fresh is not None:
+            parameters["userId"] = user
+            parameters["reminderId"] = fresh
+    if parameters != (case.path_parameters or {}):
+        case.path_parameters = parameters
+    return True
+
+
 def _set_header_key(case):
     headers = case.headers if case.headers is not None else {}
     current = next((v for k, v in headers.items() if k.lower() == "idempotency-key"), None)
@@ -149,6 +214,9 @@ def before_call(context, case, kwargs):
     path = case.operation.path
     if (method, path) in KEYED:
         _set_header_key(case)
+
+    if _reminder_case(case):
+        return
 
     if path.startswith(PARTNER_ADMIN) and case.path_parameters:
         own = os.environ["HERALD_FUZZ_PARTNER_ID"]

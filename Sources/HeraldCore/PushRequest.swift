@@ -54,6 +54,16 @@ public struct PushRules: Sendable {
     /// time after it is due as one sent at once.
     public func ttlSeconds(for push: PushRequest) -> Int { push.ttlSeconds ?? defaultTTLSeconds }
 
+    /// Why `date` cannot be a scheduled time (a push's `sendAt`, a reminder's `at`), as the end of a
+    /// sentence; nil when it can: at most `maxScheduleAhead` ahead, at most `pastSendAtTolerance` past.
+    public func scheduleProblem(_ date: Date, now: Date) -> String? {
+        if date.timeIntervalSince(now) > maxScheduleAhead {
+            return "may be at most \(Int(maxScheduleAhead / 86400)) days ahead"
+        }
+        if now.timeIntervalSince(date) > pastSendAtTolerance { return "is in the past" }
+        return nil
+    }
+
     /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
     /// the mini-app's icon from the partner row, never from a push (SPEC 2.1).
     public static let reservedDataKeys: Set<String> = [
@@ -87,39 +97,9 @@ public enum PushRequestValidator {
         }
         let (emails, wallets) = try recipients(json["recipients"], rules: rules)
 
-        guard let titleValue = json["title"] else { throw .missingField("title") }
-        guard let title = titleValue.stringValue else { throw .invalidField("title", "title must be a string.") }
-        // Lengths count Unicode scalars, as JSON Schema's maxLength does (docs/openapi.yaml), so
-        // a title the schema allows is never refused for its length.
-        let titleLength = title.unicodeScalars.count
-        guard titleLength >= 1, titleLength <= rules.maxTitleCharacters else {
-            throw .invalidField("title", "title must be 1-\(rules.maxTitleCharacters) characters.")
-        }
-        guard !TextRules.containsForbidden(title) else {
-            throw .invalidField("title", "title must not contain control, separator or bidirectional formatting characters.")
-        }
-        guard !title.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
-            throw .invalidField("title", "title must not be blank.")
-        }
-
-        var body = ""
-        if let bodyValue = json["body"], bodyValue != .null {
-            guard let text = bodyValue.stringValue else { throw .invalidField("body", "body must be a string.") }
-            guard text.unicodeScalars.count <= rules.maxBodyCharacters else {
-                throw .invalidField("body", "body must be at most \(rules.maxBodyCharacters) characters.")
-            }
-            guard !TextRules.containsForbidden(text, allowing: TextRules.bodyWhitespace) else {
-                throw .invalidField("body", "body must not contain control characters other than newlines and tabs.")
-            }
-            body = text
-        }
-
-        var deepLink: String?
-        if let linkValue = json["deepLink"], linkValue != .null {
-            guard let link = linkValue.stringValue else { throw .invalidField("deepLink", "deepLink must be a string.") }
-            try DeepLink.validate(link, scheme: rules.deepLinkScheme, miniAppID: miniAppID)
-            deepLink = link
-        }
+        let title = try title(json["title"], rules: rules)
+        let body = try body(json["body"], rules: rules)
+        let deepLink = try deepLink(json["deepLink"], rules: rules, miniAppID: miniAppID)
 
         let data = try dataEntries(json["data"], rules: rules)
         let sendAt = try sendAt(json["sendAt"], rules: rules, now: now)
@@ -148,6 +128,46 @@ public enum PushRequestValidator {
             throw .invalidField("interruptionLevel", "interruptionLevel must be passive, active or time-sensitive.")
         }
         return level
+    }
+
+    /// `title`: 1-`maxTitleCharacters`, before the brand prefix (shared with `ReminderValidator`).
+    static func title(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> String {
+        guard let value else { throw .missingField("title") }
+        guard let title = value.stringValue else { throw .invalidField("title", "title must be a string.") }
+        // Lengths count Unicode scalars, as JSON Schema's maxLength does (docs/openapi.yaml), so
+        // a title the schema allows is never refused for its length.
+        let titleLength = title.unicodeScalars.count
+        guard titleLength >= 1, titleLength <= rules.maxTitleCharacters else {
+            throw .invalidField("title", "title must be 1-\(rules.maxTitleCharacters) characters.")
+        }
+        guard !TextRules.containsForbidden(title) else {
+            throw .invalidField("title", "title must not contain control, separator or bidirectional formatting characters.")
+        }
+        guard !title.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
+            throw .invalidField("title", "title must not be blank.")
+        }
+        return title
+    }
+
+    /// `body`: optional (`""`), at most `maxBodyCharacters`, newlines and tabs allowed.
+    static func body(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> String {
+        guard let value, value != .null else { return "" }
+        guard let text = value.stringValue else { throw .invalidField("body", "body must be a string.") }
+        guard text.unicodeScalars.count <= rules.maxBodyCharacters else {
+            throw .invalidField("body", "body must be at most \(rules.maxBodyCharacters) characters.")
+        }
+        guard !TextRules.containsForbidden(text, allowing: TextRules.bodyWhitespace) else {
+            throw .invalidField("body", "body must not contain control characters other than newlines and tabs.")
+        }
+        return text
+    }
+
+    /// `deepLink`: optional, inside the mini-app's namespace (`DeepLink.validate`).
+    static func deepLink(_ value: JSONValue?, rules: PushRules, miniAppID: String) throws(HeraldError) -> String? {
+        guard let value, value != .null else { return nil }
+        guard let link = value.stringValue else { throw .invalidField("deepLink", "deepLink must be a string.") }
+        try DeepLink.validate(link, scheme: rules.deepLinkScheme, miniAppID: miniAppID)
+        return link
     }
 
     private static func recipients(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> ([String], [String]) {
@@ -225,13 +245,8 @@ public enum PushRequestValidator {
         guard let text = value.stringValue, let date = ISO8601.parse(text) else {
             throw .invalidField("sendAt", "sendAt must be an ISO-8601 timestamp with a time zone.")
         }
-        if date.timeIntervalSince(now) > rules.maxScheduleAhead {
-            throw .ruleViolated(
-                "send_at_out_of_range", "sendAt may be at most \(Int(rules.maxScheduleAhead / 86400)) days ahead.",
-                field: "sendAt")
-        }
-        if now.timeIntervalSince(date) > rules.pastSendAtTolerance {
-            throw .ruleViolated("send_at_out_of_range", "sendAt is in the past.", field: "sendAt")
+        if let problem = rules.scheduleProblem(date, now: now) {
+            throw .ruleViolated("send_at_out_of_range", "sendAt \(problem).", field: "sendAt")
         }
         return date > now ? date : nil
     }

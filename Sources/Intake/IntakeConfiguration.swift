@@ -17,6 +17,9 @@ public struct IntakeConfiguration: Sendable {
     /// A partner may start a Live Activity only for a user with an in-app session this recent
     /// (HERALD_SESSION_WINDOW_DAYS, SPEC 2.2).
     public var sessionWindowDays = 30
+    /// Pending reminders a user may have of one mini-app (`HERALD_REMINDER_MAX_PENDING`, SPEC 4); one more is 429
+    /// `too_many_reminders`.
+    public var reminderMaxPending = 20
     /// Requests handled at once; each may hold a database connection.
     public var threads = 32
     public var databasePoolSize = 32
@@ -97,6 +100,8 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: configuration.requestTimeoutSeconds, range: 1...3_600)
         configuration.sessionWindowDays = try reader.integer(
             "HERALD_SESSION_WINDOW_DAYS", default: configuration.sessionWindowDays, range: 1...3_650)
+        configuration.reminderMaxPending = try reader.integer(
+            "HERALD_REMINDER_MAX_PENDING", default: configuration.reminderMaxPending, range: 1...1_000)
         configuration.preferWaitMaxPerPartner = try reader.integer(
             "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: configuration.preferWaitMaxPerPartner, range: 0...10_000)
         configuration.notifyInterval = .milliseconds(try reader.integer(

@@ -21,6 +21,7 @@ public final class IntakeServer: Sendable {
     let activityHandler: ActivityHandler
     let adminHandler: AdminHandler
     let hostHandler: HostHandler
+    let reminderHandler: ReminderHandler
     let iconHandler: IconHandler
     /// Fetches `iconUrl`s (its own thread).
     let iconSource: PartnerIconSource
@@ -59,6 +60,9 @@ public final class IntakeServer: Sendable {
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
         hostHandler = HostHandler(directory: DirectoryStore(pool: pool), publicURL: configuration.rules.publicURL)
+        reminderHandler = ReminderHandler(
+            store: ReminderStore(pool: pool), rules: configuration.rules, signer: signer,
+            maxPending: configuration.reminderMaxPending, metrics: metrics, notifier: notifier, clock: clock)
         maintenance = MaintenanceStore(pool: pool)
         janitor = Self.janitor(maintenance, logger: logger)
     }
@@ -227,6 +231,9 @@ public final class IntakeServer: Sendable {
         case .putOptOut: return try hostHandler.putOptOut(request)
         case .deleteOptOut: return try hostHandler.deleteOptOut(request)
         case .listSenders: return try hostHandler.senders(request)
+        case .scheduleReminder: return try reminderHandler.schedule(request)
+        case .listReminders: return try reminderHandler.list(request)
+        case .cancelReminder: return try reminderHandler.cancel(request)
         case .healthz: return Reply.json(200, .object([("status", .string("ok"))]))
         case .readyz:
             do {

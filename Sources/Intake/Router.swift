@@ -14,6 +14,7 @@ public enum Endpoint: Sendable {
     case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
     case listDevices, getDevice
+    case scheduleReminder, listReminders, cancelReminder
     case healthz, readyz, metrics
 }
 
@@ -90,6 +91,10 @@ public enum IntakeRoutes {
     public static let putOptOut = Route(.putOptOut, "PUT", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
     public static let deleteOptOut = Route(.deleteOptOut, "DELETE", "/api/internal/users/{userId}/opt-outs/{miniAppId}", .host)
     public static let listSenders = Route(.listSenders, "GET", "/api/internal/users/{userId}/mini-app-senders", .host)
+    public static let scheduleReminder = Route(.scheduleReminder, "POST", "/api/internal/users/{userId}/reminders", .host)
+    public static let listReminders = Route(.listReminders, "GET", "/api/internal/users/{userId}/reminders", .host)
+    public static let cancelReminder = Route(
+        .cancelReminder, "DELETE", "/api/internal/users/{userId}/reminders/{reminderId}", .host)
     public static let putActivityToken = Route(
         .putActivityToken, "PUT", "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}", .host)
 
@@ -101,6 +106,7 @@ public enum IntakeRoutes {
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
         putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
+        scheduleReminder, listReminders, cancelReminder,
         healthz, readyz, metrics,
     ]
 
@@ -132,7 +138,7 @@ public enum IntakeRoutes {
             let valid: Bool
             let rule: String
             switch name {
-            case "id", "requestId", "activityId":
+            case "id", "requestId", "activityId", "reminderId":
                 valid = value.utf8.count == 36 && UUID(uuidString: value) != nil
                 rule = "a UUID"
             case "miniAppId":

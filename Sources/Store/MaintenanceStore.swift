@@ -51,8 +51,9 @@ public struct MaintenanceStore: Sendable {
         }
     }
 
-    /// Deletes rate buckets that left their windows, idempotency keys older than 25 hours and Live
-    /// Activities that finished more than `finishedActivityRetention` ago (with their targets), in
+    /// Deletes rate buckets that left their windows, idempotency keys older than 25 hours, Live
+    /// Activities that finished more than `finishedActivityRetention` ago (with their targets) and
+    /// reminders whose time passed more than `finishedReminderRetention` ago, in
     /// batches of `batchSize` rows (short statements, short locks), until none is left or
     /// `maxBatches` batches ran. Returns the rows deleted.
     @discardableResult
@@ -60,7 +61,7 @@ public struct MaintenanceStore: Sendable {
         try pool.withConnection { connection in
             var total = 0
             for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities,
-                              Self.deleteFinishedWebhookEvents] {
+                              Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders] {
                 for _ in 0..<maxBatches {
                     let deleted = try connection.query(statement, [batchSize]).affectedRows
                     total += deleted
@@ -99,6 +100,18 @@ public struct MaintenanceStore: Sendable {
             SELECT id FROM webhook_events
              WHERE (state = 'delivered' AND finished_at < now() - interval '\(deliveredWebhookRetention)')
                 OR (state = 'failed' AND finished_at < now() - interval '\(failedWebhookRetention)')
+             LIMIT $1))
+        """
+
+    /// A reminder stays this long after its time: cancelling it is answered as a repeat (204), not 404.
+    /// One still pending then (a worker outage) is kept until a worker takes it.
+    public static let finishedReminderRetention = "7 days"
+
+    /// Public for its query-plan test (Tests/StoreTests/ReminderQueryPlanTests.swift).
+    public static let deleteFinishedReminders = """
+        DELETE FROM reminders WHERE id = ANY (ARRAY(
+            SELECT id FROM reminders
+             WHERE at < now() - interval '\(finishedReminderRetention)' AND NOT herald_reminder_pending(deliveries)
              LIMIT $1))
         """
 
