@@ -9,7 +9,9 @@ public final class ChildProcess: @unchecked Sendable {
 
     public init(executable: URL, arguments: [String] = [], environment: [String: String]) throws {
         outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        guard FileManager.default.createFile(atPath: outputFile.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: outputFile.path])
+        }
         process = try SpawnedProcess(executable: executable, arguments: arguments, environment: environment,
                                      output: outputFile)
     }

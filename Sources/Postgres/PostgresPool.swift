@@ -35,7 +35,9 @@ public final class PostgresPool: @unchecked Sendable {
         self.configuration = configuration
     }
 
-    /// Borrows a connection for the duration of `body`.
+    /// Borrows a connection for the duration of `body`. Its result may be ignored: a statement run for its
+    /// effect returns what it returned.
+    @discardableResult
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let connection = try acquire()
         defer { release(connection) }

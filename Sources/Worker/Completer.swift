@@ -138,11 +138,12 @@ final class Completer: @unchecked Sendable {
             let now = Date()
             let next = lastStatement.addingTimeInterval(configuration.minimumInterval / .seconds(1))
             if !finishing && now < next && pending.count < configuration.maxBatch {
-                condition.wait(until: next)
+                // Timed out or signalled: the loop looks again either way.
+                _ = condition.wait(until: next)
                 continue
             }
             if let holdEnds = takeBatch(now: now) {
-                condition.wait(until: holdEnds)
+                _ = condition.wait(until: holdEnds)
             } else if recording.isEmpty {
                 condition.wait()
             }
