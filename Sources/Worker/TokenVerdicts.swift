@@ -57,6 +57,9 @@ final class TokenVerdicts: Sendable {
 
     let configuration: TokenVerdictConfiguration
     private let state = Mutex(State())
+    /// Whether any upstream has verdicts on record: every sent delivery asks `accepted`, and nearly always there
+    /// is nothing to settle (one relaxed load instead of a lock per delivery).
+    private let tracking = Atomic<Bool>(false)
 
     init(configuration: TokenVerdictConfiguration) {
         self.configuration = configuration
@@ -73,6 +76,7 @@ final class TokenVerdicts: Sendable {
         let key = Self.upstream(of: delivery)
         return state.withLock { state in
             var upstream = state.upstreams[key, default: UpstreamState()]
+            tracking.store(true, ordering: .relaxed)
             let windowStart = now.addingTimeInterval(-(configuration.stormWindow / .seconds(1)))
             upstream.recent.removeAll { $0.at < windowStart }
             upstream.recent.append((now, delivery.token ?? ""))
@@ -95,6 +99,7 @@ final class TokenVerdicts: Sendable {
     /// `delivery` was accepted: its upstream works. Returns the held verdicts about other tokens of that upstream,
     /// which now stand.
     func accepted(_ delivery: ClaimedDelivery) -> [Suspect] {
+        guard tracking.load(ordering: .relaxed) else { return [] }
         let key = Self.upstream(of: delivery)
         return state.withLock { state in
             guard var upstream = state.upstreams[key] else { return [] }
@@ -106,6 +111,7 @@ final class TokenVerdicts: Sendable {
             for suspect in standing { state.unconfirmed.removeValue(forKey: suspect.delivery.id) }
             if upstream.held.isEmpty {
                 state.upstreams.removeValue(forKey: key)
+                if state.upstreams.isEmpty { tracking.store(false, ordering: .relaxed) }
             } else {
                 state.upstreams[key] = upstream
             }
