@@ -12,7 +12,7 @@ created_at is the request id's time (HeraldCore UUIDv7 keeps the millisecond's f
 simulator writes receivedAt with microseconds.
 Prints p50/p90/p99/max and the achieved rate. The first --warmup seconds run at the same rate and are
 not counted: the statements' plans are rebuilt after the ANALYZE and CHECKPOINT the caller runs before
-each rate, and every connection's caches start cold (docs/performance.md, the summary's "Latency").
+each rate, and every connection's caches start cold.
 Standard library only.
 """
 import argparse

@@ -5,7 +5,7 @@ import Foundation
 /// Push request ids carry their creation time, which names the audit partition they live in and is
 /// the moment a latency is measured from (bench/delivery_latency.py), so it is kept to the
 /// microsecond; delivery ids are time-ordered so the outbox's primary key grows at its right edge and
-/// a claim's rows share a few of its pages (docs/performance.md, "Delivery ids in time order").
+/// a claim's rows share a few of its pages (random ids would dirty one random leaf per claimed row).
 public enum UUIDv7 {
     public static func make(at date: Date) -> UUID {
         var generator = SystemRandomNumberGenerator()

@@ -44,8 +44,7 @@ public struct IntakeConfiguration: Sendable {
     public var preferWaitMaxPerPartner = 50
     /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
     /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
-    /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average (docs/performance.md,
-    /// "Eleventh session").
+    /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average.
     public var notifyInterval: Duration = .milliseconds(1)
     /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
@@ -77,7 +76,7 @@ public struct IntakeConfiguration: Sendable {
         try configuration.validateTokens()
         configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: Int(configuration.port), range: 0...65535))
         // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
-        // (docs/performance.md, "Thread and pool sizes").
+        // (docs/operations.md, "Threads and pool size").
         configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: configuration.threads, range: 1...512)
         configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: configuration.databasePoolSize, range: 1...512)
         if let tenant = reader.optional("HERALD_DEFAULT_TENANT") {

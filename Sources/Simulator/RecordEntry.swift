@@ -5,7 +5,7 @@ import HTTP2
 /// left out), the id and the body are packed into one byte array: a benchmark keeps every one of
 /// 100,000 requests, and keeping the request's own arrays and strings (a header array with room for
 /// twelve, the path, the id) cost twice the memory, whose first touch was a quarter of the
-/// simulator's CPU (docs/performance.md, "Ninth session"). Unpacking, redaction and JSON happen when
+/// simulator's CPU in a drain. Unpacking, redaction and JSON happen when
 /// someone reads the log.
 struct RecordEntry: Sendable {
     var service: SimulatorService

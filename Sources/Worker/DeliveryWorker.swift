@@ -139,7 +139,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     public func start() {
         // The connections open while the first claim runs, not after it: a fresh worker's first rows would
-        // otherwise wait for the TLS set-up and handshakes (docs/performance.md, "Ninth session").
+        // otherwise wait for the TLS set-up and handshakes (about a quarter of a second).
         for upstream in upstreams.values { upstream.connect() }
         completer.start()
         for service in services { service.start() }

@@ -10,8 +10,7 @@ import ServiceSupport
 /// The claim loop: how much to lease and how it waits for work.
 public struct ClaimerConfiguration: Sendable, Equatable {
     /// Deliveries per claim statement (HERALD_BATCH_SIZE). 500 rather than 200: a claim's and a
-    /// completion's statements cost Postgres about a fifth less per delivery at 500 (docs/performance.md,
-    /// "Group rows"), and a group row's members come 50 at a time.
+    /// completion's statements cost Postgres about a fifth less per delivery at 500, and a group row's members come 50 at a time.
     public var batchSize = 500
     /// Deliveries claimed and not yet recorded, at most (HERALD_WORKER_MAX_IN_FLIGHT).
     public var maxInFlight = 2000

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Testing
 
-/// docs/openapi.yaml states the rules the server applies (issue 7, point 8): for every string
+/// docs/openapi.yaml states the rules the server applies: for every string
 /// rule with a `pattern`, a corpus of edge characters (C0, DEL, C1, separators, bidirectional
 /// formatting, Unicode whitespace, combining marks, astral characters) is judged by the schema's
 /// regular expression and by Herald's validator, and the two must agree both ways: a string the

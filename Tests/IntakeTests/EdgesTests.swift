@@ -6,7 +6,7 @@ import Intake
 import ServiceSupport
 import Testing
 
-/// Issue 7 at the intake: the TTL default, token ownership across users and tenants, text at the
+/// Edge cases at the intake: the TTL default, token ownership across users and tenants, text at the
 /// edges (control characters, NFC emails) and the device environment.
 @Suite("Intake edges")
 struct EdgesTests {

@@ -6,7 +6,7 @@ import ServiceSupport
 import Testing
 
 /// Every refusal of the Live Activity endpoints, tenant isolation, idempotency and rate limits: each
-/// refusal writes nothing (issue 8, points 1, 3, 4 and 10).
+/// refusal writes nothing.
 @Suite(.requiresDatabase, .serialized)
 struct LiveActivityAPITests {
     let harness: LiveActivityHarness

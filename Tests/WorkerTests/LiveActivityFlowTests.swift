@@ -5,7 +5,7 @@ import Simulator
 import Testing
 
 /// An activity's whole life through the intake, the outbox, the workers and the simulator, with the
-/// payloads checked field by field as the simulator received them (issue 8, point 10).
+/// payloads checked field by field as the simulator received them.
 @Suite(.requiresDatabase, .serialized)
 struct LiveActivityFlowTests {
     @Test func startUpdateLateTokenAndEndOnAnIPhoneAndAPixel() async throws {
