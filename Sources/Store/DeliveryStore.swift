@@ -240,7 +240,7 @@ public struct DeliveryStore: Sendable {
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none),
     /// $7 group rows and $8 positions (NULL elements for rows of their own; NULL when no row is a member).
-    /// One statement (herald_complete_deliveries, sql/016_delivery_groups.sql).
+    /// One statement (herald_complete_deliveries, sql/functions/complete_deliveries.sql).
     public static let completeSQL = """
         SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
                                                  $7::uuid[], $8::integer[])
@@ -269,6 +269,6 @@ public struct DeliveryStore: Sendable {
                          FOR UPDATE SKIP LOCKED)
         """
 
-    /// The heads of every (lane, partner) queue, from a loose index scan (sql/006_worker.sql).
+    /// The heads of every (lane, partner) queue, from a loose index scan (sql/functions/queue_heads.sql).
     public static let nextAvailableSQL = "SELECT min(oldest_available_at) FROM herald_queue_heads()"
 }

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// One validated push as `herald_intake_push` (sql/021_intake_push_slots.sql) takes it: the partner's
+/// One validated push as `herald_intake_push` (sql/functions/intake_push.sql) takes it: the partner's
 /// limits, the idempotency key, the audit row's fields, the recipients, and its first deliveries
 /// rendered for both services (the function gives slot k to the k-th device, with the payload its
 /// service needs).
@@ -238,7 +238,7 @@ public final class IntakeWriter: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The batch's statement (sql/021_intake_push_slots.sql); its parameters are `parameters(_:)`.
+    /// The batch's statement (sql/functions/intake_push.sql); its parameters are `parameters(_:)`.
     public static let pushSQL = """
         SELECT * FROM herald_intake_push($1::uuid[], $2::int[], $3::int[], $4::text[], $5::text[],
             $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],

@@ -1,10 +1,20 @@
 import Foundation
 import Postgres
 
-/// Applies the numbered migrations in `sql/` (bundled as resources) in order. Safe to run from
-/// several processes at once: each migration is applied in its own transaction under a
-/// transaction-scoped advisory lock and re-checked after taking it; an applied migration whose
-/// file changed is reported, never re-run.
+/// Brings a database to this build's schema, in two parts read from `sql/` (bundled as resources):
+///
+/// 1. The numbered migrations (`NNN_name.sql`): tables, indexes and types, append-only. Each is
+///    applied once, in version order; an applied migration whose SQL changed is refused, never
+///    re-run (its comments and layout may change: see `checksum(_:)`).
+/// 2. The definitions (`functions/*.sql`): one function, trigger or view per file, each holding
+///    the object's only current definition as `CREATE OR REPLACE`. After the migrations, every
+///    file whose checksum differs from the one recorded in `schema_functions` is applied again,
+///    in the order `functions/ORDER` lists them (Flyway's repeatable migrations). The rule of
+///    that order: a file comes after every file whose object it uses, so a trigger comes after
+///    its trigger function, and a view or a `LANGUAGE sql` function after the functions it calls.
+///
+/// Safe to run from several processes at once: each file is applied in its own transaction under
+/// one transaction-scoped advisory lock and re-checked after taking it.
 public struct Migrator: Sendable {
     public struct Migration: Sendable, Equatable {
         public let version: Int
@@ -18,16 +28,57 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// One file of `functions/`: the current definition of one function, trigger or view.
+    public struct Definition: Sendable, Equatable {
+        /// The file's name inside `functions/`, e.g. `claim_deliveries.sql`.
+        public let name: String
+        public let sql: String
+
+        public init(name: String, sql: String) {
+            self.name = name
+            self.sql = sql
+        }
+
+        /// How the file is named in messages and in what `migrate` returns.
+        public var path: String { Migrator.definitionsFolder + "/" + name }
+    }
+
     public struct Failure: Error, CustomStringConvertible {
+        public enum Code: String, Sendable {
+            /// No migrations folder, or one without migrations or `functions/ORDER`.
+            case notFound = "migrations_not_found"
+            /// A file whose name or place breaks the layout (a migration without a number,
+            /// `functions/ORDER` and the folder disagreeing).
+            case layout = "migrations_layout"
+            /// An applied migration whose SQL differs from the file's.
+            case changed = "migration_changed"
+            /// A definition file Postgres refused.
+            case definitionFailed = "definition_failed"
+        }
+
+        public let code: Code
         public let message: String
         public var description: String { message }
+
+        public init(code: Code, message: String) {
+            self.code = code
+            self.message = message
+        }
     }
 
     public let migrations: [Migration]
+    /// In the order they are applied.
+    public let definitions: [Definition]
     /// The advisory lock that serialises migrations across processes.
     static let lockKey = 7_301_007
+    /// The subfolder of the definitions, and the file listing their order.
+    static let definitionsFolder = "functions"
+    static let orderFile = "ORDER"
 
-    public init(migrations: [Migration]) { self.migrations = migrations.sorted { $0.version < $1.version } }
+    public init(migrations: [Migration], definitions: [Definition] = []) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+        self.definitions = definitions
+    }
 
     /// The migrations shipped with this build: `HERALD_MIGRATIONS_DIR` when set, else the
     /// `Herald_Store.resources/Migrations` folder SwiftPM places beside the executables (copy it
@@ -42,27 +93,56 @@ public struct Migrator: Sendable {
             executableDirectory.appendingPathComponent("../share/herald/sql"),
         ].compactMap { $0 }
         guard let directory = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
-            throw Failure(message: "migrations not found; set HERALD_MIGRATIONS_DIR to the sql/ folder")
+            throw Failure(code: .notFound, message: "migrations not found; set HERALD_MIGRATIONS_DIR to the sql/ folder")
         }
         return try load(from: directory)
     }
 
-    /// Reads every `NNN_name.sql` file of a folder.
+    /// Reads every `NNN_name.sql` file of a folder, and the definitions its `functions/ORDER` lists.
     public static func load(from directory: URL) throws -> Migrator {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }
-        guard !files.isEmpty else { throw Failure(message: "no migrations (*.sql) in \(directory.path)") }
+        guard !files.isEmpty else {
+            throw Failure(code: .notFound, message: "no migrations (*.sql) in \(directory.path)")
+        }
         var migrations: [Migration] = []
         for file in files {
             guard let version = Int(file.prefix { $0.isNumber }) else {
-                throw Failure(message: "migration \(file) does not start with a number")
+                throw Failure(code: .layout, message: "migration \(file) does not start with a number")
             }
             let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
             migrations.append(Migration(version: version, name: file, sql: sql))
         }
-        return Migrator(migrations: migrations)
+        return Migrator(migrations: migrations,
+                        definitions: try loadDefinitions(from: directory.appendingPathComponent(definitionsFolder)))
     }
 
-    /// Applies what is missing; returns the names applied by this call.
+    /// The files `ORDER` lists (one name a line; blank lines and `#` comments skipped), which must
+    /// be exactly the folder's `*.sql` files, each once.
+    static func loadDefinitions(from folder: URL) throws -> [Definition] {
+        let orderURL = folder.appendingPathComponent(orderFile)
+        guard let order = try? String(contentsOf: orderURL, encoding: .utf8) else {
+            throw Failure(code: .notFound, message: "\(definitionsFolder)/\(orderFile) not found in \(folder.path)")
+        }
+        let listed = order.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        let present = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") })
+        if let twice = Dictionary(grouping: listed, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
+            throw Failure(code: .layout, message: "\(definitionsFolder)/\(orderFile) lists \(twice) twice")
+        }
+        if let missing = listed.first(where: { !present.contains($0) }) {
+            throw Failure(code: .layout, message: "\(definitionsFolder)/\(orderFile) lists \(missing), which does not exist")
+        }
+        if let unlisted = present.subtracting(listed).sorted().first {
+            throw Failure(code: .layout,
+                          message: "\(definitionsFolder)/\(unlisted) is not listed in \(definitionsFolder)/\(orderFile)")
+        }
+        return try listed.map {
+            Definition(name: $0, sql: try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8))
+        }
+    }
+
+    /// Applies the missing migrations, then every definition whose checksum changed; returns the
+    /// names applied by this call (definitions as `functions/name.sql`).
     @discardableResult
     public func migrate(_ connection: PostgresConnection) throws -> [String] {
         // Under the lock too: concurrent CREATE TABLE IF NOT EXISTS races on the catalog (23505).
@@ -73,40 +153,67 @@ public struct Migrator: Sendable {
                     version    integer PRIMARY KEY,
                     name       text NOT NULL,
                     checksum   text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now());
+                CREATE TABLE IF NOT EXISTS schema_functions (
+                    name       text PRIMARY KEY,
+                    checksum   text NOT NULL,
                     applied_at timestamptz NOT NULL DEFAULT now())
                 """)
         }
         var applied: [String] = []
-        for migration in migrations {
-            let checksum = Self.checksum(migration.sql)
-            let done = try connection.transaction { connection -> Bool in
-                try connection.query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey])
-                if let row = try connection.query(
-                    "SELECT checksum FROM schema_migrations WHERE version = $1", [migration.version]).first
-                {
-                    if try row.string(0) != checksum {
-                        throw Failure(message: "migration \(migration.name) changed after it was applied")
-                    }
-                    return false
-                }
-                try connection.execute(migration.sql)
-                try connection.query(
-                    "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                    [migration.version, migration.name, checksum])
-                return true
-            }
-            if done { applied.append(migration.name) }
+        for migration in migrations where try apply(migration, on: connection) {
+            applied.append(migration.name)
+        }
+        for definition in definitions where try apply(definition, on: connection) {
+            applied.append(definition.path)
         }
         return applied
     }
 
-    /// FNV-1a over the file: enough to notice an edited migration.
-    static func checksum(_ text: String) -> String {
-        var hash: UInt64 = 0xcbf29ce484222325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100000001b3
+    /// Applies one migration unless it is recorded; true when this call applied it.
+    private func apply(_ migration: Migration, on connection: PostgresConnection) throws -> Bool {
+        let checksum = Self.checksum(migration.sql)
+        return try connection.transaction { connection -> Bool in
+            try connection.query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey])
+            if let row = try connection.query(
+                "SELECT checksum FROM schema_migrations WHERE version = $1", [migration.version]).first
+            {
+                let recorded = try row.string(0)
+                if recorded == checksum { return false }
+                guard Self.isEarlierChecksum(recorded, of: migration) else {
+                    throw Failure(code: .changed, message: "migration \(migration.name) changed after it was applied")
+                }
+                // Recorded in the full-text form: the same SQL, so the record moves to the current form.
+                try connection.query("UPDATE schema_migrations SET checksum = $2 WHERE version = $1",
+                                     [migration.version, checksum])
+                return false
+            }
+            try connection.execute(migration.sql)
+            try connection.query(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                [migration.version, migration.name, checksum])
+            return true
         }
-        return String(hash, radix: 16)
+    }
+
+    /// Applies one definition unless the recorded checksum is its own; true when this call applied it.
+    private func apply(_ definition: Definition, on connection: PostgresConnection) throws -> Bool {
+        let checksum = Self.checksum(definition.sql)
+        return try connection.transaction { connection -> Bool in
+            try connection.query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey])
+            let recorded = try connection.query(
+                "SELECT checksum FROM schema_functions WHERE name = $1", [definition.name]).first.map { try $0.string(0) }
+            if recorded == checksum { return false }
+            do {
+                try connection.execute(definition.sql)
+            } catch {
+                throw Failure(code: .definitionFailed, message: "\(definition.path) failed: \(error)")
+            }
+            try connection.query("""
+                INSERT INTO schema_functions (name, checksum) VALUES ($1, $2)
+                ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
+                """, [definition.name, checksum])
+            return true
+        }
     }
 }

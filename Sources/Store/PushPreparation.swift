@@ -13,7 +13,7 @@ public struct CheckedPush: Sendable {
 /// intake's push endpoint and `heraldctl backfill sends` so both write exactly the same rows.
 public enum PushPreparation {
     /// Deliveries the intake renders for every push before its recipients are resolved: a push whose
-    /// devices fit is written by the batch statement (sql/021_intake_push_slots.sql); one with more
+    /// devices fit is written by the batch statement (sql/functions/intake_push.sql); one with more
     /// takes the two-round-trip path. Two covers a phone and a tablet (or a second phone); each slot
     /// past the first costs every push one more render, and a push to two devices written by the batch
     /// statement saves three statements and a second commit.

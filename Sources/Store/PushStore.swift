@@ -274,10 +274,10 @@ public struct PushStore: Sendable {
 // The statements of the push endpoint, named so tests can EXPLAIN exactly what runs.
 extension PushStore {
     /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and
-    /// live devices (sql/005_push_functions.sql, where the query lives so its plan is cached).
+    /// live devices (sql/functions/resolve_recipients.sql, where the query lives so its plan is cached).
     public static let resolveSQL = "SELECT * FROM herald_resolve_recipients($1, $2::text[], $3::text[], $4)"
 
-    /// $1 partner, $2 per minute, $3 per day: one reservation (sql/002_partners.sql).
+    /// $1 partner, $2 per minute, $3 per day: one reservation (sql/functions/rate_reserve.sql).
     public static let reserveRateSQL = "SELECT * FROM herald_rate_reserve($1, $2, $3)"
 
     /// $1 partner, $2 key, $3 now: the stored response of a key used in the 24 hours before now.

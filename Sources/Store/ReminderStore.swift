@@ -42,7 +42,7 @@ public struct ReminderLookup: Sendable {
     public let audience: ReminderAudience?
 }
 
-/// Everything one scheduled reminder writes (`herald_schedule_reminder`, sql/029_reminders.sql).
+/// Everything one scheduled reminder writes (`herald_schedule_reminder`, sql/functions/schedule_reminder.sql).
 public struct ReminderWrite: Sendable {
     public var reminderID: UUID
     public var userID: String
@@ -188,7 +188,7 @@ extension ReminderStore {
 
     /// $1 user, $2 mini-app: one row per device with a valid token (a row of NULL devices for a user
     /// without any), each with the user's tenant and opt-out state; none when there is no such user.
-    /// A valid token is what herald_resolve_recipients (sql/007_edges.sql) counts for a push.
+    /// A valid token is what herald_resolve_recipients (sql/functions/resolve_recipients.sql) counts for a push.
     public static let audienceSQL = """
         SELECT u.tenant_id,
                EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = u.id AND o.mini_app_id = $2),
@@ -201,7 +201,7 @@ extension ReminderStore {
          ORDER BY d.device_id
         """
 
-    /// The schedule (sql/029_reminders.sql); its parameters are `schedule`'s.
+    /// The schedule (sql/functions/schedule_reminder.sql); its parameters are `schedule`'s.
     public static let scheduleSQL = """
         SELECT outcome, pending FROM herald_schedule_reminder($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
             $13, $14, $15, $16, $17, $18::uuid[], $19::text[], $20::text[], $21::text[], $22::text[])
@@ -210,7 +210,7 @@ extension ReminderStore {
     public static let userExistsSQL = "SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)"
 
     /// $1 user: the pending reminders, from the scheduled ones (reminders_scheduled), each checked
-    /// against the outbox (herald_reminder_pending, sql/029_reminders.sql).
+    /// against the outbox (herald_reminder_pending, sql/functions/reminder_pending.sql).
     public static let pendingSQL = """
         SELECT r.id, r.mini_app_id, r.title, r.body, r.deep_link, r.at, r.created_at
           FROM reminders r
@@ -218,6 +218,6 @@ extension ReminderStore {
          ORDER BY r.at, r.id
         """
 
-    /// $1 reminder, $2 user: the cancel (sql/029_reminders.sql).
+    /// $1 reminder, $2 user: the cancel (sql/functions/cancel_reminder.sql).
     public static let cancelSQL = "SELECT herald_cancel_reminder($1, $2)"
 }

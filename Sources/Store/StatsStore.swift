@@ -68,7 +68,7 @@ extension StatsStore {
          ORDER BY 1, 2, 3
         """
 
-    /// The head of every (lane, partner) queue (sql/006_worker.sql's loose index scan, one probe per
+    /// The head of every (lane, partner) queue (sql/functions/queue_heads.sql's loose index scan, one probe per
     /// queue, as the worker's oldest-due gauge reads it); a head not due yet means nothing is due there.
     public static let oldestDueSQL = """
         SELECT coalesce(extract(epoch FROM now() - min(oldest_available_at)), 0)::float8

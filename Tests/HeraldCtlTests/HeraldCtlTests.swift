@@ -56,7 +56,7 @@ struct HeraldCtlTests {
         return (url, pool, { pool.close(); drop() })
     }
 
-    @Test("four concurrent `heraldctl migrate` runs on an empty database all succeed and apply each file once")
+    @Test("four concurrent `heraldctl migrate` runs on an empty database all succeed and apply each file and definition once")
     func concurrentMigrate() throws {
         let database = try Self.freshDatabase()
         defer { database.drop() }
@@ -69,6 +69,13 @@ struct HeraldCtlTests {
         }
         #expect(applied.count == Set(applied).count)
         #expect(applied.count >= 4)
+        // The definition files too: each applied by exactly one of the runs, and recorded once.
+        #expect(applied.filter { $0 == "functions/claim_deliveries.sql" }.count == 1)
+        let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+        defer { pool.close() }
+        let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_functions").first!.int(0) }
+        #expect(recorded == applied.filter { $0.hasPrefix("functions/") }.count)
+        #expect(recorded > 0)
         let again = try Self.run(["migrate"], url: database.url)
         #expect(again.status == 0)
         #expect(again.output.contains("up to date"))

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-/// The push endpoint's one-statement write (IntakeWriter, sql/021_intake_push_slots.sql) against its
+/// The push endpoint's one-statement write (IntakeWriter, sql/functions/intake_push.sql) against its
 /// two-round-trip path (more devices than the slots rendered up front), through HTTP.
 @Suite("Push group commit", .requiresDatabase)
 struct GroupCommitTests {

@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func anAllSentBatchFinishesEveryRowAsSentWithoutErrorsOrPayloads() throws {
-        // herald_complete_deliveries' common case (sql/015_delivery_costs.sql) skips the outcome map.
+        // herald_complete_deliveries' common case (sql/functions/complete_deliveries.sql) skips the outcome map.
         let db = try QueueDatabase()
         let partner = try db.partner()
         try db.user("u1", apnsToken: Self.apnsToken)
@@ -219,7 +219,7 @@ import Testing
     }
 
     @Test func sqlMadeDeliveryIDsAreVersion7AndCarryTheTime() throws {
-        // herald_uuid_v7 (sql/015_delivery_costs.sql) makes the Live Activity fan-out's ids, in the layout
+        // herald_uuid_v7 (sql/functions/uuid_v7.sql) makes the Live Activity fan-out's ids, in the layout
         // of HeraldCore's UUIDv7 (whose parser reads them back).
         let db = try QueueDatabase()
         let before = Date().addingTimeInterval(-1)

@@ -5,7 +5,7 @@ import Postgres
 import Store
 import Testing
 
-/// `herald_intake_push` (sql/013_intake_push.sql) on whole batches, as the intake's writer sends
+/// `herald_intake_push` (sql/functions/intake_push.sql) on whole batches, as the intake's writer sends
 /// them: what one transaction decides for several pushes at once.
 @Suite("Intake push batches", .serialized, .requiresDatabase)
 struct IntakePushTests {

@@ -141,7 +141,7 @@ struct QueryPlanTests {
                   FROM generate_series(1, 30000) g
                 """)
             try connection.execute("ANALYZE webhook_events")
-            // The two scans of herald_webhook_claim's `due` (sql/020_webhooks.sql), as it runs them.
+            // The two scans of herald_webhook_claim's `due` (sql/functions/webhook_claim.sql), as it runs them.
             return try [
                 """
                 SELECT e.id FROM webhook_events e WHERE e.state = 'pending' AND e.available_at <= now()
@@ -162,7 +162,7 @@ struct QueryPlanTests {
     @Test("the claim's returning query probes each member's device and opt-out, and each claimed row's partner once")
     func claimReturningQuery() throws {
         _ = Self.tenant
-        // The query inside `herald_claim_deliveries` (sql/022_claim_opt_out_once.sql), read from the database with
+        // The query inside `herald_claim_deliveries` (sql/functions/claim_deliveries.sql), read from the database with
         // the claimed row versions as a parameter, EXPLAINed with the function's own planner settings.
         let query = try returnedQuery(of: "herald_claim_deliveries").replacingOccurrences(of: "v_claimed", with: "$1::tid[]")
         let text = try Self.pool.withConnection { connection -> String in
@@ -222,7 +222,7 @@ enum StoreDatabase {
     }
 }
 
-/// The hot statements inside `herald_intake_push` (sql/021_intake_push_slots.sql), EXPLAINed as the
+/// The hot statements inside `herald_intake_push` (sql/functions/intake_push.sql), EXPLAINed as the
 /// function runs them: generic plans (the function sets plan_cache_mode = force_generic_plan), on
 /// the analysed fixture of `QueryPlanTests`.
 @Suite("Query plans: intake push batch", .serialized, .requiresDatabase)

@@ -2,7 +2,7 @@
 --
 -- As a prepared statement, the resolution took its arrays of identifiers as parameters and
 -- Postgres kept choosing a custom plan, re-planning the four-part query on every push (about
--- 175-250 us of planning against 45 us of execution, docs/performance.md). Inside a plpgsql
+-- 175-250 us of planning against 45 us of execution). Inside a plpgsql
 -- function with plan_cache_mode = force_generic_plan, the query is planned once per session;
 -- an ANALYZE of the tables it reads invalidates that plan, so it follows the data as it grows.
 CREATE FUNCTION herald_resolve_recipients(p_tenant text, p_emails text[], p_wallets text[], p_mini_app text)

@@ -1,4 +1,4 @@
--- Edges of the directory (issue 7): a device token belongs to one device, emails in one Unicode
+-- Edges of the directory: a device token belongs to one device, emails in one Unicode
 -- form, and every queued delivery has an expiry.
 
 -- A device token belongs to one device (SPEC 5). The host registers the token a phone reports;

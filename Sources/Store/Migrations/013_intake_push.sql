@@ -2,7 +2,7 @@
 --
 -- Before, every push cost two round trips and two transactions: a pipeline (idempotency lookup,
 -- resolution, herald_rate_reserve with its own asynchronous commit) and then the write. Postgres
--- spent more on the reads and the reservation than on the write (docs/performance.md, Intake).
+-- spent more on the reads and the reservation than on the write.
 -- Here the intake's writer (Sources/Store/IntakeWriter.swift) sends the pushes that arrived
 -- while its previous batch was committing, and this function, for each of them in order:
 --   1. answers from the stored Idempotency-Key response if there is one ('replay');

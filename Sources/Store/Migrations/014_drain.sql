@@ -1,4 +1,4 @@
--- What each delivery costs Postgres in a drain (issue 10; docs/performance.md, "Drain: what a delivery costs").
+-- What each delivery costs Postgres in a drain.
 --
 -- The claim found its rows three times: by the due index (to lock them), then by id through deliveries_pkey
 -- twice (to mark them leased, then to return them with their devices). It now carries the locked row

@@ -1,5 +1,4 @@
--- What a delivery costs Postgres, second step (issue 10; docs/performance.md, "Delivery ids in time order"
--- and "The all-sent completion").
+-- What a delivery costs Postgres: time-ordered ids, and the completion's all-sent case.
 --
 -- Delivery ids are time-ordered (UUIDv7), as request ids already were: a random id put every intake insert
 -- and every claim's new primary-key entry on a random leaf of deliveries_pkey; in time order the intake

@@ -1,4 +1,4 @@
--- Group rows (issue 10; docs/performance.md, "Group rows"): one outbox row for up to 50 deliveries of one
+-- Group rows: one outbox row for up to 50 deliveries of one
 -- request to one (service, environment), so the claim's lease, the completion's delete and their index
 -- entries are paid once per group instead of once per delivery. What a delivery costs Postgres as one row
 -- each is measured in bench/queue-designs (the lease alone is what the minimal queue does in total).

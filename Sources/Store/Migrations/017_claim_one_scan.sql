@@ -1,5 +1,4 @@
--- Two costs of sql/016_delivery_groups.sql that a drain of single rows measured (pg_stat_statements,
--- `BENCH_PHASES=drain BENCH_FILL=sql bench/delivery`; docs/performance.md, "Group rows"):
+-- Two costs of sql/016_delivery_groups.sql in a drain of single rows:
 --
 -- 1. The due index carried `member_count` as an INCLUDE column, and a B-tree with INCLUDE columns is never
 --    deduplicated: a queue's entries of one (lane, partner, available_at) key (a request's rows share one)

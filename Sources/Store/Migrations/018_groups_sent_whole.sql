@@ -1,4 +1,4 @@
--- The completion of a group sent whole (issue 10; docs/performance.md, "Groups sent whole"): most of a
+-- The completion of a group sent whole: most of a
 -- drain's groups have every member in one completion, all sent. Such a group is now deleted as a single
 -- row is, and its one history row takes the group's member arrays as they are, where sql/016's path
 -- marked the members done (an update), unnested the arrays, joined them to the batch's outcomes and

@@ -1,5 +1,4 @@
--- The intake's one-statement push for recipients with up to a few devices (issue 10; docs/performance.md,
--- "Eighth session"). sql/013's function wrote a push only when it resolved to one
+-- The intake's one-statement push for recipients with up to a few devices. sql/013's function wrote a push only when it resolved to one
 -- device; two or more went back to the handler ('render'), which then ran a pipeline of three
 -- statements and a second transaction. At 1,000 pushes/s with a fifth of the users on two devices,
 -- those pushes took a third of Postgres' time and made the deliveries' p99.

@@ -1,4 +1,4 @@
--- The claim's opt-out check (issue 10; docs/performance.md, "Tenth session"): sql/017's returning query
+-- The claim's opt-out check: sql/017's returning query
 -- joined `opt_outs` with `partners` for every delivery it returned, so a group of 50 probed its partner's
 -- row 50 times. The partner's mini-app is now read once per claimed row (a group, or a single row) before
 -- a group's members are unnested, and each member costs only its `opt_outs_pkey` probe. Everything else is

@@ -1,4 +1,4 @@
--- The outbox's pages filled whole (issue 10, goal 4; docs/performance.md, "Eleventh session").
+-- The outbox's pages filled whole.
 --
 -- sql/004_outbox.sql left 30% of every page free so that a claim's UPDATE could put the row's new version
 -- on its own page. A claim leases a batch of adjacent rows at once, so at most a few of a page's rows found

@@ -1,5 +1,4 @@
--- The requests' counts found by their primary keys (issue 10, goal 3; docs/performance.md, "Twelfth
--- session"). sql/018's completion locked the audit rows of the requests it finished through a join that
+-- The requests' counts found by their primary keys. sql/018's completion locked the audit rows of the requests it finished through a join that
 -- the planner, with the month's partition analysed while it was small, made a hash join over the whole
 -- partition: at 1,000 pushes/s each completion read every request of the month so far (28,000 rows
 -- after 30 s, 20 ms a completion, a core of Postgres). The function is sql/018's but for that statement,

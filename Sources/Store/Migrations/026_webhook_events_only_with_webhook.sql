@@ -1,5 +1,4 @@
--- The completion events' triggers look for the partner's webhook first (issue 10; docs/performance.md,
--- "Twelfth session"). sql/020's triggers called herald_webhook_event for every completed request and
+-- The completion events' triggers look for the partner's webhook first. sql/020's triggers called herald_webhook_event for every completed request and
 -- every finished activity, and that function found out only in its INSERT that the partner has no
 -- webhook: 49 µs a completed request at 1,000 pushes/s for partners without one (a new id, the clock,
 -- a nested call, an INSERT's plan set up), and a scan of the activity's history before that. Now a

@@ -1,0 +1,30 @@
+-- The partner's end. Returns 'ended_now' or a refusal of herald_activity_begin_change.
+CREATE OR REPLACE FUNCTION herald_activity_end(
+    p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_version integer,
+    p_now timestamptz, p_state jsonb, p_dismiss timestamptz, p_timestamp bigint, p_apns text, p_fcm text,
+    p_priority smallint)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+SET enable_seqscan = off
+AS $$
+DECLARE
+    v_refusal text;
+    v_created timestamptz;
+BEGIN
+    v_refusal := herald_activity_begin_change(p_partner, p_id, p_version, p_key, p_body_hash, p_response, p_now);
+    IF v_refusal IS NOT NULL THEN
+        RETURN v_refusal;
+    END IF;
+    UPDATE live_activities
+       SET state = p_state, status = 'ended', version = version + 1, last_timestamp = p_timestamp,
+           end_timestamp = p_timestamp, updated_at = p_now, ended_at = p_now, dismiss_at = p_dismiss,
+           apns_end_payload = p_apns, fcm_end_payload = p_fcm
+     WHERE id = p_id
+    RETURNING created_at INTO v_created;
+    PERFORM herald_activity_dispatch(ARRAY[p_id], 'end', ARRAY[p_apns], NULL, ARRAY[p_fcm], NULL,
+                                     ARRAY[p_priority], ARRAY[v_created + interval '12 hours']);
+    RETURN 'ended_now';
+END
+$$;

@@ -1,0 +1,45 @@
+-- The host reports an activity's update token for one iPhone. Returns 'not_found' (no such activity or
+-- it was not started on that device), 'not_ios' (the device is an Android phone), 'unchanged', 'stored',
+-- or 'sent' (the token released an update or end held for it).
+CREATE OR REPLACE FUNCTION herald_activity_token(p_id uuid, p_device text, p_token text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+SET enable_seqscan = off
+AS $$
+DECLARE
+    v_activity record;
+    v_target record;
+BEGIN
+    SELECT a.* INTO v_activity FROM live_activities a WHERE a.id = p_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'not_found';
+    END IF;
+    SELECT t.* INTO v_target FROM live_activity_targets t WHERE t.activity_id = p_id AND t.device_id = p_device;
+    IF NOT FOUND THEN
+        RETURN 'not_found';
+    ELSIF v_target.service <> 'apns' THEN
+        RETURN 'not_ios';
+    ELSIF v_target.update_token = p_token AND v_target.update_token_invalidated_at IS NULL THEN
+        RETURN 'unchanged';
+    END IF;
+    UPDATE live_activity_targets
+       SET update_token = p_token, update_token_invalidated_at = NULL, held_event = NULL
+     WHERE activity_id = p_id AND device_id = p_device;
+    IF v_target.held_event IS NULL THEN
+        RETURN 'stored';
+    END IF;
+    IF v_target.held_event = 'end' THEN
+        PERFORM herald_activity_dispatch(ARRAY[p_id], 'end', ARRAY[v_activity.apns_end_payload], NULL,
+                                         ARRAY[v_activity.fcm_end_payload], NULL, ARRAY[5::smallint],
+                                         ARRAY[v_activity.created_at + interval '12 hours'], p_device);
+    ELSE
+        PERFORM herald_activity_dispatch(ARRAY[p_id], 'update', ARRAY[v_activity.apns_update_payload], NULL,
+                                         ARRAY[NULL::text], NULL,
+                                         ARRAY[coalesce(v_activity.apns_update_priority, 5::smallint)],
+                                         ARRAY[v_activity.expires_at], p_device);
+    END IF;
+    RETURN 'sent';
+END
+$$;

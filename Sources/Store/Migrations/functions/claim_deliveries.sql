@@ -1,0 +1,169 @@
+-- The worker's claim: leases up to p_limit due deliveries of the given services to p_worker for
+-- p_lease_seconds, in one scan of the due index, skipping rows other workers hold (SKIP LOCKED).
+-- A group row's members are returned with their group. The partner's mini-app is read once per claimed
+-- row, and each member costs one opt_outs_pkey probe. Each returned delivery carries its verdict: 'send',
+-- or why not ('token_invalid', 'suppressed', 'superseded', ...), which the worker records without sending.
+CREATE OR REPLACE FUNCTION herald_claim_deliveries(p_worker text, p_limit integer, p_lease_seconds integer, p_services text[],
+                                        p_cursor_lanes smallint[], p_cursor_partners uuid[],
+                                        p_cursor_times timestamptz[], p_bulk_limit integer)
+RETURNS TABLE (id uuid, service text, environment text, payload text, attempts integer,
+               expires_at timestamptz, token text, verdict text, lane smallint, partner_id uuid,
+               available_at timestamptz, bundle_id text,
+               activity_event text, priority smallint, group_id uuid, member integer)
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+-- Never JIT: the generic plan's cost grows with the table (a 10M-row backlog estimates ~800k), which
+-- made Postgres JIT-compile the claim on every call (~140 ms for a 5 ms query).
+SET jit = off
+-- As the activity functions: index paths only, whatever the plan cached when the tables were small.
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_lane     smallint;
+    v_partners uuid[];
+    v_floors   timestamptz[];
+    v_quota    integer;
+    -- Deliveries taken so far (a group counts its members not yet done).
+    v_taken    integer := 0;
+    v_i        integer;
+    v_part     integer;
+    v_rec      record;
+    -- Row versions (ctid), not ids: the rows are locked by this transaction, so a version found here
+    -- is the one to update, and the one updated is the one to return; a TID scan reads its page
+    -- directly where an id costs a descent of deliveries_pkey.
+    v_locked   tid[];
+    v_claimed  tid[] := '{}';
+    v_next_partners uuid[];
+    v_next_floors   timestamptz[];
+    -- What this lane may add to the batch: the whole batch for realtime; for bulk, what is left under
+    -- the worker's bulk allowance.
+    v_lane_limit integer;
+BEGIN
+    FOREACH v_lane IN ARRAY ARRAY[0, 1]::smallint[] LOOP
+        EXIT WHEN v_taken >= p_limit;
+        v_lane_limit := CASE WHEN v_lane = 0 THEN p_limit ELSE least(p_limit, v_taken + greatest(p_bulk_limit, 0)) END;
+        CONTINUE WHEN v_taken >= v_lane_limit;
+        -- Every partner (a small table), with where its queue's live part starts if known. A partner
+        -- without due rows costs the first round one index probe (the loop's query finds nothing) and
+        -- leaves the rounds.
+        SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}'),
+               coalesce(array_agg(c.cursor_time - interval '10 seconds' ORDER BY p.id), '{}')
+          INTO v_partners, v_floors
+          FROM partners p
+          LEFT JOIN unnest(p_cursor_lanes, p_cursor_partners, p_cursor_times) AS c (lane, partner_id, cursor_time)
+            ON c.partner_id = p.id AND c.lane = v_lane;
+
+        -- Rounds: every partner still in the running gets an equal share of what is left.
+        WHILE cardinality(v_partners) > 0 AND v_taken < v_lane_limit LOOP
+            v_quota := ceil((v_lane_limit - v_taken)::numeric / cardinality(v_partners))::integer;
+            v_locked := '{}';
+            v_next_partners := '{}';
+            v_next_floors := '{}';
+            FOR v_i IN 1 .. cardinality(v_partners) LOOP
+                EXIT WHEN v_taken >= v_lane_limit;
+                v_part := 0;
+                -- Rows are locked as the loop fetches them (a few at a time): one fetched past the
+                -- quota stays locked, unleased, until this claim commits. A group may take the
+                -- partner past its quota by less than its size.
+                FOR v_rec IN
+                    SELECT d.ctid AS tid, herald_delivery_weight(d.member_count, d.members_done) AS weight
+                      FROM deliveries d
+                     WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = v_partners[v_i]
+                       AND d.available_at >= coalesce(v_floors[v_i], '-infinity')
+                       AND d.available_at <= now() AND d.service = ANY (p_services)
+                       -- One send at a time per activity and device: a newer state waits for the one in
+                       -- flight (and takes every update meanwhile), so the phone gets them in order and
+                       -- only the newest.
+                       AND (d.activity_id IS NULL
+                            OR NOT EXISTS (SELECT 1 FROM deliveries l
+                                            WHERE l.activity_id = d.activity_id
+                                              AND l.device_id = d.device_id AND l.state = 'leased'))
+                     ORDER BY d.available_at
+                     -- Never more rows than deliveries wanted; and a limit keeps the plan the ordered
+                     -- scan of deliveries_due_partner (a loop's query is planned for all its rows).
+                     LIMIT v_quota
+                       FOR UPDATE SKIP LOCKED
+                LOOP
+                    v_locked := v_locked || v_rec.tid;
+                    v_part := v_part + v_rec.weight;
+                    v_taken := v_taken + v_rec.weight;
+                    EXIT WHEN v_part >= v_quota OR v_taken >= v_lane_limit;
+                END LOOP;
+                -- A partner that filled its share may have more: it stays for the next round.
+                IF v_part >= v_quota THEN
+                    v_next_partners := v_next_partners || v_partners[v_i];
+                    v_next_floors := v_next_floors || v_floors[v_i];
+                END IF;
+            END LOOP;
+            EXIT WHEN cardinality(v_locked) = 0;
+            -- A statement of its own: its snapshot sees every version the lock above took (one a
+            -- rescuer committed a moment ago included).
+            WITH leased AS (
+                UPDATE deliveries d
+                   SET state = 'leased', leased_by = p_worker, attempts = d.attempts + 1,
+                       lease_expires_at = now() + make_interval(secs => p_lease_seconds)
+                 WHERE d.ctid = ANY (v_locked)
+                RETURNING d.ctid AS tid)
+            SELECT v_claimed || coalesce(array_agg(l.tid), '{}') INTO v_claimed FROM leased l;
+            v_partners := v_next_partners;
+            v_floors := v_next_floors;
+        END LOOP;
+    END LOOP;
+
+    RETURN QUERY
+    SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
+           -- The token the row is for: a push uses the device's, a Live Activity start the push-to-start
+           -- token, its update and end the activity's own token (FCM: the device's token for all).
+           CASE WHEN d.service = 'fcm' THEN v.fcm_token
+                WHEN d.activity_event IS NULL THEN v.apns_token
+                WHEN d.activity_event = 'start' THEN v.apns_push_to_start_token
+                ELSE t.update_token END,
+           CASE
+               WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
+               WHEN v.device_id IS NULL THEN 'device_removed'
+               -- A start of an activity that ended before it went out, or a row of an activity with a
+               -- newer row for the same device (an older one back from a retry or a rescue).
+               WHEN d.activity_event = 'start' AND a.status IS DISTINCT FROM 'active' THEN 'superseded'
+               WHEN d.activity_id IS NOT NULL
+                    AND EXISTS (SELECT 1 FROM deliveries n
+                                 WHERE n.activity_id = d.activity_id AND n.device_id = d.device_id
+                                   AND (n.created_at, n.id) > (d.created_at, d.id)) THEN 'superseded'
+               WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
+                   THEN 'token_invalid'
+               WHEN d.service = 'apns' AND d.activity_event IS NULL
+                    AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL) THEN 'token_invalid'
+               WHEN d.service = 'apns' AND d.activity_event = 'start'
+                    AND (v.apns_push_to_start_token IS NULL OR v.apns_push_to_start_invalidated_at IS NOT NULL)
+                   THEN 'token_invalid'
+               WHEN d.service = 'apns' AND d.activity_event IN ('update', 'end')
+                    AND (t.update_token IS NULL OR t.update_token_invalidated_at IS NOT NULL) THEN 'token_invalid'
+               WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = d.mini_app_id)
+                   THEN 'suppressed'
+               ELSE 'send'
+           END,
+           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event, d.priority, d.group_id, d.member
+      -- The claimed deliveries: single rows as they are (no function scan per row), a group's members
+      -- not yet done unnested with the group's columns. The partner's mini-app (what an opt-out names) is
+      -- looked up once per claimed row, before a group is unnested.
+      FROM (SELECT s.id, s.user_id, s.device_id, s.payload, NULL::uuid AS group_id, NULL::integer AS member,
+                   s.service, s.environment, s.attempts, s.expires_at, s.activity_id, s.activity_event, s.created_at,
+                   s.partner_id, s.lane, s.available_at, s.priority, sp.mini_app_id
+              FROM deliveries s
+              LEFT JOIN partners sp ON sp.id = s.partner_id
+             WHERE s.ctid = ANY (v_claimed) AND s.members IS NULL
+            UNION ALL
+            SELECT m.id, m.user_id, m.device_id, m.payload, g.id, m.member::integer,
+                   g.service, g.environment, g.attempts, g.expires_at, g.activity_id, g.activity_event, g.created_at,
+                   g.partner_id, g.lane, g.available_at, g.priority, gp.mini_app_id
+              FROM deliveries g
+              LEFT JOIN partners gp ON gp.id = g.partner_id
+             CROSS JOIN LATERAL unnest(g.members, g.member_users, g.member_devices, g.member_payloads)
+                   WITH ORDINALITY AS m (id, user_id, device_id, payload, member)
+             WHERE g.ctid = ANY (v_claimed) AND g.members IS NOT NULL
+               AND NOT m.member = ANY (coalesce(g.members_done, '{}'))) d
+      LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
+      LEFT JOIN live_activities a ON a.id = d.activity_id
+      LEFT JOIN live_activity_targets t ON t.activity_id = d.activity_id AND t.device_id = d.device_id;
+END
+$$;

@@ -1,0 +1,242 @@
+-- The intake's push in one statement and one transaction, for a batch of pushes (group commit;
+-- Sources/Store/IntakeWriter.swift): for each push in order, the stored Idempotency-Key response
+-- ('replay'), the recipients' resolution, a rate-limit slot ('limited'), then its key, audit row,
+-- senders and deliveries ('accepted'). The intake renders a few delivery slots up front
+-- (Sources/Store/PushPreparation.swift); a push with more devices than slots goes back as 'render'.
+-- The rate windows stay exact across processes: the per-partner advisory lock of herald_rate_reserve
+-- (functions/rate_reserve.sql) is held until the batch commits, partners locked in uuid order.
+CREATE OR REPLACE FUNCTION herald_intake_push(
+    p_partner uuid[], p_per_minute integer[], p_per_day integer[], p_tenant text[], p_mini_app text[],
+    p_now timestamptz[], p_key text[], p_body_hash text[], p_request uuid[], p_created timestamptz[],
+    p_title text[], p_body text[], p_deep_link text[], p_data text[], p_send_at timestamptz[],
+    p_ttl integer[], p_expires timestamptz[],
+    p_e_end integer[], p_emails text[], p_e_json text[],
+    p_w_end integer[], p_wallets text[], p_w_json text[],
+    p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[])
+RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
+               r_minute_count integer, r_minute_oldest bigint, r_day_count integer, r_day_oldest bigint,
+               r_now_seconds bigint, r_deliveries integer)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    n integer := cardinality(p_partner);
+    i integer;
+    j integer;
+    rec record;
+    -- The stored answers found up front (step 1), per push.
+    st_hash text[] := array_fill(NULL::text, ARRAY[n]);
+    st_resp text[] := array_fill(NULL::text, ARRAY[n]);
+    st_status integer[] := array_fill(NULL::integer, ARRAY[n]);
+    -- The resolution and the would-be answer (step 2), per push; the devices' fields as text arrays.
+    rs_users integer[];
+    rs_suppressed integer[];
+    rs_devices integer[];
+    rs_user_ids text[];
+    rs_d_user text[];
+    rs_d_device text[];
+    rs_d_service text[];
+    rs_d_env text[];
+    rs_missing text[];
+    rs_response text[];
+    -- The outcome (step 3), per push.
+    o_outcome text[] := array_fill(NULL::text, ARRAY[n]);
+    o_hash text[] := array_fill(NULL::text, ARRAY[n]);
+    o_resp text[] := array_fill(NULL::text, ARRAY[n]);
+    o_status integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_mc integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_mo bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    o_dc integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_do bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    o_now bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    dup_of integer[] := array_fill(NULL::integer, ARRAY[n]);
+    -- The current partner's windows, and what each partner locked counted.
+    cur uuid;
+    cur_at integer := 0;
+    minute_count integer;
+    minute_oldest bigint;
+    day_count integer;
+    day_oldest bigint;
+    now_s bigint;
+    keys text[];
+    key_items integer[];
+    b_partner uuid[] := '{}';
+    b_now bigint[] := '{}';
+    b_counted integer[] := '{}';
+    b_of integer[] := array_fill(NULL::integer, ARRAY[n]);
+    acc integer[] := '{}';
+    lost integer[];
+BEGIN
+    -- 1. The stored answers of the batch's keys (within their 24 hours), in one probe each.
+    FOR rec IN
+        SELECT x.o, k.body_hash, k.response, k.status
+          FROM unnest(p_partner, p_key, p_now) WITH ORDINALITY AS x (p, k, t, o)
+          JOIN idempotency_keys k ON k.partner_id = x.p AND k.key = x.k AND k.created_at > x.t - interval '24 hours'
+    LOOP
+        st_hash[rec.o] := rec.body_hash;
+        st_resp[rec.o] := rec.response;
+        st_status[rec.o] := rec.status;
+    END LOOP;
+
+    -- 2. Every other push's recipients and the answer it would get, in one statement. The
+    --    missing identifiers are listed in request order, from their JSON forms.
+    SELECT array_agg(a.n_users ORDER BY g.i), array_agg(a.n_suppressed ORDER BY g.i),
+           array_agg(a.n_devices ORDER BY g.i), array_agg(a.user_ids::text ORDER BY g.i),
+           array_agg(a.d_user ORDER BY g.i), array_agg(a.d_device ORDER BY g.i),
+           array_agg(a.d_service ORDER BY g.i), array_agg(a.d_env ORDER BY g.i),
+           array_agg(m.missing ORDER BY g.i),
+           array_agg('{"requestId":"' || p_request[g.i]::text || '","status":"'
+               || CASE WHEN a.n_devices = 0 THEN 'completed' WHEN p_send_at[g.i] IS NOT NULL THEN 'scheduled'
+                       ELSE 'queued' END
+               || '","recipients":' || a.n_users || ',"deliveries":' || a.n_devices
+               || ',"suppressed":' || a.n_suppressed || ',"sent":0,"failed":0,"missing":' || m.missing || '}'
+               ORDER BY g.i)
+      INTO rs_users, rs_suppressed, rs_devices, rs_user_ids, rs_d_user, rs_d_device, rs_d_service, rs_d_env,
+           rs_missing, rs_response
+      FROM generate_series(1, n) AS g (i)
+      CROSS JOIN LATERAL (
+          SELECT coalesce(p_e_end[g.i - 1], 0) + 1 AS e_from, p_e_end[g.i] AS e_to,
+                 coalesce(p_w_end[g.i - 1], 0) + 1 AS w_from, p_w_end[g.i] AS w_to) AS b
+      CROSS JOIN LATERAL (
+          SELECT count(*) FILTER (WHERE r.kind = 'u') AS n_users,
+                 count(*) FILTER (WHERE r.kind = 'u' AND r.opted_out) AS n_suppressed,
+                 count(*) FILTER (WHERE r.kind = 'd') AS n_devices,
+                 coalesce(array_agg(r.ident) FILTER (WHERE r.kind = 'e'), '{}') AS emails,
+                 coalesce(array_agg(r.ident) FILTER (WHERE r.kind = 'w'), '{}') AS wallets,
+                 coalesce(array_agg(r.user_id) FILTER (WHERE r.kind = 'u'), '{}') AS user_ids,
+                 coalesce(array_agg(r.user_id ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_user,
+                 coalesce(array_agg(r.ident ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_device,
+                 coalesce(array_agg(r.service ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_service,
+                 coalesce(array_agg(r.environment ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_env
+            FROM herald_resolve_recipients(p_tenant[g.i], p_emails[b.e_from:b.e_to], p_wallets[b.w_from:b.w_to],
+                                           p_mini_app[g.i]) AS r
+           WHERE st_hash[g.i] IS NULL) AS a
+      CROSS JOIN LATERAL (
+          SELECT '{"emails":[' || CASE WHEN cardinality(a.emails) = b.e_to - b.e_from + 1 THEN '' ELSE coalesce((
+                     SELECT string_agg(x.j, ',' ORDER BY x.o)
+                       FROM unnest(p_emails[b.e_from:b.e_to], p_e_json[b.e_from:b.e_to]) WITH ORDINALITY AS x (v, j, o)
+                      WHERE NOT x.v = ANY (a.emails)), '') END
+              || '],"wallets":[' || CASE WHEN cardinality(a.wallets) = b.w_to - b.w_from + 1 THEN '' ELSE coalesce((
+                     SELECT string_agg(x.j, ',' ORDER BY x.o)
+                       FROM unnest(p_wallets[b.w_from:b.w_to], p_w_json[b.w_from:b.w_to]) WITH ORDINALITY AS x (v, j, o)
+                      WHERE NOT x.v = ANY (a.wallets)), '') END
+              || ']}' AS missing) AS m;
+
+    -- 3. In order, per partner (locked in uuid order, its windows read once): replay, render,
+    --    refuse or count.
+    FOR i IN SELECT x.o FROM unnest(p_partner) WITH ORDINALITY AS x (p, o) ORDER BY x.p, x.o LOOP
+        IF cur IS DISTINCT FROM p_partner[i] THEN
+            cur := p_partner[i];
+            PERFORM pg_advisory_xact_lock(hashtextextended(cur::text, 7301));
+            now_s := floor(extract(epoch FROM clock_timestamp()));
+            SELECT coalesce(sum(b.count), 0), min(b.bucket) INTO minute_count, minute_oldest
+              FROM rate_buckets b
+             WHERE b.partner_id = cur AND b.granularity = 's' AND b.bucket > now_s - 60;
+            SELECT coalesce(sum(b.count), 0), min(b.bucket) INTO day_count, day_oldest
+              FROM rate_buckets b
+             WHERE b.partner_id = cur AND b.granularity = 'm' AND b.bucket > now_s / 60 - 1440;
+            b_partner := b_partner || cur;
+            b_now := b_now || now_s;
+            b_counted := b_counted || 0;
+            cur_at := cur_at + 1;
+            keys := '{}';
+            key_items := '{}';
+        END IF;
+        IF st_hash[i] IS NOT NULL THEN
+            o_outcome[i] := 'replay'; o_hash[i] := st_hash[i]; o_resp[i] := st_resp[i]; o_status[i] := st_status[i];
+            CONTINUE;
+        END IF;
+        IF rs_devices[i] > p_s_end[i] - coalesce(p_s_end[i - 1], 0) THEN
+            o_outcome[i] := 'render';
+            CONTINUE;
+        END IF;
+        -- The same key earlier in this batch: this push is its retry.
+        j := CASE WHEN p_key[i] IS NOT NULL THEN array_position(keys, p_key[i]) END;
+        IF j IS NOT NULL THEN
+            dup_of[i] := key_items[j];
+            o_outcome[i] := 'replay'; o_hash[i] := p_body_hash[key_items[j]]; o_resp[i] := rs_response[key_items[j]];
+            o_status[i] := 202;
+            CONTINUE;
+        END IF;
+        IF NOT (minute_count < p_per_minute[i] AND day_count < p_per_day[i]) THEN
+            o_outcome[i] := 'limited';
+            o_mc[i] := minute_count;
+            o_mo[i] := coalesce(minute_oldest, CASE WHEN b_counted[cur_at] > 0 THEN now_s END);
+            o_dc[i] := day_count;
+            o_do[i] := coalesce(day_oldest, CASE WHEN b_counted[cur_at] > 0 THEN now_s / 60 END);
+            o_now[i] := now_s;
+            CONTINUE;
+        END IF;
+        minute_count := minute_count + 1;
+        day_count := day_count + 1;
+        b_counted[cur_at] := b_counted[cur_at] + 1;
+        b_of[i] := cur_at;
+        acc := acc || i;
+        IF p_key[i] IS NOT NULL THEN
+            keys := keys || p_key[i];
+            key_items := key_items || i;
+        END IF;
+        o_outcome[i] := 'accepted'; o_resp[i] := rs_response[i];
+    END LOOP;
+
+    -- 4. The keys, in one statement. One that another transaction stored meanwhile (a
+    --    multi-device push or an activity with the same key) makes its push, and its retries in
+    --    this batch, a replay of that answer, and its slot is not counted.
+    WITH stored AS (
+        INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
+        SELECT p_partner[a], p_key[a], p_body_hash[a], p_request[a], rs_response[a], p_created[a]
+          FROM unnest(acc) AS a WHERE p_key[a] IS NOT NULL
+        ON CONFLICT (partner_id, key) DO UPDATE
+           SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
+               response = EXCLUDED.response, created_at = EXCLUDED.created_at, status = EXCLUDED.status
+         WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
+        RETURNING k.request_id
+    )
+    SELECT array_agg(a) INTO lost FROM unnest(acc) AS a
+     WHERE p_key[a] IS NOT NULL AND p_request[a] NOT IN (SELECT s.request_id FROM stored s);
+    IF lost IS NOT NULL THEN
+        FOREACH i IN ARRAY lost LOOP
+            SELECT k.body_hash, k.response, k.status INTO rec FROM idempotency_keys k
+             WHERE k.partner_id = p_partner[i] AND k.key = p_key[i];
+            FOR j IN SELECT x.o FROM unnest(dup_of) WITH ORDINALITY AS x (d, o) WHERE x.o = i OR x.d = i LOOP
+                o_outcome[j] := 'replay'; o_hash[j] := rec.body_hash; o_resp[j] := rec.response; o_status[j] := rec.status;
+            END LOOP;
+            b_counted[b_of[i]] := b_counted[b_of[i]] - 1;
+        END LOOP;
+        acc := ARRAY(SELECT a FROM unnest(acc) AS a WHERE a <> ALL (lost));
+    END IF;
+
+    -- 5. The counts, once per partner, and the accepted pushes' rows, one statement per table.
+    --    Partner traffic is lane 0; a delivery is due at sendAt, or at once.
+    INSERT INTO rate_buckets AS b (partner_id, granularity, bucket, count)
+    SELECT x.p, g.granularity, CASE g.granularity WHEN 's' THEN x.t ELSE x.t / 60 END, x.c
+      FROM unnest(b_partner, b_now, b_counted) AS x (p, t, c), (VALUES ('s'::"char"), ('m'::"char")) AS g (granularity)
+     WHERE x.c > 0
+    ON CONFLICT (partner_id, granularity, bucket) DO UPDATE SET count = b.count + EXCLUDED.count;
+    IF cardinality(acc) > 0 THEN
+        INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
+            deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
+        SELECT p_request[a], p_created[a], p_partner[a], p_mini_app[a], p_key[a], p_title[a], p_body[a],
+               p_deep_link[a], p_data[a]::jsonb, p_send_at[a], p_ttl[a], p_expires[a], 0, rs_users[a],
+               rs_devices[a], rs_suppressed[a], rs_missing[a]::jsonb
+          FROM unnest(acc) AS a;
+        INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
+        SELECT u, p_mini_app[a], p_created[a] FROM unnest(acc) AS a, unnest(rs_user_ids[a]::text[]) AS u
+        ON CONFLICT DO NOTHING;
+        INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
+            device_id, environment, payload, available_at, expires_at)
+        SELECT p_delivery[s.slot], p_request[a], p_created[a], p_partner[a], 0, d.service, d.user_id, d.device,
+               d.env, CASE d.service WHEN 'apns' THEN p_apns[s.slot] ELSE p_fcm[s.slot] END,
+               coalesce(p_send_at[a], p_created[a]), p_expires[a]
+          FROM unnest(acc) AS a
+         CROSS JOIN LATERAL unnest(rs_d_user[a]::text[], rs_d_device[a]::text[], rs_d_service[a]::text[],
+                                   rs_d_env[a]::text[]) WITH ORDINALITY AS d (user_id, device, service, env, k)
+         CROSS JOIN LATERAL (SELECT coalesce(p_s_end[a - 1], 0) + d.k::integer AS slot) AS s;
+    END IF;
+
+    RETURN QUERY
+    SELECT g.i, o_outcome[g.i], o_hash[g.i], o_resp[g.i], o_status[g.i], o_mc[g.i], o_mo[g.i], o_dc[g.i],
+           o_do[g.i], o_now[g.i], rs_devices[g.i]
+      FROM generate_series(1, n) AS g (i);
+END
+$$;

@@ -1,0 +1,43 @@
+-- The host API's PUT /api/internal/users/{userId} (SPEC 4), in one place for the API
+-- (DirectoryStore.putUser) and the users backfill: the tenant exists, the user is created or moved
+-- to the tenant (its identifiers follow through ON UPDATE CASCADE), and its email and wallet sets
+-- are replaced by the given ones (already normalised). An identifier another user of the tenant
+-- holds raises unique_violation (409 identifier_taken), and the caller's transaction or
+-- subtransaction undoes the rest. Returns whether the user was created.
+CREATE OR REPLACE FUNCTION herald_put_user(p_user text, p_tenant text, p_emails text[], p_wallets text[])
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_created boolean;
+    v_owned   integer;
+BEGIN
+    INSERT INTO tenants (id) VALUES (p_tenant) ON CONFLICT DO NOTHING;
+    INSERT INTO users AS u (id, tenant_id) VALUES (p_user, p_tenant)
+    ON CONFLICT (id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, updated_at = now()
+    RETURNING xmax = 0 INTO v_created;
+
+    DELETE FROM user_emails WHERE user_id = p_user AND email <> ALL(p_emails);
+    IF cardinality(p_emails) > 0 THEN
+        INSERT INTO user_emails (tenant_id, email, user_id) SELECT p_tenant, v, p_user FROM unnest(p_emails) AS v
+        ON CONFLICT DO NOTHING;
+        SELECT count(*) INTO v_owned FROM user_emails
+         WHERE tenant_id = p_tenant AND user_id = p_user AND email = ANY(p_emails);
+        IF v_owned <> cardinality(p_emails) THEN
+            RAISE unique_violation USING MESSAGE = 'identifier_taken';
+        END IF;
+    END IF;
+
+    DELETE FROM user_wallets WHERE user_id = p_user AND wallet <> ALL(p_wallets);
+    IF cardinality(p_wallets) > 0 THEN
+        INSERT INTO user_wallets (tenant_id, wallet, user_id) SELECT p_tenant, v, p_user FROM unnest(p_wallets) AS v
+        ON CONFLICT DO NOTHING;
+        SELECT count(*) INTO v_owned FROM user_wallets
+         WHERE tenant_id = p_tenant AND user_id = p_user AND wallet = ANY(p_wallets);
+        IF v_owned <> cardinality(p_wallets) THEN
+            RAISE unique_violation USING MESSAGE = 'identifier_taken';
+        END IF;
+    END IF;
+    RETURN v_created;
+END
+$$;

@@ -1,0 +1,64 @@
+-- Schedules one reminder, exact under concurrency: a transaction-scoped advisory lock per (user,
+-- mini-app) serialises every schedule of that pair across intake processes, so the count of pending
+-- reminders and the insert cannot interleave. The intake resolved the user's devices and rendered one
+-- signed payload per device before (Sources/Store/ReminderStore.swift); here the user is looked up
+-- again (removed, or moved to another tenant, meanwhile), reminders found sent are marked, and the
+-- cap is checked before anything is written.
+--
+-- Outcomes: 'scheduled' (with the pending count including this one), 'limited' (the pending count),
+-- 'user_not_found', 'tenant_mismatch'; only 'scheduled' writes.
+CREATE OR REPLACE FUNCTION herald_schedule_reminder(
+    p_reminder uuid, p_user text, p_tenant text, p_partner uuid, p_mini_app text, p_max_pending integer,
+    p_request uuid, p_created timestamptz, p_title text, p_shown_title text, p_body text, p_deep_link text,
+    p_at timestamptz, p_due timestamptz, p_send_at timestamptz, p_ttl integer, p_expires timestamptz,
+    p_delivery uuid[], p_service text[], p_device text[], p_environment text[], p_payload text[])
+RETURNS TABLE (outcome text, pending integer)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_tenant  text;
+    v_pending integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_user || '/' || p_mini_app, 7313));
+    SELECT u.tenant_id INTO v_tenant FROM users u WHERE u.id = p_user;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'user_not_found'::text, 0;
+        RETURN;
+    END IF;
+    IF v_tenant <> p_tenant THEN
+        RETURN QUERY SELECT 'tenant_mismatch'::text, 0;
+        RETURN;
+    END IF;
+
+    UPDATE reminders r SET status = 'sent', finished_at = now()
+     WHERE r.user_id = p_user AND r.mini_app_id = p_mini_app AND r.status = 'scheduled'
+       AND NOT herald_reminder_pending(r.deliveries);
+    SELECT count(*) INTO v_pending FROM reminders r
+     WHERE r.user_id = p_user AND r.mini_app_id = p_mini_app AND r.status = 'scheduled';
+    IF v_pending >= p_max_pending THEN
+        RETURN QUERY SELECT 'limited'::text, v_pending;
+        RETURN;
+    END IF;
+
+    -- The audit row of a one-recipient push without partner data: the partner's GET of it, its counts,
+    -- the push.completed webhook and heraldctl's stats and replay treat it as they treat a push.
+    INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body, deep_link,
+        data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
+    VALUES (p_request, p_created, p_partner, p_mini_app, NULL, p_shown_title, p_body, p_deep_link, '{}', p_send_at,
+            p_ttl, p_expires, 0, 1, cardinality(p_delivery), 0, '{"emails":[],"wallets":[]}');
+    INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
+    VALUES (p_user, p_mini_app, p_created)
+    ON CONFLICT DO NOTHING;
+    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
+        environment, payload, available_at, expires_at)
+    SELECT x.id, p_request, p_created, p_partner, 0, x.service, p_user, x.device, x.environment, x.payload, p_due,
+           p_expires
+      FROM unnest(p_delivery, p_service, p_device, p_environment, p_payload) AS x (id, service, device, environment,
+                                                                                  payload);
+    INSERT INTO reminders (id, user_id, mini_app_id, partner_id, request_id, request_created_at, title, body,
+        deep_link, at, deliveries, created_at)
+    VALUES (p_reminder, p_user, p_mini_app, p_partner, p_request, p_created, p_title, p_body, p_deep_link, p_at,
+            p_delivery, p_created);
+    RETURN QUERY SELECT 'scheduled'::text, v_pending + 1;
+END
+$$;

@@ -1,0 +1,187 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// The two parts of `sql/` (Sources/Store/Migrator.swift): numbered migrations, then the definition
+/// files of `functions/` re-applied whenever their checksum changes; a database migrated with the
+/// numbered migrations alone upgrades in place to the same schema as a fresh one.
+@Suite("Migrations: numbered files and definition files", .requiresDatabase)
+struct MigrationLayoutTests {
+    static func bundled() throws -> Migrator {
+        try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+    }
+
+    /// `pg_dump --schema-only` of a database, without the lines that differ between any two dumps
+    /// (the random key of `\restrict`).
+    static func schema(of url: String) throws -> String {
+        let dump = try ChildProcess.run(URL(fileURLWithPath: "/usr/lib/postgresql/15/bin/pg_dump"),
+                                        ["--schema-only", "--no-owner", "--dbname", url],
+                                        environment: ProcessInfo.processInfo.environment)
+        #expect(dump.status == 0, "\(dump.output)")
+        return dump.output.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("\\restrict") && !$0.hasPrefix("\\unrestrict") }
+            .joined(separator: "\n")
+    }
+
+    /// Runs `body` on a pool of a fresh, empty database, dropped afterwards.
+    static func withDatabase(_ body: (String, PostgresPool) throws -> Void) throws {
+        try MigrationAndMaintenanceTests.withFreshDatabase { url in
+            let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
+            defer { pool.close() }
+            try body(url, pool)
+        }
+    }
+
+    @Test("every object of the definition files is applied after the migrations, and only once")
+    func freshDatabase() throws {
+        let migrator = try Self.bundled()
+        #expect(migrator.definitions.contains { $0.name == "claim_deliveries.sql" })
+        try Self.withDatabase { _, pool in
+            let first = try pool.withConnection { try migrator.migrate($0) }
+            #expect(first == migrator.migrations.map(\.name) + migrator.definitions.map(\.path))
+            let second = try pool.withConnection { try migrator.migrate($0) }
+            #expect(second.isEmpty)
+            let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_functions").first!.int(0) }
+            #expect(recorded == migrator.definitions.count)
+        }
+    }
+
+    @Test("a database of the numbered migrations alone upgrades to the schema of a fresh one, and delivers")
+    func upgradeInPlace() throws {
+        let migrator = try Self.bundled()
+        let numberedOnly = Migrator(migrations: migrator.migrations)
+        try Self.withDatabase { freshURL, fresh in
+            try fresh.withConnection { _ = try migrator.migrate($0) }
+            try Self.withDatabase { oldURL, old in
+                try old.withConnection { _ = try numberedOnly.migrate($0) }
+                // The definition files reproduce what the numbered migrations left behind, exactly (the
+                // bookkeeping tables exist in both; a schema-only dump has none of their rows).
+                #expect(try Self.schema(of: oldURL) == Self.schema(of: freshURL))
+                let upgraded = try old.withConnection { try migrator.migrate($0) }
+                #expect(upgraded == migrator.definitions.map(\.path))
+                #expect(try Self.schema(of: oldURL) == Self.schema(of: freshURL))
+                try Self.deliverOnePush(old)
+            }
+        }
+    }
+
+    /// One delivery written, claimed and completed as sent through the worker's statements.
+    static func deliverOnePush(_ pool: PostgresPool) throws {
+        try pool.withConnection { connection in
+            let partner = UUID()
+            try connection.execute("INSERT INTO tenants (id) VALUES ('t1'); INSERT INTO users (id, tenant_id) VALUES ('u1', 't1')")
+            try connection.query("""
+                INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
+                                      rate_limit_per_day)
+                VALUES ($1, 'app.upgrade', 'Partner', 't1', 'hash', 60, 10000)
+                """, [partner])
+            try connection.query("""
+                INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
+                VALUES ('u1', 'iphone', 'ios', 'sandbox', $1)
+                """, [String(repeating: "ab", count: 32)])
+            let request = UUIDv7.make(at: Date())
+            let createdAt = try #require(UUIDv7.timestamp(of: request))
+            try connection.query("""
+                INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, title, body, data, lane, recipients,
+                                           deliveries, suppressed, missing)
+                VALUES ($1, $2, $3, 'app.upgrade', 'T', 'B', '{}', 0, 1, 1, 0, '{}')
+                """, [request, createdAt, partner])
+            let delivery = UUIDv7.make(at: Date())
+            try connection.query("""
+                INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
+                                        environment, payload, available_at)
+                VALUES ($1, $2, $3, $4, 0, 'apns', 'u1', 'iphone', 'sandbox', '{"aps":{}}', now())
+                """, [delivery, request, createdAt, partner])
+            let store = DeliveryStore()
+            let claimed = try store.claim(on: connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns])
+            #expect(claimed.map(\.id) == [delivery])
+            let claim = try #require(claimed.first)
+            #expect(claim.verdict == .send)
+            #expect(try store.complete(on: connection, worker: "w1", [CompletedDelivery(claim, outcome: .sent)]).finished == 1)
+            let outcome = try connection.query("SELECT outcome FROM delivery_history_deliveries WHERE id = $1", [delivery])
+            #expect(try outcome.first?.string(0) == "sent")
+            let sent = try connection.query("SELECT sent FROM push_requests WHERE id = $1", [request])
+            #expect(try sent.first?.int(0) == 1)
+        }
+    }
+
+    @Test("a changed definition file is applied again, an unchanged one is not; a comment alone changes nothing")
+    func changedDefinition() throws {
+        let base = Migrator(migrations: [.init(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")],
+                            definitions: [.init(name: "one.sql", sql: "CREATE OR REPLACE FUNCTION one() RETURNS int LANGUAGE sql AS 'SELECT 1'"),
+                                          .init(name: "v.sql", sql: "CREATE OR REPLACE VIEW v AS SELECT one() AS x")])
+        let recommented = Migrator(migrations: base.migrations, definitions: [
+            .init(name: "one.sql", sql: "-- Returns one.\nCREATE OR REPLACE FUNCTION one()\n    RETURNS int LANGUAGE sql AS 'SELECT 1'"),
+            base.definitions[1]])
+        let changed = Migrator(migrations: base.migrations, definitions: [
+            .init(name: "one.sql", sql: "CREATE OR REPLACE FUNCTION one() RETURNS int LANGUAGE sql AS 'SELECT 2'"),
+            base.definitions[1]])
+        try Self.withDatabase { _, pool in
+            let first = try pool.withConnection { try base.migrate($0) }
+            #expect(first == ["001_t.sql", "functions/one.sql", "functions/v.sql"])
+            let afterComment = try pool.withConnection { try recommented.migrate($0) }
+            #expect(afterComment.isEmpty)
+            let afterChange = try pool.withConnection { try changed.migrate($0) }
+            #expect(afterChange == ["functions/one.sql"])
+            let value = try pool.withConnection { try $0.query("SELECT x FROM v").first!.int(0) }
+            #expect(value == 2)
+            let again = try pool.withConnection { try changed.migrate($0) }
+            #expect(again.isEmpty)
+        }
+    }
+
+    @Test("a definition file Postgres refuses names itself")
+    func failingDefinition() throws {
+        let broken = Migrator(migrations: [.init(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")],
+                              definitions: [.init(name: "broken.sql", sql: "CREATE OR REPLACE VIEW w AS SELECT nothing FROM t")])
+        try Self.withDatabase { _, pool in
+            let failure = try #require(throws: Migrator.Failure.self) { try pool.withConnection { try broken.migrate($0) } }
+            #expect(failure.code == .definitionFailed)
+            #expect(failure.message.contains("functions/broken.sql"))
+            let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_functions").first!.int(0) }
+            #expect(recorded == 0)
+        }
+    }
+
+    @Test("checksums recorded from the whole file are accepted and rewritten; a real SQL change is still refused")
+    func earlierChecksums() throws {
+        let migrator = try Self.bundled()
+        try Self.withDatabase { _, pool in
+            try pool.withConnection { _ = try migrator.migrate($0) }
+            // As the full-text form recorded them: for the released files, and for one not edited since.
+            try pool.withConnection { connection in
+                try connection.execute("UPDATE schema_migrations SET checksum = 'stale'")
+                for (version, released) in Migrator.releasedChecksums {
+                    try connection.query("UPDATE schema_migrations SET checksum = $2 WHERE version = $1",
+                                         [version, released.fullText])
+                }
+            }
+            let edited = Migrator(migrations: migrator.migrations.map {
+                $0.version == 1 ? .init(version: 1, name: $0.name, sql: $0.sql + "\nSELECT 1;\n") : $0
+            })
+            let failure = try #require(throws: Migrator.Failure.self) { try pool.withConnection { try edited.migrate($0) } }
+            #expect(failure.code == .changed && failure.message.contains(migrator.migrations[0].name))
+            let rest = Migrator(migrations: migrator.migrations.filter { $0.version > 29 }, definitions: [])
+            if !rest.migrations.isEmpty {
+                try pool.withConnection { connection in
+                    for migration in rest.migrations {
+                        try connection.query("UPDATE schema_migrations SET checksum = $2 WHERE version = $1",
+                                             [migration.version, Migrator.fullTextChecksum(migration.sql)])
+                    }
+                }
+            }
+            let accepted = try pool.withConnection { try migrator.migrate($0) }
+            #expect(accepted.isEmpty)
+            let current = try pool.withConnection { try $0.query("SELECT version, checksum FROM schema_migrations").rows }
+            #expect(current.count == migrator.migrations.count)
+            for row in current {
+                let version = try row.int(0)
+                let migration = try #require(migrator.migrations.first { $0.version == version })
+                #expect(try row.string(1) == Migrator.checksum(migration.sql), "\(migration.name)")
+            }
+        }
+    }
+}
