@@ -20,6 +20,13 @@ import Worker
         configuration.pauses.maximum = .seconds(1)
     }
 
+    /// `quick`, but a verdict is held long enough that it is still held when the other token's success comes,
+    /// however slow the machine: a verdict whose wait ended is deferred, and only a success after the next one decides.
+    static func holding(_ configuration: inout WorkerConfiguration) {
+        quick(&configuration)
+        configuration.tokenVerdicts.wait = .seconds(120)
+    }
+
     @Test func aSuspectVerdictWithNoSuccessRetiresNothingAndSpendsNoAttempt() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
@@ -47,12 +54,7 @@ import Worker
         try harness.db.user("bad", apnsToken: WorkerHarness.apnsToken(0))
         try harness.db.user("good", apnsToken: WorkerHarness.apnsToken(1))
         harness.simulator.setFault(SimulatorFault(status: 400, reason: reason), token: WorkerHarness.apnsToken(0))
-        let worker = try harness.startWorker {
-            Self.quick(&$0)
-            // Long enough that the verdict is still held when the other token's success comes, however slow the
-            // machine: a verdict whose wait ended is deferred, and only a success after the next one decides.
-            $0.tokenVerdicts.wait = .seconds(120)
-        }
+        let worker = try harness.startWorker(Self.holding)
         let request = try harness.db.request(partner: partner.id, deliveries: 2)
         let bad = try harness.db.delivery(request: request, partner: partner.id, user: "bad", service: .apns)
         try await harness.waitUntil("the verdict held") {
@@ -153,12 +155,7 @@ import Worker
         try harness.db.user("bad", fcmToken: "fcm-bad")
         try harness.db.user("good", fcmToken: "fcm-good")
         harness.simulator.setFault(SimulatorFault(status: 400, reason: "INVALID_ARGUMENT"), token: "fcm-bad")
-        let worker = try harness.startWorker {
-            Self.quick(&$0)
-            // Long enough that the verdict is still held when the other token's success comes, however slow the
-            // machine: a verdict whose wait ended is deferred, and only a success after the next one decides.
-            $0.tokenVerdicts.wait = .seconds(120)
-        }
+        let worker = try harness.startWorker(Self.holding)
         let request = try harness.db.request(partner: partner.id, deliveries: 2)
         let bad = try harness.db.delivery(request: request, partner: partner.id, user: "bad", service: .fcm)
         try await harness.waitUntil("the verdict held") {
