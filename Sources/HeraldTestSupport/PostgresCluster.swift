@@ -46,7 +46,9 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Runs a shell command and waits for it. Uses posix_spawn and waitpid rather than Foundation's
     /// Process, which waits for a descriptor that a daemon started by the command (the postmaster)
     /// inherits and never closes.
-    static func shell(_ command: String) throws {
+    /// Returns the command's output (standard output and error).
+    @discardableResult
+    static func shell(_ command: String) throws -> String {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-shell-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: log) }
         let arguments = ["/bin/sh", "-c", "(\(command)) >\(log.path) 2>&1 </dev/null"]
@@ -62,6 +64,7 @@ public final class PostgresCluster: @unchecked Sendable {
             let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw TestHTTPClient.Failure(description: "`\(command)` failed (\(status)): \(output)")
         }
+        return (try? String(contentsOf: log, encoding: .utf8)) ?? ""
     }
 }
 

@@ -18,9 +18,7 @@ extension PostgresConnection {
             throw PostgresError(code: .connectionLost, serverMessage: "poll failed: errno \(errno)")
         }
         if ready == 0 { return [] }
-        guard PQconsumeInput(handle) == 1, isHealthy else {
-            throw PostgresError(code: .connectionLost, serverMessage: String(cString: PQerrorMessage(handle)))
-        }
+        guard PQconsumeInput(handle) == 1, isHealthy else { throw clientFailure() }
         channels = drainNotifications()
         return channels
     }

@@ -14,6 +14,11 @@ public final class PostgresConnection: @unchecked Sendable {
     private var parameterStarts: [Int?] = []
     /// When the connection was last returned to a pool; used to skip health checks on busy connections.
     var lastUsed = ContinuousClock.now
+    /// Set when a statement failed in a way that makes this connection unfit for reuse (see
+    /// `PostgresError.discardsConnection`), even where libpq still reports it open: a server that sent
+    /// FATAL before closing, a read-only server, a socket error libpq does not count as a broken
+    /// connection (a timed-out read).
+    private var discarded = false
 
     /// Opens a connection. `url` is a libpq connection string or `postgres://` URI.
     public convenience init(url: String, applicationName: String = "herald") throws {
@@ -56,8 +61,9 @@ public final class PostgresConnection: @unchecked Sendable {
 
     deinit { PQfinish(handle) }
 
-    /// True while the socket is usable as far as libpq knows.
-    public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+    /// True while the socket is usable as far as libpq knows and no statement has shown the
+    /// connection unfit (a pool drops it otherwise).
+    public var isHealthy: Bool { !discarded && PQstatus(handle) == CONNECTION_OK }
 
     /// True when no transaction is open (the only state in which a pooled connection may be reused).
     public var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
@@ -91,9 +97,7 @@ public final class PostgresConnection: @unchecked Sendable {
     {
         // Prepared outside the pipeline (on first use only), so the pipeline holds executions only.
         let names = try statements.map { try preparedName(for: $0.sql, parameterCount: $0.parameters.count) }
-        guard PQenterPipelineMode(handle) == 1 else {
-            throw PostgresError(code: .queryFailed, serverMessage: String(cString: PQerrorMessage(handle)))
-        }
+        guard PQenterPipelineMode(handle) == 1 else { throw clientFailure() }
         defer { PQexitPipelineMode(handle) }
         for (statement, name) in zip(statements, names) {
             // libpq copies the values into its output buffer before this returns, so the next
@@ -101,14 +105,9 @@ public final class PostgresConnection: @unchecked Sendable {
             let sent = withParameters(statement.parameters) { pointers in
                 PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), pointers, nil, nil, 0)
             }
-            guard sent == 1 else {
-                throw PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
-                                    serverMessage: String(cString: PQerrorMessage(handle)))
-            }
+            guard sent == 1 else { throw clientFailure() }
         }
-        guard PQpipelineSync(handle) == 1 else {
-            throw PostgresError(code: .connectionLost, serverMessage: String(cString: PQerrorMessage(handle)))
-        }
+        guard PQpipelineSync(handle) == 1 else { throw clientFailure() }
         var results: [PostgresResult] = []
         var firstError: (any Error)?
         for _ in statements {
@@ -125,12 +124,9 @@ public final class PostgresConnection: @unchecked Sendable {
         if let sync = PQgetResult(handle) {
             let status = PQresultStatus(sync)
             PQclear(sync)
-            if status != PGRES_PIPELINE_SYNC, firstError == nil {
-                firstError = PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
-                                           serverMessage: String(cString: PQerrorMessage(handle)))
-            }
+            if status != PGRES_PIPELINE_SYNC, firstError == nil { firstError = clientFailure() }
         } else if firstError == nil {
-            firstError = PostgresError(code: .connectionLost, serverMessage: String(cString: PQerrorMessage(handle)))
+            firstError = clientFailure()
         }
         if let firstError { throw firstError }
         return results
@@ -142,12 +138,18 @@ public final class PostgresConnection: @unchecked Sendable {
         try consume(PQexec(handle, sql))
     }
 
-    /// Runs `body` inside BEGIN/COMMIT; rolls back when it throws.
+    /// Runs `body` inside BEGIN/COMMIT; rolls back when it throws. A connection lost while COMMIT ran
+    /// throws `commitOutcomeUnknown`: the server may have committed before the answer was lost.
     public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try execute("BEGIN")
         do {
             let value = try body(self)
-            try execute("COMMIT")
+            do {
+                try execute("COMMIT")
+            } catch let error as PostgresError where error.discardsConnection {
+                throw PostgresError(code: .commitOutcomeUnknown, sqlState: error.sqlState,
+                                    serverMessage: error.serverMessage)
+            }
             return value
         } catch {
             if isHealthy { _ = try? execute("ROLLBACK") }
@@ -197,10 +199,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     func consume(_ result: OpaquePointer?) throws -> PostgresResult {
-        guard let result else {
-            throw PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
-                                serverMessage: String(cString: PQerrorMessage(handle)))
-        }
+        guard let result else { throw clientFailure() }
         let status = PQresultStatus(result)
         switch status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
@@ -212,9 +211,27 @@ public final class PostgresConnection: @unchecked Sendable {
             defer { PQclear(result) }
             let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let message = String(cString: PQresultErrorMessage(result))
-            let code: PostgresError.Code = isHealthy ? .queryFailed : .connectionLost
-            throw PostgresError(code: code, sqlState: sqlState, serverMessage: message)
+            // Every error the server sends carries a SQLSTATE; a failed result without one was made by
+            // libpq itself ("server closed the connection unexpectedly", "could not receive data from
+            // server: Connection timed out", lost synchronisation), and such a connection is not
+            // trusted again, whatever PQstatus still says.
+            guard let sqlState, PQstatus(handle) == CONNECTION_OK else {
+                throw discarding(PostgresError(code: .connectionLost, sqlState: sqlState, serverMessage: message))
+            }
+            throw discarding(PostgresError(code: .queryFailed, sqlState: sqlState, serverMessage: message))
         }
+    }
+
+    /// A failure libpq reported without a server error (a send, a sync, a missing result): the
+    /// connection is treated as lost.
+    func clientFailure() -> PostgresError {
+        discarding(PostgresError(code: .connectionLost, serverMessage: String(cString: PQerrorMessage(handle))))
+    }
+
+    /// Marks the connection unfit for reuse when `error` says so, and returns it.
+    func discarding(_ error: PostgresError) -> PostgresError {
+        if error.discardsConnection { discarded = true }
+        return error
     }
 
     /// Takes ownership of a successful result: its rows are read in place (PostgresRow.swift), and a

@@ -54,10 +54,7 @@ extension PostgresConnection {
     /// A failure (a bad value, a constraint) throws the server's error, as `query` does.
     @discardableResult
     public func copy(_ sql: String, rows: PostgresCopyRows) throws -> Int {
-        guard let started = PQexec(handle, sql) else {
-            throw PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
-                                serverMessage: String(cString: PQerrorMessage(handle)))
-        }
+        guard let started = PQexec(handle, sql) else { throw clientFailure() }
         guard PQresultStatus(started) == PGRES_COPY_IN else {
             _ = try consume(started)  // the statement's error; a statement that is not a COPY FROM STDIN:
             throw PostgresError(code: .queryFailed, serverMessage: "not a COPY FROM STDIN statement")
@@ -74,8 +71,7 @@ extension PostgresConnection {
                     PQputCopyData(handle, $0, Int32(length))
                 }
                 if sent != 1 {
-                    failure = PostgresError(code: isHealthy ? .queryFailed : .connectionLost,
-                                            serverMessage: String(cString: PQerrorMessage(handle)))
+                    failure = clientFailure()
                     return
                 }
                 offset += length
@@ -83,7 +79,7 @@ extension PostgresConnection {
         }
         let ended = PQputCopyEnd(handle, failure == nil ? nil : "client failed")
         if ended != 1 && failure == nil {
-            failure = PostgresError(code: .connectionLost, serverMessage: String(cString: PQerrorMessage(handle)))
+            failure = clientFailure()
         }
         // The COPY's own result, then the NULL that ends it.
         var copied = 0

@@ -2,10 +2,14 @@
 /// parameter values (emails, tokens), so they are kept in `serverMessage` and never printed by default.
 public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public enum Code: String, Sendable {
-        /// Could not open a connection (server down, bad URL, authentication).
+        /// Could not open a connection (server down, bad URL, authentication, no read-write host).
         case connectionFailed = "connection_failed"
         /// The connection broke while a statement ran.
         case connectionLost = "connection_lost"
+        /// The connection broke while COMMIT ran: the transaction may or may not have committed.
+        /// Callers answer as for any outage; a client retrying with its idempotency key makes the
+        /// write exactly once either way.
+        case commitOutcomeUnknown = "commit_outcome_unknown"
         /// The pool had no free connection before the deadline.
         case poolTimeout = "pool_timeout"
         /// The server rejected the statement; `sqlState` says why.
@@ -26,16 +30,33 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         self.serverMessage = serverMessage
     }
 
-    /// True when the database could not be reached at all (as opposed to rejecting a statement).
+    /// True when the database could not be reached, or the server reached cannot take this work now:
+    /// the connection is gone, the server is shutting down or starting up (57P01 admin_shutdown, 57P02
+    /// crash_shutdown, 57P03 cannot_connect_now), a class 08 connection exception, or the server is
+    /// read-only (25006 read_only_sql_transaction: a standby, or a primary that was demoted). During a
+    /// failover every one of these is the same fact, "no writable primary on this connection", and a
+    /// new connection (libpq's `target_session_attrs=read-write`) is the remedy.
     public var isUnavailable: Bool {
         switch code {
-        case .connectionFailed, .connectionLost, .poolTimeout: return true
-        case .queryFailed:
-            // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, class 08 connection exceptions.
-            guard let state = sqlState else { return false }
-            return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+        case .connectionFailed, .connectionLost, .commitOutcomeUnknown, .poolTimeout: return true
+        case .queryFailed: return sqlState.map(Self.unavailableStates) ?? false
         case .decodingFailed: return false
         }
+    }
+
+    /// True when the connection that raised this error must not be used again: it is broken, or it
+    /// reaches a server that is going away or cannot write. A pool discards such a connection, so the
+    /// next request opens a new one and libpq picks whichever host is the primary now.
+    public var discardsConnection: Bool {
+        switch code {
+        case .connectionFailed, .connectionLost, .commitOutcomeUnknown: return true
+        case .queryFailed: return sqlState.map(Self.unavailableStates) ?? false
+        case .poolTimeout, .decodingFailed: return false
+        }
+    }
+
+    static func unavailableStates(_ state: String) -> Bool {
+        state.hasPrefix("08") || ["57P01", "57P02", "57P03", "25006"].contains(state)
     }
 
     /// Worth retrying unchanged: the database is unreachable, or the statement lost a race or ran out

@@ -8,6 +8,16 @@
 #   herald_pg_stop_server   stop the server, keep the data (outage tests)
 #   herald_pg_start_server  start the same cluster again
 #   herald_pg_psql ARGS...  psql against the herald database
+# Failover (docs/operations.md, "Failover"). NODE is "primary" (the first cluster, $HERALD_PG_DIR/data)
+# or "standby" ($HERALD_PG_DIR/standby), named by where they started, whatever their role now:
+#   herald_pg_start_standby [sync]  a hot standby of the running cluster (pg_basebackup -R, streaming
+#                           replication); "sync" makes the primary wait for it on every commit
+#                           (synchronous_standby_names), so an acknowledged commit is on both. Exports
+#                           HERALD_PG_STANDBY_DIR, HERALD_PG_STANDBY_PORT and HERALD_DATABASE_FAILOVER_URL
+#                           (both nodes, target_session_attrs=read-write: libpq connects to the primary)
+#   herald_pg_promote [NODE]        pg_ctl promote (default standby); returns once it accepts writes
+#   herald_pg_kill NODE             kill -9 the node's postmaster (a crash)
+#   herald_pg_restart NODE [fast|immediate]   pg_ctl restart -m MODE (default fast); starts a killed node
 # HERALD_PG_STOP_CMD / HERALD_PG_START_CMD hold the last two as single /bin/sh command lines.
 # Set HERALD_PG_PORT before herald_pg_start to also listen on localhost:PORT (benchmarks);
 # otherwise the server listens on its Unix socket only. HERALD_PG_SETTINGS (postgresql.conf lines)
@@ -177,6 +187,7 @@ herald_pg_stop() {
         return 0
     fi
     if [[ -d "$HERALD_PG_DIR" ]]; then
+        herald_pg__stop_node standby || true
         herald_pg_stop_server || true
         # Only ever delete a directory this file created.
         case "$HERALD_PG_DIR" in
@@ -188,10 +199,171 @@ herald_pg_stop() {
         unset HERALD_PG_PORT
     fi
     unset HERALD_PG_DIR HERALD_PG_SOCKET_DIR HERALD_DATABASE_URL HERALD_DATABASE_TCP_URL \
-        HERALD_PG_START_CMD HERALD_PG_STOP_CMD HERALD_PG__TCP
+        HERALD_PG_START_CMD HERALD_PG_STOP_CMD HERALD_PG__TCP \
+        HERALD_PG_STANDBY_DIR HERALD_PG_STANDBY_PORT HERALD_DATABASE_FAILOVER_URL
 }
 
 herald_pg_psql() {
     "$HERALD_PG_BIN/psql" -X -v ON_ERROR_STOP=1 -P pager=off \
         -h "$HERALD_PG_SOCKET_DIR" -p "$HERALD_PG_PORT" -U postgres -d herald "$@"
+}
+
+# --- failover: a hot standby, promotion, crashes and restarts ---
+
+# The data directory of NODE (primary|standby).
+herald_pg__node_dir() {
+    case "$1" in
+        primary) printf '%s' "$HERALD_PG_DIR/data" ;;
+        standby) printf '%s' "$HERALD_PG_DIR/standby" ;;
+        *)
+            echo "postgres: unknown node '$1' (primary or standby)" >&2
+            return 1
+            ;;
+    esac
+}
+
+herald_pg__node_port() {
+    case "$1" in
+        primary) printf '%s' "$HERALD_PG_PORT" ;;
+        standby) printf '%s' "${HERALD_PG_STANDBY_PORT:-$((HERALD_PG_PORT + 1))}" ;;
+    esac
+}
+
+herald_pg__node_ready() {
+    local port i
+    port="$(herald_pg__node_port "$1")"
+    for ((i = 0; i < 300; i++)); do
+        if "$HERALD_PG_BIN/pg_isready" -q -h "$HERALD_PG_SOCKET_DIR" -p "$port" -U postgres; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "postgres: $1 not ready after 30 s" >&2
+    tail -n 30 "$HERALD_PG_DIR/$1.log" >&2 2>/dev/null || true
+    return 1
+}
+
+# Runs one statement on NODE's postgres database and prints the value.
+herald_pg__node_sql() {
+    "$HERALD_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$HERALD_PG_SOCKET_DIR" \
+        -p "$(herald_pg__node_port "$1")" -U postgres -d postgres -c "$2"
+}
+
+herald_pg_start_standby() {
+    local mode="${1:-async}" dir i state
+    if [[ -z "${HERALD_PG_DIR:-}" || ! -f "$HERALD_PG_DIR/data/postmaster.pid" ]]; then
+        echo "postgres: no running cluster (call herald_pg_start first)" >&2
+        return 1
+    fi
+    dir="$(herald_pg__node_dir standby)"
+    HERALD_PG_STANDBY_PORT="${HERALD_PG_STANDBY_PORT:-$((HERALD_PG_PORT + 1))}"
+    HERALD_PG_STANDBY_DIR="$dir"
+    export HERALD_PG_STANDBY_DIR HERALD_PG_STANDBY_PORT
+    # -R writes primary_conninfo and standby.signal; -X stream copies the WAL written meanwhile.
+    if ! herald_pg__as_postgres "$HERALD_PG_BIN/pg_basebackup" -h "$HERALD_PG_SOCKET_DIR" -p "$HERALD_PG_PORT" \
+        -U postgres -D "$dir" -R -X stream -c fast >"$HERALD_PG_DIR/basebackup.log" 2>&1; then
+        echo "postgres: pg_basebackup failed:" >&2
+        cat "$HERALD_PG_DIR/basebackup.log" >&2
+        return 1
+    fi
+    # The copied postgresql.conf names the primary's port; the later line wins. cluster_name is the
+    # application_name the standby's WAL receiver reports, which synchronous_standby_names lists.
+    printf '\n# --- herald scripts/lib/postgres.sh: standby ---\nport = %s\ncluster_name = %s\n' \
+        "$HERALD_PG_STANDBY_PORT" "'herald_standby'" >>"$dir/postgresql.conf"
+    if ! herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$dir" -l "$HERALD_PG_DIR/standby.log" -w -t 30 start \
+        >/dev/null 2>&1; then
+        echo "postgres: the standby did not start" >&2
+        tail -n 30 "$HERALD_PG_DIR/standby.log" >&2 || true
+        return 1
+    fi
+    herald_pg__node_ready standby || return 1
+    if [[ "$mode" == sync ]]; then
+        # On the primary only (ALTER SYSTEM after the copy): a promoted standby must not wait for a
+        # standby it does not have. synchronous_commit keeps its default, on.
+        herald_pg__node_sql primary "ALTER SYSTEM SET synchronous_standby_names = 'herald_standby'" >/dev/null || return 1
+        herald_pg__node_sql primary "SELECT pg_reload_conf()" >/dev/null || return 1
+    fi
+    # Streaming (and counted as synchronous, for sync) before returning.
+    for ((i = 0; i < 300; i++)); do
+        state="$(herald_pg__node_sql primary "SELECT sync_state FROM pg_stat_replication
+            WHERE application_name = 'herald_standby' AND state = 'streaming'" 2>/dev/null || true)"
+        if [[ "$mode" == sync && "$state" == sync ]] || [[ "$mode" != sync && -n "$state" ]]; then
+            break
+        fi
+        sleep 0.1
+    done
+    if ((i == 300)); then
+        echo "postgres: the standby is not streaming after 30 s" >&2
+        return 1
+    fi
+    if ((HERALD_PG__TCP)); then
+        HERALD_DATABASE_FAILOVER_URL="postgresql://postgres@localhost:$HERALD_PG_PORT,localhost:$HERALD_PG_STANDBY_PORT"
+        HERALD_DATABASE_FAILOVER_URL+="/herald?target_session_attrs=read-write"
+    else
+        local socket
+        socket="$(herald_pg__urlencode "$HERALD_PG_SOCKET_DIR")"
+        HERALD_DATABASE_FAILOVER_URL="postgresql://postgres@/herald?host=$socket,$socket"
+        HERALD_DATABASE_FAILOVER_URL+="&port=$HERALD_PG_PORT,$HERALD_PG_STANDBY_PORT&target_session_attrs=read-write"
+    fi
+    export HERALD_DATABASE_FAILOVER_URL
+}
+
+herald_pg_promote() {
+    local node="${1:-standby}" dir i
+    dir="$(herald_pg__node_dir "$node")" || return 1
+    herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$dir" -w -t 30 promote >/dev/null || return 1
+    for ((i = 0; i < 300; i++)); do
+        if [[ "$(herald_pg__node_sql "$node" "SELECT pg_is_in_recovery()" 2>/dev/null)" == f ]]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "postgres: $node still in recovery after 30 s" >&2
+    return 1
+}
+
+herald_pg_kill() {
+    local dir pid
+    dir="$(herald_pg__node_dir "${1:?node}")" || return 1
+    pid="$(head -n 1 "$dir/postmaster.pid" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 0
+    kill -KILL "$pid" 2>/dev/null || true
+    # Gone before returning, so the caller's next step meets a dead server.
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}
+
+herald_pg_restart() {
+    local node="${1:?node}" mode="${2:-fast}" dir pid i
+    case "$mode" in
+        fast | immediate) ;;
+        *)
+            echo "postgres: the restart mode is fast or immediate" >&2
+            return 1
+            ;;
+    esac
+    dir="$(herald_pg__node_dir "$node")" || return 1
+    pid="$(head -n 1 "$dir/postmaster.pid" 2>/dev/null || true)"
+    if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
+        herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$dir" -l "$HERALD_PG_DIR/$node.log" -m "$mode" \
+            -w -t 60 restart >/dev/null || return 1
+    else
+        # A killed node: its backends may outlive the postmaster briefly and still hold its shared memory.
+        for ((i = 0; i < 100; i++)); do
+            if herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$dir" -l "$HERALD_PG_DIR/$node.log" -w -t 60 start \
+                >/dev/null 2>&1; then
+                break
+            fi
+            sleep 0.1
+        done
+    fi
+    herald_pg__node_ready "$node"
+}
+
+# Stops NODE if it runs (immediate: the cluster is about to be deleted).
+herald_pg__stop_node() {
+    local dir
+    dir="$(herald_pg__node_dir "$1")" || return 1
+    [[ -f "$dir/postmaster.pid" ]] || return 0
+    herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$dir" -m immediate -w -t 10 stop >/dev/null 2>&1 ||
+        herald_pg_kill "$1"
 }
