@@ -66,7 +66,10 @@ public final class PostgresCluster: @unchecked Sendable {
 }
 
 extension String {
-    func appendLine(to file: URL) throws {
+    func appendLine(to file: URL, creating: Bool = false) throws {
+        if creating && !FileManager.default.fileExists(atPath: file.path) {
+            FileManager.default.createFile(atPath: file.path, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: file)
         defer { try? handle.close() }
         handle.seekToEndOfFile()
