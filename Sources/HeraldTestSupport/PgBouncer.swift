@@ -39,6 +39,7 @@ public final class PgBouncer: @unchecked Sendable {
             auth_file = \(directory.path)/userlist.txt
             default_pool_size = \(poolSize)
             max_client_conn = 500
+            admin_users = postgres
             logfile = \(directory.path)/pgbouncer.log
             pidfile = \(directory.path)/pgbouncer.pid
             """
@@ -51,10 +52,14 @@ public final class PgBouncer: @unchecked Sendable {
     }
 
     deinit {
+        // SHUTDOWN on the admin console rather than a signal: the daemon inherits the test process's
+        // blocked signal mask (posix_spawn keeps it), so SIGTERM and SIGINT stay pending forever.
+        _ = try? PostgresCluster.shell(
+            "/usr/lib/postgresql/15/bin/psql -X -q -h \(directory.path) -p \(port) -U postgres -d pgbouncer -c SHUTDOWN || true")
         if let text = try? String(contentsOf: directory.appendingPathComponent("pgbouncer.pid"), encoding: .utf8),
            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-            kill(pid, SIGTERM)
             for _ in 0..<50 where kill(pid, 0) == 0 { usleep(100_000) }
+            if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         }
         try? FileManager.default.removeItem(at: directory)
     }
