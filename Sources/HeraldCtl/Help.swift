@@ -16,7 +16,8 @@ enum Help {
           expire        end the Live Activities past their TTL now (one sweep)
           probe         exit 0 if an http:// URL answers 2xx in time (container health checks; no database)
 
-        Every command reads HERALD_DATABASE_URL, accepts --json (one JSON object on stdout) and --help.
+        Every command reads HERALD_DATABASE_URL (and HERALD_DB_PREPARED=0 behind a transaction pooler),
+        accepts --json (one JSON object on stdout) and --help.
         Text output: tables and relative times on a terminal, tab-separated lines when piped.
         Exit status: 0 success, 1 failure, 2 bad usage.
         """

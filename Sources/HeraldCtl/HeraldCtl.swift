@@ -43,9 +43,13 @@ public enum HeraldCtl {
                 throw CommandFailure(message: "HERALD_DATABASE_URL is required")
             }
             // No statement timeout: migrations and partition maintenance may run long on a big database.
+            // HERALD_DB_PREPARED=0 behind a transaction pooler, as for the intake and the worker.
+            let prepared = try EnvironmentReader(environment: environment)
+                .flag("HERALD_DB_PREPARED", default: PostgresConnectionOptions().preparedStatements)
             let pool = PostgresPool(configuration: .init(
                 url: url, maxConnections: 2,
-                connectionOptions: .init(applicationName: "heraldctl", statementTimeout: nil)))
+                connectionOptions: .init(applicationName: "heraldctl", statementTimeout: nil,
+                                         preparedStatements: prepared)))
             defer { pool.close() }
             let printer = Printer(
                 style: style ?? OutputStyle.choose(json: arguments.flag("json"), standardOutputIsTerminal: isatty(1) == 1),

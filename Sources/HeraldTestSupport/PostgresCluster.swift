@@ -69,7 +69,12 @@ public final class PostgresCluster: @unchecked Sendable {
 }
 
 extension String {
-    func appendLine(to file: URL) throws {
+    func appendLine(to file: URL, creating: Bool = false) throws {
+        if creating && !FileManager.default.fileExists(atPath: file.path) {
+            guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+            }
+        }
         let handle = try FileHandle(forWritingTo: file)
         defer { try? handle.close() }
         handle.seekToEndOfFile()

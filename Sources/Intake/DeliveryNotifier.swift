@@ -19,9 +19,9 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var stopping = false
     private var service: BackgroundService!
 
-    init(databaseURL: String, minimumInterval: Duration, logger: Logger) {
+    init(databaseURL: String, options: PostgresConnectionOptions, minimumInterval: Duration, logger: Logger) {
         self.minimumInterval = minimumInterval
-        session = DatabaseSession(url: databaseURL, options: .init(applicationName: "herald-intake notifier"))
+        session = DatabaseSession(url: databaseURL, options: options)
         service = BackgroundService(.init(name: "herald-notifier"), logger: logger,
                                     interrupt: { [unowned self] in
                                         condition.lock()

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPFetch
 import HeraldCore
+import Postgres
 import ServiceSupport
 
 /// The intake's settings, read from the environment (documented in README.md). Each default is
@@ -23,6 +24,8 @@ public struct IntakeConfiguration: Sendable {
     /// Requests handled at once; each may hold a database connection.
     public var threads = 32
     public var databasePoolSize = 32
+    /// Named prepared statements per connection (`HERALD_DB_PREPARED`); off behind a transaction pooler.
+    public var databasePreparedStatements = PostgresConnectionOptions().preparedStatements
     public var defaultTenant = "default"
     public var defaultRateLimitPerMinute = 60
     public var defaultRateLimitPerDay = 10_000
@@ -79,6 +82,8 @@ public struct IntakeConfiguration: Sendable {
         // (docs/operations.md, "Threads and pool size").
         configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: configuration.threads, range: 1...512)
         configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: configuration.databasePoolSize, range: 1...512)
+        configuration.databasePreparedStatements = try reader.flag("HERALD_DB_PREPARED",
+                                                                   default: configuration.databasePreparedStatements)
         if let tenant = reader.optional("HERALD_DEFAULT_TENANT") {
             guard Identifiers.isValidExternalID(tenant) else {
                 throw ConfigurationError(variable: "HERALD_DEFAULT_TENANT", problem: "must be 1-128 of [A-Za-z0-9._:-]")
@@ -123,5 +128,12 @@ extension IntakeConfiguration {
         guard adminToken != hostToken else {
             throw ConfigurationError(variable: "HERALD_HOST_TOKEN", problem: "must differ from HERALD_ADMIN_TOKEN")
         }
+    }
+}
+
+extension IntakeConfiguration {
+    /// The options of every connection the intake opens, named `applicationName` in pg_stat_activity.
+    public func connectionOptions(_ applicationName: String) -> PostgresConnectionOptions {
+        PostgresConnectionOptions(applicationName: applicationName, preparedStatements: databasePreparedStatements)
     }
 }

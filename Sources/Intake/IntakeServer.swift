@@ -36,14 +36,15 @@ public final class IntakeServer: Sendable {
         self.configuration = configuration
         pool = PostgresPool(configuration: .init(
             url: configuration.databaseURL, maxConnections: configuration.databasePoolSize,
-            acquireTimeout: .seconds(5), connectionOptions: .init(applicationName: "herald-intake")))
+            acquireTimeout: .seconds(5), connectionOptions: configuration.connectionOptions("herald-intake")))
         logger = Logger(component: "intake", minimum: configuration.logLevel)
         let partners = PartnerStore(pool: pool)
         authenticator = Authenticator(adminToken: configuration.adminToken, hostToken: configuration.hostToken,
                                       partners: partners, cacheSeconds: configuration.partnerCacheSeconds)
         let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
-        notifier = DeliveryNotifier(databaseURL: configuration.databaseURL, minimumInterval: configuration.notifyInterval,
-                                    logger: logger)
+        notifier = DeliveryNotifier(databaseURL: configuration.databaseURL,
+                                    options: configuration.connectionOptions("herald-intake notifier"),
+                                    minimumInterval: configuration.notifyInterval, logger: logger)
         let pushStore = PushStore(pool: pool)
         waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
         writer = IntakeWriter(pool: pool)

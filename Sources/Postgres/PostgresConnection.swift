@@ -3,9 +3,13 @@ import Foundation
 
 /// One libpq connection. Not thread-safe: one thread uses it at a time (the pool hands it out
 /// exclusively), hence `@unchecked Sendable`. Every statement with parameters runs as a named
-/// prepared statement, prepared once per connection on first use.
+/// prepared statement, prepared once per connection on first use, unless the options say
+/// `preparedStatements: false` (a transaction pooler in between): then each runs unnamed.
 public final class PostgresConnection: @unchecked Sendable {
     let handle: OpaquePointer
+    /// False: statements run unnamed (PQexecParams, PQsendQueryParams), so no server connection
+    /// needs to hold anything this client prepared (PostgresConnectionOptions.preparedStatements).
+    public let preparedStatements: Bool
     private var preparedNames: [String: String] = [:]
     /// The text of a statement's parameters, back to back, each ended by a NUL, and where each
     /// starts (nil for SQL NULL): libpq reads the values in place (see withParameters). Kept so a
@@ -43,6 +47,7 @@ public final class PostgresConnection: @unchecked Sendable {
             throw PostgresError(code: .connectionFailed, serverMessage: message)
         }
         handle = connection
+        preparedStatements = options.preparedStatements
         // Timestamps are parsed from text; a fixed zone keeps their format predictable.
         try execute(options.sessionSetup)
     }
@@ -82,6 +87,12 @@ public final class PostgresConnection: @unchecked Sendable {
         if parameters.isEmpty && !sql.contains("$1") {
             return try execute(sql)
         }
+        guard preparedStatements else {
+            let result = withParameters(parameters) { pointers in
+                PQexecParams(handle, sql, Int32(parameters.count), nil, pointers, nil, nil, 0)
+            }
+            return try consume(result)
+        }
         let name = try preparedName(for: sql, parameterCount: parameters.count)
         let result = withParameters(parameters) { pointers in
             PQexecPrepared(handle, name, Int32(parameters.count), pointers, nil, nil, 0)
@@ -95,15 +106,22 @@ public final class PostgresConnection: @unchecked Sendable {
     public func pipeline(_ statements: [(sql: String, parameters: [(any PostgresEncodable)?])]) throws
         -> [PostgresResult]
     {
-        // Prepared outside the pipeline (on first use only), so the pipeline holds executions only.
-        let names = try statements.map { try preparedName(for: $0.sql, parameterCount: $0.parameters.count) }
+        // Prepared outside the pipeline (on first use only), so the pipeline holds executions only;
+        // unnamed statements are parsed inside it (one Parse/Bind/Execute each, still one round trip).
+        let names: [String?] = try statements.map {
+            preparedStatements ? try preparedName(for: $0.sql, parameterCount: $0.parameters.count) : nil
+        }
         guard PQenterPipelineMode(handle) == 1 else { throw clientFailure() }
         defer { PQexitPipelineMode(handle) }
         for (statement, name) in zip(statements, names) {
             // libpq copies the values into its output buffer before this returns, so the next
             // statement may reuse the parameter buffer.
             let sent = withParameters(statement.parameters) { pointers in
-                PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), pointers, nil, nil, 0)
+                if let name {
+                    PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), pointers, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, pointers, nil, nil, 0)
+                }
             }
             guard sent == 1 else { throw clientFailure() }
         }

@@ -17,11 +17,19 @@ public struct PostgresConnectionOptions: Sendable, Equatable {
     public var keepaliveCount: Int
     /// libpq `tcp_user_timeout`: sent data unacknowledged for this long closes the connection.
     public var tcpUserTimeout: Duration
+    /// True (the default, `HERALD_DB_PREPARED=1`): each SQL text is prepared once per connection as
+    /// a named statement. False is for a transaction pooler (PgBouncer `pool_mode = transaction`,
+    /// docs/operations.md), where consecutive transactions of one client run on different server
+    /// connections: statements run unnamed, and the connection sets no session state a server
+    /// connection would keep for the next client: only `TimeZone`, which PgBouncer tracks and
+    /// re-applies per client, is set; `statement_timeout` and `client_min_messages` are left to the
+    /// role's settings (`ALTER ROLE ... SET`), and `statementTimeout` is ignored.
+    public var preparedStatements: Bool
 
     public init(applicationName: String = "herald", connectTimeout: Duration = .seconds(5),
                 statementTimeout: Duration? = .seconds(30), keepaliveIdle: Duration = .seconds(10),
                 keepaliveInterval: Duration = .seconds(5), keepaliveCount: Int = 3,
-                tcpUserTimeout: Duration = .seconds(30)) {
+                tcpUserTimeout: Duration = .seconds(30), preparedStatements: Bool = true) {
         self.applicationName = applicationName
         self.connectTimeout = connectTimeout
         self.statementTimeout = statementTimeout
@@ -29,6 +37,7 @@ public struct PostgresConnectionOptions: Sendable, Equatable {
         self.keepaliveInterval = keepaliveInterval
         self.keepaliveCount = keepaliveCount
         self.tcpUserTimeout = tcpUserTimeout
+        self.preparedStatements = preparedStatements
     }
 
     /// libpq keywords and values placed before the URL (which may override them).
@@ -43,8 +52,11 @@ public struct PostgresConnectionOptions: Sendable, Equatable {
         ]
     }
 
-    /// The statement run once the connection is open.
+    /// The statement run once the connection is open. Through a transaction pooler (no prepared
+    /// statements) a session SET would stay on whichever server connection ran it, for other
+    /// clients, and be missing on the others; TimeZone is the exception (see preparedStatements).
     var sessionSetup: String {
+        guard preparedStatements else { return "SET TimeZone TO 'UTC'" }
         var setup = "SET TimeZone TO 'UTC'; SET client_min_messages TO warning"
         if let statementTimeout {
             setup += "; SET statement_timeout TO \(Self.milliseconds(statementTimeout))"

@@ -49,4 +49,14 @@ public struct EnvironmentReader: Sendable {
         }
         return value
     }
+
+    /// A switch written `0` or `1`.
+    public func flag(_ name: String, default fallback: Bool) throws(ConfigurationError) -> Bool {
+        guard let text = optional(name) else { return fallback }
+        switch text {
+        case "0": return false
+        case "1": return true
+        default: throw ConfigurationError(variable: name, problem: "must be 0 or 1")
+        }
+    }
 }

@@ -213,13 +213,21 @@ public struct DeliveryStore: Sendable {
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
     /// crash is rescued or re-sent; see docs/architecture.md) and no JIT (the queue statements'
     /// estimates grow with a backlog, and compiling costs more than it saves). Named for
-    /// pg_stat_activity. `listen` subscribes it to the deliveries channel.
+    /// pg_stat_activity. `listen` subscribes it to the deliveries channel. Without prepared
+    /// statements (a transaction pooler, PostgresConnectionOptions.preparedStatements) the two SETs
+    /// are skipped: they would stay on one server connection and make the commits of whichever
+    /// client gets it next (the intake's) asynchronous; a worker role can carry them instead
+    /// (docs/operations.md, "Connection poolers").
     public static func workerSession(url: String, role: String, listen: Bool = false,
-                                     statementTimeout: Duration = .seconds(30)) -> DatabaseSession {
+                                     statementTimeout: Duration = .seconds(30),
+                                     preparedStatements: Bool = PostgresConnectionOptions().preparedStatements)
+        -> DatabaseSession
+    {
         let options = PostgresConnectionOptions(applicationName: "herald-worker \(role)",
-                                                statementTimeout: statementTimeout)
+                                                statementTimeout: statementTimeout,
+                                                preparedStatements: preparedStatements)
         return DatabaseSession(url: url, options: options) { connection in
-            try connection.execute("SET synchronous_commit TO off; SET jit TO off")
+            if connection.preparedStatements { try connection.execute("SET synchronous_commit TO off; SET jit TO off") }
             if listen { try connection.execute("LISTEN \(notificationChannel)") }
         }
     }

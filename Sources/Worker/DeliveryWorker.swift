@@ -109,14 +109,16 @@ public final class DeliveryWorker: @unchecked Sendable {
         if configuration.webhooks.enabled {
             webhooks = WebhookSender(
                 configuration: configuration.webhooks, worker: configuration.workerID, databaseURL: configuration.databaseURL,
-                statementTimeout: configuration.statementTimeout, metrics: metrics, logger: logger, clock: clock)
+                connectionOptions: configuration.connectionOptions("herald-worker webhooks"), metrics: metrics,
+                logger: logger, clock: clock)
         }
     }
 
     /// A database session of this worker's, named for `role`.
     func session(_ role: String, listen: Bool = false) -> DatabaseSession {
         DeliveryStore.workerSession(url: configuration.databaseURL, role: role, listen: listen,
-                                    statementTimeout: configuration.statementTimeout)
+                                    statementTimeout: configuration.statementTimeout,
+                                    preparedStatements: configuration.databasePreparedStatements)
     }
 
     /// True while the worker can deliver: the database answers, it is not draining, and no
@@ -208,9 +210,12 @@ public final class DeliveryWorker: @unchecked Sendable {
                            [("held", .number(Double(leftovers.count)))])
             return
         }
-        let options = PostgresConnectionOptions(
-            applicationName: "herald-worker drain", connectTimeout: .seconds(Int64(min(remaining, 5))),
-            statementTimeout: .milliseconds(Int64(remaining * 1000)))
+        let options = {
+            var options = configuration.connectionOptions("herald-worker drain")
+            options.connectTimeout = .seconds(Int64(min(remaining, 5)))
+            options.statementTimeout = .milliseconds(Int64(remaining * 1000))
+            return options
+        }()
         let released = DispatchSemaphore(value: 0)
         let worker = configuration.workerID
         let logger = logger

@@ -38,13 +38,11 @@ final class WebhookSender: Sendable {
     /// Set once, right after `init`: its step refers to the sender.
     private let service = LockedBox<BackgroundService?>(nil)
 
-    init(configuration: WebhookSenderConfiguration, worker: String, databaseURL: String, statementTimeout: Duration,
-         metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock) {
+    init(configuration: WebhookSenderConfiguration, worker: String, databaseURL: String,
+         connectionOptions: PostgresConnectionOptions, metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock) {
         self.configuration = configuration
         self.worker = worker
-        pool = PostgresPool(configuration: .init(
-            url: databaseURL, maxConnections: 1,
-            connectionOptions: .init(applicationName: "herald-worker webhooks", statementTimeout: statementTimeout)))
+        pool = PostgresPool(configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
         store = WebhookStore(pool: pool)
         self.metrics = metrics
         self.logger = logger

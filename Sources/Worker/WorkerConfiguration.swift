@@ -3,6 +3,7 @@ import FCM
 import Foundation
 import HTTPFetch
 import HeraldCore
+import Postgres
 import ServiceSupport
 
 /// The worker's settings, read from the environment (documented in README.md): the upstream
@@ -33,6 +34,8 @@ public struct WorkerConfiguration: Sendable {
     public var drainTimeout: Duration = .seconds(20)
     /// Server-side statement_timeout of the worker's connections (HERALD_STATEMENT_TIMEOUT_MS).
     public var statementTimeout: Duration = .seconds(30)
+    /// Named prepared statements per connection (`HERALD_DB_PREPARED`); off behind a transaction pooler.
+    public var databasePreparedStatements = PostgresConnectionOptions().preparedStatements
     public var logLevel = LogLevel.info
     /// This process in `deliveries.leased_by` and the logs.
     public var workerID = WorkerConfiguration.defaultWorkerID()
@@ -177,6 +180,8 @@ public struct WorkerConfiguration: Sendable {
         configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
         configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
                                                           default: configuration.statementTimeout)
+        configuration.databasePreparedStatements = try reader.flag("HERALD_DB_PREPARED",
+                                                                   default: configuration.databasePreparedStatements)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {
                 throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")
@@ -238,5 +243,14 @@ public struct WorkerConfiguration: Sendable {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw ConfigurationError(variable: variable, problem: "names no readable file")
         }
+    }
+}
+
+extension WorkerConfiguration {
+    /// The options of a connection the worker opens outside its DatabaseSessions (webhooks, drain),
+    /// named `applicationName` in pg_stat_activity.
+    public func connectionOptions(_ applicationName: String) -> PostgresConnectionOptions {
+        PostgresConnectionOptions(applicationName: applicationName, statementTimeout: statementTimeout,
+                                  preparedStatements: databasePreparedStatements)
     }
 }
