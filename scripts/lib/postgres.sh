@@ -153,7 +153,10 @@ herald_pg_start_server() {
         echo "postgres: no cluster (call herald_pg_start first)" >&2
         return 1
     fi
-    if ! /bin/sh -c "$HERALD_PG_START_CMD" >/dev/null 2>&1; then
+    # Built from HERALD_PG_DIR, never the exported HERALD_PG_START_CMD: a shell that inherited another
+    # cluster's variables (a test's private cluster under scripts/test) must act on its own cluster.
+    if ! herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$HERALD_PG_DIR/data" -l "$HERALD_PG_DIR/postgres.log" \
+        -w -t 30 start >/dev/null 2>&1; then
         echo "postgres: pg_ctl start failed" >&2
         herald_pg__show_log
         return 1
@@ -165,7 +168,9 @@ herald_pg_stop_server() {
     if [[ -z "${HERALD_PG_DIR:-}" || ! -f "$HERALD_PG_DIR/data/postmaster.pid" ]]; then
         return 0 # nothing running
     fi
-    if ! /bin/sh -c "$HERALD_PG_STOP_CMD" >/dev/null 2>&1; then
+    # Built from HERALD_PG_DIR, never the exported HERALD_PG_STOP_CMD (see herald_pg_start_server).
+    if ! herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$HERALD_PG_DIR/data" -m fast -w -t 30 stop \
+        >/dev/null 2>&1; then
         # Fast shutdown waits for nothing but can still hang on a stuck backend.
         herald_pg__as_postgres "$HERALD_PG_BIN/pg_ctl" -D "$HERALD_PG_DIR/data" -m immediate -w -t 10 stop \
             >/dev/null 2>&1 || true
