@@ -57,8 +57,8 @@ final class TokenVerdicts: Sendable {
 
     let configuration: TokenVerdictConfiguration
     private let state = Mutex(State())
-    /// Whether any upstream has verdicts on record: every sent delivery asks `accepted`, and nearly always there
-    /// is nothing to settle (one relaxed load instead of a lock per delivery).
+    /// Whether any upstream has verdicts on record: every sent delivery asks `accepted` and every claim step
+    /// `expired` and `nextDeadline`, and nearly always there is nothing (one relaxed load instead of a lock).
     private let tracking = Atomic<Bool>(false)
 
     init(configuration: TokenVerdictConfiguration) {
@@ -121,7 +121,8 @@ final class TokenVerdicts: Sendable {
 
     /// Held verdicts whose wait ended by `now`.
     func expired(now: Date) -> [Suspect] {
-        state.withLock { state in Self.takeHeld(&state, where: { _ in true }, dueBy: now) }
+        guard tracking.load(ordering: .relaxed) else { return [] }
+        return state.withLock { state in Self.takeHeld(&state, where: { _ in true }, dueBy: now) }
     }
 
     /// Everything held for `service` (it was paused meanwhile), or for every service (the worker drains).
@@ -131,7 +132,8 @@ final class TokenVerdicts: Sendable {
 
     /// When the earliest held verdict's wait ends.
     var nextDeadline: Date? {
-        state.withLock { $0.upstreams.values.flatMap(\.held).map(\.deadline).min() }
+        guard tracking.load(ordering: .relaxed) else { return nil }
+        return state.withLock { $0.upstreams.values.flatMap(\.held).map(\.deadline).min() }
     }
 
     /// Deliveries held now.
