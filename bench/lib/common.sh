@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Helpers shared by bench/compare, bench/delivery, bench/intake and bench/live-activities: CPU and
-# memory read from /proc, WAL position, the intake started as a user would start it, pushes queued
+# Helpers shared by bench/compare, bench/delivery, bench/failover, bench/intake and bench/live-activities:
+# CPU and memory read from /proc, WAL position, the intake started as a user would start it, pushes queued
 # through it, and waiting for requests to complete through the status API. Source after
 # scripts/lib/postgres.sh; the caller defines die() and keeps the pids it must stop in its own list.
 
