@@ -46,6 +46,7 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(connection)
             throw PostgresError(code: .connectionFailed, serverMessage: message)
         }
+        PostgresNotices.install(on: connection)
         handle = connection
         preparedStatements = options.preparedStatements
         // Timestamps are parsed from text; a fixed zone keeps their format predictable.

@@ -13,6 +13,9 @@ do {
     exit(2)
 }
 
+// The server's notices (a FATAL as a restart closes a connection) join the JSON log instead of stderr.
+Logger(component: "intake", minimum: configuration.logLevel).takePostgresNotices()
+
 let intake: IntakeServer
 do {
     intake = try IntakeServer(configuration: configuration)

@@ -16,6 +16,9 @@ do {
     exit(2)
 }
 
+// The server's notices (a FATAL as a restart closes a connection) join the JSON log instead of stderr.
+Logger(component: "worker", minimum: configuration.logLevel).takePostgresNotices()
+
 let worker = DeliveryWorker(configuration: configuration, upstreams: upstreams)
 let health: WorkerHealthServer
 do {

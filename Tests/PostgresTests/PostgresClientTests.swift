@@ -355,3 +355,26 @@ private struct WrittenOnly: PostgresEncodable {
     func appendPostgresText(to out: inout [UInt8]) { out.append(contentsOf: "written".utf8) }
     func appendQuotedArrayElement(to out: inout [UInt8]) { out.append(contentsOf: #""written""#.utf8) }
 }
+
+/// The server's notices go where the process routes them (PostgresNotices), not to stderr: a warning
+/// raised by a statement, and the FATAL a terminated connection receives before it closes.
+@Suite("Postgres notices", .requiresDatabase, .serialized)
+struct PostgresNoticeTests {
+    @Test("a warning and a terminated connection's FATAL reach the route, with severity and SQLSTATE")
+    func noticesReachTheRoute() throws {
+        let seen = Mutex<[PostgresNotices.Notice]>([])
+        PostgresNotices.route { notice in seen.withLock { $0.append(notice) } }
+        defer { PostgresNotices.route(nil) }
+        let connection = try PostgresConnection(url: TestEnvironment.databaseURL)
+        try connection.query("DO $$ BEGIN RAISE WARNING 'notice-route-check'; END $$")
+        #expect(seen.withLock { $0 }.contains(PostgresNotices.Notice(severity: "WARNING", sqlState: "01000",
+                                                                      message: "notice-route-check")))
+        let pid = try #require(try connection.query("SELECT pg_backend_pid()").first?.int(0))
+        let other = try PostgresConnection(url: TestEnvironment.databaseURL)
+        try other.query("SELECT pg_terminate_backend($1::int)", [pid])
+        // An idle connection that reads its socket (a listener waiting for notifications) meets the FATAL
+        // the server sent before closing it; libpq hands it over as a notice.
+        _ = try? connection.waitForNotifications(timeout: .seconds(2))
+        #expect(seen.withLock { $0 }.contains { $0.severity == "FATAL" && $0.sqlState == "57P01" })
+    }
+}
