@@ -50,8 +50,10 @@ final class Completer: @unchecked Sendable {
     }
     private var service: BackgroundService!
 
+    /// `onError` runs when a batch fails (before its retry).
     init(configuration: CompleterConfiguration, worker: String, session: DatabaseSession, metrics: WorkerMetrics,
-         logger: Logger, onCommitted: @escaping @Sendable ([UUID], Date?) -> Void) {
+         logger: Logger, onError: @escaping @Sendable (any Error) -> Void = { _ in },
+         onCommitted: @escaping @Sendable ([UUID], Date?) -> Void) {
         self.configuration = configuration
         self.worker = worker
         self.session = session
@@ -60,7 +62,10 @@ final class Completer: @unchecked Sendable {
         self.onCommitted = onCommitted
         service = BackgroundService(
             .init(name: "herald-completer"), logger: logger,
-            onError: { _ in metrics.addDatabaseError() },
+            onError: { error in
+                metrics.addDatabaseError()
+                onError(error)
+            },
             interrupt: { [unowned self] in signalChange() },
             step: { [unowned self] _ in try step() })
     }

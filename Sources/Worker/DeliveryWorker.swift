@@ -69,7 +69,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     let hints = Mutex(Hints())
     let pauses: UpstreamPauses
     let verdicts: TokenVerdicts
-    /// The claimer's session could claim last time it tried.
+    /// The database answered the claimer's last claim, and no service has found it unreachable since
+    /// (`databaseFailed`).
     let databaseReachable = Atomic<Bool>(false)
     let claimState = ClaimState()
     private var completer: Completer!
@@ -89,7 +90,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         self.verdicts = TokenVerdicts(configuration: configuration.tokenVerdicts)
         completer = Completer(
             configuration: configuration.completer, worker: configuration.workerID,
-            session: session("completer"), metrics: metrics, logger: logger
+            session: session("completer"), metrics: metrics, logger: logger,
+            onError: { [weak self] error in self?.databaseFailed(error) }
         ) { [weak self] ids, earliestRetry in
             self?.committed(ids, earliestRetry: earliestRetry)
         }
@@ -133,6 +135,13 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     public var isDatabaseReachable: Bool { databaseReachable.load(ordering: .relaxed) }
     public var isDraining: Bool { hold.withLock { $0.draining } }
+
+    /// A service's statement failed: when the database is unreachable, `/readyz` says so until the next claim
+    /// succeeds. The claimer alone would miss an outage while it waits for room (sends slow, outcomes not
+    /// recordable) and tries no claim; the listener's connection and the completer notice it.
+    func databaseFailed(_ error: any Error) {
+        if (error as? PostgresError)?.isUnavailable ?? true { databaseReachable.store(false, ordering: .relaxed) }
+    }
 
     /// Deliveries claimed and not yet recorded.
     public var inFlight: Int { hold.withLock { $0.held.count } }

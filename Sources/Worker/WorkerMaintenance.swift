@@ -31,7 +31,10 @@ enum WorkerMaintenance {
         let slice = worker.configuration.listener.waitSlice
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
-            logger: worker.logger, onError: { _ in session.close() }
+            logger: worker.logger, onError: { [weak worker] error in
+                session.close()
+                worker?.databaseFailed(error)
+            }
         ) { [weak worker] _ in
             let wasConnected = session.isConnected
             let channels = try session.use { try $0.waitForNotifications(timeout: slice) }

@@ -87,6 +87,8 @@ import Testing
 
         let seen = statuses.withLock { $0 }
         #expect(seen[500] == nil, "statuses: \(seen)\n\(intake.output.suffix(3000))")
+        // At least one 503: the partner really pushed through the switch.
+        #expect(seen[503, default: 0] >= 1, "no 503 seen, the switch was not exercised; statuses: \(seen)")
         #expect(seen.keys.allSatisfy { $0 == 202 || $0 == 200 || $0 == 503 }, "statuses: \(seen)")
         let ids = accepted.withLock { $0 }
         #expect(ids.count == pushes, "accepted \(ids.count) of \(pushes); statuses \(seen)")
