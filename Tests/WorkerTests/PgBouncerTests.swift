@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-import Intake
 import Postgres
 import Store
 import Testing
@@ -67,6 +66,8 @@ struct PgBouncerTests {
         #expect(refused.output.contains("HERALD_DB_PREPARED: must be 0 or 1"))
     }
 
+    /// Both processes as deployed, configured only by their environment: HERALD_DB_PREPARED=0 and
+    /// PgBouncer's address reach the intake through its own parsing, as they do the worker.
     @Test func anIntakeAndAWorkerProcessDeliverThroughPgBouncer() async throws {
         let harness = try WorkerHarness()
         let bouncer = try PgBouncer(poolSize: 2)
@@ -77,30 +78,45 @@ struct PgBouncerTests {
             try harness.db.user("user\(index)", apnsToken: WorkerHarness.apnsToken(index), fcmToken: WorkerHarness.fcmToken(index))
             try harness.db.email("user\(index)@example.com", user: "user\(index)")
         }
-        var configuration = IntakeConfiguration(
-            databaseURL: url, adminToken: "test-admin-token-0123456789", hostToken: "test-host-token-0123456789",
-            signingKeys: ["k1": Array(repeating: 7, count: 32)], signingKeyID: "k1")
-        configuration.port = 0
-        configuration.logLevel = .error
-        configuration.databasePreparedStatements = false
-        let intake = try IntakeServer(configuration: configuration)
-        let port = try intake.start()
+        let intakePort = TestEnvironment.freePort()
+        let intakeEnvironment = [
+            "HERALD_DATABASE_URL": url, "HERALD_DB_PREPARED": "0", "HERALD_INTAKE_PORT": String(intakePort),
+            "HERALD_ADMIN_TOKEN": "test-admin-token-0123456789", "HERALD_HOST_TOKEN": "test-host-token-0123456789",
+            "HERALD_SIGNING_KEYS": "k1:\(Data(repeating: 7, count: 32).base64EncodedString())",
+            "HERALD_INTAKE_THREADS": "4", "HERALD_DB_POOL_SIZE": "4",
+        ]
+        let intake = try ChildProcess(executable: Self.intakeBinary, environment: intakeEnvironment)
         defer { intake.stop() }
         let worker = try ChildProcess(
             executable: WorkerProcessTests.workerBinary,
             environment: harness.processEnvironment(["HERALD_DATABASE_URL": url, "HERALD_DB_PREPARED": "0",
                                                      "HERALD_WORKER_LISTEN": "0"]))
         defer { worker.stop() }
+        try harness.waitUntilBlocking("the intake is ready") {
+            (try? TestHTTPClient.send(port: intakePort, method: "GET", path: "/readyz"))?.status == 200
+        }
         for index in 0..<5 {
             let response = try TestHTTPClient.json(
-                port: port, method: "POST", path: "/api/partners/notifications/push", token: key,
+                port: intakePort, method: "POST", path: "/api/partners/notifications/push", token: key,
                 json: #"{"recipients":{"emails":["user\#(index)@example.com"]},"title":"Deposit","body":"Confirmed"}"#)
-            #expect(response.status == 202, "\(response.text)")
+            #expect(response.status == 202, "\(response.text)\n\(intake.output.suffix(2000))")
         }
         try await harness.waitUntil("ten deliveries sent by polling") {
             harness.simulator.received().filter { $0.status == 200 }.count == 10
         }
         try await harness.waitUntil("every outcome recorded") { try harness.outstanding() == 0 }
+        #expect(!intake.output.contains("\"level\":\"error\""), "\(intake.output)")
         #expect(!worker.output.contains("\"level\":\"error\""), "\(worker.output)")
+
+        // The intake refuses a value it does not know, naming the variable, before it serves anything.
+        var refusedEnvironment = intakeEnvironment
+        refusedEnvironment["HERALD_DB_PREPARED"] = "yes"
+        refusedEnvironment["HERALD_INTAKE_PORT"] = String(TestEnvironment.freePort())
+        let refused = try ChildProcess(executable: Self.intakeBinary, environment: refusedEnvironment)
+        await refused.waitForExit()
+        #expect(refused.process.terminationStatus == 2)
+        #expect(refused.output.contains("HERALD_DB_PREPARED: must be 0 or 1"), "\(refused.output)")
     }
+
+    static var intakeBinary: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-intake") }
 }

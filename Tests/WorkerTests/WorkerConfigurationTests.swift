@@ -1,5 +1,6 @@
 import Foundation
 import HeraldTestSupport
+import Postgres
 import ServiceSupport
 import Testing
 import Worker
@@ -72,6 +73,20 @@ import Worker
             var bad = base
             bad[variable] = value
             #expect(problem(bad) == variable)
+        }
+    }
+
+    @Test func databasePreparedStatementsAreReadAndValidated() throws {
+        let defaults = try WorkerConfiguration.fromEnvironment(base)
+        #expect(defaults.databasePreparedStatements)
+        #expect(defaults.connectionOptions("herald-worker").preparedStatements)
+        for (text, prepared) in [("0", false), ("1", true)] {
+            let read = try WorkerConfiguration.fromEnvironment(base.merging(["HERALD_DB_PREPARED": text]) { $1 })
+            #expect(read.databasePreparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
+            #expect(read.connectionOptions("herald-worker").preparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
+        }
+        for bad in ["yes", "2", "true"] {
+            #expect(problem(base.merging(["HERALD_DB_PREPARED": bad]) { $1 }) == "HERALD_DB_PREPARED", "\(bad)")
         }
     }
 

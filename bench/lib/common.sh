@@ -67,6 +67,10 @@ hb_cpu_report() { # BEFORE AFTER COUNT WHAT
 hb_machine_ticks() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
 # Ticks the machine was busy between two hb_machine_ticks readings: A B.
 hb_machine_busy() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[1] - x[1] }'; }
+# The machine's busy share between two hb_machine_ticks readings, everything on it counted: A B -> "N%".
+hb_machine_busy_pct() {
+    awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; printf "%.0f%%", (t > 0) ? 100 * (y[1] - x[1]) / t : 0 }'
+}
 # Waits (at most MAX_S seconds) until one second passes with the machine at least 85% idle; prints
 # the idle percentage of the last second. The machine is shared: this only lowers the odds that
 # something else runs during a measurement (each window reports what else ran anyway).

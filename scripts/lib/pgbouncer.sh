@@ -7,6 +7,7 @@
 #   herald_pgb_stop    stop it and delete its dir (safe to call twice)
 # HERALD_PGB_POOL_SIZE (default 20) is the server connections per database and user: small values
 # make clients share server connections, which is what the tests want to exercise.
+# HERALD_PGB_USERS: roles of the cluster, besides postgres, that may log in through it (space-separated).
 # Installs Debian's pgbouncer (1.18) through scripts/setup when it is missing.
 
 HERALD_PGB_BIN="${HERALD_PGB_BIN:-/usr/sbin/pgbouncer}"
@@ -35,7 +36,9 @@ herald_pgb_start() {
     chown postgres:postgres "$HERALD_PGB_DIR"
     chmod 755 "$HERALD_PGB_DIR"
     # trust still needs the user in auth_file; the cluster itself trusts local connections.
-    printf '"postgres" ""\n' >"$HERALD_PGB_DIR/userlist.txt"
+    local user
+    # shellcheck disable=SC2086  # a list of names
+    for user in postgres ${HERALD_PGB_USERS:-}; do printf '"%s" ""\n' "$user"; done >"$HERALD_PGB_DIR/userlist.txt"
     cat >"$HERALD_PGB_DIR/pgbouncer.ini" <<INI
 [databases]
 * = host=$HERALD_PG_SOCKET_DIR port=$HERALD_PG_PORT

@@ -1,0 +1,37 @@
+import Foundation
+import Intake
+import Postgres
+import ServiceSupport
+import Testing
+
+/// `IntakeConfiguration.fromEnvironment` as plain values: no database, no server.
+@Suite struct IntakeConfigurationTests {
+    static let base = [
+        "HERALD_DATABASE_URL": "postgresql://localhost/herald", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
+        "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString(),
+    ]
+
+    static func read(_ extra: [String: String]) throws(ConfigurationError) -> IntakeConfiguration {
+        try IntakeConfiguration.fromEnvironment(base.merging(extra) { $1 })
+    }
+
+    @Test("HERALD_DB_PREPARED: named statements by default and with 1, unnamed with 0, anything else refused")
+    func databasePreparedStatements() throws {
+        let defaults = try Self.read([:])
+        #expect(defaults.databasePreparedStatements)
+        #expect(defaults.connectionOptions("herald-intake").preparedStatements)
+        for (text, prepared) in [("0", false), ("1", true)] {
+            let read = try Self.read(["HERALD_DB_PREPARED": text])
+            #expect(read.databasePreparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
+            // The options of every connection the intake opens (its pool and its notifier's).
+            #expect(read.connectionOptions("herald-intake").preparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
+        }
+        for bad in ["yes", "2", "true"] {
+            let error = #expect(throws: ConfigurationError.self, "HERALD_DB_PREPARED=\(bad)") {
+                try Self.read(["HERALD_DB_PREPARED": bad])
+            }
+            #expect(error?.variable == "HERALD_DB_PREPARED")
+            #expect(error?.description == "HERALD_DB_PREPARED: must be 0 or 1")
+        }
+    }
+}
