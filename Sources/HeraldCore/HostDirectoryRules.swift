@@ -7,16 +7,26 @@ public struct DeviceRegistration: Sendable, Equatable {
     public var bundleID: String?
     public var apnsToken: String?
     public var apnsPushToStartToken: String?
+    /// ActivityKit gives a push-to-start token per `ActivityAttributes` type: the token of each template
+    /// that has its own. A start uses its template's token, else `apnsPushToStartToken`.
+    public var apnsPushToStartTokens: [LiveActivityTemplate: String]
     public var fcmToken: String?
 
     public init(platform: String, environment: String, bundleID: String?, apnsToken: String?,
-                apnsPushToStartToken: String?, fcmToken: String?) {
+                apnsPushToStartToken: String?, apnsPushToStartTokens: [LiveActivityTemplate: String] = [:],
+                fcmToken: String?) {
         self.platform = platform
         self.environment = environment
         self.bundleID = bundleID
         self.apnsToken = apnsToken
         self.apnsPushToStartToken = apnsPushToStartToken
+        self.apnsPushToStartTokens = apnsPushToStartTokens
         self.fcmToken = fcmToken
+    }
+
+    /// The templates with a push-to-start token of their own, in the templates' order.
+    public var pushToStartTemplates: [LiveActivityTemplate] {
+        LiveActivityTemplate.allCases.filter { apnsPushToStartTokens[$0] != nil }
     }
 }
 
@@ -39,7 +49,7 @@ public enum HostDirectoryRules {
     public static let userFields: Set<String> = ["tenantId", "emails", "wallets"]
     /// The fields of `PUT /api/internal/users/{userId}/devices/{deviceId}`.
     public static let deviceFields: Set<String> = [
-        "platform", "environment", "apnsToken", "apnsPushToStartToken", "fcmToken", "bundleId",
+        "platform", "environment", "apnsToken", "apnsPushToStartToken", "apnsPushToStartTokens", "fcmToken", "bundleId",
     ]
 
     /// A user id, device id or other external id (`name` names it in the error).
@@ -80,11 +90,18 @@ public enum HostDirectoryRules {
             if fields.has("fcmToken") { throw .invalidField(fields.field("fcmToken"), "fcmToken is for android devices.") }
             device.apnsToken = try apnsToken(fields, "apnsToken")
             device.apnsPushToStartToken = try apnsToken(fields, "apnsPushToStartToken")
-            guard device.apnsToken != nil || device.apnsPushToStartToken != nil else {
+            if !fields.isNull("apnsPushToStartTokens"), let tokens = try fields.object("apnsPushToStartTokens",
+                                              allowed: Set(LiveActivityTemplate.allCases.map(\.rawValue))) {
+                for template in LiveActivityTemplate.allCases {
+                    device.apnsPushToStartTokens[template] = try apnsToken(tokens, template.rawValue)
+                }
+            }
+            guard device.apnsToken != nil || device.apnsPushToStartToken != nil || !device.apnsPushToStartTokens.isEmpty
+            else {
                 throw .missingField(fields.field("apnsToken"))
             }
         } else {
-            for name in ["apnsToken", "apnsPushToStartToken"] where fields.has(name) {
+            for name in ["apnsToken", "apnsPushToStartToken", "apnsPushToStartTokens"] where fields.has(name) {
                 throw .invalidField(fields.field(name), "\(name) is for ios devices.")
             }
             guard let token = try fields.string("fcmToken") else { throw .missingField(fields.field("fcmToken")) }
@@ -99,7 +116,7 @@ public enum HostDirectoryRules {
     private static func apnsToken(_ fields: JSONFields, _ name: String) throws(HeraldError) -> String? {
         guard let raw = try fields.string(name) else { return nil }
         guard let token = Identifiers.normalizedAPNsToken(raw) else {
-            throw .invalidField(fields.field(name), "\(name) must be 64 to 200 hexadecimal digits.")
+            throw .invalidField(fields.field(name), "\(fields.field(name)) must be 64 to 200 hexadecimal digits.")
         }
         return token
     }

@@ -65,7 +65,7 @@ struct ActivityHandler: Sendable {
         }
         let admission = try store.admitStart(
             partner: partner, idempotencyKey: key, now: now, email: email, wallet: wallet,
-            sessionSince: now.addingTimeInterval(-sessionWindow))
+            sessionSince: now.addingTimeInterval(-sessionWindow), template: start.template)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
             guard let audience = admission.audience else {
                 throw HeraldError(status: 404, code: "recipient_not_found",

@@ -30,6 +30,7 @@ struct HostHandler: Sendable {
             ("environment", .string(device.environment)), ("bundleId", device.bundleID.map { .string($0) } ?? .null),
             ("tokens", .object([
                 ("apns", .bool(device.apnsToken != nil)), ("apnsPushToStart", .bool(device.apnsPushToStartToken != nil)),
+                ("apnsPushToStartTemplates", .array(device.pushToStartTemplates.map { .string($0.rawValue) })),
                 ("fcm", .bool(device.fcmToken != nil)),
             ])),
         ]))

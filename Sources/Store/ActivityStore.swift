@@ -239,12 +239,15 @@ public struct ActivityStore: Sendable {
 
     /// The stored response of the key, the start's audience and a rate-limit slot, in ONE round trip.
     public func admitStart(partner: PartnerProfile, idempotencyKey: String?, now: Date, email: String?,
-                           wallet: String?, sessionSince: Date) throws -> ActivityStartAdmission {
+                           wallet: String?, sessionSince: Date, template: LiveActivityTemplate) throws
+        -> ActivityStartAdmission
+    {
         var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
         if let idempotencyKey {
             statements.append((PushStore.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
         }
-        statements.append((Self.audienceSQL, [partner.tenantID, email, wallet, partner.miniAppID, sessionSince]))
+        statements.append((Self.audienceSQL, [partner.tenantID, email, wallet, partner.miniAppID, sessionSince,
+                                              template.rawValue]))
         statements.append((PushStore.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
         let results = try pool.withConnection { try $0.pipeline(statements) }
         return ActivityStartAdmission(
@@ -374,8 +377,8 @@ public struct ActivityStore: Sendable {
 
 // The statements, named so tests can EXPLAIN exactly what runs.
 extension ActivityStore {
-    /// $1 tenant, $2 email, $3 wallet, $4 mini-app, $5 oldest session that counts.
-    public static let audienceSQL = "SELECT * FROM herald_activity_audience($1, $2, $3, $4, $5)"
+    /// $1 tenant, $2 email, $3 wallet, $4 mini-app, $5 oldest session that counts, $6 template.
+    public static let audienceSQL = "SELECT * FROM herald_activity_audience($1, $2, $3, $4, $5, $6)"
 
     /// $1 id, $2 partner: a primary-key probe; another partner's id finds nothing.
     public static let findSQL = """

@@ -174,7 +174,7 @@ public struct BackfillStore: Sendable {
         var walletStart: [Int] = [], walletCount: [Int] = [], wallets: [String] = []
         var deviceStart: [Int] = [], deviceCount: [Int] = [], deviceIDs: [String] = [], platforms: [String] = []
         var environments: [String] = [], bundles: [String?] = [], apns: [String?] = [], pushToStart: [String?] = []
-        var fcm: [String?] = []
+        var fcm: [String?] = [], templateTokens: [String?] = []
         for user in users {
             emailStart.append(emails.count + 1); emailCount.append(user.entry.emails.count)
             emails.append(contentsOf: user.entry.emails)
@@ -185,12 +185,14 @@ public struct BackfillStore: Sendable {
                 deviceIDs.append(id); platforms.append(device.platform); environments.append(device.environment)
                 bundles.append(device.bundleID); apns.append(device.apnsToken)
                 pushToStart.append(device.apnsPushToStartToken); fcm.append(device.fcmToken)
+                templateTokens.append(device.templateTokensParameter)
             }
         }
         let parameters: [(any PostgresEncodable)?] = [
             users.map(\.line), users.map(\.userID), users.map(\.entry.tenantID), emailStart, emailCount, emails,
             walletStart, walletCount, wallets, deviceStart, deviceCount, deviceIDs, platforms, environments,
             NullableTextArray(bundles), NullableTextArray(apns), NullableTextArray(pushToStart), NullableTextArray(fcm),
+            NullableTextArray(templateTokens),
         ]
         let rows = try retryingDeadlocks {
             try pool.withConnection { try $0.query(Self.putUsersSQL, parameters).rows }
@@ -263,7 +265,8 @@ extension BackfillStore {
     public static let putUsersSQL = """
         SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[], $2::text[], $3::text[],
             $4::integer[], $5::integer[], $6::text[], $7::integer[], $8::integer[], $9::text[], $10::integer[],
-            $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+            $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+            $19::text[])
         """
 }
 

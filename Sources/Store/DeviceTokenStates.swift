@@ -41,6 +41,8 @@ public struct DeviceTokenStates: Sendable, Equatable {
     public let apns: TokenHealth
     public let apnsPushToStart: TokenHealth
     public let fcm: TokenHealth
+    /// The push-to-start tokens the host registered for one template each, by template.
+    public let apnsPushToStartTemplates: [(template: String, health: TokenHealth)]
     /// The host's last registration (PUT) of the device; nil for a device registered before it was recorded.
     public let registeredAt: Date?
     public let updatedAt: Date
@@ -51,7 +53,10 @@ public struct DeviceTokenStates: Sendable, Equatable {
         d.apns_token IS NOT NULL, d.apns_token_invalidated_at, d.apns_token_invalid_reason,
         d.apns_push_to_start_token IS NOT NULL, d.apns_push_to_start_invalidated_at, d.apns_push_to_start_invalid_reason,
         d.fcm_token IS NOT NULL, d.fcm_token_invalidated_at, d.fcm_token_invalid_reason,
-        d.registered_at, d.updated_at
+        d.registered_at, d.updated_at,
+        (SELECT json_agg(json_build_array(p.template, extract(epoch FROM p.invalidated_at), p.invalid_reason)
+                         ORDER BY p.template)
+           FROM device_push_to_start_tokens p WHERE p.user_id = d.user_id AND p.device_id = d.device_id)::text
         """
 
     init(row: PostgresRow) throws {
@@ -65,6 +70,26 @@ public struct DeviceTokenStates: Sendable, Equatable {
         fcm = TokenHealth(hasToken: try row.bool(10), invalidatedAt: try row.optionalDate(11), reason: row.optionalString(12))
         registeredAt = try row.optionalDate(13)
         updatedAt = try row.date(14)
+        // [[template, invalidated (UNIX seconds) or null, reason or null], ...] or NULL.
+        var templates: [(template: String, health: TokenHealth)] = []
+        if let text = row.optionalString(15) {
+            guard let entries = try? JSONParser.parse(Array(text.utf8)).arrayValue else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "unexpected push-to-start templates")
+            }
+            for entry in entries {
+                guard let fields = entry.arrayValue, fields.count == 3, let template = fields[0].stringValue else {
+                    throw PostgresError(code: .decodingFailed, serverMessage: "unexpected push-to-start template")
+                }
+                let invalidatedAt = fields[1].numberValue.map { Date(timeIntervalSince1970: $0) }
+                templates.append((template, TokenHealth(hasToken: true, invalidatedAt: invalidatedAt,
+                                                        reason: fields[2].stringValue)))
+            }
+        }
+        apnsPushToStartTemplates = templates
+    }
+
+    public static func == (lhs: DeviceTokenStates, rhs: DeviceTokenStates) -> Bool {
+        lhs.json == rhs.json
     }
 
     /// The host API's shape (docs/api.md, "Device token health").
@@ -72,7 +97,9 @@ public struct DeviceTokenStates: Sendable, Equatable {
         .object([
             ("deviceId", .string(deviceID)), ("platform", .string(platform)), ("environment", .string(environment)),
             ("bundleId", bundleID.map { .string($0) } ?? .null),
-            ("apns", apns.json), ("apnsPushToStart", apnsPushToStart.json), ("fcm", fcm.json),
+            ("apns", apns.json), ("apnsPushToStart", apnsPushToStart.json),
+            ("apnsPushToStartTemplates", .object(apnsPushToStartTemplates.map { ($0.template, $0.health.json) })),
+            ("fcm", fcm.json),
             ("registeredAt", registeredAt.map { .string(ISO8601.format($0)) } ?? .null),
             ("updatedAt", .string(ISO8601.format(updatedAt))),
         ])

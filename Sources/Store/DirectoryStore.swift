@@ -57,9 +57,9 @@ public struct DirectoryStore: Sendable {
             return try retryingDeadlocks(retries: 2) {
                 try pool.withConnection { connection in
                     let row = try connection.query(
-                        "SELECT created, taken FROM herald_put_device($1, $2, $3, $4, $5, $6, $7, $8)",
+                        "SELECT created, taken FROM herald_put_device($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)",
                         [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
-                         device.apnsPushToStartToken, device.fcmToken]).first!
+                         device.apnsPushToStartToken, device.fcmToken, device.templateTokensParameter]).first!
                     return (try row.bool(0), try row.int(1))
                 }
             }
@@ -137,5 +137,14 @@ public struct DirectoryStore: Sendable {
                     firstSentAt: try row.optionalDate(3), optedOut: try row.bool(4))
             }
         }
+    }
+}
+
+extension DeviceRegistration {
+    /// The per-template push-to-start tokens as herald_put_device takes them: a JSON object, nil when none.
+    var templateTokensParameter: String? {
+        guard !apnsPushToStartTokens.isEmpty else { return nil }
+        let members = pushToStartTemplates.map { ($0.rawValue, JSONValue.string(apnsPushToStartTokens[$0]!)) }
+        return JSONWriter.string(.object(members))
     }
 }

@@ -320,6 +320,20 @@ struct BackfillTests {
         #expect(try database.count("SELECT count(*) FROM devices") == 3)
     }
 
+    @Test("users: a device's push-to-start token per template is written as the host API writes it")
+    func usersPushToStartTemplates() async throws {
+        let database = try BackfillDatabase()
+        let countdown = String(repeating: "c1", count: 32)
+        let line = #"{"userId":"tina","tenantId":"t1","emails":["tina@example.com"],"devices":[{"deviceId":"p1","platform":"ios","environment":"production","apnsPushToStartToken":"\#(String(repeating: "a1", count: 32))","apnsPushToStartTokens":{"countdown":"\#(countdown.uppercased())"}}]}"#
+        let bad = #"{"userId":"uma","tenantId":"t1","devices":[{"deviceId":"p1","platform":"ios","environment":"production","apnsPushToStartTokens":{"weather":"\#(countdown)"}}]}"#
+        let result = try await database.run(["backfill", "users", try writeLines([line, bad]).path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let rejected = try #require(try result.json()["rejected"]?.arrayValue)
+        #expect(rejected.map { $0["code"]?.stringValue } == ["unknown_field"])
+        #expect(try database.query("SELECT template, token FROM device_push_to_start_tokens WHERE user_id = 'tina'")
+            .map { "\(try $0.string(0)) \(try $0.string(1))" } == ["countdown \(countdown)"])
+    }
+
     @Test("sends: interruptionLevel by the push endpoint's rules and the partner's permission; the partner's sound and the mini-app's thread-id in aps")
     func presentationKeys() async throws {
         let database = try BackfillDatabase()

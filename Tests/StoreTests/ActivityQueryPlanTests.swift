@@ -76,10 +76,12 @@ struct ActivityQueryPlanTests {
     @Test("a start's audience probes primary keys and the one-active index: no scan of the directory")
     func audience() throws {
         let query = try body(of: "herald_activity_audience", from: "WITH u AS",
-                             arguments: ["p_tenant", "p_email", "p_wallet", "p_mini_app", "p_session_since"])
-        let text = try plan(query, ["t1", "u42@example.com", "0x" + String(repeating: "0", count: 40), "plans.app", Date()])
+                             arguments: ["p_tenant", "p_email", "p_wallet", "p_mini_app", "p_session_since", "p_template"])
+        let text = try plan(query, ["t1", "u42@example.com", "0x" + String(repeating: "0", count: 40), "plans.app", Date(),
+                                    "progress"])
         #expect(text.contains("user_emails_pkey"), "\(text)")
         #expect(text.contains("devices_pkey"), "\(text)")
+        #expect(text.contains("device_push_to_start_tokens_pkey"), "\(text)")
         #expect(text.contains("mini_app_sessions_pkey"), "\(text)")
         #expect(text.contains("live_activities_one_active"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")

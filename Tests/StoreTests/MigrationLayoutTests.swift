@@ -56,10 +56,10 @@ struct MigrationLayoutTests {
         try Self.withDatabase { freshURL, fresh in
             try fresh.withConnection { _ = try migrator.migrate($0) }
             try Self.withDatabase { oldURL, old in
+                // What a database migrated before the definition files existed holds; their current
+                // definitions then replace what the numbered migrations left behind (the bookkeeping tables
+                // exist in both; a schema-only dump has none of their rows).
                 try old.withConnection { _ = try numberedOnly.migrate($0) }
-                // The definition files reproduce what the numbered migrations left behind, exactly (the
-                // bookkeeping tables exist in both; a schema-only dump has none of their rows).
-                #expect(try Self.schema(of: oldURL) == Self.schema(of: freshURL))
                 let upgraded = try old.withConnection { try migrator.migrate($0) }
                 #expect(upgraded == migrator.definitions.map(\.path))
                 #expect(try Self.schema(of: oldURL) == Self.schema(of: freshURL))

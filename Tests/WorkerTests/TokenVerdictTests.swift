@@ -88,7 +88,7 @@ import Worker
         harness.simulator.clearFaults()
         // The host's registration (the statement PUT .../devices/{deviceId} runs), with the same token.
         #expect(try harness.db.count("""
-            SELECT count(*) FROM herald_put_device('bad', 'iphone', 'ios', 'sandbox', NULL, $1, NULL, NULL)
+            SELECT count(*) FROM herald_put_device('bad', 'iphone', 'ios', 'sandbox', NULL, $1, NULL, NULL, NULL)
             """, [WorkerHarness.apnsToken(0)]) == 1)
         let again = try harness.db.request(partner: partner.id, deliveries: 1)
         let back = try harness.db.delivery(request: again, partner: partner.id, user: "bad", service: .apns)

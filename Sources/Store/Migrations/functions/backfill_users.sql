@@ -1,13 +1,15 @@
 -- A batch of users-file lines, each in its own subtransaction: herald_put_user, then each of its
 -- devices through herald_put_device (functions/put_device.sql: tokens taken from any other device row).
 -- A line another user's identifier blocks is rolled back alone and reported. Emails, wallets and
--- devices are flattened in line order; line i owns the slices starting at p_*_start[i].
+-- devices are flattened in line order; line i owns the slices starting at p_*_start[i]. A device's
+-- p_template_tokens is its per-template push-to-start tokens as a JSON object, or NULL.
 CREATE OR REPLACE FUNCTION herald_backfill_users(
     p_lines integer[], p_users text[], p_tenants text[],
     p_email_start integer[], p_email_count integer[], p_emails text[],
     p_wallet_start integer[], p_wallet_count integer[], p_wallets text[],
     p_device_start integer[], p_device_count integer[], p_device_ids text[], p_platforms text[],
-    p_environments text[], p_bundles text[], p_apns text[], p_push_to_start text[], p_fcm text[])
+    p_environments text[], p_bundles text[], p_apns text[], p_push_to_start text[], p_fcm text[],
+    p_template_tokens text[])
 RETURNS TABLE (line integer, outcome text, created boolean, devices integer)
 LANGUAGE plpgsql VOLATILE
 AS $$
@@ -24,7 +26,8 @@ BEGIN
             v_first := p_device_start[i];
             FOR j IN v_first .. v_first + p_device_count[i] - 1 LOOP
                 PERFORM herald_put_device(p_users[i], p_device_ids[j], p_platforms[j], p_environments[j], p_bundles[j],
-                                          p_apns[j], p_push_to_start[j], p_fcm[j]);
+                                          p_apns[j], p_push_to_start[j], p_fcm[j],
+                                          p_template_tokens[j]::jsonb);
             END LOOP;
             line := p_lines[i]; outcome := 'ok'; created := v_created; devices := p_device_count[i];
         EXCEPTION WHEN unique_violation THEN

@@ -114,10 +114,11 @@ BEGIN
     RETURN QUERY
     SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
            -- The token the row is for: a push uses the device's, a Live Activity start the push-to-start
-           -- token, its update and end the activity's own token (FCM: the device's token for all).
+           -- token (its template's own when the host registered one, else the device's single one), its
+           -- update and end the activity's own token (FCM: the device's token for all).
            CASE WHEN d.service = 'fcm' THEN v.fcm_token
                 WHEN d.activity_event IS NULL THEN v.apns_token
-                WHEN d.activity_event = 'start' THEN v.apns_push_to_start_token
+                WHEN d.activity_event = 'start' THEN coalesce(p.token, v.apns_push_to_start_token)
                 ELSE t.update_token END,
            CASE
                WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
@@ -133,7 +134,9 @@ BEGIN
                    THEN 'token_invalid'
                WHEN d.service = 'apns' AND d.activity_event IS NULL
                     AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL) THEN 'token_invalid'
-               WHEN d.service = 'apns' AND d.activity_event = 'start'
+               WHEN d.service = 'apns' AND d.activity_event = 'start' AND p.token IS NOT NULL
+                    AND p.invalidated_at IS NOT NULL THEN 'token_invalid'
+               WHEN d.service = 'apns' AND d.activity_event = 'start' AND p.token IS NULL
                     AND (v.apns_push_to_start_token IS NULL OR v.apns_push_to_start_invalidated_at IS NOT NULL)
                    THEN 'token_invalid'
                WHEN d.service = 'apns' AND d.activity_event IN ('update', 'end')
@@ -164,6 +167,9 @@ BEGIN
                AND NOT m.member = ANY (coalesce(g.members_done, '{}'))) d
       LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
       LEFT JOIN live_activities a ON a.id = d.activity_id
-      LEFT JOIN live_activity_targets t ON t.activity_id = d.activity_id AND t.device_id = d.device_id;
+      LEFT JOIN live_activity_targets t ON t.activity_id = d.activity_id AND t.device_id = d.device_id
+      LEFT JOIN device_push_to_start_tokens p
+             ON d.activity_event = 'start' AND p.user_id = d.user_id AND p.device_id = d.device_id
+            AND p.template = a.template;
 END
 $$;

@@ -265,6 +265,15 @@ BEGIN
                AND f.token = CASE WHEN f.service = 'fcm' THEN v.fcm_token
                                   WHEN f.activity_event = 'start' THEN v.apns_push_to_start_token
                                   ELSE v.apns_token END
+        ), dead_template_tokens AS (
+            -- A start sent to its template's own push-to-start token (functions/put_device.sql): that token.
+            UPDATE device_push_to_start_tokens p
+               SET invalidated_at = coalesce(f.verdict_at, now()), invalid_reason = f.error
+              FROM finished f JOIN devices v ON v.user_id = f.user_id AND v.device_id = f.device_id
+             WHERE f.outcome = 'token_invalid' AND f.token IS NOT NULL AND f.service = 'apns'
+               AND f.activity_event = 'start'
+               AND p.user_id = f.user_id AND p.device_id = f.device_id AND p.token = f.token
+               AND (v.registered_at IS NULL OR v.registered_at <= coalesce(f.verdict_at, now()))
         ), dead_activity_tokens AS (
             UPDATE live_activity_targets t SET update_token_invalidated_at = coalesce(f.verdict_at, now())
               FROM finished f
