@@ -233,9 +233,39 @@ struct ActivityHandler: Sendable {
         guard let id = UUID(uuidString: request.parameter("activityId")),
               let activity = try store.find(id: id, partnerID: partner.id)
         else { throw HeraldError.notFound }
-        return Reply.json(200, Self.activityJSON(
+        var json = Self.activityJSON(
             activity, status: activity.status, state: try Self.parse(activity.stateJSON), updatedAt: activity.updatedAt,
-            expiresAt: activity.expiresAt, endedAt: activity.endedAt))
+            expiresAt: activity.expiresAt, endedAt: activity.endedAt)
+        // Only the read shows each device (the answers to changes are stored for idempotent replays), by
+        // platform and state: the host's device ids are not the partner's business.
+        if case .object(var members) = json {
+            let devices = try store.devices(activityID: activity.id).map { device in
+                JSONValue.object([("platform", .string(device.platform)), ("state", .string(device.state))])
+            }
+            members.append(("devices", .array(devices)))
+            json = .object(members)
+        }
+        return Reply.json(200, json)
+    }
+
+    // MARK: - Host: the device's word
+
+    func putDeviceState(_ request: RoutedRequest) throws -> HTTPResponse {
+        guard let activityID = UUID(uuidString: request.parameter("activityId")) else { throw HeraldError.notFound }
+        let deviceID = request.parameter("deviceId")
+        let fields = try JSONFields(request.jsonBody(), allowed: ["state"])
+        let text = try fields.requiredString("state")
+        guard let state = ActivityDeviceState(rawValue: text) else {
+            throw HeraldError.invalidField(
+                "state", "state must be one of \(ActivityDeviceState.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        guard let status = try store.putDeviceState(activityID: activityID, deviceID: deviceID, state: state) else {
+            throw HeraldError(status: 404, code: "not_found", message: "No such activity was started on this device.")
+        }
+        return Reply.json(200, .object([
+            ("activityId", .string(Self.text(activityID))), ("deviceId", .string(deviceID)),
+            ("state", .string(state.rawValue)), ("activityStatus", .string(status.rawValue)),
+        ]))
     }
 
     // MARK: - Host: update tokens

@@ -215,6 +215,7 @@ public final class IntakeServer: Sendable {
             default: return try activityHandler.get(request, partner: partner)
             }
         case .putActivityToken: return try activityHandler.putToken(request)
+        case .putActivityDeviceState: return try activityHandler.putDeviceState(request)
         case .createPartner: return try adminHandler.create(request)
         case .listPartners: return try adminHandler.list(request)
         case .updatePartner: return try adminHandler.update(request)

@@ -8,7 +8,7 @@ public enum RouteAuth: Sendable { case none, partner, admin, host }
 /// What a route does: the key the intake dispatches on.
 public enum Endpoint: Sendable {
     case push, pushStatus
-    case startActivity, updateActivity, endActivity, getActivity, putActivityToken
+    case startActivity, updateActivity, endActivity, getActivity, putActivityToken, putActivityDeviceState
     case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, putPartnerIcon
     case rotateWebhookSecret
     case icon
@@ -97,6 +97,8 @@ public enum IntakeRoutes {
         .cancelReminder, "DELETE", "/api/internal/users/{userId}/reminders/{reminderId}", .host)
     public static let putActivityToken = Route(
         .putActivityToken, "PUT", "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}", .host)
+    public static let putActivityDeviceState = Route(
+        .putActivityDeviceState, "PUT", "/api/internal/live-activities/{activityId}/devices/{deviceId}/state", .host)
 
     public static let healthz = Route(.healthz, "GET", "/healthz", .none)
     public static let readyz = Route(.readyz, "GET", "/readyz", .none)
@@ -106,6 +108,7 @@ public enum IntakeRoutes {
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
         putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
+        putActivityDeviceState,
         scheduleReminder, listReminders, cancelReminder,
         healthz, readyz, metrics,
     ]

@@ -5,6 +5,23 @@ import Postgres
 /// What an activity is in (SPEC 2.2).
 public enum ActivityStatus: String, Sendable {
     case active, ended, replaced, expired
+    /// Dismissed or ended by the user on every device (the device's word, or a start that created nothing).
+    case dismissed
+}
+
+/// What the host may report of an activity on one device: ActivityKit's `ActivityState`.
+public enum ActivityDeviceState: String, Sendable, CaseIterable {
+    case active, dismissed, ended, stale
+}
+
+/// One device an activity was started on, as the partner's GET shows it.
+public struct ActivityDeviceView: Sendable, Equatable {
+    public let deviceID: String
+    public let platform: String
+    /// The device's word (`active`, `dismissed`, `ended`, `stale`), `unconfirmed` (the start created nothing),
+    /// else what Herald knows: `starting` (the start not delivered yet), `awaiting_token` (an iPhone whose
+    /// update token has not come), `active`.
+    public let state: String
 }
 
 /// One Live Activity's row, as the partner API shows it and as a change merges into it.
@@ -306,6 +323,34 @@ public struct ActivityStore: Sendable {
     }
 
     /// The host reports the update token of `activityID` on `deviceID` (an iPhone it was started on).
+    /// Records the device's word about the activity; nil when it was not started on that device, else the
+    /// activity's status afterwards (`dismissed` once no device shows it).
+    public func putDeviceState(activityID: UUID, deviceID: String, state: ActivityDeviceState) throws -> ActivityStatus? {
+        let text = try pool.withConnection {
+            try $0.query(Self.deviceStateSQL, [activityID, deviceID, state.rawValue]).first!.string(0)
+        }
+        if text == "not_found" { return nil }
+        guard let status = ActivityStatus(rawValue: text) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status \(text)")
+        }
+        return status
+    }
+
+    /// The devices the activity was started on, by device id.
+    public func devices(activityID: UUID) throws -> [ActivityDeviceView] {
+        try pool.withConnection { connection in
+            try connection.query(Self.devicesSQL, [activityID]).rows.map { row in
+                ActivityDeviceView(deviceID: try row.string(0), platform: try row.string(1), state: try row.string(2))
+            }
+        }
+    }
+
+    /// One batch of the sweep of iPhones whose start created nothing (no update token `seconds` after it
+    /// reached APNs): how many became unconfirmed.
+    public static func unconfirm(on connection: PostgresConnection, seconds: Int, limit: Int) throws -> Int {
+        try connection.query(unconfirmSQL, [seconds, limit]).first!.int(0)
+    }
+
     public func putToken(activityID: UUID, deviceID: String, token: String) throws -> ActivityTokenResult {
         let text = try pool.withConnection { try $0.query(Self.tokenSQL, [activityID, deviceID, token]).first!.string(0) }
         guard let result = ActivityTokenResult(rawValue: text) else {
@@ -381,6 +426,22 @@ extension ActivityStore {
     public static let audienceSQL = "SELECT * FROM herald_activity_audience($1, $2, $3, $4, $5, $6)"
 
     /// $1 id, $2 partner: a primary-key probe; another partner's id finds nothing.
+    /// $1 activity, $2 device, $3 state (sql/functions/activity_device_state.sql).
+    public static let deviceStateSQL = "SELECT herald_activity_device_state($1, $2, $3)"
+
+    /// $1 activity: its devices and what is known of each (ActivityDeviceView.state), by the primary key.
+    public static let devicesSQL = """
+        SELECT t.device_id, CASE t.service WHEN 'apns' THEN 'ios' ELSE 'android' END,
+               CASE WHEN t.device_state IS NOT NULL THEN t.device_state
+                    WHEN t.start_sent_at IS NULL THEN 'starting'
+                    WHEN t.service = 'apns' AND t.update_token IS NULL THEN 'awaiting_token'
+                    ELSE 'active' END
+          FROM live_activity_targets t WHERE t.activity_id = $1 ORDER BY t.device_id
+        """
+
+    /// $1 seconds since the start reached APNs, $2 batch size (sql/functions/activity_unconfirmed.sql).
+    public static let unconfirmSQL = "SELECT herald_activity_unconfirmed($1, $2)"
+
     public static let findSQL = """
         SELECT id, partner_id, mini_app_id, template, attributes::text, state::text, start_alert::text, status,
                version, last_timestamp, created_at, updated_at, expires_at, ended_at, dismiss_at

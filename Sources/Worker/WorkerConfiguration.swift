@@ -163,6 +163,8 @@ public struct WorkerConfiguration: Sendable {
                                                                   default: configuration.activitySweeper.interval)
         configuration.activitySweeper.batchSize = try reader.integer("HERALD_ACTIVITY_SWEEP_BATCH",
                                                                      default: configuration.activitySweeper.batchSize)
+        configuration.activitySweeper.startConfirmation = try seconds(
+            reader, "HERALD_LA_START_CONFIRM_SECONDS", default: configuration.activitySweeper.startConfirmation)
         configuration.queueGauge.interval = try milliseconds(reader, "HERALD_QUEUE_GAUGE_INTERVAL_MS",
                                                              default: configuration.queueGauge.interval)
         let webhooks = try reader.integer("HERALD_WEBHOOKS_ENABLED", default: configuration.webhooks.enabled ? 1 : 0)

@@ -126,6 +126,19 @@ enum WorkerMaintenance {
                 worker.logger.info("ended live activities at their TTL", [("activities", .number(Double(expired)))])
                 worker.wake.signal(.work)
             }
+            let confirmSeconds = Int(settings.startConfirmation.components.seconds)
+            var unconfirmed = 0
+            while !service.isStopping {
+                let batch = try session.use {
+                    try ActivityStore.unconfirm(on: $0, seconds: confirmSeconds, limit: settings.batchSize)
+                }
+                unconfirmed += batch
+                if batch < settings.batchSize { break }
+            }
+            if unconfirmed > 0 {
+                worker.metrics.addActivityStartsUnconfirmed(unconfirmed)
+                worker.logger.info("live activity starts that created nothing", [("devices", .number(Double(unconfirmed)))])
+            }
             service.sleep(for: settings.interval)
         }
     }

@@ -35,6 +35,7 @@ public final class WorkerMetrics: Sendable {
         var unrecordable = 0
         var leasesExtended = 0
         var activitiesExpired = 0
+        var activityStartsUnconfirmed = 0
         /// Webhook attempts by outcome (`delivered`, `retried`, `failed`), their duration, and those in flight.
         var webhooks: [String: Int] = [:]
         var webhookLatency = PrometheusHistogram(bounds: WorkerMetrics.latencyBuckets)
@@ -86,6 +87,7 @@ public final class WorkerMetrics: Sendable {
     func addUnrecordable() { state.withLock { $0.unrecordable += 1 } }
     func addLeasesExtended(_ count: Int) { state.withLock { $0.leasesExtended += count } }
     func addActivitiesExpired(_ count: Int) { state.withLock { $0.activitiesExpired += count } }
+    func addActivityStartsUnconfirmed(_ count: Int) { state.withLock { $0.activityStartsUnconfirmed += count } }
     func setWebhooksInFlight(_ value: Int) { state.withLock { $0.webhooksInFlight = value } }
 
     /// One webhook attempt: its outcome and how long the receiver took.
@@ -198,6 +200,9 @@ public final class WorkerMetrics: Sendable {
             ("herald_worker_leases_extended_total", "Leases renewed for sends that took long.", snapshot.leasesExtended),
             ("herald_worker_activities_expired_total", "Live Activities this worker ended at their TTL.",
              snapshot.activitiesExpired),
+            ("herald_worker_activity_starts_unconfirmed_total",
+             "iPhones where a Live Activity start created nothing (no update token in time), marked by this worker.",
+             snapshot.activityStartsUnconfirmed),
         ]
         for (name, help, value) in counters {
             out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"

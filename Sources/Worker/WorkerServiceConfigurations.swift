@@ -136,12 +136,16 @@ public struct ActivitySweeperConfiguration: Sendable, Equatable {
     /// Activities per sweep transaction (HERALD_ACTIVITY_SWEEP_BATCH): short transactions, so a sweep of
     /// many activities leaves room for the other maintenance statements that share the session.
     public var batchSize = 500
+    /// HERALD_LA_START_CONFIRM_SECONDS: how long after a push-to-start reached APNs the iPhone's update token
+    /// may take before the start counts as having created nothing (`unconfirmed`; its held updates dropped).
+    public var startConfirmation: Duration = .seconds(120)
 
     public init() {}
 
     public func validate() throws(ConfigurationError) {
         try check(interval, .milliseconds(50)...(.seconds(600)), "HERALD_ACTIVITY_SWEEP_INTERVAL_MS")
         try check(batchSize, 1...10_000, "HERALD_ACTIVITY_SWEEP_BATCH")
+        try check(startConfirmation, .seconds(5)...(.seconds(86_400)), "HERALD_LA_START_CONFIRM_SECONDS")
     }
 }
 

@@ -87,6 +87,21 @@ struct ActivityQueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
+    @Test("the partner's read of an activity's devices probes the targets' primary key")
+    func devices() throws {
+        let text = try plan(ActivityStore.devicesSQL, [UUID()])
+        #expect(text.contains("live_activity_targets_pkey"), "\(text)")
+    }
+
+    @Test("the sweep of starts that created nothing reads iPhones awaiting a token from their partial index")
+    func unconfirmed() throws {
+        let query = try body(of: "herald_activity_unconfirmed", from: "SELECT t.activity_id, t.device_id",
+                             through: "LIMIT p_limit", arguments: ["p_seconds", "p_limit"])
+        let text = try plan(query, [120, 500])
+        #expect(text.contains("live_activity_targets_awaiting_token"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
     @Test("an activity is read by its primary key")
     func find() throws {
         let text = try plan(ActivityStore.findSQL, [UUID(), UUID()])

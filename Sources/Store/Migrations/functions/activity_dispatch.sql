@@ -23,7 +23,10 @@ BEGIN
                (t.update_token IS NOT NULL AND t.update_token_invalidated_at IS NULL) AS has_token,
                x.apns, x.apns_start, x.fcm, x.fcm_start, x.priority, x.expires
           FROM x JOIN live_activity_targets t ON t.activity_id = x.id
-         WHERE p_device IS NULL OR t.device_id = p_device
+         WHERE (p_device IS NULL OR t.device_id = p_device)
+           -- A device where the user dismissed or ended the activity, or where the start created nothing,
+           -- gets nothing more (functions/activity_device_state.sql).
+           AND (t.device_state IS NULL OR t.device_state IN ('active', 'stale'))
     ), pend AS (
         -- Waits for a claim in progress; a row it leased is no longer pending here.
         SELECT d.id, d.activity_id, d.device_id, d.activity_event

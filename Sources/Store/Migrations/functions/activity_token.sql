@@ -25,7 +25,9 @@ BEGIN
         RETURN 'unchanged';
     END IF;
     UPDATE live_activity_targets
-       SET update_token = p_token, update_token_invalidated_at = NULL, held_event = NULL
+       SET update_token = p_token, update_token_invalidated_at = NULL, held_event = NULL,
+           -- A token proves the activity exists after all: an unconfirmed device is back.
+           device_state = CASE WHEN device_state = 'unconfirmed' THEN NULL ELSE device_state END
      WHERE activity_id = p_id AND device_id = p_device;
     IF v_target.held_event IS NULL THEN
         RETURN 'stored';

@@ -274,6 +274,13 @@ BEGIN
                AND f.activity_event = 'start'
                AND p.user_id = f.user_id AND p.device_id = f.device_id AND p.token = f.token
                AND (v.registered_at IS NULL OR v.registered_at <= coalesce(f.verdict_at, now()))
+        ), starts_sent AS (
+            -- When a start reached the upstream: an iPhone's wait for its update token counts from it
+            -- (functions/activity_unconfirmed.sql).
+            UPDATE live_activity_targets t SET start_sent_at = now()
+              FROM finished f
+             WHERE f.outcome = 'sent' AND f.activity_event = 'start'
+               AND t.activity_id = f.activity_id AND t.device_id = f.device_id AND t.start_sent_at IS NULL
         ), dead_activity_tokens AS (
             UPDATE live_activity_targets t SET update_token_invalidated_at = coalesce(f.verdict_at, now())
               FROM finished f

@@ -1,0 +1,46 @@
+-- The host reports what ActivityKit says of an activity on one device (`activityStateUpdates`).
+-- 'dismissed' and 'ended': nothing more is sent to that device (its pending rows are dropped as
+-- superseded, its held event forgotten) and the activity is 'dismissed' once no device shows it
+-- (herald_activity_settle); 'active' confirms the start (an unconfirmed device is back); 'stale' is
+-- recorded. Returns 'not_found' (no such activity, or not started on that device) or the activity's
+-- status afterwards.
+CREATE OR REPLACE FUNCTION herald_activity_device_state(p_id uuid, p_device text, p_state text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+SET enable_seqscan = off
+AS $$
+DECLARE
+    v_status text;
+BEGIN
+    SELECT a.status INTO v_status FROM live_activities a WHERE a.id = p_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'not_found';
+    END IF;
+    UPDATE live_activity_targets t
+       SET device_state = p_state, device_state_at = now(),
+           held_event = CASE WHEN p_state IN ('dismissed', 'ended') THEN NULL ELSE t.held_event END
+     WHERE t.activity_id = p_id AND t.device_id = p_device;
+    IF NOT FOUND THEN
+        RETURN 'not_found';
+    END IF;
+    IF p_state IN ('dismissed', 'ended') THEN
+        WITH dropped AS (
+            DELETE FROM deliveries d
+             WHERE d.activity_id = p_id AND d.device_id = p_device AND d.state = 'pending'
+            RETURNING d.*
+        )
+        INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
+                                      attempts, last_error, created_at, finished_at, activity_event,
+                                      request_created_at)
+        SELECT id, request_id, partner_id, lane, service, user_id, device_id, 'superseded', attempts,
+               'dismissed_on_device', created_at, now(), activity_event, request_created_at
+          FROM dropped;
+        IF v_status = 'active' AND herald_activity_settle(p_id) THEN
+            v_status := 'dismissed';
+        END IF;
+    END IF;
+    RETURN v_status;
+END
+$$;

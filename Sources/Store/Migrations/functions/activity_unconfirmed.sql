@@ -1,0 +1,37 @@
+-- One batch of the sweep of starts that created nothing: an iPhone whose update token has not come back
+-- p_seconds after its start reached APNs (a start ActivityKit refused, Live Activities switched off) is
+-- 'unconfirmed'; its held update or end is dropped (it could never be sent), and an activity no device
+-- shows any more is 'dismissed' (herald_activity_settle). Each activity is locked before its target, in
+-- the order herald_activity_device_state takes them, and skipped while a partner's change holds it (the
+-- next sweep takes it). Returns how many devices became unconfirmed.
+CREATE OR REPLACE FUNCTION herald_activity_unconfirmed(p_seconds integer, p_limit integer)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+SET enable_seqscan = off
+AS $$
+DECLARE
+    v_due    record;
+    v_marked integer := 0;
+BEGIN
+    FOR v_due IN
+        SELECT t.activity_id, t.device_id FROM live_activity_targets t
+         WHERE t.service = 'apns' AND t.update_token IS NULL AND t.device_state IS NULL AND t.start_sent_at IS NOT NULL
+           AND t.start_sent_at <= now() - make_interval(secs => p_seconds)
+         ORDER BY t.start_sent_at
+         LIMIT p_limit
+    LOOP
+        PERFORM 1 FROM live_activities a WHERE a.id = v_due.activity_id FOR UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
+        UPDATE live_activity_targets t
+           SET device_state = 'unconfirmed', device_state_at = now(), held_event = NULL
+         WHERE t.activity_id = v_due.activity_id AND t.device_id = v_due.device_id
+           AND t.update_token IS NULL AND t.device_state IS NULL;
+        CONTINUE WHEN NOT FOUND;
+        v_marked := v_marked + 1;
+        PERFORM herald_activity_settle(v_due.activity_id);
+    END LOOP;
+    RETURN v_marked;
+END
+$$;
