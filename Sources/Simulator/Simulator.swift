@@ -65,6 +65,9 @@ import HeraldCrypto
 public final class Simulator: Sendable {
     public let configuration: SimulatorConfiguration
     private let server: HTTP2Server
+    /// Channel management, on a port of its own (`SimulatorConfiguration.channelPort`).
+    private let channelServer: HTTP2Server?
+    private let channelTable: BroadcastChannels
     private let log: RequestLog
     private let faults: FaultTable
     private let accessTokens: AccessTokenStore
@@ -93,15 +96,19 @@ public final class Simulator: Sendable {
         accessTokens = AccessTokenStore()
         owners = TokenOwners(learns: configuration.apnsTopics != nil)
         fcmTokenProjects = FCMTokenProjects(defaultProject: configuration.fcmTokenProject)
+        channelTable = BroadcastChannels(limit: configuration.channelLimit)
+        let topics = TopicPolicy(bundles: configuration.apnsTopics)
         fcmProjectIDs = accounts.map(\.projectID)
         fcmProjectID = fcmProjectIDs.first
+        // A verifier per server: connection ids are per server, and the verifier remembers tokens by them.
+        let verifier = { ProviderTokenVerifier(key: apnsKey, clock: configuration.clock) }
         let oauth = OAuthTokenEndpoint(accounts: accounts, tokens: accessTokens, identifiers: identifiers)
         tokenPaths = oauth.paths
         tokenPath = oauth.paths[0]
         let handler = SimulatorHandler(
             clock: configuration.clock,
-            apns: APNsRequestValidator(verifier: ProviderTokenVerifier(key: apnsKey, clock: configuration.clock),
-                                       topics: TopicPolicy(bundles: configuration.apnsTopics), owners: owners),
+            apns: APNsRequestValidator(verifier: verifier(), topics: topics, owners: owners),
+            broadcast: BroadcastRequestValidator(verifier: verifier(), topics: topics, channels: channelTable),
             fcm: FCMRequestValidator(tokens: accessTokens, tokenProjects: fcmTokenProjects),
             oauth: oauth, faults: faults, owners: owners, fcmTokenProjects: fcmTokenProjects, log: log,
             identifiers: identifiers,
@@ -115,28 +122,62 @@ public final class Simulator: Sendable {
         } catch {
             throw SimulatorError(.serverFailed, "cannot create the HTTP/2 server: \(error)")
         }
+        if let channelPort = configuration.channelPort {
+            let channelHandler = ChannelManagementHandler(
+                clock: configuration.clock,
+                validator: ChannelRequestValidator(verifier: verifier(), topics: topics),
+                channels: channelTable, log: log, identifiers: identifiers)
+            var channelConfiguration = serverConfiguration
+            channelConfiguration.port = channelPort
+            // Channel management is a handful of requests: one loop.
+            channelConfiguration.loopCount = 1
+            do {
+                channelServer = try HTTP2Server(configuration: channelConfiguration, handler: channelHandler)
+            } catch {
+                throw SimulatorError(.serverFailed, "cannot create the channel management server: \(error)")
+            }
+        } else {
+            channelServer = nil
+        }
     }
 
-    /// Starts listening (and the server's loop thread).
+    /// Starts listening (and the servers' loop threads).
     public func start() throws(SimulatorError) {
         do {
             try server.start()
         } catch {
             throw SimulatorError(.serverFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
+        guard let channelServer else { return }
+        do {
+            try channelServer.start()
+        } catch {
+            server.stop()
+            throw SimulatorError(.serverFailed, "cannot listen for channel management on "
+                + "\(configuration.host):\(configuration.channelPort ?? 0): \(error)")
+        }
     }
 
     /// The port listened on (the one picked when the configuration said 0).
     public var port: Int { server.port }
 
+    /// The channel management port; nil when it is not served.
+    public var channelPort: Int? { channelServer?.port }
+
     /// `https://host:port` or `http://host:port`, for clients.
-    public var url: String {
+    public var url: String { url(port: port) }
+
+    /// The channel management origin, like `url`; nil when it is not served.
+    public var channelURL: String? { channelPort.map { url(port: $0) } }
+
+    private func url(port: Int) -> String {
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         return "\(configuration.tlsCertificateFile == nil ? "http" : "https")://\(host):\(port)"
     }
 
-    /// Closes the listener and every connection; idempotent.
+    /// Closes the listeners and every connection; idempotent.
     public func stop() {
+        channelServer?.stop()
         server.stop()
     }
 
@@ -194,6 +235,16 @@ public final class Simulator: Sendable {
     public func clearTokenOwners() {
         owners.removeAll()
         fcmTokenProjects.removeAll()
+    }
+
+    /// The broadcast channels, by bundle id (sorted), each app's oldest first.
+    public func channels() -> [SimulatorChannel] {
+        channelTable.all().flatMap(\.channels)
+    }
+
+    /// Forgets every broadcast channel.
+    public func clearChannels() {
+        channelTable.removeAll()
     }
 
     /// The service accounts of `files`, in order; refuses two with one `client_email`.
