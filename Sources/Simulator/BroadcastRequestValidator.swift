@@ -9,7 +9,7 @@ import HeraldCore
 ///    (400 DuplicateHeaders), the provider token (`ProviderTokenVerifier`: 403 / 429);
 /// 2. the bundle id of the path, as for channel management (400 TopicDisallowed, 403 TopicMismatch);
 /// 3. `apns-request-id` a lowercase canonical UUID when present (400 BadMessageId);
-/// 4. `apns-push-type` present (400 MissingPushType) and `liveactivity` (400 InvalidPushType);
+/// 4. `apns-push-type` present (400 MissingPushType) and `liveactivity` in any case (400 InvalidPushType);
 /// 5. `apns-channel-id` present (400 MissingChannelId) and well formed (400 BadChannelId);
 /// 6. `apns-priority` 5 or 10, absent meaning 10, as for every Live Activity push (400 BadPriority);
 ///    `apns-expiration` a whole number of UNIX seconds (400 BadExpirationDate);
@@ -67,10 +67,11 @@ struct BroadcastRequestValidator: Sendable {
         if let requestID, !Identifiers.isLowercaseUUID(requestID) { return .failure(.badMessageID) }
 
         guard let pushType, !pushType.isEmpty else { return .failure(.missingPushType) }
-        guard pushType == "liveactivity" else { return .failure(.invalidPushType) }
+        // Apple's own examples spell it `liveactivity` and `Liveactivity`: the case is not part of the value.
+        guard pushType.lowercased() == "liveactivity" else { return .failure(.invalidPushType) }
         guard let channelID, !channelID.isEmpty else { return .failure(.missingChannelID) }
         guard BroadcastChannels.isWellFormedID(channelID) else { return .failure(.badChannelID) }
-        if let rejection = APNsRequestValidator.checkPriority(priority, pushType: pushType) {
+        if let rejection = APNsRequestValidator.checkPriority(priority, pushType: "liveactivity") {
             return .failure(rejection)
         }
         if let expiration, !APNsRequestValidator.isUnsignedInteger(expiration) { return .failure(.badExpirationDate) }

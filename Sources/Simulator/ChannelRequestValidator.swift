@@ -15,8 +15,8 @@ import HeraldCore
 ///    such app);
 /// 6. `apns-request-id`, when present, a lowercase canonical UUID (400 BadMessageId);
 /// 7. create: the body a JSON object (400 BadRequestPayload), no members but `message-storage-policy` and
-///    `push-type` (400 BadRequestParams), `push-type` present (400 MissingPushType) and `LiveActivity`
-///    (400 InvalidPushType), `message-storage-policy` 0 or 1 (400 MissingChannelQueueSize);
+///    `push-type` (400 BadRequestParams), `push-type` present (400 MissingPushType) and `LiveActivity`, in any
+///    case (400 InvalidPushType), `message-storage-policy` 0 or 1 (400 MissingChannelQueueSize);
 ///    read and delete: `apns-channel-id` present (400 MissingChannelId) and well formed (400 BadChannelId).
 ///
 /// Whether the channel exists and whether the app has room for another are the handler's to check
@@ -133,7 +133,9 @@ struct ChannelRequestValidator: Sendable {
             }
         }
         guard let pushType else { return .failure(.missingPushType) }
-        guard pushType.stringValue == "LiveActivity" else { return .failure(.invalidPushType) }
+        // Apple writes `LiveActivity` here and `Liveactivity`/`liveactivity` in the broadcast header: the case is
+        // not taken as part of the value.
+        guard pushType.stringValue?.lowercased() == "liveactivity" else { return .failure(.invalidPushType) }
         guard let number = policy?.numberValue, number == 0 || number == 1 else {
             return .failure(.missingChannelQueueSize)
         }

@@ -71,7 +71,8 @@ import HeraldCrypto
 /// "LiveActivity"}` answered 201 with `apns-channel-id`, read (`GET`, `apns-channel-id`) 200 with the channel's
 /// policy, list `GET .../all-channels` 200 `{"channels":[...]}`, delete 204; broadcasts `POST
 /// /4/broadcasts/apps/{bundleId}` on the APNs port with `apns-channel-id` and `apns-push-type: liveactivity`;
-/// 10,000 channels per app and environment; a nonzero `apns-expiration` refused on a No Message Stored channel;
+/// 10,000 channels per app and environment; broadcast payloads of at most 5120 bytes; a nonzero `apns-expiration`
+/// refused on a No Message Stored channel; `apns-request-id` echoed, or made when absent;
 /// the reasons and statuses of the broadcast table of "Handling error responses from APNs". Where Apple is silent:
 /// - Check order: `ChannelRequestValidator` and `BroadcastRequestValidator` state it; the first failure answers.
 ///   A repeated `authorization` or `apns-*` header is 400 DuplicateHeaders, as for device pushes.
@@ -86,9 +87,10 @@ import HeraldCrypto
 ///   (`--channel-limit`, default 10,000) counts one app's channels in the simulator's one environment; one more is
 ///   400 CannotCreateChannelConfig. Lists are in creation order.
 /// - A create body that is not a JSON object is 400 BadRequestPayload; a member other than the two is 400
-///   BadRequestParams; no `push-type` is 400 MissingPushType, one other than `LiveActivity` (exactly) 400
-///   InvalidPushType; a `message-storage-policy` missing or other than the number 0 or 1 is 400
-///   MissingChannelQueueSize, a reason missing from Apple's table that clients report APNs answers.
+///   BadRequestParams; no `push-type` is 400 MissingPushType, one other than `LiveActivity` (in any case: Apple
+///   spells the broadcast header's value `liveactivity` and `Liveactivity` too) 400 InvalidPushType; a
+///   `message-storage-policy` missing or other than the number 0 or 1 is 400 MissingChannelQueueSize, a reason
+///   missing from Apple's table that clients report APNs answers.
 /// - The bundle id in a channel or broadcast path: with a push-type suffix (`.push-type.liveactivity`, `.voip`,
 ///   ...) or characters no bundle id has, 400 TopicDisallowed ("Ensure that no push type suffix is added to the
 ///   bundle ID"); with `--apns-topics`, one not listed is 403 TopicMismatch (the token's team has no such app).
@@ -97,10 +99,12 @@ import HeraldCrypto
 ///   answers carry no `apns-id`. A broadcast's 200 has no body and, on the sandbox host only, `apns-unique-id`, as
 ///   device pushes do.
 /// - Broadcasts: `apns-push-type` is required (400 MissingPushType, in Apple's broadcast table) and must be
-///   `liveactivity`; `apns-priority` 5 or 10 (absent: 10), the rule of every Live Activity push: Apple ties no
-///   priority to a storage policy, so the simulator does not either; `apns-expiration` is optional (absent is
-///   taken as 0). The payload may be 5120 bytes (413 PayloadTooLarge above; the figure clients use for
-///   broadcasts), must keep the Live Activity rules of device pushes (`LiveActivityPayloadValidator`,
+///   `liveactivity` in any case (Apple's examples write both `liveactivity` and `Liveactivity`). `apns-priority`
+///   is 5 or 10 (absent: 10), the rule of every Live Activity push: the broadcast article mentions low priority
+///   only in general terms, and Apple ties no priority to a storage policy, so neither does the simulator.
+///   `apns-expiration` is optional (absent is taken as 0); on a Most Recent Message Stored channel one beyond the
+///   8 hours Apple keeps a message is taken (Apple documents no refusal). The payload (at most 5120 bytes, as
+///   Apple documents) must keep the Live Activity rules of device pushes (`LiveActivityPayloadValidator`,
 ///   `APSFieldsValidator`) and may not be `event: start` (a broadcast updates or ends the subscribed activities):
 ///   400 PayloadEmpty with the rule as the record's `detail`, as for device pushes.
 /// - Faults set for a channel id apply to its broadcasts that pass every check; a 400 fault without a reason

@@ -151,6 +151,9 @@ struct BroadcastTests {
         let cases: [(channel: String?, replacing: [String: String?], reason: String?)] = [
             (stored, ["apns-push-type": nil], "MissingPushType"),
             (stored, ["apns-push-type": "alert"], "InvalidPushType"),
+            (stored, ["apns-push-type": "LiveActivity-x"], "InvalidPushType"),
+            // Apple's examples write both spellings.
+            (stored, ["apns-push-type": "Liveactivity"], nil),
             (nil, [:], "MissingChannelId"),
             ("", [:], "MissingChannelId"),
             ("%%%", [:], "BadChannelId"),

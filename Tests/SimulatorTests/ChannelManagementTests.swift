@@ -121,7 +121,6 @@ struct ChannelManagementTests {
         ("", "BadRequestPayload"), ("{", "BadRequestPayload"), ("[]", "BadRequestPayload"),
         (#"{"message-storage-policy":1,"push-type":"LiveActivity","name":"x"}"#, "BadRequestParams"),
         (#"{"message-storage-policy":1}"#, "MissingPushType"),
-        (#"{"message-storage-policy":1,"push-type":"liveactivity"}"#, "InvalidPushType"),
         (#"{"message-storage-policy":1,"push-type":"Alert"}"#, "InvalidPushType"),
         (#"{"push-type":"LiveActivity"}"#, "MissingChannelQueueSize"),
         (#"{"message-storage-policy":2,"push-type":"LiveActivity"}"#, "MissingChannelQueueSize"),
@@ -134,6 +133,17 @@ struct ChannelManagementTests {
         #expect(response.reason == reason)
         #expect(harness.simulator.channels().isEmpty)
         #expect(harness.simulator.received().map(\.reason) == [reason])
+    }
+
+    @Test("push-type is LiveActivity in any case, as Apple spells it several ways; the read answers its own spelling")
+    func pushTypeCase() async throws {
+        let harness = try SimulatorHarness(channels: true)
+        let created = try await harness.channelRequest(
+            "POST", body: #"{"push-type":"liveactivity","message-storage-policy":0}"#)
+        #expect(created.status == 201)
+        let id = try #require(created.header("apns-channel-id"))
+        let read = try await harness.channelRequest("GET", channelID: id)
+        #expect(read.json == .object([("message-storage-policy", .number(0)), ("push-type", .string("LiveActivity"))]))
     }
 
     @Test func channelIDs() async throws {
