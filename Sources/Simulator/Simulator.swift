@@ -94,6 +94,8 @@ import HeraldCrypto
 /// - The bundle id in a channel or broadcast path: with a push-type suffix (`.push-type.liveactivity`, `.voip`,
 ///   ...) or characters no bundle id has, 400 TopicDisallowed ("Ensure that no push type suffix is added to the
 ///   bundle ID"); with `--apns-topics`, one not listed is 403 TopicMismatch (the token's team has no such app).
+///   Upper-case letters are taken: a developer-forum thread reports TopicMismatch for them from the channel
+///   host, which reads as a fault of that host rather than a rule.
 /// - `apns-request-id`: echoed on every answer when it is a lowercase canonical UUID, else a new one is made; a
 ///   malformed one is 400 BadMessageId (Apple's table gives that reason for an invalid id). Broadcast and channel
 ///   answers carry no `apns-id`. A broadcast's 200 has no body and, on the sandbox host only, `apns-unique-id`, as
