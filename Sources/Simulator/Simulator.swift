@@ -153,15 +153,17 @@ public final class Simulator: Sendable {
         let topics = TopicPolicy(bundles: configuration.apnsTopics)
         fcmProjectIDs = accounts.map(\.projectID)
         fcmProjectID = fcmProjectIDs.first
-        // A verifier per server: connection ids are per server, and the verifier remembers tokens by them.
+        // A verifier per server: it remembers tokens by connection id, and connection ids are per server. Device
+        // pushes and broadcasts share one: a connection's token is the connection's, whatever it sends.
         let verifier = { ProviderTokenVerifier(key: apnsKey, clock: configuration.clock) }
+        let apnsVerifier = verifier()
         let oauth = OAuthTokenEndpoint(accounts: accounts, tokens: accessTokens, identifiers: identifiers)
         tokenPaths = oauth.paths
         tokenPath = oauth.paths[0]
         let handler = SimulatorHandler(
             clock: configuration.clock,
-            apns: APNsRequestValidator(verifier: verifier(), topics: topics, owners: owners),
-            broadcast: BroadcastRequestValidator(verifier: verifier(), topics: topics, channels: channelTable),
+            apns: APNsRequestValidator(verifier: apnsVerifier, topics: topics, owners: owners),
+            broadcast: BroadcastRequestValidator(verifier: apnsVerifier, topics: topics, channels: channelTable),
             fcm: FCMRequestValidator(tokens: accessTokens, tokenProjects: fcmTokenProjects),
             oauth: oauth, faults: faults, owners: owners, fcmTokenProjects: fcmTokenProjects, log: log,
             identifiers: identifiers,

@@ -217,6 +217,19 @@ struct BroadcastTests {
         #expect(harness.simulator.received().last?.kind == .broadcast)
     }
 
+    @Test("device pushes and broadcasts on one connection share its provider token")
+    func oneConnectionOneToken() async throws {
+        let harness = try SimulatorHarness(channels: true)
+        let channel = try await harness.createChannel()
+        #expect(try await harness.apns().status == 200)
+        #expect(try await harness.broadcast(channelID: channel, body: Self.update).status == 200)
+        harness.clock.advance(by: 60)
+        let newer = try SimulatorHarness.mint(issuedAt: harness.clock.now)
+        let response = try await harness.broadcast(channelID: channel, body: Self.update, jwt: newer)
+        #expect(response.status == 429)
+        #expect(response.reason == "TooManyProviderTokenUpdates")
+    }
+
     @Test("a fault set for a channel id fails its broadcasts, and only requests that pass every check")
     func faultsApplyToChannelIDs() async throws {
         let harness = try SimulatorHarness(channels: true)
