@@ -37,6 +37,18 @@ struct APNsRejection: Error, Sendable, Equatable {
     static let payloadTooLarge = APNsRejection(status: 413, reason: "PayloadTooLarge")
     static let tooManyProviderTokenUpdates = APNsRejection(status: 429, reason: "TooManyProviderTokenUpdates")
 
+    // Broadcast and channel management (the broadcast table of Apple's "Handling error responses from APNs").
+    static let badChannelID = APNsRejection(status: 400, reason: "BadChannelId")
+    static let badRequestParams = APNsRejection(status: 400, reason: "BadRequestParams")
+    static let badRequestPayload = APNsRejection(status: 400, reason: "BadRequestPayload")
+    static let cannotCreateChannelConfig = APNsRejection(status: 400, reason: "CannotCreateChannelConfig")
+    static let channelNotRegistered = APNsRejection(status: 400, reason: "ChannelNotRegistered")
+    static let missingChannelID = APNsRejection(status: 400, reason: "MissingChannelId")
+    static let missingPushType = APNsRejection(status: 400, reason: "MissingPushType")
+    /// Not in Apple's table: what clients report APNs answers a create without a usable `message-storage-policy`.
+    static let missingChannelQueueSize = APNsRejection(status: 400, reason: "MissingChannelQueueSize")
+    static let topicMismatch = APNsRejection(status: 403, reason: "TopicMismatch")
+
     /// A `liveactivity` push whose payload breaks a rule of `LiveActivityPayloadValidator`.
     ///
     /// APNs documents no reason for these, and clients report that APNs itself answers 200 and the device drops
@@ -69,6 +81,29 @@ struct APNsRejection: Error, Sendable, Equatable {
         case 500..<600: return "InternalServerError"
         default: return "Forbidden"
         }
+    }
+
+    /// A broadcast payload that breaks a rule of its own (beside `LiveActivityPayloadValidator`'s): PayloadEmpty
+    /// with the rule as the detail, for the reasons `liveActivityPayload` gives.
+    static func broadcastPayload(_ detail: String) -> APNsRejection {
+        APNsRejection(status: 400, reason: "PayloadEmpty", detail: detail)
+    }
+
+    /// The answer of the broadcast and channel management APIs: JSON `{"reason":...}` and the request's
+    /// `apns-request-id` (those APIs have no `apns-id`).
+    func response(requestID: String, retryAfter: Int? = nil) -> HTTP2Response {
+        var body = Array(#"{"reason":"#.utf8)
+        JSONWriter.writeString(reason, into: &body)
+        body.append(UInt8(ascii: "}"))
+        var headers = [HTTP2Header("apns-request-id", requestID), HTTP2Header("content-type", "application/json")]
+        if let retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
+        return HTTP2Response(status: status, headers: headers, body: body)
+    }
+
+    /// The reason a fault on a broadcast answers with when it names only a status: as for device pushes, except
+    /// that a 400 is about the channel, not a device token.
+    static func defaultBroadcastReason(status: Int) -> String {
+        status == 400 ? "ChannelNotRegistered" : defaultReason(status: status)
     }
 
     /// The answer APNs gives: JSON `{"reason":...}`, plus `timestamp` (milliseconds since the

@@ -5,7 +5,8 @@ import HeraldCore
 ///
 /// | request | answer |
 /// |---|---|
-/// | `GET /sim/received[?token=T][&service=apns\|fcm]` | the answered requests, oldest first |
+/// | `GET /sim/received[?token=T][&service=apns\|fcm][&kind=K]` | the answered requests, oldest first (`kind`: see |
+/// | | `SimulatorRecord.Kind`) |
 /// | `DELETE /sim/received` | forgets them: `{"cleared":n}` |
 /// | `GET /sim/stats` | answers by service and status |
 /// | `DELETE /sim/stats` | resets the counts |
@@ -17,6 +18,8 @@ import HeraldCore
 /// | `GET /sim/tokens` | by token: `{"bundleId","source"}` (APNs), `{"fcmProject"}` (FCM, `FCMTokenProjects`) |
 /// | `DELETE /sim/tokens/{token}` | forgets one token's app and project: `{"cleared":n}` |
 /// | `DELETE /sim/tokens` | forgets all (`--fcm-token-project` stays): `{"cleared":n}` |
+/// | `GET /sim/channels` | broadcast channels by bundle id: `{"<bundle>":[{"channelId",...}]}` (`BroadcastChannels`) |
+/// | `DELETE /sim/channels` | forgets every channel: `{"cleared":n}` |
 ///
 /// Answers are JSON; a bad request is 400 `{"error":"..."}` saying what is wrong, an unknown
 /// path 404 and a wrong method 405, in the same shape.
@@ -27,6 +30,7 @@ struct ControlAPI: Sendable {
     let faults: FaultTable
     let owners: TokenOwners
     let fcmProjects: FCMTokenProjects
+    let channels: BroadcastChannels
 
     func respond(to request: HTTP2ServerRequest) -> HTTP2Response {
         let (path, query) = Self.split(request.path)
@@ -48,7 +52,11 @@ struct ControlAPI: Sendable {
             return Self.json(tokens())
         case ("DELETE", "/sim/tokens"):
             return Self.json(.object([("cleared", .number(Double(owners.removeAll() + fcmProjects.removeAll())))]))
-        case (_, "/sim/received"), (_, "/sim/stats"), (_, "/sim/faults"), (_, "/sim/tokens"):
+        case ("GET", "/sim/channels"):
+            return Self.json(.object(channels.all().map { ($0.bundleID, .array($0.channels.map(\.json))) }))
+        case ("DELETE", "/sim/channels"):
+            return Self.json(.object([("cleared", .number(Double(channels.removeAll())))]))
+        case (_, "/sim/received"), (_, "/sim/stats"), (_, "/sim/faults"), (_, "/sim/tokens"), (_, "/sim/channels"):
             return Self.error(405, "\(request.method) is not allowed on \(path)")
         default:
             if path.hasPrefix("/sim/faults/") { return fault(request, segment: path.dropFirst("/sim/faults/".utf8.count)) }
@@ -61,6 +69,7 @@ struct ControlAPI: Sendable {
         guard let parameters = FormURLEncoded.parse(query.utf8) else { return Self.error(400, "malformed query string") }
         var token: String?
         var service: SimulatorService?
+        var kind: SimulatorRecord.Kind?
         for (name, value) in parameters {
             switch name {
             case "token": token = value
@@ -69,7 +78,13 @@ struct ControlAPI: Sendable {
                     return Self.error(400, "service must be apns or fcm")
                 }
                 service = named
-            default: return Self.error(400, "unknown query parameter \"\(name)\" (known: token, service)")
+            case "kind":
+                guard let named = SimulatorRecord.Kind(rawValue: value) else {
+                    return Self.error(400, "kind must be one of "
+                        + SimulatorRecord.Kind.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                kind = named
+            default: return Self.error(400, "unknown query parameter \"\(name)\" (known: token, service, kind)")
             }
         }
         var out: [UInt8] = [UInt8(ascii: "[")]
@@ -77,6 +92,7 @@ struct ControlAPI: Sendable {
         for entry in log.entries() {
             if let token, entry.token != token { continue }
             if let service, entry.service != service { continue }
+            if let kind, entry.kind != kind { continue }
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
             entry.record.write(into: &out)

@@ -9,6 +9,8 @@ import HTTP2
 /// someone reads the log.
 struct RecordEntry: Sendable {
     var service: SimulatorService
+    /// A broadcast or a channel request; nil for device pushes and FCM sends.
+    var kind: SimulatorRecord.Kind?
     var status: Int
     var reason: String?
     var receivedAt: Double
@@ -19,8 +21,9 @@ struct RecordEntry: Sendable {
     private var hasID: Bool
 
     init(service: SimulatorService, token: Substring, headers: [HTTP2Header], body: [UInt8], status: Int,
-         reason: String?, receivedAt: Double, id: String?, detail: String? = nil) {
+         reason: String?, receivedAt: Double, id: String?, detail: String? = nil, kind: SimulatorRecord.Kind? = nil) {
         self.service = service
+        self.kind = kind
         self.status = status
         self.reason = reason
         self.receivedAt = receivedAt
@@ -71,7 +74,8 @@ struct RecordEntry: Sendable {
             headers.append(HTTP2Header(name, Self.isCredential(name) ? "<redacted>" : value, neverIndexed: neverIndexed))
         }
         return SimulatorRecord(
-            service: service, token: token, headers: headers, body: reader.rest(), status: status, reason: reason,
+            service: service, kind: kind, token: token, headers: headers, body: reader.rest(), status: status,
+            reason: reason,
             receivedAt: Date(timeIntervalSince1970: receivedAt), id: hasID ? id : nil, detail: detail)
     }
 }

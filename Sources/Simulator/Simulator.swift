@@ -4,11 +4,13 @@ import HeraldCore
 import HeraldCrypto
 
 /// A local APNs + FCM HTTP v1 + OAuth2 token endpoint on one HTTP/2 port (TLS or h2c), with a
-/// control API under `/sim/` (see `ControlAPI`).
+/// control API under `/sim/` (see `ControlAPI`), and optionally Apple's broadcast channel management API on a
+/// second port (`SimulatorConfiguration.channelPort`).
 ///
 /// It checks what the real services check and answers with their status codes and reason
-/// strings, fails requests on demand per device token (`setFault`), and records every APNs and
-/// FCM request it answered. Tests use it in-process; `herald-sim` runs it as a process.
+/// strings, fails requests on demand per device token or channel id (`setFault`), and records every APNs
+/// (device push, broadcast, channel management) and FCM request it answered. Tests use it in-process;
+/// `herald-sim` runs it as a process.
 ///
 /// ```swift
 /// let simulator = try Simulator(configuration: .init(tlsCertificateFile: cert, tlsKeyFile: key,
@@ -62,9 +64,63 @@ import HeraldCrypto
 ///   `times` when they apply. Dropped and GOAWAY'd requests are not in `received()` (nothing was
 ///   answered) but are counted in statistics (`dropped`, `goaway`).
 /// - `DELETE /sim/received` keeps the statistics (`DELETE /sim/stats` resets them).
+///
+/// Broadcast channels (iOS 18 broadcast push; Apple's "Sending channel management requests to APNs" and "Sending
+/// broadcast push notification requests to APNs"). What Apple documents is followed: channel management on a port
+/// of its own, create `POST /1/apps/{bundleId}/channels` with `{"message-storage-policy":0|1,"push-type":
+/// "LiveActivity"}` answered 201 with `apns-channel-id`, read (`GET`, `apns-channel-id`) 200 with the channel's
+/// policy, list `GET .../all-channels` 200 `{"channels":[...]}`, delete 204; broadcasts `POST
+/// /4/broadcasts/apps/{bundleId}` on the APNs port with `apns-channel-id` and `apns-push-type: liveactivity`;
+/// 10,000 channels per app and environment; broadcast payloads of at most 5120 bytes; a nonzero `apns-expiration`
+/// refused on a No Message Stored channel; `apns-request-id` echoed, or made when absent;
+/// the reasons and statuses of the broadcast table of "Handling error responses from APNs". Where Apple is silent:
+/// - Check order: `ChannelRequestValidator` and `BroadcastRequestValidator` state it; the first failure answers.
+///   A repeated `authorization` or `apns-*` header is 400 DuplicateHeaders, as for device pushes.
+/// - Without `--channel-port` no channel can exist and every well-formed broadcast is 400 ChannelNotRegistered.
+///   Channel paths on the APNs port, and anything but channel paths on the channel port (broadcasts, `/sim/`),
+///   are 404 BadPath. `FeatureNotEnabled` is never answered: every app may broadcast.
+/// - Channel ids are 16 random bytes in padded standard base64 (24 characters), the form of Apple's examples. An
+///   `apns-channel-id` that is not padded standard base64 of at least one byte, or is longer than 64 characters,
+///   is 400 BadChannelId (Apple: "isn't properly encoded, or it's greater than the allowed length", no number).
+/// - A channel belongs to the app it was created under: under another bundle id it is 400 ChannelNotRegistered,
+///   for read, delete and broadcast alike (Apple lists ChannelNotRegistered among the 400s). The limit
+///   (`--channel-limit`, default 10,000) counts one app's channels in the simulator's one environment; one more is
+///   400 CannotCreateChannelConfig. Lists are in creation order.
+/// - A create body that is not a JSON object is 400 BadRequestPayload; a member other than the two is 400
+///   BadRequestParams; no `push-type` is 400 MissingPushType, one other than `LiveActivity` (in any case: Apple
+///   spells the broadcast header's value `liveactivity` and `Liveactivity` too) 400 InvalidPushType; a
+///   `message-storage-policy` missing or other than the number 0 or 1 is 400 MissingChannelQueueSize, a reason
+///   missing from Apple's table that clients report APNs answers.
+/// - The bundle id in a channel or broadcast path: with a push-type suffix (`.push-type.liveactivity`, `.voip`,
+///   ...) or characters no bundle id has, 400 TopicDisallowed ("Ensure that no push type suffix is added to the
+///   bundle ID"); with `--apns-topics`, one not listed is 403 TopicMismatch (the token's team has no such app).
+///   Upper-case letters are taken: a developer-forum thread reports TopicMismatch for them from the channel
+///   host, which reads as a fault of that host rather than a rule.
+/// - `apns-request-id`: echoed on every answer when it is a lowercase canonical UUID, else a new one is made; a
+///   malformed one is 400 BadMessageId (Apple's table gives that reason for an invalid id). Broadcast and channel
+///   answers carry no `apns-id`. A broadcast's 200 has no body and, on the sandbox host only, `apns-unique-id`, as
+///   device pushes do.
+/// - Broadcasts: `apns-push-type` is required (400 MissingPushType, in Apple's broadcast table) and must be
+///   `liveactivity` in any case (Apple's examples write both `liveactivity` and `Liveactivity`). `apns-priority`
+///   is 5 or 10 (absent: 10), the rule of every Live Activity push: the broadcast article mentions low priority
+///   only in general terms, and Apple ties no priority to a storage policy, so neither does the simulator.
+///   `apns-expiration` is optional (absent is taken as 0); on a Most Recent Message Stored channel one beyond the
+///   8 hours Apple keeps a message is taken (Apple documents no refusal). The payload (at most 5120 bytes, as
+///   Apple documents) must keep the Live Activity rules of device pushes (`LiveActivityPayloadValidator`,
+///   `APSFieldsValidator`) and may not be `event: start` (a broadcast updates or ends the subscribed activities):
+///   400 PayloadEmpty with the rule as the record's `detail`, as for device pushes.
+/// - Faults set for a channel id apply to its broadcasts that pass every check; a 400 fault without a reason
+///   answers ChannelNotRegistered. Channel management takes no faults.
+/// - Records: broadcasts and channel requests are `apns` records with a `kind` (`broadcast`, `channel-create`,
+///   `channel-read`, `channel-list`, `channel-delete`, or `channel` for a path or method that names no
+///   operation), the channel id as `token` (empty when the request names none), and `apns-request-id` as `id`;
+///   statistics count them under `apns`. Device-push and FCM records have no `kind`.
 public final class Simulator: Sendable {
     public let configuration: SimulatorConfiguration
     private let server: HTTP2Server
+    /// Channel management, on a port of its own (`SimulatorConfiguration.channelPort`).
+    private let channelServer: HTTP2Server?
+    private let channelTable: BroadcastChannels
     private let log: RequestLog
     private let faults: FaultTable
     private let accessTokens: AccessTokenStore
@@ -93,15 +149,21 @@ public final class Simulator: Sendable {
         accessTokens = AccessTokenStore()
         owners = TokenOwners(learns: configuration.apnsTopics != nil)
         fcmTokenProjects = FCMTokenProjects(defaultProject: configuration.fcmTokenProject)
+        channelTable = BroadcastChannels(limit: configuration.channelLimit)
+        let topics = TopicPolicy(bundles: configuration.apnsTopics)
         fcmProjectIDs = accounts.map(\.projectID)
         fcmProjectID = fcmProjectIDs.first
+        // A verifier per server: it remembers tokens by connection id, and connection ids are per server. Device
+        // pushes and broadcasts share one: a connection's token is the connection's, whatever it sends.
+        let verifier = { ProviderTokenVerifier(key: apnsKey, clock: configuration.clock) }
+        let apnsVerifier = verifier()
         let oauth = OAuthTokenEndpoint(accounts: accounts, tokens: accessTokens, identifiers: identifiers)
         tokenPaths = oauth.paths
         tokenPath = oauth.paths[0]
         let handler = SimulatorHandler(
             clock: configuration.clock,
-            apns: APNsRequestValidator(verifier: ProviderTokenVerifier(key: apnsKey, clock: configuration.clock),
-                                       topics: TopicPolicy(bundles: configuration.apnsTopics), owners: owners),
+            apns: APNsRequestValidator(verifier: apnsVerifier, topics: topics, owners: owners),
+            broadcast: BroadcastRequestValidator(verifier: apnsVerifier, topics: topics, channels: channelTable),
             fcm: FCMRequestValidator(tokens: accessTokens, tokenProjects: fcmTokenProjects),
             oauth: oauth, faults: faults, owners: owners, fcmTokenProjects: fcmTokenProjects, log: log,
             identifiers: identifiers,
@@ -115,28 +177,62 @@ public final class Simulator: Sendable {
         } catch {
             throw SimulatorError(.serverFailed, "cannot create the HTTP/2 server: \(error)")
         }
+        if let channelPort = configuration.channelPort {
+            let channelHandler = ChannelManagementHandler(
+                clock: configuration.clock,
+                validator: ChannelRequestValidator(verifier: verifier(), topics: topics),
+                channels: channelTable, log: log, identifiers: identifiers)
+            var channelConfiguration = serverConfiguration
+            channelConfiguration.port = channelPort
+            // Channel management is a handful of requests: one loop.
+            channelConfiguration.loopCount = 1
+            do {
+                channelServer = try HTTP2Server(configuration: channelConfiguration, handler: channelHandler)
+            } catch {
+                throw SimulatorError(.serverFailed, "cannot create the channel management server: \(error)")
+            }
+        } else {
+            channelServer = nil
+        }
     }
 
-    /// Starts listening (and the server's loop thread).
+    /// Starts listening (and the servers' loop threads).
     public func start() throws(SimulatorError) {
         do {
             try server.start()
         } catch {
             throw SimulatorError(.serverFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
+        guard let channelServer else { return }
+        do {
+            try channelServer.start()
+        } catch {
+            server.stop()
+            throw SimulatorError(.serverFailed, "cannot listen for channel management on "
+                + "\(configuration.host):\(configuration.channelPort ?? 0): \(error)")
+        }
     }
 
     /// The port listened on (the one picked when the configuration said 0).
     public var port: Int { server.port }
 
+    /// The channel management port; nil when it is not served.
+    public var channelPort: Int? { channelServer?.port }
+
     /// `https://host:port` or `http://host:port`, for clients.
-    public var url: String {
+    public var url: String { url(port: port) }
+
+    /// The channel management origin, like `url`; nil when it is not served.
+    public var channelURL: String? { channelPort.map { url(port: $0) } }
+
+    private func url(port: Int) -> String {
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         return "\(configuration.tlsCertificateFile == nil ? "http" : "https")://\(host):\(port)"
     }
 
-    /// Closes the listener and every connection; idempotent.
+    /// Closes the listeners and every connection; idempotent.
     public func stop() {
+        channelServer?.stop()
         server.stop()
     }
 
@@ -194,6 +290,16 @@ public final class Simulator: Sendable {
     public func clearTokenOwners() {
         owners.removeAll()
         fcmTokenProjects.removeAll()
+    }
+
+    /// The broadcast channels, by bundle id (sorted), each app's oldest first.
+    public func channels() -> [SimulatorChannel] {
+        channelTable.all().flatMap(\.channels)
+    }
+
+    /// Forgets every broadcast channel.
+    public func clearChannels() {
+        channelTable.removeAll()
     }
 
     /// The service accounts of `files`, in order; refuses two with one `client_email`.

@@ -5,7 +5,7 @@ import APNs
 /// ```
 /// herald-sim [--host H] [--port P] [--tls-cert F --tls-key F] [--apns-key-file F]
 ///            [--apns-topics A,B] [--apns-environment production|sandbox] [--fcm-credentials-file F]...
-///            [--fcm-token-project P] [--record-limit N] [--loops N]
+///            [--fcm-token-project P] [--channel-port P] [--channel-limit N] [--record-limit N] [--loops N]
 /// herald-sim mint-apns-jwt --apns-key-file F --key-id K --team-id T
 /// ```
 /// Flags take their value as the next argument or after `=`; only `--fcm-credentials-file` may be repeated.
@@ -52,11 +52,20 @@ public enum SimulatorCommand: Sendable {
                                        SENDER_ID_MISMATCH. Without it a token belongs to whichever project
                                        sends. PUT /sim/tokens/{token} {"fcmProject":"P"} binds one token
                                        either way.
+          --channel-port PORT          also serve Apple's channel management API (create, read, list and
+                                       delete broadcast channels: /1/apps/BUNDLE/channels, .../all-channels)
+                                       on this port, with the same TLS and provider-token checks (0 picks a
+                                       free one; Apple uses 2195 development, 2196 production). Without it no
+                                       channel can exist and every broadcast (POST /4/broadcasts/apps/BUNDLE
+                                       on --port) is 400 ChannelNotRegistered.
+          --channel-limit N            channels an app may hold (default 10000, Apple's); one more is
+                                       400 CannotCreateChannelConfig
           --record-limit N             requests kept for GET /sim/received (default 100000)
           --loops N                    event-loop threads (default 1)
           -h, --help                   this text
 
-        Prints "herald-sim listening on HOST:PORT (tls|h2c)" once listening; SIGTERM or SIGINT stops it.
+        Prints "herald-sim listening on HOST:PORT (tls|h2c)" once listening (after "herald-sim channel
+        management on HOST:PORT (tls|h2c)" with --channel-port); SIGTERM or SIGINT stops it.
         """
 
     /// Parses the arguments after the program name.
@@ -73,7 +82,8 @@ public enum SimulatorCommand: Sendable {
         }
         let values = try Flags(arguments, allowed: [
             "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--apns-environment",
-            "--fcm-credentials-file", "--fcm-token-project", "--record-limit", "--loops",
+            "--fcm-credentials-file", "--fcm-token-project", "--channel-port", "--channel-limit", "--record-limit",
+            "--loops",
         ], repeatable: ["--fcm-credentials-file"])
         if values["help"] != nil { return .help }
         var configuration = SimulatorConfiguration(port: defaultPort)
@@ -114,6 +124,21 @@ public enum SimulatorCommand: Sendable {
                 throw UsageError("--apns-environment must be production or sandbox (got \"\(text)\")")
             }
             configuration.apnsEnvironment = environment
+        }
+        if let text = values["--channel-port"] {
+            guard let port = Int(text), (0...65_535).contains(port) else {
+                throw UsageError("--channel-port must be a number from 0 to 65535 (got \"\(text)\")")
+            }
+            guard port == 0 || port != configuration.port else {
+                throw UsageError("--channel-port must differ from --port (both \(port))")
+            }
+            configuration.channelPort = port
+        }
+        if let text = values["--channel-limit"] {
+            guard let limit = Int(text), limit >= 1 else {
+                throw UsageError("--channel-limit must be a whole number, 1 or more (got \"\(text)\")")
+            }
+            configuration.channelLimit = limit
         }
         if let text = values["--record-limit"] {
             guard let limit = Int(text), limit >= 0 else {

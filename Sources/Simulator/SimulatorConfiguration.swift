@@ -39,6 +39,14 @@ public struct SimulatorConfiguration: Sendable {
     /// Which APNs host the simulator stands for (`--apns-environment`). As with the real ones, a 200 answer of the
     /// sandbox (development) host carries `apns-unique-id` beside `apns-id`; one of production `apns-id` only.
     public var apnsEnvironment: APNsEnvironment
+    /// Where Apple's channel management API is served (`--channel-port`; Apple serves it on ports of its own, 2195
+    /// development and 2196 production): same host, TLS identity and provider-token checks as APNs. 0 picks a free
+    /// port (`Simulator.channelPort`); nil serves none, so no channel exists and every broadcast is
+    /// 400 ChannelNotRegistered.
+    public var channelPort: Int?
+    /// Broadcast channels an app may hold (`--channel-limit`); Apple's is 10,000 per environment. A create beyond it
+    /// is 400 CannotCreateChannelConfig.
+    public var channelLimit: Int
     /// At most this many requests are kept for `GET /sim/received` (the oldest are dropped
     /// first; statistics keep counting). 0 keeps none.
     public var recordLimit: Int
@@ -52,7 +60,8 @@ public struct SimulatorConfiguration: Sendable {
                 tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
                 fcmAdditionalCredentialsFiles: [String] = [], fcmTokenProject: String? = nil,
                 apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production,
-                recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1) {
+                recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1,
+                channelPort: Int? = nil, channelLimit: Int = SimulatorConfiguration.appleChannelLimit) {
         self.host = host
         self.port = port
         self.tlsCertificateFile = tlsCertificateFile
@@ -66,7 +75,12 @@ public struct SimulatorConfiguration: Sendable {
         self.recordLimit = recordLimit
         self.clock = clock
         self.loopCount = loopCount
+        self.channelPort = channelPort
+        self.channelLimit = channelLimit
     }
+
+    /// Apple's limit of broadcast channels per app and environment.
+    public static let appleChannelLimit = 10_000
 
     /// Checks what can be checked without touching the files.
     func validate() throws(SimulatorError) {
@@ -81,6 +95,17 @@ public struct SimulatorConfiguration: Sendable {
         }
         guard (1...64).contains(loopCount) else {
             throw SimulatorError(.invalidConfiguration, "loopCount must be 1-64 (got \(loopCount))")
+        }
+        if let channelPort {
+            guard (0...65_535).contains(channelPort) else {
+                throw SimulatorError(.invalidConfiguration, "channelPort must be 0-65535 (got \(channelPort))")
+            }
+            guard channelPort == 0 || channelPort != port else {
+                throw SimulatorError(.invalidConfiguration, "channelPort must differ from port (both \(port))")
+            }
+        }
+        guard channelLimit >= 1 else {
+            throw SimulatorError(.invalidConfiguration, "channelLimit must be at least 1 (got \(channelLimit))")
         }
         guard !host.isEmpty else { throw SimulatorError(.invalidConfiguration, "host must not be empty") }
         if let apnsTopics, let problem = TopicPolicy.problem(with: apnsTopics) {

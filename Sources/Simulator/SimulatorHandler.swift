@@ -3,14 +3,15 @@ import Dispatch
 import HTTP2
 import HeraldCore
 
-/// Routes each complete request (on the server's loop thread) to APNs, FCM, the token endpoint
-/// or the control API, applies faults, records what was answered, and answers.
+/// Routes each complete request (on the server's loop thread) to APNs (device pushes and broadcasts), FCM, the
+/// token endpoint or the control API, applies faults, records what was answered, and answers.
 ///
 /// Nothing here blocks: a delayed answer is scheduled on a Dispatch timer and sent from there
 /// (the responder may be called from any thread).
 final class SimulatorHandler: HTTP2ServerHandler {
     let clock: any HeraldClock
     let apns: APNsRequestValidator
+    let broadcast: BroadcastRequestValidator
     let fcm: FCMRequestValidator
     let oauth: OAuthTokenEndpoint
     let control: ControlAPI
@@ -18,22 +19,25 @@ final class SimulatorHandler: HTTP2ServerHandler {
     let log: RequestLog
     let identifiers: Identifiers
     /// Sandbox answers carry `apns-unique-id` (SimulatorConfiguration.apnsEnvironment).
-    private let sendsUniqueID: Bool
+    let sendsUniqueID: Bool
     /// Where the token endpoint is served (usually one path).
     private let tokenPaths: [String]
 
-    init(clock: any HeraldClock, apns: APNsRequestValidator, fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint,
-         faults: FaultTable, owners: TokenOwners, fcmTokenProjects: FCMTokenProjects, log: RequestLog,
-         identifiers: Identifiers, apnsEnvironment: APNsEnvironment) {
+    init(clock: any HeraldClock, apns: APNsRequestValidator, broadcast: BroadcastRequestValidator,
+         fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint, faults: FaultTable, owners: TokenOwners,
+         fcmTokenProjects: FCMTokenProjects, log: RequestLog, identifiers: Identifiers,
+         apnsEnvironment: APNsEnvironment) {
         self.clock = clock
         self.apns = apns
+        self.broadcast = broadcast
         self.fcm = fcm
         self.oauth = oauth
         self.faults = faults
         self.log = log
         self.identifiers = identifiers
         self.sendsUniqueID = apnsEnvironment == .sandbox
-        self.control = ControlAPI(log: log, faults: faults, owners: owners, fcmProjects: fcmTokenProjects)
+        self.control = ControlAPI(log: log, faults: faults, owners: owners, fcmProjects: fcmTokenProjects,
+                                  channels: broadcast.channels)
         self.tokenPaths = oauth.paths
     }
 
@@ -41,6 +45,8 @@ final class SimulatorHandler: HTTP2ServerHandler {
         let path = request.path
         if path.hasPrefix("/3/") {
             handleAPNs(request, responder: responder)
+        } else if path.hasPrefix("/4/") {
+            handleBroadcast(request, responder: responder)
         } else if path.hasPrefix(FCMRequestValidator.pathPrefix) {
             handleFCM(request, responder: responder)
         } else if path.hasPrefix(ControlAPI.prefix) {
@@ -171,7 +177,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
         case goAway(SimulatorService, reason: String)
     }
 
-    private func finish(_ outcome: Outcome, after delayMs: Int = 0, responder: HTTP2ServerResponder) {
+    func finish(_ outcome: Outcome, after delayMs: Int = 0, responder: HTTP2ServerResponder) {
         guard delayMs > 0 else {
             Self.perform(outcome, log: log, responder: responder)
             return

@@ -4,9 +4,26 @@ import HeraldCore
 
 /// One APNs or FCM request the simulator answered, as `GET /sim/received` lists it.
 public struct SimulatorRecord: Sendable {
+    /// What an APNs request other than a device push was: a broadcast (`POST /4/broadcasts/apps/{bundleId}`) or a
+    /// channel management request (the channel port). Device pushes and FCM sends have none, so their records
+    /// keep the shape they always had.
+    public enum Kind: String, Sendable, CaseIterable {
+        case broadcast
+        case channelCreate = "channel-create"
+        case channelRead = "channel-read"
+        case channelList = "channel-list"
+        case channelDelete = "channel-delete"
+        /// A channel management request whose path or method names no operation (answered BadPath or
+        /// MethodNotAllowed).
+        case channel
+    }
+
     public var service: SimulatorService
+    /// nil for a device push or an FCM send.
+    public var kind: Kind?
     /// The APNs device token from the path, or the FCM message's `token` (else its `topic`, else
-    /// its `condition`); empty when the request was too malformed to name one.
+    /// its `condition`); for a broadcast or a channel request the channel id (`apns-channel-id`, or the id a
+    /// create answered); empty when the request was too malformed to name one, or names none (a list).
     public var token: String
     /// The request headers (pseudo-headers excluded), with `authorization` replaced by
     /// `<redacted>` so a log of what was received never carries a credential.
@@ -19,7 +36,8 @@ public struct SimulatorRecord: Sendable {
     /// When the request was complete (the answer may have been delayed by a fault); written to the
     /// microsecond, since a benchmark subtracts it from a request's own time (bench/delivery_latency.py).
     public var receivedAt: Date
-    /// What the answer identified the notification by: the `apns-id`, or the FCM message `name`.
+    /// What the answer identified the notification by: the `apns-id`, or the FCM message `name`; for a broadcast or
+    /// a channel request the `apns-request-id`.
     public var id: String?
     /// For a refused request whose reason does not say which rule it broke (a Live Activity payload answered
     /// PayloadEmpty): the rule, in words. Never part of the answer the client got.
@@ -51,6 +69,10 @@ public struct SimulatorRecord: Sendable {
     func write(into out: inout [UInt8]) {
         out.append(contentsOf: #"{"service":"#.utf8)
         JSONWriter.writeString(service.rawValue, into: &out)
+        if let kind {
+            out.append(contentsOf: #","kind":"#.utf8)
+            JSONWriter.writeString(kind.rawValue, into: &out)
+        }
         out.append(contentsOf: #","token":"#.utf8)
         JSONWriter.writeString(token, into: &out)
         out.append(contentsOf: #","headers":{"#.utf8)

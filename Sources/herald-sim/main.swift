@@ -44,6 +44,10 @@ case .serve(let configuration):
     } catch {
         fail(error.message, status: 1)
     }
+    // Scripts wait for the listening line, so the channel port is announced before it.
+    if let channelPort = simulator.channelPort {
+        say("herald-sim channel management on \(configuration.host):\(channelPort) (\(configuration.transportName))")
+    }
     // Scripts wait for this exact line: written unbuffered, so a pipe sees it at once.
     say("herald-sim listening on \(configuration.host):\(simulator.port) (\(configuration.transportName))")
     TerminationSignals.wait()

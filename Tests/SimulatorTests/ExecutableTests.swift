@@ -106,6 +106,47 @@ struct ExecutableTests {
             == .string("SENDER_ID_MISMATCH"))
     }
 
+    @Test("--channel-port: a channel management line before the listening line; its channels take broadcasts")
+    func servesChannelManagement() async throws {
+        let child = try ChildProcess(executable: Self.executable, arguments: [
+            "--port", "0", "--channel-port", "0", "--channel-limit", "1",
+            "--tls-cert", credentials.serverCertificateFile, "--tls-key", credentials.serverKeyFile,
+            "--apns-key-file", credentials.apnsKeyFile,
+        ], environment: ProcessInfo.processInfo.environment)
+        defer { child.stop() }
+        let (port, _) = try Self.waitForListening(child)
+        let line = try #require(child.output.split(separator: "\n").first {
+            $0.hasPrefix("herald-sim channel management on ")
+        })
+        // herald-sim channel management on 127.0.0.1:PORT (tls)
+        let channelPort = try #require(line.split(separator: " ")[4].split(separator: ":").last.flatMap { Int($0) })
+        #expect(channelPort != port)
+        #expect(line.hasSuffix("(tls)"))
+
+        let jwt = try SimulatorHarness.mint(issuedAt: Date())
+        let management = try HTTP2Client(configuration: HTTP2ClientConfiguration(
+            url: "https://127.0.0.1:\(channelPort)", caFile: credentials.caFile, connectionCount: 1))
+        defer { management.shutdown() }
+        let body = Array(SimulatorHarness.createBody.utf8)
+        let authorization = [HTTP2Header("authorization", "bearer \(jwt)")]
+        let path = "/1/apps/app.herald.demo/channels"
+        let created = try await management.send(HTTP2Request(path: path, headers: authorization, body: body))
+        #expect(created.status == 201)
+        let channel = try #require(created.header("apns-channel-id"))
+        let second = try await management.send(HTTP2Request(path: path, headers: authorization, body: body))
+        #expect(second.reason == "CannotCreateChannelConfig")
+
+        let client = try HTTP2Client(configuration: HTTP2ClientConfiguration(
+            url: "https://127.0.0.1:\(port)", caFile: credentials.caFile, connectionCount: 1))
+        defer { client.shutdown() }
+        let broadcast = try await client.send(HTTP2Request(
+            path: "/4/broadcasts/apps/app.herald.demo",
+            headers: [HTTP2Header("authorization", "bearer \(jwt)"), HTTP2Header("apns-push-type", "liveactivity"),
+                      HTTP2Header("apns-channel-id", channel)],
+            body: BroadcastTests.update))
+        #expect(broadcast.status == 200)
+    }
+
     @Test(arguments: [["--colour", "red"], ["--port", "abc"], ["--tls-cert", "only.pem"]])
     func badFlagsExitTwo(_ arguments: [String]) throws {
         let result = try ChildProcess.run(Self.executable, arguments, environment: ProcessInfo.processInfo.environment)

@@ -94,7 +94,8 @@ struct ParsingTests {
         ["--apns-topics", "a,"], ["--apns-topics"], ["--apns-environment", "development"], ["--apns-environment"],
         ["--fcm-token-project"], ["--fcm-token-project", ""], ["--fcm-token-project", "a b"],
         ["--fcm-token-project", "a/b"], ["--fcm-token-project", "a", "--fcm-token-project", "b"],
-        ["--fcm-credentials-file"],
+        ["--fcm-credentials-file"], ["--channel-port", "70000"], ["--channel-port", "x"], ["--channel-port", "8443"],
+        ["--channel-limit", "0"], ["--channel-limit", "-3"], ["--channel-limit"],
     ])
     func badFlags(_ arguments: [String]) {
         #expect(throws: UsageError.self) { try SimulatorCommand.parse(arguments) }
@@ -120,6 +121,29 @@ struct ParsingTests {
         #expect(message.message.hasPrefix("--fcm-token-project: "))
         #expect(SimulatorCommand.usage.contains("--fcm-token-project P"))
         #expect(SimulatorCommand.usage.contains("Repeat it for more accounts"))
+    }
+
+    @Test func channelFlags() throws {
+        guard case .serve(let configuration) = try SimulatorCommand.parse([
+            "--port", "0", "--channel-port", "0", "--channel-limit=5",
+        ]) else {
+            Issue.record("expected serve")
+            return
+        }
+        #expect(configuration.channelPort == 0)
+        #expect(configuration.channelLimit == 5)
+        guard case .serve(let defaults) = try SimulatorCommand.parse([]) else { return }
+        #expect(defaults.channelPort == nil)
+        #expect(defaults.channelLimit == 10_000)
+        #expect(SimulatorCommand.usage.contains("--channel-port PORT"))
+        #expect(SimulatorCommand.usage.contains("--channel-limit N"))
+        #expect(throws: SimulatorError.self) {
+            try Simulator(configuration: SimulatorConfiguration(port: 9000, channelPort: 9000))
+        }
+        #expect(throws: SimulatorError.self) { try Simulator(configuration: SimulatorConfiguration(channelLimit: 0)) }
+        #expect(throws: SimulatorError.self) {
+            try Simulator(configuration: SimulatorConfiguration(channelPort: 65_536))
+        }
     }
 
     @Test func mintCommand() throws {

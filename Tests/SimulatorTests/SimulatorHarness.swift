@@ -38,6 +38,8 @@ final class SimulatorHarness: Sendable {
     let clock: TestClock
     let simulator: Simulator
     let client: HTTP2Client
+    /// A client of the channel management port, when the harness serves one (`channels: true`).
+    let channelClient: HTTP2Client?
     /// A valid provider token (iat: the clock's now at start).
     let jwt: String
 
@@ -76,7 +78,7 @@ final class SimulatorHarness: Sendable {
     init(recordLimit: Int = 100_000, clock: TestClock = TestClock(), tls: Bool = true, connectionCount: Int = 1,
          requestTimeout: Duration = .seconds(10), apnsTopics: [String]? = nil,
          apnsEnvironment: APNsEnvironment = .production, fcmAccounts: FCMAccounts = .first,
-         fcmTokenProject: String? = nil) throws {
+         fcmTokenProject: String? = nil, channels: Bool = false, channelLimit: Int = 10_000) throws {
         let credentials = TestCredentials.shared
         self.clock = clock
         simulator = try Simulator(configuration: SimulatorConfiguration(
@@ -86,16 +88,22 @@ final class SimulatorHarness: Sendable {
             fcmCredentialsFile: fcmAccounts == .none ? nil : credentials.fcmCredentialsFile,
             fcmAdditionalCredentialsFiles: fcmAccounts == .both ? [credentials.fcmOtherCredentialsFile] : [],
             fcmTokenProject: fcmTokenProject,
-            apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, recordLimit: recordLimit, clock: clock))
+            apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, recordLimit: recordLimit, clock: clock,
+            channelPort: channels ? 0 : nil, channelLimit: channelLimit))
         try simulator.start()
         client = try HTTP2Client(configuration: HTTP2ClientConfiguration(
             url: simulator.url, caFile: credentials.caFile, connectionCount: connectionCount,
             requestTimeout: requestTimeout))
+        channelClient = try simulator.channelURL.map { url in
+            try HTTP2Client(configuration: HTTP2ClientConfiguration(
+                url: url, caFile: credentials.caFile, connectionCount: 1, requestTimeout: requestTimeout))
+        }
         jwt = try Self.mint(issuedAt: clock.now)
     }
 
     deinit {
         client.shutdown()
+        channelClient?.shutdown()
         simulator.stop()
     }
 
