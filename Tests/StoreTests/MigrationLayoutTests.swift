@@ -26,6 +26,13 @@ struct MigrationLayoutTests {
             .joined(separator: "\n")
     }
 
+    /// A dump without its functions. pg_dump heads every object with `--`, then `-- Name: <name>; Type: <type>; ...`.
+    static func withoutFunctions(_ dump: String) -> String {
+        dump.components(separatedBy: "\n--\n-- Name: ")
+            .filter { !($0.split(separator: "\n", maxSplits: 1).first ?? "").contains("; Type: FUNCTION; ") }
+            .joined(separator: "\n--\n-- Name: ")
+    }
+
     /// Runs `body` on a pool of a fresh, empty database, dropped afterwards.
     static func withDatabase(_ body: (String, PostgresPool) throws -> Void) throws {
         try MigrationAndMaintenanceTests.withFreshDatabase { url in
@@ -57,9 +64,11 @@ struct MigrationLayoutTests {
             try fresh.withConnection { _ = try migrator.migrate($0) }
             try Self.withDatabase { oldURL, old in
                 try old.withConnection { _ = try numberedOnly.migrate($0) }
-                // The definition files reproduce what the numbered migrations left behind, exactly (the
-                // bookkeeping tables exist in both; a schema-only dump has none of their rows).
-                #expect(try Self.schema(of: oldURL) == Self.schema(of: freshURL))
+                // The numbered migrations alone build every table, index, type and trigger of a fresh database
+                // (the bookkeeping tables exist in both; a schema-only dump has none of their rows). Functions
+                // are the definition files': one changed since the numbered migration that last created it,
+                // or whose old signature a migration dropped, differs until they run.
+                #expect(try Self.withoutFunctions(Self.schema(of: oldURL)) == Self.withoutFunctions(Self.schema(of: freshURL)))
                 let upgraded = try old.withConnection { try migrator.migrate($0) }
                 #expect(upgraded == migrator.definitions.map(\.path))
                 #expect(try Self.schema(of: oldURL) == Self.schema(of: freshURL))
