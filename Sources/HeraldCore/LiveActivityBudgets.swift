@@ -17,9 +17,7 @@ public struct LiveActivityBudgets: Sendable, Equatable {
     /// Priority-10 pushes per activity per hour (`HERALD_LA_ALERTED_UPDATES_PER_HOUR`): an alerted update
     /// beyond goes out silent, at priority 5, answered `"alert":"dropped_budget"`. 0: every update is silent.
     public var alertedUpdatesPerHour = 10
-
-    /// The window every hourly budget slides over.
-    public static let windowSeconds = 3_600
+    // The hourly windows slide over the last hour, in SQL (herald_activity_start, herald_activity_alert_spend).
 
     /// What each setting may be (the configuration refuses anything else, naming the variable).
     public static let maxActiveRange = 1...100
@@ -34,11 +32,6 @@ public struct LiveActivityBudgets: Sendable, Equatable {
         self.startsPerUserAppHour = startsPerUserAppHour
         self.alertedUpdatesPerHour = alertedUpdatesPerHour
     }
-
-    /// Limits so large no test or sandbox meets them.
-    public static let unlimited = LiveActivityBudgets(
-        maxActivePerUser: maxActiveRange.upperBound, startsPerUserHour: startsRange.upperBound,
-        startsPerUserAppHour: startsRange.upperBound, alertedUpdatesPerHour: alertedUpdatesRange.upperBound)
 }
 
 /// Why the gateway refused a Live Activity start or downgraded a push (the `reason` label of

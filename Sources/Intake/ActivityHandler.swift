@@ -143,8 +143,8 @@ struct ActivityHandler: Sendable {
                    write: { change, activity, key, now in try endWrite(change, activity, key: key, now: now, partner: partner) })
     }
 
-    /// A prepared write of one change: the statement to run and the answer once it committed (`silent`: the
-    /// answer when an alerted update went out without its alert).
+    /// A prepared write of one change: the statement to run and the answer once it committed
+    /// (`silentResponse`: the answer when an alerted update went out without its alert).
     private struct PreparedChange {
         let run: () throws -> ActivityWriteResult
         let response: String
