@@ -18,10 +18,18 @@ public struct LiveActivityContent: Sendable {
     /// The alert to show (nil = silent). On start the caller passes the partner's alert or one
     /// made from the attributes (`LiveActivityPayload.startAlert`); a start without one gets the latter.
     public var alert: LiveActivityAlert?
+    /// Start and update only: iOS `relevance-score`, Android `relevanceScore` (0-100). iOS puts the
+    /// activity with the highest score in the Dynamic Island and orders the Lock Screen by it, so a
+    /// user with several mini-apps' activities sees the one that matters most first.
+    public var relevanceScore: Int?
+    /// Sent at once although silent (APNs priority 10, FCM HIGH): the end of a replaced activity, whose
+    /// card must leave the screen when the new one arrives.
+    public var immediate: Bool
 
     public init(activityID: UUID, miniAppID: String, displayName: String, template: LiveActivityTemplate,
                 attributes: LiveActivityAttributes, state: LiveActivityState, event: LiveActivityEvent, timestamp: Int,
-                expiresAt: Date, dismissalDate: Date? = nil, alert: LiveActivityAlert? = nil) {
+                expiresAt: Date, dismissalDate: Date? = nil, alert: LiveActivityAlert? = nil, relevanceScore: Int? = nil,
+                immediate: Bool = false) {
         self.activityID = activityID
         self.miniAppID = miniAppID
         self.displayName = displayName
@@ -33,6 +41,8 @@ public struct LiveActivityContent: Sendable {
         self.expiresAt = expiresAt
         self.dismissalDate = dismissalDate
         self.alert = alert
+        self.relevanceScore = relevanceScore
+        self.immediate = immediate
     }
 }
 
@@ -40,7 +50,7 @@ public struct LiveActivityContent: Sendable {
 public struct RenderedLiveActivity: Sendable {
     /// The APNs body.
     public let apns: [UInt8]
-    /// 10 with an alert (always on start), 5 silent.
+    /// 10 with an alert (always on start) or when immediate, 5 silent.
     public let apnsPriority: Int
     /// The FCM v1 message without `token` and `android.ttl` (the worker adds both, as for pushes).
     public let fcm: [UInt8]
@@ -56,7 +66,8 @@ public struct RenderedLiveActivity: Sendable {
 /// Renders Live Activity events for both platforms (docs/live-activities.md shows every shape).
 ///
 /// iOS: `{"aps":{"timestamp","event","content-state", start: "attributes-type","attributes",
-/// "input-push-token":1, "stale-date" (start, update) | "dismissal-date" (end), "alert"?},
+/// "input-push-token":1, "stale-date" (start, update) | "dismissal-date" (end),
+/// "relevance-score" (start, update), "alert"?},
 /// "activityId","miniAppId"}`. ActivityKit consumes the push itself, so no app code could check
 /// a signature: the iOS body carries none.
 ///
@@ -95,6 +106,8 @@ public enum LiveActivityPayload {
         } else {
             aps.append(("stale-date", .number(unixSeconds(content.expiresAt))))
         }
+        let relevance = content.event == .end ? nil : content.relevanceScore
+        if let relevance { aps.append(("relevance-score", .number(Double(relevance)))) }
         if let shown { aps.append(("alert", shown.json)) }
         let apns = JSONValue.object([
             ("aps", .object(aps)), ("activityId", .string(activityID)), ("miniAppId", .string(content.miniAppID)),
@@ -112,6 +125,7 @@ public enum LiveActivityPayload {
             ("expiresAt", ISO8601.format(content.expiresAt)),
             ("timestamp", String(content.timestamp)),
         ]
+        if let relevance { data.append(("relevanceScore", String(relevance))) }
         if content.event == .end, let dismissal = content.dismissalDate {
             data.append(("dismissAt", ISO8601.format(dismissal)))
         }
@@ -119,18 +133,19 @@ public enum LiveActivityPayload {
             data.append(("alertTitle", shown.title))
             data.append(("alertBody", shown.body))
         }
+        let urgent = shown != nil || content.immediate
         let signature = signer.signature(for: SignedEnvelope.canonicalBytes(data))
         data.append(("kid", signer.keyID))
         data.append(("sig", signature))
         let fcm = JSONValue.object([
             ("android", .object([
-                ("priority", .string(shown == nil ? "NORMAL" : "HIGH")), ("collapse_key", .string(activityID)),
+                ("priority", .string(urgent ? "HIGH" : "NORMAL")), ("collapse_key", .string(activityID)),
             ])),
             ("data", .object(data.map { ($0.key, JSONValue.string($0.value)) })),
         ])
 
         return RenderedLiveActivity(
-            apns: JSONWriter.bytes(apns), apnsPriority: shown == nil ? 5 : 10, fcm: JSONWriter.bytes(fcm),
+            apns: JSONWriter.bytes(apns), apnsPriority: urgent ? 10 : 5, fcm: JSONWriter.bytes(fcm),
             fcmDataBytes: data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count },
             stateBytes: stateText.utf8.count, attributesBytes: isStart ? attributesText.utf8.count : 0,
             alertBytes: shown.map { $0.title.utf8.count + $0.body.utf8.count } ?? 0)

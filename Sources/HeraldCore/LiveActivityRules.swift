@@ -11,6 +11,10 @@ public struct LiveActivityRules: Sendable {
     /// `dismissAt` at most 4 h after the end (Apple keeps an ended activity up to 4 h); also the
     /// dismissal of an end sent without one, so Android keeps the card as long as iOS does.
     public var maxDismissalDelay: TimeInterval = 4 * 3600
+    /// `relevanceScore`: how the host's several activities are ordered (highest in the Dynamic Island).
+    /// A whole number so partners compare on one scale; an activity started without one has the middle.
+    public var relevanceScoreRange = 0...100
+    public var defaultRelevanceScore = 50
 
     public var titleLength = 1...120
     public var maxSubtitleCharacters = 120

@@ -9,15 +9,18 @@ public struct LiveActivityStart: Sendable, Equatable {
     /// The partner's, else `LiveActivityRules.defaultTTLSeconds`.
     public var ttlSeconds: Int
     public var alert: LiveActivityAlert?
+    /// The partner's, else `LiveActivityRules.defaultRelevanceScore`.
+    public var relevanceScore: Int
 
     public init(recipient: LiveActivityRecipient, template: LiveActivityTemplate, attributes: LiveActivityAttributes,
-                state: LiveActivityState, ttlSeconds: Int, alert: LiveActivityAlert? = nil) {
+                state: LiveActivityState, ttlSeconds: Int, alert: LiveActivityAlert? = nil, relevanceScore: Int = 50) {
         self.recipient = recipient
         self.template = template
         self.attributes = attributes
         self.state = state
         self.ttlSeconds = ttlSeconds
         self.alert = alert
+        self.relevanceScore = relevanceScore
     }
 }
 
@@ -32,13 +35,16 @@ public struct LiveActivityChange: Sendable, Equatable {
     public var ttlSeconds: Int?
     /// End only.
     public var dismissAt: Date?
+    /// Update only: the activity's new score (nil keeps the current one).
+    public var relevanceScore: Int?
 
     public init(statePatch: JSONValue? = nil, alert: LiveActivityAlert? = nil, ttlSeconds: Int? = nil,
-                dismissAt: Date? = nil) {
+                dismissAt: Date? = nil, relevanceScore: Int? = nil) {
         self.statePatch = statePatch
         self.alert = alert
         self.ttlSeconds = ttlSeconds
         self.dismissAt = dismissAt
+        self.relevanceScore = relevanceScore
     }
 }
 
@@ -46,8 +52,10 @@ public struct LiveActivityChange: Sendable, Equatable {
 /// first rule broken: 400 for shape and type (`missing_field`, `invalid_field`, `unknown_field`),
 /// 422 for template rules (`invalid_state`, `unknown_template`); docs/live-activities.md lists them.
 public enum LiveActivityValidator {
-    static let startFields: Set<String> = ["recipient", "template", "attributes", "state", "ttlSeconds", "alert"]
-    static let updateFields: Set<String> = ["state", "alert", "ttlSeconds"]
+    static let startFields: Set<String> = [
+        "recipient", "template", "attributes", "state", "ttlSeconds", "alert", "relevanceScore",
+    ]
+    static let updateFields: Set<String> = ["state", "alert", "ttlSeconds", "relevanceScore"]
     static let endFields: Set<String> = ["state", "alert", "dismissAt"]
 
     public static func validateStart(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityStart {
@@ -68,22 +76,26 @@ public enum LiveActivityValidator {
         let state = try LiveActivityState.decode(template: template, json: stateValue, rules: rules)
         let ttlSeconds = try fields.integer("ttlSeconds", range: rules.ttlRange) ?? rules.defaultTTLSeconds
         let alert = try alert(fields, rules: rules)
+        let relevanceScore = try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
+            ?? rules.defaultRelevanceScore
         return LiveActivityStart(
             recipient: recipient, template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
-            alert: alert)
+            alert: alert, relevanceScore: relevanceScore)
     }
 
-    /// An update must change something: a state patch, an alert or a TTL.
+    /// An update must change something: a state patch, an alert, a TTL or the relevance score.
     public static func validateUpdate(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityChange {
         let fields = try JSONFields(json, allowed: updateFields)
         let patch = try statePatch(fields)
         let alert = try alert(fields, rules: rules)
         let ttlSeconds = try fields.integer("ttlSeconds", range: rules.ttlRange)
-        guard patch != nil || alert != nil || ttlSeconds != nil else {
+        let relevanceScore = try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
+        guard patch != nil || alert != nil || ttlSeconds != nil || relevanceScore != nil else {
             throw HeraldError(
-                status: 400, code: "missing_field", message: "An update needs state, alert or ttlSeconds.", field: "state")
+                status: 400, code: "missing_field", message: "An update needs state, alert, ttlSeconds or relevanceScore.",
+                field: "state")
         }
-        return LiveActivityChange(statePatch: patch, alert: alert, ttlSeconds: ttlSeconds)
+        return LiveActivityChange(statePatch: patch, alert: alert, ttlSeconds: ttlSeconds, relevanceScore: relevanceScore)
     }
 
     /// The end body is optional (nil = no body): `{"state"?, "alert"?, "dismissAt"?}`.

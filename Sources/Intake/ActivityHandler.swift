@@ -21,6 +21,8 @@ struct ActivityHandler: Sendable {
     let rules: LiveActivityRules
     /// A start needs an in-app session with the mini-app this recent (HERALD_SESSION_WINDOW_DAYS).
     let sessionWindow: TimeInterval
+    /// Shared by every mini-app (HERALD_LA_*): checked where the start and update are written.
+    let budgets: LiveActivityBudgets
     let signer: HMACSigner
     let metrics: IntakeMetrics
     let notifier: DeliveryNotifier
@@ -52,7 +54,8 @@ struct ActivityHandler: Sendable {
             LiveActivityContent(
                 activityID: activityID, miniAppID: partner.miniAppID, displayName: partner.displayName,
                 template: start.template, attributes: start.attributes, state: start.state, event: event,
-                timestamp: stamp, expiresAt: expiresAt, dismissalDate: dismissal, alert: alert)
+                timestamp: stamp, expiresAt: expiresAt, dismissalDate: dismissal, alert: alert,
+                relevanceScore: start.relevanceScore)
         }
         let startPayloads = try render(content(.start, timestamp, nil, startAlert))
         let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
@@ -96,14 +99,25 @@ struct ActivityHandler: Sendable {
                 template: start.template.rawValue, attributesJSON: JSONWriter.string(start.attributes.json),
                 stateJSON: JSONWriter.string(start.state.json), startAlertJSON: JSONWriter.string(startAlert.json),
                 expiresAt: expiresAt, timestamp: timestamp, start: startPayloads, end: endPayloads,
-                endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement)
-            return try finish(store.start(write), key: key, bodyHash: bodyHash, partner: partner) {
+                endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement,
+                relevanceScore: start.relevanceScore, budgets: budgets)
+            let outcome = try store.start(write)
+            if let refusal = outcome.refusal {
+                metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: refusal)
+                throw refusal.error(retryAfter: outcome.retryAfter, budgets: budgets) ?? HeraldError.internalError
+            }
+            if outcome.replacedPriority == 5 {
+                metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
+            }
+            return try finish(outcome.result, key: key, bodyHash: bodyHash, partner: partner) {
                 Reply.json(201, Array(response.utf8))
             }
         }
     }
 
-    /// The end of the activity a start replaces: its last state, dismissed at once.
+    /// The end of the activity a start replaces: its last state, dismissed at once and sent at once (its
+    /// card must leave as the new one arrives; `herald_activity_start` pays for it from that activity's
+    /// alerted budget).
     private func replacementEnd(_ old: ActivityAudience.Replaced, partner: PartnerProfile, now: Date) throws
         -> ActivityStartWrite.Replacement {
         let template = try Self.template(old.template)
@@ -112,7 +126,7 @@ struct ActivityHandler: Sendable {
             activityID: old.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
             attributes: try Self.storedAttributes(old.attributesJSON),
             state: try LiveActivityState.decode(template: template, json: Self.parse(old.stateJSON)), event: .end,
-            timestamp: stamp, expiresAt: old.expiresAt, dismissalDate: now, alert: nil)
+            timestamp: stamp, expiresAt: old.expiresAt, dismissalDate: now, alert: nil, immediate: true)
         let rendered = LiveActivityPayload.render(content, signer: signer)
         return .init(id: old.id, end: Self.payloads(rendered), timestamp: stamp)
     }
@@ -129,10 +143,12 @@ struct ActivityHandler: Sendable {
                    write: { change, activity, key, now in try endWrite(change, activity, key: key, now: now, partner: partner) })
     }
 
-    /// A prepared write of one change: the statement to run and the answer once it committed.
+    /// A prepared write of one change: the statement to run and the answer once it committed
+    /// (`silentResponse`: the answer when an alerted update went out without its alert).
     private struct PreparedChange {
         let run: () throws -> ActivityWriteResult
         let response: String
+        var silentResponse: String?
     }
 
     private func change(
@@ -167,8 +183,12 @@ struct ActivityHandler: Sendable {
                     activity = try store.find(id: activityID, partnerID: partner.id)
                     continue
                 }
+                if result == .updatedSilently {
+                    metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
+                }
+                let response = result == .updatedSilently ? prepared.silentResponse ?? prepared.response : prepared.response
                 return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
-                    Reply.json(200, Array(prepared.response.utf8))
+                    Reply.json(200, Array(response.utf8))
                 }
             }
             throw HeraldError(status: 409, code: "conflict",
@@ -185,25 +205,35 @@ struct ActivityHandler: Sendable {
         } ?? activity.expiresAt
         let attributes = try Self.storedAttributes(activity.attributesJSON)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
+        let relevanceScore = change.relevanceScore ?? activity.relevanceScore
         let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
             LiveActivityContent(
                 activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName,
                 template: template, attributes: attributes, state: state, event: event, timestamp: stamp,
-                expiresAt: expiresAt, dismissalDate: dismissal, alert: alert)
+                expiresAt: expiresAt, dismissalDate: dismissal, alert: alert, relevanceScore: relevanceScore)
         }
         let update = LiveActivityPayload.render(content(.update, timestamp, nil, change.alert), signer: signer)
         try LiveActivityPayload.checkSize(update, event: .update)
         let restart = try render(content(.start, timestamp, nil, try Self.storedAlert(activity.startAlertJSON)))
         let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
         let end = try render(content(.end, endTimestamp, expiresAt, nil))
-        let response = JSONWriter.string(Self.activityJSON(
-            activity, status: .active, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil))
+        let body = Self.activityJSON(
+            activity, status: .active, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil)
+        // With an alert, the answer says whether it was shown: `sent`, or `dropped_budget` when the activity's
+        // alerted budget was spent and the update went out silent (rendered here too: the statement decides).
+        let response = JSONWriter.string(change.alert == nil ? body : Self.withAlert(body, "sent"))
+        var silent: (payloads: ActivityPayloads, response: String)?
+        if change.alert != nil {
+            silent = (Self.payloads(LiveActivityPayload.render(content(.update, timestamp, nil, nil), signer: signer)),
+                      JSONWriter.string(Self.withAlert(body, "dropped_budget")))
+        }
         let write = ActivityUpdateWrite(
             partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
             expiresAt: expiresAt, timestamp: timestamp, update: Self.payloads(update), restart: restart,
-            apnsPriority: update.apnsPriority, end: end, endTimestamp: endTimestamp)
-        return PreparedChange(run: { try store.update(write) }, response: response)
+            apnsPriority: update.apnsPriority, end: end, endTimestamp: endTimestamp, relevanceScore: relevanceScore,
+            alertedLimit: budgets.alertedUpdatesPerHour, silent: silent)
+        return PreparedChange(run: { try store.update(write) }, response: response, silentResponse: silent?.response)
     }
 
     private func endWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
@@ -322,7 +352,7 @@ struct ActivityHandler: Sendable {
     private func finish(_ result: ActivityWriteResult, key: String?, bodyHash: String?, partner: PartnerProfile,
                         _ answer: () -> HTTPResponse) throws -> HTTPResponse {
         switch result {
-        case .started, .updated, .endedNow:
+        case .started, .updated, .updatedSilently, .endedNow:
             metrics.recordActivityEvent()
             notifier.signal()
             return answer()
@@ -334,7 +364,7 @@ struct ActivityHandler: Sendable {
             throw Replayed(response: try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics))
         case .notFound: throw HeraldError.notFound
         case .ended: throw Self.ended
-        case .conflict: throw HeraldError.internalError
+        case .conflict, .refused: throw HeraldError.internalError
         }
     }
 
@@ -392,6 +422,12 @@ struct ActivityHandler: Sendable {
 
     static func storedAlert(_ text: String) throws -> LiveActivityAlert {
         do { return try LiveActivityAlert.decode(try parse(text)) } catch { throw HeraldError.internalError }
+    }
+
+    /// An update's answer with its `alert` member: what became of the update's alert.
+    static func withAlert(_ body: JSONValue, _ outcome: String) -> JSONValue {
+        guard case .object(let members) = body else { return body }
+        return .object(members + [("alert", .string(outcome))])
     }
 
     /// The body of GET (and of an update's or end's answer).

@@ -18,6 +18,8 @@ public struct IntakeConfiguration: Sendable {
     /// A partner may start a Live Activity only for a user with an in-app session this recent
     /// (HERALD_SESSION_WINDOW_DAYS, SPEC 2.2).
     public var sessionWindowDays = 30
+    /// Live Activity budgets shared by every mini-app (`HERALD_LA_*`; the defaults are `LiveActivityBudgets`').
+    public var liveActivityBudgets = LiveActivityBudgets()
     /// Pending reminders a user may have of one mini-app (`HERALD_REMINDER_MAX_PENDING`, SPEC 4); one more is 429
     /// `too_many_reminders`.
     public var reminderMaxPending = 20
@@ -104,6 +106,7 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: configuration.requestTimeoutSeconds, range: 1...3_600)
         configuration.sessionWindowDays = try reader.integer(
             "HERALD_SESSION_WINDOW_DAYS", default: configuration.sessionWindowDays, range: 1...3_650)
+        configuration.liveActivityBudgets = try Self.liveActivityBudgets(reader, default: configuration.liveActivityBudgets)
         configuration.reminderMaxPending = try reader.integer(
             "HERALD_REMINDER_MAX_PENDING", default: configuration.reminderMaxPending, range: 1...1_000)
         configuration.preferWaitMaxPerPartner = try reader.integer(
@@ -122,6 +125,30 @@ public struct IntakeConfiguration: Sendable {
 }
 
 extension IntakeConfiguration {
+    /// `HERALD_LA_MAX_ACTIVE_PER_USER`, `HERALD_LA_STARTS_PER_USER_HOUR`, `HERALD_LA_STARTS_PER_USER_APP_HOUR` and
+    /// `HERALD_LA_ALERTED_UPDATES_PER_HOUR` over `fallback`. A mini-app's hourly starts above the user's would
+    /// never be reached, so such a pair is refused rather than silently meaning less than it says.
+    static func liveActivityBudgets(_ reader: EnvironmentReader, default fallback: LiveActivityBudgets)
+        throws(ConfigurationError) -> LiveActivityBudgets {
+        var budgets = fallback
+        budgets.maxActivePerUser = try reader.integer(
+            "HERALD_LA_MAX_ACTIVE_PER_USER", default: budgets.maxActivePerUser, range: LiveActivityBudgets.maxActiveRange)
+        budgets.startsPerUserHour = try reader.integer(
+            "HERALD_LA_STARTS_PER_USER_HOUR", default: budgets.startsPerUserHour, range: LiveActivityBudgets.startsRange)
+        budgets.startsPerUserAppHour = try reader.integer(
+            "HERALD_LA_STARTS_PER_USER_APP_HOUR", default: budgets.startsPerUserAppHour,
+            range: LiveActivityBudgets.startsRange)
+        budgets.alertedUpdatesPerHour = try reader.integer(
+            "HERALD_LA_ALERTED_UPDATES_PER_HOUR", default: budgets.alertedUpdatesPerHour,
+            range: LiveActivityBudgets.alertedUpdatesRange)
+        guard budgets.startsPerUserAppHour <= budgets.startsPerUserHour else {
+            throw ConfigurationError(
+                variable: "HERALD_LA_STARTS_PER_USER_APP_HOUR",
+                problem: "must not exceed HERALD_LA_STARTS_PER_USER_HOUR (\(budgets.startsPerUserHour))")
+        }
+        return budgets
+    }
+
     /// The admin and host tokens must differ: the same value would make every host credential an admin
     /// credential (and the reverse).
     public func validateTokens() throws(ConfigurationError) {

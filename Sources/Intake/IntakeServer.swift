@@ -52,7 +52,8 @@ public final class IntakeServer: Sendable {
                                   metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
         activityHandler = ActivityHandler(
             store: ActivityStore(pool: pool), keys: pushStore, rules: configuration.liveActivityRules,
-            sessionWindow: Double(configuration.sessionWindowDays) * 86_400, signer: signer, metrics: metrics,
+            sessionWindow: Double(configuration.sessionWindowDays) * 86_400, budgets: configuration.liveActivityBudgets,
+            signer: signer, metrics: metrics,
             notifier: notifier, clock: clock)
         iconSource = PartnerIconSource(fetcher: try HTTPFetcher(configuration: configuration.fetch))
         iconHandler = IconHandler(icons: PartnerIconStore(pool: pool), partners: partners, source: iconSource, logger: logger)

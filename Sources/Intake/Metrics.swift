@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import ServiceSupport
 import Synchronization
 
@@ -7,6 +8,7 @@ public final class IntakeMetrics: Sendable {
     static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
     private struct RequestKey: Hashable { let route: String; let method: String; let status: Int }
+    private struct BudgetKey: Hashable { let partner: String; let reason: String }
     private struct State {
         var requests: [RequestKey: Int] = [:]
         var latency: [String: PrometheusHistogram] = [:]
@@ -15,6 +17,7 @@ public final class IntakeMetrics: Sendable {
         var rateLimited = 0
         var idempotentReplays = 0
         var activityEvents = 0
+        var liveActivityBudget: [BudgetKey: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -48,6 +51,12 @@ public final class IntakeMetrics: Sendable {
     /// A Live Activity start, update or end written to the outbox.
     public func recordActivityEvent() { state.withLock { $0.activityEvents += 1 } }
     public func recordRateLimited() { state.withLock { $0.rateLimited += 1 } }
+
+    /// A Live Activity start refused by a budget the mini-apps share, or a push sent at priority 5 because an
+    /// activity's alerted budget was spent. `partner` is the mini-app id (bounded: one per partner row).
+    public func recordLiveActivityBudget(partner: String, reason: LiveActivityBudgetReason) {
+        state.withLock { $0.liveActivityBudget[BudgetKey(partner: partner, reason: reason.rawValue), default: 0] += 1 }
+    }
     public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
 
     /// The exposition text for `GET /metrics`; `preferWaiting` is the number of `Prefer: wait`
@@ -74,6 +83,11 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_activity_events_accepted_total Live Activity starts, updates and ends written.\n"
         out += "# TYPE herald_intake_activity_events_accepted_total counter\n"
         out += "herald_intake_activity_events_accepted_total \(snapshot.activityEvents)\n"
+        out += "# HELP herald_intake_live_activity_budget_total Live Activity starts refused and alerted pushes sent silent by the shared budgets, by partner and reason.\n"
+        out += "# TYPE herald_intake_live_activity_budget_total counter\n"
+        for (key, count) in snapshot.liveActivityBudget.sorted(by: { ($0.key.partner, $0.key.reason) < ($1.key.partner, $1.key.reason) }) {
+            out += "herald_intake_live_activity_budget_total{partner=\"\(Self.escaped(key.partner))\",reason=\"\(key.reason)\"} \(count)\n"
+        }
         out += "# HELP herald_intake_rate_limited_total Push requests refused by a partner's rate limit.\n"
         out += "# TYPE herald_intake_rate_limited_total counter\n"
         out += "herald_intake_rate_limited_total \(snapshot.rateLimited)\n"
@@ -90,5 +104,12 @@ public final class IntakeMetrics: Sendable {
         out += "# TYPE herald_intake_push_batched_total counter\n"
         out += "herald_intake_push_batched_total \(writer.pushes)\n"
         return out
+    }
+
+    /// A label value as the exposition format wants it (mini-app ids hold none of these, but a label must
+    /// never break the text).
+    static func escaped(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 }

@@ -43,6 +43,8 @@ public struct ActivityRecord: Sendable {
     public let expiresAt: Date
     public let endedAt: Date?
     public let dismissAt: Date?
+    /// iOS `relevance-score` of its starts and updates (0-100).
+    public let relevanceScore: Int
 }
 
 /// Who a start goes to: the recipient's user, its session and opt-out state for the mini-app, the
@@ -138,11 +140,15 @@ public struct ActivityStartWrite: Sendable {
     public var endTimestamp: Int
     public var devices: [ActivityAudience.Device]
     public var replaced: Replacement?
+    public var relevanceScore: Int
+    /// The budgets the start is checked against, under the user's lock.
+    public var budgets: LiveActivityBudgets
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
                 template: String, attributesJSON: String, stateJSON: String, startAlertJSON: String,
                 expiresAt: Date, timestamp: Int, start: ActivityPayloads, end: ActivityPayloads, endTimestamp: Int,
-                devices: [ActivityAudience.Device], replaced: Replacement?) {
+                devices: [ActivityAudience.Device], replaced: Replacement?, relevanceScore: Int,
+                budgets: LiveActivityBudgets) {
         self.partnerID = partnerID
         self.key = key
         self.activityID = activityID
@@ -160,6 +166,28 @@ public struct ActivityStartWrite: Sendable {
         self.endTimestamp = endTimestamp
         self.devices = devices
         self.replaced = replaced
+        self.relevanceScore = relevanceScore
+        self.budgets = budgets
+    }
+}
+
+/// What `herald_activity_start` came to.
+public struct ActivityStartOutcome: Sendable, Equatable {
+    /// `started`, `duplicate`, or `refused` (then `refusal` says why).
+    public let result: ActivityWriteResult
+    public let refusal: LiveActivityBudgetReason?
+    /// Seconds until the hour's start budget has room again (`refusal` a start budget).
+    public let retryAfter: Int?
+    /// apns-priority of the replaced activity's end, if one was replaced: 10, or 5 when that activity's
+    /// alerted budget was spent.
+    public let replacedPriority: Int?
+
+    public init(result: ActivityWriteResult, refusal: LiveActivityBudgetReason? = nil, retryAfter: Int? = nil,
+                replacedPriority: Int? = nil) {
+        self.result = result
+        self.refusal = refusal
+        self.retryAfter = retryAfter
+        self.replacedPriority = replacedPriority
     }
 }
 
@@ -179,10 +207,17 @@ public struct ActivityUpdateWrite: Sendable {
     public var apnsPriority: Int
     public var end: ActivityPayloads
     public var endTimestamp: Int
+    public var relevanceScore: Int
+    /// `HERALD_LA_ALERTED_UPDATES_PER_HOUR`.
+    public var alertedLimit: Int
+    /// With an alert: the same update without it (priority 5) and its answer, sent instead once the
+    /// activity's alerted budget is spent.
+    public var silent: (payloads: ActivityPayloads, response: String)?
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
                 expiresAt: Date, timestamp: Int, update: ActivityPayloads, restart: ActivityPayloads,
-                apnsPriority: Int, end: ActivityPayloads, endTimestamp: Int) {
+                apnsPriority: Int, end: ActivityPayloads, endTimestamp: Int, relevanceScore: Int, alertedLimit: Int,
+                silent: (payloads: ActivityPayloads, response: String)?) {
         self.partnerID = partnerID
         self.key = key
         self.activityID = activityID
@@ -196,6 +231,9 @@ public struct ActivityUpdateWrite: Sendable {
         self.apnsPriority = apnsPriority
         self.end = end
         self.endTimestamp = endTimestamp
+        self.relevanceScore = relevanceScore
+        self.alertedLimit = alertedLimit
+        self.silent = silent
     }
 }
 
@@ -230,7 +268,11 @@ public struct ActivityEndWrite: Sendable {
 /// What an activity write came to.
 public enum ActivityWriteResult: String, Sendable {
     case started, updated
+    /// An alerted update sent silent: the activity's alerted budget was spent.
+    case updatedSilently = "updated_silent"
     case endedNow = "ended_now"
+    /// A start over a budget (`ActivityStartOutcome.refusal`): nothing was written.
+    case refused
     /// Another request holds the idempotency key: nothing was written.
     case duplicate
     case notFound = "not_found"
@@ -294,16 +336,34 @@ public struct ActivityStore: Sendable {
         try pool.withConnection { try $0.query(Self.findSQL, [id, partnerID]).first.map(Self.record) }
     }
 
-    public func start(_ write: ActivityStartWrite) throws -> ActivityWriteResult {
+    public func start(_ write: ActivityStartWrite) throws -> ActivityStartOutcome {
         let d = write.devices
         let r = write.replaced
-        return try result(Self.startSQL, [
-            write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.now,
-            write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
-            write.startAlertJSON, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm, write.endTimestamp,
-            d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment), write.start.apns, write.start.fcm,
-            r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
-        ])
+        let b = write.budgets
+        let row = try pool.withConnection { connection in
+            try connection.query(Self.startSQL, [
+                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.now,
+                write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
+                write.startAlertJSON, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm,
+                write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment),
+                write.start.apns, write.start.fcm, r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
+                write.relevanceScore, b.maxActivePerUser, b.startsPerUserHour, b.startsPerUserAppHour,
+                b.alertedUpdatesPerHour,
+            ]).first!
+        }
+        let text = try row.string(0)
+        guard let result = ActivityWriteResult(rawValue: text) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start result \(text)")
+        }
+        var refusal: LiveActivityBudgetReason?
+        if let reason = row.optionalString(1) {
+            guard let parsed = LiveActivityBudgetReason(rawValue: reason) else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start refusal \(reason)")
+            }
+            refusal = parsed
+        }
+        return ActivityStartOutcome(result: result, refusal: refusal, retryAfter: try row.optionalInt(2),
+                                    replacedPriority: try row.optionalInt(3))
     }
 
     public func update(_ write: ActivityUpdateWrite) throws -> ActivityWriteResult {
@@ -311,6 +371,8 @@ public struct ActivityStore: Sendable {
             write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
             write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
             write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm, write.endTimestamp,
+            write.relevanceScore, write.alertedLimit, write.silent?.payloads.apns, write.silent?.payloads.fcm,
+            write.silent?.response,
         ])
     }
 
@@ -416,7 +478,7 @@ public struct ActivityStore: Sendable {
             attributesJSON: try row.string(4), stateJSON: try row.string(5), startAlertJSON: try row.string(6),
             status: status, version: try row.int(8), lastTimestamp: try row.int(9), createdAt: try row.date(10),
             updatedAt: try row.date(11), expiresAt: try row.date(12), endedAt: try row.optionalDate(13),
-            dismissAt: try row.optionalDate(14))
+            dismissAt: try row.optionalDate(14), relevanceScore: try row.int(15))
     }
 }
 
@@ -444,19 +506,20 @@ extension ActivityStore {
 
     public static let findSQL = """
         SELECT id, partner_id, mini_app_id, template, attributes::text, state::text, start_alert::text, status,
-               version, last_timestamp, created_at, updated_at, expires_at, ended_at, dismiss_at
+               version, last_timestamp, created_at, updated_at, expires_at, ended_at, dismiss_at, relevance_score
           FROM live_activities WHERE id = $1 AND partner_id = $2
         """
 
+    /// Returns (result, reason, retry_after, replaced_priority).
     public static let startSQL = """
-        SELECT herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13,
-                                     $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22, $23, $24,
-                                     $25, $26)
+        SELECT * FROM herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb,
+                                            $13, $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22,
+                                            $23, $24, $25, $26, $27::smallint, $28, $29, $30, $31)
         """
 
     public static let updateSQL = """
         SELECT herald_activity_update($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14,
-                                      $15::smallint, $16, $17, $18)
+                                      $15::smallint, $16, $17, $18, $19::smallint, $20, $21, $22, $23)
         """
 
     public static let endSQL = """

@@ -75,8 +75,12 @@ enum LiveActivityFixtures {
             attributes: attributes(template), state: state(template, event), event: event,
             timestamp: timestamp(event), expiresAt: expiresAt,
             dismissalDate: event == .end ? start.addingTimeInterval(1_200 + 3_600) : nil,
-            alert: event == .start ? LiveActivityPayload.startAlert(alert, attributes: attributes(template)) : alert)
+            alert: event == .start ? LiveActivityPayload.startAlert(alert, attributes: attributes(template)) : alert,
+            relevanceScore: relevanceScore)
     }
+
+    /// The default score, which the end leaves out (it orders running activities only).
+    static let relevanceScore = 50
 
     static func render(_ template: LiveActivityTemplate, _ event: LiveActivityEvent) -> RenderedLiveActivity {
         LiveActivityPayload.render(content(template, event), signer: Fixtures.signer)
@@ -91,14 +95,14 @@ enum LiveActivityFixtures {
 
     /// The APNs bodies, byte for byte, for each template and event of `LiveActivityFixtures`.
     static let apns: [String: String] = [
-        "progress start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)},"attributes-type":"MiniAppProgressAttributes","attributes":\#(progressAttributes),"input-push-token":1,"stale-date":1780273800,"alert":{"title":"[Gacha] Your order is on its way","body":"Packed in Rotterdam"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "progress update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)},"stale-date":1780273800,"alert":{"title":"[Gacha] Shipped","body":"Arrives tomorrow"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "progress start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)},"attributes-type":"MiniAppProgressAttributes","attributes":\#(progressAttributes),"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Your order is on its way","body":"Packed in Rotterdam"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "progress update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)},"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Shipped","body":"Arrives tomorrow"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
         "progress end": #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":3,"progress":1,"statusText":"Left at the door",\#(brand)},"dismissal-date":1780276800,"alert":{"title":"[Gacha] Delivered","body":"Enjoy!"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "status start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)},"attributes-type":"MiniAppStatusAttributes","attributes":{"title":"Deposit 0.5 ETH","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"alert":{"title":"[Gacha] Deposit 0.5 ETH","body":""}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "status update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"statusLabel":"Confirming","statusVariant":"info","footnote":"3 of 6",\#(brand)},"stale-date":1780273800},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "status start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)},"attributes-type":"MiniAppStatusAttributes","attributes":{"title":"Deposit 0.5 ETH","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Deposit 0.5 ETH","body":""}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "status update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"statusLabel":"Confirming","statusVariant":"info","footnote":"3 of 6",\#(brand)},"stale-date":1780273800,"relevance-score":50},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
         "status end": #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"statusLabel":"Deposit received","statusVariant":"success",\#(brand)},"dismissal-date":1780276800,"alert":{"title":"[Gacha] Deposit received","body":"0.5 ETH is in your wallet"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "countdown start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"deadline":801967500,"footnote":"Ends at 00:45 UTC",\#(brand)},"attributes-type":"MiniAppCountdownAttributes","attributes":{"title":"Flash sale","subtitle":"Gacha tickets","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"alert":{"title":"[Gacha] Flash sale","body":"Gacha tickets"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "countdown update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"deadline":801968100,"footnote":"Extended by 10 minutes",\#(brand)},"stale-date":1780273800},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "countdown start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"deadline":801967500,"footnote":"Ends at 00:45 UTC",\#(brand)},"attributes-type":"MiniAppCountdownAttributes","attributes":{"title":"Flash sale","subtitle":"Gacha tickets","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Flash sale","body":"Gacha tickets"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "countdown update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"deadline":801968100,"footnote":"Extended by 10 minutes",\#(brand)},"stale-date":1780273800,"relevance-score":50},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
         "countdown end": #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"deadline":801968100,\#(brand)},"dismissal-date":1780276800},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
     ]
 
@@ -111,7 +115,7 @@ enum LiveActivityFixtures {
     static func fcm(_ template: LiveActivityTemplate, _ event: LiveActivityEvent, priority: String, state: String,
                     attributes: String, extra: String, sig: String) -> String {
         let timestamp = LiveActivityFixtures.timestamp(event)
-        return #"{"android":{"priority":"\#(priority)","collapse_key":"\#(id)"},"data":{"channel":"mini-app-live","miniAppId":"fun.pull.gacha","activityId":"\#(id)","template":"\#(template)","event":"\#(event)","state":"\#(escaped(state))","attributes":"\#(escaped(attributes))","displayName":"Gacha","expiresAt":"2026-06-01T00:30:00.000Z","timestamp":"\#(timestamp)"\#(extra),"kid":"k2026","sig":"\#(sig)"}}"#
+        return #"{"android":{"priority":"\#(priority)","collapse_key":"\#(id)"},"data":{"channel":"mini-app-live","miniAppId":"fun.pull.gacha","activityId":"\#(id)","template":"\#(template)","event":"\#(event)","state":"\#(escaped(state))","attributes":"\#(escaped(attributes))","displayName":"Gacha","expiresAt":"2026-06-01T00:30:00.000Z","timestamp":"\#(timestamp)"\#(event == .end ? "" : #","relevanceScore":"50""#)\#(extra),"kid":"k2026","sig":"\#(sig)"}}"#
     }
 
     static let fcmCases: [String: String] = {
@@ -125,12 +129,12 @@ enum LiveActivityFixtures {
                 state: #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)}"#,
                 attributes: progressAttributes,
                 extra: #","alertTitle":"[Gacha] Your order is on its way","alertBody":"Packed in Rotterdam""#,
-                sig: "ItZzjeaCs9cEfoDtE1VaMCv_qSQ2Kpxno5djD2O72t4"),
+                sig: "bezoto1-HCE3bqBj4suBO8EQ_AGS0-NMtOlbeQe2zfo"),
             "progress update": fcm(
                 .progress, .update, priority: "HIGH",
                 state: #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)}"#,
                 attributes: progressAttributes, extra: #","alertTitle":"[Gacha] Shipped","alertBody":"Arrives tomorrow""#,
-                sig: "2LgDtZXun1aqTM5E2hgrFhE95xHMqtCr1O35K7rCEvc"),
+                sig: "xtdmVg1iLV8FBxwRQbEs1dIhYQqTg0m8d2NEWzzPWao"),
             "progress end": fcm(
                 .progress, .end, priority: "HIGH",
                 state: #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":3,"progress":1,"statusText":"Left at the door",\#(brand)}"#,
@@ -140,11 +144,11 @@ enum LiveActivityFixtures {
                 .status, .start, priority: "HIGH",
                 state: #"{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)}"#,
                 attributes: statusAttributes, extra: #","alertTitle":"[Gacha] Deposit 0.5 ETH","alertBody":"""#,
-                sig: "Gb9lwjtEahtZm-v1hqUkmuDnkFHIB9lPXRK2ZLH-9Zs"),
+                sig: "rFtjNzaHN9dQ_Y2DesEYOBnGw8Zf23rYwJ2WZFF6z04"),
             "status update": fcm(
                 .status, .update, priority: "NORMAL",
                 state: #"{"statusLabel":"Confirming","statusVariant":"info","footnote":"3 of 6",\#(brand)}"#,
-                attributes: statusAttributes, extra: "", sig: "4HKNEtSiETaiRviiZ5FzlGjiPWLlz6ltierjH8enNwg"),
+                attributes: statusAttributes, extra: "", sig: "H6lBDN7CYjFsPpRbz6u4I-G5S08f-jp9IoWTT7LEdVo"),
             "status end": fcm(
                 .status, .end, priority: "HIGH",
                 state: #"{"statusLabel":"Deposit received","statusVariant":"success",\#(brand)}"#,
@@ -155,11 +159,11 @@ enum LiveActivityFixtures {
                 .countdown, .start, priority: "HIGH",
                 state: #"{"deadline":801967500,"footnote":"Ends at 00:45 UTC",\#(brand)}"#,
                 attributes: countdownAttributes, extra: #","alertTitle":"[Gacha] Flash sale","alertBody":"Gacha tickets""#,
-                sig: "8pLg2BF5bECiz2oMx7xTvxc1iMPkRLYYKdScBFt0CCw"),
+                sig: "SET5A1mpW8UFLzaZzrrukiO7juHEQrB8zimvuSDg_eY"),
             "countdown update": fcm(
                 .countdown, .update, priority: "NORMAL",
                 state: #"{"deadline":801968100,"footnote":"Extended by 10 minutes",\#(brand)}"#,
-                attributes: countdownAttributes, extra: "", sig: "7EdU89LpaysU71ogdCEqJl9vh9pkvP9gRwwqfLME2Iw"),
+                attributes: countdownAttributes, extra: "", sig: "ZDoW9TvYYlPO8GGfdrzqLXej1c1PhDvAPHPnFi1dYTQ"),
             "countdown end": fcm(
                 .countdown, .end, priority: "NORMAL", state: #"{"deadline":801968100,\#(brand)}"#,
                 attributes: countdownAttributes, extra: dismiss, sig: "r_CC7c7wgkxdTwOAXGl0yTx9DOhryN_36h8BdG-1FxE"),
@@ -209,7 +213,8 @@ enum LiveActivityFixtures {
             let (top, aps) = try Self.apnsBody(LiveActivityFixtures.render(template, .start))
             #expect(Set(top.keys) == ["aps", "activityId", "miniAppId"])
             #expect(Set(aps.keys) == [
-                "timestamp", "event", "content-state", "attributes-type", "attributes", "input-push-token", "stale-date", "alert",
+                "timestamp", "event", "content-state", "attributes-type", "attributes", "input-push-token", "stale-date",
+                "relevance-score", "alert",
             ])
             #expect(aps["attributes-type"] == .string(template.attributesType))
             #expect(aps["input-push-token"] == .number(1))
@@ -255,7 +260,7 @@ enum LiveActivityFixtures {
     @Test func datesAreWholeUnixSecondsRoundedDown() throws {
         let rendered = Self.render(Self.content(.status, .update) { $0.expiresAt = Date(timeIntervalSince1970: 1_780_273_800.9) })
         #expect(try Self.apnsBody(rendered).aps["stale-date"] == .number(1_780_273_800))
-        #expect(text(rendered.apns).contains(#""stale-date":1780273800}"#))
+        #expect(text(rendered.apns).contains(#""stale-date":1780273800,"#))
     }
 
     @Test func iosBodyIsUnsigned() throws {
@@ -289,7 +294,32 @@ enum LiveActivityFixtures {
         }
     }
 
+    // MARK: Relevance
+
+    @Test func startsAndUpdatesCarryTheRelevanceScoreEndsDoNot() throws {
+        for (template, event) in Self.cases {
+            let rendered = Self.render(Self.content(template, event) { $0.relevanceScore = 73 })
+            let (_, aps) = try Self.apnsBody(rendered)
+            let android = try Self.fcmData(rendered).first { $0.key == "relevanceScore" }?.value
+            if event == .end {
+                #expect(aps["relevance-score"] == nil && android == nil, "\(template): an end orders nothing")
+            } else {
+                #expect(aps["relevance-score"] == .number(73), "\(template) \(event)")
+                #expect(android == .string("73"), "\(template) \(event)")
+            }
+        }
+        let unset = Self.render(Self.content(.status, .update) { $0.relevanceScore = nil })
+        #expect(try Self.apnsBody(unset).aps["relevance-score"] == nil)
+    }
+
     // MARK: Priorities and alerts
+
+    @Test func anImmediateSilentEndGoesAtOnceOnBothPlatforms() throws {
+        let rendered = Self.render(Self.content(.countdown, .end) { $0.alert = nil; $0.immediate = true })
+        #expect(rendered.apnsPriority == 10)
+        #expect(try Self.apnsBody(rendered).aps["alert"] == nil, "immediate is no alert")
+        #expect(try JSONParser.parse(rendered.fcm)["android"]?["priority"] == .string("HIGH"))
+    }
 
     @Test func apnsPriorityIs10WithAnAlertAndOnStart5Silent() {
         for (template, event) in Self.cases {
@@ -345,7 +375,7 @@ enum LiveActivityFixtures {
         let start = try Self.fcmData(LiveActivityFixtures.render(.progress, .start)).map(\.key)
         #expect(start == [
             "channel", "miniAppId", "activityId", "template", "event", "state", "attributes", "displayName", "expiresAt",
-            "timestamp", "alertTitle", "alertBody", "kid", "sig",
+            "timestamp", "relevanceScore", "alertTitle", "alertBody", "kid", "sig",
         ])
         let end = try Self.fcmData(LiveActivityFixtures.render(.countdown, .end)).map(\.key)
         #expect(end == [

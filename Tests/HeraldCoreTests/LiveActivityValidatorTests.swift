@@ -57,6 +57,27 @@ import Testing
         #expect(start.attributes.subtitle == "2 items")
     }
 
+    @Test func relevanceScoreIsAWholeNumberFrom0To100DefaultingTo50() throws {
+        #expect(try Self.start().relevanceScore == 50)
+        #expect(try Self.start([("relevanceScore", "0")]).relevanceScore == 0)
+        #expect(try Self.start([("relevanceScore", "100")]).relevanceScore == 100)
+        #expect(try Self.start([("relevanceScore", "null")]).relevanceScore == 50)
+        for bad in ["-1", "101", "50.5", #""50""#, "true"] {
+            expectHeraldError(status: 400, code: "invalid_field", field: "relevanceScore") { () throws(HeraldError) in
+                _ = try Self.start([("relevanceScore", bad)])
+            }
+            expectHeraldError(status: 400, code: "invalid_field", field: "relevanceScore") { () throws(HeraldError) in
+                _ = try Self.update(#"{"relevanceScore":\#(bad)}"#)
+            }
+        }
+        // An update may change only the score; without one it keeps the activity's.
+        #expect(try Self.update(#"{"relevanceScore":90}"#).relevanceScore == 90)
+        #expect(try Self.update(#"{"state":{"progress":0.5}}"#).relevanceScore == nil)
+        expectHeraldError(status: 400, code: "unknown_field", field: "relevanceScore") { () throws(HeraldError) in
+            _ = try Self.end(#"{"relevanceScore":90}"#)
+        }
+    }
+
     @Test func everyTemplateStarts() throws {
         #expect(try Self.start([("template", #""status""#), ("state", #"{"statusLabel":"Pending","statusVariant":"pending"}"#)])
             .state == .status(.init(statusLabel: "Pending", statusVariant: .pending)))

@@ -31,6 +31,8 @@ struct OperationsTests {
         ("HERALD_INTAKE_PORT", "99999"),
         ("HERALD_DEEPLINK_SCHEME", "Bad Scheme"),
         ("HERALD_SIGNING_KEY_ID", "nope"),
+        ("HERALD_LA_MAX_ACTIVE_PER_USER", "0"),
+        ("HERALD_LA_STARTS_PER_USER_APP_HOUR", "many"),
     ])
     func configuration(_ variable: String, _ value: String) throws {
         var environment = IntakeProcess.environment(port: TestEnvironment.freePort())

@@ -102,6 +102,23 @@ struct ActivityQueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
+    @Test("a start's budgets count the user's active activities and starts of the hour by index: no scan")
+    func startBudgets() throws {
+        // The statements as herald_activity_start runs them, its INTO clauses left out.
+        func statement(from start: String, into: String) throws -> String {
+            try functionStatement("herald_activity_start", on: Self.database.connection, from: start,
+                                  renaming: ["p_user": "$1", "p_mini_app": "$2", "p_now": "$3::timestamptz", into: ""])
+        }
+        let active = try statement(from: "SELECT count(*) INTO v_active", into: "INTO v_active")
+        let activeText = try plan(active, ["u42", "app.7", Date()])
+        #expect(activeText.contains("live_activities_one_active"), "\(activeText)")
+        #expect(!activeText.contains("Seq Scan"), "\(activeText)")
+        let starts = try statement(from: "SELECT coalesce(array_agg(a.created_at", into: "INTO v_user_starts, v_app_starts")
+        let startsText = try plan(starts, ["u42", "app.7", Date()])
+        #expect(startsText.contains("live_activities_user_starts"), "\(startsText)")
+        #expect(!startsText.contains("Seq Scan"), "\(startsText)")
+    }
+
     @Test("an activity is read by its primary key")
     func find() throws {
         let text = try plan(ActivityStore.findSQL, [UUID(), UUID()])

@@ -111,16 +111,18 @@ final class LiveActivityHarness: @unchecked Sendable {
     }
 
     func start(_ partner: Partner, _ user: User, template: String = "progress", attributes: String? = nil,
-               state: String? = nil, ttlSeconds: Int? = nil, alert: String? = nil,
-               idempotencyKey: String? = nil) throws -> TestHTTPClient.Response {
+               state: String? = nil, ttlSeconds: Int? = nil, alert: String? = nil, relevanceScore: Int? = nil,
+               idempotencyKey: String? = nil, port: UInt16? = nil) throws -> TestHTTPClient.Response {
         var body = #"{"recipient":{"email":"\#(user.email)"},"template":"\#(template)""#
         body += #","attributes":\#(attributes ?? #"{"title":"Deposit confirmation","subtitle":"0x001...a3c31"}"#)"#
         body += #","state":\#(state ?? Self.progressState)"#
         if let ttlSeconds { body += #","ttlSeconds":\#(ttlSeconds)"# }
         if let alert { body += #","alert":\#(alert)"# }
+        if let relevanceScore { body += #","relevanceScore":\#(relevanceScore)"# }
         body += "}"
-        return try request("POST", "/api/partners/live-activities", token: partner.apiKey, json: body,
-                           headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
+        return try TestHTTPClient.json(port: port ?? self.port, method: "POST", path: "/api/partners/live-activities",
+                                       token: partner.apiKey, json: body,
+                                       headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
     }
 
     static let progressState =
@@ -179,6 +181,14 @@ final class LiveActivityHarness: @unchecked Sendable {
 
     /// The `data` of an FCM record's message.
     static func data(_ record: SimulatorRecord) -> JSONValue? { record.payload?["message"]?["data"] }
+
+    /// `herald_intake_live_activity_budget_total` of one partner and reason, from the intake's /metrics.
+    func budgetCount(_ partner: Partner, _ reason: LiveActivityBudgetReason) throws -> Int {
+        let text = try request("GET", "/metrics", token: nil).text
+        let prefix = #"herald_intake_live_activity_budget_total{partner="\#(partner.miniApp)",reason="\#(reason.rawValue)"} "#
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return 0 }
+        return Int(line.dropFirst(prefix.count)) ?? -1
+    }
 
     /// Rows of this activity still in the outbox.
     func outstanding(_ activityID: String) throws -> Int {

@@ -1,4 +1,6 @@
--- The partner's end. Returns 'ended_now' or a refusal of herald_activity_begin_change.
+-- The partner's end. Returns 'ended_now' or a refusal of herald_activity_begin_change. The end keeps the
+-- partner's priority (`p_priority`: 10 with an alert, else 5), stored for an iPhone whose update token
+-- comes later (herald_activity_token).
 CREATE OR REPLACE FUNCTION herald_activity_end(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_version integer,
     p_now timestamptz, p_state jsonb, p_dismiss timestamptz, p_timestamp bigint, p_apns text, p_fcm text,
@@ -20,7 +22,7 @@ BEGIN
     UPDATE live_activities
        SET state = p_state, status = 'ended', version = version + 1, last_timestamp = p_timestamp,
            end_timestamp = p_timestamp, updated_at = p_now, ended_at = p_now, dismiss_at = p_dismiss,
-           apns_end_payload = p_apns, fcm_end_payload = p_fcm
+           apns_end_payload = p_apns, fcm_end_payload = p_fcm, apns_end_priority = p_priority
      WHERE id = p_id
     RETURNING created_at INTO v_created;
     PERFORM herald_activity_dispatch(ARRAY[p_id], 'end', ARRAY[p_apns], NULL, ARRAY[p_fcm], NULL,

@@ -1,6 +1,6 @@
 -- The host reports an activity's update token for one iPhone. Returns 'not_found' (no such activity or
 -- it was not started on that device), 'not_ios' (the device is an Android phone), 'unchanged', 'stored',
--- or 'sent' (the token released an update or end held for it).
+-- or 'sent' (the token released an update or end held for it), at the priority the held event was given.
 CREATE OR REPLACE FUNCTION herald_activity_token(p_id uuid, p_device text, p_token text)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
@@ -34,7 +34,7 @@ BEGIN
     END IF;
     IF v_target.held_event = 'end' THEN
         PERFORM herald_activity_dispatch(ARRAY[p_id], 'end', ARRAY[v_activity.apns_end_payload], NULL,
-                                         ARRAY[v_activity.fcm_end_payload], NULL, ARRAY[5::smallint],
+                                         ARRAY[v_activity.fcm_end_payload], NULL, ARRAY[v_activity.apns_end_priority],
                                          ARRAY[v_activity.created_at + interval '12 hours'], p_device);
     ELSE
         PERFORM herald_activity_dispatch(ARRAY[p_id], 'update', ARRAY[v_activity.apns_update_payload], NULL,
