@@ -35,8 +35,10 @@ struct ActivityHandler: Sendable {
         let bodyHash = key.map { _ in Self.hash(request) }
         let now = clock()
         let start: LiveActivityStart
+        let body: JSONValue
         do {
-            start = try LiveActivityValidator.validateStart(try request.jsonBody(), rules: rules)
+            body = try request.jsonBody()
+            start = try LiveActivityValidator.validateStart(body, rules: rules)
         } catch {
             if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
                 return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
@@ -90,13 +92,16 @@ struct ActivityHandler: Sendable {
                 ("activityId", .string(Self.text(activityID))), ("status", .string(ActivityStatus.active.rawValue)),
                 ("expiresAt", .string(ISO8601.format(expiresAt))),
             ]))
-            let write = ActivityStartWrite(
+            var write = ActivityStartWrite(
                 partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
                 activityID: activityID, now: createdAt, miniAppID: partner.miniAppID, userID: audience.userID,
                 template: start.template.rawValue, attributesJSON: JSONWriter.string(start.attributes.json),
                 stateJSON: JSONWriter.string(start.state.json), startAlertJSON: JSONWriter.string(startAlert.json),
                 expiresAt: expiresAt, timestamp: timestamp, start: startPayloads, end: endPayloads,
                 endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement)
+            // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
+            let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
+            write.inputs = ActivityEventInputs(alertTitle: start.alert?.title, ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
             return try finish(store.start(write), key: key, bodyHash: bodyHash, partner: partner) {
                 Reply.json(201, Array(response.utf8))
             }
@@ -198,11 +203,13 @@ struct ActivityHandler: Sendable {
         let end = try render(content(.end, endTimestamp, expiresAt, nil))
         let response = JSONWriter.string(Self.activityJSON(
             activity, status: .active, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil))
-        let write = ActivityUpdateWrite(
+        var write = ActivityUpdateWrite(
             partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
             expiresAt: expiresAt, timestamp: timestamp, update: Self.payloads(update), restart: restart,
             apnsPriority: update.apnsPriority, end: end, endTimestamp: endTimestamp)
+        write.inputs = ActivityEventInputs(patchJSON: change.statePatch.map(JSONWriter.string),
+                                           alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds)
         return PreparedChange(run: { try store.update(write) }, response: response)
     }
 
@@ -220,10 +227,11 @@ struct ActivityHandler: Sendable {
         try LiveActivityPayload.checkSize(rendered, event: .end)
         let response = JSONWriter.string(Self.activityJSON(
             activity, status: .ended, state: state.json, updatedAt: now, expiresAt: activity.expiresAt, endedAt: now))
-        let write = ActivityEndWrite(
+        var write = ActivityEndWrite(
             partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
             dismissAt: dismissAt, timestamp: timestamp, end: Self.payloads(rendered), apnsPriority: rendered.apnsPriority)
+        write.inputs = ActivityEventInputs(alertTitle: change.alert?.title, dismissAt: change.dismissAt)
         return PreparedChange(run: { try store.end(write) }, response: response)
     }
 

@@ -138,6 +138,8 @@ public struct ActivityStartWrite: Sendable {
     public var endTimestamp: Int
     public var devices: [ActivityAudience.Device]
     public var replaced: Replacement?
+    /// What the audit row records of the partner's request (ActivityStore+Events.swift).
+    public var inputs = ActivityEventInputs()
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
                 template: String, attributesJSON: String, stateJSON: String, startAlertJSON: String,
@@ -179,6 +181,8 @@ public struct ActivityUpdateWrite: Sendable {
     public var apnsPriority: Int
     public var end: ActivityPayloads
     public var endTimestamp: Int
+    /// What the audit row records of the partner's request (ActivityStore+Events.swift).
+    public var inputs = ActivityEventInputs()
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
                 expiresAt: Date, timestamp: Int, update: ActivityPayloads, restart: ActivityPayloads,
@@ -211,6 +215,8 @@ public struct ActivityEndWrite: Sendable {
     public var timestamp: Int
     public var end: ActivityPayloads
     public var apnsPriority: Int
+    /// What the audit row records of the partner's request (ActivityStore+Events.swift).
+    public var inputs = ActivityEventInputs()
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
                 dismissAt: Date, timestamp: Int, end: ActivityPayloads, apnsPriority: Int) {
@@ -302,7 +308,7 @@ public struct ActivityStore: Sendable {
             write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
             write.startAlertJSON, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm, write.endTimestamp,
             d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment), write.start.apns, write.start.fcm,
-            r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
+            r?.id, r?.end.apns, r?.end.fcm, r?.timestamp, write.inputs.alertTitle, write.inputs.ttlSeconds,
         ])
     }
 
@@ -311,6 +317,7 @@ public struct ActivityStore: Sendable {
             write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
             write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
             write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm, write.endTimestamp,
+            write.inputs.patchJSON, write.inputs.alertTitle, write.inputs.ttlSeconds,
         ])
     }
 
@@ -318,7 +325,7 @@ public struct ActivityStore: Sendable {
         try result(Self.endSQL, [
             write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
             write.now, write.stateJSON, write.dismissAt, write.timestamp, write.end.apns, write.end.fcm,
-            write.apnsPriority,
+            write.apnsPriority, write.inputs.alertTitle, write.inputs.dismissAt,
         ])
     }
 
@@ -451,16 +458,16 @@ extension ActivityStore {
     public static let startSQL = """
         SELECT herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13,
                                      $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22, $23, $24,
-                                     $25, $26)
+                                     $25, $26, $27, $28)
         """
 
     public static let updateSQL = """
         SELECT herald_activity_update($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14,
-                                      $15::smallint, $16, $17, $18)
+                                      $15::smallint, $16, $17, $18, $19::jsonb, $20, $21)
         """
 
     public static let endSQL = """
-        SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::smallint)
+        SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::smallint, $14, $15)
         """
 
     public static let tokenSQL = "SELECT herald_activity_token($1, $2, $3)"
