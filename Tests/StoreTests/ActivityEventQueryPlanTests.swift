@@ -58,10 +58,11 @@ struct ActivityEventQueryPlanTests {
         let activity = UUID(uuidString: "00000000-0000-7000-8000-000000000042")!
         let since = Date().addingTimeInterval(-60)
         let partner = UUID(uuidString: "00000000-0000-0000-0000-0000000000aa")!
+        // The activity's month is read through the index only (an activity's few events may then be sorted:
+        // the planner's choice for a dozen rows); later months, empty here, cost nothing.
         let first = try plan(ActivityStore.eventsSQL, [activity, partner, since, 21])
         #expect(first.contains("live_activity_events_\(month)_activity_id_created_at_id_idx"), "\(first)")
-        #expect(!first.contains("Sort"), "\(first)")
-        #expect(!first.contains("Seq Scan"), "\(first)")
+        #expect(!first.contains("Seq Scan on live_activity_events_\(month)"), "\(first)")
         // Months before the activity's are not read.
         let previous = try Self.database.connection.query(
             "SELECT to_char(now() - interval '1 month', 'YYYY_MM')").first!.string(0)
@@ -69,8 +70,10 @@ struct ActivityEventQueryPlanTests {
 
         let after = try plan(ActivityStore.eventsAfterSQL, [activity, partner, since, 21, Date(), UUID()])
         #expect(after.contains("live_activity_events_\(month)_activity_id_created_at_id_idx"), "\(after)")
-        #expect(after.contains("ROW(created_at, id) <"), "\(after)")
-        #expect(!after.contains("Sort") && !after.contains("Seq Scan"), "\(after)")
+        // The cursor bounds the index range, it does not filter what the scan read.
+        #expect(after.split(separator: "\n").contains { $0.contains("Index Cond") && $0.contains("ROW(created_at, id) <") },
+                "\(after)")
+        #expect(!after.contains("Seq Scan on live_activity_events_\(month)"), "\(after)")
     }
 
     @Test("the completion's count of an event's outcomes probes the event's primary key, never a scan of the month")
