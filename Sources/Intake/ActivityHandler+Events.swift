@@ -35,22 +35,24 @@ extension ActivityHandler {
         return limit
     }
 
-    /// A `nextCursor` this endpoint made: base64url (no padding) of "<milliseconds>:<event id>", the last event's
-    /// creation and id. Opaque to partners; anything else is refused rather than read as the first page.
+    /// A `nextCursor`: base64url (no padding) of the last event's 16-byte id, 22 characters. The id is a UUIDv7
+    /// whose millisecond is the event's `created_at`, so it alone is the (created_at, id) the next page starts
+    /// after. Any 22 such characters decode to an id (the last one carries 2 bits: `A`, `Q`, `g` or `w`), so
+    /// a cursor of the documented shape is a position, never an error; anything else is refused.
     static func eventsCursor(_ text: String) throws -> ActivityEventCursor {
-        let refused = HeraldError.invalidField("cursor", "cursor must be a nextCursor of this list.")
-        guard !text.isEmpty, text.count <= 96, let bytes = Base64URL.decode(text), Base64URL.encode(bytes) == text
-        else { throw refused }
-        let parts = String(decoding: bytes, as: UTF8.self).split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 15,
-              parts[0].utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let millis = Int64(parts[0]),
-              parts[1].count == 36, let id = UUID(uuidString: String(parts[1]))
-        else { throw refused }
+        guard text.utf8.count == 22, let bytes = Base64URL.decode(text), bytes.count == 16, Base64URL.encode(bytes) == text
+        else { throw HeraldError.invalidField("cursor", "cursor must be a nextCursor of this list.") }
+        let id = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                             bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        // 48 bits reach the year 10889: a made-up cursor is held to the year 9999, which Postgres' text form and
+        // PostgresTimestamp share (its position is then after every event, as it asked).
+        let millis = min(bytes[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, 253_402_300_799_999)
         return ActivityEventCursor(createdAt: Date(timeIntervalSince1970: Double(millis) / 1000), id: id)
     }
 
     static func cursorText(_ event: ActivityEventRecord) -> String {
-        Base64URL.encode(Array("\(millis(event.createdAt)):\(text(event.id))".utf8))
+        let u = event.id.uuid
+        return Base64URL.encode([u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15])
     }
 
     /// An event's time is a whole millisecond (its UUIDv7's); read back as a Double it may fall a hair short.

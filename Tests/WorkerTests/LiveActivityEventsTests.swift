@@ -163,13 +163,18 @@ struct LiveActivityEventsTests {
             #expect(Self.error(response)?["code"]?.stringValue == "invalid_field")
             #expect(Self.error(response)?["field"]?.stringValue == "limit")
         }
-        let forged = Data("yesterday:\(id)".utf8).base64EncodedString()
-        for cursor in ["abc", "%21%21", forged, "MTIzNDU2Nzg5"] {
+        // 22 base64url characters whose last one carries bits a 16-byte id leaves empty, or any other shape.
+        for cursor in ["abc", "%21%21", "AAAAAAAAAAAAAAAAAAAAAB", "AAAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAA+AAAAAAAAAAA"] {
             let response = try harness.eventsResponse(partner, id, query: "cursor=\(cursor)")
             #expect(response.status == 400, "\(cursor): \(response.text)")
             #expect(Self.error(response)?["field"]?.stringValue == "cursor")
         }
         #expect(try harness.eventsResponse(partner, id, query: "limit=1").status == 200)
+        // Any cursor of the documented shape is a position: the events before it (here the first id there is).
+        let earliest = try harness.events(partner, id, query: "cursor=AAAAAAAAAAAAAAAAAAAAAA")
+        #expect(earliest.events.isEmpty && earliest.next == nil)
+        let latest = try harness.events(partner, id, query: "cursor=_____________________w")
+        #expect(latest.events.map { $0["kind"]?.stringValue } == ["start"])
     }
 
     /// [total, apns, fcm, sent, failed, superseded, pending] of an event.
