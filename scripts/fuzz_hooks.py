@@ -14,9 +14,9 @@ Live Activities need state the generator cannot invent (docs/api.md, "Live Activ
   instead of an always-404 lookup. Negative starts keep what was generated.
 - An update, end, read (of the activity or of its events) or host token report needs an activity
   that exists now. A random UUID only ever reads 404, so, outside the stateful phase (whose links
-  already carry the id a start answered), a case whose activityId is a well-formed UUID gets the id of an activity started
-  just before it, for one of HERALD_FUZZ_POOL (users that are never start recipients, so no
-  other case replaces the activity first). Its template is the one whose keys the case's state
+  already carry the id a start answered), a case whose activityId is a well-formed UUID gets the id
+  of an activity started just before it, for one of HERALD_FUZZ_POOL (users that are never start
+  recipients, so no other case replaces the activity first). Its template is the one whose keys the case's state
   patch names, when they all belong to one (a patch that mixes templates is a documented 422
   invalid_state for any activity); otherwise the three templates take turns. Every eighth such case keeps its random id, so the 404
   path stays exercised. A token report also gets the device the activity runs on ("iphone", or

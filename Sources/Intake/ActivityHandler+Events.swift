@@ -40,7 +40,8 @@ extension ActivityHandler {
     /// after. Any 22 such characters decode to an id (the last one carries 2 bits: `A`, `Q`, `g` or `w`), so
     /// a cursor of the documented shape is a position, never an error; anything else is refused.
     static func eventsCursor(_ text: String) throws -> ActivityEventCursor {
-        guard text.utf8.count == 22, let bytes = Base64URL.decode(text), bytes.count == 16, Base64URL.encode(bytes) == text
+        guard text.utf8.count == 22, let bytes = Base64URL.decode(text), bytes.count == 16,
+              Base64URL.encode(bytes) == text
         else { throw HeraldError.invalidField("cursor", "cursor must be a nextCursor of this list.") }
         let id = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
                              bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))

@@ -101,7 +101,8 @@ struct ActivityHandler: Sendable {
                 endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement)
             // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
             let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
-            write.inputs = ActivityEventInputs(alertTitle: start.alert?.title, ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
+            write.inputs = ActivityEventInputs(alertTitle: start.alert?.title,
+                                               ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
             return try finish(store.start(write), key: key, bodyHash: bodyHash, partner: partner) {
                 Reply.json(201, Array(response.utf8))
             }

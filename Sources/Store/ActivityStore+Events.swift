@@ -69,7 +69,8 @@ extension ActivityStore {
         let since = Date(timeIntervalSince1970: Double(UUIDv7.millisecond(of: activityID) ?? 0) / 1000)
         return try pool.withConnection { connection in
             let rows = if let cursor {
-                try connection.query(Self.eventsAfterSQL, [activityID, partnerID, since, limit, cursor.createdAt, cursor.id])
+                try connection.query(Self.eventsAfterSQL,
+                                     [activityID, partnerID, since, limit, cursor.createdAt, cursor.id])
             } else {
                 try connection.query(Self.eventsSQL, [activityID, partnerID, since, limit])
             }

@@ -71,8 +71,8 @@ struct ActivityEventQueryPlanTests {
         let after = try plan(ActivityStore.eventsAfterSQL, [activity, partner, since, 21, Date(), UUID()])
         #expect(after.contains("live_activity_events_\(month)_activity_id_created_at_id_idx"), "\(after)")
         // The cursor bounds the index range, it does not filter what the scan read.
-        #expect(after.split(separator: "\n").contains { $0.contains("Index Cond") && $0.contains("ROW(created_at, id) <") },
-                "\(after)")
+        let bounds = after.split(separator: "\n").filter { $0.contains("Index Cond") }
+        #expect(bounds.contains { $0.contains("ROW(created_at, id) <") }, "\(after)")
         #expect(!after.contains("Seq Scan on live_activity_events_\(month)"), "\(after)")
     }
 

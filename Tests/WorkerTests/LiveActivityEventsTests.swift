@@ -16,7 +16,8 @@ struct LiveActivityEventsTests {
         let user = try harness.user(sessionWith: [partner.miniApp])
         try harness.workers.startWorker()
         let id = try harness.activityID(harness.start(partner, user, ttlSeconds: 1_800,
-                                                      alert: #"{"title":"Deposit started"}"#, idempotencyKey: "start-1"))
+                                                      alert: #"{"title":"Deposit started"}"#,
+                                                      idempotencyKey: "start-1"))
         try await harness.workers.waitUntil("the start on both phones") { try harness.outstanding(id) == 0 }
 
         // No update token from the iPhone yet: the update goes to the Pixel and is held for the iPhone.
@@ -39,8 +40,8 @@ struct LiveActivityEventsTests {
             try harness.outstanding(id) == 0 && harness.apnsPushes(to: token).count == 1
         }
         let dismissAt = ISO8601.format(Date().addingTimeInterval(600))
-        try harness.expect(harness.end(partner, id, #"{"alert":{"title":"Deposit complete"},"dismissAt":"\#(dismissAt)"}"#),
-                           [200])
+        let endBody = #"{"alert":{"title":"Deposit complete"},"dismissAt":"\#(dismissAt)"}"#
+        try harness.expect(harness.end(partner, id, endBody), [200])
         try await harness.workers.waitUntil("the end on both phones") {
             try harness.outstanding(id) == 0 && harness.apnsPushes(to: token).count == 2
         }
@@ -155,7 +156,8 @@ struct LiveActivityEventsTests {
         for response in [try harness.eventsResponse(other, id),
                          try harness.eventsResponse(partner, UUIDv7.make(at: Date()).uuidString.lowercased()),
                          try harness.eventsResponse(partner, UUID().uuidString.lowercased())] {
-            #expect(response.status == 404 && Self.error(response)?["code"]?.stringValue == "not_found", "\(response.text)")
+            #expect(response.status == 404, "\(response.text)")
+            #expect(Self.error(response)?["code"]?.stringValue == "not_found")
         }
         for limit in ["0", "101", "-1", "ten", "", "1.5", "0020x"] {
             let response = try harness.eventsResponse(partner, id, query: "limit=\(limit)")
@@ -180,8 +182,9 @@ struct LiveActivityEventsTests {
     /// [total, apns, fcm, sent, failed, superseded, pending] of an event.
     static func counts(_ event: JSONValue) -> [Int] {
         let devices = event["devices"]
-        return [devices?["total"], devices?["apns"], devices?["fcm"], event["sent"], event["failed"], event["superseded"],
-                event["pending"]].map { Int($0?.numberValue ?? -1) }
+        let values = [devices?["total"], devices?["apns"], devices?["fcm"], event["sent"], event["failed"],
+                      event["superseded"], event["pending"]]
+        return values.map { Int($0?.numberValue ?? -1) }
     }
 
     static func error(_ response: TestHTTPClient.Response) -> JSONValue? {
@@ -190,7 +193,8 @@ struct LiveActivityEventsTests {
 }
 
 extension LiveActivityHarness {
-    func eventsResponse(_ partner: Partner, _ activityID: String, query: String = "") throws -> TestHTTPClient.Response {
+    func eventsResponse(_ partner: Partner, _ activityID: String, query: String = "") throws
+        -> TestHTTPClient.Response {
         try request("GET", "/api/partners/live-activities/\(activityID)/events" + (query.isEmpty ? "" : "?\(query)"),
                     token: partner.apiKey)
     }
