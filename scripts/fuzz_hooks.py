@@ -12,11 +12,11 @@ Live Activities need state the generator cannot invent (docs/api.md, "Live Activ
   that can show an activity. scripts/fuzz registers one (HERALD_FUZZ_RECIPIENT); a positive
   start gets it as its recipient, so the rest of the body is judged by the server's answer
   instead of an always-404 lookup. Negative starts keep what was generated.
-- An update, end, read or host token report needs an activity that exists now. A random UUID
-  only ever reads 404, so, outside the stateful phase (whose links already carry the id a start
-  answered), a case whose activityId is a well-formed UUID gets the id of an activity started
-  just before it, for one of HERALD_FUZZ_POOL (users that are never start recipients, so no
-  other case replaces the activity first). Its template is the one whose keys the case's state
+- An update, end, read (of the activity or of its events) or host token report needs an activity
+  that exists now. A random UUID only ever reads 404, so, outside the stateful phase (whose links
+  already carry the id a start answered), a case whose activityId is a well-formed UUID gets the id
+  of an activity started just before it, for one of HERALD_FUZZ_POOL (users that are never start
+  recipients, so no other case replaces the activity first). Its template is the one whose keys the case's state
   patch names, when they all belong to one (a patch that mixes templates is a documented 422
   invalid_state for any activity); otherwise the three templates take turns. Every eighth such case keeps its random id, so the 404
   path stays exercised. A token report also gets the device the activity runs on ("iphone", or
@@ -54,6 +54,7 @@ PUSH_PATH = "/api/partners/notifications/push"
 ACTIVITIES = "/api/partners/live-activities"
 ACTIVITY = ACTIVITIES + "/{activityId}"
 ACTIVITY_UPDATE = ACTIVITY + "/update"
+ACTIVITY_EVENTS = ACTIVITY + "/events"
 ACTIVITY_TOKEN = "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}"
 PARTNER_ADMIN = "/api/admin/mini-app-partners/{id}"
 REMINDERS = "/api/internal/users/{userId}/reminders"
@@ -228,7 +229,7 @@ def before_call(context, case, kwargs):
         case.body["recipient"] = {"email": os.environ["HERALD_FUZZ_RECIPIENT"]}
         return
 
-    if path not in (ACTIVITY, ACTIVITY_UPDATE, ACTIVITY_TOKEN) or _phase(case) == "stateful":
+    if path not in (ACTIVITY, ACTIVITY_UPDATE, ACTIVITY_EVENTS, ACTIVITY_TOKEN) or _phase(case) == "stateful":
         return
     parameters = case.path_parameters if case.path_parameters is not None else {}
     if not _is_uuid(parameters.get("activityId")):

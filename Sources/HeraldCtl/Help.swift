@@ -41,9 +41,9 @@ enum Help {
         "partitions": """
             usage: heraldctl partitions [--months-ahead N] [--retention-days N] [--list] [--json]
 
-            Creates the monthly partitions of push_requests and delivery_history for the current month and
-            N more (default 3, at most 36); with --retention-days (at least 31) detaches and drops the ones
-            wholly older than that. Run it daily (deploy/ has a CronJob); the intake's janitor does the same.
+            Creates the monthly partitions of push_requests, delivery_history and live_activity_events for
+            the current month and N more (default 3, at most 36); with --retention-days (at least 31)
+            detaches and drops the ones wholly older than that. Run it daily (deploy/ has a CronJob); the intake's janitor does the same.
             --list prints every partition and its bounds.
             """,
         "partners": """

@@ -37,8 +37,10 @@ struct ActivityHandler: Sendable {
         let bodyHash = key.map { _ in Self.hash(request) }
         let now = clock()
         let start: LiveActivityStart
+        let body: JSONValue
         do {
-            start = try LiveActivityValidator.validateStart(try request.jsonBody(), rules: rules)
+            body = try request.jsonBody()
+            start = try LiveActivityValidator.validateStart(body, rules: rules)
         } catch {
             if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
                 return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
@@ -93,7 +95,7 @@ struct ActivityHandler: Sendable {
                 ("activityId", .string(Self.text(activityID))), ("status", .string(ActivityStatus.active.rawValue)),
                 ("expiresAt", .string(ISO8601.format(expiresAt))),
             ]))
-            let write = ActivityStartWrite(
+            var write = ActivityStartWrite(
                 partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
                 activityID: activityID, now: createdAt, miniAppID: partner.miniAppID, userID: audience.userID,
                 template: start.template.rawValue, attributesJSON: JSONWriter.string(start.attributes.json),
@@ -101,6 +103,10 @@ struct ActivityHandler: Sendable {
                 expiresAt: expiresAt, timestamp: timestamp, start: startPayloads, end: endPayloads,
                 endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement,
                 relevanceScore: start.relevanceScore, budgets: budgets)
+            // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
+            let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
+            write.inputs = ActivityEventInputs(alertTitle: start.alert?.title,
+                                               ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
             let outcome = try store.start(write)
             if let refusal = outcome.refusal {
                 metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: refusal)
@@ -227,12 +233,14 @@ struct ActivityHandler: Sendable {
             silent = (Self.payloads(LiveActivityPayload.render(content(.update, timestamp, nil, nil), signer: signer)),
                       JSONWriter.string(Self.withAlert(body, "dropped_budget")))
         }
-        let write = ActivityUpdateWrite(
+        var write = ActivityUpdateWrite(
             partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
             expiresAt: expiresAt, timestamp: timestamp, update: Self.payloads(update), restart: restart,
             apnsPriority: update.apnsPriority, end: end, endTimestamp: endTimestamp, relevanceScore: relevanceScore,
             alertedLimit: budgets.alertedUpdatesPerHour, silent: silent)
+        write.inputs = ActivityEventInputs(patchJSON: change.statePatch.map(JSONWriter.string),
+                                           alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds)
         return PreparedChange(run: { try store.update(write) }, response: response, silentResponse: silent?.response)
     }
 
@@ -250,10 +258,11 @@ struct ActivityHandler: Sendable {
         try LiveActivityPayload.checkSize(rendered, event: .end)
         let response = JSONWriter.string(Self.activityJSON(
             activity, status: .ended, state: state.json, updatedAt: now, expiresAt: activity.expiresAt, endedAt: now))
-        let write = ActivityEndWrite(
+        var write = ActivityEndWrite(
             partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
             dismissAt: dismissAt, timestamp: timestamp, end: Self.payloads(rendered), apnsPriority: rendered.apnsPriority)
+        write.inputs = ActivityEventInputs(alertTitle: change.alert?.title, dismissAt: change.dismissAt)
         return PreparedChange(run: { try store.end(write) }, response: response)
     }
 

@@ -206,13 +206,14 @@ public final class IntakeServer: Sendable {
             let partner = try authenticator.requirePartner(request.http)
             partnerID = partner.id.uuidString.lowercased()
             return try pushHandler.status(request, partner: partner)
-        case .startActivity, .updateActivity, .endActivity, .getActivity:
+        case .startActivity, .updateActivity, .endActivity, .getActivity, .listActivityEvents:
             let partner = try authenticator.requirePartner(request.http)
             partnerID = partner.id.uuidString.lowercased()
             switch route.endpoint {
             case .startActivity: return try activityHandler.start(request, partner: partner)
             case .updateActivity: return try activityHandler.update(request, partner: partner)
             case .endActivity: return try activityHandler.end(request, partner: partner)
+            case .listActivityEvents: return try activityHandler.events(request, partner: partner)
             default: return try activityHandler.get(request, partner: partner)
             }
         case .putActivityToken: return try activityHandler.putToken(request)

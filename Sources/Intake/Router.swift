@@ -9,6 +9,7 @@ public enum RouteAuth: Sendable { case none, partner, admin, host }
 public enum Endpoint: Sendable {
     case push, pushStatus
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken, putActivityDeviceState
+    case listActivityEvents
     case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, putPartnerIcon
     case rotateWebhookSecret
     case icon
@@ -70,6 +71,8 @@ public enum IntakeRoutes {
     public static let patchActivity = Route(.updateActivity, "PATCH", "/api/partners/live-activities/{activityId}", .partner)
     public static let endActivity = Route(.endActivity, "DELETE", "/api/partners/live-activities/{activityId}", .partner)
     public static let getActivity = Route(.getActivity, "GET", "/api/partners/live-activities/{activityId}", .partner)
+    public static let listActivityEvents = Route(
+        .listActivityEvents, "GET", "/api/partners/live-activities/{activityId}/events", .partner)
 
     public static let createPartner = Route(.createPartner, "POST", "/api/admin/mini-app-partners", .admin)
     public static let listPartners = Route(.listPartners, "GET", "/api/admin/mini-app-partners", .admin)
@@ -105,7 +108,8 @@ public enum IntakeRoutes {
     public static let metrics = Route(.metrics, "GET", "/metrics", .none)
 
     public static let all: [Route] = [
-        push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
+        push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, listActivityEvents,
+        createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
         putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         putActivityDeviceState,

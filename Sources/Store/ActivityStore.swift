@@ -143,6 +143,8 @@ public struct ActivityStartWrite: Sendable {
     public var relevanceScore: Int
     /// The budgets the start is checked against, under the user's lock.
     public var budgets: LiveActivityBudgets
+    /// What the audit row records of the partner's request (ActivityStore+Events.swift).
+    public var inputs = ActivityEventInputs()
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
                 template: String, attributesJSON: String, stateJSON: String, startAlertJSON: String,
@@ -213,6 +215,8 @@ public struct ActivityUpdateWrite: Sendable {
     /// With an alert: the same update without it (priority 5) and its answer, sent instead once the
     /// activity's alerted budget is spent.
     public var silent: (payloads: ActivityPayloads, response: String)?
+    /// What the audit row records of the partner's request (ActivityStore+Events.swift).
+    public var inputs = ActivityEventInputs()
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
                 expiresAt: Date, timestamp: Int, update: ActivityPayloads, restart: ActivityPayloads,
@@ -249,6 +253,8 @@ public struct ActivityEndWrite: Sendable {
     public var timestamp: Int
     public var end: ActivityPayloads
     public var apnsPriority: Int
+    /// What the audit row records of the partner's request (ActivityStore+Events.swift).
+    public var inputs = ActivityEventInputs()
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
                 dismissAt: Date, timestamp: Int, end: ActivityPayloads, apnsPriority: Int) {
@@ -348,7 +354,7 @@ public struct ActivityStore: Sendable {
                 write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment),
                 write.start.apns, write.start.fcm, r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
                 write.relevanceScore, b.maxActivePerUser, b.startsPerUserHour, b.startsPerUserAppHour,
-                b.alertedUpdatesPerHour,
+                b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds,
             ]).first!
         }
         let text = try row.string(0)
@@ -372,7 +378,7 @@ public struct ActivityStore: Sendable {
             write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
             write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm, write.endTimestamp,
             write.relevanceScore, write.alertedLimit, write.silent?.payloads.apns, write.silent?.payloads.fcm,
-            write.silent?.response,
+            write.silent?.response, write.inputs.patchJSON, write.inputs.alertTitle, write.inputs.ttlSeconds,
         ])
     }
 
@@ -380,7 +386,7 @@ public struct ActivityStore: Sendable {
         try result(Self.endSQL, [
             write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
             write.now, write.stateJSON, write.dismissAt, write.timestamp, write.end.apns, write.end.fcm,
-            write.apnsPriority,
+            write.apnsPriority, write.inputs.alertTitle, write.inputs.dismissAt,
         ])
     }
 
@@ -514,16 +520,17 @@ extension ActivityStore {
     public static let startSQL = """
         SELECT * FROM herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb,
                                             $13, $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22,
-                                            $23, $24, $25, $26, $27::smallint, $28, $29, $30, $31)
+                                            $23, $24, $25, $26, $27::smallint, $28, $29, $30, $31, $32, $33)
         """
 
     public static let updateSQL = """
         SELECT herald_activity_update($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14,
-                                      $15::smallint, $16, $17, $18, $19::smallint, $20, $21, $22, $23)
+                                      $15::smallint, $16, $17, $18, $19::smallint, $20, $21, $22, $23, $24::jsonb, $25,
+                                      $26)
         """
 
     public static let endSQL = """
-        SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::smallint)
+        SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::smallint, $14, $15)
         """
 
     public static let tokenSQL = "SELECT herald_activity_token($1, $2, $3)"

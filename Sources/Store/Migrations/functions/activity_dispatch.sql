@@ -1,27 +1,37 @@
 -- Queues an activity event's deliveries (start, update or end) to its devices' tokens, with
 -- time-ordered ids, and records each device's held event where no update token is known yet.
+--
+-- `p_events` names the audit event (sql/033_live_activity_events.sql) of each activity in `p_ids`: the rows
+-- it queues or rewrites, and the event an iPhone holds, carry it. A pending row or a held event of an older
+-- event that this one takes over counts `superseded` for that older event, as does a start made moot by an
+-- end. Returns, per activity in `p_ids`, the devices the event was queued or held for, by service (the
+-- audit row's counts); a device whose pending start an end made moot gets nothing and is not counted.
 CREATE OR REPLACE FUNCTION herald_activity_dispatch(p_ids uuid[], p_event text, p_apns text[], p_apns_start text[],
                                          p_fcm text[], p_fcm_start text[], p_priorities smallint[],
                                          p_expires timestamptz[], p_device text DEFAULT NULL,
-                                         p_lane smallint DEFAULT 0)
-RETURNS integer
+                                         p_lane smallint DEFAULT 0, p_events uuid[] DEFAULT NULL)
+RETURNS TABLE (o_activity uuid, o_apns integer, o_fcm integer)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET jit = off
 SET enable_seqscan = off
 AS $$
 DECLARE
-    v_written integer;
+    v_superseded uuid[];
+    v_activities uuid[];
+    v_apns       integer[];
+    v_fcm        integer[];
 BEGIN
     WITH x AS (
-        SELECT * FROM unnest(p_ids, p_apns, coalesce(p_apns_start, array_fill(NULL::text, ARRAY[cardinality(p_ids)])),
+        SELECT * FROM unnest(p_ids, coalesce(p_events, array_fill(NULL::uuid, ARRAY[cardinality(p_ids)])), p_apns,
+                             coalesce(p_apns_start, array_fill(NULL::text, ARRAY[cardinality(p_ids)])),
                              p_fcm, coalesce(p_fcm_start, array_fill(NULL::text, ARRAY[cardinality(p_ids)])),
                              p_priorities, p_expires)
-               AS x (id, apns, apns_start, fcm, fcm_start, priority, expires)
+               AS x (id, event_id, apns, apns_start, fcm, fcm_start, priority, expires)
     ), t AS (
-        SELECT t.activity_id, t.device_id, t.service,
+        SELECT t.activity_id, t.device_id, t.service, t.held_event, t.held_event_id,
                (t.update_token IS NOT NULL AND t.update_token_invalidated_at IS NULL) AS has_token,
-               x.apns, x.apns_start, x.fcm, x.fcm_start, x.priority, x.expires
+               x.event_id, x.apns, x.apns_start, x.fcm, x.fcm_start, x.priority, x.expires
           FROM x JOIN live_activity_targets t ON t.activity_id = x.id
          WHERE (p_device IS NULL OR t.device_id = p_device)
            -- A device where the user dismissed or ended the activity, or where the start created nothing,
@@ -29,7 +39,7 @@ BEGIN
            AND (t.device_state IS NULL OR t.device_state IN ('active', 'stale'))
     ), pend AS (
         -- Waits for a claim in progress; a row it leased is no longer pending here.
-        SELECT d.id, d.activity_id, d.device_id, d.activity_event
+        SELECT d.id, d.activity_id, d.device_id, d.activity_event, d.activity_event_id
           FROM deliveries d JOIN t ON d.activity_id = t.activity_id AND d.device_id = t.device_id
          WHERE d.state = 'pending'
            FOR UPDATE OF d
@@ -45,38 +55,67 @@ BEGIN
           FROM moot
     ), restarted AS (
         UPDATE deliveries d
-           SET payload = CASE d.service WHEN 'apns' THEN t.apns_start ELSE t.fcm_start END, expires_at = t.expires
+           SET payload = CASE d.service WHEN 'apns' THEN t.apns_start ELSE t.fcm_start END, expires_at = t.expires,
+               activity_event_id = t.event_id
           FROM pend p JOIN t ON t.activity_id = p.activity_id AND t.device_id = p.device_id
          WHERE p_event = 'update' AND p.activity_event = 'start' AND d.id = p.id
-        RETURNING d.id
+        RETURNING d.activity_id, d.service,
+                  CASE WHEN p.activity_event_id IS DISTINCT FROM t.event_id THEN p.activity_event_id END AS superseded
     ), rewritten AS (
         UPDATE deliveries d
            SET payload = CASE d.service WHEN 'apns' THEN t.apns ELSE t.fcm END, activity_event = p_event,
-               priority = CASE d.service WHEN 'apns' THEN t.priority END, expires_at = t.expires
+               priority = CASE d.service WHEN 'apns' THEN t.priority END, expires_at = t.expires,
+               activity_event_id = t.event_id
           FROM pend p JOIN t ON t.activity_id = p.activity_id AND t.device_id = p.device_id
          WHERE p.activity_event <> 'start' AND d.id = p.id AND (t.service = 'fcm' OR t.has_token)
-        RETURNING d.id
+        RETURNING d.activity_id, d.service,
+                  CASE WHEN p.activity_event_id IS DISTINCT FROM t.event_id THEN p.activity_event_id END AS superseded
     ), fresh AS (
         INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
-                                environment, payload, available_at, expires_at, activity_id, activity_event, priority)
+                                environment, payload, available_at, expires_at, activity_id, activity_event, priority,
+                                activity_event_id)
         SELECT herald_uuid_v7(), a.id, a.created_at, a.partner_id, p_lane, t.service, a.user_id, t.device_id,
                v.environment, CASE t.service WHEN 'apns' THEN t.apns ELSE t.fcm END, now(), t.expires, a.id,
-               p_event, CASE t.service WHEN 'apns' THEN t.priority END
+               p_event, CASE t.service WHEN 'apns' THEN t.priority END, t.event_id
           FROM t JOIN live_activities a ON a.id = t.activity_id
           JOIN devices v ON v.user_id = a.user_id AND v.device_id = t.device_id
          WHERE (t.service = 'fcm' OR t.has_token)
            AND NOT EXISTS (SELECT 1 FROM pend p WHERE p.activity_id = t.activity_id AND p.device_id = t.device_id)
-        RETURNING 1
+        RETURNING activity_id, service
     ), held AS (
+        -- An end outranks an update: an update never takes the place of a held end.
         UPDATE live_activity_targets lt
-           SET held_event = CASE WHEN p_event = 'end' OR lt.held_event = 'end' THEN 'end' ELSE 'update' END
+           SET held_event = CASE WHEN p_event = 'end' OR lt.held_event = 'end' THEN 'end' ELSE 'update' END,
+               held_event_id = CASE WHEN p_event = 'end' OR lt.held_event IS DISTINCT FROM 'end' THEN t.event_id
+                                    ELSE lt.held_event_id END
           FROM t
          WHERE lt.activity_id = t.activity_id AND lt.device_id = t.device_id AND t.service = 'apns' AND NOT t.has_token
            AND NOT EXISTS (SELECT 1 FROM pend p WHERE p.activity_id = t.activity_id AND p.device_id = t.device_id
                                                   AND p.activity_event = 'start')
+        RETURNING lt.activity_id, lt.service,
+                  CASE WHEN (p_event = 'end' OR t.held_event IS DISTINCT FROM 'end')
+                            AND t.held_event_id IS DISTINCT FROM t.event_id THEN t.held_event_id END AS superseded
+    ), queued AS (
+        SELECT activity_id, service, superseded FROM restarted
+        UNION ALL SELECT activity_id, service, superseded FROM rewritten
+        UNION ALL SELECT activity_id, service, NULL FROM fresh
+        UNION ALL SELECT activity_id, service, superseded FROM held
     )
-    SELECT (SELECT count(*) FROM restarted) + (SELECT count(*) FROM rewritten) + (SELECT count(*) FROM fresh)
-      INTO v_written;
-    RETURN v_written;
+    SELECT (SELECT coalesce(array_agg(s.event_id), '{}')
+              FROM (SELECT m.activity_event_id FROM moot m UNION ALL SELECT q.superseded FROM queued q) s (event_id)
+             WHERE s.event_id IS NOT NULL),
+           coalesce(array_agg(c.activity_id), '{}'), coalesce(array_agg(c.apns), '{}'), coalesce(array_agg(c.fcm), '{}')
+      INTO v_superseded, v_activities, v_apns, v_fcm
+      FROM (SELECT q.activity_id, (count(*) FILTER (WHERE q.service = 'apns'))::integer AS apns,
+                   (count(*) FILTER (WHERE q.service = 'fcm'))::integer AS fcm
+              FROM queued q GROUP BY q.activity_id) c;
+    IF cardinality(v_superseded) > 0 THEN
+        PERFORM herald_activity_event_counts(v_superseded, NULL, NULL,
+                                             array_fill(1, ARRAY[cardinality(v_superseded)]));
+    END IF;
+    RETURN QUERY
+    SELECT i.id, coalesce(c.apns, 0), coalesce(c.fcm, 0)
+      FROM unnest(p_ids) AS i (id)
+      LEFT JOIN unnest(v_activities, v_apns, v_fcm) AS c (id, apns, fcm) ON c.id = i.id;
 END
 $$;

@@ -25,22 +25,25 @@ BEGIN
         RETURN 'unchanged';
     END IF;
     UPDATE live_activity_targets
-       SET update_token = p_token, update_token_invalidated_at = NULL, held_event = NULL,
+       SET update_token = p_token, update_token_invalidated_at = NULL, held_event = NULL, held_event_id = NULL,
            -- A token proves the activity exists after all: an unconfirmed device is back.
            device_state = CASE WHEN device_state = 'unconfirmed' THEN NULL ELSE device_state END
      WHERE activity_id = p_id AND device_id = p_device;
     IF v_target.held_event IS NULL THEN
         RETURN 'stored';
     END IF;
+    -- The released row delivers the held event (its audit row counted this device when it was held).
     IF v_target.held_event = 'end' THEN
         PERFORM herald_activity_dispatch(ARRAY[p_id], 'end', ARRAY[v_activity.apns_end_payload], NULL,
                                          ARRAY[v_activity.fcm_end_payload], NULL, ARRAY[v_activity.apns_end_priority],
-                                         ARRAY[v_activity.created_at + interval '12 hours'], p_device);
+                                         ARRAY[v_activity.created_at + interval '12 hours'], p_device,
+                                         p_events => ARRAY[v_target.held_event_id]);
     ELSE
         PERFORM herald_activity_dispatch(ARRAY[p_id], 'update', ARRAY[v_activity.apns_update_payload], NULL,
                                          ARRAY[NULL::text], NULL,
                                          ARRAY[coalesce(v_activity.apns_update_priority, 5::smallint)],
-                                         ARRAY[v_activity.expires_at], p_device);
+                                         ARRAY[v_activity.expires_at], p_device,
+                                         p_events => ARRAY[v_target.held_event_id]);
     END IF;
     RETURN 'sent';
 END

@@ -4,12 +4,14 @@
 -- An update with an alert (`p_priority` 10) spends the activity's alerted budget (`p_alerted_limit` an
 -- hour, herald_activity_alert_spend). Once it is spent the update still goes out, as the silent variant
 -- the intake rendered beside it (`p_apns_silent`, `p_fcm_silent`, priority 5), answered with
--- `p_response_silent` (`"alert":"dropped_budget"`), and the result is 'updated_silent'.
+-- `p_response_silent` (`"alert":"dropped_budget"`), and the result is 'updated_silent'. With its audit row
+-- (sql/033_live_activity_events.sql): the partner's patch, alert title and ttlSeconds as given.
 CREATE OR REPLACE FUNCTION herald_activity_update(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_version integer,
     p_now timestamptz, p_state jsonb, p_expires timestamptz, p_timestamp bigint, p_apns text, p_apns_start text,
     p_fcm text, p_fcm_start text, p_priority smallint, p_apns_end text, p_fcm_end text, p_end_timestamp bigint,
-    p_relevance smallint, p_alerted_limit integer, p_apns_silent text, p_fcm_silent text, p_response_silent text)
+    p_relevance smallint, p_alerted_limit integer, p_apns_silent text, p_fcm_silent text, p_response_silent text,
+    p_patch jsonb DEFAULT NULL, p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
@@ -24,6 +26,7 @@ DECLARE
     v_apns     text := p_apns;
     v_fcm      text := p_fcm;
     v_priority smallint := p_priority;
+    v_event    uuid;
 BEGIN
     v_refusal := herald_activity_begin_change(p_partner, p_id, p_version, p_key, p_body_hash, p_response, p_now);
     IF v_refusal IS NOT NULL THEN
@@ -52,8 +55,14 @@ BEGIN
            apns_end_payload = p_apns_end, fcm_end_payload = p_fcm_end, end_timestamp = p_end_timestamp,
            relevance_score = p_relevance, alerted_at = v_alerted
      WHERE id = p_id;
-    PERFORM herald_activity_dispatch(ARRAY[p_id], 'update', ARRAY[v_apns], ARRAY[p_apns_start], ARRAY[v_fcm],
-                                     ARRAY[p_fcm_start], ARRAY[v_priority], ARRAY[p_expires]);
+    v_event := herald_uuid_v7();
+    INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, alert_title, ttl_seconds,
+                                      idempotency_key, devices_apns, devices_fcm)
+    SELECT v_event, herald_uuid_v7_time(v_event), p_id, p_partner, 'update', p_patch, p_alert_title, p_ttl_seconds,
+           p_key, d.o_apns, d.o_fcm
+      FROM herald_activity_dispatch(ARRAY[p_id], 'update', ARRAY[v_apns], ARRAY[p_apns_start], ARRAY[v_fcm],
+                                    ARRAY[p_fcm_start], ARRAY[v_priority], ARRAY[p_expires],
+                                    p_events => ARRAY[v_event]) d;
     RETURN CASE WHEN v_silent THEN 'updated_silent' ELSE 'updated' END;
 END
 $$;

@@ -2,7 +2,8 @@
 -- still leased by p_worker change (one rescued meanwhile belongs to its new sender); finished rows move
 -- to history and their requests' counts are updated once per request; a retry goes back to the outbox
 -- at its time; a dead token's row records its reason and the verdict's time (in p_retry_at, otherwise
--- empty for a finished row), and spares a device registered after that time.
+-- empty for a finished row), and spares a device registered after that time. A Live Activity row's outcome
+-- is added to its audit event (sql/033_live_activity_events.sql): an event is an activity's request.
 CREATE OR REPLACE FUNCTION herald_complete_deliveries(p_worker text, p_ids uuid[], p_outcomes text[], p_errors text[],
                                            p_retry_at text[], p_tokens text[], p_groups uuid[] DEFAULT NULL,
                                            p_members integer[] DEFAULT NULL)
@@ -28,6 +29,12 @@ DECLARE
     v_c_created  timestamptz[] := '{}';
     v_c_sent     bigint[] := '{}';
     v_c_failed   bigint[] := '{}';
+    -- Per Live Activity event: what this batch adds to its sent, failed and superseded counts. Pushes
+    -- (activity_event_id NULL) add nothing here; an activity's rows add one primary-key probe per event.
+    v_e_events     uuid[] := '{}';
+    v_e_sent       integer[];
+    v_e_failed     integer[];
+    v_e_superseded integer[];
     -- Nearly every batch of a drain is all 'sent': then no row needs an error, a token or a retry
     -- time, and the id -> outcome map (a uuid-to-text conversion and a jsonb lookup per field and
     -- row, ~7% of the completion's CPU) is not built.
@@ -215,7 +222,7 @@ BEGIN
             DELETE FROM deliveries d
              WHERE d.id = ANY (v_final) AND d.leased_by = p_worker
             RETURNING d.id, d.request_id, d.request_created_at, d.partner_id, d.lane, d.service, d.user_id,
-                      d.device_id, d.attempts, d.created_at, d.activity_id, d.activity_event,
+                      d.device_id, d.attempts, d.created_at, d.activity_id, d.activity_event, d.activity_event_id,
                       -- Only what `heraldctl replay` may send again keeps its bytes: sent rows (nearly all)
                       -- and Live Activity rows stay small.
                       CASE WHEN d.activity_id IS NULL AND NOT v_all_sent
@@ -239,6 +246,12 @@ BEGIN
                    count(*) FILTER (WHERE outcome = 'sent') AS sent,
                    count(*) FILTER (WHERE outcome <> 'sent') AS failed
               FROM finished WHERE activity_id IS NULL GROUP BY request_id, request_created_at
+        ), event_counts AS (
+            SELECT activity_event_id,
+                   (count(*) FILTER (WHERE outcome = 'sent'))::integer AS sent,
+                   (count(*) FILTER (WHERE outcome NOT IN ('sent', 'superseded')))::integer AS failed,
+                   (count(*) FILTER (WHERE outcome = 'superseded'))::integer AS superseded
+              FROM finished WHERE activity_event_id IS NOT NULL GROUP BY activity_event_id
         ), dead_tokens AS (
             -- Only the token the row went to: a push's device token, a Live Activity start's push-to-start
             -- token, an FCM token; an activity's own token is the activity's (below), never the device's.
@@ -297,9 +310,14 @@ BEGIN
             RETURNING 1
         )
         SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM next_activity_rows),
-               v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed
-          INTO v_finished, v_woken, v_c_requests, v_c_created, v_c_sent, v_c_failed
-          FROM (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
+               v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed,
+               e.events, e.sent, e.failed, e.superseded
+          INTO v_finished, v_woken, v_c_requests, v_c_created, v_c_sent, v_c_failed,
+               v_e_events, v_e_sent, v_e_failed, v_e_superseded
+          FROM (SELECT coalesce(array_agg(activity_event_id), '{}') AS events, array_agg(sent) AS sent,
+                       array_agg(failed) AS failed, array_agg(superseded) AS superseded
+                  FROM event_counts) e,
+               (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
                        coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed
                   FROM counts) c;
         IF v_woken > 0 THEN
@@ -343,6 +361,10 @@ BEGIN
            -- ctid would not do: a row another worker updated since this statement's snapshot has a
            -- version the snapshot cannot see, where the key finds the old one and follows its update.
            AND r.id = ANY (v_c_requests);
+    END IF;
+
+    IF cardinality(v_e_events) > 0 THEN
+        PERFORM herald_activity_event_counts(v_e_events, v_e_sent, v_e_failed, v_e_superseded);
     END IF;
 
     RETURN QUERY SELECT v_finished + v_member_finished, v_retried + v_member_retried;

@@ -1,6 +1,7 @@
 -- One batch of the TTL sweep: up to `p_limit` active activities past their expiry become 'expired' and
 -- their stored ends are queued (bulk lane). SKIP LOCKED: several workers sweep at once, each activity exactly once,
--- and an activity a partner is changing right now is taken by the next sweep. Returns how many expired.
+-- and an activity a partner is changing right now is taken by the next sweep. Each expiry writes its audit
+-- row (kind 'expire', the last state; sql/033_live_activity_events.sql). Returns how many expired.
 CREATE OR REPLACE FUNCTION herald_expire_activities(p_limit integer)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
@@ -13,6 +14,9 @@ DECLARE
     v_apns    text[];
     v_fcm     text[];
     v_expires timestamptz[];
+    v_partners uuid[];
+    v_states  jsonb[];
+    v_events  uuid[];
 BEGIN
     WITH due AS (
         SELECT a.id FROM live_activities a
@@ -25,18 +29,24 @@ BEGIN
            SET status = 'expired', ended_at = now(), updated_at = now(), dismiss_at = a.expires_at,
                last_timestamp = a.end_timestamp, version = a.version + 1
           FROM due WHERE a.id = due.id
-        RETURNING a.id, a.apns_end_payload, a.fcm_end_payload, a.created_at
+        RETURNING a.id, a.apns_end_payload, a.fcm_end_payload, a.created_at, a.partner_id, a.state
     )
     SELECT coalesce(array_agg(id), '{}'), array_agg(apns_end_payload), array_agg(fcm_end_payload),
-           array_agg(created_at + interval '12 hours')
-      INTO v_ids, v_apns, v_fcm, v_expires
+           array_agg(created_at + interval '12 hours'), array_agg(partner_id), array_agg(state),
+           array_agg(herald_uuid_v7())
+      INTO v_ids, v_apns, v_fcm, v_expires, v_partners, v_states, v_events
       FROM done;
     IF cardinality(v_ids) > 0 THEN
         -- In the bulk lane: ends of a large sweep go out as fast as the workers have room beside realtime
         -- traffic, never ahead of it (a sweep of 100,000 activities must not stall pushes).
-        PERFORM herald_activity_dispatch(v_ids, 'end', v_apns, NULL, v_fcm, NULL,
-                                         array_fill(5::smallint, ARRAY[cardinality(v_ids)]), v_expires, NULL,
-                                         1::smallint);
+        INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, devices_apns,
+                                          devices_fcm)
+        SELECT e.id, herald_uuid_v7_time(e.id), e.activity_id, e.partner_id, 'expire', e.state, d.o_apns, d.o_fcm
+          FROM herald_activity_dispatch(v_ids, 'end', v_apns, NULL, v_fcm, NULL,
+                                        array_fill(5::smallint, ARRAY[cardinality(v_ids)]), v_expires, NULL,
+                                        1::smallint, v_events) d
+          JOIN unnest(v_ids, v_events, v_partners, v_states) AS e (activity_id, id, partner_id, state)
+            ON e.activity_id = d.o_activity;
         PERFORM pg_notify('herald_deliveries', '');
     END IF;
     RETURN cardinality(v_ids);
