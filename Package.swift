@@ -40,7 +40,7 @@ let package = Package(
         // HTTP/1.1 server on libmicrohttpd.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // What every long-running process shares: JSON logs, signals, environment settings.
-        .target(name: "ServiceSupport", dependencies: ["HeraldCore", "Postgres"]),
+        .target(name: "ServiceSupport", dependencies: ["CSystem", "HeraldCore", "Postgres"]),
         // A partner's icon from an upload or a fetched URL, rasterised: shared by the admin API and heraldctl.
         .target(name: "PartnerIcons", dependencies: ["HTTPFetch", "Icons", "Store", "HeraldCore", "ServiceSupport"]),
         // The intake: routing, auth, handlers, metrics.

@@ -2,3 +2,4 @@
 #include <sys/eventfd.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <malloc.h>
