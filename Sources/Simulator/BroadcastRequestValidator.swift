@@ -41,25 +41,12 @@ struct BroadcastRequestValidator: Sendable {
         guard !bundle.isEmpty, !bundle.contains("/") else { return .failure(.badPath) }
         guard request.method == "POST" else { return .failure(.methodNotAllowed) }
 
-        var authorization: String?
-        var requestID: String?
-        var channelID: String?
-        var pushType: String?
-        var priority: String?
-        var expiration: String?
-        var duplicate = false
-        for header in request.headers {
-            switch header.name {
-            case "authorization": duplicate = duplicate || authorization != nil; authorization = header.value
-            case "apns-request-id": duplicate = duplicate || requestID != nil; requestID = header.value
-            case "apns-channel-id": duplicate = duplicate || channelID != nil; channelID = header.value
-            case "apns-push-type": duplicate = duplicate || pushType != nil; pushType = header.value
-            case "apns-priority": duplicate = duplicate || priority != nil; priority = header.value
-            case "apns-expiration": duplicate = duplicate || expiration != nil; expiration = header.value
-            default: break
-            }
-        }
-        if duplicate { return .failure(.duplicateHeaders) }
+        guard let headers = ChannelRequestValidator.singleHeaders(request, [
+            "authorization", "apns-request-id", "apns-channel-id", "apns-push-type", "apns-priority", "apns-expiration",
+        ]) else { return .failure(.duplicateHeaders) }
+        let authorization = headers["authorization"], requestID = headers["apns-request-id"]
+        let channelID = headers["apns-channel-id"], pushType = headers["apns-push-type"]
+        let priority = headers["apns-priority"], expiration = headers["apns-expiration"]
         if let rejection = verifier.check(authorization: authorization, connectionID: request.connectionID) {
             return .failure(rejection)
         }

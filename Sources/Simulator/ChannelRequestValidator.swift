@@ -57,19 +57,11 @@ struct ChannelRequestValidator: Sendable {
         let kind = Self.kind(of: request)
         guard kind != .channel else { return .failure(.methodNotAllowed) }
 
-        var authorization: String?
-        var requestID: String?
-        var channelID: String?
-        var duplicate = false
-        for header in request.headers {
-            switch header.name {
-            case "authorization": duplicate = duplicate || authorization != nil; authorization = header.value
-            case "apns-request-id": duplicate = duplicate || requestID != nil; requestID = header.value
-            case "apns-channel-id": duplicate = duplicate || channelID != nil; channelID = header.value
-            default: break
-            }
+        guard let headers = Self.singleHeaders(request, ["authorization", "apns-request-id", "apns-channel-id"]) else {
+            return .failure(.duplicateHeaders)
         }
-        if duplicate { return .failure(.duplicateHeaders) }
+        let (authorization, requestID, channelID) = (headers["authorization"], headers["apns-request-id"],
+                                                     headers["apns-channel-id"])
         if let rejection = verifier.check(authorization: authorization, connectionID: request.connectionID) {
             return .failure(rejection)
         }
@@ -140,5 +132,16 @@ struct ChannelRequestValidator: Sendable {
             return .failure(.missingChannelQueueSize)
         }
         return .success(Int(number))
+    }
+
+    /// The values of `names` in the request's headers, each sent at most once; nil when one came twice (APNs'
+    /// DuplicateHeaders). For the channel and broadcast endpoints; device pushes read theirs in one pass of their own
+    /// (APNsRequestValidator), which is the hot path.
+    static func singleHeaders(_ request: HTTP2ServerRequest, _ names: Set<String>) -> [String: String]? {
+        var values: [String: String] = [:]
+        for header in request.headers where names.contains(header.name) {
+            guard values.updateValue(header.value, forKey: header.name) == nil else { return nil }
+        }
+        return values
     }
 }

@@ -22,7 +22,7 @@ extension SimulatorHandler {
             finish(.answer(entry, rejection.response(requestID: requestID)), responder: responder)
         case .success:
             guard let fault = faults.take(token: channelID) else {
-                finish(.answer(entry, HTTP2Response(status: 200, headers: broadcastHeaders(requestID: requestID))),
+                finish(.answer(entry, HTTP2Response(status: 200, headers: successHeaders("apns-request-id", requestID))),
                        responder: responder)
                 return
             }
@@ -38,19 +38,11 @@ extension SimulatorHandler {
                 entry.reason = rejection.reason
                 outcome = .answer(entry, rejection.response(requestID: requestID, retryAfter: fault.retryAfter))
             } else {
-                var headers = broadcastHeaders(requestID: requestID)
+                var headers = successHeaders("apns-request-id", requestID)
                 if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
                 outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
             }
             finish(outcome, after: fault.delayMs, responder: responder)
         }
-    }
-
-    /// A broadcast 200's headers: `apns-request-id`, and in the sandbox `apns-unique-id` (both new per answer: never
-    /// indexed).
-    private func broadcastHeaders(requestID: String) -> [HTTP2Header] {
-        var headers = [HTTP2Header("apns-request-id", requestID, neverIndexed: true)]
-        if sendsUniqueID { headers.append(HTTP2Header("apns-unique-id", identifiers.uuid(), neverIndexed: true)) }
-        return headers
     }
 }

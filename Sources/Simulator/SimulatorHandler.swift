@@ -86,7 +86,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
                                     body: request.body, status: 200, reason: nil, receivedAt: now, id: apnsID)
             guard let fault = faults.take(token: accepted.token) else {
                 log.append(entry)
-                responder.respond(HTTP2Response(status: 200, headers: successHeaders(apnsID: apnsID)))
+                responder.respond(HTTP2Response(status: 200, headers: successHeaders("apns-id", apnsID)))
                 return
             }
             let outcome: Outcome
@@ -101,7 +101,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
                 outcome = .answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now),
                                                             retryAfter: fault.retryAfter))
             } else {
-                var headers = successHeaders(apnsID: apnsID)
+                var headers = successHeaders("apns-id", apnsID)
                 if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
                 outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
             }
@@ -109,10 +109,11 @@ final class SimulatorHandler: HTTP2ServerHandler {
         }
     }
 
-    /// A 200 answer's headers: `apns-id`, and in the sandbox `apns-unique-id`. Both ids are new for every answer:
-    /// never indexed (see HTTP2Header.neverIndexed).
-    private func successHeaders(apnsID: String) -> [HTTP2Header] {
-        var headers = [HTTP2Header("apns-id", apnsID, neverIndexed: true)]
+    /// A 200 answer's headers: the request's id under `idHeader` (`apns-id` for a device push, `apns-request-id`
+    /// for a broadcast), and in the sandbox `apns-unique-id`. Both ids are new for every answer: never indexed (see
+    /// HTTP2Header.neverIndexed).
+    func successHeaders(_ idHeader: String, _ id: String) -> [HTTP2Header] {
+        var headers = [HTTP2Header(idHeader, id, neverIndexed: true)]
         if sendsUniqueID { headers.append(HTTP2Header("apns-unique-id", identifiers.uuid(), neverIndexed: true)) }
         return headers
     }
