@@ -156,7 +156,7 @@ public final class APNsClient: Sendable {
         send(notification, renewed: true, completion: completion)
     }
 
-    private func transport(for environment: APNsEnvironment) throws(HTTP2Error) -> any APNsTransport {
+    func transport(for environment: APNsEnvironment) throws(HTTP2Error) -> any APNsTransport {
         try transports.withLock { (transports) throws(HTTP2Error) -> any APNsTransport in
             if let existing = transports[environment] { return existing }
             // Checked under the lock so a send racing `shutdown()` cannot leave a live transport behind.

@@ -17,12 +17,16 @@ public struct LiveActivityBudgets: Sendable, Equatable {
     /// Priority-10 pushes per activity per hour (`HERALD_LA_ALERTED_UPDATES_PER_HOUR`): an alerted update
     /// beyond goes out silent, at priority 5, answered `"alert":"dropped_budget"`. 0: every update is silent.
     public var alertedUpdatesPerHour = 10
+    /// Broadcast channels one mini-app may have opening or open (`HERALD_LA_OPEN_CHANNELS_PER_MINI_APP`); one more
+    /// is 409 `too_many_channels`. APNs holds 10,000 channels per app and environment, shared by every mini-app.
+    public var openChannelsPerMiniApp = 100
     // The hourly windows slide over the last hour, in SQL (herald_activity_start, herald_activity_alert_spend).
 
     /// What each setting may be (the configuration refuses anything else, naming the variable).
     public static let maxActiveRange = 1...100
     public static let startsRange = 1...10_000
     public static let alertedUpdatesRange = 0...10_000
+    public static let openChannelsRange = 1...10_000
 
     public init() {}
 
@@ -45,6 +49,8 @@ public enum LiveActivityBudgetReason: String, CaseIterable, Sendable {
     case startsPerUserApp = "starts_per_user_app"
     /// An alerted update sent silent, or a replaced activity's end sent at priority 5.
     case alertedUpdates = "alerted_updates"
+    /// 409 `too_many_channels`: the mini-app's broadcast channels.
+    case openChannels = "open_channels"
 
     /// The partner's error, for the refusals (nil for a downgrade, which is no error).
     public func error(retryAfter: Int?, budgets: LiveActivityBudgets) -> HeraldError? {
@@ -64,6 +70,10 @@ public enum LiveActivityBudgetReason: String, CaseIterable, Sendable {
                 status: 429, code: "live_activity_budget",
                 message: "This mini-app started \(budgets.startsPerUserAppHour) Live Activities for the user in the last hour, the most allowed.",
                 field: "recipient", retryAfter: max(1, retryAfter ?? 1))
+        case .openChannels:
+            return HeraldError(
+                status: 409, code: "too_many_channels",
+                message: "This mini-app has \(budgets.openChannelsPerMiniApp) broadcast channels open, the most allowed; end one first.")
         case .alertedUpdates:
             return nil
         }

@@ -24,6 +24,26 @@ public struct LiveActivityStart: Sendable, Equatable {
     }
 }
 
+/// A partner's broadcast channel (`POST /api/partners/live-activities/channels`) after validation.
+public struct LiveChannelOpen: Sendable, Equatable {
+    public var template: LiveActivityTemplate
+    public var attributes: LiveActivityAttributes
+    public var state: LiveActivityState
+    /// The partner's, else `LiveActivityRules.defaultTTLSeconds`.
+    public var ttlSeconds: Int
+    /// The partner's, else `LiveActivityRules.defaultRelevanceScore`.
+    public var relevanceScore: Int
+
+    public init(template: LiveActivityTemplate, attributes: LiveActivityAttributes, state: LiveActivityState,
+                ttlSeconds: Int, relevanceScore: Int) {
+        self.template = template
+        self.attributes = attributes
+        self.state = state
+        self.ttlSeconds = ttlSeconds
+        self.relevanceScore = relevanceScore
+    }
+}
+
 /// An update (`POST .../{id}/update`, `PATCH .../{id}`) or an end (`DELETE .../{id}`) after
 /// validation. The state patch is only shape-checked here: the template is the stored
 /// activity's, so `LiveActivityState.merged(with:)` validates it.
@@ -57,11 +77,32 @@ public enum LiveActivityValidator {
     ]
     static let updateFields: Set<String> = ["state", "alert", "ttlSeconds", "relevanceScore"]
     static let endFields: Set<String> = ["state", "alert", "dismissAt"]
+    static let channelOpenFields: Set<String> = ["template", "attributes", "state", "ttlSeconds", "relevanceScore"]
 
     public static func validateStart(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityStart {
         let fields = try JSONFields(json, allowed: startFields)
         let recipient = try recipient(fields)
 
+        let (template, attributes, state, ttlSeconds, relevanceScore) = try content(fields, rules: rules)
+        let alert = try alert(fields, rules: rules)
+        return LiveActivityStart(
+            recipient: recipient, template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
+            alert: alert, relevanceScore: relevanceScore)
+    }
+
+    /// A broadcast channel's opening (`POST /api/partners/live-activities/channels`): a start's content without a
+    /// recipient or an alert (opening a channel shows nothing: phones start its activity themselves).
+    public static func validateChannelOpen(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError)
+        -> LiveChannelOpen {
+        let fields = try JSONFields(json, allowed: channelOpenFields)
+        let (template, attributes, state, ttlSeconds, relevanceScore) = try content(fields, rules: rules)
+        return LiveChannelOpen(template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
+                               relevanceScore: relevanceScore)
+    }
+
+    /// What a start and a channel's opening share: the template, its attributes and state, the TTL and the score.
+    private static func content(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError)
+        -> (LiveActivityTemplate, LiveActivityAttributes, LiveActivityState, Int, Int) {
         let templateName = try fields.requiredString("template")
         guard let template = LiveActivityTemplate(rawValue: templateName) else {
             throw .ruleViolated(
@@ -69,18 +110,14 @@ public enum LiveActivityValidator {
                 "template must be one of \(LiveActivityTemplate.allCases.map(\.rawValue).joined(separator: ", ")).",
                 field: "template")
         }
-
         guard let attributesValue = fields.value("attributes") else { throw .missingField("attributes") }
         let attributes = try LiveActivityAttributes.decode(attributesValue, rules: rules)
         guard let stateValue = fields.value("state") else { throw .missingField("state") }
         let state = try LiveActivityState.decode(template: template, json: stateValue, rules: rules)
         let ttlSeconds = try fields.integer("ttlSeconds", range: rules.ttlRange) ?? rules.defaultTTLSeconds
-        let alert = try alert(fields, rules: rules)
         let relevanceScore = try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
             ?? rules.defaultRelevanceScore
-        return LiveActivityStart(
-            recipient: recipient, template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
-            alert: alert, relevanceScore: relevanceScore)
+        return (template, attributes, state, ttlSeconds, relevanceScore)
     }
 
     /// An update must change something: a state patch, an alert, a TTL or the relevance score.

@@ -16,6 +16,8 @@ import Store
 /// again and merges anew (`maxMergeAttempts`), so concurrent partial updates never lose one another.
 struct ActivityHandler: Sendable {
     let store: ActivityStore
+    /// Broadcast channels (`ActivityHandler+Channels.swift`).
+    let channels: ChannelStore
     /// Idempotency keys and rate limits, shared with pushes.
     let keys: PushStore
     let rules: LiveActivityRules
@@ -336,7 +338,7 @@ struct ActivityHandler: Sendable {
 
     /// Replays a stored answer (giving the slot back), refuses a spent rate limit, else runs `body`; any
     /// refusal after the slot was reserved gives it back: a rejected request writes nothing.
-    private func admitted(_ stored: IdempotentResponse?, _ reservation: RateReservation, partner: PartnerProfile,
+    func admitted(_ stored: IdempotentResponse?, _ reservation: RateReservation, partner: PartnerProfile,
                           bodyHash: String?, _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
         if let stored, let bodyHash {
             if reservation.admitted { refund(partner, reservation) }
@@ -358,7 +360,7 @@ struct ActivityHandler: Sendable {
     }
 
     /// The answer to a committed write, or to one another request with the same key beat.
-    private func finish(_ result: ActivityWriteResult, key: String?, bodyHash: String?, partner: PartnerProfile,
+    func finish(_ result: ActivityWriteResult, key: String?, bodyHash: String?, partner: PartnerProfile,
                         _ answer: () -> HTTPResponse) throws -> HTTPResponse {
         switch result {
         case .started, .updated, .updatedSilently, .endedNow:
@@ -382,7 +384,7 @@ struct ActivityHandler: Sendable {
     }
 
     /// Renders and size-checks one event (the 422 names the part the partner controls that overflowed).
-    private func render(_ content: LiveActivityContent) throws -> ActivityPayloads {
+    func render(_ content: LiveActivityContent) throws -> ActivityPayloads {
         let rendered = LiveActivityPayload.render(content, signer: signer)
         try LiveActivityPayload.checkSize(rendered, event: content.event)
         return Self.payloads(rendered)
@@ -454,6 +456,6 @@ struct ActivityHandler: Sendable {
 }
 
 /// A write that lost its Idempotency-Key to a concurrent request: the answer is that request's.
-private struct Replayed: Error {
+struct Replayed: Error {
     let response: HTTPResponse
 }

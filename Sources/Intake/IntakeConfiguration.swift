@@ -126,7 +126,7 @@ public struct IntakeConfiguration: Sendable {
 
 extension IntakeConfiguration {
     /// `HERALD_LA_MAX_ACTIVE_PER_USER`, `HERALD_LA_STARTS_PER_USER_HOUR`, `HERALD_LA_STARTS_PER_USER_APP_HOUR` and
-    /// `HERALD_LA_ALERTED_UPDATES_PER_HOUR` over `fallback`. A mini-app's hourly starts above the user's would
+    /// `HERALD_LA_ALERTED_UPDATES_PER_HOUR` (and `HERALD_LA_OPEN_CHANNELS_PER_MINI_APP`) over `fallback`. A mini-app's hourly starts above the user's would
     /// never be reached, so such a pair is refused rather than silently meaning less than it says.
     static func liveActivityBudgets(_ reader: EnvironmentReader, default fallback: LiveActivityBudgets)
         throws(ConfigurationError) -> LiveActivityBudgets {
@@ -141,6 +141,9 @@ extension IntakeConfiguration {
         budgets.alertedUpdatesPerHour = try reader.integer(
             "HERALD_LA_ALERTED_UPDATES_PER_HOUR", default: budgets.alertedUpdatesPerHour,
             range: LiveActivityBudgets.alertedUpdatesRange)
+        budgets.openChannelsPerMiniApp = try reader.integer(
+            "HERALD_LA_OPEN_CHANNELS_PER_MINI_APP", default: budgets.openChannelsPerMiniApp,
+            range: LiveActivityBudgets.openChannelsRange)
         guard budgets.startsPerUserAppHour <= budgets.startsPerUserHour else {
             throw ConfigurationError(
                 variable: "HERALD_LA_STARTS_PER_USER_APP_HOUR",

@@ -51,7 +51,8 @@ public final class IntakeServer: Sendable {
         pushHandler = PushHandler(store: pushStore, writer: writer, rules: configuration.rules, signer: signer,
                                   metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
         activityHandler = ActivityHandler(
-            store: ActivityStore(pool: pool), keys: pushStore, rules: configuration.liveActivityRules,
+            store: ActivityStore(pool: pool), channels: ChannelStore(pool: pool), keys: pushStore,
+            rules: configuration.liveActivityRules,
             sessionWindow: Double(configuration.sessionWindowDays) * 86_400, budgets: configuration.liveActivityBudgets,
             signer: signer, metrics: metrics,
             notifier: notifier, clock: clock)
@@ -216,6 +217,16 @@ public final class IntakeServer: Sendable {
             case .listActivityEvents: return try activityHandler.events(request, partner: partner)
             default: return try activityHandler.get(request, partner: partner)
             }
+        case .openChannel, .updateChannel, .endChannel, .getChannel:
+            let partner = try authenticator.requirePartner(request.http)
+            partnerID = partner.id.uuidString.lowercased()
+            switch route.endpoint {
+            case .openChannel: return try activityHandler.openChannel(request, partner: partner)
+            case .updateChannel: return try activityHandler.updateChannel(request, partner: partner)
+            case .endChannel: return try activityHandler.endChannel(request, partner: partner)
+            default: return try activityHandler.getChannel(request, partner: partner)
+            }
+        case .listLiveChannels: return try activityHandler.listLiveChannels(request)
         case .putActivityToken: return try activityHandler.putToken(request)
         case .putActivityDeviceState: return try activityHandler.putDeviceState(request)
         case .createPartner: return try adminHandler.create(request)

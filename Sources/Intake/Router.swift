@@ -10,6 +10,7 @@ public enum Endpoint: Sendable {
     case push, pushStatus
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken, putActivityDeviceState
     case listActivityEvents
+    case openChannel, updateChannel, endChannel, getChannel, listLiveChannels
     case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, putPartnerIcon
     case rotateWebhookSecret
     case icon
@@ -74,6 +75,14 @@ public enum IntakeRoutes {
     public static let listActivityEvents = Route(
         .listActivityEvents, "GET", "/api/partners/live-activities/{activityId}/events", .partner)
 
+    public static let openChannel = Route(.openChannel, "POST", "/api/partners/live-activities/channels", .partner)
+    public static let updateChannel = Route(
+        .updateChannel, "POST", "/api/partners/live-activities/channels/{channelId}/update", .partner)
+    public static let endChannel = Route(
+        .endChannel, "DELETE", "/api/partners/live-activities/channels/{channelId}", .partner)
+    public static let getChannel = Route(
+        .getChannel, "GET", "/api/partners/live-activities/channels/{channelId}", .partner)
+
     public static let createPartner = Route(.createPartner, "POST", "/api/admin/mini-app-partners", .admin)
     public static let listPartners = Route(.listPartners, "GET", "/api/admin/mini-app-partners", .admin)
     public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
@@ -102,17 +111,21 @@ public enum IntakeRoutes {
         .putActivityToken, "PUT", "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}", .host)
     public static let putActivityDeviceState = Route(
         .putActivityDeviceState, "PUT", "/api/internal/live-activities/{activityId}/devices/{deviceId}/state", .host)
+    public static let listLiveChannels = Route(
+        .listLiveChannels, "GET", "/api/internal/mini-apps/{miniAppId}/live-channels", .host)
 
     public static let healthz = Route(.healthz, "GET", "/healthz", .none)
     public static let readyz = Route(.readyz, "GET", "/readyz", .none)
     public static let metrics = Route(.metrics, "GET", "/metrics", .none)
 
     public static let all: [Route] = [
+        // Channels first: `.../channels/{channelId}` would also match `.../{activityId}/events`.
+        openChannel, updateChannel, endChannel, getChannel,
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, listActivityEvents,
         createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
         putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
-        putActivityDeviceState,
+        putActivityDeviceState, listLiveChannels,
         scheduleReminder, listReminders, cancelReminder,
         healthz, readyz, metrics,
     ]
@@ -145,7 +158,7 @@ public enum IntakeRoutes {
             let valid: Bool
             let rule: String
             switch name {
-            case "id", "requestId", "activityId", "reminderId":
+            case "id", "requestId", "activityId", "reminderId", "channelId":
                 valid = value.utf8.count == 36 && UUID(uuidString: value) != nil
                 rule = "a UUID"
             case "miniAppId":

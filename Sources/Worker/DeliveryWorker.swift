@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import HeraldCore
 import Postgres
@@ -76,6 +77,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var completer: Completer!
     /// Partners' delivery webhooks (nil when HERALD_WEBHOOKS_ENABLED=0).
     private var webhooks: WebhookSender?
+    /// iOS 18 broadcast channels (nil without APNs, or when HERALD_CHANNELS_ENABLED=0).
+    private var channels: ChannelSender?
     private var services: [BackgroundService] = []
     private var claimer: BackgroundService!
 
@@ -113,6 +116,19 @@ public final class DeliveryWorker: @unchecked Sendable {
                 configuration: configuration.webhooks, worker: configuration.workerID, databaseURL: configuration.databaseURL,
                 connectionOptions: configuration.connectionOptions("herald-worker webhooks"), metrics: metrics,
                 logger: logger, clock: clock)
+        }
+        if configuration.channels.enabled, let apns = (upstreams[.apns] as? APNsUpstream)?.client {
+            do {
+                let client = try APNsChannels(client: apns, environment: configuration.channels.environment,
+                                              managementURL: configuration.channels.managementURL)
+                channels = ChannelSender(
+                    configuration: configuration.channels, channels: client, databaseURL: configuration.databaseURL,
+                    connectionOptions: configuration.connectionOptions("herald-worker channels"), metrics: metrics,
+                    logger: logger, clock: clock)
+            } catch {
+                logger.error("broadcast channels disabled: the channel management host cannot be used",
+                             [("error", .string(String(describing: error)))])
+            }
         }
     }
 
@@ -156,6 +172,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         for service in services { service.start() }
         claimer.start()
         webhooks?.start()
+        channels?.start()
         logger.info("worker started", [
             ("worker", .string(configuration.workerID)),
             ("upstreams", .array(upstreams.keys.map(\.rawValue).sorted().map { .string($0) })),
@@ -189,6 +206,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         if let webhooks {
             let deadline = started.addingTimeInterval(drainSeconds * 0.85)
             DispatchQueue.global().async(group: webhooksDrained) { webhooks.drain(deadline: deadline) }
+        }
+        // Channel calls go over the APNs connections, which close at the send deadline.
+        if let channels {
+            DispatchQueue.global().async(group: webhooksDrained) { channels.drain(deadline: sendDeadline) }
         }
         while inFlight > completer.backlog && Date() < sendDeadline {
             wake.wait(for: [.capacity], until: min(sendDeadline, Date().addingTimeInterval(0.05)))

@@ -28,6 +28,7 @@ public struct WorkerConfiguration: Sendable {
     public var tokenVerdicts = TokenVerdictConfiguration()
     public var retry = RetryPolicy()
     public var webhooks = WebhookSenderConfiguration()
+    public var channels = ChannelSenderConfiguration()
     /// HERALD_WORKER_METRICS_PORT.
     public var metricsPort: UInt16 = 9090
     /// On SIGTERM: everything (in-flight sends, recording, releasing) ends within this (HERALD_DRAIN_SECONDS).
@@ -71,6 +72,7 @@ public struct WorkerConfiguration: Sendable {
         try pauses.validate()
         try tokenVerdicts.validate()
         try webhooks.validate()
+        try channels.validate()
         try check(retry.maxAttempts, 1...100, "HERALD_MAX_ATTEMPTS")
         try check(retry.baseDelay, .milliseconds(1)...(.seconds(3600)), "HERALD_RETRY_BASE_MS")
         try check(retry.maxDelay, .seconds(1)...(.seconds(604_800)), "HERALD_RETRY_MAX_SECONDS")
@@ -179,6 +181,22 @@ public struct WorkerConfiguration: Sendable {
         configuration.webhooks.pollInterval = try milliseconds(reader, "HERALD_WEBHOOK_POLL_MS",
                                                                default: configuration.webhooks.pollInterval)
         configuration.webhooks.fetch = try HTTPFetchConfiguration.from(reader)
+        let channels = try reader.integer("HERALD_CHANNELS_ENABLED", default: configuration.channels.enabled ? 1 : 0)
+        guard channels == 0 || channels == 1 else {
+            throw ConfigurationError(variable: "HERALD_CHANNELS_ENABLED", problem: "must be 0 or 1")
+        }
+        configuration.channels.enabled = channels == 1
+        if let environment = reader.optional("HERALD_APNS_CHANNEL_ENVIRONMENT") {
+            guard let parsed = APNsEnvironment(rawValue: environment) else {
+                throw ConfigurationError(variable: "HERALD_APNS_CHANNEL_ENVIRONMENT", problem: "must be production or sandbox")
+            }
+            configuration.channels.environment = parsed
+        }
+        configuration.channels.managementURL = origin(reader.optional("HERALD_APNS_CHANNEL_URL"))
+        configuration.channels.maxInFlight = try reader.integer("HERALD_CHANNEL_MAX_IN_FLIGHT",
+                                                                default: configuration.channels.maxInFlight)
+        configuration.channels.pollInterval = try milliseconds(reader, "HERALD_CHANNEL_POLL_MS",
+                                                               default: configuration.channels.pollInterval)
         configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
         configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
                                                           default: configuration.statementTimeout)

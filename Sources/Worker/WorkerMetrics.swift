@@ -40,6 +40,9 @@ public final class WorkerMetrics: Sendable {
         var webhooks: [String: Int] = [:]
         var webhookLatency = PrometheusHistogram(bounds: WorkerMetrics.latencyBuckets)
         var webhooksInFlight = 0
+        /// Broadcast channel calls by (kind, outcome) and their latency.
+        var channelCalls: [String: Int] = [:]
+        var channelLatency = PrometheusHistogram(bounds: WorkerMetrics.latencyBuckets)
         /// The autoscaling gauges per lane; empty until the first refresh (no figure rather than a false 0).
         var lanes: [LaneGauge] = []
     }
@@ -96,6 +99,19 @@ public final class WorkerMetrics: Sendable {
             state.webhooks[outcome, default: 0] += 1
             state.webhookLatency.observe(seconds)
         }
+    }
+
+    /// One call to APNs for a broadcast channel (`kind`: create, broadcast, delete) and what came of it.
+    func recordChannelCall(_ kind: String, outcome: String, seconds: Double) {
+        state.withLock { state in
+            state.channelCalls[kind + "\u{0}" + outcome, default: 0] += 1
+            state.channelLatency.observe(seconds)
+        }
+    }
+
+    /// Channel calls of this kind and outcome so far (tests).
+    public func channelCalls(_ kind: String, outcome: String) -> Int {
+        state.withLock { $0.channelCalls[kind + "\u{0}" + outcome] ?? 0 }
     }
 
     /// Webhook attempts with this outcome so far (tests).
@@ -172,6 +188,18 @@ public final class WorkerMetrics: Sendable {
         out += "# HELP herald_worker_webhook_duration_seconds Time from sending a webhook to its answer (or failure).\n"
         out += "# TYPE herald_worker_webhook_duration_seconds histogram\n"
         out += snapshot.webhookLatency.render("herald_worker_webhook_duration_seconds", labels: "")
+        out += "# HELP herald_worker_channel_calls_total Calls to APNs for broadcast channels, by kind and outcome "
+            + "(done, retry, refused: that change only, gone: the channel failed).\n"
+        out += "# TYPE herald_worker_channel_calls_total counter\n"
+        for kind in ["create", "broadcast", "delete"] {
+            for outcome in ["done", "retry", "refused", "gone"] {
+                let count = snapshot.channelCalls[kind + "\u{0}" + outcome] ?? 0
+                out += "herald_worker_channel_calls_total{kind=\"\(kind)\",outcome=\"\(outcome)\"} \(count)\n"
+            }
+        }
+        out += "# HELP herald_worker_channel_call_duration_seconds Time from a channel call to APNs' answer.\n"
+        out += "# TYPE herald_worker_channel_call_duration_seconds histogram\n"
+        out += snapshot.channelLatency.render("herald_worker_channel_call_duration_seconds", labels: "")
         let gauges: [(String, String, String)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
             ("herald_worker_webhooks_in_flight", "Webhook events this worker is sending.", "\(snapshot.webhooksInFlight)"),

@@ -1,4 +1,6 @@
+import APNs
 import Foundation
+import HTTP2
 import HTTPFetch
 import HeraldCore
 import ServiceSupport
@@ -247,5 +249,40 @@ public struct WebhookSenderConfiguration: Sendable, Equatable {
             throw ConfigurationError(variable: "webhooks.leaseSeconds", problem: "must be over twice the request timeout")
         }
         try fetch.validate()
+    }
+}
+
+/// The broadcast channel sender (SPEC 2.2, iOS 18 broadcast channels): runs where APNs is configured.
+public struct ChannelSenderConfiguration: Sendable, Equatable {
+    /// HERALD_CHANNELS_ENABLED: 0 leaves the channels to the other workers.
+    public var enabled = true
+    /// The APNs environment channels are made and broadcast in (HERALD_APNS_CHANNEL_ENVIRONMENT): the one the host
+    /// app's followers run (App Store and TestFlight builds: production).
+    public var environment = APNsEnvironment.production
+    /// The channel management host (HERALD_APNS_CHANNEL_URL); nil: Apple's for `environment`
+    /// (`APNsChannels.defaultManagementURL`).
+    public var managementURL: String?
+    /// Channel calls this worker makes at once (HERALD_CHANNEL_MAX_IN_FLIGHT).
+    public var maxInFlight = 64
+    /// How often the sender looks for due channels while it finds none (HERALD_CHANNEL_POLL_MS): a partner's change
+    /// waits at most this for its broadcast.
+    public var pollInterval: Duration = .milliseconds(100)
+    /// A channel whose call is not recorded within this (a crashed worker's) is taken again.
+    public var leaseSeconds = 30
+    /// Between tries after 429, 5xx, a timeout or a setup fault.
+    public var retry = ExponentialBackoff(base: .seconds(1), maximum: .seconds(300))
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(maxInFlight, 1...10_000, "HERALD_CHANNEL_MAX_IN_FLIGHT")
+        try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_CHANNEL_POLL_MS")
+        try check(leaseSeconds, 5...3_600, "channels.leaseSeconds")
+        if let managementURL {
+            guard let url = try? UpstreamURL(managementURL), url.isOrigin else {
+                throw ConfigurationError(variable: "HERALD_APNS_CHANNEL_URL",
+                                         problem: "must be an http:// or https:// scheme, host and optional port, without a path")
+            }
+        }
     }
 }

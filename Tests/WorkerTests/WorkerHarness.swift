@@ -30,7 +30,7 @@ final class WorkerHarness: @unchecked Sendable {
             tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
             apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
             fcmAdditionalCredentialsFiles: otherFCMAccount ? [credentials.fcmOtherCredentialsFile] : [],
-            fcmTokenProject: fcmTokenProject))
+            fcmTokenProject: fcmTokenProject, channelPort: 0))
         try simulator.start()
         let tokenURI = "https://127.0.0.1:\(simulator.port)/token"
         fcmCredentialsFile = try credentials.fcmCredentialsFile(tokenURI: tokenURI)
@@ -43,6 +43,8 @@ final class WorkerHarness: @unchecked Sendable {
     }
 
     var simulatorURL: String { "https://127.0.0.1:\(simulator.port)" }
+    /// Apple's channel management API, on the simulator's second port.
+    var channelURL: String { "https://127.0.0.1:\(simulator.channelPort ?? 0)" }
 
     /// A configuration for this database and simulator, quick to react (tests wait on it).
     func configuration(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) -> WorkerConfiguration {
@@ -53,6 +55,7 @@ final class WorkerHarness: @unchecked Sendable {
             caFile: credentials.caFile)
         configuration.fcm = FCMConfiguration(credentialsFile: fcmCredentialsFile, url: simulatorURL,
                                              caFile: credentials.caFile)
+        configuration.channels.managementURL = channelURL
         configuration.metricsPort = 0
         configuration.claimer.pollInterval = .milliseconds(100)
         configuration.retry = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
@@ -82,6 +85,7 @@ final class WorkerHarness: @unchecked Sendable {
         environment["HERALD_APNS_URL"] = simulatorURL
         environment["HERALD_APNS_SANDBOX_URL"] = simulatorURL
         environment["HERALD_FCM_URL"] = simulatorURL
+        environment["HERALD_APNS_CHANNEL_URL"] = channelURL
         environment["HERALD_FCM_CREDENTIALS_FILE"] = fcmCredentialsFile
         environment["HERALD_CA_FILE"] = credentials.caFile
         environment["HERALD_WORKER_METRICS_PORT"] = "0"

@@ -1,0 +1,254 @@
+import Foundation
+import HTTPServer
+import HeraldCore
+import Store
+
+/// iOS 18 broadcast channels (SPEC 2.2): one Live Activity every phone following the channel shows, changed by one
+/// APNs broadcast whatever the number of followers (sql/034_live_channels.sql).
+///
+/// The partner opens, updates, ends and reads a channel; which users follow it is the host app's business (it
+/// starts the activity with `pushType: .channel(id)` from `GET /api/internal/mini-apps/{miniAppId}/live-channels`).
+/// The same rules as an activity's: the partner row's brand in every payload, rate limits, Idempotency-Key, an
+/// audit row per call, payloads rendered and signed here. A worker creates the APNs channel, broadcasts the
+/// newest change, and ends and deletes the channel at its TTL.
+extension ActivityHandler {
+    /// Most channels the host's list shows for one mini-app (its open channels are capped lower by default).
+    static let followableLimit = 1_000
+    /// Audit rows GET shows, newest first.
+    static let channelEventsShown = 50
+
+    // MARK: - Partner
+
+    func openChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        let key = try PartnerAdmission.idempotencyKey(request)
+        let bodyHash = key.map { _ in Self.hash(request) }
+        let now = clock()
+        let open: LiveChannelOpen
+        let body: JSONValue
+        do {
+            body = try request.jsonBody()
+            open = try LiveActivityValidator.validateChannelOpen(body, rules: rules)
+        } catch {
+            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+            }
+            throw error
+        }
+        let channelID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: channelID)!
+        let expiresAt = try rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: open.ttlSeconds)
+        let timestamp = Self.seconds(createdAt)
+        let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
+        let end = try broadcast(LiveActivityContent(
+            activityID: channelID, miniAppID: partner.miniAppID, displayName: partner.displayName,
+            template: open.template, attributes: open.attributes, state: open.state, event: .end,
+            timestamp: endTimestamp, expiresAt: expiresAt, dismissalDate: expiresAt))
+        let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: nil)
+        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
+            let response = JSONWriter.string(.object([
+                ("channelId", .string(Self.text(channelID))), ("status", .string(ChannelStatus.opening.rawValue)),
+                ("expiresAt", .string(ISO8601.format(expiresAt))),
+            ]))
+            let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
+            let write = ChannelOpenWrite(
+                partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
+                channelID: channelID, now: createdAt, miniAppID: partner.miniAppID, template: open.template.rawValue,
+                attributesJSON: JSONWriter.string(open.attributes.json), stateJSON: JSONWriter.string(open.state.json),
+                expiresAt: expiresAt, timestamp: timestamp, relevanceScore: open.relevanceScore,
+                endPayload: end.payload, ttlGiven: ttlGiven ? open.ttlSeconds : nil,
+                maxOpen: budgets.openChannelsPerMiniApp)
+            switch try channels.open(write) {
+            case .opened:
+                return try finish(.started, key: key, bodyHash: bodyHash, partner: partner) {
+                    Reply.json(201, Array(response.utf8))
+                }
+            case .duplicate:
+                return try finish(.duplicate, key: key, bodyHash: bodyHash, partner: partner) {
+                    Reply.json(201, Array(response.utf8))
+                }
+            case .tooManyChannels:
+                metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .openChannels)
+                throw LiveActivityBudgetReason.openChannels.error(retryAfter: nil, budgets: budgets) ?? HeraldError.internalError
+            }
+        }
+    }
+
+    func updateChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        try changeChannel(request, partner: partner, kind: .update) {
+            try LiveActivityValidator.validateUpdate($0 ?? .null, rules: rules)
+        }
+    }
+
+    func endChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        try changeChannel(request, partner: partner, kind: .end) { try LiveActivityValidator.validateEnd($0, rules: rules) }
+    }
+
+    func getChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        guard let id = UUID(uuidString: request.parameter("channelId")),
+              let channel = try channels.find(id: id, partnerID: partner.id)
+        else { throw HeraldError.notFound }
+        guard case .object(var members) = Self.channelJSON(
+            channel, status: channel.status, state: try Self.parse(channel.stateJSON), updatedAt: channel.updatedAt,
+            expiresAt: channel.expiresAt, endedAt: channel.endedAt) else {
+            throw HeraldError.internalError
+        }
+        members.append(("broadcasts", .number(Double(channel.broadcasts))))
+        members.append(("failure", channel.failure.map(JSONValue.string) ?? .null))
+        let events = try channels.events(channelID: id, limit: Self.channelEventsShown).map(Self.channelEventJSON)
+        members.append(("events", .array(events)))
+        return Reply.json(200, .object(members))
+    }
+
+    // MARK: - Host
+
+    /// The mini-app's channels phones can follow now, with APNs' channel id (`pushType: .channel(id)`) and what
+    /// the app needs to start the activity locally: the template, attributes and newest state.
+    func listLiveChannels(_ request: RoutedRequest) throws -> HTTPResponse {
+        let miniAppID = request.parameter("miniAppId")
+        let list = try channels.followable(miniAppID: miniAppID, limit: Self.followableLimit).map { channel in
+            JSONValue.object([
+                ("channelId", .string(Self.text(channel.id))), ("apnsChannelId", .string(channel.apnsChannelID ?? "")),
+                ("template", .string(channel.template)), ("attributes", try Self.parse(channel.attributesJSON)),
+                ("state", try Self.parse(channel.stateJSON)), ("relevanceScore", .number(Double(channel.relevanceScore))),
+                ("expiresAt", .string(ISO8601.format(channel.expiresAt))),
+            ])
+        }
+        return Reply.json(200, .object([("miniAppId", .string(miniAppID)), ("channels", .array(list))]))
+    }
+
+    // MARK: - Steps
+
+    private func changeChannel(_ request: RoutedRequest, partner: PartnerProfile, kind: ChannelChangeWrite.Kind,
+                               validate: (JSONValue?) throws -> LiveActivityChange) throws -> HTTPResponse {
+        let key = try PartnerAdmission.idempotencyKey(request)
+        let bodyHash = key.map { _ in Self.hash(request) }
+        guard let channelID = UUID(uuidString: request.parameter("channelId")) else { throw HeraldError.notFound }
+        let now = clock()
+        let change: LiveActivityChange
+        do {
+            let body: JSONValue? = request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
+            change = try validate(body)
+        } catch {
+            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+            }
+            throw error
+        }
+        let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: channelID)
+        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
+            var channel = admission.channel
+            for _ in 0..<Self.maxMergeAttempts {
+                guard let current = channel else { throw HeraldError.notFound }
+                guard current.status == .opening || current.status == .open, current.expiresAt > now else {
+                    throw Self.channelEnded
+                }
+                let (write, response) = try channelWrite(change, kind: kind, current, key: (key, bodyHash), now: now,
+                                                         partner: partner)
+                let result = try channels.change(write)
+                if result == .conflict {
+                    channel = try channels.find(id: channelID, partnerID: partner.id)
+                    continue
+                }
+                if result == .ended { throw Self.channelEnded }
+                return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
+                    Reply.json(200, Array(response.utf8))
+                }
+            }
+            throw HeraldError(status: 409, code: "conflict",
+                              message: "The channel is changing too fast to merge this update; retry.", retryAfter: 1)
+        }
+    }
+
+    /// The write of one update or end merged into `channel`, and its answer.
+    private func channelWrite(_ change: LiveActivityChange, kind: ChannelChangeWrite.Kind, _ channel: ChannelRecord,
+                              key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
+        -> (ChannelChangeWrite, String) {
+        let template = try Self.template(channel.template)
+        let current = try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON))
+        let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
+        let attributes = try Self.storedAttributes(channel.attributesJSON)
+        let timestamp = max(Self.seconds(now), channel.lastTimestamp + 1)
+        let relevanceScore = change.relevanceScore ?? channel.relevanceScore
+        let content = { (event: LiveActivityEvent, stamp: Int, expires: Date, dismissal: Date?, alert: LiveActivityAlert?) in
+            LiveActivityContent(
+                activityID: channel.id, miniAppID: partner.miniAppID, displayName: partner.displayName,
+                template: template, attributes: attributes, state: state, event: event, timestamp: stamp,
+                expiresAt: expires, dismissalDate: dismissal, alert: alert,
+                relevanceScore: event == .end ? nil : relevanceScore)
+        }
+        let stateJSON = JSONWriter.string(state.json)
+        let keyed = { (response: String) in ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response) }
+        switch kind {
+        case .update:
+            let expiresAt = try change.ttlSeconds.map {
+                try rules.expiresAt(startedAt: channel.createdAt, now: now, ttlSeconds: $0)
+            } ?? channel.expiresAt
+            let update = try broadcast(content(.update, timestamp, expiresAt, nil, change.alert))
+            let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
+            let end = try broadcast(content(.end, endTimestamp, expiresAt, expiresAt, nil))
+            let response = JSONWriter.string(Self.channelJSON(
+                channel, status: channel.status, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil))
+            let write = ChannelChangeWrite(
+                partnerID: partner.id, key: keyed(response), channelID: channel.id, version: channel.version, now: now,
+                kind: .update, stateJSON: stateJSON, timestamp: timestamp, payload: update.payload,
+                priority: update.priority, endPayload: end.payload, expiresAt: expiresAt, relevanceScore: relevanceScore,
+                deleteAt: nil,
+                inputs: ActivityEventInputs(patchJSON: change.statePatch.map(JSONWriter.string),
+                                            alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds))
+            return (write, response)
+        case .end:
+            let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)
+            let end = try broadcast(content(.end, timestamp, channel.expiresAt, dismissAt, change.alert))
+            let response = JSONWriter.string(Self.channelJSON(
+                channel, status: .ending, state: state.json, updatedAt: now, expiresAt: channel.expiresAt, endedAt: now))
+            let write = ChannelChangeWrite(
+                partnerID: partner.id, key: keyed(response), channelID: channel.id, version: channel.version, now: now,
+                kind: .end, stateJSON: stateJSON, timestamp: timestamp, payload: end.payload, priority: end.priority,
+                endPayload: end.payload, expiresAt: channel.expiresAt, relevanceScore: relevanceScore,
+                deleteAt: dismissAt,
+                inputs: ActivityEventInputs(alertTitle: change.alert?.title, dismissAt: change.dismissAt))
+            return (write, response)
+        }
+    }
+
+    /// The APNs broadcast of one event, size-checked (the 422 names the part the partner controls that overflowed).
+    private func broadcast(_ content: LiveActivityContent) throws -> (payload: String, priority: Int) {
+        let rendered = LiveActivityPayload.render(content, signer: signer)
+        try LiveActivityPayload.checkSize(rendered, event: content.event)
+        return (String(decoding: rendered.apns, as: UTF8.self), rendered.apnsPriority)
+    }
+
+    static let channelEnded = HeraldError(status: 409, code: "channel_ended",
+                                          message: "The channel has ended; open a new one.")
+
+    /// The body of GET and of a change's answer.
+    static func channelJSON(_ channel: ChannelRecord, status: ChannelStatus, state: JSONValue, updatedAt: Date,
+                            expiresAt: Date, endedAt: Date?) -> JSONValue {
+        let attributes = (try? parse(channel.attributesJSON)) ?? .object([])
+        return .object([
+            ("channelId", .string(text(channel.id))), ("status", .string(status.rawValue)),
+            ("template", .string(channel.template)), ("attributes", attributes), ("state", state),
+            ("relevanceScore", .number(Double(channel.relevanceScore))),
+            ("createdAt", .string(ISO8601.format(channel.createdAt))), ("updatedAt", .string(ISO8601.format(updatedAt))),
+            ("expiresAt", .string(ISO8601.format(expiresAt))),
+            ("endedAt", endedAt.map { .string(ISO8601.format($0)) } ?? .null),
+        ])
+    }
+
+    /// An audit row in the shape of an activity's (`eventJSON`), with one outcome instead of per-device counts.
+    static func channelEventJSON(_ event: ChannelEventRecord) throws -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("id", .string(text(event.id))), ("kind", .string(event.kind)),
+            ("createdAt", .string(ISO8601.format(event.createdAt))),
+        ]
+        if let state = event.stateJSON { members.append(("state", try parse(state))) }
+        if let title = event.alertTitle { members.append(("alert", .object([("title", .string(title))]))) }
+        if let ttl = event.ttlSeconds { members.append(("ttlSeconds", .number(Double(ttl)))) }
+        if let dismissAt = event.dismissAt { members.append(("dismissAt", .string(ISO8601.format(dismissAt)))) }
+        if let key = event.idempotencyKey { members.append(("idempotencyKey", .string(key))) }
+        members.append(("outcome", .string(event.outcome)))
+        if let reason = event.reason { members.append(("reason", .string(reason))) }
+        if let finished = event.finishedAt { members.append(("finishedAt", .string(ISO8601.format(finished)))) }
+        return .object(members)
+    }
+}

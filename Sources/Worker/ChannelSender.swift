@@ -1,0 +1,187 @@
+import APNs
+import Foundation
+import HeraldCore
+import Postgres
+import ServiceSupport
+import Store
+import Synchronization
+
+/// Makes APNs agree with the broadcast channels in Postgres (sql/034_live_channels.sql): a background service
+/// leases channels with work due, does what each needs (`ChannelAction`: create the APNs channel, broadcast the
+/// newest change, delete the channel after its end) and records each answer. One call per channel at a time
+/// (the lease), so broadcasts leave in the order of their changes; a change made while one is in flight is sent
+/// next, the ones between coalesced.
+///
+/// 2xx moves the channel on; 429, 5xx, timeouts, connection loss and setup faults (APNs refusing Herald's
+/// credentials or bundle) retry with backoff and jitter; a channel APNs does not know (ChannelNotRegistered)
+/// or cannot make is `failed`; any other refusal of a broadcast fails that change only. A worker that dies
+/// mid-call leaves its channels to another after the lease.
+final class ChannelSender: Sendable {
+    private struct State {
+        var inFlight = 0
+        var finished: [(UUID, ChannelCallOutcome)] = []
+        var draining = false
+    }
+
+    private let configuration: ChannelSenderConfiguration
+    private let channels: APNsChannels
+    private let store: ChannelSyncStore
+    private let pool: PostgresPool
+    private let metrics: WorkerMetrics
+    private let logger: Logger
+    private let clock: any HeraldClock
+    private let state = Mutex(State())
+    /// Set once, right after `init`: its step refers to the sender.
+    private let service = LockedBox<BackgroundService?>(nil)
+
+    init(configuration: ChannelSenderConfiguration, channels: APNsChannels, databaseURL: String,
+         connectionOptions: PostgresConnectionOptions, metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock) {
+        self.configuration = configuration
+        self.channels = channels
+        pool = PostgresPool(configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
+        store = ChannelSyncStore(pool: pool)
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+        service.set(BackgroundService(.init(name: "herald-channels"), logger: logger) { [unowned self] service in
+            try step(service)
+        })
+    }
+
+    func start() { service.get()?.start() }
+
+    /// Stops claiming, waits (until `deadline`) for the answers in flight and records them. Channels still
+    /// unanswered stay leased and are taken again after the lease.
+    func drain(deadline: Date) {
+        state.withLock { $0.draining = true }
+        while state.withLock({ $0.inFlight }) > 0 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        service.get()?.stop(deadline: deadline)
+        do {
+            try flush()
+        } catch {
+            logger.warning("channels: answers not recorded at the drain; their channels are taken again after the lease",
+                           [("error", .string(String(describing: error)))])
+        }
+        channels.shutdown()
+        pool.close()
+    }
+
+    private func step(_ service: BackgroundService) throws {
+        try flush()
+        let (free, draining) = state.withLock { (configuration.maxInFlight - $0.inFlight, $0.draining) }
+        if free > 0 && !draining {
+            let now = clock.now
+            let leased = try store.claim(limit: free, leaseSeconds: configuration.leaseSeconds, now: now)
+            for channel in leased { perform(ChannelAction.next(for: channel, now: now), on: channel, service: service) }
+            if leased.count == free {
+                // More may be due: claim again as soon as there is room.
+                try flush()
+                return
+            }
+        }
+        try flush()
+        service.sleep(for: configuration.pollInterval)
+    }
+
+    private func perform(_ action: ChannelAction, on channel: LeasedChannel, service: BackgroundService) {
+        let started = ContinuousClock.now
+        let answered = { @Sendable [self] (kind: String, outcome: ChannelCallOutcome) in
+            metrics.recordChannelCall(kind, outcome: Self.label(outcome),
+                                      seconds: (ContinuousClock.now - started) / .seconds(1))
+            state.withLock { state in
+                state.inFlight -= 1
+                state.finished.append((channel.id, outcome))
+            }
+            service.wake()
+        }
+        switch action {
+        case .release, .close:
+            state.withLock { $0.finished.append((channel.id, action == .close ? .closed : .release)) }
+            return
+        case .create, .broadcast, .delete:
+            state.withLock { $0.inFlight += 1 }
+        }
+        switch action {
+        case .create:
+            channels.create(storesLatest: true) { [self] result in
+                answered("create", outcome(of: result, channel) { id in
+                    guard let id, !id.isEmpty else { return .retry(reason: "no_channel_id", at: retryAt(channel, nil)) }
+                    return .created(apnsChannelID: id, environment: channels.environment.rawValue)
+                })
+            }
+        case .broadcast(let id, let version, let payload, let priority, let expiration):
+            channels.broadcast(channelID: id, payload: Array(payload.utf8), priority: priority,
+                               expiration: expiration) { [self] result in
+                answered("broadcast", outcome(of: result, channel, version: version) { _ in .broadcast(version: version) })
+            }
+        case .delete(let id):
+            channels.delete(channelID: id) { [self] result in
+                // A channel APNs no longer knows is as deleted as can be.
+                if case .unknownChannel = result { return answered("delete", .deleted) }
+                answered("delete", outcome(of: result, channel) { _ in .deleted })
+            }
+        case .release, .close:
+            break
+        }
+    }
+
+    /// What to record of an answer: `done` for 2xx (given the created channel's id, if any).
+    private func outcome(of result: APNsChannelResult, _ channel: LeasedChannel, version: Int? = nil,
+                         done: (String?) -> ChannelCallOutcome) -> ChannelCallOutcome {
+        switch result {
+        case .done(let id):
+            return done(id)
+        case .unknownChannel(let reason):
+            logger.warning("broadcast channel refused by APNs", [
+                ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
+            ])
+            return .gone(reason: reason)
+        case .refused(let reason):
+            if let version { return .refused(version: version, reason: reason) }
+            logger.warning("broadcast channel refused by APNs", [
+                ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
+            ])
+            return .gone(reason: reason)
+        case .retry(let reason, let after):
+            return .retry(reason: reason, at: retryAt(channel, after))
+        case .setupFault(let reason):
+            logger.warning("APNs refused Herald's setup for a broadcast channel; retrying", [("reason", .string(reason))])
+            return .retry(reason: reason, at: retryAt(channel, nil))
+        }
+    }
+
+    private func retryAt(_ channel: LeasedChannel, _ retryAfter: Duration?) -> Date {
+        let backoff = configuration.retry.delay(afterFailures: channel.attempts, random: Double.random(in: 0..<1))
+        let delay = max(backoff, retryAfter ?? .zero)
+        return clock.now.addingTimeInterval(delay / .seconds(1))
+    }
+
+    /// Records the answers gathered so far; on failure they stay queued for the next try.
+    private func flush() throws {
+        let records = state.withLock { state in
+            defer { state.finished = [] }
+            return state.finished
+        }
+        guard !records.isEmpty else { return }
+        let now = clock.now
+        for (index, (id, outcome)) in records.enumerated() {
+            do {
+                try store.record(outcome, channelID: id, now: now)
+            } catch {
+                state.withLock { $0.finished.insert(contentsOf: records[index...], at: 0) }
+                throw error
+            }
+        }
+    }
+
+    static func label(_ outcome: ChannelCallOutcome) -> String {
+        switch outcome {
+        case .created, .broadcast, .deleted, .closed, .release: return "done"
+        case .refused: return "refused"
+        case .gone: return "gone"
+        case .retry: return "retry"
+        }
+    }
+}
