@@ -25,11 +25,14 @@ public struct LiveActivityContent: Sendable {
     /// Sent at once although silent (APNs priority 10, FCM HIGH): the end of a replaced activity, whose
     /// card must leave the screen when the new one arrives.
     public var immediate: Bool
+    /// Start only: the APNs broadcast channel the started activity follows (`input-push-channel`) instead of an
+    /// update token of its own (`input-push-token`).
+    public var inputPushChannel: String?
 
     public init(activityID: UUID, miniAppID: String, displayName: String, template: LiveActivityTemplate,
                 attributes: LiveActivityAttributes, state: LiveActivityState, event: LiveActivityEvent, timestamp: Int,
                 expiresAt: Date, dismissalDate: Date? = nil, alert: LiveActivityAlert? = nil, relevanceScore: Int? = nil,
-                immediate: Bool = false) {
+                immediate: Bool = false, inputPushChannel: String? = nil) {
         self.activityID = activityID
         self.miniAppID = miniAppID
         self.displayName = displayName
@@ -43,6 +46,7 @@ public struct LiveActivityContent: Sendable {
         self.alert = alert
         self.relevanceScore = relevanceScore
         self.immediate = immediate
+        self.inputPushChannel = inputPushChannel
     }
 }
 
@@ -99,7 +103,11 @@ public enum LiveActivityPayload {
         if isStart {
             aps.append(("attributes-type", .string(content.template.attributesType)))
             aps.append(("attributes", attributes))
-            aps.append(("input-push-token", .number(1)))
+            if let channel = content.inputPushChannel {
+                aps.append(("input-push-channel", .string(channel)))
+            } else {
+                aps.append(("input-push-token", .number(1)))
+            }
         }
         if content.event == .end {
             if let dismissal = content.dismissalDate { aps.append(("dismissal-date", .number(unixSeconds(dismissal)))) }

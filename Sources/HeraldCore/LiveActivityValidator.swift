@@ -77,6 +77,7 @@ public enum LiveActivityValidator {
     ]
     static let updateFields: Set<String> = ["state", "alert", "ttlSeconds", "relevanceScore"]
     static let endFields: Set<String> = ["state", "alert", "dismissAt"]
+    static let channelStartFields: Set<String> = ["recipient", "alert", "relevanceScore"]
     static let channelOpenFields: Set<String> = ["template", "attributes", "state", "ttlSeconds", "relevanceScore"]
 
     public static func validateStart(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityStart {
@@ -98,6 +99,21 @@ public enum LiveActivityValidator {
         let (template, attributes, state, ttlSeconds, relevanceScore) = try content(fields, rules: rules)
         return LiveChannelOpen(template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
                                relevanceScore: relevanceScore)
+    }
+
+    /// A start from a broadcast channel (`POST .../channels/{channelId}/starts`): whom to start the channel's
+    /// activity for, and optionally its alert and score; the template, attributes and state are the channel's
+    /// (given here), and so is the expiry (the handler's).
+    public static func validateChannelStart(_ json: JSONValue, channel template: LiveActivityTemplate,
+                                            attributes: LiveActivityAttributes, state: LiveActivityState,
+                                            rules: LiveActivityRules) throws(HeraldError) -> LiveActivityStart {
+        let fields = try JSONFields(json, allowed: channelStartFields)
+        let recipient = try recipient(fields)
+        let alert = try alert(fields, rules: rules)
+        let relevanceScore = try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
+            ?? rules.defaultRelevanceScore
+        return LiveActivityStart(recipient: recipient, template: template, attributes: attributes, state: state,
+                                 ttlSeconds: rules.defaultTTLSeconds, alert: alert, relevanceScore: relevanceScore)
     }
 
     /// What a start and a channel's opening share: the template, its attributes and state, the TTL and the score.

@@ -83,6 +83,41 @@ extension ActivityHandler {
         try changeChannel(request, partner: partner, kind: .end) { try LiveActivityValidator.validateEnd($0, rules: rules) }
     }
 
+    /// Starts the channel's activity on a user's iPhones (a push-to-start carrying `input-push-channel`): the same
+    /// rules and budgets as any start, and the activity then follows the channel's broadcasts until its end.
+    func startFromChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        let key = try PartnerAdmission.idempotencyKey(request)
+        let bodyHash = key.map { _ in Self.hash(request) }
+        let now = clock()
+        guard let channelID = UUID(uuidString: request.parameter("channelId")) else { throw HeraldError.notFound }
+        let start: LiveActivityStart
+        let channel: ChannelRecord
+        do {
+            let body = try request.jsonBody()
+            guard let found = try channels.find(id: channelID, partnerID: partner.id) else { throw HeraldError.notFound }
+            channel = found
+            let template = try Self.template(channel.template)
+            start = try LiveActivityValidator.validateChannelStart(
+                body, channel: template, attributes: try Self.storedAttributes(channel.attributesJSON),
+                state: try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON)),
+                rules: rules)
+        } catch {
+            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+            }
+            throw error
+        }
+        guard channel.status == .open, channel.apnsChannelID != nil, channel.expiresAt > now else {
+            if channel.status == .opening {
+                throw HeraldError(status: 409, code: "channel_opening",
+                                  message: "APNs has not made the channel yet; retry in a moment.", retryAfter: 1)
+            }
+            throw Self.channelEnded
+        }
+        return try begin(start, ttlGiven: false, key: key, bodyHash: bodyHash, partner: partner, now: now,
+                         channel: channel)
+    }
+
     func getChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         guard let id = UUID(uuidString: request.parameter("channelId")),
               let channel = try channels.find(id: id, partnerID: partner.id)

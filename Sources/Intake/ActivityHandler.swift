@@ -49,9 +49,20 @@ struct ActivityHandler: Sendable {
             }
             throw error
         }
+        // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
+        let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
+        return try begin(start, ttlGiven: ttlGiven, key: key, bodyHash: bodyHash, partner: partner, now: now)
+    }
+
+    /// A validated start, written: the audience read, the payloads rendered, the budgets checked where the start is
+    /// written. `channel`: a start from a broadcast channel (its template, attributes and state, its expiry, and
+    /// the iPhones only: the activity follows the channel, `input-push-channel`).
+    func begin(_ start: LiveActivityStart, ttlGiven: Bool, key: String?, bodyHash: String?, partner: PartnerProfile,
+               now: Date, channel: ChannelRecord? = nil) throws -> HTTPResponse {
         let activityID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: activityID)!
-        let expiresAt = try rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: start.ttlSeconds)
+        let expiresAt = try channel.map { $0.expiresAt }
+            ?? rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: start.ttlSeconds)
         let timestamp = Self.seconds(createdAt)
         let startAlert = LiveActivityPayload.startAlert(start.alert, attributes: start.attributes)
         let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
@@ -59,7 +70,8 @@ struct ActivityHandler: Sendable {
                 activityID: activityID, miniAppID: partner.miniAppID, displayName: partner.displayName,
                 template: start.template, attributes: start.attributes, state: start.state, event: event,
                 timestamp: stamp, expiresAt: expiresAt, dismissalDate: dismissal, alert: alert,
-                relevanceScore: start.relevanceScore)
+                relevanceScore: start.relevanceScore,
+                inputPushChannel: event == .start ? channel?.apnsChannelID : nil)
         }
         let startPayloads = try render(content(.start, timestamp, nil, startAlert))
         let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
@@ -86,9 +98,13 @@ struct ActivityHandler: Sendable {
                 throw HeraldError(status: 409, code: "opted_out",
                                   message: "The user opted out of this mini-app's notifications.", field: "recipient")
             }
-            guard !audience.devices.isEmpty else {
+            // Broadcast channels are iOS 18's: a start from one goes to the user's iPhones.
+            let devices = channel == nil ? audience.devices : audience.devices.filter { $0.service == .apns }
+            guard !devices.isEmpty else {
                 throw HeraldError(status: 409, code: "no_live_device",
-                                  message: "The user has no device that can show a Live Activity.", field: "recipient")
+                                  message: channel == nil ? "The user has no device that can show a Live Activity."
+                                      : "The user has no iPhone that can follow a broadcast channel.",
+                                  field: "recipient")
             }
             let replacement = try audience.replaced.map { old in
                 try replacementEnd(old, partner: partner, now: createdAt)
@@ -103,12 +119,11 @@ struct ActivityHandler: Sendable {
                 template: start.template.rawValue, attributesJSON: JSONWriter.string(start.attributes.json),
                 stateJSON: JSONWriter.string(start.state.json), startAlertJSON: JSONWriter.string(startAlert.json),
                 expiresAt: expiresAt, timestamp: timestamp, start: startPayloads, end: endPayloads,
-                endTimestamp: endTimestamp, devices: audience.devices, replaced: replacement,
+                endTimestamp: endTimestamp, devices: devices, replaced: replacement,
                 relevanceScore: start.relevanceScore, budgets: budgets)
-            // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
-            let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
             write.inputs = ActivityEventInputs(alertTitle: start.alert?.title,
                                                ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
+            write.channelID = channel?.id
             let outcome = try store.start(write)
             if let refusal = outcome.refusal {
                 metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: refusal)
@@ -185,6 +200,7 @@ struct ActivityHandler: Sendable {
             for _ in 0..<Self.maxMergeAttempts {
                 guard let current = activity else { throw HeraldError.notFound }
                 guard current.status == .active, current.expiresAt > now else { throw Self.ended }
+                guard current.channelID == nil else { throw Self.followsChannel }
                 let prepared = try write(change, current, (key, bodyHash), now)
                 let result = try prepared.run()
                 if result == .conflict {
@@ -284,6 +300,7 @@ struct ActivityHandler: Sendable {
                 JSONValue.object([("platform", .string(device.platform)), ("state", .string(device.state))])
             }
             members.append(("devices", .array(devices)))
+            if let channel = activity.channelID { members.append(("channelId", .string(Self.text(channel)))) }
             json = .object(members)
         }
         return Reply.json(200, json)
@@ -392,6 +409,10 @@ struct ActivityHandler: Sendable {
 
     static let ended = HeraldError(status: 409, code: "activity_ended",
                                    message: "The activity has ended; start a new one.")
+
+    static let followsChannel = HeraldError(
+        status: 409, code: "activity_follows_channel",
+        message: "The activity follows a broadcast channel: update or end the channel instead.")
 
     /// Keys of the push and activity endpoints share one table: the hash covers the method and path too, so
     /// one key sent to two endpoints is a reuse, not a replay.

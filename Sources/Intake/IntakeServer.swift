@@ -217,13 +217,14 @@ public final class IntakeServer: Sendable {
             case .listActivityEvents: return try activityHandler.events(request, partner: partner)
             default: return try activityHandler.get(request, partner: partner)
             }
-        case .openChannel, .updateChannel, .endChannel, .getChannel:
+        case .openChannel, .updateChannel, .endChannel, .getChannel, .startFromChannel:
             let partner = try authenticator.requirePartner(request.http)
             partnerID = partner.id.uuidString.lowercased()
             switch route.endpoint {
             case .openChannel: return try activityHandler.openChannel(request, partner: partner)
             case .updateChannel: return try activityHandler.updateChannel(request, partner: partner)
             case .endChannel: return try activityHandler.endChannel(request, partner: partner)
+            case .startFromChannel: return try activityHandler.startFromChannel(request, partner: partner)
             default: return try activityHandler.getChannel(request, partner: partner)
             }
         case .listLiveChannels: return try activityHandler.listLiveChannels(request)

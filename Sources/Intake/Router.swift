@@ -10,7 +10,7 @@ public enum Endpoint: Sendable {
     case push, pushStatus
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken, putActivityDeviceState
     case listActivityEvents
-    case openChannel, updateChannel, endChannel, getChannel, listLiveChannels
+    case openChannel, updateChannel, endChannel, getChannel, startFromChannel, listLiveChannels
     case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, putPartnerIcon
     case rotateWebhookSecret
     case icon
@@ -82,6 +82,8 @@ public enum IntakeRoutes {
         .endChannel, "DELETE", "/api/partners/live-activities/channels/{channelId}", .partner)
     public static let getChannel = Route(
         .getChannel, "GET", "/api/partners/live-activities/channels/{channelId}", .partner)
+    public static let startFromChannel = Route(
+        .startFromChannel, "POST", "/api/partners/live-activities/channels/{channelId}/starts", .partner)
 
     public static let createPartner = Route(.createPartner, "POST", "/api/admin/mini-app-partners", .admin)
     public static let listPartners = Route(.listPartners, "GET", "/api/admin/mini-app-partners", .admin)
@@ -120,7 +122,7 @@ public enum IntakeRoutes {
 
     public static let all: [Route] = [
         // Channels first: `.../channels/{channelId}` would also match `.../{activityId}/events`.
-        openChannel, updateChannel, endChannel, getChannel,
+        openChannel, updateChannel, endChannel, getChannel, startFromChannel,
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, listActivityEvents,
         createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
         putPartnerIcon, rotateWebhookSecret, icon,

@@ -12,7 +12,10 @@ import HeraldCore
 ///   (an object) and `alert`, an object with a `title` or a `body` (a string, or a localized `loc-key` object):
 ///   Apple requires an alert to start an activity remotely;
 /// - when present: `stale-date` and `dismissal-date` numbers of UNIX seconds, `input-push-token` 1,
-///   `relevance-score` a number, `alert` an object.
+///   `relevance-score` a number, `alert` an object;
+/// - `input-push-channel` (iOS 18: the started activity follows that broadcast channel) only on start, a channel id
+///   of the shape APNs makes, and not beside `input-push-token` (an activity has one push type, ActivityKit's
+///   `PushType`: a token or a channel).
 ///
 /// `dismissal-date` is accepted on every event: Apple documents its effect only on end (and real clients send it
 /// on start and update too) but no refusal of it elsewhere, and the device simply ignores it there. Keys Apple
@@ -48,6 +51,7 @@ enum LiveActivityPayloadValidator {
         var staleDate: JSONValue?
         var dismissalDate: JSONValue?
         var inputPushToken: JSONValue?
+        var inputPushChannel: JSONValue?
         var relevanceScore: JSONValue?
 
         init(_ members: [(key: String, value: JSONValue)]) {
@@ -62,6 +66,7 @@ enum LiveActivityPayloadValidator {
                 case "stale-date": staleDate = value
                 case "dismissal-date": dismissalDate = value
                 case "input-push-token": inputPushToken = value
+                case "input-push-channel": inputPushChannel = value
                 case "relevance-score": relevanceScore = value
                 default: break
                 }
@@ -120,6 +125,15 @@ enum LiveActivityPayloadValidator {
         }
         if let inputPushToken = fields.inputPushToken, inputPushToken.numberValue != 1 {
             return .liveActivityPayload("aps.input-push-token must be 1")
+        }
+        if let channel = fields.inputPushChannel {
+            guard event == .start else { return .liveActivityPayload("aps.input-push-channel is for start only") }
+            guard let id = channel.stringValue, BroadcastChannels.isWellFormedID(id) else {
+                return .liveActivityPayload("aps.input-push-channel must be a channel id (base64)")
+            }
+            guard fields.inputPushToken == nil else {
+                return .liveActivityPayload("aps.input-push-channel and aps.input-push-token exclude each other")
+            }
         }
         if let relevanceScore = fields.relevanceScore, relevanceScore.numberValue == nil {
             return .liveActivityPayload("aps.relevance-score must be a number")

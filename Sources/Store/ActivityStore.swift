@@ -19,8 +19,8 @@ public struct ActivityDeviceView: Sendable, Equatable {
     public let deviceID: String
     public let platform: String
     /// The device's word (`active`, `dismissed`, `ended`, `stale`), `unconfirmed` (the start created nothing),
-    /// else what Herald knows: `starting` (the start not delivered yet), `awaiting_token` (an iPhone whose
-    /// update token has not come), `active`.
+    /// else what Herald knows: `starting` (the start not delivered yet), `following` (started from a broadcast
+    /// channel, which updates it), `awaiting_token` (an iPhone whose update token has not come), `active`.
     public let state: String
 }
 
@@ -45,6 +45,8 @@ public struct ActivityRecord: Sendable {
     public let dismissAt: Date?
     /// iOS `relevance-score` of its starts and updates (0-100).
     public let relevanceScore: Int
+    /// The broadcast channel it follows (started from one): the channel's changes are its changes.
+    public let channelID: UUID?
 }
 
 /// Who a start goes to: the recipient's user, its session and opt-out state for the mini-app, the
@@ -145,6 +147,8 @@ public struct ActivityStartWrite: Sendable {
     public var budgets: LiveActivityBudgets
     /// What the audit row records of the partner's request (ActivityStore+Events.swift).
     public var inputs = ActivityEventInputs()
+    /// A start from a broadcast channel: the channel the activity follows.
+    public var channelID: UUID?
 
     public init(partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
                 template: String, attributesJSON: String, stateJSON: String, startAlertJSON: String,
@@ -354,7 +358,7 @@ public struct ActivityStore: Sendable {
                 write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment),
                 write.start.apns, write.start.fcm, r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
                 write.relevanceScore, b.maxActivePerUser, b.startsPerUserHour, b.startsPerUserAppHour,
-                b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds,
+                b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds, write.channelID,
             ]).first!
         }
         let text = try row.string(0)
@@ -484,7 +488,7 @@ public struct ActivityStore: Sendable {
             attributesJSON: try row.string(4), stateJSON: try row.string(5), startAlertJSON: try row.string(6),
             status: status, version: try row.int(8), lastTimestamp: try row.int(9), createdAt: try row.date(10),
             updatedAt: try row.date(11), expiresAt: try row.date(12), endedAt: try row.optionalDate(13),
-            dismissAt: try row.optionalDate(14), relevanceScore: try row.int(15))
+            dismissAt: try row.optionalDate(14), relevanceScore: try row.int(15), channelID: try row.optionalUUID(16))
     }
 }
 
@@ -502,9 +506,11 @@ extension ActivityStore {
         SELECT t.device_id, CASE t.service WHEN 'apns' THEN 'ios' ELSE 'android' END,
                CASE WHEN t.device_state IS NOT NULL THEN t.device_state
                     WHEN t.start_sent_at IS NULL THEN 'starting'
+                    WHEN a.channel_id IS NOT NULL THEN 'following'
                     WHEN t.service = 'apns' AND t.update_token IS NULL THEN 'awaiting_token'
                     ELSE 'active' END
-          FROM live_activity_targets t WHERE t.activity_id = $1 ORDER BY t.device_id
+          FROM live_activity_targets t JOIN live_activities a ON a.id = t.activity_id
+         WHERE t.activity_id = $1 ORDER BY t.device_id
         """
 
     /// $1 seconds since the start reached APNs, $2 batch size (sql/functions/activity_unconfirmed.sql).
@@ -512,7 +518,8 @@ extension ActivityStore {
 
     public static let findSQL = """
         SELECT id, partner_id, mini_app_id, template, attributes::text, state::text, start_alert::text, status,
-               version, last_timestamp, created_at, updated_at, expires_at, ended_at, dismiss_at, relevance_score
+               version, last_timestamp, created_at, updated_at, expires_at, ended_at, dismiss_at, relevance_score,
+               channel_id
           FROM live_activities WHERE id = $1 AND partner_id = $2
         """
 
@@ -520,7 +527,8 @@ extension ActivityStore {
     public static let startSQL = """
         SELECT * FROM herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb,
                                             $13, $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22,
-                                            $23, $24, $25, $26, $27::smallint, $28, $29, $30, $31, $32, $33)
+                                            $23, $24, $25, $26, $27::smallint, $28, $29, $30, $31, $32, $33,
+                                            $34::uuid)
         """
 
     public static let updateSQL = """

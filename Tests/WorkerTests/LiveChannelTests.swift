@@ -205,3 +205,55 @@ struct LiveChannelTests {
         harness.simulator.received().filter { $0.kind == .broadcast && $0.token == apnsID }
     }
 }
+
+/// A start from a channel: a push-to-start to the user's iPhone carrying `input-push-channel`, after which the
+/// activity follows the channel (no update token, no per-activity changes) and ends with it.
+@Suite(.requiresDatabase, .serialized)
+struct LiveChannelStartTests {
+    @Test func aStartFromAChannelGoesToTheIPhoneWithTheChannelAndEndsWithIt() async throws {
+        let harness = try LiveActivityHarness()
+        let partner = try harness.partner(displayName: "Scores")
+        let user = try harness.user(sessionWith: [partner.miniApp])
+        let id = try LiveChannelTests.open(harness, partner, LiveChannelTests.openBody)
+        let early = try harness.request("POST", "/api/partners/live-activities/channels/\(id)/starts",
+                                        token: partner.apiKey, json: #"{"recipient":{"email":"\#(user.email)"}}"#)
+        #expect(early.status == 409 && early.text.contains("channel_opening"))
+
+        try harness.workers.startWorker { $0.activitySweeper.startConfirmation = .seconds(1) }
+        try await harness.workers.waitUntil("the channel open") {
+            try LiveChannelTests.status(harness, partner, id) == "open"
+        }
+        let apnsID = try #require(harness.simulator.channels().first?.id)
+        let started = try harness.expect(harness.request(
+            "POST", "/api/partners/live-activities/channels/\(id)/starts", token: partner.apiKey,
+            json: #"{"recipient":{"email":"\#(user.email)"},"alert":{"title":"Kick-off"}}"#,
+            headers: [("Idempotency-Key", "channel-start-1")]), [201])
+        let activityID = try harness.activityID(started)
+        let token = try #require(user.pushToStartToken)
+        try await harness.workers.waitUntil("the start on the iPhone") { harness.apnsPushes(to: token).count == 1 }
+        let start = try #require(harness.apnsPushes(to: token).first)
+        #expect(start.status == 200)
+        #expect(start.aps?["event"]?.stringValue == "start")
+        #expect(start.aps?["input-push-channel"]?.stringValue == apnsID)
+        #expect(start.aps?["input-push-token"] == nil)
+        #expect(start.aps?["attributes"]?["title"]?.stringValue == "Drop 17")
+        // Android has no broadcast channels: the Pixel gets nothing.
+        #expect(harness.fcmMessages(to: try #require(user.fcmToken)).isEmpty)
+
+        // No update token ever comes, and the device is not taken for one whose start created nothing.
+        try await Task.sleep(for: .seconds(2))
+        let activity = try JSONParser.parse(harness.get(partner, activityID).body)
+        #expect(activity["channelId"]?.stringValue == id)
+        #expect(activity["devices"]?.arrayValue?.map { $0["state"]?.stringValue } == ["following"])
+        #expect(activity["status"]?.stringValue == "active")
+        let update = try harness.update(partner, activityID, #"{"state":{"footnote":"x"}}"#)
+        #expect(update.status == 409 && update.text.contains("activity_follows_channel"))
+
+        // The channel's end ends the user's activity too.
+        try harness.expect(harness.request("DELETE", "/api/partners/live-activities/channels/\(id)",
+                                           token: partner.apiKey), [200])
+        let ended = try JSONParser.parse(harness.get(partner, activityID).body)
+        #expect(ended["status"]?.stringValue == "ended")
+        #expect(harness.apnsPushes(to: token).count == 1)
+    }
+}

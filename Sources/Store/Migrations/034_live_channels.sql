@@ -80,3 +80,14 @@ CREATE TABLE live_channel_events (
 );
 CREATE INDEX live_channel_events_channel ON live_channel_events (channel_id, created_at DESC, id DESC);
 CREATE INDEX live_channel_events_pending ON live_channel_events (channel_id, version) WHERE outcome = 'pending';
+
+-- A user's activity started from a channel (a push-to-start carrying `input-push-channel`): the phone follows
+-- the channel, so the channel's broadcasts update and end it; it has no update token and no per-device changes.
+ALTER TABLE live_activities ADD COLUMN channel_id uuid;
+CREATE INDEX live_activities_channel ON live_activities (channel_id) WHERE status = 'active' AND channel_id IS NOT NULL;
+-- herald_activity_start takes the channel (functions/activity_start.sql); a database migrated from scratch has no
+-- definition yet.
+DROP FUNCTION IF EXISTS herald_activity_start(uuid, text, text, text, uuid, timestamptz, text, text, text, jsonb, jsonb,
+                                              jsonb, timestamptz, bigint, text, text, bigint, text[], text[], text[],
+                                              text, text, uuid, text, text, bigint, smallint, integer, integer,
+                                              integer, integer, text, integer);

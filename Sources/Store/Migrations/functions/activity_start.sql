@@ -10,6 +10,7 @@
 -- of `p_old` when this start replaced it: 10 (it leaves the screen at once), paid from that activity's
 -- alerted budget, or 5 once that budget is spent. With the audit rows of the replacement's end and of the
 -- start (sql/033_live_activity_events.sql): `p_alert_title` and `p_ttl_seconds` are the partner's, when given.
+-- `p_channel`: the broadcast channel the activity follows (sql/034_live_channels.sql), for a start from one.
 CREATE OR REPLACE FUNCTION herald_activity_start(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_now timestamptz,
     p_mini_app text, p_user text, p_template text, p_attributes jsonb, p_state jsonb, p_start_alert jsonb,
@@ -17,7 +18,7 @@ CREATE OR REPLACE FUNCTION herald_activity_start(
     p_devices text[], p_services text[], p_environments text[], p_apns_start text, p_fcm_start text,
     p_old uuid, p_old_apns_end text, p_old_fcm_end text, p_old_timestamp bigint, p_relevance smallint,
     p_max_active integer, p_starts_per_user integer, p_starts_per_app integer, p_alerted_limit integer,
-    p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL,
+    p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL, p_channel uuid DEFAULT NULL,
     OUT result text, OUT reason text, OUT retry_after integer, OUT replaced_priority smallint)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
@@ -108,22 +109,26 @@ BEGIN
                last_timestamp = CASE WHEN a.id = p_old THEN p_old_timestamp ELSE a.end_timestamp END,
                apns_end_priority = v_priority, alerted_at = coalesce(v_spent, a.alerted_at)
          WHERE a.id = v_old.id
-        RETURNING a.id, a.apns_end_payload, a.fcm_end_payload, a.created_at, a.partner_id, a.state INTO v_old;
-        v_event := herald_uuid_v7();
-        INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, devices_apns,
-                                          devices_fcm)
-        SELECT v_event, herald_uuid_v7_time(v_event), v_old.id, v_old.partner_id, 'replace-end', v_old.state,
-               d.o_apns, d.o_fcm
-          FROM herald_activity_dispatch(ARRAY[v_old.id], 'end', ARRAY[v_old.apns_end_payload], NULL,
-                                        ARRAY[v_old.fcm_end_payload], NULL, ARRAY[v_priority],
-                                        ARRAY[v_old.created_at + interval '12 hours'], p_events => ARRAY[v_event]) d;
+        RETURNING a.id, a.apns_end_payload, a.fcm_end_payload, a.created_at, a.partner_id, a.state, a.channel_id
+             INTO v_old;
+        -- An activity that follows a channel has no update token to end it by: the new start takes its place.
+        IF v_old.channel_id IS NULL THEN
+            v_event := herald_uuid_v7();
+            INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, devices_apns,
+                                              devices_fcm)
+            SELECT v_event, herald_uuid_v7_time(v_event), v_old.id, v_old.partner_id, 'replace-end', v_old.state,
+                   d.o_apns, d.o_fcm
+              FROM herald_activity_dispatch(ARRAY[v_old.id], 'end', ARRAY[v_old.apns_end_payload], NULL,
+                                            ARRAY[v_old.fcm_end_payload], NULL, ARRAY[v_priority],
+                                            ARRAY[v_old.created_at + interval '12 hours'], p_events => ARRAY[v_event]) d;
+        END IF;
     END IF;
 
     INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
                                  last_timestamp, created_at, updated_at, expires_at, apns_end_payload,
-                                 fcm_end_payload, end_timestamp, relevance_score)
+                                 fcm_end_payload, end_timestamp, relevance_score, channel_id)
     VALUES (p_id, p_partner, p_mini_app, p_user, p_template, p_attributes, p_state, p_start_alert, p_timestamp,
-            p_now, p_now, p_expires, p_apns_end, p_fcm_end, p_end_timestamp, p_relevance);
+            p_now, p_now, p_expires, p_apns_end, p_fcm_end, p_end_timestamp, p_relevance, p_channel);
     INSERT INTO live_activity_targets (activity_id, device_id, service)
     SELECT p_id, x.device_id, x.service FROM unnest(p_devices, p_services) AS x (device_id, service);
     v_event := herald_uuid_v7();

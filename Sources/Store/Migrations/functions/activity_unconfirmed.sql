@@ -21,6 +21,8 @@ BEGIN
         SELECT t.activity_id, t.device_id FROM live_activity_targets t
          WHERE t.service = 'apns' AND t.update_token IS NULL AND t.device_state IS NULL AND t.start_sent_at IS NOT NULL
            AND t.start_sent_at <= now() - make_interval(secs => p_seconds)
+           -- A phone that follows a channel gets no update token: only its own word tells.
+           AND NOT EXISTS (SELECT 1 FROM live_activities a WHERE a.id = t.activity_id AND a.channel_id IS NOT NULL)
          ORDER BY t.start_sent_at
          LIMIT p_limit
     LOOP

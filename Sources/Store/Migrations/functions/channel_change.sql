@@ -42,6 +42,10 @@ BEGIN
                delete_at = p_delete_at, next_at = p_now,
                sent_version = CASE WHEN v_unmade THEN version + 1 ELSE sent_version END
          WHERE id = p_id;
+        -- The users' activities started from the channel end with its end broadcast.
+        UPDATE live_activities a
+           SET status = 'ended', ended_at = p_now, updated_at = p_now, dismiss_at = p_delete_at, version = a.version + 1
+         WHERE a.channel_id = p_id AND a.status = 'active';
     ELSE
         UPDATE live_channels
            SET state = p_state, version = version + 1, last_timestamp = p_timestamp, apns_payload = p_apns,

@@ -41,6 +41,11 @@ BEGIN
     SELECT a.event, herald_uuid_v7_time(a.event), a.id, a.partner_id, 'expire', a.state, a.version,
            CASE WHEN a.unmade THEN 'not_sent' ELSE 'pending' END, CASE WHEN a.unmade THEN p_now END
       FROM audit a;
+    -- The users' activities started from a channel that just reached its TTL end with it.
+    UPDATE live_activities a
+       SET status = 'expired', ended_at = p_now, updated_at = p_now, dismiss_at = a.expires_at, version = a.version + 1
+      FROM live_channels c
+     WHERE c.id = ANY (v_ids) AND c.status = 'ending' AND a.channel_id = c.id AND a.status = 'active';
     RETURN QUERY
     UPDATE live_channels c
        SET leased_until = p_now + make_interval(secs => p_lease_seconds), attempts = c.attempts + 1

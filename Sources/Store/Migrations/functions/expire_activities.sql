@@ -18,9 +18,22 @@ DECLARE
     v_states  jsonb[];
     v_events  uuid[];
 BEGIN
+    -- An activity that follows a broadcast channel ends with the channel's end, which reaches every follower in
+    -- one broadcast (functions/channel_claim.sql): nothing is sent per device.
     WITH due AS (
         SELECT a.id FROM live_activities a
-         WHERE a.status = 'active' AND a.expires_at <= now()
+         WHERE a.status = 'active' AND a.expires_at <= now() AND a.channel_id IS NOT NULL
+         ORDER BY a.expires_at
+         LIMIT p_limit
+           FOR UPDATE SKIP LOCKED
+    )
+    UPDATE live_activities a
+       SET status = 'expired', ended_at = now(), updated_at = now(), dismiss_at = a.expires_at,
+           version = a.version + 1
+      FROM due WHERE a.id = due.id;
+    WITH due AS (
+        SELECT a.id FROM live_activities a
+         WHERE a.status = 'active' AND a.expires_at <= now() AND a.channel_id IS NULL
          ORDER BY a.expires_at
          LIMIT p_limit
            FOR UPDATE SKIP LOCKED
