@@ -76,6 +76,35 @@ import Worker
         }
     }
 
+    @Test func theChannelSenderIsReadAndValidated() throws {
+        let defaults = try WorkerConfiguration.fromEnvironment(base)
+        #expect(defaults.channels.enabled)
+        #expect(defaults.channels.environment == .production)
+        #expect(defaults.channels.managementURL == nil)
+        #expect(defaults.channels.maxInFlight == 64)
+        #expect(defaults.channels.pollInterval == .milliseconds(100))
+        var environment = base
+        environment["HERALD_CHANNELS_ENABLED"] = "0"
+        environment["HERALD_APNS_CHANNEL_ENVIRONMENT"] = "sandbox"
+        environment["HERALD_APNS_CHANNEL_URL"] = "https://127.0.0.1:2195/"
+        environment["HERALD_CHANNEL_MAX_IN_FLIGHT"] = "8"
+        environment["HERALD_CHANNEL_POLL_MS"] = "250"
+        let read = try WorkerConfiguration.fromEnvironment(environment)
+        #expect(!read.channels.enabled)
+        #expect(read.channels.environment == .sandbox)
+        #expect(read.channels.managementURL == "https://127.0.0.1:2195")
+        #expect(read.channels.maxInFlight == 8)
+        #expect(read.channels.pollInterval == .milliseconds(250))
+        for (variable, value) in [("HERALD_CHANNELS_ENABLED", "2"), ("HERALD_APNS_CHANNEL_ENVIRONMENT", "development"),
+                                  ("HERALD_APNS_CHANNEL_URL", "https://host/path"),
+                                  ("HERALD_APNS_CHANNEL_URL", "ftp://host"),
+                                  ("HERALD_CHANNEL_MAX_IN_FLIGHT", "0"), ("HERALD_CHANNEL_POLL_MS", "5")] {
+            var bad = base
+            bad[variable] = value
+            #expect(problem(bad) == variable, "\(variable)=\(value)")
+        }
+    }
+
     @Test func databasePreparedStatementsAreReadAndValidated() throws {
         let defaults = try WorkerConfiguration.fromEnvironment(base)
         #expect(defaults.databasePreparedStatements)

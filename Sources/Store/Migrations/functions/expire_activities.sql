@@ -17,23 +17,11 @@ DECLARE
     v_partners uuid[];
     v_states  jsonb[];
     v_events  uuid[];
+    v_expired integer;
 BEGIN
-    -- An activity that follows a broadcast channel ends with the channel's end, which reaches every follower in
-    -- one broadcast (functions/channel_claim.sql): nothing is sent per device.
     WITH due AS (
         SELECT a.id FROM live_activities a
-         WHERE a.status = 'active' AND a.expires_at <= now() AND a.channel_id IS NOT NULL
-         ORDER BY a.expires_at
-         LIMIT p_limit
-           FOR UPDATE SKIP LOCKED
-    )
-    UPDATE live_activities a
-       SET status = 'expired', ended_at = now(), updated_at = now(), dismiss_at = a.expires_at,
-           version = a.version + 1
-      FROM due WHERE a.id = due.id;
-    WITH due AS (
-        SELECT a.id FROM live_activities a
-         WHERE a.status = 'active' AND a.expires_at <= now() AND a.channel_id IS NULL
+         WHERE a.status = 'active' AND a.expires_at <= now()
          ORDER BY a.expires_at
          LIMIT p_limit
            FOR UPDATE SKIP LOCKED
@@ -42,12 +30,17 @@ BEGIN
            SET status = 'expired', ended_at = now(), updated_at = now(), dismiss_at = a.expires_at,
                last_timestamp = a.end_timestamp, version = a.version + 1
           FROM due WHERE a.id = due.id
-        RETURNING a.id, a.apns_end_payload, a.fcm_end_payload, a.created_at, a.partner_id, a.state
+        RETURNING a.id, a.apns_end_payload, a.fcm_end_payload, a.created_at, a.partner_id, a.state, a.channel_id
     )
-    SELECT coalesce(array_agg(id), '{}'), array_agg(apns_end_payload), array_agg(fcm_end_payload),
-           array_agg(created_at + interval '12 hours'), array_agg(partner_id), array_agg(state),
-           array_agg(herald_uuid_v7())
-      INTO v_ids, v_apns, v_fcm, v_expires, v_partners, v_states, v_events
+    -- An activity that follows a broadcast channel ends with the channel's end, which reaches every follower in
+    -- one broadcast (functions/channel_claim.sql): nothing is sent for it here.
+    SELECT count(*), coalesce(array_agg(id) FILTER (WHERE channel_id IS NULL), '{}'),
+           array_agg(apns_end_payload) FILTER (WHERE channel_id IS NULL),
+           array_agg(fcm_end_payload) FILTER (WHERE channel_id IS NULL),
+           array_agg(created_at + interval '12 hours') FILTER (WHERE channel_id IS NULL),
+           array_agg(partner_id) FILTER (WHERE channel_id IS NULL), array_agg(state) FILTER (WHERE channel_id IS NULL),
+           array_agg(herald_uuid_v7()) FILTER (WHERE channel_id IS NULL)
+      INTO v_expired, v_ids, v_apns, v_fcm, v_expires, v_partners, v_states, v_events
       FROM done;
     IF cardinality(v_ids) > 0 THEN
         -- In the bulk lane: ends of a large sweep go out as fast as the workers have room beside realtime
@@ -62,6 +55,6 @@ BEGIN
             ON e.activity_id = d.o_activity;
         PERFORM pg_notify('herald_deliveries', '');
     END IF;
-    RETURN cardinality(v_ids);
+    RETURN v_expired;
 END
 $$;
