@@ -8,6 +8,8 @@
 --   BENCH_IDS       a file with one activity id per line       (required)
 --   BENCH_THREADS   wrk's -t, to spread the ids between threads (default 2)
 --   BENCH_RUN       a tag that keeps keys unique across runs   (default "run")
+--   BENCH_PATH      the path before the id                     (default "/api/partners/live-activities/";
+--                   "/api/partners/live-activities/channels/" updates broadcast channels)
 --
 -- The line "bench: accepted=N other=M ..." printed by done() is what bench/live-activities parses.
 
@@ -15,6 +17,7 @@ local api_key = os.getenv("BENCH_API_KEY") or error("BENCH_API_KEY is not set")
 local ids_file = os.getenv("BENCH_IDS") or error("BENCH_IDS is not set")
 local thread_count = tonumber(os.getenv("BENCH_THREADS") or "2")
 local run_tag = os.getenv("BENCH_RUN") or "run"
+local path_prefix = os.getenv("BENCH_PATH") or "/api/partners/live-activities/"
 
 local threads = {}
 local next_thread_id = 0
@@ -54,7 +57,7 @@ function request()
    headers["Idempotency-Key"] = string.format("%s-%d-%d", run_tag, thread_id or 0, counter)
    local body = string.format('{"state":{"progress":%.2f,"statusText":"wrk %d-%d"}}',
       (counter % 100) / 100, thread_id or 0, counter)
-   return wrk.format("POST", "/api/partners/live-activities/" .. ids[position] .. "/update", headers, body)
+   return wrk.format("POST", path_prefix .. ids[position] .. "/update", headers, body)
 end
 
 function response(status, hdrs, body)
