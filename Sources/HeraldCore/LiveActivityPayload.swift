@@ -188,6 +188,16 @@ public enum LiveActivityPayload {
     }
 
     /// The app's attributes struct as JSON (default `JSONDecoder` strategies, like the content-state).
+    /// What an app needs to start the activity itself (`Activity.request`, e.g. to follow a broadcast channel):
+    /// the `ActivityAttributes` type's name, its attributes and its first content state, exactly as a remote start
+    /// would carry them (`aps.attributes-type`, `aps.attributes`, `aps.content-state`), brand included.
+    public static func localStart(_ content: LiveActivityContent) -> (attributesType: String, attributes: JSONValue,
+                                                                      contentState: JSONValue) {
+        (content.template.attributesType,
+         attributesPayload(content, activityID: content.activityID.uuidString.lowercased()),
+         content.state.contentState(displayName: content.displayName, miniAppID: content.miniAppID))
+    }
+
     static func attributesPayload(_ content: LiveActivityContent, activityID: String) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [("title", .string(content.attributes.title))]
         if let subtitle = content.attributes.subtitle { members.append(("subtitle", .string(subtitle))) }

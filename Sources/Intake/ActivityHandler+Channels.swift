@@ -137,14 +137,22 @@ extension ActivityHandler {
     // MARK: - Host
 
     /// The mini-app's channels phones can follow now, with APNs' channel id (`pushType: .channel(id)`) and what
-    /// the app needs to start the activity locally: the template, attributes and newest state.
+    /// the app needs to start the activity itself: the attributes type, attributes and newest content state exactly
+    /// as a remote start carries them, the partner row's brand included.
     func listLiveChannels(_ request: RoutedRequest) throws -> HTTPResponse {
         let miniAppID = request.parameter("miniAppId")
-        let list = try channels.followable(miniAppID: miniAppID, limit: Self.followableLimit).map { channel in
-            JSONValue.object([
+        let list = try channels.followable(miniAppID: miniAppID, limit: Self.followableLimit).map { channel, displayName in
+            let template = try Self.template(channel.template)
+            let start = LiveActivityPayload.localStart(LiveActivityContent(
+                activityID: channel.id, miniAppID: channel.miniAppID, displayName: displayName, template: template,
+                attributes: try Self.storedAttributes(channel.attributesJSON),
+                state: try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON)),
+                event: .start, timestamp: channel.lastTimestamp, expiresAt: channel.expiresAt))
+            return JSONValue.object([
                 ("channelId", .string(Self.text(channel.id))), ("apnsChannelId", .string(channel.apnsChannelID ?? "")),
-                ("template", .string(channel.template)), ("attributes", try Self.parse(channel.attributesJSON)),
-                ("state", try Self.parse(channel.stateJSON)), ("relevanceScore", .number(Double(channel.relevanceScore))),
+                ("template", .string(channel.template)), ("attributesType", .string(start.attributesType)),
+                ("attributes", start.attributes), ("contentState", start.contentState),
+                ("relevanceScore", .number(Double(channel.relevanceScore))),
                 ("expiresAt", .string(ISO8601.format(channel.expiresAt))),
             ])
         }

@@ -216,10 +216,13 @@ public struct ChannelStore: Sendable {
         }
     }
 
-    /// The mini-app's channels phones can follow now (open, with their APNs id), oldest first.
-    public func followable(miniAppID: String, limit: Int) throws -> [ChannelRecord] {
+    /// The mini-app's channels phones can follow now (open, with their APNs id), oldest first, each with its
+    /// partner's display name (the brand the app shows).
+    public func followable(miniAppID: String, limit: Int) throws -> [(channel: ChannelRecord, displayName: String)] {
         try pool.withConnection { connection in
-            try connection.query(Self.followableSQL, [miniAppID, limit]).rows.map(Self.record)
+            try connection.query(Self.followableSQL, [miniAppID, limit]).rows.map { row in
+                (try Self.record(row), try row.string(18))
+            }
         }
     }
 
@@ -239,19 +242,22 @@ public struct ChannelStore: Sendable {
 
 // The statements, named so tests can EXPLAIN exactly what runs.
 extension ChannelStore {
-    static let columns = """
-        id, partner_id, mini_app_id, template, attributes::text, state::text, status, apns_channel_id, version,
-        sent_version, last_timestamp, relevance_score, created_at, updated_at, expires_at, ended_at, failure, broadcasts
-        """
+    /// The columns `record` reads, in its order, each after `alias` (`c.`) when given.
+    static func columns(_ alias: String = "") -> String {
+        ["id", "partner_id", "mini_app_id", "template", "attributes::text", "state::text", "status", "apns_channel_id",
+         "version", "sent_version", "last_timestamp", "relevance_score", "created_at", "updated_at", "expires_at",
+         "ended_at", "failure", "broadcasts"].map { alias + $0 }.joined(separator: ", ")
+    }
 
     /// $1 id, $2 partner: a primary-key probe; another partner's id finds nothing.
-    public static let findSQL = "SELECT \(columns) FROM live_channels WHERE id = $1 AND partner_id = $2"
+    public static let findSQL = "SELECT \(columns()) FROM live_channels WHERE id = $1 AND partner_id = $2"
 
-    /// $1 mini-app, $2 limit: the open channels, by the mini-app's index.
+    /// $1 mini-app, $2 limit: the open channels, by the mini-app's index, with their partner's display name.
     public static let followableSQL = """
-        SELECT \(columns) FROM live_channels
-         WHERE mini_app_id = $1 AND status = 'open' AND apns_channel_id IS NOT NULL
-         ORDER BY created_at LIMIT $2
+        SELECT \(columns("c.")), p.display_name
+          FROM live_channels c JOIN partners p ON p.id = c.partner_id
+         WHERE c.mini_app_id = $1 AND c.status = 'open' AND c.apns_channel_id IS NOT NULL
+         ORDER BY c.created_at LIMIT $2
         """
 
     /// $1 channel, $2 limit: newest first, by the channel's index.

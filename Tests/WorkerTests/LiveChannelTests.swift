@@ -48,8 +48,12 @@ struct LiveChannelTests {
         #expect(listed["channelId"]?.stringValue == id)
         #expect(listed["apnsChannelId"]?.stringValue == apnsID)
         #expect(listed["template"]?.stringValue == "countdown")
+        #expect(listed["attributesType"]?.stringValue == "MiniAppCountdownAttributes")
         #expect(listed["attributes"]?["title"]?.stringValue == "Drop 17")
-        #expect(listed["state"]?["footnote"]?.stringValue == "Opens soon")
+        #expect(listed["attributes"]?["displayName"]?.stringValue == "Drops")
+        #expect(listed["attributes"]?["activityId"]?.stringValue == id)
+        #expect(listed["contentState"]?["footnote"]?.stringValue == "Opens soon")
+        #expect(listed["contentState"]?["miniAppId"]?.stringValue == partner.miniApp)
 
         // One update: one broadcast on the channel, with the brand from the partner row.
         try harness.expect(harness.request("POST", "/api/partners/live-activities/channels/\(id)/update",
