@@ -193,8 +193,12 @@ extension ActivityHandler {
                     continue
                 }
                 if result == .ended { throw Self.channelEnded }
+                if result == .updatedSilently {
+                    metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
+                }
+                let answer = result == .updatedSilently ? write.silent?.response ?? response : response
                 return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
-                    Reply.json(200, Array(response.utf8))
+                    Reply.json(200, Array(answer.utf8))
                 }
             }
             throw HeraldError(status: 409, code: "conflict",
@@ -229,15 +233,23 @@ extension ActivityHandler {
             let update = try broadcast(content(.update, timestamp, expiresAt, nil, change.alert))
             let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
             let end = try broadcast(content(.end, endTimestamp, expiresAt, expiresAt, nil))
-            let response = JSONWriter.string(Self.channelJSON(
-                channel, status: channel.status, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil))
-            let write = ChannelChangeWrite(
+            let body = Self.channelJSON(
+                channel, status: channel.status, state: state.json, updatedAt: now, expiresAt: expiresAt, endedAt: nil)
+            // With an alert, the answer says whether it was shown, as for an activity: `sent`, or `dropped_budget`
+            // once the channel's alerted budget is spent and the update goes out silent (the statement decides).
+            let response = JSONWriter.string(change.alert == nil ? body : Self.withAlert(body, "sent"))
+            var write = ChannelChangeWrite(
                 partnerID: partner.id, key: keyed(response), channelID: channel.id, version: channel.version, now: now,
                 kind: .update, stateJSON: stateJSON, timestamp: timestamp, payload: update.payload,
                 priority: update.priority, endPayload: end.payload, expiresAt: expiresAt, relevanceScore: relevanceScore,
                 deleteAt: nil,
                 inputs: ActivityEventInputs(patchJSON: change.statePatch.map(JSONWriter.string),
                                             alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds))
+            if change.alert != nil {
+                write.alertedLimit = budgets.alertedUpdatesPerHour
+                write.silent = (try broadcast(content(.update, timestamp, expiresAt, nil, nil)).payload,
+                                JSONWriter.string(Self.withAlert(body, "dropped_budget")))
+            }
             return (write, response)
         case .end:
             let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)

@@ -108,6 +108,10 @@ public struct ChannelChangeWrite: Sendable {
     /// An end: when the APNs channel is deleted.
     public var deleteAt: Date?
     public var inputs: ActivityEventInputs
+    /// An alerted update: the channel's alerted budget an hour, and the silent variant (payload, answer) sent
+    /// instead once it is spent.
+    public var alertedLimit: Int?
+    public var silent: (payload: String, response: String)?
 
     public init(partnerID: UUID, key: ActivityKey, channelID: UUID, version: Int, now: Date, kind: Kind,
                 stateJSON: String, timestamp: Int, payload: String, priority: Int, endPayload: String, expiresAt: Date,
@@ -182,14 +186,16 @@ public struct ChannelStore: Sendable {
         return result
     }
 
-    /// An update or end: `updated`, `ended_now`, or `not_found`, `ended`, `conflict`, `duplicate`.
+    /// An update or end: `updated`, `updated_silent` (the alerted budget was spent), `ended_now`, or `not_found`,
+    /// `ended`, `conflict`, `duplicate`.
     public func change(_ write: ChannelChangeWrite) throws -> ActivityWriteResult {
         let text = try pool.withConnection { connection in
             try connection.query(Self.changeSQL, [
                 write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.version,
                 write.now, write.kind.rawValue, write.stateJSON, write.timestamp, write.payload, write.priority,
                 write.endPayload, write.expiresAt, write.relevanceScore, write.deleteAt, write.inputs.patchJSON,
-                write.inputs.alertTitle, write.inputs.ttlSeconds, write.inputs.dismissAt,
+                write.inputs.alertTitle, write.inputs.ttlSeconds, write.inputs.dismissAt, write.alertedLimit,
+                write.silent?.payload, write.silent?.response,
             ]).first!.string(0)
         }
         guard let result = ActivityWriteResult(rawValue: text) else {
@@ -274,6 +280,6 @@ extension ChannelStore {
 
     public static let changeSQL = """
         SELECT herald_channel_change($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12::smallint, $13, $14,
-                                     $15::smallint, $16, $17::jsonb, $18, $19, $20)
+                                     $15::smallint, $16, $17::jsonb, $18, $19, $20, $21, $22, $23)
         """
 }

@@ -190,6 +190,29 @@ struct LiveChannelTests {
         #expect(channel["broadcasts"]?.numberValue == 0)
     }
 
+    @Test func alertedUpdatesBeyondTheChannelsHourlyBudgetGoOutSilent() async throws {
+        let harness = try LiveActivityHarness { $0.liveActivityBudgets.alertedUpdatesPerHour = 1 }
+        let partner = try harness.partner()
+        try harness.workers.startWorker()
+        let id = try Self.open(harness, partner, Self.openBody)
+        try await harness.workers.waitUntil("the APNs channel") { harness.simulator.channels().count == 1 }
+        let apnsID = try #require(harness.simulator.channels().first?.id)
+        let path = "/api/partners/live-activities/channels/\(id)/update"
+        let first = try harness.expect(harness.request("POST", path, token: partner.apiKey,
+                                                       json: #"{"state":{"footnote":"1"},"alert":{"title":"One"}}"#), [200])
+        #expect(try JSONParser.parse(first.body)["alert"]?.stringValue == "sent")
+        try await harness.workers.waitUntil("the first broadcast") { Self.broadcasts(harness, apnsID).count == 1 }
+        let second = try harness.expect(harness.request("POST", path, token: partner.apiKey,
+                                                        json: #"{"state":{"footnote":"2"},"alert":{"title":"Two"}}"#), [200])
+        #expect(try JSONParser.parse(second.body)["alert"]?.stringValue == "dropped_budget")
+        try await harness.workers.waitUntil("the second broadcast") { Self.broadcasts(harness, apnsID).count == 2 }
+        let records = Self.broadcasts(harness, apnsID)
+        #expect(records.map(\.apnsPriority) == ["10", "5"])
+        #expect(records[0].aps?["alert"] != nil && records[1].aps?["alert"] == nil)
+        #expect(records[1].aps?["content-state"]?["footnote"]?.stringValue == "2")
+        #expect(try harness.budgetCount(partner, .alertedUpdates) == 1)
+    }
+
     // MARK: - Helpers
 
     static func open(_ harness: LiveActivityHarness, _ partner: LiveActivityHarness.Partner, _ body: String) throws

@@ -48,7 +48,10 @@ CREATE TABLE live_channels (
     attempts           integer NOT NULL DEFAULT 0,
     -- The last APNs refusal or transport problem (a reason, never a token).
     failure            text,
-    broadcasts         integer NOT NULL DEFAULT 0
+    broadcasts         integer NOT NULL DEFAULT 0,
+    -- The times of its priority-10 broadcasts in the last hour (HERALD_LA_ALERTED_UPDATES_PER_HOUR, as for an
+    -- activity: functions/activity_alert_spend.sql).
+    alerted_at         timestamptz[] NOT NULL DEFAULT '{}'
 );
 -- The workers' claim: rows with work, by when it is due.
 CREATE INDEX live_channels_due ON live_channels (next_at) WHERE status IN ('opening', 'open', 'ending');

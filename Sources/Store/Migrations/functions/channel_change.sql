@@ -3,14 +3,17 @@
 -- change not broadcast yet is replaced, not queued (its audit row then ends 'superseded'). Returns 'updated',
 -- 'ended_now', or why not: 'not_found' (no such channel of this partner), 'ended' (ended, failed or past its
 -- TTL), 'conflict' (changed since the caller read version `p_version`), 'duplicate' (another request holds the
--- key). An end before APNs made the channel broadcasts nothing: the worker deletes whatever channel a create
--- in flight makes.
+-- key), or 'updated_silent': an alerted update (`p_priority` 10) over the channel's alerted budget
+-- (`p_alerted_limit` an hour, functions/activity_alert_spend.sql, as for an activity) goes out as the silent
+-- variant the intake rendered beside it (`p_apns_silent`, priority 5), answered with `p_response_silent`. An end
+-- before APNs made the channel broadcasts nothing: the worker deletes whatever channel a create in flight makes.
 CREATE OR REPLACE FUNCTION herald_channel_change(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_version integer,
     p_now timestamptz, p_kind text, p_state jsonb, p_timestamp bigint, p_apns text, p_priority smallint,
     p_end_apns text, p_expires timestamptz, p_relevance smallint, p_delete_at timestamptz,
     p_patch jsonb DEFAULT NULL, p_alert_title text DEFAULT NULL, p_ttl_given integer DEFAULT NULL,
-    p_dismiss_given timestamptz DEFAULT NULL)
+    p_dismiss_given timestamptz DEFAULT NULL, p_alerted_limit integer DEFAULT NULL, p_apns_silent text DEFAULT NULL,
+    p_response_silent text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
@@ -21,8 +24,12 @@ DECLARE
     v_channel record;
     v_event uuid;
     v_unmade boolean;
+    v_spent timestamptz[];
+    v_silent boolean := false;
+    v_apns text := p_apns;
+    v_priority smallint := p_priority;
 BEGIN
-    SELECT c.status, c.version, c.expires_at, c.apns_channel_id INTO v_channel
+    SELECT c.status, c.version, c.expires_at, c.apns_channel_id, c.alerted_at INTO v_channel
       FROM live_channels c WHERE c.id = p_id AND c.partner_id = p_partner FOR UPDATE;
     IF NOT FOUND THEN
         RETURN 'not_found';
@@ -35,6 +42,19 @@ BEGIN
     END IF;
     -- Before APNs made the channel no phone can follow it: an end has no one to tell.
     v_unmade := v_channel.apns_channel_id IS NULL;
+    v_spent := v_channel.alerted_at;
+    IF p_kind = 'update' AND p_priority = 10 THEN
+        v_spent := herald_activity_alert_spend(v_channel.alerted_at, p_now, p_alerted_limit);
+        IF v_spent IS NULL THEN
+            v_silent := true;
+            v_apns := p_apns_silent;
+            v_priority := 5;
+            v_spent := v_channel.alerted_at;
+            IF p_key IS NOT NULL THEN
+                UPDATE idempotency_keys SET response = p_response_silent WHERE partner_id = p_partner AND key = p_key;
+            END IF;
+        END IF;
+    END IF;
     IF p_kind = 'end' THEN
         UPDATE live_channels
            SET status = 'ending', state = p_state, version = version + 1, last_timestamp = p_timestamp,
@@ -48,9 +68,9 @@ BEGIN
          WHERE a.channel_id = p_id AND a.status = 'active';
     ELSE
         UPDATE live_channels
-           SET state = p_state, version = version + 1, last_timestamp = p_timestamp, apns_payload = p_apns,
-               apns_priority = p_priority, apns_end_payload = p_end_apns, expires_at = p_expires,
-               relevance_score = p_relevance, updated_at = p_now, next_at = p_now
+           SET state = p_state, version = version + 1, last_timestamp = p_timestamp, apns_payload = v_apns,
+               apns_priority = v_priority, apns_end_payload = p_end_apns, expires_at = p_expires,
+               relevance_score = p_relevance, updated_at = p_now, next_at = p_now, alerted_at = v_spent
          WHERE id = p_id;
     END IF;
     v_event := herald_uuid_v7();
@@ -62,6 +82,6 @@ BEGIN
             CASE WHEN v_unmade AND p_kind = 'end' THEN 'not_sent' ELSE 'pending' END,
             CASE WHEN v_unmade AND p_kind = 'end' THEN p_now END);
     PERFORM pg_notify('herald_channels', '');
-    RETURN CASE WHEN p_kind = 'end' THEN 'ended_now' ELSE 'updated' END;
+    RETURN CASE WHEN p_kind = 'end' THEN 'ended_now' WHEN v_silent THEN 'updated_silent' ELSE 'updated' END;
 END
 $$;
