@@ -109,7 +109,7 @@ listen_addresses = '$listen'
 port = $HERALD_PG_PORT
 unix_socket_directories = '$HERALD_PG_SOCKET_DIR'
 fsync = on
-max_connections = 400
+max_connections = 800
 shared_buffers = 256MB
 # The WAL settings docs/operations.md recommends for the outbox ("Postgres settings"): with the 1 GB
 # default a drain at 25,000 deliveries/s checkpoints every ~12 s, and the first change of every page
