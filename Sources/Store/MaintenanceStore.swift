@@ -52,7 +52,8 @@ public struct MaintenanceStore: Sendable {
     }
 
     /// Deletes rate buckets that left their windows, idempotency keys older than 25 hours, Live
-    /// Activities that finished more than `finishedActivityRetention` ago (with their targets) and
+    /// Activities and broadcast channels that finished more than `finishedActivityRetention` ago (with their targets
+    /// and audit rows) and
     /// reminders whose time passed more than `finishedReminderRetention` ago, in
     /// batches of `batchSize` rows (short statements, short locks), until none is left or
     /// `maxBatches` batches ran. Returns the rows deleted.
@@ -61,7 +62,7 @@ public struct MaintenanceStore: Sendable {
         try pool.withConnection { connection in
             var total = 0
             for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities,
-                              Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders] {
+                              Self.deleteFinishedChannels, Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders] {
                 for _ in 0..<maxBatches {
                     let deleted = try connection.query(statement, [batchSize]).affectedRows
                     total += deleted
@@ -88,6 +89,14 @@ public struct MaintenanceStore: Sendable {
         DELETE FROM live_activities WHERE id = ANY (ARRAY(
             SELECT id FROM live_activities
              WHERE status <> 'active' AND ended_at < now() - interval '\(finishedActivityRetention)' LIMIT $1))
+        """
+
+    /// A broadcast channel that ended or failed stays readable (GET, with its audit rows, deleted with it) as
+    /// long as a finished activity does.
+    public static let deleteFinishedChannels = """
+        DELETE FROM live_channels WHERE id = ANY (ARRAY(
+            SELECT id FROM live_channels
+             WHERE status IN ('ended', 'failed') AND updated_at < now() - interval '\(finishedActivityRetention)' LIMIT $1))
         """
 
     /// A delivered webhook event is kept a week (support questions); a failed one 30 days, for

@@ -102,6 +102,13 @@ struct ChannelQueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
+    @Test("retention deletes finished channels by the partial finished index")
+    func retention() throws {
+        let text = try plan(MaintenanceStore.deleteFinishedChannels, [5_000])
+        #expect(text.contains("live_channels_finished"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
     @Test("a channel's end finds the users' activities that follow it by their partial index")
     func followers() throws {
         let query = try statement("herald_channel_change", from: "UPDATE live_activities a",
