@@ -49,6 +49,10 @@ public struct ChannelSyncStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }
 
+    /// Notified by every change a worker has to make APNs agree with (functions/channel_open.sql,
+    /// channel_change.sql): the worker's listener wakes the channel sender.
+    public static let notificationChannel = "herald_channels"
+
     public func claim(limit: Int, leaseSeconds: Int, now: Date) throws -> [LeasedChannel] {
         try pool.withConnection { connection in
             try connection.query(Self.claimSQL, [limit, leaseSeconds, now]).rows.map { row in

@@ -213,7 +213,8 @@ public struct DeliveryStore: Sendable {
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
     /// crash is rescued or re-sent; see docs/architecture.md) and no JIT (the queue statements'
     /// estimates grow with a backlog, and compiling costs more than it saves). Named for
-    /// pg_stat_activity. `listen` subscribes it to the deliveries channel. Without prepared
+    /// pg_stat_activity. `listen` subscribes it to the deliveries channel and the broadcast channels' one
+    /// (`ChannelSyncStore.notificationChannel`). Without prepared
     /// statements (a transaction pooler, PostgresConnectionOptions.preparedStatements) the two SETs
     /// are skipped: they would stay on one server connection and make the commits of whichever
     /// client gets it next (the intake's) asynchronous; a worker role can carry them instead
@@ -228,7 +229,9 @@ public struct DeliveryStore: Sendable {
                                                 preparedStatements: preparedStatements)
         return DatabaseSession(url: url, options: options) { connection in
             if connection.preparedStatements { try connection.execute("SET synchronous_commit TO off; SET jit TO off") }
-            if listen { try connection.execute("LISTEN \(notificationChannel)") }
+            if listen {
+                try connection.execute("LISTEN \(notificationChannel); LISTEN \(ChannelSyncStore.notificationChannel)")
+            }
         }
     }
 

@@ -50,6 +50,9 @@ final class ChannelSender: Sendable {
 
     func start() { service.get()?.start() }
 
+    /// Looks for due channels now (a partner's change was notified) instead of at the next poll.
+    func wake() { service.get()?.wake() }
+
     /// Stops claiming, waits (until `deadline`) for the answers in flight and records them. Channels still
     /// unanswered stay leased and are taken again after the lease.
     func drain(deadline: Date) {

@@ -159,6 +159,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         if (error as? PostgresError)?.isUnavailable ?? true { databaseReachable.store(false, ordering: .relaxed) }
     }
 
+    /// A broadcast channel changed (the listener's notification): the channel sender looks at once.
+    func wakeChannels() { channels?.wake() }
+
     /// Deliveries claimed and not yet recorded.
     public var inFlight: Int { hold.withLock { $0.held.count } }
     /// Bulk-lane rows among them.

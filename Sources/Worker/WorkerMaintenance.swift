@@ -9,7 +9,8 @@ import Store
 /// it); the rescuer, the sampler, the queue gauge and the lease extender each run a statement now and then
 /// and share one (`maintenance`), so a worker holds four connections, not six:
 /// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification (the
-///   claimer's poll fallback covers the time it is reconnecting);
+///   claimer's poll fallback covers the time it is reconnecting), and on the broadcast channels' one, which
+///   wakes the channel sender;
 /// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
 /// - queue sampler: when the next scheduled row is due (the claimer sleeps until then);
 /// - queue gauge: due rows and oldest due age per lane, the metrics operators alert and autoscalers
@@ -38,8 +39,9 @@ enum WorkerMaintenance {
         ) { [weak worker] _ in
             let wasConnected = session.isConnected
             let channels = try session.use { try $0.waitForNotifications(timeout: slice) }
-            // Work may have arrived while not listening; and every notification is new work.
-            if !wasConnected || !channels.isEmpty { worker?.wake.signal(.work) }
+            // Work may have arrived while not listening; and every notification is new work for its service.
+            if !wasConnected || channels.contains(DeliveryStore.notificationChannel) { worker?.wake.signal(.work) }
+            if !wasConnected || channels.contains(ChannelSyncStore.notificationChannel) { worker?.wakeChannels() }
         }
     }
 

@@ -264,9 +264,10 @@ public struct ChannelSenderConfiguration: Sendable, Equatable {
     public var managementURL: String?
     /// Channel calls this worker makes at once (HERALD_CHANNEL_MAX_IN_FLIGHT).
     public var maxInFlight = 64
-    /// How often the sender looks for due channels while it finds none (HERALD_CHANNEL_POLL_MS): a partner's change
-    /// waits at most this for its broadcast.
-    public var pollInterval: Duration = .milliseconds(100)
+    /// How often the sender looks for due channels while it finds none (HERALD_CHANNEL_POLL_MS): the TTL's ends are
+    /// found on this beat, and a partner's change when no notification comes (HERALD_WORKER_LISTEN=0, behind a
+    /// transaction pooler; the listener wakes the sender at once otherwise).
+    public var pollInterval: Duration = .seconds(1)
     /// A channel whose call is not recorded within this (a crashed worker's) is taken again.
     public var leaseSeconds = 30
     /// Between tries after 429, 5xx, a timeout or a setup fault.

@@ -82,7 +82,7 @@ import Worker
         #expect(defaults.channels.environment == .production)
         #expect(defaults.channels.managementURL == nil)
         #expect(defaults.channels.maxInFlight == 64)
-        #expect(defaults.channels.pollInterval == .milliseconds(100))
+        #expect(defaults.channels.pollInterval == .seconds(1))
         var environment = base
         environment["HERALD_CHANNELS_ENABLED"] = "0"
         environment["HERALD_APNS_CHANNEL_ENVIRONMENT"] = "sandbox"
