@@ -23,6 +23,13 @@ Live Activities need state the generator cannot invent (docs/api.md, "Live Activ
   "pixel" every third time: 409 not_ios_device). Malformed ids (negative cases) are left alone.
   Should the start fail (the key was rotated: see below), the case keeps its generated id.
 
+Broadcast channels are the same: an update, end, read or start from a channel needs a channel that
+exists. Outside the stateful phase a case whose channelId is a well-formed UUID gets, in seven cases
+out of eight, a channel opened just before it, of the template its state patch names (as for
+activities). No worker runs, so the channel stays "opening": its updates, end and read are judged in
+full, and a start from it answers the documented 409 channel_opening. scripts/fuzz raises
+HERALD_LA_OPEN_CHANNELS_PER_MINI_APP so the mini-app's cap does not end the write path.
+
 The partner API is fuzzed with one partner's key. Schemathesis reuses ids from responses, so the
 admin cases would soon rotate, revoke or re-limit that very partner (its id is in the list), and
 every later partner case would read 401 or 429 without judging anything. An admin case that
@@ -59,8 +66,13 @@ ACTIVITY_TOKEN = "/api/internal/live-activities/{activityId}/push-tokens/{device
 PARTNER_ADMIN = "/api/admin/mini-app-partners/{id}"
 REMINDERS = "/api/internal/users/{userId}/reminders"
 REMINDER = REMINDERS + "/{reminderId}"
+CHANNELS = ACTIVITIES + "/channels"
+CHANNEL = CHANNELS + "/{channelId}"
+CHANNEL_UPDATE = CHANNEL + "/update"
+CHANNEL_STARTS = CHANNEL + "/starts"
 
-KEYED = {("POST", PUSH_PATH), ("POST", ACTIVITIES), ("POST", ACTIVITY_UPDATE), ("PATCH", ACTIVITY), ("DELETE", ACTIVITY)}
+KEYED = {("POST", PUSH_PATH), ("POST", ACTIVITIES), ("POST", ACTIVITY_UPDATE), ("PATCH", ACTIVITY), ("DELETE", ACTIVITY),
+         ("POST", CHANNELS), ("POST", CHANNEL_UPDATE), ("DELETE", CHANNEL), ("POST", CHANNEL_STARTS)}
 
 # One state per template, valid at start, so a fresh activity of each exists to patch.
 START_STATES = [
@@ -145,6 +157,47 @@ def _fresh_activity(case, index):
         return None
 
 
+def _fresh_channel(case, index):
+    """Opens a broadcast channel through the partner API and returns its id."""
+    template, state = _template_for(case, index)
+    body = {"template": template, "attributes": {"title": "Fuzz channel " + template}, "state": state}
+    request = urllib.request.Request(
+        os.environ["HERALD_FUZZ_BASE_URL"] + CHANNELS,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Authorization": "Bearer " + os.environ["HERALD_FUZZ_PARTNER_KEY"],
+            "Content-Type": "application/json",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)["channelId"]
+    except urllib.error.HTTPError:
+        return None
+
+
+def _channel_case(case):
+    """Points a channel case at a channel that exists (module docstring); True when it was one."""
+    path = case.operation.path
+    if path not in (CHANNEL, CHANNEL_UPDATE, CHANNEL_STARTS):
+        return False
+    if path == CHANNEL_STARTS and _mode(case) == "positive" and isinstance(case.body, dict):
+        case.body["recipient"] = {"email": os.environ["HERALD_FUZZ_RECIPIENT"]}
+    parameters = case.path_parameters if case.path_parameters is not None else {}
+    if _phase(case) == "stateful" or not _is_uuid(parameters.get("channelId")):
+        return True
+    with _lock:
+        index = next(_counter)
+    if index % 8 == 7:
+        return True
+    fresh = _fresh_channel(case, index)
+    if fresh is not None:
+        parameters["channelId"] = fresh
+        case.path_parameters = parameters
+    return True
+
+
 def _soon(index):
     """An RFC 3339 time within the next hour."""
     return (datetime.now(timezone.utc) + timedelta(seconds=60 + (index * 37) % 3500)).isoformat()
@@ -216,7 +269,7 @@ def before_call(context, case, kwargs):
     if (method, path) in KEYED:
         _set_header_key(case)
 
-    if _reminder_case(case):
+    if _reminder_case(case) or _channel_case(case):
         return
 
     if path.startswith(PARTNER_ADMIN) and case.path_parameters:

@@ -108,6 +108,10 @@ extension ActivityHandler {
             throw error
         }
         guard channel.status == .open, channel.apnsChannelID != nil, channel.expiresAt > now else {
+            // A retry of a start that was accepted before the channel ended is answered as it was, not refused.
+            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
+                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+            }
             if channel.status == .opening {
                 throw HeraldError(status: 409, code: "channel_opening",
                                   message: "APNs has not made the channel yet; retry in a moment.", retryAfter: 1)
