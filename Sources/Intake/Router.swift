@@ -142,8 +142,11 @@ public enum IntakeRoutes {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         let pathSegments = Array(segments.last == "" && segments.count > 1 ? segments.dropLast() : segments)
         var allowed: [String] = []
-        for route in all {
-            guard let parameters = route.match(pathSegments) else { continue }
+        // A path a route names with fewer parameters is that route's alone: `/api/partners/live-activities/channels`
+        // is the channels' path (405 for GET), not an activity whose id is "channels".
+        let matching = all.compactMap { route in route.match(pathSegments).map { (route, $0) } }
+        let fewest = matching.map { $0.1.count }.min() ?? 0
+        for (route, parameters) in matching where parameters.count == fewest {
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .found(route, parameters)
             }

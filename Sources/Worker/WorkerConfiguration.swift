@@ -197,6 +197,10 @@ public struct WorkerConfiguration: Sendable {
                                                                 default: configuration.channels.maxInFlight)
         configuration.channels.pollInterval = try milliseconds(reader, "HERALD_CHANNEL_POLL_MS",
                                                                default: configuration.channels.pollInterval)
+        // A channel's lease outlasts two tries of one call (a resend after a provider-token renewal), so no other
+        // worker calls APNs for the channel meanwhile, whatever HERALD_UPSTREAM_TIMEOUT_MS allows.
+        configuration.channels.leaseSeconds = max(configuration.channels.leaseSeconds,
+                                                  Int(configuration.longestRequest / .seconds(1) * 2) + 1)
         configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
         configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
                                                           default: configuration.statementTimeout)

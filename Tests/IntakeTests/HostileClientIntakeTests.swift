@@ -76,6 +76,15 @@ import Glibc
         #expect(response.errorCode == "method_not_allowed")
     }
 
+    @Test("a literal segment outranks a parameter: GET on the channels' path is 405, not an activity named channels")
+    func literalPathOutranksAParameter() throws {
+        for method in ["GET", "PATCH", "DELETE"] {
+            let response = try IntakeHarness.shared.admin(method, "/api/partners/live-activities/channels")
+            #expect(response.status == 405, "\(method)")
+            #expect(response.headers["allow"] == "POST", "\(method)")
+        }
+    }
+
     @Test("Unknown methods and routes are counted as other; a refusal by libmicrohttpd is JSON and counted")
     func metricLabelsAreBounded() throws {
         let intake = try IntakeHarness()

@@ -107,8 +107,10 @@ struct LiveChannelTests {
         try harness.workers.startWorker()
         let body = Self.openBody.replacingOccurrences(of: "\"ttlSeconds\":3600", with: "\"ttlSeconds\":2")
         let id = try Self.open(harness, partner, body)
-        try await harness.workers.waitUntil("the APNs channel") { harness.simulator.channels().count == 1 }
-        let apnsID = try #require(harness.simulator.channels().first?.id)
+        // By the record of its creation: the whole life of a 2-second channel may pass between two looks.
+        let created = { harness.simulator.received().first { $0.kind == .channelCreate && $0.status == 201 } }
+        try await harness.workers.waitUntil("the APNs channel") { created() != nil }
+        let apnsID = try #require(created()?.token)
         try await harness.workers.waitUntil("the TTL's end and the deletion", timeout: .seconds(20)) {
             try harness.simulator.channels().isEmpty && Self.status(harness, partner, id) == "ended"
         }
@@ -282,5 +284,12 @@ struct LiveChannelStartTests {
         let ended = try JSONParser.parse(harness.get(partner, activityID).body)
         #expect(ended["status"]?.stringValue == "ended")
         #expect(harness.apnsPushes(to: token).count == 1)
+        // The start retried with its key after the channel ended is the stored answer, not a refusal.
+        let retried = try harness.request(
+            "POST", "/api/partners/live-activities/channels/\(id)/starts", token: partner.apiKey,
+            json: #"{"recipient":{"email":"\#(user.email)"},"alert":{"title":"Kick-off"}}"#,
+            headers: [("Idempotency-Key", "channel-start-1")])
+        #expect(retried.status == 201)
+        #expect(try harness.activityID(retried) == activityID)
     }
 }

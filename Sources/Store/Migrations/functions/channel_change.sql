@@ -72,6 +72,9 @@ BEGIN
                apns_priority = v_priority, apns_end_payload = p_end_apns, expires_at = p_expires,
                relevance_score = p_relevance, updated_at = p_now, next_at = p_now, alerted_at = v_spent
          WHERE id = p_id;
+        -- The users' activities started from the channel follow its TTL.
+        UPDATE live_activities a SET expires_at = p_expires, updated_at = p_now
+         WHERE a.channel_id = p_id AND a.status = 'active' AND a.expires_at <> p_expires;
     END IF;
     v_event := herald_uuid_v7();
     INSERT INTO live_channel_events (id, created_at, channel_id, partner_id, kind, state, alert_title, ttl_seconds,
