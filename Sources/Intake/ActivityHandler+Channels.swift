@@ -59,6 +59,7 @@ extension ActivityHandler {
                 maxOpen: budgets.openChannelsPerMiniApp)
             switch try channels.open(write) {
             case .opened:
+                notifier.signalChannels()
                 return try finish(.started, key: key, bodyHash: bodyHash, partner: partner) {
                     Reply.json(201, Array(response.utf8))
                 }
@@ -200,6 +201,7 @@ extension ActivityHandler {
                 if result == .updatedSilently {
                     metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
                 }
+                if result == .updated || result == .updatedSilently || result == .endedNow { notifier.signalChannels() }
                 let answer = result == .updatedSilently ? write.silent?.response ?? response : response
                 return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
                     Reply.json(200, Array(answer.utf8))

@@ -3,8 +3,9 @@ import Postgres
 import ServiceSupport
 import Store
 
-/// Tells the workers that new deliveries are due (NOTIFY herald_deliveries), from its own thread
-/// and connection, outside the enqueue transaction, and at most once per `minimumInterval`.
+/// Tells the workers that new deliveries are due (NOTIFY herald_deliveries), or that a broadcast channel changed
+/// (NOTIFY herald_channels), from its own thread and connection, outside the write's transaction, and at most
+/// once per `minimumInterval`.
 ///
 /// A NOTIFY inside the enqueue would serialize every commit on Postgres' notification queue lock
 /// (docs/queue-notes: inserts capped near 500-2,000/s in other queues); one coalesced NOTIFY per
@@ -16,6 +17,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     private let store = DeliveryStore()
     private let condition = NSCondition()
     private var requested = false
+    private var requestedChannels = false
     private var stopping = false
     private var service: BackgroundService!
 
@@ -42,6 +44,14 @@ final class DeliveryNotifier: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Asks for a NOTIFY of the channel senders soon (cheap: sets a flag).
+    func signalChannels() {
+        condition.lock()
+        requestedChannels = true
+        condition.signal()
+        condition.unlock()
+    }
+
     func stop() { service.stop() }
 
     /// One NOTIFY for every request since the last, then at least `minimumInterval` before the next.
@@ -49,12 +59,15 @@ final class DeliveryNotifier: @unchecked Sendable {
     /// its backoff on a new connection.
     private func step(_ service: BackgroundService) throws {
         condition.lock()
-        while !requested && !stopping { condition.wait() }
-        let notify = requested && !stopping
-        requested = false
+        while !requested && !requestedChannels && !stopping { condition.wait() }
+        let deliveries = requested && !stopping, channels = requestedChannels && !stopping
+        (requested, requestedChannels) = (false, false)
         condition.unlock()
-        guard notify else { return }
-        try session.use { try store.notifyWorkers(on: $0) }
+        guard deliveries || channels else { return }
+        try session.use { connection in
+            if deliveries { try store.notifyWorkers(on: connection) }
+            if channels { try connection.execute("NOTIFY \(ChannelSyncStore.notificationChannel)") }
+        }
         service.sleep(for: minimumInterval)
     }
 }

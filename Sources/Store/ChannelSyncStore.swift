@@ -49,8 +49,8 @@ public struct ChannelSyncStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }
 
-    /// Notified by every change a worker has to make APNs agree with (functions/channel_open.sql,
-    /// channel_change.sql): the worker's listener wakes the channel sender.
+    /// Notified after every change a worker has to make APNs agree with (the intake's DeliveryNotifier, outside
+    /// the write, coalesced): the worker's listener wakes the channel sender.
     public static let notificationChannel = "herald_channels"
 
     public func claim(limit: Int, leaseSeconds: Int, now: Date) throws -> [LeasedChannel] {

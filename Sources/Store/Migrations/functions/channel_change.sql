@@ -84,7 +84,6 @@ BEGIN
             p_key, p_version + 1,
             CASE WHEN v_unmade AND p_kind = 'end' THEN 'not_sent' ELSE 'pending' END,
             CASE WHEN v_unmade AND p_kind = 'end' THEN p_now END);
-    PERFORM pg_notify('herald_channels', '');
     RETURN CASE WHEN p_kind = 'end' THEN 'ended_now' WHEN v_silent THEN 'updated_silent' ELSE 'updated' END;
 END
 $$;

@@ -34,7 +34,6 @@ BEGIN
     INSERT INTO live_channel_events (id, created_at, channel_id, partner_id, kind, state, ttl_seconds,
                                      idempotency_key, version)
     VALUES (v_event, herald_uuid_v7_time(v_event), p_id, p_partner, 'open', p_state, p_ttl_given, p_key, 1);
-    PERFORM pg_notify('herald_channels', '');
     RETURN 'opened';
 END
 $$;
