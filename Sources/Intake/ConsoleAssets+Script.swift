@@ -337,7 +337,7 @@ extension ConsoleAssets {
             const session = await api('/api/admin/console/session');
             state.csrf = session.csrfToken;
             document.getElementById('signout').addEventListener('click', async () => {
-              await api('/api/admin/console/session', { method: 'DELETE' });
+              await api('/api/admin/console/sign-out', { method: 'POST' });
               window.location.assign('/console/login');
             });
             window.addEventListener('hashchange', () => { state.confirmOpen = false; refresh(); });

@@ -78,8 +78,8 @@ extension ConsoleHandler {
             throw HeraldError.invalidField("outcome", "outcome must be one of failed, dead, expired.")
         }
         let reason = try fields.string("reason")
-        if let reason, reason.isEmpty || reason.utf8.count > 256 || reason.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-            throw HeraldError.invalidField("reason", "reason must be 1-256 bytes without control characters, or null.")
+        if let reason, reason.isEmpty || reason.unicodeScalars.count > 256 || TextRules.containsForbidden(reason) {
+            throw HeraldError.invalidField("reason", "reason must be 1-256 characters without refused characters, or null.")
         }
         let hours = try fields.integer("hours", range: 1...720) ?? 24
         let dryRun = try fields.bool("dryRun") ?? true

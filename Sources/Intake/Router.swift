@@ -140,7 +140,7 @@ public enum IntakeRoutes {
     public static let consoleLogin = Route(.consoleLogin, "POST", "/console/login", .none)
     public static let consoleAsset = Route(.consoleAsset, "GET", "/console/assets/{file}", .none)
     public static let consoleSession = Route(.consoleSession, "GET", "/api/admin/console/session", .admin)
-    public static let consoleSignOut = Route(.consoleSignOut, "DELETE", "/api/admin/console/session", .admin)
+    public static let consoleSignOut = Route(.consoleSignOut, "POST", "/api/admin/console/sign-out", .admin)
     public static let consoleOverview = Route(.consoleOverview, "GET", "/api/admin/console/overview", .admin)
     public static let consoleWorkers = Route(.consoleWorkers, "GET", "/api/admin/console/workers", .admin)
     public static let consoleFailures = Route(.consoleFailures, "GET", "/api/admin/console/failures", .admin)
