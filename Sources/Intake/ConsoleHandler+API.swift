@@ -230,7 +230,9 @@ struct ConsoleQuery {
 
     func date(_ name: String) throws(HeraldError) -> Date? {
         guard let text = text(name) else { return nil }
-        guard let date = ISO8601.parse(text) else {
+        // From 2000 to 9999: Postgres has no year 0, and nothing Herald wrote is older.
+        guard let date = ISO8601.parse(text),
+              (946_684_800.0..<253_402_300_800.0).contains(date.timeIntervalSince1970) else {
             throw .invalidField(name, "\(name) must be an ISO 8601 date-time, e.g. 2026-12-01T10:00:00Z.")
         }
         return date

@@ -219,6 +219,7 @@ struct ConsoleTests {
         ("/api/admin/console/requests?partner=%3Cimg%3E", "partner"),
         ("/api/admin/console/requests?id=nope", "id"),
         ("/api/admin/console/requests?since=yesterday", "since"),
+        ("/api/admin/console/requests?until=0000-01-01T00:00:00Z", "until"),
         ("/api/admin/console/requests?limit=0", "limit"),
         ("/api/admin/console/failures?hours=100000", "hours"),
         ("/api/admin/console/tokens?hours=-1", "hours"),
