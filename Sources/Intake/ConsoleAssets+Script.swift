@@ -212,6 +212,32 @@ extension ConsoleAssets {
               ];
             },
 
+            async activities() {
+              const a = await api('/api/admin/console/live-activities');
+              return [
+                el('h1', { text: 'Live Activities' }),
+                el('p', { class: 'muted', text: 'Held: an iPhone target keeping an update or end until the host reports the activity\u2019s update token.' }),
+                table(['Partner', 'Active#', 'Held#'], a.partners.map(p => el('tr', {}, [
+                  el('td', {}, el('a', { href: link('requests', { partner: p.miniAppId }), text: p.miniAppId })),
+                  num(p.active), num(p.held)]))),
+              ];
+            },
+
+            async webhooks(params) {
+              const hours = params.get('hours') || '';
+              const w = await api('/api/admin/console/webhooks' + (hours ? '?hours=' + encodeURIComponent(hours) : ''));
+              return [
+                el('h1', { text: 'Failed webhooks' }),
+                filters('webhooks', [{ name: 'hours', label: 'Last hours', size: 5, placeholder: '24' }], params),
+                el('div', { id: 'webhook-panel' }),
+                table(['Failed', 'Partner', 'Event', 'Subject', 'Attempts#', 'Last status', 'Last error', ''], w.events.map(e => el('tr', {}, [
+                  td(ago(e.finishedAt)), td(e.miniAppId), td(e.type), td(e.subjectId), num(e.attempts), td(e.lastStatus), td(e.lastError, 'wrap'),
+                  el('td', {}, el('button', { type: 'button', class: 'webhook-replay', text: 'Send again…',
+                    onclick: () => askWebhook(e, hours) })),
+                ]))),
+              ];
+            },
+
             async tokens(params) {
               const hours = params.get('hours') || '';
               const t = await api('/api/admin/console/tokens' + (hours ? '?hours=' + encodeURIComponent(hours) : ''));
@@ -285,6 +311,21 @@ extension ConsoleAssets {
                 'Replay ' + dry.replayed, async () => {
                   const done = await api('/api/admin/console/failures/replay', { method: 'POST', body: JSON.stringify(Object.assign({ dryRun: false }, body)) });
                   panel.replaceChildren(el('p', { id: 'replay-result', text: 'Replayed ' + done.replayed + ' of ' + done.matched + ' into the bulk lane.' }));
+                  refresh();
+                });
+            } catch (e) { panel.replaceChildren(el('p', { class: 'error', text: e.message })); }
+          }
+
+          async function askWebhook(event, hours) {
+            const panel = document.getElementById('webhook-panel');
+            const body = { eventId: event.id, hours: Number(hours) || 24 };
+            try {
+              const dry = await api('/api/admin/console/webhooks/replay', { method: 'POST', body: JSON.stringify(Object.assign({ dryRun: true }, body)) });
+              confirmPanel(panel, 'Send the ' + event.type + ' event of ' + event.miniAppId + ' again (a new 24-hour window)? '
+                + dry.replayable + ' of ' + dry.matched + ' can be sent (a partner without a webhook now cannot).',
+                'Send again', async () => {
+                  const done = await api('/api/admin/console/webhooks/replay', { method: 'POST', body: JSON.stringify(Object.assign({ dryRun: false }, body)) });
+                  panel.replaceChildren(el('p', { id: 'webhook-result', text: 'Queued ' + done.replayed + ' event(s) again.' }));
                   refresh();
                 });
             } catch (e) { panel.replaceChildren(el('p', { class: 'error', text: e.message })); }

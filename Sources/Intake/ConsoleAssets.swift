@@ -20,6 +20,8 @@ enum ConsoleAssets {
             <a href="#/failures" data-page="failures">Failures</a>
             <a href="#/requests" data-page="requests">Requests</a>
             <a href="#/partners" data-page="partners">Partners</a>
+            <a href="#/activities" data-page="activities">Live Activities</a>
+            <a href="#/webhooks" data-page="webhooks">Webhooks</a>
             <a href="#/tokens" data-page="tokens">Tokens</a>
           </nav>
           <button id="signout" type="button">Sign out</button>

@@ -16,6 +16,7 @@ struct ConsoleHandler: Sendable {
     let replays: ReplayStore
     let partners: PartnerStore
     let tokens: TokenReportStore
+    let webhooks: WebhookStore
     let replayTTLSeconds: Int
     let logger: Logger
 

@@ -75,7 +75,7 @@ public final class IntakeServer: Sendable {
         consoleHandler = ConsoleHandler(
             gate: consoleGate, authenticator: authenticator, console: ConsoleStore(pool: pool), stats: StatsStore(pool: pool),
             workers: WorkerHeartbeatStore(), replays: ReplayStore(pool: pool), partners: partners,
-            tokens: TokenReportStore(pool: pool), replayTTLSeconds: configuration.rules.defaultTTLSeconds, logger: logger)
+            tokens: TokenReportStore(pool: pool), webhooks: WebhookStore(pool: pool), replayTTLSeconds: configuration.rules.defaultTTLSeconds, logger: logger)
         maintenance = MaintenanceStore(pool: pool)
         janitor = Self.janitor(maintenance, logger: logger)
     }
@@ -276,6 +276,9 @@ public final class IntakeServer: Sendable {
         case .consoleRequest: return try consoleHandler.requestDetail(request)
         case .consolePartners: return try consoleHandler.partnerList(request)
         case .consoleTokens: return try consoleHandler.tokenReport(request)
+        case .consoleActivities: return try consoleHandler.activities(request)
+        case .consoleWebhooks: return try consoleHandler.failedWebhooks(request)
+        case .consoleWebhookReplay: return try consoleHandler.replayWebhooks(request)
         case .healthz: return Reply.json(200, .object([("status", .string("ok"))]))
         case .readyz:
             do {

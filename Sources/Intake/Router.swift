@@ -21,13 +21,14 @@ public enum Endpoint: Sendable {
     case consolePage, consoleLoginPage, consoleLogin, consoleAsset
     case consoleSession, consoleSignOut, consoleOverview, consoleWorkers, consoleFailures, consoleReplay
     case consoleRequests, consoleRequest, consolePartners, consoleTokens
+    case consoleActivities, consoleWebhooks, consoleWebhookReplay
 
     /// The operator console's pages and API: 404 unless HERALD_CONSOLE_ENABLED=1.
     var isConsole: Bool {
         switch self {
         case .consolePage, .consoleLoginPage, .consoleLogin, .consoleAsset, .consoleSession, .consoleSignOut,
              .consoleOverview, .consoleWorkers, .consoleFailures, .consoleReplay, .consoleRequests, .consoleRequest,
-             .consolePartners, .consoleTokens:
+             .consolePartners, .consoleTokens, .consoleActivities, .consoleWebhooks, .consoleWebhookReplay:
             return true
         default:
             return false
@@ -149,6 +150,10 @@ public enum IntakeRoutes {
     public static let consoleRequest = Route(.consoleRequest, "GET", "/api/admin/console/requests/{requestId}", .admin)
     public static let consolePartners = Route(.consolePartners, "GET", "/api/admin/console/partners", .admin)
     public static let consoleTokens = Route(.consoleTokens, "GET", "/api/admin/console/tokens", .admin)
+    public static let consoleActivities = Route(.consoleActivities, "GET", "/api/admin/console/live-activities", .admin)
+    public static let consoleWebhooks = Route(.consoleWebhooks, "GET", "/api/admin/console/webhooks", .admin)
+    public static let consoleWebhookReplay = Route(
+        .consoleWebhookReplay, "POST", "/api/admin/console/webhooks/replay", .admin)
 
     public static let all: [Route] = [
         // Channels first: `.../channels/{channelId}` would also match `.../{activityId}/events`.
@@ -162,6 +167,7 @@ public enum IntakeRoutes {
         healthz, readyz, metrics,
         consolePage, consoleLoginPage, consoleLogin, consoleAsset, consoleSession, consoleSignOut, consoleOverview,
         consoleWorkers, consoleFailures, consoleReplay, consoleRequests, consoleRequest, consolePartners, consoleTokens,
+        consoleActivities, consoleWebhooks, consoleWebhookReplay,
     ]
 
     /// True for `PUT /api/admin/mini-app-partners/{id}/icon`, the one request with a larger body limit.

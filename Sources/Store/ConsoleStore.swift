@@ -240,3 +240,63 @@ extension ConsoleStore {
          WHERE p.revoked_at IS NULL
         """
 }
+
+/// Live Activities active now of one mini-app, and their device targets holding an event back (an iPhone
+/// whose update token has not been reported yet).
+public struct ActivityCounts: Sendable, Equatable {
+    public let miniAppID: String
+    public let active: Int
+    public let held: Int
+}
+
+/// A webhook event that failed for good (its 24-hour window ran out, or a 4xx other than 408/429).
+public struct FailedWebhookEvent: Sendable, Equatable {
+    public let id: UUID
+    public let miniAppID: String
+    public let type: String
+    public let subjectID: UUID
+    public let attempts: Int
+    public let lastStatus: Int?
+    public let lastError: String?
+    public let finishedAt: Date
+}
+
+extension ConsoleStore {
+    public func activityCounts() throws -> [ActivityCounts] {
+        try pool.withConnection { connection in
+            try connection.query(Self.activityCountsSQL).rows.map {
+                ActivityCounts(miniAppID: try $0.string(0), active: try $0.int(1), held: try $0.int(2))
+            }
+        }
+    }
+
+    public func failedWebhooks(since: Date, limit: Int = 200) throws -> [FailedWebhookEvent] {
+        try pool.withConnection { connection in
+            try connection.query(Self.failedWebhooksSQL, [since, limit]).rows.map {
+                FailedWebhookEvent(id: try $0.uuid(0), miniAppID: try $0.string(1), type: try $0.string(2),
+                                   subjectID: try $0.uuid(3), attempts: try $0.int(4), lastStatus: try $0.optionalInt(5),
+                                   lastError: $0.optionalString(6), finishedAt: try $0.date(7))
+            }
+        }
+    }
+
+    /// Active activities only (at most the TTL's 8 hours of them), by live_activities_due's predicate; their
+    /// targets by key.
+    public static let activityCountsSQL = """
+        SELECT a.mini_app_id, count(DISTINCT a.id)::int8,
+               count(t.activity_id) FILTER (WHERE t.held_event IS NOT NULL)::int8
+          FROM live_activities a LEFT JOIN live_activity_targets t ON t.activity_id = a.id
+         WHERE a.status = 'active'
+         GROUP BY 1
+         ORDER BY 1
+        """
+
+    /// $1 since, $2 limit: webhook_events_finished (finished_at) WHERE state IN ('delivered', 'failed').
+    public static let failedWebhooksSQL = """
+        SELECT e.id, p.mini_app_id, e.type, e.subject_id, e.attempts, e.last_status, e.last_error, e.finished_at
+          FROM webhook_events e JOIN partners p ON p.id = e.partner_id
+         WHERE e.state IN ('delivered', 'failed') AND e.state = 'failed' AND e.finished_at >= $1
+         ORDER BY e.finished_at DESC
+         LIMIT $2
+        """
+}

@@ -159,6 +159,10 @@ def main():
         shot("workers")
         open_page("tokens", "Token invalidations")
         shot("tokens")
+        open_page("activities", "Live Activities")
+        shot("activities")
+        open_page("webhooks", "Failed webhooks", "webhook-panel")
+        shot("webhooks")
 
         # A phone's width: the same overview, usable.
         driver.set_window_size(390, 844)
