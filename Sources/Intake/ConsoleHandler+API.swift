@@ -203,8 +203,8 @@ struct ConsoleQuery {
     let values: [String: String]
     init(_ values: [String: String]) { self.values = values }
 
-    /// An absent or empty argument is no filter (a form's empty field).
-    func text(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
+    /// An absent argument is no filter; an empty one is checked like any value (the page never sends one).
+    func text(_ name: String) -> String? { values[name] }
 
     func integer(_ name: String, range: ClosedRange<Int>) throws(HeraldError) -> Int? {
         guard let text = text(name) else { return nil }
@@ -217,7 +217,7 @@ struct ConsoleQuery {
     func miniAppID(_ name: String) throws(HeraldError) -> String? {
         guard let text = text(name) else { return nil }
         guard Identifiers.isValidMiniAppID(text) else {
-            throw .invalidField(name, "\(name) must be a miniAppId: 1-128 of letters, digits, '.', '_' and '-'.")
+            throw .invalidField(name, "\(name) must be a miniAppId: 1-128 of letters, digits, '.', '_' and '-', not starting with '.', no '..'.")
         }
         return text
     }

@@ -70,11 +70,18 @@ struct ConsoleHandler: Sendable {
         }
         let sessionToken = try ConsoleGate.newToken()
         let session = try gate.sessions.create(tokenHash: Digest.sha256Hex(sessionToken), seconds: gate.sessionSeconds,
-                                               client: request.http.header("x-forwarded-for"))
+                                               client: Self.client(request.http))
         logger.info("console sign-in", [("expires", .string(ISO8601.format(session.expiresAt)))])
         return Self.page(303, "text/plain; charset=utf-8", "", extra: [
             ("Location", "/console/"), ("Set-Cookie", gate.setCookie(sessionToken)),
         ])
+    }
+
+    /// The proxy's `X-Forwarded-For`, kept with the session for the audit: at most 128 characters, none refused.
+    static func client(_ request: HTTPRequest) -> String? {
+        guard let value = request.header("x-forwarded-for").map({ String($0.prefix(128)) }),
+              !value.isEmpty, !TextRules.containsForbidden(value) else { return nil }
+        return value
     }
 
     // MARK: session

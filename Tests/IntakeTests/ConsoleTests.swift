@@ -218,6 +218,7 @@ struct ConsoleTests {
     @Test("bad query values are 400 naming the field, never 500", arguments: [
         ("/api/admin/console/requests?partner=%3Cimg%3E", "partner"),
         ("/api/admin/console/requests?id=nope", "id"),
+        ("/api/admin/console/requests?until=", "until"),
         ("/api/admin/console/requests?since=yesterday", "since"),
         ("/api/admin/console/requests?until=0000-01-01T00:00:00Z", "until"),
         ("/api/admin/console/requests?limit=0", "limit"),
