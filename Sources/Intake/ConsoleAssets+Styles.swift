@@ -45,6 +45,9 @@ extension ConsoleAssets {
         .login form { display: flex; flex-direction: column; gap: 10px; }
         @media (max-width: 640px) {
           main { padding: 10px; }
+          nav { order: 3; flex-basis: 100%; }
+          .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px; }
+          .card { padding: 8px 10px; }
           th, td { padding: 5px 6px; }
           .card .figure { font-size: 20px; }
         }
