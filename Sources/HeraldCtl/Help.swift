@@ -10,6 +10,7 @@ enum Help {
           partitions    create future monthly partitions, drop expired ones
           stats         queue depth by state, lane and partner; outcomes of the last 5 min and hour
           tokens        token invalidations by upstream, token and reason over a window
+          workers       the workers' heartbeats: live and lost workers, in flight, paused upstreams
           replay        put failed, dead or expired deliveries back in the queue
           webhooks      send failed delivery webhooks again (webhooks replay)
           backfill      bulk enqueue sends, or import users and devices, from a JSONL file
@@ -131,6 +132,16 @@ enum Help {
             long the oldest due row has waited; deliveries finished in the last 5 minutes and hour by
             outcome. --json: {"queue":[{"state","lane","partner","count"}],"oldestDueSeconds":N,
             "outcomes":{"5m":{"sent":N,...},"1h":{...}}}
+            """,
+        "workers": """
+            usage: heraldctl workers [--json]
+
+            Every worker seen in the last day, from the heartbeat each writes every
+            HERALD_HEARTBEAT_INTERVAL_MS (5 s): id, host, version, live or lost (not seen for three of its
+            intervals: killed, cut off from Postgres or stuck), last seen, started, deliveries in flight,
+            claims per second and paused upstreams.
+            --json: {"workers":[{"workerId","host","version","status","startedAt","lastSeenAt","inFlight",
+            "pausedUpstreams":[],"claimsPerSecond"}]}
             """,
         "tokens": """
             usage: heraldctl tokens [--since T] [--until T] [--json]

@@ -60,6 +60,7 @@ public enum HeraldCtl {
             case "expire": try Commands.expire(pool: pool, arguments: arguments, printer: printer)
             case "stats": try StatsCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "tokens": try TokensCommand.run(pool: pool, arguments: arguments, printer: printer)
+            case "workers": try WorkersCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "replay": try ReplayCommand.run(pool: pool, arguments: arguments, printer: printer,
                                                  fallbackTTLSeconds: try pushRules(environment).defaultTTLSeconds)
             case "backfill": try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)

@@ -51,6 +51,11 @@ public struct IntakeConfiguration: Sendable {
     /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
     /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average.
     public var notifyInterval: Duration = .milliseconds(1)
+    /// Serves the operator console at `/console/` and its API (`HERALD_CONSOLE_ENABLED`, 1 or 0); off, every
+    /// console path answers 404.
+    public var consoleEnabled = false
+    /// A console sign-in lasts this long (`HERALD_CONSOLE_SESSION_HOURS`).
+    public var consoleSessionHours = 12
     /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
 
@@ -86,6 +91,9 @@ public struct IntakeConfiguration: Sendable {
         configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: configuration.databasePoolSize, range: 1...512)
         configuration.databasePreparedStatements = try reader.flag("HERALD_DB_PREPARED",
                                                                    default: configuration.databasePreparedStatements)
+        configuration.consoleEnabled = try reader.flag("HERALD_CONSOLE_ENABLED", default: configuration.consoleEnabled)
+        configuration.consoleSessionHours = try reader.integer(
+            "HERALD_CONSOLE_SESSION_HOURS", default: configuration.consoleSessionHours, range: 1...168)
         if let tenant = reader.optional("HERALD_DEFAULT_TENANT") {
             guard Identifiers.isValidExternalID(tenant) else {
                 throw ConfigurationError(variable: "HERALD_DEFAULT_TENANT", problem: "must be 1-128 of [A-Za-z0-9._:-]")

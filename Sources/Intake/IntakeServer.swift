@@ -23,6 +23,8 @@ public final class IntakeServer: Sendable {
     let hostHandler: HostHandler
     let reminderHandler: ReminderHandler
     let iconHandler: IconHandler
+    let consoleGate: ConsoleGate
+    let consoleHandler: ConsoleHandler
     /// Fetches `iconUrl`s (its own thread).
     let iconSource: PartnerIconSource
     let maintenance: MaintenanceStore
@@ -66,6 +68,14 @@ public final class IntakeServer: Sendable {
         reminderHandler = ReminderHandler(
             store: ReminderStore(pool: pool), rules: configuration.rules, signer: signer,
             maxPending: configuration.reminderMaxPending, metrics: metrics, notifier: notifier, clock: clock)
+        consoleGate = ConsoleGate(
+            sessions: ConsoleSessionStore(pool: pool), enabled: configuration.consoleEnabled,
+            sessionSeconds: configuration.consoleSessionHours * 3_600,
+            secureCookie: configuration.rules.publicURL?.lowercased().hasPrefix("https://") ?? false)
+        consoleHandler = ConsoleHandler(
+            gate: consoleGate, authenticator: authenticator, console: ConsoleStore(pool: pool), stats: StatsStore(pool: pool),
+            workers: WorkerHeartbeatStore(), replays: ReplayStore(pool: pool), partners: partners,
+            tokens: TokenReportStore(pool: pool), webhooks: WebhookStore(pool: pool), replayTTLSeconds: configuration.rules.defaultTTLSeconds, logger: logger)
         maintenance = MaintenanceStore(pool: pool)
         janitor = Self.janitor(maintenance, logger: logger)
     }
@@ -192,9 +202,11 @@ public final class IntakeServer: Sendable {
     }
 
     private func dispatch(_ route: Route, _ request: RoutedRequest, partnerID: inout String?) throws -> HTTPResponse {
+        if route.endpoint.isConsole && !configuration.consoleEnabled { throw HeraldError.notFound }
+        var caller = AdminCaller.bearer
         switch route.auth {
         case .none: break
-        case .admin: try authenticator.requireAdmin(request.http)
+        case .admin: caller = try consoleGate.requireAdmin(request.http, authenticator: authenticator)
         case .host: try authenticator.requireHost(request.http)
         case .partner: break
         }
@@ -250,6 +262,23 @@ public final class IntakeServer: Sendable {
         case .scheduleReminder: return try reminderHandler.schedule(request)
         case .listReminders: return try reminderHandler.list(request)
         case .cancelReminder: return try reminderHandler.cancel(request)
+        case .consolePage: return consoleHandler.index(request)
+        case .consoleLoginPage: return consoleHandler.loginPage(request)
+        case .consoleLogin: return try consoleHandler.login(request)
+        case .consoleAsset: return try consoleHandler.asset(request)
+        case .consoleSession: return consoleHandler.session(request, caller: caller)
+        case .consoleSignOut: return try consoleHandler.signOut(request, caller: caller)
+        case .consoleOverview: return try consoleHandler.overview(request)
+        case .consoleWorkers: return try consoleHandler.workerList(request)
+        case .consoleFailures: return try consoleHandler.failures(request)
+        case .consoleReplay: return try consoleHandler.replay(request)
+        case .consoleRequests: return try consoleHandler.requests(request)
+        case .consoleRequest: return try consoleHandler.requestDetail(request)
+        case .consolePartners: return try consoleHandler.partnerList(request)
+        case .consoleTokens: return try consoleHandler.tokenReport(request)
+        case .consoleActivities: return try consoleHandler.activities(request)
+        case .consoleWebhooks: return try consoleHandler.failedWebhooks(request)
+        case .consoleWebhookReplay: return try consoleHandler.replayWebhooks(request)
         case .healthz: return Reply.json(200, .object([("status", .string("ok"))]))
         case .readyz:
             do {

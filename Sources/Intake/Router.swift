@@ -18,6 +18,22 @@ public enum Endpoint: Sendable {
     case listDevices, getDevice
     case scheduleReminder, listReminders, cancelReminder
     case healthz, readyz, metrics
+    case consolePage, consoleLoginPage, consoleLogin, consoleAsset
+    case consoleSession, consoleSignOut, consoleOverview, consoleWorkers, consoleFailures, consoleReplay
+    case consoleRequests, consoleRequest, consolePartners, consoleTokens
+    case consoleActivities, consoleWebhooks, consoleWebhookReplay
+
+    /// The operator console's pages and API: 404 unless HERALD_CONSOLE_ENABLED=1.
+    var isConsole: Bool {
+        switch self {
+        case .consolePage, .consoleLoginPage, .consoleLogin, .consoleAsset, .consoleSession, .consoleSignOut,
+             .consoleOverview, .consoleWorkers, .consoleFailures, .consoleReplay, .consoleRequests, .consoleRequest,
+             .consolePartners, .consoleTokens, .consoleActivities, .consoleWebhooks, .consoleWebhookReplay:
+            return true
+        default:
+            return false
+        }
+    }
 }
 
 /// A route: its endpoint, method, a path pattern with `{name}` segments, and its auth.
@@ -120,6 +136,25 @@ public enum IntakeRoutes {
     public static let readyz = Route(.readyz, "GET", "/readyz", .none)
     public static let metrics = Route(.metrics, "GET", "/metrics", .none)
 
+    public static let consolePage = Route(.consolePage, "GET", "/console", .none)
+    public static let consoleLoginPage = Route(.consoleLoginPage, "GET", "/console/login", .none)
+    public static let consoleLogin = Route(.consoleLogin, "POST", "/console/login", .none)
+    public static let consoleAsset = Route(.consoleAsset, "GET", "/console/assets/{file}", .none)
+    public static let consoleSession = Route(.consoleSession, "GET", "/api/admin/console/session", .admin)
+    public static let consoleSignOut = Route(.consoleSignOut, "POST", "/api/admin/console/sign-out", .admin)
+    public static let consoleOverview = Route(.consoleOverview, "GET", "/api/admin/console/overview", .admin)
+    public static let consoleWorkers = Route(.consoleWorkers, "GET", "/api/admin/console/workers", .admin)
+    public static let consoleFailures = Route(.consoleFailures, "GET", "/api/admin/console/failures", .admin)
+    public static let consoleReplay = Route(.consoleReplay, "POST", "/api/admin/console/failures/replay", .admin)
+    public static let consoleRequests = Route(.consoleRequests, "GET", "/api/admin/console/requests", .admin)
+    public static let consoleRequest = Route(.consoleRequest, "GET", "/api/admin/console/requests/{requestId}", .admin)
+    public static let consolePartners = Route(.consolePartners, "GET", "/api/admin/console/partners", .admin)
+    public static let consoleTokens = Route(.consoleTokens, "GET", "/api/admin/console/tokens", .admin)
+    public static let consoleActivities = Route(.consoleActivities, "GET", "/api/admin/console/live-activities", .admin)
+    public static let consoleWebhooks = Route(.consoleWebhooks, "GET", "/api/admin/console/webhooks", .admin)
+    public static let consoleWebhookReplay = Route(
+        .consoleWebhookReplay, "POST", "/api/admin/console/webhooks/replay", .admin)
+
     public static let all: [Route] = [
         // Channels first: `.../channels/{channelId}` would also match `.../{activityId}/events`.
         openChannel, updateChannel, endChannel, getChannel, startFromChannel,
@@ -130,6 +165,9 @@ public enum IntakeRoutes {
         putActivityDeviceState, listLiveChannels,
         scheduleReminder, listReminders, cancelReminder,
         healthz, readyz, metrics,
+        consolePage, consoleLoginPage, consoleLogin, consoleAsset, consoleSession, consoleSignOut, consoleOverview,
+        consoleWorkers, consoleFailures, consoleReplay, consoleRequests, consoleRequest, consolePartners, consoleTokens,
+        consoleActivities, consoleWebhooks, consoleWebhookReplay,
     ]
 
     /// True for `PUT /api/admin/mini-app-partners/{id}/icon`, the one request with a larger body limit.

@@ -62,7 +62,8 @@ public struct MaintenanceStore: Sendable {
         try pool.withConnection { connection in
             var total = 0
             for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities,
-                              Self.deleteFinishedChannels, Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders] {
+                              Self.deleteFinishedChannels, Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders,
+                              Self.deleteOldConsoleSessions, Self.deleteOldWorkerHeartbeats] {
                 for _ in 0..<maxBatches {
                     let deleted = try connection.query(statement, [batchSize]).affectedRows
                     total += deleted
@@ -72,6 +73,20 @@ public struct MaintenanceStore: Sendable {
             return total
         }
     }
+
+    /// Console sessions a day after they expired or were signed out (kept that long for the audit trail).
+    static let deleteOldConsoleSessions = """
+        DELETE FROM console_sessions WHERE token_hash = ANY (ARRAY(
+            SELECT token_hash FROM console_sessions
+             WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'
+             LIMIT $1))
+        """
+
+    /// Heartbeats of workers not seen for a day (stopped or replaced long ago).
+    static let deleteOldWorkerHeartbeats = """
+        DELETE FROM worker_heartbeats WHERE worker_id = ANY (ARRAY(
+            SELECT worker_id FROM worker_heartbeats WHERE last_seen_at < now() - interval '1 day' LIMIT $1))
+        """
 
     static let deleteExpiredRateBuckets = """
         DELETE FROM rate_buckets WHERE ctid = ANY (ARRAY(

@@ -22,6 +22,7 @@ public struct WorkerConfiguration: Sendable {
     public var leaseExtender = LeaseExtenderConfiguration()
     public var sampler = QueueSamplerConfiguration()
     public var queueGauge = QueueGaugeConfiguration()
+    public var heartbeat = HeartbeatConfiguration()
     public var activitySweeper = ActivitySweeperConfiguration()
     public var listener = ListenerConfiguration()
     public var pauses = UpstreamPauseConfiguration()
@@ -67,6 +68,7 @@ public struct WorkerConfiguration: Sendable {
         try leaseExtender.validate()
         try sampler.validate()
         try queueGauge.validate()
+        try heartbeat.validate()
         try activitySweeper.validate()
         try listener.validate()
         try pauses.validate()
@@ -169,6 +171,8 @@ public struct WorkerConfiguration: Sendable {
             reader, "HERALD_LA_START_CONFIRM_SECONDS", default: configuration.activitySweeper.startConfirmation)
         configuration.queueGauge.interval = try milliseconds(reader, "HERALD_QUEUE_GAUGE_INTERVAL_MS",
                                                              default: configuration.queueGauge.interval)
+        configuration.heartbeat.interval = try milliseconds(reader, "HERALD_HEARTBEAT_INTERVAL_MS",
+                                                            default: configuration.heartbeat.interval)
         let webhooks = try reader.integer("HERALD_WEBHOOKS_ENABLED", default: configuration.webhooks.enabled ? 1 : 0)
         guard webhooks == 0 || webhooks == 1 else {
             throw ConfigurationError(variable: "HERALD_WEBHOOKS_ENABLED", problem: "must be 0 or 1")

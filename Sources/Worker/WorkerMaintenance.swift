@@ -3,6 +3,7 @@ import HeraldCore
 import Postgres
 import ServiceSupport
 import Store
+import Synchronization
 
 /// The worker's services besides the claimer and the completer, each a `BackgroundService` with
 /// its settings (WorkerServiceConfigurations.swift). The listener has its own session (it waits on
@@ -16,12 +17,13 @@ import Store
 /// - queue gauge: due rows and oldest due age per lane, the metrics operators alert and autoscalers
 ///   scale on (slower than the sampler: a count costs more than finding the queue heads);
 /// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago;
-/// - activity sweeper: ends Live Activities at their TTL, one short batch per use of the session.
+/// - activity sweeper: ends Live Activities at their TTL, one short batch per use of the session;
+/// - heartbeat: the worker's row in worker_heartbeats (what the console and `heraldctl workers` show).
 enum WorkerMaintenance {
     static func services(for worker: DeliveryWorker) -> [BackgroundService] {
         let maintenance = worker.session("maintenance")
         var services = [rescuer(worker, maintenance), sampler(worker, maintenance), queueGauge(worker, maintenance),
-                        leaseExtender(worker, maintenance)]
+                        leaseExtender(worker, maintenance), heartbeat(worker, maintenance)]
         if worker.configuration.activitySweeper.enabled { services.append(activitySweeper(worker, maintenance)) }
         if worker.configuration.listener.enabled { services.append(listener(worker)) }
         return services
@@ -142,6 +144,34 @@ enum WorkerMaintenance {
                 worker.logger.info("live activity starts that created nothing", [("devices", .number(Double(unconfirmed)))])
             }
             service.sleep(for: settings.interval)
+        }
+    }
+
+    static func heartbeat(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
+        let interval = worker.configuration.heartbeat.interval
+        let store = WorkerHeartbeatStore()
+        let started = Date()
+        let host = ProcessInfo.processInfo.hostName
+        let version = ProcessInfo.processInfo.environment["HERALD_VERSION"].flatMap { $0.isEmpty ? nil : $0 } ?? "dev"
+        // Claimed deliveries at the previous beat, for the rate.
+        let previous = Mutex<(claimed: Int, at: ContinuousClock.Instant)?>(nil)
+        return BackgroundService(.init(name: "herald-heartbeat"), logger: worker.logger,
+                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+            guard let worker else { return }
+            let claimed = PushService.allCases.reduce(0) { $0 + worker.metrics.value("claimed", $1) }
+            let now = ContinuousClock.now
+            let rate = previous.withLock { last -> Double in
+                defer { last = (claimed, now) }
+                guard let last else { return 0 }
+                let seconds = (now - last.at) / .seconds(1)
+                return seconds > 0 ? Double(max(0, claimed - last.claimed)) / seconds : 0
+            }
+            let beat = WorkerHeartbeat(
+                workerID: worker.configuration.workerID, host: host, version: version, startedAt: started,
+                inFlight: worker.inFlight, pausedUpstreams: worker.pausedUpstreams.keys.map(\.rawValue).sorted(),
+                claimsPerSecond: (rate * 100).rounded() / 100, intervalSeconds: interval / .seconds(1))
+            try session.use { try store.beat(beat, on: $0) }
+            service.sleep(for: interval)
         }
     }
 }

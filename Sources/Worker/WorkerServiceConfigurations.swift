@@ -127,6 +127,19 @@ public struct QueueGaugeConfiguration: Sendable, Equatable {
     }
 }
 
+/// The heartbeat: the worker's row in worker_heartbeats (sql/035_console.sql), which the console and
+/// `heraldctl workers` read; a worker missing three beats is shown lost.
+public struct HeartbeatConfiguration: Sendable, Equatable {
+    /// HERALD_HEARTBEAT_INTERVAL_MS.
+    public var interval: Duration = .seconds(5)
+
+    public init() {}
+
+    public func validate() throws(ConfigurationError) {
+        try check(interval, .milliseconds(100)...(.seconds(300)), "HERALD_HEARTBEAT_INTERVAL_MS")
+    }
+}
+
 /// The Live Activity TTL sweep: ends activities past their TTL (sql/009_live_activities.sql,
 /// herald_expire_activities). Every worker sweeps; SKIP LOCKED gives each activity to one of them.
 public struct ActivitySweeperConfiguration: Sendable, Equatable {

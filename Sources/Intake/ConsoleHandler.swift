@@ -1,0 +1,157 @@
+import Foundation
+import HTTPServer
+import HeraldCore
+import HeraldCrypto
+import ServiceSupport
+import Store
+
+/// The operator console (docs/console.md): its pages (embedded, no outside assets), the sign-in, and its
+/// JSON API under `/api/admin/console/`, which the admin bearer token or a console session may call.
+struct ConsoleHandler: Sendable {
+    let gate: ConsoleGate
+    let authenticator: Authenticator
+    let console: ConsoleStore
+    let stats: StatsStore
+    let workers: WorkerHeartbeatStore
+    let replays: ReplayStore
+    let partners: PartnerStore
+    let tokens: TokenReportStore
+    let webhooks: WebhookStore
+    let replayTTLSeconds: Int
+    let logger: Logger
+
+    /// Every page and asset: no script but the console's own file, no framing, no outside origin.
+    static let securityHeaders: [(name: String, value: String)] = [
+        ("Content-Security-Policy",
+         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
+        ("X-Frame-Options", "DENY"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cache-Control", "no-store"),
+    ]
+
+    static func page(_ status: Int, _ type: String, _ body: String,
+                     extra: [(name: String, value: String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", type)] + securityHeaders + extra, body: Array(body.utf8))
+    }
+
+    // MARK: pages
+
+    func index(_ request: RoutedRequest) -> HTTPResponse {
+        Self.page(200, "text/html; charset=utf-8", ConsoleAssets.indexHTML)
+    }
+
+    func loginPage(_ request: RoutedRequest) -> HTTPResponse {
+        Self.page(200, "text/html; charset=utf-8", ConsoleAssets.loginHTML(error: nil))
+    }
+
+    func asset(_ request: RoutedRequest) throws -> HTTPResponse {
+        switch request.parameter("file") {
+        case "console.js": return Self.page(200, "text/javascript; charset=utf-8", ConsoleAssets.script)
+        case "console.css": return Self.page(200, "text/css; charset=utf-8", ConsoleAssets.styles)
+        default: throw HeraldError.notFound
+        }
+    }
+
+    /// The sign-in form: the admin token in, a session cookie out (303 to the console), or the form again (401).
+    func login(_ request: RoutedRequest) throws -> HTTPResponse {
+        guard request.mediaType == "application/x-www-form-urlencoded" else {
+            throw HeraldError(status: 415, code: "unsupported_media_type",
+                              message: "Content-Type must be application/x-www-form-urlencoded.")
+        }
+        let form = FormBody.parse(request.http.body)
+        guard let token = form["token"], !token.isEmpty,
+              authenticator.isAdmin(authorization: "Bearer " + token)
+        else {
+            logger.warning("console sign-in refused")
+            return Self.page(401, "text/html; charset=utf-8",
+                             ConsoleAssets.loginHTML(error: "That token is not the admin token."))
+        }
+        let sessionToken = try ConsoleGate.newToken()
+        let session = try gate.sessions.create(tokenHash: Digest.sha256Hex(sessionToken), seconds: gate.sessionSeconds,
+                                               client: Self.client(request.http))
+        logger.info("console sign-in", [("expires", .string(ISO8601.format(session.expiresAt)))])
+        return Self.page(303, "text/plain; charset=utf-8", "", extra: [
+            ("Location", "/console/"), ("Set-Cookie", gate.setCookie(sessionToken)),
+        ])
+    }
+
+    /// The proxy's `X-Forwarded-For`, kept with the session for the audit: at most 128 characters, none refused.
+    static func client(_ request: HTTPRequest) -> String? {
+        guard let value = request.header("x-forwarded-for").map({ String($0.prefix(128)) }),
+              !value.isEmpty, !TextRules.containsForbidden(value) else { return nil }
+        return value
+    }
+
+    // MARK: session
+
+    func session(_ request: RoutedRequest, caller: AdminCaller) -> HTTPResponse {
+        switch caller {
+        case .bearer:
+            return Self.json(.object([("kind", .string("bearer")), ("csrfToken", .null), ("expiresAt", .null)]))
+        case .session(let token, let session):
+            return Self.json(.object([
+                ("kind", .string("session")), ("csrfToken", .string(ConsoleGate.csrfToken(for: token))),
+                ("expiresAt", .string(ISO8601.format(session.expiresAt))),
+            ]))
+        }
+    }
+
+    /// Sign-out: the session ends at once, everywhere.
+    func signOut(_ request: RoutedRequest, caller: AdminCaller) throws -> HTTPResponse {
+        if case .session(let token, _) = caller {
+            try gate.sessions.revoke(tokenHash: Digest.sha256Hex(token))
+            logger.info("console sign-out")
+        }
+        return HTTPResponse(status: 204, headers: [("Set-Cookie", gate.clearCookie()), ("Cache-Control", "no-store")])
+    }
+
+    static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
+        Reply.json(status, value, headers: [("Cache-Control", "no-store")])
+    }
+}
+
+/// `application/x-www-form-urlencoded`, as a browser's form sends it; the first value of a name wins.
+enum FormBody {
+    static func parse(_ body: [UInt8]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: UInt8(ascii: "&")) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]) else { continue }
+            let value = parts.count > 1 ? decode(parts[1]) : ""
+            if fields[name] == nil, let value { fields[name] = value }
+        }
+        return fields
+    }
+
+    /// `+` is a space, `%XX` a byte; nil when the escapes or the UTF-8 are malformed.
+    static func decode(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex,
+                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else { return nil }
+                out.append(high << 4 | low)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Simulator
+import Testing
+
+/// The operator console in headless Chromium (Selenium, Tests/Browser/console_browser.py) against an intake,
+/// a worker and the simulator: sign-in, the overview read against the database, a failure replayed from the
+/// page and seen sent, a hostile partner name shown as text, a POST without the CSRF token refused.
+/// HERALD_CONSOLE_SCREENSHOTS=<dir> also saves a PNG of each page there (docs/console.md's pictures).
+@Suite("Operator console in a browser", .serialized, .requiresDatabase)
+struct ConsoleBrowserTests {
+    static let python = TestEnvironment.repositoryRoot.appendingPathComponent(".build/venv/bin/python")
+    static let script = TestEnvironment.repositoryRoot.appendingPathComponent("Tests/Browser/console_browser.py")
+    static let hostileName = "<img src=x onerror=alert(1)>"
+
+    @Test("sign in, overview, replay from the failures page, hostile text, CSRF, sign-out")
+    func console() async throws {
+        for path in [Self.python.path, "/usr/bin/chromium", "/usr/bin/chromedriver"] {
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw TestHTTPClient.Failure(description: "\(path) is missing: run scripts/setup (scripts/test does)")
+            }
+        }
+        let harness = try LiveActivityHarness { $0.consoleEnabled = true }
+        let partner = try harness.partner()
+        let hostile = try harness.partner(displayName: Self.hostileName)
+        let userID = "console-\(UUID().uuidString.prefix(8).lowercased())"
+        let email = "\(userID)@example.com"
+        let token = LiveActivityHarness.hexToken()
+        try harness.expect(harness.host("PUT", "/api/internal/users/\(userID)", #"{"tenantId":"t1","emails":["\#(email)"]}"#),
+                           [200, 201])
+        try harness.expect(harness.host("PUT", "/api/internal/users/\(userID)/devices/iphone", """
+            {"platform":"ios","environment":"sandbox","apnsToken":"\(token)","bundleId":"\(harness.workers.credentials.apnsTopic)"}
+            """), [200, 201])
+        // The first send is refused for good; the replay's goes through.
+        harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: token)
+        let response = try harness.expect(harness.request(
+            "POST", "/api/partners/notifications/push", token: partner.apiKey,
+            json: #"{"recipients":{"emails":["\#(email)"]},"title":"Deposit <b>1/6</b>","body":"Confirmations"}"#), [202])
+        let requestID = try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
+        let worker = try harness.workers.startWorker { $0.heartbeat.interval = .milliseconds(250) }
+        defer { worker.drain() }
+        try await harness.workers.waitUntil("the delivery failed and the worker beat") {
+            try harness.db.count("SELECT count(*) FROM delivery_history WHERE outcome = 'failed'") == 1
+                && harness.db.count("SELECT count(*) FROM worker_heartbeats") == 1
+        }
+
+        var arguments = [Self.script.path, "--url", "http://127.0.0.1:\(harness.port)",
+                         "--token", LiveActivityHarness.adminToken, "--mini-app", partner.miniApp,
+                         "--hostile-mini-app", hostile.miniApp, "--hostile-name", Self.hostileName,
+                         "--request-id", requestID]
+        if let directory = ProcessInfo.processInfo.environment["HERALD_CONSOLE_SCREENSHOTS"], !directory.isEmpty {
+            arguments += ["--screenshots", directory]
+        }
+        let result = try ChildProcess.run(Self.python, arguments, environment: ProcessInfo.processInfo.environment)
+        let lastLine = result.output.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(result.status == 0, "\(result.output)")
+        let read = (try? JSONParser.parse(Array(lastLine.utf8))) ?? .null
+        #expect(read["ok"] == .bool(true), "\(result.output)")
+
+        // What the overview showed, against the database at that time (nothing queued; one failure; one worker).
+        let overview = read["overview"]
+        #expect(overview?["failed"] == .string("1"), "\(lastLine)")
+        #expect(overview?["pending"] == .string("0") && overview?["leased"] == .string("0"), "\(lastLine)")
+        #expect(overview?["workers"] == .string("1 / 1"), "\(lastLine)")
+        #expect(read["postWithoutCsrf"] == .number(403))
+        #expect(read["requestTitle"] == .string("[Pull] Deposit <b>1/6</b>"))
+        // Sent after the replay: the simulator saw the same bytes twice, refused then accepted.
+        let records = harness.simulator.received(token: token)
+        #expect(records.map(\.status) == [400, 200])
+        #expect(try harness.db.count("SELECT count(*) FROM console_sessions WHERE revoked_at IS NOT NULL") == 1)
+    }
+}
