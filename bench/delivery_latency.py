@@ -4,7 +4,11 @@
 Sends single-recipient pushes to herald-intake at --rate per second for --seconds on a fixed
 schedule, open loop (one asyncio event loop over a pool of keep-alive connections that grows when
 every connection is waiting for an answer: a slow answer neither lowers the offered rate nor
-delays the next push, and the client's own CPU stays small beside the processes measured), waits
+delays the next push, and the client's own CPU stays small beside the processes measured; as any
+HTTP/1.1 client should, it never sends again on a connection answered with `Connection: close`, nor
+on one idle past the answer's `Keep-Alive: timeout`). Pushes not accepted are counted by status
+(503 `too_many_connections` past the intake's connections per address) and apart, those that got
+no answer at all (a reset, an empty answer, a connect timeout). Waits
 for the outbox to drain, then joins what the simulator received (GET /sim/received through curl:
 apns-id, or the deliveryId in an FCM message, and the receipt time) with each delivery's request in
 Postgres (push_requests.created_at, the moment of acceptance). Both times are to the microsecond:
@@ -54,6 +58,7 @@ class Load:
         self.ok = 0
         self.other = 0
         self.why_not = collections.Counter()  # why the others were not accepted: "status 503", "ConnectionResetError"
+        self.not_answered = 0  # of the others, those that got no HTTP answer at all (a reset, a close, a timeout)
         self.response_ms = []  # (ms, deliveries) of counted answers; 0 deliveries for a refusal
         self.opened = 0  # connections at the end (--connections, and those opened while all were busy)
         self.late_ms = 0.0  # the most a send started after its slot (the client's own lag)
@@ -65,15 +70,28 @@ async def open_connection(url):
     return reader, writer
 
 
+def take_idle(idle):
+    """The connection idle longest that the intake still keeps open (it said how long with Keep-Alive: timeout),
+    or None; the ones idle longer are closed here rather than sent on."""
+    now = time.monotonic()
+    while idle:
+        reader, writer, idle_since, keep_alive = idle.popleft()
+        if keep_alive is None or now - idle_since < keep_alive:
+            return reader, writer
+        writer.close()
+    return None
+
+
 async def send_one(args, url, idle, load, n, measure_from):
     """One push on an idle keep-alive connection (a new one when every connection is busy: the schedule
     does not wait for answers, so a slow intake meets more connections, not a lower offered rate)."""
     try:
         # The longest idle first: every connection stays in use, none reaches the intake's idle timeout.
-        reader, writer = idle.popleft() if idle else await open_connection(url)
+        reader, writer = take_idle(idle) or await open_connection(url)
     except OSError as error:
         if time.time() >= measure_from:
             load.other += 1
+            load.not_answered += 1
             load.why_not[type(error).__name__ + " (connecting)"] += 1
         return
     user = n % args.users + 1
@@ -91,18 +109,33 @@ async def send_one(args, url, idle, load, n, measure_from):
         head = await reader.readuntil(b"\r\n\r\n")
         status = int(head.split(b" ", 2)[1])
         length = 0
+        closes = False
+        keep_alive = None
         for line in head.split(b"\r\n")[1:]:
             name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
+            name = name.strip().lower()
+            if name == b"content-length":
                 length = int(value)
+            elif name == b"connection":
+                closes = b"close" in value.lower()
+            elif name == b"keep-alive":
+                for option in value.split(b","):
+                    key, _, seconds = option.strip().partition(b"=")
+                    if key.lower() == b"timeout" and seconds.isdigit():
+                        keep_alive = int(seconds)
         answer = await reader.readexactly(length)
     except (OSError, asyncio.IncompleteReadError, ValueError, IndexError) as error:
         load.other += counted
+        load.not_answered += counted
         load.why_not[type(error).__name__] += counted
         writer.close()
         return
     elapsed_ms = (time.time() - sent_at) * 1000
-    idle.append((reader, writer))
+    if closes:
+        # The intake closes it after this answer (a refusal, or a stop): never send on it again.
+        writer.close()
+    else:
+        idle.append((reader, writer, time.monotonic(), keep_alive))
     if not counted:
         return
     if status == 202:
@@ -124,7 +157,7 @@ async def send_all(args, schedule_start, measure_from):
     load = Load()
     idle = collections.deque()
     for _ in range(args.connections):
-        idle.append(await open_connection(url))
+        idle.append((*await open_connection(url), time.monotonic(), None))
     tasks = set()
     total = int(args.rate * (args.warmup + args.seconds))
     for n in range(total):
@@ -140,7 +173,7 @@ async def send_all(args, schedule_start, measure_from):
     if tasks:
         await asyncio.gather(*tasks)
     load.opened = len(idle)
-    for _, writer in idle:
+    for _, writer, _, _ in idle:
         writer.close()
     return load
 
@@ -208,7 +241,7 @@ def main():
             by_devices[1 if int(devices) == 1 else 2].append(latency)
     latencies.sort()
     why_not = "".join(f", {reason}: {count}" for reason, count in load.why_not.most_common() if count)
-    why_not = f" ({why_not[2:]})" if why_not else ""
+    why_not = f" ({why_not[2:]}; {load.not_answered} not answered)" if why_not else ""
     print(f"offered {args.rate}/s for {args.seconds} s after {args.warmup} s of warm-up: {accepted} accepted "
           f"({accepted / elapsed:.0f}/s), {rejected} not accepted{why_not}; open loop over {load.opened} connections, "
           f"sends at most {load.late_ms:.1f} ms behind their slots")

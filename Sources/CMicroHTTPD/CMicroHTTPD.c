@@ -2,6 +2,7 @@
 #include "CMicroHTTPD.h"
 
 #include <dlfcn.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -59,11 +60,6 @@ struct MHD_Daemon *CMicroHTTPD_start(const struct CMicroHTTPD_settings *settings
     if (settings->connection_limit > 0) {
         options[count++] = (struct MHD_OptionItem){
             MHD_OPTION_CONNECTION_LIMIT, (intptr_t)settings->connection_limit, NULL
-        };
-    }
-    if (settings->per_address_connection_limit > 0) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)settings->per_address_connection_limit, NULL
         };
     }
     if (settings->connection_timeout_seconds > 0) {
@@ -134,6 +130,28 @@ int CMicroHTTPD_connection_fd(struct MHD_Connection *connection) {
 void *CMicroHTTPD_socket_context(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info != NULL ? info->socket_context : NULL;
+}
+
+size_t CMicroHTTPD_client_address(struct MHD_Connection *connection, uint8_t out[16]) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) {
+        return 0;
+    }
+    if (info->client_addr->sa_family == AF_INET) {
+        const struct sockaddr_in *address = (const struct sockaddr_in *)info->client_addr;
+        memcpy(out, &address->sin_addr, 4);
+        return 4;
+    }
+    if (info->client_addr->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *address = (const struct sockaddr_in6 *)info->client_addr;
+        if (IN6_IS_ADDR_V4MAPPED(&address->sin6_addr)) {
+            memcpy(out, &address->sin6_addr.s6_addr[12], 4);
+            return 4;
+        }
+        memcpy(out, &address->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
 }
 
 size_t CMicroHTTPD_request_header_size(struct MHD_Connection *connection) {

@@ -13,11 +13,21 @@ final class ConnectionRecord: Sendable {
     /// Length of the request target as the URI-log callback saw it (a C string, so ending at a raw NUL);
     /// compared with its length on the request line. Only the connection's I/O thread touches it.
     let targetLength = Atomic<Int>(-1)
+    /// Whether the answer to the current request may leave the connection open (HTTP/1.1 without
+    /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`); set when its headers arrive.
+    let requestKeepsAlive = Atomic<Bool>(true)
+    /// The client address this connection is counted under, or nil when it is not counted (no per-address limit,
+    /// or over it).
+    let countedAddress: ClientAddress?
+    /// Opened while its address had its limit of connections: its first request is refused.
+    let isOverAddressLimit: Bool
     unowned let context: ServerContext
 
-    init(fd: Int32, context: ServerContext) {
+    init(fd: Int32, context: ServerContext, countedAddress: ClientAddress?, isOverAddressLimit: Bool) {
         self.fd = fd
         self.context = context
+        self.countedAddress = countedAddress
+        self.isOverAddressLimit = isOverAddressLimit
         readingSince.store(monotonicNanoseconds(), ordering: .relaxed)
     }
 }

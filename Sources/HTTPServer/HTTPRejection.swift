@@ -4,11 +4,14 @@ public struct HTTPRejection: Sendable, Equatable {
     public let status: Int
     public let code: String
     public let message: String
+    /// Sent as `Retry-After` (seconds) with the answer, when set.
+    public let retryAfterSeconds: Int?
 
-    public init(status: Int, code: String, message: String) {
+    public init(status: Int, code: String, message: String, retryAfterSeconds: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     /// The target has a NUL (raw or `%00`), a control character, an escaped `/`, a bad percent escape or
@@ -32,6 +35,12 @@ public struct HTTPRejection: Sendable, Equatable {
         status: 414, code: "uri_too_long", message: "The request target is longer than the limit.")
     public static let headersTooLarge = HTTPRejection(
         status: 431, code: "headers_too_large", message: "The request headers are larger than the limit.")
+    /// A request on a connection opened while its client address already had
+    /// `HTTPServerConfiguration.perAddressConnectionLimit` connections open (the connection is closed after it).
+    public static let tooManyConnections = HTTPRejection(
+        status: 503, code: "too_many_connections",
+        message: "Too many connections from this address; send on a connection already open, or retry later.",
+        retryAfterSeconds: 1)
     public static let versionNotSupported = HTTPRejection(
         status: 505, code: "http_version_not_supported", message: "Only HTTP/1.0 and HTTP/1.1 are served.")
 

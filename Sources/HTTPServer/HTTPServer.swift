@@ -78,12 +78,16 @@ public final class HTTPServer: Sendable {
         CMicroHTTPD_set_error_hook(heraldHTTPLibraryError)
     }()
 
-    /// The read-deadline sweeper: checks every connection a few times per deadline.
+    /// The read-deadline sweeper: checks every connection a few times per deadline (and at least twice a second
+    /// with a per-address limit, for connections over it).
     private static func startSweeper(_ context: ServerContext) -> DispatchSourceTimer? {
         guard context.requestReadTimeout > 0 else {
             return nil
         }
-        let interval = max(Int(context.requestReadTimeout / 1_000_000 / 8), 50)
+        var interval = max(Int(context.requestReadTimeout / 1_000_000 / 8), 50)
+        if context.perAddress.limit > 0 {
+            interval = min(interval, Int(ServerContext.overLimitReadTimeout / 1_000_000 / 2))
+        }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "herald-http-read-deadline"))
         timer.schedule(deadline: .now() + .milliseconds(interval), repeating: .milliseconds(interval))
         timer.setEventHandler { [weak context] in context?.cutLateConnections() }
@@ -157,7 +161,6 @@ public final class HTTPServer: Sendable {
                     bind_address: socketAddress,
                     thread_pool_size: UInt32(configuration.dispatch.ioThreadCount(threadCount: configuration.threadCount)),
                     connection_limit: UInt32(configuration.connectionLimit),
-                    per_address_connection_limit: UInt32(configuration.perAddressConnectionLimit),
                     connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
                     connection_memory_limit: configuration.connectionMemoryLimit,
                     access_handler: heraldHTTPAccessHandler,

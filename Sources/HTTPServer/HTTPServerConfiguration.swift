@@ -16,10 +16,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var largerBodyLimit: (@Sendable (RequestHead) -> Int?)?
     /// The most connections open at once (shared out among libmicrohttpd's I/O threads, so at least one each).
     public var connectionLimit: Int
-    /// The most connections open at once from one client address (libmicrohttpd closes the ones above it at
-    /// once), so one client cannot take every slot of `connectionLimit`; 0 means no per-address limit.
+    /// The most connections open at once from one client address, so one client cannot take every slot of
+    /// `connectionLimit`; 0 means no per-address limit. A connection opened beyond it is answered, on its first
+    /// request, with the `tooManyConnections` rejection (503, `Retry-After: 1`, `Connection: close`) and closed;
+    /// one that sends nothing is cut after a second (when there is a read deadline).
     public var perAddressConnectionLimit: Int
-    /// An idle connection is closed after this many seconds without traffic; 0 never times out.
+    /// An idle connection is closed after this many seconds without traffic; 0 never times out. Answers that leave
+    /// a connection open carry `Keep-Alive: timeout=` one second less (from 2 s up), so clients retire idle
+    /// connections first.
     public var connectionTimeoutSeconds: Int
     /// Each request must arrive whole (line, headers and body) within this many seconds of the connection
     /// opening or of its previous answer, however steadily it trickles in (slow-loris); 0 disables the deadline.
@@ -39,7 +43,7 @@ public struct HTTPServerConfiguration: Sendable {
         dispatch: Dispatch = .handlerThreads(ioThreads: 2),
         maxBodyBytes: Int = 65_536,
         connectionLimit: Int = 1_024,
-        perAddressConnectionLimit: Int = 64,
+        perAddressConnectionLimit: Int = 256,
         connectionTimeoutSeconds: Int = 30,
         requestReadTimeoutSeconds: Int = 30,
         maxTargetBytes: Int = 8_192,

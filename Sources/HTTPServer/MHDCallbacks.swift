@@ -79,13 +79,20 @@ func heraldHTTPConnectionNotify(
     }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
-        let record = ConnectionRecord(fd: CMicroHTTPD_connection_fd(connection), context: context)
+        let address = context.perAddress.limit > 0 ? ClientAddress(of: connection) : nil
+        let admitted = context.perAddress.admit(address)
+        let record = ConnectionRecord(fd: CMicroHTTPD_connection_fd(connection), context: context,
+                                      countedAddress: admitted ? address : nil, isOverAddressLimit: !admitted)
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
         context.connections.withLock { $0[ObjectIdentifier(record)] = record }
     } else if let stored = socketContext.pointee {
         socketContext.pointee = nil
         let record = Unmanaged<ConnectionRecord>.fromOpaque(stored)
-        context.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(record.takeUnretainedValue())) }
+        let closed = record.takeUnretainedValue()
+        context.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(closed)) }
+        if let address = closed.countedAddress {
+            context.perAddress.release(address)
+        }
         record.release()
     }
 }

@@ -14,8 +14,11 @@ final class RequestState: @unchecked Sendable {
     let bodyLimit: Int
     /// Set once a chunked body outgrew the limit: what follows is counted and dropped.
     var isTooLarge = false
-    /// Bytes dropped since the body outgrew the limit.
+    /// Bytes dropped since the body outgrew the limit (or since the request was refused).
     var discardedBytes = 0
+    /// Set when the request is refused whatever it says (its connection is over its address's limit): the body
+    /// is dropped as it comes and the refusal is the answer once it is complete.
+    var refusal: HTTPRejection?
     /// Handler threads only: the request waiting for a handler, its connection (suspended meanwhile), and the
     /// handler's answer, queued by the I/O thread once the connection is resumed.
     var pendingRequest: HTTPRequest?

@@ -21,11 +21,24 @@ extension ServerContext {
         marker: UnsafeMutableRawPointer
     ) -> MHD_Result {
         openRequests.add(1, ordering: .relaxed)
+        let record = Self.connectionRecord(connection)
+        record?.requestKeepsAlive.store(Self.keepsAlive(connection, version: version), ordering: .relaxed)
         if let problem = Self.check(connection, url: url, version: version, limits: self) {
             return reject(problem, on: connection)
         }
         let contentLength = Self.contentLength(of: connection)
         let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
+        if let record, record.isOverAddressLimit {
+            // Refused once the body (if any) is read and dropped, so closing the connection after the answer
+            // cannot reset it under a client still sending (a body over `discardLimit` is not waited for).
+            if !chunked, (contentLength ?? 0) == 0 || (contentLength ?? 0) > Self.discardLimit {
+                return reject(.tooManyConnections, on: connection)
+            }
+            let state = RequestState(reservingCapacity: 0, bodyLimit: 0)
+            state.refusal = .tooManyConnections
+            requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+            return .YES
+        }
         var bodyLimit = maxBodyBytes
         // Only a body that may pass the limit asks for a larger one: other requests pay nothing for it.
         if let largerBodyLimit, let url, let method, chunked || (contentLength ?? 0) > maxBodyBytes {
@@ -44,12 +57,31 @@ extension ServerContext {
         return .YES
     }
 
-    /// Answers a refused request with the owner's rendering and closes the connection after it (a refused
-    /// request's framing cannot be trusted, so nothing pipelined behind it is read).
+    /// Answers a refused request with the owner's rendering (and `Retry-After` when the rejection has one) and
+    /// closes the connection after it (a refused request's framing cannot be trusted, so nothing pipelined behind
+    /// it is read).
     func reject(_ rejection: HTTPRejection, on connection: OpaquePointer) -> MHD_Result {
         var response = self.rejection(rejection)
+        if let seconds = rejection.retryAfterSeconds,
+           !response.headers.contains(where: { $0.name.lowercased() == "retry-after" }) {
+            response.headers.append(("Retry-After", String(seconds)))
+        }
         response.headers.append(("Connection", "close"))
         return respond(response, on: connection)
+    }
+
+    /// Whether the client lets the connection stay open after this request (RFC 9112 9.3): HTTP/1.1 unless
+    /// `Connection` lists `close`; HTTP/1.0 only when it lists `keep-alive`.
+    private static func keepsAlive(_ connection: OpaquePointer, version: UnsafePointer<CChar>?) -> Bool {
+        let header = MHD_lookup_connection_value(connection, .HEADER_KIND, "Connection").map { String(cString: $0) }
+        let options = header?.lowercased().split(separator: ",").map { String($0).trimmingASCIIWhitespace() } ?? []
+        if options.contains("close") {
+            return false
+        }
+        guard let version, strcmp(version, "HTTP/1.0") != 0 else {
+            return options.contains("keep-alive")
+        }
+        return true
     }
 
     /// The checks of `begin`, in order; nil when the request may go on.
@@ -104,9 +136,10 @@ extension ServerContext {
     }
 
     /// A piece of the body. An oversized chunked body is dropped as it comes (never buffered) and answered
-    /// with the `bodyTooLarge` rejection once complete; past `discardLimit` the connection is closed without an answer.
+    /// with the `bodyTooLarge` rejection once complete, as is a refused request's body with its refusal; past
+    /// `discardLimit` the connection is closed without an answer.
     func receive(_ chunk: UnsafeRawBufferPointer, into state: RequestState) -> MHD_Result {
-        if state.isTooLarge {
+        if state.isTooLarge || state.refusal != nil {
             state.discardedBytes += chunk.count
             return state.discardedBytes > Self.discardLimit ? .NO : .YES
         }
@@ -135,6 +168,9 @@ extension ServerContext {
         }
         if state.isTooLarge {
             return reject(.bodyTooLarge, on: connection)
+        }
+        if let refusal = state.refusal {
+            return reject(refusal, on: connection)
         }
         let request = makeRequest(connection, url: url, method: method, body: state.takeBody())
         // Received whole: the read deadline stops counting until the answer is out.

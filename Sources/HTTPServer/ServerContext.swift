@@ -10,6 +10,9 @@ final class ServerContext: Sendable {
     /// How much of an oversized chunked body is read and dropped (so the client can read the answer) before the
     /// connection is simply closed.
     static let discardLimit = 1 << 20
+    /// Nanoseconds a connection opened over its address's limit may stay silent before it is cut (at most the
+    /// read deadline): it holds one of the server's connection slots until its refusal is sent.
+    static let overLimitReadTimeout: Int64 = 1_000_000_000
 
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let rejection: @Sendable (HTTPRejection) -> HTTPResponse
@@ -25,6 +28,12 @@ final class ServerContext: Sendable {
     let openRequests = Atomic<Int>(0)
     /// Set by `stop()`: answers then carry `Connection: close` so keep-alive clients go away.
     let isDraining = Atomic<Bool>(false)
+    /// Connections counted per client address (the per-address limit).
+    let perAddress: ConnectionsPerAddress
+    /// The `Keep-Alive` header's value on answers that leave the connection open (`timeout=` a second under the
+    /// idle timeout, so clients retire an idle connection before the server closes it); nil when there is no
+    /// idle timeout or it is under 2 s.
+    let keepAliveValue: String?
     /// Open connections (for the read deadline).
     let connections = Mutex<[ObjectIdentifier: ConnectionRecord]>([:])
     /// Cleared by `stop()` under the `connections` lock: after that the sweeper touches no socket.
@@ -46,6 +55,9 @@ final class ServerContext: Sendable {
         self.maxTargetBytes = configuration.maxTargetBytes
         self.maxHeaderBytes = configuration.maxHeaderBytes
         self.requestReadTimeout = Int64(configuration.requestReadTimeoutSeconds) * 1_000_000_000
+        self.perAddress = ConnectionsPerAddress(limit: configuration.perAddressConnectionLimit)
+        let idle = configuration.connectionTimeoutSeconds
+        self.keepAliveValue = idle >= 2 ? "timeout=\(idle - 1)" : nil
         let deferred = DeferredConnections()
         self.deferred = deferred
         let handlerThreads = configuration.dispatch == .inline ? nil : configuration.threadCount
@@ -60,19 +72,22 @@ final class ServerContext: Sendable {
     }
 
     /// Cuts (shuts the socket down, so libmicrohttpd closes it) every connection whose current request has
-    /// taken longer than the read deadline to arrive. Runs on the sweeper thread.
+    /// taken longer than the read deadline to arrive (a connection over its address's limit, longer than
+    /// `overLimitReadTimeout`). Runs on the sweeper thread.
     func cutLateConnections() {
         guard requestReadTimeout > 0 else {
             return
         }
         let now = monotonicNanoseconds()
+        let overLimitTimeout = min(requestReadTimeout, Self.overLimitReadTimeout)
         connections.withLock { connections in
             guard isSweeping.load(ordering: .relaxed) else {
                 return
             }
             for record in connections.values {
                 let since = record.readingSince.load(ordering: .relaxed)
-                if since >= 0, now - since > requestReadTimeout, !record.isCut.load(ordering: .relaxed) {
+                let timeout = record.isOverAddressLimit ? overLimitTimeout : requestReadTimeout
+                if since >= 0, now - since > timeout, !record.isCut.load(ordering: .relaxed) {
                     record.isCut.store(true, ordering: .relaxed)
                     // Under the registry lock: the close notification removes the record (taking this lock)
                     // before libmicrohttpd closes the descriptor, so it cannot be another socket by now.

@@ -37,8 +37,9 @@ public struct IntakeConfiguration: Sendable {
     /// Connections open at once, in all (`HERALD_INTAKE_MAX_CONNECTIONS`).
     public var maxConnections = 1_024
     /// Connections open at once from one client address (`HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS`), so
-    /// one client cannot take every slot; 0 = no limit.
-    public var maxConnectionsPerAddress = 64
+    /// one client cannot take every slot; 0 = no limit. A request on a connection beyond it is answered 503
+    /// `too_many_connections` with `Retry-After`, and the connection closed.
+    public var maxConnectionsPerAddress = 256
     /// A connection without traffic for this long is closed (`HERALD_INTAKE_IDLE_TIMEOUT_SECONDS`).
     public var idleTimeoutSeconds = 15
     /// Each request must arrive whole within this long of the connection opening or of its previous answer

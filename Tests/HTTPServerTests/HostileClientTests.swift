@@ -128,9 +128,13 @@ import Glibc
         #expect(rejections.codes.contains(code))
     }
 
-    @Test("Above the per-address limit new connections from that address are closed; another address is served")
+    @Test("A connection over the per-address limit is answered 503 too_many_connections with Retry-After and closed; held connections and other addresses are served, and room comes back")
     func perAddressLimit() throws {
-        let server = try Self.server { $0.perAddressConnectionLimit = 3 }
+        let recorder = RequestRecorder()
+        let server = try Self.server({ $0.perAddressConnectionLimit = 3 }, handler: { request in
+            recorder.record(request)
+            return HTTPResponse(status: 200, body: Array("ok".utf8))
+        })
         defer { server.stop() }
         var held: [RawHTTPClient] = []
         for _ in 0..<3 {
@@ -138,13 +142,67 @@ import Glibc
             #expect(try client.request("GET", "/held").status == 200)
             held.append(client)
         }
-        let refused = try RawHTTPClient(port: server.port, readTimeoutSeconds: 5)
-        try? refused.send("GET /more HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(refused.isClosedByPeer())
+        // Without a body and with one: both read whole, answered, then closed.
+        for body in [nil, patternBytes(5_000)] {
+            let refused = try RawHTTPClient(port: server.port, readTimeoutSeconds: 5)
+            let response = try refused.request(body == nil ? "GET" : "POST", "/more", body: body)
+            #expect(response.status == 503)
+            #expect(Self.errorCode(response) == "too_many_connections")
+            #expect(response.headers["retry-after"] == "1")
+            #expect(response.headers["connection"]?.lowercased() == "close")
+            #expect(response.headers["keep-alive"] == nil)
+            #expect(refused.isClosedByPeer())
+        }
+        #expect(recorder.all.map(\.path) == ["/held", "/held", "/held"])
         let other = try RawHTTPClient(port: server.port, source: "127.0.0.2")
         #expect(try other.request("GET", "/healthz").status == 200)
-        // A held connection is still served.
+        // A held connection is still served, and one closed makes room for a new one.
         #expect(try held[0].request("GET", "/again").status == 200)
+        held.removeLast()
+        usleep(200_000)
+        let newcomer = try RawHTTPClient(port: server.port)
+        #expect(try newcomer.request("GET", "/newcomer").status == 200)
+    }
+
+    @Test("A client pool that grows past the per-address limit while every connection is busy gets an HTTP answer to every request, never a reset")
+    func growingPoolIsAnsweredNotReset() throws {
+        let limit = 4
+        let server = try Self.server({ $0.perAddressConnectionLimit = limit; $0.threadCount = 8 }, handler: { _ in
+            usleep(300_000) // slow answers: every connection of the pool stays busy
+            return HTTPResponse(status: 202, body: Array("{}".utf8))
+        })
+        defer { server.stop() }
+        // Each request on a connection of its own, sent the moment it connects (as a pool opens one when all are
+        // busy): libmicrohttpd used to close the connections over the limit under the request (reset or EOF).
+        let outcomes = Mutex<[String]>([])
+        runOnThreads(12) { index in
+            let outcome: String
+            do {
+                let client = try RawHTTPClient(port: server.port, readTimeoutSeconds: 10)
+                let response = try client.request("POST", "/push/\(index)", body: Array(#"{"n":1}"#.utf8))
+                outcome = response.status == 503 ? "503 \(Self.errorCode(response) ?? "?")" : "\(response.status)"
+            } catch {
+                outcome = "no answer: \(error)"
+            }
+            outcomes.withLock { $0.append(outcome) }
+        }
+        let all = outcomes.withLock { $0 }
+        #expect(all.count == 12)
+        #expect(all.allSatisfy { $0 == "202" || $0 == "503 too_many_connections" }, "\(all)")
+        #expect(all.filter { $0 == "202" }.count >= limit, "\(all)")
+    }
+
+    @Test("A connection over the per-address limit that sends nothing is cut after about a second, not held for the read deadline")
+    func silentConnectionOverTheLimitIsCut() throws {
+        let server = try Self.server { $0.perAddressConnectionLimit = 1; $0.requestReadTimeoutSeconds = 30 }
+        defer { server.stop() }
+        let held = try RawHTTPClient(port: server.port)
+        #expect(try held.request("GET", "/held").status == 200)
+        let silent = try RawHTTPClient(port: server.port, readTimeoutSeconds: 10)
+        let started = ContinuousClock.now
+        #expect(silent.isClosedByPeer())
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(try held.request("GET", "/again").status == 200)
     }
 
     @Test("With every connection slot taken by idle clients, the idle timeout frees them and a new client is served")

@@ -248,6 +248,49 @@ import Glibc
         // The minimum of several runs filters the machine's noise; an early exit would be ~1000x faster.
         #expect(wrong * 3 > right, "wrong length \(wrong), right length \(right)")
     }
+
+    /// A partner's pool that outgrows the per-address limit while its connections are busy: each request on a
+    /// connection beyond it gets an answer it can act on, not a reset (libmicrohttpd used to close such a
+    /// connection the moment it accepted it, under the request already sent).
+    @Test("Pushes on connections over the per-address limit are answered 503 too_many_connections with Retry-After; none is reset, none written")
+    func connectionsOverThePerAddressLimitAreAnswered() throws {
+        let intake = try IntakeHarness(configure: { $0.maxConnectionsPerAddress = 4 })
+        defer { intake.stop() }
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        // Four connections open and busy as far as the limit is concerned.
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        for _ in 0..<4 {
+            held.append(try TestHTTPClient.connectLoopback(port: intake.port, readTimeoutSeconds: 5))
+        }
+        usleep(200_000)
+        let body = pushBody(partner, emails: [user.email])
+        let outcomes = runInParallel(8) { _ -> Result<TestHTTPClient.Response, TestHTTPClient.Failure> in
+            do {
+                return .success(try intake.push(partner.key, body))
+            } catch {
+                return .failure(TestHTTPClient.Failure(description: "\(error)"))
+            }
+        }
+        for outcome in outcomes {
+            guard case .success(let response) = outcome else {
+                Issue.record("no answer: \(outcome)")
+                continue
+            }
+            #expect(response.status == 503)
+            #expect(response.errorCode == "too_many_connections")
+            #expect(response.json["error"]?["field"] == .null)
+            #expect(response.headers["retry-after"] == "1")
+            #expect(response.headers["connection"]?.lowercased() == "close")
+        }
+        #expect(try DB.writes(partnerID: partner.id) == 0)
+        // Room comes back as connections close.
+        held.forEach { close($0) }
+        held = []
+        usleep(200_000)
+        #expect(try intake.push(partner.key, body).status == 202)
+    }
 }
 
 /// Responses collected from client threads.

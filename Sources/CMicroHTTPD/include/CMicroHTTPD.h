@@ -17,7 +17,6 @@ struct CMicroHTTPD_settings {
     /// Number of MHD worker threads (1 = a single internal thread).
     unsigned int thread_pool_size;
     unsigned int connection_limit;
-    unsigned int per_address_connection_limit;
     /// Idle timeout: a connection without traffic for this long is closed.
     unsigned int connection_timeout_seconds;
     /// Bytes of the per-connection pool that holds the request line and headers.
@@ -50,6 +49,10 @@ int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
 
 /// The socket context the notify-connection callback stored, or NULL.
 void *CMicroHTTPD_socket_context(struct MHD_Connection *connection);
+
+/// Copies the client's address (4 bytes for IPv4, 16 for IPv6; an IPv4-mapped IPv6 address as IPv4) into `out`
+/// and returns its length, or 0 if unknown.
+size_t CMicroHTTPD_client_address(struct MHD_Connection *connection, uint8_t out[16]);
 
 /// Size of the request line and headers as received, or 0 if unknown.
 size_t CMicroHTTPD_request_header_size(struct MHD_Connection *connection);
