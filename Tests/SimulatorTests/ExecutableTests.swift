@@ -147,7 +147,32 @@ struct ExecutableTests {
         #expect(broadcast.status == 200)
     }
 
-    @Test(arguments: [["--colour", "red"], ["--port", "abc"], ["--tls-cert", "only.pem"]])
+    @Test("--latency-ms: APNs answers wait, the control API does not")
+    func servesWithLatency() async throws {
+        let child = try ChildProcess(executable: Self.executable, arguments: ["--port", "0", "--latency-ms", "300,50"],
+                                     environment: ProcessInfo.processInfo.environment)
+        defer { child.stop() }
+        let (port, _) = try Self.waitForListening(child)
+        let client = try HTTP2Client(configuration: HTTP2ClientConfiguration(url: "http://127.0.0.1:\(port)",
+                                                                             connectionCount: 1))
+        defer { client.shutdown() }
+        #expect(try await client.send(HTTP2Request(method: "GET", path: "/sim/stats")).status == 200)
+        var start = ContinuousClock.now
+        #expect(try await client.send(HTTP2Request(method: "GET", path: "/sim/received")).status == 200)
+        #expect(ContinuousClock.now - start < .milliseconds(250))
+        start = ContinuousClock.now
+        let response = try await client.send(HTTP2Request(
+            path: "/3/device/\(SimulatorHarness.deviceToken)",
+            headers: [HTTP2Header("authorization", "bearer \(try SimulatorHarness.mint(issuedAt: Date()))"),
+                      HTTP2Header("apns-topic", "app.herald.demo")],
+            body: SimulatorHarness.payload))
+        #expect(response.status == 200)
+        #expect(ContinuousClock.now - start >= .milliseconds(295))
+    }
+
+    @Test(arguments: [
+        ["--colour", "red"], ["--port", "abc"], ["--tls-cert", "only.pem"], ["--latency-ms", "5,x"],
+    ])
     func badFlagsExitTwo(_ arguments: [String]) throws {
         let result = try ChildProcess.run(Self.executable, arguments, environment: ProcessInfo.processInfo.environment)
         #expect(result.status == 2)

@@ -1,0 +1,149 @@
+import Foundation
+import HTTP2
+import HeraldCore
+import Testing
+@testable import Simulator
+
+/// `--latency-ms N[,JITTER]`: APNs, FCM and token-endpoint answers leave N ms (plus up to JITTER) after their
+/// request arrived, each stream on its own timer; the control API is answered at once.
+///
+/// Timings are checked loosely (a lower bound 5 ms under the latency, upper bounds far above it) so a machine busy
+/// with the whole suite does not fail them; what they prove is the shape: late, and concurrent.
+@Suite("Latency")
+struct LatencyTests {
+    static let latency = SimulatorLatency(milliseconds: 100)
+
+    /// How long `body` takes.
+    static func timed<T>(_ body: () async throws -> T) async rethrows -> (value: T, elapsed: Duration) {
+        let start = ContinuousClock.now
+        let value = try await body()
+        return (value, ContinuousClock.now - start)
+    }
+
+    /// Opens the harness's connection with a request that is not delayed, so later timings are the simulator's
+    /// and not the TLS handshake's.
+    static func connect(_ harness: SimulatorHarness) async throws {
+        #expect(try await harness.control("GET", "/sim/stats").status == 200)
+    }
+
+    @Test func anAPNsAnswerWaitsTheLatency() async throws {
+        let harness = try SimulatorHarness(latency: Self.latency)
+        try await Self.connect(harness)
+        let (response, elapsed) = try await Self.timed { try await harness.apns() }
+        #expect(response.status == 200)
+        #expect(elapsed >= .milliseconds(95))
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test("50 concurrent streams on one connection each wait the latency, all at once")
+    func concurrentStreamsWaitTogether() async throws {
+        let harness = try SimulatorHarness(latency: Self.latency)
+        try await Self.connect(harness)
+        let (statuses, elapsed) = try await Self.timed {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<50 { group.addTask { try await harness.apns().status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(statuses == Array(repeating: 200, count: 50))
+        #expect(elapsed >= .milliseconds(95))
+        // One after another they would take 5 s: the event loop went on while the timers ran.
+        #expect(elapsed < .seconds(1))
+        #expect(harness.client.statistics.connectionsOpened == 1)
+        #expect(harness.simulator.received().count == 50)
+    }
+
+    @Test func tokenEndpointAndFCMWaitTheLatency() async throws {
+        let harness = try SimulatorHarness(latency: Self.latency)
+        try await Self.connect(harness)
+        let (token, tokenElapsed) = try await Self.timed { try await harness.accessToken() }
+        #expect(tokenElapsed >= .milliseconds(95))
+        #expect(tokenElapsed < .seconds(2))
+        #expect(harness.simulator.statistics.token[200] == 1)
+        let (response, fcmElapsed) = try await Self.timed {
+            try await harness.fcm(message: #"{"message":{"token":"device-1"}}"#, accessToken: token)
+        }
+        #expect(response.status == 200)
+        #expect(fcmElapsed >= .milliseconds(95))
+        #expect(fcmElapsed < .seconds(2))
+    }
+
+    @Test func channelManagementAndBroadcastsWaitTheLatency() async throws {
+        let harness = try SimulatorHarness(channels: true, latency: Self.latency)
+        let (channel, createElapsed) = try await Self.timed { try await harness.createChannel() }
+        #expect(createElapsed >= .milliseconds(95))
+        try await Self.connect(harness)
+        let (response, elapsed) = try await Self.timed {
+            try await harness.client.send(HTTP2Request(
+                path: "/4/broadcasts/apps/\(SimulatorHarness.bundleID)",
+                headers: [HTTP2Header("authorization", "bearer \(harness.jwt)"),
+                          HTTP2Header("apns-push-type", "liveactivity"), HTTP2Header("apns-channel-id", channel)],
+                body: BroadcastTests.update))
+        }
+        #expect(response.status == 200)
+        #expect(elapsed >= .milliseconds(95))
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test func theControlAPIIsNotDelayed() async throws {
+        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 2000))
+        try await Self.connect(harness)
+        let (stats, statsElapsed) = try await Self.timed { try await harness.control("GET", "/sim/stats") }
+        #expect(stats.status == 200)
+        #expect(statsElapsed < .milliseconds(1000))
+        let (received, receivedElapsed) = try await Self.timed { try await harness.control("GET", "/sim/received") }
+        #expect(received.status == 200)
+        #expect(receivedElapsed < .milliseconds(1000))
+    }
+
+    @Test func aFaultsDelayAddsToTheLatency() async throws {
+        let harness = try SimulatorHarness(latency: Self.latency)
+        try await Self.connect(harness)
+        harness.simulator.setFault(SimulatorFault(status: 500, delayMs: 200), token: SimulatorHarness.deviceToken)
+        let (response, elapsed) = try await Self.timed { try await harness.apns() }
+        #expect(response.status == 500)
+        #expect(elapsed >= .milliseconds(295))
+        #expect(elapsed < .seconds(3))
+    }
+
+    @Test("a record's receivedAt is when the request arrived, not when it was answered")
+    func recordsKeepTheArrival() async throws {
+        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 1000))
+        try await Self.connect(harness)
+        let arrival = harness.clock.now
+        let start = ContinuousClock.now
+        async let answer = harness.apns()
+        try await Task.sleep(for: .milliseconds(300))
+        let movedAfter = ContinuousClock.now - start
+        harness.clock.advance(by: 60)
+        #expect(try await answer.status == 200)
+        let record = try #require(harness.simulator.received().first)
+        // An answer within the latency of the clock's move means the request arrived before it.
+        if ContinuousClock.now - start < movedAfter + .milliseconds(1000) {
+            // Within a second of it (records keep microseconds), not the minute the clock moved meanwhile.
+            #expect(abs(record.receivedAt.timeIntervalSince(arrival)) < 1)
+        }
+    }
+
+    @Test func jitterStaysWithinItsBounds() async throws {
+        let latency = SimulatorLatency(milliseconds: 100, jitterMilliseconds: 100)
+        let samples = (0..<2000).map { _ in latency.sample() }
+        #expect(samples.allSatisfy { (100...200).contains($0) })
+        // Uniform: both halves of the range are drawn (all 2000 in one half has a chance of 2^-1999).
+        #expect(samples.contains { $0 < 150 } && samples.contains { $0 > 150 })
+
+        let harness = try SimulatorHarness(latency: latency)
+        try await Self.connect(harness)
+        for _ in 0..<5 {
+            let (response, elapsed) = try await Self.timed { try await harness.apns() }
+            #expect(response.status == 200)
+            #expect(elapsed >= .milliseconds(95))
+            #expect(elapsed < .milliseconds(200 + 800))
+        }
+    }
+
+    @Test func noLatencyByDefault() {
+        #expect(SimulatorConfiguration().latency == .zero)
+        #expect(SimulatorLatency.zero.sample() == 0)
+    }
+}
