@@ -7,11 +7,13 @@ import Testing
 /// `--latency-ms N[,JITTER]`: APNs, FCM and token-endpoint answers leave N ms (plus up to JITTER) after their
 /// request arrived, each stream on its own timer; the control API is answered at once.
 ///
-/// Timings are checked loosely (a lower bound 5 ms under the latency, upper bounds far above it) so a machine busy
-/// with the whole suite does not fail them; what they prove is the shape: late, and concurrent.
+/// An answer can never come before its latency, so lower bounds are exact. A machine busy with the whole suite can
+/// stall any answer by seconds, so no upper bound is absolute: concurrency is shown against what one stream after
+/// another would take (50 x the latency), and "not delayed" by a latency far longer than any stall.
 @Suite("Latency")
 struct LatencyTests {
     static let latency = SimulatorLatency(milliseconds: 100)
+    static let wait = Duration.milliseconds(100)
 
     /// How long `body` takes.
     static func timed<T>(_ body: () async throws -> T) async rethrows -> (value: T, elapsed: Duration) {
@@ -31,13 +33,14 @@ struct LatencyTests {
         try await Self.connect(harness)
         let (response, elapsed) = try await Self.timed { try await harness.apns() }
         #expect(response.status == 200)
-        #expect(elapsed >= .milliseconds(95))
-        #expect(elapsed < .seconds(2))
+        #expect(elapsed >= Self.wait)
     }
 
     @Test("50 concurrent streams on one connection each wait the latency, all at once")
     func concurrentStreamsWaitTogether() async throws {
-        let harness = try SimulatorHarness(latency: Self.latency)
+        // Longer than the other tests' latency: one stream after another would take 50 x 200 ms = 10 s, so the
+        // bound below leaves 5 s for the machine's stalls.
+        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 200))
         try await Self.connect(harness)
         let (statuses, elapsed) = try await Self.timed {
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -46,9 +49,9 @@ struct LatencyTests {
             }
         }
         #expect(statuses == Array(repeating: 200, count: 50))
-        #expect(elapsed >= .milliseconds(95))
-        // One after another they would take 5 s: the event loop went on while the timers ran.
-        #expect(elapsed < .seconds(1))
+        #expect(elapsed >= .milliseconds(200))
+        // Under half of one stream after another: the event loop went on while the timers ran.
+        #expect(elapsed < .milliseconds(200) * 25)
         #expect(harness.client.statistics.connectionsOpened == 1)
         #expect(harness.simulator.received().count == 50)
     }
@@ -57,21 +60,19 @@ struct LatencyTests {
         let harness = try SimulatorHarness(latency: Self.latency)
         try await Self.connect(harness)
         let (token, tokenElapsed) = try await Self.timed { try await harness.accessToken() }
-        #expect(tokenElapsed >= .milliseconds(95))
-        #expect(tokenElapsed < .seconds(2))
+        #expect(tokenElapsed >= Self.wait)
         #expect(harness.simulator.statistics.token[200] == 1)
         let (response, fcmElapsed) = try await Self.timed {
             try await harness.fcm(message: #"{"message":{"token":"device-1"}}"#, accessToken: token)
         }
         #expect(response.status == 200)
-        #expect(fcmElapsed >= .milliseconds(95))
-        #expect(fcmElapsed < .seconds(2))
+        #expect(fcmElapsed >= Self.wait)
     }
 
     @Test func channelManagementAndBroadcastsWaitTheLatency() async throws {
         let harness = try SimulatorHarness(channels: true, latency: Self.latency)
         let (channel, createElapsed) = try await Self.timed { try await harness.createChannel() }
-        #expect(createElapsed >= .milliseconds(95))
+        #expect(createElapsed >= Self.wait)
         try await Self.connect(harness)
         let (response, elapsed) = try await Self.timed {
             try await harness.client.send(HTTP2Request(
@@ -81,19 +82,19 @@ struct LatencyTests {
                 body: BroadcastTests.update))
         }
         #expect(response.status == 200)
-        #expect(elapsed >= .milliseconds(95))
-        #expect(elapsed < .seconds(2))
+        #expect(elapsed >= Self.wait)
     }
 
     @Test func theControlAPIIsNotDelayed() async throws {
-        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 2000))
+        // A minute (the most there is): answers within half of it were not delayed, however loaded the machine.
+        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 60_000))
         try await Self.connect(harness)
         let (stats, statsElapsed) = try await Self.timed { try await harness.control("GET", "/sim/stats") }
         #expect(stats.status == 200)
-        #expect(statsElapsed < .milliseconds(1000))
+        #expect(statsElapsed < .seconds(30))
         let (received, receivedElapsed) = try await Self.timed { try await harness.control("GET", "/sim/received") }
         #expect(received.status == 200)
-        #expect(receivedElapsed < .milliseconds(1000))
+        #expect(receivedElapsed < .seconds(30))
     }
 
     @Test func aFaultsDelayAddsToTheLatency() async throws {
@@ -102,8 +103,8 @@ struct LatencyTests {
         harness.simulator.setFault(SimulatorFault(status: 500, delayMs: 200), token: SimulatorHarness.deviceToken)
         let (response, elapsed) = try await Self.timed { try await harness.apns() }
         #expect(response.status == 500)
-        #expect(elapsed >= .milliseconds(295))
-        #expect(elapsed < .seconds(3))
+        // Added, not the larger of the two.
+        #expect(elapsed >= .milliseconds(300))
     }
 
     @Test("a record's receivedAt is when the request arrived, not when it was answered")
@@ -137,8 +138,7 @@ struct LatencyTests {
         for _ in 0..<5 {
             let (response, elapsed) = try await Self.timed { try await harness.apns() }
             #expect(response.status == 200)
-            #expect(elapsed >= .milliseconds(95))
-            #expect(elapsed < .milliseconds(200 + 800))
+            #expect(elapsed >= Self.wait)
         }
     }
 
