@@ -5,10 +5,11 @@ import HeraldCore
 /// Sends each APNs, FCM and token-endpoint answer once its wait is over: the configured latency
 /// (`SimulatorConfiguration.latency`, drawn per request) plus a fault's `delayMs`, counted from the request's arrival.
 ///
-/// Nothing blocks: a wait is a Dispatch timer and the answer is sent from it (a responder may be called from any
-/// thread), so the event loop goes on reading and answering the connection's other streams, each waiting on its own.
-/// Without a wait the answer goes out inline, on the loop thread. The control API does not come through here: it is
-/// answered at once.
+/// Nothing blocks: a wait is a timer of the server's event loop (`HTTP2ServerResponder.after`), so the loop goes on
+/// reading and answering the connection's other streams, each waiting on its own, and the answers due in one loop
+/// iteration are written together, as a busy APNs writes them. (A Dispatch timer per answer, and the hop back to the
+/// loop, cost the simulator more than answering.) Without a wait the answer goes out inline. The control API does
+/// not come through here: it is answered at once.
 struct AnswerScheduler: Sendable {
     let latency: SimulatorLatency
     let log: RequestLog
@@ -33,7 +34,10 @@ struct AnswerScheduler: Sendable {
             return
         }
         let log = self.log
-        DispatchQueue.global().asyncAfter(deadline: arrival + .milliseconds(wait)) {
+        // Counted from the arrival: the validation and the record before this took part of the wait already.
+        let spent = DispatchTime.now().uptimeNanoseconds &- arrival.uptimeNanoseconds
+        let left = max(0, wait * 1_000_000 - Int(clamping: spent))
+        responder.after(.nanoseconds(left)) {
             Self.perform(outcome, log: log, responder: responder)
         }
     }
