@@ -131,28 +131,36 @@ struct LatencyTests {
     }
 
     @Test func theControlAPIIsNotDelayed() async throws {
-        // A minute (the most there is): the control API answers while a push sent before it still waits. Whether
-        // the push was answered is read on the client's loop thread as the control answer arrives, since the
-        // test's own task may resume minutes later in a busy suite.
+        // A minute (the most there is): the control API answers while a push sent just before it still waits. All
+        // three requests go out from this thread without a suspension between them, and whether the push was
+        // answered is read on the client's loop thread as each control answer arrives: the test's own task may
+        // resume minutes later in a busy suite.
         let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 60_000))
         try await Self.connect(harness)
-        final class Flag: Sendable {
-            let value = Atomic<Bool>(false)
+        final class Seen: Sendable {
+            let pushAnswered = Atomic<Bool>(false)
+            /// Per control request: its status, and whether the push had been answered when it arrived.
+            let controls = Mutex<[(status: Int?, pushAnswered: Bool)]>([])
         }
-        let pushAnswered = Flag()
-        harness.client.send(apnsRequest(harness)) { _ in
-            pushAnswered.value.store(true, ordering: .sequentiallyConsistent)
-        }
-        for path in ["/sim/stats", "/sim/received"] {
-            let (status, pushWasAnswered) = await withCheckedContinuation { continuation in
+        let seen = Seen()
+        let paths = ["/sim/stats", "/sim/received"]
+        let controls = await withCheckedContinuation { continuation in
+            harness.client.send(apnsRequest(harness)) { _ in
+                seen.pushAnswered.store(true, ordering: .sequentiallyConsistent)
+            }
+            for path in paths {
                 harness.client.send(HTTP2Request(method: "GET", path: path)) { result in
-                    continuation.resume(returning: ((try? result.get())?.status,
-                                                    pushAnswered.value.load(ordering: .sequentiallyConsistent)))
+                    let pushAnswered = seen.pushAnswered.load(ordering: .sequentiallyConsistent)
+                    let all = seen.controls.withLock { controls -> [(status: Int?, pushAnswered: Bool)]? in
+                        controls.append(((try? result.get())?.status, pushAnswered))
+                        return controls.count == paths.count ? controls : nil
+                    }
+                    if let all { continuation.resume(returning: all) }
                 }
             }
-            #expect(status == 200)
-            #expect(!pushWasAnswered)
         }
+        #expect(controls.map(\.status) == [200, 200])
+        #expect(controls.allSatisfy { !$0.pushAnswered })
     }
 
     @Test func aFaultsDelayAddsToTheLatency() async throws {
