@@ -177,8 +177,8 @@ public final class WorkerMetrics: Sendable {
         out += "# TYPE herald_worker_webhook_duration_seconds histogram\n"
         out += snapshot.webhookLatency.render("herald_worker_webhook_duration_seconds", labels: "")
         // How full the round-trip pipe is: sends per second are at most the streams in flight over the upstream's
-        // round trip; requests queued with streams available 0 mean the streams bound, none queued with streams
-        // available mean the claims do.
+        // round trip. Deliveries queued while no stream is available: the streams are the bound; streams available
+        // and none queued: the claims are.
         let pipeGauges: [(String, String, KeyPath<UpstreamPipe, Int>)] = [
             ("herald_worker_upstream_streams_in_flight", "HTTP/2 streams open to the upstream (sent, not answered).",
              \.streamsInFlight),
