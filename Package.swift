@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "FCM", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
         // The worker: claim loop, senders, batched completion, rescuer, wake-up, health and metrics.
         .target(name: "Worker", dependencies: ["ServiceSupport", "Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore",
-                                               "HTTPFetch", "HeraldCrypto"]),
+                                               "HTTPFetch", "HeraldCrypto", "HTTP2"]),
         // The APNs + FCM + OAuth2 simulator (herald-sim).
         // It shares the clients' file formats and token builder (service account, provider JWT),
         // never their request checks: those it implements as APNs and FCM do.

@@ -98,6 +98,12 @@ public final class APNsClient: Sendable {
     /// Times an environment's connections were recycled after ExpiredProviderToken or InvalidProviderToken.
     public var connectionRecycles: Int { recycles.load(ordering: .relaxed) }
 
+    /// The statistics of each environment's HTTP/2 client made so far (a scripted transport has none): its streams
+    /// in flight and still available say how full the pipe to APNs is.
+    public var transportStatistics: [HTTP2ClientStatistics] {
+        transports.withLock { $0.values.compactMap { ($0 as? HTTP2Client)?.statistics } }
+    }
+
     private func send(_ notification: APNsNotification, renewed: Bool,
                       completion: @escaping @Sendable (DeliveryResult) -> Void) {
         guard !isShutDown.load(ordering: .relaxed) else {

@@ -113,6 +113,10 @@ public final class FCMClient: Sendable {
         accessTokens.accessToken { _ in }
     }
 
+    /// The statistics of the HTTP/2 client to FCM (nil for a scripted transport): its streams in flight and still
+    /// available say how full the pipe is. The token endpoint's client is not counted.
+    public var transportStatistics: HTTP2ClientStatistics? { (messages as? HTTP2Client)?.statistics }
+
     /// Closes every connection. Later sends complete with `retry("shutdown")`.
     public func shutdown() {
         guard !isShutDown.exchange(true, ordering: .sequentiallyConsistent) else { return }

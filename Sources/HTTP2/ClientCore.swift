@@ -114,10 +114,13 @@ final class ClientCore {
 
     private func updateGauges() {
         var inFlight = 0
+        var available = 0
         for connection in connections {
             inFlight += connection.streams.count
+            available += max(0, connection.availableStreams)
         }
         counters.streamsInFlight.store(inFlight, ordering: .relaxed)
+        counters.streamsAvailable.store(available, ordering: .relaxed)
         counters.queued.store(queue.count, ordering: .relaxed)
     }
 

@@ -24,6 +24,10 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
     public var connectBackoffMilliseconds: Int
     /// Streams open now.
     public var streamsInFlight: Int
+    /// Streams the ready connections may still open now: each connection's limit (ours, lowered by the peer's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, and one stream until the peer accepted our credentials) less its open
+    /// streams. With `streamsInFlight` it says how full the pipe is.
+    public var streamsAvailable: Int
     /// Requests waiting for a stream now.
     public var queued: Int
 
@@ -31,7 +35,8 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
                 goAwaysReceived: Int = 0, requestsRetriedAfterGoAway: Int = 0, requestsRetriedAfterRefused: Int = 0,
                 pingsSent: Int = 0, pingsAnswered: Int = 0, requestsTimedOut: Int = 0,
                 requestsFailedInConnectBackoff: Int = 0, consecutiveConnectFailures: Int = 0,
-                connectBackoffMilliseconds: Int = 0, streamsInFlight: Int = 0, queued: Int = 0) {
+                connectBackoffMilliseconds: Int = 0, streamsInFlight: Int = 0, streamsAvailable: Int = 0,
+                queued: Int = 0) {
         self.connectionsOpened = connectionsOpened
         self.connectionsReady = connectionsReady
         self.connectionsFailed = connectionsFailed
@@ -45,6 +50,7 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
         self.consecutiveConnectFailures = consecutiveConnectFailures
         self.connectBackoffMilliseconds = connectBackoffMilliseconds
         self.streamsInFlight = streamsInFlight
+        self.streamsAvailable = streamsAvailable
         self.queued = queued
     }
 }
@@ -64,6 +70,7 @@ final class ClientCounters: Sendable {
     let consecutiveConnectFailures = Atomic<Int>(0)
     let connectBackoffMilliseconds = Atomic<Int>(0)
     let streamsInFlight = Atomic<Int>(0)
+    let streamsAvailable = Atomic<Int>(0)
     let queued = Atomic<Int>(0)
 
     var snapshot: HTTP2ClientStatistics {
@@ -81,6 +88,7 @@ final class ClientCounters: Sendable {
             consecutiveConnectFailures: consecutiveConnectFailures.load(ordering: .relaxed),
             connectBackoffMilliseconds: connectBackoffMilliseconds.load(ordering: .relaxed),
             streamsInFlight: streamsInFlight.load(ordering: .relaxed),
+            streamsAvailable: streamsAvailable.load(ordering: .relaxed),
             queued: queued.load(ordering: .relaxed))
     }
 }

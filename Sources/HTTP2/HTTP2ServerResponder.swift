@@ -42,6 +42,21 @@ public final class HTTP2ServerResponder: Sendable {
         perform(.goAway(debugData))
     }
 
+    /// Runs `action` on the server's loop thread once `delay` has passed: a timer of the loop, so nothing waits on
+    /// a thread and an answer given from `action` goes out inline, written with the others due in the same
+    /// iteration. A server that stops first drops it.
+    public func after(_ delay: Duration, _ action: @escaping @Sendable () -> Void) {
+        if loop.inEventLoop {
+            loop.schedule(at: MonotonicClock.now() + delay.nanoseconds, action)
+        } else {
+            let loop = self.loop
+            let deadline = MonotonicClock.now() + delay.nanoseconds
+            loop.execute {
+                loop.schedule(at: deadline, action)
+            }
+        }
+    }
+
     private func perform(_ action: Action) {
         guard !used.exchange(true, ordering: .relaxed) else {
             return

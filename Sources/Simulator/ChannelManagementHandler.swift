@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HTTP2
 import HeraldCore
@@ -9,25 +10,26 @@ import HeraldCore
 /// Answers (Apple's "Sending channel management requests to APNs"): create 201 with the new id in
 /// `apns-channel-id`; read 200 `{"message-storage-policy":N,"push-type":"LiveActivity"}`; list 200
 /// `{"channels":[ids]}`; delete 204; errors `{"reason":...}`. Every answer carries `apns-request-id`: the
-/// request's, else a new UUID. Nothing here blocks; every answer is immediate (faults apply to broadcasts, not
-/// to channel management).
+/// request's, else a new UUID. Nothing here blocks: answers wait out the configured latency on a timer
+/// (`AnswerScheduler`), and take no faults (faults apply to broadcasts, not to channel management).
 final class ChannelManagementHandler: HTTP2ServerHandler {
     let clock: any HeraldClock
     let validator: ChannelRequestValidator
     let channels: BroadcastChannels
-    let log: RequestLog
+    let answers: AnswerScheduler
     let identifiers: Identifiers
 
-    init(clock: any HeraldClock, validator: ChannelRequestValidator, channels: BroadcastChannels, log: RequestLog,
-         identifiers: Identifiers) {
+    init(clock: any HeraldClock, validator: ChannelRequestValidator, channels: BroadcastChannels,
+         answers: AnswerScheduler, identifiers: Identifiers) {
         self.clock = clock
         self.validator = validator
         self.channels = channels
-        self.log = log
+        self.answers = answers
         self.identifiers = identifiers
     }
 
     func handle(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+        let arrival = DispatchTime.now()
         let now = clock.now
         // Echoed when well formed (even on an error, as APNs echoes apns-id); otherwise a new one.
         let sent = request.headers.first { $0.name == "apns-request-id" }?.value
@@ -42,10 +44,10 @@ final class ChannelManagementHandler: HTTP2ServerHandler {
         case .success(let accepted):
             answer = perform(accepted, requestID: requestID, now: now)
         }
-        log.append(RecordEntry(service: .apns, token: answer.channel[...], headers: request.headers, body: request.body,
-                               status: answer.response.status, reason: answer.rejection?.reason,
-                               receivedAt: now.timeIntervalSince1970, id: requestID, kind: kind))
-        responder.respond(answer.response)
+        let entry = RecordEntry(service: .apns, token: answer.channel[...], headers: request.headers,
+                                body: request.body, status: answer.response.status, reason: answer.rejection?.reason,
+                                receivedAt: now.timeIntervalSince1970, id: requestID, kind: kind)
+        answers.finish(.answer(entry, answer.response), arrival: arrival, responder: responder)
     }
 
     private func perform(_ accepted: ChannelRequestValidator.Accepted, requestID: String,

@@ -64,6 +64,11 @@ import HeraldCrypto
 ///   `times` when they apply. Dropped and GOAWAY'd requests are not in `received()` (nothing was
 ///   answered) but are counted in statistics (`dropped`, `goaway`).
 /// - `DELETE /sim/received` keeps the statistics (`DELETE /sim/stats` resets them).
+/// - Latency (`--latency-ms N[,JITTER]`, `SimulatorConfiguration.latency`): every APNs answer (device push,
+///   broadcast, channel management, unknown path), FCM answer and token-endpoint answer leaves N ms plus a uniform
+///   0...JITTER ms after its request arrived, drawn per request and waited out on a timer, so one connection's
+///   streams are delayed independently and concurrently. A fault's `delayMs` adds to it; drops and GOAWAYs wait too.
+///   Control-API answers never wait. Records keep the arrival as `receivedAt` and are written when answered.
 ///
 /// Broadcast channels (iOS 18 broadcast push; Apple's "Sending channel management requests to APNs" and "Sending
 /// broadcast push notification requests to APNs"). What Apple documents is followed: channel management on a port
@@ -167,7 +172,7 @@ public final class Simulator: Sendable {
             fcm: FCMRequestValidator(tokens: accessTokens, tokenProjects: fcmTokenProjects),
             oauth: oauth, faults: faults, owners: owners, fcmTokenProjects: fcmTokenProjects, log: log,
             identifiers: identifiers,
-            apnsEnvironment: configuration.apnsEnvironment)
+            apnsEnvironment: configuration.apnsEnvironment, latency: configuration.latency)
         var serverConfiguration = HTTP2ServerConfiguration(
             host: configuration.host, port: configuration.port, tlsCertificateFile: configuration.tlsCertificateFile,
             tlsKeyFile: configuration.tlsKeyFile)
@@ -181,7 +186,8 @@ public final class Simulator: Sendable {
             let channelHandler = ChannelManagementHandler(
                 clock: configuration.clock,
                 validator: ChannelRequestValidator(verifier: verifier(), topics: topics),
-                channels: channelTable, log: log, identifiers: identifiers)
+                channels: channelTable, answers: AnswerScheduler(latency: configuration.latency, log: log),
+                identifiers: identifiers)
             var channelConfiguration = serverConfiguration
             channelConfiguration.port = channelPort
             // Channel management is a handful of requests: one loop.

@@ -6,6 +6,7 @@ import APNs
 /// herald-sim [--host H] [--port P] [--tls-cert F --tls-key F] [--apns-key-file F]
 ///            [--apns-topics A,B] [--apns-environment production|sandbox] [--fcm-credentials-file F]...
 ///            [--fcm-token-project P] [--channel-port P] [--channel-limit N] [--record-limit N] [--loops N]
+///            [--latency-ms N[,JITTER]]
 /// herald-sim mint-apns-jwt --apns-key-file F --key-id K --team-id T
 /// ```
 /// Flags take their value as the next argument or after `=`; only `--fcm-credentials-file` may be repeated.
@@ -62,6 +63,11 @@ public enum SimulatorCommand: Sendable {
                                        400 CannotCreateChannelConfig
           --record-limit N             requests kept for GET /sim/received (default 100000)
           --loops N                    event-loop threads (default 1)
+          --latency-ms N[,JITTER]      answer every APNs, FCM and OAuth token request N ms (plus a random
+                                       0 to JITTER ms, drawn per request) after it arrived, on a timer: the
+                                       streams of one connection wait concurrently. Whole numbers, 0-60000
+                                       each (default 0: at once). A fault's delayMs adds to it; /sim/
+                                       answers are never delayed.
           -h, --help                   this text
 
         Prints "herald-sim listening on HOST:PORT (tls|h2c)" once listening (after "herald-sim channel
@@ -83,7 +89,7 @@ public enum SimulatorCommand: Sendable {
         let values = try Flags(arguments, allowed: [
             "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--apns-environment",
             "--fcm-credentials-file", "--fcm-token-project", "--channel-port", "--channel-limit", "--record-limit",
-            "--loops",
+            "--loops", "--latency-ms",
         ], repeatable: ["--fcm-credentials-file"])
         if values["help"] != nil { return .help }
         var configuration = SimulatorConfiguration(port: defaultPort)
@@ -151,6 +157,14 @@ public enum SimulatorCommand: Sendable {
                 throw UsageError("--loops must be a number from 1 to 64 (got \"\(text)\")")
             }
             configuration.loopCount = loops
+        }
+        if let text = values["--latency-ms"] {
+            guard let latency = SimulatorLatency(argument: text) else {
+                let most = SimulatorLatency.range.upperBound
+                throw UsageError("--latency-ms must be N or N,JITTER, whole numbers from 0 to \(most) each"
+                    + " (got \"\(text)\")")
+            }
+            configuration.latency = latency
         }
         return .serve(configuration)
     }

@@ -55,13 +55,18 @@ public struct SimulatorConfiguration: Sendable {
     /// Event-loop threads (each with its own listening socket, SO_REUSEPORT). One keeps a core
     /// free for the client on a small machine; more help when the client runs elsewhere.
     public var loopCount: Int
+    /// How long every APNs (device push, broadcast, channel management), FCM and token-endpoint answer waits after
+    /// its request arrived (`--latency-ms N[,JITTER]`), on a timer: the event loop goes on reading and answering
+    /// other streams meanwhile. A fault's `delayMs` adds to it; the control API is answered at once.
+    public var latency: SimulatorLatency
 
     public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
                 tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
                 fcmAdditionalCredentialsFiles: [String] = [], fcmTokenProject: String? = nil,
                 apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production,
                 recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1,
-                channelPort: Int? = nil, channelLimit: Int = SimulatorConfiguration.appleChannelLimit) {
+                channelPort: Int? = nil, channelLimit: Int = SimulatorConfiguration.appleChannelLimit,
+                latency: SimulatorLatency = .zero) {
         self.host = host
         self.port = port
         self.tlsCertificateFile = tlsCertificateFile
@@ -77,6 +82,7 @@ public struct SimulatorConfiguration: Sendable {
         self.loopCount = loopCount
         self.channelPort = channelPort
         self.channelLimit = channelLimit
+        self.latency = latency
     }
 
     /// Apple's limit of broadcast channels per app and environment.
@@ -106,6 +112,9 @@ public struct SimulatorConfiguration: Sendable {
         }
         guard channelLimit >= 1 else {
             throw SimulatorError(.invalidConfiguration, "channelLimit must be at least 1 (got \(channelLimit))")
+        }
+        if let problem = latency.problem {
+            throw SimulatorError(.invalidConfiguration, "latency: \(problem)")
         }
         guard !host.isEmpty else { throw SimulatorError(.invalidConfiguration, "host must not be empty") }
         if let apnsTopics, let problem = TopicPolicy.problem(with: apnsTopics) {

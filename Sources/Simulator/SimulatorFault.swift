@@ -14,7 +14,8 @@ public struct SimulatorFault: Sendable, Equatable {
     public var times: Int?
     /// Seconds for a `retry-after` header on the answer.
     public var retryAfter: Int?
-    /// Answer (or drop, or GOAWAY) this many milliseconds late; the event loop is never blocked.
+    /// Answer (or drop, or GOAWAY) this many milliseconds late, on top of `SimulatorConfiguration.latency`; the event
+    /// loop is never blocked.
     public var delayMs: Int
     /// Close the connection without answering (the client cannot know whether it was processed).
     public var drop: Bool

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTP2
 
 extension SimulatorHandler {
@@ -7,7 +8,7 @@ extension SimulatorHandler {
     ///
     /// Every answer carries `apns-request-id` (the request's when well formed, else a new UUID); a 200 of the
     /// sandbox host also carries `apns-unique-id`, as device pushes do.
-    func handleBroadcast(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+    func handleBroadcast(_ request: HTTP2ServerRequest, arrival: DispatchTime, responder: HTTP2ServerResponder) {
         let now = clock.now.timeIntervalSince1970
         let sent = request.headers.first { $0.name == "apns-request-id" }?.value
         let requestID = sent.flatMap { Identifiers.isLowercaseUUID($0) ? $0 : nil } ?? identifiers.uuid()
@@ -19,14 +20,15 @@ extension SimulatorHandler {
             entry.status = rejection.status
             entry.reason = rejection.reason
             entry.detail = rejection.detail
-            finish(.answer(entry, rejection.response(requestID: requestID)), responder: responder)
+            answers.finish(.answer(entry, rejection.response(requestID: requestID)), arrival: arrival,
+                           responder: responder)
         case .success:
             guard let fault = faults.take(token: channelID) else {
-                finish(.answer(entry, HTTP2Response(status: 200, headers: successHeaders("apns-request-id", requestID))),
-                       responder: responder)
+                let response = HTTP2Response(status: 200, headers: successHeaders("apns-request-id", requestID))
+                answers.finish(.answer(entry, response), arrival: arrival, responder: responder)
                 return
             }
-            let outcome: Outcome
+            let outcome: AnswerScheduler.Outcome
             if fault.drop {
                 outcome = .drop(.apns)
             } else if fault.goAway {
@@ -42,7 +44,7 @@ extension SimulatorHandler {
                 if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
                 outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
             }
-            finish(outcome, after: fault.delayMs, responder: responder)
+            answers.finish(outcome, arrival: arrival, faultDelayMs: fault.delayMs, responder: responder)
         }
     }
 }

@@ -6,8 +6,8 @@ import HeraldCore
 /// Routes each complete request (on the server's loop thread) to APNs (device pushes and broadcasts), FCM, the
 /// token endpoint or the control API, applies faults, records what was answered, and answers.
 ///
-/// Nothing here blocks: a delayed answer is scheduled on a Dispatch timer and sent from there
-/// (the responder may be called from any thread).
+/// Nothing here blocks: every answer but the control API's goes through `AnswerScheduler`, which waits out the
+/// configured latency and a fault's delay on a timer, from the request's arrival.
 final class SimulatorHandler: HTTP2ServerHandler {
     let clock: any HeraldClock
     let apns: APNsRequestValidator
@@ -17,6 +17,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
     let control: ControlAPI
     let faults: FaultTable
     let log: RequestLog
+    let answers: AnswerScheduler
     let identifiers: Identifiers
     /// Sandbox answers carry `apns-unique-id` (SimulatorConfiguration.apnsEnvironment).
     let sendsUniqueID: Bool
@@ -26,7 +27,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
     init(clock: any HeraldClock, apns: APNsRequestValidator, broadcast: BroadcastRequestValidator,
          fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint, faults: FaultTable, owners: TokenOwners,
          fcmTokenProjects: FCMTokenProjects, log: RequestLog, identifiers: Identifiers,
-         apnsEnvironment: APNsEnvironment) {
+         apnsEnvironment: APNsEnvironment, latency: SimulatorLatency) {
         self.clock = clock
         self.apns = apns
         self.broadcast = broadcast
@@ -34,6 +35,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
         self.oauth = oauth
         self.faults = faults
         self.log = log
+        self.answers = AnswerScheduler(latency: latency, log: log)
         self.identifiers = identifiers
         self.sendsUniqueID = apnsEnvironment == .sandbox
         self.control = ControlAPI(log: log, faults: faults, owners: owners, fcmProjects: fcmTokenProjects,
@@ -42,22 +44,25 @@ final class SimulatorHandler: HTTP2ServerHandler {
     }
 
     func handle(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+        // The latency counts from here: the request is complete.
+        let arrival = DispatchTime.now()
         let path = request.path
         if path.hasPrefix("/3/") {
-            handleAPNs(request, responder: responder)
+            handleAPNs(request, arrival: arrival, responder: responder)
         } else if path.hasPrefix("/4/") {
-            handleBroadcast(request, responder: responder)
+            handleBroadcast(request, arrival: arrival, responder: responder)
         } else if path.hasPrefix(FCMRequestValidator.pathPrefix) {
-            handleFCM(request, responder: responder)
+            handleFCM(request, arrival: arrival, responder: responder)
         } else if path.hasPrefix(ControlAPI.prefix) {
+            // Never delayed: tests and scripts read the state between requests.
             responder.respond(control.respond(to: request))
         } else if isTokenPath(path) {
             let response = oauth.respond(to: request, now: clock.now.timeIntervalSince1970)
-            log.count(.token, status: response.status)
-            responder.respond(response)
+            answers.finish(.reply(response, countedAs: .token), arrival: arrival, responder: responder)
         } else {
             // Anything else is answered as APNs answers an unknown path.
-            responder.respond(APNsRejection.badPath.response(apnsID: identifiers.uuid(), timestampMillis: 0))
+            let response = APNsRejection.badPath.response(apnsID: identifiers.uuid(), timestampMillis: 0)
+            answers.finish(.reply(response, countedAs: nil), arrival: arrival, responder: responder)
         }
     }
 
@@ -68,7 +73,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
 
     // MARK: APNs
 
-    private func handleAPNs(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+    private func handleAPNs(_ request: HTTP2ServerRequest, arrival: DispatchTime, responder: HTTP2ServerResponder) {
         let now = clock.now.timeIntervalSince1970
         switch apns.validate(request) {
         case .failure(let rejection):
@@ -78,18 +83,18 @@ final class SimulatorHandler: HTTP2ServerHandler {
             let entry = RecordEntry(service: .apns, token: APNsRequestValidator.token(inPath: request.path),
                                     headers: request.headers, body: request.body, status: rejection.status,
                                     reason: rejection.reason, receivedAt: now, id: apnsID, detail: rejection.detail)
-            finish(.answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now))),
-                   responder: responder)
+            answers.finish(.answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now))),
+                           arrival: arrival, responder: responder)
         case .success(let accepted):
             let apnsID = accepted.apnsID ?? identifiers.uuid()
             var entry = RecordEntry(service: .apns, token: accepted.token, headers: request.headers,
                                     body: request.body, status: 200, reason: nil, receivedAt: now, id: apnsID)
             guard let fault = faults.take(token: accepted.token) else {
-                log.append(entry)
-                responder.respond(HTTP2Response(status: 200, headers: successHeaders("apns-id", apnsID)))
+                answers.finish(.answer(entry, HTTP2Response(status: 200, headers: successHeaders("apns-id", apnsID))),
+                               arrival: arrival, responder: responder)
                 return
             }
-            let outcome: Outcome
+            let outcome: AnswerScheduler.Outcome
             if fault.drop {
                 outcome = .drop(.apns)
             } else if fault.goAway {
@@ -105,7 +110,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
                 if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
                 outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
             }
-            finish(outcome, after: fault.delayMs, responder: responder)
+            answers.finish(outcome, arrival: arrival, faultDelayMs: fault.delayMs, responder: responder)
         }
     }
 
@@ -120,7 +125,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
 
     // MARK: FCM
 
-    private func handleFCM(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
+    private func handleFCM(_ request: HTTP2ServerRequest, arrival: DispatchTime, responder: HTTP2ServerResponder) {
         let now = clock.now.timeIntervalSince1970
         switch fcm.validate(request, now: now) {
         case .failure(let rejection):
@@ -128,14 +133,14 @@ final class SimulatorHandler: HTTP2ServerHandler {
                                     body: request.body, status: rejection.status,
                                     reason: rejection.errorCode ?? FCMRejection.statusName(rejection.status),
                                     receivedAt: now, id: nil)
-            finish(.answer(entry, rejection.response()), responder: responder)
+            answers.finish(.answer(entry, rejection.response()), arrival: arrival, responder: responder)
         case .success(let accepted):
             let name = "projects/\(accepted.project)/messages/"
                 + (accepted.validateOnly ? "fake_message_id" : "0:\(Self.millis(now))%\(identifiers.hex(bytes: 8))")
             var entry = RecordEntry(service: .fcm, token: accepted.target[...], headers: request.headers,
                                     body: request.body, status: 200, reason: nil, receivedAt: now, id: name)
             let fault = faults.take(token: accepted.target)
-            let outcome: Outcome
+            let outcome: AnswerScheduler.Outcome
             if fault?.drop == true {
                 outcome = .drop(.fcm)
             } else if fault?.goAway == true {
@@ -153,7 +158,7 @@ final class SimulatorHandler: HTTP2ServerHandler {
                 JSONWriter.write(.object([("name", .string(name))]), into: &body)
                 outcome = .answer(entry, HTTP2Response(status: 200, headers: headers, body: body))
             }
-            finish(outcome, after: fault?.delayMs ?? 0, responder: responder)
+            answers.finish(outcome, arrival: arrival, faultDelayMs: fault?.delayMs ?? 0, responder: responder)
         }
     }
 
@@ -163,47 +168,6 @@ final class SimulatorHandler: HTTP2ServerHandler {
         if let token = message["token"]?.stringValue { return token }
         if let topic = message["topic"]?.stringValue { return topic.hasPrefix("/topics/") ? topic : "/topics/" + topic }
         return message["condition"]?.stringValue ?? ""
-    }
-
-    // MARK: Answering
-
-    /// What to do with a request once its answer is decided.
-    enum Outcome: Sendable {
-        /// Record, then answer (recording first: a client that got its answer finds it in
-        /// `/sim/received`).
-        case answer(RecordEntry, HTTP2Response)
-        /// Close the connection without answering.
-        case drop(SimulatorService)
-        /// GOAWAY: this stream and later ones were not processed.
-        case goAway(SimulatorService, reason: String)
-    }
-
-    func finish(_ outcome: Outcome, after delayMs: Int = 0, responder: HTTP2ServerResponder) {
-        guard delayMs > 0 else {
-            Self.perform(outcome, log: log, responder: responder)
-            return
-        }
-        let log = self.log
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delayMs)) {
-            Self.perform(outcome, log: log, responder: responder)
-        }
-    }
-
-    private static func perform(_ outcome: Outcome, log: RequestLog, responder: HTTP2ServerResponder) {
-        switch outcome {
-        case .answer(let entry, let response):
-            log.append(entry)
-            responder.respond(response)
-        case .drop(let service):
-            log.countUnanswered(service, goAway: false)
-            responder.closeConnection()
-        case .goAway(let service, let reason):
-            log.countUnanswered(service, goAway: true)
-            var debugData = Array(#"{"reason":"#.utf8)
-            JSONWriter.writeString(reason, into: &debugData)
-            debugData.append(UInt8(ascii: "}"))
-            responder.goAway(debugData: debugData)
-        }
     }
 
     static func millis(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded(.down)) }

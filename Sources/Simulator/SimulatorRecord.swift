@@ -33,7 +33,7 @@ public struct SimulatorRecord: Sendable {
     public var status: Int
     /// The APNs reason or FCM error code of a non-200 answer.
     public var reason: String?
-    /// When the request was complete (the answer may have been delayed by a fault); written to the
+    /// When the request was complete (the answer may have been delayed by the latency or a fault); written to the
     /// microsecond, since a benchmark subtracts it from a request's own time (bench/delivery_latency.py).
     public var receivedAt: Date
     /// What the answer identified the notification by: the `apns-id`, or the FCM message `name`; for a broadcast or

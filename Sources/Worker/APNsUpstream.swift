@@ -66,4 +66,6 @@ public struct APNsUpstream: DeliveryUpstream {
     public func connect() { client.connect() }
 
     public func shutdown() { client.shutdown() }
+
+    public func pipe() -> UpstreamPipe? { UpstreamPipe(client.transportStatistics) }
 }

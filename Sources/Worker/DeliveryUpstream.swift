@@ -1,4 +1,5 @@
 import Foundation
+import HTTP2
 import HeraldCore
 import Store
 
@@ -11,4 +12,34 @@ public protocol DeliveryUpstream: Sendable {
     func connect()
     /// Fails what is in flight and closes the connections.
     func shutdown()
+    /// How full the pipe to the upstream is now; nil when the client cannot tell (a scripted one).
+    func pipe() -> UpstreamPipe?
+}
+
+extension DeliveryUpstream {
+    public func pipe() -> UpstreamPipe? { nil }
+}
+
+/// The streams of one upstream's HTTP/2 clients, now. Sends in flight are bounded by streams over the round
+/// trip: `streamsInFlight + streamsAvailable` streams answered every RTT are the most one worker can send.
+public struct UpstreamPipe: Sendable, Equatable {
+    /// Streams open (requests sent and not answered).
+    public var streamsInFlight: Int
+    /// Streams the ready connections may still open (our cap, lowered by the peer's SETTINGS_MAX_CONCURRENT_STREAMS).
+    public var streamsAvailable: Int
+    /// Requests waiting in the client for a stream: claimed ahead, ready to go the moment one frees.
+    public var queued: Int
+
+    public init(streamsInFlight: Int = 0, streamsAvailable: Int = 0, queued: Int = 0) {
+        self.streamsInFlight = streamsInFlight
+        self.streamsAvailable = streamsAvailable
+        self.queued = queued
+    }
+
+    /// The sum over several clients (APNs keeps one per environment).
+    init(_ statistics: [HTTP2ClientStatistics]) {
+        self.init(streamsInFlight: statistics.reduce(0) { $0 + $1.streamsInFlight },
+                  streamsAvailable: statistics.reduce(0) { $0 + $1.streamsAvailable },
+                  queued: statistics.reduce(0) { $0 + $1.queued })
+    }
 }

@@ -88,6 +88,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         self.upstreams = upstreams
         self.clock = clock
         self.metrics = metrics
+        metrics.setInFlightLimit(configuration.claimer.maxInFlight)
         self.logger = Logger(component: "worker", minimum: configuration.logLevel)
         self.pauses = UpstreamPauses(backoff: configuration.pauses.backoff, clock: clock)
         self.verdicts = TokenVerdicts(configuration: configuration.tokenVerdicts)
@@ -137,6 +138,11 @@ public final class DeliveryWorker: @unchecked Sendable {
         DeliveryStore.workerSession(url: configuration.databaseURL, role: role, listen: listen,
                                     statementTimeout: configuration.statementTimeout,
                                     preparedStatements: configuration.databasePreparedStatements)
+    }
+
+    /// Each upstream's streams now, as its client reports them (`/metrics`).
+    public var pipes: [PushService: UpstreamPipe] {
+        upstreams.compactMapValues { $0.pipe() }
     }
 
     /// True while the worker can deliver: the database answers, it is not draining, and no

@@ -28,4 +28,6 @@ public struct FCMUpstream: DeliveryUpstream {
     public func connect() { client.connect() }
 
     public func shutdown() { client.shutdown() }
+
+    public func pipe() -> UpstreamPipe? { client.transportStatistics.map { UpstreamPipe([$0]) } }
 }

@@ -30,7 +30,7 @@ public final class WorkerHealthServer: Sendable {
             return readiness(worker)
         case "/metrics":
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                body: Array(worker.metrics.render().utf8))
+                                body: Array(worker.metrics.render(pipes: worker.pipes).utf8))
         default:
             return json(404, #"{"error":{"code":"not_found","message":"No such resource.","field":null}}"#)
         }

@@ -24,6 +24,8 @@ public final class WorkerMetrics: Sendable {
         var counters: [PushService: [Counter: Int]] = [:]
         var latency: [PushService: PrometheusHistogram] = [:]
         var inFlight = 0
+        /// HERALD_WORKER_MAX_IN_FLIGHT (0 until a worker sets it).
+        var inFlightLimit = 0
         var rescued = 0
         var claims = 0
         var completionBatches = 0
@@ -79,6 +81,7 @@ public final class WorkerMetrics: Sendable {
     }
 
     func setInFlight(_ value: Int) { state.withLock { $0.inFlight = value } }
+    func setInFlightLimit(_ value: Int) { state.withLock { $0.inFlightLimit = value } }
     func setLanes(_ lanes: [LaneGauge]) { state.withLock { $0.lanes = lanes } }
     func addRescued(_ count: Int) { state.withLock { $0.rescued += count } }
     func addClaim() { state.withLock { $0.claims += 1 } }
@@ -140,8 +143,9 @@ public final class WorkerMetrics: Sendable {
         return out
     }
 
-    /// The exposition text for `GET /metrics`.
-    public func render() -> String {
+    /// The exposition text for `GET /metrics`, with each upstream's streams as its client reports them now
+    /// (`DeliveryWorker.pipes`).
+    public func render(pipes: [PushService: UpstreamPipe] = [:]) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         out += "# HELP herald_worker_deliveries_total Deliveries by upstream and outcome (claimed counts claims).\n"
@@ -200,8 +204,27 @@ public final class WorkerMetrics: Sendable {
         out += "# HELP herald_worker_channel_call_duration_seconds Time from a channel call to APNs' answer.\n"
         out += "# TYPE herald_worker_channel_call_duration_seconds histogram\n"
         out += snapshot.channelLatency.render("herald_worker_channel_call_duration_seconds", labels: "")
+        // How full the round-trip pipe is: sends per second are at most the streams in flight over the upstream's
+        // round trip. Deliveries queued while no stream is available: the streams are the bound; streams available
+        // and none queued: the claims are.
+        let pipeGauges: [(String, String, KeyPath<UpstreamPipe, Int>)] = [
+            ("herald_worker_upstream_streams_in_flight", "HTTP/2 streams open to the upstream (sent, not answered).",
+             \.streamsInFlight),
+            ("herald_worker_upstream_streams_available", "HTTP/2 streams the upstream's ready connections may still "
+                + "open (our cap lowered by its SETTINGS_MAX_CONCURRENT_STREAMS).", \.streamsAvailable),
+            ("herald_worker_upstream_queued", "Claimed deliveries waiting in the upstream's client for a stream.",
+             \.queued),
+        ]
+        for (name, help, field) in pipeGauges where !pipes.isEmpty {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            for (service, pipe) in pipes.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                out += "\(name){upstream=\"\(service.rawValue)\"} \(pipe[keyPath: field])\n"
+            }
+        }
         let gauges: [(String, String, String)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
+            ("herald_worker_in_flight_limit", "The most deliveries this worker holds claimed and not yet recorded "
+                + "(HERALD_WORKER_MAX_IN_FLIGHT).", "\(snapshot.inFlightLimit)"),
             ("herald_worker_webhooks_in_flight", "Webhook events this worker is sending.", "\(snapshot.webhooksInFlight)"),
         ]
         for (name, help, value) in gauges {

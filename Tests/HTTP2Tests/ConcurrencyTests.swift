@@ -27,6 +27,8 @@ struct ConcurrencyTests {
         #expect(statistics.connectionsOpened == 2)
         #expect(statistics.streamsInFlight == 0)
         #expect(statistics.queued == 0)
+        // Both connections idle: 1,000 streams each may open (our cap and the server's SETTINGS agree).
+        #expect(await eventually { client.statistics.streamsAvailable == 2000 })
     }
 
     @Test("The server's SETTINGS_MAX_CONCURRENT_STREAMS is honoured")
@@ -48,6 +50,8 @@ struct ConcurrencyTests {
         #expect(results.allSatisfy { (try? $0.get().status) == 200 })
         #expect(gauge.maximum == 5)
         #expect(client.statistics.requestsRetriedAfterRefused == 0)
+        // The pipe's size as the worker's metrics report it: the server's 5, not our 1,000.
+        #expect(await eventually { client.statistics.streamsAvailable == 5 })
     }
 
     /// A server that answers every request with `status`, each 30 ms late, and counts how many requests it holds

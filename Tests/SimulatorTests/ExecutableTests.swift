@@ -147,7 +147,36 @@ struct ExecutableTests {
         #expect(broadcast.status == 200)
     }
 
-    @Test(arguments: [["--colour", "red"], ["--port", "abc"], ["--tls-cert", "only.pem"]])
+    @Test("--latency-ms: APNs answers wait, the control API does not")
+    func servesWithLatency() async throws {
+        let child = try ChildProcess(executable: Self.executable, arguments: ["--port", "0", "--latency-ms", "1000,50"],
+                                     environment: ProcessInfo.processInfo.environment)
+        defer { child.stop() }
+        let (port, _) = try Self.waitForListening(child)
+        let client = try HTTP2Client(configuration: HTTP2ClientConfiguration(url: "http://127.0.0.1:\(port)",
+                                                                             connectionCount: 1))
+        defer { client.shutdown() }
+        #expect(try await client.send(HTTP2Request(method: "GET", path: "/sim/stats")).status == 200)
+        // Both at once on one connection, the push first: the control API's answer comes first however loaded the
+        // machine (it would have to reach the simulator a whole second after the push), the push's no sooner than
+        // the latency. Stamped on the client's loop thread (LatencyTests.sendTogether).
+        let push = HTTP2Request(
+            path: "/3/device/\(SimulatorHarness.deviceToken)",
+            headers: [HTTP2Header("authorization", "bearer \(try SimulatorHarness.mint(issuedAt: Date()))"),
+                      HTTP2Header("apns-topic", "app.herald.demo")],
+            body: SimulatorHarness.payload)
+        let control = HTTP2Request(method: "GET", path: "/sim/received")
+        let answers = await LatencyTests.sendTogether(client, [push, control])
+        let (pushAnswer, controlAnswer) = (answers.results[0], answers.results[1])
+        #expect(pushAnswer.status == 200)
+        #expect(controlAnswer.status == 200)
+        #expect(controlAnswer.at < pushAnswer.at)
+        #expect(pushAnswer.at - answers.start >= .milliseconds(1000))
+    }
+
+    @Test(arguments: [
+        ["--colour", "red"], ["--port", "abc"], ["--tls-cert", "only.pem"], ["--latency-ms", "5,x"],
+    ])
     func badFlagsExitTwo(_ arguments: [String]) throws {
         let result = try ChildProcess.run(Self.executable, arguments, environment: ProcessInfo.processInfo.environment)
         #expect(result.status == 2)

@@ -96,6 +96,10 @@ struct ParsingTests {
         ["--fcm-token-project", "a/b"], ["--fcm-token-project", "a", "--fcm-token-project", "b"],
         ["--fcm-credentials-file"], ["--channel-port", "70000"], ["--channel-port", "x"], ["--channel-port", "8443"],
         ["--channel-limit", "0"], ["--channel-limit", "-3"], ["--channel-limit"],
+        ["--latency-ms"], ["--latency-ms", ""], ["--latency-ms", "-1"], ["--latency-ms", "60001"],
+        ["--latency-ms", "1,60001"], ["--latency-ms", "1.5"], ["--latency-ms", "abc"], ["--latency-ms", "1,2,3"],
+        ["--latency-ms", ",5"], ["--latency-ms", "5,"], ["--latency-ms", "+5"], ["--latency-ms", " 5"],
+        ["--latency-ms", "5,-1"], ["--latency-ms", "99999999999999999999"], ["--latency-ms", "1", "--latency-ms", "2"],
     ])
     func badFlags(_ arguments: [String]) {
         #expect(throws: UsageError.self) { try SimulatorCommand.parse(arguments) }
@@ -143,6 +147,33 @@ struct ParsingTests {
         #expect(throws: SimulatorError.self) { try Simulator(configuration: SimulatorConfiguration(channelLimit: 0)) }
         #expect(throws: SimulatorError.self) {
             try Simulator(configuration: SimulatorConfiguration(channelPort: 65_536))
+        }
+    }
+
+    @Test func latencyFlag() throws {
+        func latency(_ arguments: [String]) throws -> SimulatorLatency? {
+            guard case .serve(let configuration) = try SimulatorCommand.parse(arguments) else { return nil }
+            return configuration.latency
+        }
+        #expect(try latency([]) == SimulatorLatency(milliseconds: 0, jitterMilliseconds: 0))
+        #expect(try latency(["--latency-ms", "100"]) == SimulatorLatency(milliseconds: 100))
+        #expect(try latency(["--latency-ms=100,20"]) == SimulatorLatency(milliseconds: 100, jitterMilliseconds: 20))
+        #expect(try latency(["--latency-ms", "0,0"]) == .zero)
+        #expect(try latency(["--latency-ms", "60000,60000"])
+            == SimulatorLatency(milliseconds: 60_000, jitterMilliseconds: 60_000))
+        #expect(try latency(["--latency-ms", "007"]) == SimulatorLatency(milliseconds: 7))
+        let error = try #require(#expect(throws: UsageError.self) {
+            try SimulatorCommand.parse(["--latency-ms", "1,x"])
+        })
+        #expect(error.message == #"--latency-ms must be N or N,JITTER, whole numbers from 0 to 60000 each (got "1,x")"#)
+        #expect(SimulatorCommand.usage.contains("--latency-ms N[,JITTER]"))
+        #expect(SimulatorLatency(milliseconds: 5, jitterMilliseconds: 2).description == "5,2")
+        #expect(throws: SimulatorError.self) {
+            try Simulator(configuration: SimulatorConfiguration(latency: SimulatorLatency(milliseconds: -1)))
+        }
+        #expect(throws: SimulatorError.self) {
+            try Simulator(configuration: SimulatorConfiguration(
+                latency: SimulatorLatency(milliseconds: 0, jitterMilliseconds: 60_001)))
         }
     }
 

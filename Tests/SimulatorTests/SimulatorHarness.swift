@@ -78,7 +78,8 @@ final class SimulatorHarness: Sendable {
     init(recordLimit: Int = 100_000, clock: TestClock = TestClock(), tls: Bool = true, connectionCount: Int = 1,
          requestTimeout: Duration = .seconds(10), apnsTopics: [String]? = nil,
          apnsEnvironment: APNsEnvironment = .production, fcmAccounts: FCMAccounts = .first,
-         fcmTokenProject: String? = nil, channels: Bool = false, channelLimit: Int = 10_000) throws {
+         fcmTokenProject: String? = nil, channels: Bool = false, channelLimit: Int = 10_000,
+         latency: SimulatorLatency = .zero) throws {
         let credentials = TestCredentials.shared
         self.clock = clock
         simulator = try Simulator(configuration: SimulatorConfiguration(
@@ -89,7 +90,7 @@ final class SimulatorHarness: Sendable {
             fcmAdditionalCredentialsFiles: fcmAccounts == .both ? [credentials.fcmOtherCredentialsFile] : [],
             fcmTokenProject: fcmTokenProject,
             apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, recordLimit: recordLimit, clock: clock,
-            channelPort: channels ? 0 : nil, channelLimit: channelLimit))
+            channelPort: channels ? 0 : nil, channelLimit: channelLimit, latency: latency))
         try simulator.start()
         client = try HTTP2Client(configuration: HTTP2ClientConfiguration(
             url: simulator.url, caFile: credentials.caFile, connectionCount: connectionCount,

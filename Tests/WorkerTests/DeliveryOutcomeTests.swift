@@ -216,6 +216,17 @@ import Worker
         #expect(text.contains(#"herald_worker_deliveries_total{upstream="apns",outcome="sent"} 1"#))
         #expect(text.contains("herald_worker_send_duration_seconds_bucket"))
         #expect(text.contains("herald_queue_oldest_due_seconds{lane=\"realtime\"}"))
+        #expect(text.contains("herald_worker_in_flight_limit \(worker.configuration.claimer.maxInFlight)\n"))
+        // How full the pipe is: nothing in flight now, and the connections' streams open to the next sends
+        // (APNs' provider token was accepted, so more than the one stream of a new connection).
+        let pipes = worker.pipes
+        #expect(pipes[.apns]?.streamsInFlight == 0)
+        #expect((pipes[.apns]?.streamsAvailable ?? 0) > 1)
+        #expect((pipes[.fcm]?.streamsAvailable ?? 0) > 1)
+        let withPipes = worker.metrics.render(pipes: pipes)
+        #expect(withPipes.contains(#"herald_worker_upstream_streams_in_flight{upstream="apns"} 0"#))
+        #expect(withPipes.contains(#"herald_worker_upstream_streams_available{upstream="fcm"} "#))
+        #expect(withPipes.contains(#"herald_worker_upstream_queued{upstream="apns"} 0"#))
     }
 
     @Test func aPollOnlyWorkerDeliversWithoutListening() async throws {
