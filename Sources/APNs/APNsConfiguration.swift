@@ -32,7 +32,7 @@ public struct APNsConfiguration: Sendable {
     public init(keyFile: String, keyID: String, teamID: String, topic: String,
                 productionURL: String = APNsConfiguration.defaultProductionURL,
                 sandboxURL: String = APNsConfiguration.defaultSandboxURL,
-                caFile: String? = nil, connectionsPerEnvironment: Int = 2,
+                caFile: String? = nil, connectionsPerEnvironment: Int = 3,
                 requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)) {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL

@@ -21,7 +21,7 @@ public struct FCMConfiguration: Sendable {
     public var connectTimeout: Duration
 
     public init(credentialsFile: String, url: String = FCMConfiguration.defaultURL, caFile: String? = nil,
-                connections: Int = 2, requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)) {
+                connections: Int = 3, requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)) {
         self.url = url
         self.credentialsFile = credentialsFile
         self.caFile = caFile

@@ -114,7 +114,7 @@ public struct WorkerConfiguration: Sendable {
         }
         let connections = try reader.integer("HERALD_UPSTREAM_CONNECTIONS",
                                              default: configuration.apns?.connectionsPerEnvironment
-                                                 ?? configuration.fcm?.connections ?? 2)
+                                                 ?? configuration.fcm?.connections ?? 3)
         configuration.apns?.connectionsPerEnvironment = connections
         configuration.fcm?.connections = connections
         if let timeout = reader.optional("HERALD_UPSTREAM_TIMEOUT_MS") {

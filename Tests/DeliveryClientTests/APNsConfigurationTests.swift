@@ -15,7 +15,7 @@ import Testing
         let configuration = valid
         #expect(configuration.productionURL == "https://api.push.apple.com")
         #expect(configuration.sandboxURL == "https://api.sandbox.push.apple.com")
-        #expect(configuration.connectionsPerEnvironment == 2)
+        #expect(configuration.connectionsPerEnvironment == 3)
         #expect(configuration.caFile == nil)
         #expect(configuration.url(for: .sandbox) == "https://api.sandbox.push.apple.com")
         try configuration.validate()

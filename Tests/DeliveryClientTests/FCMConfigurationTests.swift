@@ -9,7 +9,7 @@ import Testing
     @Test func defaultsAndValidation() throws {
         var configuration = FCMConfiguration(credentialsFile: credentials.fcmCredentialsFile)
         #expect(configuration.url == "https://fcm.googleapis.com")
-        #expect(configuration.connections == 2)
+        #expect(configuration.connections == 3)
         try configuration.validate()
         configuration.url = "https://fcm.googleapis.com/v1"
         #expect(throws: FCMConfigurationError.self) { try configuration.validate() }
