@@ -131,6 +131,21 @@ def _template_for(case, index):
     return START_STATES[index % len(START_STATES)]
 
 
+def _post_for_id(path, token, body, field):
+    """POSTs `body` as JSON with `token` and returns the answer's `field`; None when it was refused."""
+    request = urllib.request.Request(
+        os.environ["HERALD_FUZZ_BASE_URL"] + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)[field]
+    except urllib.error.HTTPError:
+        return None
+
+
 def _fresh_activity(case, index):
     """Starts an activity for a pool user through the partner API and returns its id."""
     pool = os.environ["HERALD_FUZZ_POOL"].split(",")
@@ -141,40 +156,14 @@ def _fresh_activity(case, index):
         "attributes": {"title": "Fuzz " + template},
         "state": state,
     }
-    request = urllib.request.Request(
-        os.environ["HERALD_FUZZ_BASE_URL"] + ACTIVITIES,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={
-            "Authorization": "Bearer " + os.environ["HERALD_FUZZ_PARTNER_KEY"],
-            "Content-Type": "application/json",
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.load(response)["activityId"]
-    except urllib.error.HTTPError:
-        return None
+    return _post_for_id(ACTIVITIES, os.environ["HERALD_FUZZ_PARTNER_KEY"], body, "activityId")
 
 
 def _fresh_channel(case, index):
     """Opens a broadcast channel through the partner API and returns its id."""
     template, state = _template_for(case, index)
     body = {"template": template, "attributes": {"title": "Fuzz channel " + template}, "state": state}
-    request = urllib.request.Request(
-        os.environ["HERALD_FUZZ_BASE_URL"] + CHANNELS,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={
-            "Authorization": "Bearer " + os.environ["HERALD_FUZZ_PARTNER_KEY"],
-            "Content-Type": "application/json",
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.load(response)["channelId"]
-    except urllib.error.HTTPError:
-        return None
+    return _post_for_id(CHANNELS, os.environ["HERALD_FUZZ_PARTNER_KEY"], body, "channelId")
 
 
 def _channel_case(case):
@@ -207,20 +196,7 @@ def _fresh_reminder(index):
     """Schedules a reminder for the registered user through the host API and returns its id."""
     user = os.environ["HERALD_FUZZ_RECIPIENT_ID"]
     body = {"miniAppId": os.environ["HERALD_FUZZ_MINI_APP"], "title": "Fuzz reminder", "at": _soon(index)}
-    request = urllib.request.Request(
-        os.environ["HERALD_FUZZ_BASE_URL"] + REMINDERS.replace("{userId}", user),
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={
-            "Authorization": "Bearer " + os.environ["HERALD_FUZZ_HOST_TOKEN"],
-            "Content-Type": "application/json",
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.load(response)["reminderId"]
-    except urllib.error.HTTPError:
-        return None
+    return _post_for_id(REMINDERS.replace("{userId}", user), os.environ["HERALD_FUZZ_HOST_TOKEN"], body, "reminderId")
 
 
 def _reminder_case(case):
