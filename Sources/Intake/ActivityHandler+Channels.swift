@@ -29,9 +29,7 @@ extension ActivityHandler {
             body = try request.jsonBody()
             open = try LiveActivityValidator.validateChannelOpen(body, rules: rules)
         } catch {
-            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
-            }
+            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             throw error
         }
         let channelID = UUIDv7.make(at: now)
@@ -103,16 +101,12 @@ extension ActivityHandler {
                 state: try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON)),
                 rules: rules)
         } catch {
-            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
-            }
+            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             throw error
         }
         guard channel.status == .open, channel.apnsChannelID != nil, channel.expiresAt > now else {
             // A retry of a start that was accepted before the channel ended is answered as it was, not refused.
-            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
-            }
+            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             if channel.status == .opening {
                 throw HeraldError(status: 409, code: "channel_opening",
                                   message: "APNs has not made the channel yet; retry in a moment.", retryAfter: 1)
@@ -177,38 +171,23 @@ extension ActivityHandler {
             let body: JSONValue? = request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
             change = try validate(body)
         } catch {
-            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
-            }
+            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             throw error
         }
         let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: channelID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            var channel = admission.channel
-            for _ in 0..<Self.maxMergeAttempts {
-                guard let current = channel else { throw HeraldError.notFound }
+            try merging(admission.channel, noun: "channel", key: key, bodyHash: bodyHash, partner: partner,
+                        reread: { try channels.find(id: channelID, partnerID: partner.id) }) { current in
                 guard current.status == .opening || current.status == .open, current.expiresAt > now else {
                     throw Self.channelEnded
                 }
                 let (write, response) = try channelWrite(change, kind: kind, current, key: (key, bodyHash), now: now,
                                                          partner: partner)
                 let result = try channels.change(write)
-                if result == .conflict {
-                    channel = try channels.find(id: channelID, partnerID: partner.id)
-                    continue
-                }
                 if result == .ended { throw Self.channelEnded }
-                if result == .updatedSilently {
-                    metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
-                }
                 if result == .updated || result == .updatedSilently || result == .endedNow { notifier.signalChannels() }
-                let answer = result == .updatedSilently ? write.silent?.response ?? response : response
-                return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
-                    Reply.json(200, Array(answer.utf8))
-                }
+                return (result, response, write.silent?.response)
             }
-            throw HeraldError(status: 409, code: "conflict",
-                              message: "The channel is changing too fast to merge this update; retry.", retryAfter: 1)
         }
     }
 

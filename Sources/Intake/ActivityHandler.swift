@@ -44,9 +44,7 @@ struct ActivityHandler: Sendable {
             body = try request.jsonBody()
             start = try LiveActivityValidator.validateStart(body, rules: rules)
         } catch {
-            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
-            }
+            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             throw error
         }
         // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
@@ -189,35 +187,47 @@ struct ActivityHandler: Sendable {
             let body: JSONValue? = request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
             change = try validate(body)
         } catch {
-            if let key, let bodyHash, let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
-            }
+            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             throw error
         }
         let admission = try store.admitChange(partner: partner, idempotencyKey: key, now: now, activityID: activityID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            var activity = admission.activity
-            for _ in 0..<Self.maxMergeAttempts {
-                guard let current = activity else { throw HeraldError.notFound }
+            try merging(admission.activity, noun: "activity", key: key, bodyHash: bodyHash, partner: partner,
+                        reread: { try store.find(id: activityID, partnerID: partner.id) }) { current in
                 guard current.status == .active, current.expiresAt > now else { throw Self.ended }
                 guard current.channelID == nil else { throw Self.followsChannel }
                 let prepared = try write(change, current, (key, bodyHash), now)
-                let result = try prepared.run()
-                if result == .conflict {
-                    activity = try store.find(id: activityID, partnerID: partner.id)
-                    continue
-                }
-                if result == .updatedSilently {
-                    metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
-                }
-                let response = result == .updatedSilently ? prepared.silentResponse ?? prepared.response : prepared.response
-                return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
-                    Reply.json(200, Array(response.utf8))
-                }
+                return (try prepared.run(), prepared.response, prepared.silentResponse)
             }
-            throw HeraldError(status: 409, code: "conflict",
-                              message: "The activity is changing too fast to merge this update; retry.", retryAfter: 1)
         }
+    }
+
+    /// Merges a change into the record it read (an activity, a channel); when another change committed first
+    /// (`conflict`), reads the record again and merges anew, up to `maxMergeAttempts`. `attempt` checks the record,
+    /// writes, and gives the write's result with its answer and the one for an alert dropped by the budget.
+    func merging<Record>(
+        _ first: Record?, noun: String, key: String?, bodyHash: String?, partner: PartnerProfile,
+        reread: () throws -> Record?,
+        attempt: (Record) throws -> (result: ActivityWriteResult, response: String, silentResponse: String?)
+    ) throws -> HTTPResponse {
+        var record = first
+        for _ in 0..<Self.maxMergeAttempts {
+            guard let current = record else { throw HeraldError.notFound }
+            let (result, response, silentResponse) = try attempt(current)
+            if result == .conflict {
+                record = try reread()
+                continue
+            }
+            if result == .updatedSilently {
+                metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
+            }
+            let answer = result == .updatedSilently ? silentResponse ?? response : response
+            return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
+                Reply.json(200, Array(answer.utf8))
+            }
+        }
+        throw HeraldError(status: 409, code: "conflict",
+                          message: "The \(noun) is changing too fast to merge this update; retry.", retryAfter: 1)
     }
 
     private func updateWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
@@ -394,6 +404,12 @@ struct ActivityHandler: Sendable {
         case .ended: throw Self.ended
         case .conflict, .refused: throw HeraldError.internalError
         }
+    }
+
+    /// `PartnerAdmission.storedReplay` with this handler's keys.
+    func storedReplay(_ key: String?, _ bodyHash: String?, _ partner: PartnerProfile, _ now: Date) throws -> HTTPResponse? {
+        try PartnerAdmission.storedReplay(key: key, bodyHash: bodyHash, partnerID: partner.id, now: now, keys: keys,
+                                          metrics: metrics)
     }
 
     private func refund(_ partner: PartnerProfile, _ reservation: RateReservation) {

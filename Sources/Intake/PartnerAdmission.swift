@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import HeraldCore
 import Store
@@ -21,6 +22,15 @@ enum PartnerAdmission {
         }
         metrics.recordIdempotentReplay()
         return Reply.json(stored.status, Array(stored.response.utf8), headers: [("Idempotent-Replayed", "true")])
+    }
+
+    /// The replay of the answer stored for `key`, if any: a keyed request refused before its write (a body that no
+    /// longer validates, a target that changed since) is answered as the first request was, before any refusal.
+    static func storedReplay(key: String?, bodyHash: String?, partnerID: UUID, now: Date, keys: PushStore,
+                             metrics: IntakeMetrics) throws -> HTTPResponse? {
+        guard let key, let bodyHash,
+              let stored = try keys.idempotentResponse(partnerID: partnerID, key: key, now: now) else { return nil }
+        return try replay(stored, bodyHash: bodyHash, metrics: metrics)
     }
 
     static func rateLimited(_ reservation: RateReservation, partner: PartnerProfile) -> HeraldError {

@@ -37,9 +37,10 @@ struct PushHandler: Sendable {
         case .failure(let invalid):
             // A retry is answered as the first request was, even if it would no longer validate
             // (a sendAt now in the past, say): the stored response comes before the rules.
-            if let key = idempotencyKey, let bodyHash,
-               let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now) {
-                return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
+            if let replay = try PartnerAdmission.storedReplay(key: idempotencyKey, bodyHash: bodyHash,
+                                                              partnerID: partner.id, now: now, keys: store,
+                                                              metrics: metrics) {
+                return replay
             }
             throw invalid
         }
