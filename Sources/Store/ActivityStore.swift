@@ -311,34 +311,21 @@ public struct ActivityStore: Sendable {
                            wallet: String?, sessionSince: Date, template: LiveActivityTemplate) throws
         -> ActivityStartAdmission
     {
-        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
-        if let idempotencyKey {
-            statements.append((PushStore.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
-        }
-        statements.append((Self.audienceSQL, [partner.tenantID, email, wallet, partner.miniAppID, sessionSince,
-                                              template.rawValue]))
-        statements.append((PushStore.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
-        let results = try pool.withConnection { try $0.pipeline(statements) }
-        return ActivityStartAdmission(
-            stored: try idempotencyKey == nil ? nil : results[0].first.map(PushStore.idempotentResponse),
-            audience: try results[results.count - 2].first.map(Self.audience),
-            reservation: try PushStore.reservation(results[results.count - 1].first!))
+        let admission = try PushStore.admission(
+            on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
+            lookup: (Self.audienceSQL, [partner.tenantID, email, wallet, partner.miniAppID, sessionSince,
+                                        template.rawValue]))
+        return ActivityStartAdmission(stored: admission.stored, audience: try admission.lookup?.first.map(Self.audience),
+                                      reservation: admission.reservation)
     }
 
     /// The stored response of the key, the partner's activity and a rate-limit slot, in ONE round trip.
     public func admitChange(partner: PartnerProfile, idempotencyKey: String?, now: Date, activityID: UUID) throws
         -> ActivityChangeAdmission {
-        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
-        if let idempotencyKey {
-            statements.append((PushStore.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
-        }
-        statements.append((Self.findSQL, [activityID, partner.id]))
-        statements.append((PushStore.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
-        let results = try pool.withConnection { try $0.pipeline(statements) }
-        return ActivityChangeAdmission(
-            stored: try idempotencyKey == nil ? nil : results[0].first.map(PushStore.idempotentResponse),
-            activity: try results[results.count - 2].first.map(Self.record),
-            reservation: try PushStore.reservation(results[results.count - 1].first!))
+        let admission = try PushStore.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
+                                                lookup: (Self.findSQL, [activityID, partner.id]))
+        return ActivityChangeAdmission(stored: admission.stored, activity: try admission.lookup?.first.map(Self.record),
+                                       reservation: admission.reservation)
     }
 
     /// The partner's activity by id; nil for another partner's.

@@ -160,16 +160,11 @@ public struct ChannelStore: Sendable {
     /// in ONE round trip.
     public func admit(partner: PartnerProfile, idempotencyKey: String?, now: Date, channelID: UUID?) throws
         -> (stored: IdempotentResponse?, channel: ChannelRecord?, reservation: RateReservation) {
-        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
-        if let idempotencyKey {
-            statements.append((PushStore.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
-        }
-        if let channelID { statements.append((Self.findSQL, [channelID, partner.id])) }
-        statements.append((PushStore.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
-        let results = try pool.withConnection { try $0.pipeline(statements) }
-        return (stored: try idempotencyKey == nil ? nil : results[0].first.map(PushStore.idempotentResponse),
-                channel: try channelID == nil ? nil : results[results.count - 2].first.map(Self.record),
-                reservation: try PushStore.reservation(results[results.count - 1].first!))
+        let admission = try PushStore.admission(
+            on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
+            lookup: channelID.map { (Self.findSQL, [$0, partner.id]) })
+        return (stored: admission.stored, channel: try admission.lookup?.first.map(Self.record),
+                reservation: admission.reservation)
     }
 
     public func open(_ write: ChannelOpenWrite) throws -> ChannelOpenResult {

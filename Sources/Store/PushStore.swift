@@ -175,20 +175,33 @@ public struct PushStore: Sendable {
     /// pipeline's commit. A caller that finds a stored response refunds the reservation.
     public func admit(partner: PartnerProfile, idempotencyKey: String?, now: Date, emails: [String],
                       wallets: [String]) throws -> PushAdmission {
-        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
-        if let idempotencyKey {
-            statements.append((Self.idempotentResponseSQL, [partner.id, idempotencyKey, now]))
-        }
-        statements.append((Self.resolveSQL, [partner.tenantID, emails, wallets, partner.miniAppID]))
-        statements.append((Self.reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
         // One transaction (the pipeline's), like the write below: a deadlock with a batch of the intake's
         // writer over the same key or partner is retried, not answered 500.
-        let results = try retryingDeadlocks { try pool.withConnection { try $0.pipeline(statements) } }
-        let stored = try idempotencyKey == nil ? nil : results[0].first.map(Self.idempotentResponse)
-        return PushAdmission(
-            stored: stored,
-            resolution: try RecipientResolution(rows: results[results.count - 2].rows),
-            reservation: try Self.reservation(results[results.count - 1].first!))
+        let admission = try retryingDeadlocks {
+            try Self.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
+                               lookup: (Self.resolveSQL, [partner.tenantID, emails, wallets, partner.miniAppID]))
+        }
+        return PushAdmission(stored: admission.stored, resolution: try RecipientResolution(rows: admission.lookup!.rows),
+                             reservation: admission.reservation)
+    }
+
+    /// The admission of every keyed partner write, in ONE round trip (pipeline mode): the stored response of its
+    /// Idempotency-Key if any, the rows of `lookup` (what the write needs: recipients, an audience, the record it
+    /// changes), and a rate-limit reservation. The reservation goes last, so its per-partner lock is held only
+    /// until the pipeline's commit. A caller that finds a stored response refunds the reservation.
+    public static func admission(on pool: PostgresPool, partner: PartnerProfile, idempotencyKey: String?, now: Date,
+                                 lookup: (sql: String, parameters: [(any PostgresEncodable)?])?) throws
+        -> (stored: IdempotentResponse?, lookup: PostgresResult?, reservation: RateReservation) {
+        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
+        if let idempotencyKey {
+            statements.append((idempotentResponseSQL, [partner.id, idempotencyKey, now]))
+        }
+        if let lookup { statements.append(lookup) }
+        statements.append((reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
+        let results = try pool.withConnection { try $0.pipeline(statements) }
+        return (stored: try idempotencyKey == nil ? nil : results[0].first.map(idempotentResponse),
+                lookup: lookup == nil ? nil : results[results.count - 2],
+                reservation: try reservation(results[results.count - 1].first!))
     }
 
     static func reservation(_ row: PostgresRow) throws -> RateReservation {
