@@ -90,6 +90,8 @@ final class ChannelSender: Sendable {
 
     private func perform(_ action: ChannelAction, on channel: LeasedChannel, service: BackgroundService) {
         let started = ContinuousClock.now
+        // A call in flight: counted until its answer is queued for the next flush.
+        let call = { [self] in state.withLock { $0.inFlight += 1 } }
         let answered = { @Sendable [self] (kind: String, outcome: ChannelCallOutcome) in
             metrics.recordChannelCall(kind, outcome: Self.label(outcome),
                                       seconds: (ContinuousClock.now - started) / .seconds(1))
@@ -102,12 +104,8 @@ final class ChannelSender: Sendable {
         switch action {
         case .release, .close:
             state.withLock { $0.finished.append((channel.id, action == .close ? .closed : .release)) }
-            return
-        case .create, .broadcast, .delete:
-            state.withLock { $0.inFlight += 1 }
-        }
-        switch action {
         case .create:
+            call()
             channels.create(storesLatest: true) { [self] result in
                 answered("create", outcome(of: result, channel) { id in
                     guard let id, !id.isEmpty else { return .retry(reason: "no_channel_id", at: retryAt(channel, nil)) }
@@ -115,18 +113,18 @@ final class ChannelSender: Sendable {
                 })
             }
         case .broadcast(let id, let version, let payload, let priority, let expiration):
+            call()
             channels.broadcast(channelID: id, payload: Array(payload.utf8), priority: priority,
                                expiration: expiration) { [self] result in
                 answered("broadcast", outcome(of: result, channel, version: version) { _ in .broadcast(version: version) })
             }
         case .delete(let id):
+            call()
             channels.delete(channelID: id) { [self] result in
                 // A channel APNs no longer knows is as deleted as can be.
                 if case .unknownChannel = result { return answered("delete", .deleted) }
                 answered("delete", outcome(of: result, channel) { _ in .deleted })
             }
-        case .release, .close:
-            break
         }
     }
 
