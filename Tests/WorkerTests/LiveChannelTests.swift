@@ -215,6 +215,28 @@ struct LiveChannelTests {
         #expect(try harness.budgetCount(partner, .alertedUpdates) == 1)
     }
 
+    @Test func channelCallsSpendThePartnersRateLimitAndAKeyedUpdateIsWrittenOnce() async throws {
+        let harness = try LiveActivityHarness()
+        let partner = try harness.partner(perMinute: 3)
+        let id = try Self.open(harness, partner, Self.openBody)
+        let path = "/api/partners/live-activities/channels/\(id)/update"
+        let body = #"{"state":{"footnote":"Once"}}"#
+        let first = try harness.expect(harness.request("POST", path, token: partner.apiKey, json: body,
+                                                       headers: [("Idempotency-Key", "update-1")]), [200])
+        // The retry is the stored answer: no second change, no second slot.
+        let retry = try harness.expect(harness.request("POST", path, token: partner.apiKey, json: body,
+                                                       headers: [("Idempotency-Key", "update-1")]), [200])
+        #expect(retry.text == first.text)
+        #expect(try harness.db.count("SELECT version FROM live_channels WHERE id = $1::uuid", [id]) == 2)
+        #expect(try harness.db.count("SELECT count(*) FROM live_channel_events WHERE channel_id = $1::uuid", [id]) == 2)
+        // Open and update spent two of the three slots; a third call spends the last, a fourth is refused.
+        try harness.expect(harness.request("DELETE", "/api/partners/live-activities/channels/\(id)",
+                                           token: partner.apiKey), [200])
+        let refused = try harness.request("POST", "/api/partners/live-activities/channels", token: partner.apiKey,
+                                          json: Self.openBody)
+        #expect(refused.status == 429 && refused.text.contains("rate_limited"))
+    }
+
     // MARK: - Helpers
 
     static func open(_ harness: LiveActivityHarness, _ partner: LiveActivityHarness.Partner, _ body: String) throws
