@@ -11,7 +11,16 @@ import Store
 /// (docs/queue-notes: inserts capped near 500-2,000/s in other queues); one coalesced NOTIFY per
 /// few milliseconds costs little and still wakes a worker within milliseconds. If a
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows.
+///
+/// Each deliveries NOTIFY names one worker, the workers taken in turn (`DeliveryStore.notifyWorkers`): every
+/// worker woken for one push would claim, and all but one would find nothing (at 250 pushes/s that was two
+/// claims a push, most of Postgres' CPU per push). The workers are their listener connections as
+/// pg_stat_activity lists them, read again every `listenerRefresh`; with none listed, every worker is woken.
 final class DeliveryNotifier: @unchecked Sendable {
+    /// How long a list of the workers' listeners is used. A worker started meanwhile is woken by its own
+    /// poll until then; one that stopped leaves its share of notifications to the others' poll.
+    static let listenerRefresh: Duration = .seconds(1)
+
     private let minimumInterval: Duration
     private let session: DatabaseSession
     private let store = DeliveryStore()
@@ -20,6 +29,10 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var requestedChannels = false
     private var stopping = false
     private var service: BackgroundService!
+    // Used by the notifier's thread only.
+    private var listeners: [Int32] = []
+    private var listenersReadAt: ContinuousClock.Instant?
+    private var nextListener = 0
 
     init(databaseURL: String, options: PostgresConnectionOptions, minimumInterval: Duration, logger: Logger) {
         self.minimumInterval = minimumInterval
@@ -65,9 +78,21 @@ final class DeliveryNotifier: @unchecked Sendable {
         condition.unlock()
         guard deliveries || channels else { return }
         try session.use { connection in
-            if deliveries { try store.notifyWorkers(on: connection) }
+            if deliveries { try store.notifyWorkers(on: connection, listener: try nextWorker(connection)) }
             if channels { try connection.execute("NOTIFY \(ChannelSyncStore.notificationChannel)") }
         }
         service.sleep(for: minimumInterval)
+    }
+
+    /// The listener of the worker whose turn it is, or nil when no worker listens.
+    private func nextWorker(_ connection: PostgresConnection) throws -> Int32? {
+        let now = ContinuousClock.now
+        if listenersReadAt.map({ now - $0 >= Self.listenerRefresh }) ?? true {
+            listeners = try store.listenerPIDs(on: connection)
+            listenersReadAt = now
+        }
+        guard !listeners.isEmpty else { return nil }
+        nextListener = (nextListener + 1) % listeners.count
+        return listeners[nextListener]
     }
 }

@@ -1,13 +1,28 @@
 import CLibPQ
 import Foundation
 
+/// A NOTIFY as a listener receives it.
+public struct PostgresNotification: Sendable, Equatable {
+    public let channel: String
+    /// Empty when the NOTIFY carried none.
+    public let payload: String
+
+    public init(channel: String, payload: String = "") {
+        self.channel = channel
+        self.payload = payload
+    }
+}
+
 extension PostgresConnection {
+    /// The server process serving this connection (what `pg_stat_activity.pid` shows for it).
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
     /// Waits up to `timeout` for NOTIFY messages on the channels this connection LISTENs to and
-    /// returns their channel names (empty on timeout). Returns at once with what already arrived.
+    /// returns them (empty on timeout). Returns at once with what already arrived.
     /// The connection must not be used for anything else meanwhile (a dedicated listener).
-    public func waitForNotifications(timeout: Duration) throws -> [String] {
-        var channels = drainNotifications()
-        if !channels.isEmpty { return channels }
+    public func waitForNotifications(timeout: Duration) throws -> [PostgresNotification] {
+        var notifications = drainNotifications()
+        if !notifications.isEmpty { return notifications }
         let socket = PQsocket(handle)
         guard socket >= 0 else { throw PostgresError(code: .connectionLost, serverMessage: "no socket") }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
@@ -19,16 +34,17 @@ extension PostgresConnection {
         }
         if ready == 0 { return [] }
         guard PQconsumeInput(handle) == 1, isHealthy else { throw clientFailure() }
-        channels = drainNotifications()
-        return channels
+        notifications = drainNotifications()
+        return notifications
     }
 
-    private func drainNotifications() -> [String] {
-        var channels: [String] = []
+    private func drainNotifications() -> [PostgresNotification] {
+        var notifications: [PostgresNotification] = []
         while let notification = PQnotifies(handle) {
-            channels.append(String(cString: notification.pointee.relname))
+            notifications.append(PostgresNotification(channel: String(cString: notification.pointee.relname),
+                                                      payload: String(cString: notification.pointee.extra)))
             PQfreemem(notification)
         }
-        return channels
+        return notifications
     }
 }

@@ -207,7 +207,7 @@ public struct BackfillStore: Sendable {
 
     /// Wakes the workers (they also poll): one NOTIFY per committed batch.
     public func notifyWorkers() throws {
-        try pool.withConnection { _ = try $0.query("SELECT pg_notify('herald_deliveries', '')") }
+        try pool.withConnection { try DeliveryStore().notifyWorkers(on: $0) }
     }
 }
 

@@ -235,12 +235,42 @@ public struct DeliveryStore: Sendable {
         }
     }
 
-    /// Tells listening workers that new rows are due (see the intake's DeliveryNotifier).
-    public func notifyWorkers(on connection: PostgresConnection) throws {
-        try connection.execute("NOTIFY \(Self.notificationChannel)")
+    /// The role of a worker's listener session, which names it in pg_stat_activity (`listenerPIDs`).
+    public static let listenerRole = "listener"
+
+    /// Tells listening workers that new rows are due (see the intake's DeliveryNotifier): the one whose
+    /// listener connection is served by server process `listener`, or every worker when nil. A
+    /// notification reaches every listener; the payload says which of them claims (`wakes`), so that one
+    /// row does not cost one claim per worker of which all but one find nothing.
+    ///
+    /// The commit does not wait for the disk: listeners hear of a NOTIFY once its commit returns, and a durable
+    /// commit would put a flush (a tenth of a millisecond, at times ten) in every push's path to its worker. A
+    /// notification lost in a crash costs nothing (the workers poll). SET LOCAL keeps it to this transaction
+    /// (a transaction pooler hands the connection to others).
+    public func notifyWorkers(on connection: PostgresConnection, listener: Int32? = nil) throws {
+        let payload = listener.map { ", '\($0)'" } ?? ""
+        try connection.execute(
+            "BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(Self.notificationChannel)\(payload); COMMIT")
+    }
+
+    /// The server processes of the workers' listener connections now, in order. A worker that stops or
+    /// crashes closes its connection, so it leaves this list at once (a heartbeat would take seconds).
+    public func listenerPIDs(on connection: PostgresConnection) throws -> [Int32] {
+        try connection.query(Self.listenersSQL, ["herald-worker \(Self.listenerRole)"]).rows.map { Int32(try $0.int(0)) }
+    }
+
+    /// Whether `notification` asks the worker whose listener is served by `listenerPID` to claim: a
+    /// deliveries notification naming it, or naming no one (backfills, replays, older intakes).
+    public static func wakes(_ notification: PostgresNotification, listenerPID: Int32) -> Bool {
+        notification.channel == notificationChannel
+            && (notification.payload.isEmpty || notification.payload == String(listenerPID))
     }
 
     // MARK: - SQL
+
+    static let listenersSQL = """
+        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 ORDER BY pid
+        """
 
     /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the
     /// most bulk rows (sql/012_claim_bulk_limit.sql).

@@ -9,9 +9,9 @@ import Synchronization
 /// its settings (WorkerServiceConfigurations.swift). The listener has its own session (it waits on
 /// it); the rescuer, the sampler, the queue gauge and the lease extender each run a statement now and then
 /// and share one (`maintenance`), so a worker holds four connections, not six:
-/// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification (the
-///   claimer's poll fallback covers the time it is reconnecting), and on the broadcast channels' one, which
-///   wakes the channel sender;
+/// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification meant for this
+///   worker (the claimer's poll fallback covers the time it is reconnecting), and on the broadcast channels'
+///   one, which wakes the channel sender;
 /// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
 /// - queue sampler: when the next scheduled row is due (the claimer sleeps until then);
 /// - queue gauge: due rows and oldest due age per lane, the metrics operators alert and autoscalers
@@ -30,7 +30,7 @@ enum WorkerMaintenance {
     }
 
     static func listener(_ worker: DeliveryWorker) -> BackgroundService {
-        let session = worker.session("listener", listen: true)
+        let session = worker.session(DeliveryStore.listenerRole, listen: true)
         let slice = worker.configuration.listener.waitSlice
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
@@ -40,10 +40,15 @@ enum WorkerMaintenance {
             }
         ) { [weak worker] _ in
             let wasConnected = session.isConnected
-            let channels = try session.use { try $0.waitForNotifications(timeout: slice) }
-            // Work may have arrived while not listening; and every notification is new work for its service.
-            if !wasConnected || channels.contains(DeliveryStore.notificationChannel) { worker?.wake.signal(.work) }
-            if !wasConnected || channels.contains(ChannelSyncStore.notificationChannel) { worker?.wakeChannels() }
+            let (notifications, pid) = try session.use { (try $0.waitForNotifications(timeout: slice), $0.backendPID) }
+            // Work may have arrived while not listening. New deliveries wake this worker when the intake chose it
+            // (or no worker); a channel's change is for every channel sender.
+            if !wasConnected || notifications.contains(where: { DeliveryStore.wakes($0, listenerPID: pid) }) {
+                worker?.wake.signal(.work)
+            }
+            if !wasConnected || notifications.contains(where: { $0.channel == ChannelSyncStore.notificationChannel }) {
+                worker?.wakeChannels()
+            }
         }
     }
 

@@ -117,6 +117,9 @@ public final class WorkerMetrics: Sendable {
         state.withLock { $0.channelCalls[kind + "\u{0}" + outcome] ?? 0 }
     }
 
+    /// Claim statements run so far (tests).
+    public var claims: Int { state.withLock { $0.claims } }
+
     /// Webhook attempts with this outcome so far (tests).
     public func webhooks(_ outcome: String) -> Int { state.withLock { $0.webhooks[outcome] ?? 0 } }
 

@@ -15,7 +15,40 @@ import Testing
 
         let sender = try PostgresConnection(url: database.url)
         try DeliveryStore().notifyWorkers(on: sender)
-        let channels = try listener.waitForNotifications(timeout: .seconds(5))
-        #expect(channels == [DeliveryStore.notificationChannel])
+        let notifications = try listener.waitForNotifications(timeout: .seconds(5))
+        #expect(notifications == [PostgresNotification(channel: DeliveryStore.notificationChannel)])
+        #expect(DeliveryStore.wakes(notifications[0], listenerPID: listener.backendPID))
+    }
+
+    @Test func aNotificationNamingOneWorkerWakesThatWorkerOnly() throws {
+        let database = try QueueDatabase()
+        let store = DeliveryStore()
+        let sessions = (0..<2).map { _ in
+            DeliveryStore.workerSession(url: database.url, role: DeliveryStore.listenerRole, listen: true)
+        }
+        let pids = try sessions.map { session in try session.use { $0.backendPID } }.sorted()
+        // Other connections to the database are not listeners.
+        #expect(try store.listenerPIDs(on: database.connection) == pids)
+
+        let sender = try PostgresConnection(url: database.url)
+        try store.notifyWorkers(on: sender, listener: pids[1])
+        for session in sessions {
+            let notifications = try session.use { try $0.waitForNotifications(timeout: .seconds(5)) }
+            #expect(notifications == [PostgresNotification(channel: DeliveryStore.notificationChannel,
+                                                           payload: String(pids[1]))])
+            #expect(notifications.map { DeliveryStore.wakes($0, listenerPID: pids[1]) } == [true])
+            #expect(notifications.map { DeliveryStore.wakes($0, listenerPID: pids[0]) } == [false])
+        }
+        // A channel sender's notification wakes no claimer.
+        #expect(!DeliveryStore.wakes(PostgresNotification(channel: ChannelSyncStore.notificationChannel),
+                                     listenerPID: pids[0]))
+
+        // A worker that stops leaves the list at once.
+        sessions[0].close()
+        let deadline = Date().addingTimeInterval(5)
+        while try store.listenerPIDs(on: database.connection).count > 1, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(try store.listenerPIDs(on: database.connection) == [try sessions[1].use { $0.backendPID }])
     }
 }

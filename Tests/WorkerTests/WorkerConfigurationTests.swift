@@ -52,7 +52,7 @@ import Worker
         #expect(!configuration.listener.enabled)
         #expect(configuration.claimer.pollInterval == .milliseconds(250))
         #expect(configuration.completer.minimumInterval == .zero)
-        #expect(try WorkerConfiguration.fromEnvironment(base).completer.minimumInterval == .milliseconds(20))
+        #expect(try WorkerConfiguration.fromEnvironment(base).completer.minimumInterval == .milliseconds(50))
     }
 
     @Test func theActivitySweepIsReadAndValidated() throws {
