@@ -182,6 +182,33 @@ struct QueryPlanTests {
         #expect(!text[subplans.lowerBound...].contains("partners"), "\(text)")
     }
 
+    @Test("the claim finds the partners with due rows in one statement, one probe of the due index each")
+    func claimPartnersWithDueRows() throws {
+        _ = Self.tenant
+        // The partners statement inside `herald_claim_deliveries` (sql/functions/claim_deliveries.sql), read from the
+        // database with its variables as parameters, EXPLAINed with the function's own planner settings.
+        let query = try Self.pool.withConnection { connection in
+            try functionStatement("herald_claim_deliveries", on: connection, from: "SELECT coalesce(array_agg(p.id",
+                                  renaming: ["INTO v_partners, v_floors": "", "v_lane": "$1::smallint",
+                                             "p_cursor_lanes": "$2::smallint[]", "p_cursor_partners": "$3::uuid[]",
+                                             "p_cursor_times": "$4::timestamptz[]", "p_services": "$5::text[]"])
+        }
+        let text = try Self.pool.withConnection { connection -> String in
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            try connection.execute("SET LOCAL enable_seqscan = off")
+            try connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            return try connection.query("EXPLAIN " + query, [0, "{0}", "{\(UUID())}", "{\"2026-01-01 00:00:00+00\"}", "{apns,fcm}"]).rows
+                .map { try $0.string(0) }.joined(separator: "\n")
+        }
+        // Per partner, a probe that stops at its first due row (a nested loop over a limited index scan).
+        #expect(text.contains("Nested Loop"), "\(text)")
+        #expect(text.contains("Limit"), "\(text)")
+        #expect(text.contains("Index Scan using deliveries_due_partner"), "\(text)")
+        #expect(!text.contains("Seq Scan on deliveries"), "\(text)")
+        #expect(!text.contains("Semi Join"), "\(text)")
+    }
+
     @Test("the idempotency lookup uses the (partner, key) primary key")
     func idempotency() throws {
         let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1", Date()])

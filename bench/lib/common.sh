@@ -96,6 +96,28 @@ hb_elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 hb_rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { if (b > a) printf "%d", n / (b - a); else print 0 }'; }
 
 # --- Postgres ------------------------------------------------------------------------------------
+# Every server process of the cluster now, one "pid|name|ticks" line each: the name is the session's
+# application_name (herald-intake, herald-worker claimer, ...) or, for Postgres' own processes, its
+# backend_type (walwriter, checkpointer, ...).
+hb_pg_sessions_snapshot() {
+    local pid name
+    herald_pg_psql -qtAX -F '|' -c \
+        "SELECT pid, coalesce(nullif(application_name, ''), backend_type) FROM pg_stat_activity" |
+        while IFS='|' read -r pid name; do
+            [[ -r "/proc/$pid/stat" ]] && printf '%s|%s|%s\n' "$pid" "$name" "$(hb_proc_ticks "$pid")"
+        done
+}
+# Postgres CPU per item between two hb_pg_sessions_snapshot readings, by name, largest first:
+# BEFORE AFTER ITEMS -> "herald-intake 690, herald-worker claimer 460, ... µs". Processes present in
+# both readings only (a session that ended or started in between is left out; hb_pg_ticks counts them).
+hb_pg_sessions_report() {
+    awk -F'|' -v n="$3" -v hz="$HB_TICK" '
+        NR == FNR { before[$1] = $3; next }
+        ($1 in before) { spent[$2] += $3 - before[$1] }
+        END { for (k in spent) if (spent[k] > 0 && n > 0) printf "%d|%s\n", spent[k] * 1e6 / hz / n, k }' \
+        <(printf '%s\n' "$1") <(printf '%s\n' "$2") |
+        sort -t'|' -k1,1nr | awk -F'|' '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 } END { print " µs" }'
+}
 # "lsn wal_records wal_fpi" now (pg_stat_wal is cumulative since the cluster started).
 hb_wal_mark() {
     herald_pg_psql -qtAX -F ' ' -c "SELECT pg_current_wal_lsn(), wal_records, wal_fpi FROM pg_stat_wal"

@@ -44,15 +44,24 @@ BEGIN
         EXIT WHEN v_taken >= p_limit;
         v_lane_limit := CASE WHEN v_lane = 0 THEN p_limit ELSE least(p_limit, v_taken + greatest(p_bulk_limit, 0)) END;
         CONTINUE WHEN v_taken >= v_lane_limit;
-        -- Every partner (a small table), with where its queue's live part starts if known. A partner
-        -- without due rows costs the first round one index probe (the loop's query finds nothing) and
-        -- leaves the rounds.
-        SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}'),
-               coalesce(array_agg(c.cursor_time - interval '10 seconds' ORDER BY p.id), '{}')
+        -- The partners with a due row in this lane, with where each queue's live part starts if known:
+        -- one statement probing deliveries_due_partner once per partner (a small table). A loop's query
+        -- per partner, as the rounds below run, would start a plan for each: with 50 partners an empty
+        -- claim cost 0.9 ms, against 0.2 ms with one.
+        SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}'), coalesce(array_agg(p.floor ORDER BY p.id), '{}')
           INTO v_partners, v_floors
-          FROM partners p
-          LEFT JOIN unnest(p_cursor_lanes, p_cursor_partners, p_cursor_times) AS c (lane, partner_id, cursor_time)
-            ON c.partner_id = p.id AND c.lane = v_lane;
+          FROM (SELECT p.id, c.cursor_time - interval '10 seconds' AS floor
+                  FROM partners p
+                  LEFT JOIN unnest(p_cursor_lanes, p_cursor_partners, p_cursor_times)
+                       AS c (lane, partner_id, cursor_time)
+                    ON c.partner_id = p.id AND c.lane = v_lane) p
+         -- A lateral probe with a limit, not EXISTS: the planner may make a semi-join of EXISTS a merge over
+         -- the whole lane's index, which under a backlog of millions reads them all.
+         CROSS JOIN LATERAL (SELECT 1 FROM deliveries d
+                              WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id = p.id
+                                AND d.available_at >= coalesce(p.floor, '-infinity')
+                                AND d.available_at <= now() AND d.service = ANY (p_services)
+                              LIMIT 1) AS due;
 
         -- Rounds: every partner still in the running gets an equal share of what is left.
         WHILE cardinality(v_partners) > 0 AND v_taken < v_lane_limit LOOP
