@@ -5,6 +5,8 @@
 -- (Sources/Store/PushPreparation.swift); a push with more devices than slots goes back as 'render'.
 -- The rate windows stay exact across processes: the per-partner advisory lock of herald_rate_reserve
 -- (functions/rate_reserve.sql) is held until the batch commits, partners locked in uuid order.
+-- Most calls carry one push: a statement's fixed cost (starting its plan) is then most of the call's,
+-- so the steps a batch does not need are skipped and the writes are one statement.
 CREATE OR REPLACE FUNCTION herald_intake_push(
     p_partner uuid[], p_per_minute integer[], p_per_day integer[], p_tenant text[], p_mini_app text[],
     p_now timestamptz[], p_key text[], p_body_hash text[], p_request uuid[], p_created timestamptz[],
@@ -66,17 +68,21 @@ DECLARE
     b_of integer[] := array_fill(NULL::integer, ARRAY[n]);
     acc integer[] := '{}';
     lost integer[];
+    -- Whether any push of the batch carries an Idempotency-Key (steps 1 and 4 are for those).
+    keyed boolean := cardinality(array_remove(p_key, NULL)) > 0;
 BEGIN
     -- 1. The stored answers of the batch's keys (within their 24 hours), in one probe each.
-    FOR rec IN
-        SELECT x.o, k.body_hash, k.response, k.status
-          FROM unnest(p_partner, p_key, p_now) WITH ORDINALITY AS x (p, k, t, o)
-          JOIN idempotency_keys k ON k.partner_id = x.p AND k.key = x.k AND k.created_at > x.t - interval '24 hours'
-    LOOP
-        st_hash[rec.o] := rec.body_hash;
-        st_resp[rec.o] := rec.response;
-        st_status[rec.o] := rec.status;
-    END LOOP;
+    IF keyed THEN
+        FOR rec IN
+            SELECT x.o, k.body_hash, k.response, k.status
+              FROM unnest(p_partner, p_key, p_now) WITH ORDINALITY AS x (p, k, t, o)
+              JOIN idempotency_keys k ON k.partner_id = x.p AND k.key = x.k AND k.created_at > x.t - interval '24 hours'
+        LOOP
+            st_hash[rec.o] := rec.body_hash;
+            st_resp[rec.o] := rec.response;
+            st_status[rec.o] := rec.status;
+        END LOOP;
+    END IF;
 
     -- 2. Every other push's recipients and the answer it would get, in one statement. The
     --    missing identifiers are listed in request order, from their JSON forms.
@@ -127,14 +133,14 @@ BEGIN
     FOR i IN SELECT x.o FROM unnest(p_partner) WITH ORDINALITY AS x (p, o) ORDER BY x.p, x.o LOOP
         IF cur IS DISTINCT FROM p_partner[i] THEN
             cur := p_partner[i];
+            -- Its own statement: the windows are read with a snapshot taken after the lock is held.
             PERFORM pg_advisory_xact_lock(hashtextextended(cur::text, 7301));
             now_s := floor(extract(epoch FROM clock_timestamp()));
-            SELECT coalesce(sum(b.count), 0), min(b.bucket) INTO minute_count, minute_oldest
-              FROM rate_buckets b
-             WHERE b.partner_id = cur AND b.granularity = 's' AND b.bucket > now_s - 60;
-            SELECT coalesce(sum(b.count), 0), min(b.bucket) INTO day_count, day_oldest
-              FROM rate_buckets b
-             WHERE b.partner_id = cur AND b.granularity = 'm' AND b.bucket > now_s / 60 - 1440;
+            SELECT s.n, s.oldest, m.n, m.oldest INTO minute_count, minute_oldest, day_count, day_oldest
+              FROM (SELECT coalesce(sum(b.count), 0) AS n, min(b.bucket) AS oldest FROM rate_buckets b
+                     WHERE b.partner_id = cur AND b.granularity = 's' AND b.bucket > now_s - 60) s,
+                   (SELECT coalesce(sum(b.count), 0) AS n, min(b.bucket) AS oldest FROM rate_buckets b
+                     WHERE b.partner_id = cur AND b.granularity = 'm' AND b.bucket > now_s / 60 - 1440) m;
             b_partner := b_partner || cur;
             b_now := b_now || now_s;
             b_counted := b_counted || 0;
@@ -182,57 +188,61 @@ BEGIN
     -- 4. The keys, in one statement. One that another transaction stored meanwhile (a
     --    multi-device push or an activity with the same key) makes its push, and its retries in
     --    this batch, a replay of that answer, and its slot is not counted.
-    WITH stored AS (
-        INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
-        SELECT p_partner[a], p_key[a], p_body_hash[a], p_request[a], rs_response[a], p_created[a]
-          FROM unnest(acc) AS a WHERE p_key[a] IS NOT NULL
-        ON CONFLICT (partner_id, key) DO UPDATE
-           SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
-               response = EXCLUDED.response, created_at = EXCLUDED.created_at, status = EXCLUDED.status
-         WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
-        RETURNING k.request_id
-    )
-    SELECT array_agg(a) INTO lost FROM unnest(acc) AS a
-     WHERE p_key[a] IS NOT NULL AND p_request[a] NOT IN (SELECT s.request_id FROM stored s);
-    IF lost IS NOT NULL THEN
-        FOREACH i IN ARRAY lost LOOP
-            SELECT k.body_hash, k.response, k.status INTO rec FROM idempotency_keys k
-             WHERE k.partner_id = p_partner[i] AND k.key = p_key[i];
-            FOR j IN SELECT x.o FROM unnest(dup_of) WITH ORDINALITY AS x (d, o) WHERE x.o = i OR x.d = i LOOP
-                o_outcome[j] := 'replay'; o_hash[j] := rec.body_hash; o_resp[j] := rec.response; o_status[j] := rec.status;
+    IF keyed THEN
+        WITH stored AS (
+            INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
+            SELECT p_partner[a], p_key[a], p_body_hash[a], p_request[a], rs_response[a], p_created[a]
+              FROM unnest(acc) AS a WHERE p_key[a] IS NOT NULL
+            ON CONFLICT (partner_id, key) DO UPDATE
+               SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
+                   response = EXCLUDED.response, created_at = EXCLUDED.created_at, status = EXCLUDED.status
+             WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
+            RETURNING k.request_id
+        )
+        SELECT array_agg(a) INTO lost FROM unnest(acc) AS a
+         WHERE p_key[a] IS NOT NULL AND p_request[a] NOT IN (SELECT s.request_id FROM stored s);
+        IF lost IS NOT NULL THEN
+            FOREACH i IN ARRAY lost LOOP
+                SELECT k.body_hash, k.response, k.status INTO rec FROM idempotency_keys k
+                 WHERE k.partner_id = p_partner[i] AND k.key = p_key[i];
+                FOR j IN SELECT x.o FROM unnest(dup_of) WITH ORDINALITY AS x (d, o) WHERE x.o = i OR x.d = i LOOP
+                    o_outcome[j] := 'replay'; o_hash[j] := rec.body_hash; o_resp[j] := rec.response; o_status[j] := rec.status;
+                END LOOP;
+                b_counted[b_of[i]] := b_counted[b_of[i]] - 1;
             END LOOP;
-            b_counted[b_of[i]] := b_counted[b_of[i]] - 1;
-        END LOOP;
-        acc := ARRAY(SELECT a FROM unnest(acc) AS a WHERE a <> ALL (lost));
+            acc := ARRAY(SELECT a FROM unnest(acc) AS a WHERE a <> ALL (lost));
+        END IF;
     END IF;
 
-    -- 5. The counts, once per partner, and the accepted pushes' rows, one statement per table.
-    --    Partner traffic is lane 0; a delivery is due at sendAt, or at once.
-    INSERT INTO rate_buckets AS b (partner_id, granularity, bucket, count)
-    SELECT x.p, g.granularity, CASE g.granularity WHEN 's' THEN x.t ELSE x.t / 60 END, x.c
-      FROM unnest(b_partner, b_now, b_counted) AS x (p, t, c), (VALUES ('s'::"char"), ('m'::"char")) AS g (granularity)
-     WHERE x.c > 0
-    ON CONFLICT (partner_id, granularity, bucket) DO UPDATE SET count = b.count + EXCLUDED.count;
-    IF cardinality(acc) > 0 THEN
+    -- 5. The counts, once per partner, and the accepted pushes' rows, in one statement (each part writes
+    --    nothing when nothing is accepted). Partner traffic is lane 0; a delivery is due at sendAt, or at once.
+    WITH counts AS (
+        INSERT INTO rate_buckets AS b (partner_id, granularity, bucket, count)
+        SELECT x.p, g.granularity, CASE g.granularity WHEN 's' THEN x.t ELSE x.t / 60 END, x.c
+          FROM unnest(b_partner, b_now, b_counted) AS x (p, t, c), (VALUES ('s'::"char"), ('m'::"char")) AS g (granularity)
+         WHERE x.c > 0
+        ON CONFLICT (partner_id, granularity, bucket) DO UPDATE SET count = b.count + EXCLUDED.count
+    ), requests AS (
         INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
             deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
         SELECT p_request[a], p_created[a], p_partner[a], p_mini_app[a], p_key[a], p_title[a], p_body[a],
                p_deep_link[a], p_data[a]::jsonb, p_send_at[a], p_ttl[a], p_expires[a], 0, rs_users[a],
                rs_devices[a], rs_suppressed[a], rs_missing[a]::jsonb
-          FROM unnest(acc) AS a;
+          FROM unnest(acc) AS a
+    ), senders AS (
         INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
         SELECT u, p_mini_app[a], p_created[a] FROM unnest(acc) AS a, unnest(rs_user_ids[a]::text[]) AS u
-        ON CONFLICT DO NOTHING;
-        INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
-            device_id, environment, payload, available_at, expires_at)
-        SELECT p_delivery[s.slot], p_request[a], p_created[a], p_partner[a], 0, d.service, d.user_id, d.device,
-               d.env, CASE d.service WHEN 'apns' THEN p_apns[s.slot] ELSE p_fcm[s.slot] END,
-               coalesce(p_send_at[a], p_created[a]), p_expires[a]
-          FROM unnest(acc) AS a
-         CROSS JOIN LATERAL unnest(rs_d_user[a]::text[], rs_d_device[a]::text[], rs_d_service[a]::text[],
-                                   rs_d_env[a]::text[]) WITH ORDINALITY AS d (user_id, device, service, env, k)
-         CROSS JOIN LATERAL (SELECT coalesce(p_s_end[a - 1], 0) + d.k::integer AS slot) AS s;
-    END IF;
+        ON CONFLICT DO NOTHING
+    )
+    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
+        device_id, environment, payload, available_at, expires_at)
+    SELECT p_delivery[s.slot], p_request[a], p_created[a], p_partner[a], 0, d.service, d.user_id, d.device,
+           d.env, CASE d.service WHEN 'apns' THEN p_apns[s.slot] ELSE p_fcm[s.slot] END,
+           coalesce(p_send_at[a], p_created[a]), p_expires[a]
+      FROM unnest(acc) AS a
+     CROSS JOIN LATERAL unnest(rs_d_user[a]::text[], rs_d_device[a]::text[], rs_d_service[a]::text[],
+                               rs_d_env[a]::text[]) WITH ORDINALITY AS d (user_id, device, service, env, k)
+     CROSS JOIN LATERAL (SELECT coalesce(p_s_end[a - 1], 0) + d.k::integer AS slot) AS s;
 
     RETURN QUERY
     SELECT g.i, o_outcome[g.i], o_hash[g.i], o_resp[g.i], o_status[g.i], o_mc[g.i], o_mo[g.i], o_dc[g.i],
