@@ -108,12 +108,13 @@ hb_pg_sessions_snapshot() {
         done
 }
 # Postgres CPU per item between two hb_pg_sessions_snapshot readings, by name, largest first:
-# BEFORE AFTER ITEMS -> "herald-intake 690, herald-worker claimer 460, ... µs". Processes present in
-# both readings only (a session that ended or started in between is left out; hb_pg_ticks counts them).
+# BEFORE AFTER ITEMS -> "herald-intake 690, herald-worker claimer 460, ... µs". A session opened in
+# between counts whole (a pool grows under load); one closed in between is left out (hb_pg_ticks
+# counts it), as are the readings' own psql sessions.
 hb_pg_sessions_report() {
     awk -F'|' -v n="$3" -v hz="$HB_TICK" '
         NR == FNR { before[$1] = $3; next }
-        ($1 in before) { spent[$2] += $3 - before[$1] }
+        $2 != "psql" { spent[$2] += $3 - (($1 in before) ? before[$1] : 0) }
         END { for (k in spent) if (spent[k] > 0 && n > 0) printf "%d|%s\n", spent[k] * 1e6 / hz / n, k }' \
         <(printf '%s\n' "$1") <(printf '%s\n' "$2") |
         sort -t'|' -k1,1nr | awk -F'|' '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 } END { print " µs" }'
