@@ -1,7 +1,7 @@
 import Foundation
 
-/// A private PgBouncer in `pool_mode = transaction` in front of the suite's Postgres, on a Unix
-/// socket in its own folder, as scripts/lib/pgbouncer.sh starts one for scripts. Runs as the
+/// A private PgBouncer in `pool_mode = transaction` (or `poolMode`) in front of the suite's Postgres, on a
+/// Unix socket in its own folder, as scripts/lib/pgbouncer.sh starts one for scripts. Runs as the
 /// `postgres` user (PgBouncer refuses root). `poolSize` server connections per database and user:
 /// small, so that clients share server connections, which is what transaction pooling breaks.
 public final class PgBouncer: @unchecked Sendable {
@@ -15,7 +15,7 @@ public final class PgBouncer: @unchecked Sendable {
     public let directory: URL
     public let port = 6432
 
-    public init(poolSize: Int = 2, serverURL: String = TestEnvironment.databaseURL) throws {
+    public init(poolSize: Int = 2, poolMode: String = "transaction", serverURL: String = TestEnvironment.databaseURL) throws {
         guard let components = URLComponents(string: serverURL),
               let host = components.queryItems?.first(where: { $0.name == "host" })?.value else {
             throw TestHTTPClient.Failure(description: "PgBouncer needs a postgresql:// URL with host=<socket dir>")
@@ -31,7 +31,7 @@ public final class PgBouncer: @unchecked Sendable {
             * = host=\(host) port=\(serverPort)
 
             [pgbouncer]
-            pool_mode = transaction
+            pool_mode = \(poolMode)
             listen_addr =
             listen_port = \(port)
             unix_socket_dir = \(directory.path)

@@ -14,9 +14,6 @@ public struct PostgresNotification: Sendable, Equatable {
 }
 
 extension PostgresConnection {
-    /// The server process serving this connection (what `pg_stat_activity.pid` shows for it).
-    public var backendPID: Int32 { PQbackendPID(handle) }
-
     /// Waits up to `timeout` for NOTIFY messages on the channels this connection LISTENs to and
     /// returns them (empty on timeout). Returns at once with what already arrived.
     /// The connection must not be used for anything else meanwhile (a dedicated listener).

@@ -253,6 +253,12 @@ public struct DeliveryStore: Sendable {
             "BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(Self.notificationChannel)\(payload); COMMIT")
     }
 
+    /// The server process serving `connection`, as pg_stat_activity and a NOTIFY payload name it. Asked of the
+    /// server: behind a proxy the process id libpq was told at connect (`PQbackendPID`) is the proxy's.
+    public func serverPID(on connection: PostgresConnection) throws -> Int32 {
+        Int32(try connection.query(Self.serverPIDSQL).first!.int(0))
+    }
+
     /// The server processes of the workers' listener connections now, in order. A worker that stops or
     /// crashes closes its connection, so it leaves this list at once (a heartbeat would take seconds).
     public func listenerPIDs(on connection: PostgresConnection) throws -> [Int32] {
@@ -267,6 +273,8 @@ public struct DeliveryStore: Sendable {
     }
 
     // MARK: - SQL
+
+    static let serverPIDSQL = "SELECT pg_backend_pid()"
 
     static let listenersSQL = """
         SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 ORDER BY pid

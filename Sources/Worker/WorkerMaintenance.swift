@@ -32,6 +32,8 @@ enum WorkerMaintenance {
     static func listener(_ worker: DeliveryWorker) -> BackgroundService {
         let session = worker.session(DeliveryStore.listenerRole, listen: true)
         let slice = worker.configuration.listener.waitSlice
+        // The listener connection's server process, asked once per connection (what the intake's NOTIFY names).
+        let serverPID = Mutex<Int32?>(nil)
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
             logger: worker.logger, onError: { [weak worker] error in
@@ -40,7 +42,13 @@ enum WorkerMaintenance {
             }
         ) { [weak worker] _ in
             let wasConnected = session.isConnected
-            let (notifications, pid) = try session.use { (try $0.waitForNotifications(timeout: slice), $0.backendPID) }
+            let (notifications, pid) = try session.use { connection in
+                if !wasConnected || serverPID.withLock({ $0 }) == nil {
+                    let pid = try DeliveryStore().serverPID(on: connection)
+                    serverPID.withLock { $0 = pid }
+                }
+                return (try connection.waitForNotifications(timeout: slice), serverPID.withLock { $0 }!)
+            }
             // Work may have arrived while not listening. New deliveries wake this worker when the intake chose it
             // (or no worker); a channel's change is for every channel sender.
             if !wasConnected || notifications.contains(where: { DeliveryStore.wakes($0, listenerPID: pid) }) {

@@ -17,7 +17,7 @@ import Testing
         try DeliveryStore().notifyWorkers(on: sender)
         let notifications = try listener.waitForNotifications(timeout: .seconds(5))
         #expect(notifications == [PostgresNotification(channel: DeliveryStore.notificationChannel)])
-        #expect(DeliveryStore.wakes(notifications[0], listenerPID: listener.backendPID))
+        #expect(DeliveryStore.wakes(notifications[0], listenerPID: try DeliveryStore().serverPID(on: listener)))
     }
 
     @Test func aNotificationNamingOneWorkerWakesThatWorkerOnly() throws {
@@ -26,7 +26,7 @@ import Testing
         let sessions = (0..<2).map { _ in
             DeliveryStore.workerSession(url: database.url, role: DeliveryStore.listenerRole, listen: true)
         }
-        let pids = try sessions.map { session in try session.use { $0.backendPID } }.sorted()
+        let pids = try sessions.map { session in try session.use { try store.serverPID(on: $0) } }.sorted()
         // Other connections to the database are not listeners.
         #expect(try store.listenerPIDs(on: database.connection) == pids)
 
@@ -49,6 +49,23 @@ import Testing
         while try store.listenerPIDs(on: database.connection).count > 1, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.02)
         }
-        #expect(try store.listenerPIDs(on: database.connection) == [try sessions[1].use { $0.backendPID }])
+        #expect(try store.listenerPIDs(on: database.connection) == [try sessions[1].use { try store.serverPID(on: $0) }])
+    }
+
+    /// Behind a proxy the process id libpq is given at connect is the proxy's own; the worker asks the server.
+    @Test(.enabled(if: PgBouncer.unavailableReason == nil, "\(PgBouncer.unavailableReason ?? "")"))
+    func aListenerBehindPgBouncerInSessionModeIsNamedByItsServerProcess() throws {
+        let database = try QueueDatabase()
+        let bouncer = try PgBouncer(poolMode: "session")
+        let store = DeliveryStore()
+        let listener = DeliveryStore.workerSession(url: bouncer.url(database: database.name),
+                                                   role: DeliveryStore.listenerRole, listen: true)
+        let pid = try listener.use { try store.serverPID(on: $0) }
+        #expect(try store.listenerPIDs(on: database.connection) == [pid])
+
+        try store.notifyWorkers(on: try PostgresConnection(url: database.url), listener: pid)
+        let notifications = try listener.use { try $0.waitForNotifications(timeout: .seconds(5)) }
+        #expect(notifications.map { DeliveryStore.wakes($0, listenerPID: pid) } == [true])
+        listener.close()
     }
 }
