@@ -235,8 +235,13 @@ public struct DeliveryStore: Sendable {
         }
     }
 
-    /// The role of a worker's listener session, which names it in pg_stat_activity (`listenerPIDs`).
-    public static let listenerRole = "listener"
+    /// The role of a worker's listener session, which names it and the upstreams its worker sends to in
+    /// pg_stat_activity (`listenerPIDs`): "listener apns+fcm".
+    public static func listenerRole(serving services: some Sequence<PushService>) -> String {
+        listenerPrefix + " " + services.map(\.rawValue).sorted().joined(separator: "+")
+    }
+
+    static let listenerPrefix = "listener"
 
     /// Tells listening workers that new rows are due (see the intake's DeliveryNotifier): the one whose
     /// listener connection is served by server process `listener`, or every worker when nil. A
@@ -259,10 +264,30 @@ public struct DeliveryStore: Sendable {
         Int32(try connection.query(Self.serverPIDSQL).first!.int(0))
     }
 
-    /// The server processes of the workers' listener connections now, in order. A worker that stops or
-    /// crashes closes its connection, so it leaves this list at once (a heartbeat would take seconds).
+    /// The server processes of the workers' listener connections a NOTIFY may name now, in order. A worker
+    /// that stops or crashes closes its connection, so it leaves this list at once (a heartbeat would take
+    /// seconds). See `namable` for which.
     public func listenerPIDs(on connection: PostgresConnection) throws -> [Int32] {
-        try connection.query(Self.listenersSQL, ["herald-worker \(Self.listenerRole)"]).rows.map { Int32(try $0.int(0)) }
+        let listeners = try connection.query(Self.listenersSQL, ["herald-worker \(Self.listenerPrefix)%"]).rows.map { row in
+            (pid: Int32(try row.int(0)), services: Self.services(ofListener: try row.string(1)))
+        }
+        return Self.namable(listeners)
+    }
+
+    /// The listeners that may be named: those whose workers send to every upstream any listening worker sends
+    /// to, so the one named can claim whatever is due. With none such (APNs-only and FCM-only workers), none:
+    /// every worker is woken.
+    static func namable(_ listeners: [(pid: Int32, services: Set<PushService>)]) -> [Int32] {
+        let all = listeners.reduce(into: Set<PushService>()) { $0.formUnion($1.services) }
+        return listeners.filter { $0.services == all }.map(\.pid).sorted()
+    }
+
+    /// The upstreams a listener's application name says its worker sends to; a name without them (a worker
+    /// from before they were named) counts as sending to all.
+    static func services(ofListener applicationName: String) -> Set<PushService> {
+        let names = applicationName.split(separator: " ").dropFirst(2).first.map { $0.split(separator: "+") } ?? []
+        let services = Set(names.compactMap { PushService(rawValue: String($0)) })
+        return services.isEmpty ? Set(PushService.allCases) : services
     }
 
     /// Whether `notification` asks the worker whose listener is served by `listenerPID` to claim: a
@@ -277,7 +302,8 @@ public struct DeliveryStore: Sendable {
     static let serverPIDSQL = "SELECT pg_backend_pid()"
 
     static let listenersSQL = """
-        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 ORDER BY pid
+        SELECT pid, application_name FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name LIKE $1 ORDER BY pid
         """
 
     /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the

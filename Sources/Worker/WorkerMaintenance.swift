@@ -30,7 +30,7 @@ enum WorkerMaintenance {
     }
 
     static func listener(_ worker: DeliveryWorker) -> BackgroundService {
-        let session = worker.session(DeliveryStore.listenerRole, listen: true)
+        let session = worker.session(DeliveryStore.listenerRole(serving: worker.upstreams.keys), listen: true)
         let slice = worker.configuration.listener.waitSlice
         // The listener connection's server process, asked once per connection (what the intake's NOTIFY names).
         let serverPID = Mutex<Int32?>(nil)

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Postgres
 import Store
@@ -24,7 +25,8 @@ import Testing
         let database = try QueueDatabase()
         let store = DeliveryStore()
         let sessions = (0..<2).map { _ in
-            DeliveryStore.workerSession(url: database.url, role: DeliveryStore.listenerRole, listen: true)
+            DeliveryStore.workerSession(url: database.url, role: DeliveryStore.listenerRole(serving: PushService.allCases),
+                                        listen: true)
         }
         let pids = try sessions.map { session in try session.use { try store.serverPID(on: $0) } }.sorted()
         // Other connections to the database are not listeners.
@@ -59,7 +61,7 @@ import Testing
         let bouncer = try PgBouncer(poolMode: "session")
         let store = DeliveryStore()
         let listener = DeliveryStore.workerSession(url: bouncer.url(database: database.name),
-                                                   role: DeliveryStore.listenerRole, listen: true)
+                                                   role: DeliveryStore.listenerRole(serving: PushService.allCases), listen: true)
         let pid = try listener.use { try store.serverPID(on: $0) }
         #expect(try store.listenerPIDs(on: database.connection) == [pid])
 
@@ -67,5 +69,25 @@ import Testing
         let notifications = try listener.use { try $0.waitForNotifications(timeout: .seconds(5)) }
         #expect(notifications.map { DeliveryStore.wakes($0, listenerPID: pid) } == [true])
         listener.close()
+    }
+
+    /// A worker named must be able to claim whatever is due: with workers for one upstream each beside workers
+    /// for both, only the latter are named; with none for both, no one is (every worker is woken).
+    @Test func onlyListenersOfWorkersForEveryUpstreamAreNamed() throws {
+        let database = try QueueDatabase()
+        let store = DeliveryStore()
+        func listener(_ role: String) throws -> (DatabaseSession, Int32) {
+            let session = DeliveryStore.workerSession(url: database.url, role: role, listen: true)
+            return (session, try session.use { try store.serverPID(on: $0) })
+        }
+        let (apnsOnly, _) = try listener(DeliveryStore.listenerRole(serving: [.apns]))
+        let (fcmOnly, _) = try listener(DeliveryStore.listenerRole(serving: [.fcm]))
+        #expect(try store.listenerPIDs(on: database.connection) == [])
+
+        let (both, bothPID) = try listener(DeliveryStore.listenerRole(serving: [.fcm, .apns]))
+        // A listener named without its upstreams (a worker from before they were named) counts as both.
+        let (unnamed, unnamedPID) = try listener("listener")
+        #expect(try store.listenerPIDs(on: database.connection) == [bothPID, unnamedPID].sorted())
+        for session in [apnsOnly, fcmOnly, both, unnamed] { session.close() }
     }
 }
