@@ -13,8 +13,8 @@ import Store
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows.
 ///
 /// Each deliveries NOTIFY names one worker, the workers taken in turn (`DeliveryStore.notifyWorkers`): every
-/// worker woken for one push would claim, and all but one would find nothing (at 250 pushes/s that was two
-/// claims a push, most of Postgres' CPU per push). The workers are their listener connections as
+/// worker woken for one push would claim, and all but one would find nothing (with two workers, two claims a
+/// push at low rates, the largest part of Postgres' CPU per push). The workers are their listener connections as
 /// pg_stat_activity lists them, read again every `listenerRefresh`; with none listed, every worker is woken.
 final class DeliveryNotifier: @unchecked Sendable {
     /// How long a list of the workers' listeners is used. A worker started meanwhile is woken by its own

