@@ -264,7 +264,14 @@ import Glibc
         for _ in 0..<4 {
             held.append(try TestHTTPClient.connectLoopback(port: intake.port, readTimeoutSeconds: 5))
         }
-        usleep(200_000)
+        // They count once the server has accepted them, which on a loaded machine takes a while: until then a
+        // request on a fifth connection is served. A probe answered 503 says all four count.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline,
+              (try? TestHTTPClient.json(port: intake.port, method: "GET", path: "/healthz", token: nil, json: nil))?
+                  .status != 503 {
+            usleep(50_000)
+        }
         let body = pushBody(partner, emails: [user.email])
         let outcomes = runInParallel(8) { _ -> Result<TestHTTPClient.Response, TestHTTPClient.Failure> in
             do {
