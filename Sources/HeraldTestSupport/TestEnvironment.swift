@@ -51,7 +51,7 @@ public enum TestEnvironment {
 /// connection to a merely free port can, rarely, connect to itself).
 public final class RefusingPort: @unchecked Sendable {
     public let port: UInt16
-    private let fd: Int32
+    private var fd: Int32
 
     public init() {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -68,5 +68,11 @@ public final class RefusingPort: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
     }
 
-    deinit { close(fd) }
+    /// Frees the port now, for a server about to listen on it (the port is free between the two).
+    public func release() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
+
+    deinit { release() }
 }

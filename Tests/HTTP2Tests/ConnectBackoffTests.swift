@@ -105,7 +105,10 @@ struct ConnectBackoffTests {
 
     @Test("A connection that becomes ready resets the backoff")
     func successResetsTheBackoff() async throws {
-        let port = TestEnvironment.freePort()
+        // The port stays bound (refusing) until the server takes it: freed earlier, another test's outgoing
+        // connection could get it as its own port meanwhile, and the server could not listen on it.
+        let refusing = RefusingPort()
+        let port = refusing.port
         let client = try client(port: port, backoff: ExponentialBackoff(base: .milliseconds(50), maximum: .seconds(1)))
         defer { client.shutdown() }
         for _ in 0..<3 {
@@ -114,6 +117,7 @@ struct ConnectBackoffTests {
         }
         #expect(client.statistics.consecutiveConnectFailures >= 2)
 
+        refusing.release()
         let server = try startServer(tls: false, port: Int(port))
         defer { server.stop() }
         // The next attempt after the wait reaches the server.
