@@ -48,13 +48,17 @@ public enum TestEnvironment {
 
 /// A loopback port that refuses every connection for as long as this value lives: bound and not
 /// listening, so no other test can take it and no client's own ephemeral port can be it (a
-/// connection to a merely free port can, rarely, connect to itself).
+/// connection to a merely free port can, rarely, connect to itself). Bound with SO_REUSEADDR, so a
+/// server (whose listening socket sets it too) can start listening on it while it is still held:
+/// the port is never free in between.
 public final class RefusingPort: @unchecked Sendable {
     public let port: UInt16
-    private var fd: Int32
+    private let fd: Int32
 
     public init() {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var reuse: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
@@ -68,11 +72,5 @@ public final class RefusingPort: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
     }
 
-    /// Frees the port now, for a server about to listen on it (the port is free between the two).
-    public func release() {
-        if fd >= 0 { close(fd) }
-        fd = -1
-    }
-
-    deinit { release() }
+    deinit { close(fd) }
 }

@@ -105,7 +105,7 @@ struct ConnectBackoffTests {
 
     @Test("A connection that becomes ready resets the backoff")
     func successResetsTheBackoff() async throws {
-        // The port stays bound (refusing) until the server takes it: freed earlier, another test's outgoing
+        // The port stays bound (refusing) until the server listens on it: freed earlier, another test's outgoing
         // connection could get it as its own port meanwhile, and the server could not listen on it.
         let refusing = RefusingPort()
         let port = refusing.port
@@ -117,8 +117,7 @@ struct ConnectBackoffTests {
         }
         #expect(client.statistics.consecutiveConnectFailures >= 2)
 
-        refusing.release()
-        let server = try startServer(tls: false, port: Int(port))
+        let server = try withExtendedLifetime(refusing) { try startServer(tls: false, port: Int(port)) }
         defer { server.stop() }
         // The next attempt after the wait reaches the server.
         var reached = false
