@@ -224,7 +224,7 @@ public struct DeliveryStore: Sendable {
                                      preparedStatements: Bool = PostgresConnectionOptions().preparedStatements)
         -> DatabaseSession
     {
-        let options = PostgresConnectionOptions(applicationName: "herald-worker \(role)",
+        let options = PostgresConnectionOptions(applicationName: workerApplicationName(role: role),
                                                 statementTimeout: statementTimeout,
                                                 preparedStatements: preparedStatements)
         return DatabaseSession(url: url, options: options) { connection in
@@ -235,13 +235,17 @@ public struct DeliveryStore: Sendable {
         }
     }
 
+    /// What a worker session of `role` is called in pg_stat_activity.
+    static func workerApplicationName(role: String) -> String { "herald-worker \(role)" }
+
     /// The role of a worker's listener session, which names it and the upstreams its worker sends to in
     /// pg_stat_activity (`listenerPIDs`): "listener apns+fcm".
     public static func listenerRole(serving services: some Sequence<PushService>) -> String {
-        listenerPrefix + " " + services.map(\.rawValue).sorted().joined(separator: "+")
+        "listener " + services.map(\.rawValue).sorted().joined(separator: "+")
     }
 
-    static let listenerPrefix = "listener"
+    /// The start of every listener's application name, its upstreams after it.
+    static let listenerName = workerApplicationName(role: "listener")
 
     /// Tells listening workers that new rows are due (see the intake's DeliveryNotifier): the one whose
     /// listener connection is served by server process `listener`, or every worker when nil. A
@@ -268,7 +272,7 @@ public struct DeliveryStore: Sendable {
     /// that stops or crashes closes its connection, so it leaves this list at once (a heartbeat would take
     /// seconds). See `namable` for which.
     public func listenerPIDs(on connection: PostgresConnection) throws -> [Int32] {
-        let listeners = try connection.query(Self.listenersSQL, ["herald-worker \(Self.listenerPrefix)%"]).rows.map { row in
+        let listeners = try connection.query(Self.listenersSQL, [Self.listenerName + "%"]).rows.map { row in
             (pid: Int32(try row.int(0)), services: Self.services(ofListener: try row.string(1)))
         }
         return Self.namable(listeners)
@@ -285,8 +289,8 @@ public struct DeliveryStore: Sendable {
     /// The upstreams a listener's application name says its worker sends to; a name without them (a worker
     /// from before they were named) counts as sending to all.
     static func services(ofListener applicationName: String) -> Set<PushService> {
-        let names = applicationName.split(separator: " ").dropFirst(2).first.map { $0.split(separator: "+") } ?? []
-        let services = Set(names.compactMap { PushService(rawValue: String($0)) })
+        let names = applicationName.dropFirst(listenerName.count).split(separator: "+")
+        let services = Set(names.compactMap { PushService(rawValue: $0.trimmingCharacters(in: .whitespaces)) })
         return services.isEmpty ? Set(PushService.allCases) : services
     }
 

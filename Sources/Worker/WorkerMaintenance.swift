@@ -33,7 +33,7 @@ enum WorkerMaintenance {
         let session = worker.session(DeliveryStore.listenerRole(serving: worker.upstreams.keys), listen: true)
         let slice = worker.configuration.listener.waitSlice
         // The listener connection's server process, asked once per connection (what the intake's NOTIFY names).
-        let serverPID = Mutex<Int32?>(nil)
+        let serverPID = Mutex<Int32>(0)
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
             logger: worker.logger, onError: { [weak worker] error in
@@ -43,11 +43,11 @@ enum WorkerMaintenance {
         ) { [weak worker] _ in
             let wasConnected = session.isConnected
             let (notifications, pid) = try session.use { connection in
-                if !wasConnected || serverPID.withLock({ $0 }) == nil {
+                if !wasConnected {
                     let pid = try DeliveryStore().serverPID(on: connection)
                     serverPID.withLock { $0 = pid }
                 }
-                return (try connection.waitForNotifications(timeout: slice), serverPID.withLock { $0 }!)
+                return (try connection.waitForNotifications(timeout: slice), serverPID.withLock { $0 })
             }
             // Work may have arrived while not listening. New deliveries wake this worker when the intake chose it
             // (or no worker); a channel's change is for every channel sender.
