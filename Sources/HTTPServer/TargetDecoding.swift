@@ -7,15 +7,6 @@ struct FramingHeaders {
     var hostCount = 0
 }
 
-extension String {
-    func trimmingASCIIWhitespace() -> String {
-        var view = Substring(self)
-        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
-        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
-        return String(view)
-    }
-}
-
 /// The path of a raw (still percent-encoded) request target of `count` bytes, decoded; nil when it holds a
 /// NUL or another control character (raw or escaped), an escaped `/`, a bad escape, or bytes that are not UTF-8.
 func decodePath(_ pointer: UnsafePointer<CChar>, count: Int) -> String? {

@@ -33,7 +33,7 @@ final class Authenticator: Sendable {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        return parts[1].trimmingASCIIWhitespace()
     }
 
     func requireAdmin(_ request: HTTPRequest) throws(HeraldError) {

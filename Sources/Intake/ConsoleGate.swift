@@ -55,8 +55,8 @@ struct ConsoleGate: Sendable {
         guard let header = request.header("cookie") else { return nil }
         for part in header.split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces) == cookieName else { continue }
-            let value = pair[1].trimmingCharacters(in: .whitespaces)
+            guard pair.count == 2, pair[0].trimmingASCIIWhitespace() == cookieName else { continue }
+            let value = pair[1].trimmingASCIIWhitespace()
             guard value.utf8.count == 43, value.utf8.allSatisfy({ Self.base64URL.contains($0) }) else { return nil }
             return value
         }

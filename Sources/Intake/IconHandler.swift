@@ -55,7 +55,7 @@ struct IconHandler: Sendable {
     /// `If-None-Match`: `*` or a list of entity tags, weak ones compared weakly (RFC 9110 13.1.2).
     static func matches(_ header: String, etag: String) -> Bool {
         header.split(separator: ",").contains { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            var tag = candidate.trimmingASCIIWhitespace()
             if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag.removeFirst(2) }
             return tag == etag

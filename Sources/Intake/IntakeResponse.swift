@@ -33,7 +33,7 @@ struct RoutedRequest {
     /// The Content-Type's media type, lowercased and without parameters ("" when absent).
     var mediaType: String {
         let contentType = http.header("content-type")?.lowercased() ?? ""
-        return contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        return contentType.split(separator: ";").first.map { $0.trimmingASCIIWhitespace() } ?? ""
     }
 
     /// The JSON body; 415 unless the content type is JSON, 400 when it does not parse.

@@ -16,7 +16,7 @@ public final class IntakeServer: Sendable {
     let logger: Logger
     let authenticator: Authenticator
     let pushHandler: PushHandler
-    /// The push endpoint's group commit (one writer thread, sql/021_intake_push_slots.sql).
+    /// The push endpoint's group commit (one leader writing at a time, sql/021_intake_push_slots.sql).
     let writer: IntakeWriter
     let activityHandler: ActivityHandler
     let adminHandler: AdminHandler
@@ -107,7 +107,6 @@ public final class IntakeServer: Sendable {
         if !HTTPServer.replacesLibraryErrorPages {
             logger.warning("libmicrohttpd's own error pages are not replaced: some 4xx/505 answers stay HTML")
         }
-        writer.start()
         notifier.start()
         waiter.start()
         janitor.start()
@@ -121,7 +120,7 @@ public final class IntakeServer: Sendable {
         waiter.stop()
         server.get()?.stop()
         server.set(nil)
-        // After the server's drain: the handlers it waited for were answered by the writer.
+        // After the server's drain: the handlers it waited for have been answered.
         writer.stop()
         notifier.stop()
         janitor.stop()

@@ -14,7 +14,7 @@ enum PreferWait {
     static func parse(_ header: String?) throws(HeraldError) -> Duration? {
         guard let header else { return nil }
         for preference in header.split(separator: ",") {
-            let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingASCIIWhitespace() }
             guard parts.first?.lowercased() == "wait" else { continue }
             guard parts.count == 2, let seconds = Int(parts[1]), seconds >= 0 else {
                 throw HeraldError.invalidField("Prefer", "Prefer: wait must be a whole number of seconds (at most 30).")

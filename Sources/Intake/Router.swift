@@ -176,13 +176,22 @@ public enum IntakeRoutes {
         return route.endpoint == .putPartnerIcon
     }
 
+    /// The routes without parameters by pattern: a push's path is found by one lookup, not by trying every route.
+    private static let literalRoutes = Dictionary(grouping: all.filter { !$0.pattern.contains("{") }, by: \.pattern)
+
     static func match(method: String, path: String) -> RouteMatch {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let pathSegments = Array(segments.last == "" && segments.count > 1 ? segments.dropLast() : segments)
         var allowed: [String] = []
         // A path a route names with fewer parameters is that route's alone: `/api/partners/live-activities/channels`
-        // is the channels' path (405 for GET), not an activity whose id is "channels".
-        let matching = all.compactMap { route in route.match(pathSegments).map { (route, $0) } }
+        // is the channels' path (405 for GET), not an activity whose id is "channels". So a path some routes name
+        // with none is theirs (one trailing slash is ignored, as below).
+        let matching: [(Route, [String: String])]
+        if let routes = literalRoutes[path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path] {
+            matching = routes.map { ($0, [:]) }
+        } else {
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            let pathSegments = Array(segments.last == "" && segments.count > 1 ? segments.dropLast() : segments)
+            matching = all.compactMap { route in route.match(pathSegments).map { (route, $0) } }
+        }
         let fewest = matching.map { $0.1.count }.min() ?? 0
         for (route, parameters) in matching where parameters.count == fewest {
             if route.method == method || (method == "HEAD" && route.method == "GET") {

@@ -74,16 +74,22 @@ public enum IntakePushOutcome: Sendable {
 }
 
 /// Group commit for the push endpoint: handler threads hand their push to `submit` and wait; one
-/// writer thread sends every push waiting at that moment (at most `maxBatch`) to
+/// of them at a time (the leader) sends every push waiting at that moment (at most `maxBatch`) to
 /// `herald_intake_push` in ONE statement and ONE transaction, then answers each. Under load a
 /// batch holds the pushes that arrived while the previous one was committing, so the commit,
 /// the round trip and the per-partner lock are paid once per batch instead of once per push;
-/// alone, a push is sent at once (no timer, no added wait).
+/// alone, a push is written at once by its own handler thread (no timer, no added wait).
+///
+/// The leader is a handler, not a writer thread of its own: a push that finds nobody writing costs no
+/// hand-over between threads (two thread wake-ups, a large share of a lone push's CPU in the intake). A
+/// leader that has written its own push hands the lead to the oldest push still waiting.
 public final class IntakeWriter: @unchecked Sendable {
     private final class Slot {
         let push: EncodedPush
         var result: Result<IntakePushOutcome, any Error>?
-        let done = DispatchSemaphore(value: 0)
+        /// Set (under the writer's lock) when the slot's thread is to write the next batch.
+        var leads = false
+        let woken = DispatchSemaphore(value: 0)
         init(_ push: EncodedPush) { self.push = push }
     }
 
@@ -91,9 +97,9 @@ public final class IntakeWriter: @unchecked Sendable {
     private let maxBatch: Int
     private let condition = NSCondition()
     private var pending: [Slot] = []
+    /// A leader is writing, or the lead is being handed to a waiting push.
+    private var writing = false
     private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
     /// Batches and pushes written (for tests and the benchmark's profile).
     private var batchCount = 0
     private var pushCount = 0
@@ -103,21 +109,12 @@ public final class IntakeWriter: @unchecked Sendable {
         self.maxBatch = max(1, maxBatch)
     }
 
-    public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "herald-intake-writer"
-        self.thread = thread
-        thread.start()
-    }
-
-    /// Answers the pushes still queued, then ends the writer thread.
+    /// Refuses new pushes and returns once every push already submitted is answered.
     public func stop() {
         condition.lock()
-        let started = thread != nil && !stopping
         stopping = true
-        condition.broadcast()
+        while writing || !pending.isEmpty { condition.wait() }
         condition.unlock()
-        if started { finished.wait() }
     }
 
     /// (batches, pushes) sent so far.
@@ -128,7 +125,7 @@ public final class IntakeWriter: @unchecked Sendable {
     }
 
     /// Queues `push` for the next batch and waits until that batch has committed (or failed: the
-    /// batch's error is thrown to every push in it).
+    /// batch's error is thrown to every push in it), writing it itself when nobody else is.
     public func submit(_ push: IntakePush) throws -> IntakePushOutcome {
         let slot = Slot(EncodedPush(push))  // encoded here, on the handler's thread
         condition.lock()
@@ -137,21 +134,18 @@ public final class IntakeWriter: @unchecked Sendable {
             throw PostgresError(code: .connectionLost, serverMessage: "the intake is stopping")
         }
         pending.append(slot)
-        condition.signal()
-        condition.unlock()
-        slot.done.wait()
-        return try slot.result!.get()
-    }
-
-    private func run() {
-        while true {
+        if writing {
+            condition.unlock()
+            // Answered by the leader's batch, or handed the lead.
+            slot.woken.wait()
             condition.lock()
-            while pending.isEmpty && !stopping { condition.wait() }
-            if pending.isEmpty {
+            guard slot.leads else {
                 condition.unlock()
-                finished.signal()
-                return
+                return try slot.result!.get()
             }
+        }
+        writing = true
+        while slot.result == nil {
             let batch = Array(pending.prefix(maxBatch))
             pending.removeFirst(batch.count)
             condition.unlock()
@@ -159,12 +153,20 @@ public final class IntakeWriter: @unchecked Sendable {
             condition.lock()
             batchCount += 1
             pushCount += batch.count
-            condition.unlock()
-            for (index, slot) in batch.enumerated() {
-                slot.result = result.map { $0[index] }
-                slot.done.signal()
+            for (index, written) in batch.enumerated() {
+                written.result = result.map { $0[index] }
+                if written !== slot { written.woken.signal() }
             }
         }
+        if let next = pending.first {
+            next.leads = true
+            next.woken.signal()
+        } else {
+            writing = false
+            condition.broadcast()
+        }
+        condition.unlock()
+        return try slot.result!.get()
     }
 
     /// One call of `herald_intake_push` for `pushes`, outcomes in the same order.
@@ -207,7 +209,7 @@ public final class IntakeWriter: @unchecked Sendable {
     }
 
     /// The statement's 26 array parameters from pushes encoded on their handlers' threads: the
-    /// writer thread only joins bytes (it is the one serial step of the intake's push path).
+    /// leader only joins bytes (the one serial step of the intake's push path).
     static func parameters(_ pushes: [EncodedPush]) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
         var emailEnds = ArrayLiteral(), walletEnds = ArrayLiteral(), slotEnds = ArrayLiteral()

@@ -230,11 +230,10 @@ struct IntakePushTests {
         #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1", fixture.partner) == 0)
     }
 
-    @Test("the writer thread answers every submitted push, and pushes submitted together share batches")
+    @Test("the writer answers every submitted push, and pushes submitted together share batches")
     func writerThread() throws {
         let fixture = try Self.fixture()
         let writer = IntakeWriter(pool: Self.pool, maxBatch: 4)
-        writer.start()
         let results = runInParallel(12) { index in
             try? writer.submit(Self.push(fixture, to: fixture.ios[index % 3], key: "w-\(index)"))
         }
