@@ -33,6 +33,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var listeners: [Int32] = []
     private var listenersReadAt: ContinuousClock.Instant?
     private var nextListener = 0
+    private var lastNotify: ContinuousClock.Instant?
 
     init(databaseURL: String, options: PostgresConnectionOptions, minimumInterval: Duration, logger: Logger) {
         self.minimumInterval = minimumInterval
@@ -67,21 +68,29 @@ final class DeliveryNotifier: @unchecked Sendable {
 
     func stop() { service.stop() }
 
-    /// One NOTIFY for every request since the last, then at least `minimumInterval` before the next.
-    /// A failure is logged by the service (the workers find the rows by polling) and retried with
-    /// its backoff on a new connection.
+    /// One NOTIFY for every request since the last, at least `minimumInterval` after the last. The wait comes
+    /// before a NOTIFY, and only when the last was that recent: at low rates each push's NOTIFY goes at once
+    /// and the thread then sleeps until the next push (a sleep after every NOTIFY was one more thread switch a
+    /// push). A failure is logged by the service (the workers find the rows by polling) and retried with its
+    /// backoff on a new connection.
     private func step(_ service: BackgroundService) throws {
         condition.lock()
         while !requested && !requestedChannels && !stopping { condition.wait() }
+        condition.unlock()
+        if let lastNotify {
+            let since = ContinuousClock.now - lastNotify
+            if since < minimumInterval { service.sleep(for: minimumInterval - since) }
+        }
+        condition.lock()
         let deliveries = requested && !stopping, channels = requestedChannels && !stopping
         (requested, requestedChannels) = (false, false)
         condition.unlock()
         guard deliveries || channels else { return }
+        lastNotify = ContinuousClock.now
         try session.use { connection in
             if deliveries { try store.notifyWorkers(on: connection, listener: try nextWorker(connection)) }
             if channels { try connection.execute("NOTIFY \(ChannelSyncStore.notificationChannel)") }
         }
-        service.sleep(for: minimumInterval)
     }
 
     /// The listener of the worker whose turn it is, or nil when no worker listens.

@@ -213,8 +213,8 @@ public struct DeliveryStore: Sendable {
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
     /// crash is rescued or re-sent; see docs/architecture.md) and no JIT (the queue statements'
     /// estimates grow with a backlog, and compiling costs more than it saves). Named for
-    /// pg_stat_activity. `listen` subscribes it to the deliveries channel and the broadcast channels' one
-    /// (`ChannelSyncStore.notificationChannel`). Without prepared
+    /// pg_stat_activity. `listen` subscribes it to the shared deliveries channel and the broadcast channels' one
+    /// (`ChannelSyncStore.notificationChannel`); a worker's listener adds its own (`listenAsWorker`). Without prepared
     /// statements (a transaction pooler, PostgresConnectionOptions.preparedStatements) the two SETs
     /// are skipped: they would stay on one server connection and make the commits of whichever
     /// client gets it next (the intake's) asynchronous; a worker role can carry them instead
@@ -248,18 +248,29 @@ public struct DeliveryStore: Sendable {
     static let listenerName = workerApplicationName(role: "listener")
 
     /// Tells listening workers that new rows are due (see the intake's DeliveryNotifier): the one whose
-    /// listener connection is served by server process `listener`, or every worker when nil. A
-    /// notification reaches every listener; the payload says which of them claims (`wakes`), so that one
-    /// row does not cost one claim per worker of which all but one find nothing.
+    /// listener connection is served by server process `listener`, on that worker's own channel
+    /// (`workerChannel`), or every worker when nil, on the shared channel. One row does not cost one claim
+    /// per worker of which all but one find nothing, and the other workers' listener threads are not woken
+    /// (a named payload on the shared channel reached every worker, a thread switch each a push).
     ///
     /// The commit does not wait for the disk: listeners hear of a NOTIFY once its commit returns, and a durable
     /// commit would put a flush (a tenth of a millisecond, at times ten) in every push's path to its worker. A
     /// notification lost in a crash costs nothing (the workers poll). SET LOCAL keeps it to this transaction
     /// (a transaction pooler hands the connection to others).
     public func notifyWorkers(on connection: PostgresConnection, listener: Int32? = nil) throws {
-        let payload = listener.map { ", '\($0)'" } ?? ""
-        try connection.execute(
-            "BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(Self.notificationChannel)\(payload); COMMIT")
+        let channel = listener.map(Self.workerChannel) ?? Self.notificationChannel
+        try connection.execute("BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(channel); COMMIT")
+    }
+
+    /// The deliveries channel of the one worker whose listener connection is served by server process `pid`.
+    public static func workerChannel(_ pid: Int32) -> String { "\(notificationChannel)_\(pid)" }
+
+    /// Subscribes a worker's listener connection (already on the shared channels, `workerSession`) to its own
+    /// deliveries channel, and returns its server process, which names that channel.
+    public func listenAsWorker(on connection: PostgresConnection) throws -> Int32 {
+        let pid = try serverPID(on: connection)
+        try connection.execute("LISTEN \(Self.workerChannel(pid))")
+        return pid
     }
 
     /// The server process serving `connection`, as pg_stat_activity and a NOTIFY payload name it. Asked of the
@@ -294,10 +305,12 @@ public struct DeliveryStore: Sendable {
         return services.isEmpty ? Set(PushService.allCases) : services
     }
 
-    /// Whether `notification` asks the worker whose listener is served by `listenerPID` to claim: a
-    /// deliveries notification naming it, or naming no one (backfills, replays, older intakes).
+    /// Whether `notification` asks the worker whose listener is served by `listenerPID` to claim: one on its own
+    /// channel, or on the shared channel naming no one (backfills, replays) or, as intakes before the workers'
+    /// own channels did, naming it in the payload.
     public static func wakes(_ notification: PostgresNotification, listenerPID: Int32) -> Bool {
-        notification.channel == notificationChannel
+        if notification.channel == workerChannel(listenerPID) { return true }
+        return notification.channel == notificationChannel
             && (notification.payload.isEmpty || notification.payload == String(listenerPID))
     }
 

@@ -9,6 +9,9 @@ final class WakeSignal: @unchecked Sendable {
     private let condition = NSCondition()
     private var work = false
     private var capacity = false
+    /// Threads waiting now, by the reasons they wait for: a signal no one waits for is kept without waking
+    /// anyone (a thread switch for nothing, every completed batch).
+    private var waiting: [Reason: Int] = [:]
 
     func signal(_ reason: Reason) {
         condition.lock()
@@ -16,7 +19,7 @@ final class WakeSignal: @unchecked Sendable {
         case .work: work = true
         case .capacity: capacity = true
         }
-        condition.signal()
+        if waiting[reason, default: 0] > 0 { condition.broadcast() }
         condition.unlock()
     }
 
@@ -25,7 +28,11 @@ final class WakeSignal: @unchecked Sendable {
     @discardableResult
     func wait(for reasons: Set<Reason>, until deadline: Date) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
+        for reason in reasons { waiting[reason, default: 0] += 1 }
+        defer {
+            for reason in reasons { waiting[reason, default: 0] -= 1 }
+            condition.unlock()
+        }
         while true {
             let signalled = (reasons.contains(.work) && work) || (reasons.contains(.capacity) && capacity)
             if signalled {

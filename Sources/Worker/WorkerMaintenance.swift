@@ -32,7 +32,8 @@ enum WorkerMaintenance {
     static func listener(_ worker: DeliveryWorker) -> BackgroundService {
         let session = worker.session(DeliveryStore.listenerRole(serving: worker.upstreams.keys), listen: true)
         let slice = worker.configuration.listener.waitSlice
-        // The listener connection's server process, asked once per connection (what the intake's NOTIFY names).
+        // The listener connection's server process, asked once per connection: the intake's NOTIFY names this
+        // worker by the channel it makes (DeliveryStore.workerChannel).
         let serverPID = Mutex<Int32>(0)
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
@@ -44,7 +45,7 @@ enum WorkerMaintenance {
             let wasConnected = session.isConnected
             let (notifications, pid) = try session.use { connection in
                 if !wasConnected {
-                    let pid = try DeliveryStore().serverPID(on: connection)
+                    let pid = try DeliveryStore().listenAsWorker(on: connection)
                     serverPID.withLock { $0 = pid }
                 }
                 return (try connection.waitForNotifications(timeout: slice), serverPID.withLock { $0 })

@@ -28,19 +28,30 @@ import Testing
             DeliveryStore.workerSession(url: database.url, role: DeliveryStore.listenerRole(serving: PushService.allCases),
                                         listen: true)
         }
-        let pids = try sessions.map { session in try session.use { try store.serverPID(on: $0) } }.sorted()
+        let listeners = try sessions.map { session in try session.use { try store.listenAsWorker(on: $0) } }
+        let pids = listeners.sorted()
         // Other connections to the database are not listeners.
         #expect(try store.listenerPIDs(on: database.connection) == pids)
 
+        // The worker named hears on its own channel; the other hears nothing (its thread is not woken).
         let sender = try PostgresConnection(url: database.url)
-        try store.notifyWorkers(on: sender, listener: pids[1])
-        for session in sessions {
+        try store.notifyWorkers(on: sender, listener: listeners[1])
+        let named = try sessions[1].use { try $0.waitForNotifications(timeout: .seconds(5)) }
+        #expect(named == [PostgresNotification(channel: DeliveryStore.workerChannel(listeners[1]))])
+        #expect(named.map { DeliveryStore.wakes($0, listenerPID: listeners[1]) } == [true])
+        #expect(named.map { DeliveryStore.wakes($0, listenerPID: listeners[0]) } == [false])
+        #expect(try sessions[0].use { try $0.waitForNotifications(timeout: .milliseconds(200)) }.isEmpty)
+
+        // One naming no worker wakes both.
+        try store.notifyWorkers(on: sender)
+        for (session, pid) in zip(sessions, listeners) {
             let notifications = try session.use { try $0.waitForNotifications(timeout: .seconds(5)) }
-            #expect(notifications == [PostgresNotification(channel: DeliveryStore.notificationChannel,
-                                                           payload: String(pids[1]))])
-            #expect(notifications.map { DeliveryStore.wakes($0, listenerPID: pids[1]) } == [true])
-            #expect(notifications.map { DeliveryStore.wakes($0, listenerPID: pids[0]) } == [false])
+            #expect(notifications.map { DeliveryStore.wakes($0, listenerPID: pid) } == [true])
         }
+        // An intake from before the workers' own channels names a worker in the shared channel's payload.
+        let older = PostgresNotification(channel: DeliveryStore.notificationChannel, payload: String(listeners[1]))
+        #expect(DeliveryStore.wakes(older, listenerPID: listeners[1]))
+        #expect(!DeliveryStore.wakes(older, listenerPID: listeners[0]))
         // A channel sender's notification wakes no claimer.
         #expect(!DeliveryStore.wakes(PostgresNotification(channel: ChannelSyncStore.notificationChannel),
                                      listenerPID: pids[0]))
@@ -62,7 +73,7 @@ import Testing
         let store = DeliveryStore()
         let listener = DeliveryStore.workerSession(url: bouncer.url(database: database.name),
                                                    role: DeliveryStore.listenerRole(serving: PushService.allCases), listen: true)
-        let pid = try listener.use { try store.serverPID(on: $0) }
+        let pid = try listener.use { try store.listenAsWorker(on: $0) }
         #expect(try store.listenerPIDs(on: database.connection) == [pid])
 
         try store.notifyWorkers(on: try PostgresConnection(url: database.url), listener: pid)
