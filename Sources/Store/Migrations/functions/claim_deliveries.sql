@@ -44,17 +44,27 @@ BEGIN
         EXIT WHEN v_taken >= p_limit;
         v_lane_limit := CASE WHEN v_lane = 0 THEN p_limit ELSE least(p_limit, v_taken + greatest(p_bulk_limit, 0)) END;
         CONTINUE WHEN v_taken >= v_lane_limit;
-        -- The partners with a due row in this lane, with where each queue's live part starts if known:
-        -- one statement probing deliveries_due_partner once per partner (a small table). A loop's query
-        -- per partner, as the rounds below run, would start a plan for each: with 50 partners an empty
-        -- claim takes 0.9 ms that way, 0.1 ms this way.
+        -- The partners with a due row in this lane, with where each queue's live part starts if known, in one
+        -- statement: the partners with pending rows found by a loose index scan of deliveries_due_partner (one
+        -- descent per such partner, as functions/queue_heads.sql), then one probe each for a due row. Partners
+        -- without pending rows cost nothing, however many are registered: probing every partner took a claim
+        -- of one row from 0.4 ms to 1.6 ms with 1,000 partners and 7.6 ms with 5,000.
+        WITH RECURSIVE queued (id) AS (
+            (SELECT d.partner_id FROM deliveries d
+              WHERE d.state = 'pending' AND d.lane = v_lane ORDER BY d.partner_id LIMIT 1)
+            UNION ALL
+            SELECT n.partner_id FROM queued q,
+                   LATERAL (SELECT d.partner_id FROM deliveries d
+                             WHERE d.state = 'pending' AND d.lane = v_lane AND d.partner_id > q.id
+                             ORDER BY d.partner_id LIMIT 1) n
+        )
         SELECT coalesce(array_agg(p.id ORDER BY p.id), '{}'), coalesce(array_agg(p.floor ORDER BY p.id), '{}')
           INTO v_partners, v_floors
-          FROM (SELECT p.id, c.cursor_time - interval '10 seconds' AS floor
-                  FROM partners p
+          FROM (SELECT q.id, c.cursor_time - interval '10 seconds' AS floor
+                  FROM queued q
                   LEFT JOIN unnest(p_cursor_lanes, p_cursor_partners, p_cursor_times)
                        AS c (lane, partner_id, cursor_time)
-                    ON c.partner_id = p.id AND c.lane = v_lane) p
+                    ON c.partner_id = q.id AND c.lane = v_lane) p
          -- A lateral probe with a limit, not EXISTS: the planner may make a semi-join of EXISTS a merge over
          -- the whole lane's index, which under a backlog of millions reads them all.
          CROSS JOIN LATERAL (SELECT 1 FROM deliveries d
