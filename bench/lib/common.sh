@@ -63,6 +63,26 @@ hb_cpu_report() { # BEFORE AFTER COUNT WHAT
         printf "intake %.0f, workers %.0f, simulator %.0f, Postgres %.0f, other (load generator, kernel, rest of the machine) %.0f µs of CPU per %s; machine %.0f%% busy",
             d[1] * us, d[2] * us, d[3] * us, d[4] * us, (busy - own) * us, what, 100 * busy / total }'
 }
+# Thread switches (voluntary and not) of one process, all its threads; 0 once it is gone.
+hb_proc_switches() {
+    cat "/proc/$1/task/"*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'
+}
+# The caller's intake, workers, simulator and the cluster's live processes: "intake workers sim postgres"
+# thread switches. A backend that ends between two readings takes its switches with it (the run's sessions last).
+hb_switches_snapshot() {
+    local w=0 p=0 pid pm
+    for pid in "${worker_pids[@]}"; do w=$((w + $(hb_proc_switches "$pid"))); done
+    pm="$(head -n 1 "$HERALD_PG_DIR/data/postmaster.pid")"
+    for pid in "$pm" $(pgrep -P "$pm" || true); do p=$((p + $(hb_proc_switches "$pid"))); done
+    printf '%s %s %s %s\n' "$(hb_proc_switches "$intake_pid")" "$w" "$(hb_proc_switches "$sim_pid")" "$p"
+}
+# Thread switches per unit between two hb_switches_snapshot readings.
+hb_switches_report() { # BEFORE AFTER COUNT
+    awk -v n="$3" -v a="$1" -v b="$2" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        for (i = 1; i <= 4; i++) { d[i] = (y[i] - x[i]) / n; all += d[i] }
+        printf "intake %.1f, workers %.1f, simulator %.1f, Postgres %.1f = %.1f", d[1], d[2], d[3], d[4], all }'
+}
 # Busy and total ticks of the whole machine: "busy total" (idle and iowait are not busy).
 hb_machine_ticks() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat; }
 # Ticks the machine was busy between two hb_machine_ticks readings: A B.
