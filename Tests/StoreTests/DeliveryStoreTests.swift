@@ -384,4 +384,28 @@ import Testing
         let second = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns])
         #expect(second.map(\.id) == [old])
     }
+
+    /// The claim walks the partners in id order: those with a cursor (probed from it) and, between them, those
+    /// with pending rows. Partners registered without rows are passed over.
+    @Test func partnersWithAndWithoutCursorsAreClaimedAlike() throws {
+        let db = try QueueDatabase()
+        let partners = try (0..<6).map { _ in try db.partner() }.sorted { $0.id.uuidString < $1.id.uuidString }
+        try db.user("u1", apnsToken: Self.apnsToken)
+        // Rows for every other partner; cursors for the first and the last of those with rows, and for one without.
+        var expected: Set<UUID> = []
+        for partner in partners.enumerated().filter({ $0.offset % 2 == 0 }).map(\.element) {
+            let request = try db.request(partner: partner.id, deliveries: 2)
+            for _ in 0..<2 {
+                expected.insert(try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                                                availableAt: Date().addingTimeInterval(-2)))
+            }
+        }
+        let cursors = [QueueCursor(lane: 0, partnerID: partners[0].id): Date().addingTimeInterval(-3),
+                       QueueCursor(lane: 0, partnerID: partners[4].id): Date().addingTimeInterval(-3),
+                       QueueCursor(lane: 0, partnerID: partners[1].id): Date()]
+        let claimed = try store.claim(on: db.connection, worker: "w1", limit: 100, leaseSeconds: 30, services: [.apns],
+                                      cursors: cursors)
+        #expect(Set(claimed.map(\.id)) == expected)
+        #expect(Set(claimed.map(\.partnerID)) == Set([partners[0].id, partners[2].id, partners[4].id]))
+    }
 }

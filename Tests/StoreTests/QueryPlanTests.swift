@@ -182,13 +182,13 @@ struct QueryPlanTests {
         #expect(!text[subplans.lowerBound...].contains("partners"), "\(text)")
     }
 
-    @Test("the claim finds the partners with due rows in one statement: a loose index scan of the due index, then one probe each; registered partners without rows are not read")
+    @Test("the claim finds the partners with due rows in one statement: a walk of the due index in partner order, then one probe each; registered partners without rows are not read")
     func claimPartnersWithDueRows() throws {
         _ = Self.tenant
         // The partners statement inside `herald_claim_deliveries` (sql/functions/claim_deliveries.sql), read from the
         // database with its variables as parameters, EXPLAINed with the function's own planner settings.
         let query = try Self.pool.withConnection { connection in
-            try functionStatement("herald_claim_deliveries", on: connection, from: "WITH RECURSIVE queued",
+            try functionStatement("herald_claim_deliveries", on: connection, from: "WITH RECURSIVE known",
                                   renaming: ["INTO v_partners, v_floors": "", "v_lane": "$1::smallint",
                                              "p_cursor_lanes": "$2::smallint[]", "p_cursor_partners": "$3::uuid[]",
                                              "p_cursor_times": "$4::timestamptz[]", "p_services": "$5::text[]"])
@@ -201,8 +201,9 @@ struct QueryPlanTests {
             return try connection.query("EXPLAIN " + query, [0, "{0}", "{\(UUID())}", "{\"2026-01-01 00:00:00+00\"}", "{apns,fcm}"]).rows
                 .map { try $0.string(0) }.joined(separator: "\n")
         }
-        // The partners with pending rows, one index descent each (a recursive union of limited scans), then per
-        // partner a probe that stops at its first due row (a nested loop over a limited index scan).
+        // The partners with pending rows and those with cursors, one index descent each (a recursive union of
+        // limited scans), then per partner a probe that stops at its first due row (a nested loop over a limited
+        // index scan).
         #expect(text.contains("Recursive Union"), "\(text)")
         #expect(text.contains("Nested Loop"), "\(text)")
         #expect(text.contains("Limit"), "\(text)")
