@@ -183,13 +183,14 @@ public enum IntakeRoutes {
         var allowed: [String] = []
         // A path a route names with fewer parameters is that route's alone: `/api/partners/live-activities/channels`
         // is the channels' path (405 for GET), not an activity whose id is "channels". So a path some routes name
-        // with none is theirs (one trailing slash is ignored, as below).
+        // with none is theirs.
+        // One trailing slash is ignored.
+        let trimmed = path.utf8.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         let matching: [(Route, [String: String])]
-        if let routes = literalRoutes[path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path] {
+        if let routes = literalRoutes[trimmed] {
             matching = routes.map { ($0, [:]) }
         } else {
-            let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-            let pathSegments = Array(segments.last == "" && segments.count > 1 ? segments.dropLast() : segments)
+            let pathSegments = Array(trimmed.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
             matching = all.compactMap { route in route.match(pathSegments).map { (route, $0) } }
         }
         let fewest = matching.map { $0.1.count }.min() ?? 0

@@ -300,8 +300,9 @@ public struct DeliveryStore: Sendable {
     /// The upstreams a listener's application name says its worker sends to; a name without them (a worker
     /// from before they were named) counts as sending to all.
     static func services(ofListener applicationName: String) -> Set<PushService> {
-        let names = applicationName.dropFirst(listenerName.count).split(separator: "+")
-        let services = Set(names.compactMap { PushService(rawValue: $0.trimmingCharacters(in: .whitespaces)) })
+        // After the prefix: " apns+fcm" (listenerRole).
+        let names = applicationName.dropFirst(listenerName.count).split(whereSeparator: { $0 == " " || $0 == "+" })
+        let services = Set(names.compactMap { PushService(rawValue: String($0)) })
         return services.isEmpty ? Set(PushService.allCases) : services
     }
 
