@@ -17,17 +17,19 @@ final class ConnectionRecord: Sendable {
     /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`); set when its headers arrive.
     let requestKeepsAlive = Atomic<Bool>(true)
     /// The client address this connection is counted under, or nil when it is not counted (no per-address limit,
-    /// or over it).
+    /// or refused).
     let countedAddress: ClientAddress?
-    /// Opened while its address had its limit of connections: its first request is refused.
-    let isOverAddressLimit: Bool
+    /// Set when the connection was opened over a limit (the server's connections or its address's): its first
+    /// request is answered with this and the connection closed. Nil for an admitted connection, which counts
+    /// against the server's limit until it closes.
+    let refusal: HTTPRejection?
     unowned let context: ServerContext
 
-    init(fd: Int32, context: ServerContext, countedAddress: ClientAddress?, isOverAddressLimit: Bool) {
+    init(fd: Int32, context: ServerContext, countedAddress: ClientAddress?, refusal: HTTPRejection?) {
         self.fd = fd
         self.context = context
         self.countedAddress = countedAddress
-        self.isOverAddressLimit = isOverAddressLimit
+        self.refusal = refusal
         readingSince.store(monotonicNanoseconds(), ordering: .relaxed)
     }
 }

@@ -41,6 +41,12 @@ public struct HTTPRejection: Sendable, Equatable {
         status: 503, code: "too_many_connections",
         message: "Too many connections from this address; send on a connection already open, or retry later.",
         retryAfterSeconds: 1)
+    /// A request that waited longer than `HTTPServerConfiguration.queueWaitLimitMilliseconds` for a handler:
+    /// nothing was done, so the client may send it again as it was.
+    public static let overloaded = HTTPRejection(
+        status: 503, code: "overloaded",
+        message: "The server is busy and did not process the request; retry it after the Retry-After delay.",
+        retryAfterSeconds: 1)
     public static let versionNotSupported = HTTPRejection(
         status: 505, code: "http_version_not_supported", message: "Only HTTP/1.0 and HTTP/1.1 are served.")
 

@@ -78,16 +78,15 @@ public final class HTTPServer: Sendable {
         CMicroHTTPD_set_error_hook(heraldHTTPLibraryError)
     }()
 
-    /// The read-deadline sweeper: checks every connection a few times per deadline (and at least twice a second
-    /// with a per-address limit, for connections over it).
+    /// The read-deadline sweeper: checks every connection a few times per deadline, and at least twice a second
+    /// (for connections over a limit).
     private static func startSweeper(_ context: ServerContext) -> DispatchSourceTimer? {
         guard context.requestReadTimeout > 0 else {
             return nil
         }
-        var interval = max(Int(context.requestReadTimeout / 1_000_000 / 8), 50)
-        if context.perAddress.limit > 0 {
-            interval = min(interval, Int(ServerContext.overLimitReadTimeout / 1_000_000 / 2))
-        }
+        // Connections over a limit (refused on their first request) are cut after `overLimitReadTimeout`.
+        let interval = min(max(Int(context.requestReadTimeout / 1_000_000 / 8), 50),
+                           Int(ServerContext.overLimitReadTimeout / 1_000_000 / 2))
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "herald-http-read-deadline"))
         timer.schedule(deadline: .now() + .milliseconds(interval), repeating: .milliseconds(interval))
         timer.setEventHandler { [weak context] in context?.cutLateConnections() }
@@ -160,7 +159,7 @@ public final class HTTPServer: Sendable {
                     port: configuration.port,
                     bind_address: socketAddress,
                     thread_pool_size: UInt32(configuration.dispatch.ioThreadCount(threadCount: configuration.threadCount)),
-                    connection_limit: UInt32(configuration.connectionLimit),
+                    connection_limit: UInt32(ServerContext.libraryConnectionLimit(for: configuration.connectionLimit)),
                     connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
                     connection_memory_limit: configuration.connectionMemoryLimit,
                     access_handler: heraldHTTPAccessHandler,

@@ -14,7 +14,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// limit to apply instead of `maxBodyBytes`, or nil for `maxBodyBytes`. Asked before the body is read,
     /// and only for a request whose body may be over `maxBodyBytes` (a larger Content-Length, or chunked).
     public var largerBodyLimit: (@Sendable (RequestHead) -> Int?)?
-    /// The most connections open at once (shared out among libmicrohttpd's I/O threads, so at least one each).
+    /// The most connections served at once (shared out among libmicrohttpd's I/O threads, so at least one each).
+    /// Up to a quarter more (at least 16) are accepted only to be answered, on their first request, with the
+    /// `overloaded` rejection (503, `Retry-After: 1`, `Connection: close`): a client past the limit gets an answer
+    /// rather than waiting in the kernel's accept queue until it gives up.
     public var connectionLimit: Int
     /// The most connections open at once from one client address, so one client cannot take every slot of
     /// `connectionLimit`; 0 means no per-address limit. A connection opened beyond it is answered, on its first
@@ -35,6 +38,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderBytes: Int
     /// How long `stop()` waits for requests already received to be answered before closing connections.
     public var shutdownGracePeriod: Duration
+    /// Handler threads only: a request that waited longer than this many milliseconds for a handler thread is
+    /// answered with the `overloaded` rejection (503, `Retry-After: 1`) without running its handler; 0 waits
+    /// forever. Past the machine's capacity the queue then stays as short as this limit, instead of every
+    /// answer coming later and later, after its client has given up (and perhaps retried what was done).
+    public var queueWaitLimitMilliseconds: Int
+    /// Handler threads only: requests answered at once on their I/O thread, never queued nor refused as
+    /// overloaded. Only for handlers that never block (a liveness check), so it stays true under overload.
+    public var answeredAtOnce: (@Sendable (HTTPRequest) -> Bool)?
 
     public init(
         host: String = "0.0.0.0",
@@ -48,7 +59,8 @@ public struct HTTPServerConfiguration: Sendable {
         requestReadTimeoutSeconds: Int = 30,
         maxTargetBytes: Int = 8_192,
         maxHeaderBytes: Int = 16_384,
-        shutdownGracePeriod: Duration = .seconds(5)
+        shutdownGracePeriod: Duration = .seconds(5),
+        queueWaitLimitMilliseconds: Int = 0
     ) {
         self.host = host
         self.port = port
@@ -62,6 +74,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxTargetBytes = maxTargetBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.queueWaitLimitMilliseconds = queueWaitLimitMilliseconds
     }
 
     /// libmicrohttpd's per-connection pool (request line, headers, read buffer): twice the header limit, so
@@ -129,6 +142,11 @@ public struct HTTPServerConfiguration: Sendable {
         guard (1_024...1_048_576).contains(maxHeaderBytes), maxHeaderBytes >= maxTargetBytes else {
             throw .invalidConfiguration(
                 "maxHeaderBytes must be between 1024 and 1048576 and at least maxTargetBytes (got \(maxHeaderBytes))"
+            )
+        }
+        guard (0...3_600_000).contains(queueWaitLimitMilliseconds) else {
+            throw .invalidConfiguration(
+                "queueWaitLimitMilliseconds must be between 0 and 3600000 (got \(queueWaitLimitMilliseconds))"
             )
         }
         guard shutdownGracePeriod >= .zero else {

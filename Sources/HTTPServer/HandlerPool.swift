@@ -13,12 +13,19 @@ final class HandlerPool: Sendable {
     private let jobsAvailable = DispatchSemaphore(value: 0)
     private let threads = Mutex<[pthread_t]>([])
     private let deferred: DeferredConnections
+    /// Nanoseconds a request may wait for a thread before it is refused with `overloaded`; 0 = no limit.
+    private let queueWaitLimit: UInt64
+    private let overloaded: @Sendable () -> HTTPResponse
     let threadCount: Int
 
-    init(threadCount: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+    init(threadCount: Int, queueWaitLimitMilliseconds: Int,
+         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+         overloaded: @escaping @Sendable () -> HTTPResponse,
          deferred: DeferredConnections) {
         self.handler = handler
         self.threadCount = threadCount
+        self.queueWaitLimit = UInt64(queueWaitLimitMilliseconds) * 1_000_000
+        self.overloaded = overloaded
         self.deferred = deferred
     }
 
@@ -39,6 +46,9 @@ final class HandlerPool: Sendable {
 
     /// Queues a request whose connection is suspended; false once the pool is shutting down.
     func submit(_ state: RequestState) -> Bool {
+        if queueWaitLimit > 0 {
+            state.queuedAt = DispatchTime.now().uptimeNanoseconds
+        }
         let accepted = queue.withLock { queue in
             guard !queue.isClosed else { return false }
             queue.append(state)
@@ -90,6 +100,12 @@ final class HandlerPool: Sendable {
             return
         }
         state.pendingRequest = nil
+        if queueWaitLimit > 0, DispatchTime.now().uptimeNanoseconds - state.queuedAt > queueWaitLimit {
+            // Refusing costs next to nothing, so a backlog past the limit drains at once.
+            state.response = overloaded()
+            MHD_resume_connection(connection)
+            return
+        }
         let response = handler(request)
         if let pending = response.deferred {
             // The connection stays suspended and this thread goes back to the queue: a waiting request

@@ -79,10 +79,21 @@ func heraldHTTPConnectionNotify(
     }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
-        let address = context.perAddress.limit > 0 ? ClientAddress(of: connection) : nil
-        let admitted = context.perAddress.admit(address)
+        var refusal: HTTPRejection?
+        var countedAddress: ClientAddress?
+        if !context.admitConnection() {
+            refusal = .overloaded
+        } else {
+            let address = context.perAddress.limit > 0 ? ClientAddress(of: connection) : nil
+            if context.perAddress.admit(address) {
+                countedAddress = address
+            } else {
+                context.releaseConnection()
+                refusal = .tooManyConnections
+            }
+        }
         let record = ConnectionRecord(fd: CMicroHTTPD_connection_fd(connection), context: context,
-                                      countedAddress: admitted ? address : nil, isOverAddressLimit: !admitted)
+                                      countedAddress: countedAddress, refusal: refusal)
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
         context.connections.withLock { $0[ObjectIdentifier(record)] = record }
     } else if let stored = socketContext.pointee {
@@ -90,6 +101,9 @@ func heraldHTTPConnectionNotify(
         let record = Unmanaged<ConnectionRecord>.fromOpaque(stored)
         let closed = record.takeUnretainedValue()
         context.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(closed)) }
+        if closed.refusal == nil {
+            context.releaseConnection()
+        }
         if let address = closed.countedAddress {
             context.perAddress.release(address)
         }

@@ -24,6 +24,8 @@ final class RequestState: @unchecked Sendable {
     var pendingRequest: HTTPRequest?
     var connection: OpaquePointer?
     var response: HTTPResponse?
+    /// Handler threads only: when the request was queued (`DispatchTime` nanoseconds), for the queue wait limit.
+    var queuedAt: UInt64 = 0
 
     init(reservingCapacity capacity: Int, bodyLimit: Int) {
         self.bodyLimit = bodyLimit

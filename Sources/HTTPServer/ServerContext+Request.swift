@@ -28,14 +28,14 @@ extension ServerContext {
         }
         let contentLength = Self.contentLength(of: connection)
         let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
-        if let record, record.isOverAddressLimit {
+        if let record, let refusal = record.refusal {
             // Refused once the body (if any) is read and dropped, so closing the connection after the answer
             // cannot reset it under a client still sending (a body over `discardLimit` is not waited for).
             if !chunked, (contentLength ?? 0) == 0 || (contentLength ?? 0) > Self.discardLimit {
-                return reject(.tooManyConnections, on: connection)
+                return reject(refusal, on: connection)
             }
             let state = RequestState(reservingCapacity: 0, bodyLimit: 0)
-            state.refusal = .tooManyConnections
+            state.refusal = refusal
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             return .YES
         }
@@ -61,13 +61,20 @@ extension ServerContext {
     /// closes the connection after it (a refused request's framing cannot be trusted, so nothing pipelined behind
     /// it is read).
     func reject(_ rejection: HTTPRejection, on connection: OpaquePointer) -> MHD_Result {
-        var response = self.rejection(rejection)
+        var response = Self.render(rejection, with: self.rejection)
+        response.headers.append(("Connection", "close"))
+        return respond(response, on: connection)
+    }
+
+    /// The owner's rendering of a rejection, with `Retry-After` when the rejection has one.
+    static func render(_ rejection: HTTPRejection,
+                       with rendering: @Sendable (HTTPRejection) -> HTTPResponse) -> HTTPResponse {
+        var response = rendering(rejection)
         if let seconds = rejection.retryAfterSeconds,
            !response.headers.contains(where: { $0.name.lowercased() == "retry-after" }) {
             response.headers.append(("Retry-After", String(seconds)))
         }
-        response.headers.append(("Connection", "close"))
-        return respond(response, on: connection)
+        return response
     }
 
     /// Whether the client lets the connection stay open after this request (RFC 9112 9.3): HTTP/1.1 unless
@@ -153,9 +160,10 @@ extension ServerContext {
         return .YES
     }
 
-    /// The request is complete. Inline: run the handler and queue its answer. With handler threads: the first
-    /// time, suspend the connection and queue the request; once a handler thread has answered and resumed the
-    /// connection, libmicrohttpd calls again and the answer is queued here.
+    /// The request is complete. Inline (or answered at once): run the handler and queue its answer. With handler
+    /// threads: the first time, suspend the connection and queue the request; once a handler thread has answered
+    /// (or refused it as overloaded) and resumed the connection, libmicrohttpd calls again and the answer is
+    /// queued here.
     func complete(
         _ connection: OpaquePointer,
         url: UnsafePointer<CChar>?,
@@ -175,7 +183,7 @@ extension ServerContext {
         let request = makeRequest(connection, url: url, method: method, body: state.takeBody())
         // Received whole: the read deadline stops counting until the answer is out.
         Self.connectionRecord(connection)?.readingSince.store(-1, ordering: .relaxed)
-        guard let pool else {
+        guard let pool, !(answeredAtOnce?(request) ?? false) else {
             return respond(runInline(request), on: connection)
         }
         state.pendingRequest = request

@@ -24,12 +24,20 @@ final class ServerContext: Sendable {
     let requestReadTimeout: Int64
     /// The dedicated handler threads, or nil when handlers run inline on libmicrohttpd's threads.
     let pool: HandlerPool?
+    /// Requests run on their I/O thread even with handler threads (`HTTPServerConfiguration.answeredAtOnce`).
+    let answeredAtOnce: (@Sendable (HTTPRequest) -> Bool)?
     /// Requests whose headers arrived and whose completion has not been reported yet.
     let openRequests = Atomic<Int>(0)
     /// Set by `stop()`: answers then carry `Connection: close` so keep-alive clients go away.
     let isDraining = Atomic<Bool>(false)
     /// Connections counted per client address (the per-address limit).
     let perAddress: ConnectionsPerAddress
+    /// `HTTPServerConfiguration.connectionLimit`: connections admitted at once. libmicrohttpd accepts up to
+    /// `libraryConnectionLimit` of them, so one over this limit is answered (the `overloaded` rejection on its
+    /// first request) instead of waiting in the kernel's accept queue until its client gives up.
+    let connectionLimit: Int
+    /// Admitted connections open now.
+    let admittedConnections = Atomic<Int>(0)
     /// The `Keep-Alive` header's value on answers that leave the connection open (`timeout=` a second under the
     /// idle timeout, so clients retire an idle connection before the server closes it); nil when there is no
     /// idle timeout or it is under 2 s.
@@ -56,12 +64,18 @@ final class ServerContext: Sendable {
         self.maxHeaderBytes = configuration.maxHeaderBytes
         self.requestReadTimeout = Int64(configuration.requestReadTimeoutSeconds) * 1_000_000_000
         self.perAddress = ConnectionsPerAddress(limit: configuration.perAddressConnectionLimit)
+        self.connectionLimit = configuration.connectionLimit
         let idle = configuration.connectionTimeoutSeconds
         self.keepAliveValue = idle >= 2 ? "timeout=\(idle - 1)" : nil
         let deferred = DeferredConnections()
         self.deferred = deferred
         let handlerThreads = configuration.dispatch == .inline ? nil : configuration.threadCount
-        self.pool = handlerThreads.map { HandlerPool(threadCount: $0, handler: handler, deferred: deferred) }
+        self.answeredAtOnce = configuration.answeredAtOnce
+        self.pool = handlerThreads.map {
+            HandlerPool(threadCount: $0, queueWaitLimitMilliseconds: configuration.queueWaitLimitMilliseconds,
+                        handler: handler, overloaded: { Self.render(.overloaded, with: rejection) },
+                        deferred: deferred)
+        }
         self.internalErrorResponse = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
     }
 
@@ -69,6 +83,31 @@ final class ServerContext: Sendable {
         if let internalErrorResponse {
             MHD_destroy_response(internalErrorResponse)
         }
+    }
+
+    /// What libmicrohttpd is told to accept: the admitted connections plus a reserve (a quarter, at least 16) for
+    /// connections that are only answered with a refusal.
+    static func libraryConnectionLimit(for connectionLimit: Int) -> Int {
+        connectionLimit + max(16, connectionLimit / 4)
+    }
+
+    /// Counts a new connection against `connectionLimit`; false (not counted) when the server is full.
+    func admitConnection() -> Bool {
+        var open = admittedConnections.load(ordering: .relaxed)
+        while open < connectionLimit {
+            let (exchanged, original) = admittedConnections.compareExchange(
+                expected: open, desired: open + 1, ordering: .relaxed)
+            if exchanged {
+                return true
+            }
+            open = original
+        }
+        return false
+    }
+
+    /// An admitted connection closed.
+    func releaseConnection() {
+        admittedConnections.subtract(1, ordering: .relaxed)
     }
 
     /// Cuts (shuts the socket down, so libmicrohttpd closes it) every connection whose current request has
@@ -86,7 +125,7 @@ final class ServerContext: Sendable {
             }
             for record in connections.values {
                 let since = record.readingSince.load(ordering: .relaxed)
-                let timeout = record.isOverAddressLimit ? overLimitTimeout : requestReadTimeout
+                let timeout = record.refusal != nil ? overLimitTimeout : requestReadTimeout
                 if since >= 0, now - since > timeout, !record.isCut.load(ordering: .relaxed) {
                     record.isCut.store(true, ordering: .relaxed)
                     // Under the registry lock: the close notification removes the record (taking this lock)

@@ -45,6 +45,9 @@ public struct IntakeConfiguration: Sendable {
     /// Each request must arrive whole within this long of the connection opening or of its previous answer
     /// (`HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS`): a slow-loris client is cut off.
     public var requestTimeoutSeconds = 20
+    /// A request that waited this long for a handler thread is answered 503 `overloaded` with `Retry-After`,
+    /// unprocessed (`HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS`; 0 = no limit).
+    public var queueWaitLimitMilliseconds = 1_000
     /// `Prefer: wait` requests of one partner held at once (`HERALD_PREFER_WAIT_MAX_PER_PARTNER`); beyond,
     /// the answer is the normal 202 at once. 0 never waits.
     public var preferWaitMaxPerPartner = 50
@@ -113,6 +116,8 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_INTAKE_IDLE_TIMEOUT_SECONDS", default: configuration.idleTimeoutSeconds, range: 1...3_600)
         configuration.requestTimeoutSeconds = try reader.integer(
             "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: configuration.requestTimeoutSeconds, range: 1...3_600)
+        configuration.queueWaitLimitMilliseconds = try reader.integer(
+            "HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS", default: configuration.queueWaitLimitMilliseconds, range: 0...60_000)
         configuration.sessionWindowDays = try reader.integer(
             "HERALD_SESSION_WINDOW_DAYS", default: configuration.sessionWindowDays, range: 1...3_650)
         configuration.liveActivityBudgets = try Self.liveActivityBudgets(reader, default: configuration.liveActivityBudgets)

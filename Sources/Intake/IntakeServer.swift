@@ -89,7 +89,10 @@ public final class IntakeServer: Sendable {
             connectionLimit: configuration.maxConnections,
             perAddressConnectionLimit: configuration.maxConnectionsPerAddress,
             connectionTimeoutSeconds: configuration.idleTimeoutSeconds,
-            requestReadTimeoutSeconds: configuration.requestTimeoutSeconds)
+            requestReadTimeoutSeconds: configuration.requestTimeoutSeconds,
+            queueWaitLimitMilliseconds: configuration.queueWaitLimitMilliseconds)
+        // Liveness stays true under overload: /healthz never waits behind the queue nor is refused as overloaded.
+        settings.answeredAtOnce = { request in IntakeRoutes.isLiveness(method: request.method, path: request.path) }
         // The icon upload alone may send up to 1 MiB, and only with the admin token (checked here, before the
         // body is read, so unauthenticated clients cannot make the intake hold 1 MiB per connection); every
         // other request keeps 64 KiB.

@@ -176,6 +176,13 @@ public enum IntakeRoutes {
         return route.endpoint == .putPartnerIcon
     }
 
+    /// True for `GET /healthz` (or HEAD), the liveness check that never blocks; other paths cost one prefix test.
+    public static func isLiveness(method: String, path: String) -> Bool {
+        guard method == "GET" || method == "HEAD", path.hasPrefix(healthz.pattern),
+              case .found(let route, _) = match(method: method, path: path) else { return false }
+        return route.endpoint == .healthz
+    }
+
     /// The routes without parameters by pattern: a push's path is found by one lookup, not by trying every route.
     private static let literalRoutes = Dictionary(grouping: all.filter { !$0.pattern.contains("{") }, by: \.pattern)
 

@@ -205,7 +205,7 @@ import Glibc
         #expect(try held.request("GET", "/again").status == 200)
     }
 
-    @Test("With every connection slot taken by idle clients, the idle timeout frees them and a new client is served")
+    @Test("With every connection slot taken by idle clients, a newcomer is answered 503 overloaded at once; once the idle timeout frees the slots, a new client is served")
     func idleConnectionsMakeRoom() throws {
         let server = try Self.server {
             $0.connectionLimit = 4
@@ -216,10 +216,38 @@ import Glibc
         // Connected and silent: they hold every slot (two per I/O thread).
         let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
         usleep(200_000)
-        let newcomer = try RawHTTPClient(port: server.port, source: "127.0.0.2", readTimeoutSeconds: 15)
-        let response = try newcomer.request("GET", "/healthz")
-        #expect(response.status == 200)
+        let refused = try RawHTTPClient(port: server.port, source: "127.0.0.2", readTimeoutSeconds: 15)
+        let started = ContinuousClock.now
+        let refusal = try refused.request("GET", "/healthz")
+        #expect(refusal.status == 503)
+        #expect(Self.errorCode(refusal) == "overloaded")
+        #expect(refusal.headers["retry-after"] == "1")
+        #expect(refusal.headers["connection"] == "close")
+        #expect(ContinuousClock.now - started < .milliseconds(900))
+        #expect(refused.isClosedByPeer())
         #expect(idle.allSatisfy { $0.isClosedByPeer() })
+        let newcomer = try RawHTTPClient(port: server.port, source: "127.0.0.2", readTimeoutSeconds: 15)
+        #expect(try newcomer.request("GET", "/healthz").status == 200)
+    }
+
+    @Test("Refusals past the connection limit turn over at once: forty newcomers one after another, more than the reserve, are each answered")
+    func reserveRefusalsTurnOver() throws {
+        let server = try Self.server {
+            $0.connectionLimit = 4
+            $0.perAddressConnectionLimit = 0
+        }
+        defer { server.stop() }
+        let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
+        usleep(100_000)
+        // Many more newcomers than the reserve (16), one after the other: each is refused and closed, so the
+        // reserve never fills.
+        for index in 0..<40 {
+            let newcomer = try RawHTTPClient(port: server.port, readTimeoutSeconds: 5)
+            let response = try newcomer.request("GET", "/n/\(index)")
+            #expect(response.status == 503)
+            #expect(Self.errorCode(response) == "overloaded")
+        }
+        #expect(idle.count == 4)
     }
 
     @Test("Slow-loris: headers or a body trickled a byte at a time are cut off at the read deadline, well before the idle timeout",

@@ -87,6 +87,22 @@ struct EdgesTests {
         }
     }
 
+    @Test("HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS sets the handler queue's wait limit, validated to 0-60000")
+    func queueWaitLimitSetting() throws {
+        var environment = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
+                           "HERALD_HOST_TOKEN": "host-token-0123456789",
+                           "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        #expect(try IntakeConfiguration.fromEnvironment(environment).queueWaitLimitMilliseconds == 1_000)
+        for (text, limit) in [("0", 0), ("250", 250), ("60000", 60_000)] {
+            environment["HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS"] = text
+            #expect(try IntakeConfiguration.fromEnvironment(environment).queueWaitLimitMilliseconds == limit)
+        }
+        for bad in ["-1", "60001", "1s"] {
+            environment["HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS"] = bad
+            #expect(throws: ConfigurationError.self, "\(bad)") { try IntakeConfiguration.fromEnvironment(environment) }
+        }
+    }
+
     @Test("HERALD_DEFAULT_TTL_SECONDS sets the default, validated to 1-2419200")
     func ttlSetting() throws {
         let base = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",

@@ -29,4 +29,14 @@ struct RouterTests {
         #expect(parameters == ["requestId": "0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d"])
         #expect(endpoint("GET", "/api/partners/notifications/pushes") == nil)
     }
+
+    @Test("only GET or HEAD /healthz is the liveness check answered without the handler queue")
+    func liveness() {
+        #expect(IntakeRoutes.isLiveness(method: "GET", path: "/healthz"))
+        #expect(IntakeRoutes.isLiveness(method: "HEAD", path: "/healthz/"))
+        #expect(!IntakeRoutes.isLiveness(method: "POST", path: "/healthz"))
+        #expect(!IntakeRoutes.isLiveness(method: "GET", path: "/healthzz"))
+        #expect(!IntakeRoutes.isLiveness(method: "GET", path: "/readyz"))
+        #expect(!IntakeRoutes.isLiveness(method: "POST", path: "/api/partners/notifications/push"))
+    }
 }

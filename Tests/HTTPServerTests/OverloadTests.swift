@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import HTTPServer
+
+@Suite("Past capacity: the queue wait limit and requests answered at once")
+struct OverloadTests {
+    /// One handler thread, a 100 ms queue wait limit, and `/live` answered on the I/O thread.
+    private func startOverloadServer(
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws -> HTTPServer {
+        var configuration = testConfiguration(threadCount: 1, dispatch: .handlerThreads(ioThreads: 1))
+        configuration.queueWaitLimitMilliseconds = 100
+        configuration.answeredAtOnce = { $0.path == "/live" }
+        return try HTTPServer(configuration: configuration, handler: handler)
+    }
+
+    @Test("A request that waited past the limit is refused 503 overloaded, unprocessed, and its connection stays open")
+    func waitedTooLongIsRefused() throws {
+        let release = DispatchSemaphore(value: 0)
+        let seen = RequestRecorder()
+        let server = try startOverloadServer { request in
+            seen.record(request)
+            if request.path == "/block" {
+                _ = release.wait(timeout: .now() + 10)
+            }
+            return HTTPResponse(status: 200, body: Array("done \(request.path)".utf8))
+        }
+        defer { server.stop() }
+
+        let blocked = try RawHTTPClient(port: server.port)
+        try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        usleep(50_000)
+        let queued = try RawHTTPClient(port: server.port)
+        try queued.send("POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}")
+        usleep(300_000)
+        release.signal()
+        #expect(try blocked.readResponse().text == "done /block")
+
+        let refused = try queued.readResponse()
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] == "1")
+        #expect(refused.headers["connection"] == nil)
+        let error = try #require(JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])
+        #expect((error["error"] as? [String: Any])?["code"] as? String == "overloaded")
+        #expect(seen.all.map(\.path) == ["/block"])
+
+        // The same connection is served once the queue is short again.
+        let next = try queued.request("POST", "/work", body: Array("{}".utf8))
+        #expect(next.status == 200)
+        #expect(next.text == "done /work")
+        #expect(seen.all.map(\.path) == ["/block", "/work"])
+    }
+
+    @Test("A request answered at once is served while every handler thread is busy")
+    func answeredAtOnceSkipsTheQueue() throws {
+        let release = DispatchSemaphore(value: 0)
+        let server = try startOverloadServer { request in
+            if request.path == "/block" {
+                _ = release.wait(timeout: .now() + 10)
+            }
+            return HTTPResponse(status: 200, body: Array("done \(request.path)".utf8))
+        }
+        defer { server.stop() }
+
+        let blocked = try RawHTTPClient(port: server.port)
+        try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        usleep(50_000)
+        // Well past the queue wait limit, with the only handler thread still held.
+        for _ in 0..<3 {
+            usleep(60_000)
+            let live = try RawHTTPClient(port: server.port).request("GET", "/live")
+            #expect(live.status == 200)
+            #expect(live.text == "done /live")
+        }
+        release.signal()
+        #expect(try blocked.readResponse().text == "done /block")
+    }
+
+    @Test("Without a limit a request waits as long as it takes")
+    func noLimitWaits() throws {
+        let release = DispatchSemaphore(value: 0)
+        let server = try startServer(.handlerThreads(ioThreads: 1), threadCount: 1) { request in
+            if request.path == "/block" {
+                _ = release.wait(timeout: .now() + 10)
+            }
+            return HTTPResponse(status: 200, body: Array("done \(request.path)".utf8))
+        }
+        defer { server.stop() }
+
+        let blocked = try RawHTTPClient(port: server.port)
+        try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        usleep(50_000)
+        let queued = try RawHTTPClient(port: server.port)
+        try queued.send("GET /work HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        usleep(300_000)
+        release.signal()
+        #expect(try blocked.readResponse().text == "done /block")
+        #expect(try queued.readResponse().text == "done /work")
+    }
+
+    @Test("The queue wait limit is validated")
+    func limitIsValidated() {
+        var configuration = testConfiguration()
+        configuration.queueWaitLimitMilliseconds = -1
+        #expect(throws: HTTPServerError.self) { try configuration.validate() }
+        configuration.queueWaitLimitMilliseconds = 3_600_001
+        #expect(throws: HTTPServerError.self) { try configuration.validate() }
+        configuration.queueWaitLimitMilliseconds = 1_000
+        #expect(throws: Never.self) { try configuration.validate() }
+    }
+}
