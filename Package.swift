@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CGdkPixbuf", pkgConfig: "gdk-pixbuf-2.0", providers: [.apt(["libgdk-pixbuf-2.0-dev"])]),
         // gdk-pixbuf loader signal handlers in C (g_signal_connect is a macro): the pixel-limit guard.
         .target(name: "CGdkPixbufShim", dependencies: ["CGdkPixbuf"]),
+        // jemalloc in place of glibc's malloc in every process, with its settings (CAllocator.c says why).
+        .target(name: "CAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
         // Non-variadic, prefixed wrappers around libmicrohttpd's variadic start function.
         .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
         // Non-variadic, prefixed wrappers around libcurl's variadic setopt/getinfo, and macros that do not import.
@@ -40,7 +42,7 @@ let package = Package(
         // HTTP/1.1 server on libmicrohttpd.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // What every long-running process shares: JSON logs, signals, environment settings.
-        .target(name: "ServiceSupport", dependencies: ["CSystem", "HeraldCore", "Postgres"]),
+        .target(name: "ServiceSupport", dependencies: ["CAllocator", "CSystem", "HeraldCore", "Postgres"]),
         // A partner's icon from an upload or a fetched URL, rasterised: shared by the admin API and heraldctl.
         .target(name: "PartnerIcons", dependencies: ["HTTPFetch", "Icons", "Store", "HeraldCore", "ServiceSupport"]),
         // The intake: routing, auth, handlers, metrics.

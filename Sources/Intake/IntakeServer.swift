@@ -113,7 +113,10 @@ public final class IntakeServer: Sendable {
         notifier.start()
         waiter.start()
         janitor.start()
-        logger.info("listening", [("port", .number(Double(http.port)))])
+        logger.info("listening", [
+            ("port", .number(Double(http.port))),
+            ("allocator", .string(Allocator.name)),
+        ])
         return http.port
     }
 

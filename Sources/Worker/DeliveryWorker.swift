@@ -187,6 +187,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             ("upstreams", .array(upstreams.keys.map(\.rawValue).sorted().map { .string($0) })),
             ("listen", .bool(configuration.listener.enabled)),
             ("batchSize", .number(Double(configuration.claimer.batchSize))),
+            ("allocator", .string(Allocator.name)),
         ])
     }
 

@@ -4,7 +4,6 @@ import Intake
 
 // herald-intake: configuration from the environment, then serve until SIGTERM or SIGINT.
 TerminationSignals.block()
-MemoryArenas.limitToProcessors()
 
 let configuration: IntakeConfiguration
 do {

@@ -5,7 +5,6 @@ import Worker
 
 // herald-worker: configuration from the environment, deliver until SIGTERM or SIGINT, then drain.
 TerminationSignals.block()
-MemoryArenas.limitToProcessors()
 
 let configuration: WorkerConfiguration
 let upstreams: [PushService: any DeliveryUpstream]

@@ -244,7 +244,7 @@ struct DeployManifestTests {
         }
         let packages = runtimePackages(prebuilt)
         #expect(packages == runtimePackages(normal))
-        for package in ["ca-certificates", "libpq5", "libssl3", "libnghttp2-14", "libmicrohttpd12", "libcurl4", "librsvg2-2",
+        for package in ["ca-certificates", "libpq5", "libssl3", "libnghttp2-14", "libjemalloc2", "libmicrohttpd12", "libcurl4", "librsvg2-2",
                         "libgdk-pixbuf-2.0-0"] {
             #expect(packages.contains(package), "\(packages)")
         }
