@@ -18,6 +18,18 @@ import Glibc
         return try HTTPServer(configuration: configuration, handler: handler)
     }
 
+    /// A server of 4 connection slots (two per I/O thread), every one held by a connected, silent client.
+    static func fullServer(idleTimeoutSeconds: Int) throws -> (HTTPServer, [RawHTTPClient]) {
+        let server = try server {
+            $0.connectionLimit = 4
+            $0.perAddressConnectionLimit = 0
+            $0.connectionTimeoutSeconds = idleTimeoutSeconds
+        }
+        let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
+        usleep(200_000)
+        return (server, idle)
+    }
+
     static func errorCode(_ response: RawHTTPClient.Response) -> String? {
         guard response.headers["content-type"] == "application/json",
               let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
@@ -207,15 +219,8 @@ import Glibc
 
     @Test("With every connection slot taken by idle clients, a newcomer is answered 503 overloaded at once; once the idle timeout frees the slots, a new client is served")
     func idleConnectionsMakeRoom() throws {
-        let server = try Self.server {
-            $0.connectionLimit = 4
-            $0.perAddressConnectionLimit = 0
-            $0.connectionTimeoutSeconds = 1
-        }
+        let (server, idle) = try Self.fullServer(idleTimeoutSeconds: 1)
         defer { server.stop() }
-        // Connected and silent: they hold every slot (two per I/O thread).
-        let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
-        usleep(200_000)
         let refused = try RawHTTPClient(port: server.port, source: "127.0.0.2", readTimeoutSeconds: 15)
         let started = ContinuousClock.now
         let refusal = try refused.request("GET", "/healthz")
@@ -232,13 +237,8 @@ import Glibc
 
     @Test("Refusals past the connection limit turn over at once: forty newcomers one after another, more than the reserve, are each answered")
     func reserveRefusalsTurnOver() throws {
-        let server = try Self.server {
-            $0.connectionLimit = 4
-            $0.perAddressConnectionLimit = 0
-        }
+        let (server, idle) = try Self.fullServer(idleTimeoutSeconds: 10)
         defer { server.stop() }
-        let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
-        usleep(100_000)
         // Many more newcomers than the reserve (16), one after the other: each is refused and closed, so the
         // reserve never fills.
         for index in 0..<40 {

@@ -5,32 +5,44 @@ import Testing
 
 @Suite("Past capacity: the queue wait limit and requests answered at once")
 struct OverloadTests {
-    /// One handler thread, a 100 ms queue wait limit, and `/live` answered on the I/O thread.
-    private func startOverloadServer(
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
-    ) throws -> HTTPServer {
-        var configuration = testConfiguration(threadCount: 1, dispatch: .handlerThreads(ioThreads: 1))
-        configuration.queueWaitLimitMilliseconds = 100
-        configuration.answeredAtOnce = { $0.path == "/live" }
-        return try HTTPServer(configuration: configuration, handler: handler)
-    }
-
-    @Test("A request that waited past the limit is refused 503 overloaded, unprocessed, and its connection stays open")
-    func waitedTooLongIsRefused() throws {
-        let release = DispatchSemaphore(value: 0)
-        let seen = RequestRecorder()
-        let server = try startOverloadServer { request in
+    /// A handler that holds `/block` until `release` is signalled, records what it sees, and answers "done <path>".
+    private static func holding(_ release: DispatchSemaphore, seen: RequestRecorder = RequestRecorder())
+        -> @Sendable (HTTPRequest) -> HTTPResponse {
+        { request in
             seen.record(request)
             if request.path == "/block" {
                 _ = release.wait(timeout: .now() + 10)
             }
             return HTTPResponse(status: 200, body: Array("done \(request.path)".utf8))
         }
-        defer { server.stop() }
+    }
 
+    /// One handler thread on one I/O thread; `limited`: a 100 ms queue wait limit and `/live` answered at once.
+    private static func start(limited: Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws -> HTTPServer {
+        var configuration = testConfiguration(threadCount: 1, dispatch: .handlerThreads(ioThreads: 1))
+        if limited {
+            configuration.queueWaitLimitMilliseconds = 100
+            configuration.answeredAtOnce = { $0.path == "/live" }
+        }
+        return try HTTPServer(configuration: configuration, handler: handler)
+    }
+
+    /// Sends `GET /block` on a new connection and gives it time to take the only handler thread.
+    private static func occupyTheHandler(_ server: HTTPServer) throws -> RawHTTPClient {
         let blocked = try RawHTTPClient(port: server.port)
         try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
         usleep(50_000)
+        return blocked
+    }
+
+    @Test("A request that waited past the limit is refused 503 overloaded, unprocessed, and its connection stays open")
+    func waitedTooLongIsRefused() throws {
+        let release = DispatchSemaphore(value: 0)
+        let seen = RequestRecorder()
+        let server = try Self.start(limited: true, handler: Self.holding(release, seen: seen))
+        defer { server.stop() }
+
+        let blocked = try Self.occupyTheHandler(server)
         let queued = try RawHTTPClient(port: server.port)
         try queued.send("POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}")
         usleep(300_000)
@@ -55,17 +67,10 @@ struct OverloadTests {
     @Test("A request answered at once is served while every handler thread is busy")
     func answeredAtOnceSkipsTheQueue() throws {
         let release = DispatchSemaphore(value: 0)
-        let server = try startOverloadServer { request in
-            if request.path == "/block" {
-                _ = release.wait(timeout: .now() + 10)
-            }
-            return HTTPResponse(status: 200, body: Array("done \(request.path)".utf8))
-        }
+        let server = try Self.start(limited: true, handler: Self.holding(release))
         defer { server.stop() }
 
-        let blocked = try RawHTTPClient(port: server.port)
-        try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        usleep(50_000)
+        let blocked = try Self.occupyTheHandler(server)
         // Well past the queue wait limit, with the only handler thread still held.
         for _ in 0..<3 {
             usleep(60_000)
@@ -80,17 +85,10 @@ struct OverloadTests {
     @Test("Without a limit a request waits as long as it takes")
     func noLimitWaits() throws {
         let release = DispatchSemaphore(value: 0)
-        let server = try startServer(.handlerThreads(ioThreads: 1), threadCount: 1) { request in
-            if request.path == "/block" {
-                _ = release.wait(timeout: .now() + 10)
-            }
-            return HTTPResponse(status: 200, body: Array("done \(request.path)".utf8))
-        }
+        let server = try Self.start(limited: false, handler: Self.holding(release))
         defer { server.stop() }
 
-        let blocked = try RawHTTPClient(port: server.port)
-        try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        usleep(50_000)
+        let blocked = try Self.occupyTheHandler(server)
         let queued = try RawHTTPClient(port: server.port)
         try queued.send("GET /work HTTP/1.1\r\nHost: localhost\r\n\r\n")
         usleep(300_000)
