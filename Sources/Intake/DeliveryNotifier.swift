@@ -12,14 +12,19 @@ import Store
 /// few milliseconds costs little and still wakes a worker within milliseconds. If a
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows.
 ///
-/// Each deliveries NOTIFY names one worker, the workers taken in turn (`DeliveryStore.notifyWorkers`): every
-/// worker woken for one push would claim, and all but one would find nothing (with two workers, two claims a
-/// push at low rates, the largest part of Postgres' CPU per push). The workers are their listener connections as
+/// Each deliveries NOTIFY names one worker, the workers taking turns of `turnLength` (`DeliveryStore.notifyWorkers`):
+/// every worker woken for one push would claim, and all but one would find nothing (with two workers, two claims
+/// a push at low rates, the largest part of Postgres' CPU per push). The workers are their listener connections as
 /// pg_stat_activity lists them, read again every `listenerRefresh`; with none listed, every worker is woken.
 final class DeliveryNotifier: @unchecked Sendable {
     /// How long a list of the workers' listeners is used. A worker started meanwhile is woken by its own
     /// poll until then; one that stopped leaves its share of notifications to the others' poll.
     static let listenerRefresh: Duration = .seconds(1)
+    /// How long one worker is named before the next one's turn: several of its claim spacings, so under live
+    /// traffic one worker claims what is due while the others sleep. Named in turn one NOTIFY at a time (1 ms
+    /// apart), two workers both claimed every few ms at 2,000 pushes/s, and a third of the claims found that
+    /// the other had taken their rows (0.30 claims a push against 0.21, 30 µs of CPU a push more).
+    static let turnLength: Duration = .milliseconds(10)
 
     private let minimumInterval: Duration
     private let session: DatabaseSession
@@ -33,6 +38,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var listeners: [Int32] = []
     private var listenersReadAt: ContinuousClock.Instant?
     private var nextListener = 0
+    private var turnStartedAt: ContinuousClock.Instant?
     private var lastNotify: ContinuousClock.Instant?
 
     init(databaseURL: String, options: PostgresConnectionOptions, minimumInterval: Duration, logger: Logger) {
@@ -93,7 +99,8 @@ final class DeliveryNotifier: @unchecked Sendable {
         }
     }
 
-    /// The listener of the worker whose turn it is, or nil when no worker listens.
+    /// The listener of the worker whose turn it is (the next one once `turnLength` has passed), or nil when no
+    /// worker listens.
     private func nextWorker(_ connection: PostgresConnection) throws -> Int32? {
         let now = ContinuousClock.now
         if listenersReadAt.map({ now - $0 >= Self.listenerRefresh }) ?? true {
@@ -101,7 +108,10 @@ final class DeliveryNotifier: @unchecked Sendable {
             listenersReadAt = now
         }
         guard !listeners.isEmpty else { return nil }
-        nextListener = (nextListener + 1) % listeners.count
-        return listeners[nextListener]
+        if turnStartedAt.map({ now - $0 >= Self.turnLength }) ?? true {
+            nextListener = (nextListener + 1) % listeners.count
+            turnStartedAt = now
+        }
+        return listeners[nextListener % listeners.count]
     }
 }

@@ -7,7 +7,7 @@ import Store
 import Testing
 import Worker
 
-/// The intake's NOTIFY names one worker, the workers in turn (Sources/Intake/DeliveryNotifier.swift): one push
+/// The intake's NOTIFY names one worker, the workers taking turns (Sources/Intake/DeliveryNotifier.swift): one push
 /// costs one claim, not one per worker, and the pushes are shared between the workers.
 @Suite(.requiresDatabase) struct WakeUpTests {
     @Test func eachPushWakesOneWorkerAndTheWorkersTakeTurns() async throws {
