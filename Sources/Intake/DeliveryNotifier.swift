@@ -22,8 +22,8 @@ final class DeliveryNotifier: @unchecked Sendable {
     static let listenerRefresh: Duration = .seconds(1)
     /// How long one worker is named before the next one's turn: several of its claim spacings, so under live
     /// traffic one worker claims what is due while the others sleep. Named in turn one NOTIFY at a time (1 ms
-    /// apart), two workers both claimed every few ms at 2,000 pushes/s, and a third of the claims found that
-    /// the other had taken their rows (0.30 claims a push against 0.21, 30 µs of CPU a push more).
+    /// apart), the workers all claimed every few ms, and a third of the claims found that another had taken
+    /// their rows (docs/performance.md, *CPU of a single push*).
     static let turnLength: Duration = .milliseconds(10)
 
     private let minimumInterval: Duration

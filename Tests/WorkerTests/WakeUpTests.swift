@@ -10,12 +10,18 @@ import Worker
 /// The intake's NOTIFY names one worker, the workers taking turns (Sources/Intake/DeliveryNotifier.swift): one push
 /// costs one claim, not one per worker, and the pushes are shared between the workers.
 @Suite(.requiresDatabase) struct WakeUpTests {
-    @Test func eachPushWakesOneWorkerAndTheWorkersTakeTurns() async throws {
-        let harness = try WorkerHarness()
+    /// A partner (its API key returned) and alice, with one iPhone, known by her e-mail.
+    private static func partnerAndAlice(_ harness: WorkerHarness) throws -> String {
         let key = "mp_" + String(repeating: "8", count: 32)
         try harness.db.partner(keyHash: PartnerAPIKey.hash(key))
         try harness.db.user("alice", apnsToken: WorkerHarness.apnsToken(0))
         try harness.db.email("alice@example.com", user: "alice")
+        return key
+    }
+
+    @Test func eachPushWakesOneWorkerAndTheWorkersTakeTurns() async throws {
+        let harness = try WorkerHarness()
+        let key = try Self.partnerAndAlice(harness)
         // A long poll: only a notification makes a worker claim.
         let first = try harness.startWorker { $0.claimer.pollInterval = .seconds(30) }
         let second = try harness.startWorker { $0.claimer.pollInterval = .seconds(30) }
@@ -50,10 +56,7 @@ import Worker
     /// must not start one more claim after it, which would find nothing.
     @Test func notificationsDuringTheSpacingCostNoEmptyClaim() async throws {
         let harness = try WorkerHarness()
-        let key = "mp_" + String(repeating: "9", count: 32)
-        try harness.db.partner(keyHash: PartnerAPIKey.hash(key))
-        try harness.db.user("alice", apnsToken: WorkerHarness.apnsToken(0))
-        try harness.db.email("alice@example.com", user: "alice")
+        let key = try Self.partnerAndAlice(harness)
         let worker = try harness.startWorker {
             $0.claimer.pollInterval = .seconds(30)
             $0.claimer.minimumClaimSpacing = .seconds(3)
