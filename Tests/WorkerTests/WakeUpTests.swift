@@ -64,10 +64,15 @@ import Worker
         try await harness.waitUntil("the worker listens") {
             try DeliveryStore().listenerPIDs(on: harness.db.connection).count == 1
         }
-        // The claim the listener's connection starts (work may have come meanwhile), then past its spacing.
-        try await harness.waitUntil("the first claim") { worker.metrics.claims >= 1 }
-        try await Task.sleep(for: .milliseconds(3_200))
-        let claimsBefore = worker.metrics.claims
+        // The worker's first claims (at its start, and the one its listener's connection starts: work may have
+        // come meanwhile) are over once no claim came for longer than the spacing.
+        var claimsBefore = worker.metrics.claims
+        while true {
+            try await Task.sleep(for: .milliseconds(3_500))
+            let now = worker.metrics.claims
+            if now == claimsBefore { break }
+            claimsBefore = now
+        }
 
         let (intake, port) = try WorkerProcessTests.startIntake(databaseURL: harness.db.url)
         defer { intake.stop() }
