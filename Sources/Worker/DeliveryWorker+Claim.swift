@@ -33,11 +33,6 @@ extension DeliveryWorker {
         if sinceShort < settings.minimumClaimSpacing {
             Thread.sleep(forTimeInterval: (settings.minimumClaimSpacing - sinceShort) / .seconds(1))
         }
-        // Work announced until now is this claim's: its rows were committed before their NOTIFY, so the
-        // claim's snapshot (taken after this) sees them, and everything this step reads below (hints,
-        // pauses, retries) is read after it. Without this, a NOTIFY that came during the spacing or the
-        // previous claim started one more claim that found nothing.
-        wake.clear(.work)
         let now = Date()
         let dropCursors = hints.withLock { hints -> Bool in
             defer { hints.dropCursors = false }
@@ -105,8 +100,6 @@ extension DeliveryWorker {
             wakeAt = max(retry, Date())
             hold.withLock { $0.nextRetryAt = nil }
         }
-        // stop() marks the claimer stopping before it signals `.work`: a signal cleared above is not missed.
-        guard claimer?.isStopping != true else { return }
         wake.wait(for: bulkHeldBack ? [.work, .capacity] : [.work], until: wakeAt)
     }
 }

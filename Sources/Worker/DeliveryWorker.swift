@@ -80,7 +80,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// iOS 18 broadcast channels (nil without APNs, or when HERALD_CHANNELS_ENABLED=0).
     private var channels: ChannelSender?
     private var services: [BackgroundService] = []
-    private(set) var claimer: BackgroundService!
+    private var claimer: BackgroundService!
 
     public init(configuration: WorkerConfiguration, upstreams: [PushService: any DeliveryUpstream],
                 clock: any HeraldClock = SystemClock(), metrics: WorkerMetrics = WorkerMetrics()) {

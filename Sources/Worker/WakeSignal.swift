@@ -23,16 +23,6 @@ final class WakeSignal: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Forgets an earlier signal of `reason` that nobody consumed (what it announced is being acted on).
-    func clear(_ reason: Reason) {
-        condition.lock()
-        switch reason {
-        case .work: work = false
-        case .capacity: capacity = false
-        }
-        condition.unlock()
-    }
-
     /// Waits until one of `reasons` was signalled or `deadline` passed; clears what it consumed.
     /// Returns true when signalled.
     @discardableResult

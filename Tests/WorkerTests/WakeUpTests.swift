@@ -51,48 +51,4 @@ import Worker
         #expect(sent.reduce(0, +) == pushes)
         #expect(sent.allSatisfy { $0 >= pushes / 4 }, "sent by each worker: \(sent)")
     }
-
-    /// A NOTIFY that arrives while the claimer waits out its spacing is for rows the coming claim takes: it
-    /// must not start one more claim after it, which would find nothing.
-    @Test func notificationsDuringTheSpacingCostNoEmptyClaim() async throws {
-        let harness = try WorkerHarness()
-        let key = try Self.partnerAndAlice(harness)
-        let worker = try harness.startWorker {
-            $0.claimer.pollInterval = .seconds(30)
-            $0.claimer.minimumClaimSpacing = .seconds(3)
-        }
-        try await harness.waitUntil("the worker listens") {
-            try DeliveryStore().listenerPIDs(on: harness.db.connection).count == 1
-        }
-        // The worker's first claims (at its start, and the one its listener's connection starts: work may have
-        // come meanwhile) are over once no claim came for longer than the spacing.
-        var claimsBefore = worker.metrics.claims
-        while true {
-            try await Task.sleep(for: .milliseconds(3_500))
-            let now = worker.metrics.claims
-            if now == claimsBefore { break }
-            claimsBefore = now
-        }
-
-        let (intake, port) = try WorkerProcessTests.startIntake(databaseURL: harness.db.url)
-        defer { intake.stop() }
-        func push(_ index: Int) throws {
-            let response = try TestHTTPClient.json(
-                port: port, method: "POST", path: "/api/partners/notifications/push", token: key,
-                json: #"{"recipients":{"emails":["alice@example.com"]},"title":"Deposit \#(index)","body":"Confirmed"}"#)
-            #expect(response.status == 202, "\(response.text)")
-        }
-        // The first push is claimed at once; its claim is short, so the second's notification wakes a claimer
-        // that waits out the spacing (3 s), and the third's arrives during that wait.
-        try push(0)
-        try await harness.waitUntil("the first push received") { harness.simulator.received().count == 1 }
-        try push(1)
-        try push(2)
-        try await harness.waitUntil("three pushes received") { harness.simulator.received().count == 3 }
-        // Longer than the spacing: an extra claim would have come by now.
-        try await Task.sleep(for: .milliseconds(3_500))
-        let claims = worker.metrics.claims - claimsBefore
-        #expect(claims <= 2, "claims: \(claims)")
-        #expect(harness.simulator.received().count == 3)
-    }
 }
