@@ -254,7 +254,13 @@ import Glibc
     /// connection the moment it accepted it, under the request already sent).
     @Test("Pushes on connections over the per-address limit are answered 503 too_many_connections with Retry-After; none is reset, none written")
     func connectionsOverThePerAddressLimitAreAnswered() throws {
-        let intake = try IntakeHarness(configure: { $0.maxConnectionsPerAddress = 4 })
+        // The held connections send nothing: on a loaded machine the default idle timeout (15 s) and read
+        // deadline (20 s) could close them before the pushes below, and then nothing would be over the limit.
+        let intake = try IntakeHarness(configure: {
+            $0.maxConnectionsPerAddress = 4
+            $0.idleTimeoutSeconds = 300
+            $0.requestTimeoutSeconds = 300
+        })
         defer { intake.stop() }
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
