@@ -16,8 +16,8 @@ final class ConnectionRecord: Sendable {
     /// Whether the answer to the current request may leave the connection open (HTTP/1.1 without
     /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`); set when its headers arrive.
     let requestKeepsAlive = Atomic<Bool>(true)
-    /// The client address this connection is counted under, or nil when it is not counted (no per-address limit,
-    /// or refused).
+    /// The client address this connection is counted under (`ConnectionAdmission`), or nil when it is not counted
+    /// under one (no per-address limit, or refused).
     let countedAddress: ClientAddress?
     /// Set when the connection was opened over a limit (the server's connections or its address's): its first
     /// request is answered with this and the connection closed. Nil for an admitted connection, which counts

@@ -81,16 +81,9 @@ func heraldHTTPConnectionNotify(
     if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
         var refusal: HTTPRejection?
         var countedAddress: ClientAddress?
-        if !context.admitConnection() {
-            refusal = .overloaded
-        } else {
-            let address = context.perAddress.limit > 0 ? ClientAddress(of: connection) : nil
-            if context.perAddress.admit(address) {
-                countedAddress = address
-            } else {
-                context.releaseConnection()
-                refusal = .tooManyConnections
-            }
+        switch context.admission.admit(connection) {
+        case .admitted(let address): countedAddress = address
+        case .refused(let rejection): refusal = rejection
         }
         let record = ConnectionRecord(fd: CMicroHTTPD_connection_fd(connection), context: context,
                                       countedAddress: countedAddress, refusal: refusal)
@@ -102,10 +95,7 @@ func heraldHTTPConnectionNotify(
         let closed = record.takeUnretainedValue()
         context.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(closed)) }
         if closed.refusal == nil {
-            context.releaseConnection()
-        }
-        if let address = closed.countedAddress {
-            context.perAddress.release(address)
+            context.admission.release(closed.countedAddress)
         }
         record.release()
     }

@@ -30,14 +30,8 @@ final class ServerContext: Sendable {
     let openRequests = Atomic<Int>(0)
     /// Set by `stop()`: answers then carry `Connection: close` so keep-alive clients go away.
     let isDraining = Atomic<Bool>(false)
-    /// Connections counted per client address (the per-address limit).
-    let perAddress: ConnectionsPerAddress
-    /// `HTTPServerConfiguration.connectionLimit`: connections admitted at once. libmicrohttpd accepts up to
-    /// `libraryConnectionLimit` of them, so one over this limit is answered (the `overloaded` rejection on its
-    /// first request) instead of waiting in the kernel's accept queue until its client gives up.
-    let connectionLimit: Int
-    /// Admitted connections open now.
-    let admittedConnections = Atomic<Int>(0)
+    /// Which new connections are served and which only refused (the server's and the per-address limits).
+    let admission: ConnectionAdmission
     /// The `Keep-Alive` header's value on answers that leave the connection open (`timeout=` a second under the
     /// idle timeout, so clients retire an idle connection before the server closes it); nil when there is no
     /// idle timeout or it is under 2 s.
@@ -63,8 +57,8 @@ final class ServerContext: Sendable {
         self.maxTargetBytes = configuration.maxTargetBytes
         self.maxHeaderBytes = configuration.maxHeaderBytes
         self.requestReadTimeout = Int64(configuration.requestReadTimeoutSeconds) * 1_000_000_000
-        self.perAddress = ConnectionsPerAddress(limit: configuration.perAddressConnectionLimit)
-        self.connectionLimit = configuration.connectionLimit
+        self.admission = ConnectionAdmission(serverLimit: configuration.connectionLimit,
+                                             addressLimit: configuration.perAddressConnectionLimit)
         let idle = configuration.connectionTimeoutSeconds
         self.keepAliveValue = idle >= 2 ? "timeout=\(idle - 1)" : nil
         let deferred = DeferredConnections()
@@ -85,33 +79,8 @@ final class ServerContext: Sendable {
         }
     }
 
-    /// What libmicrohttpd is told to accept: the admitted connections plus a reserve (a quarter, at least 16) for
-    /// connections that are only answered with a refusal.
-    static func libraryConnectionLimit(for connectionLimit: Int) -> Int {
-        connectionLimit + max(16, connectionLimit / 4)
-    }
-
-    /// Counts a new connection against `connectionLimit`; false (not counted) when the server is full.
-    func admitConnection() -> Bool {
-        var open = admittedConnections.load(ordering: .relaxed)
-        while open < connectionLimit {
-            let (exchanged, original) = admittedConnections.compareExchange(
-                expected: open, desired: open + 1, ordering: .relaxed)
-            if exchanged {
-                return true
-            }
-            open = original
-        }
-        return false
-    }
-
-    /// An admitted connection closed.
-    func releaseConnection() {
-        admittedConnections.subtract(1, ordering: .relaxed)
-    }
-
     /// Cuts (shuts the socket down, so libmicrohttpd closes it) every connection whose current request has
-    /// taken longer than the read deadline to arrive (a connection over its address's limit, longer than
+    /// taken longer than the read deadline to arrive (a connection over a limit, longer than
     /// `overLimitReadTimeout`). Runs on the sweeper thread.
     func cutLateConnections() {
         guard requestReadTimeout > 0 else {
