@@ -20,6 +20,8 @@ HB_OUTBOX_DELIVERIES="SELECT m.id, m.user_id, m.device_id, m.payload, d.state, d
 HB_TICK="$(getconf CLK_TCK)"
 # utime+stime of one process (all its threads), in ticks; 0 once it is gone.
 hb_proc_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# The throwaway cluster's postmaster pid (its children are the server's processes).
+hb_postmaster_pid() { head -n 1 "$HERALD_PG_DIR/data/postmaster.pid"; }
 # All of the cluster's CPU in ticks: the postmaster with the children it has reaped (cutime,
 # cstime) plus every child not yet reaped (a zombie keeps its times). A backend that exits between
 # two readings moves from "live" into the postmaster's reaped time with its whole life, so a
@@ -30,7 +32,7 @@ hb_proc_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # which the reaped time changed is taken again.
 hb_pg_ticks() {
     local pm reaped0 reaped1 sum attempt child
-    pm="$(head -n 1 "$HERALD_PG_DIR/data/postmaster.pid")"
+    pm="$(hb_postmaster_pid)"
     for attempt in 1 2 3 4 5; do
         reaped0="$(awk '{print $16+$17}' "/proc/$pm/stat" 2>/dev/null || echo 0)"
         sum="$({
@@ -72,7 +74,7 @@ hb_proc_switches() {
 hb_switches_snapshot() {
     local w=0 p=0 pid pm
     for pid in "${worker_pids[@]}"; do w=$((w + $(hb_proc_switches "$pid"))); done
-    pm="$(head -n 1 "$HERALD_PG_DIR/data/postmaster.pid")"
+    pm="$(hb_postmaster_pid)"
     for pid in "$pm" $(pgrep -P "$pm" || true); do p=$((p + $(hb_proc_switches "$pid"))); done
     printf '%s %s %s %s\n' "$(hb_proc_switches "$intake_pid")" "$w" "$(hb_proc_switches "$sim_pid")" "$p"
 }
