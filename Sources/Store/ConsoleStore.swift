@@ -221,22 +221,17 @@ extension ConsoleStore {
         return usage
     }
 
-    /// Per live partner: the rate windows' sums (rate_buckets' primary key, as herald_rate_reserve reads them)
+    /// Per live partner: the rate windows' sums (sql/functions/rate_counts.sql, as the intake reads them)
     /// and its webhook events failed in the last day (webhook_events_failed (partner_id, finished_at)).
     public static let partnerUsageSQL = """
-        SELECT p.id,
-               (SELECT coalesce(sum(b.count), 0) FROM rate_buckets b
-                 WHERE b.partner_id = p.id AND b.granularity = 's'
-                   AND b.bucket > extract(epoch FROM now())::bigint - 60)::int8,
-               (SELECT coalesce(sum(b.count), 0) FROM rate_buckets b
-                 WHERE b.partner_id = p.id AND b.granularity = 'm'
-                   AND b.bucket > extract(epoch FROM now())::bigint / 60 - 1440)::int8,
+        SELECT p.id, c.minute_count::int8, c.day_count::int8,
                (SELECT count(*) FROM webhook_events w
                  WHERE w.partner_id = p.id AND w.state = 'failed' AND w.finished_at > now() - interval '1 day')::int8,
                (SELECT w.last_error FROM webhook_events w
                  WHERE w.partner_id = p.id AND w.state = 'failed' AND w.finished_at > now() - interval '1 day'
                  ORDER BY w.finished_at DESC LIMIT 1)
           FROM partners p
+         CROSS JOIN LATERAL herald_rate_counts(p.id, floor(extract(epoch FROM now()))::bigint) c
          WHERE p.revoked_at IS NULL
         """
 }

@@ -290,13 +290,22 @@ struct IntakePushQueryPlanTests {
         #expect(!text.contains("Seq Scan on idempotency_keys"), "\(text)")
     }
 
-    @Test("the rate windows are summed from the bucket primary key")
+    @Test("the rate windows are read from their row and the bucket primary key")
     func rateWindows() throws {
         let sql = try statement(
-            from: "SELECT s.n, s.oldest, m.n, m.oldest INTO minute_count",
-            renaming: ["INTO minute_count, minute_oldest, day_count, day_oldest": "", "cur": "$1", "now_s": "$2"])
+            from: "SELECT c.minute_count, c.day_count INTO minute_count",
+            renaming: ["INTO minute_count, day_count": "", "cur": "$1", "now_s": "$2"])
         let text = try genericPlan(sql, types: "uuid, bigint")
-        // Both windows, each a range of the primary key.
+        // herald_rate_counts inlined: the row, and each window's two ranges (moved forward, or summed whole).
+        #expect(text.contains("rate_windows_pkey"), "\(text)")
+        #expect(text.components(separatedBy: "rate_buckets_pkey").count == 5, "\(text)")
+        #expect(!text.contains("Seq Scan on rate_buckets"), "\(text)")
+        #expect(!text.contains("Function Scan"), "\(text)")
+    }
+
+    @Test("a refusal's oldest buckets are one descent of the bucket primary key each")
+    func rateOldest() throws {
+        let text = try genericPlan("SELECT * FROM herald_rate_oldest($1, $2)", types: "uuid, bigint")
         #expect(text.components(separatedBy: "rate_buckets_pkey").count == 3, "\(text)")
         #expect(!text.contains("Seq Scan on rate_buckets"), "\(text)")
     }

@@ -175,6 +175,20 @@ ANALYZE users, user_emails, devices;
 SQL
 }
 
+# hb_partner_history PARTNER_ID: the partner has sent 100 pushes a second all day, as a partner in
+# production has when a run starts: an 'm' bucket for each of the last 1,439 minutes (6,000 each: 8.6
+# million of the bench partners' 100 million a day) and an 's' bucket for each of the last 59 seconds (what
+# its rate windows count). Without it every run starts with an empty day, which no busy partner has.
+hb_partner_history() {
+    herald_pg_psql -qtAX -v partner="$1" >/dev/null <<'SQL'
+INSERT INTO rate_buckets (partner_id, granularity, bucket, count)
+SELECT :'partner'::uuid, 'm'::"char", floor(extract(epoch FROM now()))::bigint / 60 - g, 6000 FROM generate_series(1, 1439) g
+UNION ALL
+SELECT :'partner'::uuid, 's'::"char", floor(extract(epoch FROM now()))::bigint - g, 100 FROM generate_series(1, 59) g;
+ANALYZE rate_buckets;
+SQL
+}
+
 # --- the intake ----------------------------------------------------------------------------------
 # hb_start_intake BIN DB_URL PORT LOG [VAR=VALUE...]: herald-intake with throwaway tokens and
 # signing key; sets HB_INTAKE_PID and HB_ADMIN_TOKEN, waits for /readyz.

@@ -4,7 +4,8 @@
 -- senders and deliveries ('accepted'). The intake renders a few delivery slots up front
 -- (Sources/Store/PushPreparation.swift); a push with more devices than slots goes back as 'render'.
 -- The rate windows stay exact across processes: the per-partner advisory lock of herald_rate_reserve
--- (functions/rate_reserve.sql) is held until the batch commits, partners locked in uuid order.
+-- (functions/rate_reserve.sql) is held until the batch commits, partners locked in uuid order. Their
+-- sums are the running ones of functions/rate_counts.sql, written back with the batch's counts.
 -- Most calls carry one push: a statement's fixed cost (starting its plan) is then most of the call's,
 -- so the steps a batch does not need are skipped and the writes are one statement.
 CREATE OR REPLACE FUNCTION herald_intake_push(
@@ -59,12 +60,16 @@ DECLARE
     minute_oldest bigint;
     day_count integer;
     day_oldest bigint;
+    -- Whether the current partner's oldest buckets were read (only a refusal needs them).
+    oldest_read boolean;
     now_s bigint;
     keys text[];
     key_items integer[];
     b_partner uuid[] := '{}';
     b_now bigint[] := '{}';
     b_counted integer[] := '{}';
+    b_minute integer[] := '{}';
+    b_day integer[] := '{}';
     b_of integer[] := array_fill(NULL::integer, ARRAY[n]);
     acc integer[] := '{}';
     lost integer[];
@@ -136,14 +141,13 @@ BEGIN
             -- Its own statement: the windows are read with a snapshot taken after the lock is held.
             PERFORM pg_advisory_xact_lock(hashtextextended(cur::text, 7301));
             now_s := floor(extract(epoch FROM clock_timestamp()));
-            SELECT s.n, s.oldest, m.n, m.oldest INTO minute_count, minute_oldest, day_count, day_oldest
-              FROM (SELECT coalesce(sum(b.count), 0) AS n, min(b.bucket) AS oldest FROM rate_buckets b
-                     WHERE b.partner_id = cur AND b.granularity = 's' AND b.bucket > now_s - 60) s,
-                   (SELECT coalesce(sum(b.count), 0) AS n, min(b.bucket) AS oldest FROM rate_buckets b
-                     WHERE b.partner_id = cur AND b.granularity = 'm' AND b.bucket > now_s / 60 - 1440) m;
+            SELECT c.minute_count, c.day_count INTO minute_count, day_count FROM herald_rate_counts(cur, now_s) c;
+            oldest_read := false;
             b_partner := b_partner || cur;
             b_now := b_now || now_s;
             b_counted := b_counted || 0;
+            b_minute := b_minute || minute_count;
+            b_day := b_day || day_count;
             cur_at := cur_at + 1;
             keys := '{}';
             key_items := '{}';
@@ -165,6 +169,10 @@ BEGIN
             CONTINUE;
         END IF;
         IF NOT (minute_count < p_per_minute[i] AND day_count < p_per_day[i]) THEN
+            IF NOT oldest_read THEN
+                SELECT o.minute_oldest, o.day_oldest INTO minute_oldest, day_oldest FROM herald_rate_oldest(cur, now_s) o;
+                oldest_read := true;
+            END IF;
             o_outcome[i] := 'limited';
             o_mc[i] := minute_count;
             o_mo[i] := coalesce(minute_oldest, CASE WHEN b_counted[cur_at] > 0 THEN now_s END);
@@ -222,6 +230,14 @@ BEGIN
           FROM unnest(b_partner, b_now, b_counted) AS x (p, t, c), (VALUES ('s'::"char"), ('m'::"char")) AS g (granularity)
          WHERE x.c > 0
         ON CONFLICT (partner_id, granularity, bucket) DO UPDATE SET count = b.count + EXCLUDED.count
+    ), windows AS (
+        INSERT INTO rate_windows AS w (partner_id, minute_edge, minute_count, day_edge, day_count)
+        SELECT x.p, x.t - 60, x.m + x.c, x.t / 60 - 1440, x.d + x.c
+          FROM unnest(b_partner, b_now, b_counted, b_minute, b_day) AS x (p, t, c, m, d)
+         WHERE x.c > 0
+        ON CONFLICT (partner_id) DO UPDATE
+           SET minute_edge = EXCLUDED.minute_edge, minute_count = EXCLUDED.minute_count,
+               day_edge = EXCLUDED.day_edge, day_count = EXCLUDED.day_count
     ), requests AS (
         INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
             deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
