@@ -159,7 +159,7 @@ public final class HTTPServer: Sendable {
                     port: configuration.port,
                     bind_address: socketAddress,
                     thread_pool_size: UInt32(configuration.dispatch.ioThreadCount(threadCount: configuration.threadCount)),
-                    connection_limit: UInt32(ConnectionAdmission.libraryLimit(for: configuration.connectionLimit)),
+                    connection_limit: UInt32(configuration.acceptedConnectionLimit),
                     connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
                     connection_memory_limit: configuration.connectionMemoryLimit,
                     access_handler: heraldHTTPAccessHandler,

@@ -19,6 +19,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// `overloaded` rejection (503, `Retry-After: 1`, `Connection: close`): a client past the limit gets an answer
     /// rather than waiting in the kernel's accept queue until it gives up.
     public var connectionLimit: Int
+    /// The connections open at once at most: `connectionLimit` and the reserve answered `overloaded`. Each holds a
+    /// file descriptor, so the process's limit (`ulimit -n`) must be above it.
+    public var acceptedConnectionLimit: Int { ConnectionAdmission.libraryLimit(for: connectionLimit) }
     /// The most connections open at once from one client address, so one client cannot take every slot of
     /// `connectionLimit`; 0 means no per-address limit. A connection opened beyond it is answered, on its first
     /// request, with the `tooManyConnections` rejection (503, `Retry-After: 1`, `Connection: close`) and closed;

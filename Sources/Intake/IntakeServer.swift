@@ -13,6 +13,8 @@ public final class IntakeServer: Sendable {
     public let configuration: IntakeConfiguration
     public let pool: PostgresPool
     let metrics = IntakeMetrics()
+    /// The server's refusals' log lines: one a second for each code (`reject`).
+    let rejectionLog = LogThrottle()
     let logger: Logger
     let authenticator: Authenticator
     let pushHandler: PushHandler
@@ -102,6 +104,15 @@ public final class IntakeServer: Sendable {
             else { return nil }
             return PartnerIcon.maxSourceBytes
         }
+        // Every connection the server may hold, the database pool, and a margin for the listening socket, the
+        // notifier's, waiter's and janitor's connections, icon fetches and logs.
+        let descriptorsNeeded = settings.acceptedConnectionLimit + configuration.databasePoolSize + 64
+        let descriptors = FileDescriptorLimit.raiseToHard()
+        if descriptors.soft < descriptorsNeeded {
+            logger.warning("file descriptor limit below what the connection limit needs: raise the hard limit", [
+                ("limit", .number(Double(descriptors.soft))), ("needed", .number(Double(descriptorsNeeded))),
+            ])
+        }
         let http = try HTTPServer(
             configuration: settings,
             rejection: { [self] rejection in reject(rejection) },
@@ -116,6 +127,7 @@ public final class IntakeServer: Sendable {
         logger.info("listening", [
             ("port", .number(Double(http.port))),
             ("allocator", .string(Allocator.name)),
+            ("fileDescriptors", .number(Double(descriptors.soft))),
         ])
         return http.port
     }
@@ -182,19 +194,22 @@ public final class IntakeServer: Sendable {
     /// refusals): the JSON error shape, a log line and a metric like every other rejection.
     func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         let error = HeraldError(status: rejection.status, code: rejection.code, message: rejection.message)
+        // The server's refusals come in floods (an overload, a client reconnecting in a loop): their lines are
+        // throttled, one a second for each code, the next written saying how many were skipped.
+        let skipped = rejectionLog.admit(rejection.code)
         record(method: "other", route: "other", status: rejection.status, started: .now, partnerID: nil,
-               errorCode: rejection.code)
+               errorCode: rejection.code, logged: skipped != nil, skippedLines: skipped ?? 0)
         return Reply.error(error)
     }
 
     private func record(method: String, route: String, status: Int, started: ContinuousClock.Instant,
-                        partnerID: String?, errorCode: String?) {
+                        partnerID: String?, errorCode: String?, logged: Bool = true, skippedLines: Int = 0) {
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         metrics.recordRequest(route: route, method: method, status: status, seconds: seconds)
         // A rejected request leaves its log line; accepted ones only at debug (one per request
         // at full load would be most of the intake's output), and their fields are built only then.
         let level: LogLevel = status >= 400 ? .info : .debug
-        if level >= logger.minimum, route != IntakeRoutes.metrics.pattern, route != IntakeRoutes.healthz.pattern {
+        if logged, level >= logger.minimum, route != IntakeRoutes.metrics.pattern, route != IntakeRoutes.healthz.pattern {
             let knownMethod = IntakeMetrics.knownMethods.contains(method) ? method : "other"
             var fields: [(String, JSONValue)] = [
                 ("method", .string(knownMethod)), ("route", .string(route)),
@@ -202,6 +217,7 @@ public final class IntakeServer: Sendable {
             ]
             if let partnerID { fields.append(("partner", .string(partnerID))) }
             if let errorCode { fields.append(("code", .string(errorCode))) }
+            if skippedLines > 0 { fields.append(("skipped", .number(Double(skippedLines)))) }
             logger.log(level, "request", fields)
         }
     }

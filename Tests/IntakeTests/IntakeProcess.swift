@@ -25,11 +25,21 @@ final class IntakeProcess: @unchecked Sendable {
         return environment
     }
 
-    init(databaseURL: String = TestEnvironment.databaseURL, extra: [String: String] = [:]) throws {
+    /// `fileDescriptors`: the soft and hard RLIMIT_NOFILE the process starts with (set by a shell that then execs it).
+    init(databaseURL: String = TestEnvironment.databaseURL, extra: [String: String] = [:],
+         fileDescriptors: (soft: Int, hard: Int)? = nil) throws {
         _ = migratedDatabase
         port = TestEnvironment.freePort()
-        child = try ChildProcess(executable: Self.executable,
-                                 environment: Self.environment(port: port, databaseURL: databaseURL, extra: extra))
+        let environment = Self.environment(port: port, databaseURL: databaseURL, extra: extra)
+        if let fileDescriptors {
+            child = try ChildProcess(
+                executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: ["-c", "ulimit -S -n \(fileDescriptors.soft) && ulimit -H -n \(fileDescriptors.hard) && exec \"$0\"",
+                            Self.executable.path],
+                environment: environment)
+        } else {
+            child = try ChildProcess(executable: Self.executable, environment: environment)
+        }
         try waitUntilReady()
     }
 

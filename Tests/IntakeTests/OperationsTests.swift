@@ -42,6 +42,21 @@ struct OperationsTests {
         #expect(result.output.contains(variable), "\(result.output)")
     }
 
+    @Test("the intake raises its file descriptor limit to the hard one, and warns when that is below what its connections need")
+    func fileDescriptorLimit() throws {
+        let raised = try IntakeProcess(fileDescriptors: (soft: 256, hard: 4_096))
+        raised.stop()
+        let listening = raised.child.output.split(separator: "\n").first { $0.contains("\"listening\"") }
+        #expect(listening?.contains("\"fileDescriptors\":4096") == true, "\(raised.child.output)")
+        #expect(!raised.child.output.contains("file descriptor limit below"), "\(raised.child.output)")
+        // 1,024 connections and their reserve of 256, a pool of 8, and the margin of 64.
+        let low = try IntakeProcess(fileDescriptors: (soft: 256, hard: 512))
+        low.stop()
+        let warning = low.child.output.split(separator: "\n").first { $0.contains("file descriptor limit below") }
+        #expect(warning?.contains("\"needed\":1352") == true, "\(low.child.output)")
+        #expect(warning?.contains("\"limit\":512") == true, "\(low.child.output)")
+    }
+
     @Test("logs are JSON lines without keys, tokens or emails")
     func logsWithoutSecrets() throws {
         let process = try IntakeProcess(extra: ["HERALD_LOG_LEVEL": "debug"])
