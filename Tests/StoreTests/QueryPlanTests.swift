@@ -46,13 +46,17 @@ struct QueryPlanTests {
                       FROM generate_series(1, 20000) g
                     """)
                 _ = try connection.query("""
+                    INSERT INTO rate_windows (partner_id, minute_edge, minute_count, day_edge, day_count)
+                    SELECT gen_random_uuid(), 0, 1, 0, 1 FROM generate_series(1, 20000) g
+                    """)
+                _ = try connection.query("""
                     INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
                     SELECT $1 || '-' || g, 'phone', 'ios', 'production', repeat('ab', 32) FROM generate_series(1, 20000) g
                     """, [tenant])
             }
             try pool.withConnection { connection in
                 for table in ["users", "user_emails", "user_wallets", "devices", "opt_outs", "idempotency_keys",
-                              "rate_buckets", "push_requests"] {
+                              "rate_buckets", "rate_windows", "push_requests"] {
                     try connection.execute("ANALYZE \(table)")
                 }
             }
