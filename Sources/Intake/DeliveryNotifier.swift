@@ -7,10 +7,13 @@ import Store
 /// (NOTIFY herald_channels), from its own thread and connection, outside the write's transaction, and at most
 /// once per `minimumInterval`.
 ///
-/// A NOTIFY inside the enqueue would serialize every commit on Postgres' notification queue lock
+/// A NOTIFY inside every write would serialize the commits on Postgres' notification queue lock
 /// (docs/queue-notes: inserts capped near 500-2,000/s in other queues); one coalesced NOTIFY per
 /// few milliseconds costs little and still wakes a worker within milliseconds. If a
-/// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows.
+/// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows. The one exception is the
+/// batched push write (`IntakeWriter`): an intake writes one batch at a time, so its NOTIFY goes inside the
+/// batch's transaction, naming the worker `channelForWrite` gives, and costs no thread hand-over nor transaction
+/// of its own (docs/performance.md, *CPU of a single push*).
 ///
 /// Each deliveries NOTIFY names one worker, the workers taking turns of `turnLength` (`DeliveryStore.notifyWorkers`):
 /// every worker woken for one push would claim, and all but one would find nothing (with two workers, two claims
@@ -34,11 +37,13 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var requestedChannels = false
     private var stopping = false
     private var service: BackgroundService!
-    // Used by the notifier's thread only.
+    // The turn, guarded by `condition`: read by the notifier's thread and by the intake writer's leaders.
     private var listeners: [Int32] = []
     private var listenersReadAt: ContinuousClock.Instant?
+    private var refreshRequested = false
     private var nextListener = 0
     private var turnStartedAt: ContinuousClock.Instant?
+    // Used by the notifier's thread only.
     private var lastNotify: ContinuousClock.Instant?
 
     init(databaseURL: String, options: PostgresConnectionOptions, minimumInterval: Duration, logger: Logger) {
@@ -74,6 +79,19 @@ final class DeliveryNotifier: @unchecked Sendable {
 
     func stop() { service.stop() }
 
+    /// The channel a write's own NOTIFY names: the worker whose turn it is, or every worker while none is listed.
+    /// A list older than `listenerRefresh` is used meanwhile and read again on the notifier's thread.
+    func channelForWrite() -> String {
+        condition.lock()
+        defer { condition.unlock() }
+        let now = ContinuousClock.now
+        if listenersAreStale(at: now) && !refreshRequested {
+            refreshRequested = true
+            condition.signal()
+        }
+        return DeliveryStore.channel(turn(at: now))
+    }
+
     /// One NOTIFY for every request since the last, at least `minimumInterval` after the last. The wait comes
     /// before a NOTIFY, and only when the last was that recent: at low rates each push's NOTIFY goes at once
     /// and the thread then sleeps until the next push (a sleep after every NOTIFY was one more thread switch a
@@ -81,32 +99,46 @@ final class DeliveryNotifier: @unchecked Sendable {
     /// backoff on a new connection.
     private func step(_ service: BackgroundService) throws {
         condition.lock()
-        while !requested && !requestedChannels && !stopping { condition.wait() }
+        while !requested && !requestedChannels && !refreshRequested && !stopping { condition.wait() }
+        let notifying = requested || requestedChannels
         condition.unlock()
-        if let lastNotify {
+        if notifying, let lastNotify {
             let since = ContinuousClock.now - lastNotify
             if since < minimumInterval { service.sleep(for: minimumInterval - since) }
         }
         condition.lock()
         let deliveries = requested && !stopping, channels = requestedChannels && !stopping
+        let refresh = !stopping && (refreshRequested || (deliveries && listenersAreStale(at: .now)))
         (requested, requestedChannels) = (false, false)
         condition.unlock()
-        guard deliveries || channels else { return }
-        lastNotify = ContinuousClock.now
+        guard deliveries || channels || refresh else { return }
+        if deliveries || channels { lastNotify = ContinuousClock.now }
         try session.use { connection in
-            if deliveries { try store.notifyWorkers(on: connection, listener: try nextWorker(connection)) }
+            if refresh {
+                // A failure leaves the request standing: the service retries after its backoff.
+                let read = try store.listenerPIDs(on: connection)
+                condition.lock()
+                (listeners, listenersReadAt, refreshRequested) = (read, .now, false)
+                condition.unlock()
+            }
+            if deliveries {
+                condition.lock()
+                let listener = turn(at: .now)
+                condition.unlock()
+                try store.notifyWorkers(on: connection, listener: listener)
+            }
             if channels { try connection.execute("NOTIFY \(ChannelSyncStore.notificationChannel)") }
         }
     }
 
+    /// Whether the workers' listeners were read more than `listenerRefresh` ago (or never). Called with `condition` held.
+    private func listenersAreStale(at now: ContinuousClock.Instant) -> Bool {
+        listenersReadAt.map { now - $0 >= Self.listenerRefresh } ?? true
+    }
+
     /// The listener of the worker whose turn it is (the next one once `turnLength` has passed), or nil when no
-    /// worker listens.
-    private func nextWorker(_ connection: PostgresConnection) throws -> Int32? {
-        let now = ContinuousClock.now
-        if listenersReadAt.map({ now - $0 >= Self.listenerRefresh }) ?? true {
-            listeners = try store.listenerPIDs(on: connection)
-            listenersReadAt = now
-        }
+    /// worker listens. Called with `condition` held.
+    private func turn(at now: ContinuousClock.Instant) -> Int32? {
         guard !listeners.isEmpty else { return nil }
         if turnStartedAt.map({ now - $0 >= Self.turnLength }) ?? true {
             nextListener = (nextListener + 1) % listeners.count

@@ -50,8 +50,10 @@ struct PushHandler: Sendable {
                                               idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         switch try writer.submit(item) {
         case .accepted(let response, let deliveries):
+            // The batch's transaction told the worker (IntakeWriter's notifyChannel).
             return accepted(Array(response.utf8), requestID: item.requestID, createdAt: item.createdAt,
-                            deliveries: deliveries, sendAt: item.sendAt, now: now, partner: partner, wait: wait)
+                            deliveries: deliveries, sendAt: item.sendAt, now: now, partner: partner, wait: wait,
+                            workersNotified: true)
         case .replay(let stored):
             guard let bodyHash else { throw HeraldError.internalError }
             return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
@@ -107,10 +109,11 @@ struct PushHandler: Sendable {
 
     /// The answer of a committed push: the 202 body, or a `Prefer: wait` answer once its outcome is known.
     private func accepted(_ response: [UInt8], requestID: UUID, createdAt: Date, deliveries: Int, sendAt: Date?,
-                          now: Date, partner: PartnerProfile, wait: Duration?) -> HTTPResponse {
+                          now: Date, partner: PartnerProfile, wait: Duration?,
+                          workersNotified: Bool = false) -> HTTPResponse {
         metrics.recordPushAccepted(deliveries: deliveries)
         let due = sendAt.map { $0 <= now } ?? true
-        if deliveries > 0 && due { notifier.signal() }
+        if deliveries > 0 && due && !workersNotified { notifier.signal() }
         // A scheduled request answers at once: its outcome is not due within any wait.
         if let wait, deliveries > 0, due {
             let applied = "wait=\(Int(wait / .seconds(1)))"

@@ -258,12 +258,14 @@ public struct DeliveryStore: Sendable {
     /// notification lost in a crash costs nothing (the workers poll). SET LOCAL keeps it to this transaction
     /// (a transaction pooler hands the connection to others).
     public func notifyWorkers(on connection: PostgresConnection, listener: Int32? = nil) throws {
-        let channel = listener.map(Self.workerChannel) ?? Self.notificationChannel
-        try connection.execute("BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(channel); COMMIT")
+        try connection.execute("BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(Self.channel(listener)); COMMIT")
     }
 
     /// The deliveries channel of the one worker whose listener connection is served by server process `pid`.
     public static func workerChannel(_ pid: Int32) -> String { "\(notificationChannel)_\(pid)" }
+
+    /// The channel that wakes the worker whose listener is `listener`, or every worker when nil.
+    public static func channel(_ listener: Int32?) -> String { listener.map(workerChannel) ?? notificationChannel }
 
     /// Subscribes a worker's listener connection (already on the shared channels, `workerSession`) to its own
     /// deliveries channel, and returns its server process, which names that channel.

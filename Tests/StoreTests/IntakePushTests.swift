@@ -70,6 +70,34 @@ struct IntakePushTests {
         try Self.pool.withConnection { try $0.query(sql, [partner.id] + more).first!.int(0) }
     }
 
+    @Test("a batch that accepts deliveries due now notifies the channel it was given, inside its transaction; one that accepts nothing due does not")
+    func batchNotifiesItsChannel() throws {
+        let fixture = try Self.fixture(perMinute: 2)
+        // A channel of this test's own: the suites' intakes notify the shared ones.
+        let channel = "herald_test_\(UInt32.random(in: 0...UInt32.max))"
+        let listener = try PostgresConnection(url: TestEnvironment.databaseURL)
+        try listener.execute("LISTEN \(channel)")
+        let writer = IntakeWriter(pool: Self.pool, notifyChannel: { channel })
+        guard case .accepted = try writer.write([Self.push(fixture, to: fixture.ios[0])])[0] else {
+            Issue.record("the push was not accepted")
+            return
+        }
+        #expect(try listener.waitForNotifications(timeout: .seconds(5)) == [PostgresNotification(channel: channel)])
+        // Scheduled for later: accepted, nothing due, nobody woken.
+        var later = Self.push(fixture, to: fixture.ios[1])
+        later.sendAt = later.now.addingTimeInterval(3_600)
+        guard case .accepted = try writer.write([later])[0] else {
+            Issue.record("the scheduled push was not accepted")
+            return
+        }
+        // Refused by the window (2 a minute): nothing written, nobody woken.
+        guard case .limited = try writer.write([Self.push(fixture, to: fixture.ios[2])])[0] else {
+            Issue.record("the third push was not refused")
+            return
+        }
+        #expect(try listener.waitForNotifications(timeout: .milliseconds(300)).isEmpty)
+    }
+
     @Test("one batch counts its pushes against the window exactly, in order, and writes only what it admits")
     func windowInOneBatch() throws {
         let fixture = try Self.fixture(perMinute: 3)

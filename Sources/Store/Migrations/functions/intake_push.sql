@@ -15,7 +15,7 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_ttl integer[], p_expires timestamptz[],
     p_e_end integer[], p_emails text[], p_e_json text[],
     p_w_end integer[], p_wallets text[], p_w_json text[],
-    p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[])
+    p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_notify text)
 RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
                r_minute_count integer, r_minute_oldest bigint, r_day_count integer, r_day_oldest bigint,
                r_now_seconds bigint, r_deliveries integer)
@@ -259,6 +259,15 @@ BEGIN
      CROSS JOIN LATERAL unnest(rs_d_user[a]::text[], rs_d_device[a]::text[], rs_d_service[a]::text[],
                                rs_d_env[a]::text[]) WITH ORDINALITY AS d (user_id, device, service, env, k)
      CROSS JOIN LATERAL (SELECT coalesce(p_s_end[a - 1], 0) + d.k::integer AS slot) AS s;
+
+    -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
+    --    now. Sent at this commit, so the worker hears of the rows as they become visible, without the intake's
+    --    notifier thread and its own transaction. The notification queue's lock is held from here to the end of the
+    --    commit: an intake writes one batch at a time, so it serialises only the batches of other intakes.
+    IF p_notify IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(acc) AS a
+                                         WHERE rs_devices[a] > 0 AND (p_send_at[a] IS NULL OR p_send_at[a] <= p_now[a])) THEN
+        PERFORM pg_notify(p_notify, '');
+    END IF;
 
     RETURN QUERY
     SELECT g.i, o_outcome[g.i], o_hash[g.i], o_resp[g.i], o_status[g.i], o_mc[g.i], o_mo[g.i], o_dc[g.i],
