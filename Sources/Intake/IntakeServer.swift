@@ -13,7 +13,7 @@ public final class IntakeServer: Sendable {
     public let configuration: IntakeConfiguration
     public let pool: PostgresPool
     let metrics = IntakeMetrics()
-    /// The server's refusals' log lines: one a second for each code (`reject`).
+    /// The log lines of refusals that come in floods: one a second for each code and partner (`record`).
     let rejectionLog = LogThrottle()
     let logger: Logger
     let authenticator: Authenticator
@@ -194,32 +194,38 @@ public final class IntakeServer: Sendable {
     /// refusals): the JSON error shape, a log line and a metric like every other rejection.
     func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         let error = HeraldError(status: rejection.status, code: rejection.code, message: rejection.message)
-        // The server's refusals come in floods (an overload, a client reconnecting in a loop): their lines are
-        // throttled, one a second for each code, the next written saying how many were skipped.
-        let skipped = rejectionLog.admit(rejection.code)
         record(method: "other", route: "other", status: rejection.status, started: .now, partnerID: nil,
-               errorCode: rejection.code, logged: skipped != nil, skippedLines: skipped ?? 0)
+               errorCode: rejection.code)
         return Reply.error(error)
     }
 
     private func record(method: String, route: String, status: Int, started: ContinuousClock.Instant,
-                        partnerID: String?, errorCode: String?, logged: Bool = true, skippedLines: Int = 0) {
+                        partnerID: String?, errorCode: String?) {
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         metrics.recordRequest(route: route, method: method, status: status, seconds: seconds)
         // A rejected request leaves its log line; accepted ones only at debug (one per request
         // at full load would be most of the intake's output), and their fields are built only then.
         let level: LogLevel = status >= 400 ? .info : .debug
-        if logged, level >= logger.minimum, route != IntakeRoutes.metrics.pattern, route != IntakeRoutes.healthz.pattern {
-            let knownMethod = IntakeMetrics.knownMethods.contains(method) ? method : "other"
-            var fields: [(String, JSONValue)] = [
-                ("method", .string(knownMethod)), ("route", .string(route)),
-                ("status", .number(Double(status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),
-            ]
-            if let partnerID { fields.append(("partner", .string(partnerID))) }
-            if let errorCode { fields.append(("code", .string(errorCode))) }
-            if skippedLines > 0 { fields.append(("skipped", .number(Double(skippedLines)))) }
-            logger.log(level, "request", fields)
+        guard level >= logger.minimum, route != IntakeRoutes.metrics.pattern, route != IntakeRoutes.healthz.pattern else {
+            return
         }
+        // Refusals that come in floods log one line a second for each code (and partner), the next written saying
+        // how many were skipped: the server's own (an overload, a client reconnecting in a loop, a scanner's
+        // unknown paths) and a partner's requests over its limits (429).
+        var skippedLines = 0
+        if route == "other" || status == 429 {
+            guard let skipped = rejectionLog.admit("\(errorCode ?? "")|\(partnerID ?? "")") else { return }
+            skippedLines = skipped
+        }
+        let knownMethod = IntakeMetrics.knownMethods.contains(method) ? method : "other"
+        var fields: [(String, JSONValue)] = [
+            ("method", .string(knownMethod)), ("route", .string(route)),
+            ("status", .number(Double(status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),
+        ]
+        if let partnerID { fields.append(("partner", .string(partnerID))) }
+        if let errorCode { fields.append(("code", .string(errorCode))) }
+        if skippedLines > 0 { fields.append(("skipped", .number(Double(skippedLines)))) }
+        logger.log(level, "request", fields)
     }
 
     private func dispatch(_ route: Route, _ request: RoutedRequest, partnerID: inout String?) throws -> HTTPResponse {

@@ -57,6 +57,31 @@ struct OperationsTests {
         #expect(warning?.contains("\"limit\":512") == true, "\(low.child.output)")
     }
 
+    @Test("a partner over its rate limit leaves one 429 line a second; the next line written counts those skipped")
+    func rateLimitedLinesThrottled() throws {
+        let process = try IntakeProcess()
+        let partner = try intake.makePartner(perMinute: 1)
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        let body = pushBody(partner, emails: [user.email])
+        func push() throws -> Int {
+            try process.request("POST", "/api/partners/notifications/push", token: partner.key, json: body).status
+        }
+        #expect(try push() == 202)
+        for _ in 0..<5 { #expect(try push() == 429) }
+        // A second later the next refusal is written, with the count of those skipped before it.
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try push() == 429)
+        process.stop()
+        let lines = process.child.output.split(separator: "\n").filter { $0.contains("\"code\":\"rate_limited\"") }
+        let skipped = lines.compactMap { line -> Int? in
+            guard let json = try? JSONParser.parse(String(line)) else { return nil }
+            return json["skipped"]?.numberValue.map { Int($0) }
+        }.reduce(0, +)
+        // Every refusal is a line or counted in one; fewer lines than refusals.
+        #expect(lines.count + skipped == 6, "\(lines)")
+        #expect(lines.count >= 2 && lines.count < 6, "\(lines)")
+    }
+
     @Test("logs are JSON lines without keys, tokens or emails")
     func logsWithoutSecrets() throws {
         let process = try IntakeProcess(extra: ["HERALD_LOG_LEVEL": "debug"])
