@@ -301,11 +301,16 @@ import Glibc
             #expect(response.headers["connection"]?.lowercased() == "close")
         }
         #expect(try DB.writes(partnerID: partner.id) == 0)
-        // Room comes back as connections close.
+        // Room comes back as the server sees the connections close (on a loaded machine, not at once).
         held.forEach { close($0) }
         held = []
-        usleep(200_000)
-        #expect(try intake.push(partner.key, body).status == 202)
+        let roomDeadline = ContinuousClock.now + .seconds(20)
+        var status = try intake.push(partner.key, body).status
+        while status == 503, ContinuousClock.now < roomDeadline {
+            usleep(100_000)
+            status = try intake.push(partner.key, body).status
+        }
+        #expect(status == 202)
     }
 }
 
