@@ -119,13 +119,15 @@ public struct DeliveryStore: Sendable {
     /// latest `availableAt` claimed per queue, see herald_claim_deliveries) let the scan skip what was
     /// claimed already; without them every due row is considered.
     /// At most `bulkLimit` of them from the bulk lane (nil: no limit beyond `limit`).
+    /// `listed` (the ids an intake's notification named, `listedIDs`) leases those rows alone, by primary key: the ones
+    /// still pending and due, without an activity (the walk keeps an activity's order).
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
                       leaseSeconds: Int, services: [PushService],
-                      cursors: [QueueCursor: Date] = [:]) throws -> [ClaimedDelivery] {
+                      cursors: [QueueCursor: Date] = [:], listed: [UUID]? = nil) throws -> [ClaimedDelivery] {
         let ordered = Array(cursors)
         let result = try connection.query(Self.claimSQL, [
             worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
-            ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit,
+            ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit, listed,
         ])
         return try result.rows.map { row in
             guard let service = PushService(rawValue: try row.string(1)),
@@ -311,10 +313,24 @@ public struct DeliveryStore: Sendable {
     /// Whether `notification` asks the worker whose listener is served by `listenerPID` to claim: one on its own
     /// channel, or on the shared channel naming no one (backfills, replays) or, as intakes before the workers'
     /// own channels did, naming it in the payload.
+    /// The shared channel's payload may also list rows (an intake's batch written while no worker was listed).
     public static func wakes(_ notification: PostgresNotification, listenerPID: Int32) -> Bool {
         if notification.channel == workerChannel(listenerPID) { return true }
         return notification.channel == notificationChannel
-            && (notification.payload.isEmpty || notification.payload == String(listenerPID))
+            && (notification.payload.isEmpty || notification.payload == String(listenerPID)
+                || listedIDs(notification.payload) != nil)
+    }
+
+    /// The rows a notification's payload lists (herald_intake_push: the ids of the deliveries it made due now,
+    /// comma-separated), or nil when it lists none (an empty payload, a process id): the worker then walks the due index.
+    public static func listedIDs(_ payload: String) -> [UUID]? {
+        guard !payload.isEmpty else { return nil }
+        var ids: [UUID] = []
+        for part in payload.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let id = UUID(uuidString: String(part)) else { return nil }
+            ids.append(id)
+        }
+        return ids
     }
 
     // MARK: - SQL
@@ -327,10 +343,10 @@ public struct DeliveryStore: Sendable {
         """
 
     /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the
-    /// most bulk rows (sql/012_claim_bulk_limit.sql).
+    /// most bulk rows (sql/012_claim_bulk_limit.sql), $9 the listed rows (NULL: walk the due index).
     public static let claimSQL = """
         SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[],
-                                              $8::integer)
+                                              $8::integer, $9::uuid[])
         """
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none),

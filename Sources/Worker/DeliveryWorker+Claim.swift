@@ -10,6 +10,10 @@ final class ClaimState: @unchecked Sendable {
     var lastFullScan = Date.distantPast
     /// When the last claim that emptied the queue ended (see minimumClaimSpacing).
     var lastShortClaim = ContinuousClock.now - .seconds(1)
+    /// Until when claims may take the rows notifications list instead of walking the due index: the deadline the
+    /// last walk that found the queue drained slept until (a scheduled row, a retry, a pause's end, the poll).
+    /// Past it, or after a walk that left rows due, the next claim walks.
+    var listedUntil = Date.distantPast
 }
 
 extension DeliveryWorker {
@@ -34,9 +38,9 @@ extension DeliveryWorker {
             Thread.sleep(forTimeInterval: (settings.minimumClaimSpacing - sinceShort) / .seconds(1))
         }
         let now = Date()
-        let dropCursors = hints.withLock { hints -> Bool in
+        let (dropCursors, listed) = hints.withLock { hints -> (Bool, [UUID]?) in
             defer { hints.dropCursors = false }
-            return hints.dropCursors
+            return (hints.dropCursors, hints.takeListed())
         }
         if dropCursors || now.timeIntervalSince(state.lastFullScan) >= settings.fullScanInterval / .seconds(1) {
             state.cursors.removeAll()
@@ -53,6 +57,13 @@ extension DeliveryWorker {
             }
         }
         metrics.setPaused(pauses.current.mapValues(\.reason))
+
+        // Since a walk found the queue drained, only listed rows were announced (an intake's pushes due now): lease
+        // them by primary key. Their partners' queues held nothing else due, so there is no share to decide.
+        if let listed, !dropCursors, probes.isEmpty, !open.isEmpty, now < state.listedUntil {
+            try claimListed(listed, limit: limit, services: open, session)
+            return
+        }
 
         for service in probes {
             // The probe row is claimed without cursors: deferred rows sit behind them.
@@ -82,7 +93,10 @@ extension DeliveryWorker {
         }
         if !claimed.isEmpty { dispatch(claimed, probe: false) }
         // A full batch (a group row may take it past the limit): more may be due.
-        if claimed.count >= limit { return }
+        if claimed.count >= limit {
+            state.listedUntil = .distantPast
+            return
+        }
         state.lastShortClaim = ContinuousClock.now
         // The bulk allowance held rows back (more bulk may be due): claim again as soon as sends
         // complete, not only when new work is announced.
@@ -90,6 +104,37 @@ extension DeliveryWorker {
 
         // The queue is drained: sleep until new work is announced, a scheduled row, a retry or a
         // pause's end comes due, or the poll interval passes.
+        let wakeAt = drainedDeadline()
+        // Bulk rows held back are for the next walk, as soon as capacity frees.
+        state.listedUntil = bulkHeldBack ? .distantPast : wakeAt
+        wake.wait(for: bulkHeldBack ? [.work, .capacity] : [.work], until: wakeAt)
+    }
+
+    /// Leases the rows a notification listed and sleeps as a drained walk would. A listed row left unleased (another
+    /// worker's walk took it, or it is not due yet) may mean rows are due that no list names: the next claim walks.
+    private func claimListed(_ listed: [UUID], limit: Int, services: [PushService], _ session: DatabaseSession) throws {
+        let settings = configuration.claimer
+        let state = claimState
+        let claimed = try session.use {
+            try store.claim(on: $0, worker: configuration.workerID, limit: limit, leaseSeconds: settings.leaseSeconds,
+                            services: services, listed: listed)
+        }
+        metrics.addClaim(listed: true)
+        databaseReachable.store(true, ordering: .relaxed)
+        if !claimed.isEmpty { dispatch(claimed, probe: false) }
+        state.lastShortClaim = ContinuousClock.now
+        if Set(claimed.map(\.leaseID)).count < listed.count {
+            state.listedUntil = .distantPast
+            return
+        }
+        state.listedUntil = min(state.listedUntil, drainedDeadline())
+        wake.wait(for: [.work], until: state.listedUntil)
+    }
+
+    /// When a claimer that found the queue drained wakes without being told of work: a scheduled row, a retry or a
+    /// pause's end coming due, or the poll interval.
+    private func drainedDeadline() -> Date {
+        let settings = configuration.claimer
         var wakeAt = Date().addingTimeInterval(settings.pollInterval / .seconds(1))
         if let scheduled = hints.withLock({ $0.nextScheduled }), scheduled > Date(), scheduled < wakeAt {
             wakeAt = scheduled
@@ -100,6 +145,6 @@ extension DeliveryWorker {
             wakeAt = max(retry, Date())
             hold.withLock { $0.nextRetryAt = nil }
         }
-        wake.wait(for: bulkHeldBack ? [.work, .capacity] : [.work], until: wakeAt)
+        return wakeAt
     }
 }

@@ -57,6 +57,27 @@ public final class DeliveryWorker: @unchecked Sendable {
         var nextScheduled: Date?
         /// A rescue returned rows behind the cursors: the next claim scans everything.
         var dropCursors = false
+        /// The rows the notifications since the last claim listed (DeliveryStore.listedIDs), which the next claim may
+        /// lease by primary key alone; `unlisted` when one woke the worker without listing its rows, or the list
+        /// outgrew a batch: the next claim walks the due index.
+        var listed: [UUID] = []
+        var unlisted = false
+
+        /// Notes a notification that wakes the claimer; `batchSize` bounds the list.
+        mutating func announce(_ payload: String, batchSize: Int) {
+            guard !unlisted, let ids = DeliveryStore.listedIDs(payload), listed.count + ids.count <= batchSize else {
+                unlisted = true
+                listed = []
+                return
+            }
+            listed += ids
+        }
+
+        /// What the next claim may take by id, and clears it: nil when it must walk the due index.
+        mutating func takeListed() -> [UUID]? {
+            defer { listed = []; unlisted = false }
+            return unlisted || listed.isEmpty ? nil : listed
+        }
     }
 
     public let configuration: WorkerConfiguration

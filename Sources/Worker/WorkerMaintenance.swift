@@ -10,8 +10,8 @@ import Synchronization
 /// it); the rescuer, the sampler, the queue gauge and the lease extender each run a statement now and then
 /// and share one (`maintenance`), so a worker holds four connections, not six:
 /// - listener: LISTENs on the deliveries channel and wakes the claimer on every notification meant for this
-///   worker (the claimer's poll fallback covers the time it is reconnecting), and on the broadcast channels'
-///   one, which wakes the channel sender;
+///   worker, with the rows it lists (the claimer's poll fallback covers the time it is reconnecting), and on the
+///   broadcast channels' one, which wakes the channel sender;
 /// - rescuer: returns rows whose lease expired (a crashed worker's) to pending;
 /// - queue sampler: when the next scheduled row is due (the claimer sleeps until then);
 /// - queue gauge: due rows and oldest due age per lane, the metrics operators alert and autoscalers
@@ -52,8 +52,14 @@ enum WorkerMaintenance {
             }
             // Work may have arrived while not listening. New deliveries wake this worker when the intake chose it
             // (or no worker); a channel's change is for every channel sender.
-            if !wasConnected || notifications.contains(where: { DeliveryStore.wakes($0, listenerPID: pid) }) {
-                worker?.wake.signal(.work)
+            let waking = notifications.filter { DeliveryStore.wakes($0, listenerPID: pid) }
+            if !wasConnected || !waking.isEmpty, let worker {
+                let batchSize = worker.configuration.claimer.batchSize
+                worker.hints.withLock { hints in
+                    if !wasConnected { hints.announce("", batchSize: batchSize) }
+                    for notification in waking { hints.announce(notification.payload, batchSize: batchSize) }
+                }
+                worker.wake.signal(.work)
             }
             if !wasConnected || notifications.contains(where: { $0.channel == ChannelSyncStore.notificationChannel }) {
                 worker?.wakeChannels()

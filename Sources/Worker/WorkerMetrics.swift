@@ -28,6 +28,7 @@ public final class WorkerMetrics: Sendable {
         var inFlightLimit = 0
         var rescued = 0
         var claims = 0
+        var listedClaims = 0
         var completionBatches = 0
         var databaseErrors = 0
         /// The paused upstreams and why.
@@ -84,7 +85,13 @@ public final class WorkerMetrics: Sendable {
     func setInFlightLimit(_ value: Int) { state.withLock { $0.inFlightLimit = value } }
     func setLanes(_ lanes: [LaneGauge]) { state.withLock { $0.lanes = lanes } }
     func addRescued(_ count: Int) { state.withLock { $0.rescued += count } }
-    func addClaim() { state.withLock { $0.claims += 1 } }
+    /// One claim statement; `listed` when it leased the rows a notification listed (no walk of the due index).
+    func addClaim(listed: Bool = false) {
+        state.withLock { state in
+            state.claims += 1
+            if listed { state.listedClaims += 1 }
+        }
+    }
     func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
     func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
     func setPaused(_ reasons: [PushService: String]) { state.withLock { $0.paused = reasons } }
@@ -119,6 +126,9 @@ public final class WorkerMetrics: Sendable {
 
     /// Claim statements run so far (tests).
     public var claims: Int { state.withLock { $0.claims } }
+
+    /// Of `claims`, those of listed rows (tests).
+    public var listedClaims: Int { state.withLock { $0.listedClaims } }
 
     /// Webhook attempts with this outcome so far (tests).
     public func webhooks(_ outcome: String) -> Int { state.withLock { $0.webhooks[outcome] ?? 0 } }
@@ -247,6 +257,9 @@ public final class WorkerMetrics: Sendable {
         let counters: [(String, String, Int)] = [
             ("herald_worker_rescued_total", "Expired leases this worker returned to pending.", snapshot.rescued),
             ("herald_worker_claims_total", "Claim statements run.", snapshot.claims),
+            ("herald_worker_listed_claims_total",
+             "Of the claims, those that leased the rows a notification listed by primary key (no walk of the due index).",
+             snapshot.listedClaims),
             ("herald_worker_completion_batches_total", "Completion statements run.", snapshot.completionBatches),
             ("herald_worker_database_errors_total", "Failed database calls (retried).", snapshot.databaseErrors),
             ("herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",

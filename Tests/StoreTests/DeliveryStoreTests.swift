@@ -69,6 +69,54 @@ import Testing
         #expect(missing.environment == "production")
     }
 
+    /// The rows an intake's notification listed, leased by primary key: only those still pending, due and of the
+    /// requested services, the earliest first up to the limit; a row leased meanwhile by another worker is left to it.
+    @Test func aListedClaimLeasesOnlyTheListedRowsStillDue() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken, fcmToken: "fcm-token-1")
+        let request = try db.request(partner: partner.id, deliveries: 7)
+        let first = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let second = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let scheduled = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                                        availableAt: Date().addingTimeInterval(3600))
+        let android = try db.delivery(request: request, partner: partner.id, user: "u1", service: .fcm)
+        let taken = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        let unlisted = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns)
+        #expect(try store.claim(on: db.connection, worker: "w2", limit: 10, leaseSeconds: 30, services: [.apns],
+                                listed: [taken]).map(\.id) == [taken])
+
+        let listed = [second, scheduled, android, taken, first]
+        let one = try store.claim(on: db.connection, worker: "w1", limit: 1, leaseSeconds: 30, services: [.apns],
+                                  listed: listed)
+        #expect(one.map(\.id) == [first])
+        #expect(one.first?.verdict == .send && one.first?.token == Self.apnsToken && one.first?.attempts == 1)
+        let rest = try store.claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30, services: [.apns],
+                                   listed: listed)
+        #expect(rest.map(\.id) == [second])
+        let states = try db.connection.query("SELECT id, state, leased_by FROM deliveries").rows.map {
+            (try $0.uuid(0), "\(try $0.string(1)) \($0.optionalString(2) ?? "-")")
+        }
+        #expect(Dictionary(uniqueKeysWithValues: states) == [
+            first: "leased w1", second: "leased w1", scheduled: "pending -", android: "pending -",
+            taken: "leased w2", unlisted: "pending -",
+        ])
+    }
+
+    @Test func aNotificationListsRowsOnlyAsCommaSeparatedIDs() {
+        let ids = [UUID(), UUID()]
+        #expect(DeliveryStore.listedIDs(ids.map(\.uuidString).joined(separator: ",")) == ids)
+        #expect(DeliveryStore.listedIDs(ids[0].uuidString.lowercased()) == [ids[0]])
+        #expect(DeliveryStore.listedIDs("") == nil)
+        #expect(DeliveryStore.listedIDs("12345") == nil)
+        #expect(DeliveryStore.listedIDs(ids[0].uuidString + ",") == nil)
+        // On the shared channel, a list wakes every worker (no worker was listed when the intake wrote it).
+        let listing = PostgresNotification(channel: DeliveryStore.notificationChannel, payload: ids[0].uuidString)
+        #expect(DeliveryStore.wakes(listing, listenerPID: 42))
+        #expect(!DeliveryStore.wakes(PostgresNotification(channel: DeliveryStore.notificationChannel, payload: "41"),
+                                     listenerPID: 42))
+    }
+
     @Test func claimTakesOnlyTheRequestedServices() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()

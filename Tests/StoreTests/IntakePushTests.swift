@@ -70,7 +70,7 @@ struct IntakePushTests {
         try Self.pool.withConnection { try $0.query(sql, [partner.id] + more).first!.int(0) }
     }
 
-    @Test("a batch that accepts deliveries due now notifies the channel it was given, inside its transaction; one that accepts nothing due does not")
+    @Test("a batch that accepts deliveries due now notifies the channel it was given, inside its transaction, listing them; one that accepts nothing due does not")
     func batchNotifiesItsChannel() throws {
         let fixture = try Self.fixture(perMinute: 2)
         // A channel of this test's own: the suites' intakes notify the shared ones.
@@ -78,11 +78,15 @@ struct IntakePushTests {
         let listener = try PostgresConnection(url: TestEnvironment.databaseURL)
         try listener.execute("LISTEN \(channel)")
         let writer = IntakeWriter(pool: Self.pool, notifyChannel: { channel })
-        guard case .accepted = try writer.write([Self.push(fixture, to: fixture.ios[0])])[0] else {
+        // The payload lists the deliveries made due, which the worker then leases by id.
+        let first = Self.push(fixture, to: fixture.ios[0])
+        guard case .accepted = try writer.write([first])[0] else {
             Issue.record("the push was not accepted")
             return
         }
-        #expect(try listener.waitForNotifications(timeout: .seconds(5)) == [PostgresNotification(channel: channel)])
+        let heard = try listener.waitForNotifications(timeout: .seconds(5))
+        #expect(heard.map(\.channel) == [channel])
+        #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == first.slots.map(\.id))
         // Scheduled for later: accepted, nothing due, nobody woken.
         var later = Self.push(fixture, to: fixture.ios[1])
         later.sendAt = later.now.addingTimeInterval(3_600)

@@ -8,7 +8,8 @@ import Testing
 import Worker
 
 /// The intake's NOTIFY names one worker, the workers taking turns (Sources/Intake/DeliveryNotifier.swift): one push
-/// costs one claim, not one per worker, and the pushes are shared between the workers.
+/// costs one claim, not one per worker, and the pushes are shared between the workers; the claim leases the row the
+/// notification lists, by primary key.
 @Suite(.requiresDatabase) struct WakeUpTests {
     /// A partner (its API key returned) and alice, with one iPhone, known by her e-mail.
     private static func partnerAndAlice(_ harness: WorkerHarness) throws -> String {
@@ -31,6 +32,7 @@ import Worker
         // Each worker claims once when its listener connects (work may have come meanwhile).
         try await Task.sleep(for: .milliseconds(300))
         let claimsBefore = first.metrics.claims + second.metrics.claims
+        let listedBefore = first.metrics.listedClaims + second.metrics.listedClaims
 
         let (intake, port) = try WorkerProcessTests.startIntake(databaseURL: harness.db.url)
         defer { intake.stop() }
@@ -47,6 +49,11 @@ import Worker
         // Woken together, the two workers would claim twice a push, one of them finding nothing.
         let claims = first.metrics.claims + second.metrics.claims - claimsBefore
         #expect(claims >= pushes && claims < pushes + pushes / 2, "claims: \(claims)")
+        // Each notification lists its push's delivery, and the worker's last walk found the queue drained: the
+        // worker leases it by id. (A push written before the intake saw the listeners notifies both workers, and the
+        // one that finds its row taken walks next.)
+        let listed = first.metrics.listedClaims + second.metrics.listedClaims - listedBefore
+        #expect(listed >= pushes, "listed claims: \(listed) of \(claims)")
         let sent = [first, second].map { $0.metrics.value("sent", .apns) }
         #expect(sent.reduce(0, +) == pushes)
         #expect(sent.allSatisfy { $0 >= pushes / 4 }, "sent by each worker: \(sent)")

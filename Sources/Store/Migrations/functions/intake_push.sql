@@ -73,6 +73,9 @@ DECLARE
     b_of integer[] := array_fill(NULL::integer, ARRAY[n]);
     acc integer[] := '{}';
     lost integer[];
+    -- The accepted deliveries due now, and their ids (step 6).
+    due_count integer;
+    due_ids text;
     -- Whether any push of the batch carries an Idempotency-Key (steps 1 and 4 are for those).
     keyed boolean := cardinality(array_remove(p_key, NULL)) > 0;
 BEGIN
@@ -261,12 +264,21 @@ BEGIN
      CROSS JOIN LATERAL (SELECT coalesce(p_s_end[a - 1], 0) + d.k::integer AS slot) AS s;
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
-    --    now. Sent at this commit, so the worker hears of the rows as they become visible, without the intake's
-    --    notifier thread and its own transaction. The notification queue's lock is held from here to the end of the
-    --    commit: an intake writes one batch at a time, so it serialises only the batches of other intakes.
-    IF p_notify IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(acc) AS a
-                                         WHERE rs_devices[a] > 0 AND (p_send_at[a] IS NULL OR p_send_at[a] <= p_now[a])) THEN
-        PERFORM pg_notify(p_notify, '');
+    --    now, and which: the payload lists them (ids, comma-separated), so the worker leases them by primary key
+    --    instead of walking the due index (functions/claim_deliveries.sql, p_ids). More than 200 (a payload must stay
+    --    under 8,000 bytes) go unlisted: an empty payload, and the worker's claim walks the index. Sent at this commit,
+    --    so the worker hears of the rows as they become visible, without the intake's notifier thread and its own
+    --    transaction. The notification queue's lock is held from here to the end of the commit: an intake writes one
+    --    batch at a time, so it serialises only the batches of other intakes.
+    IF p_notify IS NOT NULL THEN
+        SELECT count(*), string_agg(p_delivery[s.slot]::text, ',') INTO due_count, due_ids
+          FROM unnest(acc) AS a
+         CROSS JOIN LATERAL generate_series(coalesce(p_s_end[a - 1], 0) + 1,
+                                            coalesce(p_s_end[a - 1], 0) + rs_devices[a]) AS s (slot)
+         WHERE p_send_at[a] IS NULL OR p_send_at[a] <= p_now[a];
+        IF due_count > 0 THEN
+            PERFORM pg_notify(p_notify, CASE WHEN due_count <= 200 THEN due_ids ELSE '' END);
+        END IF;
     END IF;
 
     RETURN QUERY
