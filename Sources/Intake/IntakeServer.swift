@@ -151,7 +151,7 @@ public final class IntakeServer: Sendable {
     /// answer, once it is given).
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
-        var routeName = "other"
+        var routeName = IntakeMetrics.other
         var partnerID: String?
         var errorCode: String?
         var response: HTTPResponse
@@ -194,7 +194,7 @@ public final class IntakeServer: Sendable {
     /// refusals): the JSON error shape, a log line and a metric like every other rejection.
     func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         let error = HeraldError(status: rejection.status, code: rejection.code, message: rejection.message)
-        record(method: "other", route: "other", status: rejection.status, started: .now, partnerID: nil,
+        record(method: IntakeMetrics.other, route: IntakeMetrics.other, status: rejection.status, started: .now, partnerID: nil,
                errorCode: rejection.code)
         return Reply.error(error)
     }
@@ -213,11 +213,11 @@ public final class IntakeServer: Sendable {
         // how many were skipped: the server's own (an overload, a client reconnecting in a loop, a scanner's
         // unknown paths) and a partner's requests over its limits (429).
         var skippedLines = 0
-        if route == "other" || status == 429 {
+        if route == IntakeMetrics.other || status == 429 {
             guard let skipped = rejectionLog.admit("\(errorCode ?? "")|\(partnerID ?? "")") else { return }
             skippedLines = skipped
         }
-        let knownMethod = IntakeMetrics.knownMethods.contains(method) ? method : "other"
+        let knownMethod = IntakeMetrics.knownMethods.contains(method) ? method : IntakeMetrics.other
         var fields: [(String, JSONValue)] = [
             ("method", .string(knownMethod)), ("route", .string(route)),
             ("status", .number(Double(status))), ("ms", .number((seconds * 1000 * 100).rounded() / 100)),

@@ -24,6 +24,8 @@ public final class IntakeMetrics: Sendable {
 
     public init() {}
 
+    /// The label of a method or route not counted under its own name (no route, a refused request).
+    static let other = "other"
     /// Methods counted under their own name; any other is `other`.
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
     /// Routes counted under their own pattern; anything else (no route, a refused request) is `other`.
@@ -32,8 +34,8 @@ public final class IntakeMetrics: Sendable {
     /// Records one answer. Labels are bounded whatever clients send: an unknown method or route is `other`,
     /// a status outside 100-599 is 0.
     public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
-        let route = Self.knownRoutes.contains(route) ? route : "other"
-        let method = Self.knownMethods.contains(method) ? method : "other"
+        let route = Self.knownRoutes.contains(route) ? route : Self.other
+        let method = Self.knownMethods.contains(method) ? method : Self.other
         let status = (100...599).contains(status) ? status : 0
         state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1

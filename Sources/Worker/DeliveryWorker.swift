@@ -66,11 +66,16 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// Notes a notification that wakes the claimer; `batchSize` bounds the list.
         mutating func announce(_ payload: String, batchSize: Int) {
             guard !unlisted, let ids = DeliveryStore.listedIDs(payload), listed.count + ids.count <= batchSize else {
-                unlisted = true
-                listed = []
+                announceUnlisted()
                 return
             }
             listed += ids
+        }
+
+        /// Notes work no list names (the listener reconnected: notifications may have been missed).
+        mutating func announceUnlisted() {
+            unlisted = true
+            listed = []
         }
 
         /// What the next claim may take by id, and clears it: nil when it must walk the due index.

@@ -56,7 +56,7 @@ enum WorkerMaintenance {
             if !wasConnected || !waking.isEmpty, let worker {
                 let batchSize = worker.configuration.claimer.batchSize
                 worker.hints.withLock { hints in
-                    if !wasConnected { hints.announce("", batchSize: batchSize) }
+                    if !wasConnected { hints.announceUnlisted() }
                     for notification in waking { hints.announce(notification.payload, batchSize: batchSize) }
                 }
                 worker.wake.signal(.work)
