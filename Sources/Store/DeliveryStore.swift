@@ -120,15 +120,22 @@ public struct DeliveryStore: Sendable {
     /// claimed already; without them every due row is considered.
     /// At most `bulkLimit` of them from the bulk lane (nil: no limit beyond `limit`).
     /// `listed` (the ids an intake's notification named, `listedIDs`) leases those rows alone, by primary key: the ones
-    /// still pending and due, without an activity (the walk keeps an activity's order).
+    /// still pending and due, of a row of their own without an activity (the walk keeps an activity's order), in a
+    /// statement of their own (`claimListedSQL`); `cursors` and `bulkLimit` are then not used.
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
                       leaseSeconds: Int, services: [PushService],
                       cursors: [QueueCursor: Date] = [:], listed: [UUID]? = nil) throws -> [ClaimedDelivery] {
-        let ordered = Array(cursors)
-        let result = try connection.query(Self.claimSQL, [
-            worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
-            ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit, listed,
-        ])
+        let result: PostgresResult
+        if let listed {
+            result = try connection.query(Self.claimListedSQL,
+                                          [worker, limit, leaseSeconds, services.map(\.rawValue), listed])
+        } else {
+            let ordered = Array(cursors)
+            result = try connection.query(Self.claimSQL, [
+                worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
+                ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit,
+            ])
+        }
         return try result.rows.map { row in
             guard let service = PushService(rawValue: try row.string(1)),
                   let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(7))
@@ -221,7 +228,10 @@ public struct DeliveryStore: Sendable {
     /// are skipped: they would stay on one server connection and make the commits of whichever
     /// client gets it next (the intake's) asynchronous; a worker role can carry them instead
     /// (docs/operations.md, "Connection poolers").
-    public static func workerSession(url: String, role: String, listen: Bool = false,
+    /// `claims` marks the claimer's session, which plans as herald_claim_deliveries' SET clauses do, for the listed
+    /// claim (`claimListedSQL`): one generic plan (a custom plan for each call's ids cost more to plan than to run) and
+    /// index paths only (whatever a plan cached while the tables were small).
+    public static func workerSession(url: String, role: String, listen: Bool = false, claims: Bool = false,
                                      statementTimeout: Duration = .seconds(30),
                                      preparedStatements: Bool = PostgresConnectionOptions().preparedStatements)
         -> DatabaseSession
@@ -231,6 +241,7 @@ public struct DeliveryStore: Sendable {
                                                 preparedStatements: preparedStatements)
         return DatabaseSession(url: url, options: options) { connection in
             if connection.preparedStatements { try connection.execute("SET synchronous_commit TO off; SET jit TO off") }
+            if connection.preparedStatements, claims { try connection.execute(claimSessionSQL) }
             if listen {
                 try connection.execute("LISTEN \(notificationChannel); LISTEN \(ChannelSyncStore.notificationChannel)")
             }
@@ -337,16 +348,63 @@ public struct DeliveryStore: Sendable {
 
     static let serverPIDSQL = "SELECT pg_backend_pid()"
 
+    /// The claimer session's planner settings (`workerSession`, `claims`): herald_claim_deliveries' SET clauses.
+    public static let claimSessionSQL = "SET plan_cache_mode TO force_generic_plan; SET enable_seqscan TO off"
+
     static let listenersSQL = """
         SELECT pid, application_name FROM pg_stat_activity
          WHERE datname = current_database() AND application_name LIKE $1 ORDER BY pid
         """
 
     /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the
-    /// most bulk rows (sql/012_claim_bulk_limit.sql), $9 the listed rows (NULL: walk the due index).
+    /// most bulk rows (sql/012_claim_bulk_limit.sql).
     public static let claimSQL = """
         SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[],
-                                              $8::integer, $9::uuid[])
+                                              $8::integer)
+        """
+
+    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5 the listed rows. The rows an intake's notification
+    /// listed (sql/functions/intake_push.sql, step 6) are plain pushes just written, so the walk's fairness and an
+    /// activity's order have nothing to decide: one statement leases those still pending and due, and returns
+    /// `claimSQL`'s columns with its verdicts for a row of its own without an activity (a group row or a row of an
+    /// activity is left to the walk). A plain statement, not a branch of herald_claim_deliveries: the function's call
+    /// (its frame, its SET clauses, its returned rows gathered in a tuplestore) cost more than the statement itself.
+    /// The claimer's session plans it as the function's SET clauses would (`workerSession`, `claims`).
+    ///
+    /// The state is tested as an expression no partial index's predicate matches, and the update tests only the ids
+    /// (the rows are locked by the subquery and were pending in their latest version): the planner cannot choose a
+    /// scan of the due index, with its dead entries, instead of a few deliveries_pkey probes.
+    public static let claimListedSQL = """
+        WITH leased AS (
+            UPDATE deliveries d
+               SET state = 'leased', leased_by = $1, attempts = d.attempts + 1,
+                   lease_expires_at = now() + make_interval(secs => $3::integer)
+             WHERE d.id = ANY (ARRAY(SELECT l.id FROM deliveries l
+                                      WHERE l.id = ANY ($5::uuid[]) AND (l.state || '') = 'pending'
+                                        AND l.available_at <= now() AND l.service = ANY ($4::text[])
+                                        AND l.activity_id IS NULL AND l.members IS NULL
+                                      ORDER BY l.available_at
+                                      LIMIT $2
+                                        FOR UPDATE SKIP LOCKED))
+            RETURNING d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
+                      d.lane, d.partner_id, d.available_at, d.priority)
+        SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
+               CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END,
+               CASE
+                   WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
+                   WHEN v.device_id IS NULL THEN 'device_removed'
+                   WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
+                       THEN 'token_invalid'
+                   WHEN d.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
+                       THEN 'token_invalid'
+                   WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = p.mini_app_id)
+                       THEN 'suppressed'
+                   ELSE 'send'
+               END,
+               d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text, d.priority, NULL::uuid, NULL::integer
+          FROM leased d
+          LEFT JOIN partners p ON p.id = d.partner_id
+          LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
         """
 
     /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none),

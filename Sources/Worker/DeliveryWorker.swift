@@ -125,7 +125,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         ) { [weak self] ids, earliestRetry in
             self?.committed(ids, earliestRetry: earliestRetry)
         }
-        let claimSession = session("claimer")
+        let claimSession = session("claimer", claims: true)
         claimer = BackgroundService(
             .init(name: "herald-claimer"), logger: logger,
             onError: { [unowned self] _ in
@@ -160,8 +160,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// A database session of this worker's, named for `role`.
-    func session(_ role: String, listen: Bool = false) -> DatabaseSession {
-        DeliveryStore.workerSession(url: configuration.databaseURL, role: role, listen: listen,
+    func session(_ role: String, listen: Bool = false, claims: Bool = false) -> DatabaseSession {
+        DeliveryStore.workerSession(url: configuration.databaseURL, role: role, listen: listen, claims: claims,
                                     statementTimeout: configuration.statementTimeout,
                                     preparedStatements: configuration.databasePreparedStatements)
     }

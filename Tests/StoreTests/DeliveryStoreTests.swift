@@ -103,6 +103,54 @@ import Testing
         ])
     }
 
+    /// The listed claim is a statement of its own (DeliveryStore.claimListedSQL): for the same rows it returns what the
+    /// walk of herald_claim_deliveries returns, every column and every verdict a row without an activity can get.
+    @Test func aListedClaimReturnsWhatTheWalkReturns() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        try db.user("u1", apnsToken: Self.apnsToken, fcmToken: "fcm-token-1", bundleID: "com.example.app")
+        for user in ["dead", "deadfcm", "optedout", "gone"] {
+            try db.user(user, apnsToken: Self.apnsToken, fcmToken: "fcm-token-\(user)")
+        }
+        let request = try db.request(partner: partner.id, deliveries: 10)
+        var ids = [
+            try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns, lane: 1,
+                            expiresAt: Date().addingTimeInterval(3600)),
+            try db.delivery(request: request, partner: partner.id, user: "u1", service: .fcm),
+            try db.delivery(request: request, partner: partner.id, user: "nobody", service: .fcm),
+            try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns,
+                            expiresAt: Date().addingTimeInterval(-1)),
+        ]
+        for user in ["dead", "deadfcm", "optedout", "gone"] {
+            ids.append(try db.delivery(request: request, partner: partner.id, user: user, service: .apns))
+            ids.append(try db.delivery(request: request, partner: partner.id, user: user, service: .fcm))
+        }
+        try db.connection.query("UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = 'dead'")
+        try db.connection.query("UPDATE devices SET fcm_token_invalidated_at = now() WHERE user_id = 'deadfcm'")
+        try db.connection.query("UPDATE devices SET apns_token = NULL WHERE user_id = 'deadfcm'")
+        try db.connection.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('optedout', $1)", [partner.miniApp])
+        try db.connection.query("DELETE FROM devices WHERE user_id = 'gone'")
+
+        func described(_ claimed: [ClaimedDelivery]) -> [UUID: String] {
+            Dictionary(uniqueKeysWithValues: claimed.map { row in
+                (row.id, [row.service.rawValue, row.environment, row.payload, "\(row.attempts)", "\(row.expiresAt as Any)",
+                          row.token ?? "-", row.verdict.rawValue, "\(row.lane)", row.partnerID.uuidString,
+                          "\(row.availableAt)", row.bundleID ?? "-", "\(row.activityEvent as Any)", "\(row.priority as Any)",
+                          "\(row.groupID as Any)", "\(row.member as Any)"].joined(separator: " | "))
+            })
+        }
+        try db.connection.execute("BEGIN")
+        let listed = described(try store.claim(on: db.connection, worker: "w1", limit: 100, leaseSeconds: 30,
+                                               services: [.apns, .fcm], listed: ids))
+        try db.connection.execute("ROLLBACK")
+        let walked = described(try store.claim(on: db.connection, worker: "w1", limit: 100, leaseSeconds: 30,
+                                               services: [.apns, .fcm]))
+        #expect(Set(walked.keys) == Set(ids))
+        #expect(listed == walked)
+        #expect(Set(walked.values.map { $0.components(separatedBy: " | ")[6] })
+                == ["send", "device_removed", "expired", "token_invalid", "suppressed"])
+    }
+
     @Test func aNotificationListsRowsOnlyAsCommaSeparatedIDs() {
         let ids = [UUID(), UUID()]
         #expect(DeliveryStore.listedIDs(ids.map(\.uuidString).joined(separator: ",")) == ids)

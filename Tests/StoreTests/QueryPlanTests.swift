@@ -186,26 +186,23 @@ struct QueryPlanTests {
         #expect(!text[subplans.lowerBound...].contains("partners"), "\(text)")
     }
 
-    @Test("the claim of the rows a notification listed leases them by primary key, without walking the due index")
+    @Test("the claim of the rows a notification listed leases them by primary key, without walking the due index, and reads each one's device, partner and opt-out by primary key")
     func claimListedRows() throws {
         _ = Self.tenant
-        // The listed rows' statement inside `herald_claim_deliveries` (sql/functions/claim_deliveries.sql), EXPLAINed
-        // with the function's own planner settings.
-        let query = try Self.pool.withConnection { connection in
-            try functionStatement("herald_claim_deliveries", on: connection, from: "WITH leased AS",
-                                  renaming: ["INTO v_claimed": "", "p_worker": "$1::text", "p_lease_seconds": "$2::integer",
-                                             "p_ids": "$3::uuid[]", "p_services": "$4::text[]", "p_limit": "$5::integer"])
-        }
+        // DeliveryStore.claimListedSQL as the claimer's session plans it (DeliveryStore.claimSessionSQL: a generic plan,
+        // index paths only); SET inside the transaction ends with it.
         let text = try Self.pool.withConnection { connection -> String in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
-            try connection.execute("SET LOCAL enable_seqscan = off")
-            try connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-            return try connection.query("EXPLAIN " + query, ["w", 30, "{\(UUID())}", "{apns,fcm}", 100]).rows
-                .map { try $0.string(0) }.joined(separator: "\n")
+            try connection.execute(DeliveryStore.claimSessionSQL)
+            return try connection.query("EXPLAIN " + DeliveryStore.claimListedSQL, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}"])
+                .rows.map { try $0.string(0) }.joined(separator: "\n")
         }
         #expect(text.contains("deliveries_pkey"), "\(text)")
         #expect(!text.contains("deliveries_due"), "\(text)")
+        #expect(text.contains("devices_pkey"), "\(text)")
+        #expect(text.contains("partners_pkey"), "\(text)")
+        #expect(text.contains("opt_outs_pkey"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 

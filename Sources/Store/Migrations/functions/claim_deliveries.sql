@@ -3,12 +3,11 @@
 -- A group row's members are returned with their group. The partner's mini-app is read once per claimed
 -- row, and each member costs one opt_outs_pkey probe. Each returned delivery carries its verdict: 'send',
 -- or why not ('token_invalid', 'suppressed', 'superseded', ...), which the worker records without sending.
--- p_ids, when given, are the rows an intake's notification listed (functions/intake_push.sql): the claim leases
--- those still pending and due, by primary key, instead of walking the due index.
+-- The rows an intake's notification lists are leased by a statement of their own, by primary key
+-- (Sources/Store/DeliveryStore.swift, claimListedSQL): it gives the same verdicts for a row without an activity.
 CREATE OR REPLACE FUNCTION herald_claim_deliveries(p_worker text, p_limit integer, p_lease_seconds integer, p_services text[],
                                         p_cursor_lanes smallint[], p_cursor_partners uuid[],
-                                        p_cursor_times timestamptz[], p_bulk_limit integer,
-                                        p_ids uuid[] DEFAULT NULL)
+                                        p_cursor_times timestamptz[], p_bulk_limit integer)
 RETURNS TABLE (id uuid, service text, environment text, payload text, attempts integer,
                expires_at timestamptz, token text, verdict text, lane smallint, partner_id uuid,
                available_at timestamptz, bundle_id text,
@@ -43,27 +42,7 @@ DECLARE
     -- the worker's bulk allowance.
     v_lane_limit integer;
 BEGIN
-    -- The listed rows: plain pushes just written, so the walk's fairness and per-activity order have nothing to
-    -- decide (a row of an activity is left to the walk). One statement: the rows are locked by the subquery, still
-    -- pending in their latest version, so the update needs no condition but their ids. Both find them by primary key
-    -- alone: the state is tested as an expression no partial index's predicate matches, and the update does not
-    -- test it, so the planner cannot choose a scan of the due index (with its dead entries) instead of a few probes.
-    IF p_ids IS NOT NULL THEN
-        WITH leased AS (
-            UPDATE deliveries d
-               SET state = 'leased', leased_by = p_worker, attempts = d.attempts + 1,
-                   lease_expires_at = now() + make_interval(secs => p_lease_seconds)
-             WHERE d.id = ANY (ARRAY(SELECT l.id FROM deliveries l
-                                      WHERE l.id = ANY (p_ids) AND (l.state || '') = 'pending' AND l.available_at <= now()
-                                        AND l.service = ANY (p_services) AND l.activity_id IS NULL
-                                      ORDER BY l.available_at
-                                      LIMIT p_limit
-                                        FOR UPDATE SKIP LOCKED))
-            RETURNING d.ctid AS tid)
-        SELECT coalesce(array_agg(l.tid), '{}') INTO v_claimed FROM leased l;
-    END IF;
     FOREACH v_lane IN ARRAY ARRAY[0, 1]::smallint[] LOOP
-        EXIT WHEN p_ids IS NOT NULL;
         EXIT WHEN v_taken >= p_limit;
         v_lane_limit := CASE WHEN v_lane = 0 THEN p_limit ELSE least(p_limit, v_taken + greatest(p_bulk_limit, 0)) END;
         CONTINUE WHEN v_taken >= v_lane_limit;
