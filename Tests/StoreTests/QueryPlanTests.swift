@@ -186,6 +186,20 @@ struct QueryPlanTests {
         #expect(!text[subplans.lowerBound...].contains("partners"), "\(text)")
     }
 
+    @Test("the intake's write and the claim plan once and never JIT-compile, whatever the session's settings")
+    func hotFunctionsNeverJIT() throws {
+        _ = Self.tenant
+        for name in ["herald_intake_push", "herald_claim_deliveries"] {
+            let settings = try Self.pool.withConnection { connection in
+                try connection.query("SELECT array_to_string(proconfig, ',') FROM pg_proc WHERE proname = $1", [name])
+                    .rows.map { try $0.string(0) }
+            }
+            #expect(settings.count == 1, "\(name): \(settings)")
+            #expect(settings.first?.contains("jit=off") == true, "\(name): \(settings)")
+            #expect(settings.first?.contains("plan_cache_mode=force_generic_plan") == true, "\(name): \(settings)")
+        }
+    }
+
     @Test("the claim of the rows a notification listed leases them by primary key, without walking the due index, and reads each one's device, partner and opt-out by primary key")
     func claimListedRows() throws {
         _ = Self.tenant

@@ -21,6 +21,10 @@ RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text
                r_now_seconds bigint, r_deliveries integer)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
+-- Never JIT: the resolution's generic plan is estimated at ~60,000 (its function scans count 1,000 rows each), within
+-- reach of jit_above_cost, and one JIT compilation costs ~30 ms against a call's ~1 ms (the intake's sessions keep
+-- Postgres' default, jit on).
+SET jit = off
 AS $$
 DECLARE
     n integer := cardinality(p_partner);
