@@ -272,8 +272,8 @@ BEGIN
     --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL). More than 200 (a
     --    payload must stay under 8,000 bytes) go unlisted: an empty payload, and the worker's claim walks the index.
     --    Sent at this commit, so the worker hears of the rows as they become visible, without the intake's notifier
-    --    thread and its own transaction. The notification queue's lock is held from here to the end of the commit: an intake writes one
-    --    batch at a time, so it serialises only the batches of other intakes.
+    --    thread and its own transaction. The notification queue's lock is held from here to the end of the commit:
+    --    an intake writes one batch at a time, so it serialises only the batches of other intakes.
     IF p_notify IS NOT NULL THEN
         SELECT count(*), string_agg(p_delivery[s.slot]::text, ',') INTO due_count, due_ids
           FROM unnest(acc) AS a
