@@ -35,17 +35,26 @@ DECLARE
     st_hash text[] := array_fill(NULL::text, ARRAY[n]);
     st_resp text[] := array_fill(NULL::text, ARRAY[n]);
     st_status integer[] := array_fill(NULL::integer, ARRAY[n]);
-    -- The resolution and the would-be answer (step 2), per push; the devices' fields as text arrays.
-    rs_users integer[];
-    rs_suppressed integer[];
-    rs_devices integer[];
-    rs_user_ids text[];
-    rs_d_user text[];
-    rs_d_device text[];
-    rs_d_service text[];
-    rs_d_env text[];
-    rs_missing text[];
-    rs_response text[];
+    -- The resolution and the would-be answer (step 2), per push.
+    rs_users integer[] := array_fill(0, ARRAY[n]);
+    rs_suppressed integer[] := array_fill(0, ARRAY[n]);
+    rs_devices integer[] := array_fill(0, ARRAY[n]);
+    rs_missing text[] := array_fill(NULL::text, ARRAY[n]);
+    rs_response text[] := array_fill(NULL::text, ARRAY[n]);
+    -- What the resolution found, one element per row: devices (push, rank among the push's devices, user,
+    -- device, service, environment), users (push, user) and identifiers (push, 'e' or 'w', identifier).
+    d_push integer[] := '{}';
+    d_slot integer[] := '{}';
+    d_user text[] := '{}';
+    d_device text[] := '{}';
+    d_service text[] := '{}';
+    d_env text[] := '{}';
+    u_push integer[] := '{}';
+    u_user text[] := '{}';
+    f_push integer[] := '{}';
+    f_kind text[] := '{}';
+    f_ident text[] := '{}';
+    missing text;
     -- The outcome (step 3), per push.
     o_outcome text[] := array_fill(NULL::text, ARRAY[n]);
     o_hash text[] := array_fill(NULL::text, ARRAY[n]);
@@ -96,49 +105,70 @@ BEGIN
         END LOOP;
     END IF;
 
-    -- 2. Every other push's recipients and the answer it would get, in one statement. The
-    --    missing identifiers are listed in request order, from their JSON forms.
-    SELECT array_agg(a.n_users ORDER BY g.i), array_agg(a.n_suppressed ORDER BY g.i),
-           array_agg(a.n_devices ORDER BY g.i), array_agg(a.user_ids::text ORDER BY g.i),
-           array_agg(a.d_user ORDER BY g.i), array_agg(a.d_device ORDER BY g.i),
-           array_agg(a.d_service ORDER BY g.i), array_agg(a.d_env ORDER BY g.i),
-           array_agg(m.missing ORDER BY g.i),
-           array_agg('{"requestId":"' || p_request[g.i]::text || '","status":"'
-               || CASE WHEN a.n_devices = 0 THEN 'completed' WHEN p_send_at[g.i] IS NOT NULL THEN 'scheduled'
-                       ELSE 'queued' END
-               || '","recipients":' || a.n_users || ',"deliveries":' || a.n_devices
-               || ',"suppressed":' || a.n_suppressed || ',"sent":0,"failed":0,"missing":' || m.missing || '}'
-               ORDER BY g.i)
-      INTO rs_users, rs_suppressed, rs_devices, rs_user_ids, rs_d_user, rs_d_device, rs_d_service, rs_d_env,
-           rs_missing, rs_response
-      FROM generate_series(1, n) AS g (i)
-      CROSS JOIN LATERAL (
-          SELECT coalesce(p_e_end[g.i - 1], 0) + 1 AS e_from, p_e_end[g.i] AS e_to,
-                 coalesce(p_w_end[g.i - 1], 0) + 1 AS w_from, p_w_end[g.i] AS w_to) AS b
-      CROSS JOIN LATERAL (
-          SELECT count(*) FILTER (WHERE r.kind = 'u') AS n_users,
-                 count(*) FILTER (WHERE r.kind = 'u' AND r.opted_out) AS n_suppressed,
-                 count(*) FILTER (WHERE r.kind = 'd') AS n_devices,
-                 coalesce(array_agg(r.ident) FILTER (WHERE r.kind = 'e'), '{}') AS emails,
-                 coalesce(array_agg(r.ident) FILTER (WHERE r.kind = 'w'), '{}') AS wallets,
-                 coalesce(array_agg(r.user_id) FILTER (WHERE r.kind = 'u'), '{}') AS user_ids,
-                 coalesce(array_agg(r.user_id ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_user,
-                 coalesce(array_agg(r.ident ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_device,
-                 coalesce(array_agg(r.service ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_service,
-                 coalesce(array_agg(r.environment ORDER BY r.user_id, r.ident) FILTER (WHERE r.kind = 'd'), '{}')::text AS d_env
-            FROM herald_resolve_recipients(p_tenant[g.i], p_emails[b.e_from:b.e_to], p_wallets[b.w_from:b.w_to],
-                                           p_mini_app[g.i]) AS r
-           WHERE st_hash[g.i] IS NULL) AS a
-      CROSS JOIN LATERAL (
-          SELECT '{"emails":[' || CASE WHEN cardinality(a.emails) = b.e_to - b.e_from + 1 THEN '' ELSE coalesce((
-                     SELECT string_agg(x.j, ',' ORDER BY x.o)
-                       FROM unnest(p_emails[b.e_from:b.e_to], p_e_json[b.e_from:b.e_to]) WITH ORDINALITY AS x (v, j, o)
-                      WHERE NOT x.v = ANY (a.emails)), '') END
-              || '],"wallets":[' || CASE WHEN cardinality(a.wallets) = b.w_to - b.w_from + 1 THEN '' ELSE coalesce((
-                     SELECT string_agg(x.j, ',' ORDER BY x.o)
-                       FROM unnest(p_wallets[b.w_from:b.w_to], p_w_json[b.w_from:b.w_to]) WITH ORDINALITY AS x (v, j, o)
-                      WHERE NOT x.v = ANY (a.wallets)), '') END
-              || ']}' AS missing) AS m;
+    -- 2. Every other push's recipients, in one statement, and the answer it would get. The rows are sorted
+    --    into arrays by this loop, not by aggregates: starting the aggregates' plan cost a one-push batch
+    --    more than its few rows cost the loop.
+    --    A push's devices take its slots in (user, device) order.
+    FOR rec IN
+        SELECT g.i, r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out
+          FROM generate_series(1, n) AS g (i)
+         CROSS JOIN LATERAL herald_resolve_recipients(p_tenant[g.i],
+                p_emails[coalesce(p_e_end[g.i - 1], 0) + 1:p_e_end[g.i]],
+                p_wallets[coalesce(p_w_end[g.i - 1], 0) + 1:p_w_end[g.i]], p_mini_app[g.i]) AS r
+         WHERE st_hash[g.i] IS NULL
+         ORDER BY g.i, r.kind, r.user_id, r.ident
+    LOOP
+        CASE rec.kind
+        WHEN 'd' THEN
+            rs_devices[rec.i] := rs_devices[rec.i] + 1;
+            d_push := d_push || rec.i;
+            d_slot := d_slot || rs_devices[rec.i];
+            d_user := d_user || rec.user_id;
+            d_device := d_device || rec.ident;
+            d_service := d_service || rec.service;
+            d_env := d_env || rec.environment;
+        WHEN 'u' THEN
+            rs_users[rec.i] := rs_users[rec.i] + 1;
+            IF rec.opted_out THEN
+                rs_suppressed[rec.i] := rs_suppressed[rec.i] + 1;
+            END IF;
+            u_push := u_push || rec.i;
+            u_user := u_user || rec.user_id;
+        ELSE
+            f_push := f_push || rec.i;
+            f_kind := f_kind || rec.kind;
+            f_ident := f_ident || rec.ident;
+        END CASE;
+    END LOOP;
+    -- The identifiers that matched nobody, in request order from their JSON forms (a statement only for
+    -- a push that has some), and the answer.
+    FOR i IN 1..n LOOP
+        IF st_hash[i] IS NOT NULL THEN
+            CONTINUE;
+        END IF;
+        IF coalesce(cardinality(array_positions(f_push, i)), 0)
+           = p_e_end[i] - coalesce(p_e_end[i - 1], 0) + p_w_end[i] - coalesce(p_w_end[i - 1], 0) THEN
+            rs_missing[i] := '{"emails":[],"wallets":[]}';
+        ELSE
+            SELECT '{"emails":[' || coalesce(string_agg(x.j, ',' ORDER BY x.o) FILTER (WHERE x.k = 'e'), '')
+                   || '],"wallets":[' || coalesce(string_agg(x.j, ',' ORDER BY x.o) FILTER (WHERE x.k = 'w'), '') || ']}'
+              INTO missing
+              FROM (SELECT 'e' AS k, e.v, e.j, e.o
+                      FROM unnest(p_emails[coalesce(p_e_end[i - 1], 0) + 1:p_e_end[i]],
+                                  p_e_json[coalesce(p_e_end[i - 1], 0) + 1:p_e_end[i]]) WITH ORDINALITY AS e (v, j, o)
+                    UNION ALL
+                    SELECT 'w', w.v, w.j, w.o
+                      FROM unnest(p_wallets[coalesce(p_w_end[i - 1], 0) + 1:p_w_end[i]],
+                                  p_w_json[coalesce(p_w_end[i - 1], 0) + 1:p_w_end[i]]) WITH ORDINALITY AS w (v, j, o)) AS x
+             WHERE NOT EXISTS (SELECT 1 FROM unnest(f_push, f_kind, f_ident) AS f (p, k, v)
+                                WHERE f.p = i AND f.k = x.k AND f.v = x.v);
+            rs_missing[i] := missing;
+        END IF;
+        rs_response[i] := '{"requestId":"' || p_request[i]::text || '","status":"'
+            || CASE WHEN rs_devices[i] = 0 THEN 'completed' WHEN p_send_at[i] IS NOT NULL THEN 'scheduled' ELSE 'queued' END
+            || '","recipients":' || rs_users[i] || ',"deliveries":' || rs_devices[i]
+            || ',"suppressed":' || rs_suppressed[i] || ',"sent":0,"failed":0,"missing":' || rs_missing[i] || '}';
+    END LOOP;
 
     -- 3. In order, per partner (locked in uuid order, its windows read once): replay, render,
     --    refuse or count.
@@ -254,18 +284,18 @@ BEGIN
           FROM unnest(acc) AS a
     ), senders AS (
         INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
-        SELECT u, p_mini_app[a], p_created[a] FROM unnest(acc) AS a, unnest(rs_user_ids[a]::text[]) AS u
+        SELECT u.user_id, p_mini_app[u.a], p_created[u.a] FROM unnest(u_push, u_user) AS u (a, user_id)
+         WHERE u.a = ANY (acc)
         ON CONFLICT DO NOTHING
     )
     INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
         device_id, environment, payload, available_at, expires_at)
-    SELECT p_delivery[s.slot], p_request[a], p_created[a], p_partner[a], 0, d.service, d.user_id, d.device,
+    SELECT p_delivery[s.slot], p_request[d.a], p_created[d.a], p_partner[d.a], 0, d.service, d.user_id, d.device,
            d.env, CASE d.service WHEN 'apns' THEN p_apns[s.slot] ELSE p_fcm[s.slot] END,
-           coalesce(p_send_at[a], p_created[a]), p_expires[a]
-      FROM unnest(acc) AS a
-     CROSS JOIN LATERAL unnest(rs_d_user[a]::text[], rs_d_device[a]::text[], rs_d_service[a]::text[],
-                               rs_d_env[a]::text[]) WITH ORDINALITY AS d (user_id, device, service, env, k)
-     CROSS JOIN LATERAL (SELECT coalesce(p_s_end[a - 1], 0) + d.k::integer AS slot) AS s;
+           coalesce(p_send_at[d.a], p_created[d.a]), p_expires[d.a]
+      FROM unnest(d_push, d_slot, d_user, d_device, d_service, d_env) AS d (a, k, user_id, device, service, env)
+     CROSS JOIN LATERAL (SELECT coalesce(p_s_end[d.a - 1], 0) + d.k AS slot) AS s
+     WHERE d.a = ANY (acc);
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
     --    now, and which: the payload lists them (ids, comma-separated), so the worker leases them by primary key
