@@ -110,10 +110,10 @@ import Testing
         try db.email(decomposed, user: "u1")
         #expect(try db.connection.query("SELECT email FROM user_emails WHERE user_id = 'u1'").first!.string(0)
             .utf8.elementsEqual(composed.utf8))
-        // Either form sent by a partner resolves to it.
-        for form in [composed, decomposed] {
+        // Either form sent by a partner resolves to it, also behind an email already in NFC.
+        for forms in [[composed], [decomposed], ["nobody@example.com", decomposed]] {
             let rows = try db.connection.query(
-                "SELECT user_id FROM herald_resolve_recipients('t1', $1::text[], '{}', 'x') WHERE kind = 'e'", [[form]])
+                "SELECT user_id FROM herald_resolve_recipients('t1', $1::text[], '{}', 'x') WHERE kind = 'e'", [forms])
             #expect(try rows.rows.map { try $0.string(0) } == ["u1"])
         }
         // The same address in the other form is the same identifier: another user cannot hold it.

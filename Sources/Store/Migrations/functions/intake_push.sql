@@ -55,6 +55,8 @@ DECLARE
     f_kind text[] := '{}';
     f_ident text[] := '{}';
     missing text;
+    -- The pushes in the order step 3 takes them (a statement only for a batch of several).
+    ord integer[];
     -- The outcome (step 3), per push.
     o_outcome text[] := array_fill(NULL::text, ARRAY[n]);
     o_hash text[] := array_fill(NULL::text, ARRAY[n]);
@@ -172,7 +174,12 @@ BEGIN
 
     -- 3. In order, per partner (locked in uuid order, its windows read once): replay, render,
     --    refuse or count.
-    FOR i IN SELECT x.o FROM unnest(p_partner) WITH ORDINALITY AS x (p, o) ORDER BY x.p, x.o LOOP
+    IF n = 1 THEN
+        ord := '{1}';
+    ELSE
+        ord := ARRAY(SELECT x.o FROM unnest(p_partner) WITH ORDINALITY AS x (p, o) ORDER BY x.p, x.o);
+    END IF;
+    FOREACH i IN ARRAY ord LOOP
         IF cur IS DISTINCT FROM p_partner[i] THEN
             cur := p_partner[i];
             -- Its own statement: the windows are read with a snapshot taken after the lock is held.
