@@ -21,6 +21,8 @@ DECLARE
     v_finished bigint := 0;
     v_retried  bigint := 0;
     v_woken    bigint := 0;
+    -- The finished rows the follow-up statement needs (dead tokens, Live Activity rows), as a JSON array.
+    v_follow_ups jsonb;
     v_member_finished bigint := 0;
     v_member_retried  bigint := 0;
     v_emptied  uuid[];
@@ -41,8 +43,7 @@ DECLARE
     v_all_sent boolean := p_outcomes <@ ARRAY['sent'];
     -- The groups of this batch, in id order: rows are locked in the order the lease extender's and
     -- the singles' `id = ANY (...)` scans take them, so two statements of one worker cannot deadlock.
-    v_groups   uuid[] := (SELECT coalesce(array_agg(DISTINCT g ORDER BY g), '{}') FROM unnest(p_groups) g
-                           WHERE g IS NOT NULL);
+    v_groups   uuid[] := '{}';
     v_singles  uuid[] := p_ids;
     -- Groups of which this batch holds every member, all sent, none done before (most of a drain's), in
     -- id order, with how many members each has here; and those of them deleted whole.
@@ -50,6 +51,10 @@ DECLARE
     v_whole_counts integer[];
     v_deleted      uuid[] := '{}';
 BEGIN
+    -- A statement only when some row is a group's (p_groups is NULL otherwise).
+    IF p_groups IS NOT NULL THEN
+        v_groups := (SELECT coalesce(array_agg(DISTINCT g ORDER BY g), '{}') FROM unnest(p_groups) g WHERE g IS NOT NULL);
+    END IF;
     IF cardinality(v_groups) > 0 THEN
         SELECT coalesce(array_agg(x.id) FILTER (WHERE x.grp IS NULL), '{}') INTO v_singles
           FROM unnest(p_ids, p_groups) AS x (id, grp);
@@ -252,6 +257,34 @@ BEGIN
                    (count(*) FILTER (WHERE outcome NOT IN ('sent', 'superseded')))::integer AS failed,
                    (count(*) FILTER (WHERE outcome = 'superseded'))::integer AS superseded
               FROM finished WHERE activity_event_id IS NOT NULL GROUP BY activity_event_id
+        )
+        SELECT (SELECT count(*) FROM finished),
+               -- The rows a follow-up statement has to look at: dead tokens, and Live Activity rows.
+               (SELECT jsonb_agg(jsonb_build_object('service', f.service, 'user_id', f.user_id, 'device_id', f.device_id,
+                                                    'outcome', f.outcome, 'error', f.error, 'token', f.token,
+                                                    'verdict_at', f.verdict_at, 'activity_event', f.activity_event,
+                                                    'activity_id', f.activity_id))
+                  FROM finished f
+                 WHERE f.activity_id IS NOT NULL OR (f.outcome = 'token_invalid' AND f.token IS NOT NULL)),
+               v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed,
+               e.events, e.sent, e.failed, e.superseded
+          INTO v_finished, v_follow_ups, v_c_requests, v_c_created, v_c_sent, v_c_failed,
+               v_e_events, v_e_sent, v_e_failed, v_e_superseded
+          FROM (SELECT coalesce(array_agg(activity_event_id), '{}') AS events, array_agg(sent) AS sent,
+                       array_agg(failed) AS failed, array_agg(superseded) AS superseded
+                  FROM event_counts) e,
+               (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
+                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed
+                  FROM counts) c;
+    END IF;
+
+    -- What finished rows change beyond the outbox, in a statement of its own that most batches (pushes, all
+    -- sent) skip: starting its five updates cost as much as the statement above.
+    IF v_follow_ups IS NOT NULL THEN
+        WITH finished AS (
+            SELECT * FROM jsonb_to_recordset(v_follow_ups)
+                AS f (service text, user_id text, device_id text, outcome text, error text, token text,
+                      verdict_at timestamptz, activity_event text, activity_id uuid)
         ), dead_tokens AS (
             -- Only the token the row went to: a push's device token, a Live Activity start's push-to-start
             -- token, an FCM token; an activity's own token is the activity's (below), never the device's.
@@ -309,17 +342,7 @@ BEGIN
                AND n.state = 'pending' AND n.available_at <= now()
             RETURNING 1
         )
-        SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM next_activity_rows),
-               v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed,
-               e.events, e.sent, e.failed, e.superseded
-          INTO v_finished, v_woken, v_c_requests, v_c_created, v_c_sent, v_c_failed,
-               v_e_events, v_e_sent, v_e_failed, v_e_superseded
-          FROM (SELECT coalesce(array_agg(activity_event_id), '{}') AS events, array_agg(sent) AS sent,
-                       array_agg(failed) AS failed, array_agg(superseded) AS superseded
-                  FROM event_counts) e,
-               (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
-                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed
-                  FROM counts) c;
+        SELECT count(*) INTO v_woken FROM next_activity_rows;
         IF v_woken > 0 THEN
             PERFORM pg_notify('herald_deliveries', '');
         END IF;
