@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""SQL for bench/statements: what one piece of a single push's Postgres work needs set up, and N calls of it.
+
+    statement_calls.py PIECE N SEED setup|calls
+
+PIECE is one of
+  intake    herald_intake_push for one push to one user with one iPhone (the intake's write);
+  claim     the worker's listed claim of that push's delivery (DeliveryStore.claimListedSQL, read from
+            Sources/Store/DeliveryStore.swift with the session settings it runs under);
+  complete  herald_complete_deliveries for six sent deliveries (a worker's completion at 250 pushes/s);
+  ceiling   the minimal queue of bench/single-push-ceiling.sql: one row enqueued, then claimed and done.
+"setup" prints what runs before the count (through psql, uncounted); "calls" prints the N counted statements
+for a single-user backend (postgres --single -j: each statement ends with a blank line). The same SEED gives
+the same ids to both.
+"""
+import pathlib
+import random
+import re
+import sys
+import uuid
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PARTNER = "00000000-0000-4000-8000-000000000001"
+USERS = 10000
+APNS = ('{"aps":{"alert":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6"},"mutable-content":1},'
+        '"channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"%s","kid":"k1","sig":"%s"}')
+FCM = ('{"android":{"priority":"HIGH"},"data":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6",'
+       '"channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"%s","kid":"k1","sig":"%s"}}')
+
+
+def swift_sql(name):
+    """A `static let NAME = \"\"\"...\"\"\"` string of DeliveryStore.swift, as Postgres receives it."""
+    source = (ROOT / "Sources/Store/DeliveryStore.swift").read_text()
+    block = re.search(r'static let %s = """\n(.*?)\n\s*"""' % name, source, re.S)
+    if block:
+        lines = block.group(1).split("\n")
+        indent = min(len(l) - len(l.lstrip()) for l in lines if l.strip())
+        return "\n".join(l[indent:] for l in lines)
+    line = re.search(r'static let %s = "(.*)"' % name, source)
+    return line.group(1)
+
+
+class Ids:
+    def __init__(self, seed):
+        self.random = random.Random(seed)
+
+    def uuid(self):
+        return str(uuid.UUID(int=self.random.getrandbits(128), version=4))
+
+    def iphone_user(self):
+        # Every 5th user also has a Pixel (bench/statements' fixture, as bench/delivery's): not those.
+        while True:
+            g = self.random.randint(1, USERS)
+            if g % 5:
+                return g
+
+
+INTAKE_PREPARE = """PREPARE push (uuid[], int[], int[], text[], text[], timestamptz[], text[], text[], uuid[],
+    timestamptz[], text[], text[], text[], text[], timestamptz[], int[], timestamptz[], int[], text[], text[], int[],
+    text[], text[], int[], uuid[], text[], text[], text) AS
+SELECT * FROM herald_intake_push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+    $19, $20, $21, $22, $23, $24, $25, $26, $27, $28);
+"""
+
+
+def intake_call(ids, user, request, delivery, verb="SELECT * FROM herald_intake_push"):
+    """One push to one e-mail, the intake's arguments (IntakeWriter.parameters) with two slots rendered."""
+    second = ids.uuid()
+    sig = "Z-LlH3Oh6AsQw_m468z-bUFzbhBslsAVMCOoTEOLjdE"
+    apns = [APNS % (d, sig) for d in (delivery, second)]
+    fcm = [FCM % (d, sig) for d in (delivery, second)]
+    def text_array(values):
+        return "ARRAY[%s]::text[]" % ", ".join("'%s'" % v.replace("'", "''") for v in values)
+    return f"""{verb}(ARRAY['{PARTNER}']::uuid[], '{{1000000}}'::int[],
+ '{{100000000}}'::int[], '{{bench}}'::text[], '{{fun.pull.gacha}}'::text[], ARRAY[now()], '{{NULL}}'::text[],
+ '{{NULL}}'::text[], ARRAY['{request}']::uuid[], ARRAY[now()], '{{"[Pull] Deposit pending"}}'::text[],
+ '{{"Confirmations: 1/6"}}'::text[], '{{NULL}}'::text[], '{{"{{}}"}}'::text[], '{{NULL}}'::timestamptz[],
+ '{{86400}}'::int[], ARRAY[now() + interval '1 day'], '{{1}}'::int[], ARRAY['user{user}@bench.example'],
+ ARRAY['"user{user}@bench.example"'], '{{0}}'::int[], '{{}}'::text[], '{{}}'::text[], '{{2}}'::int[],
+ ARRAY['{delivery}', '{second}']::uuid[], {text_array(apns)}, {text_array(fcm)}, NULL);
+"""
+
+
+def pieces(piece, n, ids):
+    setup, calls = [], []
+    if piece == "intake":
+        calls.append(INTAKE_PREPARE)
+        for _ in range(n):
+            calls.append(intake_call(ids, ids.iphone_user(), ids.uuid(), ids.uuid(), verb="EXECUTE push"))
+    elif piece == "claim":
+        calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
+        calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + swift_sql("claimListedSQL") + ";\n")
+        for _ in range(n):
+            delivery = ids.uuid()
+            setup.append(intake_call(ids, ids.iphone_user(), ids.uuid(), delivery))
+            calls.append(f"EXECUTE claim ('bench-worker', 200, 60, '{{apns,fcm}}', ARRAY['{delivery}']::uuid[]);\n")
+    elif piece == "complete":
+        calls.append("PREPARE complete (text, uuid[], text[], text[], text[], text[], uuid[], integer[]) AS\n"
+                     "SELECT * FROM herald_complete_deliveries($1, $2, $3, $4, $5, $6, $7, $8);\n")
+        for _ in range(n):
+            batch = []
+            for _ in range(6):
+                delivery = ids.uuid()
+                batch.append(delivery)
+                setup.append(intake_call(ids, ids.iphone_user(), ids.uuid(), delivery))
+            quoted = ", ".join(f"'{d}'" for d in batch)
+            setup.append(f"UPDATE deliveries SET state = 'leased', leased_by = 'bench-worker', attempts = 1,\n"
+                         f" lease_expires_at = now() + interval '1 hour' WHERE id IN ({quoted});\n")
+            empty = ", ".join("''" for _ in batch)
+            calls.append(f"EXECUTE complete ('bench-worker', ARRAY[{quoted}]::uuid[],\n"
+                         f" ARRAY[{', '.join(repr('sent') for _ in batch)}], ARRAY[{empty}], ARRAY[{empty}],"
+                         f" ARRAY[{empty}], NULL, NULL);\n")
+    elif piece == "ceiling":
+        # Prepared, as pgbench -M prepared runs it: BEGIN, SET LOCAL and COMMIT stay as they are.
+        script = (ROOT / "bench/single-push-ceiling.sql").read_text()
+        statements = [s.strip() for s in re.sub(r"(?m)^--.*\n", "", script).split(";") if s.strip()]
+        names = []
+        for k, statement in enumerate(statements):
+            if statement.split()[0].upper() in ("BEGIN", "SET", "COMMIT"):
+                names.append(statement)
+            else:
+                calls.append(f"PREPARE ceiling_{k} AS\n" + statement.replace(":client_id", "1") + ";\n")
+                names.append(f"EXECUTE ceiling_{k}")
+        for _ in range(n):
+            for name in names:
+                calls.append(name + ";\n")
+    else:
+        sys.exit(f"statement_calls.py: unknown piece {piece}")
+    return setup, calls
+
+
+def main():
+    piece, n, seed, part = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    setup, calls = pieces(piece, n, Ids(seed))
+    sys.stdout.write("\n".join(setup if part == "setup" else calls))
+
+
+if __name__ == "__main__":
+    main()
