@@ -63,8 +63,9 @@ SELECT * FROM herald_intake_push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $
 """
 
 
-def intake_call(ids, user, request, delivery, verb="SELECT * FROM herald_intake_push"):
-    """One push to one e-mail, the intake's arguments (IntakeWriter.parameters) with two slots rendered."""
+def intake_call(ids, user, request, delivery, verb="SELECT * FROM herald_intake_push", notify="NULL"):
+    """One push to one e-mail, the intake's arguments (IntakeWriter.parameters) with two slots rendered; the
+    counted call notifies a worker's channel (nobody listens), as the intake's does."""
     second = ids.uuid()
     sig = "Z-LlH3Oh6AsQw_m468z-bUFzbhBslsAVMCOoTEOLjdE"
     apns = [APNS % (d, sig) for d in (delivery, second)]
@@ -77,7 +78,7 @@ def intake_call(ids, user, request, delivery, verb="SELECT * FROM herald_intake_
  '{{"Confirmations: 1/6"}}'::text[], '{{NULL}}'::text[], '{{"{{}}"}}'::text[], '{{NULL}}'::timestamptz[],
  '{{86400}}'::int[], ARRAY[now() + interval '1 day'], '{{1}}'::int[], ARRAY['user{user}@bench.example'],
  ARRAY['"user{user}@bench.example"'], '{{0}}'::int[], '{{}}'::text[], '{{}}'::text[], '{{2}}'::int[],
- ARRAY['{delivery}', '{second}']::uuid[], {text_array(apns)}, {text_array(fcm)}, NULL);
+ ARRAY['{delivery}', '{second}']::uuid[], {text_array(apns)}, {text_array(fcm)}, {notify});
 """
 
 
@@ -86,7 +87,8 @@ def pieces(piece, n, ids):
     if piece == "intake":
         calls.append(INTAKE_PREPARE)
         for _ in range(n):
-            calls.append(intake_call(ids, ids.iphone_user(), ids.uuid(), ids.uuid(), verb="EXECUTE push"))
+            calls.append(intake_call(ids, ids.iphone_user(), ids.uuid(), ids.uuid(), verb="EXECUTE push",
+                                     notify="'herald_worker_bench'"))
     elif piece == "claim":
         calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
         calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + swift_sql("claimListedSQL") + ";\n")

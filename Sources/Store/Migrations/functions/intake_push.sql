@@ -31,42 +31,44 @@ DECLARE
     i integer;
     j integer;
     rec record;
+    -- Arrays start NULL unless a count or step 4's walk needs every element: assigning an element creates or
+    -- extends one, and a missing element reads NULL (each initializer is an expression compiled on every call).
     -- The stored answers found up front (step 1), per push.
-    st_hash text[] := array_fill(NULL::text, ARRAY[n]);
-    st_resp text[] := array_fill(NULL::text, ARRAY[n]);
-    st_status integer[] := array_fill(NULL::integer, ARRAY[n]);
+    st_hash text[];
+    st_resp text[];
+    st_status integer[];
     -- The resolution and the would-be answer (step 2), per push.
     rs_users integer[] := array_fill(0, ARRAY[n]);
     rs_suppressed integer[] := array_fill(0, ARRAY[n]);
     rs_devices integer[] := array_fill(0, ARRAY[n]);
-    rs_missing text[] := array_fill(NULL::text, ARRAY[n]);
-    rs_response text[] := array_fill(NULL::text, ARRAY[n]);
+    rs_missing text[];
+    rs_response text[];
     -- What the resolution found, one element per row: devices (push, rank among the push's devices, user,
     -- device, service, environment), users (push, user) and identifiers (push, 'e' or 'w', identifier).
-    d_push integer[] := '{}';
-    d_slot integer[] := '{}';
-    d_user text[] := '{}';
-    d_device text[] := '{}';
-    d_service text[] := '{}';
-    d_env text[] := '{}';
-    u_push integer[] := '{}';
-    u_user text[] := '{}';
-    f_push integer[] := '{}';
-    f_kind text[] := '{}';
-    f_ident text[] := '{}';
+    d_push integer[];
+    d_slot integer[];
+    d_user text[];
+    d_device text[];
+    d_service text[];
+    d_env text[];
+    u_push integer[];
+    u_user text[];
+    f_push integer[];
+    f_kind text[];
+    f_ident text[];
     missing text;
     -- The pushes in the order step 3 takes them (a statement only for a batch of several).
     ord integer[];
     -- The outcome (step 3), per push.
-    o_outcome text[] := array_fill(NULL::text, ARRAY[n]);
-    o_hash text[] := array_fill(NULL::text, ARRAY[n]);
-    o_resp text[] := array_fill(NULL::text, ARRAY[n]);
-    o_status integer[] := array_fill(NULL::integer, ARRAY[n]);
-    o_mc integer[] := array_fill(NULL::integer, ARRAY[n]);
-    o_mo bigint[] := array_fill(NULL::bigint, ARRAY[n]);
-    o_dc integer[] := array_fill(NULL::integer, ARRAY[n]);
-    o_do bigint[] := array_fill(NULL::bigint, ARRAY[n]);
-    o_now bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    o_outcome text[];
+    o_hash text[];
+    o_resp text[];
+    o_status integer[];
+    o_mc integer[];
+    o_mo bigint[];
+    o_dc integer[];
+    o_do bigint[];
+    o_now bigint[];
     dup_of integer[] := array_fill(NULL::integer, ARRAY[n]);
     -- The current partner's windows, and what each partner locked counted.
     cur uuid;
@@ -80,13 +82,13 @@ DECLARE
     now_s bigint;
     keys text[];
     key_items integer[];
-    b_partner uuid[] := '{}';
-    b_now bigint[] := '{}';
-    b_counted integer[] := '{}';
-    b_minute integer[] := '{}';
-    b_day integer[] := '{}';
-    b_of integer[] := array_fill(NULL::integer, ARRAY[n]);
-    acc integer[] := '{}';
+    b_partner uuid[];
+    b_now bigint[];
+    b_counted integer[];
+    b_minute integer[];
+    b_day integer[];
+    b_of integer[];
+    acc integer[];
     lost integer[];
     -- The accepted deliveries due now, and their ids (step 6).
     due_count integer;
