@@ -122,6 +122,11 @@ BEGIN
          WHERE st_hash[g.i] IS NULL
          ORDER BY g.i, r.kind, r.user_id, r.ident
     LOOP
+        -- A push's devices come first (kind 'd'): past its slots it goes back as 'render' (step 3), and the rest
+        -- of its rows are not needed.
+        IF rs_devices[rec.i] > p_s_end[rec.i] - coalesce(p_s_end[rec.i - 1], 0) THEN
+            CONTINUE;
+        END IF;
         CASE rec.kind
         WHEN 'd' THEN
             rs_devices[rec.i] := rs_devices[rec.i] + 1;
@@ -145,9 +150,9 @@ BEGIN
         END CASE;
     END LOOP;
     -- The identifiers that matched nobody, in request order from their JSON forms (a statement only for
-    -- a push that has some), and the answer.
+    -- a push that has some), and the answer; none for a push going back as 'render'.
     FOR i IN 1..n LOOP
-        IF st_hash[i] IS NOT NULL THEN
+        IF st_hash[i] IS NOT NULL OR rs_devices[i] > p_s_end[i] - coalesce(p_s_end[i - 1], 0) THEN
             CONTINUE;
         END IF;
         IF coalesce(cardinality(array_positions(f_push, i)), 0)
