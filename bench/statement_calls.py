@@ -7,6 +7,7 @@ PIECE is one of
   intake    herald_intake_push for one push to one user with one iPhone (the intake's write);
   claim     the worker's listed claim of that push's delivery (DeliveryStore.claimListedSQL, read from
             Sources/Store/DeliveryStore.swift with the session settings it runs under);
+  batch     herald_intake_push for 16 such pushes at once (the intake's group commit under load), per call;
   complete  herald_complete_deliveries for six sent deliveries (a worker's completion at 250 pushes/s);
   ceiling   the minimal queue of bench/single-push-ceiling.sql: one row enqueued, then claimed and done.
 "setup" prints what runs before the count (through psql, uncounted); "calls" prints the N counted statements
@@ -82,6 +83,32 @@ def intake_call(ids, user, request, delivery, verb="SELECT * FROM herald_intake_
 """
 
 
+def batch_call(ids, size):
+    """`size` one-device pushes in one call, each with one e-mail and two slots (IntakeWriter.parameters)."""
+    sig = "Z-LlH3Oh6AsQw_m468z-bUFzbhBslsAVMCOoTEOLjdE"
+    def array(values, kind):
+        return "ARRAY[%s]::%s[]" % (", ".join(values), kind)
+    def texts(values):
+        return array(["'%s'" % v.replace("'", "''") for v in values], "text")
+    def repeat(value, kind):
+        return array([value] * size, kind)
+    users = [ids.iphone_user() for _ in range(size)]
+    slots = [ids.uuid() for _ in range(2 * size)]
+    args = [
+        repeat(f"'{PARTNER}'", "uuid"), repeat("1000000", "int"), repeat("100000000", "int"), repeat("'bench'", "text"),
+        repeat("'fun.pull.gacha'", "text"), repeat("now()", "timestamptz"), repeat("NULL", "text"),
+        repeat("NULL", "text"), array([f"'{ids.uuid()}'" for _ in range(size)], "uuid"), repeat("now()", "timestamptz"),
+        repeat("'[Pull] Deposit pending'", "text"), repeat("'Confirmations: 1/6'", "text"), repeat("NULL", "text"),
+        repeat("'{}'", "text"), repeat("NULL", "timestamptz"), repeat("86400", "int"),
+        repeat("now() + interval '1 day'", "timestamptz"), array([str(k + 1) for k in range(size)], "int"),
+        texts([f"user{u}@bench.example" for u in users]), texts([f'"user{u}@bench.example"' for u in users]),
+        repeat("0", "int"), "'{}'::text[]", "'{}'::text[]", array([str(2 * (k + 1)) for k in range(size)], "int"),
+        array([f"'{d}'" for d in slots], "uuid"), texts([APNS % (d, sig) for d in slots]),
+        texts([FCM % (d, sig) for d in slots]), "'herald_worker_bench'",
+    ]
+    return "EXECUTE push(" + ",\n ".join(args) + ");\n"
+
+
 def pieces(piece, n, ids):
     setup, calls = [], []
     if piece == "intake":
@@ -89,6 +116,10 @@ def pieces(piece, n, ids):
         for _ in range(n):
             calls.append(intake_call(ids, ids.iphone_user(), ids.uuid(), ids.uuid(), verb="EXECUTE push",
                                      notify="'herald_worker_bench'"))
+    elif piece == "batch":
+        calls.append(INTAKE_PREPARE)
+        for _ in range(n):
+            calls.append(batch_call(ids, 16))
     elif piece == "claim":
         calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
         calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + swift_sql("claimListedSQL") + ";\n")
