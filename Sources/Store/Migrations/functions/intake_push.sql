@@ -59,7 +59,7 @@ DECLARE
     missing text;
     -- The pushes in the order step 3 takes them (a statement only for a batch of several).
     ord integer[];
-    -- The outcome (step 3), per push.
+    -- The outcome (step 3; 'render' already in step 2), per push.
     o_outcome text[];
     o_hash text[];
     o_resp text[];
@@ -122,14 +122,18 @@ BEGIN
          WHERE st_hash[g.i] IS NULL
          ORDER BY g.i, r.kind, r.user_id, r.ident
     LOOP
-        -- A push's devices come first (kind 'd'): past its slots it goes back as 'render' (step 3), and the rest
-        -- of its rows are not needed.
-        IF rs_devices[rec.i] > p_s_end[rec.i] - coalesce(p_s_end[rec.i - 1], 0) THEN
+        -- A push's devices come first (kind 'd'): one more than its slots and it goes back as 'render', and the
+        -- rest of its rows are not needed.
+        IF o_outcome[rec.i] = 'render' THEN
             CONTINUE;
         END IF;
         CASE rec.kind
         WHEN 'd' THEN
             rs_devices[rec.i] := rs_devices[rec.i] + 1;
+            IF rs_devices[rec.i] > p_s_end[rec.i] - coalesce(p_s_end[rec.i - 1], 0) THEN
+                o_outcome[rec.i] := 'render';
+                CONTINUE;
+            END IF;
             d_push := d_push || rec.i;
             d_slot := d_slot || rs_devices[rec.i];
             d_user := d_user || rec.user_id;
@@ -152,7 +156,7 @@ BEGIN
     -- The identifiers that matched nobody, in request order from their JSON forms (a statement only for
     -- a push that has some), and the answer; none for a push going back as 'render'.
     FOR i IN 1..n LOOP
-        IF st_hash[i] IS NOT NULL OR rs_devices[i] > p_s_end[i] - coalesce(p_s_end[i - 1], 0) THEN
+        IF st_hash[i] IS NOT NULL OR o_outcome[i] = 'render' THEN
             CONTINUE;
         END IF;
         IF coalesce(cardinality(array_positions(f_push, i)), 0)
@@ -207,8 +211,7 @@ BEGIN
             o_outcome[i] := 'replay'; o_hash[i] := st_hash[i]; o_resp[i] := st_resp[i]; o_status[i] := st_status[i];
             CONTINUE;
         END IF;
-        IF rs_devices[i] > p_s_end[i] - coalesce(p_s_end[i - 1], 0) THEN
-            o_outcome[i] := 'render';
+        IF o_outcome[i] = 'render' THEN
             CONTINUE;
         END IF;
         -- The same key earlier in this batch: this push is its retry.
