@@ -8,7 +8,7 @@ PIECE is one of
   claim     the worker's listed claim of that push's delivery (DeliveryStore.claimListedSQL, read from
             Sources/Store/DeliveryStore.swift with the session settings it runs under);
   batch     herald_intake_push for 16 such pushes at once (the intake's group commit under load), per call;
-  complete  herald_complete_deliveries for six sent deliveries (a worker's completion at 250 pushes/s);
+  complete  herald_complete_deliveries for six sent deliveries of six pushes (a worker's completion at 250/s);
   ceiling   the minimal queue of bench/single-push-ceiling.sql: one row enqueued, then claimed and done.
 "setup" prints what runs before the count (through psql, uncounted); "calls" prints the N counted statements
 for a single-user backend (postgres --single -j: each statement ends with a blank line). The same SEED gives
@@ -64,49 +64,34 @@ SELECT * FROM herald_intake_push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $
 """
 
 
-def intake_call(ids, user, request, delivery, verb="SELECT * FROM herald_intake_push", notify="NULL"):
-    """One push to one e-mail, the intake's arguments (IntakeWriter.parameters) with two slots rendered; the
-    counted call notifies a worker's channel (nobody listens), as the intake's does."""
-    second = ids.uuid()
+def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL"):
+    """`size` one-device pushes in one call, each with one e-mail and two slots rendered: the intake's arguments
+    (IntakeWriter.parameters). The counted calls notify a worker's channel (nobody listens), as the intake's do.
+    Returns the statement and each push's delivery (its first slot)."""
     sig = "Z-LlH3Oh6AsQw_m468z-bUFzbhBslsAVMCOoTEOLjdE"
-    apns = [APNS % (d, sig) for d in (delivery, second)]
-    fcm = [FCM % (d, sig) for d in (delivery, second)]
-    def text_array(values):
-        return "ARRAY[%s]::text[]" % ", ".join("'%s'" % v.replace("'", "''") for v in values)
-    return f"""{verb}(ARRAY['{PARTNER}']::uuid[], '{{1000000}}'::int[],
- '{{100000000}}'::int[], '{{bench}}'::text[], '{{fun.pull.gacha}}'::text[], ARRAY[now()], '{{NULL}}'::text[],
- '{{NULL}}'::text[], ARRAY['{request}']::uuid[], ARRAY[now()], '{{"[Pull] Deposit pending"}}'::text[],
- '{{"Confirmations: 1/6"}}'::text[], '{{NULL}}'::text[], '{{"{{}}"}}'::text[], '{{NULL}}'::timestamptz[],
- '{{86400}}'::int[], ARRAY[now() + interval '1 day'], '{{1}}'::int[], ARRAY['user{user}@bench.example'],
- ARRAY['"user{user}@bench.example"'], '{{0}}'::int[], '{{}}'::text[], '{{}}'::text[], '{{2}}'::int[],
- ARRAY['{delivery}', '{second}']::uuid[], {text_array(apns)}, {text_array(fcm)}, {notify});
-"""
-
-
-def batch_call(ids, size):
-    """`size` one-device pushes in one call, each with one e-mail and two slots (IntakeWriter.parameters)."""
-    sig = "Z-LlH3Oh6AsQw_m468z-bUFzbhBslsAVMCOoTEOLjdE"
-    def array(values, kind):
-        return "ARRAY[%s]::%s[]" % (", ".join(values), kind)
-    def texts(values):
-        return array(["'%s'" % v.replace("'", "''") for v in values], "text")
+    def literal(values, kind):
+        # An array literal, parsed by array_in as the intake's bound parameters are (None: NULL).
+        def element(v):
+            return "NULL" if v is None else '"%s"' % str(v).replace("\\", "\\\\").replace('"', '\\"')
+        return "'{%s}'::%s[]" % (",".join(element(v) for v in values).replace("'", "''"), kind)
     def repeat(value, kind):
-        return array([value] * size, kind)
+        return literal([value] * size, kind)
+    def times(expression):
+        return "ARRAY[%s]::timestamptz[]" % ", ".join([expression] * size)
     users = [ids.iphone_user() for _ in range(size)]
     slots = [ids.uuid() for _ in range(2 * size)]
     args = [
-        repeat(f"'{PARTNER}'", "uuid"), repeat("1000000", "int"), repeat("100000000", "int"), repeat("'bench'", "text"),
-        repeat("'fun.pull.gacha'", "text"), repeat("now()", "timestamptz"), repeat("NULL", "text"),
-        repeat("NULL", "text"), array([f"'{ids.uuid()}'" for _ in range(size)], "uuid"), repeat("now()", "timestamptz"),
-        repeat("'[Pull] Deposit pending'", "text"), repeat("'Confirmations: 1/6'", "text"), repeat("NULL", "text"),
-        repeat("'{}'", "text"), repeat("NULL", "timestamptz"), repeat("86400", "int"),
-        repeat("now() + interval '1 day'", "timestamptz"), array([str(k + 1) for k in range(size)], "int"),
-        texts([f"user{u}@bench.example" for u in users]), texts([f'"user{u}@bench.example"' for u in users]),
-        repeat("0", "int"), "'{}'::text[]", "'{}'::text[]", array([str(2 * (k + 1)) for k in range(size)], "int"),
-        array([f"'{d}'" for d in slots], "uuid"), texts([APNS % (d, sig) for d in slots]),
-        texts([FCM % (d, sig) for d in slots]), "'herald_worker_bench'",
+        repeat(PARTNER, "uuid"), repeat(1000000, "int"), repeat(100000000, "int"), repeat("bench", "text"),
+        repeat("fun.pull.gacha", "text"), times("now()"), repeat(None, "text"), repeat(None, "text"),
+        literal([ids.uuid() for _ in range(size)], "uuid"), times("now()"), repeat("[Pull] Deposit pending", "text"),
+        repeat("Confirmations: 1/6", "text"), repeat(None, "text"), repeat("{}", "text"), repeat(None, "timestamptz"),
+        repeat(86400, "int"), times("now() + interval '1 day'"), literal(range(1, size + 1), "int"),
+        literal([f"user{u}@bench.example" for u in users], "text"),
+        literal([f'"user{u}@bench.example"' for u in users], "text"), repeat(0, "int"), "'{}'::text[]", "'{}'::text[]",
+        literal(range(2, 2 * size + 1, 2), "int"), literal(slots, "uuid"),
+        literal([APNS % (d, sig) for d in slots], "text"), literal([FCM % (d, sig) for d in slots], "text"), notify,
     ]
-    return "EXECUTE push(" + ",\n ".join(args) + ");\n"
+    return f"{verb}(" + ",\n ".join(args) + ");\n", slots[::2]
 
 
 def pieces(piece, n, ids):
@@ -114,28 +99,24 @@ def pieces(piece, n, ids):
     if piece == "intake":
         calls.append(INTAKE_PREPARE)
         for _ in range(n):
-            calls.append(intake_call(ids, ids.iphone_user(), ids.uuid(), ids.uuid(), verb="EXECUTE push",
-                                     notify="'herald_worker_bench'"))
+            calls.append(intake_call(ids, 1, verb="EXECUTE push", notify="'herald_worker_bench'")[0])
     elif piece == "batch":
         calls.append(INTAKE_PREPARE)
         for _ in range(n):
-            calls.append(batch_call(ids, 16))
+            calls.append(intake_call(ids, 16, verb="EXECUTE push", notify="'herald_worker_bench'")[0])
     elif piece == "claim":
         calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
         calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + swift_sql("claimListedSQL") + ";\n")
         for _ in range(n):
-            delivery = ids.uuid()
-            setup.append(intake_call(ids, ids.iphone_user(), ids.uuid(), delivery))
+            statement, (delivery,) = intake_call(ids, 1)
+            setup.append(statement)
             calls.append(f"EXECUTE claim ('bench-worker', 200, 60, '{{apns,fcm}}', ARRAY['{delivery}']::uuid[]);\n")
     elif piece == "complete":
         calls.append("PREPARE complete (text, uuid[], text[], text[], text[], text[], uuid[], integer[]) AS\n"
                      "SELECT * FROM herald_complete_deliveries($1, $2, $3, $4, $5, $6, $7, $8);\n")
         for _ in range(n):
-            batch = []
-            for _ in range(6):
-                delivery = ids.uuid()
-                batch.append(delivery)
-                setup.append(intake_call(ids, ids.iphone_user(), ids.uuid(), delivery))
+            statement, batch = intake_call(ids, 6)
+            setup.append(statement)
             quoted = ", ".join(f"'{d}'" for d in batch)
             setup.append(f"UPDATE deliveries SET state = 'leased', leased_by = 'bench-worker', attempts = 1,\n"
                          f" lease_expires_at = now() + interval '1 hour' WHERE id IN ({quoted});\n")
