@@ -153,8 +153,9 @@ BEGIN
         RETURN;
     END IF;
 
+    -- The outbox's enumerated columns are domains (040_delivery_domains.sql), returned as the declared text.
     RETURN QUERY
-    SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
+    SELECT d.id, d.service::text, d.environment::text, d.payload, d.attempts, d.expires_at,
            -- The token the row is for: a push uses the device's, a Live Activity start the push-to-start
            -- token (its template's own when the host registered one, else the device's single one), its
            -- update and end the activity's own token (FCM: the device's token for all).
@@ -187,7 +188,7 @@ BEGIN
                    THEN 'suppressed'
                ELSE 'send'
            END,
-           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event, d.priority, d.group_id, d.member
+           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event::text, d.priority, d.group_id, d.member
       -- The claimed deliveries: single rows as they are (no function scan per row), a group's members
       -- not yet done unnested with the group's columns. The partner's mini-app (what an opt-out names) is
       -- looked up once per claimed row, before a group is unnested.
