@@ -102,6 +102,25 @@ struct IntakePushTests {
         #expect(try listener.waitForNotifications(timeout: .milliseconds(300)).isEmpty)
     }
 
+    @Test("a batch's notification lists the deliveries of its pushes due now, in the batch's order, the scheduled ones left out")
+    func batchNotificationListsDuePushesInOrder() throws {
+        let fixture = try Self.fixture()
+        let channel = "herald_test_\(UInt32.random(in: 0...UInt32.max))"
+        let listener = try PostgresConnection(url: TestEnvironment.databaseURL)
+        try listener.execute("LISTEN \(channel)")
+        let writer = IntakeWriter(pool: Self.pool, notifyChannel: { channel })
+        let first = Self.push(fixture, to: fixture.ios[0])
+        var later = Self.push(fixture, to: fixture.ios[1])
+        later.sendAt = later.now.addingTimeInterval(3_600)
+        // The user with an iPhone and a Pixel: two slots, both listed.
+        let both = Self.push(fixture, to: fixture.both[0], slots: 2)
+        let outcomes = try writer.write([first, later, both])
+        #expect(outcomes.allSatisfy { if case .accepted = $0 { true } else { false } })
+        let heard = try listener.waitForNotifications(timeout: .seconds(5))
+        #expect(heard.count == 1)
+        #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == (first.slots + both.slots).map(\.id))
+    }
+
     @Test("one batch counts its pushes against the window exactly, in order, and writes only what it admits")
     func windowInOneBatch() throws {
         let fixture = try Self.fixture(perMinute: 3)

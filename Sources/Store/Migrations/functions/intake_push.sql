@@ -322,11 +322,15 @@ BEGIN
     --    thread and its own transaction. The notification queue's lock is held from here to the end of the commit:
     --    an intake writes one batch at a time, so it serialises only the batches of other intakes.
     IF p_notify IS NOT NULL THEN
-        SELECT count(*), string_agg(p_delivery[s.slot]::text, ',') INTO due_count, due_ids
-          FROM unnest(acc) AS a
-         CROSS JOIN LATERAL generate_series(coalesce(p_s_end[a - 1], 0) + 1,
-                                            coalesce(p_s_end[a - 1], 0) + rs_devices[a]) AS s (slot)
-         WHERE p_send_at[a] IS NULL OR p_send_at[a] <= p_now[a];
+        -- A loop, not a statement: a few expressions cost less than starting a plan.
+        due_count := 0;
+        FOREACH i IN ARRAY coalesce(acc, '{}') LOOP
+            IF rs_devices[i] > 0 AND (p_send_at[i] IS NULL OR p_send_at[i] <= p_now[i]) THEN
+                due_ids := concat_ws(',', due_ids, array_to_string(
+                    p_delivery[coalesce(p_s_end[i - 1], 0) + 1:coalesce(p_s_end[i - 1], 0) + rs_devices[i]], ','));
+                due_count := due_count + rs_devices[i];
+            END IF;
+        END LOOP;
         IF due_count > 0 THEN
             PERFORM pg_notify(p_notify, CASE WHEN due_count <= 200 THEN due_ids ELSE '' END);
         END IF;
