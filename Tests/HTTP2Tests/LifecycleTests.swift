@@ -10,9 +10,10 @@ struct LifecycleTests {
         let held = ResponderStore()
         let server = try startServer(handler: ClosureHandler { _, responder in held.keep(responder) })
         defer { server.stop() }
-        // A long request timeout: only shutdown may fail these requests, however busy the machine.
+        // Long request and connect timeouts: only shutdown may fail these requests, however busy the machine (the
+        // 10 s connect default is within reach of a TLS handshake on a machine running the whole suite and more).
         let client = try makeClient(for: server, connectionCount: 1, maxConcurrentStreams: 2,
-                                    requestTimeout: .seconds(120))
+                                    requestTimeout: .seconds(120), connectTimeout: .seconds(120))
 
         let failures = Counter()
         let shutdownErrors = Counter()

@@ -202,15 +202,20 @@ SQL
 
 # hb_partner_history PARTNER_ID: the partner has sent 100 pushes a second all day, as a partner in
 # production has when a run starts: an 'm' bucket for each of the last 1,439 minutes (6,000 each: 8.6
-# million of the bench partners' 100 million a day) and an 's' bucket for each of the last 59 seconds (what
-# its rate windows count). Without it every run starts with an empty day, which no busy partner has.
+# million of the bench partners' 100 million a day), an 's' bucket for each of the last 59 seconds (what
+# its rate windows count), and a user_senders row for every user of its tenant (8.6 million pushes reached
+# each of them). Without it every run starts with an empty day and first pushes, which no busy partner has.
 hb_partner_history() {
     herald_pg_psql -qtAX -v partner="$1" >/dev/null <<'SQL'
 INSERT INTO rate_buckets (partner_id, granularity, bucket, count)
 SELECT :'partner'::uuid, 'm'::"char", floor(extract(epoch FROM now()))::bigint / 60 - g, 6000 FROM generate_series(1, 1439) g
 UNION ALL
 SELECT :'partner'::uuid, 's'::"char", floor(extract(epoch FROM now()))::bigint - g, 100 FROM generate_series(1, 59) g;
+INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
+SELECT u.id, p.mini_app_id, now() - interval '1 day' FROM partners p JOIN users u ON u.tenant_id = p.tenant_id
+ WHERE p.id = :'partner'::uuid;
 ANALYZE rate_buckets;
+ANALYZE user_senders;
 SQL
 }
 
