@@ -59,6 +59,10 @@ final class WorkerHarness: @unchecked Sendable {
         configuration.metricsPort = 0
         configuration.claimer.pollInterval = .milliseconds(100)
         configuration.retry = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+        // A test's late activity token must not race the sweep of starts that created nothing (120 s by default): on
+        // a machine running the whole suite, a flow's start and its token were once further apart, the iPhone became
+        // unconfirmed and its held update was dropped. The sweep's own tests set a short wait.
+        configuration.activitySweeper.startConfirmation = .seconds(86_400)
         configuration.logLevel = .error
         adjust(&configuration)
         return configuration
