@@ -155,6 +155,14 @@ public struct JSONParser {
             guard index < bytes.count else { throw failure("unterminated string") }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
+                // No escape in it (most strings): the one run is the string, without rebuilding it scalar by scalar.
+                if scalars.isEmpty {
+                    guard let run = String(validating: bytes[runStart..<index], as: UTF8.self) else {
+                        throw failure("invalid UTF-8")
+                    }
+                    index += 1
+                    return run
+                }
                 try flush(index)
                 index += 1
                 return String(scalars)
