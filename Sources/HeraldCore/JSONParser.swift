@@ -144,12 +144,15 @@ public struct JSONParser {
         index += 1
         var scalars = String.UnicodeScalarView()
         var runStart = index
-        func flush(_ end: Int) throws(Failure) {
-            guard runStart < end else { return }
+        func run(to end: Int) throws(Failure) -> String {
             guard let run = String(validating: bytes[runStart..<end], as: UTF8.self) else {
                 throw failure("invalid UTF-8")
             }
-            scalars.append(contentsOf: run.unicodeScalars)
+            return run
+        }
+        func flush(_ end: Int) throws(Failure) {
+            guard runStart < end else { return }
+            scalars.append(contentsOf: try run(to: end).unicodeScalars)
         }
         while true {
             guard index < bytes.count else { throw failure("unterminated string") }
@@ -157,11 +160,9 @@ public struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 // No escape in it (most strings): the one run is the string, without rebuilding it scalar by scalar.
                 if scalars.isEmpty {
-                    guard let run = String(validating: bytes[runStart..<index], as: UTF8.self) else {
-                        throw failure("invalid UTF-8")
-                    }
+                    let string = try run(to: index)
                     index += 1
-                    return run
+                    return string
                 }
                 try flush(index)
                 index += 1

@@ -310,12 +310,13 @@ struct IntakePushQueryPlanTests {
         }
     }
 
-    /// A statement of the function's source, from `start` to `end` (its `;`, or the `LOOP` of a
+    /// A statement of `function`'s source, from `start` to `end` (its `;`, or the `LOOP` of a
     /// FOR over a query), with its arguments renamed.
-    func statement(from start: String, to endMarker: String = ";", renaming names: [String: String]) throws -> String {
+    func statement(of function: String = "herald_intake_push", from start: String, to endMarker: String = ";",
+                   renaming names: [String: String]) throws -> String {
         _ = QueryPlanTests.tenant  // the fixture also migrates the database
         return try QueryPlanTests.pool.withConnection {
-            try functionStatement("herald_intake_push", on: $0, from: start, to: endMarker, renaming: names)
+            try functionStatement(function, on: $0, from: start, to: endMarker, renaming: names)
         }
     }
 
@@ -330,7 +331,6 @@ struct IntakePushQueryPlanTests {
 
     @Test("the rate windows are read from their row and the bucket primary key")
     func rateWindows() throws {
-        _ = QueryPlanTests.tenant  // the fixture also migrates the database
         // herald_rate_counts' statements (sql/functions/rate_counts.sql): the row, then for a window whose edge moved
         // the range it passes, or the window summed whole.
         let names = ["INTO w": "", "INTO minute_count": "", "INTO day_count": "", "p_partner": "$1", "p_now": "$2",
@@ -338,10 +338,8 @@ struct IntakePushQueryPlanTests {
         let plans = try ["SELECT r.minute_edge", "SELECT coalesce(sum(b.count), 0) INTO minute_count",
                          "SELECT w.minute_count - coalesce", "SELECT coalesce(sum(b.count), 0) INTO day_count",
                          "SELECT w.day_count - coalesce"].map { start in
-            let sql = try QueryPlanTests.pool.withConnection {
-                try functionStatement("herald_rate_counts", on: $0, from: start, renaming: names)
-            }
-            return try genericPlan(sql, types: "uuid, bigint, bigint, integer")
+            try genericPlan(statement(of: "herald_rate_counts", from: start, renaming: names),
+                            types: "uuid, bigint, bigint, integer")
         }
         #expect(plans[0].contains("rate_windows_pkey"), "\(plans[0])")
         for text in plans.dropFirst() {

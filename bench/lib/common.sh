@@ -177,9 +177,9 @@ SQL
 
 # bench/delivery's directory: tenant 'bench'; the sending partner (00000000-0000-4000-8000-000000000001,
 # mini-app fun.pull.gacha, the API key's hash KEY_HASH); IDLE partners with no traffic beside it; USERS users
-# (email userN@bench.example) with an iPhone, every 5th with a Pixel too; analysed.
+# of hb_seed_iphone_users, every 5th with a Pixel too; analysed.
 hb_bench_directory() { # USERS IDLE KEY_HASH
-    herald_pg_psql -qtAX -v users="$1" -v idle="$2" -v key_hash="$3" >/dev/null <<'SQL'
+    herald_pg_psql -qtAX -v idle="$2" -v key_hash="$3" >/dev/null <<'SQL'
 INSERT INTO tenants (id) VALUES ('bench');
 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
 VALUES ('00000000-0000-4000-8000-000000000001', 'fun.pull.gacha', 'Pull', 'bench', :'key_hash', 1000000, 100000000);
@@ -187,12 +187,9 @@ INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_l
      SELECT gen_random_uuid(), 'idle.app' || g, 'Idle ' || g, 'bench', encode(sha256(('idle' || g)::bytea), 'hex'),
             1000, 100000
        FROM generate_series(1, :idle) g;
-INSERT INTO users (id, tenant_id) SELECT 'u' || g, 'bench' FROM generate_series(1, :users) g;
-INSERT INTO user_emails (tenant_id, email, user_id)
-     SELECT 'bench', 'user' || g || '@bench.example', 'u' || g FROM generate_series(1, :users) g;
-INSERT INTO devices (user_id, device_id, platform, environment, bundle_id, apns_token)
-     SELECT 'u' || g, 'iphone', 'ios', 'production', 'one.based.app', lpad(to_hex(g), 64, '0')
-       FROM generate_series(1, :users) g;
+SQL
+    hb_seed_iphone_users 1 "$1" bench
+    herald_pg_psql -qtAX -v users="$1" >/dev/null <<'SQL'
 INSERT INTO devices (user_id, device_id, platform, environment, fcm_token)
      SELECT 'u' || g, 'pixel', 'android', 'production', 'fcm-bench-' || g
        FROM generate_series(1, :users) g WHERE g % 5 = 0;
