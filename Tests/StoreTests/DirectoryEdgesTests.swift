@@ -140,6 +140,40 @@ import Testing
         try db.connection.query("INSERT INTO devices (user_id, device_id, platform, environment) VALUES ('u', 'd', 'ios', 'sandbox')")
     }
 
+    @Test("each enumerated outbox column refuses a value outside its domain, inserted or updated")
+    func outboxDomainsRefuseUnknownValues() throws {
+        let db = try QueueDatabase()
+        let partner = try db.partner()
+        let request = try db.request(partner: partner.id, deliveries: 1)
+        let id = UUID()
+        try db.connection.query("""
+            INSERT INTO deliveries (id, request_id, request_created_at, partner_id, service, user_id, device_id,
+                                    environment, payload, available_at)
+            VALUES ($1, $2, $3, $4, 'apns', 'u', 'd', 'production', '{}', now())
+            """, [id, request.id, request.createdAt, partner.id])
+        for (column, value) in [("state", "sent"), ("service", "webpush"), ("environment", "staging"),
+                                ("activity_event", "pause")] {
+            do {
+                try db.connection.query("UPDATE deliveries SET \(column) = $2 WHERE id = $1", [id, value])
+                Issue.record("\(column) = \(value) was accepted")
+            } catch let error as PostgresError {
+                #expect(error.sqlState == "23514", "\(column): \(error)")  // check_violation
+            }
+        }
+        do {
+            try db.connection.query("""
+                INSERT INTO deliveries (id, request_id, request_created_at, partner_id, state, service, user_id,
+                                        device_id, environment, payload, available_at)
+                VALUES (gen_random_uuid(), $1, $2, $3, 'done', 'apns', 'u', 'd', 'production', '{}', now())
+                """, [request.id, request.createdAt, partner.id])
+            Issue.record("state = done was inserted")
+        } catch let error as PostgresError {
+            #expect(error.sqlState == "23514", "\(error)")
+        }
+        #expect(try db.connection.query("UPDATE deliveries SET state = 'leased', activity_event = NULL WHERE id = $1",
+                                        [id]).affectedRows == 1)
+    }
+
     @Test func migration007LeavesEachSharedTokenWithTheLatestRowAndNormalisesStoredEmails() throws {
         let name = "herald_edges_" + UUID().uuidString.prefix(8).lowercased()
         let admin = try PostgresConnection(url: TestEnvironment.databaseURL)
