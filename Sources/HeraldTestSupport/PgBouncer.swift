@@ -47,8 +47,39 @@ public final class PgBouncer: @unchecked Sendable {
         try PostgresCluster.shell("chown -R postgres \(directory.path)")
         try PostgresCluster.shell(
             "cd \(directory.path) && runuser -u postgres -- \(Self.binary) -d \(directory.path)/pgbouncer.ini")
+        // Ready when it accepts, not when its socket file appears: the file exists from bind(), and a
+        // connect before listen() is refused (seen with four PgBouncers starting on a loaded machine).
         let socket = directory.appendingPathComponent(".s.PGSQL.\(port)").path
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(100_000) }
+        var tries = 0
+        while !Self.accepts(socket), tries < 300 {
+            tries += 1
+            usleep(100_000)
+        }
+        guard tries < 300 else {
+            let log = (try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? ""
+            throw TestHTTPClient.Failure(description: "PgBouncer is not accepting on \(socket) after 30 s:\n\(log.suffix(2000))")
+        }
+    }
+
+    /// True when a Unix-socket connect to `path` succeeds (closed at once; PgBouncer logs it and moves on).
+    static func accepts(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let fits = withUnsafeMutableBytes(of: &address.sun_path) { pathBytes in
+            let bytes = Array(path.utf8)
+            guard bytes.count < pathBytes.count else { return false }
+            pathBytes.copyBytes(from: bytes)
+            return true
+        }
+        guard fits else { return false }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
     }
 
     deinit {

@@ -12,7 +12,9 @@ import Worker
 /// run any client's next transaction; without it, the first shared server connection fails.
 @Suite(.requiresDatabase, .enabled(if: PgBouncer.unavailableReason == nil, "\(PgBouncer.unavailableReason ?? "")"))
 struct PgBouncerTests {
-    static let unnamed = PostgresConnectionOptions(applicationName: "herald-test", preparedStatements: false)
+    // A long connect timeout: on a loaded machine PgBouncer's first server login can take seconds.
+    static let unnamed = PostgresConnectionOptions(
+        applicationName: "herald-test", connectTimeout: .seconds(60), preparedStatements: false)
 
     @Test func unnamedStatementsFromSeveralClientsInterleaveOnTwoServerConnections() throws {
         let db = try QueueDatabase()
@@ -38,7 +40,8 @@ struct PgBouncerTests {
     @Test func namedPreparedStatementsFailOnASharedServerConnection() throws {
         let db = try QueueDatabase()
         let bouncer = try PgBouncer(poolSize: 1)
-        let prepared = PostgresConnectionOptions(applicationName: "herald-test", preparedStatements: true)
+        let prepared = PostgresConnectionOptions(
+            applicationName: "herald-test", connectTimeout: .seconds(60), preparedStatements: true)
         let first = try PostgresConnection(url: bouncer.url(database: db.name), options: prepared)
         let second = try PostgresConnection(url: bouncer.url(database: db.name), options: prepared)
         _ = try first.query("SELECT $1::int", [1])

@@ -62,11 +62,20 @@ INI
         herald_pgb_stop
         return 1
     fi
+    # Ready when it answers, not when its socket file appears: the file exists from bind(), and a
+    # connect before listen() is refused. The admin database answers without a server connection.
     local i
-    for ((i = 0; i < 100; i++)); do
-        [[ -S "$HERALD_PGB_DIR/.s.PGSQL.$HERALD_PGB_PORT" ]] && break
+    for ((i = 0; i < 300; i++)); do
+        "${HERALD_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_isready" -q -h "$HERALD_PGB_DIR" -p "$HERALD_PGB_PORT" \
+            -U postgres -d pgbouncer && break
         sleep 0.1
     done
+    if ((i == 300)); then
+        echo "pgbouncer: not accepting connections after 30 s" >&2
+        tail -n 20 "$HERALD_PGB_DIR/pgbouncer.log" >&2 2>/dev/null || true
+        herald_pgb_stop
+        return 1
+    fi
     HERALD_PGB_DATABASE_URL="postgresql://postgres@/herald?host=$HERALD_PGB_DIR&port=$HERALD_PGB_PORT"
     export HERALD_PGB_DATABASE_URL
 }
