@@ -7,7 +7,12 @@
 /// minimal escaping. `sig` = base64url(HMAC-SHA256(key[kid], canonical)), unpadded.
 public enum SignedEnvelope {
     public static func canonicalBytes(_ fields: [(key: String, value: String)]) -> [UInt8] {
-        let sorted = fields.sorted { lhs, rhs in lhs.key.utf16.lexicographicallyPrecedes(rhs.key.utf16) }
+        // UTF-8 bytes sort as code points do, which is UTF-16's order too unless a key holds a character beyond
+        // U+FFFF; for ASCII keys (every key Herald itself writes) the bytes are compared, without transcoding.
+        let ascii = fields.allSatisfy { $0.key.utf8.allSatisfy { $0 < 0x80 } }
+        let sorted = ascii
+            ? fields.sorted { lhs, rhs in lhs.key.utf8.lexicographicallyPrecedes(rhs.key.utf8) }
+            : fields.sorted { lhs, rhs in lhs.key.utf16.lexicographicallyPrecedes(rhs.key.utf16) }
         return JSONWriter.bytes(.object(sorted.map { ($0.key, .string($0.value)) }))
     }
 }

@@ -110,6 +110,17 @@ enum HostVerifier {
         #expect(text(bytes) == #"{"B":"2","a":"4","aa":"3","b":"1","f":"6","é":"5"}"#)
     }
 
+    @Test func asciiKeysSortAsTheirUTF16CodeUnits() {
+        // ASCII keys take the byte comparison: prefixes, case, digits, punctuation and control characters.
+        let keys = ["aa", "a", "B", "_", "0", "~", "a b", "\u{1}", "deliveryId", "deepLink", "Z9", "z", "title", "titl"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            let bytes = SignedEnvelope.canonicalBytes(keys.shuffled(using: &generator).map { ($0, "v") })
+            let sorted = (try? JSONParser.parse(bytes).objectMembers?.map(\.key)) ?? nil
+            #expect(sorted == keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) })
+        }
+    }
+
     @Test func canonicalValuesUseMinimalEscaping() {
         let value = "q\" b\\ s/ n\n t\t c\u{1} d\u{7F} é 😀 \u{2028}"
         let bytes = SignedEnvelope.canonicalBytes([("k", value)])
