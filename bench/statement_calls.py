@@ -4,9 +4,12 @@
     statement_calls.py PIECE N SEED setup|calls
 
 PIECE is one of
-  intake    herald_intake_push for one push to one user with one iPhone (the intake's write);
-  claim     the worker's listed claim of that push's delivery (DeliveryStore.claimListedSQL, read from
+  intake    herald_intake_push for one push to one user with one iPhone (the intake's write), its delivery leased
+            to the worker it notifies (a registered listener's lease, as the intake writes under one);
+  read      the worker's read of that delivery (DeliveryStore.readLeasedSQL, read from
             Sources/Store/DeliveryStore.swift with the session settings it runs under);
+  claim     the worker's listed claim of such a push's delivery written without a lease (DeliveryStore.claimListedSQL:
+            an intake whose list of listeners is stale, an older worker);
   batch     herald_intake_push for 16 such pushes at once (the intake's group commit under load), per call;
   complete  herald_complete_deliveries for six sent deliveries of six pushes (a worker's completion at 250/s);
   ceiling   the minimal queue of bench/single-push-ceiling.sql: one row enqueued, then claimed and done.
@@ -36,7 +39,9 @@ def swift_sql(name):
     if block:
         lines = block.group(1).split("\n")
         indent = min(len(l) - len(l.lstrip()) for l in lines if l.strip())
-        return "\n".join(l[indent:] for l in lines)
+        text = "\n".join(l[indent:] for l in lines)
+        # A fragment interpolated from another of the file's strings (`\(leasedRowsSQL)`).
+        return re.sub(r"\\\((\w+)\)", lambda m: swift_sql(m.group(1)), text)
     line = re.search(r'static let %s = "(.*)"' % name, source)
     return line.group(1)
 
@@ -58,16 +63,20 @@ class Ids:
 
 INTAKE_PREPARE = """PREPARE push (uuid[], int[], int[], text[], text[], timestamptz[], text[], text[], uuid[],
     timestamptz[], text[], text[], text[], text[], timestamptz[], int[], timestamptz[], int[], text[], text[], int[],
-    text[], text[], int[], uuid[], text[], text[], text) AS
+    text[], text[], int[], uuid[], text[], text[], text, text, int, int) AS
 SELECT * FROM herald_intake_push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-    $19, $20, $21, $22, $23, $24, $25, $26, $27, $28);
+    $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31);
 """
+# The worker the counted intake calls lease their deliveries to, registered as its listener would (pid 1).
+LEASE = "'bench-worker', 30, 1"
+REGISTER = ("INSERT INTO worker_listeners (pid, worker_id, lease_seconds) VALUES (1, 'bench-worker', 30)\n"
+            " ON CONFLICT (pid) DO NOTHING;\n")
 
 
-def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL"):
+def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL", lease="NULL, NULL, NULL"):
     """`size` one-device pushes in one call, each with one e-mail and two slots rendered: the intake's arguments
-    (IntakeWriter.parameters). The counted calls notify a worker's channel (nobody listens), as the intake's do.
-    Returns the statement and each push's delivery (its first slot)."""
+    (IntakeWriter.parameters). The counted calls notify a worker's channel (nobody listens) under its lease, as the
+    intake's do. Returns the statement and each push's delivery (its first slot)."""
     sig = "Z-LlH3Oh6AsQw_m468z-bUFzbhBslsAVMCOoTEOLjdE"
     def literal(values, kind):
         # An array literal, parsed by array_in as the intake's bound parameters are (None: NULL).
@@ -90,6 +99,7 @@ def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL
         literal([f'"user{u}@bench.example"' for u in users], "text"), repeat(0, "int"), "'{}'::text[]", "'{}'::text[]",
         literal(range(2, 2 * size + 1, 2), "int"), literal(slots, "uuid"),
         literal([APNS % (d, sig) for d in slots], "text"), literal([FCM % (d, sig) for d in slots], "text"), notify,
+        lease,
     ]
     return f"{verb}(" + ",\n ".join(args) + ");\n", slots[::2]
 
@@ -97,13 +107,23 @@ def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL
 def pieces(piece, n, ids):
     setup, calls = [], []
     if piece == "intake":
+        setup.append(REGISTER)
         calls.append(INTAKE_PREPARE)
         for _ in range(n):
-            calls.append(intake_call(ids, 1, verb="EXECUTE push", notify="'herald_worker_bench'")[0])
+            calls.append(intake_call(ids, 1, verb="EXECUTE push", notify="'herald_worker_bench'", lease=LEASE)[0])
     elif piece == "batch":
+        setup.append(REGISTER)
         calls.append(INTAKE_PREPARE)
         for _ in range(n):
-            calls.append(intake_call(ids, 16, verb="EXECUTE push", notify="'herald_worker_bench'")[0])
+            calls.append(intake_call(ids, 16, verb="EXECUTE push", notify="'herald_worker_bench'", lease=LEASE)[0])
+    elif piece == "read":
+        setup.append(REGISTER)
+        calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
+        calls.append("PREPARE readleased (text, uuid[]) AS\n" + swift_sql("readLeasedSQL") + ";\n")
+        for _ in range(n):
+            statement, (delivery,) = intake_call(ids, 1, notify="'herald_worker_bench'", lease=LEASE)
+            setup.append(statement)
+            calls.append(f"EXECUTE readleased ('bench-worker', ARRAY['{delivery}']::uuid[]);\n")
     elif piece == "claim":
         calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
         calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + swift_sql("claimListedSQL") + ";\n")

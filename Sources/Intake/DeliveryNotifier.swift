@@ -19,6 +19,11 @@ import Store
 /// every worker woken for one push would claim, and all but one would find nothing (with two workers, two claims
 /// a push at low rates, the largest part of Postgres' CPU per push). The workers are their listener connections as
 /// pg_stat_activity lists them, read again every `listenerRefresh`; with none listed, every worker is woken.
+///
+/// A write names the lease its due rows are written under, the one the named worker registered (`DeliveryLease`), only
+/// while the list is fresh: a list older than `listenerRefresh` may name a worker that stopped, whose rows would wait
+/// for their lease to end. A draining worker withdraws its lease and keeps listening for longer than `listenerRefresh`
+/// (DeliveryWorker.drain), so a fresh list names it with a lease only while it can still take the rows.
 final class DeliveryNotifier: @unchecked Sendable {
     /// How long a list of the workers' listeners is used. A worker started meanwhile is woken by its own
     /// poll until then; one that stopped leaves its share of notifications to the others' poll.
@@ -38,7 +43,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     private var stopping = false
     private var service: BackgroundService!
     // The turn, guarded by `condition`: read by the notifier's thread and by the intake writer's leaders.
-    private var listeners: [Int32] = []
+    private var listeners: [WorkerListener] = []
     private var listenersReadAt: ContinuousClock.Instant?
     private var refreshRequested = false
     private var nextListener = 0
@@ -79,17 +84,20 @@ final class DeliveryNotifier: @unchecked Sendable {
 
     func stop() { service.stop() }
 
-    /// The channel a write's own NOTIFY names: the worker whose turn it is, or every worker while none is listed.
-    /// A list older than `listenerRefresh` is used meanwhile and read again on the notifier's thread.
-    func channelForWrite() -> String {
+    /// What a write's own NOTIFY names: the channel of the worker whose turn it is, or every worker's while none is
+    /// listed, and that worker's lease while the list is fresh. A list older than `listenerRefresh` is used meanwhile,
+    /// without leases, and read again on the notifier's thread.
+    func wakeUpForWrite() -> DeliveryWakeUp {
         condition.lock()
         defer { condition.unlock() }
         let now = ContinuousClock.now
-        if listenersAreStale(at: now) && !refreshRequested {
+        let stale = listenersAreStale(at: now)
+        if stale && !refreshRequested {
             refreshRequested = true
             condition.signal()
         }
-        return DeliveryStore.channel(turn(at: now))
+        let listener = turn(at: now)
+        return DeliveryWakeUp(channel: DeliveryStore.channel(listener?.pid), lease: stale ? nil : listener?.lease)
     }
 
     /// One NOTIFY for every request since the last, at least `minimumInterval` after the last. The wait comes
@@ -116,7 +124,7 @@ final class DeliveryNotifier: @unchecked Sendable {
         try session.use { connection in
             if refresh {
                 // A failure leaves the request standing: the service retries after its backoff.
-                let read = try store.listenerPIDs(on: connection)
+                let read = try store.listeners(on: connection)
                 condition.lock()
                 (listeners, listenersReadAt, refreshRequested) = (read, .now, false)
                 condition.unlock()
@@ -125,7 +133,7 @@ final class DeliveryNotifier: @unchecked Sendable {
                 condition.lock()
                 let listener = turn(at: .now)
                 condition.unlock()
-                try store.notifyWorkers(on: connection, listener: listener)
+                try store.notifyWorkers(on: connection, listener: listener?.pid)
             }
             if channels { try connection.execute("NOTIFY \(ChannelSyncStore.notificationChannel)") }
         }
@@ -138,7 +146,7 @@ final class DeliveryNotifier: @unchecked Sendable {
 
     /// The listener of the worker whose turn it is (the next one once `turnLength` has passed), or nil when no
     /// worker listens. Called with `condition` held.
-    private func turn(at now: ContinuousClock.Instant) -> Int32? {
+    private func turn(at now: ContinuousClock.Instant) -> WorkerListener? {
         guard !listeners.isEmpty else { return nil }
         if turnStartedAt.map({ now - $0 >= Self.turnLength }) ?? true {
             nextListener = (nextListener + 1) % listeners.count

@@ -69,6 +69,45 @@ public struct ClaimedDelivery: Sendable {
     }
 }
 
+/// The lease an intake writes a push's due rows under for the worker it notifies (`DeliveryStore.readLeased`): the
+/// worker's lease name and its lease length, as its listener registered them (`DeliveryStore.listenAsWorker`), and
+/// that listener's server process (herald_intake_push leases only while its registration stands).
+public struct DeliveryLease: Sendable, Equatable {
+    public let worker: String
+    public let seconds: Int
+    public let listener: Int32
+
+    public init(worker: String, seconds: Int, listener: Int32) {
+        self.worker = worker
+        self.seconds = seconds
+        self.listener = listener
+    }
+}
+
+/// A worker's listener as an intake sees it: its server process, which names its channel
+/// (`DeliveryStore.workerChannel`), and the lease it registered, nil for a worker that registered none.
+public struct WorkerListener: Sendable, Equatable {
+    public let pid: Int32
+    public let lease: DeliveryLease?
+
+    public init(pid: Int32, lease: DeliveryLease? = nil) {
+        self.pid = pid
+        self.lease = lease
+    }
+}
+
+/// What an intake's write tells the workers (`IntakeWriter`): the channel it notifies and, when that is one worker's
+/// and the worker registered a lease, the lease the write's due rows are leased under.
+public struct DeliveryWakeUp: Sendable, Equatable {
+    public let channel: String
+    public let lease: DeliveryLease?
+
+    public init(channel: String, lease: DeliveryLease? = nil) {
+        self.channel = channel
+        self.lease = lease
+    }
+}
+
 /// Where a worker's claims of one (lane, partner) queue have got to: the next claim's scan of that
 /// queue starts just before it, past the dead index entries of rows already claimed.
 public struct QueueCursor: Sendable, Hashable {
@@ -136,7 +175,20 @@ public struct DeliveryStore: Sendable {
                 ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit,
             ])
         }
-        return try result.rows.map { row in
+        return try Self.claimedDeliveries(result)
+    }
+
+    /// Reads the rows an intake leased to `worker` (`leasedIDs`) with the claim's columns and verdicts, as a claim would
+    /// have leased them: one statement that writes nothing (`readLeasedSQL`). A row no longer leased to `worker` (its
+    /// lease ended and the rescuer took it) is left out.
+    public func readLeased(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> [ClaimedDelivery] {
+        guard !ids.isEmpty else { return [] }
+        return try Self.claimedDeliveries(try connection.query(Self.readLeasedSQL, [worker, ids]))
+    }
+
+    /// The rows of a claim (`claimSQL`, `claimListedSQL`, `readLeasedSQL`: the same columns).
+    static func claimedDeliveries(_ result: PostgresResult) throws -> [ClaimedDelivery] {
+        try result.rows.map { row in
             guard let service = PushService(rawValue: try row.string(1)),
                   let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(7))
             else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected service or verdict") }
@@ -281,11 +333,31 @@ public struct DeliveryStore: Sendable {
     public static func channel(_ listener: Int32?) -> String { listener.map(workerChannel) ?? notificationChannel }
 
     /// Subscribes a worker's listener connection (already on the shared channels, `workerSession`) to its own
-    /// deliveries channel, and returns its server process, which names that channel.
-    public func listenAsWorker(on connection: PostgresConnection) throws -> Int32 {
+    /// deliveries channel, and returns its server process, which names that channel. With `leasingTo`, the connection
+    /// first registers the worker's lease name and `leaseSeconds` (worker_listeners, sql/042_intake_lease.sql), so that
+    /// intakes lease the rows they notify this worker of to it; the worker's earlier registrations (a listener it lost)
+    /// and those of listeners that are gone are removed.
+    public func listenAsWorker(on connection: PostgresConnection, leasingTo worker: String? = nil, leaseSeconds: Int = 0)
+        throws -> Int32
+    {
         let pid = try serverPID(on: connection)
+        if let worker { try connection.query(Self.registerListenerSQL, [worker, leaseSeconds]) }
         try connection.execute("LISTEN \(Self.workerChannel(pid))")
         return pid
+    }
+
+    /// Withdraws `worker`'s registrations (a draining worker): from the next intake transaction on, no row is leased to
+    /// it (herald_intake_push checks the registration it leases under).
+    public func unregisterListeners(on connection: PostgresConnection, worker: String) throws {
+        try connection.query(Self.unregisterListenersSQL, [worker])
+    }
+
+    /// Returns to pending the rows still leased to `worker` but for `keeping` (ids of outbox rows, ClaimedDelivery.leaseID),
+    /// their attempts unspent: rows an intake leased to this worker that it never heard of (its listener reconnected,
+    /// or it is draining). Found by the lease index; returns how many.
+    @discardableResult
+    public func releaseLeased(on connection: PostgresConnection, worker: String, keeping: [UUID] = []) throws -> Int {
+        try connection.query(Self.releaseLeasedSQL, [worker, keeping]).affectedRows
     }
 
     /// The server process serving `connection`, as pg_stat_activity and a NOTIFY payload name it. Asked of the
@@ -298,18 +370,29 @@ public struct DeliveryStore: Sendable {
     /// that stops or crashes closes its connection, so it leaves this list at once (a heartbeat would take
     /// seconds). See `namable` for which.
     public func listenerPIDs(on connection: PostgresConnection) throws -> [Int32] {
-        let listeners = try connection.query(Self.listenersSQL, [Self.listenerName + "%"]).rows.map { row in
-            (pid: Int32(try row.int(0)), services: Self.services(ofListener: try row.string(1)))
+        try listeners(on: connection).map(\.pid)
+    }
+
+    /// `listenerPIDs` with the lease each registered.
+    public func listeners(on connection: PostgresConnection) throws -> [WorkerListener] {
+        let rows = try connection.query(Self.listenersSQL, [Self.listenerName + "%"]).rows.map { row in
+            let worker = row.optionalString(2)
+            let pid = Int32(try row.int(0))
+            let lease = try row.optionalInt(3).flatMap { seconds in
+                worker.map { DeliveryLease(worker: $0, seconds: seconds, listener: pid) }
+            }
+            return (listener: WorkerListener(pid: pid, lease: lease),
+                    services: Self.services(ofListener: try row.string(1)))
         }
-        return Self.namable(listeners)
+        return Self.namable(rows)
     }
 
     /// The listeners that may be named: those whose workers send to every upstream any listening worker sends
     /// to, so the one named can claim whatever is due. With none such (APNs-only and FCM-only workers), none:
     /// every worker is woken.
-    static func namable(_ listeners: [(pid: Int32, services: Set<PushService>)]) -> [Int32] {
+    static func namable(_ listeners: [(listener: WorkerListener, services: Set<PushService>)]) -> [WorkerListener] {
         let all = listeners.reduce(into: Set<PushService>()) { $0.formUnion($1.services) }
-        return listeners.filter { $0.services == all }.map(\.pid).sorted()
+        return listeners.filter { $0.services == all }.map(\.listener).sorted { $0.pid < $1.pid }
     }
 
     /// The upstreams a listener's application name says its worker sends to; a name without them (a worker
@@ -333,8 +416,24 @@ public struct DeliveryStore: Sendable {
     }
 
     /// The rows a notification's payload lists (herald_intake_push: the ids of the deliveries it made due now,
-    /// comma-separated), or nil when it lists none (an empty payload, a process id): the worker then walks the due index.
+    /// comma-separated), or nil when it lists none (an empty payload, a process id, rows leased to the worker, which
+    /// `leasedIDs` reads): the worker then walks the due index.
     public static func listedIDs(_ payload: String) -> [UUID]? {
+        guard !payload.isEmpty else { return nil }
+        return ids(payload)
+    }
+
+    /// The rows a notification says its intake leased to the worker it names (herald_intake_push: `leased:` and their
+    /// ids), which the worker reads (`readLeased`) instead of claiming; nil for any other payload.
+    public static func leasedIDs(_ payload: String) -> [UUID]? {
+        guard payload.hasPrefix(leasedPrefix) else { return nil }
+        return ids(payload.dropFirst(leasedPrefix.count))
+    }
+
+    static let leasedPrefix = "leased:"
+
+    /// Comma-separated ids, or nil when any part is not one.
+    private static func ids(_ payload: some StringProtocol) -> [UUID]? {
         guard !payload.isEmpty else { return nil }
         var ids: [UUID] = []
         for part in payload.split(separator: ",", omittingEmptySubsequences: false) {
@@ -352,8 +451,32 @@ public struct DeliveryStore: Sendable {
     public static let claimSessionSQL = "SET plan_cache_mode TO force_generic_plan; SET enable_seqscan TO off"
 
     static let listenersSQL = """
-        SELECT pid, application_name FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name LIKE $1 ORDER BY pid
+        SELECT a.pid, a.application_name, l.worker_id, l.lease_seconds
+          FROM pg_stat_activity a
+          LEFT JOIN worker_listeners l ON l.pid = a.pid
+         WHERE a.datname = current_database() AND a.application_name LIKE $1 ORDER BY a.pid
+        """
+
+    /// $1 worker, $2 lease seconds. The listener connection's own row, and none for the worker's other listeners nor
+    /// for server processes that are gone.
+    static let registerListenerSQL = """
+        WITH gone AS (
+            DELETE FROM worker_listeners l
+             WHERE (l.worker_id = $1 AND l.pid <> pg_backend_pid())
+                OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid)
+        )
+        INSERT INTO worker_listeners (pid, worker_id, lease_seconds) VALUES (pg_backend_pid(), $1, $2)
+        ON CONFLICT (pid) DO UPDATE
+           SET worker_id = EXCLUDED.worker_id, lease_seconds = EXCLUDED.lease_seconds, registered_at = now()
+        """
+
+    static let unregisterListenersSQL = "DELETE FROM worker_listeners WHERE worker_id = $1"
+
+    /// $1 worker, $2 rows kept. The lease index finds the worker's rows (`releaseSQL` for the rest).
+    public static let releaseLeasedSQL = """
+        UPDATE deliveries
+           SET state = 'pending', leased_by = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0)
+         WHERE state = 'leased' AND leased_by = $1 AND id <> ALL ($2::uuid[])
         """
 
     /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the
@@ -388,6 +511,24 @@ public struct DeliveryStore: Sendable {
                                         FOR UPDATE SKIP LOCKED))
             RETURNING d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
                       d.lane, d.partner_id, d.available_at, d.priority)
+        \(leasedRowsSQL)
+        """
+
+    /// $1 worker, $2 the rows an intake leased to it (herald_intake_push, `leasedIDs`). `claimListedSQL`'s columns and
+    /// verdicts for those still leased to the worker, by primary key (the state tested as an expression, as there), and
+    /// nothing written: the intake's insert was the claim.
+    public static let readLeasedSQL = """
+        WITH leased AS (
+            SELECT d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
+                   d.lane, d.partner_id, d.available_at, d.priority
+              FROM deliveries d
+             WHERE d.id = ANY ($2::uuid[]) AND d.leased_by = $1 AND (d.state || '') = 'leased'
+               AND d.activity_id IS NULL AND d.members IS NULL)
+        \(leasedRowsSQL)
+        """
+
+    /// The claim's columns and verdicts for the rows of a CTE `leased` (rows of their own without an activity).
+    static let leasedRowsSQL = """
         SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
                CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END,
                CASE

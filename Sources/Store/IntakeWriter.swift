@@ -95,7 +95,7 @@ public final class IntakeWriter: @unchecked Sendable {
 
     private let pool: PostgresPool
     private let maxBatch: Int
-    private let notifyChannel: (@Sendable () -> String)?
+    private let notify: (@Sendable () -> DeliveryWakeUp)?
     private let condition = NSCondition()
     private var pending: [Slot] = []
     /// A leader is writing, or the lead is being handed to a waiting push.
@@ -105,12 +105,13 @@ public final class IntakeWriter: @unchecked Sendable {
     private var batchCount = 0
     private var pushCount = 0
 
-    /// `notifyChannel`: the channel each batch's transaction notifies when it accepts deliveries due now (the worker
-    /// whose turn it is, `DeliveryNotifier.channelForWrite`), asked once a batch; nil: the batch notifies nobody.
-    public init(pool: PostgresPool, maxBatch: Int = 128, notifyChannel: (@Sendable () -> String)? = nil) {
+    /// `notify`: the channel each batch's transaction notifies when it accepts deliveries due now (the worker
+    /// whose turn it is, `DeliveryNotifier.wakeUpForWrite`), with the lease its due rows are written under, asked
+    /// once a batch; nil: the batch notifies nobody.
+    public init(pool: PostgresPool, maxBatch: Int = 128, notify: (@Sendable () -> DeliveryWakeUp)? = nil) {
         self.pool = pool
         self.maxBatch = max(1, maxBatch)
-        self.notifyChannel = notifyChannel
+        self.notify = notify
     }
 
     /// Refuses new pushes and returns once every push already submitted is answered.
@@ -179,7 +180,7 @@ public final class IntakeWriter: @unchecked Sendable {
     }
 
     private func write(_ pushes: [EncodedPush]) throws -> [IntakePushOutcome] {
-        let parameters = Self.parameters(pushes, notify: notifyChannel?())
+        let parameters = Self.parameters(pushes, notify: notify?())
         // One transaction: a batch that lost a deadlock to a push of the two-round-trip path with
         // the same key (or rows) is sent again, rather than failing every push in it.
         let result = try retryingDeadlocks { try pool.withConnection { try $0.query(Self.pushSQL, parameters) } }
@@ -208,13 +209,13 @@ public final class IntakeWriter: @unchecked Sendable {
         }
     }
 
-    static func parameters(_ pushes: [IntakePush], notify channel: String? = nil) -> [(any PostgresEncodable)?] {
-        parameters(pushes.map(EncodedPush.init), notify: channel)
+    static func parameters(_ pushes: [IntakePush], notify: DeliveryWakeUp? = nil) -> [(any PostgresEncodable)?] {
+        parameters(pushes.map(EncodedPush.init), notify: notify)
     }
 
     /// The statement's 27 array parameters from pushes encoded on their handlers' threads (the leader only
-    /// joins bytes: the one serial step of the intake's push path), and the channel to notify.
-    static func parameters(_ pushes: [EncodedPush], notify channel: String?) -> [(any PostgresEncodable)?] {
+    /// joins bytes: the one serial step of the intake's push path), the channel to notify and the lease.
+    static func parameters(_ pushes: [EncodedPush], notify: DeliveryWakeUp?) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
         var emailEnds = ArrayLiteral(), walletEnds = ArrayLiteral(), slotEnds = ArrayLiteral()
         var ends = (emails: 0, wallets: 0, slots: 0)
@@ -235,7 +236,7 @@ public final class IntakeWriter: @unchecked Sendable {
         // Order of herald_intake_push's arguments; the identifier and slot lists follow their end offsets.
         return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
                 f[16], emailEnds.text, f[17], f[18], walletEnds.text, f[19], f[20], slotEnds.text, f[21], f[22], f[23],
-                channel]
+                notify?.channel, notify?.lease?.worker, notify?.lease?.seconds, notify?.lease.map { Int($0.listener) }]
     }
 
     static func jsonString(_ text: String) -> String {
@@ -251,7 +252,7 @@ public final class IntakeWriter: @unchecked Sendable {
             $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],
             $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::timestamptz[], $18::int[], $19::text[],
             $20::text[], $21::int[], $22::text[], $23::text[], $24::int[], $25::uuid[], $26::text[], $27::text[],
-            $28::text)
+            $28::text, $29::text, $30::integer, $31::integer)
         """
 }
 

@@ -28,6 +28,9 @@ extension DeliveryWorker {
         let limit = min(settings.batchSize, capacity)
         // Wait for room rather than claiming in dribbles when nearly full.
         if limit <= 0 || (inFlight > 0 && limit < min(settings.batchSize, settings.maxInFlight) / 2) {
+            // Rows an intake leased to this worker go back at once, for a worker with room.
+            let leased = hints.withLock { $0.takeLeased() }
+            if !leased.isEmpty { try takeLeased(leased, room: false, open: false, session) }
             wake.wait(for: [.capacity], until: Date().addingTimeInterval(settings.pollInterval / .seconds(1)))
             return
         }
@@ -38,9 +41,10 @@ extension DeliveryWorker {
             Thread.sleep(forTimeInterval: (settings.minimumClaimSpacing - sinceShort) / .seconds(1))
         }
         let now = Date()
-        let (dropCursors, listed) = hints.withLock { hints -> (Bool, [UUID]?) in
-            defer { hints.dropCursors = false }
-            return (hints.dropCursors, hints.takeListed())
+        let (dropCursors, listed, onlyLeased, leased, releaseUnheard) = hints.withLock { hints in
+            defer { (hints.dropCursors, hints.releaseUnheard) = (false, false) }
+            let onlyLeased = hints.onlyLeased
+            return (hints.dropCursors, hints.takeListed(), onlyLeased, hints.takeLeased(), hints.releaseUnheard)
         }
         if dropCursors || now.timeIntervalSince(state.lastFullScan) >= settings.fullScanInterval / .seconds(1) {
             state.cursors.removeAll()
@@ -57,6 +61,24 @@ extension DeliveryWorker {
             }
         }
         metrics.setPaused(pauses.current.mapValues(\.reason))
+
+        if releaseUnheard {
+            // On the claimer's thread: every row read so far is held, so only rows never heard of go back.
+            let keeping = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) } + leased
+            let released = try session.use { try store.releaseLeased(on: $0, worker: configuration.workerID, keeping: keeping) }
+            if released > 0 { state.listedUntil = .distantPast }
+        }
+        if !leased.isEmpty {
+            try takeLeased(leased, room: leased.count <= capacity, open: probes.isEmpty && open.count == upstreams.count,
+                           session)
+            // Only leased rows were announced since a walk found the queue drained: nothing else is due.
+            if onlyLeased, !dropCursors, now < state.listedUntil {
+                state.lastShortClaim = ContinuousClock.now
+                state.listedUntil = min(state.listedUntil, drainedDeadline())
+                wake.wait(for: [.work], until: state.listedUntil)
+                return
+            }
+        }
 
         // Since a walk found the queue drained, only listed rows were announced (an intake's pushes due now): lease
         // them by primary key. Their partners' queues held nothing else due, so there is no share to decide.
@@ -108,6 +130,24 @@ extension DeliveryWorker {
         // Bulk rows held back are for the next walk, as soon as capacity frees.
         state.listedUntil = bulkHeldBack ? .distantPast : wakeAt
         wake.wait(for: bulkHeldBack ? [.work, .capacity] : [.work], until: wakeAt)
+    }
+
+    /// Reads the rows an intake leased to this worker and dispatches them, as a claim of them would have; with an
+    /// upstream paused or probing (`open` false), or without room for them all, releases them instead, for the next
+    /// walk (this worker's or another's). A row the read does not return (its lease ended and the rescuer took it)
+    /// means rows are due that no list names: the next claim walks.
+    func takeLeased(_ ids: [UUID], room: Bool, open: Bool, _ session: DatabaseSession) throws {
+        let worker = configuration.workerID
+        guard room, open, !isDraining else {
+            try session.use { try store.release(on: $0, worker: worker, ids: ids) }
+            claimState.listedUntil = .distantPast
+            return
+        }
+        let read = try session.use { try store.readLeased(on: $0, worker: worker, ids: ids) }
+        metrics.addLeasedRead()
+        databaseReachable.store(true, ordering: .relaxed)
+        if !read.isEmpty { dispatch(read, probe: false) }
+        if read.count < ids.count { claimState.listedUntil = .distantPast }
     }
 
     /// Leases the rows a notification listed and sleeps as a drained walk would. A listed row left unleased (another

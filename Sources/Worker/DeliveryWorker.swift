@@ -62,9 +62,19 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// outgrew a batch: the next claim walks the due index.
         var listed: [UUID] = []
         var unlisted = false
+        /// The rows the notifications since the last claim said an intake leased to this worker
+        /// (DeliveryStore.leasedIDs): the claimer reads or releases every one of them, however many.
+        var leased: [UUID] = []
+        /// The listener registered again after losing its connection: rows leased to this worker meanwhile were never
+        /// heard of, and the claimer releases those it does not hold (DeliveryStore.releaseLeased).
+        var releaseUnheard = false
 
         /// Notes a notification that wakes the claimer; `batchSize` bounds the list.
         mutating func announce(_ payload: String, batchSize: Int) {
+            if let ids = DeliveryStore.leasedIDs(payload) {
+                leased += ids
+                return
+            }
             guard !unlisted, let ids = DeliveryStore.listedIDs(payload), listed.count + ids.count <= batchSize else {
                 announceUnlisted()
                 return
@@ -82,6 +92,15 @@ public final class DeliveryWorker: @unchecked Sendable {
         mutating func takeListed() -> [UUID]? {
             defer { listed = []; unlisted = false }
             return unlisted || listed.isEmpty ? nil : listed
+        }
+
+        /// Whether nothing but leased rows was announced since the last claim (no list, no walk asked for).
+        var onlyLeased: Bool { !unlisted && listed.isEmpty }
+
+        /// The leased rows announced since the last claim, and clears them.
+        mutating func takeLeased() -> [UUID] {
+            defer { leased = [] }
+            return leased
         }
     }
 
@@ -232,6 +251,13 @@ public final class DeliveryWorker: @unchecked Sendable {
         // Sends get most of the time; recording and releasing what they leave get the rest.
         let sendDeadline = started.addingTimeInterval(drainSeconds * 0.7)
         claimer.stop(deadline: sendDeadline)
+        // From the next intake transaction on, no row is leased to this worker; the rows leased before are released
+        // below with the rest.
+        if configuration.listener.enabled {
+            withDrainConnection("withdraw the worker's lease registration", by: sendDeadline) { [store] connection, worker in
+                try store.unregisterListeners(on: connection, worker: worker)
+            }
+        }
         // Suspect verdicts waiting for a success would hold the drain to its deadline: their rows go back now,
         // attempts unspent, and the next worker's sends decide.
         for suspect in verdicts.releaseAll() {
@@ -266,14 +292,29 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// Gives back rows still held (not sent, or sent and not recorded) so another worker takes them
-    /// at once instead of after their lease, if the database answers before `deadline`.
+    /// at once instead of after their lease, if the database answers before `deadline`; with the listener, every row
+    /// still leased to this worker, held or not (an intake may have leased rows it never read).
     private func releaseLeftovers(by deadline: Date) {
         let leftovers = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) }
-        guard !leftovers.isEmpty else { return }
+        let leasedByIntakes = configuration.listener.enabled
+        guard !leftovers.isEmpty || leasedByIntakes else { return }
+        withDrainConnection("release held deliveries", by: deadline, held: leftovers.count) { [store] connection, worker in
+            let count = leasedByIntakes ? try store.releaseLeased(on: connection, worker: worker)
+                : try store.release(on: connection, worker: worker, ids: leftovers)
+            if count > 0 || !leftovers.isEmpty {
+                self.logger.warning("released deliveries still held at the drain deadline", [("released", .number(Double(count)))])
+            }
+        }
+    }
+
+    /// Runs `body` on a connection of its own, if the database answers before `deadline`: a draining worker's
+    /// statements, which must not hold the process past its deadline when the database stopped answering. What could
+    /// not be done is logged with `what` (and the `held` rows whose leases will then expire).
+    private func withDrainConnection(_ what: String, by deadline: Date, held: Int = 0,
+                                     _ body: @escaping @Sendable (PostgresConnection, String) throws -> Void) {
         let remaining = deadline.timeIntervalSinceNow
         guard remaining >= 1 else {
-            logger.warning("no time left to release held deliveries; their leases will expire",
-                           [("held", .number(Double(leftovers.count)))])
+            logger.warning("no time left to \(what); leases will expire", [("held", .number(Double(held)))])
             return
         }
         let options = {
@@ -282,22 +323,21 @@ public final class DeliveryWorker: @unchecked Sendable {
             options.statementTimeout = .milliseconds(Int64(remaining * 1000))
             return options
         }()
-        let released = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
         let worker = configuration.workerID
         let logger = logger
         // On its own thread, so a database that stopped answering cannot hold the process past the deadline.
-        Thread.detachNewThread { [store] in
+        Thread.detachNewThread {
             do {
                 let connection = try PostgresConnection(url: self.configuration.databaseURL, options: options)
-                let count = try store.release(on: connection, worker: worker, ids: leftovers)
-                logger.warning("released deliveries still held at the drain deadline", [("released", .number(Double(count)))])
+                try body(connection, worker)
             } catch {
-                logger.error("could not release held deliveries; their leases will expire",
-                             [("error", .string(String(describing: error))), ("held", .number(Double(leftovers.count)))])
+                logger.error("could not \(what); leases will expire",
+                             [("error", .string(String(describing: error))), ("held", .number(Double(held)))])
             }
-            released.signal()
+            done.signal()
         }
-        _ = released.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow))
+        _ = done.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow))
     }
 
     // MARK: - Sending

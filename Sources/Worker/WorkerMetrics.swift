@@ -29,6 +29,7 @@ public final class WorkerMetrics: Sendable {
         var rescued = 0
         var claims = 0
         var listedClaims = 0
+        var leasedReads = 0
         var completionBatches = 0
         var databaseErrors = 0
         /// The paused upstreams and why.
@@ -92,6 +93,7 @@ public final class WorkerMetrics: Sendable {
             if listed { state.listedClaims += 1 }
         }
     }
+    func addLeasedRead() { state.withLock { $0.leasedReads += 1 } }
     func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
     func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
     func setPaused(_ reasons: [PushService: String]) { state.withLock { $0.paused = reasons } }
@@ -129,6 +131,9 @@ public final class WorkerMetrics: Sendable {
 
     /// Of `claims`, those of listed rows (tests).
     public var listedClaims: Int { state.withLock { $0.listedClaims } }
+
+    /// Reads of rows an intake leased to this worker (tests).
+    public var leasedReads: Int { state.withLock { $0.leasedReads } }
 
     /// Webhook attempts with this outcome so far (tests).
     public func webhooks(_ outcome: String) -> Int { state.withLock { $0.webhooks[outcome] ?? 0 } }
@@ -260,6 +265,8 @@ public final class WorkerMetrics: Sendable {
             ("herald_worker_listed_claims_total",
              "Of the claims, those that leased the rows a notification listed by primary key (no walk of the due index).",
              snapshot.listedClaims),
+            ("herald_worker_leased_reads_total",
+             "Reads of the rows an intake leased to this worker with its notification (no claim).", snapshot.leasedReads),
             ("herald_worker_completion_batches_total", "Completion statements run.", snapshot.completionBatches),
             ("herald_worker_database_errors_total", "Failed database calls (retried).", snapshot.databaseErrors),
             ("herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",

@@ -77,7 +77,7 @@ struct IntakePushTests {
         let channel = "herald_test_\(UInt32.random(in: 0...UInt32.max))"
         let listener = try PostgresConnection(url: TestEnvironment.databaseURL)
         try listener.execute("LISTEN \(channel)")
-        let writer = IntakeWriter(pool: Self.pool, notifyChannel: { channel })
+        let writer = IntakeWriter(pool: Self.pool, notify: { DeliveryWakeUp(channel: channel) })
         // The payload lists the deliveries made due, which the worker then leases by id.
         let first = Self.push(fixture, to: fixture.ios[0])
         guard case .accepted = try writer.write([first])[0] else {
@@ -108,7 +108,7 @@ struct IntakePushTests {
         let channel = "herald_test_\(UInt32.random(in: 0...UInt32.max))"
         let listener = try PostgresConnection(url: TestEnvironment.databaseURL)
         try listener.execute("LISTEN \(channel)")
-        let writer = IntakeWriter(pool: Self.pool, notifyChannel: { channel })
+        let writer = IntakeWriter(pool: Self.pool, notify: { DeliveryWakeUp(channel: channel) })
         let first = Self.push(fixture, to: fixture.ios[0])
         var later = Self.push(fixture, to: fixture.ios[1])
         later.sendAt = later.now.addingTimeInterval(3_600)

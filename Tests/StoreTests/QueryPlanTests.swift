@@ -74,6 +74,17 @@ struct QueryPlanTests {
         }
     }
 
+    /// The plan of `sql` under `settings` (SET statements, undone with the transaction they run in).
+    func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?], settings: String) throws -> String {
+        _ = Self.tenant
+        return try Self.pool.withConnection { connection -> String in
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            try connection.execute(settings)
+            return try connection.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
+        }
+    }
+
     /// The query after `RETURN QUERY` in the plpgsql function `name`, as the database has it.
     func returnedQuery(of name: String) throws -> String {
         try Self.pool.withConnection { try functionStatement(name, on: $0, from: "RETURN QUERY", afterStart: true) }
@@ -202,22 +213,35 @@ struct QueryPlanTests {
 
     @Test("the claim of the rows a notification listed leases them by primary key, without walking the due index, and reads each one's device, partner and opt-out by primary key")
     func claimListedRows() throws {
-        _ = Self.tenant
         // DeliveryStore.claimListedSQL as the claimer's session plans it (DeliveryStore.claimSessionSQL: a generic plan,
-        // index paths only); SET inside the transaction ends with it.
-        let text = try Self.pool.withConnection { connection -> String in
-            try connection.execute("BEGIN")
-            defer { _ = try? connection.execute("ROLLBACK") }
-            try connection.execute(DeliveryStore.claimSessionSQL)
-            return try connection.query("EXPLAIN " + DeliveryStore.claimListedSQL, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}"])
-                .rows.map { try $0.string(0) }.joined(separator: "\n")
-        }
+        // index paths only).
+        let text = try plan(DeliveryStore.claimListedSQL, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}"],
+                            settings: DeliveryStore.claimSessionSQL)
         #expect(text.contains("deliveries_pkey"), "\(text)")
         #expect(!text.contains("deliveries_due"), "\(text)")
         #expect(text.contains("devices_pkey"), "\(text)")
         #expect(text.contains("partners_pkey"), "\(text)")
         #expect(text.contains("opt_outs_pkey"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
+    @Test("the read of the rows an intake leased to a worker finds them by primary key, and each one's device, partner and opt-out by primary key")
+    func readLeasedRows() throws {
+        // As the claimer's session plans it (DeliveryStore.claimSessionSQL), which runs it.
+        let text = try plan(DeliveryStore.readLeasedSQL, ["w", "{\(UUID())}"], settings: DeliveryStore.claimSessionSQL)
+        #expect(text.contains("deliveries_pkey"), "\(text)")
+        #expect(!text.contains("deliveries_lease"), "\(text)")
+        #expect(text.contains("devices_pkey"), "\(text)")
+        #expect(text.contains("partners_pkey"), "\(text)")
+        #expect(text.contains("opt_outs_pkey"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
+    @Test("the release of a worker's unheard leased rows walks the lease index, not the outbox")
+    func releaseLeasedRows() throws {
+        let text = try plan(DeliveryStore.releaseLeasedSQL, ["w", "{\(UUID())}"], settings: "SET LOCAL enable_seqscan = off")
+        #expect(text.contains("deliveries_lease"), "\(text)")
+        #expect(!text.contains("deliveries_due"), "\(text)")
     }
 
     @Test("the claim finds the partners with due rows in one statement: a walk of the due index in partner order, then one probe each; registered partners without rows are not read")

@@ -8,8 +8,8 @@ import Testing
 import Worker
 
 /// The intake's NOTIFY names one worker, the workers taking turns (Sources/Intake/DeliveryNotifier.swift): one push
-/// costs one claim, not one per worker, and the pushes are shared between the workers; the claim leases the row the
-/// notification lists, by primary key.
+/// wakes one worker, not every worker, and the pushes are shared between the workers; the intake's write leases the
+/// push's row to the worker it names, which reads it instead of claiming it.
 @Suite(.requiresDatabase) struct WakeUpTests {
     /// A partner (its API key returned) and alice, with one iPhone, known by her e-mail.
     private static func partnerAndAlice(_ harness: WorkerHarness) throws -> String {
@@ -33,6 +33,7 @@ import Worker
         try await Task.sleep(for: .milliseconds(300))
         let claimsBefore = first.metrics.claims + second.metrics.claims
         let listedBefore = first.metrics.listedClaims + second.metrics.listedClaims
+        let readsBefore = first.metrics.leasedReads + second.metrics.leasedReads
 
         let (intake, port) = try WorkerProcessTests.startIntake(databaseURL: harness.db.url)
         defer { intake.stop() }
@@ -46,16 +47,65 @@ import Worker
             #expect(response.text.contains(#""sent":1"#), "\(response.text)")
         }
         #expect(harness.simulator.received().count == pushes)
-        // Woken together, the two workers would claim twice a push, one of them finding nothing.
+        // Each push's delivery is written leased to the worker its notification names, which reads it: no claim.
+        // (A push written before the intake saw the listeners, or while its list of them was older than a second,
+        // is listed instead: the worker leases it by id, or walks when the notification reached both workers.)
+        // Woken together, the two workers would take two turns a push, one of them finding nothing.
         let claims = first.metrics.claims + second.metrics.claims - claimsBefore
-        #expect(claims >= pushes && claims < pushes + pushes / 2, "claims: \(claims)")
-        // Each notification lists its push's delivery, and the worker's last walk found the queue drained: the
-        // worker leases it by id. (A push written before the intake saw the listeners notifies both workers, and the
-        // one that finds its row taken walks next.)
         let listed = first.metrics.listedClaims + second.metrics.listedClaims - listedBefore
-        #expect(listed >= pushes, "listed claims: \(listed) of \(claims)")
+        let reads = first.metrics.leasedReads + second.metrics.leasedReads - readsBefore
+        #expect(reads + listed >= pushes, "reads: \(reads), listed claims: \(listed), claims: \(claims)")
+        #expect(reads + claims < pushes + pushes / 2, "reads: \(reads), claims: \(claims)")
+        #expect(reads >= pushes / 2, "reads: \(reads), claims: \(claims)")
         let sent = [first, second].map { $0.metrics.value("sent", .apns) }
         #expect(sent.reduce(0, +) == pushes)
         #expect(sent.allSatisfy { $0 >= pushes / 4 }, "sent by each worker: \(sent)")
+    }
+
+    /// Rows leased to `worker` as an intake's write leaves them (its notification lost): one delivery each.
+    private static func leaseUnheard(_ harness: WorkerHarness, _ worker: DeliveryWorker, users: Int) throws -> [UUID] {
+        let queued = try harness.queue(users: users)
+        try harness.db.connection.query("""
+            UPDATE deliveries SET state = 'leased', leased_by = $1, attempts = 1, lease_expires_at = now() + interval '1 hour'
+             WHERE id = ANY ($2::uuid[])
+            """, [worker.configuration.workerID, queued.deliveries])
+        return queued.deliveries
+    }
+
+    private static func registrations(_ harness: WorkerHarness, _ worker: DeliveryWorker) throws -> Int {
+        try harness.db.count("SELECT count(*) FROM worker_listeners WHERE worker_id = $1", [worker.configuration.workerID])
+    }
+
+    @Test func aDrainingWorkerWithdrawsItsLeaseAndGivesBackWhatWasLeasedToIt() async throws {
+        let harness = try WorkerHarness()
+        let worker = try harness.startWorker { $0.claimer.pollInterval = .seconds(30) }
+        try await harness.waitUntil("the listener registers its lease") { try Self.registrations(harness, worker) == 1 }
+        let unheard = try Self.leaseUnheard(harness, worker, users: 3)
+        worker.drain()
+        #expect(try Self.registrations(harness, worker) == 0)
+        // Pending again, their attempt unspent, for another worker.
+        #expect(try harness.db.count("""
+            SELECT count(*) FROM deliveries WHERE id = ANY ($1::uuid[]) AND state = 'pending' AND leased_by IS NULL
+               AND attempts = 0
+            """, [unheard]) == 3)
+        #expect(harness.simulator.received().isEmpty)
+    }
+
+    @Test func aListenerThatReconnectsReleasesTheRowsLeasedToItMeanwhile() async throws {
+        let harness = try WorkerHarness()
+        let worker = try harness.startWorker { $0.claimer.pollInterval = .seconds(30) }
+        try await harness.waitUntil("the listener registers its lease") { try Self.registrations(harness, worker) == 1 }
+        let unheard = try Self.leaseUnheard(harness, worker, users: 2)
+        let listener = try harness.db.count("SELECT pid FROM worker_listeners WHERE worker_id = $1",
+                                            [worker.configuration.workerID])
+        _ = try harness.db.connection.query("SELECT pg_terminate_backend($1)", [listener])
+        // Its new listener registers in the old one's place; the claimer gives back what it never heard of, and
+        // walks (notifications may have been missed): the rows are sent long before their lease or the poll.
+        try await harness.waitUntil("the unheard rows are sent", timeout: .seconds(15)) {
+            harness.simulator.received().filter { $0.status == 200 }.count == unheard.count
+        }
+        try await harness.waitUntil("every outcome recorded") { try harness.outstanding() == 0 }
+        #expect(try harness.db.count("SELECT count(*) FROM worker_listeners WHERE worker_id = $1 AND pid <> $2",
+                                     [worker.configuration.workerID, listener]) == 1)
     }
 }

@@ -15,7 +15,8 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_ttl integer[], p_expires timestamptz[],
     p_e_end integer[], p_emails text[], p_e_json text[],
     p_w_end integer[], p_wallets text[], p_w_json text[],
-    p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_notify text)
+    p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_notify text,
+    p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_lease_listener integer DEFAULT NULL)
 RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
                r_minute_count integer, r_minute_oldest bigint, r_day_count integer, r_day_oldest bigint,
                r_now_seconds bigint, r_deliveries integer)
@@ -90,9 +91,10 @@ DECLARE
     b_of integer[];
     acc integer[];
     lost integer[];
-    -- The accepted deliveries due now, and their ids (step 6).
-    due_count integer;
+    -- The accepted deliveries due now, and their ids (step 6), and whether step 5 writes them leased.
+    due_count integer := 0;
     due_ids text;
+    leasing boolean := false;
     -- Whether any push of the batch carries an Idempotency-Key (steps 1 and 4 are for those).
     keyed boolean := cardinality(array_remove(p_key, NULL)) > 0;
 BEGIN
@@ -278,6 +280,24 @@ BEGIN
 
     -- 5. The counts, once per partner, and the accepted pushes' rows, in one statement (each part writes
     --    nothing when nothing is accepted). Partner traffic is lane 0; a delivery is due at sendAt, or at once.
+    --    The rows step 6 lists go out leased to the worker it notifies when the intake names its lease (p_lease):
+    --    attempted once, as a claim would leave them, and the worker reads them instead of claiming them
+    --    (Sources/Store/DeliveryStore.swift, readLeasedSQL), or releases them. Unread (the worker crashed), the
+    --    rescuer returns them to pending when the lease ends.
+    -- A loop, not a statement: a few expressions cost less than starting a plan.
+    IF p_notify IS NOT NULL THEN
+        FOREACH i IN ARRAY coalesce(acc, '{}') LOOP
+            IF rs_devices[i] > 0 AND (p_send_at[i] IS NULL OR p_send_at[i] <= p_now[i]) THEN
+                due_ids := concat_ws(',', due_ids, array_to_string(
+                    p_delivery[coalesce(p_s_end[i - 1], 0) + 1:coalesce(p_s_end[i - 1], 0) + rs_devices[i]], ','));
+                due_count := due_count + rs_devices[i];
+            END IF;
+        END LOOP;
+        -- Under the registration the intake read (a primary-key probe): a worker that is draining, or that lost that
+        -- listener and registered another, withdrew it, and its rows are then written pending.
+        leasing := p_lease IS NOT NULL AND p_lease_seconds > 0 AND due_count BETWEEN 1 AND 200
+            AND EXISTS (SELECT 1 FROM worker_listeners l WHERE l.pid = p_lease_listener AND l.worker_id = p_lease);
+    END IF;
     WITH counts AS (
         INSERT INTO rate_buckets AS b (partner_id, granularity, bucket, count)
         SELECT x.p, g.granularity, CASE g.granularity WHEN 's' THEN x.t ELSE x.t / 60 END, x.c
@@ -306,34 +326,29 @@ BEGIN
         ON CONFLICT DO NOTHING
     )
     INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
-        device_id, environment, payload, available_at, expires_at)
+        device_id, environment, payload, available_at, expires_at, state, leased_by, attempts, lease_expires_at)
     SELECT p_delivery[s.slot], p_request[d.a], p_created[d.a], p_partner[d.a], 0, d.service, d.user_id, d.device,
            d.env, CASE d.service WHEN 'apns' THEN p_apns[s.slot] ELSE p_fcm[s.slot] END,
-           coalesce(p_send_at[d.a], p_created[d.a]), p_expires[d.a]
+           coalesce(p_send_at[d.a], p_created[d.a]), p_expires[d.a],
+           CASE WHEN s.leased THEN 'leased' ELSE 'pending' END, CASE WHEN s.leased THEN p_lease END,
+           CASE WHEN s.leased THEN 1 ELSE 0 END,
+           CASE WHEN s.leased THEN now() + make_interval(secs => p_lease_seconds) END
       FROM unnest(d_push, d_slot, d_user, d_device, d_service, d_env) AS d (a, k, user_id, device, service, env)
-     CROSS JOIN LATERAL (SELECT coalesce(p_s_end[d.a - 1], 0) + d.k AS slot) AS s
+     CROSS JOIN LATERAL (SELECT coalesce(p_s_end[d.a - 1], 0) + d.k AS slot,
+                                leasing AND (p_send_at[d.a] IS NULL OR p_send_at[d.a] <= p_now[d.a]) AS leased) AS s
      WHERE d.a = ANY (acc);
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
     --    now, and which: the payload lists them (ids, comma-separated), so the worker leases them by primary key
-    --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL). More than 200 (a
-    --    payload must stay under 8,000 bytes) go unlisted: an empty payload, and the worker's claim walks the index.
+    --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL), or, when step 5 leased
+    --    them to it, reads them ('leased:' and the ids, DeliveryStore.leasedIDs). More than 200 (a payload must stay
+    --    under 8,000 bytes) go unlisted and pending: an empty payload, and the worker's claim walks the index.
     --    Sent at this commit, so the worker hears of the rows as they become visible, without the intake's notifier
     --    thread and its own transaction. The notification queue's lock is held from here to the end of the commit:
     --    an intake writes one batch at a time, so it serialises only the batches of other intakes.
-    IF p_notify IS NOT NULL THEN
-        -- A loop, not a statement: a few expressions cost less than starting a plan.
-        due_count := 0;
-        FOREACH i IN ARRAY coalesce(acc, '{}') LOOP
-            IF rs_devices[i] > 0 AND (p_send_at[i] IS NULL OR p_send_at[i] <= p_now[i]) THEN
-                due_ids := concat_ws(',', due_ids, array_to_string(
-                    p_delivery[coalesce(p_s_end[i - 1], 0) + 1:coalesce(p_s_end[i - 1], 0) + rs_devices[i]], ','));
-                due_count := due_count + rs_devices[i];
-            END IF;
-        END LOOP;
-        IF due_count > 0 THEN
-            PERFORM pg_notify(p_notify, CASE WHEN due_count <= 200 THEN due_ids ELSE '' END);
-        END IF;
+    IF due_count > 0 THEN
+        PERFORM pg_notify(p_notify, CASE WHEN leasing THEN 'leased:' || due_ids WHEN due_count <= 200 THEN due_ids
+                                         ELSE '' END);
     END IF;
 
     RETURN QUERY
