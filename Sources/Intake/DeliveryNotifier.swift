@@ -22,8 +22,8 @@ import Store
 ///
 /// A write names the lease its due rows are written under, the one the named worker registered (`DeliveryLease`), only
 /// while the list is fresh: a list older than `listenerRefresh` may name a worker that stopped, whose rows would wait
-/// for their lease to end. A draining worker withdraws its lease and keeps listening for longer than `listenerRefresh`
-/// (DeliveryWorker.drain), so a fresh list names it with a lease only while it can still take the rows.
+/// for their lease to end. herald_intake_push also leases only while the registration stands: a draining worker
+/// withdraws it (DeliveryWorker.drain), and a listener that reconnected replaced it.
 final class DeliveryNotifier: @unchecked Sendable {
     /// How long a list of the workers' listeners is used. A worker started meanwhile is woken by its own
     /// poll until then; one that stopped leaves its share of notifications to the others' poll.

@@ -418,10 +418,7 @@ public struct DeliveryStore: Sendable {
     /// The rows a notification's payload lists (herald_intake_push: the ids of the deliveries it made due now,
     /// comma-separated), or nil when it lists none (an empty payload, a process id, rows leased to the worker, which
     /// `leasedIDs` reads): the worker then walks the due index.
-    public static func listedIDs(_ payload: String) -> [UUID]? {
-        guard !payload.isEmpty else { return nil }
-        return ids(payload)
-    }
+    public static func listedIDs(_ payload: String) -> [UUID]? { ids(payload) }
 
     /// The rows a notification says its intake leased to the worker it names (herald_intake_push: `leased:` and their
     /// ids), which the worker reads (`readLeased`) instead of claiming; nil for any other payload.

@@ -296,11 +296,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// still leased to this worker, held or not (an intake may have leased rows it never read).
     private func releaseLeftovers(by deadline: Date) {
         let leftovers = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) }
-        let leasedByIntakes = configuration.listener.enabled
-        guard !leftovers.isEmpty || leasedByIntakes else { return }
+        guard !leftovers.isEmpty || configuration.listener.enabled else { return }
         withDrainConnection("release held deliveries", by: deadline, held: leftovers.count) { [store] connection, worker in
-            let count = leasedByIntakes ? try store.releaseLeased(on: connection, worker: worker)
-                : try store.release(on: connection, worker: worker, ids: leftovers)
+            // Every row leased to this worker: the held ones and any an intake leased that it never read.
+            let count = try store.releaseLeased(on: connection, worker: worker)
             if count > 0 || !leftovers.isEmpty {
                 self.logger.warning("released deliveries still held at the drain deadline", [("released", .number(Double(count)))])
             }
