@@ -5,8 +5,9 @@
 
 PIECE is one of
   intake    herald_intake_push for one push to one user with one iPhone (the intake's write), its delivery leased
-            to the worker it notifies (a registered listener's lease, as the intake writes under one);
-  read      the worker's read of that delivery (DeliveryStore.readLeasedSQL, read from
+            to the worker it notifies (a registered listener's lease, as the intake writes under one), the
+            notification carrying it whole;
+  read      the worker's read of that delivery by id, as for rows too large to carry (DeliveryStore.readLeasedSQL, read from
             Sources/Store/DeliveryStore.swift with the session settings it runs under);
   claim     the worker's listed claim of such a push's delivery written without a lease (DeliveryStore.claimListedSQL:
             an intake whose list of listeners is stale, an older worker);

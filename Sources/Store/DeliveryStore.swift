@@ -417,7 +417,7 @@ public struct DeliveryStore: Sendable {
 
     /// The rows a notification's payload lists (herald_intake_push: the ids of the deliveries it made due now,
     /// comma-separated), or nil when it lists none (an empty payload, a process id, rows leased to the worker, which
-    /// `leasedIDs` reads): the worker then walks the due index.
+    /// `leasedRows` and `leasedIDs` read): the worker then walks the due index.
     public static func listedIDs(_ payload: String) -> [UUID]? { ids(payload) }
 
     /// The rows a notification says its intake leased to the worker it names (herald_intake_push: `leased:` and their
@@ -428,6 +428,45 @@ public struct DeliveryStore: Sendable {
     }
 
     static let leasedPrefix = "leased:"
+
+    /// The rows a notification says its intake leased to the worker it names, carried whole (herald_intake_push:
+    /// `rows:` and the rows, fields split by U+001F and rows by U+001E, times as the intake's session writes them):
+    /// what `readLeased` would return, with the verdicts the intake's resolution gave in that transaction (a live
+    /// token, a user who has not opted out) and `expired` from `now`. Nil for any other payload, or one that does not
+    /// parse.
+    public static func leasedRows(_ payload: String, now: Date) -> [ClaimedDelivery]? {
+        guard payload.hasPrefix(leasedRowsPrefix) else { return nil }
+        var rows: [ClaimedDelivery] = []
+        for row in payload.utf8.dropFirst(leasedRowsPrefix.utf8.count).split(separator: 0x1E,
+                                                                             omittingEmptySubsequences: false) {
+            // The payload is the last field: whatever it holds stays in it.
+            let fields = row.split(separator: 0x1F, maxSplits: 8, omittingEmptySubsequences: false)
+            guard fields.count == 9,
+                  let id = UUID(uuidString: String(decoding: fields[0], as: UTF8.self)),
+                  let service = PushService(rawValue: String(decoding: fields[1], as: UTF8.self)),
+                  let partnerID = UUID(uuidString: String(decoding: fields[6], as: UTF8.self)),
+                  let availableAt = PostgresTimestamp.parse(String(decoding: fields[7], as: UTF8.self)),
+                  !fields[2].isEmpty, !fields[4].isEmpty
+            else { return nil }
+            let expiresAt: Date?
+            if fields[3].isEmpty {
+                expiresAt = nil
+            } else {
+                guard let expiry = PostgresTimestamp.parse(String(decoding: fields[3], as: UTF8.self)) else { return nil }
+                expiresAt = expiry
+            }
+            rows.append(ClaimedDelivery(
+                id: id, service: service, environment: String(decoding: fields[2], as: UTF8.self),
+                payloadBytes: Array(fields[8]), attempts: 1, expiresAt: expiresAt,
+                token: String(decoding: fields[4], as: UTF8.self),
+                verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0, partnerID: partnerID,
+                availableAt: availableAt,
+                bundleID: fields[5].isEmpty ? nil : String(decoding: fields[5], as: UTF8.self)))
+        }
+        return rows
+    }
+
+    public static let leasedRowsPrefix = "rows:"
 
     /// Comma-separated ids, or nil when any part is not one.
     private static func ids(_ payload: some StringProtocol) -> [UUID]? {

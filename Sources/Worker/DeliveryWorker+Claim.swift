@@ -64,7 +64,7 @@ extension DeliveryWorker {
 
         if releaseUnheard {
             // On the claimer's thread: every row read so far is held, so only rows never heard of go back.
-            let keeping = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) } + leased
+            let keeping = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) } + leased.allIDs
             let released = try session.use { try store.releaseLeased(on: $0, worker: configuration.workerID, keeping: keeping) }
             if released > 0 { state.listedUntil = .distantPast }
         }
@@ -132,22 +132,35 @@ extension DeliveryWorker {
         wake.wait(for: bulkHeldBack ? [.work, .capacity] : [.work], until: wakeAt)
     }
 
-    /// Reads the rows an intake leased to this worker and dispatches them, as a claim of them would have; with an
-    /// upstream paused or probing (`open` false), or without room for them all, releases them instead, for the next
-    /// walk (this worker's or another's). A row the read does not return (its lease ended and the rescuer took it)
-    /// means rows are due that no list names: the next claim walks.
-    func takeLeased(_ ids: [UUID], room: Bool, open: Bool, _ session: DatabaseSession) throws {
+    /// Dispatches the rows an intake leased to this worker, as a claim of them would have: those its notification
+    /// carried as they are, the others after reading them. With an upstream paused or probing (`open` false), or without
+    /// room for them all, releases them instead, for the next walk (this worker's or another's). Carried rows heard
+    /// more than half a lease ago are read too: the read sees whether the lease is still this worker's. A row the
+    /// read does not return (its lease ended and the rescuer took it) means rows are due that no list names: the
+    /// next claim walks.
+    func takeLeased(_ leased: Leased, room: Bool, open: Bool, _ session: DatabaseSession) throws {
         let worker = configuration.workerID
         guard room, open, !isDraining else {
-            try session.use { try store.release(on: $0, worker: worker, ids: ids) }
+            try session.use { try store.release(on: $0, worker: worker, ids: leased.allIDs) }
             claimState.listedUntil = .distantPast
             return
         }
-        let read = try session.use { try store.readLeased(on: $0, worker: worker, ids: ids) }
-        metrics.addLeasedRead()
-        databaseReachable.store(true, ordering: .relaxed)
-        if !read.isEmpty { dispatch(read, probe: false) }
-        if read.count < ids.count { claimState.listedUntil = .distantPast }
+        var rows: [ClaimedDelivery] = []
+        var unread = leased.ids
+        if ContinuousClock.now - leased.carriedSince < .seconds(configuration.claimer.leaseSeconds) / 2 {
+            rows = leased.carried
+            metrics.addCarried(rows.count)
+        } else {
+            unread += leased.carried.map(\.id)
+        }
+        if !unread.isEmpty {
+            let read = try session.use { try store.readLeased(on: $0, worker: worker, ids: unread) }
+            metrics.addLeasedRead()
+            databaseReachable.store(true, ordering: .relaxed)
+            if read.count < unread.count { claimState.listedUntil = .distantPast }
+            rows += read
+        }
+        if !rows.isEmpty { dispatch(rows, probe: false) }
     }
 
     /// Leases the rows a notification listed and sleeps as a drained walk would. A listed row left unleased (another

@@ -62,17 +62,28 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// outgrew a batch: the next claim walks the due index.
         var listed: [UUID] = []
         var unlisted = false
-        /// The rows the notifications since the last claim said an intake leased to this worker
-        /// (DeliveryStore.leasedIDs): the claimer reads or releases every one of them, however many.
-        var leased: [UUID] = []
+        /// The rows the notifications since the last claim said an intake leased to this worker: the claimer sends,
+        /// reads or releases every one of them, however many.
+        var leased = Leased()
         /// The listener registered again after losing its connection: rows leased to this worker meanwhile were never
         /// heard of, and the claimer releases those it does not hold (DeliveryStore.releaseLeased).
         var releaseUnheard = false
 
         /// Notes a notification that wakes the claimer; `batchSize` bounds the list.
         mutating func announce(_ payload: String, batchSize: Int) {
+            if payload.hasPrefix(DeliveryStore.leasedRowsPrefix) {
+                guard let rows = DeliveryStore.leasedRows(payload, now: Date()) else {
+                    // Rows leased to this worker that it cannot name: released, and the next claim walks.
+                    releaseUnheard = true
+                    announceUnlisted()
+                    return
+                }
+                if leased.carried.isEmpty { leased.carriedSince = ContinuousClock.now }
+                leased.carried += rows
+                return
+            }
             if let ids = DeliveryStore.leasedIDs(payload) {
-                leased += ids
+                leased.ids += ids
                 return
             }
             guard !unlisted, let ids = DeliveryStore.listedIDs(payload), listed.count + ids.count <= batchSize else {
@@ -98,10 +109,24 @@ public final class DeliveryWorker: @unchecked Sendable {
         var onlyLeased: Bool { !unlisted && listed.isEmpty }
 
         /// The leased rows announced since the last claim, and clears them.
-        mutating func takeLeased() -> [UUID] {
-            defer { leased = [] }
+        mutating func takeLeased() -> Leased {
+            defer { leased = Leased() }
             return leased
         }
+    }
+
+    /// Rows an intake leased to this worker, announced by its notifications.
+    struct Leased {
+        /// Carried whole (DeliveryStore.leasedRows): sent without a statement while their lease is young.
+        var carried: [ClaimedDelivery] = []
+        /// When the oldest of `carried` was heard.
+        var carriedSince = ContinuousClock.now
+        /// Named by id (DeliveryStore.leasedIDs: rows that did not fit a notification): read first.
+        var ids: [UUID] = []
+
+        var isEmpty: Bool { carried.isEmpty && ids.isEmpty }
+        var count: Int { carried.count + ids.count }
+        var allIDs: [UUID] { carried.map(\.id) + ids }
     }
 
     public let configuration: WorkerConfiguration

@@ -30,6 +30,7 @@ public final class WorkerMetrics: Sendable {
         var claims = 0
         var listedClaims = 0
         var leasedReads = 0
+        var carriedRows = 0
         var completionBatches = 0
         var databaseErrors = 0
         /// The paused upstreams and why.
@@ -94,6 +95,7 @@ public final class WorkerMetrics: Sendable {
         }
     }
     func addLeasedRead() { state.withLock { $0.leasedReads += 1 } }
+    func addCarried(_ count: Int) { state.withLock { $0.carriedRows += count } }
     func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
     func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
     func setPaused(_ reasons: [PushService: String]) { state.withLock { $0.paused = reasons } }
@@ -134,6 +136,9 @@ public final class WorkerMetrics: Sendable {
 
     /// Reads of rows an intake leased to this worker (tests).
     public var leasedReads: Int { state.withLock { $0.leasedReads } }
+
+    /// Rows an intake leased to this worker that its notification carried whole, sent without a statement (tests).
+    public var carriedRows: Int { state.withLock { $0.carriedRows } }
 
     /// Webhook attempts with this outcome so far (tests).
     public func webhooks(_ outcome: String) -> Int { state.withLock { $0.webhooks[outcome] ?? 0 } }
@@ -266,7 +271,11 @@ public final class WorkerMetrics: Sendable {
              "Of the claims, those that leased the rows a notification listed by primary key (no walk of the due index).",
              snapshot.listedClaims),
             ("herald_worker_leased_reads_total",
-             "Reads of the rows an intake leased to this worker with its notification (no claim).", snapshot.leasedReads),
+             "Reads of the rows an intake leased to this worker by id with its notification (no claim).",
+             snapshot.leasedReads),
+            ("herald_worker_carried_rows_total",
+             "Rows an intake leased to this worker that its notification carried whole (sent with no statement).",
+             snapshot.carriedRows),
             ("herald_worker_completion_batches_total", "Completion statements run.", snapshot.completionBatches),
             ("herald_worker_database_errors_total", "Failed database calls (retried).", snapshot.databaseErrors),
             ("herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",

@@ -6,8 +6,9 @@ import Store
 import Testing
 
 /// The intake lease (sql/042_intake_lease.sql, sql/functions/intake_push.sql steps 5 and 6): a worker's listener
-/// registers its lease name, an intake's batch writes its due rows leased to the worker it notifies, and the worker
-/// reads them (`DeliveryStore.readLeased`) instead of claiming them.
+/// registers its lease name, an intake's batch writes its due rows leased to the worker it notifies, and its
+/// notification carries them whole (`DeliveryStore.leasedRows`), or names them for the worker to read
+/// (`DeliveryStore.readLeased`) when they do not fit: the worker claims none of them.
 @Suite("Intake lease", .serialized, .requiresDatabase)
 struct IntakeLeaseTests {
     static var pool: PostgresPool { IntakePushTests.pool }
@@ -58,9 +59,11 @@ struct IntakeLeaseTests {
         let due = (first.slots + both.slots).map(\.id)
         let heard = try session.use { try $0.waitForNotifications(timeout: .seconds(5)) }
         #expect(heard.map(\.channel) == [DeliveryStore.workerChannel(pid)])
-        #expect(heard.first.flatMap { DeliveryStore.leasedIDs($0.payload) } == due)
+        let carried = heard.first.flatMap { DeliveryStore.leasedRows($0.payload, now: Date()) } ?? []
+        #expect(carried.map(\.id) == due)
         // Not a list to claim: an older worker walks instead.
         #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == nil)
+        #expect(heard.first.flatMap { DeliveryStore.leasedIDs($0.payload) } == nil)
 
         let written = try rows(due + [later.slots[0].id])
         for id in due {
@@ -79,6 +82,18 @@ struct IntakeLeaseTests {
         #expect(read.allSatisfy { $0.verdict == .send && $0.token != nil && $0.attempts == 1 })
         #expect(Set(read.map(\.service)) == [.apns, .fcm])
         #expect(try Self.pool.withConnection { try store.readLeased(on: $0, worker: "someone-else", ids: due) }.isEmpty)
+        // What the notification carried is what the read returns.
+        let byID = Dictionary(uniqueKeysWithValues: read.map { ($0.id, $0) })
+        for row in carried {
+            let read = try #require(byID[row.id])
+            #expect(row.service == read.service && row.environment == read.environment)
+            #expect(row.payloadBytes == read.payloadBytes)
+            #expect(row.token == read.token && row.bundleID == read.bundleID)
+            #expect(row.expiresAt == read.expiresAt && row.availableAt == read.availableAt)
+            #expect(row.verdict == read.verdict && row.attempts == read.attempts && row.lane == read.lane)
+            #expect(row.partnerID == read.partnerID && row.priority == read.priority && row.groupID == nil)
+        }
+        #expect(carried.first { $0.service == .apns }?.payloadBytes == first.slots[0].apns)
 
         // Releasing what the worker does not keep: pending again, the attempt unspent.
         let released = try Self.pool.withConnection {
@@ -94,6 +109,52 @@ struct IntakeLeaseTests {
         }
         #expect(try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: due) }.map(\.id)
             == [first.slots[0].id])
+    }
+
+    @Test("leased rows too large to carry in a notification are named by id, for the worker to read")
+    func rowsTooLargeToCarryAreNamed() throws {
+        let fixture = try IntakePushTests.fixture()
+        let worker = TestEnvironment.unique("worker")
+        let (session, pid) = try listener(worker)
+        defer { session.close() }
+        let writer = IntakeWriter(pool: Self.pool, notify: {
+            DeliveryWakeUp(channel: DeliveryStore.workerChannel(pid),
+                           lease: DeliveryLease(worker: worker, seconds: 30, listener: pid))
+        })
+        // An APNs body near its 4 KB limit for each of two pushes: more than a notification carries (8,000 bytes).
+        let pushes = fixture.ios[0...1].map { user in
+            var push = IntakePushTests.push(fixture, to: user)
+            push.slots[0].apns = Array((#"{"aps":{"alert":""# + String(repeating: "x", count: 4_000) + #""}}"#).utf8)
+            return push
+        }
+        _ = try writer.write(pushes)
+        let heard = try session.use { try $0.waitForNotifications(timeout: .seconds(5)) }
+        let due = pushes.map { $0.slots[0].id }
+        #expect(heard.first.flatMap { DeliveryStore.leasedIDs($0.payload) } == due)
+        #expect(heard.first.flatMap { DeliveryStore.leasedRows($0.payload, now: Date()) } == nil)
+        let read = try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: due) }
+        #expect(read.map(\.payloadBytes) == pushes.map { $0.slots[0].apns })
+    }
+
+    @Test("a carried row past its expiry is read as expired; a payload that does not parse carries nothing")
+    func carriedRowsParse() throws {
+        let id = UUID(), partner = UUID()
+        let fields = [id.uuidString.lowercased(), "apns", "production", "2026-01-02 03:04:05.5+00", "ab12", "",
+                      partner.uuidString.lowercased(), "2026-01-02 03:03:05+00", #"{"aps":{}}"#]
+        let payload = DeliveryStore.leasedRowsPrefix + fields.joined(separator: "\u{1F}")
+        let before = try #require(DeliveryStore.leasedRows(payload, now: Date(timeIntervalSince1970: 1_767_323_000)))
+        #expect(before.map(\.id) == [id])
+        #expect(before.first?.verdict == .send)
+        #expect(before.first?.bundleID == nil && before.first?.token == "ab12" && before.first?.partnerID == partner)
+        #expect(before.first?.expiresAt == Date(timeIntervalSince1970: 1_767_323_045.5))
+        #expect(before.first?.payload == #"{"aps":{}}"#)
+        let after = try #require(DeliveryStore.leasedRows(payload, now: Date(timeIntervalSince1970: 1_767_323_046)))
+        #expect(after.first?.verdict == .expired)
+        // A second row with a field missing, and a row whose id is not one.
+        #expect(DeliveryStore.leasedRows(payload + "\u{1E}" + fields.dropLast().joined(separator: "\u{1F}"),
+                                         now: Date()) == nil)
+        #expect(DeliveryStore.leasedRows(DeliveryStore.leasedRowsPrefix + (["x"] + fields.dropFirst()).joined(separator: "\u{1F}"),
+                                         now: Date()) == nil)
     }
 
     @Test("a lease whose registration is gone (withdrawn by a draining worker, or another listener of the worker's since) is not used: the rows are written pending and listed")

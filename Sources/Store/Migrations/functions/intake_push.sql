@@ -45,13 +45,15 @@ DECLARE
     rs_missing text[];
     rs_response text[];
     -- What the resolution found, one element per row: devices (push, rank among the push's devices, user,
-    -- device, service, environment), users (push, user) and identifiers (push, 'e' or 'w', identifier).
+    -- device, service, environment, and the row as a leased notification carries it), users (push, user) and
+    -- identifiers (push, 'e' or 'w', identifier).
     d_push integer[];
     d_slot integer[];
     d_user text[];
     d_device text[];
     d_service text[];
     d_env text[];
+    d_row text[];
     u_push integer[];
     u_user text[];
     f_push integer[];
@@ -91,9 +93,10 @@ DECLARE
     b_of integer[];
     acc integer[];
     lost integer[];
-    -- The accepted deliveries due now, and their ids (step 6), and whether step 5 writes them leased.
+    -- The accepted deliveries due now, their ids and their rows (step 6), and whether step 5 writes them leased.
     due_count integer := 0;
     due_ids text;
+    due_rows text;
     leasing boolean := false;
     -- Whether any push of the batch carries an Idempotency-Key (steps 1 and 4 are for those).
     keyed boolean := cardinality(array_remove(p_key, NULL)) > 0;
@@ -116,7 +119,7 @@ BEGIN
     --    more than its few rows cost the loop.
     --    A push's devices take its slots in (user, device) order.
     FOR rec IN
-        SELECT g.i, r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out
+        SELECT g.i, r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out, r.token, r.bundle_id
           FROM generate_series(1, n) AS g (i)
          CROSS JOIN LATERAL herald_resolve_recipients(p_tenant[g.i],
                 p_emails[coalesce(p_e_end[g.i - 1], 0) + 1:p_e_end[g.i]],
@@ -142,6 +145,17 @@ BEGIN
             d_device := d_device || rec.ident;
             d_service := d_service || rec.service;
             d_env := d_env || rec.environment;
+            -- The row whole, as the worker's read would return it once leased (DeliveryStore.leasedRows): fields split
+            -- by U+001F, rows by U+001E, neither of which JSON text, a token, an id or a timestamp contains; times as
+            -- the intake's session writes them (TimeZone UTC, Sources/Postgres/PostgresConnectionOptions.swift). Built
+            -- here, in one expression, for step 6 to pick: each expression of a call is compiled once a transaction,
+            -- at a cost that grows with its nodes.
+            d_row := d_row || array_to_string(ARRAY[
+                p_delivery[coalesce(p_s_end[rec.i - 1], 0) + rs_devices[rec.i]]::text, rec.service, rec.environment,
+                p_expires[rec.i]::text, rec.token, rec.bundle_id, p_partner[rec.i]::text,
+                coalesce(p_send_at[rec.i], p_created[rec.i])::text,
+                CASE rec.service WHEN 'apns' THEN p_apns[coalesce(p_s_end[rec.i - 1], 0) + rs_devices[rec.i]]
+                                 ELSE p_fcm[coalesce(p_s_end[rec.i - 1], 0) + rs_devices[rec.i]] END], chr(31), '');
         WHEN 'u' THEN
             rs_users[rec.i] := rs_users[rec.i] + 1;
             IF rec.opted_out THEN
@@ -290,6 +304,9 @@ BEGIN
             IF rs_devices[i] > 0 AND (p_send_at[i] IS NULL OR p_send_at[i] <= p_now[i]) THEN
                 due_ids := concat_ws(',', due_ids, array_to_string(
                     p_delivery[coalesce(p_s_end[i - 1], 0) + 1:coalesce(p_s_end[i - 1], 0) + rs_devices[i]], ','));
+                -- A push's devices are together in the resolution's rows.
+                due_rows := concat_ws(chr(30), due_rows, array_to_string(
+                    d_row[array_position(d_push, i):array_position(d_push, i) + rs_devices[i] - 1], chr(30)));
                 due_count := due_count + rs_devices[i];
             END IF;
         END LOOP;
@@ -340,14 +357,17 @@ BEGIN
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
     --    now, and which: the payload lists them (ids, comma-separated), so the worker leases them by primary key
-    --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL), or, when step 5 leased
-    --    them to it, reads them ('leased:' and the ids, DeliveryStore.leasedIDs). More than 200 (a payload must stay
-    --    under 8,000 bytes) go unlisted and pending: an empty payload, and the worker's claim walks the index.
+    --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL). When step 5 leased
+    --    them to it, the payload carries them whole ('rows:' and the rows, DeliveryStore.leasedRows), so the worker
+    --    sends without a statement; rows that do not fit go by id ('leased:' and the ids, DeliveryStore.leasedIDs), and
+    --    the worker reads them. More than 200 (a payload must stay under 8,000 bytes) go unlisted and pending: an empty
+    --    payload, and the worker's claim walks the index.
     --    Sent at this commit, so the worker hears of the rows as they become visible, without the intake's notifier
     --    thread and its own transaction. The notification queue's lock is held from here to the end of the commit:
     --    an intake writes one batch at a time, so it serialises only the batches of other intakes.
     IF due_count > 0 THEN
-        PERFORM pg_notify(p_notify, CASE WHEN leasing THEN 'leased:' || due_ids WHEN due_count <= 200 THEN due_ids
+        PERFORM pg_notify(p_notify, CASE WHEN leasing AND octet_length(due_rows) <= 7900 THEN 'rows:' || due_rows
+                                         WHEN leasing THEN 'leased:' || due_ids WHEN due_count <= 200 THEN due_ids
                                          ELSE '' END);
     END IF;
 
