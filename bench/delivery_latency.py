@@ -4,7 +4,11 @@
 Sends single-recipient pushes to herald-intake at --rate per second for --seconds on a fixed
 schedule, open loop (one asyncio event loop over a pool of keep-alive connections that grows when
 every connection is waiting for an answer: a slow answer neither lowers the offered rate nor
-delays the next push, and the client's own CPU stays small beside the processes measured; as any
+delays the next push, and the client's own CPU stays small beside the processes measured), up to
+--max-connections, the intake's limit: past it a push waits for a connection to come back and is
+reported as sent that much behind its slot. (Without the cap, an intake slower than the offered rate
+met ever more connections, which queued in its accept backlog past its limit while the client's one
+thread, thousands of sockets deep, fell seconds behind and left the intake idle.) As any
 HTTP/1.1 client should, it never sends again on a connection answered with `Connection: close`, nor
 on one idle past the answer's `Keep-Alive: timeout`). Pushes not accepted are counted by status
 (503 `too_many_connections` past the intake's connections per address) and apart, those that got
@@ -45,6 +49,8 @@ def parse_args():
     p.add_argument("--psql", required=True, help="psql command line (connection options included)")
     p.add_argument("--connections", type=int, default=32,
                    help="keep-alive connections opened first (more are opened while all are busy)")
+    p.add_argument("--max-connections", type=int, default=1024,
+                   help="connections open at most (the intake's limit a client address, as bench/delivery sets it)")
     p.add_argument("--lane", type=int, default=None,
                    help="only this lane's deliveries: wait for it to drain and measure it (bench/backfill: 0 while "
                         "a backfill drains in lane 1)")
@@ -61,7 +67,7 @@ class Load:
         self.not_answered = 0  # of the others, those that got no HTTP answer at all (a reset, a close, a timeout)
         self.response_ms = []  # (ms, deliveries) of counted answers; 0 deliveries for a refusal
         self.opened = 0  # connections at the end (--connections, and those opened while all were busy)
-        self.late_ms = 0.0  # the most a send started after its slot (the client's own lag)
+        self.late_ms = 0.0  # the most a send started after its slot (the client's own lag, a wait for a connection)
 
 
 async def open_connection(url):
@@ -70,24 +76,67 @@ async def open_connection(url):
     return reader, writer
 
 
-def take_idle(idle):
-    """The connection idle longest that the intake still keeps open (it said how long with Keep-Alive: timeout),
-    or None; the ones idle longer are closed here rather than sent on."""
-    now = time.monotonic()
-    while idle:
-        reader, writer, idle_since, keep_alive = idle.popleft()
-        if keep_alive is None or now - idle_since < keep_alive:
-            return reader, writer
+class Pool:
+    """Keep-alive connections, at most `limit` open: a push that finds none idle opens one, or past the limit
+    waits for one, first come, first served (a connection given back goes to the longest waiter; a closed one's
+    place, to the longest waiter, which opens a new one)."""
+
+    def __init__(self, url, limit):
+        self.url = url
+        self.limit = limit
+        self.idle = collections.deque()
+        self.open = 0
+        self.waiters = collections.deque()
+
+    async def take(self):
+        """An idle connection the intake still keeps open (it said how long with Keep-Alive: timeout; the
+        longest idle first, so none reaches the intake's idle timeout), a new one, or one given back."""
+        now = time.monotonic()
+        while self.idle:
+            reader, writer, idle_since, keep_alive = self.idle.popleft()
+            if keep_alive is None or now - idle_since < keep_alive:
+                return reader, writer
+            self.closed(writer)
+        if self.open < self.limit:
+            self.open += 1
+        else:
+            waiter = asyncio.get_running_loop().create_future()
+            self.waiters.append(waiter)
+            given = await waiter
+            if given is not None:
+                return given
+        # A place of its own (self.open counts it): a new connection.
+        try:
+            return await open_connection(self.url)
+        except OSError:
+            self.open -= 1
+            self.hand_place()
+            raise
+
+    def give_back(self, reader, writer, keep_alive):
+        if self.waiters:
+            self.waiters.popleft().set_result((reader, writer))
+        else:
+            self.idle.append((reader, writer, time.monotonic(), keep_alive))
+
+    def closed(self, writer):
         writer.close()
-    return None
+        self.open -= 1
+        self.hand_place()
+
+    def hand_place(self):
+        """A place freed: the longest waiter opens a connection in it."""
+        if self.waiters and self.open < self.limit:
+            self.open += 1
+            self.waiters.popleft().set_result(None)
 
 
-async def send_one(args, url, idle, load, n, measure_from):
+async def send_one(args, pool, load, n, slot, measure_from):
     """One push on an idle keep-alive connection (a new one when every connection is busy: the schedule
-    does not wait for answers, so a slow intake meets more connections, not a lower offered rate)."""
+    does not wait for answers, so a slow intake meets more connections, not a lower offered rate, up to
+    the pool's limit)."""
     try:
-        # The longest idle first: every connection stays in use, none reaches the intake's idle timeout.
-        reader, writer = take_idle(idle) or await open_connection(url)
+        reader, writer = await pool.take()
     except OSError as error:
         if time.time() >= measure_from:
             load.other += 1
@@ -98,11 +147,12 @@ async def send_one(args, url, idle, load, n, measure_from):
     body = json.dumps({"recipients": {"emails": [f"user{user}@bench.example"]},
                        "title": "Deposit pending", "body": "Confirmations: 1/6",
                        "data": {"txHash": "0x%064x" % n}}).encode()
-    request = (f"POST /api/partners/notifications/push HTTP/1.1\r\nHost: {url.hostname}\r\n"
+    request = (f"POST /api/partners/notifications/push HTTP/1.1\r\nHost: {pool.url.hostname}\r\n"
                f"Authorization: Bearer {args.key}\r\nContent-Type: application/json\r\n"
                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
     # By when it is sent, as the deliveries are picked by their request's created_at.
     sent_at = time.time()
+    load.late_ms = max(load.late_ms, (sent_at - slot) * 1000)
     counted = sent_at >= measure_from
     try:
         writer.write(request)
@@ -128,14 +178,14 @@ async def send_one(args, url, idle, load, n, measure_from):
         load.other += counted
         load.not_answered += counted
         load.why_not[type(error).__name__] += counted
-        writer.close()
+        pool.closed(writer)
         return
     elapsed_ms = (time.time() - sent_at) * 1000
     if closes:
         # The intake closes it after this answer (a refusal, or a stop): never send on it again.
-        writer.close()
+        pool.closed(writer)
     else:
-        idle.append((reader, writer, time.monotonic(), keep_alive))
+        pool.give_back(reader, writer, keep_alive)
     if not counted:
         return
     if status == 202:
@@ -155,9 +205,10 @@ async def send_all(args, schedule_start, measure_from):
     so the client costs the machine little beside the processes measured."""
     url = urllib.parse.urlparse(args.intake)
     load = Load()
-    idle = collections.deque()
-    for _ in range(args.connections):
-        idle.append((*await open_connection(url), time.monotonic(), None))
+    pool = Pool(url, args.max_connections)
+    for _ in range(min(args.connections, args.max_connections)):
+        pool.open += 1
+        pool.give_back(*await open_connection(url), None)
     tasks = set()
     total = int(args.rate * (args.warmup + args.seconds))
     for n in range(total):
@@ -165,15 +216,13 @@ async def send_all(args, schedule_start, measure_from):
         delay = slot - time.time()
         if delay > 0:
             await asyncio.sleep(delay)
-        else:
-            load.late_ms = max(load.late_ms, -delay * 1000)
-        task = asyncio.ensure_future(send_one(args, url, idle, load, n, measure_from))
+        task = asyncio.ensure_future(send_one(args, pool, load, n, slot, measure_from))
         tasks.add(task)
         task.add_done_callback(tasks.discard)
     if tasks:
         await asyncio.gather(*tasks)
-    load.opened = len(idle)
-    for _, writer, _, _ in idle:
+    load.opened = pool.open
+    for _, writer, _, _ in pool.idle:
         writer.close()
     return load
 
