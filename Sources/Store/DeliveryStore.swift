@@ -69,7 +69,7 @@ public struct ClaimedDelivery: Sendable {
     }
 }
 
-/// The lease an intake writes a push's due rows under for the worker it notifies (`DeliveryStore.readLeased`): the
+/// The lease an intake writes a push's due rows under for the worker it notifies (`DeliveryStore.leasedRows`): the
 /// worker's lease name and its lease length, as its listener registered them (`DeliveryStore.listenAsWorker`), and
 /// that listener's server process (herald_intake_push leases only while its registration stands).
 public struct DeliveryLease: Sendable, Equatable {

@@ -35,11 +35,11 @@ enum WorkerMaintenance {
         // The listener connection's server process, asked once per connection: the intake's NOTIFY names this
         // worker by the channel it makes (DeliveryStore.workerChannel).
         let serverPID = Mutex<Int32>(0)
-        // Registered with the worker's lease name, intakes lease the rows they notify it of to it (DeliveryStore.readLeased);
-        // not while draining. After the first connection, rows leased while it was lost were never heard of.
+        // Registered with the worker's lease name, intakes lease the rows they notify it of to it (and carry them in the
+        // notification, DeliveryStore.leasedRows); not while draining. After the first connection (a server process
+        // known), rows leased while it was lost were never heard of.
         let workerID = worker.configuration.workerID
         let leaseSeconds = worker.configuration.claimer.leaseSeconds
-        let connectedBefore = Mutex(false)
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
             logger: worker.logger, onError: { [weak worker] error in
@@ -53,9 +53,11 @@ enum WorkerMaintenance {
                     let draining = worker?.isDraining ?? true
                     let pid = try DeliveryStore().listenAsWorker(on: connection, leasingTo: draining ? nil : workerID,
                                                                  leaseSeconds: leaseSeconds)
-                    serverPID.withLock { $0 = pid }
-                    if connectedBefore.withLock({ $0 }) { worker?.hints.withLock { $0.releaseUnheard = true } }
-                    connectedBefore.withLock { $0 = true }
+                    let reconnected = serverPID.withLock { previous in
+                        defer { previous = pid }
+                        return previous != 0
+                    }
+                    if reconnected { worker?.hints.withLock { $0.releaseUnheard = true } }
                 }
                 return (try connection.waitForNotifications(timeout: slice), serverPID.withLock { $0 })
             }

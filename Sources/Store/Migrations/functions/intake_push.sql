@@ -295,9 +295,9 @@ BEGIN
     -- 5. The counts, once per partner, and the accepted pushes' rows, in one statement (each part writes
     --    nothing when nothing is accepted). Partner traffic is lane 0; a delivery is due at sendAt, or at once.
     --    The rows step 6 lists go out leased to the worker it notifies when the intake names its lease (p_lease):
-    --    attempted once, as a claim would leave them, and the worker reads them instead of claiming them
-    --    (Sources/Store/DeliveryStore.swift, readLeasedSQL), or releases them. Unread (the worker crashed), the
-    --    rescuer returns them to pending when the lease ends.
+    --    attempted once, as a claim would leave them, and the worker sends them from step 6's notification (or reads
+    --    them, Sources/Store/DeliveryStore.swift, readLeasedSQL) instead of claiming them, or releases them. Unsent
+    --    (the worker crashed), the rescuer returns them to pending when the lease ends.
     -- A loop, not a statement: a few expressions cost less than starting a plan.
     IF p_notify IS NOT NULL THEN
         FOREACH i IN ARRAY coalesce(acc, '{}') LOOP
