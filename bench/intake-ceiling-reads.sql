@@ -3,7 +3,7 @@
 -- transaction, PushStore.admit), in this order:
 --   1. the idempotency-key lookup (PushStore.idempotentResponseSQL; every benchmark request
 --      carries an Idempotency-Key, and it finds nothing),
---   2. the recipient resolution (PushStore.resolveSQL: herald_resolve_recipients, whose query is
+--   2. the recipient resolution (PushStore.resolveSQL: one line of herald_resolve_lines, whose query is
 --      planned once per session),
 --   3. the rate-limit reservation (PushStore.reserveRateSQL: herald_rate_reserve, which takes a
 --      per-partner advisory lock held until the pipeline commits, with synchronous_commit off).
@@ -18,7 +18,8 @@
 SELECT body_hash, response FROM idempotency_keys
  WHERE partner_id = :partner::uuid AND key = 'pg-' || :client_id || '-' || :k
    AND created_at > now() - interval '24 hours';
-SELECT * FROM herald_resolve_recipients(:tenant, ('{user' || :uid || '@bench.example}')::text[],
-                                        :no_wallets::text[], :mini_app);
+SELECT kind, ident, user_id, service, environment, opted_out
+  FROM herald_resolve_lines(ARRAY[:tenant], ARRAY[:mini_app], '{1}', ('{user' || :uid || '@bench.example}')::text[],
+                            '{}', :no_wallets::text[]);
 SELECT * FROM herald_rate_reserve(:partner::uuid, :per_minute, :per_day);
 \endpipeline

@@ -69,21 +69,21 @@ public struct BackfillStore: Sendable {
                         _ lines: [(line: Int, partner: PartnerProfile, key: String, emails: [String], wallets: [String])])
         throws -> (resolutions: [Int: RecipientResolution], taken: [Int: BackfillOutcome])
     {
-        var numbers: [Int] = [], tenants: [String] = [], miniApps: [String] = [], kinds: [String] = [], idents: [String] = []
-        for entry in lines {
-            for email in entry.emails {
-                numbers.append(entry.line); tenants.append(entry.partner.tenantID)
-                miniApps.append(entry.partner.miniAppID); kinds.append("e"); idents.append(email)
-            }
-            for wallet in entry.wallets {
-                numbers.append(entry.line); tenants.append(entry.partner.tenantID)
-                miniApps.append(entry.partner.miniAppID); kinds.append("w"); idents.append(wallet)
-            }
+        // herald_resolve_lines' layout: line i of the call is lines[i - 1], and each identifier names its line.
+        var tenants: [String] = [], miniApps: [String] = []
+        var emailLines: [Int] = [], emails: [String] = [], walletLines: [Int] = [], wallets: [String] = []
+        for (index, entry) in lines.enumerated() {
+            tenants.append(entry.partner.tenantID)
+            miniApps.append(entry.partner.miniAppID)
+            emails += entry.emails
+            emailLines += repeatElement(index + 1, count: entry.emails.count)
+            wallets += entry.wallets
+            walletLines += repeatElement(index + 1, count: entry.wallets.count)
         }
         let results = try pool.withConnection { connection in
             try connection.pipeline([
                 (Self.takenKeysSQL, [lines.map(\.line), lines.map(\.partner.id), lines.map(\.key), run]),
-                (Self.resolveSQL, [numbers, tenants, miniApps, kinds, idents]),
+                (Self.resolveSQL, [tenants, miniApps, emailLines, emails, walletLines, wallets]),
             ])
         }
         var taken: [Int: BackfillOutcome] = [:]
@@ -93,22 +93,14 @@ public struct BackfillStore: Sendable {
         var resolutions: [Int: RecipientResolution] = [:]
         for entry in lines { resolutions[entry.line] = RecipientResolution() }
         for row in results[1].rows {
-            let line = try row.int(0)
-            switch try row.string(1) {
-            case "e": resolutions[line]?.matchedEmails.insert(try row.string(2))
-            case "w": resolutions[line]?.matchedWallets.insert(try row.string(2))
-            case "u": resolutions[line]?.users.append(.init(id: try row.string(3), optedOut: try row.bool(6)))
-            default:
-                resolutions[line]?.devices.append(.init(
-                    userID: try row.string(3), deviceID: try row.string(2),
-                    service: try RecipientResolution.service(row.string(4)), environment: try row.string(5)))
+            let position = try row.int(0)
+            guard lines.indices.contains(position - 1) else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "herald_resolve_lines named line \(position)")
             }
+            try resolutions[lines[position - 1].line]?.add(row, kindAt: 1)
         }
-        // The intake's order (RecipientResolution.init(rows:)), so deliveries come out the same.
-        for line in resolutions.keys {
-            resolutions[line]!.users.sort { $0.id < $1.id }
-            resolutions[line]!.devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
-        }
+        // The intake's order, so deliveries come out the same.
+        for line in resolutions.keys { resolutions[line]!.sort() }
         return (resolutions, taken)
     }
 
@@ -240,9 +232,11 @@ extension BackfillStore {
           JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key
         """
 
-    /// One row per identifier: $1 line, $2 tenant, $3 mini-app, $4 kind ('e', 'w'), $5 identifier.
+    /// $1 tenant and $2 mini-app of each line; $4 emails and $6 wallets, each naming its line (1-based) in $3 and $5
+    /// (sql/functions/resolve_lines.sql). Rows name the line by its position.
     public static let resolveSQL = """
-        SELECT * FROM herald_backfill_resolve($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[])
+        SELECT line, kind, ident, user_id, service, environment, opted_out
+          FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[])
         """
 
     /// The session's staging tables (sql/011_backfill.sql).

@@ -217,25 +217,25 @@ public final class IntakeWriter: @unchecked Sendable {
     /// joins bytes: the one serial step of the intake's push path), the channel to notify and the lease.
     static func parameters(_ pushes: [EncodedPush], notify: DeliveryWakeUp?) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
-        var emailEnds = ArrayLiteral(), walletEnds = ArrayLiteral(), slotEnds = ArrayLiteral()
-        var ends = (emails: 0, wallets: 0, slots: 0)
-        for push in pushes {
+        var emailLines = ArrayLiteral(), walletLines = ArrayLiteral(), slotEnds = ArrayLiteral()
+        var slotEnd = 0
+        for (index, push) in pushes.enumerated() {
             push.bytes.withUnsafeBufferPointer { bytes in
                 for field in 0..<EncodedPush.fieldCount {
                     arrays[field].append(UnsafeBufferPointer(rebasing: bytes[push.bounds[field]..<push.bounds[field + 1]]))
                 }
             }
-            ends.emails += push.emailCount
-            ends.wallets += push.walletCount
-            ends.slots += push.slotCount
-            emailEnds.append(ascii: String(ends.emails))
-            walletEnds.append(ascii: String(ends.wallets))
-            slotEnds.append(ascii: String(ends.slots))
+            let line = String(index + 1)
+            for _ in 0..<push.emailCount { emailLines.append(ascii: line) }
+            for _ in 0..<push.walletCount { walletLines.append(ascii: line) }
+            slotEnd += push.slotCount
+            slotEnds.append(ascii: String(slotEnd))
         }
         let f = arrays.map(\.text)
-        // Order of herald_intake_push's arguments; the identifier and slot lists follow their end offsets.
+        // Order of herald_intake_push's arguments: each email and wallet follows the number of its push (1-based), the
+        // slot lists their end offsets.
         return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
-                f[16], emailEnds.text, f[17], f[18], walletEnds.text, f[19], f[20], slotEnds.text, f[21], f[22], f[23],
+                f[16], emailLines.text, f[17], f[18], walletLines.text, f[19], f[20], slotEnds.text, f[21], f[22], f[23],
                 notify?.channel, notify?.lease?.worker, notify?.lease?.seconds, notify?.lease.map { Int($0.listener) }]
     }
 

@@ -17,19 +17,28 @@ public struct RecipientResolution: Sendable {
     /// Devices with a live token, of users who have not opted out.
     public var devices: [Device] = []
 
-    /// From the rows of `herald_resolve_recipients`, in a stable order.
+    /// From the rows of `PushStore.resolveSQL`, in a stable order.
     init(rows: [PostgresRow]) throws {
-        for row in rows {
-            switch try row.string(0) {
-            case "e": matchedEmails.insert(try row.string(1))
-            case "w": matchedWallets.insert(try row.string(1))
-            case "u": users.append(.init(id: try row.string(2), optedOut: try row.bool(5)))
-            default:
-                devices.append(.init(
-                    userID: try row.string(2), deviceID: try row.string(1), service: try Self.service(row.string(3)),
-                    environment: try row.string(4)))
-            }
+        for row in rows { try add(row, kindAt: 0) }
+        sort()
+    }
+
+    /// One row of `herald_resolve_lines` (sql/functions/resolve_lines.sql) whose kind is column `first`, the
+    /// identifier, user, service, environment and opt-out the columns after it.
+    mutating func add(_ row: PostgresRow, kindAt first: Int) throws {
+        switch try row.string(first) {
+        case "e": matchedEmails.insert(try row.string(first + 1))
+        case "w": matchedWallets.insert(try row.string(first + 1))
+        case "u": users.append(.init(id: try row.string(first + 2), optedOut: try row.bool(first + 5)))
+        default:
+            devices.append(.init(
+                userID: try row.string(first + 2), deviceID: try row.string(first + 1),
+                service: try Self.service(row.string(first + 3)), environment: try row.string(first + 4)))
         }
+    }
+
+    /// Users by id, devices by (user, device): the order the intake gives a push's deliveries their slots.
+    mutating func sort() {
         users.sort { $0.id < $1.id }
         devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
     }
@@ -286,9 +295,13 @@ public struct PushStore: Sendable {
 
 // The statements of the push endpoint, named so tests can EXPLAIN exactly what runs.
 extension PushStore {
-    /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and
-    /// live devices (sql/functions/resolve_recipients.sql, where the query lives so its plan is cached).
-    public static let resolveSQL = "SELECT * FROM herald_resolve_recipients($1, $2::text[], $3::text[], $4)"
+    /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and live devices, as
+    /// one line of the batch resolver (sql/functions/resolve_lines.sql, where the query lives so its plan is cached).
+    public static let resolveSQL = """
+        SELECT kind, ident, user_id, service, environment, opted_out
+          FROM herald_resolve_lines(ARRAY[$1::text], ARRAY[$4::text], array_fill(1, ARRAY[cardinality($2::text[])]),
+                                    $2::text[], array_fill(1, ARRAY[cardinality($3::text[])]), $3::text[])
+        """
 
     /// $1 partner, $2 per minute, $3 per day: one reservation (sql/functions/rate_reserve.sql).
     public static let reserveRateSQL = "SELECT * FROM herald_rate_reserve($1, $2, $3)"

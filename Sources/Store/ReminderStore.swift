@@ -188,7 +188,7 @@ extension ReminderStore {
 
     /// $1 user, $2 mini-app: one row per device with a valid token (a row of NULL devices for a user
     /// without any), each with the user's tenant and opt-out state; none when there is no such user.
-    /// A valid token is what herald_resolve_recipients (sql/functions/resolve_recipients.sql) counts for a push.
+    /// A valid token is what herald_resolve_lines (sql/functions/resolve_lines.sql) counts for a push.
     public static let audienceSQL = """
         SELECT u.tenant_id,
                EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = u.id AND o.mini_app_id = $2),

@@ -76,9 +76,10 @@ import Testing
         #expect(claimed.first?.token == nil)
         #expect(claimed.first?.verdict == .tokenInvalid)
         // And new pushes to the old user resolve no device.
-        let resolved = try db.connection.query(
-            "SELECT count(*) FROM herald_resolve_recipients('t1', '{}', '{}', 'x') WHERE kind = 'd' AND user_id = 'old'")
-        #expect(try resolved.first!.int(0) == 0)
+        try db.email("old@example.com", user: "old")
+        let resolved = try db.connection.query(PushStore.resolveSQL, ["t1", ["old@example.com"], [String](), "x"])
+            .rows.map { "\(try $0.string(0)) \(try $0.string(2))" }
+        #expect(resolved.sorted() == ["e old", "u old"])
     }
 
     @Test func concurrentRegistrationsOfOneTokenLeaveExactlyOneHolder() throws {
@@ -112,9 +113,10 @@ import Testing
             .utf8.elementsEqual(composed.utf8))
         // Either form sent by a partner resolves to it, also behind an email already in NFC.
         for forms in [[composed], [decomposed], ["nobody@example.com", decomposed]] {
-            let rows = try db.connection.query(
-                "SELECT user_id FROM herald_resolve_recipients('t1', $1::text[], '{}', 'x') WHERE kind = 'e'", [forms])
-            #expect(try rows.rows.map { try $0.string(0) } == ["u1"])
+            let matched = try db.connection.query(PushStore.resolveSQL, ["t1", forms, [String](), "x"]).rows
+                .filter { try $0.string(0) == "e" }
+            #expect(try matched.map { try $0.string(2) } == ["u1"])
+            #expect(try matched.allSatisfy { try $0.string(1).utf8.elementsEqual(composed.utf8) })
         }
         // The same address in the other form is the same identifier: another user cannot hold it.
         #expect(throws: PostgresError.self) { try db.email(composed, user: "u2") }

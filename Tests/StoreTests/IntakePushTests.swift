@@ -206,6 +206,39 @@ struct IntakePushTests {
         #expect(again.response == response && again.bodyHash == "hash-1")
     }
 
+    @Test("one batch resolves each push in its own partner's tenant: an address of another push's tenant is missing, each push's missing identifiers are its own, in order")
+    func eachPushResolvesInItsTenant() throws {
+        let first = try Self.fixture(), second = try Self.fixture()
+        let writer = IntakeWriter(pool: Self.pool)
+        let wallet = "0x" + String(repeating: "0", count: 39) + "7"
+        var a = Self.push(first, to: first.ios[0])
+        a.emails = ["nobody-a@example.com", first.email(first.ios[0]), second.email(second.ios[0])]
+        var b = Self.push(second, to: second.ios[0])
+        b.emails = [first.email(first.ios[1]), second.email(second.ios[0])]
+        var c = Self.push(first, to: first.ios[2])
+        c.emails = []
+        c.wallets = [wallet]
+        let outcomes = try writer.write([a, b, c])
+        let answers = try outcomes.map { outcome -> JSONValue in
+            guard case .accepted(let response, _) = outcome else { throw PostgresError(code: .decodingFailed) }
+            return try JSONParser.parse(Array(response.utf8))
+        }
+        #expect(answers[0]["recipients"] == .number(1) && answers[0]["deliveries"] == .number(1))
+        #expect(answers[0]["missing"]?["emails"] == .array([.string("nobody-a@example.com"),
+                                                             .string(second.email(second.ios[0]))]))
+        #expect(answers[1]["recipients"] == .number(1) && answers[1]["deliveries"] == .number(1))
+        #expect(answers[1]["missing"]?["emails"] == .array([.string(first.email(first.ios[1]))]))
+        #expect(answers[2]["recipients"] == .number(0) && answers[2]["status"] == .string("completed"))
+        #expect(answers[2]["missing"]?["wallets"] == .array([.string(wallet)]))
+        let users = try Self.pool.withConnection { connection in
+            try connection.query("SELECT request_id, user_id FROM deliveries WHERE request_id = ANY($1::uuid[])",
+                                 [[a.requestID, b.requestID, c.requestID]]).rows
+                .map { (try $0.uuid(0), try $0.string(1)) }
+        }
+        #expect(users.count == 2)
+        #expect(users.contains { $0 == (a.requestID, first.ios[0]) } && users.contains { $0 == (b.requestID, second.ios[0]) })
+    }
+
     @Test("a push to more devices than its slots comes back to be rendered, counting and writing nothing")
     func severalDevices() throws {
         let fixture = try Self.fixture()

@@ -90,26 +90,32 @@ struct QueryPlanTests {
         try Self.pool.withConnection { try functionStatement(name, on: $0, from: "RETURN QUERY", afterStart: true) }
     }
 
-    /// The query inside `herald_resolve_recipients`, read from the database with its arguments
-    /// turned into parameters, so the test EXPLAINs exactly what the function runs.
-    func resolutionQuery() throws -> String {
-        try returnedQuery(of: "herald_resolve_recipients")
-            .replacingOccurrences(of: "p_tenant", with: "$1").replacingOccurrences(of: "p_emails", with: "$2::text[]")
-            .replacingOccurrences(of: "p_wallets", with: "$3::text[]").replacingOccurrences(of: "p_mini_app", with: "$4")
-    }
-
-    @Test("recipient resolution probes primary keys only: no sequential scan of the directory")
+    @Test("the resolver's query (every push's: the intake batch's, the backfill's, the single push's), planned as the function runs it (generic plan), probes primary keys only")
     func resolve() throws {
         let tenant = Self.tenant
-        let text = try plan(try resolutionQuery(), [
-            tenant, ["user17@\(tenant).example", "user9000@\(tenant).example"],
-            ["0x" + String(repeating: "0", count: 36) + "00ff"], "some.app",
-        ])
+        let query = try Self.pool.withConnection {
+            try functionStatement("herald_resolve_lines", on: $0, from: "RETURN QUERY", afterStart: true, renaming: [
+                "p_tenants": "$1", "p_mini_apps": "$2", "p_e_line": "$3", "p_emails": "$4", "p_w_line": "$5",
+                "p_wallets": "$6",
+            ])
+        }
+        let name = "resolve_lines_plan_\(UUID().uuidString.prefix(8).lowercased())"
+        let text = try Self.pool.withConnection { connection in
+            try connection.execute("SET plan_cache_mode = force_generic_plan")
+            defer { _ = try? connection.execute("RESET plan_cache_mode; DEALLOCATE \(name)") }
+            try connection.execute("PREPARE \(name) (text[], text[], integer[], text[], integer[], text[]) AS \(query)")
+            return try connection.execute("""
+                EXPLAIN EXECUTE \(name)('{\(tenant),\(tenant)}', '{app.1,app.1}', '{1,2}',
+                    '{user17@\(tenant).example,user9000@\(tenant).example}', '{2}',
+                    '{0x00000000000000000000000000000000000000ff}')
+                """).rows.map { try $0.string(0) }.joined(separator: "\n")
+        }
         #expect(text.contains("user_emails_pkey"), "\(text)")
         #expect(text.contains("user_wallets_pkey"), "\(text)")
         #expect(text.contains("devices_pkey"), "\(text)")
         #expect(text.contains("opt_outs_pkey"), "\(text)")
         #expect(!text.contains("Seq Scan on user_emails"), "\(text)")
+        #expect(!text.contains("Seq Scan on user_wallets"), "\(text)")
         #expect(!text.contains("Seq Scan on devices"), "\(text)")
     }
 

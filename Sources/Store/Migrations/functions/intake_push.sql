@@ -13,8 +13,8 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_now timestamptz[], p_key text[], p_body_hash text[], p_request uuid[], p_created timestamptz[],
     p_title text[], p_body text[], p_deep_link text[], p_data text[], p_send_at timestamptz[],
     p_ttl integer[], p_expires timestamptz[],
-    p_e_end integer[], p_emails text[], p_e_json text[],
-    p_w_end integer[], p_wallets text[], p_w_json text[],
+    p_e_line integer[], p_emails text[], p_e_json text[],
+    p_w_line integer[], p_wallets text[], p_w_json text[],
     p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_notify text,
     p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_lease_listener integer DEFAULT NULL)
 RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
@@ -114,18 +114,15 @@ BEGIN
         END LOOP;
     END IF;
 
-    -- 2. Every other push's recipients, in one statement, and the answer it would get. The rows are sorted
-    --    into arrays by this loop, not by aggregates: starting the aggregates' plan cost a one-push batch
-    --    more than its few rows cost the loop.
-    --    A push's devices take its slots in (user, device) order.
+    -- 2. Every other push's recipients, in one statement for the whole batch (functions/resolve_lines.sql), and the
+    --    answer it would get. The rows are sorted into arrays by this loop, not by aggregates: starting the
+    --    aggregates' plan cost a one-push batch more than its few rows cost the loop. A push whose stored answer
+    --    was found is resolved too, and its rows skipped. A push's devices take its slots in (user, device) order.
     FOR rec IN
-        SELECT g.i, r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out, r.token, r.bundle_id
-          FROM generate_series(1, n) AS g (i)
-         CROSS JOIN LATERAL herald_resolve_recipients(p_tenant[g.i],
-                p_emails[coalesce(p_e_end[g.i - 1], 0) + 1:p_e_end[g.i]],
-                p_wallets[coalesce(p_w_end[g.i - 1], 0) + 1:p_w_end[g.i]], p_mini_app[g.i]) AS r
-         WHERE st_hash[g.i] IS NULL
-         ORDER BY g.i, r.kind, r.user_id, r.ident
+        SELECT r.line AS i, r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out, r.token, r.bundle_id
+          FROM herald_resolve_lines(p_tenant, p_mini_app, p_e_line, p_emails, p_w_line, p_wallets) AS r
+         WHERE st_hash[r.line] IS NULL
+         ORDER BY r.line, r.kind, r.user_id, r.ident
     LOOP
         -- A push's devices come first (kind 'd'): one more than its slots and it goes back as 'render', and the
         -- rest of its rows are not needed.
@@ -176,19 +173,19 @@ BEGIN
             CONTINUE;
         END IF;
         IF coalesce(cardinality(array_positions(f_push, i)), 0)
-           = p_e_end[i] - coalesce(p_e_end[i - 1], 0) + p_w_end[i] - coalesce(p_w_end[i - 1], 0) THEN
+           = cardinality(array_positions(p_e_line, i)) + cardinality(array_positions(p_w_line, i)) THEN
             rs_missing[i] := '{"emails":[],"wallets":[]}';
         ELSE
             SELECT '{"emails":[' || coalesce(string_agg(x.j, ',' ORDER BY x.o) FILTER (WHERE x.k = 'e'), '')
                    || '],"wallets":[' || coalesce(string_agg(x.j, ',' ORDER BY x.o) FILTER (WHERE x.k = 'w'), '') || ']}'
               INTO missing
               FROM (SELECT 'e' AS k, e.v, e.j, e.o
-                      FROM unnest(p_emails[coalesce(p_e_end[i - 1], 0) + 1:p_e_end[i]],
-                                  p_e_json[coalesce(p_e_end[i - 1], 0) + 1:p_e_end[i]]) WITH ORDINALITY AS e (v, j, o)
+                      FROM unnest(p_emails, p_e_json, p_e_line) WITH ORDINALITY AS e (v, j, l, o)
+                     WHERE e.l = i
                     UNION ALL
                     SELECT 'w', w.v, w.j, w.o
-                      FROM unnest(p_wallets[coalesce(p_w_end[i - 1], 0) + 1:p_w_end[i]],
-                                  p_w_json[coalesce(p_w_end[i - 1], 0) + 1:p_w_end[i]]) WITH ORDINALITY AS w (v, j, o)) AS x
+                      FROM unnest(p_wallets, p_w_json, p_w_line) WITH ORDINALITY AS w (v, j, l, o)
+                     WHERE w.l = i) AS x
              WHERE NOT EXISTS (SELECT 1 FROM unnest(f_push, f_kind, f_ident) AS f (p, k, v)
                                 WHERE f.p = i AND f.k = x.k AND f.v = x.v);
             rs_missing[i] := missing;
