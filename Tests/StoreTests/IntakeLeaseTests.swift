@@ -111,8 +111,8 @@ struct IntakeLeaseTests {
             == [first.slots[0].id])
     }
 
-    @Test("leased rows too large to carry in a notification are named by id, for the worker to read")
-    func rowsTooLargeToCarryAreNamed() throws {
+    @Test("a batch's leased rows go in as many notifications as they need; a push whose rows alone do not fit one is named by id, for the worker to read")
+    func rowsBeyondOneNotification() throws {
         let fixture = try IntakePushTests.fixture()
         let worker = TestEnvironment.unique("worker")
         let (session, pid) = try listener(worker)
@@ -121,19 +121,32 @@ struct IntakeLeaseTests {
             DeliveryWakeUp(channel: DeliveryStore.workerChannel(pid),
                            lease: DeliveryLease(worker: worker, seconds: 30, listener: pid))
         })
-        // An APNs body near its 4 KB limit for each of two pushes: more than a notification carries (8,000 bytes).
-        let pushes = fixture.ios[0...1].map { user in
+        // Bodies near APNs' 4 KB limit: two pushes' rows are more than one notification carries (8,000 bytes), and
+        // so are the two rows of a push to an iPhone and an Android phone.
+        let large = { (service: String) in Array(#"{"\#(service)":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 4_000) + Array(#""}"#.utf8) }
+        var pushes = fixture.ios[0...1].map { user in
             var push = IntakePushTests.push(fixture, to: user)
-            push.slots[0].apns = Array((#"{"aps":{"alert":""# + String(repeating: "x", count: 4_000) + #""}}"#).utf8)
+            push.slots[0].apns = large("aps")
             return push
         }
+        var both = IntakePushTests.push(fixture, to: fixture.both[0], slots: 2)
+        both.slots[0].apns = large("aps")
+        both.slots[1].fcm = large("android")
+        pushes.append(both)
         _ = try writer.write(pushes)
-        let heard = try session.use { try $0.waitForNotifications(timeout: .seconds(5)) }
-        let due = pushes.map { $0.slots[0].id }
-        #expect(heard.first.flatMap { DeliveryStore.leasedIDs($0.payload) } == due)
-        #expect(heard.first.flatMap { DeliveryStore.leasedRows($0.payload, now: Date()) } == nil)
-        let read = try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: due) }
-        #expect(read.map(\.payloadBytes) == pushes.map { $0.slots[0].apns })
+        var heard: [String] = []
+        let deadline = Date().addingTimeInterval(5)
+        while heard.count < 3, Date() < deadline {
+            heard += try session.use { try $0.waitForNotifications(timeout: .seconds(1)) }.map(\.payload)
+        }
+        #expect(heard.count == 3)
+        let carried = heard.compactMap { DeliveryStore.leasedRows($0, now: Date()) }
+        #expect(carried.map { $0.map(\.id) } == [[pushes[0].slots[0].id], [pushes[1].slots[0].id]])
+        #expect(carried.flatMap { $0 }.map(\.payloadBytes) == [pushes[0].slots[0].apns, pushes[1].slots[0].apns])
+        let named = heard.compactMap { DeliveryStore.leasedIDs($0) }
+        #expect(named == [both.slots.map(\.id)])
+        let read = try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: both.slots.map(\.id)) }
+        #expect(Set(read.map(\.payloadBytes)) == [both.slots[0].apns, both.slots[1].fcm])
     }
 
     @Test("a carried row past its expiry is read as expired; a payload that does not parse carries nothing")

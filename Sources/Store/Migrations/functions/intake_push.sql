@@ -93,10 +93,16 @@ DECLARE
     b_of integer[];
     acc integer[];
     lost integer[];
-    -- The accepted deliveries due now, their ids and their rows (step 6), and whether step 5 writes them leased.
+    -- The accepted deliveries due now, their ids and their rows (step 6), and whether step 5 writes them leased:
+    -- the rows of the last notification, the notifications before it (rows that did not fit one, and 'leased:' the
+    -- ids of a push whose rows alone do not fit), and one push's rows.
     due_count integer := 0;
     due_ids text;
     due_rows text;
+    due_notes text[];
+    push_ids text;
+    push_rows text;
+    note text;
     leasing boolean := false;
     -- Whether any push of the batch carries an Idempotency-Key (steps 1 and 4 are for those).
     keyed boolean := cardinality(array_remove(p_key, NULL)) > 0;
@@ -299,11 +305,21 @@ BEGIN
     IF p_notify IS NOT NULL THEN
         FOREACH i IN ARRAY coalesce(acc, '{}') LOOP
             IF rs_devices[i] > 0 AND (p_send_at[i] IS NULL OR p_send_at[i] <= p_now[i]) THEN
-                due_ids := concat_ws(',', due_ids, array_to_string(
-                    p_delivery[coalesce(p_s_end[i - 1], 0) + 1:coalesce(p_s_end[i - 1], 0) + rs_devices[i]], ','));
-                -- A push's devices are together in the resolution's rows.
-                due_rows := concat_ws(chr(30), due_rows, array_to_string(
-                    d_row[array_position(d_push, i):array_position(d_push, i) + rs_devices[i] - 1], chr(30)));
+                push_ids := array_to_string(
+                    p_delivery[coalesce(p_s_end[i - 1], 0) + 1:coalesce(p_s_end[i - 1], 0) + rs_devices[i]], ',');
+                due_ids := concat_ws(',', due_ids, push_ids);
+                -- A push's devices are together in the resolution's rows. A notification's payload stays under
+                -- Postgres' 8,000 bytes: a batch's rows go in as many as they need, a push's rows whole in one.
+                push_rows := array_to_string(
+                    d_row[array_position(d_push, i):array_position(d_push, i) + rs_devices[i] - 1], chr(30));
+                IF octet_length(push_rows) > 7900 THEN
+                    due_notes := due_notes || ('leased:' || push_ids);
+                ELSIF coalesce(octet_length(due_rows), 0) + 1 + octet_length(push_rows) > 7900 THEN
+                    due_notes := due_notes || ('rows:' || due_rows);
+                    due_rows := push_rows;
+                ELSE
+                    due_rows := concat_ws(chr(30), due_rows, push_rows);
+                END IF;
                 due_count := due_count + rs_devices[i];
             END IF;
         END LOOP;
@@ -355,17 +371,26 @@ BEGIN
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
     --    now, and which: the payload lists them (ids, comma-separated), so the worker leases them by primary key
     --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL). When step 5 leased
-    --    them to it, the payload carries them whole ('rows:' and the rows, DeliveryStore.leasedRows), so the worker
-    --    sends without a statement; rows that do not fit go by id ('leased:' and the ids, DeliveryStore.leasedIDs), and
-    --    the worker reads them. More than 200 (a payload must stay under 8,000 bytes) go unlisted and pending: an empty
+    --    them to it, the payloads carry them whole ('rows:' and the rows, DeliveryStore.leasedRows; a batch's rows in
+    --    as many notifications as they need), so the worker sends without a statement; a push whose rows alone do
+    --    not fit one goes by id ('leased:' and the ids, DeliveryStore.leasedIDs), and the worker reads them. More than 200 (a payload must stay under 8,000 bytes) go unlisted and pending: an empty
     --    payload, and the worker's claim walks the index.
     --    Sent at this commit, so the worker hears of the rows as they become visible, without the intake's notifier
     --    thread and its own transaction. The notification queue's lock is held from here to the end of the commit:
     --    an intake writes one batch at a time, so it serialises only the batches of other intakes.
     IF due_count > 0 THEN
-        PERFORM pg_notify(p_notify, CASE WHEN leasing AND octet_length(due_rows) <= 7900 THEN 'rows:' || due_rows
-                                         WHEN leasing THEN 'leased:' || due_ids WHEN due_count <= 200 THEN due_ids
-                                         ELSE '' END);
+        IF leasing AND due_notes IS NULL THEN
+            PERFORM pg_notify(p_notify, 'rows:' || due_rows);
+        ELSIF leasing THEN
+            IF due_rows IS NOT NULL THEN
+                due_notes := due_notes || ('rows:' || due_rows);
+            END IF;
+            FOREACH note IN ARRAY due_notes LOOP
+                PERFORM pg_notify(p_notify, note);
+            END LOOP;
+        ELSE
+            PERFORM pg_notify(p_notify, CASE WHEN due_count <= 200 THEN due_ids ELSE '' END);
+        END IF;
     END IF;
 
     RETURN QUERY
