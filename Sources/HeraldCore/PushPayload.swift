@@ -52,31 +52,37 @@ public enum PushPayload {
 
     /// Renders both payloads for one delivery, signed with `signer` (what the size check needs).
     public static func render(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
-        let envelope = Envelope(content, deliveryID: deliveryID, signer: signer)
-        let data = envelope.fcmData()
-        let dataBytes = data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
-        return RenderedPush(apns: JSONWriter.bytes(envelope.apnsBody()), fcm: JSONWriter.bytes(Envelope.fcmMessage(data)),
-                            fcmDataBytes: dataBytes)
+        PushTemplate(content, signer: signer).render(deliveryID: deliveryID)
     }
 
     /// Renders only the payload one device needs.
     public static func render(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner,
                               for service: PushService) -> [UInt8] {
-        let envelope = Envelope(content, deliveryID: deliveryID, signer: signer)
-        switch service {
-        case .apns: return JSONWriter.bytes(envelope.apnsBody())
-        case .fcm: return JSONWriter.bytes(Envelope.fcmMessage(envelope.fcmData()))
-        }
+        PushTemplate(content, signer: signer).render(deliveryID: deliveryID, for: service)
+    }
+
+    /// Both payloads of one delivery written whole: what a template's delivery equals byte for byte, and what it
+    /// falls back to when its bytes cannot be patched.
+    static func renderWhole(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
+        let envelope = Envelope(content, deliveryID: deliveryID, keyID: signer.keyID) { signer.signature(for: $0) }
+        let data = envelope.fcmData()
+        return RenderedPush(apns: JSONWriter.bytes(envelope.apnsBody()), fcm: JSONWriter.bytes(Envelope.fcmMessage(data)),
+                            fcmDataBytes: fcmDataBytes(data))
+    }
+
+    static func fcmDataBytes(_ data: [(key: String, value: JSONValue)]) -> Int {
+        data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
     }
 
     /// The fields of one delivery and their signature, shared by both payloads.
-    private struct Envelope {
+    fileprivate struct Envelope {
         let content: PushContent
         let custom: [(key: String, value: String)]
         let keyID: String
         let signature: String
 
-        init(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) {
+        /// `sign` turns the canonical bytes of the signed fields into the signature.
+        init(_ content: PushContent, deliveryID: UUID, keyID: String, sign: ([UInt8]) -> String) {
             var custom: [(key: String, value: String)] = [("channel", "mini-app"), ("miniAppId", content.miniAppID)]
             if let link = content.deepLink { custom.append(("deepLink", link)) }
             custom.append(("deliveryId", deliveryID.uuidString.lowercased()))
@@ -86,8 +92,8 @@ public enum PushPayload {
             let signed = [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
             self.content = content
             self.custom = custom
-            self.keyID = signer.keyID
-            self.signature = signer.signature(for: SignedEnvelope.canonicalBytes(signed))
+            self.keyID = keyID
+            self.signature = sign(SignedEnvelope.canonicalBytes(signed))
         }
 
         /// `aps` carries what iOS itself acts on: the alert, the service extension flag, `thread-id` (the
@@ -131,25 +137,167 @@ public enum PushPayload {
     /// Checks both payloads against their limits at intake. Sizes do not depend on the delivery:
     /// ids and signatures have fixed lengths, so one rendering decides for every recipient.
     public static func checkSize(_ content: PushContent, signer: any PayloadSigner) throws(HeraldError) {
-        try checkSize(render(content, deliveryID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
-                             signer: signer), of: content)
+        try checkSize(PushTemplate(content, signer: signer), of: content)
+    }
+
+    /// Checks a template of `content`: every delivery it renders has its sizes.
+    public static func checkSize(_ template: PushTemplate, of content: PushContent) throws(HeraldError) {
+        try checkSize(apnsBytes: template.apnsBytes, fcmDataBytes: template.fcmDataBytes, of: content)
     }
 
     /// Checks an already rendered delivery of `content` (the intake checks the first delivery it
     /// renders rather than rendering a probe as well).
     public static func checkSize(_ probe: RenderedPush, of content: PushContent) throws(HeraldError) {
+        try checkSize(apnsBytes: probe.apns.count, fcmDataBytes: probe.fcmDataBytes, of: content)
+    }
+
+    static func checkSize(apnsBytes: Int, fcmDataBytes: Int, of content: PushContent) throws(HeraldError) {
         let field = content.data.isEmpty ? "body" : "data"
-        if probe.apns.count > maxAPNsBytes {
+        if apnsBytes > maxAPNsBytes {
             throw .ruleViolated(
                 "payload_too_large",
-                "The rendered APNs payload is \(probe.apns.count) bytes, \(probe.apns.count - maxAPNsBytes) over the \(maxAPNsBytes)-byte limit.",
+                "The rendered APNs payload is \(apnsBytes) bytes, \(apnsBytes - maxAPNsBytes) over the \(maxAPNsBytes)-byte limit.",
                 field: field)
         }
-        if probe.fcmDataBytes > maxFCMDataBytes {
+        if fcmDataBytes > maxFCMDataBytes {
             throw .ruleViolated(
                 "payload_too_large",
-                "The rendered FCM data is \(probe.fcmDataBytes) bytes, \(probe.fcmDataBytes - maxFCMDataBytes) over the \(maxFCMDataBytes)-byte limit.",
+                "The rendered FCM data is \(fcmDataBytes) bytes, \(fcmDataBytes - maxFCMDataBytes) over the \(maxFCMDataBytes)-byte limit.",
                 field: field)
         }
+    }
+}
+
+/// One push's payloads rendered once for all its deliveries. A delivery's payloads differ from another's only in its
+/// id and its signature, both of fixed length and written unescaped (a lowercase UUID, 43 base64url characters), and
+/// `deliveryId` is a key the partner's data cannot use (PushRules.reservedDataKeys): so a delivery is the template's
+/// bytes with its id written in place, signed over the canonical bytes with the same id in place, the signature
+/// written last. A template whose bytes do not have that shape (a signer whose signatures are not 43 characters)
+/// renders each delivery whole.
+public struct PushTemplate: Sendable {
+    let content: PushContent
+    let signer: any PayloadSigner
+    let apns: [UInt8]
+    let fcm: [UInt8]
+    let canonical: [UInt8]
+    /// Where each holds the delivery id's 36 characters and (apns, fcm) the signature's 43; nil: render whole.
+    let offsets: (apnsID: Int, apnsSignature: Int, fcmID: Int, fcmSignature: Int, canonicalID: Int)?
+    /// The sizes of every delivery's payloads.
+    public let apnsBytes: Int
+    public let fcmDataBytes: Int
+
+    static let idLength = 36
+    static let signatureLength = 43
+    static let placeholderID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    public init(_ content: PushContent, signer: any PayloadSigner) {
+        var canonical: [UInt8] = []
+        let envelope = PushPayload.Envelope(content, deliveryID: Self.placeholderID, keyID: signer.keyID) {
+            canonical = $0
+            return String(repeating: "A", count: Self.signatureLength)
+        }
+        let data = envelope.fcmData()
+        let apns = JSONWriter.bytes(envelope.apnsBody())
+        let fcm = JSONWriter.bytes(PushPayload.Envelope.fcmMessage(data))
+        self.content = content
+        self.signer = signer
+        self.apns = apns
+        self.fcm = fcm
+        self.canonical = canonical
+        apnsBytes = apns.count
+        fcmDataBytes = PushPayload.fcmDataBytes(data)
+        // Each payload ends with the signature: `"sig":"…"}` (APNs) and `"sig":"…"}}` (FCM, inside `data`).
+        if let apnsID = Self.idOffset(in: apns), let fcmID = Self.idOffset(in: fcm),
+           let canonicalID = Self.idOffset(in: canonical),
+           let apnsSignature = Self.signatureOffset(in: apns, closing: 1),
+           let fcmSignature = Self.signatureOffset(in: fcm, closing: 2) {
+            offsets = (apnsID, apnsSignature, fcmID, fcmSignature, canonicalID)
+        } else {
+            offsets = nil
+        }
+    }
+
+    /// Both payloads of delivery `deliveryID`.
+    public func render(deliveryID: UUID) -> RenderedPush {
+        guard let offsets, let signature = signature(deliveryID) else {
+            return PushPayload.renderWhole(content, deliveryID: deliveryID, signer: signer)
+        }
+        return RenderedPush(
+            apns: Self.patched(apns, id: deliveryID, at: offsets.apnsID, signature: signature, at: offsets.apnsSignature),
+            fcm: Self.patched(fcm, id: deliveryID, at: offsets.fcmID, signature: signature, at: offsets.fcmSignature),
+            fcmDataBytes: fcmDataBytes)
+    }
+
+    /// The payload one device of `service` needs.
+    public func render(deliveryID: UUID, for service: PushService) -> [UInt8] {
+        guard let offsets, let signature = signature(deliveryID) else {
+            let whole = PushPayload.renderWhole(content, deliveryID: deliveryID, signer: signer)
+            return service == .apns ? whole.apns : whole.fcm
+        }
+        switch service {
+        case .apns: return Self.patched(apns, id: deliveryID, at: offsets.apnsID, signature: signature, at: offsets.apnsSignature)
+        case .fcm: return Self.patched(fcm, id: deliveryID, at: offsets.fcmID, signature: signature, at: offsets.fcmSignature)
+        }
+    }
+
+    /// The signature of delivery `deliveryID`'s canonical bytes; nil when the signer's is not 43 characters.
+    private func signature(_ deliveryID: UUID) -> [UInt8]? {
+        guard let offsets else { return nil }
+        var bytes = canonical
+        Self.write(deliveryID, into: &bytes, at: offsets.canonicalID)
+        let signature = Array(signer.signature(for: bytes).utf8)
+        return signature.count == Self.signatureLength ? signature : nil
+    }
+
+    private static func patched(_ template: [UInt8], id: UUID, at idOffset: Int, signature: [UInt8],
+                                at signatureOffset: Int) -> [UInt8] {
+        var bytes = template
+        write(id, into: &bytes, at: idOffset)
+        bytes.replaceSubrange(signatureOffset..<signatureOffset + signatureLength, with: signature)
+        return bytes
+    }
+
+    /// The id as `uuidString.lowercased()` writes it: 8-4-4-4-12 lowercase hex digits.
+    private static func write(_ id: UUID, into bytes: inout [UInt8], at offset: Int) {
+        let digits = Array("0123456789abcdef".utf8)
+        var position = offset
+        withUnsafeBytes(of: id.uuid) { raw in
+            for (index, byte) in raw.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    bytes[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                bytes[position] = digits[Int(byte >> 4)]
+                bytes[position + 1] = digits[Int(byte & 0x0F)]
+                position += 2
+            }
+        }
+    }
+
+    /// The start of the id after the one `"deliveryId":"` of `bytes`; nil unless there is exactly one.
+    private static func idOffset(in bytes: [UInt8]) -> Int? {
+        let key = Array(#""deliveryId":""#.utf8)
+        var found: Int?
+        var start = 0
+        while start + key.count + idLength <= bytes.count {
+            guard let index = bytes[start...].firstIndex(of: key[0]) else { break }
+            if index + key.count <= bytes.count, bytes[index..<index + key.count].elementsEqual(key) {
+                guard found == nil else { return nil }
+                found = index + key.count
+            }
+            start = index + 1
+        }
+        return found
+    }
+
+    /// The start of the signature in `"sig":"…"` followed by `closing` braces at the end of `bytes`.
+    private static func signatureOffset(in bytes: [UInt8], closing: Int) -> Int? {
+        let key = Array(#""sig":""#.utf8)
+        let offset = bytes.count - closing - 1 - signatureLength
+        guard offset - key.count >= 0, bytes[(offset - key.count)..<offset].elementsEqual(key),
+              bytes[offset + signatureLength] == UInt8(ascii: "\""),
+              bytes[(offset + signatureLength + 1)...].allSatisfy({ $0 == UInt8(ascii: "}") })
+        else { return nil }
+        return offset
     }
 }

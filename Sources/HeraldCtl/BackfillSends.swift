@@ -154,7 +154,7 @@ struct SendsBackfill {
             default: break
             }
             let (_, enqueue) = PushPreparation.prepare(
-                pending.checked, partner: pending.partner, rules: settings.rules, signer: signer, now: now,
+                pending.checked, partner: pending.partner, rules: settings.rules, now: now,
                 resolution: resolutions[pending.line]!, idempotencyKey: nil, bodyHash: nil,
                 lane: 1)
             sends.append(BackfillSend(line: pending.line, key: pending.key, push: enqueue))

@@ -46,7 +46,7 @@ struct PushHandler: Sendable {
         }
         // ONE statement in ONE transaction, shared with the pushes other threads submitted meanwhile
         // (group commit, IntakeWriter): stored response, recipients, rate-limit slot and the write.
-        let item = PushPreparation.intakePush(checked, partner: partner, rules: rules, signer: signer, now: now,
+        let item = PushPreparation.intakePush(checked, partner: partner, rules: rules, now: now,
                                               idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         switch try writer.submit(item) {
         case .accepted(let response, let deliveries):
@@ -86,7 +86,7 @@ struct PushHandler: Sendable {
         }
         do {
             let (response, enqueue) = PushPreparation.prepare(
-                checked, partner: partner, rules: rules, signer: signer, now: now, resolution: admission.resolution,
+                checked, partner: partner, rules: rules, now: now, resolution: admission.resolution,
                 idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(enqueue) {
                 return accepted(response, requestID: enqueue.requestID, createdAt: enqueue.createdAt,

@@ -33,18 +33,15 @@ struct ReminderHandler: Sendable {
         guard let audience = lookup.audience else { throw DirectoryStore.userNotFound }
         guard let partner = lookup.partner else { throw Self.unknownMiniApp }
         let content = PushContent(request: reminder.push, partner: partner, publicURL: rules.publicURL)
-        let firstID = UUIDv7.make(at: now)
-        let first = PushPayload.render(content, deliveryID: firstID, signer: signer)
-        try PushPayload.checkSize(first, of: content)
+        let template = PushTemplate(content, signer: signer)
+        try PushPayload.checkSize(template, of: content)
         guard audience.tenantID == partner.tenantID else { throw Self.tenantMismatch }
         guard !audience.optedOut else { throw Self.optedOut }
         guard !audience.devices.isEmpty else { throw Self.noDevice }
 
-        let deliveries = audience.devices.enumerated().map { index, device in
-            let id = index == 0 ? firstID : UUIDv7.make(at: now)
-            let payload = index == 0
-                ? (device.service == .apns ? first.apns : first.fcm)
-                : PushPayload.render(content, deliveryID: id, signer: signer, for: device.service)
+        let deliveries = audience.devices.map { device in
+            let id = UUIDv7.make(at: now)
+            let payload = template.render(deliveryID: id, for: device.service)
             return PushEnqueue.Delivery(id: id, service: device.service.rawValue, userID: userID, deviceID: device.deviceID,
                                         environment: device.environment, payload: String(decoding: payload, as: UTF8.self))
         }

@@ -1,12 +1,11 @@
 import Foundation
 import HeraldCore
 
-/// A push that passed every check that needs no database, with its first delivery rendered.
+/// A push that passed every check that needs no database, with its payloads rendered once for all its deliveries.
 public struct CheckedPush: Sendable {
     public let request: PushRequest
     public let content: PushContent
-    public let firstDeliveryID: UUID
-    public let firstRendering: RenderedPush
+    public let template: PushTemplate
 }
 
 /// The rules and rendering of SPEC 2.1 between a push body and the rows it writes, shared by the
@@ -15,41 +14,36 @@ public enum PushPreparation {
     /// Deliveries the intake renders for every push before its recipients are resolved: a push whose
     /// devices fit is written by the batch statement (sql/functions/intake_push.sql); one with more
     /// takes the two-round-trip path. Two covers a phone and a tablet (or a second phone); each slot
-    /// past the first costs every push one more render, and a push to two devices written by the batch
-    /// statement saves three statements and a second commit.
+    /// costs every push a copy of its template's two payloads and a signature, and a push to two devices
+    /// written by the batch statement saves three statements and a second commit.
     public static let intakeSlots = 2
 
     /// Fields, what the partner row allows, and payload size (SPEC 2.1) of a push body for `partner`.
-    /// Renders once: the size check uses the first delivery's payload, which is then sent as is.
+    /// Renders once: the size check reads the template every delivery is written from.
     public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
                              now: Date) throws(HeraldError) -> CheckedPush {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         try push.interruptionLevel.authorize(for: partner)
         let content = PushContent(request: push, partner: partner, publicURL: rules.publicURL)
-        let id = UUIDv7.make(at: now)
-        let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
-        try PushPayload.checkSize(rendering, of: content)
-        return CheckedPush(request: push, content: content, firstDeliveryID: id, firstRendering: rendering)
+        let template = PushTemplate(content, signer: signer)
+        try PushPayload.checkSize(template, of: content)
+        return CheckedPush(request: push, content: content, template: template)
     }
 
     /// A checked push as the intake's one-statement write takes it (`IntakeWriter`): the same
     /// fields `prepare` writes, with `intakeSlots` deliveries rendered for both services, since how
     /// many devices there are and which service each needs is known only once Postgres has resolved
-    /// the recipients. The first slot is the checked rendering.
-    public static func intakePush(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules,
-                                  signer: any PayloadSigner, now: Date, idempotencyKey: String?,
-                                  bodyHash: String?) -> IntakePush {
+    /// the recipients. Each slot is written from the checked push's template.
+    public static func intakePush(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules, now: Date,
+                                  idempotencyKey: String?, bodyHash: String?) -> IntakePush {
         let (push, content) = (checked.request, checked.content)
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
         let ttlSeconds = rules.ttlSeconds(for: push)
-        var slots = [IntakePush.Slot(id: checked.firstDeliveryID, apns: checked.firstRendering.apns,
-                                     fcm: checked.firstRendering.fcm)]
-        slots.reserveCapacity(intakeSlots)
-        while slots.count < intakeSlots {
+        let slots = (0..<intakeSlots).map { _ in
             let id = UUIDv7.make(at: now)
-            let rendering = PushPayload.render(content, deliveryID: id, signer: signer)
-            slots.append(IntakePush.Slot(id: id, apns: rendering.apns, fcm: rendering.fcm))
+            let rendering = checked.template.render(deliveryID: id)
+            return IntakePush.Slot(id: id, apns: rendering.apns, fcm: rendering.fcm)
         }
         return IntakePush(
             partner: partner, now: now, idempotencyKey: idempotencyKey, bodyHash: bodyHash, requestID: requestID,
@@ -62,21 +56,16 @@ public enum PushPreparation {
     /// Renders every delivery of a checked push to the devices its recipients resolved to;
     /// returns the 202 body and the rows to write. `lane` 0 is partner traffic, 1 the bulk lane.
     public static func prepare(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules,
-                               signer: any PayloadSigner, now: Date, resolution: RecipientResolution,
+                               now: Date, resolution: RecipientResolution,
                                idempotencyKey: String?, bodyHash: String?, lane: Int = 0) -> ([UInt8], PushEnqueue) {
         let (push, content) = (checked.request, checked.content)
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
         var deliveries: [PushEnqueue.Delivery] = []
         deliveries.reserveCapacity(resolution.devices.count)
-        for (index, device) in resolution.devices.enumerated() {
-            let id = index == 0 ? checked.firstDeliveryID : UUIDv7.make(at: now)
-            let payload: [UInt8]
-            if index == 0 {
-                payload = device.service == .apns ? checked.firstRendering.apns : checked.firstRendering.fcm
-            } else {
-                payload = PushPayload.render(content, deliveryID: id, signer: signer, for: device.service)
-            }
+        for device in resolution.devices {
+            let id = UUIDv7.make(at: now)
+            let payload = checked.template.render(deliveryID: id, for: device.service)
             deliveries.append(.init(id: id, service: device.service.rawValue, userID: device.userID, deviceID: device.deviceID,
                                     environment: device.environment, payload: String(decoding: payload, as: UTF8.self)))
         }
