@@ -65,13 +65,7 @@ public enum PushPayload {
     /// falls back to when its bytes cannot be patched.
     static func renderWhole(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
         let envelope = Envelope(content, deliveryID: deliveryID, keyID: signer.keyID) { signer.signature(for: $0) }
-        let data = envelope.fcmData()
-        return RenderedPush(apns: JSONWriter.bytes(envelope.apnsBody()), fcm: JSONWriter.bytes(Envelope.fcmMessage(data)),
-                            fcmDataBytes: fcmDataBytes(data))
-    }
-
-    static func fcmDataBytes(_ data: [(key: String, value: JSONValue)]) -> Int {
-        data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+        return RenderedPush(apns: envelope.apnsBody(), fcm: envelope.fcmMessage(), fcmDataBytes: envelope.fcmDataBytes)
     }
 
     /// The fields of one delivery and their signature, shared by both payloads.
@@ -99,38 +93,73 @@ public enum PushPayload {
         /// `aps` carries what iOS itself acts on: the alert, the service extension flag, `thread-id` (the
         /// mini-app, so its pushes stack together), the partner's sound (none when silent) and the
         /// interruption level when it is not APNs' default. None of these is signed: `sig` covers what
-        /// the app reads (docs/security.md, "The signed envelope").
-        func apnsBody() -> JSONValue {
-            var aps: [(key: String, value: JSONValue)] = [
-                ("alert", .object([("title", .string(content.title)), ("body", .string(content.body))])),
-                ("mutable-content", .number(1)),
-                ("thread-id", .string(content.miniAppID)),
-            ]
-            if let sound = content.sound.name { aps.append(("sound", .string(sound))) }
-            if content.interruptionLevel != .default {
-                aps.append(("interruption-level", .string(content.interruptionLevel.rawValue)))
+        /// the app reads (docs/security.md, "The signed envelope"). Written as JSONWriter writes the same object,
+        /// member by member: building the value first was most of rendering a push.
+        func apnsBody() -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(384 + content.title.utf8.count + content.body.utf8.count)
+            out.append(contentsOf: #"{"aps":{"alert":{"title":"#.utf8)
+            JSONWriter.writeString(content.title, into: &out)
+            out.append(contentsOf: #","body":"#.utf8)
+            JSONWriter.writeString(content.body, into: &out)
+            out.append(contentsOf: #"},"mutable-content":1,"thread-id":"#.utf8)
+            JSONWriter.writeString(content.miniAppID, into: &out)
+            if let sound = content.sound.name {
+                out.append(contentsOf: #","sound":"#.utf8)
+                JSONWriter.writeString(sound, into: &out)
             }
-            var apns: [(key: String, value: JSONValue)] = [("aps", .object(aps))]
-            apns.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
-            apns.append(("isGroup", .bool(true)))
-            apns.append(("kid", .string(keyID)))
-            apns.append(("sig", .string(signature)))
-            return .object(apns)
+            if content.interruptionLevel != .default {
+                out.append(contentsOf: #","interruption-level":"#.utf8)
+                JSONWriter.writeString(content.interruptionLevel.rawValue, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+            writeMembers(custom, into: &out)
+            out.append(contentsOf: #","isGroup":true"#.utf8)
+            writeSignature(into: &out)
+            out.append(UInt8(ascii: "}"))
+            return out
         }
 
-        /// The keys beside `aps`, plus the alert, as strings. `aps`'s own keys stay on APNs: an Android
-        /// host groups by `miniAppId` and takes sound and importance from its notification channels.
-        func fcmData() -> [(key: String, value: JSONValue)] {
-            var data: [(key: String, value: JSONValue)] = [("title", .string(content.title)), ("body", .string(content.body))]
-            data.append(contentsOf: custom.map { ($0.key, JSONValue.string($0.value)) })
-            data.append(("isGroup", .string("true")))
-            data.append(("kid", .string(keyID)))
-            data.append(("sig", .string(signature)))
-            return data
+        /// The FCM v1 message: `data` holds the keys beside `aps`, plus the alert, as strings. `aps`'s own keys stay
+        /// on APNs: an Android host groups by `miniAppId` and takes sound and importance from its notification
+        /// channels.
+        func fcmMessage() -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(384 + content.title.utf8.count + content.body.utf8.count)
+            out.append(contentsOf: #"{"android":{"priority":"HIGH"},"data":{"title":"#.utf8)
+            JSONWriter.writeString(content.title, into: &out)
+            out.append(contentsOf: #","body":"#.utf8)
+            JSONWriter.writeString(content.body, into: &out)
+            writeMembers(custom, into: &out)
+            out.append(contentsOf: #","isGroup":"true""#.utf8)
+            writeSignature(into: &out)
+            out.append(contentsOf: "}}".utf8)
+            return out
         }
 
-        static func fcmMessage(_ data: [(key: String, value: JSONValue)]) -> JSONValue {
-            .object([("android", .object([("priority", .string("HIGH"))])), ("data", .object(data))])
+        /// The bytes of `data`'s keys and values, as FCM counts them against its limit.
+        var fcmDataBytes: Int {
+            let fixed = "title".utf8.count + "body".utf8.count + "isGroup".utf8.count + "true".utf8.count
+                + "kid".utf8.count + "sig".utf8.count
+            return custom.reduce(fixed + content.title.utf8.count + content.body.utf8.count + keyID.utf8.count
+                                 + signature.utf8.count) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        }
+
+        private func writeMembers(_ members: [(key: String, value: String)], into out: inout [UInt8]) {
+            for member in members {
+                out.append(UInt8(ascii: ","))
+                JSONWriter.writeString(member.key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                JSONWriter.writeString(member.value, into: &out)
+            }
+        }
+
+        /// `,"kid":…,"sig":…`: the signature last, where PushTemplate finds it.
+        private func writeSignature(into out: inout [UInt8]) {
+            out.append(contentsOf: #","kid":"#.utf8)
+            JSONWriter.writeString(keyID, into: &out)
+            out.append(contentsOf: #","sig":"#.utf8)
+            JSONWriter.writeString(signature, into: &out)
         }
     }
 
@@ -196,16 +225,15 @@ public struct PushTemplate: Sendable {
             canonical = $0
             return String(repeating: "A", count: Self.signatureLength)
         }
-        let data = envelope.fcmData()
-        let apns = JSONWriter.bytes(envelope.apnsBody())
-        let fcm = JSONWriter.bytes(PushPayload.Envelope.fcmMessage(data))
+        let apns = envelope.apnsBody()
+        let fcm = envelope.fcmMessage()
         self.content = content
         self.signer = signer
         self.apns = apns
         self.fcm = fcm
         self.canonical = canonical
         apnsBytes = apns.count
-        fcmDataBytes = PushPayload.fcmDataBytes(data)
+        fcmDataBytes = envelope.fcmDataBytes
         // Each payload ends with the signature: `"sig":"…"}` (APNs) and `"sig":"…"}}` (FCM, inside `data`).
         if let apnsID = Self.idOffset(in: apns), let fcmID = Self.idOffset(in: fcm),
            let canonicalID = Self.idOffset(in: canonical),
@@ -259,35 +287,44 @@ public struct PushTemplate: Sendable {
 
     /// The id as `uuidString.lowercased()` writes it: 8-4-4-4-12 lowercase hex digits.
     private static func write(_ id: UUID, into bytes: inout [UInt8], at offset: Int) {
-        let digits = Array("0123456789abcdef".utf8)
-        var position = offset
-        withUnsafeBytes(of: id.uuid) { raw in
-            for (index, byte) in raw.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    bytes[position] = UInt8(ascii: "-")
-                    position += 1
+        bytes.withUnsafeMutableBufferPointer { out in
+            var position = offset
+            withUnsafeBytes(of: id.uuid) { raw in
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    let byte = raw[index]
+                    out[position] = hexDigit(byte >> 4)
+                    out[position + 1] = hexDigit(byte & 0x0F)
+                    position += 2
                 }
-                bytes[position] = digits[Int(byte >> 4)]
-                bytes[position + 1] = digits[Int(byte & 0x0F)]
-                position += 2
             }
         }
     }
 
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
     /// The start of the id after the one `"deliveryId":"` of `bytes`; nil unless there is exactly one.
     private static func idOffset(in bytes: [UInt8]) -> Int? {
-        let key = Array(#""deliveryId":""#.utf8)
-        var found: Int?
-        var start = 0
-        while start + key.count + idLength <= bytes.count {
-            guard let index = bytes[start...].firstIndex(of: key[0]) else { break }
-            if index + key.count <= bytes.count, bytes[index..<index + key.count].elementsEqual(key) {
-                guard found == nil else { return nil }
-                found = index + key.count
+        let key: StaticString = #""deliveryId":""#
+        return bytes.withUnsafeBufferPointer { haystack -> Int? in
+            let needle = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+            var found: Int?
+            var start = 0
+            while start + needle.count <= haystack.count {
+                if haystack[start] == needle[0], (1..<needle.count).allSatisfy({ haystack[start + $0] == needle[$0] }) {
+                    guard found == nil else { return nil }
+                    found = start + needle.count
+                }
+                start += 1
             }
-            start = index + 1
+            guard let found, haystack.count - found >= idLength else { return nil }
+            return found
         }
-        return found
     }
 
     /// The start of the signature in `"sig":"…"` followed by `closing` braces at the end of `bytes`.

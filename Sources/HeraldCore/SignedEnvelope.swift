@@ -13,7 +13,17 @@ public enum SignedEnvelope {
         let sorted = ascii
             ? fields.sorted { lhs, rhs in lhs.key.utf8.lexicographicallyPrecedes(rhs.key.utf8) }
             : fields.sorted { lhs, rhs in lhs.key.utf16.lexicographicallyPrecedes(rhs.key.utf16) }
-        return JSONWriter.bytes(.object(sorted.map { ($0.key, .string($0.value)) }))
+        // The object written member by member, as JSONWriter writes it.
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(fields.reduce(2) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
+        for (position, field) in sorted.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(field.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.writeString(field.value, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 }
 

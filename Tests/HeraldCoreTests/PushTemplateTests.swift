@@ -41,6 +41,20 @@ import Testing
         }
     }
 
+    @Test("payloads and canonical bytes written member by member are JSONWriter's compact form of the same values", arguments: 0..<4)
+    func writtenAsJSONWriterWrites(_ index: Int) throws {
+        let content = try Self.contents[index].1()
+        let whole = PushPayload.renderWhole(content, deliveryID: Self.ids[0], signer: Fixtures.signer)
+        for bytes in [whole.apns, whole.fcm] {
+            #expect(JSONWriter.bytes(try JSONParser.parse(bytes)) == bytes, "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        let data = try #require(try JSONParser.parse(whole.fcm)["data"]?.objectMembers)
+        #expect(whole.fcmDataBytes == data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) })
+        let fields = [("b", "x\"y"), ("a", "\u{E9}\n"), ("deliveryId", "z")]
+        let canonical = SignedEnvelope.canonicalBytes(fields)
+        #expect(canonical == JSONWriter.bytes(.object(fields.sorted { $0.0 < $1.0 }.map { ($0.0, .string($0.1)) })))
+    }
+
     /// Signatures of another length than HMAC-SHA256's base64url.
     struct LongSigner: PayloadSigner {
         let keyID = "long"
