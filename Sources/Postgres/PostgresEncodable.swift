@@ -31,15 +31,15 @@ public enum PostgresArrayLiteral {
     /// `bytes` as one quoted element, `"` and `\` escaped.
     public static func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most elements (ids, rendered payloads without quotes) need no escaping: append whole.
-        if bytes.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            for byte in bytes {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
-                out.append(byte)
-            }
-        } else {
-            out.append(contentsOf: bytes)
+        // Runs between the bytes that need escaping are appended whole: a rendered payload (JSON, quotes every few
+        // bytes) appended byte by byte was a few percent of the intake's CPU.
+        var runStart = 0
+        for index in 0..<bytes.count where bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "\\") {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            out.append(UInt8(ascii: "\\"))
+            runStart = index
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         out.append(UInt8(ascii: "\""))
     }
 
