@@ -383,7 +383,10 @@ BEGIN
            -- Bounds the scan of r to the batch's requests whatever join the plan makes. A join on
            -- ctid would not do: a row another worker updated since this statement's snapshot has a
            -- version the snapshot cannot see, where the key finds the old one and follows its update.
-           AND r.id = ANY (v_c_requests);
+           AND r.id = ANY (v_c_requests)
+           -- And to the months of their partitions: the bounds are found as the statement starts, so the other
+           -- months' partitions are not searched for every id (an array parameter alone prunes nothing).
+           AND r.created_at BETWEEN (SELECT min(c) FROM unnest(v_c_created) c) AND (SELECT max(c) FROM unnest(v_c_created) c);
     END IF;
 
     IF cardinality(v_e_events) > 0 THEN
