@@ -232,7 +232,7 @@ extension PostgresTimestamp {
     /// `parse(_:)` on a value's bytes: `2026-11-29 13:30:51.123456+00` (fraction and offset minutes
     /// optional), the day counted with the proleptic Gregorian calendar (the inverse of `append`)
     /// instead of libc's timegm.
-    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 19 else { return nil }
         func number(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= bytes.count else { return nil }

@@ -45,7 +45,7 @@ public enum PostgresUUID {
 
 extension PostgresUUID {
     /// `parse(_:)` on a value's bytes (a row's value in libpq's buffer), without making a String or an array.
-    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard bytes.count == 36 else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let valid = withUnsafeMutableBytes(of: &value) { out -> Bool in

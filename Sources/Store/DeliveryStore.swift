@@ -436,34 +436,53 @@ public struct DeliveryStore: Sendable {
     /// parse.
     public static func leasedRows(_ payload: String, now: Date) -> [ClaimedDelivery]? {
         guard payload.hasPrefix(leasedRowsPrefix) else { return nil }
-        var rows: [ClaimedDelivery] = []
-        for row in payload.utf8.dropFirst(leasedRowsPrefix.utf8.count).split(separator: 0x1E,
-                                                                             omittingEmptySubsequences: false) {
-            // The payload is the last field: whatever it holds stays in it.
-            let fields = row.split(separator: 0x1F, maxSplits: 8, omittingEmptySubsequences: false)
-            guard fields.count == 9,
-                  let id = UUID(uuidString: String(decoding: fields[0], as: UTF8.self)),
-                  let service = PushService(rawValue: String(decoding: fields[1], as: UTF8.self)),
-                  let partnerID = UUID(uuidString: String(decoding: fields[6], as: UTF8.self)),
-                  let availableAt = PostgresTimestamp.parse(String(decoding: fields[7], as: UTF8.self)),
-                  !fields[2].isEmpty, !fields[4].isEmpty
-            else { return nil }
-            let expiresAt: Date?
-            if fields[3].isEmpty {
-                expiresAt = nil
-            } else {
-                guard let expiry = PostgresTimestamp.parse(String(decoding: fields[3], as: UTF8.self)) else { return nil }
-                expiresAt = expiry
+        var payload = payload
+        // Read in place, field by field: splitting into slices and Strings first was a seventh of a worker's CPU at
+        // 2,000 pushes/s.
+        return payload.withUTF8 { bytes -> [ClaimedDelivery]? in
+            var rows: [ClaimedDelivery] = []
+            // Each row's nine fields: field k is bytes[starts[k]..<ends[k]]. The payload is the last field: whatever
+            // it holds (but a row separator) stays in it.
+            var starts = [Int](repeating: 0, count: 9), ends = [Int](repeating: 0, count: 9)
+            var position = leasedRowsPrefix.utf8.count
+            while true {
+                var field = 0
+                starts[0] = position
+                while position < bytes.count, bytes[position] != 0x1E {
+                    if bytes[position] == 0x1F, field < 8 {
+                        ends[field] = position
+                        field += 1
+                        starts[field] = position + 1
+                    }
+                    position += 1
+                }
+                guard field == 8 else { return nil }
+                ends[8] = position
+                func text(_ k: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[starts[k]..<ends[k]]) }
+                guard let id = PostgresUUID.parse(bytes: text(0)),
+                      let service = PushService(rawValue: String(decoding: text(1), as: UTF8.self)),
+                      let partnerID = PostgresUUID.parse(bytes: text(6)),
+                      let availableAt = PostgresTimestamp.parse(bytes: text(7)),
+                      !text(2).isEmpty, !text(4).isEmpty
+                else { return nil }
+                let expiresAt: Date?
+                if text(3).isEmpty {
+                    expiresAt = nil
+                } else {
+                    guard let expiry = PostgresTimestamp.parse(bytes: text(3)) else { return nil }
+                    expiresAt = expiry
+                }
+                rows.append(ClaimedDelivery(
+                    id: id, service: service, environment: String(decoding: text(2), as: UTF8.self),
+                    payloadBytes: Array(text(8)), attempts: 1, expiresAt: expiresAt,
+                    token: String(decoding: text(4), as: UTF8.self),
+                    verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0, partnerID: partnerID,
+                    availableAt: availableAt,
+                    bundleID: text(5).isEmpty ? nil : String(decoding: text(5), as: UTF8.self)))
+                guard position < bytes.count else { return rows }
+                position += 1
             }
-            rows.append(ClaimedDelivery(
-                id: id, service: service, environment: String(decoding: fields[2], as: UTF8.self),
-                payloadBytes: Array(fields[8]), attempts: 1, expiresAt: expiresAt,
-                token: String(decoding: fields[4], as: UTF8.self),
-                verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0, partnerID: partnerID,
-                availableAt: availableAt,
-                bundleID: fields[5].isEmpty ? nil : String(decoding: fields[5], as: UTF8.self)))
         }
-        return rows
     }
 
     public static let leasedRowsPrefix = "rows:"
@@ -473,7 +492,7 @@ public struct DeliveryStore: Sendable {
         guard !payload.isEmpty else { return nil }
         var ids: [UUID] = []
         for part in payload.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let id = UUID(uuidString: String(part)) else { return nil }
+            guard let id = PostgresUUID.parse(String(part)) else { return nil }
             ids.append(id)
         }
         return ids
