@@ -90,11 +90,12 @@ struct QueryPlanTests {
         try Self.pool.withConnection { try functionStatement(name, on: $0, from: "RETURN QUERY", afterStart: true) }
     }
 
-    @Test("the resolver's query (every push's: the intake batch's, the backfill's, the single push's), planned as the function runs it (generic plan), probes primary keys only")
+    @Test("the resolver's query (every push's: the intake batch's, the backfill's, the single push's), planned generic as the intake's function runs it, probes primary keys only")
     func resolve() throws {
         let tenant = Self.tenant
         let query = try Self.pool.withConnection {
-            try functionStatement("herald_resolve_lines", on: $0, from: "RETURN QUERY", afterStart: true, renaming: [
+            try functionStatement("herald_resolve_lines", on: $0, from: "WITH ids AS",
+                                  to: "fcm_token_invalidated_at IS NULL))", throughEnd: true, renaming: [
                 "p_tenants": "$1", "p_mini_apps": "$2", "p_e_line": "$3", "p_emails": "$4", "p_w_line": "$5",
                 "p_wallets": "$6",
             ])

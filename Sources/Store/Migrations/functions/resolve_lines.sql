@@ -4,29 +4,23 @@
 -- (Sources/Store/BackfillStore.swift), or for one (Sources/Store/PushStore.swift). Line i (1-based) has tenant
 -- p_tenants[i] and mini-app p_mini_apps[i]; each email and wallet names its line (p_e_line, p_w_line). Every row
 -- names its line; a device's row carries its token for its service and its app (bundle_id), which an intake's
--- notification hands to the worker. Planned once per session (generic plan): every join is an index probe per
--- identifier (a call per push cost each push the call's own start).
+-- notification hands to the worker. Every join is an index probe per identifier (a call per push cost each push the
+-- call's own start). A single SQL statement without settings of its own, so Postgres inlines it into the calling
+-- query and plans it there: herald_intake_push's generic plan, cached for its session; a plpgsql body cost a
+-- one-push call more to enter, fill and sort its result than the query itself.
 CREATE OR REPLACE FUNCTION herald_resolve_lines(p_tenants text[], p_mini_apps text[], p_e_line integer[],
                                                 p_emails text[], p_w_line integer[], p_wallets text[])
 RETURNS TABLE (line integer, kind text, ident text, user_id text, service text, environment text, opted_out boolean,
                token text, bundle_id text)
-LANGUAGE plpgsql STABLE
-SET plan_cache_mode = force_generic_plan
+LANGUAGE sql STABLE
 AS $$
-#variable_conflict use_column
-BEGIN
-    -- Already NFC when the intake sent them: one check of them all, joined by a character that composes with
-    -- nothing (a statement only when some email is not). Reassigned in place, positions kept, so the query below
-    -- stays the one Tests/StoreTests/QueryPlanTests.swift EXPLAINs.
-    IF NOT array_to_string(p_emails, ',') IS NFC NORMALIZED THEN
-        p_emails := ARRAY(SELECT CASE WHEN x IS NFC NORMALIZED THEN x ELSE normalize(x, NFC) END
-                            FROM unnest(p_emails) WITH ORDINALITY AS u (x, o) ORDER BY u.o);
-    END IF;
-    RETURN QUERY
     WITH ids AS (
+        -- Emails are looked up in NFC: the intake sends them so, and a writer that did not is normalised here.
         SELECT r.line, 'e'::text AS kind, e.email AS ident, e.user_id
           FROM unnest(p_e_line, p_emails) AS r (line, ident)
-          JOIN user_emails e ON e.tenant_id = p_tenants[r.line] AND e.email = r.ident
+          JOIN user_emails e
+            ON e.tenant_id = p_tenants[r.line]
+           AND e.email = CASE WHEN r.ident IS NFC NORMALIZED THEN r.ident ELSE normalize(r.ident, NFC) END
         UNION ALL
         SELECT r.line, 'w', w.wallet, w.user_id
           FROM unnest(p_w_line, p_wallets) AS r (line, ident)
@@ -47,6 +41,5 @@ BEGIN
       FROM targets t JOIN devices d ON d.user_id = t.user_id
      WHERE NOT t.opted_out
        AND ((d.platform = 'ios' AND d.apns_token IS NOT NULL AND d.apns_token_invalidated_at IS NULL)
-         OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL));
-END
+         OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL))
 $$;
