@@ -29,11 +29,18 @@ final class Authenticator: Sendable {
         bearer(authorization: request.header("authorization"))
     }
 
+    /// The credentials after the scheme `Bearer` (any letter case; spaces before and after it), without surrounding
+    /// whitespace; nil for another scheme or none. Read over the header's bytes: splitting and lowercasing it were
+    /// 3% of the intake's CPU.
     static func bearer(authorization header: String?) -> String? {
         guard let header else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingASCIIWhitespace()
+        let bytes = header.utf8
+        guard let schemeStart = bytes.firstIndex(where: { $0 != UInt8(ascii: " ") }),
+              let schemeEnd = bytes[schemeStart...].firstIndex(of: UInt8(ascii: " ")),
+              bytes[schemeStart..<schemeEnd].elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 })
+        else { return nil }
+        let credentials = header[bytes.index(after: schemeEnd)...]
+        return credentials.isEmpty ? nil : credentials.trimmingASCIIWhitespace()
     }
 
     func requireAdmin(_ request: HTTPRequest) throws(HeraldError) {
