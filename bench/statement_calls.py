@@ -12,12 +12,14 @@ PIECE is one of
   claim     the worker's listed claim of such a push's delivery written without a lease (DeliveryStore.claimListedSQL:
             an intake whose list of listeners is stale, an older worker);
   batch     herald_intake_push for 16 such pushes at once (the intake's group commit under load), per call;
-  complete  herald_complete_deliveries for six sent deliveries of six pushes (a worker's completion at 250/s);
+  complete  herald_complete_deliveries for six sent deliveries of six pushes (a worker's completion at 250/s;
+            BENCH_COMPLETE_ROWS sets another count: about 60 at 2,000/s);
   ceiling   the minimal queue of bench/single-push-ceiling.sql: one row enqueued, then claimed and done.
 "setup" prints what runs before the count (through psql, uncounted); "calls" prints the N counted statements
 for a single-user backend (postgres --single -j: each statement ends with a blank line). The same SEED gives
 the same ids to both.
 """
+import os
 import pathlib
 import random
 import re
@@ -27,6 +29,7 @@ import uuid
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARTNER = "00000000-0000-4000-8000-000000000001"
 USERS = 10000
+COMPLETE_ROWS = int(os.environ.get("BENCH_COMPLETE_ROWS", "6"))
 APNS = ('{"aps":{"alert":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6"},"mutable-content":1},'
         '"channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"%s","kid":"k1","sig":"%s"}')
 FCM = ('{"android":{"priority":"HIGH"},"data":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6",'
@@ -136,7 +139,7 @@ def pieces(piece, n, ids):
         calls.append("PREPARE complete (text, uuid[], text[], text[], text[], text[], uuid[], integer[]) AS\n"
                      "SELECT * FROM herald_complete_deliveries($1, $2, $3, $4, $5, $6, $7, $8);\n")
         for _ in range(n):
-            statement, batch = intake_call(ids, 6)
+            statement, batch = intake_call(ids, COMPLETE_ROWS)
             setup.append(statement)
             quoted = ", ".join(f"'{d}'" for d in batch)
             setup.append(f"UPDATE deliveries SET state = 'leased', leased_by = 'bench-worker', attempts = 1,\n"
