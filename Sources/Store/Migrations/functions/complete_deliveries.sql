@@ -386,7 +386,8 @@ BEGIN
            AND r.id = ANY (v_c_requests)
            -- And to the months of their partitions: the bounds are found as the statement starts, so the other
            -- months' partitions are not searched for every id (an array parameter alone prunes nothing).
-           AND r.created_at BETWEEN (SELECT min(c) FROM unnest(v_c_created) c) AND (SELECT max(c) FROM unnest(v_c_created) c);
+           AND r.created_at BETWEEN (SELECT min(c) FROM unnest(v_c_created) c)
+                                AND (SELECT max(c) FROM unnest(v_c_created) c);
     END IF;
 
     IF cardinality(v_e_events) > 0 THEN

@@ -373,8 +373,9 @@ BEGIN
     --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL). When step 5 leased
     --    them to it, the payloads carry them whole ('rows:' and the rows, DeliveryStore.leasedRows; a batch's rows in
     --    as many notifications as they need), so the worker sends without a statement; a push whose rows alone do
-    --    not fit one goes by id ('leased:' and the ids, DeliveryStore.leasedIDs), and the worker reads them. More than 200 (a payload must stay under 8,000 bytes) go unlisted and pending: an empty
-    --    payload, and the worker's claim walks the index.
+    --    not fit one goes by id ('leased:' and the ids, DeliveryStore.leasedIDs), and the worker reads them. More
+    --    than 200 (an id list must stay under 8,000 bytes) go unlisted and pending: an empty payload, and the
+    --    worker's claim walks the index.
     --    Sent at this commit, so the worker hears of the rows as they become visible, without the intake's notifier
     --    thread and its own transaction. The notification queue's lock is held from here to the end of the commit:
     --    an intake writes one batch at a time, so it serialises only the batches of other intakes.
