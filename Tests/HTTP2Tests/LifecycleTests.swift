@@ -10,10 +10,12 @@ struct LifecycleTests {
         let held = ResponderStore()
         let server = try startServer(handler: ClosureHandler { _, responder in held.keep(responder) })
         defer { server.stop() }
-        // Long request and connect timeouts: only shutdown may fail these requests, however busy the machine (the
-        // 10 s connect default is within reach of a TLS handshake on a machine running the whole suite and more).
+        // Request and connect timeouts (and pings) an hour apart: only shutdown may fail these requests, however busy
+        // the machine. In a full run on 2 cores this test can resume minutes late (the cooperative pool is 2 threads
+        // wide and other suites' tests block on it): with 120 s, the requests had timed out before it looked.
         let client = try makeClient(for: server, connectionCount: 1, maxConcurrentStreams: 2,
-                                    requestTimeout: .seconds(120), connectTimeout: .seconds(120))
+                                    requestTimeout: .seconds(3_600), pingInterval: .seconds(3_600),
+                                    connectTimeout: .seconds(3_600))
 
         let failures = Counter()
         let shutdownErrors = Counter()
