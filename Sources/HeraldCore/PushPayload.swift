@@ -171,16 +171,7 @@ public enum PushPayload {
 
     /// Checks a template of `content`: every delivery it renders has its sizes.
     public static func checkSize(_ template: PushTemplate, of content: PushContent) throws(HeraldError) {
-        try checkSize(apnsBytes: template.apnsBytes, fcmDataBytes: template.fcmDataBytes, of: content)
-    }
-
-    /// Checks an already rendered delivery of `content` (the intake checks the first delivery it
-    /// renders rather than rendering a probe as well).
-    public static func checkSize(_ probe: RenderedPush, of content: PushContent) throws(HeraldError) {
-        try checkSize(apnsBytes: probe.apns.count, fcmDataBytes: probe.fcmDataBytes, of: content)
-    }
-
-    static func checkSize(apnsBytes: Int, fcmDataBytes: Int, of content: PushContent) throws(HeraldError) {
+        let (apnsBytes, fcmDataBytes) = (template.apnsBytes, template.fcmDataBytes)
         let field = content.data.isEmpty ? "body" : "data"
         if apnsBytes > maxAPNsBytes {
             throw .ruleViolated(
@@ -209,8 +200,12 @@ public struct PushTemplate: Sendable {
     let apns: [UInt8]
     let fcm: [UInt8]
     let canonical: [UInt8]
-    /// Where each holds the delivery id's 36 characters and (apns, fcm) the signature's 43; nil: render whole.
-    let offsets: (apnsID: Int, apnsSignature: Int, fcmID: Int, fcmSignature: Int, canonicalID: Int)?
+    /// Where each holds the delivery id's 36 characters and (apns, fcm) the signature's 43.
+    struct Offsets {
+        let apnsID: Int, apnsSignature: Int, fcmID: Int, fcmSignature: Int, canonicalID: Int
+    }
+    /// Nil: every delivery is rendered whole.
+    let offsets: Offsets?
     /// The sizes of every delivery's payloads.
     public let apnsBytes: Int
     public let fcmDataBytes: Int
@@ -239,7 +234,8 @@ public struct PushTemplate: Sendable {
            let canonicalID = Self.idOffset(in: canonical),
            let apnsSignature = Self.signatureOffset(in: apns, closing: 1),
            let fcmSignature = Self.signatureOffset(in: fcm, closing: 2) {
-            offsets = (apnsID, apnsSignature, fcmID, fcmSignature, canonicalID)
+            offsets = Offsets(apnsID: apnsID, apnsSignature: apnsSignature, fcmID: fcmID, fcmSignature: fcmSignature,
+                              canonicalID: canonicalID)
         } else {
             offsets = nil
         }
@@ -247,41 +243,37 @@ public struct PushTemplate: Sendable {
 
     /// Both payloads of delivery `deliveryID`.
     public func render(deliveryID: UUID) -> RenderedPush {
-        guard let offsets, let signature = signature(deliveryID) else {
+        guard let offsets, let signature = signature(deliveryID, at: offsets.canonicalID) else {
             return PushPayload.renderWhole(content, deliveryID: deliveryID, signer: signer)
         }
-        return RenderedPush(
-            apns: Self.patched(apns, id: deliveryID, at: offsets.apnsID, signature: signature, at: offsets.apnsSignature),
-            fcm: Self.patched(fcm, id: deliveryID, at: offsets.fcmID, signature: signature, at: offsets.fcmSignature),
-            fcmDataBytes: fcmDataBytes)
+        return RenderedPush(apns: payload(.apns, deliveryID, signature, offsets),
+                            fcm: payload(.fcm, deliveryID, signature, offsets), fcmDataBytes: fcmDataBytes)
     }
 
     /// The payload one device of `service` needs.
     public func render(deliveryID: UUID, for service: PushService) -> [UInt8] {
-        guard let offsets, let signature = signature(deliveryID) else {
+        guard let offsets, let signature = signature(deliveryID, at: offsets.canonicalID) else {
             let whole = PushPayload.renderWhole(content, deliveryID: deliveryID, signer: signer)
             return service == .apns ? whole.apns : whole.fcm
         }
-        switch service {
-        case .apns: return Self.patched(apns, id: deliveryID, at: offsets.apnsID, signature: signature, at: offsets.apnsSignature)
-        case .fcm: return Self.patched(fcm, id: deliveryID, at: offsets.fcmID, signature: signature, at: offsets.fcmSignature)
-        }
+        return payload(service, deliveryID, signature, offsets)
     }
 
-    /// The signature of delivery `deliveryID`'s canonical bytes; nil when the signer's is not 43 characters.
-    private func signature(_ deliveryID: UUID) -> [UInt8]? {
-        guard let offsets else { return nil }
+    /// The signature of delivery `deliveryID`'s canonical bytes (its id at `idOffset`); nil when the signer's is not
+    /// 43 characters.
+    private func signature(_ deliveryID: UUID, at idOffset: Int) -> [UInt8]? {
         var bytes = canonical
-        Self.write(deliveryID, into: &bytes, at: offsets.canonicalID)
+        Self.write(deliveryID, into: &bytes, at: idOffset)
         let signature = Array(signer.signature(for: bytes).utf8)
         return signature.count == Self.signatureLength ? signature : nil
     }
 
-    private static func patched(_ template: [UInt8], id: UUID, at idOffset: Int, signature: [UInt8],
-                                at signatureOffset: Int) -> [UInt8] {
-        var bytes = template
-        write(id, into: &bytes, at: idOffset)
-        bytes.replaceSubrange(signatureOffset..<signatureOffset + signatureLength, with: signature)
+    /// `service`'s template bytes with the delivery's id and signature written in place.
+    private func payload(_ service: PushService, _ deliveryID: UUID, _ signature: [UInt8], _ offsets: Offsets) -> [UInt8] {
+        var bytes = service == .apns ? apns : fcm
+        let signatureOffset = service == .apns ? offsets.apnsSignature : offsets.fcmSignature
+        Self.write(deliveryID, into: &bytes, at: service == .apns ? offsets.apnsID : offsets.fcmID)
+        bytes.replaceSubrange(signatureOffset..<signatureOffset + Self.signatureLength, with: signature)
         return bytes
     }
 

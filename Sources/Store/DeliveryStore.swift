@@ -458,7 +458,9 @@ public struct DeliveryStore: Sendable {
                 }
                 guard field == 8 else { return nil }
                 ends[8] = position
-                func text(_ k: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[starts[k]..<ends[k]]) }
+                func text(_ k: Int) -> UnsafeBufferPointer<UInt8> {
+                    UnsafeBufferPointer(rebasing: bytes[starts[k]..<ends[k]])
+                }
                 guard let id = PostgresUUID.parse(bytes: text(0)),
                       let service = PushService(rawValue: String(decoding: text(1), as: UTF8.self)),
                       let partnerID = PostgresUUID.parse(bytes: text(6)),

@@ -296,7 +296,7 @@ public struct PushStore: Sendable {
 // The statements of the push endpoint, named so tests can EXPLAIN exactly what runs.
 extension PushStore {
     /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and live devices, as
-    /// one line of the batch resolver (sql/functions/resolve_lines.sql, where the query lives so its plan is cached).
+    /// one line of the batch resolver (sql/functions/resolve_lines.sql, whose query Postgres inlines here).
     public static let resolveSQL = """
         SELECT kind, ident, user_id, service, environment, opted_out
           FROM herald_resolve_lines(ARRAY[$1::text], ARRAY[$4::text], array_fill(1, ARRAY[cardinality($2::text[])]),
