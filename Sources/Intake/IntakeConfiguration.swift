@@ -51,6 +51,9 @@ public struct IntakeConfiguration: Sendable {
     /// `Prefer: wait` requests of one partner held at once (`HERALD_PREFER_WAIT_MAX_PER_PARTNER`); beyond,
     /// the answer is the normal 202 at once. 0 never waits.
     public var preferWaitMaxPerPartner = 50
+    /// Under load, the push writer's leader waits up to this long for more pushes before it writes their batch
+    /// (`HERALD_INTAKE_BATCH_WINDOW_US`, `IntakeWriter`); a lone push never waits. 0 writes at once.
+    public var pushBatchWindow: Duration = .microseconds(250)
     /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
     /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
     /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average.
@@ -127,6 +130,9 @@ public struct IntakeConfiguration: Sendable {
             "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: configuration.preferWaitMaxPerPartner, range: 0...10_000)
         configuration.notifyInterval = .milliseconds(try reader.integer(
             "HERALD_NOTIFY_INTERVAL_MS", default: Int(configuration.notifyInterval / .milliseconds(1)), range: 0...1_000))
+        configuration.pushBatchWindow = .microseconds(try reader.integer(
+            "HERALD_INTAKE_BATCH_WINDOW_US", default: Int(configuration.pushBatchWindow / .microseconds(1)),
+            range: 0...10_000))
         configuration.fetch = try HTTPFetchConfiguration.from(reader)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {

@@ -51,7 +51,8 @@ public final class IntakeServer: Sendable {
                                     minimumInterval: configuration.notifyInterval, logger: logger)
         let pushStore = PushStore(pool: pool)
         waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
-        writer = IntakeWriter(pool: pool, notify: { [notifier] in notifier.wakeUpForWrite() })
+        writer = IntakeWriter(pool: pool, batchWindow: configuration.pushBatchWindow,
+                              notify: { [notifier] in notifier.wakeUpForWrite() })
         pushHandler = PushHandler(store: pushStore, writer: writer, rules: configuration.rules, signer: signer,
                                   metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
         activityHandler = ActivityHandler(

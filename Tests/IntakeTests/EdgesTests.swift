@@ -87,6 +87,22 @@ struct EdgesTests {
         }
     }
 
+    @Test("HERALD_INTAKE_BATCH_WINDOW_US sets the push writer's batch window, validated to 0-10000")
+    func batchWindowSetting() throws {
+        var environment = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
+                           "HERALD_HOST_TOKEN": "host-token-0123456789",
+                           "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        #expect(try IntakeConfiguration.fromEnvironment(environment).pushBatchWindow == .microseconds(250))
+        for (text, window) in [("0", Duration.zero), ("1", .microseconds(1)), ("10000", .milliseconds(10))] {
+            environment["HERALD_INTAKE_BATCH_WINDOW_US"] = text
+            #expect(try IntakeConfiguration.fromEnvironment(environment).pushBatchWindow == window)
+        }
+        for bad in ["-1", "10001", "250us"] {
+            environment["HERALD_INTAKE_BATCH_WINDOW_US"] = bad
+            #expect(throws: ConfigurationError.self, "\(bad)") { try IntakeConfiguration.fromEnvironment(environment) }
+        }
+    }
+
     @Test("HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS sets the handler queue's wait limit, validated to 0-60000")
     func queueWaitLimitSetting() throws {
         var environment = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Postgres
 import Store
+import Synchronization
 import Testing
 
 /// `herald_intake_push` (sql/functions/intake_push.sql) on whole batches, as the intake's writer sends
@@ -119,6 +120,59 @@ struct IntakePushTests {
         let heard = try listener.waitForNotifications(timeout: .seconds(5))
         #expect(heard.count == 1)
         #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == (first.slots + both.slots).map(\.id))
+    }
+
+    @Test("under load the writer's leader waits for a full batch, within its window; a lone push is written at once")
+    func batchWindow() throws {
+        let fixture = try Self.fixture()
+        let writer = IntakeWriter(pool: Self.pool, maxBatch: 4, batchWindow: .seconds(60))
+        let started = ContinuousClock.now
+        guard case .accepted = try writer.submit(Self.push(fixture, to: fixture.ios[0])) else {
+            Issue.record("the lone push was not accepted")
+            return
+        }
+        #expect(ContinuousClock.now - started < .seconds(30), "a lone push waited for the window")
+        #expect(writer.counts == (1, 1))
+
+        // The partner's rate lock (functions/rate_reserve.sql's key) holds the next batch inside Postgres while two
+        // more pushes queue behind it.
+        let blocker = try PostgresConnection(url: TestEnvironment.databaseURL)
+        _ = try blocker.query("SELECT pg_advisory_lock(hashtextextended($1, 7301))",
+                              [fixture.partner.id.uuidString.lowercased()])
+        let group = DispatchGroup()
+        let accepted = Mutex(0)
+        func submit(_ user: String) {
+            group.enter()
+            DispatchQueue.global().async {
+                if case .accepted = try? writer.submit(Self.push(fixture, to: user)) { accepted.withLock { $0 += 1 } }
+                group.leave()
+            }
+        }
+        func waitUntil(_ condition: () throws -> Bool) throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try !condition() && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            #expect(try condition())
+        }
+        submit(fixture.ios[0])
+        try waitUntil {
+            try Self.pool.withConnection {
+                try $0.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first!.int(0)
+            } > 0
+        }
+        submit(fixture.ios[1])
+        submit(fixture.ios[2])
+        try waitUntil { writer.waiting == 2 }
+        _ = try blocker.query("SELECT pg_advisory_unlock(hashtextextended($1, 7301))",
+                              [fixture.partner.id.uuidString.lowercased()])
+        // The held push's batch commits alone; the lead goes to a push that was waiting, which holds the two
+        // pushes for the window: the two submitted now join them, and the full batch goes at once.
+        try waitUntil { writer.counts.batches == 2 }
+        #expect(writer.waiting == 2)
+        submit(fixture.ios[0])
+        submit(fixture.ios[1])
+        #expect(group.wait(timeout: .now() + 30) == .success, "the full batch did not end the window")
+        #expect(writer.counts == (3, 6))
+        #expect(accepted.withLock { $0 } == 5)
     }
 
     @Test("one batch counts its pushes against the window exactly, in order, and writes only what it admits")
