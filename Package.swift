@@ -36,7 +36,7 @@ let package = Package(
         // OpenSSL: HMAC, hashes, random keys.
         .target(name: "HeraldCrypto", dependencies: ["COpenSSL", "HeraldCore"]),
         // libpq client: connections, pool, prepared statements, transactions.
-        .target(name: "Postgres", dependencies: ["CLibPQ"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "HeraldCore"]),
         // Every query the intake and heraldctl run, split by concern.
         .target(name: "Store", dependencies: ["Postgres", "HeraldCore"], resources: [.copy("Migrations")]),
         // HTTP/1.1 server on libmicrohttpd.
@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(name: "IconsTests", dependencies: ["Icons", "CGdkPixbuf"]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "HeraldCore"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldTestSupport"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCtlTests", dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),

@@ -50,17 +50,6 @@ public enum PushPayload {
     public static let maxAPNsBytes = 4096
     public static let maxFCMDataBytes = 4096
 
-    /// Renders both payloads for one delivery, signed with `signer` (what the size check needs).
-    public static func render(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
-        PushTemplate(content, signer: signer).render(deliveryID: deliveryID)
-    }
-
-    /// Renders only the payload one device needs.
-    public static func render(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner,
-                              for service: PushService) -> [UInt8] {
-        PushTemplate(content, signer: signer).render(deliveryID: deliveryID, for: service)
-    }
-
     /// Both payloads of one delivery written whole: what a template's delivery equals byte for byte, and what it
     /// falls back to when its bytes cannot be patched.
     static func renderWhole(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
@@ -79,7 +68,7 @@ public enum PushPayload {
         init(_ content: PushContent, deliveryID: UUID, keyID: String, sign: ([UInt8]) -> String) {
             var custom: [(key: String, value: String)] = [("channel", "mini-app"), ("miniAppId", content.miniAppID)]
             if let link = content.deepLink { custom.append(("deepLink", link)) }
-            custom.append(("deliveryId", deliveryID.uuidString.lowercased()))
+            custom.append(("deliveryId", UUIDText.string(deliveryID)))
             custom.append(("senderName", content.senderName))
             if let image = content.imageURL { custom.append(("imageUrl", image)) }
             for entry in content.data { custom.append((entry.key, entry.value)) }
@@ -163,16 +152,11 @@ public enum PushPayload {
         }
     }
 
-    /// Checks both payloads against their limits at intake. Sizes do not depend on the delivery:
-    /// ids and signatures have fixed lengths, so one rendering decides for every recipient.
-    public static func checkSize(_ content: PushContent, signer: any PayloadSigner) throws(HeraldError) {
-        try checkSize(PushTemplate(content, signer: signer), of: content)
-    }
-
-    /// Checks a template of `content`: every delivery it renders has its sizes.
-    public static func checkSize(_ template: PushTemplate, of content: PushContent) throws(HeraldError) {
+    /// Checks both payloads of a push against their limits at intake. Sizes do not depend on the delivery: ids and
+    /// signatures have fixed lengths, so the template decides for every recipient.
+    public static func checkSize(_ template: PushTemplate) throws(HeraldError) {
         let (apnsBytes, fcmDataBytes) = (template.apnsBytes, template.fcmDataBytes)
-        let field = content.data.isEmpty ? "body" : "data"
+        let field = template.content.data.isEmpty ? "body" : "data"
         if apnsBytes > maxAPNsBytes {
             throw .ruleViolated(
                 "payload_too_large",
@@ -210,7 +194,7 @@ public struct PushTemplate: Sendable {
     public let apnsBytes: Int
     public let fcmDataBytes: Int
 
-    static let idLength = 36
+    static let idLength = UUIDText.count
     static let signatureLength = 43
     static let placeholderID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
@@ -263,7 +247,7 @@ public struct PushTemplate: Sendable {
     /// 43 characters.
     private func signature(_ deliveryID: UUID, at idOffset: Int) -> [UInt8]? {
         var bytes = canonical
-        Self.write(deliveryID, into: &bytes, at: idOffset)
+        bytes.withUnsafeMutableBufferPointer { UUIDText.write(deliveryID, into: $0, at: idOffset) }
         let signature = Array(signer.signature(for: bytes).utf8)
         return signature.count == Self.signatureLength ? signature : nil
     }
@@ -272,32 +256,11 @@ public struct PushTemplate: Sendable {
     private func payload(_ service: PushService, _ deliveryID: UUID, _ signature: [UInt8], _ offsets: Offsets) -> [UInt8] {
         var bytes = service == .apns ? apns : fcm
         let signatureOffset = service == .apns ? offsets.apnsSignature : offsets.fcmSignature
-        Self.write(deliveryID, into: &bytes, at: service == .apns ? offsets.apnsID : offsets.fcmID)
+        bytes.withUnsafeMutableBufferPointer {
+            UUIDText.write(deliveryID, into: $0, at: service == .apns ? offsets.apnsID : offsets.fcmID)
+        }
         bytes.replaceSubrange(signatureOffset..<signatureOffset + Self.signatureLength, with: signature)
         return bytes
-    }
-
-    /// The id as `uuidString.lowercased()` writes it: 8-4-4-4-12 lowercase hex digits.
-    private static func write(_ id: UUID, into bytes: inout [UInt8], at offset: Int) {
-        bytes.withUnsafeMutableBufferPointer { out in
-            var position = offset
-            withUnsafeBytes(of: id.uuid) { raw in
-                for index in 0..<16 {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        out[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    let byte = raw[index]
-                    out[position] = hexDigit(byte >> 4)
-                    out[position + 1] = hexDigit(byte & 0x0F)
-                    position += 2
-                }
-            }
-        }
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// The start of the id after the one `"deliveryId":"` of `bytes`; nil unless there is exactly one.

@@ -34,7 +34,7 @@ struct ReminderHandler: Sendable {
         guard let partner = lookup.partner else { throw Self.unknownMiniApp }
         let content = PushContent(request: reminder.push, partner: partner, publicURL: rules.publicURL)
         let template = PushTemplate(content, signer: signer)
-        try PushPayload.checkSize(template, of: content)
+        try PushPayload.checkSize(template)
         guard audience.tenantID == partner.tenantID else { throw Self.tenantMismatch }
         guard !audience.optedOut else { throw Self.optedOut }
         guard !audience.devices.isEmpty else { throw Self.noDevice }

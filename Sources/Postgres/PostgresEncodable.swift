@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// A Swift value that can be bound as a statement parameter. Parameters travel in Postgres' text
 /// format, which every column type accepts; the statement's SQL casts where the type is ambiguous.
@@ -113,14 +114,14 @@ extension Bool: PostgresEncodable {
 }
 
 extension UUID: PostgresEncodable {
-    public var postgresText: String { PostgresUUID.format(self) }
+    public var postgresText: String { UUIDText.string(self) }
 
-    public func appendPostgresText(to out: inout [UInt8]) { PostgresUUID.append(self, to: &out) }
+    public func appendPostgresText(to out: inout [UInt8]) { UUIDText.append(self, to: &out) }
 
     /// A UUID needs no escaping: its 36 characters straight into the literal.
     public func appendQuotedArrayElement(to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        PostgresUUID.append(self, to: &out)
+        UUIDText.append(self, to: &out)
         out.append(UInt8(ascii: "\""))
     }
 }

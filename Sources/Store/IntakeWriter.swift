@@ -372,7 +372,11 @@ struct ElementEncoder {
         out.append(UInt8(ascii: "\""))
     }
 
-    mutating func uuid(_ value: UUID) { ascii(PostgresUUID.format(value)) }
+    mutating func uuid(_ value: UUID) {
+        out.append(UInt8(ascii: "\""))
+        UUIDText.append(value, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
 
     mutating func timestamp(_ value: Date) {
         out.append(UInt8(ascii: "\""))

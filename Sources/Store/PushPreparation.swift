@@ -26,7 +26,7 @@ public enum PushPreparation {
         try push.interruptionLevel.authorize(for: partner)
         let content = PushContent(request: push, partner: partner, publicURL: rules.publicURL)
         let template = PushTemplate(content, signer: signer)
-        try PushPayload.checkSize(template, of: content)
+        try PushPayload.checkSize(template)
         return CheckedPush(request: push, content: content, template: template)
     }
 

@@ -35,7 +35,7 @@ public struct APNsUpstream: DeliveryUpstream {
             completion(.tokenInvalid(reason: "no_token"))
             return
         }
-        let id = PostgresUUID.format(delivery.id)
+        let id = UUIDText.string(delivery.id)
         let expiresAt = delivery.expiresAt ?? clock.now.addingTimeInterval(Self.longestStorage)
         let topic = delivery.bundleID ?? defaultTopic
         let liveActivity = delivery.activityEvent != nil

@@ -20,9 +20,9 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
 
     @Test func renderingOneServiceGivesExactlyThatHalfOfTheFullRendering() throws {
         let content = try Self.content()
-        let both = PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer)
-        #expect(PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer, for: .apns) == both.apns)
-        #expect(PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer, for: .fcm) == both.fcm)
+        let both = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)
+        #expect(PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID, for: .apns) == both.apns)
+        #expect(PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID, for: .fcm) == both.fcm)
     }
 
     static func content(
@@ -48,7 +48,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     // MARK: APNs
 
     @Test func apnsPayloadHasTheSpecShape() throws {
-        let rendered = PushPayload.render(try Self.content(), deliveryID: Self.deliveryID, signer: Self.signer)
+        let rendered = PushTemplate(try Self.content(), signer: Self.signer).render(deliveryID: Self.deliveryID)
         let top = try membersByKey(try JSONParser.parse(rendered.apns))
         #expect(Set(top.keys) == [
             "aps", "channel", "miniAppId", "deepLink", "deliveryId", "senderName", "imageUrl", "isGroup", "txHash",
@@ -79,7 +79,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     }
 
     @Test func apnsPayloadIsCompactAndMutableContentIsTheInteger1() throws {
-        let rendered = PushPayload.render(try Self.content(), deliveryID: Self.deliveryID, signer: Self.signer)
+        let rendered = PushTemplate(try Self.content(), signer: Self.signer).render(deliveryID: Self.deliveryID)
         let document = text(rendered.apns)
         #expect(document.hasPrefix(#"{"aps":{"alert":{"#))
         #expect(document.contains(#""mutable-content":1"#))
@@ -94,11 +94,11 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     static func aps(sound: NotificationSound = .systemDefault, level: String? = nil) throws -> JSONValue? {
         let request = try Fixtures.request(deepLink: "basedapp://miniapp/fun.pull.gacha/x", interruptionLevel: level)
         let content = PushContent(request: request, partner: Fixtures.partner(sound: sound, allowTimeSensitive: true))
-        return try JSONParser.parse(PushPayload.render(content, deliveryID: deliveryID, signer: signer).apns)["aps"]
+        return try JSONParser.parse(PushTemplate(content, signer: signer).render(deliveryID: deliveryID).apns)["aps"]
     }
 
     @Test func apsIsWrittenInAFixedOrder() throws {
-        let rendered = PushPayload.render(try Self.content(), deliveryID: Self.deliveryID, signer: Self.signer)
+        let rendered = PushTemplate(try Self.content(), signer: Self.signer).render(deliveryID: Self.deliveryID)
         #expect(text(rendered.apns).hasPrefix(
             #"{"aps":{"alert":{"title":"[Gacha] Deposit pending","body":"Confirmations: 1/6"},"mutable-content":1,"#
                 + #""thread-id":"fun.pull.gacha","sound":"default"},"channel":"mini-app","#))
@@ -130,8 +130,8 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         let renders = try variants.map { sound, level in
             let request = try Fixtures.request(data: [("txHash", "0x1234")], interruptionLevel: level)
             let partner = Fixtures.partner(sound: sound, allowTimeSensitive: true)
-            return PushPayload.render(PushContent(request: request, partner: partner), deliveryID: Self.deliveryID,
-                                      signer: Self.signer)
+            return PushTemplate(PushContent(request: request, partner: partner), signer: Self.signer)
+                .render(deliveryID: Self.deliveryID)
         }
         #expect(Set(renders.map(\.fcm)).count == 1)
         #expect(Set(renders.map(\.fcmDataBytes)).count == 1)
@@ -152,13 +152,13 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         request.data = [.init(key: "blob", value: String(repeating: "x", count: 4096 - base))]
         let fitting = PushContent(request: request, partner: silent)
         #expect(Self.apnsSize(fitting) == 4096)
-        try PushPayload.checkSize(fitting, signer: Self.signer)
+        try PushPayload.checkSize(PushTemplate(fitting, signer: Self.signer))
         // ... is over once the partner has a sound, and by exactly the bytes of the sound key.
         let sounded = PushContent(request: request, partner: Fixtures.partner(sound: .named("chime.caf")))
         let soundBytes = #","sound":"chime.caf""#.utf8.count
         #expect(Self.apnsSize(sounded) == 4096 + soundBytes)
         let error = expectHeraldError(status: 422, code: "payload_too_large", field: "data") { () throws(HeraldError) in
-            try PushPayload.checkSize(sounded, signer: Self.signer)
+            try PushPayload.checkSize(PushTemplate(sounded, signer: Self.signer))
         }
         #expect(error?.message.contains("\(soundBytes) over") == true)
         // ... and so with an interruption level.
@@ -166,13 +166,13 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         let passive = PushContent(request: request, partner: silent)
         #expect(Self.apnsSize(passive) == 4096 + #","interruption-level":"passive""#.utf8.count)
         expectHeraldError(status: 422, code: "payload_too_large", field: "data") { () throws(HeraldError) in
-            try PushPayload.checkSize(passive, signer: Self.signer)
+            try PushPayload.checkSize(PushTemplate(passive, signer: Self.signer))
         }
     }
 
     @Test func optionalKeysAreLeftOutWhenAbsent() throws {
         let content = try Self.content(partner: Fixtures.partner(iconPath: nil), deepLink: nil, data: [])
-        let rendered = PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer)
+        let rendered = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)
         let apns = try membersByKey(try JSONParser.parse(rendered.apns))
         #expect(Set(apns.keys) == ["aps", "channel", "miniAppId", "deliveryId", "senderName", "isGroup", "kid", "sig"])
         let data = try membersByKey(try JSONParser.parse(rendered.fcm)["data"])
@@ -182,7 +182,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
 
     @Test func partnerDataSitsBesideApsInThePartnersOrder() throws {
         let content = try Self.content(data: [("zeta", "1"), ("alpha", "2"), ("mid", "3")])
-        let rendered = PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer)
+        let rendered = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)
         let keys = try #require(try JSONParser.parse(rendered.apns).objectMembers).map(\.key)
         let positions = ["zeta", "alpha", "mid"].compactMap { keys.firstIndex(of: $0) }
         #expect(positions.count == 3 && positions == positions.sorted())
@@ -193,7 +193,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         let title = #"He said "hi" \ 😀"#
         let body = "Line 1\nLine 2\t\"end\""
         let content = try Self.content(title: title, body: body, data: [("note", "a\"b\\c")])
-        let rendered = PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer)
+        let rendered = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)
         let apns = try JSONParser.parse(rendered.apns)
         #expect(apns["aps"]?["alert"]?["title"] == .string("[Gacha] " + title))
         #expect(apns["aps"]?["alert"]?["body"] == .string(body))
@@ -204,7 +204,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     // MARK: FCM
 
     @Test func fcmMessageIsADataMessageWithTheSameKeysAsStrings() throws {
-        let rendered = PushPayload.render(try Self.content(), deliveryID: Self.deliveryID, signer: Self.signer)
+        let rendered = PushTemplate(try Self.content(), signer: Self.signer).render(deliveryID: Self.deliveryID)
         let fcm = try membersByKey(try JSONParser.parse(rendered.fcm))
         #expect(Set(fcm.keys) == ["android", "data"])
         #expect(try membersByKey(fcm["android"]) == ["priority": .string("HIGH")])
@@ -226,7 +226,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
 
     @Test func fcmDataBytesCountsKeysAndValues() throws {
         for content in [try Self.content(), try Self.content(title: "é😀", body: "", deepLink: nil, data: [("k", "vé")])] {
-            let rendered = PushPayload.render(content, deliveryID: Self.deliveryID, signer: Self.signer)
+            let rendered = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)
             let data = try #require(try JSONParser.parse(rendered.fcm)["data"]?.objectMembers)
             let expected = data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 1_000_000) }
             #expect(rendered.fcmDataBytes == expected)
@@ -243,7 +243,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
 
     @Test func sizesAreTheSameForAnyDeliveryID() throws {
         let content = try Self.content(data: [("k", String(repeating: "v", count: 500))])
-        let renders = Self.deliveryIDs.map { PushPayload.render(content, deliveryID: $0, signer: Self.signer) }
+        let renders = Self.deliveryIDs.map { PushTemplate(content, signer: Self.signer).render(deliveryID: $0) }
         #expect(Set(renders.map(\.apns.count)).count == 1)
         #expect(Set(renders.map(\.fcm.count)).count == 1)
         #expect(Set(renders.map(\.fcmDataBytes)).count == 1)
@@ -259,7 +259,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     }
 
     static func apnsSize(_ content: PushContent) -> Int {
-        PushPayload.render(content, deliveryID: deliveryID, signer: signer).apns.count
+        PushTemplate(content, signer: signer).render(deliveryID: deliveryID).apns.count
     }
 
     @Test func apnsLimitIsExactly4096Bytes() throws {
@@ -267,19 +267,21 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         let base = Self.apnsSize(try Self.content(dataValueLength: 0))
         let fitting = try Self.content(dataValueLength: 4096 - base)
         #expect(Self.apnsSize(fitting) == 4096)
-        try PushPayload.checkSize(fitting, signer: Self.signer)
+        try PushPayload.checkSize(PushTemplate(fitting, signer: Self.signer))
 
         let over = try Self.content(dataValueLength: 4096 - base + 1)
         #expect(Self.apnsSize(over) == 4097)
         let error = expectHeraldError(status: 422, code: "payload_too_large", field: "data") { () throws(HeraldError) in
-            try PushPayload.checkSize(over, signer: Self.signer)
+            try PushPayload.checkSize(PushTemplate(over, signer: Self.signer))
         }
         #expect(error?.message.contains("4097 bytes") == true)
         #expect(error?.message.contains("1 over") == true)
         #expect(error?.message.contains("APNs") == true)
 
         let farOver = try Self.content(dataValueLength: 4096 - base + 250)
-        let farError = heraldError { () throws(HeraldError) in try PushPayload.checkSize(farOver, signer: Self.signer) }
+        let farError = heraldError { () throws(HeraldError) in
+            try PushPayload.checkSize(PushTemplate(farOver, signer: Self.signer))
+        }
         #expect(farError?.message.contains("4346 bytes") == true)
         #expect(farError?.message.contains("250 over") == true)
     }
@@ -292,7 +294,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         let content = PushContent(request: request, partner: Fixtures.partner())
         #expect(Self.apnsSize(content) == 4097)
         expectHeraldError(status: 422, code: "payload_too_large", field: "data") { () throws(HeraldError) in
-            try PushPayload.checkSize(content, signer: Self.signer)
+            try PushPayload.checkSize(PushTemplate(content, signer: Self.signer))
         }
     }
 
@@ -305,12 +307,12 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         request.body = String(repeating: "😀", count: room / 4) + String(repeating: "x", count: room % 4)
         let fitting = PushContent(request: request, partner: Fixtures.partner())
         #expect(Self.apnsSize(fitting) == 4096)
-        try PushPayload.checkSize(fitting, signer: Self.signer)
+        try PushPayload.checkSize(PushTemplate(fitting, signer: Self.signer))
 
         request.body += "x"
         let over = PushContent(request: request, partner: Fixtures.partner())
         let error = expectHeraldError(status: 422, code: "payload_too_large", field: "body") { () throws(HeraldError) in
-            try PushPayload.checkSize(over, signer: Self.signer)
+            try PushPayload.checkSize(PushTemplate(over, signer: Self.signer))
         }
         #expect(error?.message.contains("1 over") == true)
     }
@@ -320,11 +322,13 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         // payload that fits APNs always fits FCM and the FCM check never refuses one APNs accepts.
         #expect(PushPayload.maxFCMDataBytes == 4096)
         let base = Self.apnsSize(try Self.content(dataValueLength: 0))
-        let fitting = PushPayload.render(try Self.content(dataValueLength: 4096 - base), deliveryID: Self.deliveryID, signer: Self.signer)
+        let fitting = PushTemplate(try Self.content(dataValueLength: 4096 - base), signer: Self.signer)
+            .render(deliveryID: Self.deliveryID)
         #expect(fitting.apns.count == 4096)
         #expect(fitting.fcmDataBytes < 4096)
         for length in [0, 10, 1000, 3000] {
-            let rendered = PushPayload.render(try Self.content(dataValueLength: length), deliveryID: Self.deliveryID, signer: Self.signer)
+            let rendered = PushTemplate(try Self.content(dataValueLength: length), signer: Self.signer)
+                .render(deliveryID: Self.deliveryID)
             #expect(rendered.fcmDataBytes < rendered.apns.count)
         }
     }
@@ -336,7 +340,7 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
             title: String(repeating: "😀", count: 120), body: String(repeating: "😀", count: 1000))
         let content = PushContent(request: request, partner: Fixtures.partner())
         expectHeraldError(status: 422, code: "payload_too_large", field: "body") { () throws(HeraldError) in
-            try PushPayload.checkSize(content, signer: Self.signer)
+            try PushPayload.checkSize(PushTemplate(content, signer: Self.signer))
         }
     }
 }

@@ -142,7 +142,7 @@ enum HostVerifier {
     // MARK: The signature in a payload
 
     static func render(_ content: PushContent, id: UUID = UUID()) -> RenderedPush {
-        PushPayload.render(content, deliveryID: id, signer: Fixtures.signer)
+        PushTemplate(content, signer: Fixtures.signer).render(deliveryID: id)
     }
 
     static func contents() throws -> [PushContent] {
@@ -261,7 +261,7 @@ enum HostVerifier {
         }
         let recorder = Recorder()
         let content = try Self.contents()[0]
-        let rendered = PushPayload.render(content, deliveryID: PushPayloadTests.deliveryID, signer: recorder)
+        let rendered = PushTemplate(content, signer: recorder).render(deliveryID: PushPayloadTests.deliveryID)
         #expect(recorder.messages.count == 1)
         let apns = try JSONParser.parse(rendered.apns)
         #expect(recorder.messages.first == HostVerifier.canonical(try HostVerifier.signedFields(apns: apns)))

@@ -159,7 +159,7 @@ struct BackfillTests {
                 .object(body.objectMembers!.filter { $0.key != "partner" && $0.key != "key" }), miniAppID: "bf.app",
                 rules: rules, now: Date())
             let content = PushContent(request: push, partner: profile, publicURL: nil)
-            let payload = PushPayload.render(content, deliveryID: try row.uuid(0), signer: signer, for: .apns)
+            let payload = PushTemplate(content, signer: signer).render(deliveryID: try row.uuid(0), for: .apns)
             #expect(try row.string(1) == String(decoding: payload, as: UTF8.self), "line \(n)")
             let sent = try JSONParser.parse(row.string(1))
             #expect(sent["aps"]?["alert"]?["title"] == .string("[Backfill App] Title \(n)"))

@@ -72,9 +72,7 @@ struct EdgesTests {
 
     @Test("HERALD_NOTIFY_INTERVAL_MS sets the NOTIFY interval, validated to 0-1000")
     func notifyIntervalSetting() throws {
-        var environment = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-                           "HERALD_HOST_TOKEN": "host-token-0123456789",
-                           "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        var environment = IntakeConfigurationTests.base
         #expect(try IntakeConfiguration.fromEnvironment(environment).notifyInterval == IntakeConfiguration(
             databaseURL: "", adminToken: "", hostToken: "", signingKeys: [:], signingKeyID: "").notifyInterval)
         for (text, interval) in [("0", Duration.zero), ("1", .milliseconds(1)), ("1000", .seconds(1))] {
@@ -87,27 +85,9 @@ struct EdgesTests {
         }
     }
 
-    @Test("HERALD_INTAKE_BATCH_WINDOW_US sets the push writer's batch window, validated to 0-10000")
-    func batchWindowSetting() throws {
-        var environment = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-                           "HERALD_HOST_TOKEN": "host-token-0123456789",
-                           "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
-        #expect(try IntakeConfiguration.fromEnvironment(environment).pushBatchWindow == .microseconds(250))
-        for (text, window) in [("0", Duration.zero), ("1", .microseconds(1)), ("10000", .milliseconds(10))] {
-            environment["HERALD_INTAKE_BATCH_WINDOW_US"] = text
-            #expect(try IntakeConfiguration.fromEnvironment(environment).pushBatchWindow == window)
-        }
-        for bad in ["-1", "10001", "250us"] {
-            environment["HERALD_INTAKE_BATCH_WINDOW_US"] = bad
-            #expect(throws: ConfigurationError.self, "\(bad)") { try IntakeConfiguration.fromEnvironment(environment) }
-        }
-    }
-
     @Test("HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS sets the handler queue's wait limit, validated to 0-60000")
     func queueWaitLimitSetting() throws {
-        var environment = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-                           "HERALD_HOST_TOKEN": "host-token-0123456789",
-                           "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        var environment = IntakeConfigurationTests.base
         #expect(try IntakeConfiguration.fromEnvironment(environment).queueWaitLimitMilliseconds == 1_000)
         for (text, limit) in [("0", 0), ("250", 250), ("60000", 60_000)] {
             environment["HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS"] = text
@@ -121,8 +101,7 @@ struct EdgesTests {
 
     @Test("HERALD_DEFAULT_TTL_SECONDS sets the default, validated to 1-2419200")
     func ttlSetting() throws {
-        let base = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-                    "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        let base = IntakeConfigurationTests.base
         #expect(try IntakeConfiguration.fromEnvironment(base).rules.defaultTTLSeconds == 2_419_200)
         var custom = base
         custom["HERALD_DEFAULT_TTL_SECONDS"] = "3600"

@@ -228,8 +228,7 @@ struct IconTests {
 
     @Test("HERALD_PUBLIC_URL, HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE are read and validated")
     func settings() throws {
-        let base = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-                    "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        let base = IntakeConfigurationTests.base
         let defaults = try IntakeConfiguration.fromEnvironment(base)
         #expect(defaults.rules.publicURL == nil)
         #expect(defaults.fetch.allowPrivateAddresses == false && defaults.fetch.extraCAFile == nil)

@@ -15,6 +15,17 @@ import Testing
         try IntakeConfiguration.fromEnvironment(base.merging(extra) { $1 })
     }
 
+    @Test("HERALD_INTAKE_BATCH_WINDOW_US sets the push writer's batch window, validated to 0-10000")
+    func batchWindowSetting() throws {
+        #expect(try Self.read([:]).pushBatchWindow == .microseconds(250))
+        for (text, window) in [("0", Duration.zero), ("1", .microseconds(1)), ("10000", .milliseconds(10))] {
+            #expect(try Self.read(["HERALD_INTAKE_BATCH_WINDOW_US": text]).pushBatchWindow == window)
+        }
+        for bad in ["-1", "10001", "250us"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try Self.read(["HERALD_INTAKE_BATCH_WINDOW_US": bad]) }
+        }
+    }
+
     @Test("HERALD_DB_PREPARED: named statements by default and with 1, unnamed with 0, anything else refused")
     func databasePreparedStatements() throws {
         let defaults = try Self.read([:])

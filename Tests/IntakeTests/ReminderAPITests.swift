@@ -363,8 +363,7 @@ struct ReminderAPITests {
 
     @Test("HERALD_REMINDER_MAX_PENDING is read (default 20) and validated")
     func setting() throws {
-        let base = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-                    "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        let base = IntakeConfigurationTests.base
         #expect(try IntakeConfiguration.fromEnvironment(base).reminderMaxPending == 20)
         var custom = base
         custom["HERALD_REMINDER_MAX_PENDING"] = "3"

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Postgres
 import Synchronization
@@ -37,7 +38,7 @@ struct PostgresClientTests {
         let ids = (0..<300).map { _ in UUID() }
         let times = [Date(timeIntervalSince1970: 1_795_959_651.5), Date(timeIntervalSince1970: 0)]
         #expect([ids[0], ids[1]].postgresText
-            == "{\"\(PostgresUUID.format(ids[0]))\",\"\(PostgresUUID.format(ids[1]))\"}")
+            == "{\"\(UUIDText.string(ids[0]))\",\"\(UUIDText.string(ids[1]))\"}")
         #expect(["a\"b", "c\\d", ""].postgresText == #"{"a\"b","c\\d",""}"#)
         #expect([String]().postgresText == "{}")
         let back = try pool.withConnection { connection in
@@ -61,7 +62,7 @@ struct PostgresClientTests {
         let wide: [Int64] = [Int64.min, 3]
         let flags = [true, false]
         let optionalTexts: [String?] = ["x", nil]
-        #expect(ids.postgresText == "{\"\(PostgresUUID.format(ids[0]!))\",NULL,\"\(PostgresUUID.format(ids[2]!))\"}")
+        #expect(ids.postgresText == "{\"\(UUIDText.string(ids[0]!))\",NULL,\"\(UUIDText.string(ids[2]!))\"}")
         #expect(numbers.postgresText == #"{NULL,"0","-42","9223372036854775807"}"#)
         #expect(counts.postgresText == #"{"1","-9223372036854775808","7"}"#)
         #expect(texts.postgresText == #"{"a\"b","c\\d","","NULL","ünï ☃","{,}"}"#)
@@ -74,7 +75,7 @@ struct PostgresClientTests {
                        $4::bigint[] = ARRAY[1, -9223372036854775808, 7]::bigint[], $5::timestamptz[], $6::text[] = $7::text[],
                        $8::bigint[] = ARRAY[-9223372036854775808, 3]::bigint[], $9::bool[] = ARRAY[true, false],
                        $10::text[] IS NOT DISTINCT FROM ARRAY['x', NULL]
-                """, [ids, "{\(PostgresUUID.format(ids[0]!)),NULL,\(PostgresUUID.format(ids[2]!))}", numbers, counts,
+                """, [ids, "{\(UUIDText.string(ids[0]!)),NULL,\(UUIDText.string(ids[2]!))}", numbers, counts,
                       times, texts, "{\"a\\\"b\",\"c\\\\d\",\"\",\"NULL\",\"ünï ☃\",\"{,}\"}", wide, flags,
                       optionalTexts]).first
         })
@@ -300,7 +301,7 @@ struct PostgresClientTests {
     @Test func roundTripsAndMatchesFoundation() {
         for _ in 0..<1000 {
             let uuid = UUID()
-            let text = PostgresUUID.format(uuid)
+            let text = UUIDText.string(uuid)
             #expect(text == uuid.uuidString.lowercased())
             #expect(PostgresUUID.parse(text) == uuid)
             #expect(PostgresUUID.parse(uuid.uuidString) == uuid)

@@ -381,6 +381,7 @@ BEGIN
     --    an intake writes one batch at a time, so it serialises only the batches of other intakes.
     IF due_count > 0 THEN
         IF leasing AND due_notes IS NULL THEN
+            -- Nearly every batch: its rows fit one notification, sent without a loop.
             PERFORM pg_notify(p_notify, 'rows:' || due_rows);
         ELSIF leasing THEN
             IF due_rows IS NOT NULL THEN
