@@ -87,6 +87,9 @@ class Pool:
         self.idle = collections.deque()
         self.open = 0
         self.waiters = collections.deque()
+        # The intake's last Keep-Alive timeout: it holds for a connection opened before any answer too (at a low
+        # rate one of the first connections waits longer than the intake's idle timeout for its first push).
+        self.keep_alive = None
 
     async def take(self):
         """An idle connection the intake still keeps open (it said how long with Keep-Alive: timeout; the
@@ -94,6 +97,7 @@ class Pool:
         now = time.monotonic()
         while self.idle:
             reader, writer, idle_since, keep_alive = self.idle.popleft()
+            keep_alive = keep_alive if keep_alive is not None else self.keep_alive
             if keep_alive is None or now - idle_since < keep_alive:
                 return reader, writer
             self.closed(writer)
@@ -114,6 +118,8 @@ class Pool:
             raise
 
     def give_back(self, reader, writer, keep_alive):
+        if keep_alive is not None:
+            self.keep_alive = keep_alive
         if self.waiters:
             self.waiters.popleft().set_result((reader, writer))
         else:
