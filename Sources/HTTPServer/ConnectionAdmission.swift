@@ -81,6 +81,11 @@ final class ConnectionAdmission: Sendable {
         }
     }
 
+    /// Connections admitted and not yet closed.
+    var admitted: Int {
+        counts.withLock { $0.open }
+    }
+
     /// An admitted connection closed.
     func release(_ address: ClientAddress?) {
         counts.withLock { counts in

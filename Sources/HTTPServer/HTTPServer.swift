@@ -133,6 +133,11 @@ public final class HTTPServer: Sendable {
         context.openRequests.load(ordering: .relaxed)
     }
 
+    /// Connections admitted (counted against the limits) and not yet closed; for tests.
+    public var admittedConnectionCount: Int {
+        context.admission.admitted
+    }
+
     private func waitForOpenRequests(until deadline: ContinuousClock.Instant) {
         while context.openRequests.load(ordering: .relaxed) > 0, ContinuousClock.now < deadline {
             usleep(1_000)

@@ -133,6 +133,11 @@ public final class IntakeServer: Sendable {
         return http.port
     }
 
+    /// Connections the HTTP server has admitted and not yet seen closed; for tests.
+    var admittedConnections: Int {
+        server.get()?.admittedConnectionCount ?? 0
+    }
+
     public func stop() {
         // Waiting requests are answered first (with their counts as they are), so the server's drain
         // does not wait for them.
