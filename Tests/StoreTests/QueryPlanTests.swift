@@ -149,7 +149,7 @@ struct QueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
-    @Test("the webhook claim finds due and lease-expired events through their partial indexes, among many finished")
+    @Test("the webhook claim finds due and lease-expired events, and whether any is due, through their partial indexes, among many finished")
     func webhookClaim() throws {
         _ = Self.tenant
         let plans = try Self.pool.withConnection { connection -> [String] in
@@ -173,12 +173,17 @@ struct QueryPlanTests {
                 SELECT e.id FROM webhook_events e WHERE e.state = 'sending' AND e.lease_expires_at <= now()
                    AND e.partner_id <> ALL ('{}'::uuid[]) ORDER BY e.lease_expires_at LIMIT 256
                 """,
+                // Its first step, all an idle poll runs: whether anything is due at all.
+                "SELECT 1 FROM webhook_events e WHERE e.state = 'pending' AND e.available_at <= now()",
+                "SELECT 1 FROM webhook_events e WHERE e.state = 'sending' AND e.lease_expires_at <= now()",
             ].map { sql in
                 try connection.query("EXPLAIN " + sql).rows.map { try $0.string(0) }.joined(separator: "\n")
             }
         }
         #expect(plans[0].contains("webhook_events_due"), "\(plans[0])")
         #expect(plans[1].contains("webhook_events_sending"), "\(plans[1])")
+        #expect(plans[2].contains("webhook_events_due"), "\(plans[2])")
+        #expect(plans[3].contains("webhook_events_sending"), "\(plans[3])")
     }
 
     @Test("the claim's returning query probes each member's device and opt-out, and each claimed row's partner once")
