@@ -372,11 +372,7 @@ struct ElementEncoder {
         out.append(UInt8(ascii: "\""))
     }
 
-    mutating func uuid(_ value: UUID) {
-        out.append(UInt8(ascii: "\""))
-        UUIDText.append(value, to: &out)
-        out.append(UInt8(ascii: "\""))
-    }
+    mutating func uuid(_ value: UUID) { value.appendQuotedArrayElement(to: &out) }
 
     mutating func timestamp(_ value: Date) {
         out.append(UInt8(ascii: "\""))

@@ -273,11 +273,9 @@ import Glibc
         // They count once the server has accepted them, which on a loaded machine takes a while: until then a
         // request on a fifth connection is served. (Probing with requests could not tell: a probe refused may have
         // met an earlier probe's connection the server had not yet seen closed, while a held one was still unseen.)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while intake.server.admittedConnections < 4, ContinuousClock.now < deadline {
-            usleep(10_000)
+        try waitFor("the four held connections admitted", timeout: .seconds(30)) {
+            intake.server.admittedConnections == 4
         }
-        try #require(intake.server.admittedConnections == 4)
         let body = pushBody(partner, emails: [user.email])
         let outcomes = runInParallel(8) { _ -> Result<TestHTTPClient.Response, TestHTTPClient.Failure> in
             do {

@@ -148,25 +148,20 @@ struct IntakePushTests {
                 group.leave()
             }
         }
-        func waitUntil(_ condition: () throws -> Bool) throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try !condition() && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
-            #expect(try condition())
-        }
         submit(fixture.ios[0])
-        try waitUntil {
+        try waitFor("the batch held by the rate lock", timeout: .seconds(30)) {
             try Self.pool.withConnection {
                 try $0.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first!.int(0)
             } > 0
         }
         submit(fixture.ios[1])
         submit(fixture.ios[2])
-        try waitUntil { writer.waiting == 2 }
+        try waitFor("two pushes queued", timeout: .seconds(30)) { writer.waiting == 2 }
         _ = try blocker.query("SELECT pg_advisory_unlock(hashtextextended($1, 7301))",
                               [fixture.partner.id.uuidString.lowercased()])
         // The held push's batch commits alone; the lead goes to a push that was waiting, which holds the two
         // pushes for the window: the two submitted now join them, and the full batch goes at once.
-        try waitUntil { writer.counts.batches == 2 }
+        try waitFor("the held batch committed", timeout: .seconds(30)) { writer.counts.batches == 2 }
         #expect(writer.waiting == 2)
         submit(fixture.ios[0])
         submit(fixture.ios[1])
