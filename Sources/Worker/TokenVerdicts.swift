@@ -9,7 +9,9 @@ import Synchronization
 ///
 /// - A suspect delivery is held (its lease kept, nothing recorded) until the same upstream (service and
 ///   environment: APNs' production and sandbox hosts are two) accepts another token: then the verdict stands
-///   and the token is retired (`tokenInvalid`, since the verdict's time).
+///   and the token is retired (`tokenInvalid`, since the verdict's time). Not so a verdict that came after a storm
+///   with no success since (a paused upstream's probe, a send the pause did not stop): the setup was wrong then,
+///   and a success may only say it was fixed since, so its wait ends and it is tried again (`recheck`).
 /// - No such success within `wait`: the row is deferred, its attempt unspent, for `recheck` (doubling for each
 ///   unconfirmed verdict of the same delivery this worker saw, at most `maximumRecheck`).
 /// - `stormTokens` distinct tokens refused within `stormWindow` with no success in between is a storm: a setup
@@ -28,6 +30,8 @@ final class TokenVerdicts: Sendable {
         /// When the verdict came: the token's invalidation time if it stands.
         let at: Date
         let deadline: Date
+        /// It came after a storm of its upstream with no success since: a success does not confirm it.
+        let afterStorm: Bool
     }
 
     enum Decision {
@@ -71,11 +75,12 @@ final class TokenVerdicts: Sendable {
 
     /// A suspect verdict for `delivery`'s token at `now`.
     func suspect(_ delivery: ClaimedDelivery, reason: String, now: Date) -> Decision {
-        let suspect = Suspect(delivery: delivery, reason: reason, at: now,
-                              deadline: now.addingTimeInterval(configuration.wait / .seconds(1)))
         let key = Self.upstream(of: delivery)
         return state.withLock { state in
             var upstream = state.upstreams[key, default: UpstreamState()]
+            let suspect = Suspect(delivery: delivery, reason: reason, at: now,
+                                  deadline: now.addingTimeInterval(configuration.wait / .seconds(1)),
+                                  afterStorm: upstream.storms > 0)
             tracking.store(true, ordering: .relaxed)
             let windowStart = now.addingTimeInterval(-(configuration.stormWindow / .seconds(1)))
             upstream.recent.removeAll { $0.at < windowStart }
@@ -97,15 +102,20 @@ final class TokenVerdicts: Sendable {
     }
 
     /// `delivery` was accepted: its upstream works. Returns the held verdicts about other tokens of that upstream,
-    /// which now stand.
+    /// which now stand; those that came after a storm stay held with their wait ended (`expired` gives them back).
     func accepted(_ delivery: ClaimedDelivery) -> [Suspect] {
         guard tracking.load(ordering: .relaxed) else { return [] }
         let key = Self.upstream(of: delivery)
         return state.withLock { state in
             guard var upstream = state.upstreams[key] else { return [] }
             let token = delivery.token
-            let standing = upstream.held.filter { $0.delivery.token != token }
-            upstream.held.removeAll { $0.delivery.token != token }
+            let standing = upstream.held.filter { $0.delivery.token != token && !$0.afterStorm }
+            upstream.held = upstream.held.compactMap { held in
+                if held.delivery.token == token { return held }
+                guard held.afterStorm else { return nil }
+                return Suspect(delivery: held.delivery, reason: held.reason, at: held.at, deadline: .distantPast,
+                               afterStorm: true)
+            }
             upstream.recent.removeAll()
             upstream.storms = 0
             for suspect in standing { state.unconfirmed.removeValue(forKey: suspect.delivery.id) }

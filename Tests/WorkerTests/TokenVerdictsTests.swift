@@ -100,6 +100,28 @@ import Testing
         }
     }
 
+    @Test func aVerdictAfterAStormIsNotConfirmedByTheNextSuccessButTriedAgain() {
+        let verdicts = Self.verdicts(stormTokens: 2)
+        _ = verdicts.suspect(Self.delivery("a1"), reason: "BadDeviceToken", now: Self.start)
+        guard case .storm = verdicts.suspect(Self.delivery("a2"), reason: "BadDeviceToken", now: Self.start) else {
+            Issue.record("expected a storm")
+            return
+        }
+        // The paused upstream's probe is refused while the setup is still wrong; then it is fixed, and a send works.
+        let probe = Self.delivery("p1")
+        guard case .held = verdicts.suspect(probe, reason: "BadDeviceToken", now: Self.start.addingTimeInterval(1)) else {
+            Issue.record("expected held")
+            return
+        }
+        #expect(verdicts.accepted(Self.delivery("ok")).isEmpty)
+        // Its wait has ended: the next claim step defers it for a recheck, attempts unspent.
+        #expect(verdicts.expired(now: Self.start.addingTimeInterval(1)).map(\.delivery.id) == [probe.id])
+        #expect(verdicts.heldCount == 0)
+        // Refused again with the upstream working, the verdict is held and the next success confirms it.
+        _ = verdicts.suspect(probe, reason: "BadDeviceToken", now: Self.start.addingTimeInterval(70))
+        #expect(verdicts.accepted(Self.delivery("ok")).map(\.delivery.id) == [probe.id])
+    }
+
     @Test func verdictsOutsideTheWindowDoNotCount() {
         let verdicts = Self.verdicts(stormTokens: 3, window: .seconds(60))
         _ = verdicts.suspect(Self.delivery("a1"), reason: "BadDeviceToken", now: Self.start)
