@@ -59,11 +59,24 @@ public struct Arguments {
     public func time(_ name: String, now: Date) throws(UsageError) -> Date? {
         guard let text = option(name) else { return nil }
         if let date = ISO8601.parse(text) { return date }
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-        if let unit = text.last.flatMap({ units[$0] }), let amount = Int(text.dropLast()), amount >= 0 {
-            return now.addingTimeInterval(-Double(amount) * unit)
-        }
+        if let seconds = Self.seconds(text) { return now.addingTimeInterval(-Double(seconds)) }
         throw UsageError(message: "--\(name) must be an ISO 8601 time (2026-12-01T09:00:00Z) or an age like 30m, 2h, 7d")
+    }
+
+    /// A duration in whole seconds: `90s`, `15m`, `2h`, `7d`, or a bare number of seconds.
+    public func duration(_ name: String) throws(UsageError) -> Int? {
+        guard let text = option(name) else { return nil }
+        guard let seconds = Int(text).flatMap({ $0 >= 0 ? $0 : nil }) ?? Self.seconds(text) else {
+            throw UsageError(message: "--\(name) must be a duration like 90s, 15m, 24h, 7d")
+        }
+        return seconds
+    }
+
+    private static func seconds(_ text: String) -> Int? {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let amount = Int(text.dropLast()), amount >= 0,
+              amount <= Int.max / unit else { return nil }
+        return amount * unit
     }
 
     /// Rejects options the command does not know, so typos are not silently ignored.

@@ -85,11 +85,11 @@ enum Commands {
             let records = try store.list()
             printer.emit(.object([("partners", .array(records.map { $0.json() }))])) { text in
                 records.isEmpty ? "no partners" : text.table(
-                    ["ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED"],
+                    ["ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED", "PREVIOUS KEY UNTIL"],
                     records.map { record in
                         [record.id.uuidString.lowercased(), record.miniAppID, record.displayName, record.tenantID,
                          String(record.rateLimitPerMinute), String(record.rateLimitPerDay), text.time(record.createdAt),
-                         text.time(record.revokedAt)]
+                         text.time(record.revokedAt), text.time(record.previousKeyExpiresAt)]
                     })
             }
         case "update":
@@ -132,12 +132,24 @@ enum Commands {
                 describe(record) + (shownSecret.map { "\nwebhook secret (shown once): \($0)" } ?? "")
             }
         case "rotate-key":
-            try arguments.allowOnly(["json"])
+            try arguments.allowOnly(["json", "previous-key-valid"])
+            try arguments.single(["previous-key-valid"])
+            let overlap = try arguments.duration("previous-key-valid") ?? 0
+            guard PartnerRules.previousKeyValidSecondsRange.contains(overlap) else {
+                throw UsageError(message: "--previous-key-valid must be at most 7d")
+            }
             let key = try PartnerAPIKey.generate()
-            guard let record = try store.rotateKey(id: try partnerID(arguments), keyHash: PartnerAPIKey.hash(key)) else {
+            guard let record = try store.rotateKey(id: try partnerID(arguments), keyHash: PartnerAPIKey.hash(key),
+                                                   previousKeyValidSeconds: overlap) else {
                 throw CommandFailure(message: "no such active partner")
             }
             printer.emit(record.json(apiKey: key)) { describe(record) + "\nnew api key (shown once): \(key)" }
+        case "end-previous-key":
+            try arguments.allowOnly(["json"])
+            guard let record = try store.endPreviousKey(id: try partnerID(arguments)) else {
+                throw CommandFailure(message: "no such active partner")
+            }
+            printer.emit(record.json()) { describe(record) }
         case "rotate-webhook-secret":
             try arguments.allowOnly(["json"])
             let secret = try WebhookSignature.generateSecret()
@@ -201,7 +213,8 @@ enum Commands {
     }
 
     static func describe(_ record: PartnerRecord) -> String {
-        let state = record.revokedAt.map { "revoked \(ISO8601.format($0))" } ?? "active"
+        let overlap = record.previousKeyExpiresAt.map { "  previous key valid until \(ISO8601.format($0))" } ?? ""
+        let state = (record.revokedAt.map { "revoked \(ISO8601.format($0))" } ?? "active") + overlap
         return "\(record.id.uuidString.lowercased())  \(record.miniAppID)  \"\(record.displayName)\"  tenant=\(record.tenantID)  "
             + "\(record.rateLimitPerMinute)/min \(record.rateLimitPerDay)/day  "
             + "sound=\(record.sound.name ?? "(silent)")\(record.allowTimeSensitive ? "  time-sensitive" : "")  \(state)"

@@ -48,7 +48,7 @@ enum Help {
             --list prints every partition and its bounds.
             """,
         "partners": """
-            usage: heraldctl partners <create|list|update|rotate-key|revoke> ...
+            usage: heraldctl partners <create|list|update|rotate-key|end-previous-key|revoke> ...
 
               partners create --mini-app-id ID --display-name NAME [--tenant T]
                               [--rate-limit-per-minute N] [--rate-limit-per-day N]
@@ -59,7 +59,8 @@ enum Help {
                                  [--icon-url URL | --icon-file PATH | --no-icon]
                                  [--webhook-url URL | --no-webhook] [--sound NAME | --silent]
                                  [--allow-time-sensitive | --disallow-time-sensitive]
-              partners rotate-key ID
+              partners rotate-key ID [--previous-key-valid DURATION]
+              partners end-previous-key ID
               partners rotate-webhook-secret ID
               partners revoke ID
 
@@ -106,9 +107,17 @@ enum Help {
             on, with no overlap. Fails (1) for a revoked partner or one without a webhook.
             """,
         "partners rotate-key": """
-            usage: heraldctl partners rotate-key ID [--json]
+            usage: heraldctl partners rotate-key ID [--previous-key-valid DURATION] [--json]
 
-            Issues a new API key and prints it once; the old key stops working at once.
+            Issues a new API key and prints it once. The old key stops working at once, or keeps working
+            for DURATION (90s, 15m, 24h, 7d at most) so the partner can deploy the new key first; a key
+            from an earlier rotation stops at once. Give no overlap for a key that leaked.
+            """,
+        "partners end-previous-key": """
+            usage: heraldctl partners end-previous-key ID [--json]
+
+            Ends the overlap of the last rotation: the key before it is refused from now on (within the
+            intakes' 2-second key cache). Fails (1) for a revoked or unknown partner.
             """,
         "partners revoke": """
             usage: heraldctl partners revoke ID [--json]

@@ -90,15 +90,34 @@ struct AdminHandler: Sendable {
         return Reply.json(200, record.json(webhookSecret: secret))
     }
 
+    /// A new key, shown once. The old one is refused at once, or keeps working `previousKeyValidSeconds` (an optional
+    /// JSON body) so the partner can deploy the new key first.
     func rotateKey(_ request: RoutedRequest) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
+        var overlap = 0
+        if !request.http.body.isEmpty {
+            let fields = try JSONFields(request.jsonBody(), allowed: ["previousKeyValidSeconds"])
+            overlap = try fields.integer("previousKeyValidSeconds", range: PartnerRules.previousKeyValidSecondsRange) ?? 0
+        }
         let key = try PartnerAPIKey.generate()
-        guard let record = try partners.rotateKey(id: id, keyHash: PartnerAPIKey.hash(key)) else {
+        guard let record = try partners.rotateKey(id: id, keyHash: PartnerAPIKey.hash(key),
+                                                  previousKeyValidSeconds: overlap) else {
             guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
             throw Self.partnerRevoked
         }
         audit("partner key rotated", record)
         return Reply.json(200, record.json(apiKey: key))
+    }
+
+    /// The key before the last rotation stops working now (the partner has moved, or it leaked).
+    func endPreviousKey(_ request: RoutedRequest) throws -> HTTPResponse {
+        let id = try Self.partnerID(request)
+        guard let record = try partners.endPreviousKey(id: id) else {
+            guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
+            throw Self.partnerRevoked
+        }
+        audit("partner previous key ended", record)
+        return Reply.json(200, record.json())
     }
 
     func revoke(_ request: RoutedRequest) throws -> HTTPResponse {
@@ -134,6 +153,7 @@ struct AdminHandler: Sendable {
             ("rateLimitPerDay", .number(Double(record.rateLimitPerDay))),
             ("sound", record.sound.name.map { .string($0) } ?? .null),
             ("allowTimeSensitive", .bool(record.allowTimeSensitive)),
+            ("previousKeyExpiresAt", record.previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
         ])
     }
 }

@@ -7,21 +7,43 @@ import Synchronization
 
 /// Checks bearer tokens. Admin and host tokens are compared in constant time; partner keys are
 /// looked up by their SHA-256 and cached briefly, so a revoked or rotated key is refused on every
-/// intake process within `cacheSeconds`.
+/// intake process within `cacheSeconds`. Each role may have a previous token (and a partner the key before its
+/// last rotation) accepted during a rollout; every request made with one is counted
+/// (`herald_intake_previous_credential_requests_total`), so an operator sees when callers have moved.
 final class Authenticator: Sendable {
-    private struct CacheEntry { let partner: PartnerProfile?; let fetched: ContinuousClock.Instant }
+    private struct CacheEntry { let partner: PartnerProfile?; let previous: Bool; let fetched: ContinuousClock.Instant }
 
-    private let adminToken: [UInt8]
-    private let hostToken: [UInt8]
+    /// A role's token and, during a rotation, the one before it.
+    struct Tokens: Sendable {
+        let current: [UInt8]
+        let previous: [UInt8]?
+        init(_ current: String, previous: String?) {
+            self.current = Array(current.utf8)
+            self.previous = previous.map { Array($0.utf8) }
+        }
+
+        /// Nil when `token` is neither; else whether it is the previous one. Both comparisons always run.
+        func match(_ token: String) -> Bool? {
+            let bytes = Array(token.utf8)
+            let isCurrent = Digest.constantTimeEquals(bytes, current)
+            let isPrevious = previous.map { Digest.constantTimeEquals(bytes, $0) } ?? false
+            return isCurrent ? false : isPrevious ? true : nil
+        }
+    }
+
+    private let adminTokens: Tokens
+    private let hostTokens: Tokens
     private let partners: PartnerStore
+    private let metrics: IntakeMetrics
     private let cacheTTL: Duration
     private let cache = Mutex<[String: CacheEntry]>([:])
     private static let maxCacheEntries = 10_000
 
-    init(adminToken: String, hostToken: String, partners: PartnerStore, cacheSeconds: Double) {
-        self.adminToken = Array(adminToken.utf8)
-        self.hostToken = Array(hostToken.utf8)
+    init(admin: Tokens, host: Tokens, partners: PartnerStore, metrics: IntakeMetrics, cacheSeconds: Double) {
+        self.adminTokens = admin
+        self.hostTokens = host
         self.partners = partners
+        self.metrics = metrics
         self.cacheTTL = .milliseconds(Int(cacheSeconds * 1000))
     }
 
@@ -47,16 +69,19 @@ final class Authenticator: Sendable {
         guard isAdmin(authorization: request.header("authorization")) else { throw .unauthorized }
     }
 
-    /// True when an Authorization header carries the admin token.
-    func isAdmin(authorization: String?) -> Bool {
-        guard let token = Self.bearer(authorization: authorization) else { return false }
-        return Digest.constantTimeEquals(Array(token.utf8), adminToken)
+    /// True when an Authorization header carries the admin token (or its previous one: counted unless `counted` is
+    /// false, for a check the request's route makes again).
+    func isAdmin(authorization: String?, counted: Bool = true) -> Bool {
+        guard let token = Self.bearer(authorization: authorization), let previous = adminTokens.match(token) else {
+            return false
+        }
+        if previous && counted { metrics.recordPreviousCredential(.adminToken) }
+        return true
     }
 
     func requireHost(_ request: HTTPRequest) throws(HeraldError) {
-        guard let token = Self.bearer(request), Digest.constantTimeEquals(Array(token.utf8), hostToken) else {
-            throw .unauthorized
-        }
+        guard let token = Self.bearer(request), let previous = hostTokens.match(token) else { throw .unauthorized }
+        if previous { metrics.recordPreviousCredential(.hostToken) }
     }
 
     /// The partner owning the request's key; 401 for a missing, unknown or revoked key.
@@ -64,16 +89,19 @@ final class Authenticator: Sendable {
         guard let key = Self.bearer(request), PartnerAPIKey.isWellFormed(key) else { throw HeraldError.unauthorized }
         let hash = PartnerAPIKey.hash(key)
         let now = ContinuousClock.now
-        if let entry = cache.withLock({ $0[hash] }), now - entry.fetched < cacheTTL {
-            guard let partner = entry.partner else { throw HeraldError.unauthorized }
-            return partner
+        let entry: CacheEntry
+        if let cached = cache.withLock({ $0[hash] }), now - cached.fetched < cacheTTL {
+            entry = cached
+        } else {
+            let found = try partners.findActive(keyHash: hash)
+            entry = CacheEntry(partner: found?.record.profile, previous: found?.previous ?? false, fetched: now)
+            cache.withLock { cache in
+                if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
+                cache[hash] = entry
+            }
         }
-        let partner = try partners.findActive(keyHash: hash)?.profile
-        cache.withLock { cache in
-            if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
-            cache[hash] = CacheEntry(partner: partner, fetched: now)
-        }
-        guard let partner else { throw HeraldError.unauthorized }
+        guard let partner = entry.partner else { throw HeraldError.unauthorized }
+        if entry.previous { metrics.recordPreviousCredential(.partnerKey(miniAppID: partner.miniAppID)) }
         return partner
     }
 }

@@ -204,9 +204,13 @@ extension ConsoleAssets {
                   num(x.usage ? x.usage.lastDay + ' / ' + x.rateLimitPerDay : x.rateLimitPerDay),
                   td(!x.webhookUrl ? 'none' : x.usage && x.usage.webhookFailedLastDay
                     ? x.usage.webhookFailedLastDay + ' failed (1 d): ' + (x.usage.webhookLastError || '') : 'healthy', 'wrap'),
-                  td(x.revokedAt ? 'revoked' : 'active'),
+                  td(x.revokedAt ? 'revoked' : x.previousKeyExpiresAt
+                    ? 'active; previous key until ' + new Date(x.previousKeyExpiresAt).toLocaleString() : 'active', 'wrap'),
                   el('td', {}, x.revokedAt ? null : [
-                    el('button', { type: 'button', text: 'Rotate key…', onclick: () => askPartner(x, 'rotate') }), ' ',
+                    el('button', { type: 'button', class: 'rotate-key', 'data-mini-app': x.miniAppId, text: 'Rotate key…',
+                      onclick: () => askPartner(x, 'rotate') }), ' ',
+                    x.previousKeyExpiresAt ? el('button', { type: 'button', class: 'end-previous-key', 'data-mini-app': x.miniAppId,
+                      text: 'End previous key…', onclick: () => askPartner(x, 'end-previous') }) : '', x.previousKeyExpiresAt ? ' ' : '',
                     el('button', { type: 'button', text: 'Revoke…', onclick: () => askPartner(x, 'revoke') })]),
                 ]))),
               ];
@@ -288,13 +292,15 @@ extension ConsoleAssets {
               el('span', { class: 'swatch-other', text: '■ other' }), el('span', { class: 'muted', text: 'peak ' + fmt(max) + '/min' })])]);
           }
 
-          function confirmPanel(container, message, actionText, action) {
+          function confirmPanel(container, message, actionText, action, extra) {
             state.confirmOpen = true;
             container.replaceChildren(el('div', { class: 'confirm', id: 'confirm' }, [
-              el('p', { id: 'confirm-text', text: message }),
+              el('p', { id: 'confirm-text', text: message }), extra || '',
               el('button', { type: 'button', class: 'danger', id: 'confirm-yes', text: actionText, onclick: async () => {
-                try { await action(); } catch (e) { container.replaceChildren(el('p', { class: 'error', text: e.message })); }
-                state.confirmOpen = false;
+                // An action that shows something to copy (a key shown once) keeps the poll away until it is dismissed.
+                let keep = false;
+                try { keep = (await action()) === 'keep'; } catch (e) { container.replaceChildren(el('p', { class: 'error', text: e.message })); }
+                state.confirmOpen = keep;
               } }), ' ',
               el('button', { type: 'button', id: 'confirm-no', text: 'Cancel', onclick: () => {
                 state.confirmOpen = false; container.replaceChildren(); } }),
@@ -341,13 +347,30 @@ extension ConsoleAssets {
                   panel.replaceChildren(el('p', { text: partner.miniAppId + ' revoked.' }));
                   refresh();
                 });
-            } else {
-              confirmPanel(panel, 'Rotate the API key of ' + partner.miniAppId + '? The old key stops working at once.',
-                'Rotate key', async () => {
-                  const r = await api(path + '/rotate-key', { method: 'POST' });
-                  panel.replaceChildren(el('div', { class: 'confirm' }, [
-                    el('p', { text: 'New key for ' + partner.miniAppId + ', shown this once:' }), el('code', { text: r.apiKey || '' })]));
+            } else if (what === 'end-previous') {
+              confirmPanel(panel, 'End the previous key of ' + partner.miniAppId + '? It stops working within seconds; the current key goes on.',
+                'End previous key', async () => {
+                  await api(path + '/previous-key', { method: 'DELETE' });
+                  panel.replaceChildren(el('p', { text: 'The previous key of ' + partner.miniAppId + ' is refused from now on.' }));
+                  refresh();
                 });
+            } else {
+              const overlap = el('select', { id: 'rotate-overlap' }, [['0', 'at once (a leaked key)'], ['3600', 'in 1 hour'],
+                ['86400', 'in 24 hours'], ['604800', 'in 7 days']].map(([value, text]) => el('option', { value, text })));
+              confirmPanel(panel, 'Rotate the API key of ' + partner.miniAppId + '? The old key stops working:',
+                'Rotate key', async () => {
+                  const r = await api(path + '/rotate-key', { method: 'POST',
+                    body: JSON.stringify({ previousKeyValidSeconds: Number(overlap.value) }) });
+                  panel.replaceChildren(el('div', { class: 'confirm' }, [
+                    el('p', { text: 'New key for ' + partner.miniAppId + ', shown this once:' }),
+                    el('code', { id: 'new-key', text: r.apiKey || '' }),
+                    el('p', { id: 'previous-key-state', text: r.previousKeyExpiresAt
+                      ? 'The old key works until ' + new Date(r.previousKeyExpiresAt).toLocaleString() + '.'
+                      : 'The old key is refused from now on.' }),
+                    el('button', { type: 'button', id: 'key-done', text: 'Done', onclick: () => {
+                      state.confirmOpen = false; panel.replaceChildren(); refresh(); } })]));
+                  return 'keep';
+                }, el('p', {}, [el('label', { for: 'rotate-overlap', text: 'The old key stops ' }), overlap]));
             }
           }
 

@@ -11,6 +11,10 @@ public struct IntakeConfiguration: Sendable {
     public var port: UInt16 = 8080
     public var adminToken: String
     public var hostToken: String
+    /// The tokens before a rotation, still accepted while callers move to the new ones
+    /// (`HERALD_ADMIN_TOKEN_PREVIOUS`, `HERALD_HOST_TOKEN_PREVIOUS`; docs/operations.md, *Key and credential rotation*).
+    public var adminTokenPrevious: String?
+    public var hostTokenPrevious: String?
     public var signingKeys: [String: [UInt8]]
     public var signingKeyID: String
     public var rules = PushRules()
@@ -90,6 +94,8 @@ public struct IntakeConfiguration: Sendable {
             databaseURL: url, adminToken: admin, hostToken: host, signingKeys: push.signingKeys,
             signingKeyID: push.signingKeyID)
         configuration.rules = push.rules
+        configuration.adminTokenPrevious = try reader.optionalSecret("HERALD_ADMIN_TOKEN_PREVIOUS")
+        configuration.hostTokenPrevious = try reader.optionalSecret("HERALD_HOST_TOKEN_PREVIOUS")
         try configuration.validateTokens()
         configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: Int(configuration.port), range: 0...65535))
         // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
@@ -172,11 +178,19 @@ extension IntakeConfiguration {
         return budgets
     }
 
-    /// The admin and host tokens must differ: the same value would make every host credential an admin
-    /// credential (and the reverse).
+    /// Every admin and host token, current or previous, must differ: a value the two roles shared would make a
+    /// host credential an admin credential (and the reverse), and a previous token equal to the current one is a
+    /// rotation not made.
     public func validateTokens() throws(ConfigurationError) {
-        guard adminToken != hostToken else {
-            throw ConfigurationError(variable: "HERALD_HOST_TOKEN", problem: "must differ from HERALD_ADMIN_TOKEN")
+        let tokens: [(variable: String, value: String?)] = [
+            ("HERALD_ADMIN_TOKEN", adminToken), ("HERALD_ADMIN_TOKEN_PREVIOUS", adminTokenPrevious),
+            ("HERALD_HOST_TOKEN", hostToken), ("HERALD_HOST_TOKEN_PREVIOUS", hostTokenPrevious),
+        ]
+        for (index, token) in tokens.enumerated() {
+            guard let value = token.value else { continue }
+            if let earlier = tokens[..<index].first(where: { $0.value == value }) {
+                throw ConfigurationError(variable: token.variable, problem: "must differ from \(earlier.variable)")
+            }
         }
     }
 }

@@ -43,8 +43,10 @@ public final class IntakeServer: Sendable {
             acquireTimeout: .seconds(5), connectionOptions: configuration.connectionOptions("herald-intake")))
         logger = Logger(component: "intake", minimum: configuration.logLevel)
         let partners = PartnerStore(pool: pool)
-        authenticator = Authenticator(adminToken: configuration.adminToken, hostToken: configuration.hostToken,
-                                      partners: partners, cacheSeconds: configuration.partnerCacheSeconds)
+        authenticator = Authenticator(
+            admin: .init(configuration.adminToken, previous: configuration.adminTokenPrevious),
+            host: .init(configuration.hostToken, previous: configuration.hostTokenPrevious),
+            partners: partners, metrics: metrics, cacheSeconds: configuration.partnerCacheSeconds)
         let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
         notifier = DeliveryNotifier(databaseURL: configuration.databaseURL,
                                     options: configuration.connectionOptions("herald-intake notifier"),
@@ -101,7 +103,7 @@ public final class IntakeServer: Sendable {
         // other request keeps 64 KiB.
         settings.largerBodyLimit = { [authenticator] head in
             guard IntakeRoutes.isIconUpload(method: head.method, path: head.path),
-                  authenticator.isAdmin(authorization: head.header("authorization"))
+                  authenticator.isAdmin(authorization: head.header("authorization"), counted: false)
             else { return nil }
             return PartnerIcon.maxSourceBytes
         }
@@ -280,6 +282,7 @@ public final class IntakeServer: Sendable {
         case .updatePartner: return try adminHandler.update(request)
         case .revokePartner: return try adminHandler.revoke(request)
         case .rotatePartnerKey: return try adminHandler.rotateKey(request)
+        case .endPreviousPartnerKey: return try adminHandler.endPreviousKey(request)
         case .putPartnerIcon: return try iconHandler.upload(request)
         case .rotateWebhookSecret: return try adminHandler.rotateWebhookSecret(request)
         case .icon: return try iconHandler.serve(request)

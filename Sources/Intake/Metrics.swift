@@ -18,6 +18,14 @@ public final class IntakeMetrics: Sendable {
         var idempotentReplays = 0
         var activityEvents = 0
         var liveActivityBudget: [BudgetKey: Int] = [:]
+        var previousCredentials: [PreviousCredential: Int] = [:]
+    }
+
+    /// A credential accepted during its rotation's overlap (`Authenticator`).
+    enum PreviousCredential: Hashable {
+        case adminToken, hostToken
+        /// `miniAppID` bounds the label: one per partner row.
+        case partnerKey(miniAppID: String)
     }
 
     private let state = Mutex(State())
@@ -60,6 +68,9 @@ public final class IntakeMetrics: Sendable {
         state.withLock { $0.liveActivityBudget[BudgetKey(partner: partner, reason: reason.rawValue), default: 0] += 1 }
     }
     public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
+    func recordPreviousCredential(_ credential: PreviousCredential) {
+        state.withLock { $0.previousCredentials[credential, default: 0] += 1 }
+    }
 
     /// The exposition text for `GET /metrics`; `preferWaiting` is the number of `Prefer: wait`
     /// requests waiting now.
@@ -96,6 +107,11 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_idempotent_replays_total Push requests answered from a stored idempotent response.\n"
         out += "# TYPE herald_intake_idempotent_replays_total counter\n"
         out += "herald_intake_idempotent_replays_total \(snapshot.idempotentReplays)\n"
+        out += "# HELP herald_intake_previous_credential_requests_total Requests made with a rotated credential still accepted: HERALD_ADMIN_TOKEN_PREVIOUS, HERALD_HOST_TOKEN_PREVIOUS, or a partner's key before its last rotation (by partner).\n"
+        out += "# TYPE herald_intake_previous_credential_requests_total counter\n"
+        for (labels, count) in snapshot.previousCredentials.map({ (Self.labels($0.key), $0.value) }).sorted(by: { $0.0 < $1.0 }) {
+            out += "herald_intake_previous_credential_requests_total{\(labels)} \(count)\n"
+        }
         out += "# HELP herald_intake_prefer_waiting Prefer: wait requests waiting now (no thread held).\n"
         out += "# TYPE herald_intake_prefer_waiting gauge\n"
         out += "herald_intake_prefer_waiting \(preferWaiting)\n"
@@ -110,6 +126,14 @@ public final class IntakeMetrics: Sendable {
 
     /// A label value as the exposition format wants it (mini-app ids hold none of these, but a label must
     /// never break the text).
+    private static func labels(_ credential: PreviousCredential) -> String {
+        switch credential {
+        case .adminToken: "credential=\"admin_token\""
+        case .hostToken: "credential=\"host_token\""
+        case .partnerKey(let miniAppID): "credential=\"partner_key\",partner=\"\(escaped(miniAppID))\""
+        }
+    }
+
     static func escaped(_ value: String) -> String {
         value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")

@@ -11,7 +11,7 @@ public enum Endpoint: Sendable {
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken, putActivityDeviceState
     case listActivityEvents
     case openChannel, updateChannel, endChannel, getChannel, startFromChannel, listLiveChannels
-    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, putPartnerIcon
+    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey, putPartnerIcon
     case rotateWebhookSecret
     case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
@@ -106,6 +106,8 @@ public enum IntakeRoutes {
     public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
     public static let revokePartner = Route(.revokePartner, "DELETE", "/api/admin/mini-app-partners/{id}", .admin)
     public static let rotatePartnerKey = Route(.rotatePartnerKey, "POST", "/api/admin/mini-app-partners/{id}/rotate-key", .admin)
+    public static let endPreviousPartnerKey = Route(
+        .endPreviousPartnerKey, "DELETE", "/api/admin/mini-app-partners/{id}/previous-key", .admin)
     public static let rotateWebhookSecret = Route(
         .rotateWebhookSecret, "POST", "/api/admin/mini-app-partners/{id}/rotate-webhook-secret", .admin)
     public static let putPartnerIcon = Route(.putPartnerIcon, "PUT", "/api/admin/mini-app-partners/{id}/icon", .admin)
@@ -159,7 +161,7 @@ public enum IntakeRoutes {
         // Channels first: `.../channels/{channelId}` would also match `.../{activityId}/events`.
         openChannel, updateChannel, endChannel, getChannel, startFromChannel,
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, listActivityEvents,
-        createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey,
+        createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey,
         putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         putActivityDeviceState, listLiveChannels,

@@ -35,6 +35,12 @@ public struct EnvironmentReader: Sendable {
         return value
     }
 
+    /// A secret that may be unset (nil), checked like `secret` when set.
+    public func optionalSecret(_ name: String) throws(ConfigurationError) -> String? {
+        guard optional(name) != nil else { return nil }
+        return try secret(name)
+    }
+
     /// A whole number; the caller's `validate()` checks its range.
     public func integer(_ name: String, default fallback: Int) throws(ConfigurationError) -> Int {
         guard let text = optional(name) else { return fallback }

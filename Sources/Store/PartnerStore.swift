@@ -22,6 +22,8 @@ public struct PartnerRecord: Sendable, Equatable {
     public let sound: NotificationSound
     /// Whether its pushes may ask for `interruptionLevel: time-sensitive`.
     public let allowTimeSensitive: Bool
+    /// Until when the key before the last rotation is still accepted; nil when it is not.
+    public let previousKeyExpiresAt: Date?
 
     public var profile: PartnerProfile {
         PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
@@ -122,7 +124,8 @@ public struct PartnerStore: Sendable {
 
     static let columns = """
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
-        created_at, revoked_at, icon_updated_at, webhook_url, sound, allow_time_sensitive
+        created_at, revoked_at, icon_updated_at, webhook_url, sound, allow_time_sensitive, \
+        CASE WHEN previous_key_expires_at > now() AND revoked_at IS NULL THEN previous_key_expires_at END
         """
 
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
@@ -165,14 +168,22 @@ public struct PartnerStore: Sendable {
         }
     }
 
-    /// The active partner owning a key, for authentication.
-    public func findActive(keyHash: String) throws -> PartnerRecord? {
+    /// The active partner owning a key, for authentication: its current key, or the key before the last rotation
+    /// until that one's overlap ends (`previous` true).
+    public func findActive(keyHash: String) throws -> (record: PartnerRecord, previous: Bool)? {
         try pool.withConnection { connection in
-            try connection.query(
-                "SELECT \(Self.columns) FROM partners WHERE key_hash = $1 AND revoked_at IS NULL", [keyHash]
-            ).first.map(Self.record)
+            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool(14)) }
         }
     }
+
+    /// Two unique-index lookups (`QueryPlanTests`): a query ORing the two columns would need a bitmap of both.
+    public static let findActiveSQL = """
+        SELECT \(columns), false FROM partners WHERE key_hash = $1 AND revoked_at IS NULL
+        UNION ALL
+        SELECT \(columns), true FROM partners
+         WHERE previous_key_hash = $1 AND previous_key_expires_at > now() AND revoked_at IS NULL
+        LIMIT 1
+        """
 
     /// Applies the changes given; nil when no such partner.
     /// The partner row and its icon change together, in one transaction.
@@ -233,13 +244,30 @@ public struct PartnerStore: Sendable {
         }
     }
 
-    /// Replaces the key of an active partner; nil when no such active partner.
-    public func rotateKey(id: UUID, keyHash: String) throws -> PartnerRecord? {
+    /// Replaces the key of an active partner; nil when no such active partner. With `previousKeyValidSeconds` > 0
+    /// the replaced key is still accepted that long (a key from an earlier rotation is not: one previous key at
+    /// most); with 0 it is refused at once.
+    public func rotateKey(id: UUID, keyHash: String, previousKeyValidSeconds: Int = 0) throws -> PartnerRecord? {
         try pool.withConnection { connection in
             try connection.query("""
-                UPDATE partners SET key_hash = $2, updated_at = now() WHERE id = $1 AND revoked_at IS NULL
+                UPDATE partners SET
+                    previous_key_hash = CASE WHEN $3::integer > 0 THEN key_hash END,
+                    previous_key_expires_at = CASE WHEN $3::integer > 0 THEN now() + make_interval(secs => $3::integer) END,
+                    key_hash = $2, updated_at = now()
+                WHERE id = $1 AND revoked_at IS NULL
                 RETURNING \(Self.columns)
-                """, [id, keyHash]).first.map(Self.record)
+                """, [id, keyHash, previousKeyValidSeconds]).first.map(Self.record)
+        }
+    }
+
+    /// Ends the previous key's overlap at once; nil when no such active partner.
+    public func endPreviousKey(id: UUID) throws -> PartnerRecord? {
+        try pool.withConnection { connection in
+            try connection.query("""
+                UPDATE partners SET previous_key_hash = NULL, previous_key_expires_at = NULL, updated_at = now()
+                 WHERE id = $1 AND revoked_at IS NULL
+                RETURNING \(Self.columns)
+                """, [id]).first.map(Self.record)
         }
     }
 
@@ -259,6 +287,7 @@ public struct PartnerStore: Sendable {
             tenantID: try row.string(3), rateLimitPerMinute: try row.int(4), rateLimitPerDay: try row.int(5),
             iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), webhookURL: row.optionalString(10),
             createdAt: try row.date(7), revokedAt: try row.optionalDate(8),
-            sound: NotificationSound(name: row.optionalString(11)), allowTimeSensitive: try row.bool(12))
+            sound: NotificationSound(name: row.optionalString(11)), allowTimeSensitive: try row.bool(12),
+            previousKeyExpiresAt: try row.optionalDate(13))
     }
 }

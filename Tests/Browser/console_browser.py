@@ -2,7 +2,8 @@
 
 Run by Tests/WorkerTests/ConsoleBrowserTests.swift against an intake, workers and the simulator it started:
 signs in, reads the overview, replays a failure group and waits to see the request's deliveries sent, checks
-that a partner's hostile name renders as text, and that a POST without the CSRF token is refused. Prints one
+that a partner's hostile name renders as text, that a partner key rotated with an overlap is shown until
+dismissed and its previous key can be ended, and that a POST without the CSRF token is refused. Prints one
 JSON object with what it read; exits non-zero on the first failed check. With --screenshots DIR, saves a PNG
 of each page at 1,280 px and the overview at a phone's width.
 """
@@ -117,6 +118,26 @@ def main():
         except NoAlertPresentException:
             pass
         shot("partners")
+
+        # A key rotated with a day's overlap: shown once, and kept on screen past the page's 5 s poll until dismissed;
+        # the row then says until when the old key works and offers to end it.
+        click(f"button.rotate-key[data-mini-app='{args.mini_app}']")
+        wait_text("#rotate-overlap")
+        driver.execute_script("document.querySelector('#rotate-overlap').value = '86400'")
+        shot("rotate-confirm")
+        click("#confirm-yes")
+        key = wait_text("#new-key")
+        read["previousKeyState"] = text_of("#previous-key-state")
+        time.sleep(6)
+        check(text_of("#new-key") == key, "the new key was swept away by the page's poll")
+        read["newKey"] = key
+        click("#key-done")
+        wait.until(lambda d: text_of(f"button.end-previous-key[data-mini-app='{args.mini_app}']") is not None)
+        read["partnerState"] = [t for t in texts_of("td") if t.startswith("active; previous key until")]
+        click(f"button.end-previous-key[data-mini-app='{args.mini_app}']")
+        read["endPreviousConfirm"] = wait_text("#confirm-text")
+        click("#confirm-yes")
+        wait.until(lambda d: text_of(f"button.end-previous-key[data-mini-app='{args.mini_app}']") is None)
 
         # A POST without the CSRF token is refused, from the signed-in page itself.
         status = driver.execute_async_script("""

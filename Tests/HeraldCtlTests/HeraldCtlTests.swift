@@ -123,9 +123,27 @@ struct HeraldCtlTests {
         #expect(rotated.status == 0)
         #expect(rotated.output.contains("mp_"))
         #expect(!rotated.output.contains(key))
+        // With an overlap the old key's end is shown, and end-previous-key ends it.
+        let before = Date()
+        let overlapped = try Self.run(["partners", "rotate-key", id, "--previous-key-valid", "24h", "--json"])
+        let overlappedJSON = try JSONParser.parse(overlapped.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        let until = try #require(overlappedJSON["previousKeyExpiresAt"]?.stringValue.flatMap(ISO8601.parse))
+        #expect(abs(until.timeIntervalSince(before) - 86_400) < 60, "\(overlapped.output)")
+        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND previous_key_hash IS NOT NULL", [id]) == 1)
+        #expect(try Self.run(["partners", "list"]).output.contains(ISO8601.format(until).prefix(16)))
+        let ended = try Self.run(["partners", "end-previous-key", id, "--json"])
+        #expect(try JSONParser.parse(ended.output.trimmingCharacters(in: .whitespacesAndNewlines))["previousKeyExpiresAt"] == .null)
+        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND previous_key_hash IS NULL", [id]) == 1)
+        for bad in ["8d", "soon", "-5", "1h30m"] {
+            let refused = try Self.run(["partners", "rotate-key", id, "--previous-key-valid", bad])
+            #expect(refused.status == 2, "\(bad): \(refused.output)")
+            #expect(refused.output.contains("--previous-key-valid"), "\(bad): \(refused.output)")
+        }
+        #expect(try Self.run(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--previous-key-valid", "2h"]).status == 2)
         let revoked = try Self.run(["partners", "revoke", id, "--json"])
         #expect(try JSONParser.parse(revoked.output.trimmingCharacters(in: .whitespacesAndNewlines))["revokedAt"] != .null)
         #expect(try Self.run(["partners", "rotate-key", id]).status == 1)
+        #expect(try Self.run(["partners", "end-previous-key", id]).status == 1)
     }
 
     @Test("partners: --sound, --silent and the time-sensitive permission on create and update")

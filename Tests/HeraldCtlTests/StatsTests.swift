@@ -150,7 +150,7 @@ struct StatsTests {
         #expect(partitions.objectKeys == ["dropped", "partitions"])
         #expect(partitions["partitions"]?.arrayValue?.first?.objectKeys == ["table", "partition", "bounds"])
         let partner = ["id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "icon", "webhookUrl",
-                       "sound", "allowTimeSensitive", "createdAt", "revokedAt"]
+                       "sound", "allowTimeSensitive", "createdAt", "revokedAt", "previousKeyExpiresAt"]
         let miniApp = "shape." + UUID().uuidString.prefix(8).lowercased()
         let created = try json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Shape", "--json"])
         #expect(created.objectKeys == partner + ["apiKey"])
@@ -160,6 +160,8 @@ struct StatsTests {
         #expect(list["partners"]?.arrayValue?.allSatisfy { $0.objectKeys == partner } == true)
         #expect(try json(["partners", "update", id, "--display-name", "Shape 2", "--json"]).objectKeys == partner)
         #expect(try json(["partners", "rotate-key", id, "--json"]).objectKeys == partner + ["apiKey"])
+        #expect(try json(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--json"]).objectKeys == partner + ["apiKey"])
+        #expect(try json(["partners", "end-previous-key", id, "--json"]).objectKeys == partner)
         #expect(try json(["partners", "revoke", id, "--json"]).objectKeys == partner)
     }
 

@@ -6,7 +6,8 @@ import Testing
 
 /// The operator console in headless Chromium (Selenium, Tests/Browser/console_browser.py) against an intake,
 /// a worker and the simulator: sign-in, the overview read against the database, a failure replayed from the
-/// page and seen sent, a hostile partner name shown as text, a POST without the CSRF token refused.
+/// page and seen sent, a hostile partner name shown as text, a partner key rotated with an overlap that is then ended,
+/// a POST without the CSRF token refused.
 /// HERALD_CONSOLE_SCREENSHOTS=<dir> also saves a PNG of each page there (docs/console.md's pictures).
 @Suite("Operator console in a browser", .serialized, .requiresDatabase)
 struct ConsoleBrowserTests {
@@ -69,5 +70,19 @@ struct ConsoleBrowserTests {
         let records = harness.simulator.received(token: token)
         #expect(records.map(\.status) == [400, 200])
         #expect(try harness.db.count("SELECT count(*) FROM console_sessions WHERE revoked_at IS NOT NULL") == 1)
+
+        // The key rotated from the page with a day's overlap, then the overlap ended from the page: the new key works,
+        // the old one is refused.
+        #expect(read["previousKeyState"]?.stringValue?.hasPrefix("The old key works until") == true, "\(lastLine)")
+        #expect(read["partnerState"]?.arrayValue?.count == 1, "\(lastLine)")
+        #expect(read["endPreviousConfirm"]?.stringValue?.hasPrefix("End the previous key of \(partner.miniApp)?") == true)
+        let newKey = try #require(read["newKey"]?.stringValue)
+        #expect(newKey.hasPrefix("mp_") && newKey != partner.apiKey)
+        let status = "/api/partners/notifications/push/\(requestID)"
+        try harness.expect(harness.request("GET", status, token: newKey), [200])
+        try harness.expect(harness.request("GET", status, token: partner.apiKey), [401])
+        #expect(try harness.db.count("""
+            SELECT count(*) FROM partners WHERE mini_app_id = '\(partner.miniApp)' AND previous_key_hash IS NULL
+            """) == 1)
     }
 }
