@@ -4,8 +4,11 @@ import HeraldCore
 import Store
 
 /// What the push and Live Activity endpoints share before they write: the Idempotency-Key, the replay of
-/// a stored answer, and the answer of a spent rate limit.
+/// a stored answer, and the answer of a spent rate limit. The host's reminders use the same key rules.
 enum PartnerAdmission {
+    static let keyReused = HeraldError.ruleViolated(
+        "idempotency_key_reused", "This Idempotency-Key was used with a different request body.", field: "Idempotency-Key")
+
     static func idempotencyKey(_ request: RoutedRequest) throws(HeraldError) -> String? {
         let key = request.http.header("idempotency-key")
         if let key, !Identifiers.isValidIdempotencyKey(key) {
@@ -15,11 +18,7 @@ enum PartnerAdmission {
     }
 
     static func replay(_ stored: IdempotentResponse, bodyHash: String, metrics: IntakeMetrics) throws -> HTTPResponse {
-        guard stored.bodyHash == bodyHash else {
-            throw HeraldError.ruleViolated(
-                "idempotency_key_reused", "This Idempotency-Key was used with a different request body.",
-                field: "Idempotency-Key")
-        }
+        guard stored.bodyHash == bodyHash else { throw keyReused }
         metrics.recordIdempotentReplay()
         return Reply.json(stored.status, Array(stored.response.utf8), headers: [("Idempotent-Replayed", "true")])
     }

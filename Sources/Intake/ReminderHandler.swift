@@ -27,6 +27,13 @@ struct ReminderHandler: Sendable {
 
     func schedule(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try HostDirectoryRules.externalID(request.parameter("userId"), field: "userId")
+        let idempotencyKey = try PartnerAdmission.idempotencyKey(request)
+        let bodyHash = idempotencyKey.map { _ in Digest.hex(Digest.sha256(request.http.body)) }
+        // A retried schedule is answered as the first was, before anything checked now (its time, since passed; an
+        // opt-out since) could refuse it.
+        if let idempotencyKey, let bodyHash, let keyed = try store.keyed(userID: userID, key: idempotencyKey) {
+            return try replay(keyed, bodyHash: bodyHash)
+        }
         let now = clock()
         let reminder = try ReminderValidator.validate(request.jsonBody(), rules: rules, now: now)
         let lookup = try store.lookup(userID: userID, miniAppID: reminder.miniAppID)
@@ -54,7 +61,8 @@ struct ReminderHandler: Sendable {
             reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending, requestID: requestID,
             createdAt: createdAt, title: reminder.title, shownTitle: content.title, body: reminder.body,
             deepLink: reminder.deepLink, at: reminder.at, due: due, ttlSeconds: ttlSeconds,
-            expiresAt: due.addingTimeInterval(Double(ttlSeconds)), deliveries: deliveries)
+            expiresAt: due.addingTimeInterval(Double(ttlSeconds)), deliveries: deliveries,
+            idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         switch try store.schedule(write) {
         case .scheduled:
             metrics.recordPushAccepted(deliveries: deliveries.count)
@@ -72,7 +80,21 @@ struct ReminderHandler: Sendable {
                     + "one must be sent or cancelled first.", field: "miniAppId")
         case .userNotFound: throw DirectoryStore.userNotFound
         case .tenantMismatch: throw Self.tenantMismatch
+        case .keyReused: throw PartnerAdmission.keyReused
+        case .replay:
+            // A schedule with the same key committed between the check above and this one.
+            guard let idempotencyKey, let bodyHash, let keyed = try store.keyed(userID: userID, key: idempotencyKey) else {
+                throw HeraldError.internalError
+            }
+            return try replay(keyed, bodyHash: bodyHash)
         }
+    }
+
+    /// The first answer again (201, the reminder as scheduled), or 422 `idempotency_key_reused` for another body.
+    private func replay(_ keyed: KeyedReminder, bodyHash: String) throws -> HTTPResponse {
+        guard keyed.bodyHash == bodyHash else { throw PartnerAdmission.keyReused }
+        metrics.recordIdempotentReplay()
+        return Reply.json(201, Self.json(keyed.record), headers: [("Idempotent-Replayed", "true")])
     }
 
     func list(_ request: RoutedRequest) throws -> HTTPResponse {

@@ -64,10 +64,16 @@ public struct ReminderWrite: Sendable {
     public var expiresAt: Date
     /// One per device, each with its own signed payload.
     public var deliveries: [PushEnqueue.Delivery]
+    /// The request's `Idempotency-Key` and its body's SHA-256 (hex), both nil without a key.
+    public var idempotencyKey: String?
+    public var bodyHash: String?
 
     public init(reminderID: UUID, userID: String, partner: PartnerProfile, maxPending: Int, requestID: UUID,
                 createdAt: Date, title: String, shownTitle: String, body: String, deepLink: String?, at: Date,
-                due: Date, ttlSeconds: Int, expiresAt: Date, deliveries: [PushEnqueue.Delivery]) {
+                due: Date, ttlSeconds: Int, expiresAt: Date, deliveries: [PushEnqueue.Delivery],
+                idempotencyKey: String? = nil, bodyHash: String? = nil) {
+        self.idempotencyKey = idempotencyKey
+        self.bodyHash = bodyHash
         self.reminderID = reminderID
         self.userID = userID
         self.partner = partner
@@ -96,6 +102,16 @@ public enum ReminderScheduleOutcome: Sendable, Equatable {
     case userNotFound
     /// The user moved to another tenant after the lookup.
     case tenantMismatch
+    /// The user has a reminder scheduled with the same key and body in the last 24 hours; nothing was written.
+    case replay(reminderID: UUID)
+    /// The key was used for this user in the last 24 hours with another body; nothing was written.
+    case keyReused
+}
+
+/// A reminder scheduled with an Idempotency-Key in the last 24 hours, as its first answer showed it.
+public struct KeyedReminder: Sendable, Equatable {
+    public let record: ReminderRecord
+    public let bodyHash: String
 }
 
 /// What `ReminderStore.cancel` found.
@@ -141,7 +157,7 @@ public struct ReminderStore: Sendable {
                 write.maxPending, write.requestID, write.createdAt, write.title, write.shownTitle, write.body,
                 write.deepLink, write.at, write.due, write.due > write.createdAt ? write.due : nil, write.ttlSeconds,
                 write.expiresAt, d.map(\.id), d.map(\.service), d.map(\.deviceID), d.map(\.environment),
-                d.map(\.payload),
+                d.map(\.payload), write.idempotencyKey, write.bodyHash,
             ]).first!
         }
         let pending = try row.int(1)
@@ -150,8 +166,24 @@ public struct ReminderStore: Sendable {
         case "limited": return .limited(pending: pending)
         case "user_not_found": return .userNotFound
         case "tenant_mismatch": return .tenantMismatch
+        case "replay": return .replay(reminderID: try row.uuid(2))
+        case "key_reused": return .keyReused
         case let other:
             throw PostgresError(code: .decodingFailed, serverMessage: "herald_schedule_reminder answered \(other)")
+        }
+    }
+
+    /// The reminder the user scheduled with `key` in the last 24 hours, with its status as first answered
+    /// (scheduled); nil when there is none.
+    public func keyed(userID: String, key: String) throws -> KeyedReminder? {
+        try pool.withConnection { connection in
+            try connection.query(Self.keyedSQL, [userID, key]).first.map { row in
+                KeyedReminder(
+                    record: ReminderRecord(id: try row.uuid(0), miniAppID: try row.string(1), title: try row.string(2),
+                                           body: try row.string(3), deepLink: row.optionalString(4), at: try row.date(5),
+                                           status: .scheduled, createdAt: try row.date(6)),
+                    bodyHash: try row.string(7))
+            }
         }
     }
 
@@ -203,8 +235,15 @@ extension ReminderStore {
 
     /// The schedule (sql/functions/schedule_reminder.sql); its parameters are `schedule`'s.
     public static let scheduleSQL = """
-        SELECT outcome, pending FROM herald_schedule_reminder($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-            $13, $14, $15, $16, $17, $18::uuid[], $19::text[], $20::text[], $21::text[], $22::text[])
+        SELECT outcome, pending, reminder FROM herald_schedule_reminder($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+            $12, $13, $14, $15, $16, $17, $18::uuid[], $19::text[], $20::text[], $21::text[], $22::text[], $23, $24)
+        """
+
+    /// $1 user, $2 key: the reminder scheduled with the key in the last 24 hours (reminders_idempotency).
+    public static let keyedSQL = """
+        SELECT r.id, r.mini_app_id, r.title, r.body, r.deep_link, r.at, r.created_at, r.body_hash
+          FROM reminders r
+         WHERE r.user_id = $1 AND r.idempotency_key = $2 AND r.created_at > now() - interval '24 hours'
         """
 
     public static let userExistsSQL = "SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)"

@@ -273,6 +273,84 @@ struct ReminderAPITests {
         #expect(try DB.count("SELECT count(*) FROM deliveries WHERE user_id = $1", [user.id]) == 40)
     }
 
+    @Test("Idempotency-Key: a retried schedule answers the first reminder again (even with the user opted out since) and writes nothing; another body is 422")
+    func idempotentSchedule() throws {
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        let key = "reminder-\(UUID())"
+        let at = Date().addingTimeInterval(3600)
+        let body = Self.body(partner, at: at)
+        func keyed(_ json: String, _ key: String) throws -> TestHTTPClient.Response {
+            try intake.request("POST", Self.path(user.id), token: IntakeHarness.hostToken, json: json,
+                               headers: [("Idempotency-Key", key)])
+        }
+        let first = try keyed(body, key)
+        #expect(first.status == 201, "\(first.text)")
+        #expect(first.headers["idempotent-replayed"] == nil)
+        let writes = try Self.writes(userID: user.id)
+
+        let again = try keyed(body, key)
+        #expect(again.status == 201)
+        #expect(again.headers["idempotent-replayed"] == "true")
+        #expect(again.text == first.text)
+        #expect(try Self.writes(userID: user.id) == writes)
+
+        // Another body with the key is refused; another key schedules a second reminder.
+        let other = try keyed(Self.body(partner, title: "Another", at: at), key)
+        #expect(other.status == 422)
+        #expect(other.json["error"]?["code"] == .string("idempotency_key_reused"))
+        #expect(other.json["error"]?["field"] == .string("Idempotency-Key"))
+        #expect(try Self.writes(userID: user.id) == writes)
+        #expect(try keyed(body, key + "-2").status == 201)
+        #expect(try DB.count("SELECT count(*) FROM reminders WHERE user_id = $1", [user.id]) == 2)
+
+        // The user opted out since (a new schedule is 409 opted_out): the retry still gets the first answer.
+        #expect(try intake.host("PUT", "/api/internal/users/\(user.id)/opt-outs/\(partner.miniAppID)").status == 204)
+        #expect(try keyed(body, key + "-3").status == 409)
+        let late = try keyed(body, key)
+        #expect(late.status == 201, "\(late.text)")
+        #expect(late.text == first.text)
+        #expect(try DB.count("SELECT count(*) FROM reminders WHERE user_id = $1", [user.id]) == 2)
+        #expect(try keyed(body, "bad key\u{7}").status == 400)
+    }
+
+    @Test("Idempotency-Key: concurrent schedules with one key, on two intake processes, write one reminder")
+    func idempotentUnderConcurrency() throws {
+        let first = try IntakeProcess()
+        let second = try IntakeProcess()
+        defer { first.stop(); second.stop() }
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        let body = Self.body(partner)
+        let key = "race-\(UUID())"
+        let responses = runInParallel(12) { index in
+            try? (index % 2 == 0 ? first : second).request("POST", Self.path(user.id), token: IntakeHarness.hostToken,
+                                                           json: body, headers: [("Idempotency-Key", key)])
+        }
+        #expect(responses.allSatisfy { $0?.status == 201 }, "\(responses.map { $0?.status ?? -1 })")
+        #expect(Set(responses.compactMap { $0?.json["reminderId"]?.stringValue }).count == 1)
+        #expect(responses.filter { $0?.headers["idempotent-replayed"] == "true" }.count == 11)
+        #expect(try DB.count("SELECT count(*) FROM reminders WHERE user_id = $1", [user.id]) == 1)
+        #expect(try DB.count("SELECT count(*) FROM deliveries WHERE user_id = $1", [user.id]) == 2)
+    }
+
+    @Test("Idempotency-Key: a key last used over 24 hours ago schedules a new reminder")
+    func idempotencyWindow() throws {
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        let key = "old-\(UUID())"
+        let body = Self.body(partner)
+        let headers = [("Idempotency-Key", key)]
+        let first = try intake.request("POST", Self.path(user.id), token: IntakeHarness.hostToken, json: body, headers: headers)
+        #expect(first.status == 201)
+        try DB.execute("UPDATE reminders SET created_at = created_at - interval '25 hours' WHERE user_id = $1", [user.id])
+        let later = try intake.request("POST", Self.path(user.id), token: IntakeHarness.hostToken, json: body, headers: headers)
+        #expect(later.status == 201)
+        #expect(later.headers["idempotent-replayed"] == nil)
+        #expect(later.json["reminderId"] != first.json["reminderId"])
+        #expect(try DB.count("SELECT count(*) FROM reminders WHERE user_id = $1 AND idempotency_key IS NOT NULL", [user.id]) == 1)
+    }
+
     @Test("the list holds the user's pending reminders only, soonest first; an unknown user is 404")
     func list() throws {
         let partner = try intake.makePartner()

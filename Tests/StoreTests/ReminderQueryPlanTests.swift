@@ -40,6 +40,8 @@ struct ReminderQueryPlanTests {
                        ARRAY[md5('d' || g)::uuid], CASE WHEN g % 10 = 0 THEN 'scheduled' ELSE 'sent' END, now()
                   FROM generate_series(1, 40000) g
                 """)
+            // A host retrying with keys: half the reminders carry one.
+            _ = try c.query("UPDATE reminders SET idempotency_key = 'key-' || id, body_hash = md5(id::text) WHERE at < now() + interval '20000 seconds'")
             for table in ["partners", "users", "devices", "opt_outs", "deliveries", "reminders"] {
                 try c.execute("ANALYZE \(table)")
             }
@@ -104,6 +106,18 @@ struct ReminderQueryPlanTests {
         #expect(audience.contains("devices_pkey"), "\(audience)")
         #expect(audience.contains("opt_outs_pkey"), "\(audience)")
         #expect(!audience.contains("Seq Scan"), "\(audience)")
+    }
+
+    @Test("a keyed schedule's lookups, before and inside the schedule, probe reminders_idempotency")
+    func idempotencyKey() throws {
+        let keyed = try plan(ReminderStore.keyedSQL, ["u42", "key-42"])
+        #expect(keyed.contains("reminders_idempotency"), "\(keyed)")
+        #expect(!keyed.contains("Seq Scan"), "\(keyed)")
+        let inside = try plan(try statement(of: "herald_schedule_reminder", from: "SELECT r.id, r.body_hash",
+                                            renaming: ["p_user": "$1", "p_key": "$2", "INTO v_keyed": ""]),
+                              ["u42", "key-42"])
+        #expect(inside.contains("reminders_idempotency"), "\(inside)")
+        #expect(!inside.contains("Seq Scan"), "\(inside)")
     }
 
     @Test("the janitor finds reminders past their retention through reminders_at")
