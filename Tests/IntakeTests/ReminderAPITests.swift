@@ -252,18 +252,24 @@ struct ReminderAPITests {
         #expect(try schedule(user, Self.body(partner)).status == 429)
     }
 
-    @Test("the cap is exact when two intake processes race: 30 parallel schedules, 20 accepted")
-    func capUnderConcurrency() throws {
+    /// `count` schedules of `body` at once, alternating between two intake processes of their own; nil: no answer.
+    static func race(_ count: Int, user: TestUser, body: String, headers: [(String, String)] = []) throws
+        -> [TestHTTPClient.Response?]
+    {
         let first = try IntakeProcess()
         let second = try IntakeProcess()
         defer { first.stop(); second.stop() }
+        return runInParallel(count) { index in
+            try? (index % 2 == 0 ? first : second).request("POST", path(user.id), token: IntakeHarness.hostToken,
+                                                           json: body, headers: headers)
+        }
+    }
+
+    @Test("the cap is exact when two intake processes race: 30 parallel schedules, 20 accepted")
+    func capUnderConcurrency() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
-        let body = Self.body(partner)
-        let responses = runInParallel(30) { index in
-            try? (index % 2 == 0 ? first : second).request("POST", Self.path(user.id), token: IntakeHarness.hostToken,
-                                                           json: body)
-        }
+        let responses = try Self.race(30, user: user, body: Self.body(partner))
         let statuses = responses.map { $0?.status ?? -1 }
         let tally = Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count)
         #expect(tally[201] == 20, "statuses: \(tally)")
@@ -316,17 +322,9 @@ struct ReminderAPITests {
 
     @Test("Idempotency-Key: concurrent schedules with one key, on two intake processes, write one reminder")
     func idempotentUnderConcurrency() throws {
-        let first = try IntakeProcess()
-        let second = try IntakeProcess()
-        defer { first.stop(); second.stop() }
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
-        let body = Self.body(partner)
-        let key = "race-\(UUID())"
-        let responses = runInParallel(12) { index in
-            try? (index % 2 == 0 ? first : second).request("POST", Self.path(user.id), token: IntakeHarness.hostToken,
-                                                           json: body, headers: [("Idempotency-Key", key)])
-        }
+        let responses = try Self.race(12, user: user, body: Self.body(partner), headers: [("Idempotency-Key", "race-\(UUID())")])
         #expect(responses.allSatisfy { $0?.status == 201 }, "\(responses.map { $0?.status ?? -1 })")
         #expect(Set(responses.compactMap { $0?.json["reminderId"]?.stringValue }).count == 1)
         #expect(responses.filter { $0?.headers["idempotent-replayed"] == "true" }.count == 11)
