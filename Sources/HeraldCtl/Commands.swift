@@ -85,7 +85,8 @@ enum Commands {
             let records = try store.list()
             printer.emit(.object([("partners", .array(records.map { $0.json() }))])) { text in
                 records.isEmpty ? "no partners" : text.table(
-                    ["ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED", "PREVIOUS KEY UNTIL"],
+                    ["ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED",
+                     "PREVIOUS KEY UNTIL"],
                     records.map { record in
                         [record.id.uuidString.lowercased(), record.miniAppID, record.displayName, record.tenantID,
                          String(record.rateLimitPerMinute), String(record.rateLimitPerDay), text.time(record.createdAt),

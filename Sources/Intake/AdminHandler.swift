@@ -97,7 +97,8 @@ struct AdminHandler: Sendable {
         var overlap = 0
         if !request.http.body.isEmpty {
             let fields = try JSONFields(request.jsonBody(), allowed: ["previousKeyValidSeconds"])
-            overlap = try fields.integer("previousKeyValidSeconds", range: PartnerRules.previousKeyValidSecondsRange) ?? 0
+            overlap = try fields.integer("previousKeyValidSeconds", range: PartnerRules.previousKeyValidSecondsRange)
+                ?? 0
         }
         let key = try PartnerAPIKey.generate()
         guard let record = try partners.rotateKey(id: id, keyHash: PartnerAPIKey.hash(key),

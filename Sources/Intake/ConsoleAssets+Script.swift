@@ -205,12 +205,15 @@ extension ConsoleAssets {
                   td(!x.webhookUrl ? 'none' : x.usage && x.usage.webhookFailedLastDay
                     ? x.usage.webhookFailedLastDay + ' failed (1 d): ' + (x.usage.webhookLastError || '') : 'healthy', 'wrap'),
                   td(x.revokedAt ? 'revoked' : x.previousKeyExpiresAt
-                    ? 'active; previous key until ' + new Date(x.previousKeyExpiresAt).toLocaleString() : 'active', 'wrap'),
+                    ? 'active; previous key until ' + new Date(x.previousKeyExpiresAt).toLocaleString()
+                    : 'active', 'wrap'),
                   el('td', {}, x.revokedAt ? null : [
-                    el('button', { type: 'button', class: 'rotate-key', 'data-mini-app': x.miniAppId, text: 'Rotate key…',
-                      onclick: () => askPartner(x, 'rotate') }), ' ',
-                    x.previousKeyExpiresAt ? el('button', { type: 'button', class: 'end-previous-key', 'data-mini-app': x.miniAppId,
-                      text: 'End previous key…', onclick: () => askPartner(x, 'end-previous') }) : '', x.previousKeyExpiresAt ? ' ' : '',
+                    el('button', { type: 'button', class: 'rotate-key', 'data-mini-app': x.miniAppId,
+                      text: 'Rotate key…', onclick: () => askPartner(x, 'rotate') }), ' ',
+                    x.previousKeyExpiresAt ? el('button', { type: 'button', class: 'end-previous-key',
+                      'data-mini-app': x.miniAppId, text: 'End previous key…',
+                      onclick: () => askPartner(x, 'end-previous') }) : '',
+                    x.previousKeyExpiresAt ? ' ' : '',
                     el('button', { type: 'button', text: 'Revoke…', onclick: () => askPartner(x, 'revoke') })]),
                 ]))),
               ];
@@ -299,7 +302,8 @@ extension ConsoleAssets {
               el('button', { type: 'button', class: 'danger', id: 'confirm-yes', text: actionText, onclick: async () => {
                 // An action that shows something to copy (a key shown once) keeps the poll away until it is dismissed.
                 let keep = false;
-                try { keep = (await action()) === 'keep'; } catch (e) { container.replaceChildren(el('p', { class: 'error', text: e.message })); }
+                try { keep = (await action()) === 'keep'; }
+                catch (e) { container.replaceChildren(el('p', { class: 'error', text: e.message })); }
                 state.confirmOpen = keep;
               } }), ' ',
               el('button', { type: 'button', id: 'confirm-no', text: 'Cancel', onclick: () => {
@@ -348,15 +352,18 @@ extension ConsoleAssets {
                   refresh();
                 });
             } else if (what === 'end-previous') {
-              confirmPanel(panel, 'End the previous key of ' + partner.miniAppId + '? It stops working within seconds; the current key goes on.',
+              confirmPanel(panel, 'End the previous key of ' + partner.miniAppId
+                + '? It stops working within seconds; the current key goes on.',
                 'End previous key', async () => {
                   await api(path + '/previous-key', { method: 'DELETE' });
-                  panel.replaceChildren(el('p', { text: 'The previous key of ' + partner.miniAppId + ' is refused from now on.' }));
+                  panel.replaceChildren(el('p', {
+                    text: 'The previous key of ' + partner.miniAppId + ' is refused from now on.' }));
                   refresh();
                 });
             } else {
-              const overlap = el('select', { id: 'rotate-overlap' }, [['0', 'at once (a leaked key)'], ['3600', 'in 1 hour'],
-                ['86400', 'in 24 hours'], ['604800', 'in 7 days']].map(([value, text]) => el('option', { value, text })));
+              const overlap = el('select', { id: 'rotate-overlap' }, [['0', 'at once (a leaked key)'],
+                ['3600', 'in 1 hour'], ['86400', 'in 24 hours'], ['604800', 'in 7 days']]
+                .map(([value, text]) => el('option', { value, text })));
               confirmPanel(panel, 'Rotate the API key of ' + partner.miniAppId + '? The old key stops working:',
                 'Rotate key', async () => {
                   const r = await api(path + '/rotate-key', { method: 'POST',

@@ -11,8 +11,8 @@ public struct IntakeConfiguration: Sendable {
     public var port: UInt16 = 8080
     public var adminToken: String
     public var hostToken: String
-    /// The tokens before a rotation, still accepted while callers move to the new ones
-    /// (`HERALD_ADMIN_TOKEN_PREVIOUS`, `HERALD_HOST_TOKEN_PREVIOUS`; docs/operations.md, *Key and credential rotation*).
+    /// The tokens before a rotation, still accepted while callers move to the new ones (`HERALD_ADMIN_TOKEN_PREVIOUS`,
+    /// `HERALD_HOST_TOKEN_PREVIOUS`; docs/operations.md, *Key and credential rotation*).
     public var adminTokenPrevious: String?
     public var hostTokenPrevious: String?
     public var signingKeys: [String: [UInt8]]

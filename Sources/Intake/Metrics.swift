@@ -109,7 +109,8 @@ public final class IntakeMetrics: Sendable {
         out += "herald_intake_idempotent_replays_total \(snapshot.idempotentReplays)\n"
         out += "# HELP herald_intake_previous_credential_requests_total Requests made with a rotated credential still accepted: HERALD_ADMIN_TOKEN_PREVIOUS, HERALD_HOST_TOKEN_PREVIOUS, or a partner's key before its last rotation (by partner).\n"
         out += "# TYPE herald_intake_previous_credential_requests_total counter\n"
-        for (labels, count) in snapshot.previousCredentials.map({ (Self.labels($0.key), $0.value) }).sorted(by: { $0.0 < $1.0 }) {
+        let previous = snapshot.previousCredentials.map { (labels: Self.labels($0.key), count: $0.value) }
+        for (labels, count) in previous.sorted(by: { $0.labels < $1.labels }) {
             out += "herald_intake_previous_credential_requests_total{\(labels)} \(count)\n"
         }
         out += "# HELP herald_intake_prefer_waiting Prefer: wait requests waiting now (no thread held).\n"

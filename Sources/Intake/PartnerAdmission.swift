@@ -7,7 +7,8 @@ import Store
 /// a stored answer, and the answer of a spent rate limit. The host's reminders use the same key rules.
 enum PartnerAdmission {
     static let keyReused = HeraldError.ruleViolated(
-        "idempotency_key_reused", "This Idempotency-Key was used with a different request body.", field: "Idempotency-Key")
+        "idempotency_key_reused", "This Idempotency-Key was used with a different request body.",
+        field: "Idempotency-Key")
 
     static func idempotencyKey(_ request: RoutedRequest) throws(HeraldError) -> String? {
         let key = request.http.header("idempotency-key")

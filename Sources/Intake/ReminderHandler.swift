@@ -83,9 +83,8 @@ struct ReminderHandler: Sendable {
         case .keyReused: throw PartnerAdmission.keyReused
         case .replay:
             // A schedule with the same key committed between the check above and this one.
-            guard let idempotencyKey, let bodyHash, let keyed = try store.keyed(userID: userID, key: idempotencyKey) else {
-                throw HeraldError.internalError
-            }
+            guard let idempotencyKey, let bodyHash, let keyed = try store.keyed(userID: userID, key: idempotencyKey)
+            else { throw HeraldError.internalError }
             return try replay(keyed, bodyHash: bodyHash)
         }
     }

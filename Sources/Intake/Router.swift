@@ -11,7 +11,8 @@ public enum Endpoint: Sendable {
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken, putActivityDeviceState
     case listActivityEvents
     case openChannel, updateChannel, endChannel, getChannel, startFromChannel, listLiveChannels
-    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey, putPartnerIcon
+    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey
+    case putPartnerIcon
     case rotateWebhookSecret
     case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders

@@ -252,7 +252,8 @@ public struct PartnerStore: Sendable {
             try connection.query("""
                 UPDATE partners SET
                     previous_key_hash = CASE WHEN $3::integer > 0 THEN key_hash END,
-                    previous_key_expires_at = CASE WHEN $3::integer > 0 THEN now() + make_interval(secs => $3::integer) END,
+                    previous_key_expires_at = CASE WHEN $3::integer > 0
+                                                   THEN now() + make_interval(secs => $3::integer) END,
                     key_hash = $2, updated_at = now()
                 WHERE id = $1 AND revoked_at IS NULL
                 RETURNING \(Self.columns)

@@ -179,9 +179,10 @@ public struct ReminderStore: Sendable {
         try pool.withConnection { connection in
             try connection.query(Self.keyedSQL, [userID, key]).first.map { row in
                 KeyedReminder(
-                    record: ReminderRecord(id: try row.uuid(0), miniAppID: try row.string(1), title: try row.string(2),
-                                           body: try row.string(3), deepLink: row.optionalString(4), at: try row.date(5),
-                                           status: .scheduled, createdAt: try row.date(6)),
+                    record: ReminderRecord(
+                        id: try row.uuid(0), miniAppID: try row.string(1), title: try row.string(2),
+                        body: try row.string(3), deepLink: row.optionalString(4), at: try row.date(5),
+                        status: .scheduled, createdAt: try row.date(6)),
                     bodyHash: try row.string(7))
             }
         }
