@@ -42,6 +42,12 @@ public struct Arguments {
 
     public func flag(_ name: String) -> Bool { flags.contains(name) }
     public func option(_ name: String) -> String? { options[name]?.last }
+
+    /// The selectors as given, for the audit trail: each option's values and the flags but `json`.
+    public var auditJSON: JSONValue {
+        .object(options.keys.sorted().map { name in (name, .array(options[name]!.map { .string($0) })) }
+            + flags.subtracting(["json", "help"]).sorted().map { ($0, .bool(true)) })
+    }
     public func values(_ name: String) -> [String] { options[name] ?? [] }
 
     public func requiredOption(_ name: String) throws(UsageError) -> String {

@@ -6,6 +6,19 @@ import Postgres
 import Store
 
 enum Commands {
+    /// heraldctl as the audit trail names it (sql/047_admin_audit.sql): with the OS user running it.
+    static var actor: AdminActor { AdminActor(.heraldctl, detail: NSUserName()) }
+
+    /// A replay in the audit trail (no audit trigger sees the rows it changes): the selectors as given and the counts.
+    static func auditReplay(_ action: String, pool: PostgresPool, partnerIDs: [UUID], arguments: Arguments,
+                            matched: Int, replayed: Int) throws {
+        try AdminAuditStore(pool: pool).record(
+            action, partnerID: partnerIDs.count == 1 ? partnerIDs[0] : nil,
+            detail: .object([("arguments", arguments.auditJSON), ("matched", .number(Double(matched))),
+                             ("replayed", .number(Double(replayed)))]),
+            by: actor)
+    }
+
     static func migrate(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {
         try arguments.allowOnly(["json"])
         let applied = try pool.withConnection { try Migrator.bundled().migrate($0) }
@@ -53,7 +66,7 @@ enum Commands {
 
     static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaults: PartnerDefaults,
                          iconSource: () throws -> PartnerIconSource) throws {
-        let store = PartnerStore(pool: pool)
+        let store = PartnerStore(pool: pool).acting(as: actor)
         guard let action = arguments.positional.first else { throw UsageError(message: "partners needs an action") }
         switch action {
         case "create":

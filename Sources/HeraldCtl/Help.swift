@@ -6,7 +6,8 @@ enum Help {
 
         commands:
           migrate       apply the schema migrations (idempotent, concurrent-safe)
-          partners      create, list, update, rotate-key, revoke partners
+          partners      create, list, update, rotate-key, end-previous-key, revoke partners
+          audit         the admin audit trail: who changed which partner, signed in to the console, replayed
           partitions    create future monthly partitions, drop expired ones
           stats         queue depth by state, lane and partner; outcomes of the last 5 min and hour
           tokens        token invalidations by upstream, token and reason over a window
@@ -30,6 +31,17 @@ enum Help {
     }
 
     private static let pages: [String: String] = [
+        "audit": """
+            usage: heraldctl audit [--partner ID|MINIAPP] [--limit N] [--before ID] [--json]
+
+            The admin audit trail, newest first (50 entries unless --limit, at most 1000): every change to a
+            partner (created, updated with each field's old and new value, key rotated, previous key ended,
+            webhook secret rotated, revoked), console sign-ins and sign-outs, and replays of deliveries and
+            webhooks, each with its actor (admin_token, admin_token_previous, console and its session,
+            heraldctl and the OS user, or database and the role for SQL by hand) and the client address the
+            intake received (X-Forwarded-For). Never a key, a key's hash or a secret. --before ID pages to
+            older entries; --partner keeps one partner's.
+            """,
         "migrate": """
             usage: heraldctl migrate [--json]
 

@@ -65,6 +65,7 @@ public enum HeraldCtl {
                                                  fallbackTTLSeconds: try pushRules(environment).defaultTTLSeconds)
             case "backfill": try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)
             case "webhooks": try WebhooksCommand.run(pool: pool, arguments: arguments, printer: printer)
+            case "audit": try AuditCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "partners":
                 // Made only when an icon is given: its fetcher is a thread of its own.
                 var iconSource: PartnerIconSource?

@@ -32,6 +32,10 @@ enum ReplayCommand {
             }
         }
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        if !dryRun {
+            try Commands.auditReplay("deliveries.replayed", pool: pool, partnerIDs: selection.partnerIDs, arguments: arguments,
+                                     matched: counts.matched, replayed: counts.replayed)
+        }
         printer.emit(json(counts, dryRun: dryRun)) { text(counts, dryRun: dryRun, lane: lane, $0) }
     }
 

@@ -36,6 +36,10 @@ enum WebhooksCommand {
         }
         let dryRun = arguments.flag("dry-run")
         let counts = try WebhookStore(pool: pool).replay(selection, dryRun: dryRun, now: printer.now)
+        if !dryRun {
+            try Commands.auditReplay("webhooks.replayed", pool: pool, partnerIDs: selection.partnerIDs, arguments: arguments,
+                                     matched: counts.matched, replayed: counts.replayed)
+        }
         let noWebhook = counts.matched - counts.replayable
         var members: [(key: String, value: JSONValue)] = [
             ("matched", .number(Double(counts.matched))), ("replayed", .number(Double(counts.replayed))),

@@ -9,6 +9,7 @@ import Store
 /// The admin API (SPEC 3): partners and their keys.
 struct AdminHandler: Sendable {
     let partners: PartnerStore
+    let audits: AdminAuditStore
     /// Fetches and rasterises an `iconUrl` before anything is written (SPEC 3).
     let icons: PartnerIconSource
     let logger: Logger
@@ -16,7 +17,7 @@ struct AdminHandler: Sendable {
     let defaultPerMinute: Int
     let defaultPerDay: Int
 
-    func create(_ request: RoutedRequest) throws -> HTTPResponse {
+    func create(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let fields = try JSONFields(request.jsonBody(), allowed: [
             "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl",
             "sound", "allowTimeSensitive",
@@ -33,7 +34,7 @@ struct AdminHandler: Sendable {
         let icon = try fields.string("iconUrl").map(PartnerRules.iconURL).map(iconChange)
         let key = try PartnerAPIKey.generate()
         let webhook = try webhookURL.map { PartnerWebhook(url: $0, secret: try WebhookSignature.generateSecret()) }
-        let record = try partners.create(
+        let record = try partners.acting(as: actor).create(
             NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
                        rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook,
                        sound: sound, allowTimeSensitive: allowTimeSensitive),
@@ -42,11 +43,30 @@ struct AdminHandler: Sendable {
         return Reply.json(201, record.json(apiKey: key, webhookSecret: webhook?.secret))
     }
 
+    /// `GET /api/admin/audit`: the audit trail newest first (`?partner=<id>`, `?before=<id>`, `?limit=1..1000`,
+    /// default 100), with `next` to pass as `before` for the older page (null at the end).
+    func audit(_ request: RoutedRequest) throws -> HTTPResponse {
+        let query = ConsoleQuery(request.http.query)
+        let limit = try query.integer("limit", range: 1...1_000) ?? 100
+        let before = try query.integer("before", range: 1...Int.max)
+        let partnerID = try request.http.query["partner"].map { text -> UUID in
+            guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
+                throw HeraldError.invalidField("partner", "partner must be a partner id (a UUID).")
+            }
+            return id
+        }
+        let entries = try audits.list(partnerID: partnerID, before: before, limit: limit)
+        return Reply.json(200, .object([
+            ("entries", .array(entries.map(\.json))),
+            ("next", entries.count == limit ? entries.last.map { .number(Double($0.id)) } ?? .null : .null),
+        ]))
+    }
+
     func list(_ request: RoutedRequest) throws -> HTTPResponse {
         Reply.json(200, .object([("partners", .array(try partners.list().map { $0.json() }))]))
     }
 
-    func update(_ request: RoutedRequest) throws -> HTTPResponse {
+    func update(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
         let fields = try JSONFields(request.jsonBody(), allowed: [
             "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl", "sound", "allowTimeSensitive",
@@ -72,16 +92,16 @@ struct AdminHandler: Sendable {
             (changes.webhook, newSecret) = try PartnerWebhookChange.requested(webhookURL, for: existing,
                                                                              newSecret: WebhookSignature.generateSecret)
         }
-        guard let record = try partners.update(id: id, changes) else { throw HeraldError.notFound }
+        guard let record = try partners.acting(as: actor).update(id: id, changes) else { throw HeraldError.notFound }
         audit("partner updated", record)
         return Reply.json(200, record.json(webhookSecret: newSecret))
     }
 
     /// A new webhook secret, shown once; the old one stops signing at once.
-    func rotateWebhookSecret(_ request: RoutedRequest) throws -> HTTPResponse {
+    func rotateWebhookSecret(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
         let secret = try WebhookSignature.generateSecret()
-        guard let record = try partners.rotateWebhookSecret(id: id, secret: secret) else {
+        guard let record = try partners.acting(as: actor).rotateWebhookSecret(id: id, secret: secret) else {
             guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
             guard existing.revokedAt == nil else { throw Self.partnerRevoked }
             throw HeraldError(status: 409, code: "no_webhook", message: "The partner has no webhookUrl.")
@@ -92,7 +112,7 @@ struct AdminHandler: Sendable {
 
     /// A new key, shown once. The old one is refused at once, or keeps working `previousKeyValidSeconds` (an optional
     /// JSON body) so the partner can deploy the new key first.
-    func rotateKey(_ request: RoutedRequest) throws -> HTTPResponse {
+    func rotateKey(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
         var overlap = 0
         if !request.http.body.isEmpty {
@@ -101,8 +121,8 @@ struct AdminHandler: Sendable {
                 ?? 0
         }
         let key = try PartnerAPIKey.generate()
-        guard let record = try partners.rotateKey(id: id, keyHash: PartnerAPIKey.hash(key),
-                                                  previousKeyValidSeconds: overlap) else {
+        guard let record = try partners.acting(as: actor).rotateKey(id: id, keyHash: PartnerAPIKey.hash(key),
+                                                                    previousKeyValidSeconds: overlap) else {
             guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
             throw Self.partnerRevoked
         }
@@ -111,9 +131,9 @@ struct AdminHandler: Sendable {
     }
 
     /// The key before the last rotation stops working now (the partner has moved, or it leaked).
-    func endPreviousKey(_ request: RoutedRequest) throws -> HTTPResponse {
+    func endPreviousKey(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
-        guard let record = try partners.endPreviousKey(id: id) else {
+        guard let record = try partners.acting(as: actor).endPreviousKey(id: id) else {
             guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
             throw Self.partnerRevoked
         }
@@ -121,8 +141,10 @@ struct AdminHandler: Sendable {
         return Reply.json(200, record.json())
     }
 
-    func revoke(_ request: RoutedRequest) throws -> HTTPResponse {
-        guard let record = try partners.revoke(id: try Self.partnerID(request)) else { throw HeraldError.notFound }
+    func revoke(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
+        guard let record = try partners.acting(as: actor).revoke(id: try Self.partnerID(request)) else {
+            throw HeraldError.notFound
+        }
         audit("partner revoked", record)
         return Reply.json(200, record.json())
     }

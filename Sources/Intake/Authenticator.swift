@@ -72,11 +72,16 @@ final class Authenticator: Sendable {
     /// True when an Authorization header carries the admin token (or its previous one: counted unless `counted` is
     /// false, for a check the request's route makes again).
     func isAdmin(authorization: String?, counted: Bool = true) -> Bool {
+        admin(authorization: authorization, counted: counted) != nil
+    }
+
+    /// Nil unless an Authorization header carries an admin token; else whether it is the previous one (counted).
+    func admin(authorization: String?, counted: Bool = true) -> Bool? {
         guard let token = Self.bearer(authorization: authorization), let previous = adminTokens.match(token) else {
-            return false
+            return nil
         }
         if previous && counted { metrics.recordPreviousCredential(.adminToken) }
-        return true
+        return previous
     }
 
     func requireHost(_ request: HTTPRequest) throws(HeraldError) {

@@ -132,6 +132,20 @@ extension ConsoleAssets {
               ];
             },
 
+            async audit() {
+              const a = await api('/api/admin/audit?limit=200');
+              const who = e => e.actor + (e.actorDetail ? ' ' + e.actorDetail : '');
+              return [
+                el('h1', { text: 'Audit' }),
+                el('p', { class: 'muted', text: 'Changes to partners, console sign-ins and replays, newest first '
+                  + '(the last 200; GET /api/admin/audit pages further).' }),
+                table(['When', 'Who', 'Client', 'Action', 'Partner', 'What'], a.entries.map(e => el('tr', {}, [
+                  td(ago(e.at)), td(who(e)), td(e.client || ''), td(e.action, 'audit-action'),
+                  td(e.miniAppId || ''), td(JSON.stringify(e.detail), 'wrap'),
+                ]))),
+              ];
+            },
+
             async workers() {
               const w = await api('/api/admin/console/workers');
               return [el('h1', { text: 'Workers' }), workersTable(w.workers)];

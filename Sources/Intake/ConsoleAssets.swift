@@ -23,6 +23,7 @@ enum ConsoleAssets {
             <a href="#/activities" data-page="activities">Live Activities</a>
             <a href="#/webhooks" data-page="webhooks">Webhooks</a>
             <a href="#/tokens" data-page="tokens">Tokens</a>
+            <a href="#/audit" data-page="audit">Audit</a>
           </nav>
           <button id="signout" type="button">Sign out</button>
         </header>

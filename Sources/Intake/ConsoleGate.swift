@@ -4,11 +4,20 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// Who called an admin route: the admin bearer token, or a console session (its cookie).
+/// Who called an admin route: the admin bearer token (or the previous one), or a console session (its cookie).
 enum AdminCaller {
-    case bearer
+    case bearer(previous: Bool)
     /// The cookie's token (to derive the CSRF token) and the session row.
     case session(token: String, ConsoleSession)
+
+    /// The caller as the audit trail names it: the session by the first 12 hex digits of its hash, never its token.
+    func actor(client: String?) -> AdminActor {
+        switch self {
+        case .bearer(let previous): AdminActor(previous ? .adminTokenPrevious : .adminToken, client: client)
+        case .session(_, let session):
+            AdminActor(.console, detail: String(session.tokenHash.prefix(12)), client: client)
+        }
+    }
 }
 
 /// The console's sessions as the intake sees them: the `herald_console` cookie (a random token; only its
@@ -30,7 +39,9 @@ struct ConsoleGate: Sendable {
 
     /// The admin bearer token, or a console session (with the CSRF token on anything but GET and HEAD).
     func requireAdmin(_ request: HTTPRequest, authenticator: Authenticator) throws -> AdminCaller {
-        if authenticator.isAdmin(authorization: request.header("authorization")) { return .bearer }
+        if let previous = authenticator.admin(authorization: request.header("authorization")) {
+            return .bearer(previous: previous)
+        }
         guard enabled, request.header("authorization") == nil, let token = Self.cookie(request) else {
             throw HeraldError.unauthorized
         }

@@ -70,7 +70,7 @@ extension ConsoleHandler {
 
     /// One failure group back in the queue (bulk lane), through ReplayStore as `heraldctl replay` does;
     /// `dryRun` counts without changing anything.
-    func replay(_ request: RoutedRequest) throws -> HTTPResponse {
+    func replay(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let fields = try JSONFields(request.jsonBody(), allowed: ["miniAppId", "outcome", "reason", "hours", "dryRun"])
         let miniAppID = try PartnerRules.miniAppID(try fields.requiredString("miniAppId"))
         let outcome = try fields.requiredString("outcome")
@@ -93,6 +93,11 @@ extension ConsoleHandler {
         if !dryRun {
             logger.info("console replay", [("miniAppId", .string(miniAppID)), ("outcome", .string(outcome)),
                                            ("replayed", .number(Double(counts.replayed)))])
+            try audits.record("deliveries.replayed", miniAppID: miniAppID, detail: .object([
+                ("outcome", .string(outcome)), ("reason", reason.map { .string($0) } ?? .null),
+                ("hours", .number(Double(hours))), ("matched", .number(Double(counts.matched))),
+                ("replayed", .number(Double(counts.replayed))),
+            ]), by: actor)
         }
         return Self.json(.object([
             ("dryRun", .bool(dryRun)), ("matched", .number(Double(counts.matched))),

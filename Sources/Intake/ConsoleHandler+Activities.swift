@@ -32,7 +32,7 @@ extension ConsoleHandler {
 
     /// Failed webhook events sent again (`heraldctl webhooks replay`'s WebhookStore.replay): one event, or a
     /// mini-app's, failed in the last `hours`; `dryRun` (default true) counts only.
-    func replayWebhooks(_ request: RoutedRequest) throws -> HTTPResponse {
+    func replayWebhooks(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let fields = try JSONFields(request.jsonBody(), allowed: ["miniAppId", "eventId", "hours", "dryRun"])
         var selection = WebhookReplaySelection()
         if let eventID = try fields.string("eventId") {
@@ -41,7 +41,8 @@ extension ConsoleHandler {
             }
             selection.eventIDs = [id]
         }
-        if let miniAppID = try fields.string("miniAppId").map(PartnerRules.miniAppID) {
+        let miniAppID = try fields.string("miniAppId").map(PartnerRules.miniAppID)
+        if let miniAppID {
             selection.partnerIDs = try replays.partnerIDs(miniAppID: miniAppID)
             guard !selection.partnerIDs.isEmpty else { throw HeraldError.notFound }
         }
@@ -49,7 +50,14 @@ extension ConsoleHandler {
         selection.since = Date().addingTimeInterval(-Double(hours) * 3_600)
         let dryRun = try fields.bool("dryRun") ?? true
         let result = try webhooks.replay(selection, dryRun: dryRun, now: Date())
-        if !dryRun { logger.info("console webhook replay", [("replayed", .number(Double(result.replayed)))]) }
+        if !dryRun {
+            logger.info("console webhook replay", [("replayed", .number(Double(result.replayed)))])
+            try audits.record("webhooks.replayed", miniAppID: miniAppID, detail: .object([
+                ("eventId", selection.eventIDs.first.map { .string($0.uuidString.lowercased()) } ?? .null),
+                ("hours", .number(Double(hours))), ("matched", .number(Double(result.matched))),
+                ("replayed", .number(Double(result.replayed))),
+            ]), by: actor)
+        }
         return Self.json(.object([
             ("dryRun", .bool(dryRun)), ("matched", .number(Double(result.matched))),
             ("replayable", .number(Double(result.replayable))), ("replayed", .number(Double(result.replayed))),

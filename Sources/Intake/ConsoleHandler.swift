@@ -17,6 +17,7 @@ struct ConsoleHandler: Sendable {
     let partners: PartnerStore
     let tokens: TokenReportStore
     let webhooks: WebhookStore
+    let audits: AdminAuditStore
     let replayTTLSeconds: Int
     let logger: Logger
 
@@ -62,15 +63,17 @@ struct ConsoleHandler: Sendable {
         }
         let form = FormBody.parse(request.http.body)
         guard let token = form["token"], !token.isEmpty,
-              authenticator.isAdmin(authorization: "Bearer " + token)
+              let previous = authenticator.admin(authorization: "Bearer " + token)
         else {
             logger.warning("console sign-in refused")
             return Self.page(401, "text/html; charset=utf-8",
                              ConsoleAssets.loginHTML(error: "That token is not the admin token."))
         }
         let sessionToken = try ConsoleGate.newToken()
-        let session = try gate.sessions.create(tokenHash: Digest.sha256Hex(sessionToken), seconds: gate.sessionSeconds,
-                                               client: Self.client(request.http))
+        let client = Self.client(request.http)
+        let session = try gate.sessions.create(
+            tokenHash: Digest.sha256Hex(sessionToken), seconds: gate.sessionSeconds, client: client,
+            by: AdminCaller.bearer(previous: previous).actor(client: client))
         logger.info("console sign-in", [("expires", .string(ISO8601.format(session.expiresAt)))])
         return Self.page(303, "text/plain; charset=utf-8", "", extra: [
             ("Location", "/console/"), ("Set-Cookie", gate.setCookie(sessionToken)),
@@ -101,7 +104,8 @@ struct ConsoleHandler: Sendable {
     /// Sign-out: the session ends at once, everywhere.
     func signOut(_ request: RoutedRequest, caller: AdminCaller) throws -> HTTPResponse {
         if case .session(let token, _) = caller {
-            try gate.sessions.revoke(tokenHash: Digest.sha256Hex(token))
+            try gate.sessions.revoke(tokenHash: Digest.sha256Hex(token),
+                                     by: caller.actor(client: Self.client(request.http)))
             logger.info("console sign-out")
         }
         return HTTPResponse(status: 204, headers: [("Set-Cookie", gate.clearCookie()), ("Cache-Control", "no-store")])

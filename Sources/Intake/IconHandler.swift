@@ -33,7 +33,7 @@ struct IconHandler: Sendable {
 
     /// `PUT /api/admin/mini-app-partners/{id}/icon`: the body is a PNG, JPEG or SVG of at most 1 MiB. A body
     /// that is not a decodable image is 422 `invalid_icon` and changes nothing.
-    func upload(_ request: RoutedRequest) throws -> HTTPResponse {
+    func upload(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         guard let id = UUID(uuidString: request.parameter("id")) else { throw HeraldError.notFound }
         guard Self.uploadTypes.contains(request.mediaType) else {
             throw HeraldError(status: 415, code: "unsupported_media_type",
@@ -42,7 +42,8 @@ struct IconHandler: Sendable {
         guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
         guard existing.revokedAt == nil else { throw AdminHandler.partnerRevoked }
         let images = try source.fromUpload(request.http.body, declaredType: request.mediaType)
-        guard let record = try partners.update(id: id, PartnerChanges(icon: .replace(images, sourceURL: nil))) else {
+        let change = PartnerChanges(icon: .replace(images, sourceURL: nil))
+        guard let record = try partners.acting(as: actor).update(id: id, change) else {
             throw HeraldError.notFound
         }
         logger.info("partner icon uploaded", [

@@ -65,7 +65,8 @@ public final class IntakeServer: Sendable {
             notifier: notifier, clock: clock)
         iconSource = PartnerIconSource(fetcher: try HTTPFetcher(configuration: configuration.fetch))
         iconHandler = IconHandler(icons: PartnerIconStore(pool: pool), partners: partners, source: iconSource, logger: logger)
-        adminHandler = AdminHandler(partners: partners, icons: iconSource, logger: logger,
+        let audits = AdminAuditStore(pool: pool)
+        adminHandler = AdminHandler(partners: partners, audits: audits, icons: iconSource, logger: logger,
                                     defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
                                     defaultPerDay: configuration.defaultRateLimitPerDay)
@@ -80,7 +81,8 @@ public final class IntakeServer: Sendable {
         consoleHandler = ConsoleHandler(
             gate: consoleGate, authenticator: authenticator, console: ConsoleStore(pool: pool), stats: StatsStore(pool: pool),
             workers: WorkerHeartbeatStore(), replays: ReplayStore(pool: pool), partners: partners,
-            tokens: TokenReportStore(pool: pool), webhooks: WebhookStore(pool: pool), replayTTLSeconds: configuration.rules.defaultTTLSeconds, logger: logger)
+            tokens: TokenReportStore(pool: pool), webhooks: WebhookStore(pool: pool), audits: audits,
+            replayTTLSeconds: configuration.rules.defaultTTLSeconds, logger: logger)
         maintenance = MaintenanceStore(pool: pool)
         janitor = Self.janitor(maintenance, logger: logger)
     }
@@ -236,9 +238,14 @@ public final class IntakeServer: Sendable {
         logger.log(level, "request", fields)
     }
 
+    /// An admin change's author for the audit trail (sql/047_admin_audit.sql).
+    private func actor(_ caller: AdminCaller, _ request: RoutedRequest) -> AdminActor {
+        caller.actor(client: ConsoleHandler.client(request.http))
+    }
+
     private func dispatch(_ route: Route, _ request: RoutedRequest, partnerID: inout String?) throws -> HTTPResponse {
         if route.endpoint.isConsole && !configuration.consoleEnabled { throw HeraldError.notFound }
-        var caller = AdminCaller.bearer
+        var caller = AdminCaller.bearer(previous: false)
         switch route.auth {
         case .none: break
         case .admin: caller = try consoleGate.requireAdmin(request.http, authenticator: authenticator)
@@ -277,14 +284,15 @@ public final class IntakeServer: Sendable {
         case .listLiveChannels: return try activityHandler.listLiveChannels(request)
         case .putActivityToken: return try activityHandler.putToken(request)
         case .putActivityDeviceState: return try activityHandler.putDeviceState(request)
-        case .createPartner: return try adminHandler.create(request)
+        case .createPartner: return try adminHandler.create(request, by: actor(caller, request))
         case .listPartners: return try adminHandler.list(request)
-        case .updatePartner: return try adminHandler.update(request)
-        case .revokePartner: return try adminHandler.revoke(request)
-        case .rotatePartnerKey: return try adminHandler.rotateKey(request)
-        case .endPreviousPartnerKey: return try adminHandler.endPreviousKey(request)
-        case .putPartnerIcon: return try iconHandler.upload(request)
-        case .rotateWebhookSecret: return try adminHandler.rotateWebhookSecret(request)
+        case .updatePartner: return try adminHandler.update(request, by: actor(caller, request))
+        case .revokePartner: return try adminHandler.revoke(request, by: actor(caller, request))
+        case .rotatePartnerKey: return try adminHandler.rotateKey(request, by: actor(caller, request))
+        case .endPreviousPartnerKey: return try adminHandler.endPreviousKey(request, by: actor(caller, request))
+        case .putPartnerIcon: return try iconHandler.upload(request, by: actor(caller, request))
+        case .rotateWebhookSecret: return try adminHandler.rotateWebhookSecret(request, by: actor(caller, request))
+        case .adminAudit: return try adminHandler.audit(request)
         case .icon: return try iconHandler.serve(request)
         case .putUser: return try hostHandler.putUser(request)
         case .putDevice: return try hostHandler.putDevice(request)
@@ -307,14 +315,14 @@ public final class IntakeServer: Sendable {
         case .consoleOverview: return try consoleHandler.overview(request)
         case .consoleWorkers: return try consoleHandler.workerList(request)
         case .consoleFailures: return try consoleHandler.failures(request)
-        case .consoleReplay: return try consoleHandler.replay(request)
+        case .consoleReplay: return try consoleHandler.replay(request, by: actor(caller, request))
         case .consoleRequests: return try consoleHandler.requests(request)
         case .consoleRequest: return try consoleHandler.requestDetail(request)
         case .consolePartners: return try consoleHandler.partnerList(request)
         case .consoleTokens: return try consoleHandler.tokenReport(request)
         case .consoleActivities: return try consoleHandler.activities(request)
         case .consoleWebhooks: return try consoleHandler.failedWebhooks(request)
-        case .consoleWebhookReplay: return try consoleHandler.replayWebhooks(request)
+        case .consoleWebhookReplay: return try consoleHandler.replayWebhooks(request, by: actor(caller, request))
         case .healthz: return Reply.json(200, .object([("status", .string("ok"))]))
         case .readyz:
             do {

@@ -12,7 +12,7 @@ public enum Endpoint: Sendable {
     case listActivityEvents
     case openChannel, updateChannel, endChannel, getChannel, startFromChannel, listLiveChannels
     case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey
-    case putPartnerIcon
+    case putPartnerIcon, adminAudit
     case rotateWebhookSecret
     case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
@@ -107,6 +107,7 @@ public enum IntakeRoutes {
     public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
     public static let revokePartner = Route(.revokePartner, "DELETE", "/api/admin/mini-app-partners/{id}", .admin)
     public static let rotatePartnerKey = Route(.rotatePartnerKey, "POST", "/api/admin/mini-app-partners/{id}/rotate-key", .admin)
+    public static let adminAudit = Route(.adminAudit, "GET", "/api/admin/audit", .admin)
     public static let endPreviousPartnerKey = Route(
         .endPreviousPartnerKey, "DELETE", "/api/admin/mini-app-partners/{id}/previous-key", .admin)
     public static let rotateWebhookSecret = Route(
@@ -162,7 +163,7 @@ public enum IntakeRoutes {
         // Channels first: `.../channels/{channelId}` would also match `.../{activityId}/events`.
         openChannel, updateChannel, endChannel, getChannel, startFromChannel,
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, listActivityEvents,
-        createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey,
+        createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey, adminAudit,
         putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         putActivityDeviceState, listLiveChannels,

@@ -14,9 +14,12 @@ public struct ConsoleSessionStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }
 
-    /// A new session living `seconds` from now.
-    public func create(tokenHash: String, seconds: Int, client: String?) throws -> ConsoleSession {
-        try pool.withConnection { connection in
+    /// A new session living `seconds` from now, signed in by `actor` (the audit trail's console.signed_in).
+    public func create(tokenHash: String, seconds: Int, client: String?, by actor: AdminActor) throws
+        -> ConsoleSession
+    {
+        try pool.withTransaction { connection in
+            try actor.apply(on: connection)
             let row = try connection.query(Self.createSQL, [tokenHash, seconds, client]).first!
             return ConsoleSession(tokenHash: tokenHash, createdAt: try row.date(0), expiresAt: try row.date(1))
         }
@@ -31,11 +34,12 @@ public struct ConsoleSessionStore: Sendable {
         }
     }
 
-    /// Ends the session at once (sign-out); true when a live one was ended.
+    /// Ends the session at once (sign-out, audited as made by `actor`); true when a live one was ended.
     @discardableResult
-    public func revoke(tokenHash: String) throws -> Bool {
-        try pool.withConnection { connection in
-            try connection.query(Self.revokeSQL, [tokenHash]).affectedRows > 0
+    public func revoke(tokenHash: String, by actor: AdminActor) throws -> Bool {
+        try pool.withTransaction { connection in
+            try actor.apply(on: connection)
+            return try connection.query(Self.revokeSQL, [tokenHash]).affectedRows > 0
         }
     }
 

@@ -54,7 +54,8 @@ public struct MaintenanceStore: Sendable {
     /// Deletes rate buckets that left their windows, idempotency keys older than 25 hours, Live
     /// Activities and broadcast channels that finished more than `finishedActivityRetention` ago (with their targets
     /// and audit rows) and
-    /// reminders whose time passed more than `finishedReminderRetention` ago, in
+    /// reminders whose time passed more than `finishedReminderRetention` ago, admin audit entries past
+    /// `adminAuditRetention`, in
     /// batches of `batchSize` rows (short statements, short locks), until none is left or
     /// `maxBatches` batches ran. Returns the rows deleted.
     @discardableResult
@@ -63,7 +64,7 @@ public struct MaintenanceStore: Sendable {
             var total = 0
             for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities,
                               Self.deleteFinishedChannels, Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders,
-                              Self.deleteOldConsoleSessions, Self.deleteOldWorkerHeartbeats] {
+                              Self.deleteOldConsoleSessions, Self.deleteOldWorkerHeartbeats, Self.deleteOldAdminAudit] {
                 for _ in 0..<maxBatches {
                     let deleted = try connection.query(statement, [batchSize]).affectedRows
                     total += deleted
@@ -73,6 +74,15 @@ public struct MaintenanceStore: Sendable {
             return total
         }
     }
+
+    /// How long the admin audit trail is kept (sql/047_admin_audit.sql): over a year, for a yearly review.
+    public static let adminAuditRetention = "400 days"
+
+    /// Admin audit entries past `adminAuditRetention` (admin_audit_at).
+    public static let deleteOldAdminAudit = """
+        DELETE FROM admin_audit WHERE id = ANY (ARRAY(
+            SELECT id FROM admin_audit WHERE at < now() - interval '\(adminAuditRetention)' LIMIT $1))
+        """
 
     /// Console sessions a day after they expired or were signed out (kept that long for the audit trail).
     static let deleteOldConsoleSessions = """

@@ -117,10 +117,27 @@ public struct PartnerChanges: Sendable {
     }
 }
 
-/// Queries on `partners`.
+/// Queries on `partners`. Every change is audited (sql/047_admin_audit.sql) as made by `actor`; without one,
+/// as `database`.
 public struct PartnerStore: Sendable {
     public let pool: PostgresPool
+    public private(set) var actor: AdminActor?
     public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The same store, its changes audited as made by `actor`.
+    public func acting(as actor: AdminActor) -> PartnerStore {
+        var store = self
+        store.actor = actor
+        return store
+    }
+
+    /// A change in its own transaction, named for the audit trail.
+    private func change<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try pool.withTransaction { connection in
+            try actor?.apply(on: connection)
+            return try body(connection)
+        }
+    }
 
     static let columns = """
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
@@ -132,7 +149,7 @@ public struct PartnerStore: Sendable {
     /// partner already has the mini-app.
     public func create(_ partner: NewPartner, keyHash: String) throws -> PartnerRecord {
         do {
-            return try pool.withTransaction { connection in
+            return try change { connection in
                 try connection.query("INSERT INTO tenants (id) VALUES ($1) ON CONFLICT DO NOTHING", [partner.tenantID])
                 let id = UUID()
                 let icon = partner.icon.map(Self.iconColumns)
@@ -188,7 +205,7 @@ public struct PartnerStore: Sendable {
     /// Applies the changes given; nil when no such partner.
     /// The partner row and its icon change together, in one transaction.
     public func update(id: UUID, _ changes: PartnerChanges) throws -> PartnerRecord? {
-        try pool.withTransaction { connection in
+        try change { connection in
             let icon = changes.icon.map(Self.iconColumns)
             guard let row = try connection.query("""
                 UPDATE partners SET
@@ -227,7 +244,7 @@ public struct PartnerStore: Sendable {
 
     /// Replaces the webhook secret of an active partner that has a webhook; nil when there is none such.
     public func rotateWebhookSecret(id: UUID, secret: String) throws -> PartnerRecord? {
-        try pool.withConnection { connection in
+        try change { connection in
             try connection.query("""
                 UPDATE partners SET webhook_secret = $2, updated_at = now()
                  WHERE id = $1 AND revoked_at IS NULL AND webhook_url IS NOT NULL
@@ -248,7 +265,7 @@ public struct PartnerStore: Sendable {
     /// the replaced key is still accepted that long (a key from an earlier rotation is not: one previous key at
     /// most); with 0 it is refused at once.
     public func rotateKey(id: UUID, keyHash: String, previousKeyValidSeconds: Int = 0) throws -> PartnerRecord? {
-        try pool.withConnection { connection in
+        try change { connection in
             try connection.query("""
                 UPDATE partners SET
                     previous_key_hash = CASE WHEN $3::integer > 0 THEN key_hash END,
@@ -263,7 +280,7 @@ public struct PartnerStore: Sendable {
 
     /// Ends the previous key's overlap at once; nil when no such active partner.
     public func endPreviousKey(id: UUID) throws -> PartnerRecord? {
-        try pool.withConnection { connection in
+        try change { connection in
             try connection.query("""
                 UPDATE partners SET previous_key_hash = NULL, previous_key_expires_at = NULL, updated_at = now()
                  WHERE id = $1 AND revoked_at IS NULL
@@ -274,7 +291,7 @@ public struct PartnerStore: Sendable {
 
     /// Soft-revokes; revoking twice keeps the first time. Nil when no such partner.
     public func revoke(id: UUID) throws -> PartnerRecord? {
-        try pool.withConnection { connection in
+        try change { connection in
             try connection.query("""
                 UPDATE partners SET revoked_at = coalesce(revoked_at, now()), updated_at = now() WHERE id = $1
                 RETURNING \(Self.columns)

@@ -139,6 +139,12 @@ def main():
         click("#confirm-yes")
         wait.until(lambda d: text_of(f"button.end-previous-key[data-mini-app='{args.mini_app}']") is None)
 
+        # The audit page lists what was just done, by this console session.
+        open_page("audit", "Audit")
+        wait.until(lambda d: "partner.previous_key_ended" in texts_of("td.audit-action"))
+        read["auditActions"] = texts_of("td.audit-action")[:5]
+        shot("audit")
+
         # A POST without the CSRF token is refused, from the signed-in page itself.
         status = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];

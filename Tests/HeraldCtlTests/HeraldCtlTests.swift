@@ -144,6 +144,23 @@ struct HeraldCtlTests {
         #expect(try JSONParser.parse(revoked.output.trimmingCharacters(in: .whitespacesAndNewlines))["revokedAt"] != .null)
         #expect(try Self.run(["partners", "rotate-key", id]).status == 1)
         #expect(try Self.run(["partners", "end-previous-key", id]).status == 1)
+
+        // Each change is in the audit trail as heraldctl's, with the OS user; never a key.
+        let audit = try Self.run(["audit", "--partner", id, "--json"])
+        #expect(audit.status == 0, "\(audit.output)")
+        let entries = try JSONParser.parse(audit.output.trimmingCharacters(in: .whitespacesAndNewlines))["entries"]?
+            .arrayValue ?? []
+        let actions = entries.compactMap { $0["action"]?.stringValue }
+        #expect(actions.first == "partner.revoked" && actions.last == "partner.created", "\(actions)")
+        for action in ["partner.updated", "partner.key_rotated", "partner.previous_key_ended"] {
+            #expect(actions.contains(action), "\(actions)")
+        }
+        #expect(entries.allSatisfy { $0["actor"] == .string("heraldctl") && $0["actorDetail"] == .string(NSUserName()) })
+        #expect(!audit.output.contains(key))
+        #expect(try Self.run(["audit", "--partner", miniApp]).output.contains("partner.revoked"))
+        for bad in [["audit", "--limit", "0"], ["audit", "--before", "0"], ["audit", "extra"]] {
+            #expect(try Self.run(bad).status == 2, "\(bad)")
+        }
     }
 
     @Test("partners: --sound, --silent and the time-sensitive permission on create and update")

@@ -5,8 +5,9 @@ import Store
 import Testing
 
 /// The partner key lookup every partner request makes on a cache miss (`PartnerStore.findActiveSQL`) reads the two
-/// unique indexes of sql/002_partners.sql and sql/045_partner_previous_key.sql, proven with EXPLAIN on a private
-/// database of 5,000 partners, half of them in a rotation's overlap.
+/// unique indexes of sql/002_partners.sql and sql/045_partner_previous_key.sql, and the admin audit trail's pages
+/// (sql/047_admin_audit.sql) their indexes, proven with EXPLAIN on a private database of 5,000 partners, half of
+/// them in a rotation's overlap, and 25,000 audit entries.
 @Suite("Partner key query plans", .serialized, .requiresDatabase)
 struct PartnerQueryPlanTests {
     static let database: QueueDatabase = {
@@ -20,12 +21,34 @@ struct PartnerQueryPlanTests {
                        CASE WHEN g % 2 = 0 THEN now() + interval '1 day' END
                   FROM generate_series(0, 4999) g
                 """)
+            // Each insert wrote its audit entry (functions/partners_audited.sql); more entries of other kinds.
+            _ = try db.connection.query("""
+                INSERT INTO admin_audit (actor, action, detail)
+                SELECT 'console', 'console.signed_in', '{}' FROM generate_series(1, 20000)
+                """)
             try db.connection.execute("ANALYZE partners")
+            try db.connection.execute("ANALYZE admin_audit")
             return db
         } catch {
             fatalError("cannot build the partner query-plan fixture: \(error)")
         }
     }()
+
+    @Test("the audit trail's pages read the primary key backwards, or one partner's through admin_audit_partner")
+    func auditPages() throws {
+        let c = Self.database.connection
+        func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws -> String {
+            try c.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
+        }
+        #expect(try c.query("SELECT count(*) FROM admin_audit WHERE action = 'partner.created'").rows[0].int(0) == 5_000)
+        let all = try plan(AdminAuditStore.listSQL, [nil as Int?, 100])
+        #expect(all.contains("Index Scan Backward using admin_audit_pkey"), "\(all)")
+        let paged = try plan(AdminAuditStore.listSQL, [12_000, 100])
+        #expect(paged.contains("admin_audit_pkey") && !paged.contains("Seq Scan"), "\(paged)")
+        let partner = try plan(AdminAuditStore.listPartnerSQL, [nil as Int?, 100, UUID()])
+        #expect(partner.contains("admin_audit_partner"), "\(partner)")
+        #expect(!partner.contains("Seq Scan") && !partner.contains("Sort"), "\(partner)")
+    }
 
     @Test("the key lookup is two unique-index scans, current key then previous key, and finds each")
     func keyLookup() throws {
