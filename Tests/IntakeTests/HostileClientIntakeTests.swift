@@ -264,6 +264,9 @@ import Glibc
         defer { intake.stop() }
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
+        // The connections that made the partner and the user count against the limit until the server has seen
+        // them close: a held one opened before that is refused, and four are never admitted.
+        try waitFor("the setup's connections closed", timeout: .seconds(30)) { intake.server.admittedConnections == 0 }
         // Four connections open and busy as far as the limit is concerned.
         var held: [Int32] = []
         defer { held.forEach { close($0) } }
