@@ -13,23 +13,12 @@ enum AuditCommand {
         guard (1...1_000).contains(limit) else { throw UsageError(message: "--limit must be 1-1000") }
         let before = try arguments.integer("before")
         if let before, before < 1 { throw UsageError(message: "--before must be an entry's id") }
-        var partnerID: UUID?
-        if let partner = arguments.option("partner") {
-            if let id = UUID(uuidString: partner) {
-                partnerID = id
-            } else {
-                let miniAppID = try PartnerRules.miniAppID(partner)
-                let ids = try ReplayStore(pool: pool).partnerIDs(miniAppID: miniAppID)
-                guard let id = ids.first else {
-                    throw CommandFailure(message: "no partner has mini-app id \(miniAppID)")
-                }
-                guard ids.count == 1 else {
-                    throw CommandFailure(
-                        message: "\(ids.count) partners (revoked ones too) had mini-app id \(miniAppID): give the id")
-                }
-                partnerID = id
-            }
+        let partnerIDs = try Commands.partnerIDs(arguments, pool: pool)
+        if let partnerIDs, partnerIDs.count > 1 {
+            throw CommandFailure(
+                message: "\(partnerIDs.count) partners (revoked ones too) had this mini-app id: give the id")
         }
+        let partnerID = partnerIDs?.first
         let entries = try AdminAuditStore(pool: pool).list(partnerID: partnerID, before: before, limit: limit)
         printer.emit(.object([("entries", .array(entries.map(\.json)))])) { text in
             entries.isEmpty ? "no entries" : text.table(

@@ -9,6 +9,17 @@ enum Commands {
     /// heraldctl as the audit trail names it (sql/047_admin_audit.sql): with the OS user running it.
     static var actor: AdminActor { AdminActor(.heraldctl, detail: NSUserName()) }
 
+    /// `--partner` as given: a partner id, or a mini-app id and every partner (revoked ones too) that had it; nil when
+    /// the option is absent. Fails (1) for a mini-app id no partner had.
+    static func partnerIDs(_ arguments: Arguments, pool: PostgresPool) throws -> [UUID]? {
+        guard let partner = arguments.option("partner") else { return nil }
+        if let id = UUID(uuidString: partner) { return [id] }
+        let miniAppID = try PartnerRules.miniAppID(partner)
+        let ids = try ReplayStore(pool: pool).partnerIDs(miniAppID: miniAppID)
+        guard !ids.isEmpty else { throw CommandFailure(message: "no partner has mini-app id \(miniAppID)") }
+        return ids
+    }
+
     /// A replay in the audit trail (no audit trigger sees the rows it changes): the selectors as given and the counts.
     static func auditReplay(_ action: String, pool: PostgresPool, partnerIDs: [UUID], arguments: Arguments,
                             matched: Int, replayed: Int) throws {

@@ -14,15 +14,7 @@ enum ReplayCommand {
         guard arguments.positional.isEmpty else { throw UsageError(message: "replay takes options only") }
         let store = ReplayStore(pool: pool)
         var selection = try selection(arguments, now: printer.now)
-        if let partner = arguments.option("partner") {
-            if let id = UUID(uuidString: partner) {
-                selection.partnerIDs = [id]
-            } else {
-                let miniAppID = try PartnerRules.miniAppID(partner)
-                selection.partnerIDs = try store.partnerIDs(miniAppID: miniAppID)
-                guard !selection.partnerIDs.isEmpty else { throw CommandFailure(message: "no partner has mini-app id \(miniAppID)") }
-            }
-        }
+        if let ids = try Commands.partnerIDs(arguments, pool: pool) { selection.partnerIDs = ids }
         let dryRun = arguments.flag("dry-run")
         let lane = arguments.flag("realtime") ? 0 : 1
         let showProgress = printer.style != .json && isatty(2) == 1

@@ -22,15 +22,7 @@ enum WebhooksCommand {
         if let since = selection.since, let until = selection.until, since >= until {
             throw UsageError(message: "--since must be before --until")
         }
-        if let partner = arguments.option("partner") {
-            if let id = UUID(uuidString: partner) {
-                selection.partnerIDs = [id]
-            } else {
-                let miniAppID = try PartnerRules.miniAppID(partner)
-                selection.partnerIDs = try ReplayStore(pool: pool).partnerIDs(miniAppID: miniAppID)
-                guard !selection.partnerIDs.isEmpty else { throw CommandFailure(message: "no partner has mini-app id \(miniAppID)") }
-            }
-        }
+        if let ids = try Commands.partnerIDs(arguments, pool: pool) { selection.partnerIDs = ids }
         guard selection.hasSelector else {
             throw UsageError(message: "webhooks replay needs at least one of --event, --partner, --since, --until")
         }

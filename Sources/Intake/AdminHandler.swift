@@ -49,13 +49,7 @@ struct AdminHandler: Sendable {
         let query = ConsoleQuery(request.http.query)
         let limit = try query.integer("limit", range: 1...1_000) ?? 100
         let before = try query.integer("before", range: 1...Int.max)
-        let partnerID = try request.http.query["partner"].map { text -> UUID in
-            guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
-                throw HeraldError.invalidField("partner", "partner must be a partner id (a UUID).")
-            }
-            return id
-        }
-        let entries = try audits.list(partnerID: partnerID, before: before, limit: limit)
+        let entries = try audits.list(partnerID: try query.uuid("partner"), before: before, limit: limit)
         return Reply.json(200, .object([
             ("entries", .array(entries.map(\.json))),
             ("next", entries.count == limit ? entries.last.map { .number(Double($0.id)) } ?? .null : .null),
@@ -123,8 +117,7 @@ struct AdminHandler: Sendable {
         let key = try PartnerAPIKey.generate()
         guard let record = try partners.acting(as: actor).rotateKey(id: id, keyHash: PartnerAPIKey.hash(key),
                                                                     previousKeyValidSeconds: overlap) else {
-            guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
-            throw Self.partnerRevoked
+            throw try notActive(id)
         }
         audit("partner key rotated", record)
         return Reply.json(200, record.json(apiKey: key))
@@ -133,10 +126,7 @@ struct AdminHandler: Sendable {
     /// The key before the last rotation stops working now (the partner has moved, or it leaked).
     func endPreviousKey(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
-        guard let record = try partners.acting(as: actor).endPreviousKey(id: id) else {
-            guard try partners.find(id: id) != nil else { throw HeraldError.notFound }
-            throw Self.partnerRevoked
-        }
+        guard let record = try partners.acting(as: actor).endPreviousKey(id: id) else { throw try notActive(id) }
         audit("partner previous key ended", record)
         return Reply.json(200, record.json())
     }
@@ -158,6 +148,11 @@ struct AdminHandler: Sendable {
     /// The images of an `iconUrl`, fetched and rasterised before anything is written.
     private func iconChange(_ url: String) throws -> PartnerIconChange {
         .replace(try icons.fromURL(url), sourceURL: url)
+    }
+
+    /// Why a change to an active partner found none: 404 for no such partner, 409 `partner_revoked` for a revoked one.
+    private func notActive(_ id: UUID) throws -> HeraldError {
+        try partners.find(id: id) == nil ? .notFound : Self.partnerRevoked
     }
 
     static let partnerRevoked = HeraldError(

@@ -125,8 +125,6 @@ public final class IntakeMetrics: Sendable {
         return out
     }
 
-    /// A label value as the exposition format wants it (mini-app ids hold none of these, but a label must
-    /// never break the text).
     private static func labels(_ credential: PreviousCredential) -> String {
         switch credential {
         case .adminToken: "credential=\"admin_token\""
@@ -135,6 +133,8 @@ public final class IntakeMetrics: Sendable {
         }
     }
 
+    /// A label value as the exposition format wants it (mini-app ids hold none of these, but a label must
+    /// never break the text).
     static func escaped(_ value: String) -> String {
         value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")

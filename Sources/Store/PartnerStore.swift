@@ -193,7 +193,7 @@ public struct PartnerStore: Sendable {
         }
     }
 
-    /// Two unique-index lookups (`QueryPlanTests`): a query ORing the two columns would need a bitmap of both.
+    /// Two unique-index lookups (`PartnerQueryPlanTests`): a query ORing the two columns would need a bitmap of both.
     public static let findActiveSQL = """
         SELECT \(columns), false FROM partners WHERE key_hash = $1 AND revoked_at IS NULL
         UNION ALL
