@@ -17,6 +17,8 @@ public enum DeliveryOutcome: Sendable, Equatable {
     /// A Live Activity row made moot by a newer row of the same activity and device (the newest state
     /// goes instead), or a start of an activity that ended before the start went out. Never sent.
     case superseded
+    /// A row of a partner revoked before it was sent (`reason`: partner_revoked). Never sent, never replayed.
+    case cancelled(reason: String)
     /// Try again at `at`; the row goes back to pending.
     case retry(at: Date, reason: String)
     /// Held back at no cost to the delivery: the upstream refused Herald's own setup
@@ -33,6 +35,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
         case .expired: return "expired"
         case .suppressed: return "suppressed"
         case .superseded: return "superseded"
+        case .cancelled: return "cancelled"
         case .retry: return "retry"
         case .deferred: return "deferred"
         }
@@ -42,7 +45,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
     public var reason: String? {
         switch self {
         case .failed(let reason), .dead(let reason), .tokenInvalid(let reason, _), .retry(_, let reason),
-             .deferred(_, let reason):
+             .deferred(_, let reason), .cancelled(let reason):
             return reason
         case .expired: return "expired"
         case .suppressed: return "opted_out"

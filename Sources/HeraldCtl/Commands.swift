@@ -75,8 +75,9 @@ enum Commands {
         }
     }
 
+    /// `signer` is read only when a revocation finds active Live Activities to end.
     static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaults: PartnerDefaults,
-                         iconSource: () throws -> PartnerIconSource) throws {
+                         signer: () throws -> HMACSigner, iconSource: () throws -> PartnerIconSource) throws {
         let store = PartnerStore(pool: pool).acting(as: actor)
         guard let action = arguments.positional.first else { throw UsageError(message: "partners needs an action") }
         switch action {
@@ -184,8 +185,20 @@ enum Commands {
             printer.emit(record.json(webhookSecret: secret)) { describe(record) + "\nnew webhook secret (shown once): \(secret)" }
         case "revoke":
             try arguments.allowOnly(["json"])
-            guard let record = try store.revoke(id: try partnerID(arguments)) else {
+            let now = Date()
+            guard let record = try store.revoke(id: try partnerID(arguments), endActivity: { activity, partner in
+                let end = try activity.immediateEnd(miniAppID: partner.miniAppID, displayName: partner.displayName,
+                                                    now: now, signer: try signer())
+                return RevocationEnd(apns: String(decoding: end.rendered.apns, as: UTF8.self),
+                                     fcm: String(decoding: end.rendered.fcm, as: UTF8.self), timestamp: end.timestamp)
+            }) else {
                 throw CommandFailure(message: "no such partner")
+            }
+            printer.emit(record.json()) { describe(record) }
+        case "suspend", "resume":
+            try arguments.allowOnly(["json"])
+            guard let record = try store.setSuspended(id: try partnerID(arguments), action == "suspend") else {
+                throw CommandFailure(message: "no such active partner")
             }
             printer.emit(record.json()) { describe(record) }
         default:
@@ -239,7 +252,8 @@ enum Commands {
 
     static func describe(_ record: PartnerRecord) -> String {
         let overlap = record.previousKeyExpiresAt.map { "  previous key valid until \(ISO8601.format($0))" } ?? ""
-        let state = (record.revokedAt.map { "revoked \(ISO8601.format($0))" } ?? "active") + overlap
+        let state = (record.revokedAt.map { "revoked \(ISO8601.format($0))" }
+            ?? record.suspendedAt.map { "suspended \(ISO8601.format($0))" } ?? "active") + overlap
         return "\(record.id.uuidString.lowercased())  \(record.miniAppID)  \"\(record.displayName)\"  tenant=\(record.tenantID)  "
             + "\(record.rateLimitPerMinute)/min \(record.rateLimitPerDay)/day  "
             + "sound=\(record.sound.name ?? "(silent)")\(record.allowTimeSensitive ? "  time-sensitive" : "")  \(state)"

@@ -60,7 +60,7 @@ enum Help {
             --list prints every partition and its bounds.
             """,
         "partners": """
-            usage: heraldctl partners <create|list|update|rotate-key|end-previous-key|revoke> ...
+            usage: heraldctl partners <create|list|update|rotate-key|end-previous-key|suspend|resume|revoke> ...
 
               partners create --mini-app-id ID --display-name NAME [--tenant T]
                               [--rate-limit-per-minute N] [--rate-limit-per-day N]
@@ -74,6 +74,8 @@ enum Help {
               partners rotate-key ID [--previous-key-valid DURATION]
               partners end-previous-key ID
               partners rotate-webhook-secret ID
+              partners suspend ID
+              partners resume ID
               partners revoke ID
 
             heraldctl partners <action> --help for each.
@@ -134,7 +136,25 @@ enum Help {
         "partners revoke": """
             usage: heraldctl partners revoke ID [--json]
 
-            Revokes the partner: its key is refused from now on. Queued deliveries still go out.
+            Revokes the partner: its key is refused from now on (within the intakes' 2-second key cache),
+            and nothing it queued is sent: its queued, scheduled and retrying deliveries are cancelled
+            (outcome cancelled, reason partner_revoked; never replayed), its reminders cancelled, its
+            broadcast channels closed, and its active Live Activities ended at once on every device. Ending
+            them signs their ends: HERALD_SIGNING_KEYS (and HERALD_SIGNING_KEY_ID) as the intake has them
+            are needed when the partner has an active Live Activity. Cannot be undone.
+            """,
+        "partners suspend": """
+            usage: heraldctl partners suspend ID [--json]
+
+            Suspends the partner: its key is answered 403 partner_suspended (within the intakes' 2-second key
+            cache) and nothing of it is sent; its queued deliveries wait, attempts unspent, and those whose
+            TTL ends meanwhile expire. Fails (1) for a revoked or unknown partner.
+            """,
+        "partners resume": """
+            usage: heraldctl partners resume ID [--json]
+
+            Resumes a suspended partner: its key works again and what it queued is sent, if still within its
+            TTL. Fails (1) for a revoked or unknown partner.
             """,
         "webhooks": """
             usage: heraldctl webhooks replay [--event ID]... [--partner ID|MINIAPP] [--since T] [--until T]
@@ -190,10 +210,11 @@ enum Help {
               --realtime     queue in the realtime lane (default: bulk, behind partner traffic)
               --dry-run      count what would be replayed, by skip reason; change nothing
             Never replays to an invalid token, a removed device or a user who opted out, never a delivery
-            that was sent, and never one twice (already_replayed). The request counts the replayed rows
+            that was sent, never one twice (already_replayed), never a revoked partner's (partner_revoked).
+            The request counts the replayed rows
             again: its status goes back to sending, then completed.
             --json: {"matched":N,"replayed":N,"skipped":{"token_invalid":N,"opted_out":N,
-            "device_removed":N,"already_replayed":N}}
+            "device_removed":N,"already_replayed":N,"partner_revoked":N}}
             """,
         "backfill": """
             usage: heraldctl backfill sends FILE [--json]

@@ -71,7 +71,8 @@ public enum HeraldCtl {
                 var iconSource: PartnerIconSource?
                 defer { iconSource?.close() }
                 try Commands.partners(pool: pool, arguments: arguments, printer: printer,
-                                      defaults: try PartnerDefaults(environment)) {
+                                      defaults: try PartnerDefaults(environment),
+                                      signer: { try pushSigner(environment) }) {
                     if let iconSource { return iconSource }
                     let made = try PartnerIconSource(environment: environment)
                     iconSource = made
@@ -94,6 +95,17 @@ public enum HeraldCtl {
         } catch {
             FileHandle.standardError.write(Data("heraldctl: \(error)\n".utf8))
             return 1
+        }
+    }
+
+    /// The payload signer of HERALD_SIGNING_KEYS / HERALD_SIGNING_KEY_ID, read as the intake reads them: a revocation
+    /// signs the ends of the partner's active Live Activities.
+    private static func pushSigner(_ environment: [String: String]) throws -> HMACSigner {
+        do {
+            let settings = try PushSettings.read(EnvironmentReader(environment: environment))
+            return HMACSigner(keyID: settings.signingKeyID, key: settings.activeKey)
+        } catch {
+            throw CommandFailure(message: "\(error.description) (a revocation signs the ends of the partner's Live Activities)")
         }
     }
 

@@ -67,6 +67,7 @@ enum ReplayCommand {
                 ("opted_out", .number(Double(counts.optedOut))),
                 ("device_removed", .number(Double(counts.deviceRemoved))),
                 ("already_replayed", .number(Double(counts.alreadyReplayed))),
+                ("partner_revoked", .number(Double(counts.partnerRevoked))),
             ])),
         ] + (dryRun ? [("wouldReplay", .number(Double(counts.replayed)))] : []))
     }
@@ -74,7 +75,8 @@ enum ReplayCommand {
     static func text(_ counts: ReplayCounts, dryRun: Bool, lane: Int, _ format: TextFormat) -> String {
         let skipped: [(String, Int)] = [("token_invalid", counts.tokenInvalid), ("opted_out", counts.optedOut),
                                         ("device_removed", counts.deviceRemoved),
-                                        ("already_replayed", counts.alreadyReplayed)]
+                                        ("already_replayed", counts.alreadyReplayed),
+                                        ("partner_revoked", counts.partnerRevoked)]
         let laneName = StatsCommand.laneName(lane)
         guard format.isTerminal else {
             return ([("matched", counts.matched), (dryRun ? "would_replay" : "replayed", counts.replayed)] + skipped)

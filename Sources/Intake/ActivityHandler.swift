@@ -139,17 +139,11 @@ struct ActivityHandler: Sendable {
     /// The end of the activity a start replaces: its last state, dismissed at once and sent at once (its
     /// card must leave as the new one arrives; `herald_activity_start` pays for it from that activity's
     /// alerted budget).
-    private func replacementEnd(_ old: ActivityAudience.Replaced, partner: PartnerProfile, now: Date) throws
+    private func replacementEnd(_ old: StoredLiveActivity, partner: PartnerProfile, now: Date) throws
         -> ActivityStartWrite.Replacement {
-        let template = try Self.template(old.template)
-        let stamp = max(Self.seconds(now), old.lastTimestamp + 1)
-        let content = LiveActivityContent(
-            activityID: old.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
-            attributes: try Self.storedAttributes(old.attributesJSON),
-            state: try LiveActivityState.decode(template: template, json: Self.parse(old.stateJSON)), event: .end,
-            timestamp: stamp, expiresAt: old.expiresAt, dismissalDate: now, alert: nil, immediate: true)
-        let rendered = LiveActivityPayload.render(content, signer: signer)
-        return .init(id: old.id, end: Self.payloads(rendered), timestamp: stamp)
+        let end = try old.immediateEnd(miniAppID: partner.miniAppID, displayName: partner.displayName, now: now,
+                                       signer: signer)
+        return .init(id: old.id, end: Self.payloads(end.rendered), timestamp: end.timestamp)
     }
 
     // MARK: - Update and end

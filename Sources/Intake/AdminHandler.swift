@@ -16,6 +16,8 @@ struct AdminHandler: Sendable {
     let defaultTenant: String
     let defaultPerMinute: Int
     let defaultPerDay: Int
+    /// Signs the ends a revocation sends the partner's active activities.
+    let signer: HMACSigner
 
     func create(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let fields = try JSONFields(request.jsonBody(), allowed: [
@@ -132,10 +134,28 @@ struct AdminHandler: Sendable {
     }
 
     func revoke(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
-        guard let record = try partners.acting(as: actor).revoke(id: try Self.partnerID(request)) else {
+        let now = Date()
+        guard let record = try partners.acting(as: actor).revoke(id: try Self.partnerID(request), endActivity: {
+            activity, partner in
+            let end = try activity.immediateEnd(miniAppID: partner.miniAppID, displayName: partner.displayName,
+                                                now: now, signer: signer)
+            return RevocationEnd(apns: String(decoding: end.rendered.apns, as: UTF8.self),
+                                 fcm: String(decoding: end.rendered.fcm, as: UTF8.self), timestamp: end.timestamp)
+        }) else {
             throw HeraldError.notFound
         }
         audit("partner revoked", record)
+        return Reply.json(200, record.json())
+    }
+
+    /// `POST .../{id}/suspend` and `.../resume`: nothing of the partner is sent while it is suspended; resuming sends
+    /// what is still within its TTL.
+    func suspend(_ request: RoutedRequest, by actor: AdminActor, _ suspended: Bool) throws -> HTTPResponse {
+        let id = try Self.partnerID(request)
+        guard let record = try partners.acting(as: actor).setSuspended(id: id, suspended) else {
+            throw try notActive(id)
+        }
+        audit(suspended ? "partner suspended" : "partner resumed", record)
         return Reply.json(200, record.json())
     }
 
@@ -172,6 +192,7 @@ struct AdminHandler: Sendable {
             ("sound", record.sound.name.map { .string($0) } ?? .null),
             ("allowTimeSensitive", .bool(record.allowTimeSensitive)),
             ("previousKeyExpiresAt", record.previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
+            ("suspendedAt", record.suspendedAt.map { .string(ISO8601.format($0)) } ?? .null),
         ])
     }
 }

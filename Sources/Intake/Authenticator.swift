@@ -11,7 +11,12 @@ import Synchronization
 /// last rotation) accepted during a rollout; every request made with one is counted
 /// (`herald_intake_previous_credential_requests_total`), so an operator sees when callers have moved.
 final class Authenticator: Sendable {
-    private struct CacheEntry { let partner: PartnerProfile?; let previous: Bool; let fetched: ContinuousClock.Instant }
+    private struct CacheEntry {
+        let partner: PartnerProfile?
+        let previous: Bool
+        let suspended: Bool
+        let fetched: ContinuousClock.Instant
+    }
 
     /// A role's token and, during a rotation, the one before it.
     struct Tokens: Sendable {
@@ -89,7 +94,11 @@ final class Authenticator: Sendable {
         if previous { metrics.recordPreviousCredential(.hostToken) }
     }
 
-    /// The partner owning the request's key; 401 for a missing, unknown or revoked key.
+    static let partnerSuspended = HeraldError(
+        status: 403, code: "partner_suspended",
+        message: "The partner is suspended: nothing of it is accepted or sent until the host resumes it.")
+
+    /// The partner owning the request's key; 401 for a missing, unknown or revoked key, 403 for a suspended partner.
     func requirePartner(_ request: HTTPRequest) throws -> PartnerProfile {
         guard let key = Self.bearer(request), PartnerAPIKey.isWellFormed(key) else { throw HeraldError.unauthorized }
         let hash = PartnerAPIKey.hash(key)
@@ -99,13 +108,18 @@ final class Authenticator: Sendable {
             entry = cached
         } else {
             let found = try partners.findActive(keyHash: hash)
-            entry = CacheEntry(partner: found?.record.profile, previous: found?.previous ?? false, fetched: now)
+            entry = CacheEntry(partner: found?.record.profile, previous: found?.previous ?? false,
+                               suspended: found?.record.suspendedAt != nil, fetched: now)
             cache.withLock { cache in
                 if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
                 cache[hash] = entry
             }
         }
         guard let partner = entry.partner else { throw HeraldError.unauthorized }
+        if entry.suspended {
+            metrics.recordSuspendedRefusal(miniAppID: partner.miniAppID)
+            throw Self.partnerSuspended
+        }
         if entry.previous { metrics.recordPreviousCredential(.partnerKey(miniAppID: partner.miniAppID)) }
         return partner
     }

@@ -218,7 +218,8 @@ extension ConsoleAssets {
                   num(x.usage ? x.usage.lastDay + ' / ' + x.rateLimitPerDay : x.rateLimitPerDay),
                   td(!x.webhookUrl ? 'none' : x.usage && x.usage.webhookFailedLastDay
                     ? x.usage.webhookFailedLastDay + ' failed (1 d): ' + (x.usage.webhookLastError || '') : 'healthy', 'wrap'),
-                  td(x.revokedAt ? 'revoked' : x.previousKeyExpiresAt
+                  td(x.revokedAt ? 'revoked' : x.suspendedAt
+                    ? 'suspended since ' + new Date(x.suspendedAt).toLocaleString() : x.previousKeyExpiresAt
                     ? 'active; previous key until ' + new Date(x.previousKeyExpiresAt).toLocaleString()
                     : 'active', 'wrap'),
                   el('td', {}, x.revokedAt ? null : [
@@ -228,6 +229,11 @@ extension ConsoleAssets {
                       'data-mini-app': x.miniAppId, text: 'End previous key…',
                       onclick: () => askPartner(x, 'end-previous') }) : '',
                     x.previousKeyExpiresAt ? ' ' : '',
+                    x.suspendedAt
+                      ? el('button', { type: 'button', class: 'resume', 'data-mini-app': x.miniAppId, text: 'Resume…',
+                        onclick: () => askPartner(x, 'resume') })
+                      : el('button', { type: 'button', class: 'suspend', 'data-mini-app': x.miniAppId, text: 'Suspend…',
+                        onclick: () => askPartner(x, 'suspend') }), ' ',
                     el('button', { type: 'button', text: 'Revoke…', onclick: () => askPartner(x, 'revoke') })]),
                 ]))),
               ];
@@ -331,7 +337,8 @@ extension ConsoleAssets {
             try {
               const dry = await api('/api/admin/console/failures/replay', { method: 'POST', body: JSON.stringify(Object.assign({ dryRun: true }, body)) });
               confirmPanel(panel, 'Dry run: ' + dry.replayed + ' of ' + dry.matched + ' ' + group.outcome + ' deliveries of '
-                + group.miniAppId + ' would be replayed (the rest skip: invalid token, opted out, device removed or already replayed).',
+                + group.miniAppId + ' would be replayed (the rest skip: invalid token, opted out, device removed, already replayed'
+                + ' or a revoked partner\u2019s: ' + dry.skipped.partnerRevoked + ').',
                 'Replay ' + dry.replayed, async () => {
                   const done = await api('/api/admin/console/failures/replay', { method: 'POST', body: JSON.stringify(Object.assign({ dryRun: false }, body)) });
                   panel.replaceChildren(el('p', { id: 'replay-result', text: 'Replayed ' + done.replayed + ' of ' + done.matched + ' into the bulk lane.' }));
@@ -359,10 +366,22 @@ extension ConsoleAssets {
             const panel = document.getElementById('partner-panel');
             const path = '/api/admin/mini-app-partners/' + encodeURIComponent(partner.id);
             if (what === 'revoke') {
-              confirmPanel(panel, 'Revoke ' + partner.miniAppId + '? Its key stops working within seconds; this cannot be undone.',
+              confirmPanel(panel, 'Revoke ' + partner.miniAppId + '? Its key stops working within seconds, nothing it queued'
+                + ' is sent, and its Live Activities end now; this cannot be undone.',
                 'Revoke', async () => {
                   await api(path, { method: 'DELETE' });
                   panel.replaceChildren(el('p', { text: partner.miniAppId + ' revoked.' }));
+                  refresh();
+                });
+            } else if (what === 'suspend' || what === 'resume') {
+              const suspend = what === 'suspend';
+              confirmPanel(panel, suspend
+                ? 'Suspend ' + partner.miniAppId + '? Its key is refused within seconds and nothing of it is sent;'
+                  + ' its queue waits (past its TTL, it expires) until you resume it.'
+                : 'Resume ' + partner.miniAppId + '? Its key works again and what it queued is sent if still within its TTL.',
+                suspend ? 'Suspend' : 'Resume', async () => {
+                  await api(path + '/' + what, { method: 'POST' });
+                  panel.replaceChildren(el('p', { text: partner.miniAppId + (suspend ? ' suspended.' : ' resumed.') }));
                   refresh();
                 });
             } else if (what === 'end-previous') {

@@ -106,6 +106,7 @@ extension ConsoleHandler {
                 ("tokenInvalid", .number(Double(counts.tokenInvalid))), ("optedOut", .number(Double(counts.optedOut))),
                 ("deviceRemoved", .number(Double(counts.deviceRemoved))),
                 ("alreadyReplayed", .number(Double(counts.alreadyReplayed))),
+                ("partnerRevoked", .number(Double(counts.partnerRevoked))),
             ])),
         ]))
     }

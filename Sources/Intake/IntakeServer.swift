@@ -69,7 +69,7 @@ public final class IntakeServer: Sendable {
         adminHandler = AdminHandler(partners: partners, audits: audits, icons: iconSource, logger: logger,
                                     defaultTenant: configuration.defaultTenant,
                                     defaultPerMinute: configuration.defaultRateLimitPerMinute,
-                                    defaultPerDay: configuration.defaultRateLimitPerDay)
+                                    defaultPerDay: configuration.defaultRateLimitPerDay, signer: signer)
         hostHandler = HostHandler(directory: DirectoryStore(pool: pool), publicURL: configuration.rules.publicURL)
         reminderHandler = ReminderHandler(
             store: ReminderStore(pool: pool), rules: configuration.rules, signer: signer,
@@ -288,6 +288,8 @@ public final class IntakeServer: Sendable {
         case .listPartners: return try adminHandler.list(request)
         case .updatePartner: return try adminHandler.update(request, by: actor(caller, request))
         case .revokePartner: return try adminHandler.revoke(request, by: actor(caller, request))
+        case .suspendPartner: return try adminHandler.suspend(request, by: actor(caller, request), true)
+        case .resumePartner: return try adminHandler.suspend(request, by: actor(caller, request), false)
         case .rotatePartnerKey: return try adminHandler.rotateKey(request, by: actor(caller, request))
         case .endPreviousPartnerKey: return try adminHandler.endPreviousKey(request, by: actor(caller, request))
         case .putPartnerIcon: return try iconHandler.upload(request, by: actor(caller, request))

@@ -19,6 +19,8 @@ public final class IntakeMetrics: Sendable {
         var activityEvents = 0
         var liveActivityBudget: [BudgetKey: Int] = [:]
         var previousCredentials: [PreviousCredential: Int] = [:]
+        /// Requests refused because their partner is suspended, by mini-app.
+        var suspendedRefusals: [String: Int] = [:]
     }
 
     /// A credential accepted during its rotation's overlap (`Authenticator`).
@@ -68,6 +70,9 @@ public final class IntakeMetrics: Sendable {
         state.withLock { $0.liveActivityBudget[BudgetKey(partner: partner, reason: reason.rawValue), default: 0] += 1 }
     }
     public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
+    func recordSuspendedRefusal(miniAppID: String) {
+        state.withLock { $0.suspendedRefusals[miniAppID, default: 0] += 1 }
+    }
     func recordPreviousCredential(_ credential: PreviousCredential) {
         state.withLock { $0.previousCredentials[credential, default: 0] += 1 }
     }
@@ -112,6 +117,11 @@ public final class IntakeMetrics: Sendable {
         let previous = snapshot.previousCredentials.map { (labels: Self.labels($0.key), count: $0.value) }
         for (labels, count) in previous.sorted(by: { $0.labels < $1.labels }) {
             out += "herald_intake_previous_credential_requests_total{\(labels)} \(count)\n"
+        }
+        out += "# HELP herald_intake_suspended_partner_requests_total Requests refused (403 partner_suspended) because their partner is suspended, by partner.\n"
+        out += "# TYPE herald_intake_suspended_partner_requests_total counter\n"
+        for (partner, count) in snapshot.suspendedRefusals.sorted(by: { $0.key < $1.key }) {
+            out += "herald_intake_suspended_partner_requests_total{partner=\"\(Self.escaped(partner))\"} \(count)\n"
         }
         out += "# HELP herald_intake_prefer_waiting Prefer: wait requests waiting now (no thread held).\n"
         out += "# TYPE herald_intake_prefer_waiting gauge\n"

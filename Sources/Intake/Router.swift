@@ -11,7 +11,8 @@ public enum Endpoint: Sendable {
     case startActivity, updateActivity, endActivity, getActivity, putActivityToken, putActivityDeviceState
     case listActivityEvents
     case openChannel, updateChannel, endChannel, getChannel, startFromChannel, listLiveChannels
-    case createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey
+    case createPartner, listPartners, updatePartner, revokePartner, suspendPartner, resumePartner, rotatePartnerKey,
+        endPreviousPartnerKey
     case putPartnerIcon, adminAudit
     case rotateWebhookSecret
     case icon
@@ -106,6 +107,9 @@ public enum IntakeRoutes {
     public static let listPartners = Route(.listPartners, "GET", "/api/admin/mini-app-partners", .admin)
     public static let updatePartner = Route(.updatePartner, "PATCH", "/api/admin/mini-app-partners/{id}", .admin)
     public static let revokePartner = Route(.revokePartner, "DELETE", "/api/admin/mini-app-partners/{id}", .admin)
+    public static let suspendPartner = Route(
+        .suspendPartner, "POST", "/api/admin/mini-app-partners/{id}/suspend", .admin)
+    public static let resumePartner = Route(.resumePartner, "POST", "/api/admin/mini-app-partners/{id}/resume", .admin)
     public static let rotatePartnerKey = Route(.rotatePartnerKey, "POST", "/api/admin/mini-app-partners/{id}/rotate-key", .admin)
     public static let adminAudit = Route(.adminAudit, "GET", "/api/admin/audit", .admin)
     public static let endPreviousPartnerKey = Route(
@@ -163,7 +167,8 @@ public enum IntakeRoutes {
         // Channels first: `.../channels/{channelId}` would also match `.../{activityId}/events`.
         openChannel, updateChannel, endChannel, getChannel, startFromChannel,
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, listActivityEvents,
-        createPartner, listPartners, updatePartner, revokePartner, rotatePartnerKey, endPreviousPartnerKey, adminAudit,
+        createPartner, listPartners, updatePartner, revokePartner, suspendPartner, resumePartner, rotatePartnerKey,
+        endPreviousPartnerKey, adminAudit,
         putPartnerIcon, rotateWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         putActivityDeviceState, listLiveChannels,

@@ -58,20 +58,11 @@ public struct ActivityAudience: Sendable {
         public let environment: String
     }
     /// The active activity of the same user and mini-app.
-    public struct Replaced: Sendable {
-        public let id: UUID
-        public let template: String
-        public let attributesJSON: String
-        public let stateJSON: String
-        public let lastTimestamp: Int
-        public let createdAt: Date
-        public let expiresAt: Date
-    }
     public let userID: String
     public let hasSession: Bool
     public let optedOut: Bool
     public let devices: [Device]
-    public let replaced: Replaced?
+    public let replaced: StoredLiveActivity?
 }
 
 /// The answer of `ActivityStore.admitStart`: ONE round trip.
@@ -455,9 +446,9 @@ public struct ActivityStore: Sendable {
             else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected audience device") }
             devices.append(.init(deviceID: id, service: try RecipientResolution.service(service), environment: environment))
         }
-        var replaced: ActivityAudience.Replaced?
+        var replaced: StoredLiveActivity?
         if row.optionalString(4) != nil {
-            replaced = .init(
+            replaced = StoredLiveActivity(
                 id: try row.uuid(4), template: try row.string(5), attributesJSON: try row.string(6),
                 stateJSON: try row.string(7), lastTimestamp: try row.int(8), createdAt: try row.date(9),
                 expiresAt: try row.date(10))

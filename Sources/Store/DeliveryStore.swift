@@ -13,6 +13,8 @@ public struct ClaimedDelivery: Sendable {
         case suppressed
         /// A Live Activity row with a newer row for the same device, or the start of an ended activity.
         case superseded
+        /// A row of a revoked partner (an activity's end excepted): never sent.
+        case cancelled
     }
 
     public let id: UUID
@@ -563,6 +565,9 @@ public struct DeliveryStore: Sendable {
                                       WHERE l.id = ANY ($5::uuid[]) AND (l.state || '') = 'pending'
                                         AND l.available_at <= now() AND l.service = ANY ($4::text[])
                                         AND l.activity_id IS NULL AND l.members IS NULL
+                                        AND NOT EXISTS (SELECT 1 FROM partners s
+                                                         WHERE s.id = l.partner_id AND s.suspended_at IS NOT NULL
+                                                           AND s.revoked_at IS NULL)
                                       ORDER BY l.available_at
                                       LIMIT $2
                                         FOR UPDATE SKIP LOCKED))
@@ -589,6 +594,7 @@ public struct DeliveryStore: Sendable {
         SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
                CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END,
                CASE
+                   WHEN p.revoked_at IS NOT NULL THEN 'cancelled'
                    WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
                    WHEN v.device_id IS NULL THEN 'device_removed'
                    WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)

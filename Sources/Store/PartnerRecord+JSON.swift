@@ -22,6 +22,7 @@ extension PartnerRecord {
             ("allowTimeSensitive", .bool(allowTimeSensitive)),
             ("createdAt", .string(ISO8601.format(createdAt))),
             ("revokedAt", revokedAt.map { .string(ISO8601.format($0)) } ?? .null),
+            ("suspendedAt", suspendedAt.map { .string(ISO8601.format($0)) } ?? .null),
             ("previousKeyExpiresAt", previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
         ]
         if let apiKey { members.append(("apiKey", .string(apiKey))) }

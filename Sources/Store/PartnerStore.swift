@@ -24,6 +24,8 @@ public struct PartnerRecord: Sendable, Equatable {
     public let allowTimeSensitive: Bool
     /// Until when the key before the last rotation is still accepted; nil when it is not.
     public let previousKeyExpiresAt: Date?
+    /// Since when the partner is suspended (its key refused with 403, nothing of it sent); nil when it is not.
+    public let suspendedAt: Date?
 
     public var profile: PartnerProfile {
         PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
@@ -32,6 +34,19 @@ public struct PartnerRecord: Sendable, Equatable {
                        },
                        rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay, sound: sound,
                        allowTimeSensitive: allowTimeSensitive)
+    }
+}
+
+/// The end a revocation sends one active activity: its payloads and their `aps.timestamp`.
+public struct RevocationEnd: Sendable {
+    public let apns: String
+    public let fcm: String
+    public let timestamp: Int
+
+    public init(apns: String, fcm: String, timestamp: Int) {
+        self.apns = apns
+        self.fcm = fcm
+        self.timestamp = timestamp
     }
 }
 
@@ -142,7 +157,8 @@ public struct PartnerStore: Sendable {
     static let columns = """
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
         created_at, revoked_at, icon_updated_at, webhook_url, sound, allow_time_sensitive, \
-        CASE WHEN previous_key_expires_at > now() AND revoked_at IS NULL THEN previous_key_expires_at END
+        CASE WHEN previous_key_expires_at > now() AND revoked_at IS NULL THEN previous_key_expires_at END, \
+        suspended_at
         """
 
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
@@ -189,7 +205,7 @@ public struct PartnerStore: Sendable {
     /// until that one's overlap ends (`previous` true).
     public func findActive(keyHash: String) throws -> (record: PartnerRecord, previous: Bool)? {
         try pool.withConnection { connection in
-            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool(14)) }
+            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool(15)) }
         }
     }
 
@@ -289,13 +305,63 @@ public struct PartnerStore: Sendable {
         }
     }
 
-    /// Soft-revokes; revoking twice keeps the first time. Nil when no such partner.
-    public func revoke(id: UUID) throws -> PartnerRecord? {
+    /// Soft-revokes, and in the same transaction stops everything of the partner not yet sent
+    /// (functions/partner_revoke.sql): its queued, scheduled and retrying deliveries are cancelled by the next claim,
+    /// its reminders cancelled, its broadcast channels closed, and its active activities ended at once on every
+    /// device with the ends `endActivity` renders (dismissed now). Revoking twice keeps the first time and finds
+    /// nothing more to stop. Nil when no such partner.
+    public func revoke(id: UUID, endActivity: (StoredLiveActivity, PartnerRecord) throws -> RevocationEnd)
+        throws -> PartnerRecord? {
         try change { connection in
-            try connection.query("""
+            guard let row = try connection.query("""
                 UPDATE partners SET revoked_at = coalesce(revoked_at, now()), updated_at = now() WHERE id = $1
                 RETURNING \(Self.columns)
-                """, [id]).first.map(Self.record)
+                """, [id]).first else { return nil }
+            let record = try Self.record(row)
+            let active = try connection.query(Self.revokeSQL, [id]).rows
+            var ids: [UUID] = [], apns: [String] = [], fcm: [String] = [], stamps: [Int] = []
+            for row in active {
+                let activity = StoredLiveActivity(
+                    id: try row.uuid(0), template: try row.string(1),
+                    attributesJSON: try row.string(2), stateJSON: try row.string(3),
+                    lastTimestamp: try row.int(4), createdAt: try row.date(5),
+                    expiresAt: try row.date(6))
+                // One that follows a channel ends with the channel's end: nothing to render.
+                let end = try row.bool(7)
+                    ? RevocationEnd(apns: "", fcm: "", timestamp: activity.lastTimestamp)
+                    : try endActivity(activity, record)
+                ids.append(activity.id)
+                apns.append(end.apns)
+                fcm.append(end.fcm)
+                stamps.append(end.timestamp)
+            }
+            if !ids.isEmpty { try connection.query(Self.endActivitiesSQL, [id, ids, apns, fcm, stamps]) }
+            return record
+        }
+    }
+
+    /// $1 partner. Its active activities, as `revoke` ends them.
+    public static let revokeSQL = "SELECT * FROM herald_partner_revoke($1)"
+    /// $1 partner, $2 activities, $3/$4 their ends' APNs and FCM payloads, $5 the ends' timestamps.
+    public static let endActivitiesSQL = """
+        SELECT herald_partner_end_activities($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[])
+        """
+
+    /// Suspends an active partner (its key is refused with 403 `partner_suspended` within the key cache's seconds, and
+    /// no worker claims its rows: they stay queued, attempts unspent), or resumes it (`suspended` false): its rows
+    /// are claimed again, those past their TTL as expired. Suspending twice keeps the first time. Nil when no such
+    /// active partner.
+    public func setSuspended(id: UUID, _ suspended: Bool) throws -> PartnerRecord? {
+        try change { connection in
+            let record = try connection.query("""
+                UPDATE partners SET suspended_at = CASE WHEN $2 THEN coalesce(suspended_at, now()) END,
+                                    updated_at = now()
+                 WHERE id = $1 AND revoked_at IS NULL
+                RETURNING \(Self.columns)
+                """, [id, suspended]).first.map(Self.record)
+            // Workers waiting on the queue take the resumed rows now rather than at their next poll.
+            if record != nil, !suspended { try connection.query("SELECT pg_notify($1, '')", [DeliveryStore.notificationChannel]) }
+            return record
         }
     }
 
@@ -306,6 +372,6 @@ public struct PartnerStore: Sendable {
             iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), webhookURL: row.optionalString(10),
             createdAt: try row.date(7), revokedAt: try row.optionalDate(8),
             sound: NotificationSound(name: row.optionalString(11)), allowTimeSensitive: try row.bool(12),
-            previousKeyExpiresAt: try row.optionalDate(13))
+            previousKeyExpiresAt: try row.optionalDate(13), suspendedAt: try row.optionalDate(14))
     }
 }

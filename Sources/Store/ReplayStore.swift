@@ -33,6 +33,8 @@ public struct ReplayCounts: Sendable, Equatable {
     public var optedOut = 0
     public var deviceRemoved = 0
     public var alreadyReplayed = 0
+    /// Rows of a revoked partner: nothing it queued is sent after its revocation, a replay included.
+    public var partnerRevoked = 0
 
     public init() {}
 
@@ -44,6 +46,7 @@ public struct ReplayCounts: Sendable, Equatable {
         sum.optedOut += b.optedOut
         sum.deviceRemoved += b.deviceRemoved
         sum.alreadyReplayed += b.alreadyReplayed
+        sum.partnerRevoked += b.partnerRevoked
         return sum
     }
 }
@@ -96,10 +99,11 @@ public struct ReplayStore: Sendable {
             batch.optedOut = try row.int(3)
             batch.deviceRemoved = try row.int(4)
             batch.alreadyReplayed = try row.int(5)
+            batch.partnerRevoked = try row.int(6)
             total = total + batch
             progress(total)
-            guard batch.matched == batchSize, let lastFinished = try row.optionalDate(6) else { return total }
-            after = (lastFinished, try row.uuid(7))
+            guard batch.matched == batchSize, let lastFinished = try row.optionalDate(7) else { return total }
+            after = (lastFinished, try row.uuid(8))
         }
     }
 
@@ -146,6 +150,8 @@ public struct ReplayStore: Sendable {
                            -- or sent under this id since), with no probe of the outbox or of every history
                            -- partition per row. The lock above makes a concurrent replay see the mark.
                            WHEN p.replayed_at IS NOT NULL THEN 'already_replayed'
+                           WHEN EXISTS (SELECT 1 FROM partners pr WHERE pr.id = p.partner_id AND pr.revoked_at IS NOT NULL)
+                               THEN 'partner_revoked'
                            WHEN v.device_id IS NULL THEN 'device_removed'
                            WHEN p.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
                                THEN 'token_invalid'
@@ -174,6 +180,7 @@ public struct ReplayStore: Sendable {
                        count(*) FILTER (WHERE verdict = 'token_invalid'), count(*) FILTER (WHERE verdict = 'opted_out'),
                        count(*) FILTER (WHERE verdict = 'device_removed'),
                        count(*) FILTER (WHERE verdict = 'already_replayed'),
+                       count(*) FILTER (WHERE verdict = 'partner_revoked'),
                        \(last)
                   FROM judged
                 """
@@ -212,7 +219,9 @@ public struct ReplayStore: Sendable {
                    count(*) FILTER (WHERE verdict = 'device_removed'),
                    -- A row judged 'replay' whose id another row of this batch took first is already replayed.
                    (SELECT count(*) FROM picked) - (SELECT count(*) FROM queued)
-                     - count(*) FILTER (WHERE verdict IN ('token_invalid', 'opted_out', 'device_removed')),
+                     - count(*) FILTER (WHERE verdict IN ('token_invalid', 'opted_out', 'device_removed',
+                                                          'partner_revoked')),
+                   count(*) FILTER (WHERE verdict = 'partner_revoked'),
                    \(last)
               FROM judged
             """

@@ -30,7 +30,7 @@ public struct StatsStore: Sendable {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// The outcomes a finished delivery can have (sql/009_live_activities.sql's check), in display order.
-    public static let outcomes = ["sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded"]
+    public static let outcomes = ["sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded", "cancelled"]
     public static let windows: [(name: String, seconds: Int)] = [("5m", 300), ("1h", 3_600)]
 
     /// Three statements in one round trip (each consistent in itself).

@@ -497,6 +497,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         case .deviceRemoved: return .failed(reason: "device_removed")
         case .suppressed: return .suppressed
         case .superseded: return .superseded
+        case .cancelled: return .cancelled(reason: "partner_revoked")
         }
     }
 

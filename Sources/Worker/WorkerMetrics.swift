@@ -16,6 +16,8 @@ public final class WorkerMetrics: Sendable {
         case expired, suppressed
         /// A Live Activity row a newer row of the same activity and device made moot (never sent).
         case superseded
+        /// A revoked partner's row, never sent.
+        case cancelled
         /// Held back because the upstream refused Herald's setup (attempt not counted).
         case deferred
     }
@@ -72,6 +74,7 @@ public final class WorkerMetrics: Sendable {
         case .expired: counter = .expired
         case .suppressed: counter = .suppressed
         case .superseded: counter = .superseded
+        case .cancelled: counter = .cancelled
         case .retry: counter = .retried
         case .deferred: counter = .deferred
         }

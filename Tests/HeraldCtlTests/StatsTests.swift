@@ -60,7 +60,8 @@ struct StatsTests {
         #expect(oldest >= 90 && oldest < 150, "\(oldest)")
         let recent = try #require(json["outcomes"]?["5m"])
         let hour = try #require(json["outcomes"]?["1h"])
-        #expect(recent.objectKeys == ["sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded"])
+        #expect(recent.objectKeys == ["sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded",
+                                     "cancelled"])
         #expect(recent["sent"] == .number(2) && recent["failed"] == .number(1) && recent["dead"] == .number(0))
         #expect(hour["sent"] == .number(7) && hour["failed"] == .number(1) && hour["dead"] == .number(0))
 
@@ -150,7 +151,8 @@ struct StatsTests {
         #expect(partitions.objectKeys == ["dropped", "partitions"])
         #expect(partitions["partitions"]?.arrayValue?.first?.objectKeys == ["table", "partition", "bounds"])
         let partner = ["id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "icon", "webhookUrl",
-                       "sound", "allowTimeSensitive", "createdAt", "revokedAt", "previousKeyExpiresAt"]
+                       "sound", "allowTimeSensitive", "createdAt", "revokedAt", "suspendedAt",
+                       "previousKeyExpiresAt"]
         let miniApp = "shape." + UUID().uuidString.prefix(8).lowercased()
         let created = try json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Shape", "--json"])
         #expect(created.objectKeys == partner + ["apiKey"])
@@ -162,6 +164,10 @@ struct StatsTests {
         #expect(try json(["partners", "rotate-key", id, "--json"]).objectKeys == partner + ["apiKey"])
         #expect(try json(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--json"]).objectKeys == partner + ["apiKey"])
         #expect(try json(["partners", "end-previous-key", id, "--json"]).objectKeys == partner)
+        let suspended = try json(["partners", "suspend", id, "--json"])
+        #expect(suspended.objectKeys == partner && suspended["suspendedAt"]?.stringValue != nil)
+        let resumed = try json(["partners", "resume", id, "--json"])
+        #expect(resumed.objectKeys == partner && resumed["suspendedAt"] == .null)
         #expect(try json(["partners", "revoke", id, "--json"]).objectKeys == partner)
     }
 
@@ -171,7 +177,8 @@ struct StatsTests {
         #expect(result.status == 0, "\(result.output)")
         let json = try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(json.objectKeys == ["matched", "replayed", "skipped"])
-        #expect(json["skipped"]?.objectKeys == ["token_invalid", "opted_out", "device_removed", "already_replayed"])
+        #expect(json["skipped"]?.objectKeys == ["token_invalid", "opted_out", "device_removed", "already_replayed",
+                                                  "partner_revoked"])
         let dry = try HeraldCtlTests.run(["replay", "--since", "1m", "--dry-run", "--json"])
         let dryJSON = try JSONParser.parse(dry.output.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(dryJSON["replayed"] == .number(0))

@@ -89,7 +89,12 @@ BEGIN
                                 AND d.available_at >= coalesce(p.floor, '-infinity')
                                 AND d.available_at <= now() AND d.service = ANY (p_services)
                               LIMIT 1) AS due
-         WHERE p.visited;
+         WHERE p.visited
+           -- A suspended partner's rows stay queued, untouched, until it is resumed (a revoked one's are claimed:
+           -- to be cancelled). A scalar subquery, not NOT EXISTS: one partners_pkey probe per partner with due
+           -- rows, where an anti-join may hash every active partner.
+           AND coalesce((SELECT s.suspended_at IS NULL OR s.revoked_at IS NOT NULL FROM partners s WHERE s.id = p.id),
+                        true);
 
         -- Rounds: every partner still in the running gets an equal share of what is left.
         WHILE cardinality(v_partners) > 0 AND v_taken < v_lane_limit LOOP
@@ -164,6 +169,9 @@ BEGIN
                 WHEN d.activity_event = 'start' THEN coalesce(p.token, v.apns_push_to_start_token)
                 ELSE t.update_token END,
            CASE
+               -- Nothing a revoked partner queued is sent, but for the ends that take its activities off the
+               -- lock screens (functions/partner_revoke.sql).
+               WHEN d.revoked AND d.activity_event IS DISTINCT FROM 'end' THEN 'cancelled'
                WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
                WHEN v.device_id IS NULL THEN 'device_removed'
                -- A start of an activity that ended before it went out, or a row of an activity with a
@@ -194,14 +202,16 @@ BEGIN
       -- looked up once per claimed row, before a group is unnested.
       FROM (SELECT s.id, s.user_id, s.device_id, s.payload, NULL::uuid AS group_id, NULL::integer AS member,
                    s.service, s.environment, s.attempts, s.expires_at, s.activity_id, s.activity_event, s.created_at,
-                   s.partner_id, s.lane, s.available_at, s.priority, sp.mini_app_id
+                   s.partner_id, s.lane, s.available_at, s.priority, sp.mini_app_id,
+                   sp.revoked_at IS NOT NULL AS revoked
               FROM deliveries s
               LEFT JOIN partners sp ON sp.id = s.partner_id
              WHERE s.ctid = ANY (v_claimed) AND s.members IS NULL
             UNION ALL
             SELECT m.id, m.user_id, m.device_id, m.payload, g.id, m.member::integer,
                    g.service, g.environment, g.attempts, g.expires_at, g.activity_id, g.activity_event, g.created_at,
-                   g.partner_id, g.lane, g.available_at, g.priority, gp.mini_app_id
+                   g.partner_id, g.lane, g.available_at, g.priority, gp.mini_app_id,
+                   gp.revoked_at IS NOT NULL AS revoked
               FROM deliveries g
               LEFT JOIN partners gp ON gp.id = g.partner_id
              CROSS JOIN LATERAL unnest(g.members, g.member_users, g.member_devices, g.member_payloads)

@@ -17,6 +17,12 @@ BEGIN
     IF OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL THEN
         PERFORM herald_admin_audit('partner.revoked', NEW.id, NEW.mini_app_id, '{}');
     END IF;
+    IF OLD.suspended_at IS NULL AND NEW.suspended_at IS NOT NULL THEN
+        PERFORM herald_admin_audit('partner.suspended', NEW.id, NEW.mini_app_id, '{}');
+    ELSIF OLD.suspended_at IS NOT NULL AND NEW.suspended_at IS NULL THEN
+        PERFORM herald_admin_audit('partner.resumed', NEW.id, NEW.mini_app_id, jsonb_build_object(
+            'suspendedSince', herald_iso8601(OLD.suspended_at)));
+    END IF;
     IF NEW.key_hash IS DISTINCT FROM OLD.key_hash THEN
         PERFORM herald_admin_audit('partner.key_rotated', NEW.id, NEW.mini_app_id, jsonb_build_object(
             'previousKeyValidUntil', herald_iso8601(NEW.previous_key_expires_at)));
