@@ -85,7 +85,9 @@ struct ConsoleGuardTests {
         let cookie = try Self.cookie(Self.signIn(intake))
         let hash = Self.tokenHash(cookie)
         let idle = "SELECT extract(epoch FROM now() - last_used_at)::int FROM console_sessions WHERE token_hash = $1"
-        let setIdle = "UPDATE console_sessions SET last_used_at = now() - make_interval(secs => $2) WHERE token_hash = $1"
+        let setIdle = """
+            UPDATE console_sessions SET last_used_at = now() - make_interval(secs => $2) WHERE token_hash = $1
+            """
 
         // Used 30 s ago: a use does not write again.
         try DB.execute(setIdle, [hash, 30])
@@ -127,8 +129,9 @@ struct ConsoleGuardTests {
         #expect(try DB.count("SELECT coalesce(sum(failures), 0)::int FROM console_sign_in_failures WHERE client = $1",
                              [elsewhere]) == 0)
         // Once the window has passed, the right token signs in.
-        try DB.execute("UPDATE console_sign_in_failures SET window_start = now() - interval '61 seconds' WHERE client = $1",
-                       [address])
+        try DB.execute("""
+            UPDATE console_sign_in_failures SET window_start = now() - interval '61 seconds' WHERE client = $1
+            """, [address])
         _ = try Self.cookie(Self.signIn(intake, forwardedFor: address))
     }
 
