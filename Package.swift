@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(
             name: "IntakeTests",
             dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport",
-                           "HTTP2"]),
+                           "HTTP2", "HTTPServer"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HTTPFetchTests", dependencies: ["HTTPFetch", "HTTP2", "ServiceSupport", "HeraldTestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "APNs", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),

@@ -7,27 +7,24 @@ enum BindAddress {
     case ipv4(sockaddr_in)
     case ipv6(sockaddr_in6)
 
-    /// Parses a numeric IPv4 or IPv6 address ("[::1]" accepted too).
+    /// A numeric IPv4 or IPv6 address ("[::1]" accepted too), parsed by `IPAddress`.
     init(host: String, port: UInt16) throws(HTTPServerError) {
-        var literal = host
-        if literal.hasPrefix("["), literal.hasSuffix("]") {
-            literal = String(literal.dropFirst().dropLast())
+        guard let address = IPAddress(host) else {
+            throw .invalidConfiguration("host must be a numeric IPv4 or IPv6 address (got \"\(host)\")")
         }
-        var v4 = sockaddr_in()
-        if inet_pton(AF_INET, literal, &v4.sin_addr) == 1 {
+        if address.bytes.count == 4 {
+            var v4 = sockaddr_in()
+            withUnsafeMutableBytes(of: &v4.sin_addr) { $0.copyBytes(from: address.bytes) }
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = port.bigEndian
             self = .ipv4(v4)
-            return
-        }
-        var v6 = sockaddr_in6()
-        if inet_pton(AF_INET6, literal, &v6.sin6_addr) == 1 {
+        } else {
+            var v6 = sockaddr_in6()
+            withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyBytes(from: address.bytes) }
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
             self = .ipv6(v6)
-            return
         }
-        throw .invalidConfiguration("host must be a numeric IPv4 or IPv6 address (got \"\(host)\")")
     }
 
     var isIPv6: Bool {

@@ -11,19 +11,24 @@ public struct HTTPRequest: Sendable {
     public let headers: [String: String]
     /// The complete body (empty when there is none).
     public let body: [UInt8]
+    /// The address of the connection's other end (an IPv4 peer of a dual-stack socket as IPv4); nil when the
+    /// server does not know it. Behind a proxy this is the proxy.
+    public let peer: IPAddress?
 
     public init(
         method: String,
         path: String,
         query: [String: String] = [:],
         headers: [String: String] = [:],
-        body: [UInt8] = []
+        body: [UInt8] = [],
+        peer: IPAddress? = nil
     ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.peer = peer
     }
 
     /// The value of the header `name`, compared case-insensitively.

@@ -234,8 +234,18 @@ extension ServerContext {
             path: url.flatMap { decodePath($0, count: strlen($0)) } ?? "/",
             query: Self.values(of: connection, kind: .GET_ARGUMENT_KIND, collect: collectQueryArgument),
             headers: Self.values(of: connection, kind: .HEADER_KIND, collect: collectHeader),
-            body: body
+            body: body,
+            peer: Self.peer(of: connection)
         )
+    }
+
+    /// The connection's peer address, as libmicrohttpd knows it.
+    static func peer(of connection: OpaquePointer) -> IPAddress? {
+        var storage = (UInt64(0), UInt64(0))
+        let length = withUnsafeMutableBytes(of: &storage) { raw in
+            CMicroHTTPD_client_address(connection, raw.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return withUnsafeBytes(of: &storage) { IPAddress(bytes: Array($0.prefix(length))) }
     }
 
     /// Content-Length as a number (libmicrohttpd has already rejected malformed ones); nil when absent.

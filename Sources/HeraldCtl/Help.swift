@@ -38,8 +38,9 @@ enum Help {
             partner (created, updated with each field's old and new value, key rotated, previous key ended,
             webhook secret rotated, revoked), console sign-ins and sign-outs, and replays of deliveries and
             webhooks, each with its actor (admin_token, admin_token_previous, console and its session,
-            heraldctl and the OS user, or database and the role for SQL by hand) and the client address the
-            intake received (X-Forwarded-For). Never a key, a key's hash or a secret. --before ID pages to
+            heraldctl and the OS user, or database and the role for SQL by hand) and the client address (the
+            intake's peer, or X-Forwarded-For from HERALD_TRUSTED_PROXIES). Never a key, a key's hash or a
+            secret. --before ID pages to
             older entries; --partner keeps one partner's.
             """,
         "migrate": """

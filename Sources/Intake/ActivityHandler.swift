@@ -84,26 +84,7 @@ struct ActivityHandler: Sendable {
             partner: partner, idempotencyKey: key, now: now, email: email, wallet: wallet,
             sessionSince: now.addingTimeInterval(-sessionWindow), template: start.template)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            guard let audience = admission.audience else {
-                throw HeraldError(status: 404, code: "recipient_not_found",
-                                  message: "The recipient is no user of this partner's tenant.", field: "recipient")
-            }
-            guard audience.hasSession else {
-                throw HeraldError(status: 409, code: "no_session",
-                                  message: "The user has no recent in-app session with this mini-app.", field: "recipient")
-            }
-            guard !audience.optedOut else {
-                throw HeraldError(status: 409, code: "opted_out",
-                                  message: "The user opted out of this mini-app's notifications.", field: "recipient")
-            }
-            // Broadcast channels are iOS 18's: a start from one goes to the user's iPhones.
-            let devices = channel == nil ? audience.devices : audience.devices.filter { $0.service == .apns }
-            guard !devices.isEmpty else {
-                throw HeraldError(status: 409, code: "no_live_device",
-                                  message: channel == nil ? "The user has no device that can show a Live Activity."
-                                      : "The user has no iPhone that can follow a broadcast channel.",
-                                  field: "recipient")
-            }
+            let (audience, devices) = try Self.reachable(admission.audience, channel: channel)
             let replacement = try audience.replaced.map { old in
                 try replacementEnd(old, partner: partner, now: createdAt)
             }
@@ -134,6 +115,38 @@ struct ActivityHandler: Sendable {
                 Reply.json(201, Array(response.utf8))
             }
         }
+    }
+
+    /// The user a start reaches and the devices it goes to, or the refusal the directory lookup gives: a
+    /// `SpentRefusal`, so it costs the partner's rate-limit slot like an accepted start. Were it given back, a
+    /// partner could ask which identifiers are users (and which have a session, opted out, or have a phone) without
+    /// limit; spent, it learns no faster than it could send. An identifier of another tenant is refused exactly as
+    /// one of nobody.
+    static func reachable(_ audience: ActivityAudience?, channel: ChannelRecord?) throws
+        -> (ActivityAudience, [ActivityAudience.Device]) {
+        guard let audience else {
+            throw SpentRefusal(HeraldError(status: 404, code: "recipient_not_found",
+                                           message: "The recipient is no user of this partner's tenant.",
+                                           field: "recipient"))
+        }
+        guard audience.hasSession else {
+            throw SpentRefusal(HeraldError(status: 409, code: "no_session",
+                                           message: "The user has no recent in-app session with this mini-app.",
+                                           field: "recipient"))
+        }
+        guard !audience.optedOut else {
+            throw SpentRefusal(HeraldError(status: 409, code: "opted_out",
+                                           message: "The user opted out of this mini-app's notifications.",
+                                           field: "recipient"))
+        }
+        // Broadcast channels are iOS 18's: a start from one goes to the user's iPhones.
+        let devices = channel == nil ? audience.devices : audience.devices.filter { $0.service == .apns }
+        guard !devices.isEmpty else {
+            let message = channel == nil ? "The user has no device that can show a Live Activity."
+                : "The user has no iPhone that can follow a broadcast channel."
+            throw SpentRefusal(HeraldError(status: 409, code: "no_live_device", message: message, field: "recipient"))
+        }
+        return (audience, devices)
     }
 
     /// The end of the activity a start replaces: its last state, dismissed at once and sent at once (its
@@ -357,8 +370,8 @@ struct ActivityHandler: Sendable {
 
     // MARK: - Shared steps
 
-    /// Replays a stored answer (giving the slot back), refuses a spent rate limit, else runs `body`; any
-    /// refusal after the slot was reserved gives it back: a rejected request writes nothing.
+    /// Replays a stored answer (giving the slot back), refuses a spent rate limit, else runs `body`; a refusal
+    /// after the slot was reserved gives it back (a rejected request writes nothing), except a `SpentRefusal`.
     func admitted(_ stored: IdempotentResponse?, _ reservation: RateReservation, partner: PartnerProfile,
                           bodyHash: String?, _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
         if let stored, let bodyHash {
@@ -374,6 +387,8 @@ struct ActivityHandler: Sendable {
         } catch let replayed as Replayed {
             refund(partner, reservation)
             return replayed.response
+        } catch let spent as SpentRefusal {
+            throw spent.error
         } catch {
             refund(partner, reservation)
             throw error
@@ -404,6 +419,12 @@ struct ActivityHandler: Sendable {
     func storedReplay(_ key: String?, _ bodyHash: String?, _ partner: PartnerProfile, _ now: Date) throws -> HTTPResponse? {
         try PartnerAdmission.storedReplay(key: key, bodyHash: bodyHash, partnerID: partner.id, now: now, keys: keys,
                                           metrics: metrics)
+    }
+
+    /// A refusal that keeps the rate-limit slot its request reserved (`admitted`).
+    struct SpentRefusal: Error {
+        let error: HeraldError
+        init(_ error: HeraldError) { self.error = error }
     }
 
     private func refund(_ partner: PartnerProfile, _ reservation: RateReservation) {

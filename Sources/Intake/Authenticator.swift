@@ -89,6 +89,19 @@ final class Authenticator: Sendable {
         return previous
     }
 
+    /// The admin tokens accepted now (the current one first, then the previous one), each as an HMAC-SHA256 keyed
+    /// by a console session's cookie token: what the session's stored `admin_token_mac` must be one of, so a session
+    /// ends on every intake that no longer accepts the token that opened it (sql/049_console_guards.sql). A plain
+    /// SHA-256 would do for a 256-bit random token, but HERALD_ADMIN_TOKEN need only be 16 characters an operator
+    /// chose; keyed by the cookie token, which the database never holds, the column gives its reader nothing to
+    /// test guesses of the admin token against.
+    func adminTokenMACs(sessionToken: String) -> [String] {
+        let key = Array(sessionToken.utf8)
+        return ([adminTokens.current] + (adminTokens.previous.map { [$0] } ?? [])).map {
+            Digest.hex(Digest.hmacSHA256(key: key, message: $0))
+        }
+    }
+
     func requireHost(_ request: HTTPRequest) throws(HeraldError) {
         guard let token = Self.bearer(request), let previous = hostTokens.match(token) else { throw .unauthorized }
         if previous { metrics.recordPreviousCredential(.hostToken) }

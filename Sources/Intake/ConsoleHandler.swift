@@ -19,7 +19,11 @@ struct ConsoleHandler: Sendable {
     let webhooks: WebhookStore
     let audits: AdminAuditStore
     let replayTTLSeconds: Int
+    /// Who the client is: the audit trail's `client`, the sign-in limit's key.
+    let proxies: TrustedProxies
     let logger: Logger
+    /// Sign-ins refused over the limit come in floods: one log line a second.
+    let throttledLog = LogThrottle()
 
     /// Every page and asset: no script but the console's own file, no framing, no outside origin.
     static let securityHeaders: [(name: String, value: String)] = [
@@ -56,35 +60,45 @@ struct ConsoleHandler: Sendable {
     }
 
     /// The sign-in form: the admin token in, a session cookie out (303 to the console), or the form again (401).
+    /// Each attempt counts as a failure of its client address until its token is found right; past
+    /// `ConsoleGate.signInFailureLimit` failures in the window, every attempt is 429 until the window ends.
     func login(_ request: RoutedRequest) throws -> HTTPResponse {
         guard request.mediaType == "application/x-www-form-urlencoded" else {
             throw HeraldError(status: 415, code: "unsupported_media_type",
                               message: "Content-Type must be application/x-www-form-urlencoded.")
         }
+        let client = proxies.client(of: request.http)
+        let address = client ?? "unknown"
+        let attempt = try gate.sessions.attemptSignIn(
+            client: address, limit: ConsoleGate.signInFailureLimit, windowSeconds: ConsoleGate.signInWindowSeconds)
+        guard attempt.admitted else {
+            if let skipped = throttledLog.admit("console sign-ins refused over the limit") {
+                logger.warning("console sign-ins refused over the limit", [
+                    ("client", .string(address)), ("skipped", .number(Double(skipped))),
+                ])
+            }
+            throw ConsoleGate.tooManySignIns(retryAfter: attempt.retryAfter)
+        }
         let form = FormBody.parse(request.http.body)
         guard let token = form["token"], !token.isEmpty,
               let previous = authenticator.admin(authorization: "Bearer " + token)
         else {
-            logger.warning("console sign-in refused")
+            logger.warning("console sign-in refused", [("client", .string(address))])
             return Self.page(401, "text/html; charset=utf-8",
                              ConsoleAssets.loginHTML(error: "That token is not the admin token."))
         }
         let sessionToken = try ConsoleGate.newToken()
-        let client = Self.client(request.http)
+        let macs = authenticator.adminTokenMACs(sessionToken: sessionToken)
         let session = try gate.sessions.create(
-            tokenHash: Digest.sha256Hex(sessionToken), seconds: gate.sessionSeconds, client: client,
+            tokenHash: Digest.sha256Hex(sessionToken), adminTokenMAC: previous ? macs[1] : macs[0],
+            seconds: gate.sessionSeconds, client: client,
             by: AdminCaller.bearer(previous: previous).actor(client: client))
-        logger.info("console sign-in", [("expires", .string(ISO8601.format(session.expiresAt)))])
+        try gate.sessions.signInSucceeded(client: address)
+        logger.info("console sign-in",
+                    [("client", .string(address)), ("expires", .string(ISO8601.format(session.expiresAt)))])
         return Self.page(303, "text/plain; charset=utf-8", "", extra: [
             ("Location", "/console/"), ("Set-Cookie", gate.setCookie(sessionToken)),
         ])
-    }
-
-    /// The proxy's `X-Forwarded-For`, kept with the session for the audit: at most 128 characters, none refused.
-    static func client(_ request: HTTPRequest) -> String? {
-        guard let value = request.header("x-forwarded-for").map({ String($0.prefix(128)) }),
-              !value.isEmpty, !TextRules.containsForbidden(value) else { return nil }
-        return value
     }
 
     // MARK: session
@@ -105,7 +119,7 @@ struct ConsoleHandler: Sendable {
     func signOut(_ request: RoutedRequest, caller: AdminCaller) throws -> HTTPResponse {
         if case .session(let token, _) = caller {
             try gate.sessions.revoke(tokenHash: Digest.sha256Hex(token),
-                                     by: caller.actor(client: Self.client(request.http)))
+                                     by: caller.actor(client: proxies.client(of: request.http)))
             logger.info("console sign-out")
         }
         return HTTPResponse(status: 204, headers: [("Set-Cookie", gate.clearCookie()), ("Cache-Control", "no-store")])

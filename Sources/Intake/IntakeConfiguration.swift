@@ -1,5 +1,6 @@
 import Foundation
 import HTTPFetch
+import HTTPServer
 import HeraldCore
 import Postgres
 import ServiceSupport
@@ -67,6 +68,11 @@ public struct IntakeConfiguration: Sendable {
     public var consoleEnabled = false
     /// A console sign-in lasts this long (`HERALD_CONSOLE_SESSION_HOURS`).
     public var consoleSessionHours = 12
+    /// A console session unused for this long is signed out (`HERALD_CONSOLE_IDLE_MINUTES`).
+    public var consoleIdleMinutes = 30
+    /// Peers whose `X-Forwarded-For` names the client (`HERALD_TRUSTED_PROXIES`, `TrustedProxies`); from any
+    /// other peer the header is ignored.
+    public var trustedProxies: [IPNetwork] = []
     /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
 
@@ -107,6 +113,9 @@ public struct IntakeConfiguration: Sendable {
         configuration.consoleEnabled = try reader.flag("HERALD_CONSOLE_ENABLED", default: configuration.consoleEnabled)
         configuration.consoleSessionHours = try reader.integer(
             "HERALD_CONSOLE_SESSION_HOURS", default: configuration.consoleSessionHours, range: 1...168)
+        configuration.consoleIdleMinutes = try reader.integer(
+            "HERALD_CONSOLE_IDLE_MINUTES", default: configuration.consoleIdleMinutes, range: 1...10_080)
+        configuration.trustedProxies = try Self.trustedProxies(reader, default: configuration.trustedProxies)
         if let tenant = reader.optional("HERALD_DEFAULT_TENANT") {
             guard Identifiers.isValidExternalID(tenant) else {
                 throw ConfigurationError(variable: "HERALD_DEFAULT_TENANT", problem: "must be 1-128 of [A-Za-z0-9._:-]")

@@ -77,12 +77,14 @@ public final class IntakeServer: Sendable {
         consoleGate = ConsoleGate(
             sessions: ConsoleSessionStore(pool: pool), enabled: configuration.consoleEnabled,
             sessionSeconds: configuration.consoleSessionHours * 3_600,
+            idleSeconds: configuration.consoleIdleMinutes * 60,
             secureCookie: configuration.rules.publicURL?.lowercased().hasPrefix("https://") ?? false)
         consoleHandler = ConsoleHandler(
             gate: consoleGate, authenticator: authenticator, console: ConsoleStore(pool: pool), stats: StatsStore(pool: pool),
             workers: WorkerHeartbeatStore(), replays: ReplayStore(pool: pool), partners: partners,
             tokens: TokenReportStore(pool: pool), webhooks: WebhookStore(pool: pool), audits: audits,
-            replayTTLSeconds: configuration.rules.defaultTTLSeconds, logger: logger)
+            replayTTLSeconds: configuration.rules.defaultTTLSeconds,
+            proxies: TrustedProxies(networks: configuration.trustedProxies), logger: logger)
         maintenance = MaintenanceStore(pool: pool)
         janitor = Self.janitor(maintenance, logger: logger)
     }
@@ -240,7 +242,7 @@ public final class IntakeServer: Sendable {
 
     /// An admin change's author for the audit trail (sql/047_admin_audit.sql).
     private func actor(_ caller: AdminCaller, _ request: RoutedRequest) -> AdminActor {
-        caller.actor(client: ConsoleHandler.client(request.http))
+        caller.actor(client: consoleHandler.proxies.client(of: request.http))
     }
 
     private func dispatch(_ route: Route, _ request: RoutedRequest, partnerID: inout String?) throws -> HTTPResponse {

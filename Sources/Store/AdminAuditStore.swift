@@ -15,7 +15,7 @@ public struct AdminActor: Sendable, Equatable {
     public var kind: Kind
     /// The console session (the first 12 hex digits of its hash) or heraldctl's OS user.
     public var detail: String?
-    /// X-Forwarded-For as the intake received it.
+    /// The client's address as the intake resolved it (its peer, or X-Forwarded-For from a trusted proxy).
     public var client: String?
 
     public init(_ kind: Kind, detail: String? = nil, client: String? = nil) {

@@ -64,7 +64,8 @@ public struct MaintenanceStore: Sendable {
             var total = 0
             for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities,
                               Self.deleteFinishedChannels, Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders,
-                              Self.deleteOldConsoleSessions, Self.deleteOldWorkerHeartbeats, Self.deleteOldAdminAudit] {
+                              Self.deleteOldConsoleSessions, Self.deleteOldSignInFailures,
+                              Self.deleteOldWorkerHeartbeats, Self.deleteOldAdminAudit] {
                 for _ in 0..<maxBatches {
                     let deleted = try connection.query(statement, [batchSize]).affectedRows
                     total += deleted
@@ -90,6 +91,13 @@ public struct MaintenanceStore: Sendable {
             SELECT token_hash FROM console_sessions
              WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'
              LIMIT $1))
+        """
+
+    /// Failed console sign-ins of windows that ended long ago (a window is a minute; an hour leaves any window
+    /// a setting could give room).
+    static let deleteOldSignInFailures = """
+        DELETE FROM console_sign_in_failures WHERE client = ANY (ARRAY(
+            SELECT client FROM console_sign_in_failures WHERE window_start < now() - interval '1 hour' LIMIT $1))
         """
 
     /// Heartbeats of workers not seen for a day (stopped or replaced long ago).

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldCrypto
+import HTTPServer
 import HeraldTestSupport
 import Intake
 import Testing
@@ -17,6 +18,8 @@ struct AdminAuditTests {
             return try IntakeHarness {
                 $0.consoleEnabled = true
                 $0.adminTokenPrevious = previousAdmin
+                // The test client is the proxy: its X-Forwarded-For names the client.
+                $0.trustedProxies = [IPNetwork("127.0.0.1")!]
             }
         } catch { fatalError("cannot start the test intake: \(error)") }
     }()
@@ -103,7 +106,7 @@ struct AdminAuditTests {
         #expect(signIn.status == 303)
         let token = try #require(signIn.headers["set-cookie"]?.split(separator: ";").first?
             .split(separator: "=", maxSplits: 1).last.map(String.init))
-        let cookie = "herald_console=\(token)"
+        let cookie = "__Host-herald_console=\(token)"
         let prefix = String(Digest.sha256Hex(token).prefix(12))
         let session = try TestHTTPClient.send(port: intake.port, method: "GET", path: "/api/admin/console/session",
                                               headers: [("Cookie", cookie)], body: [])

@@ -32,8 +32,8 @@ struct ConsoleTests {
         for attribute in ["HttpOnly", "SameSite=Strict", "Secure", "Path=/", "Max-Age=3600"] {
             #expect(setCookie.contains(attribute), "\(setCookie)")
         }
-        let token = String(setCookie.split(separator: ";")[0].split(separator: "=", maxSplits: 1)[1])
-        let cookie = "herald_console=\(token)"
+        let cookie = String(setCookie.split(separator: ";")[0])
+        let token = String(cookie.split(separator: "=", maxSplits: 1)[1])
         let session = try get("/api/admin/console/session", cookie: cookie)
         #expect(session.status == 200)
         let csrf = try #require(session.json["csrfToken"]?.stringValue)

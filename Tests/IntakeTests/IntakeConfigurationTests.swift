@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Intake
 import Postgres
 import ServiceSupport
@@ -43,6 +44,31 @@ import Testing
             }
             #expect(error?.variable == "HERALD_DB_PREPARED")
             #expect(error?.description == "HERALD_DB_PREPARED: must be 0 or 1")
+        }
+    }
+
+    @Test("HERALD_CONSOLE_IDLE_MINUTES defaults to 30 and is validated to 1-10080")
+    func consoleIdleMinutes() throws {
+        #expect(try Self.read([:]).consoleIdleMinutes == 30)
+        #expect(try Self.read(["HERALD_CONSOLE_IDLE_MINUTES": "5"]).consoleIdleMinutes == 5)
+        for bad in ["0", "10081", "30m"] {
+            let error = #expect(throws: ConfigurationError.self, "\(bad)") {
+                try Self.read(["HERALD_CONSOLE_IDLE_MINUTES": bad])
+            }
+            #expect(error?.variable == "HERALD_CONSOLE_IDLE_MINUTES")
+        }
+    }
+
+    @Test("HERALD_TRUSTED_PROXIES: none by default, addresses and CIDR blocks, anything else refused")
+    func trustedProxies() throws {
+        #expect(try Self.read([:]).trustedProxies.isEmpty)
+        let read = try Self.read(["HERALD_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7,2001:db8::/32"])
+        #expect(read.trustedProxies.map(\.description) == ["10.0.0.0/8", "192.0.2.7/32", "2001:db8::/32"])
+        for bad in ["proxy.internal", "10.0.0.0/33", "10.0.0.1,", "10.0.0.0/", "::1/129"] {
+            let error = #expect(throws: ConfigurationError.self, "\(bad)") {
+                try Self.read(["HERALD_TRUSTED_PROXIES": bad])
+            }
+            #expect(error?.variable == "HERALD_TRUSTED_PROXIES")
         }
     }
 }
