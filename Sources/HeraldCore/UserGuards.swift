@@ -17,8 +17,9 @@ public struct QuietHours: Sendable, Equatable {
     /// `HH:MM` (24-hour, two digits each) as minutes after midnight, nil for anything else.
     public static func minutes(_ text: String) -> Int? {
         let bytes = Array(text.utf8)
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
         guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"),
-              bytes.enumerated().allSatisfy({ $0.offset == 2 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0.element) })
+              bytes.enumerated().allSatisfy({ $0.offset == 2 || digits.contains($0.element) })
         else { return nil }
         let digit = { (index: Int) in Int(bytes[index] - UInt8(ascii: "0")) }
         let hours = digit(0) * 10 + digit(1), minutes = digit(3) * 10 + digit(4)
@@ -57,7 +58,8 @@ public struct UserGuards: Sendable, Equatable {
     static func isTimeZoneShaped(_ text: String) -> Bool {
         guard (1...64).contains(text.utf8.count) else { return false }
         return text.utf8.allSatisfy { byte in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "/_+-".utf8.contains(byte)
         }
     }
@@ -84,7 +86,8 @@ public struct UserGuards: Sendable, Equatable {
 
     private static func time(_ fields: JSONFields, _ name: String) throws(HeraldError) -> Int {
         guard let minutes = QuietHours.minutes(try fields.requiredString(name)) else {
-            throw .invalidField(fields.field(name), "\(fields.field(name)) must be a time of day as HH:MM (00:00-23:59).")
+            throw .invalidField(fields.field(name),
+                                "\(fields.field(name)) must be a time of day as HH:MM (00:00-23:59).")
         }
         return minutes
     }

@@ -16,8 +16,8 @@ struct UserGuardsFlowTests {
         let ttlField = ttl.map { #","ttlSeconds":\#($0)"# } ?? ""
         let response = try harness.expect(harness.request(
             "POST", "/api/partners/notifications/push", token: partner.apiKey,
-            json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Drop","body":"now","interruptionLevel":"\#(level)"\#(ttlField)}"#),
-            [202])
+            json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Drop","body":"now","#
+                + #""interruptionLevel":"\#(level)"\#(ttlField)}"#), [202])
         return try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
     }
 
@@ -108,7 +108,8 @@ struct UserGuardsFlowTests {
         }
         #expect(harness.fcmMessages(to: fcmToken).count == 4)
         #expect(try harness.db.count(
-            "SELECT count(*)::int FROM delivery_history WHERE user_id = $1 AND last_error = 'user_cap'", [user.id]) == 8)
+            "SELECT count(*)::int FROM delivery_history WHERE user_id = $1 AND last_error = 'user_cap'",
+            [user.id]) == 8)
     }
 
     @Test("a passive push inside quiet hours is held until they end, attempts unspent, and sent once they are over")
@@ -126,7 +127,8 @@ struct UserGuardsFlowTests {
         }
         let held = try #require(try Self.rows(harness, requestID).first)
         #expect(held.state == "pending" && held.attempts == 0)
-        #expect(abs(held.availableAt.timeIntervalSince(end)) < 1, "held until \(held.availableAt), quiet hours end \(end)")
+        #expect(abs(held.availableAt.timeIntervalSince(end)) < 1,
+                "held until \(held.availableAt), quiet hours end \(end)")
         #expect(harness.fcmMessages(to: fcmToken).isEmpty)
         #expect(try Self.status(harness, partner, requestID)["status"] == .string("queued"))
         #expect(worker.metrics.render().contains(#"herald_worker_deliveries_guarded_total{reason="quiet_hours"} 1"#))
@@ -171,7 +173,9 @@ struct UserGuardsFlowTests {
         let partner = try harness.partner()
         _ = try Self.quietNow(harness, user)
         let requestID = try Self.push(harness, partner, user, ttl: 600)
-        try await harness.workers.waitUntil("the row held") { try Self.rows(harness, requestID).first?.error == "quiet_hours" }
+        try await harness.workers.waitUntil("the row held") {
+            try Self.rows(harness, requestID).first?.error == "quiet_hours"
+        }
 
         try Self.release(harness, requestID, expired: true)
         try await harness.workers.waitUntil("request completed") {
@@ -210,18 +214,22 @@ struct UserGuardsFlowTests {
 
         // Accepted ones are stored and answered back; a PUT without them clears them.
         let userID = "guarded-\(UUID().uuidString.prefix(8).lowercased())"
-        let body = #"{"tenantId":"t1","emails":[],"timeZone":"Asia/Tokyo","quietHours":{"start":"22:30","end":"07:00"}}"#
+        let body = #"{"tenantId":"t1","emails":[],"timeZone":"Asia/Tokyo","#
+            + #""quietHours":{"start":"22:30","end":"07:00"}}"#
         let created = try JSONParser.parse(try harness.expect(
             harness.host("PUT", "/api/internal/users/\(userID)", body), [201]).body)
         #expect(created["timeZone"] == .string("Asia/Tokyo"))
-        #expect(created["quietHours"]?["start"] == .string("22:30") && created["quietHours"]?["end"] == .string("07:00"))
+        #expect(created["quietHours"]?["start"] == .string("22:30"))
+        #expect(created["quietHours"]?["end"] == .string("07:00"))
         #expect(try harness.db.count("""
             SELECT count(*)::int FROM users WHERE id = $1 AND time_zone = 'Asia/Tokyo' AND quiet_start = '22:30'
                AND quiet_end = '07:00'
             """, [userID]) == 1)
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(userID)", #"{"tenantId":"t1","emails":[]}"#), [200])
+        try harness.expect(harness.host("PUT", "/api/internal/users/\(userID)", #"{"tenantId":"t1","emails":[]}"#),
+                           [200])
         #expect(try harness.db.count(
-            "SELECT count(*)::int FROM users WHERE id = $1 AND time_zone IS NULL AND quiet_start IS NULL", [userID]) == 1)
+            "SELECT count(*)::int FROM users WHERE id = $1 AND time_zone IS NULL AND quiet_start IS NULL",
+            [userID]) == 1)
     }
 
     @Test("quiet hours end at the next local end time, across midnight and a daylight-saving change")

@@ -33,7 +33,8 @@ CREATE TABLE user_push_windows (
 -- New signatures (functions/put_user.sql, intake_push.sql, claim_deliveries.sql): the old ones go, so no call
 -- resolves to them.
 DROP FUNCTION IF EXISTS herald_put_user(text, text, text[], text[]);
-DROP FUNCTION IF EXISTS herald_intake_push(uuid[], integer[], integer[], text[], text[], timestamptz[], text[], text[], uuid[],
-    timestamptz[], text[], text[], text[], text[], timestamptz[], integer[], timestamptz[], integer[], text[], text[],
-    integer[], text[], text[], integer[], uuid[], text[], text[], text, text, integer, integer);
-DROP FUNCTION IF EXISTS herald_claim_deliveries(text, integer, integer, text[], smallint[], uuid[], timestamptz[], integer);
+DROP FUNCTION IF EXISTS herald_intake_push(uuid[], integer[], integer[], text[], text[], timestamptz[], text[],
+    text[], uuid[], timestamptz[], text[], text[], text[], text[], timestamptz[], integer[], timestamptz[], integer[],
+    text[], text[], integer[], text[], text[], integer[], uuid[], text[], text[], text, text, integer, integer);
+DROP FUNCTION IF EXISTS herald_claim_deliveries(text, integer, integer, text[], smallint[], uuid[], timestamptz[],
+    integer);
