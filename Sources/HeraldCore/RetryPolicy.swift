@@ -12,8 +12,9 @@ public enum DeliveryOutcome: Sendable, Equatable {
     case tokenInvalid(reason: String, since: Date? = nil)
     /// Past its TTL before it could be sent.
     case expired
-    /// The user opted out after the request was accepted.
-    case suppressed
+    /// Not sent for the user's sake: `opted_out` after the request was accepted, or `user_cap` (the host's
+    /// cap on the partner pushes one user gets an hour).
+    case suppressed(reason: String = "opted_out")
     /// A Live Activity row made moot by a newer row of the same activity and device (the newest state
     /// goes instead), or a start of an activity that ended before the start went out. Never sent.
     case superseded
@@ -45,10 +46,9 @@ public enum DeliveryOutcome: Sendable, Equatable {
     public var reason: String? {
         switch self {
         case .failed(let reason), .dead(let reason), .tokenInvalid(let reason, _), .retry(_, let reason),
-             .deferred(_, let reason), .cancelled(let reason):
+             .deferred(_, let reason), .cancelled(let reason), .suppressed(let reason):
             return reason
         case .expired: return "expired"
-        case .suppressed: return "opted_out"
         case .superseded: return "superseded"
         case .sent: return nil
         }

@@ -11,11 +11,15 @@ struct HostHandler: Sendable {
 
     func putUser(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try Self.externalID(request, "userId")
-        let user = try HostDirectoryRules.user(JSONFields(request.jsonBody(), allowed: HostDirectoryRules.userFields))
-        let created = try directory.putUser(id: userID, tenantID: user.tenantID, emails: user.emails, wallets: user.wallets)
+        let fields = try JSONFields(request.jsonBody(), allowed: HostDirectoryRules.userFields.union(UserGuards.fields))
+        let user = try HostDirectoryRules.user(fields)
+        let guards = try UserGuards.parse(fields)
+        let created = try directory.putUser(id: userID, tenantID: user.tenantID, emails: user.emails, wallets: user.wallets,
+                                            guards: guards)
         return Reply.json(created ? 201 : 200, .object([
             ("userId", .string(userID)), ("tenantId", .string(user.tenantID)),
             ("emails", .array(user.emails.map { .string($0) })), ("wallets", .array(user.wallets.map { .string($0) })),
+            ("timeZone", guards.timeZone.map { .string($0) } ?? .null), ("quietHours", guards.quietHours?.json ?? .null),
         ]))
     }
 

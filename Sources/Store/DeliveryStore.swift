@@ -15,6 +15,10 @@ public struct ClaimedDelivery: Sendable {
         case superseded
         /// A row of a revoked partner (an activity's end excepted): never sent.
         case cancelled
+        /// A partner push inside its user's quiet hours: held until `heldUntil`, its attempt unspent.
+        case held
+        /// A partner push beyond HERALD_USER_MAX_PUSHES_PER_HOUR for its user.
+        case userCap = "user_cap"
     }
 
     public let id: UUID
@@ -44,6 +48,8 @@ public struct ClaimedDelivery: Sendable {
     public let groupID: UUID?
     /// The delivery's position in its group (1-based), nil for a row of its own.
     public let member: Int?
+    /// When the user's quiet hours end, for a `held` delivery.
+    public let heldUntil: Date?
 
     /// The outbox row that holds this delivery's lease: its group's, or its own.
     public var leaseID: UUID { groupID ?? id }
@@ -51,7 +57,7 @@ public struct ClaimedDelivery: Sendable {
     public init(id: UUID, service: PushService, environment: String, payloadBytes: [UInt8] = [], attempts: Int = 1,
                 expiresAt: Date? = nil, token: String?, verdict: Verdict = .send, lane: Int = 0, partnerID: UUID,
                 availableAt: Date, bundleID: String? = nil, activityEvent: LiveActivityEvent? = nil,
-                priority: Int? = nil, groupID: UUID? = nil, member: Int? = nil) {
+                priority: Int? = nil, groupID: UUID? = nil, member: Int? = nil, heldUntil: Date? = nil) {
         self.id = id
         self.service = service
         self.environment = environment
@@ -68,6 +74,7 @@ public struct ClaimedDelivery: Sendable {
         self.priority = priority
         self.groupID = groupID
         self.member = member
+        self.heldUntil = heldUntil
     }
 }
 
@@ -163,18 +170,20 @@ public struct DeliveryStore: Sendable {
     /// `listed` (the ids an intake's notification named, `listedIDs`) leases those rows alone, by primary key: the ones
     /// still pending and due, of a row of their own without an activity (the walk keeps an activity's order), in a
     /// statement of their own (`claimListedSQL`); `cursors` and `bulkLimit` are then not used.
+    /// `userMaxPerHour` (HERALD_USER_MAX_PUSHES_PER_HOUR, 0: none) caps the partner pushes one user gets an hour
+    /// from all mini-apps; the claim also holds pushes for the user's quiet hours (functions/user_guards.sql).
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
-                      leaseSeconds: Int, services: [PushService],
-                      cursors: [QueueCursor: Date] = [:], listed: [UUID]? = nil) throws -> [ClaimedDelivery] {
+                      leaseSeconds: Int, services: [PushService], cursors: [QueueCursor: Date] = [:],
+                      listed: [UUID]? = nil, userMaxPerHour: Int = 0) throws -> [ClaimedDelivery] {
         let result: PostgresResult
         if let listed {
             result = try connection.query(Self.claimListedSQL,
-                                          [worker, limit, leaseSeconds, services.map(\.rawValue), listed])
+                                          [worker, limit, leaseSeconds, services.map(\.rawValue), listed, userMaxPerHour])
         } else {
             let ordered = Array(cursors)
             result = try connection.query(Self.claimSQL, [
                 worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
-                ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit,
+                ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit, userMaxPerHour,
             ])
         }
         return try Self.claimedDeliveries(result)
@@ -205,7 +214,7 @@ public struct DeliveryStore: Sendable {
                 attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
                 verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10),
                 bundleID: row.optionalString(11), activityEvent: event, priority: try row.optionalInt(13),
-                groupID: try row.optionalUUID(14), member: try row.optionalInt(15))
+                groupID: try row.optionalUUID(14), member: try row.optionalInt(15), heldUntil: try row.optionalDate(16))
         }
     }
 
@@ -539,13 +548,13 @@ public struct DeliveryStore: Sendable {
         """
 
     /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the
-    /// most bulk rows (sql/012_claim_bulk_limit.sql).
+    /// most bulk rows (sql/012_claim_bulk_limit.sql), $9 the cap per user and hour (0: none).
     public static let claimSQL = """
         SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[],
-                                              $8::integer)
+                                              $8::integer, $9::integer)
         """
 
-    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5 the listed rows. The rows an intake's notification
+    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5 the listed rows, $6 the cap per user and hour. The rows an intake's notification
     /// listed (sql/functions/intake_push.sql, step 6) are plain pushes just written, so the walk's fairness and an
     /// activity's order have nothing to decide: one statement leases those still pending and due, and returns
     /// `claimSQL`'s columns with its verdicts for a row of its own without an activity (a group row or a row of an
@@ -568,6 +577,12 @@ public struct DeliveryStore: Sendable {
                                         AND NOT EXISTS (SELECT 1 FROM partners s
                                                          WHERE s.id = l.partner_id AND s.suspended_at IS NOT NULL
                                                            AND s.revoked_at IS NULL)
+                                        -- The host's guards are judged by the walk's claim (functions/user_guards.sql):
+                                        -- partner pushes while the cap is on, or to a user with quiet hours.
+                                        AND (l.interruption_level IS NULL
+                                             OR ($6::integer <= 0
+                                                 AND NOT EXISTS (SELECT 1 FROM users u
+                                                                  WHERE u.id = l.user_id AND u.quiet_start IS NOT NULL)))
                                       ORDER BY l.available_at
                                       LIMIT $2
                                         FOR UPDATE SKIP LOCKED))
@@ -605,7 +620,8 @@ public struct DeliveryStore: Sendable {
                        THEN 'suppressed'
                    ELSE 'send'
                END,
-               d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text, d.priority, NULL::uuid, NULL::integer
+               d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text, d.priority, NULL::uuid, NULL::integer,
+               NULL::timestamptz
           FROM leased d
           LEFT JOIN partners p ON p.id = d.partner_id
           LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id

@@ -20,20 +20,29 @@ public struct DirectoryStore: Sendable {
 
     /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns true
     /// when the user was created. Throws 409 `identifier_taken` when another user of the tenant
-    /// holds one of the identifiers. One function (`herald_put_user`, sql/011_backfill.sql), which
-    /// `heraldctl backfill users` calls as well.
-    public func putUser(id: String, tenantID: String, emails: [String], wallets: [String]) throws -> Bool {
+    /// holds one of the identifiers, 400 `invalid_time_zone` for a time zone Postgres does not know (nothing
+    /// written). `guards` replace the user's (none: cleared). One function (`herald_put_user`,
+    /// sql/functions/put_user.sql), which `heraldctl backfill users` calls as well.
+    public func putUser(id: String, tenantID: String, emails: [String], wallets: [String],
+                        guards: UserGuards = UserGuards()) throws -> Bool {
+        let quiet = guards.quietHours
         do {
             return try pool.withConnection { connection in
-                try connection.query(Self.putUserSQL, [id, tenantID, emails, wallets]).first!.bool(0)
+                try connection.query(Self.putUserSQL, [
+                    id, tenantID, emails, wallets, guards.timeZone, quiet.map { QuietHours.text($0.start) },
+                    quiet.map { QuietHours.text($0.end) },
+                ]).first!.bool(0)
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             throw Self.identifierTaken
+        } catch let error as PostgresError where error.sqlState == "22023" {
+            throw UserGuards.invalidTimeZone()
         }
     }
 
-    /// $1 user, $2 tenant, $3 emails, $4 wallets: whether the user was created.
-    public static let putUserSQL = "SELECT herald_put_user($1, $2, $3::text[], $4::text[])"
+    /// $1 user, $2 tenant, $3 emails, $4 wallets, $5 time zone, $6-$7 quiet hours' start and end: whether the user
+    /// was created.
+    public static let putUserSQL = "SELECT herald_put_user($1, $2, $3::text[], $4::text[], $5, $6::time, $7::time)"
 
     public static let identifierTaken = HeraldError(
         status: 409, code: "identifier_taken", message: "Another user of this tenant already has one of these identifiers.")

@@ -37,10 +37,13 @@ public struct IntakePush: Sendable {
     public var wallets: [String]
     /// A push resolving to more devices than slots comes back as `render`.
     public var slots: [Slot]
+    /// Stored on its deliveries for the host's guards (quiet hours, the cap per user; functions/user_guards.sql).
+    public var interruptionLevel: InterruptionLevel
 
     public init(partner: PartnerProfile, now: Date, idempotencyKey: String?, bodyHash: String?, requestID: UUID,
                 createdAt: Date, title: String, body: String, deepLink: String?, dataJSON: String, sendAt: Date?,
-                ttlSeconds: Int, expiresAt: Date, emails: [String], wallets: [String], slots: [Slot]) {
+                ttlSeconds: Int, expiresAt: Date, emails: [String], wallets: [String], slots: [Slot],
+                interruptionLevel: InterruptionLevel = .default) {
         self.partner = partner
         self.now = now
         self.idempotencyKey = idempotencyKey
@@ -57,6 +60,7 @@ public struct IntakePush: Sendable {
         self.emails = emails
         self.wallets = wallets
         self.slots = slots
+        self.interruptionLevel = interruptionLevel
     }
 }
 
@@ -252,7 +256,7 @@ public final class IntakeWriter: @unchecked Sendable {
         parameters(pushes.map(EncodedPush.init), notify: notify)
     }
 
-    /// The statement's 27 array parameters from pushes encoded on their handlers' threads (the leader only
+    /// The statement's 28 array parameters from pushes encoded on their handlers' threads (the leader only
     /// joins bytes: the one serial step of the intake's push path), the channel to notify and the lease.
     static func parameters(_ pushes: [EncodedPush], notify: DeliveryWakeUp?) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
@@ -275,7 +279,8 @@ public final class IntakeWriter: @unchecked Sendable {
         // slot lists their end offsets.
         return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
                 f[16], emailLines.text, f[17], f[18], walletLines.text, f[19], f[20], slotEnds.text, f[21], f[22], f[23],
-                notify?.channel, notify?.lease?.worker, notify?.lease?.seconds, notify?.lease.map { Int($0.listener) }]
+                notify?.channel, notify?.lease?.worker, notify?.lease?.seconds, notify?.lease.map { Int($0.listener) },
+                f[24]]
     }
 
     static func jsonString(_ text: String) -> String {
@@ -291,7 +296,7 @@ public final class IntakeWriter: @unchecked Sendable {
             $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],
             $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::timestamptz[], $18::int[], $19::text[],
             $20::text[], $21::int[], $22::text[], $23::text[], $24::int[], $25::uuid[], $26::text[], $27::text[],
-            $28::text, $29::text, $30::integer, $31::integer)
+            $28::text, $29::text, $30::integer, $31::integer, $32::text[])
         """
 }
 
@@ -299,7 +304,7 @@ public final class IntakeWriter: @unchecked Sendable {
 /// and escaped for an array literal (or NULL), back to back in one buffer. The email, wallet and
 /// slot fields hold every element of the push, comma-separated (empty when there is none).
 struct EncodedPush {
-    static let fieldCount = 24
+    static let fieldCount = 25
     var bytes: [UInt8] = []
     /// Start of each field in `bytes`, and the end of the last.
     var bounds: [Int] = []
@@ -340,6 +345,7 @@ struct EncodedPush {
         field { encoder in encoder.list(push.slots) { $0.uuid($1.id) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.apns) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.fcm) } }
+        field { $0.text(push.interruptionLevel.rawValue) }
         bounds.append(bytes.count)
     }
 

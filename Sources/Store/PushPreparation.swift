@@ -50,7 +50,7 @@ public enum PushPreparation {
             createdAt: createdAt, title: content.title, body: content.body, deepLink: push.deepLink,
             dataJSON: JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) })), sendAt: push.sendAt,
             ttlSeconds: ttlSeconds, expiresAt: (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds)),
-            emails: push.emails, wallets: push.wallets, slots: slots)
+            emails: push.emails, wallets: push.wallets, slots: slots, interruptionLevel: push.interruptionLevel)
     }
 
     /// Renders every delivery of a checked push to the devices its recipients resolved to;
@@ -94,7 +94,9 @@ public enum PushPreparation {
             title: content.title, body: content.body, deepLink: push.deepLink, dataJSON: dataJSON,
             sendAt: push.sendAt, ttlSeconds: ttlSeconds, expiresAt: expiresAt, lane: lane,
             recipients: resolution.users.count, suppressed: suppressed, missingJSON: JSONWriter.string(missing),
-            senderUserIDs: resolution.users.map(\.id), deliveries: deliveries)
+            senderUserIDs: resolution.users.map(\.id), deliveries: deliveries,
+            // Partner traffic only: the bulk lane's backfills are the operator's, outside the user's guards.
+            interruptionLevel: lane == 0 ? push.interruptionLevel : nil)
         return (response, enqueue)
     }
 }

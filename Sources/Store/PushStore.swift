@@ -109,11 +109,14 @@ public struct PushEnqueue: Sendable {
     public var missingJSON: String
     public var senderUserIDs: [String]
     public var deliveries: [Delivery]
+    /// Stored on the deliveries for the host's guards (functions/user_guards.sql); nil for rows they leave alone.
+    public var interruptionLevel: InterruptionLevel?
 
     public init(requestID: UUID, createdAt: Date, partnerID: UUID, miniAppID: String, idempotencyKey: String?,
                 bodyHash: String?, response: String, title: String, body: String, deepLink: String?,
                 dataJSON: String, sendAt: Date?, ttlSeconds: Int?, expiresAt: Date?, lane: Int, recipients: Int,
-                suppressed: Int, missingJSON: String, senderUserIDs: [String], deliveries: [Delivery]) {
+                suppressed: Int, missingJSON: String, senderUserIDs: [String], deliveries: [Delivery],
+                interruptionLevel: InterruptionLevel? = nil) {
         self.requestID = requestID
         self.createdAt = createdAt
         self.partnerID = partnerID
@@ -134,6 +137,7 @@ public struct PushEnqueue: Sendable {
         self.missingJSON = missingJSON
         self.senderUserIDs = senderUserIDs
         self.deliveries = deliveries
+        self.interruptionLevel = interruptionLevel
     }
 }
 
@@ -249,7 +253,7 @@ public struct PushStore: Sendable {
                  push.miniAppID, push.title, push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds,
                  push.expiresAt, push.lane, push.recipients, push.suppressed, push.missingJSON, push.senderUserIDs,
                  d.map(\.id), d.map(\.service), d.map(\.userID), d.map(\.deviceID), d.map(\.environment),
-                 d.map(\.payload)]).first!
+                 d.map(\.payload), push.interruptionLevel?.rawValue]).first!
         } }
         return try row.int(0) == 1
     }
@@ -341,7 +345,7 @@ extension PushStore {
             -- 50, of even sizes (sql/016_delivery_groups.sql); fewer, or a group of one, as single rows.
             INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
                 device_id, environment, payload, available_at, expires_at, member_count, members, member_users,
-                member_devices, member_payloads)
+                member_devices, member_payloads, interruption_level)
             SELECT CASE WHEN count(*) = 1 THEN (array_agg(g.id))[1] ELSE herald_uuid_v7() END, $4, $6, $1, $15,
                    g.service, CASE WHEN count(*) = 1 THEN (array_agg(g.user_id))[1] ELSE '' END,
                    CASE WHEN count(*) = 1 THEN (array_agg(g.device_id))[1] ELSE '' END, g.environment,
@@ -349,7 +353,7 @@ extension PushStore {
                    count(*), CASE WHEN count(*) > 1 THEN array_agg(g.id ORDER BY g.o) END,
                    CASE WHEN count(*) > 1 THEN array_agg(g.user_id ORDER BY g.o) END,
                    CASE WHEN count(*) > 1 THEN array_agg(g.device_id ORDER BY g.o) END,
-                   CASE WHEN count(*) > 1 THEN array_agg(g.payload ORDER BY g.o) END
+                   CASE WHEN count(*) > 1 THEN array_agg(g.payload ORDER BY g.o) END, $26::text
               FROM (SELECT x.*,
                            CASE WHEN count(*) OVER s < 16 THEN -x.o
                                 ELSE (row_number() OVER (s ORDER BY x.o) - 1) * ceil(count(*) OVER s / 50.0)::bigint

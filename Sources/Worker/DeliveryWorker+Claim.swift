@@ -91,7 +91,8 @@ extension DeliveryWorker {
             // The probe row is claimed without cursors: deferred rows sit behind them.
             let probe = try session.use {
                 try store.claim(on: $0, worker: configuration.workerID, limit: 1,
-                                leaseSeconds: settings.leaseSeconds, services: [service])
+                                leaseSeconds: settings.leaseSeconds, services: [service],
+                                userMaxPerHour: settings.userMaxPushesPerHour)
             }
             // Rows the claim says not to send answer nothing: with only such rows there is no probe, and
             // the next real send is the probe.
@@ -104,7 +105,8 @@ extension DeliveryWorker {
         if !open.isEmpty {
             claimed = try session.use {
                 try store.claim(on: $0, worker: configuration.workerID, limit: limit, bulkLimit: bulkLimit,
-                                leaseSeconds: settings.leaseSeconds, services: open, cursors: state.cursors)
+                                leaseSeconds: settings.leaseSeconds, services: open, cursors: state.cursors,
+                                userMaxPerHour: settings.userMaxPushesPerHour)
             }
             metrics.addClaim()
         }
@@ -170,7 +172,7 @@ extension DeliveryWorker {
         let state = claimState
         let claimed = try session.use {
             try store.claim(on: $0, worker: configuration.workerID, limit: limit, leaseSeconds: settings.leaseSeconds,
-                            services: services, listed: listed)
+                            services: services, listed: listed, userMaxPerHour: settings.userMaxPushesPerHour)
         }
         metrics.addClaim(listed: true)
         databaseReachable.store(true, ordering: .relaxed)

@@ -495,9 +495,13 @@ public final class DeliveryWorker: @unchecked Sendable {
         case .expired: return .expired
         case .tokenInvalid: return .tokenInvalid(reason: "token_invalidated")
         case .deviceRemoved: return .failed(reason: "device_removed")
-        case .suppressed: return .suppressed
+        case .suppressed: return .suppressed()
         case .superseded: return .superseded
         case .cancelled: return .cancelled(reason: "partner_revoked")
+        // The host's guards (functions/user_guards.sql): the row goes back until the quiet hours end, its attempt
+        // unspent, as a paused upstream's does.
+        case .held: return .deferred(at: delivery.heldUntil ?? delivery.availableAt, reason: "quiet_hours")
+        case .userCap: return .suppressed(reason: "user_cap")
         }
     }
 

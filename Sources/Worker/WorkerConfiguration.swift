@@ -138,6 +138,8 @@ public struct WorkerConfiguration: Sendable {
         claimer.pollInterval = try milliseconds(reader, "HERALD_POLL_INTERVAL_MS", default: claimer.pollInterval)
         claimer.minimumClaimSpacing = try milliseconds(reader, "HERALD_CLAIM_SPACING_MS",
                                                        default: claimer.minimumClaimSpacing)
+        claimer.userMaxPushesPerHour = try reader.integer("HERALD_USER_MAX_PUSHES_PER_HOUR",
+                                                          default: claimer.userMaxPushesPerHour)
         configuration.claimer = claimer
         configuration.completer.maxBatch = max(configuration.completer.maxBatch, claimer.batchSize)
         configuration.completer.minimumInterval = try milliseconds(reader, "HERALD_COMPLETION_INTERVAL_MS",

@@ -40,6 +40,8 @@ enum WorkerMaintenance {
         // known), rows leased while it was lost were never heard of.
         let workerID = worker.configuration.workerID
         let leaseSeconds = worker.configuration.claimer.leaseSeconds
+        // With the cap per user on, every partner push must be counted by a claim: intakes lease this worker nothing.
+        let leases = worker.configuration.claimer.userMaxPushesPerHour == 0
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
             logger: worker.logger, onError: { [weak worker] error in
@@ -51,7 +53,8 @@ enum WorkerMaintenance {
             let (notifications, pid) = try session.use { connection in
                 if !wasConnected {
                     let draining = worker?.isDraining ?? true
-                    let pid = try DeliveryStore().listenAsWorker(on: connection, leasingTo: draining ? nil : workerID,
+                    let pid = try DeliveryStore().listenAsWorker(on: connection,
+                                                                 leasingTo: draining || !leases ? nil : workerID,
                                                                  leaseSeconds: leaseSeconds)
                     let reconnected = serverPID.withLock { previous in
                         defer { previous = pid }

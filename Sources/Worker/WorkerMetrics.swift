@@ -52,6 +52,15 @@ public final class WorkerMetrics: Sendable {
         var channelLatency = PrometheusHistogram(bounds: WorkerMetrics.latencyBuckets)
         /// The autoscaling gauges per lane; empty until the first refresh (no figure rather than a false 0).
         var lanes: [LaneGauge] = []
+        /// Deliveries the host's guards stopped, by reason (`GuardReason`).
+        var guarded: [GuardReason: Int] = [:]
+    }
+
+    /// Why the host's guards stopped a delivery (functions/user_guards.sql): held for the user's quiet hours
+    /// (counted under `deferred` too), or suppressed by the cap per user (under `suppressed` too).
+    enum GuardReason: String, CaseIterable {
+        case quietHours = "quiet_hours"
+        case userCap = "user_cap"
     }
 
     private let state = Mutex(State())
@@ -78,8 +87,13 @@ public final class WorkerMetrics: Sendable {
         case .retry: counter = .retried
         case .deferred: counter = .deferred
         }
+        let guardReason: GuardReason? = switch outcome {
+        case .suppressed(let reason), .deferred(_, let reason): GuardReason(rawValue: reason)
+        default: nil
+        }
         state.withLock { state in
             state.counters[service, default: [:]][counter, default: 0] += 1
+            if let guardReason { state.guarded[guardReason, default: 0] += 1 }
             if let sendSeconds {
                 state.latency[service, default: PrometheusHistogram(bounds: Self.latencyBuckets)].observe(sendSeconds)
             }
@@ -149,6 +163,9 @@ public final class WorkerMetrics: Sendable {
     /// Suspect token verdicts so far (tests).
     public func tokenSuspects(_ service: PushService) -> Int { state.withLock { $0.suspects[service] ?? 0 } }
 
+    /// Deliveries the host's guards stopped for `reason` so far (tests).
+    func guarded(_ reason: GuardReason) -> Int { state.withLock { $0.guarded[reason] ?? 0 } }
+
     /// A counter's value (tests and logs).
     public func value(_ name: String, _ service: PushService) -> Int {
         guard let counter = Counter(rawValue: name) else { return 0 }
@@ -181,6 +198,11 @@ public final class WorkerMetrics: Sendable {
                 let value = snapshot.counters[service]?[counter] ?? 0
                 out += "herald_worker_deliveries_total{upstream=\"\(service.rawValue)\",outcome=\"\(counter.rawValue)\"} \(value)\n"
             }
+        }
+        out += "# HELP herald_worker_deliveries_guarded_total Deliveries the host's guards per user stopped, by reason.\n"
+        out += "# TYPE herald_worker_deliveries_guarded_total counter\n"
+        for reason in GuardReason.allCases {
+            out += "herald_worker_deliveries_guarded_total{reason=\"\(reason.rawValue)\"} \(snapshot.guarded[reason] ?? 0)\n"
         }
         out += "# HELP herald_worker_send_duration_seconds Time from handing a delivery to the upstream client to its answer.\n"
         out += "# TYPE herald_worker_send_duration_seconds histogram\n"

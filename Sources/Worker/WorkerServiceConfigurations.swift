@@ -32,6 +32,10 @@ public struct ClaimerConfiguration: Sendable, Equatable {
     public var minimumClaimSpacing: Duration = .milliseconds(2)
     /// How often a claim ignores the cursors and considers every due row.
     public var fullScanInterval: Duration = .seconds(5)
+    /// The partner pushes one user gets in a sliding hour from all mini-apps, at most; beyond it a delivery is
+    /// suppressed (`user_cap`). 0 turns the cap off (HERALD_USER_MAX_PUSHES_PER_HOUR; functions/user_guards.sql).
+    /// With it on, intakes lease this worker no rows at their write: every partner push is counted by a claim.
+    public var userMaxPushesPerHour = 0
 
     public init() {}
 
@@ -43,6 +47,7 @@ public struct ClaimerConfiguration: Sendable, Equatable {
         try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_POLL_INTERVAL_MS")
         try check(minimumClaimSpacing, .zero...(.seconds(1)), "HERALD_CLAIM_SPACING_MS")
         try check(fullScanInterval, .milliseconds(100)...(.seconds(600)), "fullScanInterval")
+        try check(userMaxPushesPerHour, 0...100_000, "HERALD_USER_MAX_PUSHES_PER_HOUR")
     }
 }
 

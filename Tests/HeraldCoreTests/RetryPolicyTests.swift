@@ -54,9 +54,10 @@ import Testing
 
     @Test func outcomeNamesMatchTheHistoryColumn() {
         let names = [DeliveryOutcome.sent, .failed(reason: "x"), .dead(reason: "x"), .tokenInvalid(reason: "x"),
-                     .expired, .suppressed].map(\.name)
+                     .expired, .suppressed()].map(\.name)
         #expect(names == ["sent", "failed", "dead", "token_invalid", "expired", "suppressed"])
-        #expect(DeliveryOutcome.suppressed.reason == "opted_out")
+        #expect(DeliveryOutcome.suppressed().reason == "opted_out")
+        #expect(DeliveryOutcome.suppressed(reason: "user_cap").reason == "user_cap")
         #expect(DeliveryOutcome.sent.reason == nil)
     }
 

@@ -192,6 +192,10 @@ struct QueryPlanTests {
         // The query inside `herald_claim_deliveries` (sql/functions/claim_deliveries.sql), read from the database with
         // the claimed row versions as a parameter, EXPLAINed with the function's own planner settings.
         let query = try returnedQuery(of: "herald_claim_deliveries").replacingOccurrences(of: "v_claimed", with: "$1::tid[]")
+            // The host's guards' verdicts for the batch (functions/user_guards.sql), none here.
+            .replacingOccurrences(of: "v_guard_ids", with: "('{}'::uuid[])")
+            .replacingOccurrences(of: "v_guard_verdicts", with: "('{}'::text[])")
+            .replacingOccurrences(of: "v_guard_until", with: "('{}'::timestamptz[])")
         let text = try Self.pool.withConnection { connection -> String in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
@@ -207,6 +211,29 @@ struct QueryPlanTests {
         // The per-member subplan (the opt-out check) reads opt_outs alone: the partner is not looked up again.
         let subplans = try #require(text.range(of: "SubPlan"))
         #expect(!text[subplans.lowerBound...].contains("partners"), "\(text)")
+    }
+
+    @Test("the host's guards read the claimed rows by version, each user's quiet hours and window by an index probe")
+    func userGuardsQueryPlan() throws {
+        _ = Self.tenant
+        // herald_user_guards' one query (sql/functions/user_guards.sql), as its claim runs it: a generic plan.
+        let query = try returnedQuery(of: "herald_user_guards")
+            .replacingOccurrences(of: "p_rows", with: "$1::tid[]")
+            .replacingOccurrences(of: "p_max", with: "$2::integer")
+            .replacingOccurrences(of: "v_quiet", with: "true")
+        let text = try Self.pool.withConnection { connection -> String in
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            try connection.execute("SET LOCAL enable_seqscan = off")
+            try connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            return try connection.query("EXPLAIN " + query, ["{\"(0,1)\",\"(0,2)\"}", 3]).rows
+                .map { try $0.string(0) }.joined(separator: "\n")
+        }
+        #expect(text.contains("Tid Scan on deliveries"), "\(text)")
+        #expect(text.contains("users_quiet_hours"), "\(text)")
+        #expect(text.contains("opt_outs_pkey"), "\(text)")
+        #expect(text.contains("Insert on user_push_windows"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
     @Test("the intake's write and the claim plan once and never JIT-compile, whatever the session's settings")
@@ -227,8 +254,10 @@ struct QueryPlanTests {
     func claimListedRows() throws {
         // DeliveryStore.claimListedSQL as the claimer's session plans it (DeliveryStore.claimSessionSQL: a generic plan,
         // index paths only).
-        let text = try plan(DeliveryStore.claimListedSQL, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}"],
+        let text = try plan(DeliveryStore.claimListedSQL, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}", 0],
                             settings: DeliveryStore.claimSessionSQL)
+        // Whether a row's user has quiet hours (the walk's claim judges those): the small partial index, no heap.
+        #expect(text.contains("users_quiet_hours"), "\(text)")
         #expect(text.contains("deliveries_pkey"), "\(text)")
         #expect(!text.contains("deliveries_due"), "\(text)")
         #expect(text.contains("devices_pkey"), "\(text)")

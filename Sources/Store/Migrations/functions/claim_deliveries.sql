@@ -2,16 +2,18 @@
 -- p_lease_seconds, in one scan of the due index, skipping rows other workers hold (SKIP LOCKED).
 -- A group row's members are returned with their group. The partner's mini-app is read once per claimed
 -- row, and each member costs one opt_outs_pkey probe. Each returned delivery carries its verdict: 'send',
--- or why not ('token_invalid', 'suppressed', 'superseded', ...), which the worker records without sending.
+-- or why not ('token_invalid', 'suppressed', 'superseded', 'cancelled', 'held', ...), which the worker records
+-- without sending. A suspended partner's rows are not claimed at all.
 -- The rows an intake's notification lists are leased by a statement of their own, by primary key
 -- (Sources/Store/DeliveryStore.swift, claimListedSQL): it gives the same verdicts for a row without an activity.
 CREATE OR REPLACE FUNCTION herald_claim_deliveries(p_worker text, p_limit integer, p_lease_seconds integer, p_services text[],
                                         p_cursor_lanes smallint[], p_cursor_partners uuid[],
-                                        p_cursor_times timestamptz[], p_bulk_limit integer)
+                                        p_cursor_times timestamptz[], p_bulk_limit integer,
+                                        p_user_max_per_hour integer DEFAULT 0)
 RETURNS TABLE (id uuid, service text, environment text, payload text, attempts integer,
                expires_at timestamptz, token text, verdict text, lane smallint, partner_id uuid,
                available_at timestamptz, bundle_id text,
-               activity_event text, priority smallint, group_id uuid, member integer)
+               activity_event text, priority smallint, group_id uuid, member integer, held_until timestamptz)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 -- Never JIT: the generic plan's cost grows with the table (a 10M-row backlog estimates ~800k), which
@@ -41,6 +43,10 @@ DECLARE
     -- What this lane may add to the batch: the whole batch for realtime; for bulk, what is left under
     -- the worker's bulk allowance.
     v_lane_limit integer;
+    -- The host's guards across partners (functions/user_guards.sql): the claimed deliveries they stop, with why.
+    v_guard_ids     uuid[] := '{}';
+    v_guard_verdicts text[];
+    v_guard_until   timestamptz[];
 BEGIN
     FOREACH v_lane IN ARRAY ARRAY[0, 1]::smallint[] LOOP
         EXIT WHEN v_taken >= p_limit;
@@ -158,6 +164,11 @@ BEGIN
         RETURN;
     END IF;
 
+    -- The host's guards across partners, once for the batch (p_user_max_per_hour: 0 is no cap).
+    SELECT coalesce(array_agg(g.id), '{}'), array_agg(g.verdict), array_agg(g.held_until)
+      INTO v_guard_ids, v_guard_verdicts, v_guard_until
+      FROM herald_user_guards(v_claimed, p_user_max_per_hour) AS g;
+
     -- The outbox's enumerated columns are domains (040_delivery_domains.sql), returned as the declared text.
     RETURN QUERY
     SELECT d.id, d.service::text, d.environment::text, d.payload, d.attempts, d.expires_at,
@@ -192,11 +203,14 @@ BEGIN
                    THEN 'token_invalid'
                WHEN d.service = 'apns' AND d.activity_event IN ('update', 'end')
                     AND (t.update_token IS NULL OR t.update_token_invalidated_at IS NOT NULL) THEN 'token_invalid'
+               -- The host's guards: 'held' for the user's quiet hours, or 'user_cap'.
+               WHEN d.id = ANY (v_guard_ids) THEN v_guard_verdicts[array_position(v_guard_ids, d.id)]
                WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = d.mini_app_id)
                    THEN 'suppressed'
                ELSE 'send'
            END,
-           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event::text, d.priority, d.group_id, d.member
+           d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event::text, d.priority, d.group_id, d.member,
+           v_guard_until[array_position(v_guard_ids, d.id)]
       -- The claimed deliveries: single rows as they are (no function scan per row), a group's members
       -- not yet done unnested with the group's columns. The partner's mini-app (what an opt-out names) is
       -- looked up once per claimed row, before a group is unnested.

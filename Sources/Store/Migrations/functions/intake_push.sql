@@ -16,7 +16,8 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_e_line integer[], p_emails text[], p_e_json text[],
     p_w_line integer[], p_wallets text[], p_w_json text[],
     p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_notify text,
-    p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_lease_listener integer DEFAULT NULL)
+    p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_lease_listener integer DEFAULT NULL,
+    p_interruption text[] DEFAULT NULL)
 RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
                r_minute_count integer, r_minute_oldest bigint, r_day_count integer, r_day_oldest bigint,
                r_now_seconds bigint, r_deliveries integer)
@@ -325,8 +326,11 @@ BEGIN
         END LOOP;
         -- Under the registration the intake read (a primary-key probe): a worker that is draining, or that lost that
         -- listener and registered another, withdrew it, and its rows are then written pending.
+        -- A user with quiet hours gets nothing leased (functions/user_guards.sql judges the row at its claim): one
+        -- probe of the small users_quiet_hours index per user.
         leasing := p_lease IS NOT NULL AND p_lease_seconds > 0 AND due_count BETWEEN 1 AND 200
-            AND EXISTS (SELECT 1 FROM worker_listeners l WHERE l.pid = p_lease_listener AND l.worker_id = p_lease);
+            AND EXISTS (SELECT 1 FROM worker_listeners l WHERE l.pid = p_lease_listener AND l.worker_id = p_lease)
+            AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = ANY (d_user) AND u.quiet_start IS NOT NULL);
     END IF;
     WITH counts AS (
         INSERT INTO rate_buckets AS b (partner_id, granularity, bucket, count)
@@ -356,13 +360,14 @@ BEGIN
         ON CONFLICT DO NOTHING
     )
     INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
-        device_id, environment, payload, available_at, expires_at, state, leased_by, attempts, lease_expires_at)
+        device_id, environment, payload, available_at, expires_at, state, leased_by, attempts, lease_expires_at,
+        interruption_level)
     SELECT p_delivery[s.slot], p_request[d.a], p_created[d.a], p_partner[d.a], 0, d.service, d.user_id, d.device,
            d.env, CASE d.service WHEN 'apns' THEN p_apns[s.slot] ELSE p_fcm[s.slot] END,
            coalesce(p_send_at[d.a], p_created[d.a]), p_expires[d.a],
            CASE WHEN s.leased THEN 'leased' ELSE 'pending' END, CASE WHEN s.leased THEN p_lease END,
            CASE WHEN s.leased THEN 1 ELSE 0 END,
-           CASE WHEN s.leased THEN now() + make_interval(secs => p_lease_seconds) END
+           CASE WHEN s.leased THEN now() + make_interval(secs => p_lease_seconds) END, p_interruption[d.a]
       FROM unnest(d_push, d_slot, d_user, d_device, d_service, d_env) AS d (a, k, user_id, device, service, env)
      CROSS JOIN LATERAL (SELECT coalesce(p_s_end[d.a - 1], 0) + d.k AS slot,
                                 leasing AND (p_send_at[d.a] IS NULL OR p_send_at[d.a] <= p_now[d.a]) AS leased) AS s

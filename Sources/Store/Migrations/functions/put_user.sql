@@ -3,8 +3,12 @@
 -- to the tenant (its identifiers follow through ON UPDATE CASCADE), and its email and wallet sets
 -- are replaced by the given ones (already normalised). An identifier another user of the tenant
 -- holds raises unique_violation (409 identifier_taken), and the caller's transaction or
--- subtransaction undoes the rest. Returns whether the user was created.
-CREATE OR REPLACE FUNCTION herald_put_user(p_user text, p_tenant text, p_emails text[], p_wallets text[])
+-- subtransaction undoes the rest. The user's guards (sql/051_user_guards.sql) are replaced too: a time zone
+-- Postgres does not know raises invalid_parameter_value (400 invalid_time_zone) before anything is written.
+-- Returns whether the user was created.
+CREATE OR REPLACE FUNCTION herald_put_user(p_user text, p_tenant text, p_emails text[], p_wallets text[],
+                                           p_time_zone text DEFAULT NULL, p_quiet_start time DEFAULT NULL,
+                                           p_quiet_end time DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 AS $$
@@ -12,9 +16,16 @@ DECLARE
     v_created boolean;
     v_owned   integer;
 BEGIN
+    -- Full IANA names only (pg_timezone_names), not the abbreviations or POSIX offsets AT TIME ZONE also takes.
+    IF p_time_zone IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_timezone_names z WHERE z.name = p_time_zone) THEN
+        RAISE invalid_parameter_value USING MESSAGE = 'invalid_time_zone';
+    END IF;
     INSERT INTO tenants (id) VALUES (p_tenant) ON CONFLICT DO NOTHING;
-    INSERT INTO users AS u (id, tenant_id) VALUES (p_user, p_tenant)
-    ON CONFLICT (id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, updated_at = now()
+    INSERT INTO users AS u (id, tenant_id, time_zone, quiet_start, quiet_end)
+    VALUES (p_user, p_tenant, p_time_zone, p_quiet_start, p_quiet_end)
+    ON CONFLICT (id) DO UPDATE
+       SET tenant_id = EXCLUDED.tenant_id, time_zone = EXCLUDED.time_zone, quiet_start = EXCLUDED.quiet_start,
+           quiet_end = EXCLUDED.quiet_end, updated_at = now()
     RETURNING xmax = 0 INTO v_created;
 
     DELETE FROM user_emails WHERE user_id = p_user AND email <> ALL(p_emails);
