@@ -188,6 +188,9 @@ public final class IntakeServer: Sendable {
             }
             response = Reply.error(herald)
         }
+        // Admin answers carry partner keys and webhook secrets (each shown once), and every one of them, errors
+        // included, is kept out of browser and proxy caches here, for the whole credential group at once.
+        if IntakeRoutes.isAdminPath(request.path) { response.headers.append(("Cache-Control", "no-store")) }
         let finish: @Sendable (HTTPResponse) -> Void = { [self, routeName, partnerID, errorCode] final in
             record(method: request.method, route: routeName, status: final.status, started: started,
                    partnerID: partnerID, errorCode: errorCode)

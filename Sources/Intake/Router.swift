@@ -180,6 +180,11 @@ public enum IntakeRoutes {
         return route.endpoint == .putPartnerIcon
     }
 
+    /// True for a path under `/api/admin/` (the console's JSON API included), the admin credential's group.
+    public static func isAdminPath(_ path: String) -> Bool {
+        path.hasPrefix("/api/admin/") || path == "/api/admin"
+    }
+
     /// True for `GET /healthz` (or HEAD), the liveness check that never blocks; other paths cost one prefix test.
     public static func isLiveness(method: String, path: String) -> Bool {
         guard method == "GET" || method == "HEAD", path.hasPrefix(healthz.pattern),
