@@ -18,7 +18,7 @@ public enum Endpoint: Sendable {
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
     case listDevices, getDevice
     case scheduleReminder, listReminders, cancelReminder
-    case healthz, readyz, metrics
+    case healthz, readyz
     case consolePage, consoleLoginPage, consoleLogin, consoleAsset
     case consoleSession, consoleSignOut, consoleOverview, consoleWorkers, consoleFailures, consoleReplay
     case consoleRequests, consoleRequest, consolePartners, consoleTokens
@@ -138,7 +138,6 @@ public enum IntakeRoutes {
 
     public static let healthz = Route(.healthz, "GET", "/healthz", .none)
     public static let readyz = Route(.readyz, "GET", "/readyz", .none)
-    public static let metrics = Route(.metrics, "GET", "/metrics", .none)
 
     public static let consolePage = Route(.consolePage, "GET", "/console", .none)
     public static let consoleLoginPage = Route(.consoleLoginPage, "GET", "/console/login", .none)
@@ -168,7 +167,7 @@ public enum IntakeRoutes {
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         putActivityDeviceState, listLiveChannels,
         scheduleReminder, listReminders, cancelReminder,
-        healthz, readyz, metrics,
+        healthz, readyz,
         consolePage, consoleLoginPage, consoleLogin, consoleAsset, consoleSession, consoleSignOut, consoleOverview,
         consoleWorkers, consoleFailures, consoleReplay, consoleRequests, consoleRequest, consolePartners, consoleTokens,
         consoleActivities, consoleWebhooks, consoleWebhookReplay,

@@ -26,6 +26,27 @@ import Testing
         }
     }
 
+    @Test("HERALD_INTAKE_METRICS_PORT: 9102 by default, a port number, never the API's port")
+    func metricsPortSetting() throws {
+        #expect(try Self.read([:]).metricsPort == 9102)
+        #expect(try Self.read(["HERALD_INTAKE_METRICS_PORT": "9200"]).metricsPort == 9200)
+        // 0 picks a free port for each, so two zeros never meet.
+        #expect(try Self.read(["HERALD_INTAKE_PORT": "0", "HERALD_INTAKE_METRICS_PORT": "0"]).metricsPort == 0)
+        for bad in ["-1", "65536", "metrics"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try Self.read(["HERALD_INTAKE_METRICS_PORT": bad]) }
+        }
+        for (api, metrics) in [("8080", "8080"), ("9102", nil)] {
+            var environment = ["HERALD_INTAKE_PORT": api]
+            environment["HERALD_INTAKE_METRICS_PORT"] = metrics
+            #expect {
+                try Self.read(environment)
+            } throws: { error in
+                let error = error as? ConfigurationError
+                return error?.variable == "HERALD_INTAKE_METRICS_PORT" && error?.problem.contains("HERALD_INTAKE_PORT") == true
+            }
+        }
+    }
+
     @Test("HERALD_DB_PREPARED: named statements by default and with 1, unnamed with 0, anything else refused")
     func databasePreparedStatements() throws {
         let defaults = try Self.read([:])
