@@ -54,6 +54,23 @@ struct OperationsTests {
         #expect(result.output.contains(variable), "\(result.output)")
     }
 
+    @Test("herald-intake refuses to start with a placeholder token, naming the variable and never the value", arguments: [
+        ("HERALD_ADMIN_TOKEN", "CHANGE-ME-admin-token-at-least-16-chars"),
+        ("HERALD_HOST_TOKEN", "CHANGE-ME-host-token"),
+        ("HERALD_ADMIN_TOKEN_PREVIOUS", "changeme-0123456789abcdef"),
+        ("HERALD_HOST_TOKEN_PREVIOUS", "our-Example-token-0123456789"),
+        ("HERALD_ADMIN_TOKEN", "PLACEHOLDER-0123456789abcdef"),
+    ])
+    func placeholderTokensStopTheIntake(_ variable: String, _ value: String) throws {
+        var environment = IntakeProcess.environment(port: TestEnvironment.freePort())
+        environment[variable] = value
+        let result = try ChildProcess.run(IntakeProcess.executable, [], environment: environment)
+        #expect(result.status == 2)
+        #expect(result.output.contains("\(variable): is a placeholder"), "\(result.output)")
+        #expect(!result.output.contains(value), "\(result.output)")
+        #expect(!result.output.contains("\"listening\""))
+    }
+
     @Test("herald-intake serves /metrics on HERALD_INTAKE_METRICS_PORT and answers it 404 on HERALD_INTAKE_PORT")
     func metricsPortOfTheExecutable() throws {
         let process = try IntakeProcess()
