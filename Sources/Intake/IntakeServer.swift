@@ -133,7 +133,7 @@ public final class IntakeServer: Sendable {
         } catch {
             http.stop()
             server.set(nil)
-            throw error
+            throw ConfigurationError(variable: "HERALD_INTAKE_METRICS_PORT", problem: "cannot listen: \(error)")
         }
         metricsServer.set(metricsHTTP)
         if !HTTPServer.replacesLibraryErrorPages {

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
+import ServiceSupport
 import Testing
 
 @Suite("Health, metrics, configuration and logs", .requiresDatabase)
@@ -82,6 +83,18 @@ struct OperationsTests {
         process.stop()
         let listening = process.child.output.split(separator: "\n").first { $0.contains("\"listening\"") }
         #expect(listening?.contains("\"metricsPort\":\(process.metricsPort)") == true, "\(process.child.output)")
+    }
+
+    @Test("a metrics port already taken stops the intake at start, naming HERALD_INTAKE_METRICS_PORT")
+    func metricsPortTaken() throws {
+        let taken = intake.metricsPort
+        #expect {
+            _ = try IntakeHarness { $0.metricsPort = taken }
+        } throws: { error in
+            (error as? ConfigurationError)?.variable == "HERALD_INTAKE_METRICS_PORT"
+        }
+        // The shared intake still serves its metrics.
+        #expect(try intake.scrapeMetrics().status == 200)
     }
 
     @Test("the intake raises its file descriptor limit to the hard one, and warns when that is below what its connections need")
