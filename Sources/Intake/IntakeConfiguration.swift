@@ -204,7 +204,8 @@ extension IntakeConfiguration {
     /// The metrics port must differ from the API's (0 for both picks two free ports).
     public func validatePorts() throws(ConfigurationError) {
         guard metricsPort == 0 || metricsPort != port else {
-            throw ConfigurationError(variable: "HERALD_INTAKE_METRICS_PORT", problem: "must differ from HERALD_INTAKE_PORT")
+            throw ConfigurationError(
+                variable: "HERALD_INTAKE_METRICS_PORT", problem: "must differ from HERALD_INTAKE_PORT")
         }
     }
 

@@ -42,7 +42,8 @@ import Testing
                 try Self.read(environment)
             } throws: { error in
                 let error = error as? ConfigurationError
-                return error?.variable == "HERALD_INTAKE_METRICS_PORT" && error?.problem.contains("HERALD_INTAKE_PORT") == true
+                return error?.variable == "HERALD_INTAKE_METRICS_PORT"
+                    && error?.problem.contains("HERALD_INTAKE_PORT") == true
             }
         }
     }

@@ -20,7 +20,8 @@ struct OperationsTests {
         #expect(!publicMetrics.text.contains("herald_intake"))
         #expect(intake.metricsPort != intake.port)
         // The metrics port serves nothing else.
-        let other = try TestHTTPClient.send(port: intake.metricsPort, method: "GET", path: "/api/admin/mini-app-partners")
+        let other = try TestHTTPClient.send(
+            port: intake.metricsPort, method: "GET", path: "/api/admin/mini-app-partners")
         #expect(other.status == 404)
         #expect(try TestHTTPClient.send(port: intake.metricsPort, method: "POST", path: "/metrics").status == 405)
         let partner = try intake.makePartner()
@@ -55,7 +56,8 @@ struct OperationsTests {
         #expect(result.output.contains(variable), "\(result.output)")
     }
 
-    @Test("herald-intake refuses to start with a placeholder token, naming the variable and never the value", arguments: [
+    @Test("herald-intake refuses to start with a placeholder token, naming the variable and never the value",
+          arguments: [
         ("HERALD_ADMIN_TOKEN", "CHANGE-ME-admin-token-at-least-16-chars"),
         ("HERALD_HOST_TOKEN", "CHANGE-ME-host-token"),
         ("HERALD_ADMIN_TOKEN_PREVIOUS", "changeme-0123456789abcdef"),
