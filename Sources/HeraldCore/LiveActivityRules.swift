@@ -75,8 +75,9 @@ public struct LiveActivityRules: Sendable {
         guard !TextRules.containsForbidden(text, allowing: allowed) else {
             throw .invalidField(
                 field, allowed.isEmpty
-                    ? "\(field) must not contain control, separator or bidirectional formatting characters."
-                    : "\(field) must not contain control characters other than newlines and tabs.")
+                    ? "\(field) must not contain control, separator, bidirectional formatting or invisible characters."
+                    : "\(field) must not contain control, bidirectional formatting or invisible characters other "
+                        + "than newlines and tabs.")
         }
         guard blankAllowed || !text.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
             throw .invalidField(field, "\(field) must not be blank.")

@@ -71,11 +71,26 @@ public struct PushRules: Sendable {
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon",
     ]
 
+    /// `reservedDataKeys` lower-cased: a key is compared in any letter case.
+    private static let reservedLowercased = Set(reservedDataKeys.map { String(asciiLowercased($0.unicodeScalars)) })
+
+    /// Reserved in any letter case (`Channel`, `SIG`, `Google.x`, `FROM`): an app or an FCM library that reads
+    /// keys case-insensitively would otherwise take the partner's value for Herald's. Only A-Z are folded, as
+    /// the schema's `[cC]` classes do (docs/openapi.yaml): Unicode's lower-casing would also fold the Kelvin
+    /// sign into `k`, which no reader of the key confuses with Herald's `kid`.
     public static func isReservedDataKey(_ key: String) -> Bool {
         // Prefixes by scalars: "google" + a combining mark is still a google key to FCM.
-        let lowered = key.lowercased().unicodeScalars
-        return reservedDataKeys.contains(key) || lowered.starts(with: "google".unicodeScalars)
+        let lowered = asciiLowercased(key.unicodeScalars)
+        return reservedLowercased.contains(String(lowered)) || lowered.starts(with: "google".unicodeScalars)
             || lowered.starts(with: "gcm".unicodeScalars)
+    }
+
+    private static func asciiLowercased(_ scalars: String.UnicodeScalarView) -> String.UnicodeScalarView {
+        var result = String.UnicodeScalarView()
+        for scalar in scalars {
+            result.append(("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 32)! : scalar)
+        }
+        return result
     }
 }
 
@@ -141,13 +156,23 @@ public enum PushRequestValidator {
             throw .invalidField("title", "title must be 1-\(rules.maxTitleCharacters) characters.")
         }
         guard !TextRules.containsForbidden(title) else {
-            throw .invalidField("title", "title must not contain control, separator or bidirectional formatting characters.")
+            throw .invalidField(
+                "title", "title must not contain control, separator, bidirectional formatting or invisible characters.")
         }
         guard !title.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
             throw .invalidField("title", "title must not be blank.")
         }
+        // The user sees `[displayName] title`: a title opening with a bracket would show a second, forged prefix.
+        if let first = title.unicodeScalars.first(where: { !$0.properties.isWhitespace }),
+           first == "[" || first == "［" {
+            throw titleBracketPrefix
+        }
         return title
     }
+
+    static let titleBracketPrefix = HeraldError(
+        status: 400, code: "title_bracket_prefix",
+        message: "title must not start with [: the brand prefix [displayName] is Herald's.", field: "title")
 
     /// `body`: optional (`""`), at most `maxBodyCharacters`, newlines and tabs allowed.
     static func body(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> String {
@@ -157,7 +182,9 @@ public enum PushRequestValidator {
             throw .invalidField("body", "body must be at most \(rules.maxBodyCharacters) characters.")
         }
         guard !TextRules.containsForbidden(text, allowing: TextRules.bodyWhitespace) else {
-            throw .invalidField("body", "body must not contain control characters other than newlines and tabs.")
+            throw .invalidField(
+                "body", "body must not contain control, bidirectional formatting or invisible characters other than "
+                    + "newlines and tabs.")
         }
         return text
     }

@@ -122,11 +122,12 @@ struct ConsoleHandler: Sendable {
                                      by: caller.actor(client: proxies.client(of: request.http)))
             logger.info("console sign-out")
         }
-        return HTTPResponse(status: 204, headers: [("Set-Cookie", gate.clearCookie()), ("Cache-Control", "no-store")])
+        return HTTPResponse(status: 204, headers: [("Set-Cookie", gate.clearCookie())])
     }
 
+    /// `Cache-Control: no-store` is added to every admin answer by `IntakeServer.handle`.
     static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
-        Reply.json(status, value, headers: [("Cache-Control", "no-store")])
+        Reply.json(status, value)
     }
 }
 

@@ -10,6 +10,8 @@ import ServiceSupport
 public struct IntakeConfiguration: Sendable {
     public var databaseURL: String
     public var port: UInt16 = 8080
+    /// `/metrics` is served on this port only (`HERALD_INTAKE_METRICS_PORT`; 0 picks a free one), never on `port`.
+    public var metricsPort: UInt16 = 9102
     public var adminToken: String
     public var hostToken: String
     /// The tokens before a rotation, still accepted while callers move to the new ones (`HERALD_ADMIN_TOKEN_PREVIOUS`,
@@ -104,6 +106,9 @@ public struct IntakeConfiguration: Sendable {
         configuration.hostTokenPrevious = try reader.optionalSecret("HERALD_HOST_TOKEN_PREVIOUS")
         try configuration.validateTokens()
         configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: Int(configuration.port), range: 0...65535))
+        configuration.metricsPort = UInt16(try reader.integer(
+            "HERALD_INTAKE_METRICS_PORT", default: Int(configuration.metricsPort), range: 0...65535))
+        try configuration.validatePorts()
         // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
         // (docs/operations.md, "Threads and pool size").
         configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: configuration.threads, range: 1...512)
@@ -205,6 +210,14 @@ extension IntakeConfiguration {
 }
 
 extension IntakeConfiguration {
+    /// The metrics port must differ from the API's (0 for both picks two free ports).
+    public func validatePorts() throws(ConfigurationError) {
+        guard metricsPort == 0 || metricsPort != port else {
+            throw ConfigurationError(
+                variable: "HERALD_INTAKE_METRICS_PORT", problem: "must differ from HERALD_INTAKE_PORT")
+        }
+    }
+
     /// The options of every connection the intake opens, named `applicationName` in pg_stat_activity.
     public func connectionOptions(_ applicationName: String) -> PostgresConnectionOptions {
         PostgresConnectionOptions(applicationName: applicationName, preparedStatements: databasePreparedStatements)

@@ -34,6 +34,7 @@ public final class IntakeServer: Sendable {
     let waiter: PreferWaiter
     let janitor: BackgroundService
     private let server: LockedBox<HTTPServer?> = LockedBox(nil)
+    private let metricsServer: LockedBox<IntakeMetricsServer?> = LockedBox(nil)
 
     /// Throws when the icon fetcher cannot start (an unreadable HERALD_CA_FILE).
     public init(configuration: IntakeConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) throws {
@@ -89,10 +90,11 @@ public final class IntakeServer: Sendable {
         janitor = Self.janitor(maintenance, logger: logger)
     }
 
-    /// Starts listening and the janitor; returns the bound port.
+    /// Starts listening (the API, and `/metrics` on its own port) and the janitor; returns the API's bound port.
     @discardableResult
     public func start() throws -> UInt16 {
         try configuration.validateTokens()
+        try configuration.validatePorts()
         var settings = HTTPServerConfiguration(
             port: configuration.port, threadCount: configuration.threads, maxBodyBytes: 65_536,
             connectionLimit: configuration.maxConnections,
@@ -125,6 +127,17 @@ public final class IntakeServer: Sendable {
             rejection: { [self] rejection in reject(rejection) },
             handler: { [self] request in handle(request) })
         server.set(http)
+        let metricsHTTP: IntakeMetricsServer
+        do {
+            metricsHTTP = try IntakeMetricsServer(host: settings.host, port: configuration.metricsPort) { [self] in
+                metrics.render(preferWaiting: waiter.count, writer: writer.counts)
+            }
+        } catch {
+            http.stop()
+            server.set(nil)
+            throw ConfigurationError(variable: "HERALD_INTAKE_METRICS_PORT", problem: "cannot listen: \(error)")
+        }
+        metricsServer.set(metricsHTTP)
         if !HTTPServer.replacesLibraryErrorPages {
             logger.warning("libmicrohttpd's own error pages are not replaced: some 4xx/505 answers stay HTML")
         }
@@ -133,10 +146,16 @@ public final class IntakeServer: Sendable {
         janitor.start()
         logger.info("listening", [
             ("port", .number(Double(http.port))),
+            ("metricsPort", .number(Double(metricsHTTP.port))),
             ("allocator", .string(Allocator.name)),
             ("fileDescriptors", .number(Double(descriptors.soft))),
         ])
         return http.port
+    }
+
+    /// The port `/metrics` is served on (the one picked when HERALD_INTAKE_METRICS_PORT is 0); 0 before `start`.
+    public var metricsPort: UInt16 {
+        metricsServer.get()?.port ?? 0
     }
 
     /// Connections the HTTP server has admitted and not yet seen closed; for tests.
@@ -150,6 +169,8 @@ public final class IntakeServer: Sendable {
         waiter.stop()
         server.get()?.stop()
         server.set(nil)
+        metricsServer.get()?.stop()
+        metricsServer.set(nil)
         // After the server's drain: the handlers it waited for have been answered.
         writer.stop()
         notifier.stop()
@@ -190,6 +211,9 @@ public final class IntakeServer: Sendable {
             }
             response = Reply.error(herald)
         }
+        // Admin answers carry partner keys and webhook secrets (each shown once), and every one of them, errors
+        // included, is kept out of browser and proxy caches here, for the whole credential group at once.
+        if IntakeRoutes.isAdminPath(request.path) { response.headers.append(("Cache-Control", "no-store")) }
         let finish: @Sendable (HTTPResponse) -> Void = { [self, routeName, partnerID, errorCode] final in
             record(method: request.method, route: routeName, status: final.status, started: started,
                    partnerID: partnerID, errorCode: errorCode)
@@ -218,7 +242,7 @@ public final class IntakeServer: Sendable {
         // A rejected request leaves its log line; accepted ones only at debug (one per request
         // at full load would be most of the intake's output), and their fields are built only then.
         let level: LogLevel = status >= 400 ? .info : .debug
-        guard level >= logger.minimum, route != IntakeRoutes.metrics.pattern, route != IntakeRoutes.healthz.pattern else {
+        guard level >= logger.minimum, route != IntakeRoutes.healthz.pattern else {
             return
         }
         // Refusals that come in floods log one line a second for each code (and partner), the next written saying
@@ -335,9 +359,6 @@ public final class IntakeServer: Sendable {
                 throw HeraldError.databaseUnavailable
             }
             return Reply.json(200, .object([("status", .string("ready"))]))
-        case .metrics:
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                body: Array(metrics.render(preferWaiting: waiter.count, writer: writer.counts).utf8))
         }
     }
 

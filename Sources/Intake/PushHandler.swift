@@ -140,11 +140,10 @@ struct PushHandler: Sendable {
 
     func status(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         guard let id = UUID(uuidString: request.parameter("requestId")), let createdAt = UUIDv7.timestamp(of: id),
-              let summary = try store.find(requestID: id, createdAt: createdAt)
+              let summary = try store.find(requestID: id, createdAt: createdAt),
+              // Another partner's request answers exactly as an unknown id: a 403 would confirm that the id exists.
+              summary.partnerID == partner.id
         else { throw HeraldError.notFound }
-        guard summary.partnerID == partner.id else {
-            throw HeraldError(status: 403, code: "forbidden", message: "This request belongs to another partner.")
-        }
         return Reply.json(200, statusBody(summary, id: id))
     }
 

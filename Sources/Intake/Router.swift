@@ -19,7 +19,7 @@ public enum Endpoint: Sendable {
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
     case listDevices, getDevice
     case scheduleReminder, listReminders, cancelReminder
-    case healthz, readyz, metrics
+    case healthz, readyz
     case consolePage, consoleLoginPage, consoleLogin, consoleAsset
     case consoleSession, consoleSignOut, consoleOverview, consoleWorkers, consoleFailures, consoleReplay
     case consoleRequests, consoleRequest, consolePartners, consoleTokens
@@ -142,7 +142,6 @@ public enum IntakeRoutes {
 
     public static let healthz = Route(.healthz, "GET", "/healthz", .none)
     public static let readyz = Route(.readyz, "GET", "/readyz", .none)
-    public static let metrics = Route(.metrics, "GET", "/metrics", .none)
 
     public static let consolePage = Route(.consolePage, "GET", "/console", .none)
     public static let consoleLoginPage = Route(.consoleLoginPage, "GET", "/console/login", .none)
@@ -173,7 +172,7 @@ public enum IntakeRoutes {
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         putActivityDeviceState, listLiveChannels,
         scheduleReminder, listReminders, cancelReminder,
-        healthz, readyz, metrics,
+        healthz, readyz,
         consolePage, consoleLoginPage, consoleLogin, consoleAsset, consoleSession, consoleSignOut, consoleOverview,
         consoleWorkers, consoleFailures, consoleReplay, consoleRequests, consoleRequest, consolePartners, consoleTokens,
         consoleActivities, consoleWebhooks, consoleWebhookReplay,
@@ -183,6 +182,11 @@ public enum IntakeRoutes {
     public static func isIconUpload(method: String, path: String) -> Bool {
         guard method == "PUT", case .found(let route, _) = match(method: method, path: path) else { return false }
         return route.endpoint == .putPartnerIcon
+    }
+
+    /// True for a path under `/api/admin/` (the console's JSON API included), the admin credential's group.
+    public static func isAdminPath(_ path: String) -> Bool {
+        path.hasPrefix("/api/admin/") || path == "/api/admin"
     }
 
     /// True for `GET /healthz` (or HEAD), the liveness check that never blocks; other paths cost one prefix test.

@@ -28,11 +28,28 @@ public struct EnvironmentReader: Sendable {
         return value
     }
 
-    /// A bearer token: required and long enough not to be guessed.
+    /// A bearer token: required, long enough not to be guessed, and not a value copied from an example.
     public func secret(_ name: String) throws(ConfigurationError) -> String {
         let value = try required(name)
         guard value.utf8.count >= 16 else { throw ConfigurationError(variable: name, problem: "must be at least 16 characters") }
+        // The message names the variable and the rule, never the value.
+        guard !Self.isPlaceholder(value) else {
+            throw ConfigurationError(
+                variable: name,
+                problem: "is a placeholder (it contains change-me, changeme, example or placeholder): "
+                    + "set a random value, e.g. openssl rand -hex 32")
+        }
         return value
+    }
+
+    /// Words that mark an example value. Every token shipped in deploy/ and the docs contains one
+    /// (`CHANGE-ME-admin-token`, deploy/k8s/examples/secret.example.yaml's `CHANGE-ME-...-at-least-16-chars`), so
+    /// a file copied and applied as it is cannot open the admin or host API with a value anyone can read.
+    static let placeholderMarks = ["change-me", "changeme", "example", "placeholder"]
+
+    static func isPlaceholder(_ value: String) -> Bool {
+        let lowered = value.lowercased()
+        return placeholderMarks.contains { lowered.contains($0) }
     }
 
     /// A secret that may be unset (nil), checked like `secret` when set.

@@ -20,6 +20,10 @@ import Testing
         "/a..b/...",  // dots inside a segment are fine
         "/caf%C3%A9",
         "/é/😀",
+        "/100%25",
+        "/a%2520b",
+        "/%25",
+        "/%2525zz",
     ])
 
     @Test(arguments: inside)
@@ -67,6 +71,14 @@ import Testing
         "/x%2f",
         "/x%5c..",
         "/x%5C..",
+        // Encoded again, at any depth: a router that decodes twice would see `.`, `/` or `\`.
+        "/%252e%252e/other.app",
+        "/%252E%252E/other.app",
+        "/x%25252f..",
+        "/x%255c..",
+        "/x%2525252F",
+        "/%25%32%65%25%32%65/other.app",
+        "/%%32e",
         "/..?q=1",
         "/..#f",
     ])

@@ -394,6 +394,10 @@ import Testing
         "google", "googleX", "google.sent_time", "Google", "GOOGLE_x", "gOoGlE", "gcm", "gcm.notification.title",
         "GCM", "Gcm_thing", "gcmX",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon",
+        // Any letter case: an app that reads keys case-insensitively would take these for Herald's.
+        "Channel", "CHANNEL", "SIG", "Sig", "KID", "FROM", "From", "Icon", "ICON", "MiniAppId", "miniappid",
+        "DEEPLINK", "DeliveryID", "Message_Type", "APS", "Title", "BODY", "sendername", "IMAGEURL", "IsGroup",
+        "Notification",
     ]
 
     @Test(arguments: reservedKeys)
@@ -418,7 +422,7 @@ import Testing
     }
 
     @Test(arguments: ["txHash", "googl", "xgoogle", "my_google", "gc", "g", "fromage", "kids", "signature", "channelName",
-                      "deep_link", "message"])
+                      "deep_link", "message", "\u{212A}id", "S\u{0131}g", "Channel2"])
     func nearMissesAreNotReserved(_ key: String) throws {
         #expect(!PushRules.isReservedDataKey(key))
         let request = try Self.validate(Self.body([("data", .object([(key, .string("x"))]))]))

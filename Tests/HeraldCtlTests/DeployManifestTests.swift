@@ -25,10 +25,18 @@ struct DeployManifestTests {
         return url
     }
 
-    static var manifests: [URL] {
-        let k8s = deploy.appendingPathComponent("k8s")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: k8s.path)) ?? []
-        return names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted().map { k8s.appendingPathComponent($0) }
+    /// The manifests `kubectl apply -f deploy/k8s/` applies (the directory itself, not its subdirectories).
+    static var appliedManifests: [URL] { yamlFiles(in: deploy.appendingPathComponent("k8s")) }
+
+    /// The examples kept out of the applied directory (placeholder Secrets), validated all the same.
+    static var exampleManifests: [URL] { yamlFiles(in: deploy.appendingPathComponent("k8s/examples")) }
+
+    static var manifests: [URL] { appliedManifests + exampleManifests }
+
+    static func yamlFiles(in directory: URL) -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+            .map { directory.appendingPathComponent($0) }
     }
 
     // Each run takes seconds (Python starts): waited for off the cooperative threads (ChildProcess.runDetached).
@@ -117,6 +125,45 @@ struct DeployManifestTests {
         for kind in ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Job", "CronJob",
                      "ConfigMap", "Secret"] {
             #expect(kinds.contains(kind), "no \(kind) in deploy/k8s")
+        }
+    }
+
+    /// `kubectl apply -f deploy/k8s/` must not create Secrets holding placeholder tokens (the intake refuses those,
+    /// but an applied example would still replace a real Secret of the same name).
+    @Test("kubectl apply -f deploy/k8s/ applies no Secret: the example Secrets are under deploy/k8s/examples/")
+    func exampleSecretsAreNotApplied() throws {
+        for file in Self.appliedManifests {
+            let kinds = Self.values("kind", in: try String(contentsOf: file, encoding: .utf8))
+            #expect(!kinds.contains("Secret"), "\(file.lastPathComponent) would apply a Secret")
+        }
+        let examples = try Self.exampleManifests.map { try String(contentsOf: $0, encoding: .utf8) }.joined()
+        #expect(Self.values("kind", in: examples).filter { $0 == "Secret" }.count == 2)
+        #expect(examples.contains("herald-secrets") && examples.contains("herald-upstream-credentials"))
+        // What the Deployments read from the Secret is what the example shows.
+        let intake = try Self.read("deploy/k8s/intake-deployment.yaml")
+        for key in ["HERALD_DATABASE_URL", "HERALD_ADMIN_TOKEN", "HERALD_HOST_TOKEN", "HERALD_SIGNING_KEYS"] {
+            #expect(intake.contains("key: \(key)}") && examples.contains("  \(key): "), "\(key)")
+        }
+    }
+
+    /// The intake's metrics are on their own named port, which Prometheus is pointed at; the Service the ingress
+    /// uses carries the API's port only.
+    @Test("the intake's /metrics port is named, annotated and listed by a Service of its own")
+    func intakeMetricsPort() throws {
+        let deployment = try Self.read("deploy/k8s/intake-deployment.yaml")
+        let configuration = try Self.read("deploy/k8s/configmap.yaml")
+        let metricsService = try Self.read("deploy/k8s/intake-metrics-service.yaml")
+        let service = try Self.read("deploy/k8s/intake-service.yaml")
+        let port = try #require(Self.values("HERALD_INTAKE_METRICS_PORT", in: configuration).first)
+        #expect(port == "9102")
+        #expect(Self.values("prometheus.io/port", in: deployment) == [port])
+        #expect(deployment.contains("- name: metrics\n              containerPort: \(port)\n"))
+        #expect(Self.values("targetPort", in: metricsService) == ["metrics"])
+        #expect(!service.contains("metrics"))
+        let compose = Self.composeServices(try Self.read("deploy/compose.yaml"))
+        #expect(Self.values("HERALD_INTAKE_METRICS_PORT", in: compose["intake"] ?? "") == [port])
+        for file in ["deploy/Containerfile", "deploy/Containerfile.prebuilt"] {
+            #expect(try Self.read(file).contains("EXPOSE 8080 9090 \(port)\n"), "\(file)")
         }
     }
 

@@ -35,6 +35,7 @@ struct ProbeTests {
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_DATABASE_URL"] = TestEnvironment.databaseURL
         environment["HERALD_INTAKE_PORT"] = String(port)
+        environment["HERALD_INTAKE_METRICS_PORT"] = String(TestEnvironment.freePort())
         environment["HERALD_ADMIN_TOKEN"] = "probe-admin-token-0123456789"
         environment["HERALD_HOST_TOKEN"] = "probe-host-token-0123456789"
         environment["HERALD_SIGNING_KEYS"] = "k1:" + Data(repeating: 7, count: 32).base64EncodedString()

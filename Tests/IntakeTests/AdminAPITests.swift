@@ -271,4 +271,29 @@ struct PartnerPresentationAdminTests {
         #expect(payload["aps"]?["interruption-level"] == .string("time-sensitive"))
         #expect(payload["aps"]?["thread-id"] == .string(partner.miniAppID))
     }
+
+    @Test("every admin answer, errors and the console's JSON included, carries Cache-Control: no-store")
+    func adminAnswersAreNotCached() throws {
+        let partner = try intake.makePartner()
+        let answers: [(String, TestHTTPClient.Response)] = [
+            ("list", try intake.admin("GET", "/api/admin/mini-app-partners")),
+            ("audit", try intake.admin("GET", "/api/admin/audit?partner=\(partner.id)")),
+            ("bad body", try intake.admin("POST", "/api/admin/mini-app-partners", #"{"miniAppId":""}"#)),
+            ("no token", try intake.request("GET", "/api/admin/mini-app-partners", token: nil)),
+            ("partner key", try intake.request("GET", "/api/admin/audit", token: partner.key)),
+            ("unknown id", try intake.admin("DELETE", "/api/admin/mini-app-partners/\(UUID())")),
+            ("unknown path", try intake.admin("GET", "/api/admin/nothing-here")),
+            ("wrong method", try intake.admin("PUT", "/api/admin/mini-app-partners")),
+            ("console off", try intake.admin("GET", "/api/admin/console/overview")),
+            ("console on", try ConsoleTests.console.admin("GET", "/api/admin/console/overview")),
+        ]
+        #expect(answers.map(\.1.status) == [200, 200, 400, 401, 401, 404, 404, 405, 404, 200])
+        for (name, answer) in answers {
+            #expect(answer.headers["cache-control"] == "no-store", "\(name): \(answer.status)")
+        }
+        // Partner answers hold no admin secret and are left to the usual caching rules.
+        let status = try intake.request("GET", "/api/partners/notifications/push/\(UUID())", token: partner.key)
+        #expect(status.status == 404)
+        #expect(status.headers["cache-control"] == nil)
+    }
 }

@@ -26,7 +26,7 @@ struct CredentialRotationTests {
 
     var intake: IntakeHarness { Self.intake }
 
-    func metrics() throws -> String { try intake.request("GET", "/metrics", token: nil).text }
+    func metrics() throws -> String { try intake.scrapeMetrics().text }
 
     func rotate(_ partner: TestPartner, _ body: String?) throws -> TestHTTPClient.Response {
         try intake.admin("POST", "/api/admin/mini-app-partners/\(partner.id)/rotate-key", body)

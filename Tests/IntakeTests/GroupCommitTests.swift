@@ -11,7 +11,7 @@ struct GroupCommitTests {
 
     /// The writer's counters from /metrics.
     func writerCounts() throws -> (batches: Int, pushes: Int) {
-        let text = try intake.request("GET", "/metrics", token: nil).text
+        let text = try intake.scrapeMetrics().text
         func value(_ name: String) -> Int {
             let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
             return Int(line?.split(separator: " ").last ?? "") ?? -1

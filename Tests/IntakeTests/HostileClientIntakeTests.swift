@@ -96,7 +96,7 @@ import Glibc
         let refused = try rawExchange(port: intake.port, "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n")
         #expect(refused.hasPrefix("HTTP/1.1 505"))
         #expect(refused.contains(#""code":"http_version_not_supported""#))
-        let metrics = try TestHTTPClient.send(port: intake.port, method: "GET", path: "/metrics").text
+        let metrics = try intake.scrapeMetrics().text
         #expect(!metrics.contains(method))
         #expect(!metrics.contains(route))
         #expect(metrics.contains(#"route="other",method="other",status="404""#))
@@ -159,7 +159,7 @@ import Glibc
         #expect(try intake.admin("GET", "/api/admin/mini-app-partners").status == 200)
         let push = try intake.push(other.key, pushBody(other, emails: [otherUser.email]))
         #expect(push.status == 202)
-        #expect(try TestHTTPClient.send(port: intake.port, method: "GET", path: "/metrics").text
+        #expect(try intake.scrapeMetrics().text
             .contains("herald_intake_prefer_waiting 40\n"))
         #expect(intake.server.waiter.count == 40)
         #expect(ContinuousClock.now - started < .seconds(30))

@@ -27,6 +27,64 @@ import Testing
         }
     }
 
+    @Test("HERALD_INTAKE_METRICS_PORT: 9102 by default, a port number, never the API's port")
+    func metricsPortSetting() throws {
+        #expect(try Self.read([:]).metricsPort == 9102)
+        #expect(try Self.read(["HERALD_INTAKE_METRICS_PORT": "9200"]).metricsPort == 9200)
+        // 0 picks a free port for each, so two zeros never meet.
+        #expect(try Self.read(["HERALD_INTAKE_PORT": "0", "HERALD_INTAKE_METRICS_PORT": "0"]).metricsPort == 0)
+        for bad in ["-1", "65536", "metrics"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try Self.read(["HERALD_INTAKE_METRICS_PORT": bad]) }
+        }
+        for (api, metrics) in [("8080", "8080"), ("9102", nil)] {
+            var environment = ["HERALD_INTAKE_PORT": api]
+            environment["HERALD_INTAKE_METRICS_PORT"] = metrics
+            #expect {
+                try Self.read(environment)
+            } throws: { error in
+                let error = error as? ConfigurationError
+                return error?.variable == "HERALD_INTAKE_METRICS_PORT"
+                    && error?.problem.contains("HERALD_INTAKE_PORT") == true
+            }
+        }
+    }
+
+    /// The token values shipped in deploy/ (the env file to copy, the Kubernetes example Secret): a copy applied as
+    /// it is must not open the admin or host API with a value anyone can read.
+    @Test("every example token shipped in deploy/ is refused as a placeholder, and so is any marked value")
+    func placeholderTokens() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var shipped: [String] = []
+        for file in ["deploy/herald.env.example", "deploy/k8s/examples/secret.example.yaml"] {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                for variable in ["HERALD_ADMIN_TOKEN", "HERALD_HOST_TOKEN"] {
+                    for separator in ["=", ": "] where trimmed.hasPrefix(variable + separator) {
+                        shipped.append(String(trimmed.dropFirst(variable.count + separator.count)))
+                    }
+                }
+            }
+        }
+        #expect(shipped.count == 4, "\(shipped)")
+        let marked = ["my-changeme-token-0123456789", "an-EXAMPLE-token-0123456789", "Placeholder-0123456789abc"]
+        for variable in ["HERALD_ADMIN_TOKEN", "HERALD_HOST_TOKEN", "HERALD_ADMIN_TOKEN_PREVIOUS",
+                         "HERALD_HOST_TOKEN_PREVIOUS"] {
+            for value in shipped + marked {
+                #expect {
+                    try Self.read([variable: value])
+                } throws: { error in
+                    let error = error as? ConfigurationError
+                    return error?.variable == variable && error?.problem.contains("placeholder") == true
+                        && !(error?.description.contains(value) ?? true)
+                }
+            }
+        }
+        // A random token of the same shape is fine.
+        #expect(try Self.read(["HERALD_ADMIN_TOKEN": "c4a9e1f07b3d52e8a61f0d9b7e2c4a13"]).adminToken.count == 32)
+    }
+
     @Test("HERALD_DB_PREPARED: named statements by default and with 1, unnamed with 0, anything else refused")
     func databasePreparedStatements() throws {
         let defaults = try Self.read([:])

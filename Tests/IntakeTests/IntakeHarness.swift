@@ -34,6 +34,8 @@ final class IntakeHarness: Sendable {
 
     let server: IntakeServer
     let port: UInt16
+    /// The port of `/metrics` (HERALD_INTAKE_METRICS_PORT), a free one picked at start.
+    var metricsPort: UInt16 { server.metricsPort }
 
     init(configure: (inout IntakeConfiguration) -> Void = { _ in }, clock: @escaping @Sendable () -> Date = { Date() })
         throws
@@ -44,6 +46,7 @@ final class IntakeHarness: Sendable {
             signingKeys: [Self.signingKeyID: Self.signingKey, "old": Array(repeating: 9, count: 32)],
             signingKeyID: Self.signingKeyID)
         configuration.port = 0
+        configuration.metricsPort = 0
         configuration.threads = 8
         configuration.databasePoolSize = 8
         configuration.logLevel = .error
@@ -54,6 +57,11 @@ final class IntakeHarness: Sendable {
     }
 
     func stop() { server.stop() }
+
+    /// `GET /metrics` on the metrics port.
+    func scrapeMetrics() throws -> TestHTTPClient.Response {
+        try TestHTTPClient.send(port: metricsPort, method: "GET", path: "/metrics")
+    }
 
     // MARK: requests
 

@@ -6,15 +6,20 @@ import Postgres
 /// stdout. Used where a test needs several intake processes or the executable's own behaviour.
 final class IntakeProcess: @unchecked Sendable {
     let port: UInt16
+    /// HERALD_INTAKE_METRICS_PORT: `/metrics` is served there, never on `port`.
+    let metricsPort: UInt16
     let child: ChildProcess
 
     static var executable: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-intake") }
 
-    static func environment(port: UInt16, databaseURL: String = TestEnvironment.databaseURL,
+    /// Every test process picks free ports: the default metrics port would collide between intakes run at once.
+    static func environment(port: UInt16, metricsPort: UInt16 = TestEnvironment.freePort(),
+                            databaseURL: String = TestEnvironment.databaseURL,
                             extra: [String: String] = [:]) -> [String: String] {
         var environment = [
             "HERALD_DATABASE_URL": databaseURL,
             "HERALD_INTAKE_PORT": String(port),
+            "HERALD_INTAKE_METRICS_PORT": String(metricsPort),
             "HERALD_ADMIN_TOKEN": IntakeHarness.adminToken,
             "HERALD_HOST_TOKEN": IntakeHarness.hostToken,
             "HERALD_SIGNING_KEYS": "\(IntakeHarness.signingKeyID):\(Data(IntakeHarness.signingKey).base64EncodedString())",
@@ -30,7 +35,8 @@ final class IntakeProcess: @unchecked Sendable {
          fileDescriptors: (soft: Int, hard: Int)? = nil) throws {
         _ = migratedDatabase
         port = TestEnvironment.freePort()
-        let environment = Self.environment(port: port, databaseURL: databaseURL, extra: extra)
+        metricsPort = TestEnvironment.freePort()
+        let environment = Self.environment(port: port, metricsPort: metricsPort, databaseURL: databaseURL, extra: extra)
         if let fileDescriptors {
             child = try ChildProcess(
                 executable: URL(fileURLWithPath: "/bin/sh"),

@@ -1,20 +1,33 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
+import ServiceSupport
 import Testing
 
 @Suite("Health, metrics, configuration and logs", .requiresDatabase)
 struct OperationsTests {
     let intake = IntakeHarness.shared
 
-    @Test("healthz, readyz and metrics answer without credentials")
+    @Test("healthz and readyz answer without credentials on the API's port, metrics on the metrics port only")
     func probes() throws {
         #expect(try intake.request("GET", "/healthz", token: nil).status == 200)
         #expect(try intake.request("GET", "/readyz", token: nil).json["status"] == .string("ready"))
+        // The API's port answers /metrics as it answers any path it does not serve.
+        let publicMetrics = try intake.request("GET", "/metrics", token: nil)
+        let unknown = try intake.request("GET", "/metricz", token: nil)
+        #expect(publicMetrics.status == 404 && publicMetrics.errorCode == "not_found")
+        #expect(publicMetrics.body == unknown.body)
+        #expect(!publicMetrics.text.contains("herald_intake"))
+        #expect(intake.metricsPort != intake.port)
+        // The metrics port serves nothing else.
+        let other = try TestHTTPClient.send(
+            port: intake.metricsPort, method: "GET", path: "/api/admin/mini-app-partners")
+        #expect(other.status == 404)
+        #expect(try TestHTTPClient.send(port: intake.metricsPort, method: "POST", path: "/metrics").status == 405)
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
         _ = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
-        let metrics = try intake.request("GET", "/metrics", token: nil)
+        let metrics = try intake.scrapeMetrics()
         #expect(metrics.status == 200)
         #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
         for name in ["herald_intake_requests_total{route=\"/api/partners/notifications/push\",method=\"POST\",status=\"202\"}",
@@ -29,6 +42,7 @@ struct OperationsTests {
         ("HERALD_HOST_TOKEN", "short"),
         ("HERALD_SIGNING_KEYS", "k1:bm90LWJhc2U2NA"),
         ("HERALD_INTAKE_PORT", "99999"),
+        ("HERALD_INTAKE_METRICS_PORT", "99999"),
         ("HERALD_DEEPLINK_SCHEME", "Bad Scheme"),
         ("HERALD_SIGNING_KEY_ID", "nope"),
         ("HERALD_LA_MAX_ACTIVE_PER_USER", "0"),
@@ -40,6 +54,49 @@ struct OperationsTests {
         let result = try ChildProcess.run(IntakeProcess.executable, [], environment: environment)
         #expect(result.status == 2)
         #expect(result.output.contains(variable), "\(result.output)")
+    }
+
+    @Test("herald-intake refuses to start with a placeholder token, naming the variable and never the value",
+          arguments: [
+        ("HERALD_ADMIN_TOKEN", "CHANGE-ME-admin-token-at-least-16-chars"),
+        ("HERALD_HOST_TOKEN", "CHANGE-ME-host-token"),
+        ("HERALD_ADMIN_TOKEN_PREVIOUS", "changeme-0123456789abcdef"),
+        ("HERALD_HOST_TOKEN_PREVIOUS", "our-Example-token-0123456789"),
+        ("HERALD_ADMIN_TOKEN", "PLACEHOLDER-0123456789abcdef"),
+    ])
+    func placeholderTokensStopTheIntake(_ variable: String, _ value: String) throws {
+        var environment = IntakeProcess.environment(port: TestEnvironment.freePort())
+        environment[variable] = value
+        let result = try ChildProcess.run(IntakeProcess.executable, [], environment: environment)
+        #expect(result.status == 2)
+        #expect(result.output.contains("\(variable): is a placeholder"), "\(result.output)")
+        #expect(!result.output.contains(value), "\(result.output)")
+        #expect(!result.output.contains("\"listening\""))
+    }
+
+    @Test("herald-intake serves /metrics on HERALD_INTAKE_METRICS_PORT and answers it 404 on HERALD_INTAKE_PORT")
+    func metricsPortOfTheExecutable() throws {
+        let process = try IntakeProcess()
+        defer { process.stop() }
+        #expect(try process.request("GET", "/metrics", token: nil).status == 404)
+        let metrics = try TestHTTPClient.send(port: process.metricsPort, method: "GET", path: "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.text.contains("herald_intake_requests_total{route=\"other\",method=\"GET\",status=\"404\"}"))
+        process.stop()
+        let listening = process.child.output.split(separator: "\n").first { $0.contains("\"listening\"") }
+        #expect(listening?.contains("\"metricsPort\":\(process.metricsPort)") == true, "\(process.child.output)")
+    }
+
+    @Test("a metrics port already taken stops the intake at start, naming HERALD_INTAKE_METRICS_PORT")
+    func metricsPortTaken() throws {
+        let taken = intake.metricsPort
+        #expect {
+            _ = try IntakeHarness { $0.metricsPort = taken }
+        } throws: { error in
+            (error as? ConfigurationError)?.variable == "HERALD_INTAKE_METRICS_PORT"
+        }
+        // The shared intake still serves its metrics.
+        #expect(try intake.scrapeMetrics().status == 200)
     }
 
     @Test("the intake raises its file descriptor limit to the hard one, and warns when that is below what its connections need")

@@ -237,7 +237,7 @@ struct PushEndpointTests {
         #expect(status.json["status"] == .string("scheduled"))
     }
 
-    @Test("GET returns the request's counts to its partner; another partner gets 403")
+    @Test("GET returns the request's counts to its partner; another partner gets the 404 of an unknown id")
     func statusLookup() throws {
         let partner = try intake.makePartner()
         let other = try intake.makePartner(tenant: partner.tenantID)
@@ -251,8 +251,12 @@ struct PushEndpointTests {
         #expect(mine.json["deliveries"] == .number(2))
         #expect(mine.json["pending"] == .number(2))
         let foreign = try intake.request("GET", path, token: other.key)
-        #expect(foreign.status == 403)
-        #expect(foreign.errorCode == "forbidden")
+        let unknownID = UUIDv7.make(at: Date()).uuidString.lowercased()
+        let unknown = try intake.request("GET", "/api/partners/notifications/push/\(unknownID)", token: other.key)
+        #expect(foreign.status == 404)
+        #expect(foreign.errorCode == "not_found")
+        // Byte for byte the answer to an id that exists nowhere: nothing tells the partner the request exists.
+        #expect(foreign.status == unknown.status && foreign.body == unknown.body)
         // Not a UUID: refused by the id rules before any lookup (HostileClientIntakeTests).
         #expect(try intake.request("GET", "/api/partners/notifications/push/not-a-uuid", token: partner.key).status == 400)
         #expect(try intake.request("GET", "/api/partners/notifications/push/\(UUID())", token: partner.key).status == 404)
@@ -327,6 +331,31 @@ struct PushEndpointTests {
         },
         Rejection(name: "ttl out of range", status: 400, code: "invalid_field", field: "ttlSeconds") { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","ttlSeconds":0}"#
+        },
+        // Text that hides or reorders, sent as JSON escapes: the field is named, nothing is written.
+        Rejection(name: "zero-width space in the title", status: 400, code: "invalid_field", field: "title") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"Pay\u200bPal"}"#
+        },
+        Rejection(name: "right-to-left override in the body", status: 400, code: "invalid_field", field: "body") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","body":"total \u202e0001$"}"#
+        },
+        Rejection(name: "soft hyphen in a data value", status: 400, code: "invalid_field", field: "data.note") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"note":"a\u00adb"}}"#
+        },
+        Rejection(name: "zero-width joiner between letters", status: 400, code: "invalid_field", field: "title") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"a\u200db"}"#
+        },
+        Rejection(name: "title opening with a bracket", status: 400, code: "title_bracket_prefix",
+                  field: "title") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":" [Bank] Your card is blocked"}"#
+        },
+        Rejection(name: "reserved data key in capitals", status: 400, code: "invalid_field",
+                  field: "data.Channel") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"Channel":"x"}}"#
+        },
+        Rejection(name: "deep link with a doubly encoded dot", status: 403, code: "deep_link_forbidden",
+                  field: "deepLink") {
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","deepLink":"\#($0.deepLinkRoot)/%252e%252e/x"}"#
         },
     ]
 

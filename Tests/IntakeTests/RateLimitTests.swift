@@ -97,7 +97,7 @@ struct RateLimitTests {
         let partner = try intake.makePartner(perMinute: 1)
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
         func limited() throws -> Int {
-            let text = try intake.request("GET", "/metrics", token: nil).text
+            let text = try intake.scrapeMetrics().text
             let line = text.split(separator: "\n").first { $0.hasPrefix("herald_intake_rate_limited_total ") }
             return Int(line?.split(separator: " ").last ?? "") ?? -1
         }

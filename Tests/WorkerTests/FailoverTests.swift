@@ -26,6 +26,7 @@ import Testing
             executable: TestEnvironment.binDirectory.appendingPathComponent("herald-intake"),
             environment: [
                 "HERALD_DATABASE_URL": harness.db.url, "HERALD_INTAKE_PORT": String(intakePort),
+                "HERALD_INTAKE_METRICS_PORT": String(TestEnvironment.freePort()),
                 "HERALD_ADMIN_TOKEN": Self.adminToken, "HERALD_HOST_TOKEN": "failover-host-token-0123456789",
                 "HERALD_SIGNING_KEYS": "k1:\(Data(repeating: 7, count: 32).base64EncodedString())",
                 "HERALD_INTAKE_THREADS": "8", "HERALD_DB_POOL_SIZE": "4",

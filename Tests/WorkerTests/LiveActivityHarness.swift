@@ -26,6 +26,7 @@ final class LiveActivityHarness: @unchecked Sendable {
             databaseURL: workers.db.url, adminToken: Self.adminToken, hostToken: Self.hostToken,
             signingKeys: ["k1": Self.signingKey], signingKeyID: "k1")
         configuration.port = 0
+        configuration.metricsPort = 0
         configuration.threads = 8
         configuration.databasePoolSize = 8
         configuration.defaultTenant = "t1"
@@ -184,7 +185,7 @@ final class LiveActivityHarness: @unchecked Sendable {
 
     /// `herald_intake_live_activity_budget_total` of one partner and reason, from the intake's /metrics.
     func budgetCount(_ partner: Partner, _ reason: LiveActivityBudgetReason) throws -> Int {
-        let text = try request("GET", "/metrics", token: nil).text
+        let text = try TestHTTPClient.send(port: intake.metricsPort, method: "GET", path: "/metrics").text
         let prefix = #"herald_intake_live_activity_budget_total{partner="\#(partner.miniApp)",reason="\#(reason.rawValue)"} "#
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return 0 }
         return Int(line.dropFirst(prefix.count)) ?? -1

@@ -84,6 +84,7 @@ struct PgBouncerTests {
         let intakePort = TestEnvironment.freePort()
         let intakeEnvironment = [
             "HERALD_DATABASE_URL": url, "HERALD_DB_PREPARED": "0", "HERALD_INTAKE_PORT": String(intakePort),
+            "HERALD_INTAKE_METRICS_PORT": String(TestEnvironment.freePort()),
             "HERALD_ADMIN_TOKEN": "test-admin-token-0123456789", "HERALD_HOST_TOKEN": "test-host-token-0123456789",
             "HERALD_SIGNING_KEYS": "k1:\(Data(repeating: 7, count: 32).base64EncodedString())",
             "HERALD_INTAKE_THREADS": "4", "HERALD_DB_POOL_SIZE": "4",

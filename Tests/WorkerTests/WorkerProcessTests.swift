@@ -163,6 +163,7 @@ import Worker
             hostToken: "test-host-token-0123456789", signingKeys: ["k1": Array(repeating: 7, count: 32)],
             signingKeyID: "k1")
         configuration.port = 0
+        configuration.metricsPort = 0
         configuration.logLevel = .error
         let intake = try IntakeServer(configuration: configuration)
         return (intake, try intake.start())

@@ -218,12 +218,13 @@ SQL
 
 # --- the intake ----------------------------------------------------------------------------------
 # hb_start_intake BIN DB_URL PORT LOG [VAR=VALUE...]: herald-intake with throwaway tokens and
-# signing key; sets HB_INTAKE_PID and HB_ADMIN_TOKEN, waits for /readyz.
+# signing key; sets HB_INTAKE_PID and HB_ADMIN_TOKEN, waits for /readyz. Its /metrics port is a free one
+# (HERALD_INTAKE_METRICS_PORT=0): these runs read the workers' metrics, not the intake's.
 hb_start_intake() {
     local bin="$1" db="$2" port="$3" log="$4"
     shift 4
     HB_ADMIN_TOKEN="$(openssl rand -hex 24)"
-    env HERALD_DATABASE_URL="$db" HERALD_INTAKE_PORT="$port" \
+    env HERALD_DATABASE_URL="$db" HERALD_INTAKE_PORT="$port" HERALD_INTAKE_METRICS_PORT=0 \
         HERALD_ADMIN_TOKEN="$HB_ADMIN_TOKEN" HERALD_HOST_TOKEN="$(openssl rand -hex 24)" \
         HERALD_SIGNING_KEYS="k1:$(openssl rand -base64 32)" HERALD_SIGNING_KEY_ID=k1 \
         HERALD_LOG_LEVEL=warning HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS=0 "$@" \
