@@ -18,8 +18,8 @@ import Testing
 
     /// Both payloads of a time-sensitive, sounded push with data: APNs' whole body and FCM's `data`.
     static func payloads() throws -> (apns: JSONValue, fcm: JSONValue) {
-        let request = try Fixtures.request(deepLink: "basedapp://miniapp/fun.pull.gacha/x", data: [("txHash", "0x5e1f")],
-                                           interruptionLevel: "time-sensitive")
+        let request = try Fixtures.request(deepLink: "basedapp://miniapp/fun.pull.gacha/x",
+                                           data: [("txHash", "0x5e1f")], interruptionLevel: "time-sensitive")
         let content = PushContent(request: request, partner: Fixtures.partner(sound: .named("chime.caf"),
                                                                               allowTimeSensitive: true))
         let rendered = PushTemplate(content, signer: Fixtures.signer).render(deliveryID: id)

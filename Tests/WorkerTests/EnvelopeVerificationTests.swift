@@ -23,8 +23,8 @@ struct EnvelopeVerificationTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("envelope-\(UUID()).json")
         try Data(JSONWriter.bytes(payload)).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        return try ChildProcess.run(python, [script.path, "--keys", keys, "--user", user, "--now", String(now), file.path],
-                                    environment: [:])
+        let arguments = [script.path, "--keys", keys, "--user", user, "--now", String(now), file.path]
+        return try ChildProcess.run(python, arguments, environment: [:])
     }
 
     /// `payload` with the member at `path` set to `value` (an object's member, added if absent).
@@ -49,7 +49,9 @@ struct EnvelopeVerificationTests {
         func received(_ service: SimulatorService) -> SimulatorRecord? {
             harness.simulator.received().first { $0.service == service && $0.status == 200 }
         }
-        try await harness.workers.waitUntil("the push on both phones") { received(.apns) != nil && received(.fcm) != nil }
+        try await harness.workers.waitUntil("the push on both phones") {
+            received(.apns) != nil && received(.fcm) != nil
+        }
         let apnsRecord = try #require(received(.apns))
         let fcmRecord = try #require(received(.fcm))
         let apns = try JSONParser.parse(apnsRecord.body)
