@@ -52,41 +52,103 @@ public enum PushPayload {
 
     /// Both payloads of one delivery written whole: what a template's delivery equals byte for byte, and what it
     /// falls back to when its bytes cannot be patched.
-    static func renderWhole(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
-        let envelope = Envelope(content, deliveryID: deliveryID, keyID: signer.keyID) { signer.signature(for: $0) }
-        return RenderedPush(apns: envelope.apnsBody(), fcm: envelope.fcmMessage(), fcmDataBytes: envelope.fcmDataBytes)
+    static func renderWhole(_ content: PushContent, deliveryID: UUID, recipient userID: String, expiresAt: Int,
+                            signer: any PayloadSigner) -> RenderedPush {
+        let fields = Fields(content, deliveryID: deliveryID, expiresAt: expiresAt)
+        let sign = { (message: [UInt8]) in signer.signature(for: message) }
+        let apns = Envelope(fields, .apns, recipient: userID, keyID: signer.keyID, sign: sign)
+        let fcm = Envelope(fields, .fcm, recipient: userID, keyID: signer.keyID, sign: sign)
+        return RenderedPush(apns: apns.payload, fcm: fcm.payload, fcmDataBytes: fcm.fcmDataBytes)
     }
 
-    /// The fields of one delivery and their signature, shared by both payloads.
-    fileprivate struct Envelope {
+    /// The members of one delivery both payloads share.
+    fileprivate struct Fields {
         let content: PushContent
+        /// The keys beside `aps` (inside FCM's `data`), partner data included.
         let custom: [(key: String, value: String)]
-        let keyID: String
-        let signature: String
+        /// `exp`: unix seconds, ten digits.
+        let exp: String
 
-        /// `sign` turns the canonical bytes of the signed fields into the signature.
-        init(_ content: PushContent, deliveryID: UUID, keyID: String, sign: ([UInt8]) -> String) {
+        init(_ content: PushContent, deliveryID: UUID, expiresAt: Int) {
             var custom: [(key: String, value: String)] = [("channel", "mini-app"), ("miniAppId", content.miniAppID)]
             if let link = content.deepLink { custom.append(("deepLink", link)) }
             custom.append(("deliveryId", UUIDText.string(deliveryID)))
             custom.append(("senderName", content.senderName))
             if let image = content.imageURL { custom.append(("imageUrl", image)) }
             for entry in content.data { custom.append((entry.key, entry.value)) }
-            let signed = [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
             self.content = content
             self.custom = custom
-            self.keyID = keyID
-            self.signature = sign(SignedEnvelope.canonicalBytes(signed))
+            self.exp = String(expiresAt)
         }
+
+        /// What v2 signs of `service`'s payload (SignedEnvelope+V2.swift), collected as rendered, not parsed.
+        func v2Leaves(_ service: PushService) -> [SignedEnvelope.Leaf] {
+            var leaves: [SignedEnvelope.Leaf] = []
+            if service == .apns {
+                leaves.append(.init(["aps", "alert", "title"], content.title))
+                leaves.append(.init(["aps", "alert", "body"], content.body))
+                leaves.append(.init(["aps", "mutable-content"], "1"))
+                leaves.append(.init(["aps", "thread-id"], content.miniAppID))
+                if let sound = content.sound.name { leaves.append(.init(["aps", "sound"], sound)) }
+                if content.interruptionLevel != .default {
+                    leaves.append(.init(["aps", "interruption-level"], content.interruptionLevel.rawValue))
+                }
+            } else {
+                leaves.append(.init(["title"], content.title))
+                leaves.append(.init(["body"], content.body))
+            }
+            for member in custom { leaves.append(.init([member.key], member.value)) }
+            leaves.append(.init(["isGroup"], "true"))
+            leaves.append(.init(["exp"], exp))
+            return leaves
+        }
+
+        /// What v1 signs (SignedEnvelope.swift): title, body and every key beside `aps` but `kid` and `sig`, so
+        /// `exp` and `sig2` too, as field builds collect them.
+        func v1Fields(sig2: String) -> [(key: String, value: String)] {
+            [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
+                + [("exp", exp), ("sig2", sig2)]
+        }
+    }
+
+    /// One service's payload of one delivery and its two signatures: `sig2` first, then `sig` over it.
+    fileprivate struct Envelope {
+        let fields: Fields
+        let service: PushService
+        let keyID: String
+        let signature: String
+        let signature2: String
+        /// What `sig2` and `sig` were computed over (the template finds its offsets in them).
+        let v2Lines: [UInt8]
+        let v1Canonical: [UInt8]
+
+        init(_ fields: Fields, _ service: PushService, recipient userID: String, keyID: String,
+             sign: ([UInt8]) -> String) {
+            let lines = SignedEnvelope.v2Lines(fields.v2Leaves(service))
+            let signature2 = sign(SignedEnvelope.v2Header(recipient: userID) + lines)
+            let canonical = SignedEnvelope.canonicalBytes(fields.v1Fields(sig2: signature2))
+            self.fields = fields
+            self.service = service
+            self.keyID = keyID
+            self.signature2 = signature2
+            self.signature = sign(canonical)
+            self.v2Lines = lines
+            self.v1Canonical = canonical
+        }
+
+        /// The bytes sent: the APNs body or the FCM message.
+        var payload: [UInt8] { service == .apns ? apnsBody() : fcmMessage() }
+
+        private var content: PushContent { fields.content }
 
         /// `aps` carries what iOS itself acts on: the alert, the service extension flag, `thread-id` (the
         /// mini-app, so its pushes stack together), the partner's sound (none when silent) and the
-        /// interruption level when it is not APNs' default. None of these is signed: `sig` covers what
-        /// the app reads (docs/security.md, "The signed envelope"). Written as JSONWriter writes the same object,
+        /// interruption level when it is not APNs' default. `sig2` covers them, `sig` only what the app reads
+        /// (docs/security.md, "The signed envelope"). Written as JSONWriter writes the same object,
         /// member by member: building the value first was most of rendering a push.
         func apnsBody() -> [UInt8] {
             var out: [UInt8] = []
-            out.reserveCapacity(384 + content.title.utf8.count + content.body.utf8.count)
+            out.reserveCapacity(480 + content.title.utf8.count + content.body.utf8.count)
             out.append(contentsOf: #"{"aps":{"alert":{"title":"#.utf8)
             JSONWriter.writeString(content.title, into: &out)
             out.append(contentsOf: #","body":"#.utf8)
@@ -102,9 +164,9 @@ public enum PushPayload {
                 JSONWriter.writeString(content.interruptionLevel.rawValue, into: &out)
             }
             out.append(UInt8(ascii: "}"))
-            writeMembers(custom, into: &out)
+            writeMembers(fields.custom, into: &out)
             out.append(contentsOf: #","isGroup":true"#.utf8)
-            writeSignature(into: &out)
+            writeSignatures(into: &out)
             out.append(UInt8(ascii: "}"))
             return out
         }
@@ -114,14 +176,14 @@ public enum PushPayload {
         /// channels.
         func fcmMessage() -> [UInt8] {
             var out: [UInt8] = []
-            out.reserveCapacity(384 + content.title.utf8.count + content.body.utf8.count)
+            out.reserveCapacity(480 + content.title.utf8.count + content.body.utf8.count)
             out.append(contentsOf: #"{"android":{"priority":"HIGH"},"data":{"title":"#.utf8)
             JSONWriter.writeString(content.title, into: &out)
             out.append(contentsOf: #","body":"#.utf8)
             JSONWriter.writeString(content.body, into: &out)
-            writeMembers(custom, into: &out)
+            writeMembers(fields.custom, into: &out)
             out.append(contentsOf: #","isGroup":"true""#.utf8)
-            writeSignature(into: &out)
+            writeSignatures(into: &out)
             out.append(contentsOf: "}}".utf8)
             return out
         }
@@ -129,9 +191,10 @@ public enum PushPayload {
         /// The bytes of `data`'s keys and values, as FCM counts them against its limit.
         var fcmDataBytes: Int {
             let fixed = "title".utf8.count + "body".utf8.count + "isGroup".utf8.count + "true".utf8.count
-                + "kid".utf8.count + "sig".utf8.count
-            return custom.reduce(fixed + content.title.utf8.count + content.body.utf8.count + keyID.utf8.count
-                                 + signature.utf8.count) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+                + "exp".utf8.count + "kid".utf8.count + "sig2".utf8.count + "sig".utf8.count
+            return fields.custom.reduce(fixed + content.title.utf8.count + content.body.utf8.count
+                                        + fields.exp.utf8.count + keyID.utf8.count + signature2.utf8.count
+                                        + signature.utf8.count) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         }
 
         private func writeMembers(_ members: [(key: String, value: String)], into out: inout [UInt8]) {
@@ -143,10 +206,14 @@ public enum PushPayload {
             }
         }
 
-        /// `,"kid":…,"sig":…`: the signature last, where PushTemplate finds it.
-        private func writeSignature(into out: inout [UInt8]) {
+        /// `,"exp":…,"kid":…,"sig2":…,"sig":…`: the signatures last, where PushTemplate finds them.
+        private func writeSignatures(into out: inout [UInt8]) {
+            out.append(contentsOf: #","exp":"#.utf8)
+            JSONWriter.writeString(fields.exp, into: &out)
             out.append(contentsOf: #","kid":"#.utf8)
             JSONWriter.writeString(keyID, into: &out)
+            out.append(contentsOf: #","sig2":"#.utf8)
+            JSONWriter.writeString(signature2, into: &out)
             out.append(contentsOf: #","sig":"#.utf8)
             JSONWriter.writeString(signature, into: &out)
         }
@@ -172,102 +239,118 @@ public enum PushPayload {
     }
 }
 
-/// One push's payloads rendered once for all its deliveries. A delivery's payloads differ from another's only in its
-/// id and its signature, both of fixed length and written unescaped (a lowercase UUID, 43 base64url characters), and
-/// `deliveryId` is a key the partner's data cannot use (PushRules.reservedDataKeys): so a delivery is the template's
-/// bytes with its id written in place, signed over the canonical bytes with the same id in place, the signature
+/// One push's payloads rendered once for all its deliveries. A delivery's payload differs from another's only in its
+/// id, `sig2` and `sig`, all of fixed length and written unescaped (a lowercase UUID, 43 base64url characters each),
+/// and `deliveryId` is a key the partner's data cannot use (PushRules.reservedDataKeys). So a delivery is the
+/// template's bytes with its id written in place; `sig2` is signed over the recipient's header and the template's
+/// v2 lines with the id in place, `sig` over the v1 canonical bytes with the id and `sig2` in place; both are
 /// written last. A template whose bytes do not have that shape (a signer whose signatures are not 43 characters)
 /// renders each delivery whole.
 public struct PushTemplate: Sendable {
     let content: PushContent
     let signer: any PayloadSigner
-    let apns: [UInt8]
-    let fcm: [UInt8]
-    let canonical: [UInt8]
-    /// Where each holds the delivery id's 36 characters and (apns, fcm) the signature's 43.
-    struct Offsets {
-        let apnsID: Int, apnsSignature: Int, fcmID: Int, fcmSignature: Int, canonicalID: Int
-    }
-    /// Nil: every delivery is rendered whole.
-    let offsets: Offsets?
+    /// `exp`: the end of the push's TTL, unix seconds.
+    let expiresAt: Int
+    let apns: Part
+    let fcm: Part
     /// The sizes of every delivery's payloads.
     public let apnsBytes: Int
     public let fcmDataBytes: Int
+
+    /// One service's bytes with a placeholder id and signatures, and where each is written.
+    struct Part: Sendable {
+        let payload: [UInt8]
+        let v2Lines: [UInt8]
+        let v1Canonical: [UInt8]
+        /// Nil: every delivery is rendered whole.
+        let offsets: Offsets?
+    }
+
+    /// Where each holds the delivery id's 36 characters and the signatures' 43.
+    struct Offsets: Sendable {
+        let payloadID: Int, payloadSignature2: Int, payloadSignature: Int
+        let linesID: Int, canonicalID: Int, canonicalSignature2: Int
+    }
 
     static let idLength = UUIDText.count
     static let signatureLength = 43
     static let placeholderID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    public init(_ content: PushContent, signer: any PayloadSigner) {
-        var canonical: [UInt8] = []
-        let envelope = PushPayload.Envelope(content, deliveryID: Self.placeholderID, keyID: signer.keyID) {
-            canonical = $0
-            return String(repeating: "A", count: Self.signatureLength)
-        }
-        let apns = envelope.apnsBody()
-        let fcm = envelope.fcmMessage()
+    /// `expiresAt`: when the push's TTL ends (`exp`, whole seconds).
+    public init(_ content: PushContent, expiresAt: Date, signer: any PayloadSigner) {
+        let exp = Int(expiresAt.timeIntervalSince1970.rounded(.down))
+        let fields = PushPayload.Fields(content, deliveryID: Self.placeholderID, expiresAt: exp)
+        let placeholder = String(repeating: "A", count: Self.signatureLength)
+        let apns = PushPayload.Envelope(fields, .apns, recipient: "", keyID: signer.keyID) { _ in placeholder }
+        let fcm = PushPayload.Envelope(fields, .fcm, recipient: "", keyID: signer.keyID) { _ in placeholder }
         self.content = content
         self.signer = signer
-        self.apns = apns
-        self.fcm = fcm
-        self.canonical = canonical
-        apnsBytes = apns.count
-        fcmDataBytes = envelope.fcmDataBytes
-        // Each payload ends with the signature: `"sig":"…"}` (APNs) and `"sig":"…"}}` (FCM, inside `data`).
-        if let apnsID = Self.idOffset(in: apns), let fcmID = Self.idOffset(in: fcm),
-           let canonicalID = Self.idOffset(in: canonical),
-           let apnsSignature = Self.signatureOffset(in: apns, closing: 1),
-           let fcmSignature = Self.signatureOffset(in: fcm, closing: 2) {
-            offsets = Offsets(apnsID: apnsID, apnsSignature: apnsSignature, fcmID: fcmID, fcmSignature: fcmSignature,
-                              canonicalID: canonicalID)
-        } else {
-            offsets = nil
-        }
+        self.expiresAt = exp
+        self.apns = Self.part(apns, closing: 1)
+        self.fcm = Self.part(fcm, closing: 2)
+        apnsBytes = self.apns.payload.count
+        fcmDataBytes = fcm.fcmDataBytes
     }
 
-    /// Both payloads of delivery `deliveryID`.
-    public func render(deliveryID: UUID) -> RenderedPush {
-        guard let offsets, let signature = signature(deliveryID, at: offsets.canonicalID) else {
-            return PushPayload.renderWhole(content, deliveryID: deliveryID, signer: signer)
-        }
-        return RenderedPush(apns: payload(.apns, deliveryID, signature, offsets),
-                            fcm: payload(.fcm, deliveryID, signature, offsets), fcmDataBytes: fcmDataBytes)
+    /// Both payloads of delivery `deliveryID` to `userID`.
+    public func render(deliveryID: UUID, recipient userID: String) -> RenderedPush {
+        RenderedPush(apns: render(deliveryID: deliveryID, recipient: userID, for: .apns),
+                     fcm: render(deliveryID: deliveryID, recipient: userID, for: .fcm), fcmDataBytes: fcmDataBytes)
     }
 
-    /// The payload one device of `service` needs.
-    public func render(deliveryID: UUID, for service: PushService) -> [UInt8] {
-        guard let offsets, let signature = signature(deliveryID, at: offsets.canonicalID) else {
-            let whole = PushPayload.renderWhole(content, deliveryID: deliveryID, signer: signer)
-            return service == .apns ? whole.apns : whole.fcm
-        }
-        return payload(service, deliveryID, signature, offsets)
-    }
-
-    /// The signature of delivery `deliveryID`'s canonical bytes (its id at `idOffset`); nil when the signer's is not
-    /// 43 characters.
-    private func signature(_ deliveryID: UUID, at idOffset: Int) -> [UInt8]? {
-        var bytes = canonical
-        bytes.withUnsafeMutableBufferPointer { UUIDText.write(deliveryID, into: $0, at: idOffset) }
-        let signature = Array(signer.signature(for: bytes).utf8)
-        return signature.count == Self.signatureLength ? signature : nil
-    }
-
-    /// `service`'s template bytes with the delivery's id and signature written in place.
-    private func payload(_ service: PushService, _ deliveryID: UUID, _ signature: [UInt8], _ offsets: Offsets) -> [UInt8] {
-        var bytes = service == .apns ? apns : fcm
-        let signatureOffset = service == .apns ? offsets.apnsSignature : offsets.fcmSignature
-        bytes.withUnsafeMutableBufferPointer {
-            UUIDText.write(deliveryID, into: $0, at: service == .apns ? offsets.apnsID : offsets.fcmID)
-        }
-        bytes.replaceSubrange(signatureOffset..<signatureOffset + Self.signatureLength, with: signature)
+    /// The payload one device of `service`, of user `userID`, needs.
+    public func render(deliveryID: UUID, recipient userID: String, for service: PushService) -> [UInt8] {
+        let part = service == .apns ? apns : fcm
+        guard let offsets = part.offsets else { return whole(deliveryID, userID, service) }
+        var lines = part.v2Lines
+        lines.withUnsafeMutableBufferPointer { UUIDText.write(deliveryID, into: $0, at: offsets.linesID) }
+        let signature2 = Array(signer.signature(for: SignedEnvelope.v2Header(recipient: userID) + lines).utf8)
+        guard signature2.count == Self.signatureLength else { return whole(deliveryID, userID, service) }
+        var canonical = part.v1Canonical
+        canonical.withUnsafeMutableBufferPointer { UUIDText.write(deliveryID, into: $0, at: offsets.canonicalID) }
+        Self.place(signature2, in: &canonical, at: offsets.canonicalSignature2)
+        let signature = Array(signer.signature(for: canonical).utf8)
+        guard signature.count == Self.signatureLength else { return whole(deliveryID, userID, service) }
+        var bytes = part.payload
+        bytes.withUnsafeMutableBufferPointer { UUIDText.write(deliveryID, into: $0, at: offsets.payloadID) }
+        Self.place(signature2, in: &bytes, at: offsets.payloadSignature2)
+        Self.place(signature, in: &bytes, at: offsets.payloadSignature)
         return bytes
     }
 
-    /// The start of the id after the one `"deliveryId":"` of `bytes`; nil unless there is exactly one.
-    private static func idOffset(in bytes: [UInt8]) -> Int? {
-        let key: StaticString = #""deliveryId":""#
+    private func whole(_ deliveryID: UUID, _ userID: String, _ service: PushService) -> [UInt8] {
+        let rendered = PushPayload.renderWhole(content, deliveryID: deliveryID, recipient: userID,
+                                               expiresAt: expiresAt, signer: signer)
+        return service == .apns ? rendered.apns : rendered.fcm
+    }
+
+    private static func place(_ signature: [UInt8], in bytes: inout [UInt8], at offset: Int) {
+        bytes.replaceSubrange(offset..<offset + signatureLength, with: signature)
+    }
+
+    /// An envelope rendered with placeholders, and its offsets when every one was found where expected.
+    private static func part(_ envelope: PushPayload.Envelope, closing: Int) -> Part {
+        let payload = envelope.payload
+        let offsets: Offsets?
+        if let payloadID = uniqueOffset(after: #""deliveryId":""#, in: payload, length: idLength),
+           let linesID = uniqueOffset(after: #"["deliveryId",""#, in: envelope.v2Lines, length: idLength),
+           let canonicalID = uniqueOffset(after: #""deliveryId":""#, in: envelope.v1Canonical, length: idLength),
+           let canonicalSignature2 = uniqueOffset(after: #""sig2":""#, in: envelope.v1Canonical,
+                                                  length: signatureLength),
+           let signature = signatureOffset(in: payload, closing: closing),
+           let signature2 = signature2Offset(in: payload, signature: signature) {
+            offsets = Offsets(payloadID: payloadID, payloadSignature2: signature2, payloadSignature: signature,
+                              linesID: linesID, canonicalID: canonicalID, canonicalSignature2: canonicalSignature2)
+        } else {
+            offsets = nil
+        }
+        return Part(payload: payload, v2Lines: envelope.v2Lines, v1Canonical: envelope.v1Canonical, offsets: offsets)
+    }
+
+    /// The start of the `length` bytes after the one `key` in `bytes`; nil unless there is exactly one.
+    private static func uniqueOffset(after key: String, in bytes: [UInt8], length: Int) -> Int? {
+        let needle = Array(key.utf8)
         return bytes.withUnsafeBufferPointer { haystack -> Int? in
-            let needle = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
             var found: Int?
             var start = 0
             while start + needle.count <= haystack.count {
@@ -277,7 +360,7 @@ public struct PushTemplate: Sendable {
                 }
                 start += 1
             }
-            guard let found, haystack.count - found >= idLength else { return nil }
+            guard let found, haystack.count - found >= length else { return nil }
             return found
         }
     }
@@ -289,6 +372,17 @@ public struct PushTemplate: Sendable {
         guard offset - key.count >= 0, bytes[(offset - key.count)..<offset].elementsEqual(key),
               bytes[offset + signatureLength] == UInt8(ascii: "\""),
               bytes[(offset + signatureLength + 1)...].allSatisfy({ $0 == UInt8(ascii: "}") })
+        else { return nil }
+        return offset
+    }
+
+    /// The start of `sig2`'s value in `"sig2":"…","sig":"` just before `sig`'s at `signature`.
+    private static func signature2Offset(in bytes: [UInt8], signature: Int) -> Int? {
+        let between = Array(#"","sig":""#.utf8)
+        let key = Array(#""sig2":""#.utf8)
+        let offset = signature - between.count - signatureLength
+        guard offset - key.count >= 0, bytes[(offset - key.count)..<offset].elementsEqual(key),
+              bytes[(offset + signatureLength)..<signature].elementsEqual(between)
         else { return nil }
         return offset
     }

@@ -54,6 +54,11 @@ public struct PushRules: Sendable {
     /// time after it is due as one sent at once.
     public func ttlSeconds(for push: PushRequest) -> Int { push.ttlSeconds ?? defaultTTLSeconds }
 
+    /// When a push accepted at `acceptedAt` expires: its TTL counted from when it is due (the payloads' `exp`).
+    public func expiresAt(for push: PushRequest, acceptedAt: Date) -> Date {
+        (push.sendAt ?? acceptedAt).addingTimeInterval(Double(ttlSeconds(for: push)))
+    }
+
     /// Why `date` cannot be a scheduled time (a push's `sendAt`, a reminder's `at`), as the end of a
     /// sentence; nil when it can: at most `maxScheduleAhead` ahead, at most `pastSendAtTolerance` past.
     public func scheduleProblem(_ date: Date, now: Date) -> String? {
@@ -68,7 +73,7 @@ public struct PushRules: Sendable {
     /// the mini-app's icon from the partner row, never from a push (SPEC 2.1).
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
-        "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon",
+        "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",
     ]
 
     /// `reservedDataKeys` lower-cased: a key is compared in any letter case.

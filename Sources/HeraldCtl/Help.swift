@@ -111,7 +111,7 @@ enum Help {
 
             Changes a partner's display name (the brand prefix of its notifications), limits, icon
             (fetched or read and rasterised as for create; --no-icon removes it) or webhook URL (a
-            partner's first webhook gets a secret, printed once; a new URL keeps it; --no-webhook
+            new URL gets a new secret, printed once, and the old one stops signing; --no-webhook
             removes both), sound (--sound NAME, or --silent for none) or whether its pushes may be
             time-sensitive.
             """,

@@ -82,7 +82,7 @@ struct AdminHandler: Sendable {
         guard existing.revokedAt == nil else { throw Self.partnerRevoked }
         // `"iconUrl": null` removes the icon; a URL is fetched now, so a bad one changes nothing.
         if let iconURL { changes.icon = try iconURL.map(iconChange) ?? .remove }
-        // A partner's first webhook gets a secret, shown in this answer only; a new URL keeps the secret.
+        // A new webhook URL gets a new secret, shown in this answer only; the old secret stops signing at once.
         var newSecret: String?
         if let webhookURL {
             (changes.webhook, newSecret) = try PartnerWebhookChange.requested(webhookURL, for: existing,

@@ -39,8 +39,13 @@ struct ReminderHandler: Sendable {
         let lookup = try store.lookup(userID: userID, miniAppID: reminder.miniAppID)
         guard let audience = lookup.audience else { throw DirectoryStore.userNotFound }
         guard let partner = lookup.partner else { throw Self.unknownMiniApp }
+        let reminderID = UUIDv7.make(at: now)
+        let requestID = UUIDv7.make(at: now)
+        let createdAt = UUIDv7.timestamp(of: requestID)!
+        let due = max(reminder.at, createdAt)
+        let ttlSeconds = rules.ttlSeconds(for: reminder.push)
         let content = PushContent(request: reminder.push, partner: partner, publicURL: rules.publicURL)
-        let template = PushTemplate(content, signer: signer)
+        let template = PushTemplate(content, expiresAt: due.addingTimeInterval(Double(ttlSeconds)), signer: signer)
         try PushPayload.checkSize(template)
         guard audience.tenantID == partner.tenantID else { throw Self.tenantMismatch }
         guard !audience.optedOut else { throw Self.optedOut }
@@ -48,15 +53,10 @@ struct ReminderHandler: Sendable {
 
         let deliveries = audience.devices.map { device in
             let id = UUIDv7.make(at: now)
-            let payload = template.render(deliveryID: id, for: device.service)
+            let payload = template.render(deliveryID: id, recipient: userID, for: device.service)
             return PushEnqueue.Delivery(id: id, service: device.service.rawValue, userID: userID, deviceID: device.deviceID,
                                         environment: device.environment, payload: String(decoding: payload, as: UTF8.self))
         }
-        let reminderID = UUIDv7.make(at: now)
-        let requestID = UUIDv7.make(at: now)
-        let createdAt = UUIDv7.timestamp(of: requestID)!
-        let due = max(reminder.at, createdAt)
-        let ttlSeconds = rules.ttlSeconds(for: reminder.push)
         let write = ReminderWrite(
             reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending, requestID: requestID,
             createdAt: createdAt, title: reminder.title, shownTitle: content.title, body: reminder.body,

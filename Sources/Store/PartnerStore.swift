@@ -90,19 +90,20 @@ public struct PartnerWebhook: Sendable, Equatable {
 
 /// What an admin change does to a partner's webhook.
 public enum PartnerWebhookChange: Sendable, Equatable {
-    /// A new URL; `secret` replaces the stored one when given (a partner without a webhook gets its first).
+    /// A URL; `secret` replaces the stored one when given (a new URL gets a new secret).
     case set(url: String, secret: String?)
     /// No webhook any more (pending events of it are not sent).
     case remove
 
     /// The change a requested `webhookUrl` (nil: remove) makes to `existing`, and the secret to show the admin
-    /// once: a partner's first webhook gets one from `newSecret`, a new URL keeps the stored one. The admin API
-    /// and `heraldctl partners update` both decide here.
+    /// once: every new URL gets a new secret from `newSecret`, at once and without overlap (a new endpoint has no
+    /// use for the old secret, and whoever ran the old endpoint should not be able to sign for the new one); the
+    /// same URL again keeps the stored one. The admin API and `heraldctl partners update` both decide here.
     public static func requested(_ url: String?, for existing: PartnerRecord, newSecret: () throws -> String) rethrows
         -> (change: PartnerWebhookChange, shownSecret: String?)
     {
         guard let url else { return (.remove, nil) }
-        let secret = existing.webhookURL == nil ? try newSecret() : nil
+        let secret = existing.webhookURL == url ? nil : try newSecret()
         return (.set(url: url, secret: secret), secret)
     }
 }

@@ -11,13 +11,6 @@ public struct CheckedPush: Sendable {
 /// The rules and rendering of SPEC 2.1 between a push body and the rows it writes, shared by the
 /// intake's push endpoint and `heraldctl backfill sends` so both write exactly the same rows.
 public enum PushPreparation {
-    /// Deliveries the intake renders for every push before its recipients are resolved: a push whose
-    /// devices fit is written by the batch statement (sql/functions/intake_push.sql); one with more
-    /// takes the two-round-trip path. Two covers a phone and a tablet (or a second phone); each slot
-    /// costs every push a copy of its template's two payloads and a signature, and a push to two devices
-    /// written by the batch statement saves three statements and a second commit.
-    public static let intakeSlots = 2
-
     /// Fields, what the partner row allows, and payload size (SPEC 2.1) of a push body for `partner`.
     /// Renders once: the size check reads the template every delivery is written from.
     public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
@@ -25,32 +18,28 @@ public enum PushPreparation {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         try push.interruptionLevel.authorize(for: partner)
         let content = PushContent(request: push, partner: partner, publicURL: rules.publicURL)
-        let template = PushTemplate(content, signer: signer)
+        let template = PushTemplate(content, expiresAt: rules.expiresAt(for: push, acceptedAt: now), signer: signer)
         try PushPayload.checkSize(template)
         return CheckedPush(request: push, content: content, template: template)
     }
 
-    /// A checked push as the intake's one-statement write takes it (`IntakeWriter`): the same
-    /// fields `prepare` writes, with `intakeSlots` deliveries rendered for both services, since how
-    /// many devices there are and which service each needs is known only once Postgres has resolved
-    /// the recipients. Each slot is written from the checked push's template.
+    /// A checked push as the intake's one-statement write takes it (`IntakeWriter`): the same fields `prepare`
+    /// writes, without deliveries. Each delivery's envelope is bound to its recipient's userId (`sig2`, and `sig`
+    /// over it), which only the resolution knows, so a push that resolves to devices comes back from the batch
+    /// statement (sql/functions/intake_push.sql) as 'render' and takes the two-round-trip path; a replay, a
+    /// rate-limited push and one that resolves to no device are answered by the one statement.
     public static func intakePush(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules, now: Date,
                                   idempotencyKey: String?, bodyHash: String?) -> IntakePush {
         let (push, content) = (checked.request, checked.content)
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
         let ttlSeconds = rules.ttlSeconds(for: push)
-        let slots = (0..<intakeSlots).map { _ in
-            let id = UUIDv7.make(at: now)
-            let rendering = checked.template.render(deliveryID: id)
-            return IntakePush.Slot(id: id, apns: rendering.apns, fcm: rendering.fcm)
-        }
         return IntakePush(
             partner: partner, now: now, idempotencyKey: idempotencyKey, bodyHash: bodyHash, requestID: requestID,
             createdAt: createdAt, title: content.title, body: content.body, deepLink: push.deepLink,
             dataJSON: JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) })), sendAt: push.sendAt,
             ttlSeconds: ttlSeconds, expiresAt: (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds)),
-            emails: push.emails, wallets: push.wallets, slots: slots, interruptionLevel: push.interruptionLevel)
+            emails: push.emails, wallets: push.wallets, slots: [], interruptionLevel: push.interruptionLevel)
     }
 
     /// Renders every delivery of a checked push to the devices its recipients resolved to;
@@ -65,7 +54,7 @@ public enum PushPreparation {
         deliveries.reserveCapacity(resolution.devices.count)
         for device in resolution.devices {
             let id = UUIDv7.make(at: now)
-            let payload = checked.template.render(deliveryID: id, for: device.service)
+            let payload = checked.template.render(deliveryID: id, recipient: device.userID, for: device.service)
             deliveries.append(.init(id: id, service: device.service.rawValue, userID: device.userID, deviceID: device.deviceID,
                                     environment: device.environment, payload: String(decoding: payload, as: UTF8.self)))
         }

@@ -15,6 +15,7 @@ import Testing
         ("data whose keys and values hold quotes, escapes, non-ASCII and the id's own key as text", {
             try PushPayloadTests.content(title: "Caf\u{E9} \"\u{1F600}\" \\ n", body: "line\n two \u{5B89}", data: [
                 ("deliveryIdX", #""deliveryId":"00000000-0000-0000-0000-000000000000""#), ("sigs", #""sig":"x"}"#),
+                ("sig2s", #"["deliveryId","sig2":"x"#),
                 ("\u{E9}t\u{E9}", "\u{1F468}\u{200D}\u{1F469}"), ("zz", ""),
             ])
         }),
@@ -28,7 +29,7 @@ import Testing
     func deliveriesEqualWholeRenderings(_ index: Int) throws {
         let content = try Self.contents[index].1()
         let template = PushTemplate(content, signer: Fixtures.signer)
-        #expect(template.offsets != nil, "\(Self.contents[index].0)")
+        #expect(template.apns.offsets != nil && template.fcm.offsets != nil, "\(Self.contents[index].0)")
         for id in Self.ids {
             let whole = PushPayload.renderWhole(content, deliveryID: id, signer: Fixtures.signer)
             let rendered = template.render(deliveryID: id)

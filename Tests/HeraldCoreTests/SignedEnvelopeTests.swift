@@ -171,7 +171,9 @@ enum HostVerifier {
         }
     }
 
-    @Test func fcmSignatureVerifiesAndMatchesAPNs() throws {
+    /// Both carry the same fields but `sig2`, which v2 signs over each platform's own leaves (FCM's data has no
+    /// `aps`), so `sig` differs too.
+    @Test func fcmSignatureVerifiesOverTheSameFieldsAsAPNs() throws {
         for content in try Self.contents() {
             let id = UUID()
             let rendered = Self.render(content, id: id)
@@ -180,8 +182,9 @@ enum HostVerifier {
             #expect(fcm["data"]?["sig"]?.stringValue == HostVerifier.signature(fields, key: Fixtures.signingKey))
             #expect(fcm["data"]?["kid"] == .string(Fixtures.signer.keyID))
             let apns = try JSONParser.parse(rendered.apns)
-            #expect(fields == (try HostVerifier.signedFields(apns: apns)))
-            #expect(fcm["data"]?["sig"] == apns["sig"])
+            var apnsFields = try HostVerifier.signedFields(apns: apns)
+            #expect(apnsFields.removeValue(forKey: "sig2") != fields["sig2"])
+            #expect(fields.filter { $0.key != "sig2" } == apnsFields)
         }
     }
 
@@ -190,7 +193,7 @@ enum HostVerifier {
         let fields = try HostVerifier.signedFields(apns: try JSONParser.parse(Self.render(content).apns))
         #expect(Set(fields.keys) == [
             "title", "body", "channel", "miniAppId", "deepLink", "deliveryId", "senderName", "imageUrl", "isGroup",
-            "txHash", "\u{E000}pu", "\u{10000}astral", "Zed",
+            "txHash", "\u{E000}pu", "\u{10000}astral", "Zed", "exp", "sig2",
         ])
     }
 
@@ -217,12 +220,12 @@ enum HostVerifier {
         }
     }
 
-    /// `aps`'s presentation keys are not signed (docs/security.md): the host's rule reads none of them, so
-    /// the same delivery signs the same whatever the partner's sound or the push's interruption level,
-    /// and the FCM data (which carries none of them) keeps the APNs signature.
-    @Test func apsPresentationKeysAreNotSigned() throws {
+    /// `aps`'s presentation keys are not among v1's fields (docs/security.md): the host's v1 rule reads none of
+    /// them. v2 covers them, so each sound and interruption level signs differently, through `sig2`.
+    @Test func apsPresentationKeysAreSignedByV2Only() throws {
         let id = UUID()
         var signatures: Set<String> = []
+        var fcmSignatures: Set<String> = []
         for (sound, level) in [(NotificationSound.systemDefault, nil as String?), (.silent, "passive"),
                                (.named("chime.caf"), "time-sensitive")] {
             let request = try Fixtures.request(data: [("txHash", "0x1234")], interruptionLevel: level)
@@ -233,10 +236,11 @@ enum HostVerifier {
             let sig = try #require(apns["sig"]?.stringValue)
             #expect(sig == HostVerifier.signature(fields, key: Fixtures.signingKey))
             #expect(fields["thread-id"] == nil && fields["sound"] == nil && fields["interruption-level"] == nil)
-            #expect(try JSONParser.parse(rendered.fcm)["data"]?["sig"] == .string(sig))
-            signatures.insert(sig)
+            signatures.insert(try #require(apns["sig2"]?.stringValue))
+            fcmSignatures.insert(try #require(try JSONParser.parse(rendered.fcm)["data"]?["sig"]?.stringValue))
         }
-        #expect(signatures.count == 1)
+        #expect(signatures.count == 3)
+        #expect(fcmSignatures.count == 1)
     }
 
     @Test func eachDeliveryHasItsOwnSignature() throws {
@@ -262,9 +266,12 @@ enum HostVerifier {
         let recorder = Recorder()
         let content = try Self.contents()[0]
         let rendered = PushTemplate(content, signer: recorder).render(deliveryID: PushPayloadTests.deliveryID)
-        #expect(recorder.messages.count == 1)
+        // sig2 then sig, for each platform.
+        #expect(recorder.messages.count == 4)
         let apns = try JSONParser.parse(rendered.apns)
-        #expect(recorder.messages.first == HostVerifier.canonical(try HostVerifier.signedFields(apns: apns)))
+        #expect(recorder.messages[1] == HostVerifier.canonical(try HostVerifier.signedFields(apns: apns)))
+        let leaves = try #require(SignedEnvelope.v2Leaves(of: apns))
+        #expect(recorder.messages[0] == SignedEnvelope.v2Message(leaves, recipient: Fixtures.recipient))
         #expect(apns["kid"] == .string("rec"))
         #expect(apns["sig"] == .string(String(repeating: "A", count: 43)))
     }

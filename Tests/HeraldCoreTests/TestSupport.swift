@@ -1,5 +1,5 @@
 import Foundation
-import HeraldCore
+@testable import HeraldCore
 import HeraldCrypto
 import Testing
 
@@ -99,5 +99,36 @@ extension PushContent {
     /// The fixtures' content, as the intake at `Fixtures.publicURL` renders it.
     init(request: PushRequest, partner: PartnerProfile) {
         self.init(request: request, partner: partner, publicURL: Fixtures.publicURL)
+    }
+}
+
+extension Fixtures {
+    /// The host's userId the fixtures' deliveries go to.
+    static let recipient = "user-alice"
+    /// The fixtures' pushes expire a day after `now`.
+    static let expiresAt = now.addingTimeInterval(86_400)
+}
+
+extension PushTemplate {
+    /// The fixtures' template: expiring at `Fixtures.expiresAt`.
+    init(_ content: PushContent, signer: any PayloadSigner) {
+        self.init(content, expiresAt: Fixtures.expiresAt, signer: signer)
+    }
+
+    /// Both payloads of a delivery to `Fixtures.recipient`.
+    func render(deliveryID: UUID) -> RenderedPush {
+        render(deliveryID: deliveryID, recipient: Fixtures.recipient)
+    }
+
+    func render(deliveryID: UUID, for service: PushService) -> [UInt8] {
+        render(deliveryID: deliveryID, recipient: Fixtures.recipient, for: service)
+    }
+}
+
+extension PushPayload {
+    /// A delivery to `Fixtures.recipient`, expiring at `Fixtures.expiresAt`, rendered whole.
+    static func renderWhole(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
+        renderWhole(content, deliveryID: deliveryID, recipient: Fixtures.recipient,
+                    expiresAt: Int(Fixtures.expiresAt.timeIntervalSince1970), signer: signer)
     }
 }

@@ -149,7 +149,7 @@ struct BackfillTests {
         rules.deepLinkScheme = "testapp"
         for n in [1, 2_003, 50_004, 99_999] {
             let rows = try database.query("""
-                SELECT d.id, d.payload, d.available_at, d.expires_at, p.created_at, p.ttl_seconds, p.title
+                SELECT d.id, d.payload, d.available_at, d.expires_at, p.created_at, p.ttl_seconds, p.title, d.user_id
                   FROM backfill_keys b JOIN push_requests p ON p.id = b.request_id
                   JOIN deliveries d ON d.request_id = p.id WHERE b.key = $1
                 """, ["k\(n)"])
@@ -159,7 +159,8 @@ struct BackfillTests {
                 .object(body.objectMembers!.filter { $0.key != "partner" && $0.key != "key" }), miniAppID: "bf.app",
                 rules: rules, now: Date())
             let content = PushContent(request: push, partner: profile, publicURL: nil)
-            let payload = PushTemplate(content, signer: signer).render(deliveryID: try row.uuid(0), for: .apns)
+            let payload = PushTemplate(content, expiresAt: try row.date(3), signer: signer)
+                .render(deliveryID: try row.uuid(0), recipient: try row.string(7), for: .apns)
             #expect(try row.string(1) == String(decoding: payload, as: UTF8.self), "line \(n)")
             let sent = try JSONParser.parse(row.string(1))
             #expect(sent["aps"]?["alert"]?["title"] == .string("[Backfill App] Title \(n)"))

@@ -39,7 +39,7 @@ struct WebhookAdminTests {
         #expect(listed?["webhookSecret"] == nil)
     }
 
-    @Test("PATCH: a first URL gets a secret, a new URL keeps it, null removes both")
+    @Test("PATCH: every new URL gets a new secret, shown once, the same URL keeps it, null removes both")
     func patch() throws {
         let partner = try intake.makePartner()
         let path = "/api/admin/mini-app-partners/\(partner.id)"
@@ -47,9 +47,14 @@ struct WebhookAdminTests {
         #expect(first.status == 200)
         #expect(Self.isSecret(first.json["webhookSecret"]))
         let secret = try #require(first.json["webhookSecret"]?.stringValue)
+        let same = try intake.admin("PATCH", path, #"{"webhookUrl":"https://a.example.com/h"}"#)
+        #expect(same.status == 200 && same.json["webhookSecret"] == nil)
+        #expect(try stored(partner.id) == ("https://a.example.com/h", secret))
         let moved = try intake.admin("PATCH", path, #"{"webhookUrl":"https://b.example.com/h"}"#)
-        #expect(moved.status == 200 && moved.json["webhookSecret"] == nil)
-        #expect(try stored(partner.id) == ("https://b.example.com/h", secret))
+        #expect(moved.status == 200 && Self.isSecret(moved.json["webhookSecret"]))
+        let newSecret = try #require(moved.json["webhookSecret"]?.stringValue)
+        #expect(newSecret != secret)
+        #expect(try stored(partner.id) == ("https://b.example.com/h", newSecret))
         let other = try intake.admin("PATCH", path, #"{"displayName":"Pull 2"}"#)
         #expect(other.json["webhookUrl"] == .string("https://b.example.com/h"))
         let removed = try intake.admin("PATCH", path, #"{"webhookUrl":null}"#)
