@@ -21,7 +21,9 @@ public enum Identifiers {
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
               parts[1].contains(".") || String(String.UnicodeScalarView(parts[1])) == "localhost"
         else { return nil }
-        guard !TextRules.containsForbiddenOrWhitespace(normalized) else { return nil }
+        // On the address as sent, as the schema's pattern reads it: NFC maps some characters to others (U+2329 to
+        // U+3008), which may leave a zero-width joiner between an emoji and a character that is none.
+        guard !TextRules.containsForbiddenOrWhitespace(raw) else { return nil }
         return normalized
     }
 

@@ -64,10 +64,17 @@ public struct UserGuards: Sendable, Equatable {
         }
     }
 
-    /// The 400 for a time zone that is not an IANA name Postgres knows.
+    /// The 400 for a time zone that is not shaped like an IANA name.
     public static func invalidTimeZone(field: String = "timeZone") -> HeraldError {
         HeraldError(status: 400, code: "invalid_time_zone",
                     message: "timeZone must be an IANA time zone name, such as Europe/Paris.", field: field)
+    }
+
+    /// The 422 for a well-formed name that names no time zone Postgres knows (`Mars/Olympus_Mons`).
+    public static func unknownTimeZone(field: String = "timeZone") -> HeraldError {
+        HeraldError(status: 422, code: "unknown_time_zone",
+                    message: "timeZone names no IANA time zone this server knows, such as Europe/Paris.",
+                    field: field)
     }
 
     /// `timeZone` and `quietHours` of a user body (absent or null: none).

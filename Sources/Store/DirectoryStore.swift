@@ -20,7 +20,7 @@ public struct DirectoryStore: Sendable {
 
     /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns true
     /// when the user was created. Throws 409 `identifier_taken` when another user of the tenant
-    /// holds one of the identifiers, 400 `invalid_time_zone` for a time zone Postgres does not know (nothing
+    /// holds one of the identifiers, 422 `unknown_time_zone` for a time zone Postgres does not know (nothing
     /// written). `guards` replace the user's (none: cleared). One function (`herald_put_user`,
     /// sql/functions/put_user.sql), which `heraldctl backfill users` calls as well.
     public func putUser(id: String, tenantID: String, emails: [String], wallets: [String],
@@ -36,7 +36,7 @@ public struct DirectoryStore: Sendable {
         } catch let error as PostgresError where error.isUniqueViolation {
             throw Self.identifierTaken
         } catch let error as PostgresError where error.sqlState == "22023" {
-            throw UserGuards.invalidTimeZone()
+            throw UserGuards.unknownTimeZone()
         }
     }
 

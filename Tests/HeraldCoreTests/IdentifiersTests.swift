@@ -39,6 +39,13 @@ import Testing
         #expect(Identifiers.normalizedEmail(raw) == nil)
     }
 
+    /// The characters refused are judged on the address as sent, as the schema's pattern reads it: U+2329 is a
+    /// symbol a joiner may follow, though NFC maps it to U+3008, which is none (a fuzzing finding).
+    @Test func aJoinerBetweenEmojiIsJudgedBeforeNormalising() {
+        #expect(Identifiers.normalizedEmail("a\u{2329}\u{200D}\u{21D4}@example.com") == "a\u{3008}\u{200D}\u{21D4}@example.com")
+        #expect(Identifiers.normalizedEmail("a\u{200D}b@example.com") == nil)
+    }
+
     @Test func emailsAreAtMost254Characters() {
         let domain = "@example.com"  // 12 characters
         let longest = String(repeating: "a", count: 254 - domain.utf8.count) + domain

@@ -4,7 +4,7 @@
 -- are replaced by the given ones (already normalised). An identifier another user of the tenant
 -- holds raises unique_violation (409 identifier_taken), and the caller's transaction or
 -- subtransaction undoes the rest. The user's guards (sql/051_user_guards.sql) are replaced too: a time zone
--- Postgres does not know raises invalid_parameter_value (400 invalid_time_zone) before anything is written.
+-- Postgres does not know raises invalid_parameter_value (422 unknown_time_zone) before anything is written.
 -- Returns whether the user was created.
 CREATE OR REPLACE FUNCTION herald_put_user(p_user text, p_tenant text, p_emails text[], p_wallets text[],
                                            p_time_zone text DEFAULT NULL, p_quiet_start time DEFAULT NULL,
