@@ -139,9 +139,21 @@ def main():
         click("#confirm-yes")
         wait.until(lambda d: text_of(f"button.end-previous-key[data-mini-app='{args.mini_app}']") is None)
 
+        # Suspended from the page, then resumed: the row says so meanwhile, and offers the other button.
+        click(f"button.suspend[data-mini-app='{args.mini_app}']")
+        read["suspendConfirm"] = wait_text("#confirm-text")
+        click("#confirm-yes")
+        wait.until(lambda d: text_of(f"button.resume[data-mini-app='{args.mini_app}']") is not None)
+        read["suspendedState"] = [t for t in texts_of("td") if t.startswith("suspended since")]
+        shot("partner-suspended")
+        click(f"button.resume[data-mini-app='{args.mini_app}']")
+        wait_text("#confirm-text")
+        click("#confirm-yes")
+        wait.until(lambda d: text_of(f"button.suspend[data-mini-app='{args.mini_app}']") is not None)
+
         # The audit page lists what was just done, by this console session.
         open_page("audit", "Audit")
-        wait.until(lambda d: "partner.previous_key_ended" in texts_of("td.audit-action"))
+        wait.until(lambda d: "partner.resumed" in texts_of("td.audit-action"))
         read["auditActions"] = texts_of("td.audit-action")[:5]
         shot("audit")
 

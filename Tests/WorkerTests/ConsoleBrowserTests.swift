@@ -76,8 +76,11 @@ struct ConsoleBrowserTests {
         #expect(read["previousKeyState"]?.stringValue?.hasPrefix("The old key works until") == true, "\(lastLine)")
         #expect(read["partnerState"]?.arrayValue?.count == 1, "\(lastLine)")
         #expect(read["endPreviousConfirm"]?.stringValue?.hasPrefix("End the previous key of \(partner.miniApp)?") == true)
+        #expect(read["suspendConfirm"]?.stringValue?.hasPrefix("Suspend \(partner.miniApp)?") == true, "\(lastLine)")
+        #expect(read["suspendedState"]?.arrayValue?.count == 1, "\(lastLine)")
         let audited = read["auditActions"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(Array(audited.prefix(2)) == ["partner.previous_key_ended", "partner.key_rotated"], "\(lastLine)")
+        #expect(Array(audited.prefix(4)) == ["partner.resumed", "partner.suspended", "partner.previous_key_ended",
+                                             "partner.key_rotated"], "\(lastLine)")
         let newKey = try #require(read["newKey"]?.stringValue)
         #expect(newKey.hasPrefix("mp_") && newKey != partner.apiKey)
         let status = "/api/partners/notifications/push/\(requestID)"
