@@ -1,4 +1,5 @@
 import HTTP2
+import HeraldCore
 
 /// Builds the HTTP/2 request for one notification (protocol-notes section 2). Pure.
 public enum APNsRequestBuilder {
@@ -54,11 +55,7 @@ public enum APNsRequestBuilder {
         let bytes = token.utf8
         guard !bytes.isEmpty, bytes.count <= 200 else { return false }
         // Over the contiguous bytes when there are some (every native string): no iterator per byte.
-        return bytes.withContiguousStorageIfAvailable { $0.allSatisfy(isHexDigit) } ?? bytes.allSatisfy(isHexDigit)
+        return bytes.withContiguousStorageIfAvailable { $0.allSatisfy(HexDigit.isDigit) } ?? bytes.allSatisfy(HexDigit.isDigit)
     }
 
-    @inline(__always)
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
-    }
 }

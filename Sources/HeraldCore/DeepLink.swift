@@ -41,7 +41,7 @@ public enum DeepLink {
             var escapes = 0
             while index < current.count {
                 if current[index] == UInt8(ascii: "%"), index + 2 < current.count,
-                   let high = hexValue(current[index + 1]), let low = hexValue(current[index + 2]) {
+                   let high = HexDigit.value(current[index + 1]), let low = HexDigit.value(current[index + 2]) {
                     let byte = high << 4 | low
                     if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") {
                         return true
@@ -59,12 +59,4 @@ public enum DeepLink {
         }
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -32,7 +32,7 @@ public enum Identifiers {
         let bytes = Array(raw.utf8)
         guard bytes.count == 42, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
         else { return nil }
-        for byte in bytes[2...] where !isHexDigit(byte) { return nil }
+        for byte in bytes[2...] where !HexDigit.isDigit(byte) { return nil }
         return raw.lowercased()
     }
 
@@ -56,7 +56,7 @@ public enum Identifiers {
     /// APNs device tokens are 64 hex digits (older ones up to 200); lower-cased.
     public static func normalizedAPNsToken(_ raw: String) -> String? {
         let bytes = Array(raw.utf8)
-        guard bytes.count >= 64, bytes.count <= 200, bytes.count % 2 == 0, bytes.allSatisfy(isHexDigit) else { return nil }
+        guard bytes.count >= 64, bytes.count <= 200, bytes.count % 2 == 0, bytes.allSatisfy(HexDigit.isDigit) else { return nil }
         return raw.lowercased()
     }
 
@@ -76,9 +76,6 @@ public enum Identifiers {
             || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
     }
 
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
-    }
 
     private static func isToken(_ raw: String, maxLength: Int, extra: Set<UInt8>) -> Bool {
         let bytes = raw.utf8

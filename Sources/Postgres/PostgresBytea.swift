@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// Binary data as a `bytea` parameter and column. Parameters travel as text (PostgresEncodable), so the
 /// bytes go in Postgres' hex form (`\x0a1b...`), and a `bytea` column comes back in that form too
 /// (`bytea_output = hex`, the default since Postgres 9.0).
@@ -31,21 +33,13 @@ public struct PostgresBytea: PostgresEncodable, Equatable {
         bytes.reserveCapacity((text.count - 2) / 2)
         var index = 2
         while index < text.count {
-            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
+            guard let high = HexDigit.value(text[index]), let low = HexDigit.value(text[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
         return bytes
     }
 
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
 extension PostgresRow {

@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// `application/x-www-form-urlencoded` bodies and query strings: `name=value&...` with `+` for
 /// space and `%XX` escapes.
 enum FormURLEncoded {
@@ -32,7 +34,7 @@ enum FormURLEncoded {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                      let high = HexDigit.value(bytes[index + 1]), let low = HexDigit.value(bytes[index + 2])
                 else { return nil }
                 out.append(high << 4 | low)
                 index += 3
@@ -44,12 +46,4 @@ enum FormURLEncoded {
         return String(validating: out, as: UTF8.self)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x41...0x46: return byte - 0x41 + 10
-        case 0x61...0x66: return byte - 0x61 + 10
-        default: return nil
-        }
-    }
 }

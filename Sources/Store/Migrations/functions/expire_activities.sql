@@ -16,7 +16,6 @@ DECLARE
     v_expires timestamptz[];
     v_partners uuid[];
     v_states  jsonb[];
-    v_events  uuid[];
     v_expired integer;
 BEGIN
     WITH due AS (
@@ -38,23 +37,13 @@ BEGIN
            array_agg(apns_end_payload) FILTER (WHERE channel_id IS NULL),
            array_agg(fcm_end_payload) FILTER (WHERE channel_id IS NULL),
            array_agg(created_at + interval '12 hours') FILTER (WHERE channel_id IS NULL),
-           array_agg(partner_id) FILTER (WHERE channel_id IS NULL), array_agg(state) FILTER (WHERE channel_id IS NULL),
-           array_agg(herald_uuid_v7()) FILTER (WHERE channel_id IS NULL)
-      INTO v_expired, v_ids, v_apns, v_fcm, v_expires, v_partners, v_states, v_events
+           array_agg(partner_id) FILTER (WHERE channel_id IS NULL), array_agg(state) FILTER (WHERE channel_id IS NULL)
+      INTO v_expired, v_ids, v_apns, v_fcm, v_expires, v_partners, v_states
       FROM done;
-    IF cardinality(v_ids) > 0 THEN
-        -- In the bulk lane: ends of a large sweep go out as fast as the workers have room beside realtime
-        -- traffic, never ahead of it (a sweep of 100,000 activities must not stall pushes).
-        INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, devices_apns,
-                                          devices_fcm)
-        SELECT e.id, herald_uuid_v7_time(e.id), e.activity_id, e.partner_id, 'expire', e.state, d.o_apns, d.o_fcm
-          FROM herald_activity_dispatch(v_ids, 'end', v_apns, NULL, v_fcm, NULL,
-                                        array_fill(5::smallint, ARRAY[cardinality(v_ids)]), v_expires, NULL,
-                                        1::smallint, v_events) d
-          JOIN unnest(v_ids, v_events, v_partners, v_states) AS e (activity_id, id, partner_id, state)
-            ON e.activity_id = d.o_activity;
-        PERFORM pg_notify('herald_deliveries', '');
-    END IF;
+    -- In the bulk lane: ends of a large sweep go out as fast as the workers have room beside realtime
+    -- traffic, never ahead of it (a sweep of 100,000 activities must not stall pushes).
+    PERFORM herald_activity_ends_dispatch(v_ids, v_apns, v_fcm, v_expires, v_partners, v_states, 'expire',
+                                          5::smallint, 1::smallint);
     RETURN v_expired;
 END
 $$;

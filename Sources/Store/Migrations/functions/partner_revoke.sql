@@ -54,7 +54,6 @@ DECLARE
     v_fcm     text[];
     v_expires timestamptz[];
     v_states  jsonb[];
-    v_events  uuid[];
     v_ended   integer;
 BEGIN
     WITH done AS (
@@ -70,20 +69,12 @@ BEGIN
            array_agg(apns_end_payload) FILTER (WHERE channel_id IS NULL),
            array_agg(fcm_end_payload) FILTER (WHERE channel_id IS NULL),
            array_agg(created_at + interval '12 hours') FILTER (WHERE channel_id IS NULL),
-           array_agg(state) FILTER (WHERE channel_id IS NULL),
-           array_agg(herald_uuid_v7()) FILTER (WHERE channel_id IS NULL)
-      INTO v_ended, v_ids, v_apns, v_fcm, v_expires, v_states, v_events
+           array_agg(state) FILTER (WHERE channel_id IS NULL)
+      INTO v_ended, v_ids, v_apns, v_fcm, v_expires, v_states
       FROM done;
-    IF cardinality(v_ids) > 0 THEN
-        INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, devices_apns,
-                                          devices_fcm)
-        SELECT e.id, herald_uuid_v7_time(e.id), e.activity_id, p_partner, 'revoke-end', e.state, d.o_apns, d.o_fcm
-          FROM herald_activity_dispatch(v_ids, 'end', v_apns, NULL, v_fcm, NULL,
-                                        array_fill(10::smallint, ARRAY[cardinality(v_ids)]), v_expires, NULL,
-                                        0::smallint, v_events) d
-          JOIN unnest(v_ids, v_events, v_states) AS e (activity_id, id, state) ON e.activity_id = d.o_activity;
-        PERFORM pg_notify('herald_deliveries', '');
-    END IF;
+    PERFORM herald_activity_ends_dispatch(v_ids, v_apns, v_fcm, v_expires,
+                                          array_fill(p_partner, ARRAY[cardinality(v_ids)]), v_states, 'revoke-end',
+                                          10::smallint, 0::smallint);
     RETURN v_ended;
 END
 $$;
