@@ -4,9 +4,10 @@ import Foundation
 public enum PushStatus: String, Sendable {
     case queued, scheduled, sending, completed
 
-    public static func of(deliveries: Int, sent: Int, failed: Int, sendAt: Date?, now: Date) -> PushStatus {
-        if sent + failed >= deliveries { return .completed }
-        if sent + failed > 0 { return .sending }
+    /// `finished`: the deliveries with a final outcome (sent, failed, or suppressed after acceptance).
+    public static func of(deliveries: Int, finished: Int, sendAt: Date?, now: Date) -> PushStatus {
+        if finished >= deliveries { return .completed }
+        if finished > 0 { return .sending }
         if let sendAt, sendAt > now { return .scheduled }
         return .queued
     }

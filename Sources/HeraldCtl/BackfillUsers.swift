@@ -2,17 +2,19 @@ import Foundation
 import HeraldCore
 import Store
 
-/// `backfill users`: each line is `{"userId","tenantId","emails","wallets","devices":[{"deviceId",...}]}`,
+/// `backfill users`: each line is `{"userId","tenantId","emails","wallets","timeZone"?,"quietHours"?,
+/// "devices":[{"deviceId",...}]}`,
 /// checked by the host API's own rules (`HostDirectoryRules`) and written by the same SQL
 /// (`herald_put_user`, `herald_put_device`): identifiers normalised, a user moved to another
 /// tenant takes its identifiers along, a token another device row holds is taken from it. Each
 /// line is its own subtransaction: one the directory refuses (an identifier of another user) is
-/// reported and the others are written. Devices are upserted; ones the line does not name stay.
+/// reported and the others are written. Devices are upserted; ones the line does not name stay. So do the user's
+/// time zone and quiet hours when the line carries neither; a line with either replaces both, as a PUT does.
 struct UsersBackfill {
     let store: BackfillStore
     let batchSize: Int
     static let maxDevices = 100
-    static let lineFields = HostDirectoryRules.userFields.union(["userId", "devices"])
+    static let lineFields = HostDirectoryRules.userFields.union(UserGuards.fields).union(["userId", "devices"])
     private var summary = UsersSummary()
 
     init(store: BackfillStore, batchSize: Int) {
@@ -71,7 +73,8 @@ struct UsersBackfill {
                 devices.append((deviceID, try HostDirectoryRules.device(deviceFields)))
             }
         }
-        return BackfillUser(line: line, userID: userID, entry: entry, devices: devices)
+        let guards = UserGuards.fields.contains(where: fields.has) ? try UserGuards.parse(fields) : nil
+        return BackfillUser(line: line, userID: userID, entry: entry, devices: devices, guards: guards)
     }
 
     private mutating func flush(_ batch: [BackfillUser]) throws {

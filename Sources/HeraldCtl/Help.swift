@@ -258,10 +258,13 @@ enum Help {
             Creates or updates one user per line of FILE, with the rules of the host API (PUT
             /api/internal/users/{userId} and .../devices/{deviceId}):
               {"userId":"u1","tenantId":"t1","emails":["a@example.com"],"wallets":["0x..."],
+               "timeZone":"Europe/Paris","quietHours":{"start":"22:00","end":"08:00"},
                "devices":[{"deviceId":"d1","platform":"ios","environment":"production","apnsToken":"..."}]}
             The email and wallet sets replace the user's; devices are created or updated (others stay), and a
-            token another device row holds moves to this one. A line whose identifier belongs to another user
-            of the tenant is rejected (identifier_taken) alone. Rerunning a file changes nothing more.
+            token another device row holds moves to this one. timeZone and quietHours are optional: a line with
+            either replaces both, a line with neither keeps the user's. A line whose identifier belongs to
+            another user of the tenant (identifier_taken) or whose time zone is unknown (unknown_time_zone) is
+            rejected alone. Rerunning a file changes nothing more.
             Ctrl-C, progress and HERALD_BACKFILL_BATCH_SIZE as for backfill sends.
             --json: {"lines":N,"users":N,"devices":N,"rejected":[{"line":N,"code":"...","message":"..."}]}
             """,

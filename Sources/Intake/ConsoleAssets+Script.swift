@@ -180,11 +180,12 @@ extension ConsoleAssets {
                 filters('requests', [{ name: 'id', label: 'Request id', size: 36 }, { name: 'partner', label: 'Partner (miniAppId)' },
                                      { name: 'since', label: 'Since (ISO 8601)', placeholder: '2026-12-01T00:00:00Z' },
                                      { name: 'until', label: 'Until', placeholder: '' }], params),
-                table(['Created', 'Partner', 'Title', 'Lane', 'Deliveries#', 'Sent#', 'Failed#', 'Pending#', 'Suppressed#'],
+                table(['Created', 'Partner', 'Title', 'Lane', 'Deliveries#', 'Sent#', 'Failed#', 'Pending#', 'Held#',
+                       'Suppressed#'],
                   r.requests.map(q => el('tr', {}, [
                     el('td', {}, el('a', { href: link('request', { id: q.id }), text: q.createdAt })),
                     td(q.miniAppId), td(q.title, 'wrap'), td(q.lane), num(q.deliveries), num(q.sent), num(q.failed),
-                    num(q.pending), num(q.suppressed)]))),
+                    num(q.pending), num(q.held), num(q.suppressed)]))),
               ];
             },
 
@@ -196,12 +197,15 @@ extension ConsoleAssets {
                 el('p', {}, [el('span', { class: 'muted', text: 'Title: ' }), el('span', { id: 'request-title', text: q.title })]),
                 el('div', { class: 'cards' }, [card('Partner', q.miniAppId), card('Deliveries', fmt(q.deliveries)),
                   card('Sent', fmt(q.sent), 'request-sent'), card('Failed', fmt(q.failed), 'request-failed'),
-                  card('Pending', fmt(q.pending))]),
+                  card('Pending', fmt(q.pending)), card('Held (quiet hours)', fmt(q.held), 'request-held'),
+                  card('Suppressed', fmt(q.suppressed), 'request-suppressed')]),
                 el('p', { class: 'muted', text: 'Id ' + q.id + ', created ' + q.createdAt + ', ' + q.lane + ' lane.' }),
                 el('h2', { text: 'Deliveries' }),
-                table(['Finished', 'Service', 'Device', 'Outcome', 'Reason', 'Attempts#', 'Members#'],
-                  q.deliveryRows.map(d => el('tr', {}, [td(d.finishedAt), td(d.service), td(d.deviceId), td(d.outcome + (d.replayed ? ' (replayed)' : '')),
-                    td(d.reason, 'wrap'), num(d.attempts), num(d.members)]))),
+                // The reason beside the outcome: 'suppressed (user_cap)', 'failed (BadDeviceToken)'.
+                table(['Finished', 'Service', 'Device', 'Outcome (reason)', 'Attempts#', 'Members#'],
+                  q.deliveryRows.map(d => el('tr', {}, [td(d.finishedAt), td(d.service), td(d.deviceId),
+                    td(d.outcome + (d.reason ? ' (' + d.reason + ')' : '') + (d.replayed ? ', replayed' : ''), 'wrap'),
+                    num(d.attempts), num(d.members)]))),
               ];
             },
 

@@ -179,9 +179,9 @@ extension ConsoleHandler {
             ("id", .string(row.id.uuidString.lowercased())), ("createdAt", .string(ISO8601.format(row.createdAt))),
             ("miniAppId", .string(row.miniAppID)), ("title", .string(row.title)), ("lane", .string(laneName(row.lane))),
             ("recipients", .number(Double(row.recipients))), ("deliveries", .number(Double(row.deliveries))),
-            ("suppressed", .number(Double(row.suppressed))), ("sent", .number(Double(row.sent))),
-            ("failed", .number(Double(row.failed))),
-            ("pending", .number(Double(max(0, row.deliveries - row.sent - row.failed)))),
+            ("suppressed", .number(Double(row.suppressed + row.suppressedDeliveries))),
+            ("sent", .number(Double(row.sent))), ("failed", .number(Double(row.failed))),
+            ("pending", .number(Double(row.pending))), ("held", .number(Double(row.held))),
         ])
     }
 

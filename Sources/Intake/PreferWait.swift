@@ -126,7 +126,7 @@ final class PreferWaiter: @unchecked Sendable {
                     if expired { answers.append((waiter, Reply.error(.internalError))) }
                     continue
                 }
-                if expired || summary.sent + summary.failed >= summary.deliveries {
+                if expired || summary.pending == 0 {
                     answers.append((waiter, waiter.render(summary)))
                 }
             }

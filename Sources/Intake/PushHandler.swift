@@ -149,15 +149,16 @@ struct PushHandler: Sendable {
 
     /// The body of `GET .../push/{requestId}` and of a `Prefer: wait` answer.
     private func statusBody(_ summary: PushRequestSummary, id: UUID) -> JSONValue {
-        let status = PushStatus.of(deliveries: summary.deliveries, sent: summary.sent, failed: summary.failed,
+        let status = PushStatus.of(deliveries: summary.deliveries, finished: summary.finished,
                                    sendAt: summary.sendAt, now: clock())
         let missing = (try? JSONParser.parse(summary.missingJSON)) ?? .object([])
         var members: [(key: String, value: JSONValue)] = [
             ("requestId", .string(id.uuidString.lowercased())), ("status", .string(status.rawValue)),
             ("recipients", .number(Double(summary.recipients))), ("deliveries", .number(Double(summary.deliveries))),
-            ("suppressed", .number(Double(summary.suppressed))), ("sent", .number(Double(summary.sent))),
-            ("failed", .number(Double(summary.failed))),
-            ("pending", .number(Double(max(0, summary.deliveries - summary.sent - summary.failed)))),
+            // The users opted out at acceptance and the deliveries suppressed since (opt-out, user_cap).
+            ("suppressed", .number(Double(summary.suppressed + summary.suppressedDeliveries))),
+            ("sent", .number(Double(summary.sent))), ("failed", .number(Double(summary.failed))),
+            ("pending", .number(Double(summary.pending))), ("held", .number(Double(summary.held))),
             ("missing", missing), ("createdAt", .string(ISO8601.format(summary.createdAt))),
         ]
         members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))

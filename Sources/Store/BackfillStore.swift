@@ -38,11 +38,16 @@ public struct BackfillUser: Sendable {
     public let userID: String
     public let entry: UserEntry
     public let devices: [(deviceID: String, device: DeviceRegistration)]
-    public init(line: Int, userID: String, entry: UserEntry, devices: [(deviceID: String, device: DeviceRegistration)]) {
+    /// The line's time zone and quiet hours, replacing the user's; nil when the line carries neither: the user's
+    /// stay as they are.
+    public let guards: UserGuards?
+    public init(line: Int, userID: String, entry: UserEntry, devices: [(deviceID: String, device: DeviceRegistration)],
+                guards: UserGuards? = nil) {
         self.line = line
         self.userID = userID
         self.entry = entry
         self.devices = devices
+        self.guards = guards
     }
 }
 
@@ -167,7 +172,12 @@ public struct BackfillStore: Sendable {
         var deviceStart: [Int] = [], deviceCount: [Int] = [], deviceIDs: [String] = [], platforms: [String] = []
         var environments: [String] = [], bundles: [String?] = [], apns: [String?] = [], pushToStart: [String?] = []
         var fcm: [String?] = [], templateTokens: [String?] = []
+        var timeZones: [String?] = [], quietStarts: [String?] = [], quietEnds: [String?] = []
         for user in users {
+            let quiet = user.guards?.quietHours
+            timeZones.append(user.guards?.timeZone)
+            quietStarts.append(quiet.map { QuietHours.text($0.start) })
+            quietEnds.append(quiet.map { QuietHours.text($0.end) })
             emailStart.append(emails.count + 1); emailCount.append(user.entry.emails.count)
             emails.append(contentsOf: user.entry.emails)
             walletStart.append(wallets.count + 1); walletCount.append(user.entry.wallets.count)
@@ -184,7 +194,8 @@ public struct BackfillStore: Sendable {
             users.map(\.line), users.map(\.userID), users.map(\.entry.tenantID), emailStart, emailCount, emails,
             walletStart, walletCount, wallets, deviceStart, deviceCount, deviceIDs, platforms, environments,
             NullableTextArray(bundles), NullableTextArray(apns), NullableTextArray(pushToStart), NullableTextArray(fcm),
-            NullableTextArray(templateTokens),
+            NullableTextArray(templateTokens), users.map { $0.guards != nil }, NullableTextArray(timeZones),
+            NullableTextArray(quietStarts), NullableTextArray(quietEnds),
         ]
         let rows = try retryingDeadlocks {
             try pool.withConnection { try $0.query(Self.putUsersSQL, parameters).rows }
@@ -192,7 +203,12 @@ public struct BackfillStore: Sendable {
         var outcomes: [Int: (error: HeraldError?, devices: Int)] = [:]
         for row in rows {
             let outcome = try row.string(1)
-            outcomes[try row.int(0)] = (outcome == "ok" ? nil : DirectoryStore.identifierTaken, try row.int(3))
+            let error: HeraldError? = switch outcome {
+            case "ok": nil
+            case "unknown_time_zone": UserGuards.unknownTimeZone()
+            default: DirectoryStore.identifierTaken
+            }
+            outcomes[try row.int(0)] = (error, try row.int(3))
         }
         return outcomes
     }
@@ -260,7 +276,7 @@ extension BackfillStore {
         SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[], $2::text[], $3::text[],
             $4::integer[], $5::integer[], $6::text[], $7::integer[], $8::integer[], $9::text[], $10::integer[],
             $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-            $19::text[])
+            $19::text[], $20::boolean[], $21::text[], $22::time[], $23::time[])
         """
 }
 

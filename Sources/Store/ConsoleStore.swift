@@ -29,9 +29,17 @@ public struct RequestSummary: Sendable, Equatable {
     public let lane: Int
     public let recipients: Int
     public let deliveries: Int
+    /// Users opted out at acceptance, and (`suppressedDeliveries`) deliveries suppressed since, as
+    /// `PushRequestSummary` has them.
     public let suppressed: Int
+    public let suppressedDeliveries: Int
     public let sent: Int
     public let failed: Int
+    /// Pending deliveries waiting for their user's quiet hours.
+    public let held: Int
+
+    /// The deliveries without an outcome yet.
+    public var pending: Int { max(0, deliveries - sent - failed - suppressedDeliveries) }
 }
 
 /// One finished delivery of a request. Never a device token: the device is named by the host's id.
@@ -94,8 +102,9 @@ public struct ConsoleStore: Sendable {
             try connection.query(sql, parameters).rows.map {
                 RequestSummary(id: try $0.uuid(0), createdAt: try $0.date(1), miniAppID: try $0.string(2),
                                title: try $0.string(3), lane: try $0.int(4), recipients: try $0.int(5),
-                               deliveries: try $0.int(6), suppressed: try $0.int(7), sent: try $0.int(8),
-                               failed: try $0.int(9))
+                               deliveries: try $0.int(6), suppressed: try $0.int(7),
+                               suppressedDeliveries: try $0.int(8), sent: try $0.int(9), failed: try $0.int(10),
+                               held: try $0.int(11))
             }
         }
     }
@@ -153,7 +162,8 @@ extension ConsoleStore {
 
     /// Only the conditions given, so each combination is planned for its index: by id the primary key (with the
     /// partition key from the UUIDv7's time when it has one), by mini-app push_requests_mini_app (mini_app_id, id),
-    /// otherwise the primary key backwards (UUIDv7 ids sort by creation).
+    /// otherwise the primary key backwards (UUIDv7 ids sort by creation). Each listed request's `held` is one probe
+    /// of the partial index deliveries_held_request.
     public static func requestsStatement(_ search: RequestSearch) -> (String, [(any PostgresEncodable)?]) {
         var conditions: [String] = []
         var parameters: [(any PostgresEncodable)?] = []
@@ -170,8 +180,9 @@ extension ConsoleStore {
         if let until = search.until { conditions.append("created_at < \(bind(until))::timestamptz") }
         let filter = conditions.isEmpty ? "" : "\n WHERE " + conditions.joined(separator: " AND ")
         let sql = """
-            SELECT id, created_at, mini_app_id, title, lane, recipients, deliveries, suppressed, sent, failed
-              FROM push_requests\(filter)
+            SELECT p.id, p.created_at, p.mini_app_id, p.title, p.lane, p.recipients, p.deliveries, p.suppressed,
+                   p.suppressed_deliveries, p.sent, p.failed, \(PushStore.heldSQL("p.id"))
+              FROM push_requests p\(filter)
              ORDER BY id DESC
              LIMIT \(bind(max(1, min(search.limit, 500))))
             """

@@ -156,25 +156,37 @@ public struct PushRequestSummary: Sendable {
     public let createdAt: Date
     public let recipients: Int
     public let deliveries: Int
+    /// The users who had opted out of the mini-app when the push was accepted (they got no delivery).
     public let suppressed: Int
+    /// The deliveries suppressed since: an opt-out after acceptance, or the host's cap per user (`user_cap`).
+    public let suppressedDeliveries: Int
     public let sent: Int
     public let failed: Int
+    /// Pending deliveries waiting for their user's quiet hours to end.
+    public let held: Int
     public let sendAt: Date?
     public let missingJSON: String
 
     public init(id: UUID, partnerID: UUID, createdAt: Date, recipients: Int, deliveries: Int, suppressed: Int,
-                sent: Int, failed: Int, sendAt: Date?, missingJSON: String) {
+                suppressedDeliveries: Int, sent: Int, failed: Int, held: Int, sendAt: Date?, missingJSON: String) {
         self.id = id
         self.partnerID = partnerID
         self.createdAt = createdAt
         self.recipients = recipients
         self.deliveries = deliveries
         self.suppressed = suppressed
+        self.suppressedDeliveries = suppressedDeliveries
         self.sent = sent
         self.failed = failed
+        self.held = held
         self.sendAt = sendAt
         self.missingJSON = missingJSON
     }
+
+    /// The deliveries with a final outcome: sent, failed, or suppressed after acceptance.
+    public var finished: Int { sent + failed + suppressedDeliveries }
+    /// The deliveries without an outcome yet (`held` among them).
+    public var pending: Int { max(0, deliveries - finished) }
 }
 
 /// The queries of the push endpoint.
@@ -292,8 +304,8 @@ public struct PushStore: Sendable {
         PushRequestSummary(
             id: try row.uuid(0), partnerID: try row.uuid(1), createdAt: try row.date(2),
             recipients: try row.int(3), deliveries: try row.int(4), suppressed: try row.int(5),
-            sent: try row.int(6), failed: try row.int(7), sendAt: try row.optionalDate(8),
-            missingJSON: try row.string(9))
+            suppressedDeliveries: try row.int(6), sent: try row.int(7), failed: try row.int(8), held: try row.int(9),
+            sendAt: try row.optionalDate(10), missingJSON: try row.string(11))
     }
 }
 
@@ -371,15 +383,25 @@ extension PushStore {
     /// $1 ids, $2 their creation times (same order): each pair finds its row by the primary key,
     /// in its partition.
     public static let summariesSQL = """
-        SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.sent, p.failed,
-               p.send_at, p.missing::text
+        SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
+               p.sent, p.failed, \(heldSQL("p.id")), p.send_at, p.missing::text
           FROM unnest($1::uuid[], $2::timestamptz[]) AS w(id, created_at)
           JOIN push_requests p ON p.id = w.id AND p.created_at = w.created_at
         """
 
     public static let findSQL = """
-        SELECT id, partner_id, created_at, recipients, deliveries, suppressed, sent, failed, send_at,
-               missing::text
-          FROM push_requests WHERE id = $1 AND created_at >= $2 AND created_at < $3
+        SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
+               p.sent, p.failed, \(heldSQL("p.id")), p.send_at, p.missing::text
+          FROM push_requests p WHERE p.id = $1 AND p.created_at >= $2 AND p.created_at < $3
         """
+
+    /// The request `request`'s rows held for their user's quiet hours, as an int8 expression: a count in the
+    /// partial index deliveries_held_request (sql/052_user_guards_visible.sql), which holds only held rows, so a
+    /// request with none costs one probe. A held row is always a single row: a group's held member is split off.
+    public static func heldSQL(_ request: String) -> String {
+        """
+        (SELECT count(*) FROM deliveries d
+                  WHERE d.request_id = \(request) AND d.last_error = 'quiet_hours' AND d.state = 'pending')
+        """
+    }
 }

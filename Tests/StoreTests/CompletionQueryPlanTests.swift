@@ -34,7 +34,8 @@ struct CompletionQueryPlanTests {
         let connection = Self.database.connection
         let sql = try functionStatement(
             "herald_complete_deliveries", on: connection, from: "WITH counts AS (\n            SELECT c.request_id",
-            renaming: ["v_c_requests": "$1", "v_c_created": "$2", "v_c_sent": "$3", "v_c_failed": "$4"])
+            renaming: ["v_c_requests": "$1", "v_c_created": "$2", "v_c_sent": "$3", "v_c_failed": "$4",
+                       "v_c_suppressed": "$5"])
         // The function's own settings (generic plans, no sequential scans), as it runs the statement.
         let settings = try connection.query("""
             SELECT s FROM pg_proc, unnest(proconfig) s WHERE proname = 'herald_complete_deliveries'
@@ -45,8 +46,8 @@ struct CompletionQueryPlanTests {
             _ = try? connection.execute("DEALLOCATE request_counts")
             for setting in settings { _ = try? connection.execute("RESET \(setting[0])") }
         }
-        try connection.execute("PREPARE request_counts (uuid[], timestamptz[], int[], int[]) AS \(sql)")
-        _ = try connection.execute("EXECUTE request_counts ('{}', '{}', '{}', '{}')")  // planned while small
+        try connection.execute("PREPARE request_counts (uuid[], timestamptz[], int[], int[], int[]) AS \(sql)")
+        _ = try connection.execute("EXECUTE request_counts ('{}', '{}', '{}', '{}', '{}')")  // planned while small
         _ = try connection.query(Self.insert, [60000])
         let picked = try connection.query("""
             SELECT array_agg(id)::text, array_agg(created_at)::text
@@ -55,7 +56,8 @@ struct CompletionQueryPlanTests {
         let ids = try picked.string(0), created = try picked.string(1)
         let text = try connection.execute("""
             EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
-            EXECUTE request_counts ('\(ids)', '\(created)', array_fill(1, ARRAY[12]), array_fill(0, ARRAY[12]))
+            EXECUTE request_counts ('\(ids)', '\(created)', array_fill(1, ARRAY[12]), array_fill(0, ARRAY[12]),
+                                   array_fill(0, ARRAY[12]))
             """).rows.map { try $0.string(0) }.joined(separator: "\n")
         let month = try connection.query("SELECT to_char(now(), 'YYYY_MM')").first!.string(0)
         #expect(!text.contains("Seq Scan on push_requests_\(month)"), "\(text)")

@@ -1,6 +1,7 @@
 -- The worker's batched completion: records the outcomes of many deliveries in one statement. Only rows
 -- still leased by p_worker change (one rescued meanwhile belongs to its new sender); finished rows move
--- to history and their requests' counts are updated once per request; a retry goes back to the outbox
+-- to history and their requests' counts (sent, suppressed, and every other final outcome as failed:
+-- sql/052_user_guards_visible.sql) are updated once per request; a retry goes back to the outbox
 -- at its time; a dead token's row records its reason and the verdict's time (in p_retry_at, otherwise
 -- empty for a finished row), and spares a device registered after that time. A Live Activity row's outcome
 -- is added to its audit event (sql/033_live_activity_events.sql): an event is an activity's request.
@@ -26,11 +27,12 @@ DECLARE
     v_member_finished bigint := 0;
     v_member_retried  bigint := 0;
     v_emptied  uuid[];
-    -- Per request: what this batch adds to its sent and failed counts (rolled up once, at the end).
+    -- Per request: what this batch adds to its sent, failed and suppressed counts (rolled up once, at the end).
     v_c_requests uuid[] := '{}';
     v_c_created  timestamptz[] := '{}';
     v_c_sent     bigint[] := '{}';
     v_c_failed   bigint[] := '{}';
+    v_c_suppressed bigint[] := '{}';
     -- Per Live Activity event: what this batch adds to its sent, failed and superseded counts. Pushes
     -- (activity_event_id NULL) add nothing here; an activity's rows add one primary-key probe per event.
     v_e_events     uuid[] := '{}';
@@ -91,11 +93,11 @@ BEGIN
             )
             SELECT coalesce((SELECT array_agg(w.id) FROM whole w), '{}'),
                    coalesce((SELECT sum(w.member_count) FROM whole w), 0),
-                   c.requests, c.created, c.sent, c.failed
-              INTO v_deleted, v_member_finished, v_c_requests, v_c_created, v_c_sent, v_c_failed
+                   c.requests, c.created, c.sent, c.none, c.none
+              INTO v_deleted, v_member_finished, v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed
               FROM (SELECT coalesce(array_agg(request_id), '{}') AS requests,
                            coalesce(array_agg(request_created_at), '{}') AS created,
-                           coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(0::bigint), '{}') AS failed
+                           coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(0::bigint), '{}') AS none
                       FROM counts) c;
             IF cardinality(v_deleted) > 0 THEN
                 v_groups := ARRAY(SELECT g FROM unnest(v_groups) g WHERE NOT g = ANY (v_deleted) ORDER BY g);
@@ -117,21 +119,22 @@ BEGIN
                                                                       WHERE i.grp = g.id)
              WHERE g.id = ANY (v_groups) AND g.leased_by = p_worker
             RETURNING g.id, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
-                      g.attempts, g.created_at, g.expires_at, g.member_users, g.member_devices, g.member_payloads,
-                      cardinality(g.members_done) >= cardinality(g.members) AS emptied
+                      g.attempts, g.created_at, g.expires_at, g.interruption_level, g.member_users, g.member_devices,
+                      g.member_payloads, cardinality(g.members_done) >= cardinality(g.members) AS emptied
         ), group_members AS MATERIALIZED (
             -- The arrays unnested once per group, apart from the join below (whose estimates would
             -- otherwise run the unnest, and detoast the arrays, once per finished member); payloads
             -- only when some member may need its bytes (a failure replay may send, a retry).
             SELECT g.id AS grp, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
-                   g.attempts, g.created_at, g.expires_at, m.user_id, m.device_id, m.payload, m.member
+                   g.attempts, g.created_at, g.expires_at, g.interruption_level, m.user_id, m.device_id, m.payload,
+                   m.member
               FROM marked g
              CROSS JOIN LATERAL unnest(g.member_users, g.member_devices,
                                        CASE WHEN NOT v_all_sent THEN g.member_payloads END)
                    WITH ORDINALITY AS m (user_id, device_id, payload, member)
         ), finished_members AS (
             SELECT i.id, g.grp, g.request_id, g.request_created_at, g.partner_id, g.lane, g.service, g.environment,
-                   g.attempts, g.created_at, g.expires_at, g.user_id, g.device_id, g.payload,
+                   g.attempts, g.created_at, g.expires_at, g.interruption_level, g.user_id, g.device_id, g.payload,
                    i.outcome, i.error, i.retry_at, i.token
               FROM group_members g JOIN input i ON i.grp = g.grp AND i.member = g.member
         ), history AS (
@@ -155,20 +158,23 @@ BEGIN
                       f.request_created_at
             RETURNING coalesce(cardinality(members), 1) AS deliveries
         ), split AS (
-            -- A deferred member was held back by Herald's own setup fault: the claim's attempt is given back.
+            -- A deferred member was held back by Herald's own setup fault or its user's quiet hours: the claim's
+            -- attempt is given back. The group's interruption level goes along: the host's guards read it.
             INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
-                                    environment, payload, attempts, available_at, expires_at, last_error, created_at)
+                                    environment, payload, attempts, available_at, expires_at, last_error, created_at,
+                                    interruption_level)
             SELECT f.id, f.request_id, f.request_created_at, f.partner_id, f.lane, f.service, f.user_id, f.device_id,
                    f.environment, f.payload,
                    CASE WHEN f.outcome = 'deferred' THEN greatest(f.attempts - 1, 0) ELSE f.attempts END,
-                   f.retry_at, f.expires_at, f.error, f.created_at
+                   f.retry_at, f.expires_at, f.error, f.created_at, f.interruption_level
               FROM finished_members f
              WHERE f.outcome IN ('retry', 'deferred')
             RETURNING 1
         ), counts AS (
             SELECT f.request_id, f.request_created_at,
                    count(*) FILTER (WHERE f.outcome = 'sent') AS sent,
-                   count(*) FILTER (WHERE f.outcome <> 'sent') AS failed
+                   count(*) FILTER (WHERE f.outcome NOT IN ('sent', 'suppressed')) AS failed,
+                   count(*) FILTER (WHERE f.outcome = 'suppressed') AS suppressed
               FROM finished_members f
              WHERE f.outcome NOT IN ('retry', 'deferred')
              GROUP BY f.request_id, f.request_created_at
@@ -191,10 +197,13 @@ BEGIN
         )
         SELECT v_member_finished + (SELECT coalesce(sum(h.deliveries), 0) FROM history h), (SELECT count(*) FROM split),
                coalesce((SELECT array_agg(g.id) FROM marked g WHERE g.emptied), '{}'),
-               v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed
-          INTO v_member_finished, v_member_retried, v_emptied, v_c_requests, v_c_created, v_c_sent, v_c_failed
+               v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed,
+               v_c_suppressed || c.suppressed
+          INTO v_member_finished, v_member_retried, v_emptied, v_c_requests, v_c_created, v_c_sent, v_c_failed,
+               v_c_suppressed
           FROM (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
-                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed
+                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed,
+                       coalesce(array_agg(suppressed), '{}') AS suppressed
                   FROM counts) c;
         -- A statement of its own, so it sees the members the one above marked done.
         IF cardinality(v_emptied) > 0 THEN
@@ -249,7 +258,8 @@ BEGIN
             -- A Live Activity's rows carry the activity's id: there is no request to count them in.
             SELECT request_id, request_created_at,
                    count(*) FILTER (WHERE outcome = 'sent') AS sent,
-                   count(*) FILTER (WHERE outcome <> 'sent') AS failed
+                   count(*) FILTER (WHERE outcome NOT IN ('sent', 'suppressed')) AS failed,
+                   count(*) FILTER (WHERE outcome = 'suppressed') AS suppressed
               FROM finished WHERE activity_id IS NULL GROUP BY request_id, request_created_at
         ), event_counts AS (
             SELECT activity_event_id,
@@ -267,14 +277,15 @@ BEGIN
                   FROM finished f
                  WHERE f.activity_id IS NOT NULL OR (f.outcome = 'token_invalid' AND f.token IS NOT NULL)),
                v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed,
-               e.events, e.sent, e.failed, e.superseded
-          INTO v_finished, v_follow_ups, v_c_requests, v_c_created, v_c_sent, v_c_failed,
+               v_c_suppressed || c.suppressed, e.events, e.sent, e.failed, e.superseded
+          INTO v_finished, v_follow_ups, v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed,
                v_e_events, v_e_sent, v_e_failed, v_e_superseded
           FROM (SELECT coalesce(array_agg(activity_event_id), '{}') AS events, array_agg(sent) AS sent,
                        array_agg(failed) AS failed, array_agg(superseded) AS superseded
                   FROM event_counts) e,
                (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
-                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed
+                       coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed,
+                       coalesce(array_agg(suppressed), '{}') AS suppressed
                   FROM counts) c;
     END IF;
 
@@ -366,18 +377,22 @@ BEGIN
     -- completion, whenever the partition's statistics were older than its rows.
     IF cardinality(v_c_requests) > 0 THEN
         WITH counts AS (
-            SELECT c.request_id, c.request_created_at, sum(c.sent) AS sent, sum(c.failed) AS failed
-              FROM unnest(v_c_requests, v_c_created, v_c_sent, v_c_failed) AS c (request_id, request_created_at, sent, failed)
+            SELECT c.request_id, c.request_created_at, sum(c.sent) AS sent, sum(c.failed) AS failed,
+                   sum(c.suppressed) AS suppressed
+              FROM unnest(v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed)
+                   AS c (request_id, request_created_at, sent, failed, suppressed)
              GROUP BY c.request_id, c.request_created_at
              ORDER BY c.request_id
         ), locked AS (
-            SELECT r.id, r.created_at, c.sent, c.failed
+            SELECT r.id, r.created_at, c.sent, c.failed, c.suppressed
               FROM counts c
              CROSS JOIN LATERAL (SELECT p.id, p.created_at FROM push_requests p
                                   WHERE p.id = c.request_id AND p.created_at = c.request_created_at
                                     FOR UPDATE) r
         )
-        UPDATE push_requests r SET sent = r.sent + l.sent, failed = r.failed + l.failed
+        UPDATE push_requests r
+           SET sent = r.sent + l.sent, failed = r.failed + l.failed,
+               suppressed_deliveries = r.suppressed_deliveries + l.suppressed
           FROM locked l
          WHERE r.id = l.id AND r.created_at = l.created_at
            -- Bounds the scan of r to the batch's requests whatever join the plan makes. A join on

@@ -1,0 +1,58 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// The rows held for their user's quiet hours are found through the two small partial indexes of
+/// sql/052_user_guards_visible.sql, never by a scan of the outbox, proven with EXPLAIN on a private database whose
+/// outbox holds 20,000 pending rows of 2,000 requests and users, 20 of them held.
+@Suite("Query plans: rows held for quiet hours", .serialized, .requiresDatabase)
+struct HeldRowsQueryPlanTests {
+    static let database: QueueDatabase = {
+        do {
+            let db = try QueueDatabase()
+            try db.connection.execute("""
+                INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
+                                        device_id, environment, payload, available_at, last_error)
+                SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad((g % 2000)::text, 12, '0'))::uuid,
+                       now(), '00000000-0000-0000-0000-000000000001', 0, 'apns', 'u' || (g % 2000), 'd' || g,
+                       'production', '{}', now() + make_interval(secs => g),
+                       CASE WHEN g % 1000 = 0 THEN 'quiet_hours' WHEN g % 7 = 0 THEN 'timeout' END
+                  FROM generate_series(1, 20000) g
+                """)
+            try db.connection.execute("ANALYZE deliveries")
+            return db
+        } catch {
+            fatalError("cannot build the held-rows query-plan fixture: \(error)")
+        }
+    }()
+
+    func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> String {
+        try Self.database.connection.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }
+            .joined(separator: "\n")
+    }
+
+    @Test("a request's held count is a probe of deliveries_held_request, and counts only its held rows")
+    func heldOfARequest() throws {
+        let request = "00000000-0000-7000-8000-000000000000"
+        let sql = "SELECT \(PushStore.heldSQL("$1::uuid"))"
+        let text = try plan(sql, [request])
+        #expect(text.contains("deliveries_held_request"), "\(text)")
+        #expect(!text.contains("Seq Scan on deliveries"), "\(text)")
+        // Rows g = 2000k (k = 1 ... 10) are of request 0; of them, those with g % 1000 = 0 are held: all ten.
+        #expect(try Self.database.connection.query(sql, [request]).first?.int(0) == 10)
+        #expect(try Self.database.connection.query(sql, ["00000000-0000-7000-8000-000000000001"]).first?.int(0) == 0)
+    }
+
+    @Test("a host PUT that changes a user's quiet hours finds the user's held rows by deliveries_held_user")
+    func releaseOfAUser() throws {
+        let connection = Self.database.connection
+        let sql = try functionStatement("herald_put_user", on: connection, from: "UPDATE deliveries d",
+                                        renaming: ["p_user": "$1"])
+        let text = try connection.query("EXPLAIN " + sql, ["u0"]).rows.map { try $0.string(0) }
+            .joined(separator: "\n")
+        #expect(text.contains("deliveries_held_user"), "\(text)")
+        #expect(!text.contains("Seq Scan on deliveries"), "\(text)")
+    }
+}
