@@ -161,7 +161,7 @@ enum Commands {
             try arguments.allowOnly(["json", "previous-key-valid"])
             try arguments.single(["previous-key-valid"])
             let overlap = try arguments.duration("previous-key-valid") ?? 0
-            guard PartnerRules.previousKeyValidSecondsRange.contains(overlap) else {
+            guard PartnerRules.rotationOverlapSecondsRange.contains(overlap) else {
                 throw UsageError(message: "--previous-key-valid must be at most 7d")
             }
             let key = try PartnerAPIKey.generate()

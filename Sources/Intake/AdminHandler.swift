@@ -113,7 +113,7 @@ struct AdminHandler: Sendable {
         var overlap = 0
         if !request.http.body.isEmpty {
             let fields = try JSONFields(request.jsonBody(), allowed: ["previousKeyValidSeconds"])
-            overlap = try fields.integer("previousKeyValidSeconds", range: PartnerRules.previousKeyValidSecondsRange)
+            overlap = try fields.integer("previousKeyValidSeconds", range: PartnerRules.rotationOverlapSecondsRange)
                 ?? 0
         }
         let key = try PartnerAPIKey.generate()

@@ -152,7 +152,7 @@ struct StatsTests {
         #expect(partitions["partitions"]?.arrayValue?.first?.objectKeys == ["table", "partition", "bounds"])
         let partner = ["id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "icon", "webhookUrl",
                        "sound", "allowTimeSensitive", "createdAt", "revokedAt", "suspendedAt",
-                       "previousKeyExpiresAt"]
+                       "previousKeyExpiresAt", "previousWebhookSecretExpiresAt"]
         let miniApp = "shape." + UUID().uuidString.prefix(8).lowercased()
         let created = try json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Shape", "--json"])
         #expect(created.objectKeys == partner + ["apiKey"])
