@@ -99,8 +99,9 @@ struct AdminHandler: Sendable {
         let id = try Self.partnerID(request)
         let overlap = try Self.overlapSeconds(request, field: "previousSecretValidSeconds")
         let secret = try WebhookSignature.generateSecret()
-        guard let record = try partners.acting(as: actor).rotateWebhookSecret(id: id, secret: secret,
-                                                                              previousSecretValidSeconds: overlap) else {
+        let store = partners.acting(as: actor)
+        guard let record = try store.rotateWebhookSecret(id: id, secret: secret, previousSecretValidSeconds: overlap)
+        else {
             guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
             guard existing.revokedAt == nil else { throw Self.partnerRevoked }
             throw HeraldError(status: 409, code: "no_webhook", message: "The partner has no webhookUrl.")

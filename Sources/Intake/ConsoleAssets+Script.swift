@@ -234,8 +234,8 @@ extension ConsoleAssets {
                       'data-mini-app': x.miniAppId, text: 'Rotate webhook secret…',
                       onclick: () => askPartner(x, 'rotate-webhook-secret') }) : '',
                     x.webhookUrl ? ' ' : '',
-                    x.previousWebhookSecretExpiresAt ? el('button', { type: 'button', class: 'end-previous-webhook-secret',
-                      'data-mini-app': x.miniAppId, text: 'End previous webhook secret…',
+                    x.previousWebhookSecretExpiresAt ? el('button', { type: 'button',
+                      class: 'end-previous-webhook-secret', 'data-mini-app': x.miniAppId, text: 'End previous webhook secret…',
                       onclick: () => askPartner(x, 'end-previous-webhook-secret') }) : '',
                     x.previousWebhookSecretExpiresAt ? ' ' : '',
                     x.suspendedAt
@@ -430,7 +430,8 @@ extension ConsoleAssets {
                     el('button', { type: 'button', id: 'webhook-secret-done', text: 'Done', onclick: () => {
                       state.confirmOpen = false; panel.replaceChildren(); refresh(); } })]));
                   return 'keep';
-                }, el('p', {}, [el('label', { for: 'rotate-secret-overlap', text: 'The old secret stops ' }), overlap]));
+                }, el('p', {}, [
+                  el('label', { for: 'rotate-secret-overlap', text: 'The old secret stops ' }), overlap]));
             } else {
               const overlap = el('select', { id: 'rotate-overlap' }, [['0', 'at once (a leaked key)'],
                 ['3600', 'in 1 hour'], ['86400', 'in 24 hours'], ['604800', 'in 7 days']]
