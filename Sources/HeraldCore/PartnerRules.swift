@@ -4,8 +4,9 @@ import Foundation
 public enum PartnerRules {
     public static let rateLimitPerMinuteRange = 1...1_000_000
     public static let rateLimitPerDayRange = 1...100_000_000
-    /// How long a rotated key may keep working (`previousKeyValidSeconds`): at most 7 days; 0 ends it at once.
-    public static let previousKeyValidSecondsRange = 0...604_800
+    /// How long a rotated key or webhook secret may keep working (`previousKeyValidSeconds`,
+    /// `previousSecretValidSeconds`): at most 7 days; 0 ends it at once.
+    public static let rotationOverlapSecondsRange = 0...604_800
 
     /// 1-64 characters (Unicode scalars, as JSON Schema counts), no control, separator or
     /// bidirectional formatting characters (TextRules), no brackets (the `[name]` prefix must not

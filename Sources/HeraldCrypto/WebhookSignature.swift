@@ -1,6 +1,7 @@
-/// Delivery webhooks' secret and signature (SPEC 2.4). A partner verifies an event by computing
-/// HMAC-SHA256 over `"<t>.<body>"` with its secret (the whole `whsec_...` string, as UTF-8) and comparing
-/// it with `v1`, and rejects a `t` too far from its clock (a replayed capture).
+/// Delivery webhooks' secret and signature. A partner verifies an event by computing HMAC-SHA256 over
+/// `"<t>.<body>"` with its secret (the whole `whsec_...` string, as UTF-8) and accepting it when any `v1` equals
+/// that, and rejects a `t` too far from its clock (a replayed capture). While a rotated secret's overlap lasts the
+/// header carries two `v1`, the new secret's first, so a receiver holding either secret accepts the event.
 public enum WebhookSignature {
     /// The header that carries the signature.
     public static let headerName = "Herald-Signature"
@@ -12,9 +13,14 @@ public enum WebhookSignature {
         "whsec_" + Digest.hex(try SecureRandom.bytes(32))
     }
 
-    /// `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`.
-    public static func header(secret: String, timestamp: Int, body: [UInt8]) -> String {
-        "t=\(timestamp),v1=\(Digest.hex(signature(secret: secret, timestamp: timestamp, body: body)))"
+    /// `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, then `,v1=` with `previousSecret` when one is
+    /// still valid (Stripe's form of an overlap).
+    public static func header(secret: String, previousSecret: String? = nil, timestamp: Int, body: [UInt8]) -> String {
+        var header = "t=\(timestamp)"
+        for secret in [secret, previousSecret].compactMap({ $0 }) {
+            header += ",v1=" + Digest.hex(signature(secret: secret, timestamp: timestamp, body: body))
+        }
+        return header
     }
 
     static func signature(secret: String, timestamp: Int, body: [UInt8]) -> [UInt8] {

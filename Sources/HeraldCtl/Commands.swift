@@ -111,11 +111,12 @@ enum Commands {
             printer.emit(.object([("partners", .array(records.map { $0.json() }))])) { text in
                 records.isEmpty ? "no partners" : text.table(
                     ["ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED",
-                     "PREVIOUS KEY UNTIL"],
+                     "PREVIOUS KEY UNTIL", "PREVIOUS SECRET UNTIL"],
                     records.map { record in
                         [record.id.uuidString.lowercased(), record.miniAppID, record.displayName, record.tenantID,
                          String(record.rateLimitPerMinute), String(record.rateLimitPerDay), text.time(record.createdAt),
-                         text.time(record.revokedAt), text.time(record.previousKeyExpiresAt)]
+                         text.time(record.revokedAt), text.time(record.previousKeyExpiresAt),
+                         text.time(record.previousWebhookSecretExpiresAt)]
                     })
             }
         case "update":
@@ -159,11 +160,7 @@ enum Commands {
             }
         case "rotate-key":
             try arguments.allowOnly(["json", "previous-key-valid"])
-            try arguments.single(["previous-key-valid"])
-            let overlap = try arguments.duration("previous-key-valid") ?? 0
-            guard PartnerRules.previousKeyValidSecondsRange.contains(overlap) else {
-                throw UsageError(message: "--previous-key-valid must be at most 7d")
-            }
+            let overlap = try overlapSeconds(arguments, "previous-key-valid")
             let key = try PartnerAPIKey.generate()
             guard let record = try store.rotateKey(id: try partnerID(arguments), keyHash: PartnerAPIKey.hash(key),
                                                    previousKeyValidSeconds: overlap) else {
@@ -177,12 +174,22 @@ enum Commands {
             }
             printer.emit(record.json()) { describe(record) }
         case "rotate-webhook-secret":
-            try arguments.allowOnly(["json"])
+            try arguments.allowOnly(["json", "previous-secret-valid"])
+            let overlap = try overlapSeconds(arguments, "previous-secret-valid")
             let secret = try WebhookSignature.generateSecret()
-            guard let record = try store.rotateWebhookSecret(id: try partnerID(arguments), secret: secret) else {
+            guard let record = try store.rotateWebhookSecret(id: try partnerID(arguments), secret: secret,
+                                                             previousSecretValidSeconds: overlap) else {
                 throw CommandFailure(message: "no such active partner with a webhook")
             }
-            printer.emit(record.json(webhookSecret: secret)) { describe(record) + "\nnew webhook secret (shown once): \(secret)" }
+            printer.emit(record.json(webhookSecret: secret)) {
+                describe(record) + "\nnew webhook secret (shown once): \(secret)"
+            }
+        case "end-previous-webhook-secret":
+            try arguments.allowOnly(["json"])
+            guard let record = try store.endPreviousWebhookSecret(id: try partnerID(arguments)) else {
+                throw CommandFailure(message: "no such active partner")
+            }
+            printer.emit(record.json()) { describe(record) }
         case "revoke":
             try arguments.allowOnly(["json"])
             let now = Date()
@@ -237,6 +244,16 @@ enum Commands {
         }
     }
 
+    /// How long a rotated credential keeps working: `--NAME DURATION` (at most 7 days), given once; 0 without it.
+    private static func overlapSeconds(_ arguments: Arguments, _ name: String) throws(UsageError) -> Int {
+        try arguments.single([name])
+        let overlap = try arguments.duration(name) ?? 0
+        guard PartnerRules.rotationOverlapSecondsRange.contains(overlap) else {
+            throw UsageError(message: "--\(name) must be at most 7d")
+        }
+        return overlap
+    }
+
     private static func positive(_ arguments: Arguments, _ name: String) throws(UsageError) -> Int? {
         guard let value = try arguments.integer(name) else { return nil }
         guard value > 0 else { throw UsageError(message: "--\(name) must be positive") }
@@ -251,7 +268,10 @@ enum Commands {
     }
 
     static func describe(_ record: PartnerRecord) -> String {
-        let overlap = record.previousKeyExpiresAt.map { "  previous key valid until \(ISO8601.format($0))" } ?? ""
+        let overlap = (record.previousKeyExpiresAt.map { "  previous key valid until \(ISO8601.format($0))" } ?? "")
+            + (record.previousWebhookSecretExpiresAt.map {
+                "  previous webhook secret valid until \(ISO8601.format($0))"
+            } ?? "")
         let state = (record.revokedAt.map { "revoked \(ISO8601.format($0))" }
             ?? record.suspendedAt.map { "suspended \(ISO8601.format($0))" } ?? "active") + overlap
         return "\(record.id.uuidString.lowercased())  \(record.miniAppID)  \"\(record.displayName)\"  tenant=\(record.tenantID)  "

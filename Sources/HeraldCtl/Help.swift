@@ -6,7 +6,7 @@ enum Help {
 
         commands:
           migrate       apply the schema migrations (idempotent, concurrent-safe)
-          partners      create, list, update, rotate-key, end-previous-key, revoke partners
+          partners      create, list, update, suspend, revoke partners; rotate their keys and webhook secrets
           audit         the admin audit trail: who changed which partner, signed in to the console, replayed
           partitions    create future monthly partitions, drop expired ones
           stats         queue depth by state, lane and partner; outcomes of the last 5 min and hour
@@ -36,7 +36,8 @@ enum Help {
 
             The admin audit trail, newest first (50 entries unless --limit, at most 1000): every change to a
             partner (created, updated with each field's old and new value, key rotated, previous key ended,
-            webhook secret rotated, revoked), console sign-ins and sign-outs, and replays of deliveries and
+            webhook secret rotated, previous webhook secret ended, suspended, resumed, revoked), console
+            sign-ins and sign-outs, and replays of deliveries and
             webhooks, each with its actor (admin_token, admin_token_previous, console and its session,
             heraldctl and the OS user, or database and the role for SQL by hand) and the client address (the
             intake's peer, or X-Forwarded-For from HERALD_TRUSTED_PROXIES). Never a key, a key's hash or a
@@ -61,7 +62,8 @@ enum Help {
             --list prints every partition and its bounds.
             """,
         "partners": """
-            usage: heraldctl partners <create|list|update|rotate-key|end-previous-key|suspend|resume|revoke> ...
+            usage: heraldctl partners <create|list|update|rotate-key|end-previous-key|rotate-webhook-secret|
+                                      end-previous-webhook-secret|suspend|resume|revoke> ...
 
               partners create --mini-app-id ID --display-name NAME [--tenant T]
                               [--rate-limit-per-minute N] [--rate-limit-per-day N]
@@ -74,7 +76,8 @@ enum Help {
                                  [--allow-time-sensitive | --disallow-time-sensitive]
               partners rotate-key ID [--previous-key-valid DURATION]
               partners end-previous-key ID
-              partners rotate-webhook-secret ID
+              partners rotate-webhook-secret ID [--previous-secret-valid DURATION]
+              partners end-previous-webhook-secret ID
               partners suspend ID
               partners resume ID
               partners revoke ID
@@ -111,15 +114,24 @@ enum Help {
 
             Changes a partner's display name (the brand prefix of its notifications), limits, icon
             (fetched or read and rasterised as for create; --no-icon removes it) or webhook URL (a
-            new URL gets a new secret, printed once, and the old one stops signing; --no-webhook
-            removes both), sound (--sound NAME, or --silent for none) or whether its pushes may be
-            time-sensitive.
+            new URL gets a new secret, printed once, and the old one stops signing, as does the one
+            before it if a rotation's overlap was running; --no-webhook removes both), sound (--sound
+            NAME, or --silent for none) or whether its pushes may be time-sensitive.
             """,
         "partners rotate-webhook-secret": """
-            usage: heraldctl partners rotate-webhook-secret ID [--json]
+            usage: heraldctl partners rotate-webhook-secret ID [--previous-secret-valid DURATION] [--json]
 
             Issues a new webhook signing secret and prints it once; events are signed with it from now
-            on, with no overlap. Fails (1) for a revoked partner or one without a webhook.
+            on. The old secret stops at once, or for DURATION (90s, 15m, 24h, 7d at most) signs every event
+            too (Herald-Signature then carries two v1=, the new secret's first) so the partner can deploy the
+            new secret first; a secret from an earlier rotation stops at once. Give no overlap for a secret
+            that leaked. Fails (1) for a revoked partner or one without a webhook.
+            """,
+        "partners end-previous-webhook-secret": """
+            usage: heraldctl partners end-previous-webhook-secret ID [--json]
+
+            Ends the overlap of the last webhook secret rotation: events are signed with the current secret
+            only from now on. Fails (1) for a revoked or unknown partner.
             """,
         "partners rotate-key": """
             usage: heraldctl partners rotate-key ID [--previous-key-valid DURATION] [--json]

@@ -93,11 +93,15 @@ struct AdminHandler: Sendable {
         return Reply.json(200, record.json(webhookSecret: newSecret))
     }
 
-    /// A new webhook secret, shown once; the old one stops signing at once.
+    /// A new webhook secret, shown once. The old one stops signing at once, or signs events too for
+    /// `previousSecretValidSeconds` (an optional JSON body) so the partner can deploy the new secret first.
     func rotateWebhookSecret(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
+        let overlap = try Self.overlapSeconds(request, field: "previousSecretValidSeconds")
         let secret = try WebhookSignature.generateSecret()
-        guard let record = try partners.acting(as: actor).rotateWebhookSecret(id: id, secret: secret) else {
+        let store = partners.acting(as: actor)
+        guard let record = try store.rotateWebhookSecret(id: id, secret: secret, previousSecretValidSeconds: overlap)
+        else {
             guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
             guard existing.revokedAt == nil else { throw Self.partnerRevoked }
             throw HeraldError(status: 409, code: "no_webhook", message: "The partner has no webhookUrl.")
@@ -106,16 +110,21 @@ struct AdminHandler: Sendable {
         return Reply.json(200, record.json(webhookSecret: secret))
     }
 
+    /// The webhook secret before the last rotation stops signing now (the partner has moved, or it leaked).
+    func endPreviousWebhookSecret(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
+        let id = try Self.partnerID(request)
+        guard let record = try partners.acting(as: actor).endPreviousWebhookSecret(id: id) else {
+            throw try notActive(id)
+        }
+        audit("partner previous webhook secret ended", record)
+        return Reply.json(200, record.json())
+    }
+
     /// A new key, shown once. The old one is refused at once, or keeps working `previousKeyValidSeconds` (an optional
     /// JSON body) so the partner can deploy the new key first.
     func rotateKey(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
-        var overlap = 0
-        if !request.http.body.isEmpty {
-            let fields = try JSONFields(request.jsonBody(), allowed: ["previousKeyValidSeconds"])
-            overlap = try fields.integer("previousKeyValidSeconds", range: PartnerRules.previousKeyValidSecondsRange)
-                ?? 0
-        }
+        let overlap = try Self.overlapSeconds(request, field: "previousKeyValidSeconds")
         let key = try PartnerAPIKey.generate()
         guard let record = try partners.acting(as: actor).rotateKey(id: id, keyHash: PartnerAPIKey.hash(key),
                                                                     previousKeyValidSeconds: overlap) else {
@@ -159,6 +168,14 @@ struct AdminHandler: Sendable {
         return Reply.json(200, record.json())
     }
 
+    /// How long a rotated credential keeps working: the one member `field` of an optional JSON body; no body, or
+    /// null, is 0 (it stops at once).
+    private static func overlapSeconds(_ request: RoutedRequest, field: String) throws -> Int {
+        guard !request.http.body.isEmpty else { return 0 }
+        let fields = try JSONFields(request.jsonBody(), allowed: [field])
+        return try fields.integer(field, range: PartnerRules.rotationOverlapSecondsRange) ?? 0
+    }
+
     /// `sound` as sent: nil when absent, `.silent` for JSON null, else a checked file name.
     private static func sound(_ fields: JSONFields) throws(HeraldError) -> NotificationSound? {
         guard let member = fields.members.first(where: { $0.key == "sound" }) else { return nil }
@@ -192,6 +209,8 @@ struct AdminHandler: Sendable {
             ("sound", record.sound.name.map { .string($0) } ?? .null),
             ("allowTimeSensitive", .bool(record.allowTimeSensitive)),
             ("previousKeyExpiresAt", record.previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
+            ("previousWebhookSecretExpiresAt",
+             record.previousWebhookSecretExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
             ("suspendedAt", record.suspendedAt.map { .string(ISO8601.format($0)) } ?? .null),
         ])
     }

@@ -222,10 +222,11 @@ extension ConsoleAssets {
                   num(x.usage ? x.usage.lastDay + ' / ' + x.rateLimitPerDay : x.rateLimitPerDay),
                   td(!x.webhookUrl ? 'none' : x.usage && x.usage.webhookFailedLastDay
                     ? x.usage.webhookFailedLastDay + ' failed (1 d): ' + (x.usage.webhookLastError || '') : 'healthy', 'wrap'),
-                  td(x.revokedAt ? 'revoked' : x.suspendedAt
+                  td((x.revokedAt ? 'revoked' : x.suspendedAt
                     ? 'suspended since ' + new Date(x.suspendedAt).toLocaleString() : x.previousKeyExpiresAt
                     ? 'active; previous key until ' + new Date(x.previousKeyExpiresAt).toLocaleString()
-                    : 'active', 'wrap'),
+                    : 'active') + (x.previousWebhookSecretExpiresAt ? '; previous webhook secret until '
+                    + new Date(x.previousWebhookSecretExpiresAt).toLocaleString() : ''), 'wrap'),
                   el('td', {}, x.revokedAt ? null : [
                     el('button', { type: 'button', class: 'rotate-key', 'data-mini-app': x.miniAppId,
                       text: 'Rotate key…', onclick: () => askPartner(x, 'rotate') }), ' ',
@@ -233,6 +234,14 @@ extension ConsoleAssets {
                       'data-mini-app': x.miniAppId, text: 'End previous key…',
                       onclick: () => askPartner(x, 'end-previous') }) : '',
                     x.previousKeyExpiresAt ? ' ' : '',
+                    x.webhookUrl ? el('button', { type: 'button', class: 'rotate-webhook-secret',
+                      'data-mini-app': x.miniAppId, text: 'Rotate webhook secret…',
+                      onclick: () => askPartner(x, 'rotate-webhook-secret') }) : '',
+                    x.webhookUrl ? ' ' : '',
+                    x.previousWebhookSecretExpiresAt ? el('button', { type: 'button',
+                      class: 'end-previous-webhook-secret', 'data-mini-app': x.miniAppId, text: 'End previous webhook secret…',
+                      onclick: () => askPartner(x, 'end-previous-webhook-secret') }) : '',
+                    x.previousWebhookSecretExpiresAt ? ' ' : '',
                     x.suspendedAt
                       ? el('button', { type: 'button', class: 'resume', 'data-mini-app': x.miniAppId, text: 'Resume…',
                         onclick: () => askPartner(x, 'resume') })
@@ -397,6 +406,36 @@ extension ConsoleAssets {
                     text: 'The previous key of ' + partner.miniAppId + ' is refused from now on.' }));
                   refresh();
                 });
+            } else if (what === 'end-previous-webhook-secret') {
+              confirmPanel(panel, 'End the previous webhook secret of ' + partner.miniAppId
+                + '? Webhooks are signed with the current secret only from now on.',
+                'End previous webhook secret', async () => {
+                  await api(path + '/previous-webhook-secret', { method: 'DELETE' });
+                  panel.replaceChildren(el('p', {
+                    text: 'Webhooks of ' + partner.miniAppId + ' are signed with the current secret only.' }));
+                  refresh();
+                });
+            } else if (what === 'rotate-webhook-secret') {
+              const overlap = el('select', { id: 'rotate-secret-overlap' }, [['0', 'at once (a leaked secret)'],
+                ['3600', 'in 1 hour'], ['86400', 'in 24 hours'], ['604800', 'in 7 days']]
+                .map(([value, text]) => el('option', { value, text })));
+              confirmPanel(panel, 'Rotate the webhook secret of ' + partner.miniAppId
+                + '? Webhooks are signed with the new secret; the old one stops signing:',
+                'Rotate webhook secret', async () => {
+                  const r = await api(path + '/rotate-webhook-secret', { method: 'POST',
+                    body: JSON.stringify({ previousSecretValidSeconds: Number(overlap.value) }) });
+                  panel.replaceChildren(el('div', { class: 'confirm' }, [
+                    el('p', { text: 'New webhook secret for ' + partner.miniAppId + ', shown this once:' }),
+                    el('code', { id: 'new-webhook-secret', text: r.webhookSecret || '' }),
+                    el('p', { id: 'previous-webhook-secret-state', text: r.previousWebhookSecretExpiresAt
+                      ? 'Webhooks carry a signature with the old secret too until '
+                        + new Date(r.previousWebhookSecretExpiresAt).toLocaleString() + '.'
+                      : 'The old secret signs nothing from now on.' }),
+                    el('button', { type: 'button', id: 'webhook-secret-done', text: 'Done', onclick: () => {
+                      state.confirmOpen = false; panel.replaceChildren(); refresh(); } })]));
+                  return 'keep';
+                }, el('p', {}, [
+                  el('label', { for: 'rotate-secret-overlap', text: 'The old secret stops ' }), overlap]));
             } else {
               const overlap = el('select', { id: 'rotate-overlap' }, [['0', 'at once (a leaked key)'],
                 ['3600', 'in 1 hour'], ['86400', 'in 24 hours'], ['604800', 'in 7 days']]

@@ -320,6 +320,8 @@ public final class IntakeServer: Sendable {
         case .endPreviousPartnerKey: return try adminHandler.endPreviousKey(request, by: actor(caller, request))
         case .putPartnerIcon: return try iconHandler.upload(request, by: actor(caller, request))
         case .rotateWebhookSecret: return try adminHandler.rotateWebhookSecret(request, by: actor(caller, request))
+        case .endPreviousWebhookSecret:
+            return try adminHandler.endPreviousWebhookSecret(request, by: actor(caller, request))
         case .adminAudit: return try adminHandler.audit(request)
         case .icon: return try iconHandler.serve(request)
         case .putUser: return try hostHandler.putUser(request)

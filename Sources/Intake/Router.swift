@@ -14,7 +14,7 @@ public enum Endpoint: Sendable {
     case createPartner, listPartners, updatePartner, revokePartner, suspendPartner, resumePartner, rotatePartnerKey,
         endPreviousPartnerKey
     case putPartnerIcon, adminAudit
-    case rotateWebhookSecret
+    case rotateWebhookSecret, endPreviousWebhookSecret
     case icon
     case putUser, putDevice, deleteDevice, putSession, putOptOut, deleteOptOut, listSenders
     case listDevices, getDevice
@@ -116,6 +116,8 @@ public enum IntakeRoutes {
         .endPreviousPartnerKey, "DELETE", "/api/admin/mini-app-partners/{id}/previous-key", .admin)
     public static let rotateWebhookSecret = Route(
         .rotateWebhookSecret, "POST", "/api/admin/mini-app-partners/{id}/rotate-webhook-secret", .admin)
+    public static let endPreviousWebhookSecret = Route(
+        .endPreviousWebhookSecret, "DELETE", "/api/admin/mini-app-partners/{id}/previous-webhook-secret", .admin)
     public static let putPartnerIcon = Route(.putPartnerIcon, "PUT", "/api/admin/mini-app-partners/{id}/icon", .admin)
     /// Without auth: phones load it to render a notification's avatar.
     public static let icon = Route(.icon, "GET", "/icons/{miniAppId}/{file}", .none)
@@ -168,7 +170,7 @@ public enum IntakeRoutes {
         push, pushStatus, startActivity, updateActivity, patchActivity, endActivity, getActivity, listActivityEvents,
         createPartner, listPartners, updatePartner, revokePartner, suspendPartner, resumePartner, rotatePartnerKey,
         endPreviousPartnerKey, adminAudit,
-        putPartnerIcon, rotateWebhookSecret, icon,
+        putPartnerIcon, rotateWebhookSecret, endPreviousWebhookSecret, icon,
         putUser, putDevice, deleteDevice, listDevices, getDevice, putSession, putOptOut, deleteOptOut, listSenders, putActivityToken,
         putActivityDeviceState, listLiveChannels,
         scheduleReminder, listReminders, cancelReminder,

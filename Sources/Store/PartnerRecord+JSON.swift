@@ -24,6 +24,8 @@ extension PartnerRecord {
             ("revokedAt", revokedAt.map { .string(ISO8601.format($0)) } ?? .null),
             ("suspendedAt", suspendedAt.map { .string(ISO8601.format($0)) } ?? .null),
             ("previousKeyExpiresAt", previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
+            ("previousWebhookSecretExpiresAt",
+             previousWebhookSecretExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
         ]
         if let apiKey { members.append(("apiKey", .string(apiKey))) }
         if let webhookSecret { members.append(("webhookSecret", .string(webhookSecret))) }

@@ -26,6 +26,8 @@ public struct PartnerRecord: Sendable, Equatable {
     public let previousKeyExpiresAt: Date?
     /// Since when the partner is suspended (its key refused with 403, nothing of it sent); nil when it is not.
     public let suspendedAt: Date?
+    /// Until when the webhook secret before the last rotation still signs events too; nil when it does not.
+    public let previousWebhookSecretExpiresAt: Date?
 
     public var profile: PartnerProfile {
         PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
@@ -159,7 +161,9 @@ public struct PartnerStore: Sendable {
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
         created_at, revoked_at, icon_updated_at, webhook_url, sound, allow_time_sensitive, \
         CASE WHEN previous_key_expires_at > now() AND revoked_at IS NULL THEN previous_key_expires_at END, \
-        suspended_at
+        suspended_at, \
+        CASE WHEN previous_webhook_secret_expires_at > now() AND revoked_at IS NULL \
+             THEN previous_webhook_secret_expires_at END
         """
 
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
@@ -206,7 +210,7 @@ public struct PartnerStore: Sendable {
     /// until that one's overlap ends (`previous` true).
     public func findActive(keyHash: String) throws -> (record: PartnerRecord, previous: Bool)? {
         try pool.withConnection { connection in
-            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool(15)) }
+            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool(16)) }
         }
     }
 
@@ -233,6 +237,9 @@ public struct PartnerStore: Sendable {
                     icon_updated_at = CASE WHEN $5 THEN CASE WHEN $7 THEN now() END ELSE icon_updated_at END,
                     webhook_url = CASE WHEN $8 THEN $9 ELSE webhook_url END,
                     webhook_secret = CASE WHEN $8 AND $9::text IS NULL THEN NULL ELSE coalesce($10, webhook_secret) END,
+                    previous_webhook_secret = CASE WHEN $14 THEN NULL ELSE previous_webhook_secret END,
+                    previous_webhook_secret_expires_at = CASE WHEN $14 THEN NULL
+                                                              ELSE previous_webhook_secret_expires_at END,
                     sound = CASE WHEN $11 THEN $12 ELSE sound END,
                     allow_time_sensitive = coalesce($13, allow_time_sensitive),
                     updated_at = now()
@@ -242,7 +249,7 @@ public struct PartnerStore: Sendable {
                 [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
                  icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil, Self.webhookURL(changes.webhook),
                  Self.webhookSecret(changes.webhook), changes.sound != nil, changes.sound?.name,
-                 changes.allowTimeSensitive]
+                 changes.allowTimeSensitive, Self.endsPreviousWebhookSecret(changes.webhook)]
             ).first else { return nil }
             if let change = changes.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
             return try Self.record(row)
@@ -259,14 +266,44 @@ public struct PartnerStore: Sendable {
         return nil
     }
 
-    /// Replaces the webhook secret of an active partner that has a webhook; nil when there is none such.
-    public func rotateWebhookSecret(id: UUID, secret: String) throws -> PartnerRecord? {
+    /// A new secret (a new URL) or no webhook ends the overlap of the last rotation at once: the old secret was for
+    /// the old endpoint.
+    private static func endsPreviousWebhookSecret(_ change: PartnerWebhookChange?) -> Bool {
+        switch change {
+        case .set(_, let secret): secret != nil
+        case .remove: true
+        case nil: false
+        }
+    }
+
+    /// Replaces the webhook secret of an active partner that has a webhook; nil when there is none such. With
+    /// `previousSecretValidSeconds` > 0 the replaced secret signs events too for that long (a secret from an earlier
+    /// rotation does not: one previous secret at most); with 0 it stops at once.
+    public func rotateWebhookSecret(id: UUID, secret: String, previousSecretValidSeconds: Int = 0) throws
+        -> PartnerRecord? {
         try change { connection in
             try connection.query("""
-                UPDATE partners SET webhook_secret = $2, updated_at = now()
-                 WHERE id = $1 AND revoked_at IS NULL AND webhook_url IS NOT NULL
+                UPDATE partners SET
+                    previous_webhook_secret = CASE WHEN $3::integer > 0 THEN webhook_secret END,
+                    previous_webhook_secret_expires_at = CASE WHEN $3::integer > 0
+                                                              THEN now() + make_interval(secs => $3::integer) END,
+                    webhook_secret = $2, updated_at = now()
+                WHERE id = $1 AND revoked_at IS NULL AND webhook_url IS NOT NULL
                 RETURNING \(Self.columns)
-                """, [id, secret]).first.map(Self.record)
+                """, [id, secret, previousSecretValidSeconds]).first.map(Self.record)
+        }
+    }
+
+    /// Ends the previous webhook secret's overlap at once: events are signed with the current secret only. Nil when
+    /// no such active partner.
+    public func endPreviousWebhookSecret(id: UUID) throws -> PartnerRecord? {
+        try change { connection in
+            try connection.query("""
+                UPDATE partners SET previous_webhook_secret = NULL, previous_webhook_secret_expires_at = NULL,
+                                    updated_at = now()
+                 WHERE id = $1 AND revoked_at IS NULL
+                RETURNING \(Self.columns)
+                """, [id]).first.map(Self.record)
         }
     }
 
@@ -373,6 +410,7 @@ public struct PartnerStore: Sendable {
             iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), webhookURL: row.optionalString(10),
             createdAt: try row.date(7), revokedAt: try row.optionalDate(8),
             sound: NotificationSound(name: row.optionalString(11)), allowTimeSensitive: try row.bool(12),
-            previousKeyExpiresAt: try row.optionalDate(13), suspendedAt: try row.optionalDate(14))
+            previousKeyExpiresAt: try row.optionalDate(13), suspendedAt: try row.optionalDate(14),
+            previousWebhookSecretExpiresAt: try row.optionalDate(15))
     }
 }

@@ -14,6 +14,8 @@ public struct LeasedWebhookEvent: Sendable, Equatable {
     /// The partner's webhook now; nil when it was removed after the event was written.
     public let url: String?
     public let secret: String?
+    /// The secret before the last rotation while its overlap lasts (the event is signed with both); else nil.
+    public let previousSecret: String?
 }
 
 /// What one attempt decided for an event.
@@ -68,7 +70,8 @@ public struct WebhookStore: Sendable {
             ]).rows.map { row in
                 LeasedWebhookEvent(
                     id: try row.uuid(0), partnerID: try row.uuid(1), body: try row.bytes(2), attempts: try row.int(3),
-                    windowStart: try row.date(4), url: row.optionalString(5), secret: row.optionalString(6))
+                    windowStart: try row.date(4), url: row.optionalString(5), secret: row.optionalString(6),
+                    previousSecret: row.optionalString(7))
             }
         }
     }

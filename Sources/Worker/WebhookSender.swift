@@ -9,7 +9,8 @@ import Synchronization
 
 /// Sends partners' delivery webhooks (SPEC 2.4) from `webhook_events` (sql/020_webhooks.sql): a background
 /// service claims due events, POSTs each through HTTPFetch (its address policy; no redirects; the answer read up
-/// to 4 KiB and ignored) with `Herald-Signature` and `Herald-Event-Id`, and records the outcomes in batches:
+/// to 4 KiB and ignored) with `Herald-Signature` (signed with the partner's secret, and with the one before its last
+/// rotation while that one's overlap lasts) and `Herald-Event-Id`, and records the outcomes in batches:
 /// delivered on 2xx, retried with backoff and jitter for 24 hours on timeouts, network errors, 5xx and 429,
 /// failed on anything else (WebhookRetryPolicy).
 ///
@@ -116,7 +117,8 @@ final class WebhookSender: Sendable {
             headers: [
                 HTTPFetchHeader("Content-Type", "application/json"),
                 HTTPFetchHeader(WebhookSignature.headerName,
-                                WebhookSignature.header(secret: secret, timestamp: timestamp, body: event.body)),
+                                WebhookSignature.header(secret: secret, previousSecret: event.previousSecret,
+                                                        timestamp: timestamp, body: event.body)),
                 HTTPFetchHeader(WebhookSignature.eventIDHeaderName, event.id.uuidString.lowercased()),
             ],
             body: event.body, timeout: configuration.requestTimeout, maxResponseBytes: 4_096, oversize: .truncate,

@@ -151,10 +151,23 @@ def main():
         click("#confirm-yes")
         wait.until(lambda d: text_of(f"button.suspend[data-mini-app='{args.mini_app}']") is not None)
 
+        # The webhook secret likewise: rotated with an hour's overlap, shown once, then the overlap ended.
+        click(f"button.rotate-webhook-secret[data-mini-app='{args.mini_app}']")
+        wait_text("#rotate-secret-overlap")
+        driver.execute_script("document.querySelector('#rotate-secret-overlap').value = '3600'")
+        click("#confirm-yes")
+        read["newWebhookSecret"] = wait_text("#new-webhook-secret")
+        read["previousWebhookSecretState"] = text_of("#previous-webhook-secret-state")
+        click("#webhook-secret-done")
+        click(f"button.end-previous-webhook-secret[data-mini-app='{args.mini_app}']")
+        read["endPreviousWebhookSecretConfirm"] = wait_text("#confirm-text")
+        click("#confirm-yes")
+        wait.until(lambda d: text_of(f"button.end-previous-webhook-secret[data-mini-app='{args.mini_app}']") is None)
+
         # The audit page lists what was just done, by this console session.
         open_page("audit", "Audit")
-        wait.until(lambda d: "partner.resumed" in texts_of("td.audit-action"))
-        read["auditActions"] = texts_of("td.audit-action")[:5]
+        wait.until(lambda d: "partner.previous_webhook_secret_ended" in texts_of("td.audit-action"))
+        read["auditActions"] = texts_of("td.audit-action")[:8]
         shot("audit")
 
         # A POST without the CSRF token is refused, from the signed-in page itself.

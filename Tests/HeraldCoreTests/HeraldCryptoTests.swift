@@ -144,4 +144,25 @@ import Testing
             }
         }
     }
+
+    // MARK: Webhook signatures
+
+    @Test("a webhook header carries one v1= per valid secret, the new secret's first; any of them verifies")
+    func webhookHeaderDuringAnOverlap() {
+        let body = Array(#"{"type":"push.completed"}"#.utf8)
+        let (new, old, timestamp) = ("whsec_new", "whsec_old", 1_796_233_197)
+        func v1(_ secret: String) -> String {
+            Digest.hex(Digest.hmacSHA256(key: Array(secret.utf8), message: Array("\(timestamp).".utf8) + body))
+        }
+        let overlapping = WebhookSignature.header(secret: new, previousSecret: old, timestamp: timestamp, body: body)
+        #expect(overlapping == "t=\(timestamp),v1=\(v1(new)),v1=\(v1(old))")
+        for secret in [new, old] {
+            #expect(WebhookSignature.verify(header: overlapping, secret: secret, body: body, now: timestamp + 60))
+        }
+        #expect(!WebhookSignature.verify(header: overlapping, secret: "whsec_other", body: body, now: timestamp))
+        #expect(!WebhookSignature.verify(header: overlapping, secret: old, body: body + [0x20], now: timestamp))
+        let single = WebhookSignature.header(secret: new, timestamp: timestamp, body: body)
+        #expect(single == "t=\(timestamp),v1=\(v1(new))")
+        #expect(!WebhookSignature.verify(header: single, secret: old, body: body, now: timestamp))
+    }
 }

@@ -98,7 +98,8 @@ struct StatsTests {
         ["help"], ["--help"], ["migrate", "--help"], ["partitions", "--help"], ["stats", "--help"], ["replay", "--help"],
         ["backfill", "--help"], ["expire", "--help"], ["partners", "--help"], ["partners", "create", "--help"],
         ["partners", "list", "-h"], ["partners", "update", "--help"], ["partners", "rotate-key", "--help"],
-        ["partners", "revoke", "--help"], ["partners", "rotate-webhook-secret", "--help"], ["webhooks", "--help"],
+        ["partners", "revoke", "--help"], ["partners", "rotate-webhook-secret", "--help"],
+        ["partners", "end-previous-webhook-secret", "--help"], ["webhooks", "--help"],
         ["help", "replay"], ["probe", "--help"], ["tokens", "--help"],
     ])
     func help(_ arguments: [String]) throws {
@@ -113,7 +114,8 @@ struct StatsTests {
         }
     }
 
-    @Test("replay and stats: bad usage exits 2 and names the problem, an unknown partner is a failure (1)", arguments: [
+    @Test("replay, stats, tokens, partners: bad usage exits 2 naming the problem, an unknown partner fails (1)",
+          arguments: [
         (["replay"], Int32(2), "at least one of"),
         (["replay", "--outcome", "failed"], 2, "at least one of"),
         (["replay", "--outcome", "sent", "--since", "1h"], 2, "--outcome"),
@@ -130,6 +132,12 @@ struct StatsTests {
         (["tokens", "--since", "1h", "--until", "2h"], 2, "before --until"),
         (["tokens", "--reason", "x"], 2, "unknown option"),
         (["replay", "--partner", "no.such.app", "--dry-run"], 1, "no partner"),
+        (["partners", "rotate-webhook-secret", UUID().uuidString, "--previous-secret-valid", "8d"], 2,
+         "--previous-secret-valid must be at most 7d"),
+        (["partners", "rotate-webhook-secret", UUID().uuidString, "--previous-secret-valid", "soon"], 2,
+         "--previous-secret-valid must be a duration"),
+        (["partners", "rotate-webhook-secret", UUID().uuidString], 1, "no such active partner with a webhook"),
+        (["partners", "end-previous-webhook-secret", UUID().uuidString], 1, "no such active partner"),
     ])
     func usage(_ arguments: [String], _ expected: Int32, _ message: String) throws {
         let result = try HeraldCtlTests.run(arguments)
@@ -152,7 +160,7 @@ struct StatsTests {
         #expect(partitions["partitions"]?.arrayValue?.first?.objectKeys == ["table", "partition", "bounds"])
         let partner = ["id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "icon", "webhookUrl",
                        "sound", "allowTimeSensitive", "createdAt", "revokedAt", "suspendedAt",
-                       "previousKeyExpiresAt"]
+                       "previousKeyExpiresAt", "previousWebhookSecretExpiresAt"]
         let miniApp = "shape." + UUID().uuidString.prefix(8).lowercased()
         let created = try json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Shape", "--json"])
         #expect(created.objectKeys == partner + ["apiKey"])
@@ -164,6 +172,14 @@ struct StatsTests {
         #expect(try json(["partners", "rotate-key", id, "--json"]).objectKeys == partner + ["apiKey"])
         #expect(try json(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--json"]).objectKeys == partner + ["apiKey"])
         #expect(try json(["partners", "end-previous-key", id, "--json"]).objectKeys == partner)
+        let hooked = try json(["partners", "update", id, "--webhook-url", "https://hooks.example.com/h", "--json"])
+        #expect(hooked.objectKeys == partner + ["webhookSecret"])
+        #expect(try json(["partners", "rotate-webhook-secret", id, "--json"]).objectKeys == partner + ["webhookSecret"])
+        let overlapped = try json(["partners", "rotate-webhook-secret", id, "--previous-secret-valid", "1h", "--json"])
+        #expect(overlapped.objectKeys == partner + ["webhookSecret"])
+        #expect(overlapped["previousWebhookSecretExpiresAt"]?.stringValue != nil, "\(overlapped)")
+        let ended = try json(["partners", "end-previous-webhook-secret", id, "--json"])
+        #expect(ended.objectKeys == partner && ended["previousWebhookSecretExpiresAt"] == .null)
         let suspended = try json(["partners", "suspend", id, "--json"])
         #expect(suspended.objectKeys == partner && suspended["suspendedAt"]?.stringValue != nil)
         let resumed = try json(["partners", "resume", id, "--json"])

@@ -97,6 +97,50 @@ struct AdminAuditTests {
         #expect(try intake.admin("GET", "/api/admin/audit?partner=\(id)&limit=10&before=\(Int(next))").json["next"] == .null)
     }
 
+    @Test("A webhook secret rotation is an entry with its overlap's end; so is that overlap's end; never a secret")
+    func webhookSecretOverlap() throws {
+        let partner = try intake.makePartner()
+        let path = "/api/admin/mini-app-partners/\(partner.id)"
+        let hooked = try admin("PATCH", path, #"{"webhookUrl":"https://hooks.example.com/a"}"#)
+        var secrets = [try #require(hooked.json["webhookSecret"]?.stringValue)]
+        let overlapped = try admin("POST", path + "/rotate-webhook-secret", #"{"previousSecretValidSeconds":600}"#)
+        secrets.append(try #require(overlapped.json["webhookSecret"]?.stringValue))
+        let until = try #require(overlapped.json["previousWebhookSecretExpiresAt"]?.stringValue)
+        #expect(try admin("DELETE", path + "/previous-webhook-secret").status == 200)
+        #expect(try admin("DELETE", path + "/previous-webhook-secret").status == 200, "nothing to end, no entry")
+        let atOnce = try admin("POST", path + "/rotate-webhook-secret")
+        secrets.append(try #require(atOnce.json["webhookSecret"]?.stringValue))
+        let again = try admin("POST", path + "/rotate-webhook-secret", #"{"previousSecretValidSeconds":600}"#)
+        secrets.append(try #require(again.json["webhookSecret"]?.stringValue))
+        let secondUntil = try #require(again.json["previousWebhookSecretExpiresAt"]?.stringValue)
+        // A new URL gets a new secret and ends the overlap.
+        let moved = try admin("PATCH", path, #"{"webhookUrl":"https://hooks.example.com/b"}"#)
+        secrets.append(try #require(moved.json["webhookSecret"]?.stringValue))
+
+        let list = try entries("partner=\(partner.id)")
+        #expect(list.map { $0["action"]?.stringValue ?? "" }.prefix(7) == [
+            "partner.updated", "partner.previous_webhook_secret_ended", "partner.webhook_secret_rotated",
+            "partner.webhook_secret_rotated", "partner.previous_webhook_secret_ended", "partner.webhook_secret_rotated",
+            "partner.updated",
+        ], "\(list)")
+        // The same instant as the answer showed (each side truncates its own microseconds to milliseconds).
+        func same(_ detail: JSONValue?, _ key: String, _ time: String) -> Bool {
+            guard detail?.objectMembers?.map(\.key) == [key],
+                  let logged = detail?[key]?.stringValue.flatMap(ISO8601.parse), let shown = ISO8601.parse(time)
+            else { return false }
+            return abs(logged.timeIntervalSince(shown)) < 0.002
+        }
+        #expect(list[0]["detail"]?["webhookUrl"]?["to"] == .string("https://hooks.example.com/b"))
+        #expect(same(list[1]["detail"], "wasValidUntil", secondUntil), "\(list[1])")
+        #expect(same(list[2]["detail"], "previousSecretValidUntil", secondUntil), "\(list[2])")
+        #expect(list[3]["detail"] == .object([("previousSecretValidUntil", .null)]), "\(list[3])")
+        #expect(same(list[4]["detail"], "wasValidUntil", until), "\(list[4])")
+        #expect(same(list[5]["detail"], "previousSecretValidUntil", until), "\(list[5])")
+        let text = try intake.admin("GET", "/api/admin/audit?partner=\(partner.id)").text
+        for secret in Set(secrets) { #expect(!text.contains(secret)) }
+        #expect(Set(secrets).count == 5)
+    }
+
     @Test("Console sign-in, replay and sign-out are entries naming the session by its hash's prefix")
     func consoleSession() throws {
         let signIn = try TestHTTPClient.send(

@@ -6,8 +6,8 @@ import Testing
 
 /// The operator console in headless Chromium (Selenium, Tests/Browser/console_browser.py) against an intake,
 /// a worker and the simulator: sign-in, the overview read against the database, a failure replayed from the
-/// page and seen sent, a hostile partner name shown as text, a partner key rotated with an overlap that is then ended,
-/// a POST without the CSRF token refused.
+/// page and seen sent, a hostile partner name shown as text, a partner key and its webhook secret each rotated with
+/// an overlap that is then ended, a POST without the CSRF token refused.
 /// HERALD_CONSOLE_SCREENSHOTS=<dir> also saves a PNG of each page there (docs/console.md's pictures).
 @Suite("Operator console in a browser", .serialized, .requiresDatabase)
 struct ConsoleBrowserTests {
@@ -39,6 +39,10 @@ struct ConsoleBrowserTests {
             "POST", "/api/partners/notifications/push", token: partner.apiKey,
             json: #"{"recipients":{"emails":["\#(email)"]},"title":"Deposit <b>1/6</b>","body":"Confirmations"}"#), [202])
         let requestID = try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
+        // A webhook the address policy refuses at once: its events fail without a wait.
+        try harness.expect(harness.request("PATCH", "/api/admin/mini-app-partners/\(partner.id)",
+                                           token: LiveActivityHarness.adminToken,
+                                           json: #"{"webhookUrl":"https://127.0.0.1:9/console-hook"}"#), [200])
         let worker = try harness.workers.startWorker { $0.heartbeat.interval = .milliseconds(250) }
         defer { worker.drain() }
         try await harness.workers.waitUntil("the delivery failed and the worker beat") {
@@ -79,7 +83,8 @@ struct ConsoleBrowserTests {
         #expect(read["suspendConfirm"]?.stringValue?.hasPrefix("Suspend \(partner.miniApp)?") == true, "\(lastLine)")
         #expect(read["suspendedState"]?.arrayValue?.count == 1, "\(lastLine)")
         let audited = read["auditActions"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(Array(audited.prefix(4)) == ["partner.resumed", "partner.suspended", "partner.previous_key_ended",
+        #expect(Array(audited.prefix(6)) == ["partner.previous_webhook_secret_ended", "partner.webhook_secret_rotated",
+                                             "partner.resumed", "partner.suspended", "partner.previous_key_ended",
                                              "partner.key_rotated"], "\(lastLine)")
         let newKey = try #require(read["newKey"]?.stringValue)
         #expect(newKey.hasPrefix("mp_") && newKey != partner.apiKey)
@@ -89,5 +94,17 @@ struct ConsoleBrowserTests {
         #expect(try harness.db.count("""
             SELECT count(*) FROM partners WHERE mini_app_id = '\(partner.miniApp)' AND previous_key_hash IS NULL
             """) == 1)
+
+        // The webhook secret rotated from the page with an hour's overlap, then that ended: the new secret alone.
+        #expect(read["previousWebhookSecretState"]?.stringValue?.hasPrefix("Webhooks carry a signature with the old")
+                == true, "\(lastLine)")
+        #expect(read["endPreviousWebhookSecretConfirm"]?.stringValue?
+            .hasPrefix("End the previous webhook secret of \(partner.miniApp)?") == true, "\(lastLine)")
+        let newSecret = try #require(read["newWebhookSecret"]?.stringValue)
+        #expect(newSecret.hasPrefix("whsec_"))
+        #expect(try harness.db.count("""
+            SELECT count(*) FROM partners
+             WHERE id = $1 AND webhook_secret = $2 AND previous_webhook_secret IS NULL
+            """, [UUID(uuidString: partner.id)!, newSecret]) == 1)
     }
 }

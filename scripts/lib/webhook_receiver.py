@@ -27,13 +27,15 @@ def parse_args():
 
 
 def valid_signature(secret, header, body, tolerance=300):
+    # While a rotated secret's overlap lasts the header carries two v1= (the new secret's first): accept either.
     try:
-        parts = dict(part.split("=", 1) for part in header.split(","))
-        stamp = int(parts["t"])
-    except (KeyError, ValueError):
+        parts = [part.split("=", 1) for part in header.split(",") if "=" in part]
+        stamp = int(next(value for key, value in parts if key == "t"))
+    except (StopIteration, ValueError):
         return False
     expected = hmac.new(secret.encode(), f"{stamp}.".encode() + body, hashlib.sha256).hexdigest()
-    return abs(time.time() - stamp) <= tolerance and hmac.compare_digest(expected, parts.get("v1", ""))
+    signatures = [value for key, value in parts if key == "v1"]
+    return abs(time.time() - stamp) <= tolerance and any(hmac.compare_digest(expected, s) for s in signatures)
 
 
 def main():

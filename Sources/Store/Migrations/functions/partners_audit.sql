@@ -30,9 +30,15 @@ BEGIN
         PERFORM herald_admin_audit('partner.previous_key_ended', NEW.id, NEW.mini_app_id,
                                    jsonb_build_object('wasValidUntil', herald_iso8601(OLD.previous_key_expires_at)));
     END IF;
+    -- A new URL's new secret is in the URL's change (partner.updated); the overlap it ends is recorded here.
     IF NEW.webhook_secret IS DISTINCT FROM OLD.webhook_secret AND NEW.webhook_secret IS NOT NULL
        AND NEW.webhook_url IS NOT DISTINCT FROM OLD.webhook_url THEN
-        PERFORM herald_admin_audit('partner.webhook_secret_rotated', NEW.id, NEW.mini_app_id, '{}');
+        PERFORM herald_admin_audit('partner.webhook_secret_rotated', NEW.id, NEW.mini_app_id, jsonb_build_object(
+            'previousSecretValidUntil', herald_iso8601(NEW.previous_webhook_secret_expires_at)));
+    ELSIF OLD.previous_webhook_secret IS NOT NULL AND NEW.previous_webhook_secret IS NULL THEN
+        PERFORM herald_admin_audit('partner.previous_webhook_secret_ended', NEW.id, NEW.mini_app_id,
+                                   jsonb_build_object('wasValidUntil',
+                                                      herald_iso8601(OLD.previous_webhook_secret_expires_at)));
     END IF;
     -- Each changed field, from and to (the icon's images by when they were set).
     SELECT coalesce(jsonb_object_agg(f.name, jsonb_build_object('from', o.fields -> f.col, 'to', n.fields -> f.col)),

@@ -2,7 +2,8 @@
 -- partner at most its room in this worker (`p_room_partners` / `p_rooms`; `p_per_partner` for the others),
 -- oldest first, so one partner's backlog or slow endpoint takes no more than its share. Partners with no
 -- room are left out of the scan itself, and the scan reads a window of the oldest due events in index
--- order: a claim costs the same with 10 or 100,000 events waiting.
+-- order: a claim costs the same with 10 or 100,000 events waiting. Each event comes with its partner's secret, and
+-- the secret before the last rotation while its overlap lasts (the sender signs with both).
 -- PL/pgSQL, not SQL: a SQL function's statement is planned again on every call, ~0.5 ms of Postgres' CPU for
 -- this one, and every worker polls once a second whether events wait or not. Here a poll that finds nothing due
 -- is two probes of the partial indexes, and the claim's plan is kept by the session.
@@ -10,7 +11,7 @@ CREATE OR REPLACE FUNCTION herald_webhook_claim(p_worker text, p_limit integer, 
                                      p_room_partners uuid[], p_rooms integer[], p_lease_seconds integer,
                                      p_now timestamptz)
 RETURNS TABLE (id uuid, partner_id uuid, body text, attempts integer, window_start timestamptz, url text,
-               secret text)
+               secret text, previous_secret text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
@@ -53,6 +54,7 @@ BEGIN
            lease_expires_at = p_now + make_interval(secs => p_lease_seconds)
       FROM picked k, partners p
      WHERE e.id = k.id AND p.id = e.partner_id
-    RETURNING e.id, e.partner_id, e.body, e.attempts, e.window_start, p.webhook_url, p.webhook_secret;
+    RETURNING e.id, e.partner_id, e.body, e.attempts, e.window_start, p.webhook_url, p.webhook_secret,
+              CASE WHEN p.previous_webhook_secret_expires_at > p_now THEN p.previous_webhook_secret END;
 END
 $$;
