@@ -58,7 +58,7 @@ struct PushHandler: Sendable {
                                               idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         var outcome = try writer.submit(item)
         if case .render(let resolved) = outcome {
-            recipients.learn(tenant: partner.tenantID, resolved)
+            recipients.learn(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets, resolved: resolved)
             // Slots signed for users other than the ones found (identifiers unknown, or moved to another user): signed
             // for those, the push goes through the statement once more. Slots for the very users found did not fit:
             // those users have more devices than slots.

@@ -1,8 +1,8 @@
 import Store
 import Synchronization
 
-/// Who a recipient identifier resolved to when the intake last saw it: (tenant, email or wallet) -> userId, learnt
-/// from the batch statement's 'render' answers (`IntakePushOutcome.render`).
+/// Who a recipient identifier resolved to when the intake last saw it: (tenant, email or wallet) -> userId, or
+/// nobody, learnt from the batch statement's 'render' answers (`IntakePushOutcome.render`).
 ///
 /// It lets the intake sign a push's delivery slots up front for the user each delivery's envelope is bound to
 /// (`sig2`), so a push to a known recipient is written by the one batch statement (`IntakeWriter`). It is only a
@@ -21,12 +21,17 @@ final class RecipientCache: Sendable {
         let identifier: String
     }
 
-    private struct Generations {
-        var young: [Key: String] = [:]
-        var old: [Key: String] = [:]
+    /// The user an identifier resolved to; nil: nobody in its tenant.
+    private struct Entry {
+        let userID: String?
     }
 
-    /// The most entries held; 0 turns the cache off.
+    private struct Generations {
+        var young: [Key: Entry] = [:]
+        var old: [Key: Entry] = [:]
+    }
+
+    /// The most entries held (rounded up to an even number); 0 turns the cache off.
     let capacity: Int
     private let generations = Mutex(Generations())
 
@@ -34,30 +39,31 @@ final class RecipientCache: Sendable {
         self.capacity = max(0, capacity)
     }
 
-    /// The users `emails` and `wallets` of `tenant` resolved to, each once, in the order first named; nil unless
-    /// every identifier is known.
+    /// The users `emails` and `wallets` of `tenant` resolved to, each once, in the order first named (none for an
+    /// identifier that resolved to nobody); nil unless every identifier is known.
     func users(tenant: String, emails: [String], wallets: [String]) -> [String]? {
         guard capacity > 0 else { return nil }
-        let keys = emails.map { Key(tenant: tenant, kind: .email, identifier: $0) }
-            + wallets.map { Key(tenant: tenant, kind: .wallet, identifier: $0) }
+        let keys = Self.keys(tenant: tenant, emails: emails, wallets: wallets)
         return generations.withLock { generations in
             var users: [String] = []
             for key in keys {
-                guard let user = generations.young[key] ?? generations.old[key] else { return nil }
-                if generations.young[key] == nil { insert(key, user, into: &generations) }
-                if !users.contains(user) { users.append(user) }
+                guard let entry = generations.young[key] ?? generations.old[key] else { return nil }
+                if generations.young[key] == nil { insert(key, entry, into: &generations) }
+                if let user = entry.userID, !users.contains(user) { users.append(user) }
             }
             return users
         }
     }
 
-    /// Records who `resolved` (identifiers of `tenant`) belong to, replacing what was known.
-    func learn(tenant: String, _ resolved: [ResolvedIdentifier]) {
-        guard capacity > 0, !resolved.isEmpty else { return }
+    /// Records who a push's `emails` and `wallets` of `tenant` resolved to (`resolved`; an identifier it leaves out
+    /// resolved to nobody), replacing what was known.
+    func learn(tenant: String, emails: [String], wallets: [String], resolved: [ResolvedIdentifier]) {
+        guard capacity > 0 else { return }
+        var users: [Key: String] = [:]
+        for item in resolved { users[Key(tenant: tenant, kind: item.kind, identifier: item.identifier)] = item.userID }
         generations.withLock { generations in
-            for item in resolved {
-                insert(Key(tenant: tenant, kind: item.kind, identifier: item.identifier), item.userID,
-                       into: &generations)
+            for key in Self.keys(tenant: tenant, emails: emails, wallets: wallets) {
+                insert(key, Entry(userID: users[key]), into: &generations)
             }
         }
     }
@@ -66,8 +72,7 @@ final class RecipientCache: Sendable {
     /// no use to the next push).
     func forget(tenant: String, emails: [String], wallets: [String]) {
         guard capacity > 0 else { return }
-        let keys = emails.map { Key(tenant: tenant, kind: .email, identifier: $0) }
-            + wallets.map { Key(tenant: tenant, kind: .wallet, identifier: $0) }
+        let keys = Self.keys(tenant: tenant, emails: emails, wallets: wallets)
         generations.withLock { generations in
             for key in keys {
                 generations.young[key] = nil
@@ -81,12 +86,17 @@ final class RecipientCache: Sendable {
         generations.withLock { $0.young.count + $0.old.count }
     }
 
-    private func insert(_ key: Key, _ user: String, into generations: inout Generations) {
+    private static func keys(tenant: String, emails: [String], wallets: [String]) -> [Key] {
+        emails.map { Key(tenant: tenant, kind: .email, identifier: $0) }
+            + wallets.map { Key(tenant: tenant, kind: .wallet, identifier: $0) }
+    }
+
+    private func insert(_ key: Key, _ entry: Entry, into generations: inout Generations) {
         if generations.young[key] == nil && generations.young.count >= max(1, capacity / 2) {
             generations.old = generations.young
             generations.young = [:]
         }
-        generations.young[key] = user
+        generations.young[key] = entry
         generations.old[key] = nil
     }
 }

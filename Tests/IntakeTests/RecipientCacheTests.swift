@@ -12,17 +12,26 @@ import Testing
         ResolvedIdentifier(kind: .email, identifier: address, userID: user)
     }
 
-    @Test("known only when every identifier is: each user once, in the order first named")
+    /// Learns emails that each resolved to a user.
+    static func learn(_ cache: RecipientCache, tenant: String = "t", _ resolved: [ResolvedIdentifier]) {
+        cache.learn(tenant: tenant, emails: resolved.map(\.identifier), wallets: [], resolved: resolved)
+    }
+
+    @Test("known only when every identifier is: each user once, in the order first named, none for nobody's")
     func everyIdentifierKnown() {
         let cache = RecipientCache(capacity: 100)
-        cache.learn(tenant: "t", [Self.email("a@x.io", "alice"), Self.email("b@x.io", "bob"),
-                                  ResolvedIdentifier(kind: .wallet, identifier: "0xab", userID: "alice")])
+        cache.learn(tenant: "t", emails: ["a@x.io", "b@x.io", "nobody@x.io"], wallets: ["0xab"],
+                    resolved: [Self.email("a@x.io", "alice"), Self.email("b@x.io", "bob"),
+                               ResolvedIdentifier(kind: .wallet, identifier: "0xab", userID: "alice")])
         #expect(cache.users(tenant: "t", emails: ["b@x.io", "a@x.io"], wallets: ["0xab"]) == ["bob", "alice"])
         #expect(cache.users(tenant: "t", emails: ["a@x.io", "c@x.io"], wallets: []) == nil)
+        // An identifier that resolved to nobody is known, and names no user.
+        #expect(cache.users(tenant: "t", emails: ["nobody@x.io", "a@x.io"], wallets: []) == ["alice"])
+        #expect(cache.users(tenant: "t", emails: ["nobody@x.io"], wallets: []) == [])
         // An email and a wallet with the same text are different identifiers.
         #expect(cache.users(tenant: "t", emails: ["0xab"], wallets: []) == nil)
         // What is learnt later replaces the guess (the email moved to another user).
-        cache.learn(tenant: "t", [Self.email("a@x.io", "carol")])
+        Self.learn(cache, [Self.email("a@x.io", "carol")])
         #expect(cache.users(tenant: "t", emails: ["a@x.io"], wallets: []) == ["carol"])
         cache.forget(tenant: "t", emails: ["a@x.io"], wallets: [])
         #expect(cache.users(tenant: "t", emails: ["a@x.io"], wallets: []) == nil)
@@ -31,7 +40,7 @@ import Testing
     @Test("another tenant's partner never reads an entry: the tenant is part of the key")
     func perTenant() {
         let cache = RecipientCache(capacity: 100)
-        cache.learn(tenant: "acme", [Self.email("a@x.io", "alice")])
+        Self.learn(cache, tenant: "acme", [Self.email("a@x.io", "alice")])
         #expect(cache.users(tenant: "globex", emails: ["a@x.io"], wallets: []) == nil)
         #expect(cache.users(tenant: "acme", emails: ["a@x.io"], wallets: []) == ["alice"])
     }
@@ -39,16 +48,16 @@ import Testing
     @Test("bounded by its capacity: the entries in use stay, the others age out; 0 keeps nothing")
     func bounded() {
         let cache = RecipientCache(capacity: 10)
-        cache.learn(tenant: "t", [Self.email("kept@x.io", "kept")])
+        Self.learn(cache, [Self.email("kept@x.io", "kept")])
         for index in 0..<100 {
-            cache.learn(tenant: "t", [Self.email("\(index)@x.io", "u\(index)")])
+            Self.learn(cache, [Self.email("\(index)@x.io", "u\(index)")])
             #expect(cache.users(tenant: "t", emails: ["kept@x.io"], wallets: []) == ["kept"])
             #expect(cache.count <= 10)
         }
         #expect(cache.users(tenant: "t", emails: ["0@x.io"], wallets: []) == nil)
         #expect(cache.users(tenant: "t", emails: ["99@x.io"], wallets: []) == ["u99"])
         let off = RecipientCache(capacity: 0)
-        off.learn(tenant: "t", [Self.email("a@x.io", "alice")])
+        Self.learn(off, [Self.email("a@x.io", "alice")])
         #expect(off.users(tenant: "t", emails: ["a@x.io"], wallets: []) == nil && off.count == 0)
     }
 }
@@ -110,6 +119,22 @@ struct RecipientCacheFlowTests {
             #expect(recipient == user.id)
             #expect(Self.verify(payload, for: user.id) == nil, "\(payload)")
         }
+    }
+
+    @Test("an identifier that matched nobody is remembered too: with a known recipient, one batch call")
+    func unmatchedIdentifierIsKnown() throws {
+        let intake = try IntakeHarness()
+        defer { intake.stop() }
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID, android: false)
+        let body = pushBody(partner, emails: [user.email, "nobody-\(user.id)@example.com"])
+        #expect(try intake.push(partner.key, body).status == 202)
+        let learnt = try Self.paths(intake)
+        let again = try intake.push(partner.key, body)
+        #expect(again.status == 202 && again.json["deliveries"] == .number(1), "\(again.text)")
+        let cached = try Self.paths(intake)
+        #expect(cached.batched == learnt.batched + 1 && cached.resubmitted == learnt.resubmitted)
+        #expect(again.json["missing"]?["emails"] == .array([.string("nobody-\(user.id)@example.com")]))
     }
 
     @Test("an email moved to another user since it was cached reaches the new user, signed for them")
