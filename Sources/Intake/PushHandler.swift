@@ -54,22 +54,8 @@ struct PushHandler: Sendable {
             return try pushRendered(checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
                                     now: now, wait: wait)
         }
-        var item = PushPreparation.intakePush(checked, for: known ?? [], partner: partner, rules: rules, now: now,
-                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
-        var outcome = try writer.submit(item)
-        if case .render(let resolved) = outcome {
-            recipients.learn(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets, resolved: resolved)
-            // Slots signed for users other than the ones found (identifiers unknown, or moved to another user): signed
-            // for those, the push goes through the statement once more. Slots for the very users found did not fit:
-            // those users have more devices than slots.
-            var users: [String] = []
-            for identifier in resolved where !users.contains(identifier.userID) { users.append(identifier.userID) }
-            if !users.isEmpty, users.count <= PushPreparation.intakeSlotUsers, Set(users) != Set(known ?? []) {
-                metrics.recordPushResubmitted()
-                item.slots = PushPreparation.intakeSlots(checked, for: users, now: now)
-                outcome = try writer.submit(item)
-            }
-        }
+        let (item, outcome) = try submit(checked, known: known, partner: partner, now: now,
+                                         idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         switch outcome {
         case .accepted(let response, let deliveries):
             // Identifiers that reach no device need no slots: the next push to them renders none.
@@ -90,6 +76,27 @@ struct PushHandler: Sendable {
             return try pushRendered(checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
                                     now: now, wait: wait)
         }
+    }
+
+    /// The push through the batch statement, its slots signed for `known`, the users its identifiers resolved to
+    /// last time. Sent back because they were others (identifiers unknown, or moved to another user), it is signed
+    /// again for the users found and sent once more; sent back for the very users found, those have more devices
+    /// than slots, and the outcome stays `render`. Every answer's resolution goes to the cache.
+    private func submit(_ checked: CheckedPush, known: [String]?, partner: PartnerProfile, now: Date,
+                        idempotencyKey: String?, bodyHash: String?) throws -> (IntakePush, IntakePushOutcome) {
+        let push = checked.request
+        var item = PushPreparation.intakePush(checked, for: known ?? [], partner: partner, rules: rules, now: now,
+                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        let outcome = try writer.submit(item)
+        guard case .render(let resolved) = outcome else { return (item, outcome) }
+        recipients.learn(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets, resolved: resolved)
+        var users: [String] = []
+        for identifier in resolved where !users.contains(identifier.userID) { users.append(identifier.userID) }
+        guard !users.isEmpty, users.count <= PushPreparation.intakeSlotUsers, Set(users) != Set(known ?? [])
+        else { return (item, outcome) }
+        metrics.recordPushResubmitted()
+        item.slots = PushPreparation.intakeSlots(checked, for: users, now: now)
+        return (item, try writer.submit(item))
     }
 
     /// The path of a push to more users or devices than the slots the intake renders up front, each delivery
