@@ -67,9 +67,9 @@ class Ids:
 
 INTAKE_PREPARE = """PREPARE push (uuid[], int[], int[], text[], text[], timestamptz[], text[], text[], uuid[],
     timestamptz[], text[], text[], text[], text[], timestamptz[], int[], timestamptz[], int[], text[], text[], int[],
-    text[], text[], int[], uuid[], text[], text[], text, text, int, int) AS
+    text[], text[], int[], uuid[], text[], text[], text[], text, text, int, int) AS
 SELECT * FROM herald_intake_push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-    $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31);
+    $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32);
 """
 # The worker the counted intake calls lease their deliveries to, registered as its listener would (pid 1).
 LEASE = "'bench-worker', 30, 1"
@@ -78,9 +78,9 @@ REGISTER = ("INSERT INTO worker_listeners (pid, worker_id, lease_seconds) VALUES
 
 
 def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL", lease="NULL, NULL, NULL"):
-    """`size` one-device pushes in one call, each with one e-mail and two slots rendered: the intake's arguments
-    (IntakeWriter.parameters). The counted calls notify a worker's channel (nobody listens) under its lease, as the
-    intake's do. Returns the statement and each push's delivery (its first slot)."""
+    """`size` one-device pushes in one call, each with one e-mail and two slots rendered for its user: the intake's
+    arguments (IntakeWriter.parameters). The counted calls notify a worker's channel (nobody listens) under its lease,
+    as the intake's do. Returns the statement and each push's delivery (its first slot)."""
     sig = "Z-LlH3Oh6AsQw_m468z-bUFzbhBslsAVMCOoTEOLjdE"
     def literal(values, kind):
         # An array literal, parsed by array_in as the intake's bound parameters are (None: NULL).
@@ -102,8 +102,8 @@ def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL
         literal([f"user{u}@bench.example" for u in users], "text"),
         literal([f'"user{u}@bench.example"' for u in users], "text"), repeat(0, "int"), "'{}'::text[]", "'{}'::text[]",
         literal(range(2, 2 * size + 1, 2), "int"), literal(slots, "uuid"),
-        literal([APNS % (d, sig) for d in slots], "text"), literal([FCM % (d, sig) for d in slots], "text"), notify,
-        lease,
+        literal([APNS % (d, sig) for d in slots], "text"), literal([FCM % (d, sig) for d in slots], "text"),
+        literal([f"u{u}" for u in users for _ in range(2)], "text"), notify, lease,
     ]
     return f"{verb}(" + ",\n ".join(args) + ");\n", slots[::2]
 

@@ -61,6 +61,10 @@ public struct IntakeConfiguration: Sendable {
     /// Under load, the push writer's leader waits up to this long for more pushes before it writes their batch
     /// (`HERALD_INTAKE_BATCH_WINDOW_US`, `IntakeWriter`); a lone push never waits. 0 writes at once.
     public var pushBatchWindow: Duration = .microseconds(250)
+    /// Recipient identifiers whose user the intake remembers, to sign a push's deliveries before Postgres resolves
+    /// it (`HERALD_INTAKE_RECIPIENT_CACHE_SIZE`, `RecipientCache`; about 200 bytes each). 0 renders every push
+    /// that reaches a device after its resolution.
+    public var recipientCacheSize = 100_000
     /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
     /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
     /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average.
@@ -153,6 +157,8 @@ public struct IntakeConfiguration: Sendable {
         configuration.pushBatchWindow = .microseconds(try reader.integer(
             "HERALD_INTAKE_BATCH_WINDOW_US", default: Int(configuration.pushBatchWindow / .microseconds(1)),
             range: 0...10_000))
+        configuration.recipientCacheSize = try reader.integer(
+            "HERALD_INTAKE_RECIPIENT_CACHE_SIZE", default: configuration.recipientCacheSize, range: 0...10_000_000)
         configuration.fetch = try HTTPFetchConfiguration.from(reader)
         if let level = reader.optional("HERALD_LOG_LEVEL") {
             guard let parsed = LogLevel(rawValue: level) else {

@@ -56,8 +56,10 @@ public final class IntakeServer: Sendable {
         waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
         writer = IntakeWriter(pool: pool, batchWindow: configuration.pushBatchWindow,
                               notify: { [notifier] in notifier.wakeUpForWrite() })
-        pushHandler = PushHandler(store: pushStore, writer: writer, rules: configuration.rules, signer: signer,
-                                  metrics: metrics, notifier: notifier, waiter: waiter, clock: clock)
+        pushHandler = PushHandler(store: pushStore, writer: writer, recipients: RecipientCache(
+                                      capacity: configuration.recipientCacheSize),
+                                  rules: configuration.rules, signer: signer, metrics: metrics, notifier: notifier,
+                                  waiter: waiter, clock: clock)
         activityHandler = ActivityHandler(
             store: ActivityStore(pool: pool), channels: ChannelStore(pool: pool), keys: pushStore,
             rules: configuration.liveActivityRules,

@@ -16,6 +16,8 @@ public final class IntakeMetrics: Sendable {
         var pushesAccepted = 0
         var rateLimited = 0
         var idempotentReplays = 0
+        var pushesResubmitted = 0
+        var pushesRendered = 0
         var activityEvents = 0
         var liveActivityBudget: [BudgetKey: Int] = [:]
         var previousCredentials: [PreviousCredential: Int] = [:]
@@ -70,6 +72,10 @@ public final class IntakeMetrics: Sendable {
         state.withLock { $0.liveActivityBudget[BudgetKey(partner: partner, reason: reason.rawValue), default: 0] += 1 }
     }
     public func recordIdempotentReplay() { state.withLock { $0.idempotentReplays += 1 } }
+    /// A push the batch statement sent back whose slots were signed again for the users it resolved to.
+    func recordPushResubmitted() { state.withLock { $0.pushesResubmitted += 1 } }
+    /// A push written by the two-round-trip path (`PushStore`), rendered for each device once resolved.
+    func recordPushRendered() { state.withLock { $0.pushesRendered += 1 } }
     func recordSuspendedRefusal(miniAppID: String) {
         state.withLock { $0.suspendedRefusals[miniAppID, default: 0] += 1 }
     }
@@ -132,6 +138,14 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_push_batched_total Pushes the push writer sent in those transactions.\n"
         out += "# TYPE herald_intake_push_batched_total counter\n"
         out += "herald_intake_push_batched_total \(writer.pushes)\n"
+        out += "# HELP herald_intake_push_resubmitted_total Pushes the push writer sent twice: their first slots"
+            + " were signed for other users than their recipients resolved to.\n"
+        out += "# TYPE herald_intake_push_resubmitted_total counter\n"
+        out += "herald_intake_push_resubmitted_total \(snapshot.pushesResubmitted)\n"
+        out += "# HELP herald_intake_push_rendered_total Pushes written by the two-round-trip path: more users"
+            + " or devices than the slots rendered up front.\n"
+        out += "# TYPE herald_intake_push_rendered_total counter\n"
+        out += "herald_intake_push_rendered_total \(snapshot.pushesRendered)\n"
         return out
     }
 

@@ -9,14 +9,16 @@ import Store
 /// Order matters. Everything that needs no database is checked first (validation, payload size);
 /// a request that fails those checks is still answered from a stored Idempotency-Key response
 /// if there is one. Then ONE statement, in ONE transaction shared with the pushes other handler
-/// threads submitted meanwhile (`IntakeWriter`, sql/021_intake_push_slots.sql), looks up the key,
+/// threads submitted meanwhile (`IntakeWriter`, sql/functions/intake_push.sql), looks up the key,
 /// resolves the recipients, reserves a rate-limit slot and writes the audit row, key and
-/// deliveries; the answer goes out only after that commit. A push whose recipients have more
-/// devices than the slots it rendered comes back unwritten and takes the two-round-trip path
-/// (`pushRendered`).
+/// deliveries; the answer goes out only after that commit. Its deliveries are rendered up front, signed for the
+/// users its identifiers resolved to last time (`RecipientCache`). A push with a device no slot fits comes back
+/// unwritten with who its identifiers resolve to: signed again for those users it goes through the statement once
+/// more, and one whose users have more devices than slots takes the two-round-trip path (`pushRendered`).
 struct PushHandler: Sendable {
     let store: PushStore
     let writer: IntakeWriter
+    let recipients: RecipientCache
     let rules: PushRules
     let signer: HMACSigner
     let metrics: IntakeMetrics
@@ -46,10 +48,20 @@ struct PushHandler: Sendable {
         }
         // ONE statement in ONE transaction, shared with the pushes other threads submitted meanwhile
         // (group commit, IntakeWriter): stored response, recipients, rate-limit slot and the write.
-        let item = PushPreparation.intakePush(checked, partner: partner, rules: rules, now: now,
-                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
-        switch try writer.submit(item) {
+        let push = checked.request
+        let known = recipients.users(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets)
+        if let known, known.count > PushPreparation.intakeSlotUsers {
+            return try pushRendered(checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
+                                    now: now, wait: wait)
+        }
+        let (item, outcome) = try submit(checked, known: known, partner: partner, now: now,
+                                         idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        switch outcome {
         case .accepted(let response, let deliveries):
+            // Identifiers that reach no device need no slots: the next push to them renders none.
+            if deliveries == 0 && !item.slots.isEmpty {
+                recipients.forget(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets)
+            }
             // The batch's transaction told the worker (IntakeWriter's notifyChannel).
             return accepted(Array(response.utf8), requestID: item.requestID, createdAt: item.createdAt,
                             deliveries: deliveries, sendAt: item.sendAt, now: now, partner: partner, wait: wait,
@@ -66,12 +78,34 @@ struct PushHandler: Sendable {
         }
     }
 
-    /// The path of a push whose recipients have several devices, each delivery rendered with its own
-    /// signed id: ONE pipelined round trip looks up the key, resolves the recipients and reserves a
-    /// rate-limit slot (a replay gives the slot back); then one statement writes the audit row, key
+    /// The push through the batch statement, its slots signed for `known`, the users its identifiers resolved to
+    /// last time. Sent back because they were others (identifiers unknown, or moved to another user), it is signed
+    /// again for the users found and sent once more; sent back for the very users found, those have more devices
+    /// than slots, and the outcome stays `render`. Every answer's resolution goes to the cache.
+    private func submit(_ checked: CheckedPush, known: [String]?, partner: PartnerProfile, now: Date,
+                        idempotencyKey: String?, bodyHash: String?) throws -> (IntakePush, IntakePushOutcome) {
+        let push = checked.request
+        var item = PushPreparation.intakePush(checked, for: known ?? [], partner: partner, rules: rules, now: now,
+                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        let outcome = try writer.submit(item)
+        guard case .render(let resolved) = outcome else { return (item, outcome) }
+        recipients.learn(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets, resolved: resolved)
+        var users: [String] = []
+        for identifier in resolved where !users.contains(identifier.userID) { users.append(identifier.userID) }
+        guard !users.isEmpty, users.count <= PushPreparation.intakeSlotUsers, Set(users) != Set(known ?? [])
+        else { return (item, outcome) }
+        metrics.recordPushResubmitted()
+        item.slots = PushPreparation.intakeSlots(checked, for: users, now: now)
+        return (item, try writer.submit(item))
+    }
+
+    /// The path of a push to more users or devices than the slots the intake renders up front, each delivery
+    /// rendered for its device once resolved: ONE pipelined round trip looks up the key, resolves the recipients
+    /// and reserves a rate-limit slot (a replay gives the slot back); then one statement writes the audit row, key
     /// and deliveries. Two round trips in all.
     private func pushRendered(_ checked: CheckedPush, partner: PartnerProfile, idempotencyKey: String?,
                               bodyHash: String?, now: Date, wait: Duration?) throws -> HTTPResponse {
+        metrics.recordPushRendered()
         let push = checked.request
         let admission = try store.admit(partner: partner, idempotencyKey: idempotencyKey, now: now,
                                         emails: push.emails, wallets: push.wallets)

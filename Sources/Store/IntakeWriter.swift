@@ -3,18 +3,21 @@ import HeraldCore
 import Postgres
 
 /// One validated push as `herald_intake_push` (sql/functions/intake_push.sql) takes it: the partner's
-/// limits, the idempotency key, the audit row's fields, the recipients, and its first deliveries
-/// rendered for both services (the function gives slot k to the k-th device, with the payload its
-/// service needs).
+/// limits, the idempotency key, the audit row's fields, the recipients, and deliveries rendered up front
+/// for both services, each signed for the user it expects (the function gives a user's k-th device the
+/// k-th slot of that user, with the payload its service needs).
 public struct IntakePush: Sendable {
-    /// One delivery rendered before its device is known: its signed id and both services' payloads.
+    /// One delivery rendered before its device is known: its id, the user its envelope is bound to (`sig2`), and
+    /// both services' payloads. Only a device of that user takes it.
     public struct Slot: Sendable {
         public var id: UUID
+        public var userID: String
         public var apns: [UInt8]
         public var fcm: [UInt8]
 
-        public init(id: UUID, apns: [UInt8], fcm: [UInt8]) {
+        public init(id: UUID, userID: String, apns: [UInt8], fcm: [UInt8]) {
             self.id = id
+            self.userID = userID
             self.apns = apns
             self.fcm = fcm
         }
@@ -35,7 +38,8 @@ public struct IntakePush: Sendable {
     public var expiresAt: Date
     public var emails: [String]
     public var wallets: [String]
-    /// A push resolving to more devices than slots comes back as `render`.
+    /// A push resolving to a device no slot fits (another user's, or more devices than its user's slots) comes back
+    /// as `render`.
     public var slots: [Slot]
     /// Stored on its deliveries for the host's guards (quiet hours, the cap per user; functions/user_guards.sql).
     public var interruptionLevel: InterruptionLevel
@@ -64,6 +68,24 @@ public struct IntakePush: Sendable {
     }
 }
 
+/// An identifier of a push and the user it resolved to, in the push's tenant.
+public struct ResolvedIdentifier: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case email, wallet
+    }
+
+    public let kind: Kind
+    /// As the directory stores it (lower-cased; an email in NFC).
+    public let identifier: String
+    public let userID: String
+
+    public init(kind: Kind, identifier: String, userID: String) {
+        self.kind = kind
+        self.identifier = identifier
+        self.userID = userID
+    }
+}
+
 /// What `herald_intake_push` decided for one push.
 public enum IntakePushOutcome: Sendable {
     /// Written and committed: the 202 body (also stored for replays) and the deliveries queued.
@@ -72,9 +94,11 @@ public enum IntakePushOutcome: Sendable {
     case replay(IdempotentResponse)
     /// A window is full; nothing was written.
     case limited(RateReservation)
-    /// More devices than the push's slots: each delivery needs its own signed rendering, so the handler
-    /// takes the two-round-trip path (`PushStore.admit`, then `enqueue`). Nothing was counted or written.
-    case render
+    /// A device no slot fits: no slot was signed for its user, or its user has more devices than slots. `resolved`
+    /// says who the push's identifiers resolved to, so the handler can render slots for those users and send the
+    /// push again, or take the two-round-trip path (`PushStore.admit`, then `enqueue`). Nothing was counted or
+    /// written.
+    case render(resolved: [ResolvedIdentifier])
 }
 
 /// Group commit for the push endpoint: handler threads hand their push to `submit` and wait; one
@@ -241,7 +265,7 @@ public final class IntakeWriter: @unchecked Sendable {
                     admitted: false, minuteCount: try row.int(5), minuteOldest: try row.optionalInt(6),
                     dayCount: try row.int(7), dayOldest: try row.optionalInt(8), nowSeconds: try row.int(9)))
             default:
-                outcomes[index] = .render
+                outcomes[index] = .render(resolved: try Self.resolved(row.optionalString(11)))
             }
         }
         return try outcomes.map { outcome in
@@ -252,11 +276,27 @@ public final class IntakeWriter: @unchecked Sendable {
         }
     }
 
+    /// A 'render' answer's identifiers: a JSON array of `[kind, identifier, user]`, kind `e` or `w`.
+    static func resolved(_ text: String?) throws -> [ResolvedIdentifier] {
+        guard let text else { return [] }
+        guard case .array(let items) = try? JSONParser.parse(Array(text.utf8)) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "herald_intake_push's resolved identifiers")
+        }
+        return try items.map { item in
+            guard case .array(let fields) = item, fields.count == 3, let kind = fields[0].stringValue,
+                  let identifier = fields[1].stringValue, let userID = fields[2].stringValue
+            else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "herald_intake_push's resolved identifier")
+            }
+            return ResolvedIdentifier(kind: kind == "e" ? .email : .wallet, identifier: identifier, userID: userID)
+        }
+    }
+
     static func parameters(_ pushes: [IntakePush], notify: DeliveryWakeUp? = nil) -> [(any PostgresEncodable)?] {
         parameters(pushes.map(EncodedPush.init), notify: notify)
     }
 
-    /// The statement's 28 array parameters from pushes encoded on their handlers' threads (the leader only
+    /// The statement's 29 array parameters from pushes encoded on their handlers' threads (the leader only
     /// joins bytes: the one serial step of the intake's push path), the channel to notify and the lease.
     static func parameters(_ pushes: [EncodedPush], notify: DeliveryWakeUp?) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
@@ -279,8 +319,8 @@ public final class IntakeWriter: @unchecked Sendable {
         // slot lists their end offsets.
         return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
                 f[16], emailLines.text, f[17], f[18], walletLines.text, f[19], f[20], slotEnds.text, f[21], f[22], f[23],
-                notify?.channel, notify?.lease?.worker, notify?.lease?.seconds, notify?.lease.map { Int($0.listener) },
-                f[24]]
+                f[24], notify?.channel, notify?.lease?.worker, notify?.lease?.seconds,
+                notify?.lease.map { Int($0.listener) }, f[25]]
     }
 
     static func jsonString(_ text: String) -> String {
@@ -296,7 +336,7 @@ public final class IntakeWriter: @unchecked Sendable {
             $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],
             $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::timestamptz[], $18::int[], $19::text[],
             $20::text[], $21::int[], $22::text[], $23::text[], $24::int[], $25::uuid[], $26::text[], $27::text[],
-            $28::text, $29::text, $30::integer, $31::integer, $32::text[])
+            $28::text[], $29::text, $30::text, $31::integer, $32::integer, $33::text[])
         """
 }
 
@@ -304,7 +344,7 @@ public final class IntakeWriter: @unchecked Sendable {
 /// and escaped for an array literal (or NULL), back to back in one buffer. The email, wallet and
 /// slot fields hold every element of the push, comma-separated (empty when there is none).
 struct EncodedPush {
-    static let fieldCount = 25
+    static let fieldCount = 26
     var bytes: [UInt8] = []
     /// Start of each field in `bytes`, and the end of the last.
     var bounds: [Int] = []
@@ -316,8 +356,8 @@ struct EncodedPush {
         emailCount = push.emails.count
         walletCount = push.wallets.count
         slotCount = push.slots.count
-        bytes.reserveCapacity(256 + push.slots.reduce(0) { $0 + 48 + $1.apns.count + $1.fcm.count }
-                              + push.title.utf8.count + push.body.utf8.count + push.dataJSON.utf8.count)
+        let slotBytes = push.slots.reduce(0) { $0 + 52 + $1.userID.utf8.count + $1.apns.count + $1.fcm.count }
+        bytes.reserveCapacity(256 + slotBytes + push.title.utf8.count + push.body.utf8.count + push.dataJSON.utf8.count)
         bounds.reserveCapacity(Self.fieldCount + 1)
         field { $0.uuid(push.partner.id) }
         field { $0.ascii(String(push.partner.rateLimitPerMinute)) }
@@ -345,6 +385,7 @@ struct EncodedPush {
         field { encoder in encoder.list(push.slots) { $0.uuid($1.id) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.apns) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.fcm) } }
+        field { encoder in encoder.list(push.slots) { $0.text($1.userID) } }
         field { $0.text(push.interruptionLevel.rawValue) }
         bounds.append(bytes.count)
     }

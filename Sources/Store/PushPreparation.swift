@@ -23,13 +23,22 @@ public enum PushPreparation {
         return CheckedPush(request: push, content: content, template: template)
     }
 
+    /// Slots the intake renders for each user it expects a push to resolve to: a phone and a tablet (or a second
+    /// phone). Each slot costs the push a copy of its template's two payloads and their signatures; a push whose
+    /// devices all fit is written by the batch statement, sharing its batch's commit and leased to a worker.
+    public static let intakeSlotsPerUser = 2
+    /// The most users a push's slots are rendered for; a push to more takes the two-round-trip path.
+    public static let intakeSlotUsers = 2
+
     /// A checked push as the intake's one-statement write takes it (`IntakeWriter`): the same fields `prepare`
-    /// writes, without deliveries. Each delivery's envelope is bound to its recipient's userId (`sig2`, and `sig`
-    /// over it), which only the resolution knows, so a push that resolves to devices comes back from the batch
-    /// statement (sql/functions/intake_push.sql) as 'render' and takes the two-round-trip path; a replay, a
-    /// rate-limited push and one that resolves to no device are answered by the one statement.
-    public static func intakePush(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules, now: Date,
-                                  idempotencyKey: String?, bodyHash: String?) -> IntakePush {
+    /// writes, and `intakeSlotsPerUser` deliveries rendered for each of `users`. Each delivery's envelope is bound
+    /// to its recipient's userId (`sig2`, and `sig` over it), so a slot is signed for the user the intake expects
+    /// (`RecipientCache`), and the batch statement (sql/functions/intake_push.sql) gives it only to a device of that
+    /// user; a push with a device no slot fits comes back as 'render'. A replay, a rate-limited push and one that
+    /// resolves to no device are answered by the one statement whatever its slots.
+    public static func intakePush(_ checked: CheckedPush, for users: [String], partner: PartnerProfile,
+                                  rules: PushRules, now: Date, idempotencyKey: String?,
+                                  bodyHash: String?) -> IntakePush {
         let (push, content) = (checked.request, checked.content)
         let requestID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: requestID)!
@@ -39,7 +48,20 @@ public enum PushPreparation {
             createdAt: createdAt, title: content.title, body: content.body, deepLink: push.deepLink,
             dataJSON: JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) })), sendAt: push.sendAt,
             ttlSeconds: ttlSeconds, expiresAt: (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds)),
-            emails: push.emails, wallets: push.wallets, slots: [], interruptionLevel: push.interruptionLevel)
+            emails: push.emails, wallets: push.wallets, slots: intakeSlots(checked, for: users, now: now),
+            interruptionLevel: push.interruptionLevel)
+    }
+
+    /// `intakeSlotsPerUser` deliveries for each of `users`, in that order, each with its own id and signed for its
+    /// user, rendered for both services (which one a device needs is known only once Postgres has resolved it).
+    public static func intakeSlots(_ checked: CheckedPush, for users: [String], now: Date) -> [IntakePush.Slot] {
+        users.flatMap { user in
+            (0..<intakeSlotsPerUser).map { _ in
+                let id = UUIDv7.make(at: now)
+                let rendering = checked.template.render(deliveryID: id, recipient: user)
+                return IntakePush.Slot(id: id, userID: user, apns: rendering.apns, fcm: rendering.fcm)
+            }
+        }
     }
 
     /// Renders every delivery of a checked push to the devices its recipients resolved to;

@@ -27,6 +27,19 @@ import Testing
         }
     }
 
+    @Test("HERALD_INTAKE_RECIPIENT_CACHE_SIZE bounds the recipient cache, validated to 0-10000000 (0: none)")
+    func recipientCacheSetting() throws {
+        #expect(try Self.read([:]).recipientCacheSize == 100_000)
+        for (text, size) in [("0", 0), ("1", 1), ("10000000", 10_000_000)] {
+            #expect(try Self.read(["HERALD_INTAKE_RECIPIENT_CACHE_SIZE": text]).recipientCacheSize == size)
+        }
+        for bad in ["-1", "10000001", "1k"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try Self.read(["HERALD_INTAKE_RECIPIENT_CACHE_SIZE": bad])
+            }
+        }
+    }
+
     @Test("HERALD_INTAKE_METRICS_PORT: 9102 by default, a port number, never the API's port")
     func metricsPortSetting() throws {
         #expect(try Self.read([:]).metricsPort == 9102)

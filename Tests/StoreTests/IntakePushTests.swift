@@ -50,7 +50,7 @@ struct IntakePushTests {
         return Fixture(partner: partner, ios: ios, both: both)
     }
 
-    /// A push to `user` with `slots` deliveries rendered (slot k's payloads name it: `"slot":k`).
+    /// A push to `user` with `slots` deliveries rendered for `user` (slot k's payloads name it: `"slot":k`).
     static func push(_ fixture: Fixture, to user: String, key: String? = nil, bodyHash: String = "h",
                      slots: Int = 1) -> IntakePush {
         let now = Date()
@@ -61,7 +61,7 @@ struct IntakePushTests {
             requestID: requestID, createdAt: createdAt, title: "t", body: "b", deepLink: nil, dataJSON: "{}",
             sendAt: nil, ttlSeconds: 60, expiresAt: createdAt.addingTimeInterval(60), emails: [fixture.email(user)],
             wallets: [], slots: (1...slots).map { slot in
-                IntakePush.Slot(id: UUIDv7.make(at: now),
+                IntakePush.Slot(id: UUIDv7.make(at: now), userID: user,
                                 apns: Array(#"{"aps":{"alert":"a \"quoted\" \\ one"},"slot":\#(slot)}"#.utf8),
                                 fcm: Array(#"{"android":{},"slot":\#(slot)}"#.utf8))
             })
@@ -330,6 +330,51 @@ struct IntakePushTests {
                           fixture.partner) == 2)
         #expect(try count("SELECT deliveries FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
                           two.requestID) == 2)
+    }
+
+    @Test("a device takes only its own user's slot: slots for another send the push back with its resolution")
+    func slotsOfAnotherUser() throws {
+        let fixture = try Self.fixture()
+        let writer = IntakeWriter(pool: Self.pool)
+        let wallet = "0x" + String(repeating: "0", count: 39) + "5"
+        // Addressed to ios[0] by e-mail, but its slots were signed for ios[1] (a stale guess); an unknown wallet too.
+        var stale = Self.push(fixture, to: fixture.ios[1], slots: 2)
+        stale.emails = [fixture.email(fixture.ios[0])]
+        stale.wallets = [wallet]
+        let outcomes = try writer.write([stale, Self.push(fixture, to: fixture.ios[2])])
+        guard case .render(let resolved) = outcomes[0], case .accepted = outcomes[1] else {
+            Issue.record("\(outcomes)")
+            return
+        }
+        #expect(resolved == [ResolvedIdentifier(kind: .email, identifier: fixture.email(fixture.ios[0]),
+                                                userID: fixture.ios[0])])
+        #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
+                          stale.requestID) == 0)
+        #expect(try count("""
+            SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'
+            """, fixture.partner) == 1)
+    }
+
+    @Test("a push to two users with slots for each: each device takes a slot of its own user")
+    func slotsOfTwoUsers() throws {
+        let fixture = try Self.fixture()
+        let (single, pair) = (fixture.ios[0], fixture.both[0])
+        var push = Self.push(fixture, to: single, slots: 1)
+        push.emails = [fixture.email(pair), fixture.email(single)]
+        // The second user's two slots after the first user's one.
+        push.slots += Self.push(fixture, to: pair, slots: 2).slots
+        let outcomes = try IntakeWriter(pool: Self.pool).write([push])
+        guard case .accepted(_, let deliveries) = outcomes[0] else { Issue.record("\(outcomes)"); return }
+        #expect(deliveries == 3)
+        let rows = try Self.pool.withConnection { connection in
+            try connection.query("SELECT id, user_id, device_id FROM deliveries WHERE request_id = $1",
+                                 [push.requestID]).rows.map { (try $0.uuid(0), try $0.string(1), try $0.string(2)) }
+        }
+        #expect(rows.count == 3)
+        for (id, user, device) in rows {
+            let slot = try #require(push.slots.first { $0.id == id }, "\(device) took no slot")
+            #expect(slot.userID == user, "\(device)")
+        }
     }
 
     @Test("a key another transaction stored while the batch ran is a replay of that answer, not counted")

@@ -1,8 +1,10 @@
 -- The intake's push in one statement and one transaction, for a batch of pushes (group commit;
 -- Sources/Store/IntakeWriter.swift): for each push in order, the stored Idempotency-Key response
 -- ('replay'), the recipients' resolution, a rate-limit slot ('limited'), then its key, audit row,
--- senders and deliveries ('accepted'). The intake renders a few delivery slots up front
--- (Sources/Store/PushPreparation.swift); a push with more devices than slots goes back as 'render'.
+-- senders and deliveries ('accepted'). The intake renders a few delivery slots up front, each signed for the user it
+-- expects the push to resolve to (p_s_user; Sources/Store/PushPreparation.swift, Sources/Intake/RecipientCache.swift):
+-- a device takes a slot only when its user is the slot's, so the resolution here decides who gets what, never the
+-- intake's guess. A push with a device no slot fits goes back as 'render', with who its identifiers resolved to.
 -- The rate windows stay exact across processes: the per-partner advisory lock of herald_rate_reserve
 -- (functions/rate_reserve.sql) is held until the batch commits, partners locked in uuid order. Their
 -- sums are the running ones of functions/rate_counts.sql, written back with the batch's counts.
@@ -15,12 +17,12 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_ttl integer[], p_expires timestamptz[],
     p_e_line integer[], p_emails text[], p_e_json text[],
     p_w_line integer[], p_wallets text[], p_w_json text[],
-    p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_notify text,
+    p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_s_user text[], p_notify text,
     p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_lease_listener integer DEFAULT NULL,
     p_interruption text[] DEFAULT NULL)
 RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
                r_minute_count integer, r_minute_oldest bigint, r_day_count integer, r_day_oldest bigint,
-               r_now_seconds bigint, r_deliveries integer)
+               r_now_seconds bigint, r_deliveries integer, r_resolved text)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 -- Never JIT: the resolution's generic plan is estimated at ~60,000 (its function scans count 1,000 rows each), within
@@ -45,11 +47,14 @@ DECLARE
     rs_devices integer[] := array_fill(0, ARRAY[n]);
     rs_missing text[];
     rs_response text[];
-    -- What the resolution found, one element per row: devices (push, rank among the push's devices, user,
-    -- device, service, environment, and the row as a leased notification carries it), users (push, user) and
-    -- identifiers (push, 'e' or 'w', identifier).
+    -- A 'render' push's identifiers and their users, a JSON array of [kind, identifier, user].
+    rs_resolved text[];
+    -- What the resolution found, one element per row: devices (push, slot, its delivery id, user, device, service,
+    -- environment, and the row as a leased notification carries it), users (push, user) and identifiers (push, 'e'
+    -- or 'w', identifier, user).
     d_push integer[];
     d_slot integer[];
+    d_id uuid[];
     d_user text[];
     d_device text[];
     d_service text[];
@@ -60,6 +65,12 @@ DECLARE
     f_push integer[];
     f_kind text[];
     f_ident text[];
+    f_user text[];
+    -- The device being placed: its push, user, rank among that user's devices in the push, and slot.
+    dev_line integer;
+    dev_user text;
+    dev_rank integer;
+    dev_slot integer;
     missing text;
     -- The pushes in the order step 3 takes them (a statement only for a batch of several).
     ord integer[];
@@ -124,27 +135,41 @@ BEGIN
     -- 2. Every other push's recipients, in one statement for the whole batch (functions/resolve_lines.sql), and the
     --    answer it would get. The rows are sorted into arrays by this loop, not by aggregates: starting the
     --    aggregates' plan cost a one-push batch more than its few rows cost the loop. A push whose stored answer
-    --    was found is resolved too, and its rows skipped. A push's devices take its slots in (user, device) order.
+    --    was found is resolved too, and its rows skipped. A push's devices take its slots in (user, device) order,
+    --    each the next slot signed for its own user.
     FOR rec IN
         SELECT r.line AS i, r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out, r.token, r.bundle_id
           FROM herald_resolve_lines(p_tenant, p_mini_app, p_e_line, p_emails, p_w_line, p_wallets) AS r
          WHERE st_hash[r.line] IS NULL
          ORDER BY r.line, r.kind, r.user_id, r.ident
     LOOP
-        -- A push's devices come first (kind 'd'): one more than its slots and it goes back as 'render', and the
-        -- rest of its rows are not needed.
-        IF o_outcome[rec.i] = 'render' THEN
-            CONTINUE;
-        END IF;
         CASE rec.kind
         WHEN 'd' THEN
+            -- A push's devices come first: one that no slot of its user is left for sends the push back as 'render',
+            -- and the rest of its devices are not needed (its identifiers are, for the answer).
+            IF o_outcome[rec.i] = 'render' THEN
+                CONTINUE;
+            END IF;
             rs_devices[rec.i] := rs_devices[rec.i] + 1;
-            IF rs_devices[rec.i] > p_s_end[rec.i] - coalesce(p_s_end[rec.i - 1], 0) THEN
+            -- A user's devices are consecutive (the rows come in (user, device) order): the k-th takes the k-th slot
+            -- signed for that user, within the push's slots.
+            IF rec.i = dev_line AND rec.user_id = dev_user THEN
+                dev_rank := dev_rank + 1;
+            ELSE
+                dev_line := rec.i;
+                dev_user := rec.user_id;
+                dev_rank := 1;
+            END IF;
+            dev_slot := coalesce(p_s_end[rec.i - 1], 0)
+                + (array_positions(p_s_user[coalesce(p_s_end[rec.i - 1], 0) + 1:p_s_end[rec.i]],
+                                   rec.user_id))[dev_rank];
+            IF dev_slot IS NULL THEN
                 o_outcome[rec.i] := 'render';
                 CONTINUE;
             END IF;
             d_push := d_push || rec.i;
-            d_slot := d_slot || rs_devices[rec.i];
+            d_slot := d_slot || dev_slot;
+            d_id := d_id || p_delivery[dev_slot];
             d_user := d_user || rec.user_id;
             d_device := d_device || rec.ident;
             d_service := d_service || rec.service;
@@ -155,11 +180,10 @@ BEGIN
             -- here, in one expression, for step 6 to pick: each expression of a call is compiled once a transaction,
             -- at a cost that grows with its nodes.
             d_row := d_row || array_to_string(ARRAY[
-                p_delivery[coalesce(p_s_end[rec.i - 1], 0) + rs_devices[rec.i]]::text, rec.service, rec.environment,
+                p_delivery[dev_slot]::text, rec.service, rec.environment,
                 p_expires[rec.i]::text, rec.token, rec.bundle_id, p_partner[rec.i]::text,
                 coalesce(p_send_at[rec.i], p_created[rec.i])::text,
-                CASE rec.service WHEN 'apns' THEN p_apns[coalesce(p_s_end[rec.i - 1], 0) + rs_devices[rec.i]]
-                                 ELSE p_fcm[coalesce(p_s_end[rec.i - 1], 0) + rs_devices[rec.i]] END], chr(31), '');
+                CASE rec.service WHEN 'apns' THEN p_apns[dev_slot] ELSE p_fcm[dev_slot] END], chr(31), '');
         WHEN 'u' THEN
             rs_users[rec.i] := rs_users[rec.i] + 1;
             IF rec.opted_out THEN
@@ -171,12 +195,21 @@ BEGIN
             f_push := f_push || rec.i;
             f_kind := f_kind || rec.kind;
             f_ident := f_ident || rec.ident;
+            f_user := f_user || rec.user_id;
         END CASE;
     END LOOP;
     -- The identifiers that matched nobody, in request order from their JSON forms (a statement only for
-    -- a push that has some), and the answer; none for a push going back as 'render'.
+    -- a push that has some), and the answer. A push going back as 'render' gets who its identifiers resolved to
+    -- instead: the intake renders slots for those users and sends it again, or renders every device itself.
     FOR i IN 1..n LOOP
-        IF st_hash[i] IS NOT NULL OR o_outcome[i] = 'render' THEN
+        IF st_hash[i] IS NOT NULL THEN
+            CONTINUE;
+        END IF;
+        IF o_outcome[i] = 'render' THEN
+            SELECT coalesce(json_agg(json_build_array(f.k, f.v, f.u)), '[]')::text INTO missing
+              FROM unnest(f_push, f_kind, f_ident, f_user) AS f (p, k, v, u)
+             WHERE f.p = i;
+            rs_resolved[i] := missing;
             CONTINUE;
         END IF;
         IF coalesce(cardinality(array_positions(f_push, i)), 0)
@@ -307,7 +340,7 @@ BEGIN
         FOREACH i IN ARRAY coalesce(acc, '{}') LOOP
             IF rs_devices[i] > 0 AND (p_send_at[i] IS NULL OR p_send_at[i] <= p_now[i]) THEN
                 push_ids := array_to_string(
-                    p_delivery[coalesce(p_s_end[i - 1], 0) + 1:coalesce(p_s_end[i - 1], 0) + rs_devices[i]], ',');
+                    d_id[array_position(d_push, i):array_position(d_push, i) + rs_devices[i] - 1], ',');
                 due_ids := concat_ws(',', due_ids, push_ids);
                 -- A push's devices are together in the resolution's rows. A notification's payload stays under
                 -- Postgres' 8,000 bytes: a batch's rows go in as many as they need, a push's rows whole in one.
@@ -362,15 +395,14 @@ BEGIN
     INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
         device_id, environment, payload, available_at, expires_at, state, leased_by, attempts, lease_expires_at,
         interruption_level)
-    SELECT p_delivery[s.slot], p_request[d.a], p_created[d.a], p_partner[d.a], 0, d.service, d.user_id, d.device,
-           d.env, CASE d.service WHEN 'apns' THEN p_apns[s.slot] ELSE p_fcm[s.slot] END,
+    SELECT p_delivery[d.k], p_request[d.a], p_created[d.a], p_partner[d.a], 0, d.service, d.user_id, d.device,
+           d.env, CASE d.service WHEN 'apns' THEN p_apns[d.k] ELSE p_fcm[d.k] END,
            coalesce(p_send_at[d.a], p_created[d.a]), p_expires[d.a],
            CASE WHEN s.leased THEN 'leased' ELSE 'pending' END, CASE WHEN s.leased THEN p_lease END,
            CASE WHEN s.leased THEN 1 ELSE 0 END,
            CASE WHEN s.leased THEN now() + make_interval(secs => p_lease_seconds) END, p_interruption[d.a]
       FROM unnest(d_push, d_slot, d_user, d_device, d_service, d_env) AS d (a, k, user_id, device, service, env)
-     CROSS JOIN LATERAL (SELECT coalesce(p_s_end[d.a - 1], 0) + d.k AS slot,
-                                leasing AND (p_send_at[d.a] IS NULL OR p_send_at[d.a] <= p_now[d.a]) AS leased) AS s
+     CROSS JOIN LATERAL (SELECT leasing AND (p_send_at[d.a] IS NULL OR p_send_at[d.a] <= p_now[d.a]) AS leased) AS s
      WHERE d.a = ANY (acc);
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
@@ -402,7 +434,7 @@ BEGIN
 
     RETURN QUERY
     SELECT g.i, o_outcome[g.i], o_hash[g.i], o_resp[g.i], o_status[g.i], o_mc[g.i], o_mo[g.i], o_dc[g.i],
-           o_do[g.i], o_now[g.i], rs_devices[g.i]
+           o_do[g.i], o_now[g.i], rs_devices[g.i], rs_resolved[g.i]
       FROM generate_series(1, n) AS g (i);
 END
 $$;
