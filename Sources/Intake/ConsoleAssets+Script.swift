@@ -5,7 +5,7 @@ extension ConsoleAssets {
     static let script = #"""
         'use strict';
         (function () {
-          const state = { csrf: null, timer: null, page: null, params: null, confirmOpen: false };
+          const state = { csrf: null, timer: null, page: null, params: null, confirmOpen: false, polling: false };
           const POLL_MS = 5000;
           const SVG = 'http://www.w3.org/2000/svg';
 
@@ -45,6 +45,8 @@ extension ConsoleAssets {
 
           async function api(path, options) {
             const opts = Object.assign({ credentials: 'same-origin', headers: {} }, options || {});
+            // The page's own refresh is no use of the session: it does not keep an idle tab signed in.
+            if (state.polling && (!opts.method || opts.method === 'GET')) opts.headers['X-Herald-Console-Poll'] = '1';
             if (opts.method && opts.method !== 'GET') {
               opts.headers['X-CSRF-Token'] = state.csrf || '';
               if (opts.body !== undefined) opts.headers['Content-Type'] = 'application/json';
@@ -480,6 +482,11 @@ extension ConsoleAssets {
             }
           }
 
+          async function poll() {
+            state.polling = true;
+            try { await refresh(); } finally { state.polling = false; }
+          }
+
           async function start() {
             const session = await api('/api/admin/console/session');
             state.csrf = session.csrfToken;
@@ -489,7 +496,7 @@ extension ConsoleAssets {
             });
             window.addEventListener('hashchange', () => { state.confirmOpen = false; refresh(); });
             await refresh();
-            state.timer = window.setInterval(refresh, POLL_MS);
+            state.timer = window.setInterval(poll, POLL_MS);
           }
 
           document.addEventListener('DOMContentLoaded', () => { start().catch(() => {}); });

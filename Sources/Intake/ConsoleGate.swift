@@ -26,6 +26,9 @@ enum AdminCaller {
 /// expiry, its sign-out, `idleSeconds` without use, or the intake no longer accepting the admin token that opened it.
 struct ConsoleGate: Sendable {
     static let csrfHeader = "x-csrf-token"
+    /// Sent by the console's own 5-second refresh: a read the page makes by itself is no use of the session, so an
+    /// open tab left alone still reaches the idle timeout (ConsoleAssets+Script.swift, `poll`).
+    static let pollHeader = "x-herald-console-poll"
     /// Failed sign-ins one client address may make in `signInWindowSeconds`; the next attempt, right token or not,
     /// is 429 until the window (counted from the first failure) ends.
     static let signInFailureLimit = 5
@@ -71,7 +74,8 @@ struct ConsoleGate: Sendable {
                   Digest.constantTimeEquals(Array(sent.utf8), Array(Self.csrfToken(for: token).utf8))
             else { throw Self.csrfRequired }
         }
-        if Date().timeIntervalSince(session.lastUsedAt) >= ConsoleSessionStore.touchInterval {
+        if request.header(Self.pollHeader) == nil,
+           Date().timeIntervalSince(session.lastUsedAt) >= ConsoleSessionStore.touchInterval {
             try sessions.touch(tokenHash: tokenHash)
         }
         return .session(token: token, session)

@@ -97,6 +97,12 @@ struct ConsoleGuardTests {
         try DB.execute(setIdle, [hash, 240])
         #expect(try Self.overview(intake, cookie: cookie) == 200)
         #expect(try DB.count(idle, [hash]) < 10)
+        // The page's own 5-second refresh is no use: an open tab left alone still idles out.
+        try DB.execute(setIdle, [hash, 240])
+        let polled = try TestHTTPClient.send(port: intake.port, method: "GET", path: "/api/admin/console/overview",
+                                             headers: [("Cookie", cookie), ("X-Herald-Console-Poll", "1")], body: [])
+        #expect(polled.status == 200)
+        #expect(try DB.count(idle, [hash]) >= 240)
         // Unused for 5 minutes: signed out.
         try DB.execute(setIdle, [hash, 301])
         #expect(try Self.overview(intake, cookie: cookie) == 401)
