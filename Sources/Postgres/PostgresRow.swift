@@ -165,6 +165,7 @@ public struct PostgresRow: Sendable {
     }
 
     func decodingError(_ index: Int, _ expected: String) -> PostgresError {
-        PostgresError(code: .decodingFailed, serverMessage: "column \(index): expected \(expected)")
+        let name = String(cString: PQfname(storage.result, Int32(index)))
+        return PostgresError(code: .decodingFailed, serverMessage: "column \(index) (\(name)): expected \(expected)")
     }
 }

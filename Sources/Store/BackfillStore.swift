@@ -202,13 +202,13 @@ public struct BackfillStore: Sendable {
         }
         var outcomes: [Int: (error: HeraldError?, devices: Int)] = [:]
         for row in rows {
-            let outcome = try row.string(1)
+            let outcome = try row.string("outcome")
             let error: HeraldError? = switch outcome {
             case "ok": nil
             case "unknown_time_zone": UserGuards.unknownTimeZone()
             default: DirectoryStore.identifierTaken
             }
-            outcomes[try row.int(0)] = (error, try row.int(3))
+            outcomes[try row.int("line")] = (error, try row.int("devices"))
         }
         return outcomes
     }

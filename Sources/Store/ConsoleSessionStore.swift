@@ -33,8 +33,8 @@ public struct ConsoleSessionStore: Sendable {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
             let row = try connection.query(Self.createSQL, [tokenHash, seconds, client, adminTokenMAC]).first!
-            return ConsoleSession(tokenHash: tokenHash, createdAt: try row.date(0), expiresAt: try row.date(1),
-                                  lastUsedAt: try row.date(2))
+            return ConsoleSession(tokenHash: tokenHash, createdAt: try row.date("created_at"),
+                                  expiresAt: try row.date("expires_at"), lastUsedAt: try row.date("last_used_at"))
         }
     }
 
@@ -45,8 +45,8 @@ public struct ConsoleSessionStore: Sendable {
         let macs: [String?] = [adminTokenMACs[0], adminTokenMACs.count > 1 ? adminTokenMACs[1] : nil]
         return try pool.withConnection { connection in
             try connection.query(Self.findSQL, [tokenHash, idleSeconds, macs[0], macs[1]]).first.map {
-                ConsoleSession(tokenHash: tokenHash, createdAt: try $0.date(0), expiresAt: try $0.date(1),
-                               lastUsedAt: try $0.date(2))
+                ConsoleSession(tokenHash: tokenHash, createdAt: try $0.date("created_at"),
+                               expiresAt: try $0.date("expires_at"), lastUsedAt: try $0.date("last_used_at"))
             }
         }
     }
@@ -76,7 +76,7 @@ public struct ConsoleSessionStore: Sendable {
     public func attemptSignIn(client: String, limit: Int, windowSeconds: Int) throws -> ConsoleSignInAttempt {
         try pool.withConnection { connection in
             let row = try connection.query(Self.attemptSignInSQL, [client, limit, windowSeconds]).first!
-            return ConsoleSignInAttempt(admitted: try row.bool(0), retryAfter: try row.optionalInt(1))
+            return ConsoleSignInAttempt(admitted: try row.bool("admitted"), retryAfter: try row.optionalInt("retry_after"))
         }
     }
 

@@ -100,11 +100,12 @@ public struct ConsoleStore: Sendable {
         let (sql, parameters) = Self.requestsStatement(search)
         return try pool.withConnection { connection in
             try connection.query(sql, parameters).rows.map {
-                RequestSummary(id: try $0.uuid(0), createdAt: try $0.date(1), miniAppID: try $0.string(2),
-                               title: try $0.string(3), lane: try $0.int(4), recipients: try $0.int(5),
-                               deliveries: try $0.int(6), suppressed: try $0.int(7),
-                               suppressedDeliveries: try $0.int(8), sent: try $0.int(9), failed: try $0.int(10),
-                               held: try $0.int(11))
+                RequestSummary(id: try $0.uuid("id"), createdAt: try $0.date("created_at"),
+                               miniAppID: try $0.string("mini_app_id"), title: try $0.string("title"),
+                               lane: try $0.int("lane"), recipients: try $0.int("recipients"),
+                               deliveries: try $0.int("deliveries"), suppressed: try $0.int("suppressed"),
+                               suppressedDeliveries: try $0.int("suppressed_deliveries"), sent: try $0.int("sent"),
+                               failed: try $0.int("failed"), held: try $0.int("held"))
             }
         }
     }
@@ -181,7 +182,7 @@ extension ConsoleStore {
         let filter = conditions.isEmpty ? "" : "\n WHERE " + conditions.joined(separator: " AND ")
         let sql = """
             SELECT p.id, p.created_at, p.mini_app_id, p.title, p.lane, p.recipients, p.deliveries, p.suppressed,
-                   p.suppressed_deliveries, p.sent, p.failed, \(PushStore.heldSQL("p.id"))
+                   p.suppressed_deliveries, p.sent, p.failed, \(PushStore.heldSQL("p.id")) AS held
               FROM push_requests p\(filter)
              ORDER BY id DESC
              LIMIT \(bind(max(1, min(search.limit, 500))))

@@ -199,22 +199,53 @@ public struct DeliveryStore: Sendable {
 
     /// The rows of a claim (`claimSQL`, `claimListedSQL`, `readLeasedSQL`: the same columns).
     static func claimedDeliveries(_ result: PostgresResult) throws -> [ClaimedDelivery] {
-        try result.rows.map { row in
-            guard let service = PushService(rawValue: try row.string(1)),
-                  let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(7))
+        guard !result.rows.isEmpty else { return [] }
+        // The columns' positions found by name once for the result, not for every row (the claim is the hot path).
+        let c = try ClaimColumns(result)
+        return try result.rows.map { row in
+            guard let service = PushService(rawValue: try row.string(c.service)),
+                  let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(c.verdict))
             else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected service or verdict") }
-            let event = try row.optionalString(12).map { text in
+            let event = try row.optionalString(c.activityEvent).map { text in
                 guard let event = LiveActivityEvent(rawValue: text) else {
                     throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity event")
                 }
                 return event
             }
             return ClaimedDelivery(
-                id: try row.uuid(0), service: service, environment: try row.string(2), payloadBytes: try row.bytes(3),
-                attempts: try row.int(4), expiresAt: try row.optionalDate(5), token: row.optionalString(6),
-                verdict: verdict, lane: try row.int(8), partnerID: try row.uuid(9), availableAt: try row.date(10),
-                bundleID: row.optionalString(11), activityEvent: event, priority: try row.optionalInt(13),
-                groupID: try row.optionalUUID(14), member: try row.optionalInt(15), heldUntil: try row.optionalDate(16))
+                id: try row.uuid(c.id), service: service, environment: try row.string(c.environment),
+                payloadBytes: try row.bytes(c.payload), attempts: try row.int(c.attempts),
+                expiresAt: try row.optionalDate(c.expiresAt), token: row.optionalString(c.token), verdict: verdict,
+                lane: try row.int(c.lane), partnerID: try row.uuid(c.partnerID), availableAt: try row.date(c.availableAt),
+                bundleID: row.optionalString(c.bundleID), activityEvent: event, priority: try row.optionalInt(c.priority),
+                groupID: try row.optionalUUID(c.groupID), member: try row.optionalInt(c.member),
+                heldUntil: try row.optionalDate(c.heldUntil))
+        }
+    }
+
+    /// Where a claim's columns stand in its result, found by their names.
+    private struct ClaimColumns {
+        let id, service, environment, payload, attempts, expiresAt, token, verdict, lane, partnerID, availableAt,
+            bundleID, activityEvent, priority, groupID, member, heldUntil: Int
+
+        init(_ result: PostgresResult) throws {
+            id = try result.column("id")
+            service = try result.column("service")
+            environment = try result.column("environment")
+            payload = try result.column("payload")
+            attempts = try result.column("attempts")
+            expiresAt = try result.column("expires_at")
+            token = try result.column("token")
+            verdict = try result.column("verdict")
+            lane = try result.column("lane")
+            partnerID = try result.column("partner_id")
+            availableAt = try result.column("available_at")
+            bundleID = try result.column("bundle_id")
+            activityEvent = try result.column("activity_event")
+            priority = try result.column("priority")
+            groupID = try result.column("group_id")
+            member = try result.column("member")
+            heldUntil = try result.column("held_until")
         }
     }
 
@@ -607,7 +638,7 @@ public struct DeliveryStore: Sendable {
     /// The claim's columns and verdicts for the rows of a CTE `leased` (rows of their own without an activity).
     static let leasedRowsSQL = """
         SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
-               CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END,
+               CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END AS token,
                CASE
                    WHEN p.revoked_at IS NOT NULL THEN 'cancelled'
                    WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
@@ -619,9 +650,9 @@ public struct DeliveryStore: Sendable {
                    WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = p.mini_app_id)
                        THEN 'suppressed'
                    ELSE 'send'
-               END,
-               d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text, d.priority, NULL::uuid, NULL::integer,
-               NULL::timestamptz
+               END AS verdict,
+               d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text AS activity_event, d.priority,
+               NULL::uuid AS group_id, NULL::integer AS member, NULL::timestamptz AS held_until
           FROM leased d
           LEFT JOIN partners p ON p.id = d.partner_id
           LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id

@@ -265,7 +265,7 @@ public final class IntakeWriter: @unchecked Sendable {
                     admitted: false, minuteCount: try row.int(5), minuteOldest: try row.optionalInt(6),
                     dayCount: try row.int(7), dayOldest: try row.optionalInt(8), nowSeconds: try row.int(9)))
             default:
-                outcomes[index] = .render(resolved: try Self.resolved(row.optionalString(11)))
+                outcomes[index] = .render(resolved: try Self.resolved(row.optionalString("r_resolved")))
             }
         }
         return try outcomes.map { outcome in

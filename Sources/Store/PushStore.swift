@@ -302,10 +302,11 @@ public struct PushStore: Sendable {
 
     private static func summary(_ row: PostgresRow) throws -> PushRequestSummary {
         PushRequestSummary(
-            id: try row.uuid(0), partnerID: try row.uuid(1), createdAt: try row.date(2),
-            recipients: try row.int(3), deliveries: try row.int(4), suppressed: try row.int(5),
-            suppressedDeliveries: try row.int(6), sent: try row.int(7), failed: try row.int(8), held: try row.int(9),
-            sendAt: try row.optionalDate(10), missingJSON: try row.string(11))
+            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), createdAt: try row.date("created_at"),
+            recipients: try row.int("recipients"), deliveries: try row.int("deliveries"),
+            suppressed: try row.int("suppressed"), suppressedDeliveries: try row.int("suppressed_deliveries"),
+            sent: try row.int("sent"), failed: try row.int("failed"), held: try row.int("held"),
+            sendAt: try row.optionalDate("send_at"), missingJSON: try row.string("missing"))
     }
 }
 
@@ -384,14 +385,14 @@ extension PushStore {
     /// in its partition.
     public static let summariesSQL = """
         SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-               p.sent, p.failed, \(heldSQL("p.id")), p.send_at, p.missing::text
+               p.sent, p.failed, \(heldSQL("p.id")) AS held, p.send_at, p.missing::text AS missing
           FROM unnest($1::uuid[], $2::timestamptz[]) AS w(id, created_at)
           JOIN push_requests p ON p.id = w.id AND p.created_at = w.created_at
         """
 
     public static let findSQL = """
         SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-               p.sent, p.failed, \(heldSQL("p.id")), p.send_at, p.missing::text
+               p.sent, p.failed, \(heldSQL("p.id")) AS held, p.send_at, p.missing::text AS missing
           FROM push_requests p WHERE p.id = $1 AND p.created_at >= $2 AND p.created_at < $3
         """
 

@@ -93,17 +93,19 @@ public struct ReplayStore: Sendable {
                 return row
             }
             var batch = ReplayCounts()
-            batch.matched = try row.int(0)
-            batch.replayed = try row.int(1)
-            batch.tokenInvalid = try row.int(2)
-            batch.optedOut = try row.int(3)
-            batch.deviceRemoved = try row.int(4)
-            batch.alreadyReplayed = try row.int(5)
-            batch.partnerRevoked = try row.int(6)
+            batch.matched = try row.int("matched")
+            batch.replayed = try row.int("replayed")
+            batch.tokenInvalid = try row.int("token_invalid")
+            batch.optedOut = try row.int("opted_out")
+            batch.deviceRemoved = try row.int("device_removed")
+            batch.alreadyReplayed = try row.int("already_replayed")
+            batch.partnerRevoked = try row.int("partner_revoked")
             total = total + batch
             progress(total)
-            guard batch.matched == batchSize, let lastFinished = try row.optionalDate(7) else { return total }
-            after = (lastFinished, try row.uuid(8))
+            guard batch.matched == batchSize, let lastFinished = try row.optionalDate("last_finished_at") else {
+                return total
+            }
+            after = (lastFinished, try row.uuid("last_id"))
         }
     }
 
@@ -170,17 +172,18 @@ public struct ReplayStore: Sendable {
             )
             """
         let last = """
-            (SELECT p.finished_at FROM picked p ORDER BY p.finished_at DESC, p.id DESC LIMIT 1),
-                   (SELECT p.id FROM picked p ORDER BY p.finished_at DESC, p.id DESC LIMIT 1)
+            (SELECT p.finished_at FROM picked p ORDER BY p.finished_at DESC, p.id DESC LIMIT 1) AS last_finished_at,
+                   (SELECT p.id FROM picked p ORDER BY p.finished_at DESC, p.id DESC LIMIT 1) AS last_id
             """
         if dryRun {
             return picked + """
 
-                SELECT (SELECT count(*) FROM picked), count(*) FILTER (WHERE verdict = 'replay'),
-                       count(*) FILTER (WHERE verdict = 'token_invalid'), count(*) FILTER (WHERE verdict = 'opted_out'),
-                       count(*) FILTER (WHERE verdict = 'device_removed'),
-                       count(*) FILTER (WHERE verdict = 'already_replayed'),
-                       count(*) FILTER (WHERE verdict = 'partner_revoked'),
+                SELECT (SELECT count(*) FROM picked) AS matched, count(*) FILTER (WHERE verdict = 'replay') AS replayed,
+                       count(*) FILTER (WHERE verdict = 'token_invalid') AS token_invalid,
+                       count(*) FILTER (WHERE verdict = 'opted_out') AS opted_out,
+                       count(*) FILTER (WHERE verdict = 'device_removed') AS device_removed,
+                       count(*) FILTER (WHERE verdict = 'already_replayed') AS already_replayed,
+                       count(*) FILTER (WHERE verdict = 'partner_revoked') AS partner_revoked,
                        \(last)
                   FROM judged
                 """
@@ -214,14 +217,15 @@ public struct ReplayStore: Sendable {
                   FROM counts c JOIN locked l ON l.id = c.request_id AND l.created_at = c.request_created_at
                  WHERE r.id = c.request_id AND r.created_at = c.request_created_at
             )
-            SELECT (SELECT count(*) FROM picked), (SELECT count(*) FROM queued),
-                   count(*) FILTER (WHERE verdict = 'token_invalid'), count(*) FILTER (WHERE verdict = 'opted_out'),
-                   count(*) FILTER (WHERE verdict = 'device_removed'),
+            SELECT (SELECT count(*) FROM picked) AS matched, (SELECT count(*) FROM queued) AS replayed,
+                   count(*) FILTER (WHERE verdict = 'token_invalid') AS token_invalid,
+                   count(*) FILTER (WHERE verdict = 'opted_out') AS opted_out,
+                   count(*) FILTER (WHERE verdict = 'device_removed') AS device_removed,
                    -- A row judged 'replay' whose id another row of this batch took first is already replayed.
                    (SELECT count(*) FROM picked) - (SELECT count(*) FROM queued)
                      - count(*) FILTER (WHERE verdict IN ('token_invalid', 'opted_out', 'device_removed',
-                                                          'partner_revoked')),
-                   count(*) FILTER (WHERE verdict = 'partner_revoked'),
+                                                          'partner_revoked')) AS already_replayed,
+                   count(*) FILTER (WHERE verdict = 'partner_revoked') AS partner_revoked,
                    \(last)
               FROM judged
             """

@@ -69,9 +69,10 @@ public struct WebhookStore: Sendable {
                 worker, limit, perPartner, partners, partners.map { room[$0]! }, leaseSeconds, now,
             ]).rows.map { row in
                 LeasedWebhookEvent(
-                    id: try row.uuid(0), partnerID: try row.uuid(1), body: try row.bytes(2), attempts: try row.int(3),
-                    windowStart: try row.date(4), url: row.optionalString(5), secret: row.optionalString(6),
-                    previousSecret: row.optionalString(7))
+                    id: try row.uuid("id"), partnerID: try row.uuid("partner_id"),
+                    body: try row.bytes("body"), attempts: try row.int("attempts"),
+                    windowStart: try row.date("window_start"), url: try row.optionalString("url"),
+                    secret: try row.optionalString("secret"), previousSecret: try row.optionalString("previous_secret"))
             }
         }
     }

@@ -96,6 +96,26 @@ struct PostgresRowTests {
         }
     }
 
+    @Test("by name: each value read by its output column's name, exactly as spelled; a missing or malformed column's error names it")
+    func byName() throws {
+        let result = try pool.withConnection { try $0.query(#"SELECT 7 AS count, 'x' AS "Mixed", NULL::int AS none"#) }
+        let row = try #require(result.first)
+        #expect(try row.int("count") == 7)
+        #expect(try row.string("Mixed") == "x")
+        #expect(try row.optionalInt("none") == nil)
+        #expect(try result.column("none") == 2)
+        for (read, named) in [({ _ = try row.int("missing") }, "missing"), ({ _ = try row.int("mixed") }, "mixed"),
+                              ({ _ = try row.int("Mixed") }, "Mixed")] as [(() throws -> Void, String)] {
+            do {
+                try read()
+                Issue.record("\(named) read")
+            } catch let error as PostgresError {
+                #expect(error.code == .decodingFailed)
+                #expect(error.serverMessage.contains(named), "\(error.serverMessage)")
+            }
+        }
+    }
+
     @Test("timestamps: with and without a fraction, before 1970, leap days, far years, other zones' offsets")
     func timestamps() throws {
         let texts = [
