@@ -192,13 +192,7 @@ enum Commands {
             printer.emit(record.json()) { describe(record) }
         case "revoke":
             try arguments.allowOnly(["json"])
-            let now = Date()
-            guard let record = try store.revoke(id: try partnerID(arguments), endActivity: { activity, partner in
-                let end = try activity.immediateEnd(miniAppID: partner.miniAppID, displayName: partner.displayName,
-                                                    now: now, signer: try signer())
-                return RevocationEnd(apns: String(decoding: end.rendered.apns, as: UTF8.self),
-                                     fcm: String(decoding: end.rendered.fcm, as: UTF8.self), timestamp: end.timestamp)
-            }) else {
+            guard let record = try store.revoke(id: try partnerID(arguments), signer: signer) else {
                 throw CommandFailure(message: "no such partner")
             }
             printer.emit(record.json()) { describe(record) }

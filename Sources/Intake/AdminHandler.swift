@@ -143,14 +143,8 @@ struct AdminHandler: Sendable {
     }
 
     func revoke(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
-        let now = Date()
-        guard let record = try partners.acting(as: actor).revoke(id: try Self.partnerID(request), endActivity: {
-            activity, partner in
-            let end = try activity.immediateEnd(miniAppID: partner.miniAppID, displayName: partner.displayName,
-                                                now: now, signer: signer)
-            return RevocationEnd(apns: String(decoding: end.rendered.apns, as: UTF8.self),
-                                 fcm: String(decoding: end.rendered.fcm, as: UTF8.self), timestamp: end.timestamp)
-        }) else {
+        guard let record = try partners.acting(as: actor).revoke(id: try Self.partnerID(request),
+                                                                 signer: { signer }) else {
             throw HeraldError.notFound
         }
         audit("partner revoked", record)

@@ -39,19 +39,6 @@ public struct PartnerRecord: Sendable, Equatable {
     }
 }
 
-/// The end a revocation sends one active activity: its payloads and their `aps.timestamp`.
-public struct RevocationEnd: Sendable {
-    public let apns: String
-    public let fcm: String
-    public let timestamp: Int
-
-    public init(apns: String, fcm: String, timestamp: Int) {
-        self.apns = apns
-        self.fcm = fcm
-        self.timestamp = timestamp
-    }
-}
-
 public struct NewPartner: Sendable {
     public var miniAppID: String
     public var displayName: String
@@ -160,10 +147,11 @@ public struct PartnerStore: Sendable {
     static let columns = """
         id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
         created_at, revoked_at, icon_updated_at, webhook_url, sound, allow_time_sensitive, \
-        CASE WHEN previous_key_expires_at > now() AND revoked_at IS NULL THEN previous_key_expires_at END, \
+        CASE WHEN previous_key_expires_at > now() AND revoked_at IS NULL THEN previous_key_expires_at END \
+            AS previous_key_expires_at, \
         suspended_at, \
         CASE WHEN previous_webhook_secret_expires_at > now() AND revoked_at IS NULL \
-             THEN previous_webhook_secret_expires_at END
+             THEN previous_webhook_secret_expires_at END AS previous_webhook_secret_expires_at
         """
 
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
@@ -210,13 +198,13 @@ public struct PartnerStore: Sendable {
     /// until that one's overlap ends (`previous` true).
     public func findActive(keyHash: String) throws -> (record: PartnerRecord, previous: Bool)? {
         try pool.withConnection { connection in
-            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool(16)) }
+            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool("previous")) }
         }
     }
 
     /// Two unique-index lookups (`PartnerQueryPlanTests`): a query ORing the two columns would need a bitmap of both.
     public static let findActiveSQL = """
-        SELECT \(columns), false FROM partners WHERE key_hash = $1 AND revoked_at IS NULL
+        SELECT \(columns), false AS previous FROM partners WHERE key_hash = $1 AND revoked_at IS NULL
         UNION ALL
         SELECT \(columns), true FROM partners
          WHERE previous_key_hash = $1 AND previous_key_expires_at > now() AND revoked_at IS NULL
@@ -346,10 +334,10 @@ public struct PartnerStore: Sendable {
     /// Soft-revokes, and in the same transaction stops everything of the partner not yet sent
     /// (functions/partner_revoke.sql): its queued, scheduled and retrying deliveries are cancelled by the next claim,
     /// its reminders cancelled, its broadcast channels closed, and its active activities ended at once on every
-    /// device with the ends `endActivity` renders (dismissed now). Revoking twice keeps the first time and finds
+    /// device with an end dismissed at `now` (StoredLiveActivity.immediateEnd), signed by `signer`, which is asked
+    /// for only when the partner has an active activity to end. Revoking twice keeps the first time and finds
     /// nothing more to stop. Nil when no such partner.
-    public func revoke(id: UUID, endActivity: (StoredLiveActivity, PartnerRecord) throws -> RevocationEnd)
-        throws -> PartnerRecord? {
+    public func revoke(id: UUID, now: Date = Date(), signer: () throws -> any PayloadSigner) throws -> PartnerRecord? {
         try change { connection in
             guard let row = try connection.query("""
                 UPDATE partners SET revoked_at = coalesce(revoked_at, now()), updated_at = now() WHERE id = $1
@@ -360,17 +348,20 @@ public struct PartnerStore: Sendable {
             var ids: [UUID] = [], apns: [String] = [], fcm: [String] = [], stamps: [Int] = []
             for row in active {
                 let activity = StoredLiveActivity(
-                    id: try row.uuid(0), template: try row.string(1),
-                    attributesJSON: try row.string(2), stateJSON: try row.string(3),
-                    lastTimestamp: try row.int(4), createdAt: try row.date(5),
-                    expiresAt: try row.date(6))
-                // One that follows a channel ends with the channel's end: nothing to render.
-                let end = try row.bool(7)
-                    ? RevocationEnd(apns: "", fcm: "", timestamp: activity.lastTimestamp)
-                    : try endActivity(activity, record)
+                    id: try row.uuid("id"), template: try row.string("template"),
+                    attributesJSON: try row.string("attributes"), stateJSON: try row.string("state"),
+                    lastTimestamp: try row.int("last_timestamp"), createdAt: try row.date("created_at"),
+                    expiresAt: try row.date("expires_at"))
                 ids.append(activity.id)
-                apns.append(end.apns)
-                fcm.append(end.fcm)
+                // One that follows a channel ends with the channel's end: nothing to render.
+                if try row.bool("follows_channel") {
+                    (apns, fcm, stamps) = (apns + [""], fcm + [""], stamps + [activity.lastTimestamp])
+                    continue
+                }
+                let end = try activity.immediateEnd(miniAppID: record.miniAppID, displayName: record.displayName,
+                                                    now: now, signer: try signer())
+                apns.append(String(decoding: end.rendered.apns, as: UTF8.self))
+                fcm.append(String(decoding: end.rendered.fcm, as: UTF8.self))
                 stamps.append(end.timestamp)
             }
             if !ids.isEmpty { try connection.query(Self.endActivitiesSQL, [id, ids, apns, fcm, stamps]) }
@@ -405,12 +396,15 @@ public struct PartnerStore: Sendable {
 
     static func record(_ row: PostgresRow) throws -> PartnerRecord {
         PartnerRecord(
-            id: try row.uuid(0), miniAppID: try row.string(1), displayName: try row.string(2),
-            tenantID: try row.string(3), rateLimitPerMinute: try row.int(4), rateLimitPerDay: try row.int(5),
-            iconURL: row.optionalString(6), iconUpdatedAt: try row.optionalDate(9), webhookURL: row.optionalString(10),
-            createdAt: try row.date(7), revokedAt: try row.optionalDate(8),
-            sound: NotificationSound(name: row.optionalString(11)), allowTimeSensitive: try row.bool(12),
-            previousKeyExpiresAt: try row.optionalDate(13), suspendedAt: try row.optionalDate(14),
-            previousWebhookSecretExpiresAt: try row.optionalDate(15))
+            id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"),
+            displayName: try row.string("display_name"), tenantID: try row.string("tenant_id"),
+            rateLimitPerMinute: try row.int("rate_limit_per_minute"), rateLimitPerDay: try row.int("rate_limit_per_day"),
+            iconURL: try row.optionalString("icon_url"), iconUpdatedAt: try row.optionalDate("icon_updated_at"),
+            webhookURL: try row.optionalString("webhook_url"), createdAt: try row.date("created_at"),
+            revokedAt: try row.optionalDate("revoked_at"), sound: NotificationSound(name: try row.optionalString("sound")),
+            allowTimeSensitive: try row.bool("allow_time_sensitive"),
+            previousKeyExpiresAt: try row.optionalDate("previous_key_expires_at"),
+            suspendedAt: try row.optionalDate("suspended_at"),
+            previousWebhookSecretExpiresAt: try row.optionalDate("previous_webhook_secret_expires_at"))
     }
 }
