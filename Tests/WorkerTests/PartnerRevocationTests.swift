@@ -117,6 +117,10 @@ struct PartnerRevocationTests {
         // An update made before the iPhone reported its update token is held for it.
         try harness.expect(harness.update(partner, activityID, #"{"state":{"currentStage":1,"progress":0.5}}"#), [200])
         try await harness.workers.waitUntil("the update on the Pixel") { harness.fcmMessages(to: fcm).count == 2 }
+        // And a broadcast channel, made at APNs.
+        let channelID = try LiveChannelTests.open(harness, partner, LiveChannelTests.openBody)
+        try await harness.workers.waitUntil("the APNs channel") { harness.simulator.channels().count == 1 }
+        let apnsChannel = try #require(harness.simulator.channels().first?.id)
 
         let before = Date()
         #expect(try Self.admin(harness, "DELETE", partner.id).status == 200)
@@ -141,6 +145,12 @@ struct PartnerRevocationTests {
         #expect(try harness.db.count(
             "SELECT count(*) FROM live_activity_events WHERE activity_id = $1::uuid AND kind = 'revoke-end'",
             [activityID]) == 1)
+        // The channel's end is broadcast, and the channel ends.
+        try await harness.workers.waitUntil("the channel's end broadcast and the channel ended") {
+            try LiveChannelTests.broadcasts(harness, apnsChannel).contains { $0.aps?["event"]?.stringValue == "end" }
+                && harness.db.count("SELECT count(*) FROM live_channels WHERE id = $1::uuid AND status = 'ended'",
+                                    [channelID]) == 1
+        }
     }
 
     @Test("suspended: the key is 403 partner_suspended, a queued push waits unclaimed with its attempts unspent, and arrives after resume; the trail has both changes")
