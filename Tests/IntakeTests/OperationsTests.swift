@@ -37,6 +37,14 @@ struct OperationsTests {
         }
     }
 
+    /// herald-intake run with the test environment and `variable` set to `value` (expected to refuse to start).
+    static func startIntake(with variable: String, _ value: String) throws -> (status: Int32, output: String) {
+        var environment = IntakeProcess.environment(port: TestEnvironment.freePort())
+        environment[variable] = value
+        let result = try ChildProcess.run(IntakeProcess.executable, [], environment: environment)
+        return (result.status, result.output)
+    }
+
     @Test("a missing or wrong variable stops the intake at start with a message naming it", arguments: [
         ("HERALD_ADMIN_TOKEN", ""),
         ("HERALD_HOST_TOKEN", "short"),
@@ -49,9 +57,7 @@ struct OperationsTests {
         ("HERALD_LA_STARTS_PER_USER_APP_HOUR", "many"),
     ])
     func configuration(_ variable: String, _ value: String) throws {
-        var environment = IntakeProcess.environment(port: TestEnvironment.freePort())
-        environment[variable] = value
-        let result = try ChildProcess.run(IntakeProcess.executable, [], environment: environment)
+        let result = try Self.startIntake(with: variable, value)
         #expect(result.status == 2)
         #expect(result.output.contains(variable), "\(result.output)")
     }
@@ -65,9 +71,7 @@ struct OperationsTests {
         ("HERALD_ADMIN_TOKEN", "PLACEHOLDER-0123456789abcdef"),
     ])
     func placeholderTokensStopTheIntake(_ variable: String, _ value: String) throws {
-        var environment = IntakeProcess.environment(port: TestEnvironment.freePort())
-        environment[variable] = value
-        let result = try ChildProcess.run(IntakeProcess.executable, [], environment: environment)
+        let result = try Self.startIntake(with: variable, value)
         #expect(result.status == 2)
         #expect(result.output.contains("\(variable): is a placeholder"), "\(result.output)")
         #expect(!result.output.contains(value), "\(result.output)")
