@@ -3,7 +3,7 @@ import HTTPServer
 import HeraldCore
 import Store
 
-/// iOS 18 broadcast channels (SPEC 2.2): one Live Activity every phone following the channel shows, changed by one
+/// iOS 18 broadcast channels: one Live Activity every phone following the channel shows, changed by one
 /// APNs broadcast whatever the number of followers (sql/034_live_channels.sql).
 ///
 /// The partner opens, updates, ends and reads a channel; which users follow it is the host app's business (it
@@ -88,7 +88,7 @@ extension ActivityHandler {
         let key = try PartnerAdmission.idempotencyKey(request)
         let bodyHash = key.map { _ in Self.hash(request) }
         let now = clock()
-        guard let channelID = UUID(uuidString: request.parameter("channelId")) else { throw HeraldError.notFound }
+        let channelID = try request.uuid("channelId")
         let start: LiveActivityStart
         let channel: ChannelRecord
         do {
@@ -118,9 +118,8 @@ extension ActivityHandler {
     }
 
     func getChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        guard let id = UUID(uuidString: request.parameter("channelId")),
-              let channel = try channels.find(id: id, partnerID: partner.id)
-        else { throw HeraldError.notFound }
+        let id = try request.uuid("channelId")
+        guard let channel = try channels.find(id: id, partnerID: partner.id) else { throw HeraldError.notFound }
         guard case .object(var members) = Self.channelJSON(
             channel, status: channel.status, state: try Self.parse(channel.stateJSON), updatedAt: channel.updatedAt,
             expiresAt: channel.expiresAt, endedAt: channel.endedAt) else {
@@ -164,7 +163,7 @@ extension ActivityHandler {
                                validate: (JSONValue?) throws -> LiveActivityChange) throws -> HTTPResponse {
         let key = try PartnerAdmission.idempotencyKey(request)
         let bodyHash = key.map { _ in Self.hash(request) }
-        guard let channelID = UUID(uuidString: request.parameter("channelId")) else { throw HeraldError.notFound }
+        let channelID = try request.uuid("channelId")
         let now = clock()
         let change: LiveActivityChange
         do {

@@ -11,7 +11,7 @@ extension ActivityHandler {
     static let maxEventsLimit = 100
 
     func events(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        guard let activityID = UUID(uuidString: request.parameter("activityId")) else { throw HeraldError.notFound }
+        let activityID = try request.uuid("activityId")
         let limit = try Self.eventsLimit(request.http.query["limit"])
         let cursor = try request.http.query["cursor"].map(Self.eventsCursor)
         // Activity ids are UUIDv7 (their time bounds the partitions read): any other id is no activity.

@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// The Live Activity endpoints (SPEC 2.2) and the host's update tokens (SPEC 4).
+/// The Live Activity endpoints and the host's update tokens.
 ///
 /// Like a push: what needs no database is checked first; then ONE pipelined round trip reads the
 /// Idempotency-Key's stored answer, what the change needs (the audience of a start, the activity of an
@@ -31,6 +31,42 @@ struct ActivityHandler: Sendable {
     let clock: @Sendable () -> Date
 
     static let maxMergeAttempts = 5
+
+    /// Channels first: `.../channels/{channelId}` and `.../{activityId}/events` both match
+    /// `.../channels/events`, and the first in `IntakeRoutes.all` wins. The host's update tokens, device states
+    /// and a mini-app's live channels take the host token.
+    static let routes: [IntakeRoute] = [
+        .partner("POST", "/api/partners/live-activities/channels") { try $0.activity.openChannel($1, partner: $2) },
+        .partner("POST", "/api/partners/live-activities/channels/{channelId}/update") {
+            try $0.activity.updateChannel($1, partner: $2)
+        },
+        .partner("DELETE", "/api/partners/live-activities/channels/{channelId}") {
+            try $0.activity.endChannel($1, partner: $2)
+        },
+        .partner("GET", "/api/partners/live-activities/channels/{channelId}") {
+            try $0.activity.getChannel($1, partner: $2)
+        },
+        .partner("POST", "/api/partners/live-activities/channels/{channelId}/starts") {
+            try $0.activity.startFromChannel($1, partner: $2)
+        },
+        .partner("POST", "/api/partners/live-activities") { try $0.activity.start($1, partner: $2) },
+        .partner("POST", "/api/partners/live-activities/{activityId}/update") {
+            try $0.activity.update($1, partner: $2)
+        },
+        .partner("PATCH", "/api/partners/live-activities/{activityId}") { try $0.activity.update($1, partner: $2) },
+        .partner("DELETE", "/api/partners/live-activities/{activityId}") { try $0.activity.end($1, partner: $2) },
+        .partner("GET", "/api/partners/live-activities/{activityId}") { try $0.activity.get($1, partner: $2) },
+        .partner("GET", "/api/partners/live-activities/{activityId}/events") {
+            try $0.activity.events($1, partner: $2)
+        },
+        .host("PUT", "/api/internal/live-activities/{activityId}/push-tokens/{deviceId}") {
+            try $0.activity.putToken($1)
+        },
+        .host("PUT", "/api/internal/live-activities/{activityId}/devices/{deviceId}/state") {
+            try $0.activity.putDeviceState($1)
+        },
+        .host("GET", "/api/internal/mini-apps/{miniAppId}/live-channels") { try $0.activity.listLiveChannels($1) },
+    ]
 
     // MARK: - Start
 
@@ -186,7 +222,7 @@ struct ActivityHandler: Sendable {
     ) throws -> HTTPResponse {
         let key = try PartnerAdmission.idempotencyKey(request)
         let bodyHash = key.map { _ in Self.hash(request) }
-        guard let activityID = UUID(uuidString: request.parameter("activityId")) else { throw HeraldError.notFound }
+        let activityID = try request.uuid("activityId")
         let now = clock()
         let change: LiveActivityChange
         do {
@@ -304,9 +340,8 @@ struct ActivityHandler: Sendable {
     // MARK: - Read
 
     func get(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        guard let id = UUID(uuidString: request.parameter("activityId")),
-              let activity = try store.find(id: id, partnerID: partner.id)
-        else { throw HeraldError.notFound }
+        let id = try request.uuid("activityId")
+        guard let activity = try store.find(id: id, partnerID: partner.id) else { throw HeraldError.notFound }
         var json = Self.activityJSON(
             activity, status: activity.status, state: try Self.parse(activity.stateJSON), updatedAt: activity.updatedAt,
             expiresAt: activity.expiresAt, endedAt: activity.endedAt)
@@ -326,7 +361,7 @@ struct ActivityHandler: Sendable {
     // MARK: - Host: the device's word
 
     func putDeviceState(_ request: RoutedRequest) throws -> HTTPResponse {
-        guard let activityID = UUID(uuidString: request.parameter("activityId")) else { throw HeraldError.notFound }
+        let activityID = try request.uuid("activityId")
         let deviceID = request.parameter("deviceId")
         let fields = try JSONFields(request.jsonBody(), allowed: ["state"])
         let text = try fields.requiredString("state")
@@ -346,7 +381,7 @@ struct ActivityHandler: Sendable {
     // MARK: - Host: update tokens
 
     func putToken(_ request: RoutedRequest) throws -> HTTPResponse {
-        guard let activityID = UUID(uuidString: request.parameter("activityId")) else { throw HeraldError.notFound }
+        let activityID = try request.uuid("activityId")
         let deviceID = request.parameter("deviceId")
         let fields = try JSONFields(request.jsonBody(), allowed: ["token"])
         guard let token = Identifiers.normalizedAPNsToken(try fields.requiredString("token")) else {

@@ -6,11 +6,11 @@ import HeraldCrypto
 import PartnerIcons
 import Store
 
-/// The admin API (SPEC 3): partners and their keys.
+/// The admin API: partners and their keys.
 struct AdminHandler: Sendable {
     let partners: PartnerStore
     let audits: AdminAuditStore
-    /// Fetches and rasterises an `iconUrl` before anything is written (SPEC 3).
+    /// Fetches and rasterises an `iconUrl` before anything is written.
     let icons: PartnerIconSource
     let logger: Logger
     let defaultTenant: String
@@ -18,6 +18,32 @@ struct AdminHandler: Sendable {
     let defaultPerDay: Int
     /// Signs the ends a revocation sends the partner's active activities.
     let signer: HMACSigner
+
+    static let routes: [IntakeRoute] = [
+        .admin("POST", "/api/admin/mini-app-partners") { try $0.admin.create($1, by: $0.actor($2, $1)) },
+        .admin("GET", "/api/admin/mini-app-partners") { handlers, request, _ in try handlers.admin.list(request) },
+        .admin("PATCH", "/api/admin/mini-app-partners/{id}") { try $0.admin.update($1, by: $0.actor($2, $1)) },
+        .admin("DELETE", "/api/admin/mini-app-partners/{id}") { try $0.admin.revoke($1, by: $0.actor($2, $1)) },
+        .admin("POST", "/api/admin/mini-app-partners/{id}/suspend") {
+            try $0.admin.suspend($1, by: $0.actor($2, $1), true)
+        },
+        .admin("POST", "/api/admin/mini-app-partners/{id}/resume") {
+            try $0.admin.suspend($1, by: $0.actor($2, $1), false)
+        },
+        .admin("POST", "/api/admin/mini-app-partners/{id}/rotate-key") {
+            try $0.admin.rotateKey($1, by: $0.actor($2, $1))
+        },
+        .admin("DELETE", "/api/admin/mini-app-partners/{id}/previous-key") {
+            try $0.admin.endPreviousKey($1, by: $0.actor($2, $1))
+        },
+        .admin("GET", "/api/admin/audit") { handlers, request, _ in try handlers.admin.audit(request) },
+        .admin("POST", "/api/admin/mini-app-partners/{id}/rotate-webhook-secret") {
+            try $0.admin.rotateWebhookSecret($1, by: $0.actor($2, $1))
+        },
+        .admin("DELETE", "/api/admin/mini-app-partners/{id}/previous-webhook-secret") {
+            try $0.admin.endPreviousWebhookSecret($1, by: $0.actor($2, $1))
+        },
+    ]
 
     func create(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let fields = try JSONFields(request.jsonBody(), allowed: [
@@ -190,8 +216,7 @@ struct AdminHandler: Sendable {
         status: 409, code: "partner_revoked", message: "The partner is revoked: its key cannot be rotated nor its settings changed.")
 
     private static func partnerID(_ request: RoutedRequest) throws(HeraldError) -> UUID {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw .notFound }
-        return id
+        try request.uuid("id")
     }
 
     /// Admin changes are logged at info with ids only (never the key).

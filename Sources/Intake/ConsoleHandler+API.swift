@@ -124,7 +124,7 @@ extension ConsoleHandler {
     }
 
     func requestDetail(_ request: RoutedRequest) throws -> HTTPResponse {
-        guard let id = UUID(uuidString: request.parameter("requestId")) else { throw HeraldError.notFound }
+        let id = try request.uuid("requestId")
         var search = RequestSearch()
         search.id = id
         search.limit = 1

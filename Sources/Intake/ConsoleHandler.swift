@@ -36,6 +36,49 @@ struct ConsoleHandler: Sendable {
         ("Cache-Control", "no-store"),
     ]
 
+    /// The pages need no credential; the JSON API takes the admin's. All are 404 while the console is off.
+    static let routes: [IntakeRoute] = [
+        .open("GET", "/console", .consolePage) { $0.console.index($1) },
+        .open("GET", "/console/login", .consolePage) { $0.console.loginPage($1) },
+        .open("POST", "/console/login", .consolePage) { try $0.console.login($1) },
+        .open("GET", "/console/assets/{file}", .consolePage) { try $0.console.asset($1) },
+        .admin("GET", "/api/admin/console/session", .consoleAPI) { $0.console.session($1, caller: $2) },
+        .admin("POST", "/api/admin/console/sign-out", .consoleAPI) { try $0.console.signOut($1, caller: $2) },
+        .admin("GET", "/api/admin/console/overview", .consoleAPI) { handlers, request, _ in
+            try handlers.console.overview(request)
+        },
+        .admin("GET", "/api/admin/console/workers", .consoleAPI) { handlers, request, _ in
+            try handlers.console.workerList(request)
+        },
+        .admin("GET", "/api/admin/console/failures", .consoleAPI) { handlers, request, _ in
+            try handlers.console.failures(request)
+        },
+        .admin("POST", "/api/admin/console/failures/replay", .consoleAPI) {
+            try $0.console.replay($1, by: $0.actor($2, $1))
+        },
+        .admin("GET", "/api/admin/console/requests", .consoleAPI) { handlers, request, _ in
+            try handlers.console.requests(request)
+        },
+        .admin("GET", "/api/admin/console/requests/{requestId}", .consoleAPI) { handlers, request, _ in
+            try handlers.console.requestDetail(request)
+        },
+        .admin("GET", "/api/admin/console/partners", .consoleAPI) { handlers, request, _ in
+            try handlers.console.partnerList(request)
+        },
+        .admin("GET", "/api/admin/console/tokens", .consoleAPI) { handlers, request, _ in
+            try handlers.console.tokenReport(request)
+        },
+        .admin("GET", "/api/admin/console/live-activities", .consoleAPI) { handlers, request, _ in
+            try handlers.console.activities(request)
+        },
+        .admin("GET", "/api/admin/console/webhooks", .consoleAPI) { handlers, request, _ in
+            try handlers.console.failedWebhooks(request)
+        },
+        .admin("POST", "/api/admin/console/webhooks/replay", .consoleAPI) {
+            try $0.console.replayWebhooks($1, by: $0.actor($2, $1))
+        },
+    ]
+
     static func page(_ status: Int, _ type: String, _ body: String,
                      extra: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", type)] + securityHeaders + extra, body: Array(body.utf8))

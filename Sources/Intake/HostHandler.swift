@@ -3,11 +3,23 @@ import HTTPServer
 import HeraldCore
 import Store
 
-/// The host API (SPEC 4): users, identifiers, devices and their tokens' health, sessions, opt-outs, senders.
+/// The host API: users, identifiers, devices and their tokens' health, sessions, opt-outs, senders.
 struct HostHandler: Sendable {
     let directory: DirectoryStore
     /// HERALD_PUBLIC_URL: the senders' icons are served there.
     let publicURL: String?
+
+    static let routes: [IntakeRoute] = [
+        .host("PUT", "/api/internal/users/{userId}") { try $0.host.putUser($1) },
+        .host("PUT", "/api/internal/users/{userId}/devices/{deviceId}") { try $0.host.putDevice($1) },
+        .host("DELETE", "/api/internal/users/{userId}/devices/{deviceId}") { try $0.host.deleteDevice($1) },
+        .host("GET", "/api/internal/users/{userId}/devices") { try $0.host.listDevices($1) },
+        .host("GET", "/api/internal/users/{userId}/devices/{deviceId}") { try $0.host.getDevice($1) },
+        .host("PUT", "/api/internal/users/{userId}/mini-app-sessions/{miniAppId}") { try $0.host.putSession($1) },
+        .host("PUT", "/api/internal/users/{userId}/opt-outs/{miniAppId}") { try $0.host.putOptOut($1) },
+        .host("DELETE", "/api/internal/users/{userId}/opt-outs/{miniAppId}") { try $0.host.deleteOptOut($1) },
+        .host("GET", "/api/internal/users/{userId}/mini-app-senders") { try $0.host.senders($1) },
+    ]
 
     func putUser(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try Self.externalID(request, "userId")

@@ -5,7 +5,7 @@ import PartnerIcons
 import ServiceSupport
 import Store
 
-/// Partner icons (SPEC 3): the admin's upload, and the PNGs served without auth to the phones that
+/// Partner icons: the admin's upload, and the PNGs served without auth to the phones that
 /// render a notification's avatar (and to any cache in front of the intake).
 struct IconHandler: Sendable {
     let icons: PartnerIconStore
@@ -15,8 +15,16 @@ struct IconHandler: Sendable {
 
     /// The media types an upload may declare; the bytes decide what the image is (Sources/Icons).
     static let uploadTypes: Set<String> = ["image/png", "image/jpeg", "image/svg+xml"]
-    /// A day, as SPEC 3 says: a changed icon has a new ETag, and payloads keep the same URL.
+    /// A day: a changed icon has a new ETag, and payloads keep the same URL.
     static let cacheControl = "public, max-age=86400"
+
+    /// The upload alone may send up to 1 MiB (`PartnerIcon.maxSourceBytes`); the PNGs need no credential.
+    static let routes: [IntakeRoute] = [
+        .admin("PUT", "/api/admin/mini-app-partners/{id}/icon", largerBodyLimit: PartnerIcon.maxSourceBytes) {
+            try $0.icon.upload($1, by: $0.actor($2, $1))
+        },
+        .open("GET", "/icons/{miniAppId}/{file}") { try $0.icon.serve($1) },
+    ]
 
     /// `GET /icons/{miniAppId}/{size}.png`: 200 with the PNG, or 304 when `If-None-Match` names it.
     func serve(_ request: RoutedRequest) throws -> HTTPResponse {
@@ -34,7 +42,7 @@ struct IconHandler: Sendable {
     /// `PUT /api/admin/mini-app-partners/{id}/icon`: the body is a PNG, JPEG or SVG of at most 1 MiB. A body
     /// that is not a decodable image is 422 `invalid_icon` and changes nothing.
     func upload(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
-        guard let id = UUID(uuidString: request.parameter("id")) else { throw HeraldError.notFound }
+        let id = try request.uuid("id")
         guard Self.uploadTypes.contains(request.mediaType) else {
             throw HeraldError(status: 415, code: "unsupported_media_type",
                               message: "Content-Type must be image/png, image/jpeg or image/svg+xml.")

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import HeraldCore
 
@@ -23,12 +24,16 @@ enum Reply {
     }
 }
 
-/// A request after routing: the raw request and its path parameters.
+/// A request after routing: the raw request and its path parameters, checked against their kinds.
 struct RoutedRequest {
     let http: HTTPRequest
-    let parameters: [String: String]
+    let parameters: PathParameters
 
-    func parameter(_ name: String) -> String { parameters[name] ?? "" }
+    /// A path parameter's text as sent.
+    func parameter(_ name: String) -> String { parameters.text(name) }
+
+    /// A UUID path parameter, parsed by the router (`PathParameter.Kind.uuid`).
+    func uuid(_ name: String) throws(HeraldError) -> UUID { try parameters.uuid(name) }
 
     /// The Content-Type's media type, lowercased and without parameters ("" when absent).
     var mediaType: String {

@@ -41,7 +41,7 @@ public final class IntakeMetrics: Sendable {
     /// Methods counted under their own name; any other is `other`.
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
     /// Routes counted under their own pattern; anything else (no route, a refused request) is `other`.
-    static let knownRoutes: Set<String> = Set(IntakeRoutes.all.map(\.pattern))
+    static let knownRoutes: Set<String> = Set(IntakeRoutes.all.map(\.path.text))
 
     /// Records one answer. Labels are bounded whatever clients send: an unknown method or route is `other`,
     /// a status outside 100-599 is 0.

@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// `POST /api/partners/notifications/push` and `GET .../push/{requestId}` (SPEC 2.1).
+/// `POST /api/partners/notifications/push` and `GET .../push/{requestId}`.
 ///
 /// Order matters. Everything that needs no database is checked first (validation, payload size);
 /// a request that fails those checks is still answered from a stored Idempotency-Key response
@@ -25,6 +25,11 @@ struct PushHandler: Sendable {
     let notifier: DeliveryNotifier
     let waiter: PreferWaiter
     let clock: @Sendable () -> Date
+
+    static let routes: [IntakeRoute] = [
+        .partner("POST", "/api/partners/notifications/push") { try $0.push.push($1, partner: $2) },
+        .partner("GET", "/api/partners/notifications/push/{requestId}") { try $0.push.status($1, partner: $2) },
+    ]
 
     func push(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         let wait = try PreferWait.parse(request.http.header("prefer"))
@@ -173,7 +178,8 @@ struct PushHandler: Sendable {
     }
 
     func status(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        guard let id = UUID(uuidString: request.parameter("requestId")), let createdAt = UUIDv7.timestamp(of: id),
+        let id = try request.uuid("requestId")
+        guard let createdAt = UUIDv7.timestamp(of: id),
               let summary = try store.find(requestID: id, createdAt: createdAt),
               // Another partner's request answers exactly as an unknown id: a 403 would confirm that the id exists.
               summary.partnerID == partner.id

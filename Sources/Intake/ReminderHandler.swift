@@ -4,13 +4,13 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// The host's reminders (SPEC 4): `POST`, `GET /api/internal/users/{userId}/reminders` and
+/// The host's reminders: `POST`, `GET /api/internal/users/{userId}/reminders` and
 /// `DELETE .../reminders/{reminderId}`. The host calls them for a signed-in user on behalf of a
 /// mini-app's bundle (`based.notifications.schedule(..., when)`).
 ///
-/// A reminder is a scheduled push from that mini-app to one user, under the push's rules (SPEC 2.1,
-/// 2.3): brand prefix and icon from the partner row, deep link inside the mini-app's namespace, the
-/// payload size checked here, the signed envelope, an audit row. Its deliveries are written now, one
+/// A reminder is a scheduled push from that mini-app to one user, under the push's rules: brand prefix and
+/// icon from the partner row, deep link inside the mini-app's namespace, the payload size checked here, the
+/// signed envelope, an audit row. Its deliveries are written now, one
 /// per device with a valid token, due at `at` (as a push with `sendAt`); the worker's claim applies
 /// the send-time checks (an opt-out since, a token gone). A device registered after the schedule does
 /// not get it. Reminders do not count against the partner's rate limits: the per-(user, mini-app)
@@ -24,6 +24,12 @@ struct ReminderHandler: Sendable {
     let metrics: IntakeMetrics
     let notifier: DeliveryNotifier
     let clock: @Sendable () -> Date
+
+    static let routes: [IntakeRoute] = [
+        .host("POST", "/api/internal/users/{userId}/reminders") { try $0.reminder.schedule($1) },
+        .host("GET", "/api/internal/users/{userId}/reminders") { try $0.reminder.list($1) },
+        .host("DELETE", "/api/internal/users/{userId}/reminders/{reminderId}") { try $0.reminder.cancel($1) },
+    ]
 
     func schedule(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try HostDirectoryRules.externalID(request.parameter("userId"), field: "userId")
@@ -106,8 +112,7 @@ struct ReminderHandler: Sendable {
 
     func cancel(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try HostDirectoryRules.externalID(request.parameter("userId"), field: "userId")
-        // The router checked the shape (IntakeRoutes.checkParameters).
-        guard let reminderID = UUID(uuidString: request.parameter("reminderId")) else { throw Self.reminderNotFound }
+        let reminderID = try request.uuid("reminderId")
         switch try store.cancel(userID: userID, reminderID: reminderID) {
         case .cancelled: return Reply.noContent()
         case .sent:

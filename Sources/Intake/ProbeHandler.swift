@@ -1,0 +1,26 @@
+import HTTPServer
+import HeraldCore
+import Postgres
+
+/// `GET /healthz` (the process answers) and `GET /readyz` (it reaches the database), for load balancers and
+/// orchestrators; no credential.
+struct ProbeHandler: Sendable {
+    let pool: PostgresPool
+
+    static let routes: [IntakeRoute] = [
+        .open("GET", "/healthz", isLiveness: true) { handlers, _ in handlers.probe.live() },
+        .open("GET", "/readyz") { handlers, _ in try handlers.probe.ready() },
+    ]
+
+    func live() -> HTTPResponse { Reply.json(200, .object([("status", .string("ok"))])) }
+
+    /// 503 `database_unavailable` when no pooled connection answers.
+    func ready() throws -> HTTPResponse {
+        do {
+            _ = try pool.withConnection { try $0.query("SELECT 1") }
+        } catch {
+            throw HeraldError.databaseUnavailable
+        }
+        return Reply.json(200, .object([("status", .string("ready"))]))
+    }
+}
