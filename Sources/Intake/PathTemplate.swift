@@ -15,6 +15,8 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     let segments: [Segment]
     /// The parameters in path order.
     public let parameters: [PathParameter]
+    /// The parameters in name order, the order they are checked in.
+    let parametersByName: [PathParameter]
 
     init(_ text: String) {
         self.text = text
@@ -26,6 +28,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             guard case .parameter(let name) = segment else { return nil }
             return PathParameter(name)
         }
+        parametersByName = parameters.sorted { $0.name < $1.name }
     }
 
     public var description: String { text }
@@ -121,7 +124,7 @@ struct PathParameters: Sendable {
     /// Checks `values` (by name, in name order: the first invalid one is the error) against `template`'s kinds.
     init(_ values: [String: String], of template: PathTemplate) throws(HeraldError) {
         var uuids: [String: UUID] = [:]
-        for parameter in template.parameters.sorted(by: { $0.name < $1.name }) {
+        for parameter in template.parametersByName {
             let value = values[parameter.name] ?? ""
             guard parameter.kind.isValid(value) else {
                 throw .invalidField(parameter.name, "\(parameter.name) must be \(parameter.kind.rule).")
