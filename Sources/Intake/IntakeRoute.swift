@@ -57,7 +57,10 @@ extension IntakeRoute {
     /// A route without a credential (`access` is `.public` or `.consolePage`).
     static func open(_ method: String, _ path: String, _ access: RouteAccess = .public, isLiveness: Bool = false,
                      _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest) throws -> HTTPResponse) -> Self {
-        Self(method, path, access, isLiveness: isLiveness) { handlers, request, _ in try respond(handlers, request) }
+        precondition(access == .public || access == .consolePage, "\(method) \(path): \(access) needs a credential")
+        return Self(method, path, access, isLiveness: isLiveness) { handlers, request, _ in
+            try respond(handlers, request)
+        }
     }
 
     /// A route for a partner's key; the handler gets the key's partner.
@@ -85,7 +88,8 @@ extension IntakeRoute {
         _ method: String, _ path: String, _ access: RouteAccess = .admin, largerBodyLimit: Int? = nil,
         _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest, AdminCaller) throws -> HTTPResponse
     ) -> Self {
-        Self(method, path, access, largerBodyLimit: largerBodyLimit) { handlers, request, credential in
+        precondition(access == .admin || access == .consoleAPI, "\(method) \(path): \(access) is not an admin group")
+        return Self(method, path, access, largerBodyLimit: largerBodyLimit) { handlers, request, credential in
             guard case .admin(let caller) = credential else { throw HeraldError.unauthorized }
             return try respond(handlers, request, caller)
         }
