@@ -174,7 +174,10 @@ extension Settings {
     public static let activitySweepInterval = Setting(
         "HERALD_ACTIVITY_SWEEP_INTERVAL_MS", .services, readers: [.worker], default: .integer(1_000),
         range: 50...600_000, unit: .milliseconds,
-        summary: "How often the TTL sweep looks for activities past their TTL: an activity ends about this long after.")
+        summary: """
+            How often the TTL sweep looks for activities past their TTL: an activity ends within about this long \
+            after it.
+            """)
     public static let activitySweepBatch = Setting(
         "HERALD_ACTIVITY_SWEEP_BATCH", .services, readers: [.worker], default: .integer(500), range: 1...10_000,
         summary: "Activities ended per sweep transaction; a sweep runs batches until none is due.")

@@ -9,8 +9,6 @@ public enum Settings {
     /// In the order of docs/configuration.md.
     public static let all: [Setting] = shared + intake + worker + heraldctlOnly
 
-    public static func named(_ name: String) -> Setting? { all.first { $0.name == name } }
-
     static let shared: [Setting] = [
         databaseURL, databasePrepared, logLevel,
         signingKeys, signingKeyID, deepLinkScheme, maxRecipients, defaultTTLSeconds, publicURL,
