@@ -1,10 +1,11 @@
 import Foundation
 import ServiceSupport
 
-/// How an `HTTPFetcher` connects. Read from the environment in one place (`from(_:)`); every default is here.
+/// How an `HTTPFetcher` connects. Read from the environment in one place (`from(_:)`), with the catalog's names and
+/// defaults (`Settings`).
 public struct HTTPFetchConfiguration: Sendable, Equatable {
-    public static let allowPrivateVariable = "HERALD_WEBHOOK_ALLOW_PRIVATE"
-    public static let caFileVariable = "HERALD_CA_FILE"
+    public static let allowPrivateVariable = Settings.webhookAllowPrivate.name
+    public static let caFileVariable = Settings.caFile.name
 
     /// Connect to loopback, private, link-local and other non-global addresses too (never to a cloud metadata
     /// service). For tests and receivers on a private network; see `AddressPolicy`.
@@ -14,7 +15,8 @@ public struct HTTPFetchConfiguration: Sendable, Equatable {
     /// Sent on every request unless the request sets its own.
     public var userAgent: String
 
-    public init(allowPrivateAddresses: Bool = false, extraCAFile: String? = nil, userAgent: String = "Herald/1") {
+    public init(allowPrivateAddresses: Bool = Settings.webhookAllowPrivate.flag, extraCAFile: String? = nil,
+                userAgent: String = "Herald/1") {
         self.allowPrivateAddresses = allowPrivateAddresses
         self.extraCAFile = extraCAFile
         self.userAgent = userAgent
@@ -24,7 +26,7 @@ public struct HTTPFetchConfiguration: Sendable, Equatable {
 
     /// `HERALD_WEBHOOK_ALLOW_PRIVATE` (0 or 1, default 0) and `HERALD_CA_FILE` (optional), validated.
     public static func from(_ reader: EnvironmentReader) throws(ConfigurationError) -> HTTPFetchConfiguration {
-        let allow = try reader.integer(allowPrivateVariable, default: 0)
+        let allow = try reader.integer(allowPrivateVariable, default: Settings.webhookAllowPrivate.flag ? 1 : 0)
         guard allow == 0 || allow == 1 else {
             throw ConfigurationError(variable: allowPrivateVariable, problem: "must be 0 or 1")
         }

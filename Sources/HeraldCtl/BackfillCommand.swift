@@ -5,7 +5,7 @@ import Postgres
 import ServiceSupport
 import Store
 
-/// `heraldctl backfill sends FILE` and `heraldctl backfill users FILE` (SPEC 6).
+/// `heraldctl backfill sends FILE` and `heraldctl backfill users FILE`.
 ///
 /// Streamed: lines are read, validated and written a batch at a time (HERALD_BACKFILL_BATCH_SIZE,
 /// default 1,000), each batch in two round trips (recipients and taken keys pipelined, then one
@@ -13,8 +13,6 @@ import Store
 /// rest go on. SIGINT/SIGTERM stop after the batch in flight has committed; the summary then says
 /// what was committed (`"interrupted":true`) and the exit status is 1.
 enum BackfillCommand {
-    static let batchRange = 1...10_000
-
     static func run(pool: PostgresPool, arguments: Arguments, printer: Printer, environment: [String: String]) throws {
         try arguments.allowOnly(["json"])
         guard let kind = arguments.positional.first else { throw UsageError(message: "backfill needs sends or users") }
@@ -26,7 +24,7 @@ enum BackfillCommand {
         let reader = EnvironmentReader(environment: environment)
         let batchSize: Int
         do {
-            batchSize = try reader.integer("HERALD_BACKFILL_BATCH_SIZE", default: 1_000, range: batchRange)
+            batchSize = try reader.integer(Settings.backfillBatchSize)
         } catch { throw CommandFailure(message: error.description) }
         let input = try LineReader(path: arguments.positional[1])
         Interruption.install()

@@ -17,9 +17,10 @@ enum Help {
           backfill      bulk enqueue sends, or import users and devices, from a JSONL file
           expire        end the Live Activities past their TTL now (one sweep)
           probe         exit 0 if an http:// URL answers 2xx in time (container health checks; no database)
+          settings      every environment variable of the processes, as docs/configuration.md (no database)
 
-        Every command reads HERALD_DATABASE_URL (and HERALD_DB_PREPARED=0 behind a transaction pooler),
-        accepts --json (one JSON object on stdout) and --help.
+        Every command but probe and settings reads HERALD_DATABASE_URL (and HERALD_DB_PREPARED=0 behind a
+        transaction pooler), accepts --json (one JSON object on stdout) and --help.
         Text output: tables and relative times on a terminal, tab-separated lines when piped.
         Exit status: 0 success, 1 failure, 2 bad usage.
         """
@@ -31,6 +32,13 @@ enum Help {
     }
 
     private static let pages: [String: String] = [
+        "settings": """
+            usage: heraldctl settings
+
+            Prints every environment variable herald-intake, herald-worker and heraldctl read, with who reads
+            it, its default, its values and its meaning, as the Markdown of docs/configuration.md (which is
+            written by `swift run heraldctl settings > docs/configuration.md`). Needs no database.
+            """,
         "audit": """
             usage: heraldctl audit [--partner ID|MINIAPP] [--limit N] [--before ID] [--json]
 
@@ -173,7 +181,7 @@ enum Help {
             usage: heraldctl webhooks replay [--event ID]... [--partner ID|MINIAPP] [--since T] [--until T]
                    [--dry-run] [--json]
 
-            Sends failed delivery webhooks again (SPEC 2.4): each gets a new 24-hour retry window and its
+            Sends failed delivery webhooks again: each gets a new 24-hour retry window and its
             attempts back; the partner sees the same Herald-Event-Id it may have seen before. At least one
             selector is required. --since/--until select by when the event failed (ISO 8601 or an age such
             as 2h). Events of partners that no longer have a webhook are skipped. --dry-run changes nothing.

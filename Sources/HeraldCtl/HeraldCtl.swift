@@ -39,13 +39,20 @@ public enum HeraldCtl {
                 return 0
             }
             guard Help.text(for: [command]) != nil else { throw UsageError(message: "unknown command \(command)") }
-            guard let url = environment["HERALD_DATABASE_URL"], !url.isEmpty else {
-                throw CommandFailure(message: "HERALD_DATABASE_URL is required")
+            if command == "settings" {
+                try arguments.allowOnly([])
+                guard arguments.positional.isEmpty else { throw UsageError(message: "settings takes no arguments") }
+                // The document ends with a newline, which `output` adds.
+                output(String(SettingsDocument.markdown().dropLast()))
+                return 0
+            }
+            let reader = EnvironmentReader(environment: environment)
+            guard let url = reader.optional(Settings.databaseURL) else {
+                throw CommandFailure(message: "\(Settings.databaseURL.name) is required")
             }
             // No statement timeout: migrations and partition maintenance may run long on a big database.
             // HERALD_DB_PREPARED=0 behind a transaction pooler, as for the intake and the worker.
-            let prepared = try EnvironmentReader(environment: environment)
-                .flag("HERALD_DB_PREPARED", default: PostgresConnectionOptions().preparedStatements)
+            let prepared = try reader.flag(Settings.databasePrepared)
             let pool = PostgresPool(configuration: .init(
                 url: url, maxConnections: 2,
                 connectionOptions: .init(applicationName: "heraldctl", statementTimeout: nil,
@@ -131,24 +138,19 @@ struct CommandFailure: Error, CustomStringConvertible {
 
 /// The defaults for new partners, from the same variables the intake reads.
 struct PartnerDefaults {
-    var tenant = "default"
-    var perMinute = 60
-    var perDay = 10_000
+    var tenant = Settings.defaultTenant.text
+    var perMinute = Settings.defaultRateLimitPerMinute.integer
+    var perDay = Settings.defaultRateLimitPerDay.integer
 
     init(_ environment: [String: String]) throws {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        if let tenant = value("HERALD_DEFAULT_TENANT") { self.tenant = try PartnerRules.tenantID(tenant) }
-        if let text = value("HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE") {
-            guard let number = Int(text), PartnerRules.rateLimitPerMinuteRange.contains(number) else {
-                throw CommandFailure(message: "HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE must be a whole number in 1...1000000")
-            }
-            perMinute = number
-        }
-        if let text = value("HERALD_DEFAULT_RATE_LIMIT_PER_DAY") {
-            guard let number = Int(text), PartnerRules.rateLimitPerDayRange.contains(number) else {
-                throw CommandFailure(message: "HERALD_DEFAULT_RATE_LIMIT_PER_DAY must be a whole number in 1...100000000")
-            }
-            perDay = number
+        let reader = EnvironmentReader(environment: environment)
+        if let tenant = reader.optional(Settings.defaultTenant) { self.tenant = try PartnerRules.tenantID(tenant) }
+        do {
+            perMinute = try reader.integer(Settings.defaultRateLimitPerMinute)
+            perDay = try reader.integer(Settings.defaultRateLimitPerDay)
+        } catch {
+            // heraldctl's form: "VARIABLE must be ...".
+            throw CommandFailure(message: "\(error.variable) \(error.problem)")
         }
     }
 }

@@ -5,13 +5,13 @@ import HeraldCore
 import Postgres
 import ServiceSupport
 
-/// The intake's settings, read from the environment (documented in README.md). Each default is
-/// written once, as the property's initial value; `fromEnvironment` only reads overrides.
+/// The intake's settings, read from the environment. Each name, default and range is the catalog's
+/// (`Settings`, docs/configuration.md); `fromEnvironment` only reads overrides.
 public struct IntakeConfiguration: Sendable {
     public var databaseURL: String
-    public var port: UInt16 = 8080
+    public var port = UInt16(Settings.intakePort.integer)
     /// `/metrics` is served on this port only (`HERALD_INTAKE_METRICS_PORT`; 0 picks a free one), never on `port`.
-    public var metricsPort: UInt16 = 9102
+    public var metricsPort = UInt16(Settings.intakeMetricsPort.integer)
     public var adminToken: String
     public var hostToken: String
     /// The tokens before a rotation, still accepted while callers move to the new ones (`HERALD_ADMIN_TOKEN_PREVIOUS`,
@@ -23,59 +23,59 @@ public struct IntakeConfiguration: Sendable {
     public var rules = PushRules()
     public var liveActivityRules = LiveActivityRules()
     /// A partner may start a Live Activity only for a user with an in-app session this recent
-    /// (HERALD_SESSION_WINDOW_DAYS, SPEC 2.2).
-    public var sessionWindowDays = 30
+    /// (HERALD_SESSION_WINDOW_DAYS).
+    public var sessionWindowDays = Settings.sessionWindowDays.integer
     /// Live Activity budgets shared by every mini-app (`HERALD_LA_*`; the defaults are `LiveActivityBudgets`').
     public var liveActivityBudgets = LiveActivityBudgets()
-    /// Pending reminders a user may have of one mini-app (`HERALD_REMINDER_MAX_PENDING`, SPEC 4); one more is 429
+    /// Pending reminders a user may have of one mini-app (`HERALD_REMINDER_MAX_PENDING`); one more is 429
     /// `too_many_reminders`.
-    public var reminderMaxPending = 20
+    public var reminderMaxPending = Settings.reminderMaxPending.integer
     /// Requests handled at once; each may hold a database connection.
-    public var threads = 32
-    public var databasePoolSize = 32
+    public var threads = Settings.intakeThreads.integer
+    public var databasePoolSize = Settings.databasePoolSize.integer
     /// Named prepared statements per connection (`HERALD_DB_PREPARED`); off behind a transaction pooler.
-    public var databasePreparedStatements = PostgresConnectionOptions().preparedStatements
-    public var defaultTenant = "default"
-    public var defaultRateLimitPerMinute = 60
-    public var defaultRateLimitPerDay = 10_000
+    public var databasePreparedStatements = Settings.databasePrepared.flag
+    public var defaultTenant = Settings.defaultTenant.text
+    public var defaultRateLimitPerMinute = Settings.defaultRateLimitPerMinute.integer
+    public var defaultRateLimitPerDay = Settings.defaultRateLimitPerDay.integer
     /// How long a partner key lookup is cached: a revoked key is refused within this time.
     public var partnerCacheSeconds = 2.0
-    public var logLevel = LogLevel.info
+    public var logLevel = LogLevel(rawValue: Settings.logLevel.text)!
     /// Connections open at once, in all (`HERALD_INTAKE_MAX_CONNECTIONS`).
-    public var maxConnections = 1_024
+    public var maxConnections = Settings.intakeMaxConnections.integer
     /// Connections open at once from one client address (`HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS`), so
     /// one client cannot take every slot; 0 = no limit. A request on a connection beyond it is answered 503
     /// `too_many_connections` with `Retry-After`, and the connection closed.
-    public var maxConnectionsPerAddress = 256
+    public var maxConnectionsPerAddress = Settings.intakeMaxConnectionsPerAddress.integer
     /// A connection without traffic for this long is closed (`HERALD_INTAKE_IDLE_TIMEOUT_SECONDS`).
-    public var idleTimeoutSeconds = 15
+    public var idleTimeoutSeconds = Settings.intakeIdleTimeoutSeconds.integer
     /// Each request must arrive whole within this long of the connection opening or of its previous answer
     /// (`HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS`): a slow-loris client is cut off.
-    public var requestTimeoutSeconds = 20
+    public var requestTimeoutSeconds = Settings.intakeRequestTimeoutSeconds.integer
     /// A request that waited this long for a handler thread is answered 503 `overloaded` with `Retry-After`,
     /// unprocessed (`HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS`; 0 = no limit).
-    public var queueWaitLimitMilliseconds = 1_000
+    public var queueWaitLimitMilliseconds = Settings.intakeQueueWaitLimit.integer
     /// `Prefer: wait` requests of one partner held at once (`HERALD_PREFER_WAIT_MAX_PER_PARTNER`); beyond,
     /// the answer is the normal 202 at once. 0 never waits.
-    public var preferWaitMaxPerPartner = 50
+    public var preferWaitMaxPerPartner = Settings.preferWaitMaxPerPartner.integer
     /// Under load, the push writer's leader waits up to this long for more pushes before it writes their batch
     /// (`HERALD_INTAKE_BATCH_WINDOW_US`, `IntakeWriter`); a lone push never waits. 0 writes at once.
-    public var pushBatchWindow: Duration = .microseconds(250)
+    public var pushBatchWindow = Settings.intakeBatchWindow.duration
     /// Recipient identifiers whose user the intake remembers, to sign a push's deliveries before Postgres resolves
     /// it (`HERALD_INTAKE_RECIPIENT_CACHE_SIZE`, `RecipientCache`; about 200 bytes each). 0 renders every push
     /// that reaches a device after its resolution.
-    public var recipientCacheSize = 100_000
+    public var recipientCacheSize = Settings.intakeRecipientCacheSize.integer
     /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
     /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
     /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average.
-    public var notifyInterval: Duration = .milliseconds(1)
+    public var notifyInterval = Settings.notifyInterval.duration
     /// Serves the operator console at `/console/` and its API (`HERALD_CONSOLE_ENABLED`, 1 or 0); off, every
     /// console path answers 404.
-    public var consoleEnabled = false
+    public var consoleEnabled = Settings.consoleEnabled.flag
     /// A console sign-in lasts this long (`HERALD_CONSOLE_SESSION_HOURS`).
-    public var consoleSessionHours = 12
+    public var consoleSessionHours = Settings.consoleSessionHours.integer
     /// A console session unused for this long is signed out (`HERALD_CONSOLE_IDLE_MINUTES`).
-    public var consoleIdleMinutes = 30
+    public var consoleIdleMinutes = Settings.consoleIdleMinutes.integer
     /// Peers whose `X-Forwarded-For` names the client (`HERALD_TRUSTED_PROXIES`, `TrustedProxies`); from any
     /// other peer the header is ignored.
     public var trustedProxies: [IPNetwork] = []
@@ -96,9 +96,9 @@ public struct IntakeConfiguration: Sendable {
         throws(ConfigurationError) -> IntakeConfiguration
     {
         let reader = EnvironmentReader(environment: environment)
-        let url = try reader.required("HERALD_DATABASE_URL")
-        let admin = try reader.secret("HERALD_ADMIN_TOKEN")
-        let host = try reader.secret("HERALD_HOST_TOKEN")
+        let url = try reader.required(Settings.databaseURL)
+        let admin = try reader.secret(Settings.adminToken)
+        let host = try reader.secret(Settings.hostToken)
         // The push settings (keys, deep-link scheme, recipients, default TTL) are read where
         // `heraldctl backfill sends` reads them too.
         let push = try PushSettings.read(reader)
@@ -106,63 +106,47 @@ public struct IntakeConfiguration: Sendable {
             databaseURL: url, adminToken: admin, hostToken: host, signingKeys: push.signingKeys,
             signingKeyID: push.signingKeyID)
         configuration.rules = push.rules
-        configuration.adminTokenPrevious = try reader.optionalSecret("HERALD_ADMIN_TOKEN_PREVIOUS")
-        configuration.hostTokenPrevious = try reader.optionalSecret("HERALD_HOST_TOKEN_PREVIOUS")
+        configuration.adminTokenPrevious = try reader.optionalSecret(Settings.adminTokenPrevious)
+        configuration.hostTokenPrevious = try reader.optionalSecret(Settings.hostTokenPrevious)
         try configuration.validateTokens()
-        configuration.port = UInt16(try reader.integer("HERALD_INTAKE_PORT", default: Int(configuration.port), range: 0...65535))
-        configuration.metricsPort = UInt16(try reader.integer(
-            "HERALD_INTAKE_METRICS_PORT", default: Int(configuration.metricsPort), range: 0...65535))
+        configuration.port = UInt16(try reader.integer(Settings.intakePort))
+        configuration.metricsPort = UInt16(try reader.integer(Settings.intakeMetricsPort))
         try configuration.validatePorts()
         // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
         // (docs/operations.md, "Threads and pool size").
-        configuration.threads = try reader.integer("HERALD_INTAKE_THREADS", default: configuration.threads, range: 1...512)
-        configuration.databasePoolSize = try reader.integer("HERALD_DB_POOL_SIZE", default: configuration.databasePoolSize, range: 1...512)
-        configuration.databasePreparedStatements = try reader.flag("HERALD_DB_PREPARED",
-                                                                   default: configuration.databasePreparedStatements)
-        configuration.consoleEnabled = try reader.flag("HERALD_CONSOLE_ENABLED", default: configuration.consoleEnabled)
-        configuration.consoleSessionHours = try reader.integer(
-            "HERALD_CONSOLE_SESSION_HOURS", default: configuration.consoleSessionHours, range: 1...168)
-        configuration.consoleIdleMinutes = try reader.integer(
-            "HERALD_CONSOLE_IDLE_MINUTES", default: configuration.consoleIdleMinutes, range: 1...10_080)
+        configuration.threads = try reader.integer(Settings.intakeThreads)
+        configuration.databasePoolSize = try reader.integer(Settings.databasePoolSize)
+        configuration.databasePreparedStatements = try reader.flag(Settings.databasePrepared)
+        configuration.consoleEnabled = try reader.flag(Settings.consoleEnabled)
+        configuration.consoleSessionHours = try reader.integer(Settings.consoleSessionHours)
+        configuration.consoleIdleMinutes = try reader.integer(Settings.consoleIdleMinutes)
         configuration.trustedProxies = try Self.trustedProxies(reader, default: configuration.trustedProxies)
-        if let tenant = reader.optional("HERALD_DEFAULT_TENANT") {
+        if let tenant = reader.optional(Settings.defaultTenant) {
             guard Identifiers.isValidExternalID(tenant) else {
-                throw ConfigurationError(variable: "HERALD_DEFAULT_TENANT", problem: "must be 1-128 of [A-Za-z0-9._:-]")
+                throw ConfigurationError(variable: Settings.defaultTenant.name,
+                                         problem: "must be 1-128 of [A-Za-z0-9._:-]")
             }
             configuration.defaultTenant = tenant
         }
-        configuration.defaultRateLimitPerMinute = try reader.integer(
-            "HERALD_DEFAULT_RATE_LIMIT_PER_MINUTE", default: configuration.defaultRateLimitPerMinute, range: 1...1_000_000)
-        configuration.defaultRateLimitPerDay = try reader.integer(
-            "HERALD_DEFAULT_RATE_LIMIT_PER_DAY", default: configuration.defaultRateLimitPerDay, range: 1...100_000_000)
-        configuration.maxConnections = try reader.integer(
-            "HERALD_INTAKE_MAX_CONNECTIONS", default: configuration.maxConnections, range: 16...100_000)
-        configuration.maxConnectionsPerAddress = try reader.integer(
-            "HERALD_INTAKE_MAX_CONNECTIONS_PER_ADDRESS", default: configuration.maxConnectionsPerAddress, range: 0...100_000)
-        configuration.idleTimeoutSeconds = try reader.integer(
-            "HERALD_INTAKE_IDLE_TIMEOUT_SECONDS", default: configuration.idleTimeoutSeconds, range: 1...3_600)
-        configuration.requestTimeoutSeconds = try reader.integer(
-            "HERALD_INTAKE_REQUEST_TIMEOUT_SECONDS", default: configuration.requestTimeoutSeconds, range: 1...3_600)
-        configuration.queueWaitLimitMilliseconds = try reader.integer(
-            "HERALD_INTAKE_QUEUE_WAIT_LIMIT_MS", default: configuration.queueWaitLimitMilliseconds, range: 0...60_000)
-        configuration.sessionWindowDays = try reader.integer(
-            "HERALD_SESSION_WINDOW_DAYS", default: configuration.sessionWindowDays, range: 1...3_650)
-        configuration.liveActivityBudgets = try Self.liveActivityBudgets(reader, default: configuration.liveActivityBudgets)
-        configuration.reminderMaxPending = try reader.integer(
-            "HERALD_REMINDER_MAX_PENDING", default: configuration.reminderMaxPending, range: 1...1_000)
-        configuration.preferWaitMaxPerPartner = try reader.integer(
-            "HERALD_PREFER_WAIT_MAX_PER_PARTNER", default: configuration.preferWaitMaxPerPartner, range: 0...10_000)
-        configuration.notifyInterval = .milliseconds(try reader.integer(
-            "HERALD_NOTIFY_INTERVAL_MS", default: Int(configuration.notifyInterval / .milliseconds(1)), range: 0...1_000))
-        configuration.pushBatchWindow = .microseconds(try reader.integer(
-            "HERALD_INTAKE_BATCH_WINDOW_US", default: Int(configuration.pushBatchWindow / .microseconds(1)),
-            range: 0...10_000))
-        configuration.recipientCacheSize = try reader.integer(
-            "HERALD_INTAKE_RECIPIENT_CACHE_SIZE", default: configuration.recipientCacheSize, range: 0...10_000_000)
+        configuration.defaultRateLimitPerMinute = try reader.integer(Settings.defaultRateLimitPerMinute)
+        configuration.defaultRateLimitPerDay = try reader.integer(Settings.defaultRateLimitPerDay)
+        configuration.maxConnections = try reader.integer(Settings.intakeMaxConnections)
+        configuration.maxConnectionsPerAddress = try reader.integer(Settings.intakeMaxConnectionsPerAddress)
+        configuration.idleTimeoutSeconds = try reader.integer(Settings.intakeIdleTimeoutSeconds)
+        configuration.requestTimeoutSeconds = try reader.integer(Settings.intakeRequestTimeoutSeconds)
+        configuration.queueWaitLimitMilliseconds = try reader.integer(Settings.intakeQueueWaitLimit)
+        configuration.sessionWindowDays = try reader.integer(Settings.sessionWindowDays)
+        configuration.liveActivityBudgets = try Self.liveActivityBudgets(reader)
+        configuration.reminderMaxPending = try reader.integer(Settings.reminderMaxPending)
+        configuration.preferWaitMaxPerPartner = try reader.integer(Settings.preferWaitMaxPerPartner)
+        configuration.notifyInterval = try reader.duration(Settings.notifyInterval)
+        configuration.pushBatchWindow = try reader.duration(Settings.intakeBatchWindow)
+        configuration.recipientCacheSize = try reader.integer(Settings.intakeRecipientCacheSize)
         configuration.fetch = try HTTPFetchConfiguration.from(reader)
-        if let level = reader.optional("HERALD_LOG_LEVEL") {
+        if let level = reader.optional(Settings.logLevel) {
             guard let parsed = LogLevel(rawValue: level) else {
-                throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")
+                throw ConfigurationError(variable: Settings.logLevel.name,
+                                         problem: "must be debug, info, warning or error")
             }
             configuration.logLevel = parsed
         }
@@ -171,29 +155,22 @@ public struct IntakeConfiguration: Sendable {
 }
 
 extension IntakeConfiguration {
-    /// `HERALD_LA_MAX_ACTIVE_PER_USER`, `HERALD_LA_STARTS_PER_USER_HOUR`, `HERALD_LA_STARTS_PER_USER_APP_HOUR` and
-    /// `HERALD_LA_ALERTED_UPDATES_PER_HOUR` (and `HERALD_LA_OPEN_CHANNELS_PER_MINI_APP`) over `fallback`. A mini-app's hourly starts above the user's would
-    /// never be reached, so such a pair is refused rather than silently meaning less than it says.
-    static func liveActivityBudgets(_ reader: EnvironmentReader, default fallback: LiveActivityBudgets)
-        throws(ConfigurationError) -> LiveActivityBudgets {
-        var budgets = fallback
-        budgets.maxActivePerUser = try reader.integer(
-            "HERALD_LA_MAX_ACTIVE_PER_USER", default: budgets.maxActivePerUser, range: LiveActivityBudgets.maxActiveRange)
-        budgets.startsPerUserHour = try reader.integer(
-            "HERALD_LA_STARTS_PER_USER_HOUR", default: budgets.startsPerUserHour, range: LiveActivityBudgets.startsRange)
-        budgets.startsPerUserAppHour = try reader.integer(
-            "HERALD_LA_STARTS_PER_USER_APP_HOUR", default: budgets.startsPerUserAppHour,
-            range: LiveActivityBudgets.startsRange)
-        budgets.alertedUpdatesPerHour = try reader.integer(
-            "HERALD_LA_ALERTED_UPDATES_PER_HOUR", default: budgets.alertedUpdatesPerHour,
-            range: LiveActivityBudgets.alertedUpdatesRange)
-        budgets.openChannelsPerMiniApp = try reader.integer(
-            "HERALD_LA_OPEN_CHANNELS_PER_MINI_APP", default: budgets.openChannelsPerMiniApp,
-            range: LiveActivityBudgets.openChannelsRange)
+    /// `HERALD_LA_MAX_ACTIVE_PER_USER`, `HERALD_LA_STARTS_PER_USER_HOUR`, `HERALD_LA_STARTS_PER_USER_APP_HOUR`,
+    /// `HERALD_LA_ALERTED_UPDATES_PER_HOUR` and `HERALD_LA_OPEN_CHANNELS_PER_MINI_APP`. A mini-app's hourly starts
+    /// above the user's would never be reached, so such a pair is refused rather than silently meaning less than it
+    /// says.
+    static func liveActivityBudgets(_ reader: EnvironmentReader) throws(ConfigurationError) -> LiveActivityBudgets {
+        var budgets = LiveActivityBudgets()
+        budgets.maxActivePerUser = try reader.integer(Settings.liveActivityMaxActivePerUser)
+        budgets.startsPerUserHour = try reader.integer(Settings.liveActivityStartsPerUserHour)
+        budgets.startsPerUserAppHour = try reader.integer(Settings.liveActivityStartsPerUserAppHour)
+        budgets.alertedUpdatesPerHour = try reader.integer(Settings.liveActivityAlertedUpdatesPerHour)
+        budgets.openChannelsPerMiniApp = try reader.integer(Settings.liveActivityOpenChannelsPerMiniApp)
         guard budgets.startsPerUserAppHour <= budgets.startsPerUserHour else {
             throw ConfigurationError(
-                variable: "HERALD_LA_STARTS_PER_USER_APP_HOUR",
-                problem: "must not exceed HERALD_LA_STARTS_PER_USER_HOUR (\(budgets.startsPerUserHour))")
+                variable: Settings.liveActivityStartsPerUserAppHour.name,
+                problem: "must not exceed \(Settings.liveActivityStartsPerUserHour.name) "
+                    + "(\(budgets.startsPerUserHour))")
         }
         return budgets
     }
@@ -203,8 +180,8 @@ extension IntakeConfiguration {
     /// rotation not made.
     public func validateTokens() throws(ConfigurationError) {
         let tokens: [(variable: String, value: String?)] = [
-            ("HERALD_ADMIN_TOKEN", adminToken), ("HERALD_ADMIN_TOKEN_PREVIOUS", adminTokenPrevious),
-            ("HERALD_HOST_TOKEN", hostToken), ("HERALD_HOST_TOKEN_PREVIOUS", hostTokenPrevious),
+            (Settings.adminToken.name, adminToken), (Settings.adminTokenPrevious.name, adminTokenPrevious),
+            (Settings.hostToken.name, hostToken), (Settings.hostTokenPrevious.name, hostTokenPrevious),
         ]
         for (index, token) in tokens.enumerated() {
             guard let value = token.value else { continue }
@@ -220,7 +197,7 @@ extension IntakeConfiguration {
     public func validatePorts() throws(ConfigurationError) {
         guard metricsPort == 0 || metricsPort != port else {
             throw ConfigurationError(
-                variable: "HERALD_INTAKE_METRICS_PORT", problem: "must differ from HERALD_INTAKE_PORT")
+                variable: Settings.intakeMetricsPort.name, problem: "must differ from \(Settings.intakePort.name)")
         }
     }
 

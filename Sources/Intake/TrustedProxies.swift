@@ -48,9 +48,9 @@ extension IntakeConfiguration {
     /// `HERALD_TRUSTED_PROXIES`, or the default (no one) when unset.
     static func trustedProxies(_ reader: EnvironmentReader, default fallback: [IPNetwork])
         throws(ConfigurationError) -> [IPNetwork] {
-        guard let text = reader.optional("HERALD_TRUSTED_PROXIES") else { return fallback }
+        guard let text = reader.optional(Settings.trustedProxies) else { return fallback }
         guard let networks = TrustedProxies.parse(text) else {
-            throw ConfigurationError(variable: "HERALD_TRUSTED_PROXIES",
+            throw ConfigurationError(variable: Settings.trustedProxies.name,
                                      problem: "must be IP addresses or CIDR blocks separated by commas")
         }
         return networks

@@ -3,13 +3,13 @@ import HeraldCore
 
 /// The settings every writer of push deliveries shares: the intake and `heraldctl backfill sends`
 /// render and sign payloads the same way, so they read the same variables through this one
-/// reader (each default is `PushRules`' property value, written once).
+/// reader (names, defaults and ranges from `Settings`; the rules' defaults are `PushRules`' property values).
 public struct PushSettings: Sendable {
     /// `HERALD_SIGNING_KEYS`: kid -> key.
     public var signingKeys: [String: [UInt8]]
     /// `HERALD_SIGNING_KEY_ID`, or the only key.
     public var signingKeyID: String
-    /// `HERALD_DEEPLINK_SCHEME`, `HERALD_MAX_RECIPIENTS`, `HERALD_DEFAULT_TTL_SECONDS` over the SPEC's defaults.
+    /// `HERALD_DEEPLINK_SCHEME`, `HERALD_MAX_RECIPIENTS`, `HERALD_DEFAULT_TTL_SECONDS`, `HERALD_PUBLIC_URL`.
     public var rules: PushRules
 
     public init(signingKeys: [String: [UInt8]], signingKeyID: String, rules: PushRules = PushRules()) {
@@ -23,17 +23,19 @@ public struct PushSettings: Sendable {
 
     /// Reads and validates the variables; throws naming the first one that is wrong.
     public static func read(_ reader: EnvironmentReader) throws(ConfigurationError) -> PushSettings {
-        let keys = try SigningKeys.parse(try reader.required("HERALD_SIGNING_KEYS"), variable: "HERALD_SIGNING_KEYS")
+        let keys = try SigningKeys.parse(try reader.required(Settings.signingKeys), variable: Settings.signingKeys.name)
         let activeKey: String
-        if let named = reader.optional("HERALD_SIGNING_KEY_ID") {
+        if let named = reader.optional(Settings.signingKeyID) {
             guard keys[named] != nil else {
-                throw ConfigurationError(variable: "HERALD_SIGNING_KEY_ID", problem: "names no key of HERALD_SIGNING_KEYS")
+                throw ConfigurationError(variable: Settings.signingKeyID.name,
+                                         problem: "names no key of \(Settings.signingKeys.name)")
             }
             activeKey = named
         } else if keys.count == 1 {
             activeKey = keys.keys.first!
         } else {
-            throw ConfigurationError(variable: "HERALD_SIGNING_KEY_ID", problem: "required when several keys are configured")
+            throw ConfigurationError(variable: Settings.signingKeyID.name,
+                                     problem: "required when several keys are configured")
         }
         return PushSettings(signingKeys: keys, signingKeyID: activeKey, rules: try rules(reader))
     }
@@ -41,18 +43,18 @@ public struct PushSettings: Sendable {
     /// The push rules alone (`heraldctl replay` needs the default TTL, not the signing keys).
     public static func rules(_ reader: EnvironmentReader) throws(ConfigurationError) -> PushRules {
         var rules = PushRules()
-        if let scheme = reader.optional("HERALD_DEEPLINK_SCHEME") {
+        if let scheme = reader.optional(Settings.deepLinkScheme) {
             guard scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil else {
-                throw ConfigurationError(variable: "HERALD_DEEPLINK_SCHEME", problem: "must be a URL scheme like basedapp")
+                throw ConfigurationError(variable: Settings.deepLinkScheme.name,
+                                         problem: "must be a URL scheme like basedapp")
             }
             rules.deepLinkScheme = scheme
         }
-        rules.maxRecipients = try reader.integer("HERALD_MAX_RECIPIENTS", default: rules.maxRecipients, range: 1...10_000)
-        rules.defaultTTLSeconds = try reader.integer(
-            "HERALD_DEFAULT_TTL_SECONDS", default: rules.defaultTTLSeconds, range: PushRules.ttlRange)
-        if let url = reader.optional("HERALD_PUBLIC_URL") {
+        rules.maxRecipients = try reader.integer(Settings.maxRecipients)
+        rules.defaultTTLSeconds = try reader.integer(Settings.defaultTTLSeconds)
+        if let url = reader.optional(Settings.publicURL) {
             guard let base = PartnerIcon.publicBaseURL(url) else {
-                throw ConfigurationError(variable: "HERALD_PUBLIC_URL",
+                throw ConfigurationError(variable: Settings.publicURL.name,
                                          problem: "must be an absolute http(s) URL without query or fragment")
             }
             rules.publicURL = base

@@ -6,10 +6,10 @@ import HeraldCore
 import Postgres
 import ServiceSupport
 
-/// The worker's settings, read from the environment (documented in README.md): the upstream
-/// clients' configurations and each background service's (WorkerServiceConfigurations.swift).
-/// Defaults live in those types; `fromEnvironment` only reads overrides, and `validate()` runs
-/// every part's rules once.
+/// The worker's settings, read from the environment: the upstream clients' configurations and each
+/// background service's (WorkerServiceConfigurations.swift). Each name, default and range is the catalog's
+/// (`Settings`, docs/configuration.md); `fromEnvironment` only reads overrides, and `validate()` runs every part's
+/// rules once.
 public struct WorkerConfiguration: Sendable {
     public var databaseURL: String
     /// APNs token authentication; the worker sends to APNs only when it is configured.
@@ -27,18 +27,21 @@ public struct WorkerConfiguration: Sendable {
     public var listener = ListenerConfiguration()
     public var pauses = UpstreamPauseConfiguration()
     public var tokenVerdicts = TokenVerdictConfiguration()
-    public var retry = RetryPolicy()
+    public var retry = RetryPolicy(maxAttempts: Settings.maxAttempts.integer, baseDelay: Settings.retryBase.duration,
+                                   maxDelay: Settings.retryMaxSeconds.duration)
     public var webhooks = WebhookSenderConfiguration()
     public var channels = ChannelSenderConfiguration()
     /// HERALD_WORKER_METRICS_PORT.
-    public var metricsPort: UInt16 = 9090
+    public var metricsPort = UInt16(Settings.workerMetricsPort.integer)
     /// On SIGTERM: everything (in-flight sends, recording, releasing) ends within this (HERALD_DRAIN_SECONDS).
-    public var drainTimeout: Duration = .seconds(20)
+    public var drainTimeout = Settings.drainSeconds.duration
     /// Server-side statement_timeout of the worker's connections (HERALD_STATEMENT_TIMEOUT_MS).
-    public var statementTimeout: Duration = .seconds(30)
+    public var statementTimeout = Settings.statementTimeout.duration
     /// Named prepared statements per connection (`HERALD_DB_PREPARED`); off behind a transaction pooler.
-    public var databasePreparedStatements = PostgresConnectionOptions().preparedStatements
-    public var logLevel = LogLevel.info
+    public var databasePreparedStatements = Settings.databasePrepared.flag
+    public var logLevel = LogLevel(rawValue: Settings.logLevel.text)!
+    /// The version this worker reports in its heartbeat (HERALD_VERSION).
+    public var version = Settings.version.text
     /// This process in `deliveries.leased_by` and the logs.
     public var workerID = WorkerConfiguration.defaultWorkerID()
 
@@ -55,10 +58,13 @@ public struct WorkerConfiguration: Sendable {
 
     /// Every part's rules, and the rules between parts.
     public func validate() throws(ConfigurationError) {
-        guard !databaseURL.isEmpty else { throw ConfigurationError(variable: "HERALD_DATABASE_URL", problem: "is required") }
+        guard !databaseURL.isEmpty else {
+            throw ConfigurationError(variable: Settings.databaseURL.name, problem: "is required")
+        }
         guard apns != nil || fcm != nil else {
-            throw ConfigurationError(variable: "HERALD_APNS_KEY_FILE",
-                                     problem: "set it or HERALD_FCM_CREDENTIALS_FILE: the worker has no upstream")
+            throw ConfigurationError(variable: Settings.apnsKeyFile.name,
+                                     problem: "set it or \(Settings.fcmCredentialsFile.name): "
+                                         + "the worker has no upstream")
         }
         do { try apns?.validate() } catch { throw ConfigurationError(variable: Self.variable(error.setting), problem: error.message) }
         do { try fcm?.validate() } catch { throw ConfigurationError(variable: Self.variable(error.setting), problem: error.message) }
@@ -75,17 +81,18 @@ public struct WorkerConfiguration: Sendable {
         try tokenVerdicts.validate()
         try webhooks.validate()
         try channels.validate()
-        try check(retry.maxAttempts, 1...100, "HERALD_MAX_ATTEMPTS")
-        try check(retry.baseDelay, .milliseconds(1)...(.seconds(3600)), "HERALD_RETRY_BASE_MS")
-        try check(retry.maxDelay, .seconds(1)...(.seconds(604_800)), "HERALD_RETRY_MAX_SECONDS")
-        try check(drainTimeout, .zero...(.seconds(600)), "HERALD_DRAIN_SECONDS")
-        try check(statementTimeout, .milliseconds(100)...(.seconds(3600)), "HERALD_STATEMENT_TIMEOUT_MS")
+        try check(retry.maxAttempts, Settings.maxAttempts)
+        try check(retry.baseDelay, Settings.retryBase)
+        try check(retry.maxDelay, Settings.retryMaxSeconds)
+        try check(drainTimeout, Settings.drainSeconds)
+        try check(statementTimeout, Settings.statementTimeout)
         // A lease shorter than one request would let another worker claim a row still being sent.
         // The lease extender renews the leases of longer sends, but only while the database answers.
         guard Duration.seconds(claimer.leaseSeconds) > longestRequest else {
             throw ConfigurationError(
-                variable: "HERALD_LEASE_SECONDS",
-                problem: "must be longer than the upstream request timeout (HERALD_UPSTREAM_TIMEOUT_MS, \(longestRequest))")
+                variable: Settings.leaseSeconds.name,
+                problem: "must be longer than the upstream request timeout "
+                    + "(\(Settings.upstreamTimeout.name), \(longestRequest))")
         }
     }
 
@@ -94,130 +101,120 @@ public struct WorkerConfiguration: Sendable {
         throws(ConfigurationError) -> WorkerConfiguration
     {
         let reader = EnvironmentReader(environment: environment)
-        var configuration = WorkerConfiguration(databaseURL: try reader.required("HERALD_DATABASE_URL"))
-        let caFile = reader.optional("HERALD_CA_FILE")
-        if let caFile { try requireReadable(caFile, variable: "HERALD_CA_FILE") }
-        if let keyFile = reader.optional("HERALD_APNS_KEY_FILE") {
-            try requireReadable(keyFile, variable: "HERALD_APNS_KEY_FILE")
-            var apns = APNsConfiguration(keyFile: keyFile, keyID: try reader.required("HERALD_APNS_KEY_ID"),
-                                         teamID: try reader.required("HERALD_APNS_TEAM_ID"),
-                                         topic: try reader.required("HERALD_APNS_TOPIC"), caFile: caFile)
-            apns.productionURL = origin(reader.optional("HERALD_APNS_URL")) ?? apns.productionURL
-            apns.sandboxURL = origin(reader.optional("HERALD_APNS_SANDBOX_URL")) ?? apns.sandboxURL
-            configuration.apns = apns
+        var configuration = WorkerConfiguration(databaseURL: try reader.required(Settings.databaseURL))
+        let caFile = reader.optional(Settings.caFile)
+        if let caFile { try requireReadable(caFile, variable: Settings.caFile.name) }
+        if let keyFile = reader.optional(Settings.apnsKeyFile) {
+            try requireReadable(keyFile, variable: Settings.apnsKeyFile.name)
+            configuration.apns = APNsConfiguration(
+                keyFile: keyFile, keyID: try reader.required(Settings.apnsKeyID),
+                teamID: try reader.required(Settings.apnsTeamID), topic: try reader.required(Settings.apnsTopic),
+                productionURL: origin(reader.optional(Settings.apnsURL)) ?? Settings.apnsURL.text,
+                sandboxURL: origin(reader.optional(Settings.apnsSandboxURL)) ?? Settings.apnsSandboxURL.text,
+                caFile: caFile)
         }
-        if let credentials = reader.optional("HERALD_FCM_CREDENTIALS_FILE") {
-            try requireReadable(credentials, variable: "HERALD_FCM_CREDENTIALS_FILE")
-            var fcm = FCMConfiguration(credentialsFile: credentials, caFile: caFile)
-            fcm.url = origin(reader.optional("HERALD_FCM_URL")) ?? fcm.url
-            configuration.fcm = fcm
+        if let credentials = reader.optional(Settings.fcmCredentialsFile) {
+            try requireReadable(credentials, variable: Settings.fcmCredentialsFile.name)
+            configuration.fcm = FCMConfiguration(
+                credentialsFile: credentials, url: origin(reader.optional(Settings.fcmURL)) ?? Settings.fcmURL.text,
+                caFile: caFile)
         }
-        let connections = try reader.integer("HERALD_UPSTREAM_CONNECTIONS",
-                                             default: configuration.apns?.connectionsPerEnvironment
-                                                 ?? configuration.fcm?.connections ?? 3)
+        // APNs' and FCM's own validation checks the range, naming the variable (`variable(_:)`).
+        let connections = try reader.integer(Settings.upstreamConnections.name,
+                                             default: Settings.upstreamConnections.integer)
         configuration.apns?.connectionsPerEnvironment = connections
         configuration.fcm?.connections = connections
-        if let timeout = reader.optional("HERALD_UPSTREAM_TIMEOUT_MS") {
-            guard let milliseconds = Int(timeout), (100...120_000).contains(milliseconds) else {
-                throw ConfigurationError(variable: "HERALD_UPSTREAM_TIMEOUT_MS", problem: "must be a whole number in 100...120000")
-            }
-            configuration.apns?.requestTimeout = .milliseconds(milliseconds)
-            configuration.fcm?.requestTimeout = .milliseconds(milliseconds)
-        }
+        let requestTimeout = try reader.duration(Settings.upstreamTimeout)
+        configuration.apns?.requestTimeout = requestTimeout
+        configuration.fcm?.requestTimeout = requestTimeout
 
-        let port = try reader.integer("HERALD_WORKER_METRICS_PORT", default: Int(configuration.metricsPort))
-        guard (0...65535).contains(port) else {
-            throw ConfigurationError(variable: "HERALD_WORKER_METRICS_PORT", problem: "must be a port number (0-65535)")
+        let port = try reader.integer(Settings.workerMetricsPort.name, default: Int(configuration.metricsPort))
+        guard Settings.workerMetricsPort.bounds.contains(port) else {
+            throw ConfigurationError(variable: Settings.workerMetricsPort.name,
+                                     problem: "must be a port number (0-65535)")
         }
         configuration.metricsPort = UInt16(port)
+        // Read without their ranges: each part's `validate()` checks them, for values set in code too.
         var claimer = configuration.claimer
-        claimer.leaseSeconds = try reader.integer("HERALD_LEASE_SECONDS", default: claimer.leaseSeconds)
-        claimer.batchSize = try reader.integer("HERALD_BATCH_SIZE", default: claimer.batchSize)
-        claimer.maxInFlight = try reader.integer("HERALD_WORKER_MAX_IN_FLIGHT", default: claimer.maxInFlight)
-        claimer.maxBulkInFlight = try reader.integer("HERALD_WORKER_MAX_BULK_IN_FLIGHT", default: claimer.maxBulkInFlight)
-        claimer.pollInterval = try milliseconds(reader, "HERALD_POLL_INTERVAL_MS", default: claimer.pollInterval)
-        claimer.minimumClaimSpacing = try milliseconds(reader, "HERALD_CLAIM_SPACING_MS",
-                                                       default: claimer.minimumClaimSpacing)
-        claimer.userMaxPushesPerHour = try reader.integer("HERALD_USER_MAX_PUSHES_PER_HOUR",
+        claimer.leaseSeconds = try reader.integer(Settings.leaseSeconds.name, default: claimer.leaseSeconds)
+        claimer.batchSize = try reader.integer(Settings.batchSize.name, default: claimer.batchSize)
+        claimer.maxInFlight = try reader.integer(Settings.workerMaxInFlight.name, default: claimer.maxInFlight)
+        claimer.maxBulkInFlight = try reader.integer(Settings.workerMaxBulkInFlight.name,
+                                                     default: claimer.maxBulkInFlight)
+        claimer.pollInterval = try duration(reader, Settings.pollInterval, default: claimer.pollInterval)
+        claimer.minimumClaimSpacing = try duration(reader, Settings.claimSpacing, default: claimer.minimumClaimSpacing)
+        claimer.userMaxPushesPerHour = try reader.integer(Settings.userMaxPushesPerHour.name,
                                                           default: claimer.userMaxPushesPerHour)
         configuration.claimer = claimer
         configuration.completer.maxBatch = max(configuration.completer.maxBatch, claimer.batchSize)
-        configuration.completer.minimumInterval = try milliseconds(reader, "HERALD_COMPLETION_INTERVAL_MS",
-                                                                   default: configuration.completer.minimumInterval)
-        configuration.retry.maxAttempts = try reader.integer("HERALD_MAX_ATTEMPTS", default: configuration.retry.maxAttempts)
-        configuration.retry.baseDelay = try milliseconds(reader, "HERALD_RETRY_BASE_MS", default: configuration.retry.baseDelay)
-        configuration.retry.maxDelay = try seconds(reader, "HERALD_RETRY_MAX_SECONDS", default: configuration.retry.maxDelay)
-        configuration.pauses.maximum = try seconds(reader, "HERALD_UPSTREAM_PAUSE_MAX_SECONDS",
-                                                   default: configuration.pauses.maximum)
-        configuration.tokenVerdicts.stormTokens = try reader.integer("HERALD_TOKEN_STORM_TOKENS",
+        configuration.completer.minimumInterval = try duration(reader, Settings.completionInterval,
+                                                               default: configuration.completer.minimumInterval)
+        configuration.retry.maxAttempts = try reader.integer(Settings.maxAttempts.name,
+                                                             default: configuration.retry.maxAttempts)
+        configuration.retry.baseDelay = try duration(reader, Settings.retryBase, default: configuration.retry.baseDelay)
+        configuration.retry.maxDelay = try duration(reader, Settings.retryMaxSeconds,
+                                                    default: configuration.retry.maxDelay)
+        configuration.pauses.maximum = try duration(reader, Settings.upstreamPauseMaxSeconds,
+                                                    default: configuration.pauses.maximum)
+        configuration.tokenVerdicts.stormTokens = try reader.integer(Settings.tokenStormTokens.name,
                                                                      default: configuration.tokenVerdicts.stormTokens)
-        configuration.tokenVerdicts.stormWindow = try seconds(reader, "HERALD_TOKEN_STORM_WINDOW_SECONDS",
-                                                              default: configuration.tokenVerdicts.stormWindow)
-        configuration.tokenVerdicts.wait = try seconds(reader, "HERALD_TOKEN_SUSPECT_WAIT_SECONDS",
-                                                       default: configuration.tokenVerdicts.wait)
-        let listen = try reader.integer("HERALD_WORKER_LISTEN", default: configuration.listener.enabled ? 1 : 0)
-        guard listen == 0 || listen == 1 else {
-            throw ConfigurationError(variable: "HERALD_WORKER_LISTEN", problem: "must be 0 or 1")
-        }
-        configuration.listener.enabled = listen == 1
-        let sweep = try reader.integer("HERALD_ACTIVITY_SWEEP_ENABLED", default: configuration.activitySweeper.enabled ? 1 : 0)
-        guard sweep == 0 || sweep == 1 else {
-            throw ConfigurationError(variable: "HERALD_ACTIVITY_SWEEP_ENABLED", problem: "must be 0 or 1")
-        }
-        configuration.activitySweeper.enabled = sweep == 1
-        configuration.activitySweeper.interval = try milliseconds(reader, "HERALD_ACTIVITY_SWEEP_INTERVAL_MS",
-                                                                  default: configuration.activitySweeper.interval)
-        configuration.activitySweeper.batchSize = try reader.integer("HERALD_ACTIVITY_SWEEP_BATCH",
+        configuration.tokenVerdicts.stormWindow = try duration(reader, Settings.tokenStormWindowSeconds,
+                                                               default: configuration.tokenVerdicts.stormWindow)
+        configuration.tokenVerdicts.wait = try duration(reader, Settings.tokenSuspectWaitSeconds,
+                                                        default: configuration.tokenVerdicts.wait)
+        configuration.listener.enabled = try switchValue(reader, Settings.workerListen,
+                                                         default: configuration.listener.enabled)
+        configuration.activitySweeper.enabled = try switchValue(reader, Settings.activitySweepEnabled,
+                                                                default: configuration.activitySweeper.enabled)
+        configuration.activitySweeper.interval = try duration(reader, Settings.activitySweepInterval,
+                                                              default: configuration.activitySweeper.interval)
+        configuration.activitySweeper.batchSize = try reader.integer(Settings.activitySweepBatch.name,
                                                                      default: configuration.activitySweeper.batchSize)
-        configuration.activitySweeper.startConfirmation = try seconds(
-            reader, "HERALD_LA_START_CONFIRM_SECONDS", default: configuration.activitySweeper.startConfirmation)
-        configuration.queueGauge.interval = try milliseconds(reader, "HERALD_QUEUE_GAUGE_INTERVAL_MS",
-                                                             default: configuration.queueGauge.interval)
-        configuration.heartbeat.interval = try milliseconds(reader, "HERALD_HEARTBEAT_INTERVAL_MS",
-                                                            default: configuration.heartbeat.interval)
-        let webhooks = try reader.integer("HERALD_WEBHOOKS_ENABLED", default: configuration.webhooks.enabled ? 1 : 0)
-        guard webhooks == 0 || webhooks == 1 else {
-            throw ConfigurationError(variable: "HERALD_WEBHOOKS_ENABLED", problem: "must be 0 or 1")
-        }
-        configuration.webhooks.enabled = webhooks == 1
-        configuration.webhooks.maxInFlight = try reader.integer("HERALD_WEBHOOK_MAX_IN_FLIGHT",
+        configuration.activitySweeper.startConfirmation = try duration(
+            reader, Settings.liveActivityStartConfirmSeconds, default: configuration.activitySweeper.startConfirmation)
+        configuration.queueGauge.interval = try duration(reader, Settings.queueGaugeInterval,
+                                                         default: configuration.queueGauge.interval)
+        configuration.heartbeat.interval = try duration(reader, Settings.heartbeatInterval,
+                                                        default: configuration.heartbeat.interval)
+        configuration.webhooks.enabled = try switchValue(reader, Settings.webhooksEnabled,
+                                                         default: configuration.webhooks.enabled)
+        configuration.webhooks.maxInFlight = try reader.integer(Settings.webhookMaxInFlight.name,
                                                                 default: configuration.webhooks.maxInFlight)
-        configuration.webhooks.perPartner = try reader.integer("HERALD_WEBHOOK_CONCURRENCY_PER_PARTNER",
+        configuration.webhooks.perPartner = try reader.integer(Settings.webhookConcurrencyPerPartner.name,
                                                                default: configuration.webhooks.perPartner)
-        configuration.webhooks.pollInterval = try milliseconds(reader, "HERALD_WEBHOOK_POLL_MS",
-                                                               default: configuration.webhooks.pollInterval)
+        configuration.webhooks.pollInterval = try duration(reader, Settings.webhookPoll,
+                                                           default: configuration.webhooks.pollInterval)
         configuration.webhooks.fetch = try HTTPFetchConfiguration.from(reader)
-        let channels = try reader.integer("HERALD_CHANNELS_ENABLED", default: configuration.channels.enabled ? 1 : 0)
-        guard channels == 0 || channels == 1 else {
-            throw ConfigurationError(variable: "HERALD_CHANNELS_ENABLED", problem: "must be 0 or 1")
-        }
-        configuration.channels.enabled = channels == 1
-        if let environment = reader.optional("HERALD_APNS_CHANNEL_ENVIRONMENT") {
+        configuration.channels.enabled = try switchValue(reader, Settings.channelsEnabled,
+                                                         default: configuration.channels.enabled)
+        if let environment = reader.optional(Settings.apnsChannelEnvironment) {
             guard let parsed = APNsEnvironment(rawValue: environment) else {
-                throw ConfigurationError(variable: "HERALD_APNS_CHANNEL_ENVIRONMENT", problem: "must be production or sandbox")
+                throw ConfigurationError(variable: Settings.apnsChannelEnvironment.name,
+                                         problem: "must be production or sandbox")
             }
             configuration.channels.environment = parsed
         }
-        configuration.channels.managementURL = origin(reader.optional("HERALD_APNS_CHANNEL_URL"))
-        configuration.channels.maxInFlight = try reader.integer("HERALD_CHANNEL_MAX_IN_FLIGHT",
+        configuration.channels.managementURL = origin(reader.optional(Settings.apnsChannelURL))
+        configuration.channels.maxInFlight = try reader.integer(Settings.channelMaxInFlight.name,
                                                                 default: configuration.channels.maxInFlight)
-        configuration.channels.pollInterval = try milliseconds(reader, "HERALD_CHANNEL_POLL_MS",
-                                                               default: configuration.channels.pollInterval)
+        configuration.channels.pollInterval = try duration(reader, Settings.channelPoll,
+                                                           default: configuration.channels.pollInterval)
         // A channel's lease outlasts two tries of one call (a resend after a provider-token renewal), so no other
         // worker calls APNs for the channel meanwhile, whatever HERALD_UPSTREAM_TIMEOUT_MS allows.
         configuration.channels.leaseSeconds = max(configuration.channels.leaseSeconds,
                                                   Int(configuration.longestRequest / .seconds(1) * 2) + 1)
-        configuration.drainTimeout = try seconds(reader, "HERALD_DRAIN_SECONDS", default: configuration.drainTimeout)
-        configuration.statementTimeout = try milliseconds(reader, "HERALD_STATEMENT_TIMEOUT_MS",
-                                                          default: configuration.statementTimeout)
-        configuration.databasePreparedStatements = try reader.flag("HERALD_DB_PREPARED",
-                                                                   default: configuration.databasePreparedStatements)
-        if let level = reader.optional("HERALD_LOG_LEVEL") {
+        configuration.drainTimeout = try duration(reader, Settings.drainSeconds, default: configuration.drainTimeout)
+        configuration.statementTimeout = try duration(reader, Settings.statementTimeout,
+                                                      default: configuration.statementTimeout)
+        configuration.databasePreparedStatements = try reader.flag(Settings.databasePrepared)
+        if let level = reader.optional(Settings.logLevel) {
             guard let parsed = LogLevel(rawValue: level) else {
-                throw ConfigurationError(variable: "HERALD_LOG_LEVEL", problem: "must be debug, info, warning or error")
+                throw ConfigurationError(variable: Settings.logLevel.name,
+                                         problem: "must be debug, info, warning or error")
             }
             configuration.logLevel = parsed
         }
+        configuration.version = reader.optional(Settings.version) ?? configuration.version
         try configuration.validate()
         return configuration
     }
@@ -259,14 +256,20 @@ public struct WorkerConfiguration: Sendable {
         return value.hasSuffix("/") ? String(value.dropLast()) : value
     }
 
-    private static func milliseconds(_ reader: EnvironmentReader, _ name: String, default fallback: Duration)
+    /// A time setting in its unit, without its range (each part's `validate()` checks it).
+    private static func duration(_ reader: EnvironmentReader, _ setting: Setting, default fallback: Duration)
         throws(ConfigurationError) -> Duration {
-        .milliseconds(try reader.integer(name, default: Int(fallback / .milliseconds(1))))
+        setting.duration(try reader.integer(setting.name, default: Int(fallback / setting.duration(1))))
     }
 
-    private static func seconds(_ reader: EnvironmentReader, _ name: String, default fallback: Duration)
-        throws(ConfigurationError) -> Duration {
-        .seconds(try reader.integer(name, default: Int(fallback / .seconds(1))))
+    /// A switch written as a whole number that must be 0 or 1.
+    private static func switchValue(_ reader: EnvironmentReader, _ setting: Setting, default fallback: Bool)
+        throws(ConfigurationError) -> Bool {
+        let value = try reader.integer(setting.name, default: fallback ? 1 : 0)
+        guard value == 0 || value == 1 else {
+            throw ConfigurationError(variable: setting.name, problem: "must be 0 or 1")
+        }
+        return value == 1
     }
 
     private static func requireReadable(_ path: String, variable: String) throws(ConfigurationError) {

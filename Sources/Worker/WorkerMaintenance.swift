@@ -186,7 +186,7 @@ enum WorkerMaintenance {
         let store = WorkerHeartbeatStore()
         let started = Date()
         let host = ProcessInfo.processInfo.hostName
-        let version = ProcessInfo.processInfo.environment["HERALD_VERSION"].flatMap { $0.isEmpty ? nil : $0 } ?? "dev"
+        let version = worker.configuration.version
         // Claimed deliveries at the previous beat, for the rate.
         let previous = Mutex<(claimed: Int, at: ContinuousClock.Instant)?>(nil)
         return BackgroundService(.init(name: "herald-heartbeat"), logger: worker.logger,

@@ -5,49 +5,50 @@ import HTTPFetch
 import HeraldCore
 import ServiceSupport
 
-// The settings of each background service of the worker. Every default is written once, here, as
-// the property's initial value; `WorkerConfiguration.fromEnvironment` reads overrides and each
-// `validate()` states the rules, naming the environment variable.
+// The settings of each background service of the worker. A setting read from the environment takes its
+// default and range from the catalog (`Settings`); the others' defaults are written here, as the property's
+// initial value. `WorkerConfiguration.fromEnvironment` reads overrides and each `validate()` states the rules,
+// naming the environment variable.
 
 /// The claim loop: how much to lease and how it waits for work.
 public struct ClaimerConfiguration: Sendable, Equatable {
     /// Deliveries per claim statement (HERALD_BATCH_SIZE). 500 rather than 200: a claim's and a
     /// completion's statements cost Postgres about a fifth less per delivery at 500, and a group row's members come 50 at a time.
-    public var batchSize = 500
+    public var batchSize = Settings.batchSize.integer
     /// Deliveries claimed and not yet recorded, at most (HERALD_WORKER_MAX_IN_FLIGHT). Sends per second are at
     /// most the streams in flight over the upstream's round trip: 3 connections x 1,000 streams (APNs' limit) at
     /// 80 ms is 37,500/s (bench/rtt: one worker 87% of that, two 38,000/s, the two cores' bound). A delivery is held a little longer than its send (waiting for a stream, then for its
     /// completion statement), so the bound is twice the streams of one upstream: the streams stay full, with a
     /// claim or two queued behind them, and none waits on Postgres.
-    public var maxInFlight = 6000
+    public var maxInFlight = Settings.workerMaxInFlight.integer
     /// Of those, bulk-lane rows (backfills, replays) at most (HERALD_WORKER_MAX_BULK_IN_FLIGHT): a
     /// realtime row claimed while a backfill drains waits behind at most this many bulk sends.
-    public var maxBulkInFlight = 200
+    public var maxBulkInFlight = Settings.workerMaxBulkInFlight.integer
     /// A claimed row not recorded within this time is rescued by any worker (HERALD_LEASE_SECONDS).
-    public var leaseSeconds = 30
+    public var leaseSeconds = Settings.leaseSeconds.integer
     /// The poll fallback: how long the loop sleeps when no NOTIFY arrives (HERALD_POLL_INTERVAL_MS).
-    public var pollInterval: Duration = .seconds(1)
+    public var pollInterval = Settings.pollInterval.duration
     /// After a claim that emptied the queue, the next claim waits at least this long, so that live
     /// traffic is claimed in batches rather than one claim per NOTIFY (HERALD_CLAIM_SPACING_MS).
-    public var minimumClaimSpacing: Duration = .milliseconds(2)
+    public var minimumClaimSpacing = Settings.claimSpacing.duration
     /// How often a claim ignores the cursors and considers every due row.
     public var fullScanInterval: Duration = .seconds(5)
     /// The partner pushes one user gets in a sliding hour from all mini-apps, at most; beyond it a delivery is
     /// suppressed (`user_cap`). 0 turns the cap off (HERALD_USER_MAX_PUSHES_PER_HOUR; functions/user_guards.sql).
     /// With it on, intakes lease this worker no rows at their write: every partner push is counted by a claim.
-    public var userMaxPushesPerHour = 0
+    public var userMaxPushesPerHour = Settings.userMaxPushesPerHour.integer
 
     public init() {}
 
     public func validate() throws(ConfigurationError) {
-        try check(batchSize, 1...5000, "HERALD_BATCH_SIZE")
-        try check(maxInFlight, 1...100_000, "HERALD_WORKER_MAX_IN_FLIGHT")
-        try check(maxBulkInFlight, 1...100_000, "HERALD_WORKER_MAX_BULK_IN_FLIGHT")
-        try check(leaseSeconds, 2...3600, "HERALD_LEASE_SECONDS")
-        try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_POLL_INTERVAL_MS")
-        try check(minimumClaimSpacing, .zero...(.seconds(1)), "HERALD_CLAIM_SPACING_MS")
+        try check(batchSize, Settings.batchSize)
+        try check(maxInFlight, Settings.workerMaxInFlight)
+        try check(maxBulkInFlight, Settings.workerMaxBulkInFlight)
+        try check(leaseSeconds, Settings.leaseSeconds)
+        try check(pollInterval, Settings.pollInterval)
+        try check(minimumClaimSpacing, Settings.claimSpacing)
         try check(fullScanInterval, .milliseconds(100)...(.seconds(600)), "fullScanInterval")
-        try check(userMaxPushesPerHour, 0...100_000, "HERALD_USER_MAX_PUSHES_PER_HOUR")
+        try check(userMaxPushesPerHour, Settings.userMaxPushesPerHour)
     }
 }
 
@@ -69,14 +70,14 @@ public struct CompleterConfiguration: Sendable, Equatable {
     /// request's status, webhook or `Prefer: wait` answer coming up to this much later, less than an
     /// upstream's own round trip from a data centre. Zero records as soon as the previous statement is
     /// done (HERALD_COMPLETION_INTERVAL_MS).
-    public var minimumInterval: Duration = .milliseconds(50)
+    public var minimumInterval = Settings.completionInterval.duration
 
     public init() {}
 
     public func validate() throws(ConfigurationError) {
         try check(maxBatch, 1...10_000, "completer.maxBatch")
         try check(groupHold, .zero...(.seconds(5)), "completer.groupHold")
-        try check(minimumInterval, .zero...(.seconds(1)), "HERALD_COMPLETION_INTERVAL_MS")
+        try check(minimumInterval, Settings.completionInterval)
     }
 }
 
@@ -128,12 +129,12 @@ public struct QueueSamplerConfiguration: Sendable, Equatable {
 /// figures; slower than the sampler, since an autoscaler reacts in tens of seconds anyway.
 public struct QueueGaugeConfiguration: Sendable, Equatable {
     /// HERALD_QUEUE_GAUGE_INTERVAL_MS.
-    public var interval: Duration = .seconds(15)
+    public var interval = Settings.queueGaugeInterval.duration
 
     public init() {}
 
     public func validate() throws(ConfigurationError) {
-        try check(interval, .milliseconds(100)...(.seconds(600)), "HERALD_QUEUE_GAUGE_INTERVAL_MS")
+        try check(interval, Settings.queueGaugeInterval)
     }
 }
 
@@ -141,12 +142,12 @@ public struct QueueGaugeConfiguration: Sendable, Equatable {
 /// `heraldctl workers` read; a worker missing three beats is shown lost.
 public struct HeartbeatConfiguration: Sendable, Equatable {
     /// HERALD_HEARTBEAT_INTERVAL_MS.
-    public var interval: Duration = .seconds(5)
+    public var interval = Settings.heartbeatInterval.duration
 
     public init() {}
 
     public func validate() throws(ConfigurationError) {
-        try check(interval, .milliseconds(100)...(.seconds(300)), "HERALD_HEARTBEAT_INTERVAL_MS")
+        try check(interval, Settings.heartbeatInterval)
     }
 }
 
@@ -154,30 +155,30 @@ public struct HeartbeatConfiguration: Sendable, Equatable {
 /// herald_expire_activities). Every worker sweeps; SKIP LOCKED gives each activity to one of them.
 public struct ActivitySweeperConfiguration: Sendable, Equatable {
     /// HERALD_ACTIVITY_SWEEP_ENABLED (1 or 0).
-    public var enabled = true
+    public var enabled = Settings.activitySweepEnabled.flag
     /// How often a sweep looks for due activities (HERALD_ACTIVITY_SWEEP_INTERVAL_MS): an activity ends
     /// within about this long after its TTL.
-    public var interval: Duration = .seconds(1)
+    public var interval = Settings.activitySweepInterval.duration
     /// Activities per sweep transaction (HERALD_ACTIVITY_SWEEP_BATCH): short transactions, so a sweep of
     /// many activities leaves room for the other maintenance statements that share the session.
-    public var batchSize = 500
+    public var batchSize = Settings.activitySweepBatch.integer
     /// HERALD_LA_START_CONFIRM_SECONDS: how long after a push-to-start reached APNs the iPhone's update token
     /// may take before the start counts as having created nothing (`unconfirmed`; its held updates dropped).
-    public var startConfirmation: Duration = .seconds(120)
+    public var startConfirmation = Settings.liveActivityStartConfirmSeconds.duration
 
     public init() {}
 
     public func validate() throws(ConfigurationError) {
-        try check(interval, .milliseconds(50)...(.seconds(600)), "HERALD_ACTIVITY_SWEEP_INTERVAL_MS")
-        try check(batchSize, 1...10_000, "HERALD_ACTIVITY_SWEEP_BATCH")
-        try check(startConfirmation, .seconds(5)...(.seconds(86_400)), "HERALD_LA_START_CONFIRM_SECONDS")
+        try check(interval, Settings.activitySweepInterval)
+        try check(batchSize, Settings.activitySweepBatch)
+        try check(startConfirmation, Settings.liveActivityStartConfirmSeconds)
     }
 }
 
 /// The listener: LISTEN for new work (off for connection poolers in transaction mode: poll only).
 public struct ListenerConfiguration: Sendable, Equatable {
     /// HERALD_WORKER_LISTEN.
-    public var enabled = true
+    public var enabled = Settings.workerListen.flag
     /// How long one wait for notifications lasts (stop is noticed within it).
     public var waitSlice: Duration = .milliseconds(250)
 
@@ -192,7 +193,7 @@ public struct ListenerConfiguration: Sendable, Equatable {
 /// pause `base`, doubling with each failed probe, at most `maximum` (HERALD_UPSTREAM_PAUSE_MAX_SECONDS).
 public struct UpstreamPauseConfiguration: Sendable, Equatable {
     public var base: Duration = .seconds(1)
-    public var maximum: Duration = .seconds(60)
+    public var maximum = Settings.upstreamPauseMaxSeconds.duration
 
     public init() {}
 
@@ -200,20 +201,22 @@ public struct UpstreamPauseConfiguration: Sendable, Equatable {
 
     public func validate() throws(ConfigurationError) {
         try check(base, .milliseconds(10)...(.seconds(3600)), "pauses.base")
-        try check(maximum, base...(.seconds(3600)), "HERALD_UPSTREAM_PAUSE_MAX_SECONDS")
+        // From the first pause up, whatever it is (the catalog's range assumes the default 1 s).
+        try check(maximum, base...Settings.upstreamPauseMaxSeconds.durationBounds.upperBound,
+                  Settings.upstreamPauseMaxSeconds.name)
     }
 }
 
-/// How suspect token verdicts are judged (TokenVerdicts, SPEC 5 "Tokens stay true").
+/// How suspect token verdicts are judged (TokenVerdicts).
 public struct TokenVerdictConfiguration: Sendable, Equatable {
     /// Distinct tokens refused within `stormWindow`, with no success in between, that make a storm: a setup
     /// fault that pauses the upstream (HERALD_TOKEN_STORM_TOKENS).
-    public var stormTokens = 20
+    public var stormTokens = Settings.tokenStormTokens.integer
     /// HERALD_TOKEN_STORM_WINDOW_SECONDS.
-    public var stormWindow: Duration = .seconds(60)
+    public var stormWindow = Settings.tokenStormWindowSeconds.duration
     /// How long a suspect delivery waits for the upstream to accept another token before it is deferred
     /// (HERALD_TOKEN_SUSPECT_WAIT_SECONDS); the lease extender keeps its lease meanwhile.
-    public var wait: Duration = .seconds(10)
+    public var wait = Settings.tokenSuspectWaitSeconds.duration
     /// An unconfirmed suspect is tried again after this, doubling for each unconfirmed verdict of the same
     /// delivery, at most `maximumRecheck`.
     public var recheck: Duration = .seconds(60)
@@ -222,9 +225,11 @@ public struct TokenVerdictConfiguration: Sendable, Equatable {
     public init() {}
 
     public func validate() throws(ConfigurationError) {
-        try check(stormTokens, 2...100_000, "HERALD_TOKEN_STORM_TOKENS")
-        try check(stormWindow, .seconds(1)...(.seconds(86_400)), "HERALD_TOKEN_STORM_WINDOW_SECONDS")
-        try check(wait, .milliseconds(10)...(.seconds(600)), "HERALD_TOKEN_SUSPECT_WAIT_SECONDS")
+        try check(stormTokens, Settings.tokenStormTokens)
+        try check(stormWindow, Settings.tokenStormWindowSeconds)
+        // From 10 ms, below the catalog's whole seconds, for tests that set it directly.
+        try check(wait, .milliseconds(10)...Settings.tokenSuspectWaitSeconds.durationBounds.upperBound,
+                  Settings.tokenSuspectWaitSeconds.name)
         try check(recheck, .milliseconds(10)...(.seconds(86_400)), "tokenVerdicts.recheck")
         try check(maximumRecheck, recheck...(.seconds(604_800)), "tokenVerdicts.maximumRecheck")
     }
@@ -242,18 +247,28 @@ func check(_ value: Duration, _ range: ClosedRange<Duration>, _ variable: String
     }
 }
 
-/// The webhook sender (SPEC 2.4): partners' delivery webhooks, signed, retried for 24 hours.
+/// `value` within the catalog's range of `setting`.
+func check(_ value: Int, _ setting: Setting) throws(ConfigurationError) {
+    try check(value, setting.bounds, setting.name)
+}
+
+/// `value` within the catalog's range of `setting`, in its unit.
+func check(_ value: Duration, _ setting: Setting) throws(ConfigurationError) {
+    try check(value, setting.durationBounds, setting.name)
+}
+
+/// The webhook sender: partners' delivery webhooks, signed, retried for 24 hours.
 public struct WebhookSenderConfiguration: Sendable, Equatable {
     /// HERALD_WEBHOOKS_ENABLED: 0 leaves the webhooks to the other workers.
-    public var enabled = true
+    public var enabled = Settings.webhooksEnabled.flag
     /// Events this worker sends at once (HERALD_WEBHOOK_MAX_IN_FLIGHT).
-    public var maxInFlight = 64
+    public var maxInFlight = Settings.webhookMaxInFlight.integer
     /// Events of one partner this worker sends at once (HERALD_WEBHOOK_CONCURRENCY_PER_PARTNER): a slow or
     /// failing endpoint holds at most this many of the sender's slots, the others keep flowing.
-    public var perPartner = 4
+    public var perPartner = Settings.webhookConcurrencyPerPartner.integer
     /// How often the sender looks for due events while it finds none (HERALD_WEBHOOK_POLL_MS).
-    public var pollInterval: Duration = .seconds(1)
-    /// One POST's whole exchange (SPEC 2.4: 10 s).
+    public var pollInterval = Settings.webhookPoll.duration
+    /// One POST's whole exchange.
     public var requestTimeout: Duration = .seconds(10)
     /// A claimed event whose attempt is not recorded within this (a crashed worker's) is sent again.
     public var leaseSeconds = 60
@@ -264,9 +279,9 @@ public struct WebhookSenderConfiguration: Sendable, Equatable {
     public init() {}
 
     public func validate() throws(ConfigurationError) {
-        try check(maxInFlight, 1...10_000, "HERALD_WEBHOOK_MAX_IN_FLIGHT")
-        try check(perPartner, 1...1_000, "HERALD_WEBHOOK_CONCURRENCY_PER_PARTNER")
-        try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_WEBHOOK_POLL_MS")
+        try check(maxInFlight, Settings.webhookMaxInFlight)
+        try check(perPartner, Settings.webhookConcurrencyPerPartner)
+        try check(pollInterval, Settings.webhookPoll)
         try check(requestTimeout, .milliseconds(100)...(.seconds(60)), "webhooks.requestTimeout")
         guard Duration.seconds(leaseSeconds) > requestTimeout * 2 else {
             throw ConfigurationError(variable: "webhooks.leaseSeconds", problem: "must be over twice the request timeout")
@@ -275,22 +290,22 @@ public struct WebhookSenderConfiguration: Sendable, Equatable {
     }
 }
 
-/// The broadcast channel sender (SPEC 2.2, iOS 18 broadcast channels): runs where APNs is configured.
+/// The broadcast channel sender (iOS 18 broadcast channels): runs where APNs is configured.
 public struct ChannelSenderConfiguration: Sendable, Equatable {
     /// HERALD_CHANNELS_ENABLED: 0 leaves the channels to the other workers.
-    public var enabled = true
+    public var enabled = Settings.channelsEnabled.flag
     /// The APNs environment channels are made and broadcast in (HERALD_APNS_CHANNEL_ENVIRONMENT): the one the host
     /// app's followers run (App Store and TestFlight builds: production).
-    public var environment = APNsEnvironment.production
+    public var environment = APNsEnvironment(rawValue: Settings.apnsChannelEnvironment.text)!
     /// The channel management host (HERALD_APNS_CHANNEL_URL); nil: Apple's for `environment`
     /// (`APNsChannels.defaultManagementURL`).
     public var managementURL: String?
     /// Channel calls this worker makes at once (HERALD_CHANNEL_MAX_IN_FLIGHT).
-    public var maxInFlight = 64
+    public var maxInFlight = Settings.channelMaxInFlight.integer
     /// How often the sender looks for due channels while it finds none (HERALD_CHANNEL_POLL_MS): the TTL's ends are
     /// found on this beat, and a partner's change when no notification comes (HERALD_WORKER_LISTEN=0, behind a
     /// transaction pooler; the listener wakes the sender at once otherwise).
-    public var pollInterval: Duration = .seconds(1)
+    public var pollInterval = Settings.channelPoll.duration
     /// A channel whose call is not recorded within this (a crashed worker's) is taken again.
     public var leaseSeconds = 30
     /// Between tries after 429, 5xx, a timeout or a setup fault.
@@ -299,12 +314,12 @@ public struct ChannelSenderConfiguration: Sendable, Equatable {
     public init() {}
 
     public func validate() throws(ConfigurationError) {
-        try check(maxInFlight, 1...10_000, "HERALD_CHANNEL_MAX_IN_FLIGHT")
-        try check(pollInterval, .milliseconds(10)...(.seconds(60)), "HERALD_CHANNEL_POLL_MS")
+        try check(maxInFlight, Settings.channelMaxInFlight)
+        try check(pollInterval, Settings.channelPoll)
         try check(leaseSeconds, 5...3_600, "channels.leaseSeconds")
         if let managementURL {
             guard let url = try? UpstreamURL(managementURL), url.isOrigin else {
-                throw ConfigurationError(variable: "HERALD_APNS_CHANNEL_URL",
+                throw ConfigurationError(variable: Settings.apnsChannelURL.name,
                                          problem: "must be an http:// or https:// scheme, host and optional port, without a path")
             }
         }

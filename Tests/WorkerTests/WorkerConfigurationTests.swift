@@ -1,3 +1,5 @@
+import APNs
+import FCM
 import Foundation
 import HeraldTestSupport
 import Postgres
@@ -32,6 +34,26 @@ import Worker
         #expect(configuration.apns?.sandboxURL == "https://api.sandbox.push.apple.com")
         #expect(configuration.fcm == nil)
         #expect(configuration.listener.enabled)
+    }
+
+    @Test("the catalog's upstream defaults are the APNs and FCM clients' own")
+    func catalogUpstreamDefaultsMatchTheClients() throws {
+        let apns = APNsConfiguration(keyFile: "k", keyID: "ABCDEFGHIJ", teamID: "TEAM123456", topic: "t")
+        #expect(Settings.apnsURL.text == APNsConfiguration.defaultProductionURL)
+        #expect(Settings.apnsSandboxURL.text == APNsConfiguration.defaultSandboxURL)
+        #expect(Settings.upstreamConnections.integer == apns.connectionsPerEnvironment)
+        #expect(Settings.upstreamTimeout.duration == apns.requestTimeout)
+        let fcm = FCMConfiguration(credentialsFile: "c")
+        #expect(Settings.fcmURL.text == FCMConfiguration.defaultURL)
+        #expect(Settings.upstreamConnections.integer == fcm.connections)
+        #expect(Settings.upstreamTimeout.duration == fcm.requestTimeout)
+        var environment = base
+        environment["HERALD_FCM_CREDENTIALS_FILE"] = credentials.fcmCredentialsFile
+        let configuration = try WorkerConfiguration.fromEnvironment(environment)
+        #expect(configuration.apns?.requestTimeout == .seconds(10))
+        #expect(configuration.fcm?.requestTimeout == .seconds(10))
+        #expect(configuration.fcm?.connections == 3)
+        #expect(configuration.version == "dev")
     }
 
     @Test func everySettingIsRead() throws {
