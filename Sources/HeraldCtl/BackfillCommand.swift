@@ -5,7 +5,7 @@ import Postgres
 import ServiceSupport
 import Store
 
-/// `heraldctl backfill sends FILE` and `heraldctl backfill users FILE` (SPEC 6).
+/// `heraldctl backfill sends FILE` and `heraldctl backfill users FILE`.
 ///
 /// Streamed: lines are read, validated and written a batch at a time (HERALD_BACKFILL_BATCH_SIZE,
 /// default 1,000), each batch in two round trips (recipients and taken keys pipelined, then one

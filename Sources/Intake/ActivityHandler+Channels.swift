@@ -3,7 +3,7 @@ import HTTPServer
 import HeraldCore
 import Store
 
-/// iOS 18 broadcast channels (SPEC 2.2): one Live Activity every phone following the channel shows, changed by one
+/// iOS 18 broadcast channels: one Live Activity every phone following the channel shows, changed by one
 /// APNs broadcast whatever the number of followers (sql/034_live_channels.sql).
 ///
 /// The partner opens, updates, ends and reads a channel; which users follow it is the host app's business (it

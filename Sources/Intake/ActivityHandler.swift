@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// The Live Activity endpoints (SPEC 2.2) and the host's update tokens (SPEC 4).
+/// The Live Activity endpoints and the host's update tokens.
 ///
 /// Like a push: what needs no database is checked first; then ONE pipelined round trip reads the
 /// Idempotency-Key's stored answer, what the change needs (the audience of a start, the activity of an

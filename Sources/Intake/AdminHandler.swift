@@ -6,11 +6,11 @@ import HeraldCrypto
 import PartnerIcons
 import Store
 
-/// The admin API (SPEC 3): partners and their keys.
+/// The admin API: partners and their keys.
 struct AdminHandler: Sendable {
     let partners: PartnerStore
     let audits: AdminAuditStore
-    /// Fetches and rasterises an `iconUrl` before anything is written (SPEC 3).
+    /// Fetches and rasterises an `iconUrl` before anything is written.
     let icons: PartnerIconSource
     let logger: Logger
     let defaultTenant: String

@@ -7,9 +7,8 @@ import Store
 /// (NOTIFY herald_channels), from its own thread and connection, outside the write's transaction, and at most
 /// once per `minimumInterval`.
 ///
-/// A NOTIFY inside every write would serialize the commits on Postgres' notification queue lock
-/// (docs/queue-notes: inserts capped near 500-2,000/s in other queues); one coalesced NOTIFY per
-/// few milliseconds costs little and still wakes a worker within milliseconds. If a
+/// A NOTIFY inside every write would serialize the commits on Postgres' notification queue lock; one
+/// coalesced NOTIFY per few milliseconds costs little and still wakes a worker within milliseconds. If a
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows. The one exception is the
 /// batched push write (`IntakeWriter`): an intake writes one batch at a time, so its NOTIFY goes inside the
 /// batch's transaction, naming the worker `channelForWrite` gives, and costs no thread hand-over nor transaction

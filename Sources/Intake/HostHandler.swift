@@ -3,7 +3,7 @@ import HTTPServer
 import HeraldCore
 import Store
 
-/// The host API (SPEC 4): users, identifiers, devices and their tokens' health, sessions, opt-outs, senders.
+/// The host API: users, identifiers, devices and their tokens' health, sessions, opt-outs, senders.
 struct HostHandler: Sendable {
     let directory: DirectoryStore
     /// HERALD_PUBLIC_URL: the senders' icons are served there.

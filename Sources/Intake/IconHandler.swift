@@ -5,7 +5,7 @@ import PartnerIcons
 import ServiceSupport
 import Store
 
-/// Partner icons (SPEC 3): the admin's upload, and the PNGs served without auth to the phones that
+/// Partner icons: the admin's upload, and the PNGs served without auth to the phones that
 /// render a notification's avatar (and to any cache in front of the intake).
 struct IconHandler: Sendable {
     let icons: PartnerIconStore
@@ -15,7 +15,7 @@ struct IconHandler: Sendable {
 
     /// The media types an upload may declare; the bytes decide what the image is (Sources/Icons).
     static let uploadTypes: Set<String> = ["image/png", "image/jpeg", "image/svg+xml"]
-    /// A day, as SPEC 3 says: a changed icon has a new ETag, and payloads keep the same URL.
+    /// A day: a changed icon has a new ETag, and payloads keep the same URL.
     static let cacheControl = "public, max-age=86400"
 
     /// `GET /icons/{miniAppId}/{size}.png`: 200 with the PNG, or 304 when `If-None-Match` names it.

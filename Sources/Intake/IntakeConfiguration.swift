@@ -23,11 +23,11 @@ public struct IntakeConfiguration: Sendable {
     public var rules = PushRules()
     public var liveActivityRules = LiveActivityRules()
     /// A partner may start a Live Activity only for a user with an in-app session this recent
-    /// (HERALD_SESSION_WINDOW_DAYS, SPEC 2.2).
+    /// (HERALD_SESSION_WINDOW_DAYS).
     public var sessionWindowDays = 30
     /// Live Activity budgets shared by every mini-app (`HERALD_LA_*`; the defaults are `LiveActivityBudgets`').
     public var liveActivityBudgets = LiveActivityBudgets()
-    /// Pending reminders a user may have of one mini-app (`HERALD_REMINDER_MAX_PENDING`, SPEC 4); one more is 429
+    /// Pending reminders a user may have of one mini-app (`HERALD_REMINDER_MAX_PENDING`); one more is 429
     /// `too_many_reminders`.
     public var reminderMaxPending = 20
     /// Requests handled at once; each may hold a database connection.

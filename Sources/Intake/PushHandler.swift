@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// `POST /api/partners/notifications/push` and `GET .../push/{requestId}` (SPEC 2.1).
+/// `POST /api/partners/notifications/push` and `GET .../push/{requestId}`.
 ///
 /// Order matters. Everything that needs no database is checked first (validation, payload size);
 /// a request that fails those checks is still answered from a stored Idempotency-Key response

@@ -4,12 +4,12 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// The host's reminders (SPEC 4): `POST`, `GET /api/internal/users/{userId}/reminders` and
+/// The host's reminders: `POST`, `GET /api/internal/users/{userId}/reminders` and
 /// `DELETE .../reminders/{reminderId}`. The host calls them for a signed-in user on behalf of a
 /// mini-app's bundle (`based.notifications.schedule(..., when)`).
 ///
-/// A reminder is a scheduled push from that mini-app to one user, under the push's rules (SPEC 2.1,
-/// 2.3): brand prefix and icon from the partner row, deep link inside the mini-app's namespace, the
+/// A reminder is a scheduled push from that mini-app to one user, under the push's rules:
+/// brand prefix and icon from the partner row, deep link inside the mini-app's namespace, the
 /// payload size checked here, the signed envelope, an audit row. Its deliveries are written now, one
 /// per device with a valid token, due at `at` (as a push with `sendAt`); the worker's claim applies
 /// the send-time checks (an opt-out since, a token gone). A device registered after the schedule does

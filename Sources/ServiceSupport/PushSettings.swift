@@ -9,7 +9,7 @@ public struct PushSettings: Sendable {
     public var signingKeys: [String: [UInt8]]
     /// `HERALD_SIGNING_KEY_ID`, or the only key.
     public var signingKeyID: String
-    /// `HERALD_DEEPLINK_SCHEME`, `HERALD_MAX_RECIPIENTS`, `HERALD_DEFAULT_TTL_SECONDS` over the SPEC's defaults.
+    /// `HERALD_DEEPLINK_SCHEME`, `HERALD_MAX_RECIPIENTS`, `HERALD_DEFAULT_TTL_SECONDS` over `PushRules`' defaults.
     public var rules: PushRules
 
     public init(signingKeys: [String: [UInt8]], signingKeyID: String, rules: PushRules = PushRules()) {

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// One token's health as the host sees it (SPEC 4): never the token itself.
+/// One token's health as the host sees it: never the token itself.
 public struct TokenHealth: Sendable, Equatable {
     public enum State: String, Sendable {
         case valid, invalid, absent

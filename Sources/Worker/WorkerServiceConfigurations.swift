@@ -204,7 +204,7 @@ public struct UpstreamPauseConfiguration: Sendable, Equatable {
     }
 }
 
-/// How suspect token verdicts are judged (TokenVerdicts, SPEC 5 "Tokens stay true").
+/// How suspect token verdicts are judged (TokenVerdicts).
 public struct TokenVerdictConfiguration: Sendable, Equatable {
     /// Distinct tokens refused within `stormWindow`, with no success in between, that make a storm: a setup
     /// fault that pauses the upstream (HERALD_TOKEN_STORM_TOKENS).
@@ -242,7 +242,7 @@ func check(_ value: Duration, _ range: ClosedRange<Duration>, _ variable: String
     }
 }
 
-/// The webhook sender (SPEC 2.4): partners' delivery webhooks, signed, retried for 24 hours.
+/// The webhook sender: partners' delivery webhooks, signed, retried for 24 hours.
 public struct WebhookSenderConfiguration: Sendable, Equatable {
     /// HERALD_WEBHOOKS_ENABLED: 0 leaves the webhooks to the other workers.
     public var enabled = true
@@ -253,7 +253,7 @@ public struct WebhookSenderConfiguration: Sendable, Equatable {
     public var perPartner = 4
     /// How often the sender looks for due events while it finds none (HERALD_WEBHOOK_POLL_MS).
     public var pollInterval: Duration = .seconds(1)
-    /// One POST's whole exchange (SPEC 2.4: 10 s).
+    /// One POST's whole exchange (10 s).
     public var requestTimeout: Duration = .seconds(10)
     /// A claimed event whose attempt is not recorded within this (a crashed worker's) is sent again.
     public var leaseSeconds = 60
@@ -275,7 +275,7 @@ public struct WebhookSenderConfiguration: Sendable, Equatable {
     }
 }
 
-/// The broadcast channel sender (SPEC 2.2, iOS 18 broadcast channels): runs where APNs is configured.
+/// The broadcast channel sender (iOS 18 broadcast channels): runs where APNs is configured.
 public struct ChannelSenderConfiguration: Sendable, Equatable {
     /// HERALD_CHANNELS_ENABLED: 0 leaves the channels to the other workers.
     public var enabled = true

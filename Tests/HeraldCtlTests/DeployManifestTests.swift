@@ -2,7 +2,7 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// deploy/ as the third-party judges see it (SPEC 7): every Kubernetes manifest against the
+/// deploy/ as the third-party judges see it: every Kubernetes manifest against the
 /// Kubernetes schemas (kubernetes-validate), the compose file against the compose-spec schema
 /// (check-jsonschema), both from .build/venv (scripts/setup). Then the rules the schemas cannot
 /// know: grace periods above the worker's drain, and only variables the code reads.
