@@ -12,7 +12,7 @@ import Store
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows. The one exception is the
 /// batched push write (`IntakeWriter`): an intake writes one batch at a time, so its NOTIFY goes inside the
 /// batch's transaction, naming the worker `channelForWrite` gives, and costs no thread hand-over nor transaction
-/// of its own (docs/performance.md, *CPU of a single push*).
+/// of its own (docs/performance.md, *What bounds each figure*).
 ///
 /// Each deliveries NOTIFY names one worker, the workers taking turns of `turnLength` (`DeliveryStore.notifyWorkers`):
 /// every worker woken for one push would claim, and all but one would find nothing (with two workers, two claims
@@ -30,7 +30,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     /// How long one worker is named before the next one's turn: several of its claim spacings, so under live
     /// traffic one worker claims what is due while the others sleep. Named in turn one NOTIFY at a time (1 ms
     /// apart), the workers all claimed every few ms, and a third of the claims found that another had taken
-    /// their rows (docs/performance.md, *CPU of a single push*).
+    /// their rows (docs/performance.md, *What bounds each figure*).
     static let turnLength: Duration = .milliseconds(10)
 
     private let minimumInterval: Duration

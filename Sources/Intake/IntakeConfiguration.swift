@@ -15,7 +15,7 @@ public struct IntakeConfiguration: Sendable {
     public var adminToken: String
     public var hostToken: String
     /// The tokens before a rotation, still accepted while callers move to the new ones (`HERALD_ADMIN_TOKEN_PREVIOUS`,
-    /// `HERALD_HOST_TOKEN_PREVIOUS`; docs/operations.md, *Key and credential rotation*).
+    /// `HERALD_HOST_TOKEN_PREVIOUS`; docs/runbooks/credentials.md, *Key and credential rotation*).
     public var adminTokenPrevious: String?
     public var hostTokenPrevious: String?
     public var signingKeys: [String: [UInt8]]

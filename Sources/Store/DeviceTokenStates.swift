@@ -92,7 +92,7 @@ public struct DeviceTokenStates: Sendable, Equatable {
         lhs.json == rhs.json
     }
 
-    /// The host API's shape (docs/api.md, "Device token health").
+    /// The host API's shape (docs/api-host.md, "Device token health").
     public var json: JSONValue {
         .object([
             ("deviceId", .string(deviceID)), ("platform", .string(platform)), ("environment", .string(environment)),
