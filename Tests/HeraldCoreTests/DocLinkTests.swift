@@ -18,15 +18,15 @@ import Testing
         return paths.sorted()
     }
 
-    /// The lines of a document outside fenced code blocks.
-    static func prose(_ text: String) -> [Substring] {
+    /// The lines of a document outside fenced code blocks, with their line numbers.
+    static func prose(_ text: String) -> [(number: Int, line: Substring)] {
         var inFence = false
-        var lines: [Substring] = []
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        var lines: [(number: Int, line: Substring)] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if line.hasPrefix("```") {
                 inFence.toggle()
             } else if !inFence {
-                lines.append(line)
+                lines.append((index + 1, line))
             }
         }
         return lines
@@ -44,7 +44,7 @@ import Testing
     static func anchors(_ text: String) -> Set<String> {
         var seen: [String: Int] = [:]
         var anchors = Set<String>()
-        for line in prose(text) where line.hasPrefix("#") {
+        for (_, line) in prose(text) where line.hasPrefix("#") {
             let title = line.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces)
             let base = anchor(Substring(title))
             let count = seen[base, default: 0]
@@ -74,20 +74,20 @@ import Testing
         for document in Self.documents() {
             let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
             let folder = URL(fileURLWithPath: document).deletingLastPathComponent().relativePath
-            for (number, line) in Self.prose(text).enumerated() {
+            for (number, line) in Self.prose(text) {
                 for target in Self.targets(line) where !target.contains(":") {
                     checked += 1
                     let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
                     let path = parts[0].isEmpty ? document : (folder == "." ? "" : folder + "/") + parts[0]
                     let url = Self.root.appendingPathComponent(path).standardizedFileURL
                     guard FileManager.default.fileExists(atPath: url.path) else {
-                        broken.append("\(document): \(target): no such file (prose line \(number + 1))")
+                        broken.append("\(document):\(number): \(target): no such file")
                         continue
                     }
                     guard parts.count == 2, url.pathExtension == "md" else { continue }
                     let destination = try String(contentsOf: url, encoding: .utf8)
                     if !Self.anchors(destination).contains(String(parts[1])) {
-                        broken.append("\(document): \(target): no such heading")
+                        broken.append("\(document):\(number): \(target): no such heading")
                     }
                 }
             }
