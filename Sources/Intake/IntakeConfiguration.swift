@@ -67,7 +67,7 @@ public struct IntakeConfiguration: Sendable {
     public var recipientCacheSize = 100_000
     /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
     /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
-    /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average.
+    /// than 5: at moderate rates every push waits for the next NOTIFY, so a longer interval adds its latency.
     public var notifyInterval: Duration = .milliseconds(1)
     /// Serves the operator console at `/console/` and its API (`HERALD_CONSOLE_ENABLED`, 1 or 0); off, every
     /// console path answers 404.
