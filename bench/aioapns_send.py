@@ -9,7 +9,7 @@ Used two ways:
 aioapns has no URL option: it always connects to api.push.apple.com:443. The only thing changed here is that
 address (the protocol class's APNS_SERVER and APNS_PORT, which aioapns also writes into the `host` header) and
 the TLS context (trusting --ca-file). The context gets no ALPN list, because aioapns sets none: that is the
-point of the exercise (APNs answers such clients with HTTP/2 by prior knowledge, SPEC 8).
+point of the exercise (APNs answers such clients with HTTP/2 by prior knowledge).
 
 Run with the project's virtual environment (scripts/setup makes it):
   .build/venv/bin/python bench/aioapns_send.py --host 127.0.0.1 --port 8443 --ca-file ca.pem \

@@ -6,7 +6,7 @@ legitimate 422 idempotency_key_reused (docs/api.md, "Idempotency"); a fresh key 
 judged on its own body. A key the generator made invalid on purpose (a negative case on that
 header) is left as it is, so the rejection of bad keys is still exercised.
 
-Live Activities need state the generator cannot invent (docs/api.md, "Live Activities"):
+Live Activities need state the generator cannot invent (docs/api-live-activities.md):
 
 - A start succeeds only for a user of the partner's tenant with an in-app session and a device
   that can show an activity. scripts/fuzz registers one (HERALD_FUZZ_RECIPIENT); a positive

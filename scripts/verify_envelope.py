@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference verifier of Herald's signed envelope (docs/api.md, "Verifying the envelope"), standard library only.
+"""Reference verifier of Herald's signed envelope (docs/api-host.md, "Verifying `sig2`"), standard library only.
 
 Usage: verify_envelope.py --keys kid:base64key[,kid:base64key] --user USER_ID [--now UNIX] [payload.json]
 The payload is an APNs body (an object with "aps"), an FCM message ({"message": {"data": ...}} or {"data": ...})

@@ -2,7 +2,7 @@ import HTTP2
 /// Everything the APNs client needs: where APNs is, the token-auth key and ids, and how many
 /// connections to keep. Every value but the four credentials has a default.
 ///
-/// The worker fills it from `HERALD_APNS_*` (see SPEC section 8) and maps
+/// The worker fills it from `HERALD_APNS_*` and maps
 /// `APNsConfigurationError.setting` back to the variable's name.
 public struct APNsConfiguration: Sendable {
     /// `https://api.push.apple.com` by default.

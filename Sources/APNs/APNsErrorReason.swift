@@ -1,4 +1,4 @@
-/// The `reason` of an APNs error response or GOAWAY (protocol-notes section 4). Reasons Apple
+/// The `reason` of an APNs error response or GOAWAY. Reasons Apple
 /// adds later arrive as `unknown` with their text, so nothing is lost.
 public enum APNsErrorReason: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
     // 400
@@ -21,7 +21,7 @@ public enum APNsErrorReason: Sendable, Hashable, RawRepresentable, CustomStringC
     /// A reason this version does not know.
     case unknown(String)
 
-    /// Every reason protocol-notes lists, in its order.
+    /// Every reason Apple's APNs documentation lists, in its order.
     public static let allKnown: [APNsErrorReason] = [
         .badCollapseID, .badDeviceToken, .badExpirationDate, .badMessageID, .badPriority, .badTopic,
         .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldCrypto
 import Synchronization
 
-/// The APNs provider authentication token (protocol-notes section 3): an ES256 JWT with header
+/// The APNs provider authentication token: an ES256 JWT with header
 /// `{"alg":"ES256","kid":keyID}` and claims `{"iss":teamID,"iat":now}`, shared by every request.
 ///
 /// APNs rejects a token older than an hour (403 ExpiredProviderToken) and one renewed more often

@@ -1,7 +1,7 @@
 import HTTP2
 import HeraldCore
 
-/// Builds the HTTP/2 request for one notification (protocol-notes section 2). Pure.
+/// Builds the HTTP/2 request for one notification. Pure.
 public enum APNsRequestBuilder {
     /// Appended to the bundle id for Live Activity pushes.
     public static let liveActivityTopicSuffix = ".push-type.liveactivity"

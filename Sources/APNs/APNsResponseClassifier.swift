@@ -2,7 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 
-/// Turns an APNs answer into a `DeliveryResult` (protocol-notes section 4, SPEC 5). Pure.
+/// Turns an APNs answer into a `DeliveryResult`. Pure.
 ///
 /// - 2xx: sent.
 /// - BadDeviceToken and DeviceTokenNotForTopic (under any status): the token is suspect, not dead. APNs says

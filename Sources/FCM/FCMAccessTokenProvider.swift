@@ -4,8 +4,8 @@ import HeraldCore
 import HeraldCrypto
 import Synchronization
 
-/// OAuth2 access tokens for the FCM HTTP v1 API from a service account (protocol-notes
-/// section 7): an RS256 assertion `{"iss":client_email,"scope":firebase.messaging,"aud":token_uri,
+/// OAuth2 access tokens for the FCM HTTP v1 API from a service account: an RS256 assertion
+/// `{"iss":client_email,"scope":firebase.messaging,"aud":token_uri,
 /// "iat","exp"}` exchanged at `token_uri` for an `access_token`.
 ///
 /// The token is cached until `renewalMargin` (5 minutes) before it expires. One exchange is in

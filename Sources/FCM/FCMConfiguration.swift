@@ -2,7 +2,7 @@ import HTTP2
 /// Everything the FCM client needs: where FCM is, the service-account file, and how many
 /// connections to keep. Every value but the credentials file has a default.
 ///
-/// The worker fills it from `HERALD_FCM_*` and `HERALD_CA_FILE` (SPEC section 8) and maps
+/// The worker fills it from `HERALD_FCM_*` and `HERALD_CA_FILE` and maps
 /// `FCMConfigurationError.setting` back to the variable's name.
 public struct FCMConfiguration: Sendable {
     public static let defaultURL = "https://fcm.googleapis.com"

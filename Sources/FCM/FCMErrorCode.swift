@@ -1,6 +1,6 @@
 import HeraldCore
 
-/// `errorCode` of an FCM v1 error's `FcmError` detail (protocol-notes section 7). Codes Google
+/// `errorCode` of an FCM v1 error's `FcmError` detail. Codes Google
 /// adds later arrive as `unknown` with their text.
 public enum FCMErrorCode: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
     case unspecifiedError

@@ -2,7 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 
-/// Turns an FCM v1 answer into a `DeliveryResult` (protocol-notes section 7, SPEC 5). Pure.
+/// Turns an FCM v1 answer into a `DeliveryResult`. Pure.
 ///
 /// - 2xx: sent.
 /// - UNREGISTERED (the app is gone from the device): the token is dead.
@@ -29,7 +29,7 @@ public enum FCMResponseClassifier {
         case renewAccessToken(reason: String)
     }
 
-    /// FCM asks for at least a minute of backoff on project quota errors (protocol-notes section 7).
+    /// FCM asks for at least a minute of backoff on project quota errors.
     public static let quotaExceededMinimumWait: Duration = .seconds(60)
 
     /// The result when the resend after renewing the access token got 401 (`reason`) again: FCM refuses the

@@ -1,8 +1,8 @@
 import CNghttp2
 
 // nghttp2's callbacks for client sessions. Global functions on purpose: a closure written where an actor's
-// isolation is inferred inherits it, and nghttp2 calling it on the loop thread would trap (see
-// docs/swift-c-interop.md). `user_data` is the `ClientConnection`, unretained (it owns the session).
+// isolation is inferred inherits it, and nghttp2 calling it on the loop thread would trap.
+// `user_data` is the `ClientConnection`, unretained (it owns the session).
 
 /// The callback table shared by every client session (nghttp2 copies it into each session).
 final class ClientCallbacks: @unchecked Sendable {

@@ -247,7 +247,7 @@ final class EventLoop: Sendable {
     }
 }
 
-/// The loop thread's entry point (a global function: see docs/swift-c-interop.md on C callbacks).
+/// The loop thread's entry point (a global function, so it inherits no actor isolation).
 private func heraldEventLoopThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let context else {
         return nil

@@ -39,8 +39,8 @@ final class ServerConnection: SessionConnection {
         return session
     }
 
-    /// A TLS client that sent no ALPN extension gets HTTP/2 with prior knowledge, as APNs gives aioapns and pushy
-    /// (SPEC 8). One that offered ALPN without "h2" never gets here: the selection callback in `TLSContext` ends
+    /// A TLS client that sent no ALPN extension gets HTTP/2 with prior knowledge, as APNs gives aioapns and pushy.
+    /// One that offered ALPN without "h2" never gets here: the selection callback in `TLSContext` ends
     /// that handshake with a no_application_protocol alert. So a finished handshake means "h2" or no ALPN at all.
     override var handshakeAllowsHTTP2: Bool { true }
 

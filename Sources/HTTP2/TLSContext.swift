@@ -83,7 +83,7 @@ final class TLSContext: @unchecked Sendable {
 /// (RFC 7301 3.2). A client that lists only other protocols (say "http/1.1") means to speak them, and we speak
 /// only HTTP/2: failing the handshake says so at once, where accepting it would answer its first request with
 /// HTTP/2 frames it cannot read. A client that lists none is not asked (see `ServerConnection`).
-/// A global function on purpose: OpenSSL calls it from the loop thread (see docs/swift-c-interop.md).
+/// A global function on purpose: OpenSSL calls it from the loop thread, so it must carry no actor isolation.
 private func heraldSelectH2(
     ssl: OpaquePointer?,
     selected: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What one send attempt to APNs or FCM came to, once the upstream's answer is classified
-/// (protocol-notes sections 4 and 7). The worker turns it into the delivery's outcome.
+/// (`APNsResponseClassifier`, `FCMResponseClassifier`). The worker turns it into the delivery's outcome.
 public enum DeliveryResult: Sendable, Equatable {
     /// 2xx: the upstream accepted the notification.
     case sent
@@ -18,8 +18,8 @@ public enum DeliveryResult: Sendable, Equatable {
     case retry(reason: String, retryAfter: Duration?)
     /// Permanent for this delivery (every other 4xx): never retried unchanged.
     case failed(reason: String)
-    /// The upstream refused Herald's own credentials or configuration, not this delivery (SPEC 5:
-    /// APNs InvalidProviderToken after a renewal, MissingTopic, BadTopic, TopicDisallowed,
+    /// The upstream refused Herald's own credentials or configuration, not this delivery
+    /// (APNs InvalidProviderToken after a renewal, MissingTopic, BadTopic, TopicDisallowed,
     /// BadCertificateEnvironment; FCM 401 after a renewal, THIRD_PARTY_AUTH_ERROR, PERMISSION_DENIED,
     /// SENDER_ID_MISMATCH).
     /// The worker pauses that upstream and puts the row back with its attempt unspent.

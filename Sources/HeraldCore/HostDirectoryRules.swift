@@ -1,6 +1,6 @@
 import Foundation
 
-/// A device as the host registers it (SPEC 4), validated and with its tokens normalised.
+/// A device as the host registers it, validated and with its tokens normalised.
 public struct DeviceRegistration: Sendable, Equatable {
     public var platform: String
     public var environment: String
@@ -30,7 +30,7 @@ public struct DeviceRegistration: Sendable, Equatable {
     }
 }
 
-/// A user's directory entry as the host sets it (SPEC 4): tenant and identifier sets, normalised
+/// A user's directory entry as the host sets it: tenant and identifier sets, normalised
 /// and de-duplicated.
 public struct UserEntry: Sendable, Equatable {
     public var tenantID: String

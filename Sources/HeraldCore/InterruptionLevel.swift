@@ -1,4 +1,4 @@
-/// How urgently iOS presents a push (APNs `aps.interruption-level`, SPEC 2.1 `interruptionLevel`).
+/// How urgently iOS presents a push (APNs `aps.interruption-level`, the push body's `interruptionLevel`).
 ///
 /// Apple defines `passive`, `active`, `time-sensitive` and `critical`. A partner may ask for the first
 /// three; `time-sensitive` only when an admin allowed it on the partner row (`allowTimeSensitive`), since

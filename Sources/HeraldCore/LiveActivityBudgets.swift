@@ -1,6 +1,6 @@
 import Foundation
 
-/// The Live Activity budgets every mini-app of the host app shares (SPEC 2.2). Apple budgets
+/// The Live Activity budgets every mini-app of the host app shares. Apple budgets
 /// push-to-start and priority-10 pushes per app and device, and the host app is one app for all its
 /// mini-apps: without a gateway budget one partner could spend what every other partner needs, and
 /// APNs answers 200 to a throttled push, so nothing else would tell. Each default is written once,

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Limits of the Live Activity endpoints; the defaults are SPEC 2.2's and Apple's
+/// Limits of the Live Activity endpoints; the defaults are the API's and Apple's
 /// (docs/live-activities.md lists them). Text lengths count Unicode scalars, as pushes do.
 public struct LiveActivityRules: Sendable {
     /// What `ttlSeconds` may be: 1 second to 8 hours.

@@ -92,7 +92,7 @@ public enum LiveActivityState: Sendable, Equatable {
     /// `JSONDecoder` strategies (docs/live-activities.md declares the structs). camelCase keys,
     /// optional fields omitted when nil, `deadline` as seconds since 2001-01-01T00:00:00Z (the
     /// default `.deferredToDate` reads `Date.timeIntervalSinceReferenceDate`), then the brand
-    /// every content-state carries (SPEC 2.2).
+    /// every content-state carries.
     public func contentState(displayName: String, miniAppID: String) -> JSONValue {
         var members: [(key: String, value: JSONValue)]
         if case .countdown(let state) = self {

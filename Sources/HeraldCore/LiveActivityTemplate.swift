@@ -1,6 +1,6 @@
 import Foundation
 
-/// The Live Activity templates a partner can start (SPEC 2.2). Each is a Swift struct the host's
+/// The Live Activity templates a partner can start. Each is a Swift struct the host's
 /// Widget Extension declares (docs/live-activities.md); the raw value is what partners send.
 public enum LiveActivityTemplate: String, CaseIterable, Sendable {
     case progress, status, countdown

@@ -68,7 +68,7 @@ public struct LiveActivityChange: Sendable, Equatable {
     }
 }
 
-/// Validates the Live Activity bodies of SPEC 2.2 (every rule that needs no database). Throws the
+/// Validates the Live Activity bodies of docs/api-live-activities.md (every rule that needs no database). Throws the
 /// first rule broken: 400 for shape and type (`missing_field`, `invalid_field`, `unknown_field`),
 /// 422 for template rules (`invalid_state`, `unknown_template`); docs/live-activities.md lists them.
 public enum LiveActivityValidator {

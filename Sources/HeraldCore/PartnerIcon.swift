@@ -1,4 +1,4 @@
-/// A partner's stored icon (SPEC 3): the sizes Herald keeps, where the intake serves them, and the URL
+/// A partner's stored icon: the sizes Herald keeps, where the intake serves them, and the URL
 /// payloads carry. iOS renders a communication notification's avatar only from PNG or JPEG, so every
 /// icon is kept as square PNGs whatever it was uploaded as.
 public enum PartnerIcon {

@@ -25,7 +25,7 @@ public enum PartnerRules {
         return text
     }
 
-    /// `aps.sound` (SPEC 2.3): a plain file name that iOS looks up in the host app's bundle or
+    /// `aps.sound`: a plain file name that iOS looks up in the host app's bundle or
     /// `Library/Sounds` (`default` is the system sound). 1-64 characters (Unicode scalars), no `/` or
     /// `\`, none of the refused characters (TextRules), no whitespace at either end, and not starting
     /// with `.` (no `.`, `..` or hidden file). docs/openapi.yaml's `SoundName` states the same rule.
@@ -61,7 +61,7 @@ public enum PartnerRules {
         try httpsURL(text, field: "iconUrl")
     }
 
-    /// Where a partner's delivery webhooks go (SPEC 2.4): the same rule as `iconURL`. Which addresses it may
+    /// Where a partner's delivery webhooks go: the same rule as `iconURL`. Which addresses it may
     /// reach is decided when it is sent (HTTPFetch's address policy, on the resolved address).
     public static func webhookURL(_ text: String) throws(HeraldError) -> String {
         try httpsURL(text, field: "webhookUrl")

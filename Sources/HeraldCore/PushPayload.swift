@@ -144,7 +144,7 @@ public enum PushPayload {
         /// `aps` carries what iOS itself acts on: the alert, the service extension flag, `thread-id` (the
         /// mini-app, so its pushes stack together), the partner's sound (none when silent) and the
         /// interruption level when it is not APNs' default. `sig2` covers them, `sig` only what the app reads
-        /// (docs/security.md, "The signed envelope"). Written as JSONWriter writes the same object,
+        /// (docs/security-delivery.md, "The signed envelope"). Written as JSONWriter writes the same object,
         /// member by member: building the value first was most of rendering a push.
         func apnsBody() -> [UInt8] {
             var out: [UInt8] = []

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A partner's push after validation: identifiers normalised and de-duplicated, every rule of
-/// SPEC 2.1 that needs no database checked.
+/// docs/api.md that needs no database checked.
 public struct PushRequest: Sendable, Equatable {
     public var emails: [String]
     public var wallets: [String]
@@ -25,7 +25,7 @@ public struct PushRequest: Sendable, Equatable {
     public var identifierCount: Int { emails.count + wallets.count }
 }
 
-/// Limits of the push endpoint; the defaults are the SPEC's.
+/// Limits of the push endpoint; the defaults are docs/api.md's.
 public struct PushRules: Sendable {
     public var maxRecipients = 1_000
     public var maxTitleCharacters = 120
@@ -46,7 +46,7 @@ public struct PushRules: Sendable {
 
     public init() {}
 
-    /// What `ttlSeconds` and HERALD_DEFAULT_TTL_SECONDS may be: 1 second to 28 days (SPEC 2.1).
+    /// What `ttlSeconds` and HERALD_DEFAULT_TTL_SECONDS may be: 1 second to 28 days.
     public static let ttlRange = 1...(28 * 24 * 3600)
 
     /// The TTL a validated push gets: the partner's, else the default. It counts from when the
@@ -70,7 +70,7 @@ public struct PushRules: Sendable {
     }
 
     /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
-    /// the mini-app's icon from the partner row, never from a push (SPEC 2.1).
+    /// the mini-app's icon from the partner row, never from a push.
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",

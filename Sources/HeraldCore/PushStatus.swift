@@ -1,6 +1,6 @@
 import Foundation
 
-/// A push request's status, derived from its counts (SPEC 5): nothing pending is `completed`.
+/// A push request's status, derived from its counts: nothing pending is `completed`.
 public enum PushStatus: String, Sendable {
     case queued, scheduled, sending, completed
 

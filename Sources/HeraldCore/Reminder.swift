@@ -1,7 +1,7 @@
 import Foundation
 
 /// A reminder the host schedules for one of its users on behalf of a mini-app's bundle
-/// (`based.notifications.schedule(..., when)`, SPEC 4), after validation: every rule that needs
+/// (`based.notifications.schedule(..., when)`), after validation: every rule that needs
 /// no database checked. It is delivered as a push from that mini-app, so the push's rules apply
 /// to its text and deep link.
 public struct ReminderRequest: Sendable, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What becomes of a delivery after one attempt (SPEC 5), as recorded in `delivery_history`.
+/// What becomes of a delivery after one attempt, as recorded in `delivery_history`.
 public enum DeliveryOutcome: Sendable, Equatable {
     case sent
     /// A permanent failure of this delivery (the upstream's reason).

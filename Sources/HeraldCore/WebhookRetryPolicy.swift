@@ -1,6 +1,6 @@
 import Foundation
 
-/// What became of one attempt to POST a webhook event (SPEC 2.4).
+/// What became of one attempt to POST a webhook event.
 public enum WebhookAttemptResult: Sendable, Equatable {
     /// The receiver answered with this status.
     case answered(status: Int)
@@ -21,7 +21,7 @@ public struct WebhookRetryPolicy: Sendable, Equatable {
 
     /// The wait after the first failed attempt, doubling per attempt up to the maximum; each wait is jittered.
     public var backoff = ExponentialBackoff(base: .seconds(5), maximum: .seconds(3600))
-    /// How long an event is retried (SPEC: 24 hours).
+    /// How long an event is retried (24 hours).
     public var window: Duration = .seconds(86_400)
 
     public init() {}

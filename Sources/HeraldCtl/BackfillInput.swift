@@ -79,7 +79,7 @@ enum Interruption {
     static func raise() { flag.store(true, ordering: .relaxed) }
 }
 
-/// A global function, not a closure: called by the kernel on any thread (docs/swift-c-interop.md).
+/// A global function, not a closure: called by the kernel on any thread, so it must carry no actor isolation.
 private func interruptionHandler(_ signal: Int32) {
     Interruption.raise()
 }

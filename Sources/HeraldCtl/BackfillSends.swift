@@ -4,7 +4,7 @@ import HeraldCrypto
 import ServiceSupport
 import Store
 
-/// `backfill sends`: each line is a push body of SPEC 2.1 plus `partner` (mini-app id) and `key`.
+/// `backfill sends`: each line is a push body (docs/api.md) plus `partner` (mini-app id) and `key`.
 /// Every partner rule of the push endpoint applies, through the intake's own code
 /// (`PushPreparation`): tenant, brand prefix, deep-link namespace, data, payload size, opt-outs,
 /// sendAt and ttlSeconds with HERALD_DEFAULT_TTL_SECONDS, interruptionLevel against the partner's

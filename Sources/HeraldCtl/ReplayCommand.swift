@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 import Store
 
-/// `heraldctl replay` (SPEC 6): failed, dead or expired deliveries back into the queue.
+/// `heraldctl replay`: failed, dead or expired deliveries back into the queue.
 enum ReplayCommand {
     static let options: Set<String> = ["json", "request", "partner", "since", "until", "outcome", "reason",
                                        "realtime", "dry-run"]

@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 import Store
 
-/// `heraldctl stats` (SPEC 6): the outbox by state, lane and partner, the oldest due row's wait, and the
+/// `heraldctl stats`: the outbox by state, lane and partner, the oldest due row's wait, and the
 /// outcomes of the last 5 minutes and hour.
 enum StatsCommand {
     static func run(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {

@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 import Store
 
-/// `heraldctl tokens` (SPEC 6): token invalidations over a window by upstream, token and reason, so an operator
+/// `heraldctl tokens`: token invalidations over a window by upstream, token and reason, so an operator
 /// sees a storm (one reason, one upstream, many devices at once) at a glance.
 enum TokensCommand {
     static func run(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {

@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 import Store
 
-/// `heraldctl webhooks replay`: failed delivery webhooks (SPEC 2.4) sent again, each with a new 24-hour
+/// `heraldctl webhooks replay`: failed delivery webhooks sent again, each with a new 24-hour
 /// window; its partner sees the same event id (`Herald-Event-Id`) it may already have seen.
 enum WebhooksCommand {
     static func run(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {

@@ -7,13 +7,12 @@ import Store
 /// (NOTIFY herald_channels), from its own thread and connection, outside the write's transaction, and at most
 /// once per `minimumInterval`.
 ///
-/// A NOTIFY inside every write would serialize the commits on Postgres' notification queue lock
-/// (docs/queue-notes: inserts capped near 500-2,000/s in other queues); one coalesced NOTIFY per
-/// few milliseconds costs little and still wakes a worker within milliseconds. If a
+/// A NOTIFY inside every write would serialize the commits on Postgres' notification queue lock; one
+/// coalesced NOTIFY per few milliseconds costs little and still wakes a worker within milliseconds. If a
 /// NOTIFY is lost (connection failure), the workers' poll fallback finds the rows. The one exception is the
 /// batched push write (`IntakeWriter`): an intake writes one batch at a time, so its NOTIFY goes inside the
 /// batch's transaction, naming the worker `channelForWrite` gives, and costs no thread hand-over nor transaction
-/// of its own (docs/performance.md, *CPU of a single push*).
+/// of its own (docs/performance.md, *What bounds each figure*).
 ///
 /// Each deliveries NOTIFY names one worker, the workers taking turns of `turnLength` (`DeliveryStore.notifyWorkers`):
 /// every worker woken for one push would claim, and all but one would find nothing (with two workers, two claims
@@ -31,7 +30,7 @@ final class DeliveryNotifier: @unchecked Sendable {
     /// How long one worker is named before the next one's turn: several of its claim spacings, so under live
     /// traffic one worker claims what is due while the others sleep. Named in turn one NOTIFY at a time (1 ms
     /// apart), the workers all claimed every few ms, and a third of the claims found that another had taken
-    /// their rows (docs/performance.md, *CPU of a single push*).
+    /// their rows (docs/performance.md, *What bounds each figure*).
     static let turnLength: Duration = .milliseconds(10)
 
     private let minimumInterval: Duration

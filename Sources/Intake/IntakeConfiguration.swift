@@ -15,7 +15,7 @@ public struct IntakeConfiguration: Sendable {
     public var adminToken: String
     public var hostToken: String
     /// The tokens before a rotation, still accepted while callers move to the new ones (`HERALD_ADMIN_TOKEN_PREVIOUS`,
-    /// `HERALD_HOST_TOKEN_PREVIOUS`; docs/operations.md, *Key and credential rotation*).
+    /// `HERALD_HOST_TOKEN_PREVIOUS`; docs/runbooks/credentials.md, *Key and credential rotation*).
     public var adminTokenPrevious: String?
     public var hostTokenPrevious: String?
     public var signingKeys: [String: [UInt8]]
@@ -67,7 +67,7 @@ public struct IntakeConfiguration: Sendable {
     public var recipientCacheSize = Settings.intakeRecipientCacheSize.integer
     /// After a NOTIFY that tells the workers new deliveries are due, the next waits at least this long
     /// (`HERALD_NOTIFY_INTERVAL_MS`, `DeliveryNotifier`): pushes committed meanwhile share one. 1 ms rather
-    /// than 5: at 250 pushes/s every push waited for the next NOTIFY, 3 ms on average.
+    /// than 5: at moderate rates every push waits for the next NOTIFY, so a longer interval adds its latency.
     public var notifyInterval = Settings.notifyInterval.duration
     /// Serves the operator console at `/console/` and its API (`HERALD_CONSOLE_ENABLED`, 1 or 0); off, every
     /// console path answers 404.

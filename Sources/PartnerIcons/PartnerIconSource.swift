@@ -4,7 +4,7 @@ import Icons
 import ServiceSupport
 import Store
 
-/// Where a partner's icon comes from (SPEC 3): an uploaded image, or an https URL fetched through
+/// Where a partner's icon comes from: an uploaded image, or an https URL fetched through
 /// HTTPFetch (its address policy and CAs); either way rasterised by Icons to `PartnerIcon.sizes`
 /// before anything is written. The admin API and `heraldctl partners` share it.
 public final class PartnerIconSource: Sendable {

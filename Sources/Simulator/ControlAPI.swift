@@ -1,7 +1,7 @@
 import HTTP2
 import HeraldCore
 
-/// The simulator's own API, on the same port as APNs and FCM (SPEC 8):
+/// The simulator's own API, on the same port as APNs and FCM:
 ///
 /// | request | answer |
 /// |---|---|

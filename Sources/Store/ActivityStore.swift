@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// What an activity is in (SPEC 2.2).
+/// What an activity is in.
 public enum ActivityStatus: String, Sendable {
     case active, ended, replaced, expired
     /// Dismissed or ended by the user on every device (the device's word, or a start that created nothing).

@@ -321,7 +321,7 @@ public struct DeliveryStore: Sendable {
     /// statements (a transaction pooler, PostgresConnectionOptions.preparedStatements) the two SETs
     /// are skipped: they would stay on one server connection and make the commits of whichever
     /// client gets it next (the intake's) asynchronous; a worker role can carry them instead
-    /// (docs/operations.md, "Connection poolers").
+    /// (docs/deployment.md, "Connection poolers").
     /// `claims` marks the claimer's session, which plans as herald_claim_deliveries' SET clauses do, for the listed
     /// claim (`claimListedSQL`): one generic plan (a custom plan for each call's ids cost more to plan than to run) and
     /// index paths only (whatever a plan cached while the tables were small).

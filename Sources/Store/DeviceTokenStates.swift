@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// One token's health as the host sees it (SPEC 4): never the token itself.
+/// One token's health as the host sees it: never the token itself.
 public struct TokenHealth: Sendable, Equatable {
     public enum State: String, Sendable {
         case valid, invalid, absent
@@ -92,7 +92,7 @@ public struct DeviceTokenStates: Sendable, Equatable {
         lhs.json == rhs.json
     }
 
-    /// The host API's shape (docs/api.md, "Device token health").
+    /// The host API's shape (docs/api-host.md, "Device token health").
     public var json: JSONValue {
         .object([
             ("deviceId", .string(deviceID)), ("platform", .string(platform)), ("environment", .string(environment)),

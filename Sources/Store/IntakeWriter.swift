@@ -114,9 +114,8 @@ public enum IntakePushOutcome: Sendable {
 ///
 /// Under load (the lead was handed over: pushes queued while the last batch committed) a leader first waits up
 /// to `batchWindow` for more, unless a full batch waits already. A call of `herald_intake_push` costs Postgres
-/// about as much as four of its pushes whatever its size, so at 2,000 pushes/s a quarter of a millisecond took
-/// batches from ~3 to ~4 pushes and the intake's Postgres CPU a push down by a tenth (docs/performance.md);
-/// a lone push never waits.
+/// about as much as four of its pushes whatever its size, so a fraction of a millisecond's wait makes larger,
+/// cheaper batches under load (figures: docs/performance.md); a lone push never waits.
 public final class IntakeWriter: @unchecked Sendable {
     private final class Slot {
         let push: EncodedPush

@@ -14,11 +14,11 @@ public struct PartnerRecord: Sendable, Equatable {
     public let iconURL: String?
     /// When the stored icon was last set; nil when the partner has none.
     public let iconUpdatedAt: Date?
-    /// Where delivery webhooks go (SPEC 2.4); its secret is never part of the record.
+    /// Where delivery webhooks go; its secret is never part of the record.
     public let webhookURL: String?
     public let createdAt: Date
     public let revokedAt: Date?
-    /// `aps.sound` of the partner's pushes (SPEC 2.3).
+    /// `aps.sound` of the partner's pushes.
     public let sound: NotificationSound
     /// Whether its pushes may ask for `interruptionLevel: time-sensitive`.
     public let allowTimeSensitive: Bool

@@ -8,10 +8,10 @@ public struct CheckedPush: Sendable {
     public let template: PushTemplate
 }
 
-/// The rules and rendering of SPEC 2.1 between a push body and the rows it writes, shared by the
+/// The push rules and rendering between a push body and the rows it writes, shared by the
 /// intake's push endpoint and `heraldctl backfill sends` so both write exactly the same rows.
 public enum PushPreparation {
-    /// Fields, what the partner row allows, and payload size (SPEC 2.1) of a push body for `partner`.
+    /// Fields, what the partner row allows, and payload size of a push body for `partner`.
     /// Renders once: the size check reads the template every delivery is written from.
     public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
                              now: Date) throws(HeraldError) -> CheckedPush {
@@ -96,7 +96,7 @@ public enum PushPreparation {
         ]))
         let dataJSON = JSONWriter.string(.object(push.data.map { ($0.key, .string($0.value)) }))
         // Every delivery carries an expiry (the worker's apns-expiration and android.ttl), counted
-        // from when the push is due; without ttlSeconds, HERALD_DEFAULT_TTL_SECONDS (SPEC 2.1).
+        // from when the push is due; without ttlSeconds, HERALD_DEFAULT_TTL_SECONDS.
         let ttlSeconds = rules.ttlSeconds(for: push)
         let expiresAt = (push.sendAt ?? createdAt).addingTimeInterval(Double(ttlSeconds))
         let enqueue = PushEnqueue(

@@ -124,7 +124,7 @@ public enum ReminderCancelOutcome: String, Sendable {
     case notFound = "not_found"
 }
 
-/// The queries of the host's reminders (SPEC 4). The schedule and the cancel are functions of
+/// The queries of the host's reminders. The schedule and the cancel are functions of
 /// sql/029_reminders.sql, where the rules that need the database are written down.
 public struct ReminderStore: Sendable {
     public let pool: PostgresPool

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// Which finished deliveries `heraldctl replay` puts back in the queue (SPEC 6). Only push deliveries
+/// Which finished deliveries `heraldctl replay` puts back in the queue. Only push deliveries
 /// that ended failed, dead or expired, and finished after migration 010 (which keeps their payload), can match.
 public struct ReplaySelection: Sendable, Equatable {
     public static let replayableOutcomes = ["failed", "dead", "expired"]

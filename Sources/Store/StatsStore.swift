@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
 
-/// The queue at a glance (`heraldctl stats`, SPEC 6).
+/// The queue at a glance (`heraldctl stats`).
 public struct QueueStats: Sendable, Equatable {
     public struct Group: Sendable, Equatable {
         /// `pending` (due now), `scheduled` (pending, due later: a sendAt or a retry's backoff), `leased`.

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
 
-/// Token invalidations over a window, by upstream, token kind and reason (`heraldctl tokens`, SPEC 6): a
+/// Token invalidations over a window, by upstream, token kind and reason (`heraldctl tokens`): a
 /// storm of one reason on one upstream shows at a glance.
 public struct TokenReport: Sendable, Equatable {
     public struct Line: Sendable, Equatable {

@@ -15,7 +15,7 @@ import Store
 public struct APNsUpstream: DeliveryUpstream {
     static let liveActivityTopicSuffix = ".push-type.liveactivity"
 
-    /// The longest TTL a push may have (SPEC 2.1, 28 days): a row without an expiry (queued before
+    /// The longest TTL a push may have (28 days): a row without an expiry (queued before
     /// every push had one) gets it, never `apns-expiration: 0`, which tells APNs to try once and
     /// keep nothing.
     public static let longestStorage = TimeInterval(PushRules.ttlRange.upperBound)

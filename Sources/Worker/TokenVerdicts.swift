@@ -3,7 +3,7 @@ import HeraldCore
 import Store
 import Synchronization
 
-/// Suspect token verdicts (SPEC 5, "Tokens stay true"): APNs BadDeviceToken and DeviceTokenNotForTopic, FCM
+/// Suspect token verdicts ("Tokens stay true"): APNs BadDeviceToken and DeviceTokenNotForTopic, FCM
 /// INVALID_ARGUMENT about the token. Each says as much about Herald's setup (the wrong APNs environment or
 /// topic, the wrong Firebase project) as about the token, so none retires a token on its own word.
 ///

@@ -3,7 +3,7 @@ import HeraldCore
 import Synchronization
 
 /// Which upstreams are paused because they refused Herald's own credentials or configuration
-/// (SPEC 5: a revoked key, a wrong topic), and when each may be tried again.
+/// (a revoked key, a wrong topic), and when each may be tried again.
 ///
 /// - The first setup fault pauses the upstream for `backoff.step(afterFailures: 1)`; faults from
 ///   sends that were already in flight do not lengthen it.

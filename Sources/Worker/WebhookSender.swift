@@ -7,7 +7,7 @@ import ServiceSupport
 import Store
 import Synchronization
 
-/// Sends partners' delivery webhooks (SPEC 2.4) from `webhook_events` (sql/020_webhooks.sql): a background
+/// Sends partners' delivery webhooks from `webhook_events` (sql/020_webhooks.sql): a background
 /// service claims due events, POSTs each through HTTPFetch (its address policy; no redirects; the answer read up
 /// to 4 KiB and ignored) with `Herald-Signature` (signed with the partner's secret, and with the one before its last
 /// rotation while that one's overlap lasts) and `Herald-Event-Id`, and records the outcomes in batches:

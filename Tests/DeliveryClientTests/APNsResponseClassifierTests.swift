@@ -17,7 +17,7 @@ import Testing
         #expect(Self.verdict(200, nil, headers: [HTTP2Header("apns-id", sampleAPNsID)]) == .result(.sent))
     }
 
-    /// Every status and reason of protocol-notes section 4, with the result it must give.
+    /// Every status and reason of Apple's APNs documentation, with the result it must give.
     static let table: [(Int, String, APNsResponseClassifier.Verdict)] = [
         (400, "BadCollapseId", .result(.failed(reason: "BadCollapseId"))),
         (400, "BadDeviceToken", .result(.tokenSuspect(reason: "BadDeviceToken"))),

@@ -25,7 +25,7 @@ import Testing
         #expect(FCMResponseClassifier.classify(response, now: Self.now) == .result(.sent))
     }
 
-    /// The errorCode table of protocol-notes section 7.
+    /// The errorCode table of FCM's HTTP v1 documentation.
     static let table: [(Int, String, String, FCMResponseClassifier.Verdict)] = [
         (400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", .result(.failed(reason: "INVALID_ARGUMENT"))),
         (401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", .result(.setupFault(reason: "THIRD_PARTY_AUTH_ERROR"))),

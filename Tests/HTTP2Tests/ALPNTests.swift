@@ -2,7 +2,7 @@ import Foundation
 import HTTP2
 import Testing
 
-/// The server's answer to each ALPN offer (SPEC 8): "h2" offered, no ALPN at all (HTTP/2 with prior knowledge,
+/// The server's answer to each ALPN offer: "h2" offered, no ALPN at all (HTTP/2 with prior knowledge,
 /// as APNs gives aioapns and pushy), and ALPN without "h2" (a no_application_protocol alert, RFC 7301 3.2).
 @Suite("ALPN on the server")
 struct ALPNTests {

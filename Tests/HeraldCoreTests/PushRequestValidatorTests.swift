@@ -388,7 +388,7 @@ import Testing
         }?.field == "data.\(wide)é")
     }
 
-    /// The keys SPEC 2.1 names, the ones Herald writes beside `aps` (2.3), and FCM's reserved words.
+    /// The keys docs/api.md reserves, the ones Herald writes beside `aps`, and FCM's reserved words.
     static let reservedKeys = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "google", "googleX", "google.sent_time", "Google", "GOOGLE_x", "gOoGlE", "gcm", "gcm.notification.title",

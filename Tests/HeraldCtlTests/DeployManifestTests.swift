@@ -2,7 +2,7 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// deploy/ as the third-party judges see it (SPEC 7): every Kubernetes manifest against the
+/// deploy/ as the third-party judges see it: every Kubernetes manifest against the
 /// Kubernetes schemas (kubernetes-validate), the compose file against the compose-spec schema
 /// (check-jsonschema), both from .build/venv (scripts/setup). Then the rules the schemas cannot
 /// know: grace periods above the worker's drain, and only variables the code reads.
@@ -246,7 +246,7 @@ struct DeployManifestTests {
         #expect(demoStop > demoDrain, "scripts/container-demo: stop_timeout \(demoStop) <= drain_seconds \(demoDrain)")
     }
 
-    @Test("every HERALD_ variable in deploy/ is one the code reads and the README documents")
+    @Test("every HERALD_ variable in deploy/ is one the code reads and the docs document")
     func variablesAreReal() throws {
         var sources = ""
         let enumerator = FileManager.default.enumerator(atPath: Self.root.appendingPathComponent("Sources").path)
@@ -254,13 +254,14 @@ struct DeployManifestTests {
             guard path.hasSuffix(".swift") else { continue }
             sources += try Self.read("Sources/" + path)
         }
-        let readme = try Self.read("README.md")
-        // The configuration tables: rows whose first cell names variables in backticks.
-        var documented = Set<String>()
-        for line in readme.split(separator: "\n") where line.hasPrefix("| `HERALD_") {
-            let cell = line.dropFirst(2).prefix { $0 != "|" }
-            for name in Self.names(in: String(cell)) { documented.insert(name) }
+        // Documented: named in the README or a document under docs/ (docs/configuration.md lists them all).
+        var docs = try Self.read("README.md")
+        let docsFolder = FileManager.default.enumerator(atPath: Self.root.appendingPathComponent("docs").path)
+        while let path = docsFolder?.nextObject() as? String {
+            guard path.hasSuffix(".md") else { continue }
+            docs += try Self.read("docs/" + path)
         }
+        let documented = Self.names(in: docs)
         #expect(documented.count > 30)
 
         var used = Set<String>()
@@ -274,7 +275,7 @@ struct DeployManifestTests {
         }
         #expect(used.contains("HERALD_DRAIN_SECONDS") && used.contains("HERALD_DATABASE_URL"), "\(used)")
         for name in used.sorted() {
-            #expect(documented.contains(name), "\(name) is used in deploy/ but not in README's configuration tables")
+            #expect(documented.contains(name), "\(name) is used in deploy/ but no doc names it")
             #expect(sources.contains("\"\(name)\""), "\(name) is used in deploy/ but no source file reads it")
         }
     }

@@ -4,7 +4,7 @@ import HeraldTestSupport
 import Postgres
 import Testing
 
-/// `heraldctl tokens` (SPEC 6): a window's token invalidations by upstream, token and reason, with the real
+/// `heraldctl tokens`: a window's token invalidations by upstream, token and reason, with the real
 /// executable against a migrated database.
 @Suite("heraldctl tokens", .requiresDatabase)
 struct TokensCommandTests {

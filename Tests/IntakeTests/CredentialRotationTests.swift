@@ -5,7 +5,7 @@ import Intake
 import ServiceSupport
 import Testing
 
-/// Credentials rotated with an overlap (docs/operations.md, *Key and credential rotation*): a partner key's
+/// Credentials rotated with an overlap (docs/runbooks/credentials.md, *Key and credential rotation*): a partner key's
 /// `previousKeyValidSeconds` and `DELETE .../previous-key`, and the previous admin and host tokens; every request
 /// made with a previous credential is counted in `/metrics`.
 @Suite("Credential rotation with an overlap", .serialized, .requiresDatabase)

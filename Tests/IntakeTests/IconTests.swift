@@ -5,7 +5,7 @@ import Intake
 import ServiceSupport
 import Testing
 
-/// Partner icons end to end through the intake (SPEC 3): upload, rasterised PNGs served with caching
+/// Partner icons end to end through the intake: upload, rasterised PNGs served with caching
 /// headers, the URL in payloads, bad images refused with nothing changed, iconUrl fetched through the
 /// address policy.
 @Suite("Partner icons", .requiresDatabase)

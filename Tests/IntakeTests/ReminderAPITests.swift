@@ -7,7 +7,7 @@ import ServiceSupport
 import Store
 import Testing
 
-/// The host's reminders against real Postgres (SPEC 4): what a schedule writes, every refusal writing
+/// The host's reminders against real Postgres: what a schedule writes, every refusal writing
 /// nothing, the per-(user, mini-app) cap (exact across intake processes), the list and the cancel.
 /// Delivery through a worker to the simulator is in Tests/WorkerTests/ReminderFlowTests.swift.
 @Suite("Reminders API", .requiresDatabase)

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-/// The admin side of delivery webhooks (SPEC 2.4): the URL on create and PATCH, the secret shown once and
+/// The admin side of delivery webhooks: the URL on create and PATCH, the secret shown once and
 /// rotatable (with an overlap while the old one still signs), never in a listing.
 @Suite("Webhook settings", .requiresDatabase)
 struct WebhookAdminTests {

@@ -94,7 +94,7 @@ struct APNsValidationTests {
         let apnsID = try #require(response.header("apns-id"))
         #expect(Identifiers.isLowercaseUUID(apnsID))
         #expect(harness.simulator.received().first?.id == apnsID)
-        // Production's answer has no apns-unique-id (protocol-notes.md section 4: the sandbox's has).
+        // Production's answer has no apns-unique-id (the sandbox's has).
         // The id is new for every answer: sent never indexed, so it does not churn the client's HPACK table.
         #expect(response.headers.map(\.name) == ["apns-id"])
         #expect(response.headers.filter(\.neverIndexed).map(\.name) == ["apns-id"])

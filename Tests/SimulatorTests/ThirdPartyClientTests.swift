@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldTestSupport
 import Testing
 
-/// A real third-party APNs client as the judge (SPEC 7, 8): aioapns 4.0 from PyPI (installed by `scripts/setup`
+/// A real third-party APNs client as the judge: aioapns 4.0 from PyPI (installed by `scripts/setup`
 /// into `.build/venv`), unmodified but for the address it connects to, sends through `bench/aioapns_send.py` to
 /// a running `herald-sim` over TLS without ALPN, with the simulator's CA trusted and the same .p8 key the
 /// simulator checks provider tokens against.

@@ -6,7 +6,7 @@ import Store
 import Testing
 
 /// The index each hot query relies on, proven with EXPLAIN on a directory large enough that the
-/// planner would not pick an index by accident (see docs/internals.md, "Indexes and why").
+/// planner would not pick an index by accident (see docs/database.md, "Indexes and why").
 @Suite("Query plans", .serialized, .requiresDatabase)
 struct QueryPlanTests {
     static let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 2))

@@ -5,7 +5,7 @@ import Intake
 import ServiceSupport
 import Testing
 
-/// The budgets every mini-app shares (SPEC 2.2, HERALD_LA_*), each at its edge, through the real intake and
+/// The budgets every mini-app shares (HERALD_LA_*), each at its edge, through the real intake and
 /// Postgres: a refusal writes nothing and is counted by partner in /metrics.
 @Suite(.requiresDatabase, .serialized)
 struct LiveActivityBudgetTests {

@@ -5,7 +5,7 @@ import HeraldTestSupport
 import Simulator
 import Testing
 
-/// Reminders end to end (SPEC 4): scheduled through the host API of an intake, delivered at their time
+/// Reminders end to end: scheduled through the host API of an intake, delivered at their time
 /// by a worker to the simulator over HTTP/2, with the payloads checked as the simulator received them;
 /// a cancelled reminder and one for a user who opted out meanwhile are never sent.
 @Suite(.requiresDatabase, .serialized)

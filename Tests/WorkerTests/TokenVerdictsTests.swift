@@ -4,7 +4,7 @@ import Store
 import Testing
 @testable import Worker
 
-/// TokenVerdicts as plain values: when a suspect verdict stands, waits, or makes a storm (SPEC 5).
+/// TokenVerdicts as plain values: when a suspect verdict stands, waits, or makes a storm.
 @Suite struct TokenVerdictsTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 

@@ -1,7 +1,7 @@
 -- Edges of the directory: a device token belongs to one device, emails in one Unicode
 -- form, and every queued delivery has an expiry.
 
--- A device token belongs to one device (SPEC 5). The host registers the token a phone reports;
+-- A device token belongs to one device. The host registers the token a phone reports;
 -- when the phone changed accounts (or the app was reinstalled under another user or tenant),
 -- the token moves to the new device row and leaves the old one, so the old user, the old tenant
 -- and the deliveries already queued for them no longer reach that phone.
@@ -173,7 +173,7 @@ END
 $$;
 
 -- Every delivery has an expiry from now on (the intake sets it from ttlSeconds or
--- HERALD_DEFAULT_TTL_SECONDS, SPEC 2.1); rows queued before without one get the default 28 days
+-- HERALD_DEFAULT_TTL_SECONDS); rows queued before without one get the default 28 days
 -- from when they were due, so the worker never sends apns-expiration 0 for them. (The audit
 -- rows in push_requests keep their NULL ttl_seconds: history, and too large to rewrite.)
 UPDATE deliveries SET expires_at = available_at + interval '28 days' WHERE expires_at IS NULL;

@@ -1,6 +1,6 @@
 -- The claim returns the device's bundle id (the APNs topic when the host registered one, see
 -- APNsUpstream), and the completion knows a 'deferred' outcome: a row held back because the upstream
--- refused Herald's own credentials or configuration (SPEC 5) goes back to pending without spending
+-- refused Herald's own credentials or configuration goes back to pending without spending
 -- the attempt its claim counted.
 
 DROP FUNCTION herald_claim_deliveries(text, integer, integer, text[], smallint[], uuid[], timestamptz[]);

@@ -1,4 +1,4 @@
--- Live Activities (SPEC 2.2): one row per activity, one per (activity, device) it was started on, and
+-- Live Activities: one row per activity, one per (activity, device) it was started on, and
 -- their deliveries in the same outbox as pushes.
 --
 -- Payloads are rendered and signed at intake, like a push's (the intake alone holds the signing keys).

@@ -1,4 +1,4 @@
--- Operations (SPEC 6): what `heraldctl replay` and `heraldctl stats` read and write.
+-- Operations: what `heraldctl replay` and `heraldctl stats` read and write.
 --
 -- Replay sends a failed delivery again with the bytes it had (rendered and signed at intake; the worker
 -- has no signing key), under its own id, so the app sees the same notification and the history keeps

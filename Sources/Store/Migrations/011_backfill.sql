@@ -1,4 +1,4 @@
--- Operator backfills (heraldctl backfill sends|users, SPEC 6): the line keys that make a rerun
+-- Operator backfills (heraldctl backfill sends|users): the line keys that make a rerun
 -- create nothing twice, a set-based recipient resolver for a whole batch of lines, the batch
 -- enqueue from COPY-loaded staging tables, and the host API's user upsert as one function both the
 -- API and the users backfill call.
@@ -168,7 +168,7 @@ BEGIN
 END
 $$;
 
--- The host API's PUT /api/internal/users/{userId} (SPEC 4), in one place for the API
+-- The host API's PUT /api/internal/users/{userId}, in one place for the API
 -- (DirectoryStore.putUser) and the users backfill: the tenant exists, the user is created or moved
 -- to the tenant (its identifiers follow through ON UPDATE CASCADE), and its email and wallet sets
 -- are replaced by the given ones (already normalised). An identifier another user of the tenant

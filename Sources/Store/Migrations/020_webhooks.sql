@@ -1,4 +1,4 @@
--- Delivery webhooks (SPEC 2.4): a partner with a webhookUrl learns a request's outcome, and an
+-- Delivery webhooks: a partner with a webhookUrl learns a request's outcome, and an
 -- activity's end, without polling. Events are written by triggers in the transaction that completes
 -- the request (the worker's completion, or the intake's write of a request with nothing to send) or
 -- ends the activity, so an event exists exactly when its cause committed; workers send them

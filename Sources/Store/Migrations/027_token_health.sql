@@ -1,4 +1,4 @@
--- Tokens that stay true (SPEC 5). A device token's invalidation keeps its reason and the time the token
+-- Tokens that stay true. A device token's invalidation keeps its reason and the time the token
 -- stopped being valid (APNs' 410 timestamp, else the verdict's), so the host can read each token's
 -- health (GET .../devices) and an operator can count invalidations by reason (heraldctl tokens).
 -- A registration is recorded (registered_at): a host PUT after an invalidation makes the token usable

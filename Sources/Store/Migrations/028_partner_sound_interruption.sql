@@ -1,4 +1,4 @@
--- What a partner's pushes ask of iOS beyond the alert (SPEC 2.1, 2.3), set by an admin.
+-- What a partner's pushes ask of iOS beyond the alert, set by an admin.
 --
 -- sound: `aps.sound`, a file name in the host app's bundle or Library/Sounds; 'default' is the system
 -- sound and NULL is silent (no `sound` key). The intake checks the name (PartnerRules.soundName); the

@@ -1,4 +1,4 @@
--- Reminders (SPEC 4): the host schedules, for one of its users and on behalf of a mini-app's bundle
+-- Reminders: the host schedules, for one of its users and on behalf of a mini-app's bundle
 -- (`based.notifications.schedule(..., when)`), a notification from that mini-app at a later time.
 --
 -- A reminder is written as a scheduled partner push is (herald_intake_push, sql/021_intake_push_slots.sql):

@@ -1,5 +1,5 @@
--- Live Activity budgets shared by every mini-app of the host app, and priorities that serve the user
--- (SPEC 2.2). Apple budgets push-to-start and priority-10 pushes per app and device, and APNs answers 200
+-- Live Activity budgets shared by every mini-app of the host app, and priorities that serve the user.
+-- Apple budgets push-to-start and priority-10 pushes per app and device, and APNs answers 200
 -- to a push it then throttles: the gateway keeps its own budget, before Apple's, for all partners at once.
 --
 -- - Active activities per user, across mini-apps, and starts per user and per (user, mini-app) per hour

@@ -1,4 +1,4 @@
--- The host's guards for a user across partners (docs/architecture.md, *The host's guards*): quiet hours in the
+-- The host's guards for a user across partners (docs/api-host.md): quiet hours in the
 -- user's time zone, and a cap on the partner pushes one user gets an hour from all mini-apps.
 
 -- A user's quiet hours, local times in `time_zone` (an IANA name; NULL: UTC). Both ends or neither; an end equal

@@ -1,4 +1,4 @@
--- What a request's status shows of the host's guards (sql/051_user_guards.sql; docs/api.md, *Follow a request*).
+-- What a request's status shows of the host's guards (sql/051_user_guards.sql; docs/api.md, *Sending a push*).
 
 -- The deliveries of a request suppressed after it was accepted: its user opted out of the mini-app since, or was
 -- over HERALD_USER_MAX_PUSHES_PER_HOUR (`user_cap`). Final, as sent and failed are, and counted apart from them

@@ -1,4 +1,4 @@
--- The host API's PUT /api/internal/users/{userId} (SPEC 4), in one place for the API
+-- The host API's PUT /api/internal/users/{userId}, in one place for the API
 -- (DirectoryStore.putUser) and the users backfill: the tenant exists, the user is created or moved
 -- to the tenant (its identifiers follow through ON UPDATE CASCADE), and its email and wallet sets
 -- are replaced by the given ones (already normalised). An identifier another user of the tenant
