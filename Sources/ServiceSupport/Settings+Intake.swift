@@ -128,7 +128,7 @@ extension Settings {
         summary: """
             During a rotation, the old admin token, still accepted; not a placeholder, unlike every other token. \
             Requests made with it are counted in `herald_intake_previous_credential_requests_total` \
-            (docs/operations.md, *Key and credential rotation*).
+            (docs/runbooks/credentials.md, *Key and credential rotation*).
             """)
     public static let hostTokenPrevious = Setting(
         "HERALD_HOST_TOKEN_PREVIOUS", .credentials, readers: [.intake], default: .unset,

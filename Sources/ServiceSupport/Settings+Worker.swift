@@ -98,7 +98,7 @@ extension Settings {
         summary: """
             The partner pushes one user gets from all mini-apps in any sliding hour, at most; beyond it a delivery \
             is `suppressed` (`user_cap`). `0` is off. Set the same value on every worker; with it on, intakes lease \
-            no rows at their write and every partner push takes the claim (docs/api.md, *Host API*).
+            no rows at their write and every partner push takes the claim (docs/api-host.md).
             """)
     public static let completionInterval = Setting(
         "HERALD_COMPLETION_INTERVAL_MS", .claims, readers: [.worker], default: .integer(50), range: 0...1_000,
@@ -142,8 +142,8 @@ extension Settings {
         summary: """
             Distinct tokens refused as bad or foreign (APNs BadDeviceToken, DeviceTokenNotForTopic; FCM \
             INVALID_ARGUMENT about the token) within `HERALD_TOKEN_STORM_WINDOW_SECONDS`, with no success of that \
-            upstream in between, that pause the upstream as a setup fault; nothing is retired (docs/operations.md, \
-            *Token health*).
+            upstream in between, that pause the upstream as a setup fault; nothing is retired \
+            (docs/runbooks/upstreams.md, *Token health*).
             """)
     public static let tokenStormWindowSeconds = Setting(
         "HERALD_TOKEN_STORM_WINDOW_SECONDS", .retries, readers: [.worker], default: .integer(60), range: 1...86_400,

@@ -27,7 +27,7 @@ public enum Settings {
         default: .flag(PostgresConnectionOptions().preparedStatements), format: "`0` or `1`",
         summary: """
             `1`: each SQL text is a named prepared statement per connection; `0`: unnamed statements and no session \
-            settings but TimeZone, for PgBouncer in transaction mode (docs/operations.md, "Connection poolers").
+            settings but TimeZone, for PgBouncer in transaction mode (docs/deployment.md, *Connection poolers*).
             """)
     public static let logLevel = Setting(
         "HERALD_LOG_LEVEL", .database, readers: [.intake, .worker], default: .text("info"),
@@ -108,7 +108,7 @@ public enum Settings {
     /// Read by Store's `Migrator.bundled`, which heraldctl's `migrate` runs.
     public static let migrationsDirectory = Setting(
         "HERALD_MIGRATIONS_DIR", .heraldctl, readers: [.heraldctl],
-        default: .derived("the bundled folder (README.md, *Building by hand*)"), format: "a folder path",
+        default: .derived("the bundled folder (docs/operations.md, *Migrations*)"), format: "a folder path",
         summary: "Folder of `NNN_name.sql` migrations for `migrate`.")
     public static let backfillBatchSize = Setting(
         "HERALD_BACKFILL_BATCH_SIZE", .heraldctl, readers: [.heraldctl], default: .integer(1_000), range: 1...10_000,
