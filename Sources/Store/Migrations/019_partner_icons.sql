@@ -1,4 +1,4 @@
--- Partner icons as the host app shows them (SPEC 3; seed 004: iOS renders a communication
+-- Partner icons as the host app shows them (iOS renders a communication
 -- notification's avatar only from PNG or JPEG, and mini-app logos are often SVG). The intake
 -- rasterises an uploaded or fetched image to square PNGs (Sources/Icons) and stores them here; it
 -- serves them at GET /icons/{miniAppId}/{size}.png and payloads point at the 256 px one.

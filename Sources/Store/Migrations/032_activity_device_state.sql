@@ -1,4 +1,4 @@
--- The device's own word about a Live Activity (SPEC 4): the host reports what ActivityKit's
+-- The device's own word about a Live Activity: the host reports what ActivityKit's
 -- `activityStateUpdates` says on each device (`active`, `dismissed`, `ended`, `stale`), and a push-to-start
 -- whose update token never came back is `unconfirmed` (functions/activity_device_state.sql,
 -- activity_unconfirmed.sql). An activity the user dismissed or ended on every device is `dismissed` for the

@@ -1,4 +1,4 @@
--- Broadcast channels (SPEC 2.2, iOS 18): one Live Activity that every phone following the channel shows, updated
+-- Broadcast channels (iOS 18): one Live Activity that every phone following the channel shows, updated
 -- by one APNs broadcast per change whatever the number of followers.
 --
 -- The intake writes the partner's intent and the payloads (rendered and signed there, as for every push); a

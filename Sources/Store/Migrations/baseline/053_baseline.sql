@@ -352,7 +352,7 @@ CREATE TABLE partners (
         (webhook_secret IS NOT NULL))),
     CONSTRAINT partners_rate_limit_per_day_check CHECK ((rate_limit_per_day > 0)),
     CONSTRAINT partners_rate_limit_per_minute_check CHECK ((rate_limit_per_minute > 0)),
-    CONSTRAINT partners_sound_name CHECK (char_length(sound) BETWEEN 1 AND 64
+    CONSTRAINT partners_sound_name CHECK (char_length(sound) >= 1 AND char_length(sound) <= 64
                                           AND strpos(sound, '/') = 0 AND strpos(sound, '\') = 0),
     CONSTRAINT partners_webhook_pair CHECK (((webhook_url IS NULL) = (webhook_secret IS NULL)))
 );
