@@ -1,6 +1,6 @@
--- The intake's one-statement push for recipients with up to a few devices. sql/013's function wrote a push only when it resolved to one
--- device; two or more went back to the handler ('render'), which then ran a pipeline of three
--- statements and a second transaction. At 1,000 pushes/s with a fifth of the users on two devices,
+-- The intake's one-statement push for recipients with up to a few devices. 013's function wrote a push
+-- only when it resolved to one device; two or more went back to the handler ('render'), which then ran
+-- a pipeline of three statements and a second transaction. At 1,000 pushes/s with a fifth of the users on two devices,
 -- those pushes took a third of Postgres' time and made the deliveries' p99.
 --
 -- Now the handler renders a few delivery slots up front (each its own signed id, both services'

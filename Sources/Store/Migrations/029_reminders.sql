@@ -1,10 +1,10 @@
 -- Reminders: the host schedules, for one of its users and on behalf of a mini-app's bundle
 -- (`based.notifications.schedule(..., when)`), a notification from that mini-app at a later time.
 --
--- A reminder is written as a scheduled partner push is (herald_intake_push, sql/021_intake_push_slots.sql):
+-- A reminder is written as a scheduled partner push is (herald_intake_push, functions/intake_push.sql):
 -- an audit row in push_requests, and one outbox row per device of the user with a valid token, due at
 -- `at`. The worker sends it like any other delivery, so the claim's checks at send time apply unchanged
--- (opt-out, a token invalidated or taken by another device, a device removed: sql/022_claim_opt_out_once.sql).
+-- (opt-out, a token invalidated or taken by another device, a device removed: functions/claim_deliveries.sql).
 -- A reminder row adds what the host reads and cancels: the text as given, the time asked for, and the
 -- ids of its deliveries (always single rows, never delivery groups), by which it finds them in the
 -- outbox without an index on `deliveries.request_id` that every push would pay for.
