@@ -57,9 +57,10 @@ enum Help {
 
             Applies the migrations bundled with this build that the database lacks, in order, each in its
             own transaction, then every function, trigger and view file (functions/*.sql) whose checksum
-            changed, in the order functions/ORDER lists. Safe to run from several processes at once (an
-            advisory lock serialises them) and to rerun: an up-to-date schema is left alone.
-            --json: {"applied":["010_operations.sql",...,"functions/claim_deliveries.sql",...]}
+            changed, in the order functions/ORDER lists. An empty database starts from the baseline
+            (baseline/*.sql) instead of the migrations it replaces. Safe to run from several processes at
+            once (an advisory lock serialises them) and to rerun: an up-to-date schema is left alone.
+            --json: {"applied":["baseline/053_baseline.sql",...,"functions/claim_deliveries.sql",...]}
             """,
         "partitions": """
             usage: heraldctl partitions [--months-ahead N] [--retention-days N] [--list] [--json]

@@ -1,12 +1,20 @@
 import Foundation
 import Postgres
 
-/// Brings a database to this build's schema, in two parts read from `sql/` (bundled as resources):
+/// Brings a database to this build's schema, from the files of `sql/` (bundled as resources):
 ///
-/// 1. The numbered migrations (`NNN_name.sql`): tables, indexes and types, append-only. Each is
-///    applied once, in version order; an applied migration whose SQL changed is refused, never
-///    re-run (its comments and layout may change: see `checksum(_:)`).
-/// 2. The definitions (`functions/*.sql`): one function, trigger or view per file, each holding
+/// 1. The baseline (`baseline/NNN_name.sql`, at most one): the schema the numbered migrations up to
+///    its number leave, without the definitions. A database with no migration recorded runs it
+///    alone, in one transaction, and is recorded at its version.
+/// 2. The numbered migrations (`NNN_name.sql`): tables, indexes, types and data changes,
+///    append-only, applied once each in version order. Those numbered up to the baseline's are the
+///    legacy chain: a database recorded below the baseline upgrades through them, one at or past it
+///    skips them. A legacy file holds no function, trigger or view bodies (only the DROPs of old
+///    signatures, and what its data steps call) and may be edited, so its checksum is not verified;
+///    applying one forgets the recorded definitions, so that all of them run again. An applied
+///    migration after the baseline whose SQL changed is refused, never re-run (its comments and
+///    layout may change: see `checksum(_:)`).
+/// 3. The definitions (`functions/*.sql`): one function, trigger or view per file, each holding
 ///    the object's only current definition as `CREATE OR REPLACE`. After the migrations, every
 ///    file whose checksum differs from the one recorded in `schema_functions` is applied again,
 ///    in the order `functions/ORDER` lists them (Flyway's repeatable migrations). The rule of
@@ -47,8 +55,9 @@ public struct Migrator: Sendable {
         public enum Code: String, Sendable {
             /// No migrations folder, or one without migrations or `functions/ORDER`.
             case notFound = "migrations_not_found"
-            /// A file whose name or place breaks the layout (a migration without a number,
-            /// `functions/ORDER` and the folder disagreeing).
+            /// A file whose name or place breaks the layout (a migration without a number, two with
+            /// one number, a baseline no legacy migration reaches, `functions/ORDER` and the folder
+            /// disagreeing).
             case layout = "migrations_layout"
             /// An applied migration whose SQL differs from the file's.
             case changed = "migration_changed"
@@ -66,6 +75,10 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// The schema a fresh database starts from, or nil to build every database through `migrations`.
+    public let baseline: Migration?
+    /// Every numbered migration, in version order: the legacy chain (up to the baseline's version)
+    /// and those after it.
     public let migrations: [Migration]
     /// In the order they are applied.
     public let definitions: [Definition]
@@ -74,10 +87,18 @@ public struct Migrator: Sendable {
     /// The subfolder of the definitions, and the file listing their order.
     static let definitionsFolder = "functions"
     static let orderFile = "ORDER"
+    /// The subfolder holding the baseline.
+    static let baselineFolder = "baseline"
 
-    public init(migrations: [Migration], definitions: [Definition] = []) {
+    public init(baseline: Migration? = nil, migrations: [Migration], definitions: [Definition] = []) {
+        self.baseline = baseline
         self.migrations = migrations.sorted { $0.version < $1.version }
         self.definitions = definitions
+    }
+
+    /// True for a migration the baseline replaces: applied only to a database recorded below it.
+    public func isLegacy(_ migration: Migration) -> Bool {
+        baseline.map { migration.version <= $0.version } ?? false
     }
 
     /// The migrations shipped with this build: `HERALD_MIGRATIONS_DIR` when set, else the
@@ -98,22 +119,41 @@ public struct Migrator: Sendable {
         return try load(from: directory)
     }
 
-    /// Reads every `NNN_name.sql` file of a folder, and the definitions its `functions/ORDER` lists.
+    /// Reads every `NNN_name.sql` file of a folder, its baseline, and the definitions its
+    /// `functions/ORDER` lists.
     public static func load(from directory: URL) throws -> Migrator {
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }
-        guard !files.isEmpty else {
+        let migrations = try loadNumbered(from: directory, prefix: "")
+        guard !migrations.isEmpty else {
             throw Failure(code: .notFound, message: "no migrations (*.sql) in \(directory.path)")
         }
-        var migrations: [Migration] = []
-        for file in files {
+        if let twice = Dictionary(grouping: migrations, by: \.version).values.first(where: { $0.count > 1 }) {
+            throw Failure(code: .layout, message: "migrations \(twice.map(\.name).sorted().joined(separator: " and ")) "
+                + "share a number")
+        }
+        let baselineURL = directory.appendingPathComponent(baselineFolder)
+        let baselines = FileManager.default.fileExists(atPath: baselineURL.path)
+            ? try loadNumbered(from: baselineURL, prefix: baselineFolder + "/") : []
+        guard baselines.count <= 1 else {
+            throw Failure(code: .layout, message: "\(baselineFolder)/ holds more than one baseline")
+        }
+        if let baseline = baselines.first, !migrations.contains(where: { $0.version == baseline.version }) {
+            throw Failure(code: .layout, message: "\(baseline.name) has no numbered migration of its version, "
+                + "through which an older database would reach it")
+        }
+        return Migrator(baseline: baselines.first, migrations: migrations,
+                        definitions: try loadDefinitions(from: directory.appendingPathComponent(definitionsFolder)))
+    }
+
+    /// The `NNN_name.sql` files of a folder, named `prefix` + file name.
+    static func loadNumbered(from directory: URL, prefix: String) throws -> [Migration] {
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }
+        return try files.map { file in
             guard let version = Int(file.prefix { $0.isNumber }) else {
-                throw Failure(code: .layout, message: "migration \(file) does not start with a number")
+                throw Failure(code: .layout, message: "migration \(prefix + file) does not start with a number")
             }
             let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
-            migrations.append(Migration(version: version, name: file, sql: sql))
+            return Migration(version: version, name: prefix + file, sql: sql)
         }
-        return Migrator(migrations: migrations,
-                        definitions: try loadDefinitions(from: directory.appendingPathComponent(definitionsFolder)))
     }
 
     /// The files `ORDER` lists (one name a line; blank lines and `#` comments skipped), which must
@@ -161,8 +201,17 @@ public struct Migrator: Sendable {
                 """)
         }
         var applied: [String] = []
-        for migration in migrations where try apply(migration, on: connection) {
-            applied.append(migration.name)
+        var reachedBaseline = false
+        if let baseline {
+            let (ran, version) = try applyBaseline(baseline, on: connection)
+            if ran { applied.append(baseline.name) }
+            // Versions only grow, so a database at or past the baseline stays there.
+            reachedBaseline = version >= baseline.version
+        }
+        for migration in migrations where !(reachedBaseline && isLegacy(migration)) {
+            if try apply(migration, verified: !isLegacy(migration), on: connection) {
+                applied.append(migration.name)
+            }
         }
         for definition in definitions where try apply(definition, on: connection) {
             applied.append(definition.path)
@@ -170,30 +219,47 @@ public struct Migrator: Sendable {
         return applied
     }
 
-    /// Applies one migration unless it is recorded; true when this call applied it.
-    private func apply(_ migration: Migration, on connection: PostgresConnection) throws -> Bool {
-        let checksum = Self.checksum(migration.sql)
-        return try connection.transaction { connection -> Bool in
+    /// Applies the baseline when no migration is recorded; whether this call applied it, and the
+    /// highest version recorded afterwards (0 for none).
+    private func applyBaseline(_ baseline: Migration, on connection: PostgresConnection) throws -> (Bool, Int) {
+        try connection.transaction { connection -> (Bool, Int) in
+            try connection.query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey])
+            let highest = try connection.query("SELECT coalesce(max(version), 0) AS highest FROM schema_migrations")
+                .first.map { try $0.int("highest") } ?? 0
+            guard highest == 0 else { return (false, highest) }
+            try connection.execute(baseline.sql)
+            try record(baseline, on: connection)
+            return (true, baseline.version)
+        }
+    }
+
+    /// Applies one migration unless it is recorded; true when this call applied it. A recorded
+    /// migration whose checksum differs is refused when `verified`.
+    private func apply(_ migration: Migration, verified: Bool, on connection: PostgresConnection) throws -> Bool {
+        try connection.transaction { connection -> Bool in
             try connection.query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey])
             if let row = try connection.query(
                 "SELECT checksum FROM schema_migrations WHERE version = $1", [migration.version]).first
             {
-                let recorded = try row.string(0)
-                if recorded == checksum { return false }
-                guard Self.isEarlierChecksum(recorded, of: migration) else {
+                if verified, try row.string(0) != Self.checksum(migration.sql) {
                     throw Failure(code: .changed, message: "migration \(migration.name) changed after it was applied")
                 }
-                // Recorded in the full-text form: the same SQL, so the record moves to the current form.
-                try connection.query("UPDATE schema_migrations SET checksum = $2 WHERE version = $1",
-                                     [migration.version, checksum])
                 return false
             }
             try connection.execute(migration.sql)
-            try connection.query(
-                "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                [migration.version, migration.name, checksum])
+            try record(migration, on: connection)
+            if isLegacy(migration) {
+                // A legacy file no longer re-creates the objects it dropped: every definition runs again.
+                try connection.execute("DELETE FROM schema_functions")
+            }
             return true
         }
+    }
+
+    private func record(_ migration: Migration, on connection: PostgresConnection) throws {
+        try connection.query(
+            "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+            [migration.version, migration.name, Self.checksum(migration.sql)])
     }
 
     /// Applies one definition unless the recorded checksum is its own; true when this call applied it.

@@ -51,7 +51,9 @@ struct MigrationLayoutTests {
         #expect(migrator.definitions.contains { $0.name == "claim_deliveries.sql" })
         try Self.withDatabase { _, pool in
             let first = try pool.withConnection { try migrator.migrate($0) }
-            #expect(first == migrator.migrations.map(\.name) + migrator.definitions.map(\.path))
+            let baseline = try #require(migrator.baseline)
+            #expect(first == [baseline.name] + migrator.migrations.filter { !migrator.isLegacy($0) }.map(\.name)
+                + migrator.definitions.map(\.path))
             let second = try pool.withConnection { try migrator.migrate($0) }
             #expect(second.isEmpty)
             let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_functions").first!.int(0) }
@@ -158,42 +160,48 @@ struct MigrationLayoutTests {
         }
     }
 
-    @Test("checksums recorded from the whole file are accepted and rewritten; a real SQL change is still refused")
-    func earlierChecksums() throws {
-        let migrator = try Self.bundled()
+    @Test("a legacy migration may change once the baseline replaces it; one after the baseline may not")
+    func legacyChecksums() throws {
+        let first = Migrator.Migration(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")
+        let second = Migrator.Migration(version: 2, name: "002_u.sql", sql: "CREATE TABLE u (a int)")
+        let baseline = Migrator.Migration(version: 2, name: "baseline/002_baseline.sql",
+                                          sql: "CREATE TABLE t (a int); CREATE TABLE u (a int)")
+        let after = Migrator.Migration(version: 3, name: "003_v.sql", sql: "CREATE TABLE v (a int)")
+        // The first legacy file loses a statement, as the legacy chain lost its superseded functions.
+        let shrunk = Migrator(baseline: baseline, migrations: [
+            .init(version: 1, name: first.name, sql: "CREATE TABLE t (a int);\nSELECT 1"), second, after])
+        let edited = Migrator(baseline: baseline, migrations: [
+            first, second, .init(version: 3, name: after.name, sql: "CREATE TABLE v (a bigint)")])
         try Self.withDatabase { _, pool in
-            try pool.withConnection { _ = try migrator.migrate($0) }
-            // As the full-text form recorded them: for the released files, and for one not edited since.
-            try pool.withConnection { connection in
-                try connection.execute("UPDATE schema_migrations SET checksum = 'stale'")
-                for (version, released) in Migrator.releasedChecksums {
-                    try connection.query("UPDATE schema_migrations SET checksum = $2 WHERE version = $1",
-                                         [version, released.fullText])
-                }
+            // A database older than the baseline, recorded before the legacy file changed.
+            try pool.withConnection { _ = try Migrator(migrations: [first]).migrate($0) }
+            #expect(try pool.withConnection { try shrunk.migrate($0) } == ["002_u.sql", "003_v.sql"])
+            let failure = try #require(throws: Migrator.Failure.self) {
+                try pool.withConnection { try edited.migrate($0) }
             }
-            let edited = Migrator(migrations: migrator.migrations.map {
-                $0.version == 1 ? .init(version: 1, name: $0.name, sql: $0.sql + "\nSELECT 1;\n") : $0
-            })
-            let failure = try #require(throws: Migrator.Failure.self) { try pool.withConnection { try edited.migrate($0) } }
-            #expect(failure.code == .changed && failure.message.contains(migrator.migrations[0].name))
-            let rest = Migrator(migrations: migrator.migrations.filter { $0.version > 29 }, definitions: [])
-            if !rest.migrations.isEmpty {
-                try pool.withConnection { connection in
-                    for migration in rest.migrations {
-                        try connection.query("UPDATE schema_migrations SET checksum = $2 WHERE version = $1",
-                                             [migration.version, Migrator.fullTextChecksum(migration.sql)])
-                    }
-                }
+            #expect(failure.code == .changed && failure.message.contains("003_v.sql"))
+            #expect(try pool.withConnection { try shrunk.migrate($0) }.isEmpty)
+            let recorded = try pool.withConnection {
+                try $0.query("SELECT name FROM schema_migrations ORDER BY version").rows
             }
-            let accepted = try pool.withConnection { try migrator.migrate($0) }
-            #expect(accepted.isEmpty)
-            let current = try pool.withConnection { try $0.query("SELECT version, checksum FROM schema_migrations").rows }
-            #expect(current.count == migrator.migrations.count)
-            for row in current {
-                let version = try row.int(0)
-                let migration = try #require(migrator.migrations.first { $0.version == version })
-                #expect(try row.string(1) == Migrator.checksum(migration.sql), "\(migration.name)")
+            #expect(try recorded.map { try $0.string("name") } == ["001_t.sql", "002_u.sql", "003_v.sql"])
+        }
+    }
+
+    @Test("a fresh database runs the baseline alone, recorded at its version, then the migrations after it")
+    func baselineOnFreshDatabase() throws {
+        let legacy = Migrator.Migration(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")
+        let baseline = Migrator.Migration(version: 1, name: "baseline/001_baseline.sql", sql: "CREATE TABLE t (a int)")
+        let after = Migrator.Migration(version: 2, name: "002_u.sql", sql: "CREATE TABLE u (a int)")
+        let migrator = Migrator(baseline: baseline, migrations: [legacy, after])
+        try Self.withDatabase { _, pool in
+            #expect(try pool.withConnection { try migrator.migrate($0) } == ["baseline/001_baseline.sql", "002_u.sql"])
+            #expect(try pool.withConnection { try migrator.migrate($0) }.isEmpty)
+            let recorded = try pool.withConnection {
+                try $0.query("SELECT version, name FROM schema_migrations ORDER BY version").rows
             }
+            #expect(try recorded.map { "\(try $0.int("version")) \(try $0.string("name"))" }
+                == ["1 baseline/001_baseline.sql", "2 002_u.sql"])
         }
     }
 }

@@ -4,7 +4,7 @@
 -- sound and NULL is silent (no `sound` key). The intake checks the name (PartnerRules.soundName); the
 -- CHECK keeps a row written by hand from carrying a path.
 ALTER TABLE partners ADD COLUMN sound text DEFAULT 'default'
-    CONSTRAINT partners_sound_name CHECK (char_length(sound) BETWEEN 1 AND 64
+    CONSTRAINT partners_sound_name CHECK (char_length(sound) >= 1 AND char_length(sound) <= 64
                                           AND strpos(sound, '/') = 0 AND strpos(sound, '\') = 0);
 
 -- allow_time_sensitive: whether the partner's pushes may carry `interruptionLevel: time-sensitive`,

@@ -25,8 +25,10 @@ CREATE INDEX live_activities_user_starts ON live_activities (user_id, created_at
 
 -- New signatures (the budgets, the relevance score, the silent variant of an alerted update): the old
 -- ones are dropped, the new definitions are in sql/functions/activity_start.sql and activity_update.sql.
-DROP FUNCTION herald_activity_start(uuid, text, text, text, uuid, timestamptz, text, text, text, jsonb, jsonb, jsonb,
+DROP FUNCTION IF EXISTS herald_activity_start(uuid, text, text, text, uuid, timestamptz, text, text, text, jsonb,
+    jsonb, jsonb,
                                     timestamptz, bigint, text, text, bigint, text[], text[], text[], text, text, uuid,
                                     text, text, bigint);
-DROP FUNCTION herald_activity_update(uuid, text, text, text, uuid, integer, timestamptz, jsonb, timestamptz, bigint,
+DROP FUNCTION IF EXISTS herald_activity_update(uuid, text, text, text, uuid, integer, timestamptz, jsonb,
+    timestamptz, bigint,
                                      text, text, text, text, smallint, text, text, bigint);

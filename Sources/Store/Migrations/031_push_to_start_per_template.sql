@@ -17,7 +17,8 @@ CREATE TABLE device_push_to_start_tokens (
 CREATE INDEX device_push_to_start_tokens_token ON device_push_to_start_tokens USING hash (token);
 
 -- New signatures (functions/put_device.sql, backfill_users.sql, activity_audience.sql).
-DROP FUNCTION herald_put_device(text, text, text, text, text, text, text, text);
-DROP FUNCTION herald_backfill_users(integer[], text[], text[], integer[], integer[], text[], integer[], integer[], text[],
+DROP FUNCTION IF EXISTS herald_put_device(text, text, text, text, text, text, text, text);
+DROP FUNCTION IF EXISTS herald_backfill_users(integer[], text[], text[], integer[], integer[], text[], integer[],
+    integer[], text[],
                                     integer[], integer[], text[], text[], text[], text[], text[], text[], text[]);
-DROP FUNCTION herald_activity_audience(text, text, text, text, timestamptz);
+DROP FUNCTION IF EXISTS herald_activity_audience(text, text, text, text, timestamptz);

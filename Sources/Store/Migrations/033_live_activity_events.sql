@@ -47,7 +47,8 @@ ALTER TABLE deliveries ADD COLUMN activity_event_id uuid;
 ALTER TABLE live_activity_targets ADD COLUMN held_event_id uuid;
 
 -- New signatures (functions/activity_dispatch.sql, activity_start.sql, activity_update.sql, activity_end.sql).
-DROP FUNCTION herald_activity_dispatch(uuid[], text, text[], text[], text[], text[], smallint[], timestamptz[], text,
+DROP FUNCTION IF EXISTS herald_activity_dispatch(uuid[], text, text[], text[], text[], text[], smallint[],
+    timestamptz[], text,
                                        smallint);
 -- The start and update of 030_live_activity_budgets.sql's signatures (its definition files ran after it; a
 -- database migrated from scratch has neither yet).
@@ -57,5 +58,6 @@ DROP FUNCTION IF EXISTS herald_activity_start(uuid, text, text, text, uuid, time
 DROP FUNCTION IF EXISTS herald_activity_update(uuid, text, text, text, uuid, integer, timestamptz, jsonb, timestamptz,
                                                bigint, text, text, text, text, smallint, text, text, bigint, smallint,
                                                integer, text, text, text);
-DROP FUNCTION herald_activity_end(uuid, text, text, text, uuid, integer, timestamptz, jsonb, timestamptz, bigint, text,
+DROP FUNCTION IF EXISTS herald_activity_end(uuid, text, text, text, uuid, integer, timestamptz, jsonb, timestamptz,
+    bigint, text,
                                   text, smallint);
