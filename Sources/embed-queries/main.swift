@@ -3,6 +3,8 @@ import Foundation
 // Embeds the named queries of Sources/Store/Queries/*.sql into one Swift file (run by Plugins/EmbedQueries at
 // build time): `embed-queries OUTPUT FILE.sql...`. A file holds queries, each opened by a `-- name: lowerCamel`
 // line; the comment lines right below the name are its documentation; the text runs to the next name.
+// A block opened by `-- fragment: lowerCamel` is no query: its text replaces `{{lowerCamel}}` in the file's
+// queries (a column list several queries return, kept once).
 // A file `delivery_claims.sql` becomes `Queries.DeliveryClaims`, each query a `NamedSQL` constant.
 
 struct Failure: Error, CustomStringConvertible {
@@ -13,6 +15,7 @@ struct Query {
     let name: String
     var documentation: [String]
     var lines: [String]
+    var isFragment = false
 }
 
 func isIdentifier(_ text: Substring) -> Bool {
@@ -34,16 +37,17 @@ func queries(inFile path: String) throws -> [Query] {
     var current: Query?
     for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
-        if trimmed.hasPrefix("-- name:") {
+        if trimmed.hasPrefix("-- name:") || trimmed.hasPrefix("-- fragment:") {
             if let current { found.append(current) }
-            let name = trimmed.dropFirst("-- name:".count).trimmingCharacters(in: .whitespaces)
+            let isFragment = trimmed.hasPrefix("-- fragment:")
+            let name = trimmed.drop { $0 != ":" }.dropFirst().trimmingCharacters(in: .whitespaces)
             guard isIdentifier(Substring(name)) else {
                 throw Failure(description: "\(path):\(number + 1): `\(name)` is not a lowerCamelCase query name")
             }
             guard !found.contains(where: { $0.name == name }) else {
                 throw Failure(description: "\(path):\(number + 1): a second query named \(name)")
             }
-            current = Query(name: name, documentation: [], lines: [])
+            current = Query(name: name, documentation: [], lines: [], isFragment: isFragment)
         } else if var query = current {
             if query.lines.isEmpty && trimmed.hasPrefix("--") {
                 query.documentation.append(String(trimmed.dropFirst(2).trimmingCharacters(in: .whitespaces)))
@@ -56,11 +60,25 @@ func queries(inFile path: String) throws -> [Query] {
         }
     }
     if let current { found.append(current) }
-    for query in found {
-        let body = query.lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !body.isEmpty else { throw Failure(description: "\(path): query \(query.name) has no SQL") }
+    var fragments: [String: String] = [:]
+    for query in found where query.isFragment {
+        fragments[query.name] = query.lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
     }
-    return found
+    var queries: [Query] = []
+    for var query in found where !query.isFragment {
+        var body = query.lines.joined(separator: "\n")
+        for (name, text) in fragments { body = body.replacingOccurrences(of: "{{" + name + "}}", with: text) }
+        if let open = body.range(of: "{{") {
+            let name = body[open.upperBound...].prefix { $0 != "}" }
+            throw Failure(description: "\(path): query \(query.name) uses {{\(name)}}, a fragment the file does not define")
+        }
+        guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw Failure(description: "\(path): query \(query.name) has no SQL")
+        }
+        query.lines = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        queries.append(query)
+    }
+    return queries
 }
 
 func swiftLiteral(_ text: String) -> String {
