@@ -40,11 +40,8 @@ struct NamedQueryTests {
         let listed = try store.list(on: database.connection)
         #expect(listed.map(\.heartbeat) == [heartbeat])
         let result = try database.connection.query("SELECT 1 AS one")
-        #expect(throws: PostgresError.self) { try result.rows[0].int("two") }
-        do {
-            _ = try result.rows[0].int("two")
-        } catch {
-            #expect("\(error)".contains("two"))
-        }
+        let error = #expect(throws: PostgresError.self) { try result.rows[0].int("two") }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.serverMessage.contains("two") == true, "\(error?.serverMessage ?? "")")
     }
 }
