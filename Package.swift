@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Herald: the arrows point one way (see docs/architecture.md):
@@ -38,7 +38,12 @@ let package = Package(
         // libpq client: connections, pool, prepared statements, transactions.
         .target(name: "Postgres", dependencies: ["CLibPQ", "HeraldCore"]),
         // Every query the intake and heraldctl run, split by concern.
-        .target(name: "Store", dependencies: ["Postgres", "HeraldCore"], resources: [.copy("Migrations")]),
+        // Its named queries (Queries/*.sql) are embedded at build time by the EmbedQueries plugin.
+        .target(name: "Store", dependencies: ["Postgres", "HeraldCore"], exclude: ["Queries"],
+                resources: [.copy("Migrations")], plugins: ["EmbedQueries"]),
+        // The build-time tool and plugin that embed Sources/Store/Queries/*.sql as typed constants.
+        .executableTarget(name: "embed-queries"),
+        .plugin(name: "EmbedQueries", capability: .buildTool(), dependencies: ["embed-queries"]),
         // HTTP/1.1 server on libmicrohttpd.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // What every long-running process shares: JSON logs, signals, environment settings.

@@ -13,7 +13,18 @@ extension PostgresRow {
     public func optionalString(_ name: String) throws -> String? { optionalString(try column(name)) }
     public func int(_ name: String) throws -> Int { try int(column(name)) }
     public func optionalInt(_ name: String) throws -> Int? { try optionalInt(column(name)) }
+    public func double(_ name: String) throws -> Double { try double(column(name)) }
+    public func optionalDouble(_ name: String) throws -> Double? {
+        let index = try column(name)
+        return isNull(index) ? nil : try double(index)
+    }
     public func bool(_ name: String) throws -> Bool { try bool(column(name)) }
+    public func optionalBool(_ name: String) throws -> Bool? {
+        let index = try column(name)
+        return isNull(index) ? nil : try bool(index)
+    }
+    public func isNull(_ name: String) throws -> Bool { isNull(try column(name)) }
+    public func bytea(_ name: String) throws -> [UInt8] { try bytea(column(name)) }
     public func uuid(_ name: String) throws -> UUID { try uuid(column(name)) }
     public func optionalUUID(_ name: String) throws -> UUID? { try optionalUUID(column(name)) }
     public func date(_ name: String) throws -> Date { try date(column(name)) }

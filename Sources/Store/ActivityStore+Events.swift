@@ -68,47 +68,50 @@ extension ActivityStore {
         // Every event of an activity comes after its start: partitions before the activity's month are skipped.
         let since = Date(timeIntervalSince1970: Double(UUIDv7.millisecond(of: activityID) ?? 0) / 1000)
         return try pool.withConnection { connection in
-            let rows = if let cursor {
-                try connection.query(Self.eventsAfterSQL,
-                                     [activityID, partnerID, since, limit, cursor.createdAt, cursor.id])
+            if let cursor {
+                try connection.rows(EventsAfter(activityID: activityID, partnerID: partnerID, since: since, limit: limit,
+                                                cursor: cursor))
             } else {
-                try connection.query(Self.eventsSQL, [activityID, partnerID, since, limit])
+                try connection.rows(Events(activityID: activityID, partnerID: partnerID, since: since, limit: limit))
             }
-            return try rows.rows.map(Self.event)
         }
     }
 
-    static func event(_ row: PostgresRow) throws -> ActivityEventRecord {
-        guard let kind = ActivityEventKind(rawValue: try row.string(1)) else {
+    struct Events: NamedQuery {
+        typealias Row = ActivityEventRecord
+        static let sql = Queries.Activities.events
+        let activityID: UUID
+        let partnerID: UUID
+        let since: Date
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [activityID, partnerID, since, limit] }
+    }
+
+    struct EventsAfter: NamedQuery {
+        typealias Row = ActivityEventRecord
+        static let sql = Queries.Activities.eventsAfter
+        let activityID: UUID
+        let partnerID: UUID
+        let since: Date
+        let limit: Int
+        let cursor: ActivityEventCursor
+        var bindings: [(any PostgresEncodable)?] {
+            [activityID, partnerID, since, limit, cursor.createdAt, cursor.id]
+        }
+    }
+}
+
+extension ActivityEventRecord: QueryRow {
+    public init(row: PostgresRow) throws {
+        guard let kind = ActivityEventKind(rawValue: try row.string("kind")) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity event kind")
         }
-        return ActivityEventRecord(
-            id: try row.uuid(0), kind: kind, createdAt: try row.date(2), stateJSON: row.optionalString(3),
-            alertTitle: row.optionalString(4), ttlSeconds: try row.optionalInt(5), dismissAt: try row.optionalDate(6),
-            idempotencyKey: row.optionalString(7), apnsDevices: try row.int(8), fcmDevices: try row.int(9),
-            sent: try row.int(10), failed: try row.int(11), superseded: try row.int(12))
+        self.init(
+            id: try row.uuid("id"), kind: kind, createdAt: try row.date("created_at"),
+            stateJSON: try row.optionalString("state"), alertTitle: try row.optionalString("alert_title"),
+            ttlSeconds: try row.optionalInt("ttl_seconds"), dismissAt: try row.optionalDate("dismiss_at"),
+            idempotencyKey: try row.optionalString("idempotency_key"), apnsDevices: try row.int("devices_apns"),
+            fcmDevices: try row.int("devices_fcm"), sent: try row.int("sent"), failed: try row.int("failed"),
+            superseded: try row.int("superseded"))
     }
-
-    static let eventColumns = """
-        SELECT id, kind, created_at, state::text, alert_title, ttl_seconds, dismiss_at, idempotency_key, devices_apns,
-               devices_fcm, sent, failed, superseded
-          FROM live_activity_events
-        """
-
-    /// $1 activity, $2 partner, $3 the activity's creation (partition pruning), $4 limit: the first page, read
-    /// from `live_activity_events_activity` in index order.
-    public static let eventsSQL = eventColumns + """
-
-         WHERE activity_id = $1 AND partner_id = $2 AND created_at >= $3
-         ORDER BY created_at DESC, id DESC
-         LIMIT $4
-        """
-
-    /// As `eventsSQL`, from after the cursor ($5 created_at, $6 id): the row comparison is an index bound.
-    public static let eventsAfterSQL = eventColumns + """
-
-         WHERE activity_id = $1 AND partner_id = $2 AND created_at >= $3 AND (created_at, id) < ($5, $6)
-         ORDER BY created_at DESC, id DESC
-         LIMIT $4
-        """
 }

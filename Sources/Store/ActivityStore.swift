@@ -302,74 +302,42 @@ public struct ActivityStore: Sendable {
                            wallet: String?, sessionSince: Date, template: LiveActivityTemplate) throws
         -> ActivityStartAdmission
     {
+        let audience = Audience(tenantID: partner.tenantID, email: email, wallet: wallet, miniAppID: partner.miniAppID,
+                                sessionSince: sessionSince, template: template)
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-            lookup: (Self.audienceSQL, [partner.tenantID, email, wallet, partner.miniAppID, sessionSince,
-                                        template.rawValue]))
-        return ActivityStartAdmission(stored: admission.stored, audience: try admission.lookup?.first.map(Self.audience),
-                                      reservation: admission.reservation)
+            lookup: (Audience.sql.text, audience.bindings))
+        return ActivityStartAdmission(
+            stored: admission.stored, audience: try admission.lookup?.first.map(ActivityAudience.init(row:)),
+            reservation: admission.reservation)
     }
 
     /// The stored response of the key, the partner's activity and a rate-limit slot, in ONE round trip.
     public func admitChange(partner: PartnerProfile, idempotencyKey: String?, now: Date, activityID: UUID) throws
         -> ActivityChangeAdmission {
+        let find = Find(id: activityID, partnerID: partner.id)
         let admission = try PushStore.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-                                                lookup: (Self.findSQL, [activityID, partner.id]))
-        return ActivityChangeAdmission(stored: admission.stored, activity: try admission.lookup?.first.map(Self.record),
-                                       reservation: admission.reservation)
+                                                lookup: (Find.sql.text, find.bindings))
+        return ActivityChangeAdmission(
+            stored: admission.stored, activity: try admission.lookup?.first.map(ActivityRecord.init(row:)),
+            reservation: admission.reservation)
     }
 
     /// The partner's activity by id; nil for another partner's.
     public func find(id: UUID, partnerID: UUID) throws -> ActivityRecord? {
-        try pool.withConnection { try $0.query(Self.findSQL, [id, partnerID]).first.map(Self.record) }
+        try pool.withConnection { try $0.row(Find(id: id, partnerID: partnerID)) }
     }
 
     public func start(_ write: ActivityStartWrite) throws -> ActivityStartOutcome {
-        let d = write.devices
-        let r = write.replaced
-        let b = write.budgets
-        let row = try pool.withConnection { connection in
-            try connection.query(Self.startSQL, [
-                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.now,
-                write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
-                write.startAlertJSON, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm,
-                write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment),
-                write.start.apns, write.start.fcm, r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
-                write.relevanceScore, b.maxActivePerUser, b.startsPerUserHour, b.startsPerUserAppHour,
-                b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds, write.channelID,
-            ]).first!
-        }
-        let text = try row.string(0)
-        guard let result = ActivityWriteResult(rawValue: text) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start result \(text)")
-        }
-        var refusal: LiveActivityBudgetReason?
-        if let reason = row.optionalString(1) {
-            guard let parsed = LiveActivityBudgetReason(rawValue: reason) else {
-                throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start refusal \(reason)")
-            }
-            refusal = parsed
-        }
-        return ActivityStartOutcome(result: result, refusal: refusal, retryAfter: try row.optionalInt(2),
-                                    replacedPriority: try row.optionalInt(3))
+        try pool.withConnection { try $0.row(Start(write: write))! }
     }
 
     public func update(_ write: ActivityUpdateWrite) throws -> ActivityWriteResult {
-        try result(Self.updateSQL, [
-            write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
-            write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
-            write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm, write.endTimestamp,
-            write.relevanceScore, write.alertedLimit, write.silent?.payloads.apns, write.silent?.payloads.fcm,
-            write.silent?.response, write.inputs.patchJSON, write.inputs.alertTitle, write.inputs.ttlSeconds,
-        ])
+        try pool.withConnection { try $0.row(Update(write: write))!.result }
     }
 
     public func end(_ write: ActivityEndWrite) throws -> ActivityWriteResult {
-        try result(Self.endSQL, [
-            write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
-            write.now, write.stateJSON, write.dismissAt, write.timestamp, write.end.apns, write.end.fcm,
-            write.apnsPriority, write.inputs.alertTitle, write.inputs.dismissAt,
-        ])
+        try pool.withConnection { try $0.row(End(write: write))!.result }
     }
 
     /// The host reports the update token of `activityID` on `deviceID` (an iPhone it was started on).
@@ -377,7 +345,7 @@ public struct ActivityStore: Sendable {
     /// activity's status afterwards (`dismissed` once no device shows it).
     public func putDeviceState(activityID: UUID, deviceID: String, state: ActivityDeviceState) throws -> ActivityStatus? {
         let text = try pool.withConnection {
-            try $0.query(Self.deviceStateSQL, [activityID, deviceID, state.rawValue]).first!.string(0)
+            try $0.row(DeviceState(activityID: activityID, deviceID: deviceID, state: state))!.result
         }
         if text == "not_found" { return nil }
         guard let status = ActivityStatus(rawValue: text) else {
@@ -388,21 +356,19 @@ public struct ActivityStore: Sendable {
 
     /// The devices the activity was started on, by device id.
     public func devices(activityID: UUID) throws -> [ActivityDeviceView] {
-        try pool.withConnection { connection in
-            try connection.query(Self.devicesSQL, [activityID]).rows.map { row in
-                ActivityDeviceView(deviceID: try row.string(0), platform: try row.string(1), state: try row.string(2))
-            }
-        }
+        try pool.withConnection { try $0.rows(Devices(activityID: activityID)) }
     }
 
     /// One batch of the sweep of iPhones whose start created nothing (no update token `seconds` after it
     /// reached APNs): how many became unconfirmed.
     public static func unconfirm(on connection: PostgresConnection, seconds: Int, limit: Int) throws -> Int {
-        try connection.query(unconfirmSQL, [seconds, limit]).first!.int(0)
+        try connection.row(Unconfirm(seconds: seconds, limit: limit))!.count
     }
 
     public func putToken(activityID: UUID, deviceID: String, token: String) throws -> ActivityTokenResult {
-        let text = try pool.withConnection { try $0.query(Self.tokenSQL, [activityID, deviceID, token]).first!.string(0) }
+        let text = try pool.withConnection {
+            try $0.row(Token(activityID: activityID, deviceID: deviceID, token: token))!.result
+        }
         guard let result = ActivityTokenResult(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unexpected token result \(text)")
         }
@@ -411,7 +377,7 @@ public struct ActivityStore: Sendable {
 
     /// One batch of the TTL sweep on `connection`: returns how many activities expired.
     public static func expire(on connection: PostgresConnection, limit: Int) throws -> Int {
-        try connection.query(expireSQL, [limit]).first!.int(0)
+        try connection.row(Expire(limit: limit))!.count
     }
 
     /// Sweeps until nothing is due, in batches of `batchSize` (short transactions: pushes keep flowing).
@@ -425,18 +391,12 @@ public struct ActivityStore: Sendable {
             }
         }
     }
+}
 
-    private func result(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws -> ActivityWriteResult {
-        let text = try pool.withConnection { try $0.query(sql, parameters).first!.string(0) }
-        guard let result = ActivityWriteResult(rawValue: text) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity result \(text)")
-        }
-        return result
-    }
-
-    static func audience(_ row: PostgresRow) throws -> ActivityAudience {
+extension ActivityAudience: QueryRow {
+    public init(row: PostgresRow) throws {
         // [[device_id, service, environment], ...] (herald_activity_audience).
-        guard let rows = try? JSONParser.parse(Array(row.string(3).utf8)).arrayValue else {
+        guard let rows = try? JSONParser.parse(Array(row.string("devices").utf8)).arrayValue else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unexpected audience devices")
         }
         var devices: [ActivityAudience.Device] = []
@@ -447,80 +407,183 @@ public struct ActivityStore: Sendable {
             devices.append(.init(deviceID: id, service: try RecipientResolution.service(service), environment: environment))
         }
         var replaced: StoredLiveActivity?
-        if row.optionalString(4) != nil {
+        if try !row.isNull("old_id") {
             replaced = StoredLiveActivity(
-                id: try row.uuid(4), template: try row.string(5), attributesJSON: try row.string(6),
-                stateJSON: try row.string(7), lastTimestamp: try row.int(8), createdAt: try row.date(9),
-                expiresAt: try row.date(10))
+                id: try row.uuid("old_id"), template: try row.string("old_template"),
+                attributesJSON: try row.string("old_attributes"), stateJSON: try row.string("old_state"),
+                lastTimestamp: try row.int("old_last_timestamp"), createdAt: try row.date("old_created_at"),
+                expiresAt: try row.date("old_expires_at"))
         }
-        return ActivityAudience(userID: try row.string(0), hasSession: try row.bool(1), optedOut: try row.bool(2),
-                                devices: devices, replaced: replaced)
-    }
-
-    static func record(_ row: PostgresRow) throws -> ActivityRecord {
-        guard let status = ActivityStatus(rawValue: try row.string(7)) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status")
-        }
-        return ActivityRecord(
-            id: try row.uuid(0), partnerID: try row.uuid(1), miniAppID: try row.string(2), template: try row.string(3),
-            attributesJSON: try row.string(4), stateJSON: try row.string(5), startAlertJSON: try row.string(6),
-            status: status, version: try row.int(8), lastTimestamp: try row.int(9), createdAt: try row.date(10),
-            updatedAt: try row.date(11), expiresAt: try row.date(12), endedAt: try row.optionalDate(13),
-            dismissAt: try row.optionalDate(14), relevanceScore: try row.int(15), channelID: try row.optionalUUID(16))
+        self.init(userID: try row.string("user_id"), hasSession: try row.bool("has_session"),
+                  optedOut: try row.bool("opted_out"), devices: devices, replaced: replaced)
     }
 }
 
-// The statements, named so tests can EXPLAIN exactly what runs.
+extension ActivityRecord: QueryRow {
+    public init(row: PostgresRow) throws {
+        guard let status = ActivityStatus(rawValue: try row.string("status")) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status")
+        }
+        self.init(
+            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), miniAppID: try row.string("mini_app_id"),
+            template: try row.string("template"), attributesJSON: try row.string("attributes"),
+            stateJSON: try row.string("state"), startAlertJSON: try row.string("start_alert"), status: status,
+            version: try row.int("version"), lastTimestamp: try row.int("last_timestamp"),
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            expiresAt: try row.date("expires_at"), endedAt: try row.optionalDate("ended_at"),
+            dismissAt: try row.optionalDate("dismiss_at"), relevanceScore: try row.int("relevance_score"),
+            channelID: try row.optionalUUID("channel_id"))
+    }
+}
+
+extension ActivityStartOutcome: QueryRow {
+    public init(row: PostgresRow) throws {
+        let text = try row.string("result")
+        guard let result = ActivityWriteResult(rawValue: text) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start result \(text)")
+        }
+        var refusal: LiveActivityBudgetReason?
+        if let reason = try row.optionalString("reason") {
+            guard let parsed = LiveActivityBudgetReason(rawValue: reason) else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start refusal \(reason)")
+            }
+            refusal = parsed
+        }
+        self.init(result: result, refusal: refusal, retryAfter: try row.optionalInt("retry_after"),
+                  replacedPriority: try row.optionalInt("replaced_priority"))
+    }
+}
+
+extension ActivityDeviceView: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(deviceID: try row.string("device_id"), platform: try row.string("platform"),
+                  state: try row.string("state"))
+    }
+}
+
+/// An activity write function's answer (`result`), as an ActivityWriteResult.
+struct ActivityWriteResultRow: QueryRow {
+    let result: ActivityWriteResult
+    init(row: PostgresRow) throws {
+        let text = try row.string("result")
+        guard let result = ActivityWriteResult(rawValue: text) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity result \(text)")
+        }
+        self.result = result
+    }
+}
+
+/// A sweep's answer: how many rows it changed (`count`).
+struct SweepCountRow: QueryRow {
+    let count: Int
+    init(row: PostgresRow) throws { count = try row.int("count") }
+}
+
 extension ActivityStore {
-    /// $1 tenant, $2 email, $3 wallet, $4 mini-app, $5 oldest session that counts, $6 template.
-    public static let audienceSQL = "SELECT * FROM herald_activity_audience($1, $2, $3, $4, $5, $6)"
+    struct Audience: NamedQuery {
+        typealias Row = ActivityAudience
+        static let sql = Queries.Activities.audience
+        let tenantID: String
+        let email: String?
+        let wallet: String?
+        let miniAppID: String
+        let sessionSince: Date
+        let template: LiveActivityTemplate
+        var bindings: [(any PostgresEncodable)?] {
+            [tenantID, email, wallet, miniAppID, sessionSince, template.rawValue]
+        }
+    }
 
-    /// $1 id, $2 partner: a primary-key probe; another partner's id finds nothing.
-    /// $1 activity, $2 device, $3 state (sql/functions/activity_device_state.sql).
-    public static let deviceStateSQL = "SELECT herald_activity_device_state($1, $2, $3)"
+    struct Find: NamedQuery {
+        typealias Row = ActivityRecord
+        static let sql = Queries.Activities.find
+        let id: UUID
+        let partnerID: UUID
+        var bindings: [(any PostgresEncodable)?] { [id, partnerID] }
+    }
 
-    /// $1 activity: its devices and what is known of each (ActivityDeviceView.state), by the primary key.
-    public static let devicesSQL = """
-        SELECT t.device_id, CASE t.service WHEN 'apns' THEN 'ios' ELSE 'android' END,
-               CASE WHEN t.device_state IS NOT NULL THEN t.device_state
-                    WHEN t.start_sent_at IS NULL THEN 'starting'
-                    WHEN a.channel_id IS NOT NULL THEN 'following'
-                    WHEN t.service = 'apns' AND t.update_token IS NULL THEN 'awaiting_token'
-                    ELSE 'active' END
-          FROM live_activity_targets t JOIN live_activities a ON a.id = t.activity_id
-         WHERE t.activity_id = $1 ORDER BY t.device_id
-        """
+    struct Start: NamedQuery {
+        typealias Row = ActivityStartOutcome
+        static let sql = Queries.Activities.start
+        let write: ActivityStartWrite
+        var bindings: [(any PostgresEncodable)?] {
+            let d = write.devices
+            let r = write.replaced
+            let b = write.budgets
+            return [
+                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.now,
+                write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
+                write.startAlertJSON, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm,
+                write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment),
+                write.start.apns, write.start.fcm, r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
+                write.relevanceScore, b.maxActivePerUser, b.startsPerUserHour, b.startsPerUserAppHour,
+                b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds, write.channelID,
+            ]
+        }
+    }
 
-    /// $1 seconds since the start reached APNs, $2 batch size (sql/functions/activity_unconfirmed.sql).
-    public static let unconfirmSQL = "SELECT herald_activity_unconfirmed($1, $2)"
+    struct Update: NamedQuery {
+        typealias Row = ActivityWriteResultRow
+        static let sql = Queries.Activities.update
+        let write: ActivityUpdateWrite
+        var bindings: [(any PostgresEncodable)?] {
+            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
+             write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
+             write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm,
+             write.endTimestamp, write.relevanceScore, write.alertedLimit, write.silent?.payloads.apns,
+             write.silent?.payloads.fcm, write.silent?.response, write.inputs.patchJSON, write.inputs.alertTitle,
+             write.inputs.ttlSeconds]
+        }
+    }
 
-    public static let findSQL = """
-        SELECT id, partner_id, mini_app_id, template, attributes::text, state::text, start_alert::text, status,
-               version, last_timestamp, created_at, updated_at, expires_at, ended_at, dismiss_at, relevance_score,
-               channel_id
-          FROM live_activities WHERE id = $1 AND partner_id = $2
-        """
+    struct End: NamedQuery {
+        typealias Row = ActivityWriteResultRow
+        static let sql = Queries.Activities.end
+        let write: ActivityEndWrite
+        var bindings: [(any PostgresEncodable)?] {
+            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
+             write.now, write.stateJSON, write.dismissAt, write.timestamp, write.end.apns, write.end.fcm,
+             write.apnsPriority, write.inputs.alertTitle, write.inputs.dismissAt]
+        }
+    }
 
-    /// Returns (result, reason, retry_after, replaced_priority).
-    public static let startSQL = """
-        SELECT * FROM herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb,
-                                            $13, $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22,
-                                            $23, $24, $25, $26, $27::smallint, $28, $29, $30, $31, $32, $33,
-                                            $34::uuid)
-        """
+    struct DeviceState: NamedQuery {
+        typealias Row = WriteResultRow
+        static let sql = Queries.Activities.deviceState
+        let activityID: UUID
+        let deviceID: String
+        let state: ActivityDeviceState
+        var bindings: [(any PostgresEncodable)?] { [activityID, deviceID, state.rawValue] }
+    }
 
-    public static let updateSQL = """
-        SELECT herald_activity_update($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14,
-                                      $15::smallint, $16, $17, $18, $19::smallint, $20, $21, $22, $23, $24::jsonb, $25,
-                                      $26)
-        """
+    struct Devices: NamedQuery {
+        typealias Row = ActivityDeviceView
+        static let sql = Queries.Activities.devices
+        let activityID: UUID
+        var bindings: [(any PostgresEncodable)?] { [activityID] }
+    }
 
-    public static let endSQL = """
-        SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13::smallint, $14, $15)
-        """
+    struct Unconfirm: NamedQuery {
+        typealias Row = SweepCountRow
+        static let sql = Queries.Activities.unconfirm
+        let seconds: Int
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [seconds, limit] }
+    }
 
-    public static let tokenSQL = "SELECT herald_activity_token($1, $2, $3)"
+    struct Token: NamedQuery {
+        typealias Row = WriteResultRow
+        static let sql = Queries.Activities.token
+        let activityID: UUID
+        let deviceID: String
+        let token: String
+        var bindings: [(any PostgresEncodable)?] { [activityID, deviceID, token] }
+    }
 
-    /// $1 batch size.
-    public static let expireSQL = "SELECT herald_expire_activities($1)"
+    struct Expire: NamedQuery {
+        typealias Row = SweepCountRow
+        static let sql = Queries.Activities.expire
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [limit] }
+    }
 }

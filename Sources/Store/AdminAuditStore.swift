@@ -26,13 +26,14 @@ public struct AdminActor: Sendable, Equatable {
 
     /// Names the actor for the rest of `connection`'s transaction.
     func apply(on connection: PostgresConnection) throws {
-        try connection.query(Self.applySQL, [kind.rawValue, detail ?? "", client ?? ""])
+        try connection.run(SetActor(actor: self))
     }
 
-    static let applySQL = """
-        SELECT set_config('herald.actor', $1, true), set_config('herald.actor_detail', $2, true),
-               set_config('herald.client', $3, true)
-        """
+    struct SetActor: NamedQuery {
+        static let sql = Queries.AdminAudit.setActor
+        let actor: AdminActor
+        var bindings: [(any PostgresEncodable)?] { [actor.kind.rawValue, actor.detail ?? "", actor.client ?? ""] }
+    }
 }
 
 /// One row of the audit trail.
@@ -69,38 +70,57 @@ public struct AdminAuditStore: Sendable {
                        by actor: AdminActor) throws {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            try connection.query("SELECT herald_admin_audit($1, $2, $3, $4::jsonb)",
-                                 [action, partnerID, miniAppID, JSONWriter.string(detail)])
+            try connection.run(Record(action: action, partnerID: partnerID, miniAppID: miniAppID, detail: detail))
         }
     }
 
     /// Entries newest first, older than `before` (an id) when given, of one partner when given; at most `limit`.
     public func list(partnerID: UUID?, before: Int?, limit: Int) throws -> [AdminAuditEntry] {
         try pool.withConnection { connection in
-            try connection.query(partnerID == nil ? Self.listSQL : Self.listPartnerSQL,
-                                 partnerID == nil ? [before, limit] : [before, limit, partnerID]).rows.map { row in
-                AdminAuditEntry(
-                    id: try row.int(0), at: try row.date(1), actor: try row.string(2),
-                    actorDetail: row.optionalString(3), client: row.optionalString(4), action: try row.string(5),
-                    partnerID: try row.optionalUUID(6),
-                    miniAppID: row.optionalString(7), detail: try JSONParser.parse(Array(try row.string(8).utf8)))
+            if let partnerID {
+                try connection.rows(ListPartner(before: before, limit: limit, partnerID: partnerID))
+            } else {
+                try connection.rows(List(before: before, limit: limit))
             }
         }
     }
+}
 
-    static let columns = "id, at, actor, actor_detail, client, action, partner_id, mini_app_id, detail::text"
+extension AdminAuditStore {
+    struct Record: NamedQuery {
+        static let sql = Queries.AdminAudit.record
+        let action: String
+        let partnerID: UUID?
+        let miniAppID: String?
+        let detail: JSONValue
+        var bindings: [(any PostgresEncodable)?] { [action, partnerID, miniAppID, JSONWriter.string(detail)] }
+    }
 
-    /// $1 before (id, or NULL), $2 limit: newest first by the primary key.
-    public static let listSQL = """
-        SELECT \(columns) FROM admin_audit
-         WHERE ($1::bigint IS NULL OR id < $1::bigint)
-         ORDER BY id DESC LIMIT $2
-        """
+    struct List: NamedQuery {
+        typealias Row = AdminAuditEntry
+        static let sql = Queries.AdminAudit.list
+        let before: Int?
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [before, limit] }
+    }
 
-    /// $1 before, $2 limit, $3 partner: through admin_audit_partner.
-    public static let listPartnerSQL = """
-        SELECT \(columns) FROM admin_audit
-         WHERE partner_id = $3 AND ($1::bigint IS NULL OR id < $1::bigint)
-         ORDER BY partner_id, id DESC LIMIT $2
-        """
+    struct ListPartner: NamedQuery {
+        typealias Row = AdminAuditEntry
+        static let sql = Queries.AdminAudit.listPartner
+        let before: Int?
+        let limit: Int
+        let partnerID: UUID
+        var bindings: [(any PostgresEncodable)?] { [before, limit, partnerID] }
+    }
+}
+
+extension AdminAuditEntry: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(
+            id: try row.int("id"), at: try row.date("at"), actor: try row.string("actor"),
+            actorDetail: try row.optionalString("actor_detail"), client: try row.optionalString("client"),
+            action: try row.string("action"), partnerID: try row.optionalUUID("partner_id"),
+            miniAppID: try row.optionalString("mini_app_id"),
+            detail: try JSONParser.parse(Array(try row.string("detail").utf8)))
+    }
 }

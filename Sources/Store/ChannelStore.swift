@@ -162,19 +162,13 @@ public struct ChannelStore: Sendable {
         -> (stored: IdempotentResponse?, channel: ChannelRecord?, reservation: RateReservation) {
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-            lookup: channelID.map { (Self.findSQL, [$0, partner.id]) })
-        return (stored: admission.stored, channel: try admission.lookup?.first.map(Self.record),
+            lookup: channelID.map { (Queries.Channels.find.text, Find(id: $0, partnerID: partner.id).bindings) })
+        return (stored: admission.stored, channel: try admission.lookup?.first.map(ChannelRecord.init(row:)),
                 reservation: admission.reservation)
     }
 
     public func open(_ write: ChannelOpenWrite) throws -> ChannelOpenResult {
-        let text = try pool.withConnection { connection in
-            try connection.query(Self.openSQL, [
-                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.now,
-                write.miniAppID, write.template, write.attributesJSON, write.stateJSON, write.expiresAt,
-                write.timestamp, write.relevanceScore, write.endPayload, write.ttlGiven, write.maxOpen,
-            ]).first!.string(0)
-        }
+        let text = try pool.withConnection { try $0.row(Open(write: write))!.result }
         guard let result = ChannelOpenResult(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel open result \(text)")
         }
@@ -184,15 +178,7 @@ public struct ChannelStore: Sendable {
     /// An update or end: `updated`, `updated_silent` (the alerted budget was spent), `ended_now`, or `not_found`,
     /// `ended`, `conflict`, `duplicate`.
     public func change(_ write: ChannelChangeWrite) throws -> ActivityWriteResult {
-        let text = try pool.withConnection { connection in
-            try connection.query(Self.changeSQL, [
-                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.version,
-                write.now, write.kind.rawValue, write.stateJSON, write.timestamp, write.payload, write.priority,
-                write.endPayload, write.expiresAt, write.relevanceScore, write.deleteAt, write.inputs.patchJSON,
-                write.inputs.alertTitle, write.inputs.ttlSeconds, write.inputs.dismissAt, write.alertedLimit,
-                write.silent?.payload, write.silent?.response,
-            ]).first!.string(0)
-        }
+        let text = try pool.withConnection { try $0.row(Change(write: write))!.result }
         guard let result = ActivityWriteResult(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel change result \(text)")
         }
@@ -201,80 +187,111 @@ public struct ChannelStore: Sendable {
 
     /// The partner's channel by id; nil for another partner's.
     public func find(id: UUID, partnerID: UUID) throws -> ChannelRecord? {
-        try pool.withConnection { try $0.query(Self.findSQL, [id, partnerID]).first.map(Self.record) }
+        try pool.withConnection { try $0.row(Find(id: id, partnerID: partnerID)) }
     }
 
     /// A channel's audit rows, newest first.
     public func events(channelID: UUID, limit: Int) throws -> [ChannelEventRecord] {
-        try pool.withConnection { connection in
-            try connection.query(Self.eventsSQL, [channelID, limit]).rows.map { row in
-                ChannelEventRecord(
-                    id: try row.uuid(0), kind: try row.string(1), createdAt: try row.date(2),
-                    stateJSON: row.optionalString(3), alertTitle: row.optionalString(4), ttlSeconds: try row.optionalInt(5),
-                    dismissAt: try row.optionalDate(6), idempotencyKey: row.optionalString(7), outcome: try row.string(8),
-                    reason: row.optionalString(9), finishedAt: try row.optionalDate(10))
-            }
-        }
+        try pool.withConnection { try $0.rows(Events(channelID: channelID, limit: limit)) }
     }
 
     /// The mini-app's channels phones can follow now (open, with their APNs id), oldest first, each with its
     /// partner's display name (the brand the app shows).
     public func followable(miniAppID: String, limit: Int) throws -> [(channel: ChannelRecord, displayName: String)] {
         try pool.withConnection { connection in
-            try connection.query(Self.followableSQL, [miniAppID, limit]).rows.map { row in
-                (try Self.record(row), try row.string(18))
-            }
+            try connection.rows(Followable(miniAppID: miniAppID, limit: limit)).map { ($0.channel, $0.displayName) }
         }
-    }
-
-    static func record(_ row: PostgresRow) throws -> ChannelRecord {
-        guard let status = ChannelStatus(rawValue: try row.string(6)) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel status")
-        }
-        return ChannelRecord(
-            id: try row.uuid(0), partnerID: try row.uuid(1), miniAppID: try row.string(2), template: try row.string(3),
-            attributesJSON: try row.string(4), stateJSON: try row.string(5), status: status,
-            apnsChannelID: row.optionalString(7), version: try row.int(8), sentVersion: try row.int(9),
-            lastTimestamp: try row.int(10), relevanceScore: try row.int(11), createdAt: try row.date(12),
-            updatedAt: try row.date(13), expiresAt: try row.date(14), endedAt: try row.optionalDate(15),
-            failure: row.optionalString(16), broadcasts: try row.int(17))
     }
 }
 
-// The statements, named so tests can EXPLAIN exactly what runs.
+extension ChannelRecord: QueryRow {
+    public init(row: PostgresRow) throws {
+        guard let status = ChannelStatus(rawValue: try row.string("status")) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel status")
+        }
+        self.init(
+            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), miniAppID: try row.string("mini_app_id"),
+            template: try row.string("template"), attributesJSON: try row.string("attributes"),
+            stateJSON: try row.string("state"), status: status, apnsChannelID: try row.optionalString("apns_channel_id"),
+            version: try row.int("version"), sentVersion: try row.int("sent_version"),
+            lastTimestamp: try row.int("last_timestamp"), relevanceScore: try row.int("relevance_score"),
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            expiresAt: try row.date("expires_at"), endedAt: try row.optionalDate("ended_at"),
+            failure: try row.optionalString("failure"), broadcasts: try row.int("broadcasts"))
+    }
+}
+
+extension ChannelEventRecord: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(
+            id: try row.uuid("id"), kind: try row.string("kind"), createdAt: try row.date("created_at"),
+            stateJSON: try row.optionalString("state"), alertTitle: try row.optionalString("alert_title"),
+            ttlSeconds: try row.optionalInt("ttl_seconds"), dismissAt: try row.optionalDate("dismiss_at"),
+            idempotencyKey: try row.optionalString("idempotency_key"), outcome: try row.string("outcome"),
+            reason: try row.optionalString("reason"), finishedAt: try row.optionalDate("finished_at"))
+    }
+}
+
+/// A write function's answer, as text (`result`).
+struct WriteResultRow: QueryRow {
+    let result: String
+    init(row: PostgresRow) throws { result = try row.string("result") }
+}
+
 extension ChannelStore {
-    /// The columns `record` reads, in its order, each after `alias` (`c.`) when given.
-    static func columns(_ alias: String = "") -> String {
-        ["id", "partner_id", "mini_app_id", "template", "attributes::text", "state::text", "status", "apns_channel_id",
-         "version", "sent_version", "last_timestamp", "relevance_score", "created_at", "updated_at", "expires_at",
-         "ended_at", "failure", "broadcasts"].map { alias + $0 }.joined(separator: ", ")
+    struct Find: NamedQuery {
+        typealias Row = ChannelRecord
+        static let sql = Queries.Channels.find
+        let id: UUID
+        let partnerID: UUID
+        var bindings: [(any PostgresEncodable)?] { [id, partnerID] }
     }
 
-    /// $1 id, $2 partner: a primary-key probe; another partner's id finds nothing.
-    public static let findSQL = "SELECT \(columns()) FROM live_channels WHERE id = $1 AND partner_id = $2"
+    struct Followable: NamedQuery {
+        struct Row: QueryRow {
+            let channel: ChannelRecord
+            let displayName: String
+            init(row: PostgresRow) throws {
+                channel = try ChannelRecord(row: row)
+                displayName = try row.string("display_name")
+            }
+        }
 
-    /// $1 mini-app, $2 limit: the open channels, by the mini-app's index, with their partner's display name.
-    public static let followableSQL = """
-        SELECT \(columns("c.")), p.display_name
-          FROM live_channels c JOIN partners p ON p.id = c.partner_id
-         WHERE c.mini_app_id = $1 AND c.status = 'open' AND c.apns_channel_id IS NOT NULL
-         ORDER BY c.created_at LIMIT $2
-        """
+        static let sql = Queries.Channels.followable
+        let miniAppID: String
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [miniAppID, limit] }
+    }
 
-    /// $1 channel, $2 limit: newest first, by the channel's index.
-    public static let eventsSQL = """
-        SELECT id, kind, created_at, state::text, alert_title, ttl_seconds, dismiss_at, idempotency_key, outcome,
-               reason, finished_at
-          FROM live_channel_events WHERE channel_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2
-        """
+    struct Events: NamedQuery {
+        typealias Row = ChannelEventRecord
+        static let sql = Queries.Channels.events
+        let channelID: UUID
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [channelID, limit] }
+    }
 
-    public static let openSQL = """
-        SELECT herald_channel_open($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12, $13::smallint,
-                                   $14, $15, $16)
-        """
+    struct Open: NamedQuery {
+        typealias Row = WriteResultRow
+        static let sql = Queries.Channels.open
+        let write: ChannelOpenWrite
+        var bindings: [(any PostgresEncodable)?] {
+            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.now,
+             write.miniAppID, write.template, write.attributesJSON, write.stateJSON, write.expiresAt,
+             write.timestamp, write.relevanceScore, write.endPayload, write.ttlGiven, write.maxOpen]
+        }
+    }
 
-    public static let changeSQL = """
-        SELECT herald_channel_change($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12::smallint, $13, $14,
-                                     $15::smallint, $16, $17::jsonb, $18, $19, $20, $21, $22, $23)
-        """
+    struct Change: NamedQuery {
+        typealias Row = WriteResultRow
+        static let sql = Queries.Channels.change
+        let write: ChannelChangeWrite
+        var bindings: [(any PostgresEncodable)?] {
+            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.version,
+             write.now, write.kind.rawValue, write.stateJSON, write.timestamp, write.payload, write.priority,
+             write.endPayload, write.expiresAt, write.relevanceScore, write.deleteAt, write.inputs.patchJSON,
+             write.inputs.alertTitle, write.inputs.ttlSeconds, write.inputs.dismissAt, write.alertedLimit,
+             write.silent?.payload, write.silent?.response]
+        }
+    }
 }

@@ -54,47 +54,62 @@ public struct ChannelSyncStore: Sendable {
     public static let notificationChannel = "herald_channels"
 
     public func claim(limit: Int, leaseSeconds: Int, now: Date) throws -> [LeasedChannel] {
-        try pool.withConnection { connection in
-            try connection.query(Self.claimSQL, [limit, leaseSeconds, now]).rows.map { row in
-                guard let status = ChannelStatus(rawValue: try row.string(1)) else {
-                    throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel status")
-                }
-                return LeasedChannel(
-                    id: try row.uuid(0), status: status, apnsChannelID: row.optionalString(2),
-                    environment: row.optionalString(3), version: try row.int(4), sentVersion: try row.int(5),
-                    payload: row.optionalString(6), priority: try row.optionalInt(7), expiresAt: try row.date(8),
-                    deleteAt: try row.optionalDate(9), attempts: try row.int(10))
-            }
-        }
+        try pool.withConnection { try $0.rows(Claim(limit: limit, leaseSeconds: leaseSeconds, now: now)) }
     }
 
     public func record(_ outcome: ChannelCallOutcome, channelID: UUID, now: Date) throws {
-        let parameters: [(any PostgresEncodable)?]
-        switch outcome {
-        case .created(let apnsID, let environment):
-            parameters = [channelID, "created", nil, nil, nil, apnsID, environment, now]
-        case .broadcast(let version):
-            parameters = [channelID, "broadcast", version, nil, nil, nil, nil, now]
-        case .refused(let version, let reason):
-            parameters = [channelID, "refused", version, reason, nil, nil, nil, now]
-        case .deleted:
-            parameters = [channelID, "deleted", nil, nil, nil, nil, nil, now]
-        case .closed:
-            parameters = [channelID, "closed", nil, nil, nil, nil, nil, now]
-        case .gone(let reason):
-            parameters = [channelID, "gone", nil, reason, nil, nil, nil, now]
-        case .retry(let reason, let at):
-            parameters = [channelID, "retry", nil, reason, at, nil, nil, now]
-        case .release:
-            parameters = [channelID, "release", nil, nil, nil, nil, nil, now]
+        try pool.withConnection { try $0.run(Record(outcome: outcome, channelID: channelID, now: now)) }
+    }
+}
+
+extension LeasedChannel: QueryRow {
+    public init(row: PostgresRow) throws {
+        guard let status = ChannelStatus(rawValue: try row.string("status")) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel status")
         }
-        _ = try pool.withConnection { try $0.query(Self.recordSQL, parameters) }
+        self.init(
+            id: try row.uuid("id"), status: status, apnsChannelID: try row.optionalString("apns_channel_id"),
+            environment: try row.optionalString("environment"), version: try row.int("version"),
+            sentVersion: try row.int("sent_version"), payload: try row.optionalString("apns_payload"),
+            priority: try row.optionalInt("apns_priority"), expiresAt: try row.date("expires_at"),
+            deleteAt: try row.optionalDate("delete_at"), attempts: try row.int("attempts"))
+    }
+}
+
+extension ChannelSyncStore {
+    struct Claim: NamedQuery {
+        typealias Row = LeasedChannel
+        static let sql = Queries.ChannelSync.claim
+        let limit: Int
+        let leaseSeconds: Int
+        let now: Date
+        var bindings: [(any PostgresEncodable)?] { [limit, leaseSeconds, now] }
     }
 
-    /// $1 limit, $2 lease seconds, $3 now (sql/functions/channel_claim.sql).
-    public static let claimSQL = "SELECT * FROM herald_channel_claim($1, $2, $3)"
-
-    public static let recordSQL = """
-        SELECT herald_channel_record($1, $2, $3::integer, $4::text, $5::timestamptz, $6::text, $7::text, $8)
-        """
+    struct Record: NamedQuery {
+        static let sql = Queries.ChannelSync.record
+        let outcome: ChannelCallOutcome
+        let channelID: UUID
+        let now: Date
+        var bindings: [(any PostgresEncodable)?] {
+            switch outcome {
+            case .created(let apnsID, let environment):
+                [channelID, "created", nil, nil, nil, apnsID, environment, now]
+            case .broadcast(let version):
+                [channelID, "broadcast", version, nil, nil, nil, nil, now]
+            case .refused(let version, let reason):
+                [channelID, "refused", version, reason, nil, nil, nil, now]
+            case .deleted:
+                [channelID, "deleted", nil, nil, nil, nil, nil, now]
+            case .closed:
+                [channelID, "closed", nil, nil, nil, nil, nil, now]
+            case .gone(let reason):
+                [channelID, "gone", nil, reason, nil, nil, nil, now]
+            case .retry(let reason, let at):
+                [channelID, "retry", nil, reason, at, nil, nil, now]
+            case .release:
+                [channelID, "release", nil, nil, nil, nil, nil, now]
+            }
+        }
+    }
 }

@@ -32,9 +32,9 @@ public struct ConsoleSessionStore: Sendable {
     {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            let row = try connection.query(Self.createSQL, [tokenHash, seconds, client, adminTokenMAC]).first!
-            return ConsoleSession(tokenHash: tokenHash, createdAt: try row.date("created_at"),
-                                  expiresAt: try row.date("expires_at"), lastUsedAt: try row.date("last_used_at"))
+            let row = try connection.result(
+                Create(tokenHash: tokenHash, seconds: seconds, client: client, adminTokenMAC: adminTokenMAC)).first!
+            return try ConsoleSession(tokenHash: tokenHash, row: row)
         }
     }
 
@@ -44,9 +44,8 @@ public struct ConsoleSessionStore: Sendable {
         precondition((1...2).contains(adminTokenMACs.count), "the current admin token and at most the previous one")
         let macs: [String?] = [adminTokenMACs[0], adminTokenMACs.count > 1 ? adminTokenMACs[1] : nil]
         return try pool.withConnection { connection in
-            try connection.query(Self.findSQL, [tokenHash, idleSeconds, macs[0], macs[1]]).first.map {
-                ConsoleSession(tokenHash: tokenHash, createdAt: try $0.date("created_at"),
-                               expiresAt: try $0.date("expires_at"), lastUsedAt: try $0.date("last_used_at"))
+            try connection.result(Find(tokenHash: tokenHash, idleSeconds: idleSeconds, macs: macs)).first.map {
+                try ConsoleSession(tokenHash: tokenHash, row: $0)
             }
         }
     }
@@ -55,7 +54,7 @@ public struct ConsoleSessionStore: Sendable {
     /// writes a new row version, and one per console call (a page polls several endpoints every 5 seconds)
     /// would be most of the table's writes for a minute of idle-time precision.
     public func touch(tokenHash: String) throws {
-        try pool.withConnection { _ = try $0.query(Self.touchSQL, [tokenHash]) }
+        try pool.withConnection { try $0.run(Touch(tokenHash: tokenHash)) }
     }
 
     /// How old a session's recorded use may get before a use writes it again.
@@ -66,7 +65,7 @@ public struct ConsoleSessionStore: Sendable {
     public func revoke(tokenHash: String, by actor: AdminActor) throws -> Bool {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            return try connection.query(Self.revokeSQL, [tokenHash]).affectedRows > 0
+            return try connection.run(Revoke(tokenHash: tokenHash)) > 0
         }
     }
 
@@ -75,45 +74,73 @@ public struct ConsoleSessionStore: Sendable {
     /// `signInSucceeded` to give the count back.
     public func attemptSignIn(client: String, limit: Int, windowSeconds: Int) throws -> ConsoleSignInAttempt {
         try pool.withConnection { connection in
-            let row = try connection.query(Self.attemptSignInSQL, [client, limit, windowSeconds]).first!
-            return ConsoleSignInAttempt(admitted: try row.bool("admitted"), retryAfter: try row.optionalInt("retry_after"))
+            try connection.row(AttemptSignIn(client: client, limit: limit, windowSeconds: windowSeconds))!
         }
     }
 
     /// Gives back the failure `attemptSignIn` counted for an attempt that signed in.
     public func signInSucceeded(client: String) throws {
-        try pool.withConnection { _ = try $0.query(Self.succeededSignInSQL, [client]) }
+        try pool.withConnection { try $0.run(SignInSucceeded(client: client)) }
+    }
+}
+
+extension ConsoleSession {
+    init(tokenHash: String, row: PostgresRow) throws {
+        self.init(tokenHash: tokenHash, createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+                  lastUsedAt: try row.date("last_used_at"))
+    }
+}
+
+extension ConsoleSignInAttempt: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(admitted: try row.bool("admitted"), retryAfter: try row.optionalInt("retry_after"))
+    }
+}
+
+extension ConsoleSessionStore {
+    struct Create: NamedQuery {
+        static let sql = Queries.ConsoleSessions.create
+        let tokenHash: String
+        let seconds: Int
+        let client: String?
+        let adminTokenMAC: String
+        var bindings: [(any PostgresEncodable)?] { [tokenHash, seconds, client, adminTokenMAC] }
     }
 
-    static let createSQL = """
-        INSERT INTO console_sessions (token_hash, expires_at, client, admin_token_mac)
-        VALUES ($1, now() + make_interval(secs => $2), $3, $4)
-        RETURNING created_at, expires_at, last_used_at
-        """
-
     /// By primary key.
-    public static let findSQL = """
-        SELECT created_at, expires_at, last_used_at FROM console_sessions
-         WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
-           AND last_used_at > now() - make_interval(secs => $2)
-           AND admin_token_mac IN ($3, $4)
-        """
+    struct Find: NamedQuery {
+        static let sql = Queries.ConsoleSessions.find
+        let tokenHash: String
+        let idleSeconds: Int
+        /// The current admin token's MAC and the previous one's (or nil).
+        let macs: [String?]
+        var bindings: [(any PostgresEncodable)?] { [tokenHash, idleSeconds, macs[0], macs[1]] }
+    }
 
-    /// By primary key; a no-op when another intake wrote it within the interval.
-    static let touchSQL = """
-        UPDATE console_sessions SET last_used_at = now()
-         WHERE token_hash = $1 AND last_used_at < now() - interval '\(Int(touchInterval)) seconds'
-        """
+    struct Touch: NamedQuery {
+        static let sql = Queries.ConsoleSessions.touch
+        let tokenHash: String
+        var bindings: [(any PostgresEncodable)?] { [tokenHash, Int(ConsoleSessionStore.touchInterval)] }
+    }
 
-    static let revokeSQL = """
-        UPDATE console_sessions SET revoked_at = now()
-         WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
-        """
+    struct Revoke: NamedQuery {
+        static let sql = Queries.ConsoleSessions.revoke
+        let tokenHash: String
+        var bindings: [(any PostgresEncodable)?] { [tokenHash] }
+    }
 
-    static let attemptSignInSQL = "SELECT admitted, retry_after FROM herald_console_sign_in_attempt($1, $2, $3)"
+    struct AttemptSignIn: NamedQuery {
+        typealias Row = ConsoleSignInAttempt
+        static let sql = Queries.ConsoleSessions.attemptSignIn
+        let client: String
+        let limit: Int
+        let windowSeconds: Int
+        var bindings: [(any PostgresEncodable)?] { [client, limit, windowSeconds] }
+    }
 
-    /// By primary key.
-    static let succeededSignInSQL = """
-        UPDATE console_sign_in_failures SET failures = failures - 1 WHERE client = $1 AND failures > 0
-        """
+    struct SignInSucceeded: NamedQuery {
+        static let sql = Queries.ConsoleSessions.signInSucceeded
+        let client: String
+        var bindings: [(any PostgresEncodable)?] { [client] }
+    }
 }

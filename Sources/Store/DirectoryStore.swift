@@ -25,13 +25,10 @@ public struct DirectoryStore: Sendable {
     /// sql/functions/put_user.sql), which `heraldctl backfill users` calls as well.
     public func putUser(id: String, tenantID: String, emails: [String], wallets: [String],
                         guards: UserGuards = UserGuards()) throws -> Bool {
-        let quiet = guards.quietHours
         do {
             return try pool.withConnection { connection in
-                try connection.query(Self.putUserSQL, [
-                    id, tenantID, emails, wallets, guards.timeZone, quiet.map { QuietHours.text($0.start) },
-                    quiet.map { QuietHours.text($0.end) },
-                ]).first!.bool(0)
+                try connection.row(PutUser(id: id, tenantID: tenantID, emails: emails, wallets: wallets,
+                                           guards: guards))!.created
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             throw Self.identifierTaken
@@ -39,10 +36,6 @@ public struct DirectoryStore: Sendable {
             throw UserGuards.unknownTimeZone()
         }
     }
-
-    /// $1 user, $2 tenant, $3 emails, $4 wallets, $5 time zone, $6-$7 quiet hours' start and end: whether the user
-    /// was created.
-    public static let putUserSQL = "SELECT herald_put_user($1, $2, $3::text[], $4::text[], $5, $6::time, $7::time)"
 
     public static let identifierTaken = HeraldError(
         status: 409, code: "identifier_taken", message: "Another user of this tenant already has one of these identifiers.")
@@ -65,11 +58,8 @@ public struct DirectoryStore: Sendable {
         do {
             return try retryingDeadlocks(retries: 2) {
                 try pool.withConnection { connection in
-                    let row = try connection.query(
-                        "SELECT created, taken FROM herald_put_device($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)",
-                        [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
-                         device.apnsPushToStartToken, device.fcmToken, device.templateTokensParameter]).first!
-                    return (try row.bool(0), try row.int(1))
+                    let row = try connection.row(PutDevice(userID: userID, deviceID: deviceID, device: device))!
+                    return (row.created, row.taken)
                 }
             }
         } catch let error as PostgresError where error.sqlState == "23503" {
@@ -80,8 +70,7 @@ public struct DirectoryStore: Sendable {
     /// Returns false when there was no such device.
     public func deleteDevice(userID: String, deviceID: String) throws -> Bool {
         try pool.withConnection { connection in
-            try connection.query("DELETE FROM devices WHERE user_id = $1 AND device_id = $2", [userID, deviceID])
-                .affectedRows > 0
+            try connection.run(DeleteDevice(userID: userID, deviceID: deviceID)) > 0
         }
     }
 
@@ -89,11 +78,7 @@ public struct DirectoryStore: Sendable {
     public func touchSession(userID: String, miniAppID: String) throws -> Date {
         do {
             return try pool.withConnection { connection in
-                try connection.query("""
-                    INSERT INTO mini_app_sessions (user_id, mini_app_id, last_seen_at) VALUES ($1, $2, now())
-                    ON CONFLICT (user_id, mini_app_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
-                    RETURNING last_seen_at
-                    """, [userID, miniAppID]).first!.date(0)
+                try connection.row(TouchSession(userID: userID, miniAppID: miniAppID))!.lastSeenAt
             }
         } catch let error as PostgresError where error.sqlState == "23503" {
             throw Self.userNotFound
@@ -102,25 +87,19 @@ public struct DirectoryStore: Sendable {
 
     public func optOut(userID: String, miniAppID: String) throws {
         do {
-            _ = try pool.withConnection { connection in
-                try connection.query(
-                    "INSERT INTO opt_outs (user_id, mini_app_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-                    [userID, miniAppID])
-            }
+            try pool.withConnection { try $0.run(OptOut(userID: userID, miniAppID: miniAppID)) }
         } catch let error as PostgresError where error.sqlState == "23503" {
             throw Self.userNotFound
         }
     }
 
     public func optIn(userID: String, miniAppID: String) throws {
-        _ = try pool.withConnection { connection in
-            try connection.query("DELETE FROM opt_outs WHERE user_id = $1 AND mini_app_id = $2", [userID, miniAppID])
-        }
+        try pool.withConnection { try $0.run(OptIn(userID: userID, miniAppID: miniAppID)) }
     }
 
     public func userExists(_ userID: String) throws -> Bool {
         try pool.withConnection { connection in
-            try connection.query("SELECT 1 FROM users WHERE id = $1", [userID]).first != nil
+            try connection.row(UserExists(userID: userID)) != nil
         }
     }
 
@@ -128,24 +107,105 @@ public struct DirectoryStore: Sendable {
     /// state and the active partner's name and icon.
     public func senders(userID: String) throws -> [SenderEntry] {
         try pool.withConnection { connection in
-            try connection.query("""
-                SELECT m.mini_app_id, p.display_name, p.icon_updated_at IS NOT NULL, s.first_sent_at,
-                       o.user_id IS NOT NULL
-                FROM (SELECT mini_app_id FROM user_senders WHERE user_id = $1
-                      UNION SELECT mini_app_id FROM opt_outs WHERE user_id = $1) AS m
-                LEFT JOIN user_senders s ON s.user_id = $1 AND s.mini_app_id = m.mini_app_id
-                LEFT JOIN opt_outs o ON o.user_id = $1 AND o.mini_app_id = m.mini_app_id
-                LEFT JOIN partners p ON p.mini_app_id = m.mini_app_id AND p.revoked_at IS NULL
-                ORDER BY m.mini_app_id
-                """, [userID]).rows.map { row in
-                let miniAppID = try row.string(0)
-                return SenderEntry(
-                    miniAppID: miniAppID, displayName: row.optionalString(1),
-                    iconPath: try row.isNull(2) || !row.bool(2)
-                        ? nil : PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize),
-                    firstSentAt: try row.optionalDate(3), optedOut: try row.bool(4))
+            try connection.rows(Senders(userID: userID))
+        }
+    }
+}
+
+extension SenderEntry: QueryRow {
+    public init(row: PostgresRow) throws {
+        let miniAppID = try row.string("mini_app_id")
+        self.init(
+            miniAppID: miniAppID, displayName: try row.optionalString("display_name"),
+            iconPath: try row.bool("has_icon") ? PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize) : nil,
+            firstSentAt: try row.optionalDate("first_sent_at"), optedOut: try row.bool("opted_out"))
+    }
+}
+
+extension DirectoryStore {
+    struct PutUser: NamedQuery {
+        struct Row: QueryRow {
+            let created: Bool
+            init(row: PostgresRow) throws { created = try row.bool("created") }
+        }
+
+        static let sql = Queries.Directory.putUser
+        let id: String
+        let tenantID: String
+        let emails: [String]
+        let wallets: [String]
+        let guards: UserGuards
+        var bindings: [(any PostgresEncodable)?] {
+            let quiet = guards.quietHours
+            return [id, tenantID, emails, wallets, guards.timeZone, quiet.map { QuietHours.text($0.start) },
+                    quiet.map { QuietHours.text($0.end) }]
+        }
+    }
+
+    struct PutDevice: NamedQuery {
+        struct Row: QueryRow {
+            let created: Bool
+            let taken: Int
+            init(row: PostgresRow) throws {
+                created = try row.bool("created")
+                taken = try row.int("taken")
             }
         }
+
+        static let sql = Queries.Directory.putDevice
+        let userID: String
+        let deviceID: String
+        let device: DeviceRegistration
+        var bindings: [(any PostgresEncodable)?] {
+            [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
+             device.apnsPushToStartToken, device.fcmToken, device.templateTokensParameter]
+        }
+    }
+
+    struct DeleteDevice: NamedQuery {
+        static let sql = Queries.Directory.deleteDevice
+        let userID: String
+        let deviceID: String
+        var bindings: [(any PostgresEncodable)?] { [userID, deviceID] }
+    }
+
+    struct TouchSession: NamedQuery {
+        struct Row: QueryRow {
+            let lastSeenAt: Date
+            init(row: PostgresRow) throws { lastSeenAt = try row.date("last_seen_at") }
+        }
+
+        static let sql = Queries.Directory.touchSession
+        let userID: String
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
+    }
+
+    struct OptOut: NamedQuery {
+        static let sql = Queries.Directory.optOut
+        let userID: String
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
+    }
+
+    struct OptIn: NamedQuery {
+        static let sql = Queries.Directory.optIn
+        let userID: String
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
+    }
+
+    struct UserExists: NamedQuery {
+        static let sql = Queries.Directory.userExists
+        let userID: String
+        var bindings: [(any PostgresEncodable)?] { [userID] }
+    }
+
+    struct Senders: NamedQuery {
+        typealias Row = SenderEntry
+        static let sql = Queries.Directory.senders
+        let userID: String
+        var bindings: [(any PostgresEncodable)?] { [userID] }
     }
 }
 

@@ -31,29 +31,50 @@ public struct PartnerIconStore: Sendable {
     /// Probes partners_active_mini_app, then partner_icons' key (QueryPlanTests).
     public func find(miniAppID: String, size: Int) throws -> PartnerIconImage? {
         try pool.withConnection { connection in
-            try connection.query(Self.findQuery, [miniAppID, size]).first.map { row in
-                PartnerIconImage(size: size, png: try row.bytea(0), sha256: try row.string(1))
+            try connection.row(Find(miniAppID: miniAppID, size: size)).map {
+                PartnerIconImage(size: size, png: $0.png, sha256: $0.sha256)
             }
         }
     }
 
-    public static let findQuery = """
-        SELECT i.png, i.sha256
-          FROM partners p
-          JOIN partner_icons i ON i.partner_id = p.id AND i.size = $2
-         WHERE p.mini_app_id = $1 AND p.revoked_at IS NULL
-        """
-
     /// Applies `change` to the partner's stored images, in the caller's transaction (the partner row's
     /// `icon_url` and `icon_updated_at` are the caller's statement).
     static func apply(_ change: PartnerIconChange, partnerID: UUID, on connection: PostgresConnection) throws {
-        try connection.query("DELETE FROM partner_icons WHERE partner_id = $1", [partnerID])
+        try connection.run(DeleteAll(partnerID: partnerID))
         guard case .replace(let images, _) = change, !images.isEmpty else { return }
-        try connection.query("""
-            INSERT INTO partner_icons (partner_id, size, png, sha256)
-            SELECT $1, s.size, s.png, s.sha256
-              FROM unnest($2::integer[], $3::bytea[], $4::text[]) AS s (size, png, sha256)
-            """,
-            [partnerID, images.map(\.size), images.map { PostgresBytea($0.png) }, images.map(\.sha256)])
+        try connection.run(Insert(partnerID: partnerID, images: images))
+    }
+}
+
+extension PartnerIconStore {
+    struct Find: NamedQuery {
+        struct Row: QueryRow {
+            let png: [UInt8]
+            let sha256: String
+            init(row: PostgresRow) throws {
+                png = try row.bytea("png")
+                sha256 = try row.string("sha256")
+            }
+        }
+
+        static let sql = Queries.PartnerIcons.find
+        let miniAppID: String
+        let size: Int
+        var bindings: [(any PostgresEncodable)?] { [miniAppID, size] }
+    }
+
+    struct DeleteAll: NamedQuery {
+        static let sql = Queries.PartnerIcons.deleteAll
+        let partnerID: UUID
+        var bindings: [(any PostgresEncodable)?] { [partnerID] }
+    }
+
+    struct Insert: NamedQuery {
+        static let sql = Queries.PartnerIcons.insert
+        let partnerID: UUID
+        let images: [PartnerIconImage]
+        var bindings: [(any PostgresEncodable)?] {
+            [partnerID, images.map(\.size), images.map { PostgresBytea($0.png) }, images.map(\.sha256)]
+        }
     }
 }

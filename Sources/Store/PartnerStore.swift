@@ -159,22 +159,11 @@ public struct PartnerStore: Sendable {
     public func create(_ partner: NewPartner, keyHash: String) throws -> PartnerRecord {
         do {
             return try change { connection in
-                try connection.query("INSERT INTO tenants (id) VALUES ($1) ON CONFLICT DO NOTHING", [partner.tenantID])
+                try connection.run(CreateTenant(tenantID: partner.tenantID))
                 let id = UUID()
-                let icon = partner.icon.map(Self.iconColumns)
-                let row = try connection.query("""
-                    INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
-                                          rate_limit_per_day, icon_url, icon_updated_at, webhook_url, webhook_secret,
-                                          sound, allow_time_sensitive)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9 THEN now() END, $10, $11, $12, $13)
-                    RETURNING \(Self.columns)
-                    """,
-                    [id, partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
-                     partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false,
-                     partner.webhook?.url, partner.webhook?.secret, partner.sound.name,
-                     partner.allowTimeSensitive]).first!
+                let record = try connection.row(Create(id: id, partner: partner, keyHash: keyHash))!
                 if let change = partner.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
-                return try Self.record(row)
+                return record
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             throw HeraldError(status: 409, code: "mini_app_taken",
@@ -184,13 +173,13 @@ public struct PartnerStore: Sendable {
 
     public func list() throws -> [PartnerRecord] {
         try pool.withConnection { connection in
-            try connection.query("SELECT \(Self.columns) FROM partners ORDER BY created_at, id").rows.map(Self.record)
+            try connection.rows(List())
         }
     }
 
     public func find(id: UUID) throws -> PartnerRecord? {
         try pool.withConnection { connection in
-            try connection.query("SELECT \(Self.columns) FROM partners WHERE id = $1", [id]).first.map(Self.record)
+            try connection.row(Find(id: id))
         }
     }
 
@@ -198,49 +187,17 @@ public struct PartnerStore: Sendable {
     /// until that one's overlap ends (`previous` true).
     public func findActive(keyHash: String) throws -> (record: PartnerRecord, previous: Bool)? {
         try pool.withConnection { connection in
-            try connection.query(Self.findActiveSQL, [keyHash]).first.map { (try Self.record($0), try $0.bool("previous")) }
+            try connection.row(FindActive(keyHash: keyHash)).map { ($0.record, $0.previous) }
         }
     }
-
-    /// Two unique-index lookups (`PartnerQueryPlanTests`): a query ORing the two columns would need a bitmap of both.
-    public static let findActiveSQL = """
-        SELECT \(columns), false AS previous FROM partners WHERE key_hash = $1 AND revoked_at IS NULL
-        UNION ALL
-        SELECT \(columns), true FROM partners
-         WHERE previous_key_hash = $1 AND previous_key_expires_at > now() AND revoked_at IS NULL
-        LIMIT 1
-        """
 
     /// Applies the changes given; nil when no such partner.
     /// The partner row and its icon change together, in one transaction.
     public func update(id: UUID, _ changes: PartnerChanges) throws -> PartnerRecord? {
         try change { connection in
-            let icon = changes.icon.map(Self.iconColumns)
-            guard let row = try connection.query("""
-                UPDATE partners SET
-                    display_name = coalesce($2, display_name),
-                    rate_limit_per_minute = coalesce($3, rate_limit_per_minute),
-                    rate_limit_per_day = coalesce($4, rate_limit_per_day),
-                    icon_url = CASE WHEN $5 THEN $6 ELSE icon_url END,
-                    icon_updated_at = CASE WHEN $5 THEN CASE WHEN $7 THEN now() END ELSE icon_updated_at END,
-                    webhook_url = CASE WHEN $8 THEN $9 ELSE webhook_url END,
-                    webhook_secret = CASE WHEN $8 AND $9::text IS NULL THEN NULL ELSE coalesce($10, webhook_secret) END,
-                    previous_webhook_secret = CASE WHEN $14 THEN NULL ELSE previous_webhook_secret END,
-                    previous_webhook_secret_expires_at = CASE WHEN $14 THEN NULL
-                                                              ELSE previous_webhook_secret_expires_at END,
-                    sound = CASE WHEN $11 THEN $12 ELSE sound END,
-                    allow_time_sensitive = coalesce($13, allow_time_sensitive),
-                    updated_at = now()
-                WHERE id = $1
-                RETURNING \(Self.columns)
-                """,
-                [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
-                 icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil, Self.webhookURL(changes.webhook),
-                 Self.webhookSecret(changes.webhook), changes.sound != nil, changes.sound?.name,
-                 changes.allowTimeSensitive, Self.endsPreviousWebhookSecret(changes.webhook)]
-            ).first else { return nil }
+            guard let record = try connection.row(Update(id: id, changes: changes)) else { return nil }
             if let change = changes.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
-            return try Self.record(row)
+            return record
         }
     }
 
@@ -270,15 +227,7 @@ public struct PartnerStore: Sendable {
     public func rotateWebhookSecret(id: UUID, secret: String, previousSecretValidSeconds: Int = 0) throws
         -> PartnerRecord? {
         try change { connection in
-            try connection.query("""
-                UPDATE partners SET
-                    previous_webhook_secret = CASE WHEN $3::integer > 0 THEN webhook_secret END,
-                    previous_webhook_secret_expires_at = CASE WHEN $3::integer > 0
-                                                              THEN now() + make_interval(secs => $3::integer) END,
-                    webhook_secret = $2, updated_at = now()
-                WHERE id = $1 AND revoked_at IS NULL AND webhook_url IS NOT NULL
-                RETURNING \(Self.columns)
-                """, [id, secret, previousSecretValidSeconds]).first.map(Self.record)
+            try connection.row(RotateWebhookSecret(id: id, secret: secret, overlapSeconds: previousSecretValidSeconds))
         }
     }
 
@@ -286,12 +235,7 @@ public struct PartnerStore: Sendable {
     /// no such active partner.
     public func endPreviousWebhookSecret(id: UUID) throws -> PartnerRecord? {
         try change { connection in
-            try connection.query("""
-                UPDATE partners SET previous_webhook_secret = NULL, previous_webhook_secret_expires_at = NULL,
-                                    updated_at = now()
-                 WHERE id = $1 AND revoked_at IS NULL
-                RETURNING \(Self.columns)
-                """, [id]).first.map(Self.record)
+            try connection.row(EndPreviousWebhookSecret(id: id))
         }
     }
 
@@ -308,26 +252,14 @@ public struct PartnerStore: Sendable {
     /// most); with 0 it is refused at once.
     public func rotateKey(id: UUID, keyHash: String, previousKeyValidSeconds: Int = 0) throws -> PartnerRecord? {
         try change { connection in
-            try connection.query("""
-                UPDATE partners SET
-                    previous_key_hash = CASE WHEN $3::integer > 0 THEN key_hash END,
-                    previous_key_expires_at = CASE WHEN $3::integer > 0
-                                                   THEN now() + make_interval(secs => $3::integer) END,
-                    key_hash = $2, updated_at = now()
-                WHERE id = $1 AND revoked_at IS NULL
-                RETURNING \(Self.columns)
-                """, [id, keyHash, previousKeyValidSeconds]).first.map(Self.record)
+            try connection.row(RotateKey(id: id, keyHash: keyHash, overlapSeconds: previousKeyValidSeconds))
         }
     }
 
     /// Ends the previous key's overlap at once; nil when no such active partner.
     public func endPreviousKey(id: UUID) throws -> PartnerRecord? {
         try change { connection in
-            try connection.query("""
-                UPDATE partners SET previous_key_hash = NULL, previous_key_expires_at = NULL, updated_at = now()
-                 WHERE id = $1 AND revoked_at IS NULL
-                RETURNING \(Self.columns)
-                """, [id]).first.map(Self.record)
+            try connection.row(EndPreviousKey(id: id))
         }
     }
 
@@ -339,22 +271,14 @@ public struct PartnerStore: Sendable {
     /// nothing more to stop. Nil when no such partner.
     public func revoke(id: UUID, now: Date = Date(), signer: () throws -> any PayloadSigner) throws -> PartnerRecord? {
         try change { connection in
-            guard let row = try connection.query("""
-                UPDATE partners SET revoked_at = coalesce(revoked_at, now()), updated_at = now() WHERE id = $1
-                RETURNING \(Self.columns)
-                """, [id]).first else { return nil }
-            let record = try Self.record(row)
-            let active = try connection.query(Self.revokeSQL, [id]).rows
+            guard let record = try connection.row(MarkRevoked(id: id)) else { return nil }
+            let active = try connection.rows(Revoke(partnerID: id))
             var ids: [UUID] = [], apns: [String] = [], fcm: [String] = [], stamps: [Int] = []
             for row in active {
-                let activity = StoredLiveActivity(
-                    id: try row.uuid("id"), template: try row.string("template"),
-                    attributesJSON: try row.string("attributes"), stateJSON: try row.string("state"),
-                    lastTimestamp: try row.int("last_timestamp"), createdAt: try row.date("created_at"),
-                    expiresAt: try row.date("expires_at"))
+                let activity = row.activity
                 ids.append(activity.id)
                 // One that follows a channel ends with the channel's end: nothing to render.
-                if try row.bool("follows_channel") {
+                if row.followsChannel {
                     (apns, fcm, stamps) = (apns + [""], fcm + [""], stamps + [activity.lastTimestamp])
                     continue
                 }
@@ -364,17 +288,12 @@ public struct PartnerStore: Sendable {
                 fcm.append(String(decoding: end.rendered.fcm, as: UTF8.self))
                 stamps.append(end.timestamp)
             }
-            if !ids.isEmpty { try connection.query(Self.endActivitiesSQL, [id, ids, apns, fcm, stamps]) }
+            if !ids.isEmpty {
+                try connection.run(EndActivities(partnerID: id, activities: ids, apns: apns, fcm: fcm, timestamps: stamps))
+            }
             return record
         }
     }
-
-    /// $1 partner. Its active activities, as `revoke` ends them.
-    public static let revokeSQL = "SELECT * FROM herald_partner_revoke($1)"
-    /// $1 partner, $2 activities, $3/$4 their ends' APNs and FCM payloads, $5 the ends' timestamps.
-    public static let endActivitiesSQL = """
-        SELECT herald_partner_end_activities($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[])
-        """
 
     /// Suspends an active partner (its key is refused with 403 `partner_suspended` within the key cache's seconds, and
     /// no worker claims its rows: they stay queued, attempts unspent), or resumes it (`suspended` false): its rows
@@ -382,20 +301,22 @@ public struct PartnerStore: Sendable {
     /// active partner.
     public func setSuspended(id: UUID, _ suspended: Bool) throws -> PartnerRecord? {
         try change { connection in
-            let record = try connection.query("""
-                UPDATE partners SET suspended_at = CASE WHEN $2 THEN coalesce(suspended_at, now()) END,
-                                    updated_at = now()
-                 WHERE id = $1 AND revoked_at IS NULL
-                RETURNING \(Self.columns)
-                """, [id, suspended]).first.map(Self.record)
+            let record = try connection.row(SetSuspended(id: id, suspended: suspended))
             // Workers waiting on the queue take the resumed rows now rather than at their next poll.
-            if record != nil, !suspended { try connection.query("SELECT pg_notify($1, '')", [DeliveryStore.notificationChannel]) }
+            if record != nil, !suspended {
+                try connection.run(Notify(channel: DeliveryStore.notificationChannel, payload: ""))
+            }
             return record
         }
     }
 
-    static func record(_ row: PostgresRow) throws -> PartnerRecord {
-        PartnerRecord(
+    /// A partner row as `partnerColumns` (Queries/partners.sql) returns it.
+    static func record(_ row: PostgresRow) throws -> PartnerRecord { try PartnerRecord(row: row) }
+}
+
+extension PartnerRecord: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(
             id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"),
             displayName: try row.string("display_name"), tenantID: try row.string("tenant_id"),
             rateLimitPerMinute: try row.int("rate_limit_per_minute"), rateLimitPerDay: try row.int("rate_limit_per_day"),
@@ -406,5 +327,154 @@ public struct PartnerStore: Sendable {
             previousKeyExpiresAt: try row.optionalDate("previous_key_expires_at"),
             suspendedAt: try row.optionalDate("suspended_at"),
             previousWebhookSecretExpiresAt: try row.optionalDate("previous_webhook_secret_expires_at"))
+    }
+}
+
+/// A notification sent when the transaction commits (`pg_notify`).
+struct Notify: NamedQuery {
+    static let sql = Queries.Notifications.notify
+    let channel: String
+    let payload: String
+    var bindings: [(any PostgresEncodable)?] { [channel, payload] }
+}
+
+extension PartnerStore {
+    struct CreateTenant: NamedQuery {
+        static let sql = Queries.Partners.createTenant
+        let tenantID: String
+        var bindings: [(any PostgresEncodable)?] { [tenantID] }
+    }
+
+    struct Create: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.create
+        let id: UUID
+        let partner: NewPartner
+        let keyHash: String
+        var bindings: [(any PostgresEncodable)?] {
+            let icon = partner.icon.map(PartnerStore.iconColumns)
+            return [id, partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
+                    partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false,
+                    partner.webhook?.url, partner.webhook?.secret, partner.sound.name, partner.allowTimeSensitive]
+        }
+    }
+
+    struct List: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.list
+    }
+
+    struct Find: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.find
+        let id: UUID
+        var bindings: [(any PostgresEncodable)?] { [id] }
+    }
+
+    struct FindActive: NamedQuery {
+        struct Row: QueryRow {
+            let record: PartnerRecord
+            let previous: Bool
+            init(row: PostgresRow) throws {
+                record = try PartnerRecord(row: row)
+                previous = try row.bool("previous")
+            }
+        }
+
+        static let sql = Queries.Partners.findActive
+        let keyHash: String
+        var bindings: [(any PostgresEncodable)?] { [keyHash] }
+    }
+
+    struct Update: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.update
+        let id: UUID
+        let changes: PartnerChanges
+        var bindings: [(any PostgresEncodable)?] {
+            let icon = changes.icon.map(PartnerStore.iconColumns)
+            return [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
+                    icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil,
+                    PartnerStore.webhookURL(changes.webhook), PartnerStore.webhookSecret(changes.webhook),
+                    changes.sound != nil, changes.sound?.name, changes.allowTimeSensitive,
+                    PartnerStore.endsPreviousWebhookSecret(changes.webhook)]
+        }
+    }
+
+    struct RotateWebhookSecret: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.rotateWebhookSecret
+        let id: UUID
+        let secret: String
+        let overlapSeconds: Int
+        var bindings: [(any PostgresEncodable)?] { [id, secret, overlapSeconds] }
+    }
+
+    struct EndPreviousWebhookSecret: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.endPreviousWebhookSecret
+        let id: UUID
+        var bindings: [(any PostgresEncodable)?] { [id] }
+    }
+
+    struct RotateKey: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.rotateKey
+        let id: UUID
+        let keyHash: String
+        let overlapSeconds: Int
+        var bindings: [(any PostgresEncodable)?] { [id, keyHash, overlapSeconds] }
+    }
+
+    struct EndPreviousKey: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.endPreviousKey
+        let id: UUID
+        var bindings: [(any PostgresEncodable)?] { [id] }
+    }
+
+    struct MarkRevoked: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.markRevoked
+        let id: UUID
+        var bindings: [(any PostgresEncodable)?] { [id] }
+    }
+
+    /// The revoked partner's active activities, as `revoke` ends them.
+    struct Revoke: NamedQuery {
+        struct Row: QueryRow {
+            let activity: StoredLiveActivity
+            let followsChannel: Bool
+            init(row: PostgresRow) throws {
+                activity = StoredLiveActivity(
+                    id: try row.uuid("id"), template: try row.string("template"),
+                    attributesJSON: try row.string("attributes"), stateJSON: try row.string("state"),
+                    lastTimestamp: try row.int("last_timestamp"), createdAt: try row.date("created_at"),
+                    expiresAt: try row.date("expires_at"))
+                followsChannel = try row.bool("follows_channel")
+            }
+        }
+
+        static let sql = Queries.Partners.revoke
+        let partnerID: UUID
+        var bindings: [(any PostgresEncodable)?] { [partnerID] }
+    }
+
+    struct EndActivities: NamedQuery {
+        static let sql = Queries.Partners.endActivities
+        let partnerID: UUID
+        let activities: [UUID]
+        let apns: [String]
+        let fcm: [String]
+        let timestamps: [Int]
+        var bindings: [(any PostgresEncodable)?] { [partnerID, activities, apns, fcm, timestamps] }
+    }
+
+    struct SetSuspended: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.setSuspended
+        let id: UUID
+        let suspended: Bool
+        var bindings: [(any PostgresEncodable)?] { [id, suspended] }
     }
 }

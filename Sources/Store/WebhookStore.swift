@@ -63,34 +63,18 @@ public struct WebhookStore: Sendable {
     /// Leases at most `limit` due events to `worker`, at most `room[partner]` (else `perPartner`) of each partner.
     public func claim(worker: String, limit: Int, perPartner: Int, room: [UUID: Int], leaseSeconds: Int,
                       now: Date) throws -> [LeasedWebhookEvent] {
-        let partners = Array(room.keys)
-        return try pool.withConnection { connection in
-            try connection.query(Self.claimSQL, [
-                worker, limit, perPartner, partners, partners.map { room[$0]! }, leaseSeconds, now,
-            ]).rows.map { row in
-                LeasedWebhookEvent(
-                    id: try row.uuid("id"), partnerID: try row.uuid("partner_id"),
-                    body: try row.bytes("body"), attempts: try row.int("attempts"),
-                    windowStart: try row.date("window_start"), url: try row.optionalString("url"),
-                    secret: try row.optionalString("secret"), previousSecret: try row.optionalString("previous_secret"))
-            }
+        try pool.withConnection { connection in
+            try connection.rows(Claim(worker: worker, limit: limit, perPartner: perPartner, room: room,
+                                      leaseSeconds: leaseSeconds, now: now))
         }
     }
-
-    public static let claimSQL =
-        "SELECT * FROM herald_webhook_claim($1, $2, $3, $4::uuid[], $5::integer[], $6, $7)"
 
     /// Records attempts' outcomes; returns how many events were still this worker's to record.
     @discardableResult
     public func record(worker: String, _ records: [WebhookAttemptRecord], now: Date) throws -> Int {
         guard !records.isEmpty else { return 0 }
         return try pool.withConnection { connection in
-            try connection.query("""
-                SELECT herald_webhook_record($1, $2::uuid[], $3::text[], $4::integer[], $5::text[], $6::timestamptz[], $7)
-                """, [
-                worker, records.map(\.id), records.map(\.outcome.rawValue), records.map(\.status),
-                records.map(\.error), records.map(\.retryAt), now,
-            ]).first!.int(0)
+            try connection.row(Record(worker: worker, records: records, now: now))!.recorded
         }
     }
 
@@ -101,25 +85,78 @@ public struct WebhookStore: Sendable {
         -> (matched: Int, replayable: Int, replayed: Int)
     {
         try pool.withTransaction { connection in
-            let matched = try connection.query("""
-                SELECT e.id, p.webhook_url IS NOT NULL
-                  FROM webhook_events e JOIN partners p ON p.id = e.partner_id
-                 WHERE e.state = 'failed'
-                   AND (cardinality($1::uuid[]) = 0 OR e.id = ANY ($1::uuid[]))
-                   AND (cardinality($2::uuid[]) = 0 OR e.partner_id = ANY ($2::uuid[]))
-                   AND ($3::timestamptz IS NULL OR e.finished_at >= $3)
-                   AND ($4::timestamptz IS NULL OR e.finished_at < $4)
-                   FOR UPDATE OF e
-                """, [selection.eventIDs, selection.partnerIDs, selection.since, selection.until]).rows
-            let replayable = try matched.filter { try $0.bool(1) }.map { try $0.uuid(0) }
+            let matched = try connection.rows(Replayable(selection: selection))
+            let replayable = matched.filter(\.replayable).map(\.id)
             guard !dryRun, !replayable.isEmpty else { return (matched.count, replayable.count, 0) }
-            let replayed = try connection.query("""
-                UPDATE webhook_events
-                   SET state = 'pending', available_at = $2, window_start = $2, attempts = 0, finished_at = NULL,
-                       last_status = NULL, last_error = NULL
-                 WHERE id = ANY ($1::uuid[]) AND state = 'failed'
-                """, [replayable, now]).affectedRows
+            let replayed = try connection.run(Replay(ids: replayable, now: now))
             return (matched.count, replayable.count, replayed)
         }
+    }
+}
+
+extension LeasedWebhookEvent: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(
+            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), body: try row.bytes("body"),
+            attempts: try row.int("attempts"), windowStart: try row.date("window_start"),
+            url: try row.optionalString("url"), secret: try row.optionalString("secret"),
+            previousSecret: try row.optionalString("previous_secret"))
+    }
+}
+
+extension WebhookStore {
+    struct Claim: NamedQuery {
+        typealias Row = LeasedWebhookEvent
+        static let sql = Queries.Webhooks.claim
+        let worker: String
+        let limit: Int
+        let perPartner: Int
+        let room: [UUID: Int]
+        let leaseSeconds: Int
+        let now: Date
+        var bindings: [(any PostgresEncodable)?] {
+            let partners = Array(room.keys)
+            return [worker, limit, perPartner, partners, partners.map { room[$0]! }, leaseSeconds, now]
+        }
+    }
+
+    struct Record: NamedQuery {
+        struct Row: QueryRow {
+            let recorded: Int
+            init(row: PostgresRow) throws { recorded = try row.int("recorded") }
+        }
+
+        static let sql = Queries.Webhooks.record
+        let worker: String
+        let records: [WebhookAttemptRecord]
+        let now: Date
+        var bindings: [(any PostgresEncodable)?] {
+            [worker, records.map(\.id), records.map(\.outcome.rawValue), records.map(\.status), records.map(\.error),
+             records.map(\.retryAt), now]
+        }
+    }
+
+    struct Replayable: NamedQuery {
+        struct Row: QueryRow {
+            let id: UUID
+            let replayable: Bool
+            init(row: PostgresRow) throws {
+                id = try row.uuid("id")
+                replayable = try row.bool("replayable")
+            }
+        }
+
+        static let sql = Queries.Webhooks.replayable
+        let selection: WebhookReplaySelection
+        var bindings: [(any PostgresEncodable)?] {
+            [selection.eventIDs, selection.partnerIDs, selection.since, selection.until]
+        }
+    }
+
+    struct Replay: NamedQuery {
+        static let sql = Queries.Webhooks.replay
+        let ids: [UUID]
+        let now: Date
+        var bindings: [(any PostgresEncodable)?] { [ids, now] }
     }
 }

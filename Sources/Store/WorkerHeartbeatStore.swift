@@ -44,48 +44,48 @@ public struct WorkerHeartbeatStore: Sendable {
     public init() {}
 
     public func beat(_ heartbeat: WorkerHeartbeat, on connection: PostgresConnection) throws {
-        try connection.query(Self.beatSQL, [
-            heartbeat.workerID, heartbeat.host, heartbeat.version, heartbeat.startedAt, heartbeat.inFlight,
-            heartbeat.pausedUpstreams, heartbeat.claimsPerSecond, heartbeat.intervalSeconds,
-        ])
+        try connection.run(Beat(heartbeat: heartbeat))
     }
 
     /// Every worker seen in the last day, live ones first, then by id.
     public func list(on connection: PostgresConnection) throws -> [WorkerStatus] {
-        try connection.query(Self.listSQL, [Self.lostAfterBeats]).rows.map { row in
-            let paused = try row.string(5)
-            return WorkerStatus(
-                heartbeat: WorkerHeartbeat(
-                    workerID: try row.string(0), host: try row.string(1), version: try row.string(2),
-                    startedAt: try row.date(3), inFlight: try row.int(4),
-                    pausedUpstreams: paused.isEmpty ? [] : paused.split(separator: ",").map(String.init),
-                    claimsPerSecond: try row.double(6), intervalSeconds: try row.double(7)),
-                lastSeenAt: try row.date(8), secondsSinceSeen: max(0, try row.double(9)), lost: try row.bool(10))
-        }
+        try connection.rows(List(lostAfterBeats: Self.lostAfterBeats))
     }
 
     public func list(pool: PostgresPool) throws -> [WorkerStatus] {
         try pool.withConnection { try list(on: $0) }
     }
+}
 
-    static let beatSQL = """
-        INSERT INTO worker_heartbeats (worker_id, host, version, started_at, last_seen_at, in_flight, paused_upstreams,
-                                       claims_per_second, interval_seconds)
-        VALUES ($1, $2, $3, $4, now(), $5, $6::text[], $7, $8)
-        ON CONFLICT (worker_id) DO UPDATE
-           SET host = EXCLUDED.host, version = EXCLUDED.version, started_at = EXCLUDED.started_at,
-               last_seen_at = EXCLUDED.last_seen_at, in_flight = EXCLUDED.in_flight,
-               paused_upstreams = EXCLUDED.paused_upstreams, claims_per_second = EXCLUDED.claims_per_second,
-               interval_seconds = EXCLUDED.interval_seconds
-        """
+extension WorkerHeartbeatStore {
+    struct Beat: NamedQuery {
+        static let sql = Queries.WorkerHeartbeats.beat
+        let heartbeat: WorkerHeartbeat
+        var bindings: [(any PostgresEncodable)?] {
+            [heartbeat.workerID, heartbeat.host, heartbeat.version, heartbeat.startedAt, heartbeat.inFlight,
+             heartbeat.pausedUpstreams, heartbeat.claimsPerSecond, heartbeat.intervalSeconds]
+        }
+    }
 
-    /// $1 how many missed beats make a worker lost. A small table (one row per worker of the last day).
-    public static let listSQL = """
-        SELECT worker_id, host, version, started_at, in_flight, array_to_string(paused_upstreams, ','),
-               claims_per_second, interval_seconds, last_seen_at,
-               extract(epoch FROM now() - last_seen_at)::float8,
-               last_seen_at < now() - make_interval(secs => interval_seconds * $1)
-          FROM worker_heartbeats
-         ORDER BY 11, worker_id
-        """
+    struct List: NamedQuery {
+        typealias Row = WorkerStatus
+        static let sql = Queries.WorkerHeartbeats.list
+        let lostAfterBeats: Double
+        var bindings: [(any PostgresEncodable)?] { [lostAfterBeats] }
+    }
+}
+
+extension WorkerStatus: QueryRow {
+    public init(row: PostgresRow) throws {
+        let paused = try row.string("paused_upstreams")
+        self.init(
+            heartbeat: WorkerHeartbeat(
+                workerID: try row.string("worker_id"), host: try row.string("host"), version: try row.string("version"),
+                startedAt: try row.date("started_at"), inFlight: try row.int("in_flight"),
+                pausedUpstreams: paused.isEmpty ? [] : paused.split(separator: ",").map(String.init),
+                claimsPerSecond: try row.double("claims_per_second"),
+                intervalSeconds: try row.double("interval_seconds")),
+            lastSeenAt: try row.date("last_seen_at"), secondsSinceSeen: max(0, try row.double("seconds_since_seen")),
+            lost: try row.bool("lost"))
+    }
 }

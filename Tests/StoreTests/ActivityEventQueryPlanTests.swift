@@ -50,6 +50,10 @@ struct ActivityEventQueryPlanTests {
             .joined(separator: "\n")
     }
 
+    func plan(_ sql: NamedSQL, _ parameters: [(any PostgresEncodable)?]) throws -> String {
+        try Self.database.connection.plan(sql, parameters)
+    }
+
     @Test("the partner's list reads one activity's events from its index, newest first, from the activity's month")
     func list() throws {
         // The completion test below runs first in this suite; either order works.
@@ -60,7 +64,7 @@ struct ActivityEventQueryPlanTests {
         let partner = UUID(uuidString: "00000000-0000-0000-0000-0000000000aa")!
         // The activity's month is read through the index only (an activity's few events may then be sorted:
         // the planner's choice for a dozen rows); later months, empty here, cost nothing.
-        let first = try plan(ActivityStore.eventsSQL, [activity, partner, since, 21])
+        let first = try plan(Queries.Activities.events, [activity, partner, since, 21])
         #expect(first.contains("live_activity_events_\(month)_activity_id_created_at_id_idx"), "\(first)")
         #expect(!first.contains("Seq Scan on live_activity_events_\(month)"), "\(first)")
         // Months before the activity's are not read.
@@ -68,7 +72,7 @@ struct ActivityEventQueryPlanTests {
             "SELECT to_char(now() - interval '1 month', 'YYYY_MM')").first!.string(0)
         #expect(!first.contains("live_activity_events_\(previous)"), "\(first)")
 
-        let after = try plan(ActivityStore.eventsAfterSQL, [activity, partner, since, 21, Date(), UUID()])
+        let after = try plan(Queries.Activities.eventsAfter, [activity, partner, since, 21, Date(), UUID()])
         #expect(after.contains("live_activity_events_\(month)_activity_id_created_at_id_idx"), "\(after)")
         // The cursor bounds the index range, it does not filter what the scan read.
         let bounds = after.split(separator: "\n").filter { $0.contains("Index Cond") }

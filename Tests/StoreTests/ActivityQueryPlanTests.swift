@@ -65,6 +65,10 @@ struct ActivityQueryPlanTests {
             .joined(separator: "\n")
     }
 
+    func plan(_ sql: NamedSQL, _ parameters: [(any PostgresEncodable)?]) throws -> String {
+        try Self.database.connection.plan(sql, parameters)
+    }
+
     /// A function's body with its arguments as parameters, so the test EXPLAINs what the function runs.
     /// From `start` up to the first `;`, or through `through` when given.
     func body(of function: String, from start: String, through: String? = nil, arguments: [String]) throws -> String {
@@ -89,7 +93,7 @@ struct ActivityQueryPlanTests {
 
     @Test("the partner's read of an activity's devices probes the targets' primary key")
     func devices() throws {
-        let text = try plan(ActivityStore.devicesSQL, [UUID()])
+        let text = try plan(Queries.Activities.devices, [UUID()])
         #expect(text.contains("live_activity_targets_pkey"), "\(text)")
     }
 
@@ -121,7 +125,7 @@ struct ActivityQueryPlanTests {
 
     @Test("an activity is read by its primary key")
     func find() throws {
-        let text = try plan(ActivityStore.findSQL, [UUID(), UUID()])
+        let text = try plan(Queries.Activities.find, [UUID(), UUID()])
         #expect(text.contains("live_activities_pkey"), "\(text)")
     }
 

@@ -74,16 +74,16 @@ struct ChannelQueryPlanTests {
 
     @Test("a channel is read by its primary key, its audit by the channel's index")
     func findAndEvents() throws {
-        let find = try plan(ChannelStore.findSQL, [UUID(), UUID()])
+        let find = try Self.database.connection.plan(Queries.Channels.find, [UUID(), UUID()])
         #expect(find.contains("live_channels_pkey"), "\(find)")
-        let events = try plan(ChannelStore.eventsSQL, [UUID(), 50])
+        let events = try Self.database.connection.plan(Queries.Channels.events, [UUID(), 50])
         #expect(events.contains("live_channel_events_channel"), "\(events)")
         #expect(!events.contains("Seq Scan"), "\(events)")
     }
 
     @Test("the host's list and the mini-app's cap read the mini-app's open channels by their index")
     func perMiniApp() throws {
-        let list = try plan(ChannelStore.followableSQL, ["app.7", 1_000])
+        let list = try Self.database.connection.plan(Queries.Channels.followable, ["app.7", 1_000])
         #expect(list.contains("live_channels_mini_app"), "\(list)")
         #expect(!list.contains("Seq Scan"), "\(list)")
         let cap = try statement("herald_channel_open", from: "SELECT count(*) INTO v_open", into: "INTO v_open",

@@ -4,7 +4,7 @@ import Postgres
 import Store
 import Testing
 
-/// The partner key lookup every partner request makes on a cache miss (`PartnerStore.findActiveSQL`) reads the two
+/// The partner key lookup every partner request makes on a cache miss (`Queries.Partners.findActive`) reads the two
 /// unique indexes of sql/002_partners.sql and sql/045_partner_previous_key.sql, and the admin audit trail's pages
 /// (sql/047_admin_audit.sql) their indexes, proven with EXPLAIN on a private database of 5,000 partners, half of
 /// them in a rotation's overlap, and 25,000 audit entries.
@@ -37,15 +37,12 @@ struct PartnerQueryPlanTests {
     @Test("the audit trail's pages read the primary key backwards, or one partner's through admin_audit_partner")
     func auditPages() throws {
         let c = Self.database.connection
-        func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws -> String {
-            try c.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
-        }
         #expect(try c.query("SELECT count(*) FROM admin_audit WHERE action = 'partner.created'").rows[0].int(0) == 5_000)
-        let all = try plan(AdminAuditStore.listSQL, [nil as Int?, 100])
+        let all = try c.plan(Queries.AdminAudit.list, [nil as Int?, 100])
         #expect(all.contains("Index Scan Backward using admin_audit_pkey"), "\(all)")
-        let paged = try plan(AdminAuditStore.listSQL, [12_000, 100])
+        let paged = try c.plan(Queries.AdminAudit.list, [12_000, 100])
         #expect(paged.contains("admin_audit_pkey") && !paged.contains("Seq Scan"), "\(paged)")
-        let partner = try plan(AdminAuditStore.listPartnerSQL, [nil as Int?, 100, UUID()])
+        let partner = try c.plan(Queries.AdminAudit.listPartner, [nil as Int?, 100, UUID()])
         #expect(partner.contains("admin_audit_partner"), "\(partner)")
         #expect(!partner.contains("Seq Scan") && !partner.contains("Sort"), "\(partner)")
     }
@@ -53,8 +50,7 @@ struct PartnerQueryPlanTests {
     @Test("the key lookup is two unique-index scans, current key then previous key, and finds each")
     func keyLookup() throws {
         let c = Self.database.connection
-        let text = try c.query("EXPLAIN " + PartnerStore.findActiveSQL, ["0123"]).rows.map { try $0.string(0) }
-            .joined(separator: "\n")
+        let text = try c.plan(Queries.Partners.findActive, ["0123"])
         #expect(text.contains("Index Scan using partners_key_hash_key on partners"), "\(text)")
         #expect(text.contains("Index Scan using partners_previous_key_hash_key on partners"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")

@@ -141,8 +141,7 @@ struct QueryPlanTests {
                 """, [tenant])
             try connection.execute("ANALYZE partners")
             try connection.execute("ANALYZE partner_icons")
-            return try connection.query("EXPLAIN " + PartnerIconStore.findQuery, ["plans.icon.77", 256]).rows
-                .map { try $0.string(0) }.joined(separator: "\n")
+            return try connection.plan(Queries.PartnerIcons.find, ["plans.icon.77", 256])
         }
         #expect(text.contains("partners_active_mini_app"), "\(text)")
         #expect(text.contains("partner_icons_pkey"), "\(text)")

@@ -1,0 +1,11 @@
+-- name: claim
+-- Leases the broadcast channels a worker must make APNs agree with: $1 limit, $2 lease seconds, $3 now
+-- (functions/channel_claim.sql).
+SELECT id, status, apns_channel_id, environment, version, sent_version, apns_payload, apns_priority, expires_at,
+       delete_at, attempts
+  FROM herald_channel_claim($1, $2, $3);
+
+-- name: record
+-- What APNs answered for a leased channel: $1 channel, $2 outcome, $3 version, $4 reason, $5 retry time, $6 APNs
+-- channel id, $7 environment, $8 now (functions/channel_record.sql).
+SELECT herald_channel_record($1, $2, $3::integer, $4::text, $5::timestamptz, $6::text, $7::text, $8);

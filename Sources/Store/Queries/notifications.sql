@@ -1,0 +1,3 @@
+-- name: notify
+-- A notification on channel $1 with payload $2, sent when the transaction commits.
+SELECT pg_notify($1, $2);

@@ -1,0 +1,47 @@
+import Foundation
+import HeraldTestSupport
+import Postgres
+import Store
+import Testing
+
+/// Every named query of Sources/Store/Queries is valid SQL against the migrated schema: each is prepared (parsed,
+/// its names and types resolved) on a fresh database, so a query that names a dropped column fails here rather than
+/// on its first run.
+@Suite("Named queries", .requiresDatabase)
+struct NamedQueryTests {
+    @Test("every named query prepares against the schema")
+    func everyQueryPrepares() throws {
+        let database = try QueueDatabase()
+        #expect(!Queries.all.isEmpty)
+        for (index, sql) in Queries.all.enumerated() {
+            do {
+                try database.connection.execute("PREPARE named_\(index) AS " + sql.text)
+            } catch {
+                Issue.record("\(sql.name) does not prepare: \(error)")
+            }
+        }
+    }
+
+    @Test("names are unique and say their file")
+    func names() {
+        let names = Queries.all.map(\.name)
+        #expect(Set(names).count == names.count)
+        #expect(names.allSatisfy { $0.split(separator: ".").count == 2 })
+        #expect(Queries.WorkerHeartbeats.list.name == "worker_heartbeats.list")
+    }
+
+    @Test("a row is read by column name, and a missing column is named in the error")
+    func rowsByName() throws {
+        let database = try QueueDatabase()
+        let store = WorkerHeartbeatStore()
+        let heartbeat = WorkerHeartbeat(workerID: "w1", host: "h", version: "v", startedAt: Date(timeIntervalSince1970: 1),
+                                        inFlight: 2, pausedUpstreams: ["apns"], claimsPerSecond: 3, intervalSeconds: 5)
+        try store.beat(heartbeat, on: database.connection)
+        let listed = try store.list(on: database.connection)
+        #expect(listed.map(\.heartbeat) == [heartbeat])
+        let result = try database.connection.query("SELECT 1 AS one")
+        let error = #expect(throws: PostgresError.self) { try result.rows[0].int("two") }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.serverMessage.contains("two") == true, "\(error?.serverMessage ?? "")")
+    }
+}
