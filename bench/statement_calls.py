@@ -7,10 +7,10 @@ PIECE is one of
   intake    herald_intake_push for one push to one user with one iPhone (the intake's write), its delivery leased
             to the worker it notifies (a registered listener's lease, as the intake writes under one), the
             notification carrying it whole;
-  read      the worker's read of that delivery by id, as for rows too large to carry (DeliveryStore.readLeasedSQL, read from
-            Sources/Store/DeliveryStore.swift with the session settings it runs under);
-  claim     the worker's listed claim of such a push's delivery written without a lease (DeliveryStore.claimListedSQL:
-            an intake whose list of listeners is stale, an older worker);
+  read      the worker's read of that delivery by id, as for rows too large to carry (Queries.Deliveries.readLeased,
+            read from Sources/Store/Queries/deliveries.sql, with the session settings it runs under);
+  claim     the worker's listed claim of such a push's delivery written without a lease
+            (Queries.Deliveries.claimListed: an intake whose list of listeners is stale, an older worker);
   batch     herald_intake_push for 16 such pushes at once (the intake's group commit under load), per call;
   complete  herald_complete_deliveries for six sent deliveries of six pushes (a worker's completion at 250/s;
             BENCH_COMPLETE_ROWS sets another count: about 60 at 2,000/s);
@@ -34,6 +34,19 @@ APNS = ('{"aps":{"alert":{"title":"[Pull] Deposit pending","body":"Confirmations
         '"channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"%s","kid":"k1","sig":"%s"}')
 FCM = ('{"android":{"priority":"HIGH"},"data":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6",'
        '"channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"%s","kid":"k1","sig":"%s"}}')
+
+
+def named_sql(file, name):
+    """Query `name` of Sources/Store/Queries/FILE.sql, as Postgres receives it (as Sources/embed-queries embeds it:
+    the comment lines right below `-- name:` are its documentation; a closing semicolon is dropped)."""
+    lines = (ROOT / "Sources/Store/Queries" / (file + ".sql")).read_text().split("\n")
+    start = lines.index("-- name: " + name) + 1
+    while start < len(lines) and lines[start].strip().startswith("--"):
+        start += 1
+    end = start
+    while end < len(lines) and not lines[end].strip().startswith("-- name:"):
+        end += 1
+    return "\n".join(lines[start:end]).strip().rstrip(";")
 
 
 def swift_sql(name):
@@ -123,14 +136,14 @@ def pieces(piece, n, ids):
     elif piece == "read":
         setup.append(REGISTER)
         calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
-        calls.append("PREPARE readleased (text, uuid[]) AS\n" + swift_sql("readLeasedSQL") + ";\n")
+        calls.append("PREPARE readleased (text, uuid[]) AS\n" + named_sql("deliveries", "readLeased") + ";\n")
         for _ in range(n):
             statement, (delivery,) = intake_call(ids, 1, notify="'herald_worker_bench'", lease=LEASE)
             setup.append(statement)
             calls.append(f"EXECUTE readleased ('bench-worker', ARRAY['{delivery}']::uuid[]);\n")
     elif piece == "claim":
         calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
-        calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + swift_sql("claimListedSQL") + ";\n")
+        calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + named_sql("deliveries", "claimListed") + ";\n")
         for _ in range(n):
             statement, (delivery,) = intake_call(ids, 1)
             setup.append(statement)

@@ -184,13 +184,13 @@ public final class QueueDatabase: @unchecked Sendable {
     public func outcome(of id: UUID) throws -> (outcome: String, attempts: Int, error: String?)? {
         try connection.query("SELECT outcome, attempts, last_error FROM delivery_history_deliveries WHERE id = $1",
                              [id]).first
-            .map { (try $0.string(0), try $0.int(1), $0.optionalString(2)) }
+            .map { (try $0.string("outcome"), try $0.int("attempts"), try $0.optionalString("last_error")) }
     }
 
     /// sent and failed of a request's audit row.
     public func counts(of request: (id: UUID, createdAt: Date)) throws -> (sent: Int, failed: Int) {
         let row = try connection.query("SELECT sent, failed FROM push_requests WHERE id = $1 AND created_at = $2",
                                        [request.id, request.createdAt]).first!
-        return (try row.int(0), try row.int(1))
+        return (try row.int("sent"), try row.int("failed"))
     }
 }

@@ -169,89 +169,33 @@ public struct DeliveryStore: Sendable {
     /// At most `bulkLimit` of them from the bulk lane (nil: no limit beyond `limit`).
     /// `listed` (the ids an intake's notification named, `listedIDs`) leases those rows alone, by primary key: the ones
     /// still pending and due, of a row of their own without an activity (the walk keeps an activity's order), in a
-    /// statement of their own (`claimListedSQL`); `cursors` and `bulkLimit` are then not used.
+    /// statement of their own (`ClaimListed`); `cursors` and `bulkLimit` are then not used.
     /// `userMaxPerHour` (HERALD_USER_MAX_PUSHES_PER_HOUR, 0: none) caps the partner pushes one user gets an hour
     /// from all mini-apps; the claim also holds pushes for the user's quiet hours (functions/user_guards.sql).
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
                       leaseSeconds: Int, services: [PushService], cursors: [QueueCursor: Date] = [:],
                       listed: [UUID]? = nil, userMaxPerHour: Int = 0) throws -> [ClaimedDelivery] {
-        let result: PostgresResult
         if let listed {
-            result = try connection.query(Self.claimListedSQL,
-                                          [worker, limit, leaseSeconds, services.map(\.rawValue), listed, userMaxPerHour])
-        } else {
-            let ordered = Array(cursors)
-            result = try connection.query(Self.claimSQL, [
-                worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
-                ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit ?? limit, userMaxPerHour,
-            ])
+            return try connection.rows(ClaimListed(worker: worker, limit: limit, leaseSeconds: leaseSeconds,
+                                                   services: services, listed: listed, userMaxPerHour: userMaxPerHour))
         }
-        return try Self.claimedDeliveries(result)
+        return try connection.rows(Claim(worker: worker, limit: limit, leaseSeconds: leaseSeconds, services: services,
+                                         cursors: cursors, bulkLimit: bulkLimit ?? limit,
+                                         userMaxPerHour: userMaxPerHour))
     }
 
-    /// Reads the rows an intake leased to `worker` (`leasedIDs`) with the claim's columns and verdicts, as a claim would
-    /// have leased them: one statement that writes nothing (`readLeasedSQL`). A row no longer leased to `worker` (its
-    /// lease ended and the rescuer took it) is left out.
+    /// Reads the rows an intake leased to `worker` (`leasedIDs`) with the claim's columns and verdicts, as a claim
+    /// would have leased them: one statement that writes nothing (`ReadLeased`). A row no longer leased to `worker`
+    /// (its lease ended and the rescuer took it) is left out.
     public func readLeased(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> [ClaimedDelivery] {
         guard !ids.isEmpty else { return [] }
-        return try Self.claimedDeliveries(try connection.query(Self.readLeasedSQL, [worker, ids]))
-    }
-
-    /// The rows of a claim (`claimSQL`, `claimListedSQL`, `readLeasedSQL`: the same columns).
-    static func claimedDeliveries(_ result: PostgresResult) throws -> [ClaimedDelivery] {
-        guard !result.rows.isEmpty else { return [] }
-        // The columns' positions found by name once for the result, not for every row (the claim is the hot path).
-        let c = try ClaimColumns(result)
-        return try result.rows.map { row in
-            guard let service = PushService(rawValue: try row.string(c.service)),
-                  let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(c.verdict))
-            else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected service or verdict") }
-            let event = try row.optionalString(c.activityEvent).map { text in
-                guard let event = LiveActivityEvent(rawValue: text) else {
-                    throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity event")
-                }
-                return event
-            }
-            return ClaimedDelivery(
-                id: try row.uuid(c.id), service: service, environment: try row.string(c.environment),
-                payloadBytes: try row.bytes(c.payload), attempts: try row.int(c.attempts),
-                expiresAt: try row.optionalDate(c.expiresAt), token: row.optionalString(c.token), verdict: verdict,
-                lane: try row.int(c.lane), partnerID: try row.uuid(c.partnerID), availableAt: try row.date(c.availableAt),
-                bundleID: row.optionalString(c.bundleID), activityEvent: event, priority: try row.optionalInt(c.priority),
-                groupID: try row.optionalUUID(c.groupID), member: try row.optionalInt(c.member),
-                heldUntil: try row.optionalDate(c.heldUntil))
-        }
-    }
-
-    /// Where a claim's columns stand in its result, found by their names.
-    private struct ClaimColumns {
-        let id, service, environment, payload, attempts, expiresAt, token, verdict, lane, partnerID, availableAt,
-            bundleID, activityEvent, priority, groupID, member, heldUntil: Int
-
-        init(_ result: PostgresResult) throws {
-            id = try result.column("id")
-            service = try result.column("service")
-            environment = try result.column("environment")
-            payload = try result.column("payload")
-            attempts = try result.column("attempts")
-            expiresAt = try result.column("expires_at")
-            token = try result.column("token")
-            verdict = try result.column("verdict")
-            lane = try result.column("lane")
-            partnerID = try result.column("partner_id")
-            availableAt = try result.column("available_at")
-            bundleID = try result.column("bundle_id")
-            activityEvent = try result.column("activity_event")
-            priority = try result.column("priority")
-            groupID = try result.column("group_id")
-            member = try result.column("member")
-            heldUntil = try result.column("held_until")
-        }
+        return try connection.rows(ReadLeased(worker: worker, ids: ids))
     }
 
     /// Records a batch of outcomes in ONE statement: finished rows move to history, their counts
     /// roll up to the requests' audit rows, dead tokens are invalidated, retries go back to
-    /// pending (deferred ones without spending the claim's attempt). Only rows still leased by `worker` are touched (a rescued row belongs to another).
+    /// pending (deferred ones without spending the claim's attempt). Only rows still leased by `worker` are touched
+    /// (a rescued row belongs to another).
     /// Returns how many rows were finished and how many rescheduled.
     @discardableResult
     public func complete(on connection: PostgresConnection, worker: String, _ deliveries: [CompletedDelivery])
@@ -273,14 +217,16 @@ public struct DeliveryStore: Sendable {
             switch delivery.outcome {
             // A dead token's slot holds when it stopped being valid (the completion spares a device registered
             // after it).
-            case .retry(let at, _), .deferred(let at, _), .tokenInvalid(_, let at?): retryAt.append(PostgresTimestamp.format(at))
+            case .retry(let at, _), .deferred(let at, _), .tokenInvalid(_, let at?):
+                retryAt.append(PostgresTimestamp.format(at))
             default: retryAt.append("")
             }
             if case .tokenInvalid = delivery.outcome { tokens.append(delivery.token ?? "") } else { tokens.append("") }
         }
-        let row = try connection.query(Self.completeSQL, [worker, ids, outcomes, errors, retryAt, tokens,
-                                                          grouped ? groups : nil, grouped ? members : nil]).first
-        return (try row?.int(0) ?? 0, try row?.int(1) ?? 0)
+        let counts = try connection.row(Complete(worker: worker, ids: ids, outcomes: outcomes, errors: errors,
+                                                 retryAt: retryAt, tokens: tokens, groups: grouped ? groups : nil,
+                                                 members: grouped ? members : nil))
+        return (counts?.finished ?? 0, counts?.retried ?? 0)
     }
 
     /// Gives leased rows back (a draining worker that will not send them): pending again at once,
@@ -289,7 +235,7 @@ public struct DeliveryStore: Sendable {
     @discardableResult
     public func release(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        return try connection.query(Self.releaseSQL, [worker, ids]).affectedRows
+        return try connection.run(Release(worker: worker, ids: ids))
     }
 
     /// Renews the leases of rows `worker` still holds (sends that take long), by `leaseSeconds` from
@@ -298,19 +244,19 @@ public struct DeliveryStore: Sendable {
     public func extendLeases(on connection: PostgresConnection, worker: String, ids: [UUID], leaseSeconds: Int)
         throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        return try connection.query(Self.extendSQL, [worker, ids, leaseSeconds]).affectedRows
+        return try connection.run(ExtendLeases(worker: worker, ids: ids, leaseSeconds: leaseSeconds))
     }
 
     /// Returns rows whose lease expired (their worker crashed or hung) to pending, at most `limit`.
     @discardableResult
     public func rescue(on connection: PostgresConnection, limit: Int = 1000) throws -> Int {
-        try connection.query(Self.rescueSQL, [limit]).affectedRows
+        try connection.run(Rescue(limit: limit))
     }
 
     /// When the earliest pending row (due or scheduled) becomes due; nil when nothing is pending. The
     /// claimer sleeps until then (the queue's depth and age, for metrics, are QueueGaugeStore's).
     public func nextAvailableAt(on connection: PostgresConnection) throws -> Date? {
-        try connection.query(Self.nextAvailableSQL).first?.optionalDate(0)
+        try connection.row(NextAvailable())?.at
     }
 
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
@@ -323,7 +269,7 @@ public struct DeliveryStore: Sendable {
     /// client gets it next (the intake's) asynchronous; a worker role can carry them instead
     /// (docs/deployment.md, "Connection poolers").
     /// `claims` marks the claimer's session, which plans as herald_claim_deliveries' SET clauses do, for the listed
-    /// claim (`claimListedSQL`): one generic plan (a custom plan for each call's ids cost more to plan than to run) and
+    /// claim (`ClaimListed`): one generic plan (a custom plan for each call's ids cost more to plan than to run) and
     /// index paths only (whatever a plan cached while the tables were small).
     public static func workerSession(url: String, role: String, listen: Bool = false, claims: Bool = false,
                                      statementTimeout: Duration = .seconds(30),
@@ -399,7 +345,7 @@ public struct DeliveryStore: Sendable {
     /// or it is draining). Found by the lease index; returns how many.
     @discardableResult
     public func releaseLeased(on connection: PostgresConnection, worker: String, keeping: [UUID] = []) throws -> Int {
-        try connection.query(Self.releaseLeasedSQL, [worker, keeping]).affectedRows
+        try connection.run(ReleaseLeased(worker: worker, keeping: keeping))
     }
 
     /// The server process serving `connection`, as pg_stat_activity and a NOTIFY payload name it. Asked of the
@@ -570,125 +516,4 @@ public struct DeliveryStore: Sendable {
         """
 
     static let unregisterListenersSQL = "DELETE FROM worker_listeners WHERE worker_id = $1"
-
-    /// $1 worker, $2 rows kept. The lease index finds the worker's rows (`releaseSQL` for the rest).
-    public static let releaseLeasedSQL = """
-        UPDATE deliveries
-           SET state = 'pending', leased_by = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0)
-         WHERE state = 'leased' AND leased_by = $1 AND id <> ALL ($2::uuid[])
-        """
-
-    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5-$7 cursors (lanes, partners, times), $8 the
-    /// most bulk rows (sql/012_claim_bulk_limit.sql), $9 the cap per user and hour (0: none).
-    public static let claimSQL = """
-        SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6::uuid[], $7::timestamptz[],
-                                              $8::integer, $9::integer)
-        """
-
-    /// $1 worker, $2 limit, $3 lease seconds, $4 services, $5 the listed rows, $6 the cap per user and hour. The rows an intake's notification
-    /// listed (sql/functions/intake_push.sql, step 6) are plain pushes just written, so the walk's fairness and an
-    /// activity's order have nothing to decide: one statement leases those still pending and due, and returns
-    /// `claimSQL`'s columns with its verdicts for a row of its own without an activity (a group row or a row of an
-    /// activity is left to the walk). A plain statement, not a branch of herald_claim_deliveries: the function's call
-    /// (its frame, its SET clauses, its returned rows gathered in a tuplestore) cost more than the statement itself.
-    /// The claimer's session plans it as the function's SET clauses would (`workerSession`, `claims`).
-    ///
-    /// The state is tested as an expression no partial index's predicate matches, and the update tests only the ids
-    /// (the rows are locked by the subquery and were pending in their latest version): the planner cannot choose a
-    /// scan of the due index, with its dead entries, instead of a few deliveries_pkey probes.
-    public static let claimListedSQL = """
-        WITH leased AS (
-            UPDATE deliveries d
-               SET state = 'leased', leased_by = $1, attempts = d.attempts + 1,
-                   lease_expires_at = now() + make_interval(secs => $3::integer)
-             WHERE d.id = ANY (ARRAY(SELECT l.id FROM deliveries l
-                                      WHERE l.id = ANY ($5::uuid[]) AND (l.state || '') = 'pending'
-                                        AND l.available_at <= now() AND l.service = ANY ($4::text[])
-                                        AND l.activity_id IS NULL AND l.members IS NULL
-                                        AND NOT EXISTS (SELECT 1 FROM partners s
-                                                         WHERE s.id = l.partner_id AND s.suspended_at IS NOT NULL
-                                                           AND s.revoked_at IS NULL)
-                                        -- The host's guards are judged by the walk's claim (functions/user_guards.sql):
-                                        -- partner pushes while the cap is on, or to a user with quiet hours.
-                                        AND (l.interruption_level IS NULL
-                                             OR ($6::integer <= 0
-                                                 AND NOT EXISTS (SELECT 1 FROM users u
-                                                                  WHERE u.id = l.user_id AND u.quiet_start IS NOT NULL)))
-                                      ORDER BY l.available_at
-                                      LIMIT $2
-                                        FOR UPDATE SKIP LOCKED))
-            RETURNING d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
-                      d.lane, d.partner_id, d.available_at, d.priority)
-        \(leasedRowsSQL)
-        """
-
-    /// $1 worker, $2 the rows an intake leased to it (herald_intake_push, `leasedIDs`). `claimListedSQL`'s columns and
-    /// verdicts for those still leased to the worker, by primary key (the state tested as an expression, as there), and
-    /// nothing written: the intake's insert was the claim.
-    public static let readLeasedSQL = """
-        WITH leased AS (
-            SELECT d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
-                   d.lane, d.partner_id, d.available_at, d.priority
-              FROM deliveries d
-             WHERE d.id = ANY ($2::uuid[]) AND d.leased_by = $1 AND (d.state || '') = 'leased'
-               AND d.activity_id IS NULL AND d.members IS NULL)
-        \(leasedRowsSQL)
-        """
-
-    /// The claim's columns and verdicts for the rows of a CTE `leased` (rows of their own without an activity).
-    static let leasedRowsSQL = """
-        SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
-               CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END AS token,
-               CASE
-                   WHEN p.revoked_at IS NOT NULL THEN 'cancelled'
-                   WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
-                   WHEN v.device_id IS NULL THEN 'device_removed'
-                   WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
-                       THEN 'token_invalid'
-                   WHEN d.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
-                       THEN 'token_invalid'
-                   WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = p.mini_app_id)
-                       THEN 'suppressed'
-                   ELSE 'send'
-               END AS verdict,
-               d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text AS activity_event, d.priority,
-               NULL::uuid AS group_id, NULL::integer AS member, NULL::timestamptz AS held_until
-          FROM leased d
-          LEFT JOIN partners p ON p.id = d.partner_id
-          LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
-        """
-
-    /// $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none),
-    /// $7 group rows and $8 positions (NULL elements for rows of their own; NULL when no row is a member).
-    /// One statement (herald_complete_deliveries, sql/functions/complete_deliveries.sql).
-    public static let completeSQL = """
-        SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
-                                                 $7::uuid[], $8::integer[])
-        """
-
-    /// $1 worker, $2 ids. `leased_by` alone says the row is still leased by this worker (see
-    /// herald_complete_deliveries for why `state` is not tested).
-    public static let releaseSQL = """
-        UPDATE deliveries
-           SET state = 'pending', leased_by = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0)
-         WHERE id = ANY ($2::uuid[]) AND leased_by = $1
-        """
-
-    /// $1 worker, $2 ids, $3 lease seconds. Primary-key probes; `leased_by` says the row is still ours.
-    public static let extendSQL = """
-        UPDATE deliveries SET lease_expires_at = now() + make_interval(secs => $3)
-         WHERE id = ANY ($2::uuid[]) AND leased_by = $1
-        """
-
-    /// $1 limit. Served by the partial index deliveries_lease.
-    public static let rescueSQL = """
-        UPDATE deliveries SET state = 'pending', leased_by = NULL, lease_expires_at = NULL
-         WHERE id IN (SELECT id FROM deliveries
-                       WHERE state = 'leased' AND lease_expires_at < now()
-                       ORDER BY lease_expires_at LIMIT $1
-                         FOR UPDATE SKIP LOCKED)
-        """
-
-    /// The heads of every (lane, partner) queue, from a loose index scan (sql/functions/queue_heads.sql).
-    public static let nextAvailableSQL = "SELECT min(oldest_available_at) FROM herald_queue_heads()"
 }

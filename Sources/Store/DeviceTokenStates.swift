@@ -47,32 +47,26 @@ public struct DeviceTokenStates: Sendable, Equatable {
     public let registeredAt: Date?
     public let updatedAt: Date
 
-    /// The columns `init(row:)` reads, in order, of `devices d`.
-    static let columns = """
-        d.device_id, d.platform, d.environment, d.bundle_id,
-        d.apns_token IS NOT NULL, d.apns_token_invalidated_at, d.apns_token_invalid_reason,
-        d.apns_push_to_start_token IS NOT NULL, d.apns_push_to_start_invalidated_at, d.apns_push_to_start_invalid_reason,
-        d.fcm_token IS NOT NULL, d.fcm_token_invalidated_at, d.fcm_token_invalid_reason,
-        d.registered_at, d.updated_at,
-        (SELECT json_agg(json_build_array(p.template, extract(epoch FROM p.invalidated_at), p.invalid_reason)
-                         ORDER BY p.template)
-           FROM device_push_to_start_tokens p WHERE p.user_id = d.user_id AND p.device_id = d.device_id)::text
-        """
-
-    init(row: PostgresRow) throws {
-        deviceID = try row.string(0)
-        platform = try row.string(1)
-        environment = try row.string(2)
-        bundleID = row.optionalString(3)
-        apns = TokenHealth(hasToken: try row.bool(4), invalidatedAt: try row.optionalDate(5), reason: row.optionalString(6))
-        apnsPushToStart = TokenHealth(hasToken: try row.bool(7), invalidatedAt: try row.optionalDate(8),
-                                      reason: row.optionalString(9))
-        fcm = TokenHealth(hasToken: try row.bool(10), invalidatedAt: try row.optionalDate(11), reason: row.optionalString(12))
-        registeredAt = try row.optionalDate(13)
-        updatedAt = try row.date(14)
+    /// A row of Queries/device_tokens.sql (`userDevices`, `device`).
+    public init(row: PostgresRow) throws {
+        deviceID = try row.string("device_id")
+        platform = try row.string("platform")
+        environment = try row.string("environment")
+        bundleID = try row.optionalString("bundle_id")
+        apns = TokenHealth(hasToken: try row.bool("has_apns_token"),
+                           invalidatedAt: try row.optionalDate("apns_token_invalidated_at"),
+                           reason: try row.optionalString("apns_token_invalid_reason"))
+        apnsPushToStart = TokenHealth(hasToken: try row.bool("has_apns_push_to_start_token"),
+                                      invalidatedAt: try row.optionalDate("apns_push_to_start_invalidated_at"),
+                                      reason: try row.optionalString("apns_push_to_start_invalid_reason"))
+        fcm = TokenHealth(hasToken: try row.bool("has_fcm_token"),
+                          invalidatedAt: try row.optionalDate("fcm_token_invalidated_at"),
+                          reason: try row.optionalString("fcm_token_invalid_reason"))
+        registeredAt = try row.optionalDate("registered_at")
+        updatedAt = try row.date("updated_at")
         // [[template, invalidated (UNIX seconds) or null, reason or null], ...] or NULL.
         var templates: [(template: String, health: TokenHealth)] = []
-        if let text = row.optionalString(15) {
+        if let text = try row.optionalString("push_to_start_templates") {
             guard let entries = try? JSONParser.parse(Array(text.utf8)).arrayValue else {
                 throw PostgresError(code: .decodingFailed, serverMessage: "unexpected push-to-start templates")
             }
@@ -110,23 +104,34 @@ extension DirectoryStore {
     /// The user's devices with their tokens' health, by device id; nil when there is no such user.
     public func deviceStates(userID: String) throws -> [DeviceTokenStates]? {
         try pool.withConnection { connection in
-            // One statement: the user's existence and devices seen in one snapshot.
-            let rows = try connection.query("""
-                SELECT \(DeviceTokenStates.columns)
-                  FROM users u LEFT JOIN devices d ON d.user_id = u.id
-                 WHERE u.id = $1
-                 ORDER BY d.device_id
-                """, [userID]).rows
+            let rows = try connection.result(UserDevices(userID: userID)).rows
             guard !rows.isEmpty else { return nil }
-            return try rows.filter { !$0.isNull(0) }.map(DeviceTokenStates.init(row:))
+            // A user without devices is one row of NULLs (the LEFT JOIN).
+            return try rows.filter { try !$0.isNull("device_id") }.map(DeviceTokenStates.init(row:))
         }
     }
 
     /// One device with its tokens' health; nil when the user has no such device.
     public func deviceState(userID: String, deviceID: String) throws -> DeviceTokenStates? {
-        try pool.withConnection { connection in
-            try connection.query("SELECT \(DeviceTokenStates.columns) FROM devices d WHERE d.user_id = $1 AND d.device_id = $2",
-                                 [userID, deviceID]).first.map(DeviceTokenStates.init(row:))
-        }
+        try pool.withConnection { try $0.row(Device(userID: userID, deviceID: deviceID)) }
     }
 }
+
+extension DirectoryStore {
+    struct UserDevices: NamedQuery {
+        typealias Row = DeviceTokenStates
+        static let sql = Queries.DeviceTokens.userDevices
+        let userID: String
+        var bindings: [(any PostgresEncodable)?] { [userID] }
+    }
+
+    struct Device: NamedQuery {
+        typealias Row = DeviceTokenStates
+        static let sql = Queries.DeviceTokens.device
+        let userID: String
+        let deviceID: String
+        var bindings: [(any PostgresEncodable)?] { [userID, deviceID] }
+    }
+}
+
+extension DeviceTokenStates: QueryRow {}

@@ -13,9 +13,7 @@ public struct MaintenanceStore: Sendable {
     public func ensurePartitions(monthsAhead: Int) throws {
         try pool.withConnection { connection in
             for table in Self.partitionedTables {
-                try connection.query(
-                    "SELECT herald_ensure_monthly_partitions($1, now() - interval '1 month', $2)",
-                    [table, monthsAhead + 2])
+                try connection.run(EnsurePartitions(table: table, months: monthsAhead + 2))
             }
         }
     }
@@ -27,10 +25,10 @@ public struct MaintenanceStore: Sendable {
         try pool.withConnection { connection in
             var dropped: [String] = []
             for table in Self.partitionedTables {
-                let names = try connection.query(
-                    "SELECT herald_expired_monthly_partitions($1, now() - make_interval(days => $2))",
-                    [table, retentionDays]).rows.map { try $0.string(0) }
-                for name in names {
+                let names = try connection.rows(ExpiredPartitions(table: table, retentionDays: retentionDays))
+                for name in names.map(\.name) {
+                    // DDL naming tables: not a statement that takes parameters. The names are the partitioned
+                    // tables' and the partitions Postgres listed.
                     try connection.execute("ALTER TABLE \(table) DETACH PARTITION \(name) CONCURRENTLY")
                     try connection.execute("DROP TABLE \(name)")
                     dropped.append(name)
@@ -43,31 +41,23 @@ public struct MaintenanceStore: Sendable {
     /// The partitions that exist, with their bounds.
     public func listPartitions() throws -> [(table: String, partition: String, bounds: String)] {
         try pool.withConnection { connection in
-            try connection.query("""
-                SELECT p.relname, c.relname, pg_get_expr(c.relpartbound, c.oid)
-                  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-                 WHERE p.relname = ANY($1::text[]) ORDER BY 1, 2
-                """, [Self.partitionedTables]).rows.map { (try $0.string(0), try $0.string(1), try $0.string(2)) }
+            try connection.rows(ListPartitions(tables: Self.partitionedTables))
+                .map { ($0.table, $0.partition, $0.bounds) }
         }
     }
 
-    /// Deletes rate buckets that left their windows, idempotency keys older than 25 hours, Live
-    /// Activities and broadcast channels that finished more than `finishedActivityRetention` ago (with their targets
-    /// and audit rows) and
-    /// reminders whose time passed more than `finishedReminderRetention` ago, admin audit entries past
-    /// `adminAuditRetention`, in
-    /// batches of `batchSize` rows (short statements, short locks), until none is left or
-    /// `maxBatches` batches ran. Returns the rows deleted.
+    /// Deletes, in batches of `batchSize` rows (short statements, short locks) until none is left or `maxBatches`
+    /// batches ran: rate buckets that left their windows, idempotency keys older than 25 hours, Live Activities and
+    /// broadcast channels finished a week ago (with their targets and audit rows), webhook events, reminders, console
+    /// sessions and sign-in failures, worker heartbeats and admin audit entries past their retention (each
+    /// statement's in Queries/maintenance.sql). Returns the rows deleted.
     @discardableResult
     public func cleanExpired(batchSize: Int = 5_000, maxBatches: Int = 100) throws -> Int {
         try pool.withConnection { connection in
             var total = 0
-            for statement in [Self.deleteExpiredRateBuckets, Self.deleteExpiredIdempotencyKeys, Self.deleteFinishedActivities,
-                              Self.deleteFinishedChannels, Self.deleteFinishedWebhookEvents, Self.deleteFinishedReminders,
-                              Self.deleteOldConsoleSessions, Self.deleteOldSignInFailures,
-                              Self.deleteOldWorkerHeartbeats, Self.deleteOldAdminAudit] {
+            for statement in Self.deletions {
                 for _ in 0..<maxBatches {
-                    let deleted = try connection.query(statement, [batchSize]).affectedRows
+                    let deleted = try connection.run(statement.init(batchSize: batchSize))
                     total += deleted
                     if deleted < batchSize { break }
                 }
@@ -76,89 +66,116 @@ public struct MaintenanceStore: Sendable {
         }
     }
 
-    /// How long the admin audit trail is kept (sql/047_admin_audit.sql): over a year, for a yearly review.
-    public static let adminAuditRetention = "400 days"
+    /// The janitor's deletions, in the order they run.
+    static var deletions: [any BatchDeletion.Type] {
+        [DeleteExpiredRateBuckets.self, DeleteExpiredIdempotencyKeys.self, DeleteFinishedActivities.self,
+         DeleteFinishedChannels.self, DeleteFinishedWebhookEvents.self, DeleteFinishedReminders.self,
+         DeleteOldConsoleSessions.self, DeleteOldSignInFailures.self, DeleteOldWorkerHeartbeats.self,
+         DeleteOldAdminAudit.self]
+    }
+}
 
-    /// Admin audit entries past `adminAuditRetention` (admin_audit_at).
-    public static let deleteOldAdminAudit = """
-        DELETE FROM admin_audit WHERE id = ANY (ARRAY(
-            SELECT id FROM admin_audit WHERE at < now() - interval '\(adminAuditRetention)' LIMIT $1))
-        """
+/// The statements of the partitions and the janitor (Queries/maintenance.sql).
+extension MaintenanceStore {
+    struct EnsurePartitions: NamedQuery {
+        static let sql = Queries.Maintenance.ensurePartitions
+        let table: String
+        let months: Int
+        var bindings: [(any PostgresEncodable)?] { [table, months] }
+    }
 
-    /// Console sessions a day after they expired or were signed out (kept that long for the audit trail).
-    static let deleteOldConsoleSessions = """
-        DELETE FROM console_sessions WHERE token_hash = ANY (ARRAY(
-            SELECT token_hash FROM console_sessions
-             WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'
-             LIMIT $1))
-        """
+    struct ExpiredPartitions: NamedQuery {
+        typealias Row = Partition
+        static let sql = Queries.Maintenance.expiredPartitions
+        let table: String
+        let retentionDays: Int
+        var bindings: [(any PostgresEncodable)?] { [table, retentionDays] }
+    }
 
-    /// Failed console sign-ins of windows that ended long ago (a window is a minute; an hour leaves any window
-    /// a setting could give room).
-    static let deleteOldSignInFailures = """
-        DELETE FROM console_sign_in_failures WHERE client = ANY (ARRAY(
-            SELECT client FROM console_sign_in_failures WHERE window_start < now() - interval '1 hour' LIMIT $1))
-        """
+    struct Partition: QueryRow {
+        let name: String
 
-    /// Heartbeats of workers not seen for a day (stopped or replaced long ago).
-    static let deleteOldWorkerHeartbeats = """
-        DELETE FROM worker_heartbeats WHERE worker_id = ANY (ARRAY(
-            SELECT worker_id FROM worker_heartbeats WHERE last_seen_at < now() - interval '1 day' LIMIT $1))
-        """
+        init(row: PostgresRow) throws {
+            name = try row.string("partition_name")
+        }
+    }
 
-    static let deleteExpiredRateBuckets = """
-        DELETE FROM rate_buckets WHERE ctid = ANY (ARRAY(
-            SELECT ctid FROM rate_buckets
-             WHERE (granularity = 's' AND bucket < extract(epoch FROM now())::bigint - 120)
-                OR (granularity = 'm' AND bucket < extract(epoch FROM now())::bigint / 60 - 1500)
-             LIMIT $1))
-        """
+    struct ListPartitions: NamedQuery {
+        typealias Row = PartitionBounds
+        static let sql = Queries.Maintenance.listPartitions
+        let tables: [String]
+        var bindings: [(any PostgresEncodable)?] { [tables] }
+    }
 
-    /// A finished activity stays readable (GET) this long; its deliveries are long done by then (an end
-    /// expires 12 hours after the start).
-    public static let finishedActivityRetention = "7 days"
+    struct PartitionBounds: QueryRow {
+        let table: String
+        let partition: String
+        let bounds: String
 
-    static let deleteFinishedActivities = """
-        DELETE FROM live_activities WHERE id = ANY (ARRAY(
-            SELECT id FROM live_activities
-             WHERE status <> 'active' AND ended_at < now() - interval '\(finishedActivityRetention)' LIMIT $1))
-        """
+        init(row: PostgresRow) throws {
+            table = try row.string("table_name")
+            partition = try row.string("partition_name")
+            bounds = try row.string("bounds")
+        }
+    }
 
-    /// A broadcast channel that ended or failed stays readable (GET, with its audit rows, deleted with it) as
-    /// long as a finished activity does.
-    public static let deleteFinishedChannels = """
-        DELETE FROM live_channels WHERE id = ANY (ARRAY(
-            SELECT id FROM live_channels
-             WHERE status IN ('ended', 'failed') AND updated_at < now() - interval '\(finishedActivityRetention)' LIMIT $1))
-        """
+    /// A janitor's deletion of at most `batchSize` rows.
+    protocol BatchDeletion: NamedQuery {
+        var batchSize: Int { get }
+        init(batchSize: Int)
+    }
 
-    /// A delivered webhook event is kept a week (support questions); a failed one 30 days, for
-    /// `heraldctl webhooks replay`.
-    public static let deliveredWebhookRetention = "7 days"
-    public static let failedWebhookRetention = "30 days"
+    struct DeleteExpiredRateBuckets: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteExpiredRateBuckets
+        let batchSize: Int
+    }
 
-    static let deleteFinishedWebhookEvents = """
-        DELETE FROM webhook_events WHERE id = ANY (ARRAY(
-            SELECT id FROM webhook_events
-             WHERE (state = 'delivered' AND finished_at < now() - interval '\(deliveredWebhookRetention)')
-                OR (state = 'failed' AND finished_at < now() - interval '\(failedWebhookRetention)')
-             LIMIT $1))
-        """
+    struct DeleteExpiredIdempotencyKeys: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteExpiredIdempotencyKeys
+        let batchSize: Int
+    }
 
-    /// A reminder stays this long after its time: cancelling it is answered as a repeat (204), not 404.
-    /// One still pending then (a worker outage) is kept until a worker takes it.
-    public static let finishedReminderRetention = "7 days"
+    struct DeleteFinishedActivities: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteFinishedActivities
+        let batchSize: Int
+    }
 
-    /// Public for its query-plan test (Tests/StoreTests/ReminderQueryPlanTests.swift).
-    public static let deleteFinishedReminders = """
-        DELETE FROM reminders WHERE id = ANY (ARRAY(
-            SELECT id FROM reminders
-             WHERE at < now() - interval '\(finishedReminderRetention)' AND NOT herald_reminder_pending(deliveries)
-             LIMIT $1))
-        """
+    struct DeleteFinishedChannels: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteFinishedChannels
+        let batchSize: Int
+    }
 
-    static let deleteExpiredIdempotencyKeys = """
-        DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-            SELECT ctid FROM idempotency_keys WHERE created_at < now() - interval '25 hours' LIMIT $1))
-        """
+    struct DeleteFinishedWebhookEvents: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteFinishedWebhookEvents
+        let batchSize: Int
+    }
+
+    struct DeleteFinishedReminders: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteFinishedReminders
+        let batchSize: Int
+    }
+
+    struct DeleteOldConsoleSessions: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteOldConsoleSessions
+        let batchSize: Int
+    }
+
+    struct DeleteOldSignInFailures: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteOldSignInFailures
+        let batchSize: Int
+    }
+
+    struct DeleteOldWorkerHeartbeats: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteOldWorkerHeartbeats
+        let batchSize: Int
+    }
+
+    struct DeleteOldAdminAudit: BatchDeletion {
+        static let sql = Queries.Maintenance.deleteOldAdminAudit
+        let batchSize: Int
+    }
+}
+
+extension MaintenanceStore.BatchDeletion {
+    var bindings: [(any PostgresEncodable)?] { [batchSize] }
 }

@@ -33,30 +33,35 @@ public struct QueueGaugeStore: Sendable {
 
     /// Both lanes, realtime first; a lane with nothing due reads 0 and 0.
     public func gauges(on connection: PostgresConnection) throws -> [LaneGauge] {
-        let rows = try connection.query(Self.dueByLaneSQL, [Self.countLimit]).rows
         var byNumber: [Int: (Int, Double)] = [:]
-        for row in rows { byNumber[try row.int(0)] = (try row.int(1), max(try row.double(2), 0)) }
+        for row in try connection.rows(DueByLane(countLimit: Self.countLimit)) {
+            byNumber[row.lane] = (row.due, max(row.oldestDueSeconds, 0))
+        }
         return Self.lanes.map { lane in
             let (due, age) = byNumber[lane.number] ?? (0, 0)
             return LaneGauge(lane: lane.name, due: due, oldestDueSeconds: age)
         }
     }
+}
 
-    /// $1 the count limit per lane. The count is a range of the partial index per lane (its first
-    /// column) with `available_at` checked in the index; the oldest due row comes from the queue heads
-    /// (herald_queue_heads: one index probe per partner), since the index orders `available_at`
-    /// within a partner, not within a lane.
-    public static let dueByLaneSQL = """
-        WITH heads AS MATERIALIZED (
-            SELECT lane, min(oldest_available_at) AS oldest FROM herald_queue_heads()
-             WHERE oldest_available_at <= now() GROUP BY lane)
-        SELECT l.lane::int8,
-               (SELECT coalesce(sum(due.member_count), 0) FROM (
-                    SELECT d.member_count FROM deliveries d
-                     WHERE d.state = 'pending' AND d.lane = l.lane AND d.available_at <= now()
-                     LIMIT $1) due)::int8,
-               coalesce(extract(epoch FROM now() - h.oldest), 0)::float8
-          FROM (VALUES (0::smallint), (1::smallint)) l(lane) LEFT JOIN heads h ON h.lane = l.lane
-         ORDER BY l.lane
-        """
+extension QueueGaugeStore {
+    /// Queries/queue_gauges.sql: each lane's due count and oldest due age.
+    struct DueByLane: NamedQuery {
+        typealias Row = LaneDue
+        static let sql = Queries.QueueGauges.dueByLane
+        let countLimit: Int
+        var bindings: [(any PostgresEncodable)?] { [countLimit] }
+    }
+
+    struct LaneDue: QueryRow {
+        let lane: Int
+        let due: Int
+        let oldestDueSeconds: Double
+
+        init(row: PostgresRow) throws {
+            lane = try row.int("lane")
+            due = try row.int("due")
+            oldestDueSeconds = try row.double("oldest_due_seconds")
+        }
+    }
 }

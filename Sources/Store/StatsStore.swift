@@ -36,16 +36,15 @@ public struct StatsStore: Sendable {
     /// Three statements in one round trip (each consistent in itself).
     public func stats() throws -> QueueStats {
         let results = try pool.withConnection { connection in
-            try connection.pipeline([(Self.queueSQL, []), (Self.oldestDueSQL, []),
-                                     (Self.outcomesSQL, [Self.windows[0].seconds, Self.windows[1].seconds])])
+            try connection.pipeline(queries: [Queue(), OldestDue(),
+                                              Outcomes(shortSeconds: Self.windows[0].seconds,
+                                                       longSeconds: Self.windows[1].seconds)])
         }
-        let queue = try results[0].rows.map {
-            QueueStats.Group(state: try $0.string(0), lane: try $0.int(1), miniAppID: try $0.string(2), count: try $0.int(3))
-        }
-        let oldest = try results[1].first.map { try $0.double(0) } ?? 0
+        let queue = try Queue.Row.rows(of: results[0])
+        let oldest = try OldestDue.Row.rows(of: results[1]).first?.seconds ?? 0
         var finished: [String: (recent: Int, hour: Int)] = [:]
-        for row in results[2].rows {
-            finished[try row.string(0)] = (try row.int(1), try row.int(2))
+        for row in try Outcomes.Row.rows(of: results[2]) {
+            finished[row.outcome] = (row.shortWindow, row.longWindow)
         }
         let outcomes = Self.windows.enumerated().map { index, window in
             (window.name, Self.outcomes.map { outcome in
@@ -56,35 +55,51 @@ public struct StatsStore: Sendable {
     }
 }
 
+/// The statements of `stats` (Queries/stats.sql).
 extension StatsStore {
-    /// Every outbox row, grouped, counting deliveries (a group row its members not yet done). The outbox
-    /// holds only unfinished work (finished rows move to history),
-    /// so this stays a scan of a small table.
-    public static let queueSQL = """
-        SELECT CASE WHEN d.state = 'pending' AND d.available_at > now() THEN 'scheduled' ELSE d.state END AS state,
-               d.lane, p.mini_app_id, sum(herald_delivery_weight(d.member_count, d.members_done))::int8
-          FROM deliveries d JOIN partners p ON p.id = d.partner_id
-         GROUP BY 1, 2, 3
-         ORDER BY 1, 2, 3
-        """
+    struct Queue: NamedQuery {
+        typealias Row = QueueStats.Group
+        static let sql = Queries.Stats.queue
+    }
 
-    /// The head of every (lane, partner) queue (sql/functions/queue_heads.sql's loose index scan, one probe per
-    /// queue, as the worker's oldest-due gauge reads it); a head not due yet means nothing is due there.
-    public static let oldestDueSQL = """
-        SELECT coalesce(extract(epoch FROM now() - min(oldest_available_at)), 0)::float8
-          FROM herald_queue_heads() WHERE oldest_available_at <= now()
-        """
+    struct OldestDue: NamedQuery {
+        typealias Row = OldestDueSeconds
+        static let sql = Queries.Stats.oldestDue
+    }
 
-    /// $1 the short window, $2 the long one, in seconds: deliveries finished within each, by outcome (a sent
-    /// group row counts its members, sql/016_delivery_groups.sql). The BRIN index
-    /// on finished_at (sql/010_operations.sql) keeps the scan to the long window's block ranges.
-    public static let outcomesSQL = """
-        SELECT outcome,
-               coalesce(sum(coalesce(cardinality(members), 1))
-                            FILTER (WHERE finished_at > now() - make_interval(secs => $1)), 0)::int8,
-               sum(coalesce(cardinality(members), 1))::int8
-          FROM delivery_history
-         WHERE finished_at > now() - make_interval(secs => $2)
-         GROUP BY outcome
-        """
+    struct OldestDueSeconds: QueryRow {
+        let seconds: Double
+
+        init(row: PostgresRow) throws {
+            seconds = try row.double("oldest_due_seconds")
+        }
+    }
+
+    struct Outcomes: NamedQuery {
+        typealias Row = OutcomeCounts
+        static let sql = Queries.Stats.outcomes
+        let shortSeconds: Int
+        let longSeconds: Int
+        var bindings: [(any PostgresEncodable)?] { [shortSeconds, longSeconds] }
+    }
+
+    /// One outcome's deliveries finished within the short window and the long one.
+    struct OutcomeCounts: QueryRow {
+        let outcome: String
+        let shortWindow: Int
+        let longWindow: Int
+
+        init(row: PostgresRow) throws {
+            outcome = try row.string("outcome")
+            shortWindow = try row.int("short_window")
+            longWindow = try row.int("long_window")
+        }
+    }
+}
+
+extension QueueStats.Group: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(state: try row.string("state"), lane: try row.int("lane"), miniAppID: try row.string("mini_app_id"),
+                  count: try row.int("deliveries"))
+    }
 }

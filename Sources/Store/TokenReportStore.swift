@@ -34,33 +34,35 @@ public struct TokenReportStore: Sendable {
     public static let skipReasons = ["token_invalidated", "no_token"]
 
     public func report(since: Date, until: Date) throws -> TokenReport {
-        let rows = try pool.withConnection { connection in
-            try connection.query(Self.reportSQL, [since, until]).rows
-        }
+        let rows = try pool.withConnection { try $0.rows(Report(since: since, until: until)) }
         var lines: [TokenReport.Line] = []
         var skipped = Dictionary(uniqueKeysWithValues: Self.skipReasons.map { ($0, 0) })
         for row in rows {
-            let reason = try row.string(2)
-            if Self.skipReasons.contains(reason) {
-                skipped[reason, default: 0] += try row.int(3)
+            if Self.skipReasons.contains(row.reason) {
+                skipped[row.reason, default: 0] += row.count
                 continue
             }
-            lines.append(.init(upstream: try row.string(0), token: try row.string(1), reason: reason,
-                               count: try row.int(3), devices: try row.int(4), first: try row.date(5), last: try row.date(6)))
+            lines.append(row)
         }
         return TokenReport(since: since, until: until, lines: lines, skipped: skipped)
     }
+}
 
-    /// $1 since, $2 until. Only `token_invalid` rows, through their partial index (sql/027_token_health.sql).
-    public static let reportSQL = """
-        SELECT service,
-               CASE WHEN service = 'fcm' THEN 'fcm' WHEN activity_event IS NULL THEN 'apns'
-                    WHEN activity_event = 'start' THEN 'apnsPushToStart' ELSE 'liveActivity' END AS token,
-               coalesce(last_error, 'unknown') AS reason,
-               count(*)::int8, count(DISTINCT (user_id, device_id))::int8, min(finished_at), max(finished_at)
-          FROM delivery_history
-         WHERE outcome = 'token_invalid' AND finished_at >= $1 AND finished_at < $2
-         GROUP BY 1, 2, 3
-         ORDER BY 4 DESC, 1, 2, 3
-        """
+extension TokenReportStore {
+    /// Queries/token_reports.sql: one line per upstream, token kind and reason (the skip reasons among them).
+    struct Report: NamedQuery {
+        typealias Row = TokenReport.Line
+        static let sql = Queries.TokenReports.report
+        let since: Date
+        let until: Date
+        var bindings: [(any PostgresEncodable)?] { [since, until] }
+    }
+}
+
+extension TokenReport.Line: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(upstream: try row.string("service"), token: try row.string("token"), reason: try row.string("reason"),
+                  count: try row.int("deliveries"), devices: try row.int("devices"), first: try row.date("first_at"),
+                  last: try row.date("last_at"))
+    }
 }

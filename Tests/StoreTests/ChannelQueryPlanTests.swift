@@ -104,7 +104,7 @@ struct ChannelQueryPlanTests {
 
     @Test("retention deletes finished channels by the partial finished index")
     func retention() throws {
-        let text = try plan(MaintenanceStore.deleteFinishedChannels, [5_000])
+        let text = try plan(Queries.Maintenance.deleteFinishedChannels.text, [5_000])
         #expect(text.contains("live_channels_finished"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
     }

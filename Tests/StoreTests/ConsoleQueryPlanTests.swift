@@ -79,7 +79,7 @@ struct ConsoleQueryPlanTests {
 
     @Test("the last hour's outcomes read the BRIN index on finished_at")
     func lastHour() throws {
-        let text = try plan(ConsoleStore.lastHourSQL)
+        let text = try plan(Queries.Console.lastHour.text)
         #expect(text.contains("delivery_history_finished"), "\(text)")
         #expect(noScan(text, "delivery_history"), "\(text)")
     }
@@ -87,10 +87,10 @@ struct ConsoleQueryPlanTests {
     @Test("failures read the partial replayable indexes, never the sent rows")
     func failures() throws {
         let since = Date().addingTimeInterval(-86_400)
-        let all = try plan(ConsoleStore.failuresSQL, [since, 200])
+        let all = try plan(Queries.Console.failures.text, [since, 200])
         #expect(all.contains("delivery_history_replayable"), "\(all)")
         #expect(noScan(all, "delivery_history"), "\(all)")
-        let one = try plan(ConsoleStore.failuresOfPartnerSQL, [since, 200, "app.1"])
+        let one = try plan(Queries.Console.failuresOfPartner.text, [since, 200, "app.1"])
         #expect(one.contains("delivery_history_replayable"), "\(one)")
         #expect(noScan(one, "delivery_history"), "\(one)")
     }
@@ -122,7 +122,7 @@ struct ConsoleQueryPlanTests {
     @Test("a request's deliveries: failures by delivery_history_request, the rest by the BRIN within its hour")
     func requestDeliveries() throws {
         let request = UUID(uuidString: "00000000-0000-7000-8000-000000000007")!
-        let text = try plan(ConsoleStore.requestDeliveriesSQL, [request, Date().addingTimeInterval(-600), 500])
+        let text = try plan(Queries.Console.requestDeliveries.text, [request, Date().addingTimeInterval(-600), 500])
         #expect(text.contains("delivery_history_request"), "\(text)")
         #expect(text.contains("delivery_history_finished"), "\(text)")
         #expect(noScan(text, "delivery_history"), "\(text)")
@@ -132,7 +132,7 @@ struct ConsoleQueryPlanTests {
 extension ConsoleQueryPlanTests {
     @Test("failed webhooks read a partial index of webhook_events, never the whole table")
     func failedWebhooks() throws {
-        let text = try plan(ConsoleStore.failedWebhooksSQL, [Date().addingTimeInterval(-86_400), 200])
+        let text = try plan(Queries.Console.failedWebhooks.text, [Date().addingTimeInterval(-86_400), 200])
         #expect(text.contains("webhook_events_finished") || text.contains("webhook_events_failed"), "\(text)")
         #expect(!text.contains("Seq Scan on webhook_events"), "\(text)")
     }

@@ -63,7 +63,7 @@ import Testing
 
         let gauges = try QueueGaugeStore().gauges(on: db.connection)
         #expect(gauges.first { $0.lane == "realtime" }?.due == 125)
-        let queue = try db.connection.query(StatsStore.queueSQL).rows.map { try $0.int(3) }
+        let queue = try db.connection.query(Queries.Stats.queue.text).rows.map { try $0.int("deliveries") }
         #expect(queue == [125])
     }
 
@@ -111,7 +111,7 @@ import Testing
             """, [group]) == 1)
         #expect(try db.count("SELECT count(*) FROM delivery_history_deliveries WHERE outcome = 'sent'") == 12)
         // The stats count what is left of the group.
-        #expect(try db.connection.query(StatsStore.queueSQL).rows.map { try $0.int(3) } == [8])
+        #expect(try db.connection.query(Queries.Stats.queue.text).rows.map { try $0.int("deliveries") } == [8])
 
         let rest = try store.complete(on: db.connection, worker: "w1",
                                       claimed.dropFirst(12).map { CompletedDelivery($0, outcome: .sent) })
@@ -261,8 +261,9 @@ import Testing
         #expect(try db.count("SELECT count(*) FROM delivery_history_deliveries") == 30)
         #expect(try db.count("SELECT count(DISTINCT id) FROM delivery_history_deliveries") == 30)
         // Stats count deliveries, not history rows.
-        let stats = try db.connection.query(StatsStore.outcomesSQL, [300, 3600]).rows
-        #expect(try stats.map { [try $0.string(0), String(try $0.int(1)), String(try $0.int(2))] } == [["sent", "30", "30"]])
+        let stats = try db.connection.query(Queries.Stats.outcomes.text, [300, 3600]).rows
+        #expect(try stats.map { [try $0.string("outcome"), String(try $0.int("short_window")),
+                                 String(try $0.int("long_window"))] } == [["sent", "30", "30"]])
     }
 
     /// The completion finds its groups by the primary key; the gauge counts members from the due index alone.
@@ -290,7 +291,7 @@ import Testing
             """)
         #expect(whole.contains("deliveries_pkey"), "\(whole)")
         try db.connection.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
-        let gauge = try explain(QueueGaugeStore.dueByLaneSQL.replacingOccurrences(of: "$1", with: "100000"))
+        let gauge = try db.connection.plan(Queries.QueueGauges.dueByLane, [100_000])
         #expect(gauge.contains("Index Only Scan using deliveries_due_partner"), "\(gauge)")
     }
 

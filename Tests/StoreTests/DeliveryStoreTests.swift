@@ -103,7 +103,7 @@ import Testing
         ])
     }
 
-    /// The listed claim is a statement of its own (DeliveryStore.claimListedSQL): for the same rows it returns what the
+    /// The listed claim is a statement of its own (Queries.Deliveries.claimListed): for the same rows it returns what the
     /// walk of herald_claim_deliveries returns, every column and every verdict a row without an activity can get.
     @Test func aListedClaimReturnsWhatTheWalkReturns() throws {
         let db = try QueueDatabase()
@@ -454,8 +454,7 @@ import Testing
             """, [partner.id]).rows.map { try $0.string(0) }.joined(separator: "\n")
         #expect(claimPlan.contains("deliveries_due_partner"), "\(claimPlan)")
         #expect(!claimPlan.contains("Sort"), "\(claimPlan)")
-        let rescuePlan = try db.connection.query("EXPLAIN " + DeliveryStore.rescueSQL.replacingOccurrences(of: "$1", with: "1000"))
-            .rows.map { try $0.string(0) }.joined(separator: "\n")
+        let rescuePlan = try db.connection.plan(Queries.Deliveries.rescue, [1000])
         #expect(rescuePlan.contains("deliveries_lease"), "\(rescuePlan)")
     }
 

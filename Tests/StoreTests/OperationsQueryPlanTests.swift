@@ -102,14 +102,14 @@ struct OperationsQueryPlanTests {
 
     @Test("stats' outcomes of the last hour read the BRIN index on finished_at")
     func outcomes() throws {
-        let text = try plan(StatsStore.outcomesSQL, [300, 3_600])
+        let text = try plan(Queries.Stats.outcomes.text, [300, 3_600])
         #expect(text.contains("Bitmap Index Scan on delivery_history_finished "), "\(text)")
         #expect(noHistoryScan(text), "\(text)")
     }
 
     @Test("tokens' window of invalidations reads the partial token_invalid index, never the sent rows")
     func tokenReportPlan() throws {
-        let text = try plan(TokenReportStore.reportSQL, [Date().addingTimeInterval(-86_400), Date()])
+        let text = try plan(Queries.TokenReports.report.text, [Date().addingTimeInterval(-86_400), Date()])
         #expect(text.contains("delivery_history_token_invalid"), "\(text)")
         #expect(noHistoryScan(text), "\(text)")
     }
@@ -123,6 +123,6 @@ struct OperationsQueryPlanTests {
         let text = try plan(head, [])
         #expect(text.contains("deliveries_due_partner"), "\(text)")
         #expect(!text.contains("Seq Scan on deliveries"), "\(text)")
-        #expect(StatsStore.oldestDueSQL.contains("herald_queue_heads()"))
+        #expect(Queries.Stats.oldestDue.text.contains("herald_queue_heads()"))
     }
 }

@@ -75,13 +75,13 @@ struct QueryPlanTests {
     }
 
     /// The plan of `sql` under `settings` (SET statements, undone with the transaction they run in).
-    func plan(_ sql: String, _ parameters: [(any PostgresEncodable)?], settings: String) throws -> String {
+    func plan(_ sql: NamedSQL, _ parameters: [(any PostgresEncodable)?], settings: String) throws -> String {
         _ = Self.tenant
         return try Self.pool.withConnection { connection -> String in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
             try connection.execute(settings)
-            return try connection.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
+            return try connection.plan(sql, parameters)
         }
     }
 
@@ -251,9 +251,8 @@ struct QueryPlanTests {
 
     @Test("the claim of the rows a notification listed leases them by primary key, without walking the due index, and reads each one's device, partner and opt-out by primary key")
     func claimListedRows() throws {
-        // DeliveryStore.claimListedSQL as the claimer's session plans it (DeliveryStore.claimSessionSQL: a generic plan,
-        // index paths only).
-        let text = try plan(DeliveryStore.claimListedSQL, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}", 0],
+        // As the claimer's session plans it (DeliveryStore.claimSessionSQL: a generic plan, index paths only).
+        let text = try plan(Queries.Deliveries.claimListed, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}", 0],
                             settings: DeliveryStore.claimSessionSQL)
         // Whether a row's user has quiet hours (the walk's claim judges those): the small partial index, no heap.
         #expect(text.contains("users_quiet_hours"), "\(text)")
@@ -268,7 +267,8 @@ struct QueryPlanTests {
     @Test("the read of the rows an intake leased to a worker finds them by primary key, and each one's device, partner and opt-out by primary key")
     func readLeasedRows() throws {
         // As the claimer's session plans it (DeliveryStore.claimSessionSQL), which runs it.
-        let text = try plan(DeliveryStore.readLeasedSQL, ["w", "{\(UUID())}"], settings: DeliveryStore.claimSessionSQL)
+        let text = try plan(Queries.Deliveries.readLeased, ["w", "{\(UUID())}"],
+                            settings: DeliveryStore.claimSessionSQL)
         #expect(text.contains("deliveries_pkey"), "\(text)")
         #expect(!text.contains("deliveries_lease"), "\(text)")
         #expect(text.contains("devices_pkey"), "\(text)")
@@ -279,7 +279,8 @@ struct QueryPlanTests {
 
     @Test("the release of a worker's unheard leased rows walks the lease index, not the outbox")
     func releaseLeasedRows() throws {
-        let text = try plan(DeliveryStore.releaseLeasedSQL, ["w", "{\(UUID())}"], settings: "SET LOCAL enable_seqscan = off")
+        let text = try plan(Queries.Deliveries.releaseLeased, ["w", "{\(UUID())}"],
+                            settings: "SET LOCAL enable_seqscan = off")
         #expect(text.contains("deliveries_lease"), "\(text)")
         #expect(!text.contains("deliveries_due"), "\(text)")
     }

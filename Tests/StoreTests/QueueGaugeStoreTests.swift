@@ -47,8 +47,8 @@ import Testing
         try db.user("u1", apnsToken: Self.apnsToken)
         let request = try db.request(partner: partner.id, deliveries: 30)
         try db.deliveries(count: 30, request: request, partner: partner.id, user: "u1", lane: 1)
-        let rows = try db.connection.query(QueueGaugeStore.dueByLaneSQL, [25]).rows
-        #expect(try rows.map { try $0.int(1) } == [0, 25])
+        let rows = try db.connection.query(Queries.QueueGauges.dueByLane.text, [25]).rows
+        #expect(try rows.map { try $0.int("due") } == [0, 25])
     }
 
     @Test func theGaugeStatementUsesTheDuePartialIndex() throws {
@@ -62,8 +62,7 @@ import Testing
         // Finished history-like rows would leave the table; leased ones stay and are outside the index.
         try db.connection.execute("UPDATE deliveries SET state = 'leased', leased_by = 'w', lease_expires_at = now() WHERE ctid IN (SELECT ctid FROM deliveries LIMIT 30000)")
         try db.connection.execute("ANALYZE deliveries")
-        let plan = try db.connection.query("EXPLAIN " + QueueGaugeStore.dueByLaneSQL, [QueueGaugeStore.countLimit])
-            .rows.map { try $0.string(0) }.joined(separator: "\n")
+        let plan = try db.connection.plan(Queries.QueueGauges.dueByLane, [QueueGaugeStore.countLimit])
         #expect(plan.contains("deliveries_due_partner"), "\(plan)")
         #expect(!plan.contains("Seq Scan on deliveries"), "\(plan)")
     }

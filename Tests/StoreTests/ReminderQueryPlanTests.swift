@@ -122,7 +122,7 @@ struct ReminderQueryPlanTests {
 
     @Test("the janitor finds reminders past their retention through reminders_at")
     func retention() throws {
-        let text = try plan(MaintenanceStore.deleteFinishedReminders, [5000])
+        let text = try plan(Queries.Maintenance.deleteFinishedReminders.text, [5000])
         #expect(text.contains("reminders_at"), "\(text)")
     }
 }

@@ -1,0 +1,119 @@
+import Foundation
+import Postgres
+
+/// The console's statements (Queries/console.sql), typed: parameters in, rows out. The request search
+/// (`requestsStatement`) is built for the conditions given, so it is not among them.
+extension ConsoleStore {
+    struct LastHour: NamedQuery {
+        typealias Row = MinuteOutcome
+        static let sql = Queries.Console.lastHour
+    }
+
+    /// One outcome's deliveries finished in one minute of the last hour.
+    struct MinuteOutcome: QueryRow {
+        let minutesAgo: Int
+        let outcome: String
+        let deliveries: Int
+
+        init(row: PostgresRow) throws {
+            minutesAgo = try row.int("minutes_ago")
+            outcome = try row.string("outcome")
+            deliveries = try row.int("deliveries")
+        }
+    }
+
+    struct Failures: NamedQuery {
+        typealias Row = FailureGroup
+        static let sql = Queries.Console.failures
+        let since: Date
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [since, limit] }
+    }
+
+    struct FailuresOfPartner: NamedQuery {
+        typealias Row = FailureGroup
+        static let sql = Queries.Console.failuresOfPartner
+        let since: Date
+        let limit: Int
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [since, limit, miniAppID] }
+    }
+
+    struct RequestDeliveries: NamedQuery {
+        typealias Row = RequestDelivery
+        static let sql = Queries.Console.requestDeliveries
+        let requestID: UUID
+        let createdAt: Date
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [requestID, createdAt, limit] }
+    }
+
+    struct PartnerUsageQuery: NamedQuery {
+        typealias Row = PartnerUsage
+        static let sql = Queries.Console.partnerUsage
+    }
+
+    struct ActivityCountsQuery: NamedQuery {
+        typealias Row = ActivityCounts
+        static let sql = Queries.Console.activityCounts
+    }
+
+    struct FailedWebhooks: NamedQuery {
+        typealias Row = FailedWebhookEvent
+        static let sql = Queries.Console.failedWebhooks
+        let since: Date
+        let limit: Int
+        var bindings: [(any PostgresEncodable)?] { [since, limit] }
+    }
+}
+
+extension FailureGroup: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(miniAppID: try row.string("mini_app_id"), outcome: try row.string("outcome"),
+                  reason: try row.optionalString("last_error"), count: try row.int("deliveries"),
+                  firstAt: try row.date("first_at"), lastAt: try row.date("last_at"))
+    }
+}
+
+/// A row of `ConsoleStore.requestsStatement`.
+extension RequestSummary: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(id: try row.uuid("id"), createdAt: try row.date("created_at"),
+                  miniAppID: try row.string("mini_app_id"), title: try row.string("title"), lane: try row.int("lane"),
+                  recipients: try row.int("recipients"), deliveries: try row.int("deliveries"),
+                  suppressed: try row.int("suppressed"), suppressedDeliveries: try row.int("suppressed_deliveries"),
+                  sent: try row.int("sent"), failed: try row.int("failed"), held: try row.int("held"))
+    }
+}
+
+extension RequestDelivery: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(id: try row.uuid("id"), service: try row.string("service"), deviceID: try row.string("device_id"),
+                  outcome: try row.string("outcome"), reason: try row.optionalString("last_error"),
+                  attempts: try row.int("attempts"), members: try row.int("members"),
+                  finishedAt: try row.date("finished_at"), replayed: try row.bool("replayed"))
+    }
+}
+
+extension PartnerUsage: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(partnerID: try row.uuid("id"), lastMinute: try row.int("minute_count"),
+                  lastDay: try row.int("day_count"), webhookFailedDay: try row.int("webhook_failed_day"),
+                  webhookLastError: try row.optionalString("webhook_last_error"))
+    }
+}
+
+extension ActivityCounts: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(miniAppID: try row.string("mini_app_id"), active: try row.int("active"), held: try row.int("held"))
+    }
+}
+
+extension FailedWebhookEvent: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), type: try row.string("type"),
+                  subjectID: try row.uuid("subject_id"), attempts: try row.int("attempts"),
+                  lastStatus: try row.optionalInt("last_status"), lastError: try row.optionalString("last_error"),
+                  finishedAt: try row.date("finished_at"))
+    }
+}
