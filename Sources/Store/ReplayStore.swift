@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// Which finished deliveries `heraldctl replay` puts back in the queue (SPEC 6). Only push deliveries
+/// Which finished deliveries `heraldctl replay` puts back in the queue. Only push deliveries
 /// that ended failed, dead or expired, and finished after migration 010 (which keeps their payload), can match.
 public struct ReplaySelection: Sendable, Equatable {
     public static let replayableOutcomes = ["failed", "dead", "expired"]
@@ -88,7 +88,7 @@ public struct ReplayStore: Sendable {
                 try connection.execute("SET LOCAL plan_cache_mode = force_custom_plan")
                 let row = try connection.query(sql, parameters).first!
                 if try row.int(1) > 0 {
-                    try connection.query("SELECT pg_notify($1, '')", [DeliveryStore.notificationChannel])
+                    try DeliveryStore.notifyDue(on: connection)
                 }
                 return row
             }
