@@ -2,43 +2,6 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// A partner row as the admin API shows it (never the key or its hash).
-public struct PartnerRecord: Sendable, Equatable {
-    public let id: UUID
-    public let miniAppID: String
-    public let displayName: String
-    public let tenantID: String
-    public let rateLimitPerMinute: Int
-    public let rateLimitPerDay: Int
-    /// The https URL the stored icon was fetched from (nil for an upload, or no icon).
-    public let iconURL: String?
-    /// When the stored icon was last set; nil when the partner has none.
-    public let iconUpdatedAt: Date?
-    /// Where delivery webhooks go (SPEC 2.4); its secret is never part of the record.
-    public let webhookURL: String?
-    public let createdAt: Date
-    public let revokedAt: Date?
-    /// `aps.sound` of the partner's pushes (SPEC 2.3).
-    public let sound: NotificationSound
-    /// Whether its pushes may ask for `interruptionLevel: time-sensitive`.
-    public let allowTimeSensitive: Bool
-    /// Until when the key before the last rotation is still accepted; nil when it is not.
-    public let previousKeyExpiresAt: Date?
-    /// Since when the partner is suspended (its key refused with 403, nothing of it sent); nil when it is not.
-    public let suspendedAt: Date?
-    /// Until when the webhook secret before the last rotation still signs events too; nil when it does not.
-    public let previousWebhookSecretExpiresAt: Date?
-
-    public var profile: PartnerProfile {
-        PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
-                       iconPath: iconUpdatedAt.map { _ in
-                           PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize)
-                       },
-                       rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay, sound: sound,
-                       allowTimeSensitive: allowTimeSensitive)
-    }
-}
-
 public struct NewPartner: Sendable {
     public var miniAppID: String
     public var displayName: String
@@ -334,7 +297,7 @@ public struct PartnerStore: Sendable {
     /// Soft-revokes, and in the same transaction stops everything of the partner not yet sent
     /// (functions/partner_revoke.sql): its queued, scheduled and retrying deliveries are cancelled by the next claim,
     /// its reminders cancelled, its broadcast channels closed, and its active activities ended at once on every
-    /// device with an end dismissed at `now` (StoredLiveActivity.immediateEnd), signed by `signer`, which is asked
+    /// device with the ends `RevocationEnds` renders, dismissed at `now` and signed by `signer`, which is asked
     /// for only when the partner has an active activity to end. Revoking twice keeps the first time and finds
     /// nothing more to stop. Nil when no such partner.
     public func revoke(id: UUID, now: Date = Date(), signer: () throws -> any PayloadSigner) throws -> PartnerRecord? {
@@ -344,27 +307,19 @@ public struct PartnerStore: Sendable {
                 RETURNING \(Self.columns)
                 """, [id]).first else { return nil }
             let record = try Self.record(row)
-            let active = try connection.query(Self.revokeSQL, [id]).rows
-            var ids: [UUID] = [], apns: [String] = [], fcm: [String] = [], stamps: [Int] = []
-            for row in active {
-                let activity = StoredLiveActivity(
+            let active = try connection.query(Self.revokeSQL, [id]).rows.map { row in
+                (activity: StoredLiveActivity(
                     id: try row.uuid("id"), template: try row.string("template"),
                     attributesJSON: try row.string("attributes"), stateJSON: try row.string("state"),
                     lastTimestamp: try row.int("last_timestamp"), createdAt: try row.date("created_at"),
-                    expiresAt: try row.date("expires_at"))
-                ids.append(activity.id)
-                // One that follows a channel ends with the channel's end: nothing to render.
-                if try row.bool("follows_channel") {
-                    (apns, fcm, stamps) = (apns + [""], fcm + [""], stamps + [activity.lastTimestamp])
-                    continue
-                }
-                let end = try activity.immediateEnd(miniAppID: record.miniAppID, displayName: record.displayName,
-                                                    now: now, signer: try signer())
-                apns.append(String(decoding: end.rendered.apns, as: UTF8.self))
-                fcm.append(String(decoding: end.rendered.fcm, as: UTF8.self))
-                stamps.append(end.timestamp)
+                    expiresAt: try row.date("expires_at")),
+                 followsChannel: try row.bool("follows_channel"))
             }
-            if !ids.isEmpty { try connection.query(Self.endActivitiesSQL, [id, ids, apns, fcm, stamps]) }
+            let ends = try RevocationEnds(active, miniAppID: record.miniAppID, displayName: record.displayName,
+                                          now: now, signer: signer)
+            if !ends.isEmpty {
+                try connection.query(Self.endActivitiesSQL, [id, ends.ids, ends.apns, ends.fcm, ends.timestamps])
+            }
             return record
         }
     }
@@ -389,7 +344,7 @@ public struct PartnerStore: Sendable {
                 RETURNING \(Self.columns)
                 """, [id, suspended]).first.map(Self.record)
             // Workers waiting on the queue take the resumed rows now rather than at their next poll.
-            if record != nil, !suspended { try connection.query("SELECT pg_notify($1, '')", [DeliveryStore.notificationChannel]) }
+            if record != nil, !suspended { try DeliveryStore.notifyDue(on: connection) }
             return record
         }
     }
