@@ -78,7 +78,8 @@ let package = Package(
 
         .executableTarget(name: "herald-intake", dependencies: ["Intake", "ServiceSupport", "PostgresLogging"]),
         .executableTarget(name: "heraldctl", dependencies: ["HeraldCtl"]),
-        .executableTarget(name: "herald-worker", dependencies: ["Worker", "ServiceSupport", "PostgresLogging", "HeraldCore"]),
+        .executableTarget(name: "herald-worker",
+                          dependencies: ["Worker", "ServiceSupport", "PostgresLogging", "HeraldCore"]),
         .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),

@@ -168,8 +168,8 @@ public struct DeliveryStore: Sendable {
     /// claimed already; without them every due row is considered.
     /// At most `bulkLimit` of them from the bulk lane (nil: no limit beyond `limit`).
     /// `listed` (the ids an intake's notification named, `WakeUpMessage.listed`) leases those rows alone, by primary
-    /// key: the ones still pending and due, of a row of their own without an activity (the walk keeps an activity's order), in a
-    /// statement of their own (`claimListedSQL`); `cursors` and `bulkLimit` are then not used.
+    /// key: the ones still pending and due, of a row of their own without an activity (the walk keeps an activity's
+    /// order), in a statement of their own (`claimListedSQL`); `cursors` and `bulkLimit` are then not used.
     /// `userMaxPerHour` (HERALD_USER_MAX_PUSHES_PER_HOUR, 0: none) caps the partner pushes one user gets an hour
     /// from all mini-apps; the claim also holds pushes for the user's quiet hours (functions/user_guards.sql).
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
@@ -190,8 +190,8 @@ public struct DeliveryStore: Sendable {
     }
 
     /// Reads the rows an intake leased to `worker` (`WakeUpMessage.leased`) with the claim's columns and verdicts, as a
-    /// claim would have leased them: one statement that writes nothing (`readLeasedSQL`). A row no longer leased to `worker` (its
-    /// lease ended and the rescuer took it) is left out.
+    /// claim would have leased them: one statement that writes nothing (`readLeasedSQL`). A row no longer leased to
+    /// `worker` (its lease ended and the rescuer took it) is left out.
     public func readLeased(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> [ClaimedDelivery] {
         guard !ids.isEmpty else { return [] }
         return try Self.claimedDeliveries(try connection.query(Self.readLeasedSQL, [worker, ids]))
@@ -457,8 +457,8 @@ public struct DeliveryStore: Sendable {
     /// Whether `notification` asks the worker whose listener is served by `listenerPID` to claim: one on its own
     /// channel, or on the shared channel (`WakeUpMessage`) naming no one (backfills, replays), listing rows (an
     /// intake's batch written while no worker was listed), of a later version (a plain wake-up), or, as intakes before
-    /// the workers' own channels did, naming it. Leased rows, or a payload that does not read, on the shared channel are
-    /// for no one.
+    /// the workers' own channels did, naming it. Leased rows, or a payload that does not read, on the shared channel
+    /// are for no one.
     public static func wakes(_ notification: PostgresNotification, listenerPID: Int32) -> Bool {
         if notification.channel == workerChannel(listenerPID) { return true }
         guard notification.channel == notificationChannel else { return false }
@@ -499,9 +499,9 @@ public struct DeliveryStore: Sendable {
             }
             rows.append(ClaimedDelivery(
                 id: id, service: service, environment: text(.environment),
-                payloadBytes: carried.field(.payload, ofRow: row), attempts: 1, expiresAt: expiresAt, token: text(.token),
-                verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0, partnerID: partnerID,
-                availableAt: availableAt, bundleID: isEmpty(.bundleID) ? nil : text(.bundleID)))
+                payloadBytes: carried.field(.payload, ofRow: row), attempts: 1, expiresAt: expiresAt,
+                token: text(.token), verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0,
+                partnerID: partnerID, availableAt: availableAt, bundleID: isEmpty(.bundleID) ? nil : text(.bundleID)))
         }
         return rows
     }

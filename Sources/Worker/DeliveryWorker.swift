@@ -120,7 +120,8 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Rows an intake leased to this worker, announced by its notifications.
     struct Leased {
-        /// Carried whole (WakeUpMessage.carried, DeliveryStore.leasedRows): sent without a statement while their lease is young.
+        /// Carried whole (WakeUpMessage.carried, DeliveryStore.leasedRows): sent without a statement while their lease
+        /// is young.
         var carried: [ClaimedDelivery] = []
         /// When the oldest of `carried` was heard.
         var carriedSince = ContinuousClock.now

@@ -7,8 +7,8 @@ import Testing
 
 /// The intake lease (sql/042_intake_lease.sql, sql/functions/intake_push.sql steps 5 and 6): a worker's listener
 /// registers its lease name, an intake's batch writes its due rows leased to the worker it notifies, and its
-/// notification carries them whole (`WakeUpMessage.carried`, `DeliveryStore.leasedRows`), or names them for the worker to read
-/// (`DeliveryStore.readLeased`) when they do not fit: the worker claims none of them.
+/// notification carries them whole (`WakeUpMessage.carried`, `DeliveryStore.leasedRows`), or names them for the worker
+/// to read (`DeliveryStore.readLeased`) when they do not fit: the worker claims none of them.
 @Suite("Intake lease", .serialized, .requiresDatabase)
 struct IntakeLeaseTests {
     static var pool: PostgresPool { IntakePushTests.pool }
