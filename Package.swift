@@ -4,7 +4,8 @@ import PackageDescription
 // Herald: the arrows point one way (see docs/architecture.md):
 // executables -> Intake / Worker / Simulator / HeraldCtl -> Store / APNs / FCM / PartnerIcons -> Icons /
 // Postgres / HTTP2 / HTTPFetch
-// -> C libraries; everything may use HeraldCore.
+// -> C libraries; everything may use HeraldCore. ServiceSupport (logs, signals, settings; used by the services and
+// HTTPFetch) knows no database: PostgresLogging joins its Logger to Postgres for the executables.
 let package = Package(
     name: "Herald",
     products: [
@@ -47,7 +48,10 @@ let package = Package(
         // HTTP/1.1 server on libmicrohttpd.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // What every long-running process shares: JSON logs, signals, environment settings.
-        .target(name: "ServiceSupport", dependencies: ["CAllocator", "CSystem", "HeraldCore", "Postgres"]),
+        .target(name: "ServiceSupport", dependencies: ["CAllocator", "CSystem", "HeraldCore"]),
+        // The database server's notices in a process's log: ServiceSupport's Logger over Postgres' notices, kept out
+        // of ServiceSupport so that what uses it without a database (HTTPFetch) does not link libpq.
+        .target(name: "PostgresLogging", dependencies: ["ServiceSupport", "Postgres"]),
         // A partner's icon from an upload or a fetched URL, rasterised: shared by the admin API and heraldctl.
         .target(name: "PartnerIcons", dependencies: ["HTTPFetch", "Icons", "Store", "HeraldCore", "ServiceSupport"]),
         // The intake: routing, auth, handlers, metrics.
@@ -77,9 +81,10 @@ let package = Package(
         // Helpers shared by the test targets: an HTTP client, child processes, the test database, a TLS server.
         .target(name: "HeraldTestSupport", dependencies: ["Postgres", "Store", "HeraldCore", "HTTP2"]),
 
-        .executableTarget(name: "herald-intake", dependencies: ["Intake", "ServiceSupport"]),
+        .executableTarget(name: "herald-intake", dependencies: ["Intake", "ServiceSupport", "PostgresLogging"]),
         .executableTarget(name: "heraldctl", dependencies: ["HeraldCtl"]),
-        .executableTarget(name: "herald-worker", dependencies: ["Worker", "ServiceSupport", "HeraldCore"]),
+        .executableTarget(name: "herald-worker",
+                          dependencies: ["Worker", "ServiceSupport", "PostgresLogging", "HeraldCore"]),
         .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),

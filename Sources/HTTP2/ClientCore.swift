@@ -212,7 +212,7 @@ final class ClientCore {
         // getaddrinfo blocks: resolve on a thread of its own and continue on the loop.
         resolving += 1
         let host = upstream.host, port = upstream.port
-        let core = LoopBound(self)
+        let core = LoopBound(self, loop: loop)
         let loop = self.loop
         let started = DetachedThread.run {
             let result = Result { () throws(HTTP2Error) in try SocketAddress.resolve(host: host, port: port) }

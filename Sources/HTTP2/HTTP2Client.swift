@@ -60,10 +60,10 @@ public final class HTTP2Client: Sendable {
             return
         }
         let timeout = request.timeout ?? configuration.requestTimeout
-        let pending = LoopBound(PendingRequest(request: request, deadline: MonotonicClock.now() + timeout.nanoseconds,
-                                               completion: completion))
-        let accepted = loop.execute { [self] in
-            core.submit(pending.value)
+        let pending = PendingRequest(request: request, deadline: MonotonicClock.now() + timeout.nanoseconds,
+                                     completion: completion)
+        let accepted = loop.execute(handingOver: pending) { [self] pending in
+            core.submit(pending)
         }
         if !accepted {
             completion(.failure(HTTP2Error(.shutdown, "the client is shut down")))
@@ -94,8 +94,8 @@ public final class HTTP2Client: Sendable {
         guard !isShutdown.exchange(true, ordering: .relaxed) else {
             return
         }
-        loop.execute { [core = LoopBound(core)] in
-            core.value.shutdown()
+        loop.execute(handingOver: core) { core in
+            core.shutdown()
         }
         loop.stop()
     }

@@ -64,9 +64,8 @@ public final class HTTP2ServerResponder: Sendable {
         if loop.inEventLoop {
             run(action)
         } else {
-            let action = LoopBound(action)
-            loop.execute { [self] in
-                run(action.value)
+            loop.execute(handingOver: action) { [self] action in
+                run(action)
             }
         }
     }

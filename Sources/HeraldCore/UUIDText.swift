@@ -41,4 +41,37 @@ public enum UUIDText {
             return count
         }
     }
+
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in either letter case (as `write` and Postgres write it), parsed by hand
+    /// without making a String: Foundation's `UUID(uuidString:)` goes through sscanf, about 0.6-0.8 µs, and the worker
+    /// reads several ids per delivery. Nil for anything else.
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard bytes.count == count else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &value) { out -> Bool in
+            var byte = 0
+            var index = 0
+            while index < count {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard bytes[index] == UInt8(ascii: "-") else { return false }
+                    index += 1
+                    continue
+                }
+                guard let high = HexDigit.value(bytes[index]), let low = HexDigit.value(bytes[index + 1]) else {
+                    return false
+                }
+                out[byte] = high << 4 | low
+                byte += 1
+                index += 2
+            }
+            return true
+        }
+        return valid ? UUID(uuid: value) : nil
+    }
+
+    /// `parse(_:)` of a text.
+    public static func parse(_ text: some StringProtocol) -> UUID? {
+        var text = String(text)
+        return text.withUTF8 { parse($0) }
+    }
 }

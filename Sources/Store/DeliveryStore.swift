@@ -167,9 +167,9 @@ public struct DeliveryStore: Sendable {
     /// latest `availableAt` claimed per queue, see herald_claim_deliveries) let the scan skip what was
     /// claimed already; without them every due row is considered.
     /// At most `bulkLimit` of them from the bulk lane (nil: no limit beyond `limit`).
-    /// `listed` (the ids an intake's notification named, `listedIDs`) leases those rows alone, by primary key: the ones
-    /// still pending and due, of a row of their own without an activity (the walk keeps an activity's order), in a
-    /// statement of their own (`ClaimListed`); `cursors` and `bulkLimit` are then not used.
+    /// `listed` (the ids an intake's notification named, `WakeUpMessage.listed`) leases those rows alone, by primary
+    /// key: the ones still pending and due, of a row of their own without an activity (the walk keeps an activity's
+    /// order), in a statement of their own (`ClaimListed`); `cursors` and `bulkLimit` are then not used.
     /// `userMaxPerHour` (HERALD_USER_MAX_PUSHES_PER_HOUR, 0: none) caps the partner pushes one user gets an hour
     /// from all mini-apps; the claim also holds pushes for the user's quiet hours (functions/user_guards.sql).
     public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
@@ -184,9 +184,9 @@ public struct DeliveryStore: Sendable {
                                          userMaxPerHour: userMaxPerHour))
     }
 
-    /// Reads the rows an intake leased to `worker` (`leasedIDs`) with the claim's columns and verdicts, as a claim
-    /// would have leased them: one statement that writes nothing (`ReadLeased`). A row no longer leased to `worker`
-    /// (its lease ended and the rescuer took it) is left out.
+    /// Reads the rows an intake leased to `worker` (`WakeUpMessage.leased`) with the claim's columns and verdicts, as a
+    /// claim would have leased them: one statement that writes nothing (`ReadLeased`). A row no longer leased to
+    /// `worker` (its lease ended and the rescuer took it) is left out.
     public func readLeased(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> [ClaimedDelivery] {
         guard !ids.isEmpty else { return [] }
         return try connection.rows(ReadLeased(worker: worker, ids: ids))
@@ -311,7 +311,15 @@ public struct DeliveryStore: Sendable {
     /// notification lost in a crash costs nothing (the workers poll). SET LOCAL keeps it to this transaction
     /// (a transaction pooler hands the connection to others).
     public func notifyWorkers(on connection: PostgresConnection, listener: Int32? = nil) throws {
-        try connection.execute("BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(Self.channel(listener)); COMMIT")
+        let payload = WakeUpMessage.due.encode()
+        try connection.execute(
+            "BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(Self.channel(listener)), '\(payload)'; COMMIT")
+    }
+
+    /// Wakes every worker (`WakeUpMessage.due` on the shared channel) at the commit of `connection`'s transaction:
+    /// a write that made rows due again (a replay, a resumed partner).
+    public static func notifyDue(on connection: PostgresConnection) throws {
+        try connection.run(Notify(channel: notificationChannel, payload: WakeUpMessage.due.encode()))
     }
 
     /// The deliveries channel of the one worker whose listener connection is served by server process `pid`.
@@ -393,105 +401,62 @@ public struct DeliveryStore: Sendable {
     }
 
     /// Whether `notification` asks the worker whose listener is served by `listenerPID` to claim: one on its own
-    /// channel, or on the shared channel naming no one (backfills, replays) or, as intakes before the workers'
-    /// own channels did, naming it in the payload.
-    /// The shared channel's payload may also list rows (an intake's batch written while no worker was listed).
+    /// channel, or on the shared channel (`WakeUpMessage`) naming no one (backfills, replays), listing rows (an
+    /// intake's batch written while no worker was listed), of a later version (a plain wake-up), or, as intakes before
+    /// the workers' own channels did, naming it. Leased rows, or a payload that does not read, on the shared channel
+    /// are for no one.
     public static func wakes(_ notification: PostgresNotification, listenerPID: Int32) -> Bool {
         if notification.channel == workerChannel(listenerPID) { return true }
-        return notification.channel == notificationChannel
-            && (notification.payload.isEmpty || notification.payload == String(listenerPID)
-                || listedIDs(notification.payload) != nil)
+        guard notification.channel == notificationChannel else { return false }
+        switch WakeUpMessage(decoding: notification.payload) {
+        case .due?, .listed?, .later?: return true
+        case .named(let listener)?: return listener == listenerPID
+        case .leased?, .carried?, nil: return false
+        }
     }
 
-    /// The rows a notification's payload lists (herald_intake_push: the ids of the deliveries it made due now,
-    /// comma-separated), or nil when it lists none (an empty payload, a process id, rows leased to the worker, which
-    /// `leasedRows` and `leasedIDs` read): the worker then walks the due index.
-    public static func listedIDs(_ payload: String) -> [UUID]? { ids(payload) }
-
-    /// The rows a notification says its intake leased to the worker it names (herald_intake_push: `leased:` and their
-    /// ids), which the worker reads (`readLeased`) instead of claiming; nil for any other payload.
-    public static func leasedIDs(_ payload: String) -> [UUID]? {
-        guard payload.hasPrefix(leasedPrefix) else { return nil }
-        return ids(payload.dropFirst(leasedPrefix.count))
-    }
-
-    static let leasedPrefix = "leased:"
-
-    /// The rows a notification says its intake leased to the worker it names, carried whole (herald_intake_push:
-    /// `rows:` and the rows, fields split by U+001F and rows by U+001E, times as the intake's session writes them):
-    /// what `readLeased` would return, with the verdicts the intake's resolution gave in that transaction (a live
-    /// token, a user who has not opted out) and `expired` from `now`. Nil for any other payload, or one that does not
-    /// parse.
-    public static func leasedRows(_ payload: String, now: Date) -> [ClaimedDelivery]? {
-        guard payload.hasPrefix(leasedRowsPrefix) else { return nil }
-        var payload = payload
-        // Read in place, field by field: splitting into slices and Strings first was a seventh of a worker's CPU at
-        // 2,000 pushes/s.
-        return payload.withUTF8 { bytes -> [ClaimedDelivery]? in
-            var rows: [ClaimedDelivery] = []
-            // Each row's nine fields: field k is bytes[starts[k]..<ends[k]]. The payload is the last field: whatever
-            // it holds (but a row separator) stays in it.
-            var starts = [Int](repeating: 0, count: 9), ends = [Int](repeating: 0, count: 9)
-            var position = leasedRowsPrefix.utf8.count
-            while true {
-                var field = 0
-                starts[0] = position
-                while position < bytes.count, bytes[position] != 0x1E {
-                    if bytes[position] == 0x1F, field < 8 {
-                        ends[field] = position
-                        field += 1
-                        starts[field] = position + 1
-                    }
-                    position += 1
-                }
-                guard field == 8 else { return nil }
-                ends[8] = position
-                func text(_ k: Int) -> UnsafeBufferPointer<UInt8> {
-                    UnsafeBufferPointer(rebasing: bytes[starts[k]..<ends[k]])
-                }
-                guard let id = PostgresUUID.parse(bytes: text(0)),
-                      let service = PushService(rawValue: String(decoding: text(1), as: UTF8.self)),
-                      let partnerID = PostgresUUID.parse(bytes: text(6)),
-                      let availableAt = PostgresTimestamp.parse(bytes: text(7)),
-                      !text(2).isEmpty, !text(4).isEmpty
-                else { return nil }
-                let expiresAt: Date?
-                if text(3).isEmpty {
-                    expiresAt = nil
-                } else {
-                    guard let expiry = PostgresTimestamp.parse(bytes: text(3)) else { return nil }
-                    expiresAt = expiry
-                }
-                rows.append(ClaimedDelivery(
-                    id: id, service: service, environment: String(decoding: text(2), as: UTF8.self),
-                    payloadBytes: Array(text(8)), attempts: 1, expiresAt: expiresAt,
-                    token: String(decoding: text(4), as: UTF8.self),
-                    verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0, partnerID: partnerID,
-                    availableAt: availableAt,
-                    bundleID: text(5).isEmpty ? nil : String(decoding: text(5), as: UTF8.self)))
-                guard position < bytes.count else { return rows }
-                position += 1
+    /// The rows a `.carried` notification holds (herald_intake_push: the rows it leased to the worker it names, times
+    /// as the intake's session writes them), as `readLeased` would return them, with the verdicts the intake's
+    /// resolution gave in that transaction (a live token, a user who has not opted out) and `expired` from `now`. Nil
+    /// when a field does not read as its column.
+    public static func leasedRows(_ carried: CarriedRows, now: Date) -> [ClaimedDelivery]? {
+        var rows: [ClaimedDelivery] = []
+        rows.reserveCapacity(carried.count)
+        for row in 0..<carried.count {
+            func text(_ field: CarriedRows.Field) -> String {
+                carried.withField(field, ofRow: row) { String(decoding: $0, as: UTF8.self) }
             }
+            func timestamp(_ field: CarriedRows.Field) -> Date? {
+                carried.withField(field, ofRow: row) { PostgresTimestamp.parse(bytes: $0) }
+            }
+            func isEmpty(_ field: CarriedRows.Field) -> Bool { carried.withField(field, ofRow: row) { $0.isEmpty } }
+            guard let id = carried.withField(.id, ofRow: row, PostgresUUID.parse(bytes:)),
+                  let service = PushService(rawValue: text(.service)),
+                  let partnerID = carried.withField(.partnerID, ofRow: row, PostgresUUID.parse(bytes:)),
+                  let availableAt = timestamp(.availableAt),
+                  !isEmpty(.environment), !isEmpty(.token)
+            else { return nil }
+            let expiresAt: Date?
+            if isEmpty(.expiresAt) {
+                expiresAt = nil
+            } else {
+                guard let expiry = timestamp(.expiresAt) else { return nil }
+                expiresAt = expiry
+            }
+            rows.append(ClaimedDelivery(
+                id: id, service: service, environment: text(.environment),
+                payloadBytes: carried.field(.payload, ofRow: row), attempts: 1, expiresAt: expiresAt,
+                token: text(.token), verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0,
+                partnerID: partnerID, availableAt: availableAt, bundleID: isEmpty(.bundleID) ? nil : text(.bundleID)))
         }
-    }
-
-    public static let leasedRowsPrefix = "rows:"
-
-    /// Comma-separated ids, or nil when any part is not one.
-    private static func ids(_ payload: some StringProtocol) -> [UUID]? {
-        guard !payload.isEmpty else { return nil }
-        var ids: [UUID] = []
-        for part in payload.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let id = PostgresUUID.parse(String(part)) else { return nil }
-            ids.append(id)
-        }
-        return ids
+        return rows
     }
 
     // MARK: - SQL
 
     static let serverPIDSQL = "SELECT pg_backend_pid()"
 
+    /// $1 channel, $2 payload.
     /// The claimer session's planner settings (`workerSession`, `claims`): herald_claim_deliveries' SET clauses.
     public static let claimSessionSQL = "SET plan_cache_mode TO force_generic_plan; SET enable_seqscan TO off"
 
@@ -516,4 +481,12 @@ public struct DeliveryStore: Sendable {
         """
 
     static let unregisterListenersSQL = "DELETE FROM worker_listeners WHERE worker_id = $1"
+}
+
+/// A notification sent when the transaction commits (`pg_notify`).
+struct Notify: NamedQuery {
+    static let sql = Queries.Notifications.notify
+    let channel: String
+    let payload: String
+    var bindings: [(any PostgresEncodable)?] { [channel, payload] }
 }

@@ -2,43 +2,6 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// A partner row as the admin API shows it (never the key or its hash).
-public struct PartnerRecord: Sendable, Equatable {
-    public let id: UUID
-    public let miniAppID: String
-    public let displayName: String
-    public let tenantID: String
-    public let rateLimitPerMinute: Int
-    public let rateLimitPerDay: Int
-    /// The https URL the stored icon was fetched from (nil for an upload, or no icon).
-    public let iconURL: String?
-    /// When the stored icon was last set; nil when the partner has none.
-    public let iconUpdatedAt: Date?
-    /// Where delivery webhooks go; its secret is never part of the record.
-    public let webhookURL: String?
-    public let createdAt: Date
-    public let revokedAt: Date?
-    /// `aps.sound` of the partner's pushes.
-    public let sound: NotificationSound
-    /// Whether its pushes may ask for `interruptionLevel: time-sensitive`.
-    public let allowTimeSensitive: Bool
-    /// Until when the key before the last rotation is still accepted; nil when it is not.
-    public let previousKeyExpiresAt: Date?
-    /// Since when the partner is suspended (its key refused with 403, nothing of it sent); nil when it is not.
-    public let suspendedAt: Date?
-    /// Until when the webhook secret before the last rotation still signs events too; nil when it does not.
-    public let previousWebhookSecretExpiresAt: Date?
-
-    public var profile: PartnerProfile {
-        PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
-                       iconPath: iconUpdatedAt.map { _ in
-                           PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize)
-                       },
-                       rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay, sound: sound,
-                       allowTimeSensitive: allowTimeSensitive)
-    }
-}
-
 public struct NewPartner: Sendable {
     public var miniAppID: String
     public var displayName: String
@@ -266,30 +229,18 @@ public struct PartnerStore: Sendable {
     /// Soft-revokes, and in the same transaction stops everything of the partner not yet sent
     /// (functions/partner_revoke.sql): its queued, scheduled and retrying deliveries are cancelled by the next claim,
     /// its reminders cancelled, its broadcast channels closed, and its active activities ended at once on every
-    /// device with an end dismissed at `now` (StoredLiveActivity.immediateEnd), signed by `signer`, which is asked
+    /// device with the ends `RevocationEnds` renders, dismissed at `now` and signed by `signer`, which is asked
     /// for only when the partner has an active activity to end. Revoking twice keeps the first time and finds
     /// nothing more to stop. Nil when no such partner.
     public func revoke(id: UUID, now: Date = Date(), signer: () throws -> any PayloadSigner) throws -> PartnerRecord? {
         try change { connection in
             guard let record = try connection.row(MarkRevoked(id: id)) else { return nil }
-            let active = try connection.rows(Revoke(partnerID: id))
-            var ids: [UUID] = [], apns: [String] = [], fcm: [String] = [], stamps: [Int] = []
-            for row in active {
-                let activity = row.activity
-                ids.append(activity.id)
-                // One that follows a channel ends with the channel's end: nothing to render.
-                if row.followsChannel {
-                    (apns, fcm, stamps) = (apns + [""], fcm + [""], stamps + [activity.lastTimestamp])
-                    continue
-                }
-                let end = try activity.immediateEnd(miniAppID: record.miniAppID, displayName: record.displayName,
-                                                    now: now, signer: try signer())
-                apns.append(String(decoding: end.rendered.apns, as: UTF8.self))
-                fcm.append(String(decoding: end.rendered.fcm, as: UTF8.self))
-                stamps.append(end.timestamp)
-            }
-            if !ids.isEmpty {
-                try connection.run(EndActivities(partnerID: id, activities: ids, apns: apns, fcm: fcm, timestamps: stamps))
+            let active = try connection.rows(Revoke(partnerID: id)).map { ($0.activity, $0.followsChannel) }
+            let ends = try RevocationEnds(active, miniAppID: record.miniAppID, displayName: record.displayName,
+                                          now: now, signer: signer)
+            if !ends.isEmpty {
+                try connection.run(EndActivities(partnerID: id, activities: ends.ids, apns: ends.apns, fcm: ends.fcm,
+                                                 timestamps: ends.timestamps))
             }
             return record
         }
@@ -303,9 +254,7 @@ public struct PartnerStore: Sendable {
         try change { connection in
             let record = try connection.row(SetSuspended(id: id, suspended: suspended))
             // Workers waiting on the queue take the resumed rows now rather than at their next poll.
-            if record != nil, !suspended {
-                try connection.run(Notify(channel: DeliveryStore.notificationChannel, payload: ""))
-            }
+            if record != nil, !suspended { try DeliveryStore.notifyDue(on: connection) }
             return record
         }
     }
@@ -328,14 +277,6 @@ extension PartnerRecord: QueryRow {
             suspendedAt: try row.optionalDate("suspended_at"),
             previousWebhookSecretExpiresAt: try row.optionalDate("previous_webhook_secret_expires_at"))
     }
-}
-
-/// A notification sent when the transaction commits (`pg_notify`).
-struct Notify: NamedQuery {
-    static let sql = Queries.Notifications.notify
-    let channel: String
-    let payload: String
-    var bindings: [(any PostgresEncodable)?] { [channel, payload] }
 }
 
 extension PartnerStore {

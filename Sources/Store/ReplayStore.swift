@@ -88,7 +88,7 @@ public struct ReplayStore: Sendable {
                 try connection.execute("SET LOCAL plan_cache_mode = force_custom_plan")
                 let row = try connection.query(sql, parameters).first!
                 if try row.int(1) > 0 {
-                    try connection.query("SELECT pg_notify($1, '')", [DeliveryStore.notificationChannel])
+                    try DeliveryStore.notifyDue(on: connection)
                 }
                 return row
             }

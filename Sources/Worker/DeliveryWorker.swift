@@ -57,7 +57,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         var nextScheduled: Date?
         /// A rescue returned rows behind the cursors: the next claim scans everything.
         var dropCursors = false
-        /// The rows the notifications since the last claim listed (DeliveryStore.listedIDs), which the next claim may
+        /// The rows the notifications since the last claim listed (WakeUpMessage.listed), which the next claim may
         /// lease by primary key alone; `unlisted` when one woke the worker without listing its rows, or the list
         /// outgrew a batch: the next claim walks the due index.
         var listed: [UUID] = []
@@ -69,28 +69,31 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// heard of, and the claimer releases those it does not hold (DeliveryStore.releaseLeased).
         var releaseUnheard = false
 
-        /// Notes a notification that wakes the claimer; `batchSize` bounds the list.
+        /// Notes a notification that wakes the claimer (`WakeUpMessage`); `batchSize` bounds the list. A payload this
+        /// worker cannot read (one that does not parse, or a later version's) is a plain wake-up: the next claim walks,
+        /// and as it may have named rows leased to this worker, those it does not hold are released.
         mutating func announce(_ payload: String, batchSize: Int) {
-            if payload.hasPrefix(DeliveryStore.leasedRowsPrefix) {
-                guard let rows = DeliveryStore.leasedRows(payload, now: Date()) else {
-                    // Rows leased to this worker that it cannot name: released, and the next claim walks.
-                    releaseUnheard = true
-                    announceUnlisted()
-                    return
-                }
+            switch WakeUpMessage(decoding: payload) {
+            case .carried(let carried)?:
+                guard let rows = DeliveryStore.leasedRows(carried, now: Date()) else { return announceUnreadable() }
                 if leased.carried.isEmpty { leased.carriedSince = ContinuousClock.now }
                 leased.carried += rows
-                return
-            }
-            if let ids = DeliveryStore.leasedIDs(payload) {
+            case .leased(let ids)?:
                 leased.ids += ids
-                return
-            }
-            guard !unlisted, let ids = DeliveryStore.listedIDs(payload), listed.count + ids.count <= batchSize else {
+            case .listed(let ids)? where !unlisted && listed.count + ids.count <= batchSize:
+                listed += ids
+            case .due?, .named?, .listed?:
                 announceUnlisted()
-                return
+            case .later?, nil:
+                announceUnreadable()
             }
-            listed += ids
+        }
+
+        /// Notes a notification that cannot be read: rows leased to this worker that it cannot name are released,
+        /// and the next claim walks.
+        private mutating func announceUnreadable() {
+            releaseUnheard = true
+            announceUnlisted()
         }
 
         /// Notes work no list names (the listener reconnected: notifications may have been missed).
@@ -117,11 +120,12 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Rows an intake leased to this worker, announced by its notifications.
     struct Leased {
-        /// Carried whole (DeliveryStore.leasedRows): sent without a statement while their lease is young.
+        /// Carried whole (WakeUpMessage.carried, DeliveryStore.leasedRows): sent without a statement while their lease
+        /// is young.
         var carried: [ClaimedDelivery] = []
         /// When the oldest of `carried` was heard.
         var carriedSince = ContinuousClock.now
-        /// Named by id (DeliveryStore.leasedIDs: rows that did not fit a notification): read first.
+        /// Named by id (WakeUpMessage.leased: rows that did not fit a notification): read first.
         var ids: [UUID] = []
 
         var isEmpty: Bool { carried.isEmpty && ids.isEmpty }

@@ -36,7 +36,7 @@ enum WorkerMaintenance {
         // worker by the channel it makes (DeliveryStore.workerChannel).
         let serverPID = Mutex<Int32>(0)
         // Registered with the worker's lease name, intakes lease the rows they notify it of to it (and carry them in the
-        // notification, DeliveryStore.leasedRows); not while draining. After the first connection (a server process
+        // notification, WakeUpMessage.carried); not while draining. After the first connection (a server process
         // known), rows leased while it was lost were never heard of.
         let workerID = worker.configuration.workerID
         let leaseSeconds = worker.configuration.claimer.leaseSeconds

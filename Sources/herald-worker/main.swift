@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import PostgresLogging
 import ServiceSupport
 import Worker
 

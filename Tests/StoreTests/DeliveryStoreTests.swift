@@ -151,13 +151,8 @@ import Testing
                 == ["send", "device_removed", "expired", "token_invalid", "suppressed"])
     }
 
-    @Test func aNotificationListsRowsOnlyAsCommaSeparatedIDs() {
+    @Test func aNotificationListingRowsWakesEveryWorkerOnTheSharedChannel() {
         let ids = [UUID(), UUID()]
-        #expect(DeliveryStore.listedIDs(ids.map(\.uuidString).joined(separator: ",")) == ids)
-        #expect(DeliveryStore.listedIDs(ids[0].uuidString.lowercased()) == [ids[0]])
-        #expect(DeliveryStore.listedIDs("") == nil)
-        #expect(DeliveryStore.listedIDs("12345") == nil)
-        #expect(DeliveryStore.listedIDs(ids[0].uuidString + ",") == nil)
         // On the shared channel, a list wakes every worker (no worker was listed when the intake wrote it).
         let listing = PostgresNotification(channel: DeliveryStore.notificationChannel, payload: ids[0].uuidString)
         #expect(DeliveryStore.wakes(listing, listenerPID: 42))

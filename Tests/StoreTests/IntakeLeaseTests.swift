@@ -7,8 +7,8 @@ import Testing
 
 /// The intake lease (sql/042_intake_lease.sql, sql/functions/intake_push.sql steps 5 and 6): a worker's listener
 /// registers its lease name, an intake's batch writes its due rows leased to the worker it notifies, and its
-/// notification carries them whole (`DeliveryStore.leasedRows`), or names them for the worker to read
-/// (`DeliveryStore.readLeased`) when they do not fit: the worker claims none of them.
+/// notification carries them whole (`WakeUpMessage.carried`, `DeliveryStore.leasedRows`), or names them for the worker
+/// to read (`DeliveryStore.readLeased`) when they do not fit: the worker claims none of them.
 @Suite("Intake lease", .serialized, .requiresDatabase)
 struct IntakeLeaseTests {
     static var pool: PostgresPool { IntakePushTests.pool }
@@ -21,6 +21,12 @@ struct IntakeLeaseTests {
                                                   role: DeliveryStore.listenerRole(serving: [.apns, .fcm]), listen: true)
         let pid = try session.use { try store.listenAsWorker(on: $0, leasingTo: worker, leaseSeconds: seconds) }
         return (session, pid)
+    }
+
+    /// The rows a notification's payload carries whole, read as the worker reads them; nil for any other payload.
+    static func carried(_ payload: String, now: Date = Date()) -> [ClaimedDelivery]? {
+        guard case .carried(let rows)? = WakeUpMessage(decoding: payload) else { return nil }
+        return DeliveryStore.leasedRows(rows, now: now)
     }
 
     func rows(_ ids: [UUID]) throws -> [UUID: (state: String, worker: String?, attempts: Int, leaseLeft: Double?)] {
@@ -59,11 +65,8 @@ struct IntakeLeaseTests {
         let due = (first.slots + both.slots).map(\.id)
         let heard = try session.use { try $0.waitForNotifications(timeout: .seconds(5)) }
         #expect(heard.map(\.channel) == [DeliveryStore.workerChannel(pid)])
-        let carried = heard.first.flatMap { DeliveryStore.leasedRows($0.payload, now: Date()) } ?? []
+        let carried = heard.first.flatMap { Self.carried($0.payload) } ?? []
         #expect(carried.map(\.id) == due)
-        // Not a list to claim: an older worker walks instead.
-        #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == nil)
-        #expect(heard.first.flatMap { DeliveryStore.leasedIDs($0.payload) } == nil)
 
         let written = try rows(due + [later.slots[0].id])
         for id in due {
@@ -140,10 +143,12 @@ struct IntakeLeaseTests {
             heard += try session.use { try $0.waitForNotifications(timeout: .seconds(1)) }.map(\.payload)
         }
         #expect(heard.count == 3)
-        let carried = heard.compactMap { DeliveryStore.leasedRows($0, now: Date()) }
+        let carried = heard.compactMap { Self.carried($0) }
         #expect(carried.map { $0.map(\.id) } == [[pushes[0].slots[0].id], [pushes[1].slots[0].id]])
         #expect(carried.flatMap { $0 }.map(\.payloadBytes) == [pushes[0].slots[0].apns, pushes[1].slots[0].apns])
-        let named = heard.compactMap { DeliveryStore.leasedIDs($0) }
+        let named = heard.compactMap { payload -> [UUID]? in
+            if case .leased(let ids)? = WakeUpMessage(decoding: payload) { ids } else { nil }
+        }
         #expect(named == [both.slots.map(\.id)])
         let read = try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: both.slots.map(\.id)) }
         #expect(Set(read.map(\.payloadBytes)) == [both.slots[0].apns, both.slots[1].fcm])
@@ -154,20 +159,18 @@ struct IntakeLeaseTests {
         let id = UUID(), partner = UUID()
         let fields = [id.uuidString.lowercased(), "apns", "production", "2026-01-02 03:04:05.5+00", "ab12", "",
                       partner.uuidString.lowercased(), "2026-01-02 03:03:05+00", #"{"aps":{}}"#]
-        let payload = DeliveryStore.leasedRowsPrefix + fields.joined(separator: "\u{1F}")
-        let before = try #require(DeliveryStore.leasedRows(payload, now: Date(timeIntervalSince1970: 1_767_323_000)))
+        let payload = "rows:" + fields.joined(separator: "\u{1F}")
+        let before = try #require(Self.carried(payload, now: Date(timeIntervalSince1970: 1_767_323_000)))
         #expect(before.map(\.id) == [id])
         #expect(before.first?.verdict == .send)
         #expect(before.first?.bundleID == nil && before.first?.token == "ab12" && before.first?.partnerID == partner)
         #expect(before.first?.expiresAt == Date(timeIntervalSince1970: 1_767_323_045.5))
         #expect(before.first?.payload == #"{"aps":{}}"#)
-        let after = try #require(DeliveryStore.leasedRows(payload, now: Date(timeIntervalSince1970: 1_767_323_046)))
+        let after = try #require(Self.carried(payload, now: Date(timeIntervalSince1970: 1_767_323_046)))
         #expect(after.first?.verdict == .expired)
         // A second row with a field missing, and a row whose id is not one.
-        #expect(DeliveryStore.leasedRows(payload + "\u{1E}" + fields.dropLast().joined(separator: "\u{1F}"),
-                                         now: Date()) == nil)
-        #expect(DeliveryStore.leasedRows(DeliveryStore.leasedRowsPrefix + (["x"] + fields.dropFirst()).joined(separator: "\u{1F}"),
-                                         now: Date()) == nil)
+        #expect(WakeUpMessage(decoding: payload + "\u{1E}" + fields.dropLast().joined(separator: "\u{1F}")) == nil)
+        #expect(Self.carried("rows:" + (["x"] + fields.dropFirst()).joined(separator: "\u{1F}")) == nil)
     }
 
     @Test("a lease whose registration is gone (withdrawn by a draining worker, or another listener of the worker's since) is not used: the rows are written pending and listed")
@@ -205,7 +208,7 @@ struct IntakeLeaseTests {
         })
         _ = try writer.write([push])
         let heard = try listening.use { try $0.waitForNotifications(timeout: .seconds(5)) }
-        #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == push.slots.map(\.id),
+        #expect(heard.first.flatMap { WakeUpMessage(decoding: $0.payload) } == .listed(push.slots.map(\.id)),
                 sourceLocation: sourceLocation)
         #expect(try rows(push.slots.map(\.id))[push.slots[0].id]?.state == "pending", sourceLocation: sourceLocation)
     }

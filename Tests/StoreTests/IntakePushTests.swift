@@ -87,7 +87,7 @@ struct IntakePushTests {
         }
         let heard = try listener.waitForNotifications(timeout: .seconds(5))
         #expect(heard.map(\.channel) == [channel])
-        #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == first.slots.map(\.id))
+        #expect(heard.first.flatMap { WakeUpMessage(decoding: $0.payload) } == .listed(first.slots.map(\.id)))
         // Scheduled for later: accepted, nothing due, nobody woken.
         var later = Self.push(fixture, to: fixture.ios[1])
         later.sendAt = later.now.addingTimeInterval(3_600)
@@ -119,7 +119,8 @@ struct IntakePushTests {
         #expect(outcomes.allSatisfy { if case .accepted = $0 { true } else { false } })
         let heard = try listener.waitForNotifications(timeout: .seconds(5))
         #expect(heard.count == 1)
-        #expect(heard.first.flatMap { DeliveryStore.listedIDs($0.payload) } == (first.slots + both.slots).map(\.id))
+        let listed = (first.slots + both.slots).map(\.id)
+        #expect(heard.first.flatMap { WakeUpMessage(decoding: $0.payload) } == .listed(listed))
     }
 
     @Test("under load the writer's leader waits for a full batch, within its window; a lone push is written at once")

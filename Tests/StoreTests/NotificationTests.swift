@@ -21,6 +21,24 @@ import Testing
         #expect(DeliveryStore.wakes(notifications[0], listenerPID: try DeliveryStore().serverPID(on: listener)))
     }
 
+    /// The producers in SQL write `WakeUpMessage`'s forms (herald_intake_push's are read in IntakePushTests and
+    /// IntakeLeaseTests); the others send a plain wake-up.
+    @Test func theProducersWriteWakeUpMessages() throws {
+        let database = try QueueDatabase()
+        let listener = try PostgresConnection(url: database.url)
+        try listener.execute("LISTEN \(DeliveryStore.notificationChannel)")
+        let sender = try PostgresConnection(url: database.url)
+        _ = try sender.query("SELECT * FROM herald_partner_revoke($1)", [UUID()])
+        try sender.execute("BEGIN")
+        try DeliveryStore.notifyDue(on: sender)
+        try sender.execute("COMMIT")
+        try DeliveryStore().notifyWorkers(on: sender)
+        var heard: [PostgresNotification] = []
+        let deadline = Date().addingTimeInterval(5)
+        while heard.count < 3, Date() < deadline { heard += try listener.waitForNotifications(timeout: .seconds(1)) }
+        #expect(heard.map { WakeUpMessage(decoding: $0.payload) } == [.due, .due, .due])
+    }
+
     @Test func aNotificationNamingOneWorkerWakesThatWorkerOnly() throws {
         let database = try QueueDatabase()
         let store = DeliveryStore()

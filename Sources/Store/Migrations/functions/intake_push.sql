@@ -406,11 +406,12 @@ BEGIN
      WHERE d.a = ANY (acc);
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
-    --    now, and which: the payload lists them (ids, comma-separated), so the worker leases them by primary key
-    --    instead of walking the due index (Sources/Store/DeliveryStore.swift, claimListedSQL). When step 5 leased
-    --    them to it, the payloads carry them whole ('rows:' and the rows, DeliveryStore.leasedRows; a batch's rows in
-    --    as many notifications as they need), so the worker sends without a statement; a push whose rows alone do
-    --    not fit one goes by id ('leased:' and the ids, DeliveryStore.leasedIDs), and the worker reads them. More
+    --    now, and which, in the forms of Sources/HeraldCore/WakeUpMessage.swift: the payload lists them (ids,
+    --    comma-separated), so the worker leases them by primary key instead of walking the due index
+    --    (Sources/Store/DeliveryStore.swift, claimListedSQL). When step 5 leased them to it, the payloads carry them
+    --    whole ('rows:' and the rows, CarriedRows; a batch's rows in as many notifications as they need), so the
+    --    worker sends without a statement; a push whose rows alone do not fit one goes by id ('leased:' and the ids),
+    --    and the worker reads them. More
     --    than 200 (an id list must stay under 8,000 bytes) go unlisted and pending: an empty payload, and the
     --    worker's claim walks the index.
     --    Sent at this commit, so the worker hears of the rows as they become visible, without the intake's notifier

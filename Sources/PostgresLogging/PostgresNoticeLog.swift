@@ -1,5 +1,5 @@
-import HeraldCore
 import Postgres
+import ServiceSupport
 
 extension Logger {
     /// Routes the database server's notices (PostgresNotices) into this log as `postgres notice` lines:

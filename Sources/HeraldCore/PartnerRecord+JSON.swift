@@ -1,4 +1,4 @@
-import HeraldCore
+import Foundation
 
 extension PartnerRecord {
     /// The partner as the admin API and `heraldctl --json` show it; `apiKey` only right after it
