@@ -1,5 +1,4 @@
 import HeraldCore
-import Postgres
 
 /// Every environment variable the processes read, each once (Setting.swift says what an entry holds). The readers
 /// (IntakeConfiguration, WorkerConfiguration, PushSettings, HTTPFetchConfiguration, heraldctl) take names, defaults
@@ -24,7 +23,7 @@ public enum Settings {
         summary: "The Postgres database.")
     public static let databasePrepared = Setting(
         "HERALD_DB_PREPARED", .database, readers: [.intake, .worker, .heraldctl],
-        default: .flag(PostgresConnectionOptions().preparedStatements), format: "`0` or `1`",
+        default: .flag(true), format: "`0` or `1`",
         summary: """
             `1`: each SQL text is a named prepared statement per connection; `0`: unnamed statements and no session \
             settings but TimeZone, for PgBouncer in transaction mode (docs/deployment.md, *Connection poolers*).

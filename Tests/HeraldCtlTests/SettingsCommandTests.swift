@@ -1,5 +1,7 @@
 import Foundation
 import HeraldCtl
+import Postgres
+import ServiceSupport
 import Testing
 
 /// `heraldctl settings`: the settings catalog as docs/configuration.md, without a database.
@@ -7,6 +9,12 @@ import Testing
 struct SettingsCommandTests {
     static let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/configuration.md")
+
+    @Test("the catalog's HERALD_DB_PREPARED default is the connection options' own")
+    func preparedDefault() {
+        // ServiceSupport knows no database, so the default is written there and checked against Postgres' here.
+        #expect(Settings.databasePrepared.flag == PostgresConnectionOptions().preparedStatements)
+    }
 
     @Test("prints docs/configuration.md with no HERALD_DATABASE_URL")
     func printsTheDocument() throws {
