@@ -4,7 +4,7 @@ import HeraldCrypto
 import ServiceSupport
 import Store
 
-/// `backfill sends`: each line is a push body of SPEC 2.1 plus `partner` (mini-app id) and `key`.
+/// `backfill sends`: each line is a push body (as the push endpoint takes it) plus `partner` (mini-app id) and `key`.
 /// Every partner rule of the push endpoint applies, through the intake's own code
 /// (`PushPreparation`): tenant, brand prefix, deep-link namespace, data, payload size, opt-outs,
 /// sendAt and ttlSeconds with HERALD_DEFAULT_TTL_SECONDS, interruptionLevel against the partner's
@@ -153,11 +153,11 @@ struct SendsBackfill {
                 continue
             default: break
             }
-            let (_, enqueue) = PushPreparation.prepare(
+            let (_, write) = PushPreparation.prepare(
                 pending.checked, partner: pending.partner, rules: settings.rules, now: now,
                 resolution: resolutions[pending.line]!, idempotencyKey: nil, bodyHash: nil,
-                lane: 1)
-            sends.append(BackfillSend(line: pending.line, key: pending.key, push: enqueue))
+                lane: OutboxWrite.bulkLane)
+            sends.append(BackfillSend(line: pending.line, key: pending.key, push: write))
         }
         // One write in flight: the previous batch's outcomes first, then this batch goes out.
         try collect()

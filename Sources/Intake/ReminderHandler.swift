@@ -4,13 +4,13 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// The host's reminders (SPEC 4): `POST`, `GET /api/internal/users/{userId}/reminders` and
+/// The host's reminders: `POST`, `GET /api/internal/users/{userId}/reminders` and
 /// `DELETE .../reminders/{reminderId}`. The host calls them for a signed-in user on behalf of a
 /// mini-app's bundle (`based.notifications.schedule(..., when)`).
 ///
-/// A reminder is a scheduled push from that mini-app to one user, under the push's rules (SPEC 2.1,
-/// 2.3): brand prefix and icon from the partner row, deep link inside the mini-app's namespace, the
-/// payload size checked here, the signed envelope, an audit row. Its deliveries are written now, one
+/// A reminder is a scheduled push from that mini-app to one user, under the push's rules: brand
+/// prefix and icon from the partner row, deep link inside the mini-app's namespace, the payload
+/// size checked here, the signed envelope, an audit row. Its deliveries are written now, one
 /// per device with a valid token, due at `at` (as a push with `sendAt`); the worker's claim applies
 /// the send-time checks (an opt-out since, a token gone). A device registered after the schedule does
 /// not get it. Reminders do not count against the partner's rate limits: the per-(user, mini-app)
@@ -40,37 +40,33 @@ struct ReminderHandler: Sendable {
         guard let audience = lookup.audience else { throw DirectoryStore.userNotFound }
         guard let partner = lookup.partner else { throw Self.unknownMiniApp }
         let reminderID = UUIDv7.make(at: now)
-        let requestID = UUIDv7.make(at: now)
-        let createdAt = UUIDv7.timestamp(of: requestID)!
-        let due = max(reminder.at, createdAt)
-        let ttlSeconds = rules.ttlSeconds(for: reminder.push)
+        let audit = OutboxWrite.newRequest(at: now)
+        // Due at `at`, or at once when it was slightly past: as a push with that sendAt.
+        let sendAt = reminder.at > audit.createdAt ? reminder.at : nil
+        var push = OutboxWrite(
+            requestID: audit.id, createdAt: audit.createdAt, partnerID: partner.id, miniAppID: partner.miniAppID,
+            title: "", body: reminder.body, deepLink: reminder.deepLink, sendAt: sendAt,
+            ttlSeconds: rules.ttlSeconds(for: reminder.push), interruptionLevel: nil, idempotencyKey: idempotencyKey,
+            bodyHash: bodyHash)
         let content = PushContent(request: reminder.push, partner: partner, publicURL: rules.publicURL)
-        let template = PushTemplate(content, expiresAt: due.addingTimeInterval(Double(ttlSeconds)), signer: signer)
+        push.title = content.title
+        let template = PushTemplate(content, expiresAt: push.expiresAt, signer: signer)
         try PushPayload.checkSize(template)
         guard audience.tenantID == partner.tenantID else { throw Self.tenantMismatch }
         guard !audience.optedOut else { throw Self.optedOut }
         guard !audience.devices.isEmpty else { throw Self.noDevice }
 
-        let deliveries = audience.devices.map { device in
-            let id = UUIDv7.make(at: now)
-            let payload = template.render(deliveryID: id, recipient: userID, for: device.service)
-            return PushEnqueue.Delivery(id: id, service: device.service.rawValue, userID: userID, deviceID: device.deviceID,
-                                        environment: device.environment, payload: String(decoding: payload, as: UTF8.self))
-        }
-        let write = ReminderWrite(
-            reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending, requestID: requestID,
-            createdAt: createdAt, title: reminder.title, shownTitle: content.title, body: reminder.body,
-            deepLink: reminder.deepLink, at: reminder.at, due: due, ttlSeconds: ttlSeconds,
-            expiresAt: due.addingTimeInterval(Double(ttlSeconds)), deliveries: deliveries,
-            idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        push.deliveries = PushPreparation.deliveries(template, to: audience.devices, now: now)
+        let write = ReminderWrite(reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending,
+                                  title: reminder.title, at: reminder.at, push: push)
         switch try store.schedule(write) {
         case .scheduled:
-            metrics.recordPushAccepted(deliveries: deliveries.count)
+            metrics.recordPushAccepted(deliveries: push.deliveries.count)
             // Due at once (an `at` within the clock-skew tolerance): wake the workers as a push does.
-            if reminder.at <= createdAt { notifier.signal() }
+            if reminder.at <= audit.createdAt { notifier.signal() }
             let record = ReminderRecord(
                 id: reminderID, miniAppID: reminder.miniAppID, title: reminder.title, body: reminder.body,
-                deepLink: reminder.deepLink, at: reminder.at, status: .scheduled, createdAt: createdAt)
+                deepLink: reminder.deepLink, at: reminder.at, status: .scheduled, createdAt: audit.createdAt)
             return Reply.json(201, Self.json(record))
         case .limited(let pending):
             // No Retry-After: room comes back when one of them is sent or cancelled, which may be days away.
