@@ -14,7 +14,9 @@
 --     p_lease_seconds, attempted once, as a claim would leave them (the intake's write, functions/intake_push.sql);
 --     NULL, pending.
 -- An id already in the outbox is skipped (only a replay's can be: it queues a finished delivery under its own id).
--- Returns the rows written: a group row's id for its members.
+-- Returns the rows written: a group row's id for its members. Estimated at one row (ROWS 1), not the planner's
+-- default of 1,000 for a set-returning function: a replay joins them to history by primary key, which a larger
+-- estimate has it scan whole instead (OperationsQueryPlanTests).
 CREATE OR REPLACE FUNCTION herald_outbox_write(
     p_lane integer,
     p_request uuid[], p_created timestamptz[], p_partner uuid[], p_due timestamptz[], p_ttl integer[],
@@ -25,6 +27,7 @@ CREATE OR REPLACE FUNCTION herald_outbox_write(
     p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_leased boolean[] DEFAULT NULL)
 RETURNS TABLE (r_id uuid, r_request uuid, r_request_created timestamptz)
 LANGUAGE plpgsql
+ROWS 1
 AS $$
 BEGIN
     RETURN QUERY
