@@ -257,13 +257,6 @@ public final class IntakeWriter: @unchecked Sendable {
                 notify?.lease.map { Int($0.listener) }, f[24]]
     }
 
-    static func jsonString(_ text: String) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count + 2)
-        JSONWriter.writeString(text, into: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// The batch's statement (sql/functions/intake_push.sql); its parameters are `parameters(_:)`.
     public static let pushSQL = """
         SELECT * FROM herald_intake_push($1::uuid[], $2::int[], $3::int[], $4::text[], $5::text[],
@@ -314,9 +307,13 @@ struct EncodedPush {
         }
         field { $0.ascii(String(write.ttlSeconds)) }
         field { encoder in encoder.list(push.emails) { $0.text($1) } }
-        field { encoder in encoder.list(push.emails) { encoder, email in encoder.text(IntakeWriter.jsonString(email)) } }
+        field { encoder in
+            encoder.list(push.emails) { encoder, email in encoder.text(JSONWriter.string(.string(email))) }
+        }
         field { encoder in encoder.list(push.wallets) { $0.text($1) } }
-        field { encoder in encoder.list(push.wallets) { encoder, wallet in encoder.text(IntakeWriter.jsonString(wallet)) } }
+        field { encoder in
+            encoder.list(push.wallets) { encoder, wallet in encoder.text(JSONWriter.string(.string(wallet))) }
+        }
         field { encoder in encoder.list(push.slots) { $0.uuid($1.id) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.apns) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.fcm) } }
