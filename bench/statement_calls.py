@@ -79,10 +79,10 @@ class Ids:
 
 
 INTAKE_PREPARE = """PREPARE push (uuid[], int[], int[], text[], text[], timestamptz[], text[], text[], uuid[],
-    timestamptz[], text[], text[], text[], text[], timestamptz[], int[], timestamptz[], int[], text[], text[], int[],
+    timestamptz[], text[], text[], text[], text[], timestamptz[], int[], int[], text[], text[], int[],
     text[], text[], int[], uuid[], text[], text[], text[], text, text, int, int) AS
 SELECT * FROM herald_intake_push($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-    $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32);
+    $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31);
 """
 # The worker the counted intake calls lease their deliveries to, registered as its listener would (pid 1).
 LEASE = "'bench-worker', 30, 1"
@@ -111,7 +111,7 @@ def intake_call(ids, size, verb="SELECT * FROM herald_intake_push", notify="NULL
         repeat("fun.pull.gacha", "text"), times("now()"), repeat(None, "text"), repeat(None, "text"),
         literal([ids.uuid() for _ in range(size)], "uuid"), times("now()"), repeat("[Pull] Deposit pending", "text"),
         repeat("Confirmations: 1/6", "text"), repeat(None, "text"), repeat("{}", "text"), repeat(None, "timestamptz"),
-        repeat(86400, "int"), times("now() + interval '1 day'"), literal(range(1, size + 1), "int"),
+        repeat(86400, "int"), literal(range(1, size + 1), "int"),
         literal([f"user{u}@bench.example" for u in users], "text"),
         literal([f'"user{u}@bench.example"' for u in users], "text"), repeat(0, "int"), "'{}'::text[]", "'{}'::text[]",
         literal(range(2, 2 * size + 1, 2), "int"), literal(slots, "uuid"),

@@ -153,11 +153,11 @@ struct SendsBackfill {
                 continue
             default: break
             }
-            let (_, enqueue) = PushPreparation.prepare(
+            let (_, write) = PushPreparation.prepare(
                 pending.checked, partner: pending.partner, rules: settings.rules, now: now,
                 resolution: resolutions[pending.line]!, idempotencyKey: nil, bodyHash: nil,
-                lane: 1)
-            sends.append(BackfillSend(line: pending.line, key: pending.key, push: enqueue))
+                lane: OutboxWrite.bulkLane)
+            sends.append(BackfillSend(line: pending.line, key: pending.key, push: write))
         }
         // One write in flight: the previous batch's outcomes first, then this batch goes out.
         try collect()

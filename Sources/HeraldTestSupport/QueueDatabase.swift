@@ -143,26 +143,29 @@ public final class QueueDatabase: @unchecked Sendable {
     public func enqueueRequest(partner: (id: UUID, miniApp: String), deliveries: [(user: String, service: PushService)],
                                expiresAt: Date? = nil) throws -> (request: (id: UUID, createdAt: Date), ids: [UUID]) {
         let now = Date()
-        let requestID = UUIDv7.make(at: now)
-        let createdAt = UUIDv7.timestamp(of: requestID)!
-        let rows: [PushEnqueue.Delivery] = deliveries.map { delivery in
+        let request = OutboxWrite.newRequest(at: now)
+        let rows: [OutboxWrite.Delivery] = deliveries.map { delivery in
             let id = UUIDv7.make(at: now)
             let text = id.uuidString.lowercased()
             return delivery.service == .apns
-                ? .init(id: id, service: "apns", userID: delivery.user, deviceID: "iphone", environment: "sandbox",
+                ? .init(id: id, service: .apns, userID: delivery.user, deviceID: "iphone", environment: "sandbox",
                         payload: #"{"aps":{"alert":{"title":"T","body":"B"}},"deliveryId":"\#(text)"}"#)
-                : .init(id: id, service: "fcm", userID: delivery.user, deviceID: "pixel", environment: "production",
+                : .init(id: id, service: .fcm, userID: delivery.user, deviceID: "pixel", environment: "production",
                         payload: #"{"android":{"priority":"HIGH"},"data":{"title":"T","deliveryId":"\#(text)"}}"#)
         }
-        let push = PushEnqueue(
-            requestID: requestID, createdAt: createdAt, partnerID: partner.id, miniAppID: partner.miniApp,
-            idempotencyKey: nil, bodyHash: nil, response: "{}", title: "T", body: "B", deepLink: nil, dataJSON: "{}",
-            sendAt: nil, ttlSeconds: 3600, expiresAt: expiresAt ?? now.addingTimeInterval(3600), lane: 0,
-            recipients: Set(deliveries.map(\.user)).count, suppressed: 0, missingJSON: #"{"emails":[],"wallets":[]}"#,
-            senderUserIDs: Array(Set(deliveries.map(\.user))), deliveries: rows)
+        // The TTL that expires the rows at `expiresAt` (an hour from now without it), counted from the request's
+        // creation as the writer counts it.
+        let ttlSeconds = expiresAt.map { Int($0.timeIntervalSince(request.createdAt).rounded()) } ?? 3600
+        let push = OutboxWrite(
+            requestID: request.id, createdAt: request.createdAt, partnerID: partner.id, miniAppID: partner.miniApp,
+            title: "T", body: "B", deepLink: nil, sendAt: nil, ttlSeconds: ttlSeconds, interruptionLevel: nil,
+            deliveries: rows,
+            resolved: .init(response: "{}", recipients: Set(deliveries.map(\.user)).count, suppressed: 0,
+                            missingJSON: #"{"emails":[],"wallets":[]}"#,
+                            senderUserIDs: Array(Set(deliveries.map(\.user)))))
         let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
         guard try PushStore(pool: pool).enqueue(push) else { throw PostgresError(code: .queryFailed, serverMessage: "not written") }
-        return ((requestID, createdAt), rows.map(\.id))
+        return ((request.id, request.createdAt), rows.map(\.id))
     }
 
     /// Bulk-queues `count` APNs deliveries for one user (one statement).

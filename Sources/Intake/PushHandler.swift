@@ -68,8 +68,8 @@ struct PushHandler: Sendable {
                 recipients.forget(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets)
             }
             // The batch's transaction told the worker (IntakeWriter's notifyChannel).
-            return accepted(Array(response.utf8), requestID: item.requestID, createdAt: item.createdAt,
-                            deliveries: deliveries, sendAt: item.sendAt, now: now, partner: partner, wait: wait,
+            return accepted(Array(response.utf8), requestID: item.write.requestID, createdAt: item.write.createdAt,
+                            deliveries: deliveries, sendAt: item.write.sendAt, now: now, partner: partner, wait: wait,
                             workersNotified: true)
         case .replay(let stored):
             guard let bodyHash else { throw HeraldError.internalError }
@@ -124,12 +124,12 @@ struct PushHandler: Sendable {
             throw PartnerAdmission.rateLimited(reservation, partner: partner)
         }
         do {
-            let (response, enqueue) = PushPreparation.prepare(
+            let (response, write) = PushPreparation.prepare(
                 checked, partner: partner, rules: rules, now: now, resolution: admission.resolution,
                 idempotencyKey: idempotencyKey, bodyHash: bodyHash)
-            if try store.enqueue(enqueue) {
-                return accepted(response, requestID: enqueue.requestID, createdAt: enqueue.createdAt,
-                                deliveries: enqueue.deliveries.count, sendAt: enqueue.sendAt, now: now, partner: partner,
+            if try store.enqueue(write) {
+                return accepted(response, requestID: write.requestID, createdAt: write.createdAt,
+                                deliveries: write.deliveries.count, sendAt: write.sendAt, now: now, partner: partner,
                                 wait: wait)
             }
             // Another request with this key committed first: answer as it did, and give the slot back.

@@ -46,37 +46,33 @@ struct ReminderHandler: Sendable {
         guard let audience = lookup.audience else { throw DirectoryStore.userNotFound }
         guard let partner = lookup.partner else { throw Self.unknownMiniApp }
         let reminderID = UUIDv7.make(at: now)
-        let requestID = UUIDv7.make(at: now)
-        let createdAt = UUIDv7.timestamp(of: requestID)!
-        let due = max(reminder.at, createdAt)
-        let ttlSeconds = rules.ttlSeconds(for: reminder.push)
+        let audit = OutboxWrite.newRequest(at: now)
+        // Due at `at`, or at once when it was slightly past: as a push with that sendAt.
+        let sendAt = reminder.at > audit.createdAt ? reminder.at : nil
+        var push = OutboxWrite(
+            requestID: audit.id, createdAt: audit.createdAt, partnerID: partner.id, miniAppID: partner.miniAppID,
+            title: "", body: reminder.body, deepLink: reminder.deepLink, sendAt: sendAt,
+            ttlSeconds: rules.ttlSeconds(for: reminder.push), interruptionLevel: nil, idempotencyKey: idempotencyKey,
+            bodyHash: bodyHash)
         let content = PushContent(request: reminder.push, partner: partner, publicURL: rules.publicURL)
-        let template = PushTemplate(content, expiresAt: due.addingTimeInterval(Double(ttlSeconds)), signer: signer)
+        push.title = content.title
+        let template = PushTemplate(content, expiresAt: push.expiresAt, signer: signer)
         try PushPayload.checkSize(template)
         guard audience.tenantID == partner.tenantID else { throw Self.tenantMismatch }
         guard !audience.optedOut else { throw Self.optedOut }
         guard !audience.devices.isEmpty else { throw Self.noDevice }
 
-        let deliveries = audience.devices.map { device in
-            let id = UUIDv7.make(at: now)
-            let payload = template.render(deliveryID: id, recipient: userID, for: device.service)
-            return PushEnqueue.Delivery(id: id, service: device.service.rawValue, userID: userID, deviceID: device.deviceID,
-                                        environment: device.environment, payload: String(decoding: payload, as: UTF8.self))
-        }
-        let write = ReminderWrite(
-            reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending, requestID: requestID,
-            createdAt: createdAt, title: reminder.title, shownTitle: content.title, body: reminder.body,
-            deepLink: reminder.deepLink, at: reminder.at, due: due, ttlSeconds: ttlSeconds,
-            expiresAt: due.addingTimeInterval(Double(ttlSeconds)), deliveries: deliveries,
-            idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        push.deliveries = PushPreparation.deliveries(template, to: audience.devices, now: now)
+        let write = ReminderWrite(reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending,
+                                  title: reminder.title, at: reminder.at, push: push)
         switch try store.schedule(write) {
         case .scheduled:
-            metrics.recordPushAccepted(deliveries: deliveries.count)
+            metrics.recordPushAccepted(deliveries: push.deliveries.count)
             // Due at once (an `at` within the clock-skew tolerance): wake the workers as a push does.
-            if reminder.at <= createdAt { notifier.signal() }
+            if reminder.at <= audit.createdAt { notifier.signal() }
             let record = ReminderRecord(
                 id: reminderID, miniAppID: reminder.miniAppID, title: reminder.title, body: reminder.body,
-                deepLink: reminder.deepLink, at: reminder.at, status: .scheduled, createdAt: createdAt)
+                deepLink: reminder.deepLink, at: reminder.at, status: .scheduled, createdAt: audit.createdAt)
             return Reply.json(201, Self.json(record))
         case .limited(let pending):
             // No Retry-After: room comes back when one of them is sent or cancelled, which may be days away.

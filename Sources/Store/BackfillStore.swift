@@ -11,12 +11,12 @@ public enum BackfillPartner: Sendable {
 }
 
 /// One accepted line of a sends file, ready to write: its line number and key, and the rows the
-/// intake would write for the same push (`PushPreparation.prepare`, lane 1).
+/// intake would write for the same push (`PushPreparation.prepare`, the bulk lane).
 public struct BackfillSend: Sendable {
     public let line: Int
     public let key: String
-    public let push: PushEnqueue
-    public init(line: Int, key: String, push: PushEnqueue) {
+    public let push: OutboxWrite
+    public init(line: Int, key: String, push: OutboxWrite) {
         self.line = line
         self.key = key
         self.push = push
@@ -120,20 +120,20 @@ public struct BackfillStore: Sendable {
         var senders = PostgresCopyRows(reservingBytes: sends.count * 60)
         for send in sends {
             let push = send.push
+            guard let resolved = push.resolved else { throw HeraldError.internalError }
             for value: (any PostgresEncodable)? in [
                 send.line, push.partnerID, send.key, push.requestID, push.createdAt, push.miniAppID, push.title,
-                push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds ?? 0,
-                push.expiresAt ?? push.createdAt, push.recipients, push.suppressed, push.missingJSON,
-                push.deliveries.count,
+                push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds, resolved.recipients,
+                resolved.suppressed, resolved.missingJSON, push.deliveries.count,
             ] { lines.field(value) }
             lines.endRow()
-            for user in push.senderUserIDs {
+            for user in resolved.senderUserIDs {
                 senders.field(push.requestID)
                 senders.field(user)
                 senders.endRow()
             }
             for d in push.deliveries {
-                for value: (any PostgresEncodable)? in [push.requestID, d.id, d.service, d.userID, d.deviceID,
+                for value: (any PostgresEncodable)? in [push.requestID, d.id, d.service.rawValue, d.userID, d.deviceID,
                                                         d.environment, d.payload] { deliveries.field(value) }
                 deliveries.endRow()
             }
@@ -260,7 +260,7 @@ extension BackfillStore {
 
     public static let copyLinesSQL = """
         COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
-            data, send_at, ttl_seconds, expires_at, recipients, suppressed, missing, deliveries) FROM STDIN
+            data, send_at, ttl_seconds, recipients, suppressed, missing, deliveries) FROM STDIN
         """
 
     public static let copyDeliveriesSQL = """
@@ -278,9 +278,4 @@ extension BackfillStore {
             $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
             $19::text[], $20::boolean[], $21::text[], $22::time[], $23::time[])
         """
-}
-
-extension RecipientResolution {
-    /// Nothing matched yet: the batch resolver fills it line by line.
-    init() {}
 }

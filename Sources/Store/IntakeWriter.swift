@@ -2,72 +2,6 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// One validated push as `herald_intake_push` (sql/functions/intake_push.sql) takes it: the partner's
-/// limits, the idempotency key, the audit row's fields, the recipients, and deliveries rendered up front
-/// for both services, each signed for the user it expects (the function gives a user's k-th device the
-/// k-th slot of that user, with the payload its service needs).
-public struct IntakePush: Sendable {
-    /// One delivery rendered before its device is known: its id, the user its envelope is bound to (`sig2`), and
-    /// both services' payloads. Only a device of that user takes it.
-    public struct Slot: Sendable {
-        public var id: UUID
-        public var userID: String
-        public var apns: [UInt8]
-        public var fcm: [UInt8]
-
-        public init(id: UUID, userID: String, apns: [UInt8], fcm: [UInt8]) {
-            self.id = id
-            self.userID = userID
-            self.apns = apns
-            self.fcm = fcm
-        }
-    }
-
-    public var partner: PartnerProfile
-    public var now: Date
-    public var idempotencyKey: String?
-    public var bodyHash: String?
-    public var requestID: UUID
-    public var createdAt: Date
-    public var title: String
-    public var body: String
-    public var deepLink: String?
-    public var dataJSON: String
-    public var sendAt: Date?
-    public var ttlSeconds: Int
-    public var expiresAt: Date
-    public var emails: [String]
-    public var wallets: [String]
-    /// A push resolving to a device no slot fits (another user's, or more devices than its user's slots) comes back
-    /// as `render`.
-    public var slots: [Slot]
-    /// Stored on its deliveries for the host's guards (quiet hours, the cap per user; functions/user_guards.sql).
-    public var interruptionLevel: InterruptionLevel
-
-    public init(partner: PartnerProfile, now: Date, idempotencyKey: String?, bodyHash: String?, requestID: UUID,
-                createdAt: Date, title: String, body: String, deepLink: String?, dataJSON: String, sendAt: Date?,
-                ttlSeconds: Int, expiresAt: Date, emails: [String], wallets: [String], slots: [Slot],
-                interruptionLevel: InterruptionLevel = .default) {
-        self.partner = partner
-        self.now = now
-        self.idempotencyKey = idempotencyKey
-        self.bodyHash = bodyHash
-        self.requestID = requestID
-        self.createdAt = createdAt
-        self.title = title
-        self.body = body
-        self.deepLink = deepLink
-        self.dataJSON = dataJSON
-        self.sendAt = sendAt
-        self.ttlSeconds = ttlSeconds
-        self.expiresAt = expiresAt
-        self.emails = emails
-        self.wallets = wallets
-        self.slots = slots
-        self.interruptionLevel = interruptionLevel
-    }
-}
-
 /// An identifier of a push and the user it resolved to, in the push's tenant.
 public struct ResolvedIdentifier: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {
@@ -295,7 +229,7 @@ public final class IntakeWriter: @unchecked Sendable {
         parameters(pushes.map(EncodedPush.init), notify: notify)
     }
 
-    /// The statement's 29 array parameters from pushes encoded on their handlers' threads (the leader only
+    /// The statement's 28 array parameters from pushes encoded on their handlers' threads (the leader only
     /// joins bytes: the one serial step of the intake's push path), the channel to notify and the lease.
     static func parameters(_ pushes: [EncodedPush], notify: DeliveryWakeUp?) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
@@ -317,25 +251,18 @@ public final class IntakeWriter: @unchecked Sendable {
         // Order of herald_intake_push's arguments: each email and wallet follows the number of its push (1-based), the
         // slot lists their end offsets.
         return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
-                f[16], emailLines.text, f[17], f[18], walletLines.text, f[19], f[20], slotEnds.text, f[21], f[22], f[23],
-                f[24], notify?.channel, notify?.lease?.worker, notify?.lease?.seconds,
-                notify?.lease.map { Int($0.listener) }, f[25]]
-    }
-
-    static func jsonString(_ text: String) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count + 2)
-        JSONWriter.writeString(text, into: &out)
-        return String(decoding: out, as: UTF8.self)
+                emailLines.text, f[16], f[17], walletLines.text, f[18], f[19], slotEnds.text, f[20], f[21], f[22],
+                f[23], notify?.channel, notify?.lease?.worker, notify?.lease?.seconds,
+                notify?.lease.map { Int($0.listener) }, f[24]]
     }
 
     /// The batch's statement (sql/functions/intake_push.sql); its parameters are `parameters(_:)`.
     public static let pushSQL = """
         SELECT * FROM herald_intake_push($1::uuid[], $2::int[], $3::int[], $4::text[], $5::text[],
             $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],
-            $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::timestamptz[], $18::int[], $19::text[],
-            $20::text[], $21::int[], $22::text[], $23::text[], $24::int[], $25::uuid[], $26::text[], $27::text[],
-            $28::text[], $29::text, $30::text, $31::integer, $32::integer, $33::text[])
+            $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::int[], $18::text[], $19::text[],
+            $20::int[], $21::text[], $22::text[], $23::int[], $24::uuid[], $25::text[], $26::text[], $27::text[],
+            $28::text, $29::text, $30::integer, $31::integer, $32::text[])
         """
 }
 
@@ -343,7 +270,7 @@ public final class IntakeWriter: @unchecked Sendable {
 /// and escaped for an array literal (or NULL), back to back in one buffer. The email, wallet and
 /// slot fields hold every element of the push, comma-separated (empty when there is none).
 struct EncodedPush {
-    static let fieldCount = 26
+    static let fieldCount = 25
     var bytes: [UInt8] = []
     /// Start of each field in `bytes`, and the end of the last.
     var bounds: [Int] = []
@@ -356,36 +283,41 @@ struct EncodedPush {
         walletCount = push.wallets.count
         slotCount = push.slots.count
         let slotBytes = push.slots.reduce(0) { $0 + 52 + $1.userID.utf8.count + $1.apns.count + $1.fcm.count }
-        bytes.reserveCapacity(256 + slotBytes + push.title.utf8.count + push.body.utf8.count + push.dataJSON.utf8.count)
+        bytes.reserveCapacity(256 + slotBytes + push.write.title.utf8.count + push.write.body.utf8.count
+                              + push.write.dataJSON.utf8.count)
         bounds.reserveCapacity(Self.fieldCount + 1)
+        let write = push.write
         field { $0.uuid(push.partner.id) }
         field { $0.ascii(String(push.partner.rateLimitPerMinute)) }
         field { $0.ascii(String(push.partner.rateLimitPerDay)) }
         field { $0.text(push.partner.tenantID) }
         field { $0.text(push.partner.miniAppID) }
         field { $0.timestamp(push.now) }
-        field { $0.text(push.idempotencyKey) }
-        field { $0.text(push.bodyHash) }
-        field { $0.uuid(push.requestID) }
-        field { $0.timestamp(push.createdAt) }
-        field { $0.text(push.title) }
-        field { $0.text(push.body) }
-        field { $0.text(push.deepLink) }
-        field { $0.text(push.dataJSON) }
+        field { $0.text(write.idempotencyKey) }
+        field { $0.text(write.bodyHash) }
+        field { $0.uuid(write.requestID) }
+        field { $0.timestamp(write.createdAt) }
+        field { $0.text(write.title) }
+        field { $0.text(write.body) }
+        field { $0.text(write.deepLink) }
+        field { $0.text(write.dataJSON) }
         field { encoder in
-            if let sendAt = push.sendAt { encoder.timestamp(sendAt) } else { encoder.null() }
+            if let sendAt = write.sendAt { encoder.timestamp(sendAt) } else { encoder.null() }
         }
-        field { $0.ascii(String(push.ttlSeconds)) }
-        field { $0.timestamp(push.expiresAt) }
+        field { $0.ascii(String(write.ttlSeconds)) }
         field { encoder in encoder.list(push.emails) { $0.text($1) } }
-        field { encoder in encoder.list(push.emails) { encoder, email in encoder.text(IntakeWriter.jsonString(email)) } }
+        field { encoder in
+            encoder.list(push.emails) { encoder, email in encoder.text(JSONWriter.string(.string(email))) }
+        }
         field { encoder in encoder.list(push.wallets) { $0.text($1) } }
-        field { encoder in encoder.list(push.wallets) { encoder, wallet in encoder.text(IntakeWriter.jsonString(wallet)) } }
+        field { encoder in
+            encoder.list(push.wallets) { encoder, wallet in encoder.text(JSONWriter.string(.string(wallet))) }
+        }
         field { encoder in encoder.list(push.slots) { $0.uuid($1.id) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.apns) } }
         field { encoder in encoder.list(push.slots) { $0.bytes($1.fcm) } }
         field { encoder in encoder.list(push.slots) { $0.text($1.userID) } }
-        field { $0.text(push.interruptionLevel.rawValue) }
+        field { $0.text(write.interruptionLevel?.rawValue) }
         bounds.append(bytes.count)
     }
 

@@ -2,23 +2,10 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// Who a push's identifiers resolved to, inside one tenant.
-public struct RecipientResolution: Sendable {
-    public struct User: Sendable { public let id: String; public let optedOut: Bool }
-    public struct Device: Sendable {
-        public let userID: String
-        public let deviceID: String
-        public let service: PushService
-        public let environment: String
-    }
-    public var matchedEmails: Set<String> = []
-    public var matchedWallets: Set<String> = []
-    public var users: [User] = []
-    /// Devices with a live token, of users who have not opted out.
-    public var devices: [Device] = []
-
+extension RecipientResolution {
     /// From the rows of `PushStore.resolveSQL`, in a stable order.
     init(rows: [PostgresRow]) throws {
+        self.init()
         for row in rows { try add(row, kindAt: 0) }
         sort()
     }
@@ -37,14 +24,6 @@ public struct RecipientResolution: Sendable {
         }
     }
 
-    /// Users by id, devices by (user, device): the order the intake gives a push's deliveries their slots.
-    mutating func sort() {
-        users.sort { $0.id < $1.id }
-        devices.sort { ($0.userID, $0.deviceID) < ($1.userID, $1.deviceID) }
-    }
-}
-
-extension RecipientResolution {
     static func service(_ text: String) throws -> PushService {
         guard let service = PushService(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unknown service \(text)")
@@ -68,77 +47,6 @@ public struct RateReservation: Sendable {
     public let dayCount: Int
     public let dayOldest: Int?
     public let nowSeconds: Int
-}
-
-/// Everything one accepted push writes, in one transaction.
-public struct PushEnqueue: Sendable {
-    public struct Delivery: Sendable {
-        public let id: UUID
-        public let service: String
-        public let userID: String
-        public let deviceID: String
-        public let environment: String
-        public let payload: String
-        public init(id: UUID, service: String, userID: String, deviceID: String, environment: String, payload: String) {
-            self.id = id
-            self.service = service
-            self.userID = userID
-            self.deviceID = deviceID
-            self.environment = environment
-            self.payload = payload
-        }
-    }
-    public var requestID: UUID
-    public var createdAt: Date
-    public var partnerID: UUID
-    public var miniAppID: String
-    public var idempotencyKey: String?
-    public var bodyHash: String?
-    /// The response body stored for idempotent replays.
-    public var response: String
-    public var title: String
-    public var body: String
-    public var deepLink: String?
-    public var dataJSON: String
-    public var sendAt: Date?
-    public var ttlSeconds: Int?
-    public var expiresAt: Date?
-    public var lane: Int
-    public var recipients: Int
-    public var suppressed: Int
-    public var missingJSON: String
-    public var senderUserIDs: [String]
-    public var deliveries: [Delivery]
-    /// Stored on the deliveries for the host's guards (functions/user_guards.sql); nil for rows they leave alone.
-    public var interruptionLevel: InterruptionLevel?
-
-    public init(requestID: UUID, createdAt: Date, partnerID: UUID, miniAppID: String, idempotencyKey: String?,
-                bodyHash: String?, response: String, title: String, body: String, deepLink: String?,
-                dataJSON: String, sendAt: Date?, ttlSeconds: Int?, expiresAt: Date?, lane: Int, recipients: Int,
-                suppressed: Int, missingJSON: String, senderUserIDs: [String], deliveries: [Delivery],
-                interruptionLevel: InterruptionLevel? = nil) {
-        self.requestID = requestID
-        self.createdAt = createdAt
-        self.partnerID = partnerID
-        self.miniAppID = miniAppID
-        self.idempotencyKey = idempotencyKey
-        self.bodyHash = bodyHash
-        self.response = response
-        self.title = title
-        self.body = body
-        self.deepLink = deepLink
-        self.dataJSON = dataJSON
-        self.sendAt = sendAt
-        self.ttlSeconds = ttlSeconds
-        self.expiresAt = expiresAt
-        self.lane = lane
-        self.recipients = recipients
-        self.suppressed = suppressed
-        self.missingJSON = missingJSON
-        self.senderUserIDs = senderUserIDs
-        self.deliveries = deliveries
-        self.interruptionLevel = interruptionLevel
-    }
 }
 
 /// A stored idempotency key.
@@ -255,17 +163,20 @@ public struct PushStore: Sendable {
 
     /// Writes the idempotency key, the audit row and every delivery in ONE statement (so one
     /// transaction and one round trip). Returns false, writing nothing, when another request
-    /// holds the idempotency key; a concurrent holder is waited for by the unique index.
-    public func enqueue(_ push: PushEnqueue) throws -> Bool {
-        let d = push.deliveries
+    /// holds the idempotency key; a concurrent holder is waited for by the unique index. `write` carries what its
+    /// resolution found (`PushPreparation.prepare`).
+    public func enqueue(_ write: OutboxWrite) throws -> Bool {
+        guard let resolved = write.resolved else { throw HeraldError.internalError }
+        let d = write.deliveries
         let row = try retryingDeadlocks { try pool.withConnection { connection in
             try connection.query(
                 Self.enqueueSQL,
-                [push.partnerID, push.idempotencyKey, push.bodyHash, push.requestID, push.response, push.createdAt,
-                 push.miniAppID, push.title, push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds,
-                 push.expiresAt, push.lane, push.recipients, push.suppressed, push.missingJSON, push.senderUserIDs,
-                 d.map(\.id), d.map(\.service), d.map(\.userID), d.map(\.deviceID), d.map(\.environment),
-                 d.map(\.payload), push.interruptionLevel?.rawValue]).first!
+                [write.partnerID, write.idempotencyKey, write.bodyHash, write.requestID, resolved.response,
+                 write.createdAt, write.miniAppID, write.title, write.body, write.deepLink, write.dataJSON,
+                 write.sendAt, write.ttlSeconds, write.lane, resolved.recipients, resolved.suppressed,
+                 resolved.missingJSON, resolved.senderUserIDs, d.map(\.id), d.map(\.service.rawValue),
+                 d.map(\.userID), d.map(\.deviceID), d.map(\.environment), d.map(\.payload),
+                 write.interruptionLevel?.rawValue]).first!
         } }
         return try row.int(0) == 1
     }
@@ -329,7 +240,10 @@ extension PushStore {
          WHERE partner_id = $1 AND key = $2 AND created_at > $3::timestamptz - interval '24 hours'
         """
 
-    /// The whole accepted push in one statement; see `enqueue`.
+    /// The whole accepted push in one statement; see `enqueue`. The deliveries by the outbox's one writer
+    /// (sql/functions/outbox_write.sql): 16 or more to one (service, environment) are written as group rows of at
+    /// most 50, of even sizes (sql/016_delivery_groups.sql); fewer, or a group of one, as single rows. It runs once
+    /// for the row of `go` (LATERAL), so nothing is written when the key is another request's.
     public static let enqueueSQL = """
         WITH idem AS (
             INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
@@ -340,42 +254,27 @@ extension PushStore {
              WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
             RETURNING 1
         ), go AS (
-            SELECT 1 AS ok WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM idem)
+            SELECT $14::integer AS lane WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM idem)
         ), audit AS (
             INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
                 deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed,
                 missing)
-            SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16,
-                   cardinality($20::uuid[]), $17, $18::jsonb
+            SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13,
+                   herald_push_expiry(coalesce($12::timestamptz, $6::timestamptz), $13::integer), go.lane, $15,
+                   cardinality($19::uuid[]), $16, $17::jsonb
               FROM go
             RETURNING 1
         ), senders AS (
             INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
-            SELECT u, $7, $6 FROM go, unnest($19::text[]) AS u
+            SELECT u, $7, $6 FROM go, unnest($18::text[]) AS u
             ON CONFLICT DO NOTHING
         ), outbox AS (
-            -- 16 or more deliveries to one (service, environment) are written as group rows of at most
-            -- 50, of even sizes (sql/016_delivery_groups.sql); fewer, or a group of one, as single rows.
-            INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
-                device_id, environment, payload, available_at, expires_at, member_count, members, member_users,
-                member_devices, member_payloads, interruption_level)
-            SELECT CASE WHEN count(*) = 1 THEN (array_agg(g.id))[1] ELSE herald_uuid_v7() END, $4, $6, $1, $15,
-                   g.service, CASE WHEN count(*) = 1 THEN (array_agg(g.user_id))[1] ELSE '' END,
-                   CASE WHEN count(*) = 1 THEN (array_agg(g.device_id))[1] ELSE '' END, g.environment,
-                   CASE WHEN count(*) = 1 THEN (array_agg(g.payload))[1] ELSE '' END, coalesce($12, $6), $14,
-                   count(*), CASE WHEN count(*) > 1 THEN array_agg(g.id ORDER BY g.o) END,
-                   CASE WHEN count(*) > 1 THEN array_agg(g.user_id ORDER BY g.o) END,
-                   CASE WHEN count(*) > 1 THEN array_agg(g.device_id ORDER BY g.o) END,
-                   CASE WHEN count(*) > 1 THEN array_agg(g.payload ORDER BY g.o) END, $26::text
-              FROM (SELECT x.*,
-                           CASE WHEN count(*) OVER s < 16 THEN -x.o
-                                ELSE (row_number() OVER (s ORDER BY x.o) - 1) * ceil(count(*) OVER s / 50.0)::bigint
-                                     / count(*) OVER s END AS chunk
-                      FROM go, unnest($20::uuid[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
-                               WITH ORDINALITY AS x (id, service, user_id, device_id, environment, payload, o)
-                    WINDOW s AS (PARTITION BY x.service, x.environment)) g
-             GROUP BY g.service, g.environment, g.chunk
-            RETURNING 1
+            SELECT w.r_id
+              FROM go CROSS JOIN LATERAL herald_outbox_write(
+                       go.lane, ARRAY[$4::uuid], ARRAY[$6::timestamptz], ARRAY[$1::uuid],
+                       ARRAY[coalesce($12::timestamptz, $6::timestamptz)], ARRAY[$13::integer], ARRAY[$25::text],
+                       array_fill(1, ARRAY[cardinality($19::uuid[])]), $19::uuid[], $20::text[], $21::text[],
+                       $22::text[], $23::text[], $24::text[], p_group_from => 16) AS w
         )
         SELECT (SELECT count(*) FROM audit), (SELECT count(*) FROM outbox)
         """

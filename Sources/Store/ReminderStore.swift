@@ -42,53 +42,30 @@ public struct ReminderLookup: Sendable {
     public let audience: ReminderAudience?
 }
 
-/// Everything one scheduled reminder writes (`herald_schedule_reminder`, sql/functions/schedule_reminder.sql).
+/// Everything one scheduled reminder writes (`herald_schedule_reminder`, sql/functions/schedule_reminder.sql): the
+/// reminder, and the push it is delivered as (`push`: its audit row, due at `push.dueAt`, and one delivery per
+/// device, each with its own signed payload; the request's Idempotency-Key is the reminder's).
 public struct ReminderWrite: Sendable {
     public var reminderID: UUID
     public var userID: String
     public var partner: PartnerProfile
     /// HERALD_REMINDER_MAX_PENDING: pending reminders allowed per user and mini-app.
     public var maxPending: Int
-    public var requestID: UUID
-    public var createdAt: Date
-    /// As given, for the host's list.
+    /// As given, for the host's list (the push's title has the brand prefix).
     public var title: String
-    /// With the brand prefix, for the audit row.
-    public var shownTitle: String
-    public var body: String
-    public var deepLink: String?
+    /// The time asked for; the deliveries are due at it, or at the creation when it was slightly past.
     public var at: Date
-    /// When the deliveries are due: `at`, or the creation when `at` was slightly past.
-    public var due: Date
-    public var ttlSeconds: Int
-    public var expiresAt: Date
-    /// One per device, each with its own signed payload.
-    public var deliveries: [PushEnqueue.Delivery]
-    /// The request's `Idempotency-Key` and its body's SHA-256 (hex), both nil without a key.
-    public var idempotencyKey: String?
-    public var bodyHash: String?
+    public var push: OutboxWrite
 
-    public init(reminderID: UUID, userID: String, partner: PartnerProfile, maxPending: Int, requestID: UUID,
-                createdAt: Date, title: String, shownTitle: String, body: String, deepLink: String?, at: Date,
-                due: Date, ttlSeconds: Int, expiresAt: Date, deliveries: [PushEnqueue.Delivery],
-                idempotencyKey: String? = nil, bodyHash: String? = nil) {
-        self.idempotencyKey = idempotencyKey
-        self.bodyHash = bodyHash
+    public init(reminderID: UUID, userID: String, partner: PartnerProfile, maxPending: Int, title: String, at: Date,
+                push: OutboxWrite) {
         self.reminderID = reminderID
         self.userID = userID
         self.partner = partner
         self.maxPending = maxPending
-        self.requestID = requestID
-        self.createdAt = createdAt
         self.title = title
-        self.shownTitle = shownTitle
-        self.body = body
-        self.deepLink = deepLink
         self.at = at
-        self.due = due
-        self.ttlSeconds = ttlSeconds
-        self.expiresAt = expiresAt
-        self.deliveries = deliveries
+        self.push = push
     }
 }
 
@@ -150,14 +127,13 @@ public struct ReminderStore: Sendable {
     /// Writes the reminder, its audit row and its deliveries in one statement, unless the user has
     /// `maxPending` pending reminders of the mini-app already (exact across intake processes).
     public func schedule(_ write: ReminderWrite) throws -> ReminderScheduleOutcome {
-        let d = write.deliveries
+        let (push, d) = (write.push, write.push.deliveries)
         let row = try pool.withConnection { connection in
             try connection.query(Self.scheduleSQL, [
                 write.reminderID, write.userID, write.partner.tenantID, write.partner.id, write.partner.miniAppID,
-                write.maxPending, write.requestID, write.createdAt, write.title, write.shownTitle, write.body,
-                write.deepLink, write.at, write.due, write.due > write.createdAt ? write.due : nil, write.ttlSeconds,
-                write.expiresAt, d.map(\.id), d.map(\.service), d.map(\.deviceID), d.map(\.environment),
-                d.map(\.payload), write.idempotencyKey, write.bodyHash,
+                write.maxPending, push.requestID, push.createdAt, write.title, push.title, push.body, push.deepLink,
+                write.at, push.dueAt, push.sendAt, push.ttlSeconds, d.map(\.id), d.map(\.service.rawValue),
+                d.map(\.deviceID), d.map(\.environment), d.map(\.payload), push.idempotencyKey, push.bodyHash,
             ]).first!
         }
         let pending = try row.int(1)
@@ -237,7 +213,7 @@ extension ReminderStore {
     /// The schedule (sql/functions/schedule_reminder.sql); its parameters are `schedule`'s.
     public static let scheduleSQL = """
         SELECT outcome, pending, reminder FROM herald_schedule_reminder($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-            $12, $13, $14, $15, $16, $17, $18::uuid[], $19::text[], $20::text[], $21::text[], $22::text[], $23, $24)
+            $12, $13, $14, $15, $16, $17::uuid[], $18::text[], $19::text[], $20::text[], $21::text[], $22, $23)
         """
 
     /// $1 user, $2 key: the reminder scheduled with the key in the last 24 hours (reminders_idempotency).

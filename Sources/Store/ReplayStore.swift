@@ -190,14 +190,20 @@ public struct ReplayStore: Sendable {
         }
         return picked + """
             , queued AS (
-                -- The device's environment now (the payload is the same for both); a fresh TTL from now.
-                INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
-                                        environment, payload, available_at, expires_at)
-                SELECT j.id, j.request_id, j.request_created_at, j.partner_id, $5, j.service, j.user_id, j.device_id,
-                       j.environment, j.payload, now(), now() + make_interval(secs => coalesce(j.ttl_seconds, $6))
-                  FROM judged j WHERE j.verdict = 'replay'
-                ON CONFLICT (id) DO NOTHING
-                RETURNING id, request_id, request_created_at
+                -- By the outbox's one writer (sql/functions/outbox_write.sql), each row its own request: the device's
+                -- environment now (the payload is the same for both), due now with a fresh TTL, outside the host's
+                -- guards; an id already in the outbox is skipped.
+                SELECT w.r_id AS id, w.r_request AS request_id, w.r_request_created AS request_created_at
+                  FROM (SELECT array_agg(j.request_id) AS requests, array_agg(j.request_created_at) AS created,
+                               array_agg(j.partner_id) AS partners, array_agg(now()) AS due,
+                               array_agg(coalesce(j.ttl_seconds, $6)) AS ttl, array_agg(j.id) AS ids,
+                               array_agg(j.service) AS services, array_agg(j.user_id) AS users,
+                               array_agg(j.device_id) AS devices, array_agg(j.environment) AS environments,
+                               array_agg(j.payload) AS payloads
+                          FROM judged j WHERE j.verdict = 'replay') r
+                 CROSS JOIN LATERAL herald_outbox_write($5, r.requests, r.created, r.partners, r.due, r.ttl, NULL, NULL,
+                                                        r.ids, r.services, r.users, r.devices, r.environments,
+                                                        r.payloads) w
             ), marked AS (
                 UPDATE delivery_history h SET replayed_at = now()
                   FROM queued q JOIN judged j ON j.id = q.id

@@ -57,7 +57,7 @@ struct IntakeLeaseTests {
         })
         let first = IntakePushTests.push(fixture, to: fixture.ios[0])
         var later = IntakePushTests.push(fixture, to: fixture.ios[1])
-        later.sendAt = later.now.addingTimeInterval(3_600)
+        later.write.sendAt = later.now.addingTimeInterval(3_600)
         let both = IntakePushTests.push(fixture, to: fixture.both[0], slots: 2)
         let outcomes = try writer.write([first, later, both])
         #expect(outcomes.allSatisfy { if case .accepted = $0 { true } else { false } })

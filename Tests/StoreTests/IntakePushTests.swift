@@ -54,12 +54,13 @@ struct IntakePushTests {
     static func push(_ fixture: Fixture, to user: String, key: String? = nil, bodyHash: String = "h",
                      slots: Int = 1) -> IntakePush {
         let now = Date()
-        let requestID = UUIDv7.make(at: now)
-        let createdAt = UUIDv7.timestamp(of: requestID)!
+        let request = OutboxWrite.newRequest(at: now)
         return IntakePush(
-            partner: fixture.partner, now: now, idempotencyKey: key, bodyHash: key == nil ? nil : bodyHash,
-            requestID: requestID, createdAt: createdAt, title: "t", body: "b", deepLink: nil, dataJSON: "{}",
-            sendAt: nil, ttlSeconds: 60, expiresAt: createdAt.addingTimeInterval(60), emails: [fixture.email(user)],
+            write: OutboxWrite(requestID: request.id, createdAt: request.createdAt, partnerID: fixture.partner.id,
+                               miniAppID: fixture.partner.miniAppID, title: "t", body: "b", deepLink: nil, sendAt: nil,
+                               ttlSeconds: 60, interruptionLevel: .default, idempotencyKey: key,
+                               bodyHash: key == nil ? nil : bodyHash),
+            partner: fixture.partner, now: now, emails: [fixture.email(user)],
             wallets: [], slots: (1...slots).map { slot in
                 IntakePush.Slot(id: UUIDv7.make(at: now), userID: user,
                                 apns: Array(#"{"aps":{"alert":"a \"quoted\" \\ one"},"slot":\#(slot)}"#.utf8),
@@ -90,7 +91,7 @@ struct IntakePushTests {
         #expect(heard.first.flatMap { WakeUpMessage(decoding: $0.payload) } == .listed(first.slots.map(\.id)))
         // Scheduled for later: accepted, nothing due, nobody woken.
         var later = Self.push(fixture, to: fixture.ios[1])
-        later.sendAt = later.now.addingTimeInterval(3_600)
+        later.write.sendAt = later.now.addingTimeInterval(3_600)
         guard case .accepted = try writer.write([later])[0] else {
             Issue.record("the scheduled push was not accepted")
             return
@@ -112,7 +113,7 @@ struct IntakePushTests {
         let writer = IntakeWriter(pool: Self.pool, notify: { DeliveryWakeUp(channel: channel) })
         let first = Self.push(fixture, to: fixture.ios[0])
         var later = Self.push(fixture, to: fixture.ios[1])
-        later.sendAt = later.now.addingTimeInterval(3_600)
+        later.write.sendAt = later.now.addingTimeInterval(3_600)
         // The user with an iPhone and a Pixel: two slots, both listed.
         let both = Self.push(fixture, to: fixture.both[0], slots: 2)
         let outcomes = try writer.write([first, later, both])
@@ -219,13 +220,14 @@ struct IntakePushTests {
         let older = UUID(uuid: bytes)
         let olderCreated = Date(timeIntervalSince1970: Double(UUIDv7.millisecond(of: older)!) / 1000)
         var legacy = Self.push(fixture, to: fixture.ios[1])
-        legacy.requestID = older
-        legacy.createdAt = olderCreated
+        legacy.write.requestID = older
+        legacy.write.createdAt = olderCreated
         let outcomes = try IntakeWriter(pool: Self.pool).write([push, legacy])
         #expect(outcomes.count == 2)
 
-        let found = try #require(try store.find(requestID: push.requestID, createdAt: UUIDv7.timestamp(of: push.requestID)!))
-        #expect(found.createdAt == push.createdAt)
+        let found = try #require(try store.find(requestID: push.write.requestID,
+                                                createdAt: UUIDv7.timestamp(of: push.write.requestID)!))
+        #expect(found.createdAt == push.write.createdAt)
         let legacyFound = try #require(try store.find(requestID: older, createdAt: UUIDv7.timestamp(of: older)!))
         #expect(legacyFound.createdAt == olderCreated)
         // An instant of exactly a millisecond (fraction 0) is searched in that millisecond, not the one before.
@@ -245,7 +247,7 @@ struct IntakePushTests {
               case .replay(let stored) = outcomes[1]
         else { Issue.record("outcomes: \(outcomes)"); return }
         #expect(deliveries == 1)
-        #expect(response.contains(first.requestID.uuidString.lowercased()))
+        #expect(response.contains(first.write.requestID.uuidString.lowercased()))
         #expect(stored.response == response && stored.bodyHash == "hash-1" && stored.status == 202)
         #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 1)
         #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
@@ -282,11 +284,12 @@ struct IntakePushTests {
         #expect(answers[2]["missing"]?["wallets"] == .array([.string(wallet)]))
         let users = try Self.pool.withConnection { connection in
             try connection.query("SELECT request_id, user_id FROM deliveries WHERE request_id = ANY($1::uuid[])",
-                                 [[a.requestID, b.requestID, c.requestID]]).rows
+                                 [[a.write.requestID, b.write.requestID, c.write.requestID]]).rows
                 .map { (try $0.uuid(0), try $0.string(1)) }
         }
         #expect(users.count == 2)
-        #expect(users.contains { $0 == (a.requestID, first.ios[0]) } && users.contains { $0 == (b.requestID, second.ios[0]) })
+        #expect(users.contains { $0 == (a.write.requestID, first.ios[0]) }
+                    && users.contains { $0 == (b.write.requestID, second.ios[0]) })
     }
 
     @Test("a push to more devices than its slots comes back to be rendered, counting and writing nothing")
@@ -317,7 +320,8 @@ struct IntakePushTests {
         let rows = try Self.pool.withConnection { connection in
             try connection.query("""
                 SELECT id, device_id, service, payload FROM deliveries WHERE request_id = $1 ORDER BY device_id
-                """, [two.requestID]).rows.map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
+                """, [two.write.requestID]).rows
+            .map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
         }
         #expect(rows.count == 2)
         #expect(rows.first?.0 == two.slots[0].id && rows.first?.1 == "phone" && rows.first?.2 == "apns")
@@ -330,7 +334,7 @@ struct IntakePushTests {
         #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
                           fixture.partner) == 2)
         #expect(try count("SELECT deliveries FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
-                          two.requestID) == 2)
+                          two.write.requestID) == 2)
     }
 
     @Test("a device takes only its own user's slot: slots for another send the push back with its resolution")
@@ -350,7 +354,7 @@ struct IntakePushTests {
         #expect(resolved == [ResolvedIdentifier(kind: .email, identifier: fixture.email(fixture.ios[0]),
                                                 userID: fixture.ios[0])])
         #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
-                          stale.requestID) == 0)
+                          stale.write.requestID) == 0)
         #expect(try count("""
             SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'
             """, fixture.partner) == 1)
@@ -369,7 +373,8 @@ struct IntakePushTests {
         #expect(deliveries == 3)
         let rows = try Self.pool.withConnection { connection in
             try connection.query("SELECT id, user_id, device_id FROM deliveries WHERE request_id = $1",
-                                 [push.requestID]).rows.map { (try $0.uuid(0), try $0.string(1), try $0.string(2)) }
+                                 [push.write.requestID]).rows
+            .map { (try $0.uuid(0), try $0.string(1), try $0.string(2)) }
         }
         #expect(rows.count == 3)
         for (id, user, device) in rows {

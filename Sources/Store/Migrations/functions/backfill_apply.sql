@@ -1,7 +1,8 @@
 -- Writes the staged batch: for each line whose (partner, key) is new, its key, its audit row in
--- push_requests (lane 1), its user_senders rows and its deliveries, as the intake's enqueue does
--- for one push (PushStore.enqueueSQL). The key goes first: a line whose key another run holds
--- (committed, or in flight: ON CONFLICT waits for it) writes nothing else.
+-- push_requests (lane 1), its user_senders rows and its deliveries (by the outbox's one writer,
+-- functions/outbox_write.sql), as the intake's enqueue does for one push (PushStore.enqueueSQL). The key
+-- goes first: a line whose key another run holds (committed, or in flight: ON CONFLICT waits for it)
+-- writes nothing else.
 -- Returns one row per line: 'accepted', 'duplicate' (the key was used by an earlier run) or
 -- 'duplicate_key' (used earlier in this run, at `first_line`).
 CREATE OR REPLACE FUNCTION herald_backfill_apply(p_run uuid)
@@ -11,6 +12,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_accepted uuid[];
+    v_written bigint;
 BEGIN
     -- In line order, so two runs of one file take the keys' locks in the same order.
     WITH written AS (
@@ -26,7 +28,8 @@ BEGIN
     INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body, deep_link, data,
                                send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
     SELECT l.request_id, l.created_at, l.partner_id, l.mini_app_id, NULL, l.title, l.body, l.deep_link, l.data,
-           l.send_at, l.ttl_seconds, l.expires_at, 1, l.recipients, l.deliveries, l.suppressed, l.missing
+           l.send_at, l.ttl_seconds, herald_push_expiry(coalesce(l.send_at, l.created_at), l.ttl_seconds), 1,
+           l.recipients, l.deliveries, l.suppressed, l.missing
       FROM herald_backfill_lines l
       JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = l.request_id;
 
@@ -39,13 +42,19 @@ BEGIN
      ORDER BY s.user_id, l.mini_app_id, l.created_at
     ON CONFLICT DO NOTHING;
 
-    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
-                            environment, payload, available_at, expires_at)
-    SELECT x.id, x.request_id, l.created_at, l.partner_id, 1, x.service, x.user_id, x.device_id, x.environment,
-           x.payload, coalesce(l.send_at, l.created_at), l.expires_at
-      FROM herald_backfill_deliveries x
-      JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = x.request_id
-      JOIN herald_backfill_lines l ON l.request_id = x.request_id;
+    -- Each delivery with its line's request (the writer's p_of NULL): due at sendAt or at once, single rows, outside
+    -- the host's guards.
+    SELECT count(*) INTO v_written
+      FROM (SELECT array_agg(x.request_id) AS requests, array_agg(l.created_at) AS created,
+                   array_agg(l.partner_id) AS partners, array_agg(coalesce(l.send_at, l.created_at)) AS due,
+                   array_agg(l.ttl_seconds) AS ttl, array_agg(x.id) AS ids, array_agg(x.service) AS services,
+                   array_agg(x.user_id) AS users, array_agg(x.device_id) AS devices,
+                   array_agg(x.environment) AS environments, array_agg(x.payload) AS payloads
+              FROM herald_backfill_deliveries x
+              JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = x.request_id
+              JOIN herald_backfill_lines l ON l.request_id = x.request_id) b
+     CROSS JOIN LATERAL herald_outbox_write(1, b.requests, b.created, b.partners, b.due, b.ttl, NULL, NULL, b.ids,
+                                            b.services, b.users, b.devices, b.environments, b.payloads) w;
 
     RETURN QUERY
     SELECT l.line,

@@ -21,7 +21,6 @@ BEGIN
         data        jsonb NOT NULL,
         send_at     timestamptz,
         ttl_seconds integer NOT NULL,
-        expires_at  timestamptz NOT NULL,
         recipients  integer NOT NULL,
         suppressed  integer NOT NULL,
         missing     jsonb NOT NULL,

@@ -2,9 +2,10 @@
 -- Sources/Store/IntakeWriter.swift): for each push in order, the stored Idempotency-Key response
 -- ('replay'), the recipients' resolution, a rate-limit slot ('limited'), then its key, audit row,
 -- senders and deliveries ('accepted'). The intake renders a few delivery slots up front, each signed for the user it
--- expects the push to resolve to (p_s_user; Sources/Store/PushPreparation.swift, Sources/Intake/RecipientCache.swift):
--- a device takes a slot only when its user is the slot's, so the resolution here decides who gets what, never the
--- intake's guess. A push with a device no slot fits goes back as 'render', with who its identifiers resolved to.
+-- expects the push to resolve to (p_s_user; Sources/HeraldCore/PushPreparation.swift,
+-- Sources/Intake/RecipientCache.swift): a device takes a slot only when its user is the slot's, so the resolution here
+-- decides who gets what, never the intake's guess. A push with a device no slot fits goes back as 'render', with who
+-- its identifiers resolved to.
 -- The rate windows stay exact across processes: the per-partner advisory lock of herald_rate_reserve
 -- (functions/rate_reserve.sql) is held until the batch commits, partners locked in uuid order. Their
 -- sums are the running ones of functions/rate_counts.sql, written back with the batch's counts.
@@ -14,7 +15,7 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_partner uuid[], p_per_minute integer[], p_per_day integer[], p_tenant text[], p_mini_app text[],
     p_now timestamptz[], p_key text[], p_body_hash text[], p_request uuid[], p_created timestamptz[],
     p_title text[], p_body text[], p_deep_link text[], p_data text[], p_send_at timestamptz[],
-    p_ttl integer[], p_expires timestamptz[],
+    p_ttl integer[],
     p_e_line integer[], p_emails text[], p_e_json text[],
     p_w_line integer[], p_wallets text[], p_w_json text[],
     p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_s_user text[], p_notify text,
@@ -53,12 +54,12 @@ DECLARE
     -- environment, and the row as a leased notification carries it), users (push, user) and identifiers (push, 'e'
     -- or 'w', identifier, user).
     d_push integer[];
-    d_slot integer[];
     d_id uuid[];
     d_user text[];
     d_device text[];
     d_service text[];
     d_env text[];
+    d_payload text[];
     d_row text[];
     u_push integer[];
     u_user text[];
@@ -105,6 +106,10 @@ DECLARE
     b_of integer[];
     acc integer[];
     lost integer[];
+    -- When each accepted push's deliveries are due (its sendAt, or its acceptance), and whether they are due now.
+    w_due timestamptz[];
+    w_now boolean[];
+    written bigint;
     -- The accepted deliveries due now, their ids and their rows (step 6), and whether step 5 writes them leased:
     -- the rows of the last notification, the notifications before it (rows that did not fit one, and 'leased:' the
     -- ids of a push whose rows alone do not fit), and one push's rows.
@@ -168,12 +173,12 @@ BEGIN
                 CONTINUE;
             END IF;
             d_push := d_push || rec.i;
-            d_slot := d_slot || dev_slot;
             d_id := d_id || p_delivery[dev_slot];
             d_user := d_user || rec.user_id;
             d_device := d_device || rec.ident;
             d_service := d_service || rec.service;
             d_env := d_env || rec.environment;
+            d_payload := d_payload || CASE rec.service WHEN 'apns' THEN p_apns[dev_slot] ELSE p_fcm[dev_slot] END;
             -- The row whole, as the worker's read would return it once leased (DeliveryStore.leasedRows): fields split
             -- by U+001F, rows by U+001E, neither of which JSON text, a token, an id or a timestamp contains; times as
             -- the intake's session writes them (TimeZone UTC, Sources/Postgres/PostgresConnectionOptions.swift). Built
@@ -181,7 +186,8 @@ BEGIN
             -- at a cost that grows with its nodes.
             d_row := d_row || array_to_string(ARRAY[
                 p_delivery[dev_slot]::text, rec.service, rec.environment,
-                p_expires[rec.i]::text, rec.token, rec.bundle_id, p_partner[rec.i]::text,
+                herald_push_expiry(coalesce(p_send_at[rec.i], p_created[rec.i]), p_ttl[rec.i])::text, rec.token,
+                rec.bundle_id, p_partner[rec.i]::text,
                 coalesce(p_send_at[rec.i], p_created[rec.i])::text,
                 CASE rec.service WHEN 'apns' THEN p_apns[dev_slot] ELSE p_fcm[dev_slot] END], chr(31), '');
         WHEN 'u' THEN
@@ -293,6 +299,7 @@ BEGIN
         b_counted[cur_at] := b_counted[cur_at] + 1;
         b_of[i] := cur_at;
         acc := acc || i;
+        w_due[i] := coalesce(p_send_at[i], p_created[i]);
         IF p_key[i] IS NOT NULL THEN
             keys := keys || p_key[i];
             key_items := key_items || i;
@@ -330,7 +337,8 @@ BEGIN
     END IF;
 
     -- 5. The counts, once per partner, and the accepted pushes' rows, in one statement (each part writes
-    --    nothing when nothing is accepted). Partner traffic is lane 0; a delivery is due at sendAt, or at once.
+    --    nothing when nothing is accepted), the deliveries by the outbox's one writer (functions/outbox_write.sql).
+    --    Partner traffic is lane 0; a delivery is due at sendAt, or at once.
     --    The rows step 6 lists go out leased to the worker it notifies when the intake names its lease (p_lease):
     --    attempted once, as a claim would leave them, and the worker sends them from step 6's notification (or reads
     --    them, Sources/Store/DeliveryStore.swift, readLeasedSQL) instead of claiming them, or releases them. Unsent
@@ -339,6 +347,7 @@ BEGIN
     IF p_notify IS NOT NULL THEN
         FOREACH i IN ARRAY coalesce(acc, '{}') LOOP
             IF rs_devices[i] > 0 AND (p_send_at[i] IS NULL OR p_send_at[i] <= p_now[i]) THEN
+                w_now[i] := true;
                 push_ids := array_to_string(
                     d_id[array_position(d_push, i):array_position(d_push, i) + rs_devices[i] - 1], ',');
                 due_ids := concat_ws(',', due_ids, push_ids);
@@ -383,8 +392,8 @@ BEGIN
         INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
             deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
         SELECT p_request[a], p_created[a], p_partner[a], p_mini_app[a], p_key[a], p_title[a], p_body[a],
-               p_deep_link[a], p_data[a]::jsonb, p_send_at[a], p_ttl[a], p_expires[a], 0, rs_users[a],
-               rs_devices[a], rs_suppressed[a], rs_missing[a]::jsonb
+               p_deep_link[a], p_data[a]::jsonb, p_send_at[a], p_ttl[a], herald_push_expiry(w_due[a], p_ttl[a]), 0,
+               rs_users[a],                rs_devices[a], rs_suppressed[a], rs_missing[a]::jsonb
           FROM unnest(acc) AS a
     ), senders AS (
         INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
@@ -392,18 +401,11 @@ BEGIN
          WHERE u.a = ANY (acc)
         ON CONFLICT DO NOTHING
     )
-    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
-        device_id, environment, payload, available_at, expires_at, state, leased_by, attempts, lease_expires_at,
-        interruption_level)
-    SELECT p_delivery[d.k], p_request[d.a], p_created[d.a], p_partner[d.a], 0, d.service, d.user_id, d.device,
-           d.env, CASE d.service WHEN 'apns' THEN p_apns[d.k] ELSE p_fcm[d.k] END,
-           coalesce(p_send_at[d.a], p_created[d.a]), p_expires[d.a],
-           CASE WHEN s.leased THEN 'leased' ELSE 'pending' END, CASE WHEN s.leased THEN p_lease END,
-           CASE WHEN s.leased THEN 1 ELSE 0 END,
-           CASE WHEN s.leased THEN now() + make_interval(secs => p_lease_seconds) END, p_interruption[d.a]
-      FROM unnest(d_push, d_slot, d_user, d_device, d_service, d_env) AS d (a, k, user_id, device, service, env)
-     CROSS JOIN LATERAL (SELECT leasing AND (p_send_at[d.a] IS NULL OR p_send_at[d.a] <= p_now[d.a]) AS leased) AS s
-     WHERE d.a = ANY (acc);
+    SELECT count(*) INTO written
+      FROM herald_outbox_write(0, p_request, p_created, p_partner, w_due, p_ttl, p_interruption, d_push, d_id,
+                               d_service, d_user, d_device, d_env, d_payload, p_only => coalesce(acc, '{}'),
+                               p_lease => CASE WHEN leasing THEN p_lease END, p_lease_seconds => p_lease_seconds,
+                               p_leased => w_now);
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
     --    now, and which, in the forms of Sources/HeraldCore/WakeUpMessage.swift: the payload lists them (ids,

@@ -15,7 +15,7 @@
 CREATE OR REPLACE FUNCTION herald_schedule_reminder(
     p_reminder uuid, p_user text, p_tenant text, p_partner uuid, p_mini_app text, p_max_pending integer,
     p_request uuid, p_created timestamptz, p_title text, p_shown_title text, p_body text, p_deep_link text,
-    p_at timestamptz, p_due timestamptz, p_send_at timestamptz, p_ttl integer, p_expires timestamptz,
+    p_at timestamptz, p_due timestamptz, p_send_at timestamptz, p_ttl integer,
     p_delivery uuid[], p_service text[], p_device text[], p_environment text[], p_payload text[],
     p_key text, p_body_hash text)
 RETURNS TABLE (outcome text, pending integer, reminder uuid)
@@ -63,16 +63,16 @@ BEGIN
     INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body, deep_link,
         data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
     VALUES (p_request, p_created, p_partner, p_mini_app, NULL, p_shown_title, p_body, p_deep_link, '{}', p_send_at,
-            p_ttl, p_expires, 0, 1, cardinality(p_delivery), 0, '{"emails":[],"wallets":[]}');
+            p_ttl, herald_push_expiry(p_due, p_ttl), 0, 1, cardinality(p_delivery), 0, '{"emails":[],"wallets":[]}');
     INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
     VALUES (p_user, p_mini_app, p_created)
     ON CONFLICT DO NOTHING;
-    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
-        environment, payload, available_at, expires_at)
-    SELECT x.id, p_request, p_created, p_partner, 0, x.service, p_user, x.device, x.environment, x.payload, p_due,
-           p_expires
-      FROM unnest(p_delivery, p_service, p_device, p_environment, p_payload) AS x (id, service, device, environment,
-                                                                                  payload);
+    -- By the outbox's one writer (functions/outbox_write.sql): the user's devices, due at p_due, outside the host's
+    -- guards (the user's own reminder).
+    PERFORM 1
+       FROM herald_outbox_write(0, ARRAY[p_request], ARRAY[p_created], ARRAY[p_partner], ARRAY[p_due], ARRAY[p_ttl],
+                                NULL, array_fill(1, ARRAY[cardinality(p_delivery)]), p_delivery, p_service,
+                                array_fill(p_user, ARRAY[cardinality(p_delivery)]), p_device, p_environment, p_payload);
     INSERT INTO reminders (id, user_id, mini_app_id, partner_id, request_id, request_created_at, title, body,
         deep_link, at, deliveries, created_at, idempotency_key, body_hash)
     VALUES (p_reminder, p_user, p_mini_app, p_partner, p_request, p_created, p_title, p_body, p_deep_link, p_at,

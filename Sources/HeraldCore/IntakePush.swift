@@ -1,0 +1,44 @@
+import Foundation
+
+/// One validated push as the intake's batch statement takes it (Sources/Store/IntakeWriter.swift,
+/// sql/functions/intake_push.sql): the audit row's fields (`write`, without deliveries: the statement resolves the
+/// recipients), the partner's limits, the identifiers, and deliveries rendered up front for both services, each
+/// signed for the user it expects (the statement gives a user's k-th device the k-th slot of that user, with the
+/// payload its service needs).
+public struct IntakePush: Sendable {
+    /// One delivery rendered before its device is known: its id, the user its envelope is bound to (`sig2`), and
+    /// both services' payloads. Only a device of that user takes it.
+    public struct Slot: Sendable {
+        public var id: UUID
+        public var userID: String
+        public var apns: [UInt8]
+        public var fcm: [UInt8]
+
+        public init(id: UUID, userID: String, apns: [UInt8], fcm: [UInt8]) {
+            self.id = id
+            self.userID = userID
+            self.apns = apns
+            self.fcm = fcm
+        }
+    }
+
+    public var write: OutboxWrite
+    public var partner: PartnerProfile
+    /// The intake's clock when the push arrived (the Idempotency-Key's window, whether it is due now).
+    public var now: Date
+    public var emails: [String]
+    public var wallets: [String]
+    /// A push resolving to a device no slot fits (another user's, or more devices than its user's slots) comes back
+    /// as `render`.
+    public var slots: [Slot]
+
+    public init(write: OutboxWrite, partner: PartnerProfile, now: Date, emails: [String], wallets: [String],
+                slots: [Slot]) {
+        self.write = write
+        self.partner = partner
+        self.now = now
+        self.emails = emails
+        self.wallets = wallets
+        self.slots = slots
+    }
+}
