@@ -168,6 +168,22 @@ struct PostgresClientTests {
         #expect(try pool.withConnection { $0.isIdle })
     }
 
+    /// Returns once a session waits for a lock in a statement on `table` (the deadlock test's holder).
+    func waitForLockWaiter(on table: String) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let waiting = try pool.withConnection {
+                try $0.query("""
+                    SELECT count(*) AS waiting FROM pg_stat_activity
+                     WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()
+                    """, [table]).rows[0].int("waiting")
+            }
+            if waiting > 0 { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        Issue.record("the holder never waited for row 2")
+    }
+
     @Test("a transaction Postgres aborts as a deadlock's victim runs again and commits; other errors are not retried")
     func deadlockRetry() throws {
         let table = "d_" + UUID().uuidString.prefix(8).lowercased()
@@ -192,14 +208,22 @@ struct PostgresClientTests {
         var attempts = 0
         try retryingDeadlocks {
             attempts += 1
+            // The retry runs once the holder has committed: on a busy machine it could otherwise lock row 2 again
+            // before the woken holder does, and be the victim of a second deadlock.
+            if attempts == 2 { holderDone.wait() }
             try pool.withTransaction { connection in
                 try connection.execute("SET LOCAL deadlock_timeout = '1s'")
                 _ = try connection.query("UPDATE \(table) SET n = n + 10 WHERE id = 2")
-                if attempts == 1 { victimLocked.signal() }
+                if attempts == 1 {
+                    victimLocked.signal()
+                    // The victim waits for row 1 only once the holder waits for row 2, so its deadlock check (after
+                    // 1 s) finds the cycle rather than a holder that has not asked yet.
+                    try waitForLockWaiter(on: table)
+                }
                 _ = try connection.query("UPDATE \(table) SET n = n + 10 WHERE id = 1")
             }
         }
-        holderDone.wait()
+        if attempts < 2 { holderDone.wait() }
         #expect(attempts == 2)
         let values = try pool.withConnection { try $0.query("SELECT n FROM \(table) ORDER BY id").rows.map { try $0.int(0) } }
         #expect(values == [11, 11])
