@@ -111,16 +111,17 @@ struct ConnectBackoffTests {
         let port = refusing.port
         let client = try client(port: port, backoff: ExponentialBackoff(base: .milliseconds(50), maximum: .seconds(1)))
         defer { client.shutdown() }
-        #expect(await eventually(interval: .milliseconds(20)) {
+        // Sends from this thread (as waitsGrowWithEachFailure does) until two attempts failed.
+        try waitFor("two failed attempts", timeout: .seconds(60), interval: .milliseconds(20)) {
             if client.statistics.consecutiveConnectFailures >= 2 { return true }
-            _ = try? await client.send(HTTP2Request(path: "/"))
+            sendWaiting(client, HTTP2Request(path: "/"))
             return false
-        })
+        }
 
         let server = try withExtendedLifetime(refusing) { try startServer(tls: false, port: Int(port)) }
         defer { server.stop() }
         // The next attempt after the wait reaches the server.
-        #expect(await eventually(interval: .milliseconds(20)) {
+        #expect(await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
             (try? await client.send(HTTP2Request(path: "/")).status) == 200
         })
         #expect(client.statistics.consecutiveConnectFailures == 0)

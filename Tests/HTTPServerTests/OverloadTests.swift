@@ -32,7 +32,9 @@ struct OverloadTests {
     private static func occupyTheHandler(_ server: HTTPServer, seen: RequestRecorder) throws -> RawHTTPClient {
         let blocked = try RawHTTPClient(port: server.port)
         try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        try waitFor("the handler holding /block", interval: .milliseconds(1)) { seen.all.contains { $0.path == "/block" } }
+        try waitFor("the handler holding /block", interval: .milliseconds(1)) {
+            seen.all.contains { $0.path == "/block" }
+        }
         return blocked
     }
 

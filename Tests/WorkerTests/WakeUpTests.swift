@@ -32,7 +32,9 @@ import Worker
         }
         // Each worker claims once when it starts and when its listener connects (work may have come meanwhile):
         // counted before the pushes (a claim on connecting still to come is within the bounds checked below).
-        try await harness.waitUntil("each worker's first claim") { first.metrics.claims >= 1 && second.metrics.claims >= 1 }
+        try await harness.waitUntil("each worker's first claim") {
+            first.metrics.claims >= 1 && second.metrics.claims >= 1
+        }
         let claimsBefore = first.metrics.claims + second.metrics.claims
         let listedBefore = first.metrics.listedClaims + second.metrics.listedClaims
         let readsBefore = first.metrics.leasedReads + second.metrics.leasedReads
