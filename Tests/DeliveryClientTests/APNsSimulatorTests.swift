@@ -68,7 +68,7 @@ import Testing
         (SimulatorFault(status: 400, reason: "BadCollapseId"), .failed(reason: "BadCollapseId")),
         (SimulatorFault(status: 400, reason: "DeviceTokenNotForTopic"), .tokenSuspect(reason: "DeviceTokenNotForTopic")),
         (SimulatorFault(status: 413, reason: "PayloadTooLarge"), .failed(reason: "PayloadTooLarge")),
-        // Herald's configuration, not the delivery (SPEC 5). The provider token is too young to renew here, so
+        // Herald's configuration, not the delivery. The provider token is too young to renew here, so
         // InvalidProviderToken is not resent (providerTokenRefusedTwiceIsASetupFault covers the renewal).
         (SimulatorFault(status: 400, reason: "MissingTopic"), .setupFault(reason: "MissingTopic")),
         (SimulatorFault(status: 400, reason: "BadTopic"), .setupFault(reason: "BadTopic")),

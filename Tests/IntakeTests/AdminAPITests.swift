@@ -127,7 +127,7 @@ struct AdminAPITests {
     }
 }
 
-/// The partner row's `sound` and `allowTimeSensitive` (SPEC 2.3, 2.1), through the admin API and into pushes.
+/// The partner row's `sound` and `allowTimeSensitive`, through the admin API and into pushes.
 @Suite("Admin API: sound and time-sensitive permission", .requiresDatabase)
 struct PartnerPresentationAdminTests {
     let intake = IntakeHarness.shared

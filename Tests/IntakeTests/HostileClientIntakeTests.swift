@@ -131,7 +131,7 @@ import Glibc
         #expect(!process.child.output.contains("libmicrohttpd's own error pages are not replaced"))
     }
 
-    /// SPEC 2.1's long poll against devices that never answer (no worker runs in this process): 40 requests
+    /// `Prefer: wait`'s long poll against devices that never answer (no worker runs in this process): 40 requests
     /// waiting 30 s on an intake with 8 handler threads. Before, they held every thread and nothing else was
     /// answered for 30 s.
     @Test("40 Prefer: wait=30 requests hold no thread: healthz, an admin GET and another partner's push answer meanwhile")

@@ -6,7 +6,7 @@ import Store
 import Testing
 import Worker
 
-/// SPEC 5: an upstream that refuses Herald's own credentials or configuration is paused; its rows
+/// An upstream that refuses Herald's own credentials or configuration is paused; its rows
 /// stay queued with their attempts unspent, `/readyz` and a metric say so, and delivery resumes by
 /// itself once the upstream accepts again. One revoked key never turns the queue into `failed`.
 @Suite(.requiresDatabase) struct SetupFaultTests {

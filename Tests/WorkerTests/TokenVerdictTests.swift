@@ -6,7 +6,7 @@ import Store
 import Testing
 import Worker
 
-/// SPEC 5, "Tokens stay true": a verdict that may blame Herald's setup (APNs BadDeviceToken and
+/// Tokens stay true: a verdict that may blame Herald's setup (APNs BadDeviceToken and
 /// DeviceTokenNotForTopic, FCM INVALID_ARGUMENT about the token) retires a token only once the same upstream
 /// accepts another; a storm of them pauses the upstream; a wrong FCM project is a setup fault.
 @Suite(.requiresDatabase) struct TokenVerdictTests {

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import Worker
 
-/// Delivery webhooks end to end (SPEC 2.4): events written by the triggers of sql/020_webhooks.sql when a
+/// Delivery webhooks end to end (docs/api.md): events written by the triggers of sql/020_webhooks.sql when a
 /// request completes, sent by the worker's WebhookSender to a local HTTPS receiver, signed, retried, given
 /// up, never sent twice by a drained worker.
 @Suite("Delivery webhooks", .requiresDatabase)
@@ -92,7 +92,7 @@ struct WebhookTests {
         }
     }
 
-    @Test("a completed request's event reaches the receiver once, signed; the body has SPEC 2.4's fields")
+    @Test("a completed request's event reaches the receiver once, signed; the body has the documented fields")
     func delivered() throws {
         let harness = try WorkerHarness()
         let receiver = try Receiver()
