@@ -89,7 +89,7 @@ let package = Package(
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(name: "IconsTests", dependencies: ["Icons", "CGdkPixbuf"]),
-        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "HeraldCore"]),
+        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),
         // Fixtures/ holds databases of earlier releases, read by path (MigrationBaselineTests).

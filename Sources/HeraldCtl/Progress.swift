@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,15 +12,20 @@ final class Progress {
     private let totalBytes: Int?
     private let terminal: Bool
     private let write: (String) -> Void
-    private let started = ContinuousClock.now
-    private var lastDraw = ContinuousClock.now
+    private let clock: any HeraldClock
+    private let started: Date
+    private var lastDraw: Date
     private var lastPlainLines = 0
     private var drewBar = false
     let plainEvery: Int
     let plainSeconds: Double
 
     init(label: String, totalBytes: Int?, terminal: Bool = isatty(2) == 1, plainEvery: Int = 50_000,
-         plainSeconds: Double = 5, write: @escaping (String) -> Void = Progress.standardError) {
+         plainSeconds: Double = 5, clock: any HeraldClock = SystemClock(),
+         write: @escaping (String) -> Void = Progress.standardError) {
+        self.clock = clock
+        started = clock.now
+        lastDraw = started
         self.label = label
         self.totalBytes = totalBytes
         self.terminal = terminal
@@ -41,13 +47,13 @@ final class Progress {
 
     /// Called after each batch with the lines and bytes read so far.
     func update(lines: Int, bytes: Int) {
-        let now = ContinuousClock.now
+        let now = clock.now
         if terminal {
-            guard now - lastDraw >= .milliseconds(100) else { return }
+            guard now.timeIntervalSince(lastDraw) >= 0.1 else { return }
             lastDraw = now
             write("\r\u{1B}[K" + bar(lines: lines, bytes: bytes, now: now))
             drewBar = true
-        } else if lines - lastPlainLines >= plainEvery || now - lastDraw >= .seconds(plainSeconds) {
+        } else if lines - lastPlainLines >= plainEvery || now.timeIntervalSince(lastDraw) >= plainSeconds {
             lastDraw = now
             lastPlainLines = lines
             write(plain(lines: lines, bytes: bytes, now: now) + "\n")
@@ -56,7 +62,7 @@ final class Progress {
 
     /// The last state, then the line ends (the result follows on standard output).
     func finish(lines: Int, bytes: Int, interrupted: Bool) {
-        let now = ContinuousClock.now
+        let now = clock.now
         let suffix = interrupted ? " (interrupted)" : ""
         if terminal {
             write("\r\u{1B}[K" + bar(lines: lines, bytes: bytes, now: now) + suffix + "\n")
@@ -65,12 +71,11 @@ final class Progress {
         }
     }
 
-    private func seconds(_ now: ContinuousClock.Instant) -> Double {
-        let elapsed = now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    private func seconds(_ now: Date) -> Double {
+        now.timeIntervalSince(started)
     }
 
-    private func rate(lines: Int, now: ContinuousClock.Instant) -> Double {
+    private func rate(lines: Int, now: Date) -> Double {
         let elapsed = seconds(now)
         return elapsed > 0 ? Double(lines) / elapsed : 0
     }
@@ -81,12 +86,12 @@ final class Progress {
         return min(1, Double(bytes) / Double(totalBytes))
     }
 
-    private func eta(bytes: Int, now: ContinuousClock.Instant) -> String {
+    private func eta(bytes: Int, now: Date) -> String {
         guard let fraction = fraction(bytes: bytes), fraction > 0 else { return "-" }
         return RelativeTime.duration(seconds(now) * (1 - fraction) / fraction)
     }
 
-    func bar(lines: Int, bytes: Int, now: ContinuousClock.Instant) -> String {
+    func bar(lines: Int, bytes: Int, now: Date) -> String {
         let width = 30
         let done = fraction(bytes: bytes) ?? 0
         let filled = Int(done * Double(width))
@@ -96,7 +101,7 @@ final class Progress {
             + "ETA \(eta(bytes: bytes, now: now))"
     }
 
-    func plain(lines: Int, bytes: Int, now: ContinuousClock.Instant) -> String {
+    func plain(lines: Int, bytes: Int, now: Date) -> String {
         let percent = fraction(bytes: bytes).map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
         return "\(label): \(lines) lines, \(percent), \(Int(rate(lines: lines, now: now))) lines/s, "
             + "ETA \(eta(bytes: bytes, now: now))"

@@ -28,6 +28,22 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Polls `ready` (`waitFor`) until it holds; throws naming `what`, with the output so far, when the process
+    /// exits first or `timeout` passes.
+    public func waitUntilReady(_ what: String, timeout: Duration = .seconds(15), _ ready: () throws -> Bool) throws {
+        var exited = false
+        do {
+            try waitFor(what, timeout: timeout, interval: .milliseconds(50)) {
+                if try ready() { return true }
+                exited = !process.isRunning
+                return exited
+            }
+        } catch {
+            throw TestHTTPClient.Failure(description: "\(what): timed out: \(output)")
+        }
+        if exited { throw TestHTTPClient.Failure(description: "\(what): the process exited: \(output)") }
+    }
+
     /// Waits for the process to exit on a thread of its own, not the caller's: an async test that blocked one
     /// of the few cooperative threads (two on these machines) for a long child starves every other async
     /// test meanwhile (an HTTP/2 test's requests once timed out that way in CI).

@@ -11,7 +11,7 @@ import Testing
 /// ExpiredProviderToken renewal, local refusals and shutdown. (Real HTTP/2: APNsSimulatorTests.)
 @Suite struct APNsClientTests {
     let credentials = TestCredentials.shared
-    let clock = TestClock()
+    let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_000))
     static let expired = HTTP2Response.json(403, #"{"reason":"ExpiredProviderToken"}"#)
 
     typealias Responder = @Sendable (HTTP2ClientConfiguration, HTTP2Request, Int) -> ScriptedTransport.Answer

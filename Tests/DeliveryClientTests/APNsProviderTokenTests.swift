@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct APNsProviderTokenTests {
     let credentials = TestCredentials.shared
-    let clock = TestClock()
+    let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_000))
 
     func makeToken() throws -> APNsProviderToken {
         let key = try ES256SigningKey(pem: try String(contentsOfFile: credentials.apnsKeyFile, encoding: .utf8))

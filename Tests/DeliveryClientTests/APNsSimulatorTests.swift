@@ -196,7 +196,7 @@ import Testing
             while !done.load(ordering: .relaxed) {
                 let now = transport.statistics.streamsInFlight
                 peak.withLock { $0 = max($0, now) }
-                try? await Task.sleep(for: .milliseconds(2))
+                try? await Task.sleep(for: .milliseconds(2)) // the sampling period
             }
         }()
         let results = await withTaskGroup(of: DeliveryResult.self) { group in

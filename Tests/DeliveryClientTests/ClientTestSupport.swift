@@ -5,27 +5,6 @@ import HTTP2
 import HeraldCore
 import Synchronization
 
-/// A clock tests move by hand.
-final class TestClock: HeraldClock {
-    private let current: Mutex<Date>
-
-    init(_ start: Date = Date(timeIntervalSince1970: 1_750_000_000)) {
-        current = Mutex(start)
-    }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(_ duration: Duration) {
-        let parts = duration.components
-        let seconds = TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-
-    func set(_ date: Date) {
-        current.withLock { $0 = date }
-    }
-}
-
 /// A transport that answers from a script instead of the network, and records what it was sent.
 final class ScriptedTransport: APNsTransport, FCMTransport {
     typealias Answer = Result<HTTP2Response, HTTP2Error>

@@ -31,7 +31,7 @@ final class DeferredTransport: FCMTransport {
 
 @Suite struct FCMAccessTokenProviderTests {
     let credentials = TestCredentials.shared
-    let clock = TestClock()
+    let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_000))
 
     func account() throws -> FCMServiceAccount {
         try FCMServiceAccount(contentsOfFile: credentials.fcmCredentialsFile)

@@ -10,7 +10,7 @@ import Testing
 /// reuse, local refusals and shutdown. (Real HTTP/2: FCMSimulatorTests.)
 @Suite struct FCMClientTests {
     let credentials = TestCredentials.shared
-    let clock = TestClock()
+    let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_000))
     static let fcmURL = "https://fcm.test"
     static let tokenOrigin = "https://127.0.0.1:8443"
 

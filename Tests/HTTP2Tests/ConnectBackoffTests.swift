@@ -80,10 +80,10 @@ struct ConnectBackoffTests {
         defer { client.shutdown() }
         // Keep sending until the n-th attempt failed; between attempts the sends fail at once.
         for failures in 1...6 {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while client.statistics.consecutiveConnectFailures < failures, ContinuousClock.now < deadline {
+            try waitFor("attempt \(failures) failed", timeout: .seconds(30), interval: .milliseconds(5)) {
+                if client.statistics.consecutiveConnectFailures >= failures { return true }
                 sendWaiting(client, HTTP2Request(path: "/"))
-                Thread.sleep(forTimeInterval: 0.005)
+                return false
             }
             let statistics = client.statistics
             #expect(statistics.consecutiveConnectFailures == failures)
@@ -111,22 +111,19 @@ struct ConnectBackoffTests {
         let port = refusing.port
         let client = try client(port: port, backoff: ExponentialBackoff(base: .milliseconds(50), maximum: .seconds(1)))
         defer { client.shutdown() }
-        for _ in 0..<3 {
-            _ = try? await client.send(HTTP2Request(path: "/"))
-            try? await Task.sleep(for: .milliseconds(120))
+        // Sends from this thread (as waitsGrowWithEachFailure does) until two attempts failed.
+        try waitFor("two failed attempts", timeout: .seconds(60), interval: .milliseconds(20)) {
+            if client.statistics.consecutiveConnectFailures >= 2 { return true }
+            sendWaiting(client, HTTP2Request(path: "/"))
+            return false
         }
-        #expect(client.statistics.consecutiveConnectFailures >= 2)
 
         let server = try withExtendedLifetime(refusing) { try startServer(tls: false, port: Int(port)) }
         defer { server.stop() }
         // The next attempt after the wait reaches the server.
-        var reached = false
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !reached, ContinuousClock.now < deadline {
-            reached = (try? await client.send(HTTP2Request(path: "/")).status) == 200
-            if !reached { try? await Task.sleep(for: .milliseconds(20)) }
-        }
-        #expect(reached)
+        #expect(await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
+            (try? await client.send(HTTP2Request(path: "/")).status) == 200
+        })
         #expect(client.statistics.consecutiveConnectFailures == 0)
         #expect(client.statistics.connectBackoffMilliseconds == 0)
         #expect(client.statistics.connectionsReady == 1)

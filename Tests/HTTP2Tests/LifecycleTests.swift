@@ -79,10 +79,9 @@ struct LifecycleTests {
         // Once the connect backoff of the failed attempts (if there were any) has passed: on a loaded
         // machine several attempts may fail and the wait grows to its 30 s cap, so allow two caps.
         var status: Int?
-        let deadline = ContinuousClock.now + .seconds(60)
-        while status == nil, ContinuousClock.now < deadline {
+        _ = await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
             status = try? await client.send(HTTP2Request(path: "/")).status
-            if status == nil { try? await Task.sleep(for: .milliseconds(20)) }
+            return status != nil
         }
         #expect(status == 200)
         #expect(client.statistics.connectionsReady == 2)

@@ -23,7 +23,7 @@ struct BenchmarkTests {
         let server = try HTTPServer(configuration: testConfiguration(threadCount: threads, dispatch: dispatch),
                                     tooLarge: tooLargeResponse) { _ in
             if sleepMicroseconds > 0 {
-                usleep(sleepMicroseconds)
+                usleep(sleepMicroseconds) // the handler's work the benchmark asked for (HERALD_HTTP_BENCH_SLEEP_US)
             }
             return HTTPResponse(status: 202, headers: [(name: "Content-Type", value: "application/json")], body: body)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Synchronization
 import Testing
 @testable import HTTPServer
@@ -13,7 +14,7 @@ struct ConcurrencyTests {
         let handled = Counter()
         let server = try startServer(dispatch, threadCount: 8) { request in
             maxInFlight.observe(inFlight.increment())
-            usleep(5_000) // stands in for a Postgres round trip
+            usleep(5_000) // stands in for a Postgres round trip: the handler's work, not a wait of the test
             inFlight.decrement()
             handled.increment()
             let id = request.query["id"] ?? "?"
@@ -63,18 +64,18 @@ struct ConcurrencyTests {
             #expect(elapsed < .seconds(30))
         }
         // Every request's state was released (the completion callbacks ran).
-        let deadline = ContinuousClock.now + .seconds(2)
-        while server.openRequestCount != 0, ContinuousClock.now < deadline {
-            usleep(1_000)
+        try waitFor("every request released", timeout: .seconds(2), interval: .milliseconds(1)) {
+            server.openRequestCount == 0
         }
-        #expect(server.openRequestCount == 0)
     }
 
     @Test("With handler threads a blocked handler never stalls another connection, even on the same I/O thread")
     func blockedHandlerDoesNotStallOthers() throws {
         let release = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
         let server = try startServer(.handlerThreads(ioThreads: 1), threadCount: 2) { request in
             if request.path == "/block" {
+                entered.signal()
                 _ = release.wait(timeout: .now() + 10)
                 return HTTPResponse(status: 200, body: Array("released".utf8))
             }
@@ -83,7 +84,7 @@ struct ConcurrencyTests {
         defer { server.stop() }
         let blocked = try RawHTTPClient(port: server.port)
         try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        usleep(50_000)
+        #expect(entered.wait(timeout: .now() + 10) == .success)
 
         // Same (single) I/O thread, other connection: answered while the first handler still waits.
         let started = ContinuousClock.now

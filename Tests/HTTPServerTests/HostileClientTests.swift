@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Synchronization
 import Testing
 @testable import HTTPServer
@@ -26,7 +27,7 @@ import Glibc
             $0.connectionTimeoutSeconds = idleTimeoutSeconds
         }
         let idle = try (0..<4).map { _ in try RawHTTPClient(port: server.port) }
-        usleep(200_000)
+        try waitFor("4 connections admitted", interval: .milliseconds(5)) { server.admittedConnectionCount == 4 }
         return (server, idle)
     }
 
@@ -170,8 +171,11 @@ import Glibc
         #expect(try other.request("GET", "/healthz").status == 200)
         // A held connection is still served, and one closed makes room for a new one.
         #expect(try held[0].request("GET", "/again").status == 200)
+        let admitted = server.admittedConnectionCount
         held.removeLast()
-        usleep(200_000)
+        try waitFor("the closed connection's slot freed", interval: .milliseconds(5)) {
+            server.admittedConnectionCount < admitted
+        }
         let newcomer = try RawHTTPClient(port: server.port)
         #expect(try newcomer.request("GET", "/newcomer").status == 200)
     }
@@ -180,7 +184,7 @@ import Glibc
     func growingPoolIsAnsweredNotReset() throws {
         let limit = 4
         let server = try Self.server({ $0.perAddressConnectionLimit = limit; $0.threadCount = 8 }, handler: { _ in
-            usleep(300_000) // slow answers: every connection of the pool stays busy
+            usleep(300_000) // slow answers (the handler's work): every connection of the pool stays busy
             return HTTPResponse(status: 202, body: Array("{}".utf8))
         })
         defer { server.stop() }
@@ -295,12 +299,13 @@ import Glibc
         defer { server.stop() }
         let waiting = (0..<5).map { _ in try? RawHTTPClient(port: server.port) }.compactMap { $0 }
         for client in waiting { try client.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n") }
-        while parked.withLock({ $0.count }) < 5 { usleep(10_000) }
+        try waitFor("5 requests parked", interval: .milliseconds(5)) { parked.withLock { $0.count } == 5 }
         let other = try RawHTTPClient(port: server.port)
         let quick = try other.request("GET", "/quick")
         #expect(quick.status == 200)
         #expect(quick.text == "quick")
-        // Longer than the idle timeout: a suspended connection is not idle.
+        // Longer than the idle timeout: a suspended connection is not idle. libmicrohttpd's timer runs on its own
+        // clock, so this test waits it out.
         usleep(2_500_000)
         for pending in parked.withLock({ $0 }) {
             pending.complete(HTTPResponse(status: 200, body: Array("later".utf8)))
@@ -319,7 +324,7 @@ import Glibc
         let server = try HTTPServer(configuration: configuration) { _ in
             let pending = DeferredResponse()
             let thread = Thread {
-                usleep(100_000)
+                usleep(100_000) // the answer comes later, from another thread: what the I/O thread must wait for
                 pending.complete(HTTPResponse(status: 201, body: Array("done".utf8)))
             }
             thread.start()
@@ -344,8 +349,8 @@ import Glibc
         }
         let client = try RawHTTPClient(port: server.port)
         try client.send("GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
-        while started.value < 1 { usleep(10_000) }
-        usleep(50_000)
+        try waitFor("the handler called", interval: .milliseconds(5)) { started.value >= 1 }
+        // The handler has returned its deferred answer by now, or stop() waits for it: either way it is outstanding.
         server.stop()
         #expect(try client.readResponse().status == 503)
     }

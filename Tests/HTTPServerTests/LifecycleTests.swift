@@ -37,7 +37,7 @@ struct LifecycleTests {
         let finished = Counter()
         let server = try startServer(dispatch) { _ in
             entered.signal()
-            usleep(300_000)
+            usleep(300_000) // a slow handler: what stop() must wait for
             finished.increment()
             return HTTPResponse(status: 200, body: Array("late".utf8))
         }
@@ -64,7 +64,7 @@ struct LifecycleTests {
         let finished = Counter()
         let server = try startServer(dispatch, threadCount: 4, shutdownGracePeriod: .zero) { _ in
             entered.signal()
-            usleep(200_000)
+            usleep(200_000) // a slow handler: what stop() must wait for
             finished.increment()
             return HTTPResponse(status: 200)
         }
@@ -76,6 +76,7 @@ struct LifecycleTests {
         server.stop()
         #expect(finished.value >= 1)
         let afterStop = finished.value
+        // Nothing signals a handler that never runs: longer than a handler takes, it would have finished by now.
         usleep(300_000)
         #expect(finished.value == afterStop, "a handler ran after stop() returned")
         for client in clients {

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Synchronization
 import Testing
 @testable import HTTPServer
@@ -6,7 +7,7 @@ import Testing
 @Suite("Past capacity: the queue wait limit and requests answered at once")
 struct OverloadTests {
     /// A handler that holds `/block` until `release` is signalled, records what it sees, and answers "done <path>".
-    private static func holding(_ release: DispatchSemaphore, seen: RequestRecorder = RequestRecorder())
+    private static func holding(_ release: DispatchSemaphore, seen: RequestRecorder)
         -> @Sendable (HTTPRequest) -> HTTPResponse {
         { request in
             seen.record(request)
@@ -27,11 +28,13 @@ struct OverloadTests {
         return try HTTPServer(configuration: configuration, handler: handler)
     }
 
-    /// Sends `GET /block` on a new connection and gives it time to take the only handler thread.
-    private static func occupyTheHandler(_ server: HTTPServer) throws -> RawHTTPClient {
+    /// Sends `GET /block` on a new connection and waits until it holds the only handler thread.
+    private static func occupyTheHandler(_ server: HTTPServer, seen: RequestRecorder) throws -> RawHTTPClient {
         let blocked = try RawHTTPClient(port: server.port)
         try blocked.send("GET /block HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        usleep(50_000)
+        try waitFor("the handler holding /block", interval: .milliseconds(1)) {
+            seen.all.contains { $0.path == "/block" }
+        }
         return blocked
     }
 
@@ -42,9 +45,10 @@ struct OverloadTests {
         let server = try Self.start(limited: true, handler: Self.holding(release, seen: seen))
         defer { server.stop() }
 
-        let blocked = try Self.occupyTheHandler(server)
+        let blocked = try Self.occupyTheHandler(server, seen: seen)
         let queued = try RawHTTPClient(port: server.port)
         try queued.send("POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}")
+        // Past the 100 ms queue wait limit, which the server measures on its own clock: this test waits it out.
         usleep(300_000)
         release.signal()
         #expect(try blocked.readResponse().text == "done /block")
@@ -67,13 +71,14 @@ struct OverloadTests {
     @Test("A request answered at once is served while every handler thread is busy")
     func answeredAtOnceSkipsTheQueue() throws {
         let release = DispatchSemaphore(value: 0)
-        let server = try Self.start(limited: true, handler: Self.holding(release))
+        let seen = RequestRecorder()
+        let server = try Self.start(limited: true, handler: Self.holding(release, seen: seen))
         defer { server.stop() }
 
-        let blocked = try Self.occupyTheHandler(server)
-        // Well past the queue wait limit, with the only handler thread still held.
+        let blocked = try Self.occupyTheHandler(server, seen: seen)
+        // Well past the queue wait limit (the server's own clock: waited out), with the only handler thread still held.
+        usleep(150_000)
         for _ in 0..<3 {
-            usleep(60_000)
             let live = try RawHTTPClient(port: server.port).request("GET", "/live")
             #expect(live.status == 200)
             #expect(live.text == "done /live")
@@ -85,12 +90,14 @@ struct OverloadTests {
     @Test("Without a limit a request waits as long as it takes")
     func noLimitWaits() throws {
         let release = DispatchSemaphore(value: 0)
-        let server = try Self.start(limited: false, handler: Self.holding(release))
+        let seen = RequestRecorder()
+        let server = try Self.start(limited: false, handler: Self.holding(release, seen: seen))
         defer { server.stop() }
 
-        let blocked = try Self.occupyTheHandler(server)
+        let blocked = try Self.occupyTheHandler(server, seen: seen)
         let queued = try RawHTTPClient(port: server.port)
         try queued.send("GET /work HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        // Longer than the limit the other tests set, on the server's own clock: waited out.
         usleep(300_000)
         release.signal()
         #expect(try blocked.readResponse().text == "done /block")

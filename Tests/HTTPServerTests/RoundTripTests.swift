@@ -70,7 +70,7 @@ struct RoundTripTests {
         let pieces = [patternBytes(10, seed: 1), patternBytes(20_000, seed: 2), patternBytes(5, seed: 3)]
         try client.send("POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 20015\r\n\r\n")
         for piece in pieces {
-            usleep(20_000)
+            usleep(20_000) // a pause, so that each piece reaches the server in a read of its own
             try client.send(piece)
         }
         let fourth = try client.readResponse()

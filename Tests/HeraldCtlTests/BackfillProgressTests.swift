@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Synchronization
 import Testing
 @testable import HeraldCtl
@@ -14,10 +15,14 @@ struct BackfillProgressTests {
     @Test("on a terminal: one line redrawn with \\r, a bar with percentage, rate and ETA, then a newline at the end")
     func terminal() {
         let captured = Captured()
-        let progress = Progress(label: "backfill sends", totalBytes: 1_000, terminal: true) { captured.append($0) }
+        let clock = TestClock()
+        let progress = Progress(label: "backfill sends", totalBytes: 1_000, terminal: true, clock: clock) {
+            captured.append($0)
+        }
+        clock.advance(.milliseconds(50))
         progress.update(lines: 1, bytes: 10)  // within 100 ms of the start: not drawn
         #expect(captured.text.withLock { $0 }.isEmpty)
-        usleep(150_000)
+        clock.advance(.milliseconds(100))
         progress.update(lines: 500, bytes: 500)
         progress.finish(lines: 1_000, bytes: 1_000, interrupted: false)
         let text = captured.text.withLock { $0 }

@@ -113,13 +113,3 @@ func writeLines(_ lines: [String]) throws -> URL {
 }
 
 func json(_ value: JSONValue) -> String { JSONWriter.string(value) }
-
-/// Polls until `condition` holds or `seconds` pass.
-func poll(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        usleep(20_000)
-    }
-    return try condition()
-}

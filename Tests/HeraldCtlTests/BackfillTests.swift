@@ -209,8 +209,9 @@ struct BackfillTests {
         defer { try? FileManager.default.removeItem(at: file) }
 
         let started = try database.start(["backfill", "sends", file.path, "--json"])
-        let committed = try poll(seconds: 60) { try database.count("SELECT count(*) FROM backfill_keys") >= 400 }
-        #expect(committed)
+        try waitFor("400 lines committed", timeout: .seconds(60)) {
+            try database.count("SELECT count(*) FROM backfill_keys") >= 400
+        }
         kill(started.child.process.processIdentifier, SIGINT)
         let result = await database.finish(started)
         #expect(result.status == 1, "\(result.stderr)")

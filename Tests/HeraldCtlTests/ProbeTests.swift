@@ -42,15 +42,10 @@ struct ProbeTests {
         environment["HERALD_INTAKE_THREADS"] = "2"
         environment["HERALD_DB_POOL_SIZE"] = "2"
         let child = try ChildProcess(executable: intakeBinary, environment: environment)
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz", timeoutSeconds: 2))?.status == 200 {
-                return (child, port)
-            }
-            guard child.process.isRunning else { break }
-            Thread.sleep(forTimeInterval: 0.05)
+        try child.waitUntilReady("herald-intake ready", timeout: .seconds(30)) {
+            (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz", timeoutSeconds: 2))?.status == 200
         }
-        throw TestHTTPClient.Failure(description: "herald-intake did not become ready: \(child.output)")
+        return (child, port)
     }
 
     @Test("2xx from a real intake is exit 0, with no database settings; by IP and by host name")

@@ -54,8 +54,11 @@ struct CredentialRotationTests {
             .first { $0["id"]?.stringValue == partner.id }
         #expect(listed?["previousKeyExpiresAt"] == rotated.json["previousKeyExpiresAt"])
 
-        try await Task.sleep(for: .seconds(max(0, expires.timeIntervalSinceNow) + 0.2))
-        #expect(try intake.push(partner.key, body).status == 401)
+        // The old key works until the overlap ends (each push meanwhile is accepted), then is refused.
+        #expect(try await eventually(timeout: .seconds(10), interval: .milliseconds(200)) {
+            try intake.push(partner.key, body).status == 401
+        })
+        #expect(Date() >= expires.addingTimeInterval(-0.5), "refused before the overlap ended")
         #expect(try intake.push(newKey, body).status == 202)
         let after = try intake.admin("GET", "/api/admin/mini-app-partners").json["partners"]?.arrayValue?
             .first { $0["id"]?.stringValue == partner.id }

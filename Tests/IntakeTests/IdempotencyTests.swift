@@ -107,11 +107,3 @@ struct IdempotencyTests {
     }
 }
 
-/// A clock tests move by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-    init(_ start: Date) { current = start }
-    var now: Date { lock.withLock { current } }
-    func advance(by seconds: TimeInterval) { lock.withLock { current = current.addingTimeInterval(seconds) } }
-}

@@ -50,15 +50,9 @@ final class IntakeProcess: @unchecked Sendable {
     }
 
     private func waitUntilReady() throws {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if let response = try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"), response.status == 200 {
-                return
-            }
-            guard child.process.isRunning else { break }
-            Thread.sleep(forTimeInterval: 0.05)
+        try child.waitUntilReady("herald-intake ready") {
+            (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"))?.status == 200
         }
-        throw TestHTTPClient.Failure(description: "herald-intake did not become ready: \(child.output)")
     }
 
     func request(_ method: String, _ path: String, token: String?, json: String? = nil,

@@ -129,7 +129,8 @@ struct OperationsTests {
         }
         #expect(try push() == 202)
         for _ in 0..<5 { #expect(try push() == 429) }
-        // A second later the next refusal is written, with the count of those skipped before it.
+        // A second later the next refusal is written, with the count of those skipped before it. The throttle runs
+        // on the child process's own clock, so this test waits the second out.
         Thread.sleep(forTimeInterval: 1.2)
         #expect(try push() == 429)
         process.stop()

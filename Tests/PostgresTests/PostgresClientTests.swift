@@ -310,12 +310,16 @@ struct PostgresClientTests {
 
     @Test("a pooled connection killed by the server is replaced, not handed out broken")
     func recoversFromTerminatedConnection() throws {
+        // Validated before every reuse (no idle time to wait out).
         let single = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
-                                                       validateAfterIdle: .milliseconds(100)))
+                                                       validateAfterIdle: .zero))
         defer { single.close() }
         let pid = try single.withConnection { try $0.query("SELECT pg_backend_pid()").first!.int(0) }
         try pool.withConnection { _ = try $0.query("SELECT pg_terminate_backend($1)", [pid]) }
-        Thread.sleep(forTimeInterval: 0.3)
+        try waitFor("the backend gone") {
+            try pool.withConnection { try $0.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [pid]) }
+                .first!.int(0) == 0
+        }
         let newPID = try single.withConnection { try $0.query("SELECT pg_backend_pid()").first!.int(0) }
         #expect(newPID != pid)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import ServiceSupport
 import Synchronization
 import Testing
@@ -28,8 +29,9 @@ import Testing
             throw Failure()
         }
         service.start()
-        let deadline = Date().addingTimeInterval(10)
-        while counter.steps.load(ordering: .relaxed) < 9 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        try waitFor("nine steps", timeout: .seconds(10), interval: .milliseconds(10)) {
+            counter.steps.load(ordering: .relaxed) >= 9
+        }
         #expect(service.stop(deadline: Date().addingTimeInterval(5)))
         let times = stamps.withLock { $0 }
         #expect(times.count >= 9)
@@ -51,11 +53,13 @@ import Testing
             service.sleep(for: .seconds(60))
         }
         service.start()
-        while counter.steps.load(ordering: .relaxed) < 1 { Thread.sleep(forTimeInterval: 0.01) }
+        try waitFor("the first step", timeout: .seconds(10), interval: .milliseconds(10)) {
+            counter.steps.load(ordering: .relaxed) >= 1
+        }
         service.wake()
-        let deadline = Date().addingTimeInterval(10)
-        while counter.steps.load(ordering: .relaxed) < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(counter.steps.load(ordering: .relaxed) >= 2)
+        try waitFor("a second step, woken", timeout: .seconds(10), interval: .milliseconds(10)) {
+            counter.steps.load(ordering: .relaxed) >= 2
+        }
         let started = Date()
         #expect(service.stop())
         #expect(Date().timeIntervalSince(started) < 30)

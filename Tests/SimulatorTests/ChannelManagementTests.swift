@@ -2,6 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 import HeraldCrypto
+import HeraldTestSupport
 import Testing
 @testable import Simulator
 

@@ -13,20 +13,17 @@ struct ExecutableTests {
 
     /// Waits for the listening line and returns the port and the transport it names.
     static func waitForListening(_ child: ChildProcess) throws -> (port: Int, transport: String) {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            for line in child.output.split(separator: "\n") where line.hasPrefix("herald-sim listening on ") {
-                // herald-sim listening on 127.0.0.1:PORT (tls)
-                let parts = line.split(separator: " ")
-                guard parts.count == 5, let port = parts[3].split(separator: ":").last.flatMap({ Int($0) }) else {
-                    throw HarnessError("unexpected listening line: \(line)")
-                }
-                return (port, String(parts[4].dropFirst().dropLast()))
-            }
-            guard child.process.isRunning else { throw HarnessError("herald-sim exited: \(child.output)") }
-            Thread.sleep(forTimeInterval: 0.05)
+        var listening: Substring?
+        try child.waitUntilReady("herald-sim's listening line", timeout: .seconds(20)) {
+            listening = child.output.split(separator: "\n").first { $0.hasPrefix("herald-sim listening on ") }
+            return listening != nil
         }
-        throw HarnessError("herald-sim printed no listening line: \(child.output)")
+        // herald-sim listening on 127.0.0.1:PORT (tls)
+        let parts = listening?.split(separator: " ") ?? []
+        guard parts.count == 5, let port = parts[3].split(separator: ":").last.flatMap({ Int($0) }) else {
+            throw HarnessError("unexpected listening line: \(listening ?? "")")
+        }
+        return (port, String(parts[4].dropFirst().dropLast()))
     }
 
     @Test func servesOverTLSAndExitsZeroOnSIGTERM() async throws {

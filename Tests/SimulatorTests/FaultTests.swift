@@ -60,6 +60,7 @@ struct FaultTests {
         harness.simulator.setFault(SimulatorFault(delayMs: 5000), token: Self.token)
         let start = ContinuousClock.now
         async let slow = harness.apns()
+        // Nothing signals a request's arrival before its answer: a pause lets it go out first (checked below).
         try await Task.sleep(for: .milliseconds(100))
         // Another token on the same connection is answered while the slow one waits. A suite that keeps
         // the cooperative threads busy may resume this task seconds late, so what is checked depends on

@@ -180,6 +180,7 @@ struct LatencyTests {
         let arrival = harness.clock.now
         let start = ContinuousClock.now
         async let answer = harness.apns()
+        // Nothing signals a request's arrival before its answer: a pause lets it arrive (checked below).
         try await Task.sleep(for: .milliseconds(300))
         let movedAfter = ContinuousClock.now - start
         harness.clock.advance(by: 60)

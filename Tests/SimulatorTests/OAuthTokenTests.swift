@@ -1,6 +1,7 @@
 import Foundation
 import HTTP2
 import HeraldCore
+import HeraldTestSupport
 import Testing
 @testable import Simulator
 

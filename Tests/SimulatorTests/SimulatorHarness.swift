@@ -7,21 +7,6 @@ import HeraldTestSupport
 import Synchronization
 @testable import Simulator
 
-/// A clock tests move by hand.
-final class TestClock: HeraldClock {
-    private let current: Mutex<Date>
-
-    init(_ start: Date = Date()) {
-        current = Mutex(start)
-    }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(by seconds: Double) {
-        current.withLock { $0 += seconds }
-    }
-}
-
 /// An in-process simulator over real TLS HTTP/2 with the test credentials, a client for it, and
 /// helpers that build valid APNs and FCM requests (each test then breaks one thing).
 final class SimulatorHarness: Sendable {

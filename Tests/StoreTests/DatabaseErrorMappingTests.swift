@@ -95,7 +95,9 @@ import Testing
         let admin = try PostgresConnection(url: TestEnvironment.databaseURL)
         let pid = try pool.withConnection { try $0.query("SELECT pg_backend_pid()").first!.int(0) }
         try admin.query("SELECT pg_terminate_backend($1)", [pid])
-        Thread.sleep(forTimeInterval: 0.2)
+        try waitFor("the backend gone") {
+            try admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [pid]).first!.int(0) == 0
+        }
         // Not validated (it was idle for less than validateAfterIdle): the statement itself fails.
         do {
             _ = try pool.withTransaction { try $0.query("SELECT 1") }

@@ -400,8 +400,13 @@ struct IntakePushTests {
                     VALUES ($1, 'raced', 'theirs', gen_random_uuid(), '{"theirs":true}', now(), 201)
                     """, [fixture.partner.id])
                 started.signal()
-                // Long enough for the batch to reach the key's insert and wait on it.
-                Thread.sleep(forTimeInterval: 1.0)
+                // Until the batch reached the key's insert and waits on this transaction.
+                let holderPID = try connection.query("SELECT pg_backend_pid()").first!.int(0)
+                let watcher = try PostgresConnection(url: TestEnvironment.databaseURL)
+                try waitFor("the batch waiting on the key") {
+                    try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+                                      [holderPID]).first!.int(0) > 0
+                }
             }
             committed.signal()
         }

@@ -76,9 +76,8 @@ import Testing
 
         // A worker that stops leaves the list at once.
         sessions[0].close()
-        let deadline = Date().addingTimeInterval(5)
-        while try store.listenerPIDs(on: database.connection).count > 1, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
+        try waitFor("the stopped worker off the list", timeout: .seconds(5)) {
+            try store.listenerPIDs(on: database.connection).count <= 1
         }
         #expect(try store.listenerPIDs(on: database.connection) == [try sessions[1].use { try store.serverPID(on: $0) }])
     }

@@ -78,8 +78,8 @@ struct ActivityDeviceStateTests {
             SELECT count(*) FROM delivery_history WHERE request_id = $1::uuid AND outcome = 'superseded'
                AND last_error = 'dismissed_on_device'
             """, [id]) == 1)
-        try harness.workers.startWorker()
-        try await Task.sleep(for: .milliseconds(300))
+        let worker = try harness.workers.startWorker()
+        try await harness.workers.waitUntil("the worker's first claim") { worker.metrics.claims >= 1 }
         #expect(harness.fcmMessages(to: try #require(user.fcmToken)).isEmpty)
     }
 

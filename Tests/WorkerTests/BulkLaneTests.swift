@@ -26,7 +26,7 @@ import Worker
                 while !stop.load(ordering: .relaxed) {
                     let now = worker.inFlight
                     if now > most.load(ordering: .relaxed) { most.store(now, ordering: .relaxed) }
-                    Thread.sleep(forTimeInterval: 0.005)
+                    Thread.sleep(forTimeInterval: 0.005) // the sampling period
                 }
             }
         }

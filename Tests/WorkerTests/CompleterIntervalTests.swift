@@ -32,7 +32,7 @@ struct CompleterIntervalTests {
         try waitFor("the first statement") { committed.withLock { $0.count } == 1 }
         for id in ids.dropFirst() {
             completer.add(CompletedDelivery(id: id, outcome: .sent, token: nil))
-            Thread.sleep(forTimeInterval: 0.02)
+            Thread.sleep(forTimeInterval: 0.02) // outcomes arriving over time: what the interval gathers
         }
         try waitFor("the rest", timeout: .seconds(10)) { committed.withLock { $0.count } == ids.count }
         #expect(committed.withLock { $0 } == ids)

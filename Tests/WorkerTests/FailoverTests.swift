@@ -54,24 +54,21 @@ import Testing
         let sender = Thread {
             for index in 0..<pushes {
                 let body = #"{"recipients":{"emails":["user-\#(index % users)@example.com"],"wallets":[]},"title":"Deposit","body":"n\#(index)","deepLink":"basedapp://miniapp/app.failover/d","data":{}}"#
-                let deadline = Date().addingTimeInterval(60)
-                while Date() < deadline {
+                // A client that retries (same Idempotency-Key) while there is no answer or a 503.
+                try? waitFor("push \(index) answered", timeout: .seconds(60), interval: .milliseconds(50)) {
                     let response = try? TestHTTPClient.json(
                         port: intakePort, method: "POST", path: "/api/partners/notifications/push", token: key, json: body,
                         headers: [("Idempotency-Key", "failover-\(index)")])
-                    guard let response else { Thread.sleep(forTimeInterval: 0.05); continue }
+                    guard let response else { return false }
                     statuses.withLock { $0[response.status, default: 0] += 1 }
-                    if response.status == 503 {
-                        Thread.sleep(forTimeInterval: 0.1)
-                        continue
-                    }
+                    if response.status == 503 { return false }
                     if (200..<300).contains(response.status), let id = try? JSONParser.parse(response.body)["requestId"]?.stringValue {
                         accepted.withLock { _ = $0.insert(id) }
                     }
-                    break
+                    return true
                 }
                 sent.add(1, ordering: .relaxed)
-                Thread.sleep(forTimeInterval: 0.02)
+                Thread.sleep(forTimeInterval: 0.02) // a steady stream, so the failover comes in the middle of it
             }
         }
         sender.start()

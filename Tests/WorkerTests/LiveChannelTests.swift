@@ -292,6 +292,7 @@ struct LiveChannelStartTests {
         #expect(harness.fcmMessages(to: try #require(user.fcmToken)).isEmpty)
 
         // No update token ever comes, and the device is not taken for one whose start created nothing.
+        // Past the 1 s start confirmation and a pass of the sweeper, which has no signal a test can read: waited out.
         try await Task.sleep(for: .seconds(2))
         let activity = try JSONParser.parse(harness.get(partner, activityID).body)
         #expect(activity["channelId"]?.stringValue == id)

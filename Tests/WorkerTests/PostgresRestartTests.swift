@@ -51,7 +51,7 @@ import Testing
                     let status = (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"))?.status ?? 0
                     answers.withLock { $0[index].append(status) }
                 }
-                Thread.sleep(forTimeInterval: 0.01)
+                Thread.sleep(forTimeInterval: 0.01) // the polling period
             }
         }
         poller.start()

@@ -46,8 +46,13 @@ import Worker
         #expect(readiness.text.contains(#""\#(service.rawValue)":"\#(reason)""#), "\(readiness.text)")
         #expect(worker.metrics.render().contains(#"herald_worker_upstream_paused{upstream="\#(service.rawValue)"} 1"#))
         // While paused (and probing once a second), nothing of that upstream is failed and no
-        // attempt is spent: every row is pending or out as the single probe.
-        try await Task.sleep(for: .seconds(2))
+        // attempt is spent: every row is pending or out as the single probe. Two more probes refused show the pause
+        // lasted.
+        func refused() -> Int {
+            harness.simulator.received().filter { $0.service.rawValue == service.rawValue && $0.reason == reason }.count
+        }
+        let refusedAtPause = refused()
+        try await harness.waitUntil("two more probes refused") { refused() >= refusedAtPause + 2 }
         for id in ids { #expect(try harness.db.outcome(of: id) == nil) }
         #expect(try harness.db.count("""
             SELECT count(*) FROM deliveries WHERE service = $1 AND attempts > 1

@@ -6,7 +6,7 @@ import Store
 import Testing
 import Worker
 
-/// a verdict that may blame Herald's setup (APNs BadDeviceToken and
+/// Tokens stay true: a verdict that may blame Herald's setup (APNs BadDeviceToken and
 /// DeviceTokenNotForTopic, FCM INVALID_ARGUMENT about the token) retires a token only once the same upstream
 /// accepts another; a storm of them pauses the upstream; a wrong FCM project is a setup fault.
 @Suite(.requiresDatabase) struct TokenVerdictTests {
@@ -114,8 +114,11 @@ import Worker
         let metrics = worker.metrics.render()
         #expect(metrics.contains(#"herald_worker_upstream_paused{upstream="apns"} 1"#))
         #expect(metrics.contains(#"herald_worker_upstream_pause_reason{upstream="apns",reason="token_storm_BadDeviceToken"} 1"#))
-        // Storm after storm while the setup stays wrong: nothing retired, nothing failed, no attempt spent.
-        try await Task.sleep(for: .seconds(2))
+        // Storm after storm while the setup stays wrong (two more refused probes show it lasted): nothing retired,
+        // nothing failed, no attempt spent.
+        func refused() -> Int { harness.simulator.received().filter { $0.reason == "BadDeviceToken" }.count }
+        let refusedAtPause = refused()
+        try await harness.waitUntil("two more probes refused") { refused() >= refusedAtPause + 2 }
         #expect(try harness.db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 0)
         for id in queued.deliveries { #expect(try harness.db.outcome(of: id) == nil) }
         #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE attempts > 1") == 0)
@@ -186,9 +189,12 @@ import Worker
         try await harness.waitUntil("the APNs half delivered") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE service = 'apns'") == 0
         }
-        // Probes keep being refused; nothing of FCM is finished, no token retired, no attempt spent.
-        try await Task.sleep(for: .seconds(1))
-        #expect(harness.simulator.received().contains { $0.service == .fcm && $0.reason == "SENDER_ID_MISMATCH" })
+        // Probes keep being refused (two more); nothing of FCM is finished, no token retired, no attempt spent.
+        func refused() -> Int {
+            harness.simulator.received().filter { $0.service == .fcm && $0.reason == "SENDER_ID_MISMATCH" }.count
+        }
+        let refusedAtPause = refused()
+        try await harness.waitUntil("two more probes refused") { refused() >= refusedAtPause + 2 }
         for id in fcmDeliveries { #expect(try harness.db.outcome(of: id) == nil) }
         #expect(try harness.db.count("SELECT count(*) FROM devices WHERE fcm_token_invalidated_at IS NOT NULL") == 0)
         wrong.drain()

@@ -30,8 +30,11 @@ import Worker
         try await harness.waitUntil("both workers listen") {
             try DeliveryStore().listenerPIDs(on: harness.db.connection).count == 2
         }
-        // Each worker claims once when its listener connects (work may have come meanwhile).
-        try await Task.sleep(for: .milliseconds(300))
+        // Each worker claims once when it starts and when its listener connects (work may have come meanwhile):
+        // counted before the pushes (a claim on connecting still to come is within the bounds checked below).
+        try await harness.waitUntil("each worker's first claim") {
+            first.metrics.claims >= 1 && second.metrics.claims >= 1
+        }
         let claimsBefore = first.metrics.claims + second.metrics.claims
         let listedBefore = first.metrics.listedClaims + second.metrics.listedClaims
         let readsBefore = first.metrics.leasedReads + second.metrics.leasedReads

@@ -139,28 +139,23 @@ final class WorkerHarness: @unchecked Sendable {
     static func apnsToken(_ index: Int) -> String { String(format: "%064x", index + 1) }
     static func fcmToken(_ index: Int) -> String { "fcm-token-\(index + 1)" }
 
-    /// Waits until `condition` holds (polling), failing after `timeout`. Sleeps with Task.sleep so
-    /// the test does not hold one of the few cooperative threads that every async test shares. For
-    /// final states only: a waiting task may resume late when the suite is busy.
+    /// Waits until `condition` holds (`eventually`: the test holds none of the few cooperative threads that every
+    /// async test shares), failing after `timeout`. For final states only: a waiting task may resume late when the
+    /// suite is busy.
     func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
+        guard try await eventually(timeout: timeout, interval: .milliseconds(20), condition) else {
+            throw TestHTTPClient.Failure(description: "timed out waiting for: \(what) (\(queueSummary()))")
         }
-        if try condition() { return }
-        throw TestHTTPClient.Failure(description: "timed out waiting for: \(what) (\(queueSummary()))")
     }
 
-    /// The same, blocking this thread: for a state that lasts only a moment (sends in flight), which
+    /// The same, blocking this thread (`waitFor`): for a state that lasts only a moment (sends in flight), which
     /// a test must not miss while its task waits to be resumed.
     func waitUntilBlocking(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try condition() { return }
-            Thread.sleep(forTimeInterval: 0.01)
+        do {
+            try waitFor(what, timeout: timeout, interval: .milliseconds(10), condition)
+        } catch let failure as TestHTTPClient.Failure {
+            throw TestHTTPClient.Failure(description: "\(failure.description) (\(queueSummary()))")
         }
-        throw TestHTTPClient.Failure(description: "timed out waiting for: \(what) (\(queueSummary()))")
     }
 
     /// The outbox by state and the history by outcome and error: what a timed-out test was looking at.

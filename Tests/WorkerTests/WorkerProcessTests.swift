@@ -107,7 +107,9 @@ import Worker
         try harness.db.email("alice@example.com", user: "alice")
         // A long poll interval: only NOTIFY can make this fast.
         try harness.startWorker { $0.claimer.pollInterval = .seconds(30) }
-        try await Task.sleep(for: .milliseconds(300))
+        try await harness.waitUntil("the worker listens") {
+            try DeliveryStore().listenerPIDs(on: harness.db.connection).count == 1
+        }
 
         let (intake, port) = try Self.startIntake(databaseURL: harness.db.url)
         defer { intake.stop() }
