@@ -187,7 +187,7 @@ struct StatsTests {
         #expect(try json(["partners", "revoke", id, "--json"]).objectKeys == partner)
     }
 
-    @Test("replay --json: exactly the SPEC 6 shape, also when nothing matches")
+    @Test("replay --json: exactly the documented shape, also when nothing matches")
     func replayShape() throws {
         let result = try HeraldCtlTests.run(["replay", "--since", "1m", "--json"])
         #expect(result.status == 0, "\(result.output)")
