@@ -61,6 +61,14 @@ struct MigrationLayoutTests {
         }
     }
 
+    @Test("each definition file creates one object, so its file holds that object's only definition")
+    func oneObjectPerDefinitionFile() throws {
+        for definition in try Self.bundled().definitions {
+            let creates = definition.sql.split(separator: "\n").filter { $0.hasPrefix("CREATE ") }
+            #expect(creates.count == 1, "\(definition.path) creates \(creates.count) objects")
+        }
+    }
+
     @Test("a database of the numbered migrations alone upgrades to the schema of a fresh one, and delivers")
     func upgradeInPlace() throws {
         let migrator = try Self.bundled()

@@ -1,3 +1,26 @@
+-- fragment: leasedRows
+-- What claimListed and readLeased return of the rows of their CTE `leased`: `claim`'s columns, with its verdicts for
+-- a row of its own without an activity.
+SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
+       CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END AS token,
+       CASE
+           WHEN p.revoked_at IS NOT NULL THEN 'cancelled'
+           WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
+           WHEN v.device_id IS NULL THEN 'device_removed'
+           WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
+               THEN 'token_invalid'
+           WHEN d.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
+               THEN 'token_invalid'
+           WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = p.mini_app_id)
+               THEN 'suppressed'
+           ELSE 'send'
+       END AS verdict,
+       d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text AS activity_event, d.priority,
+       NULL::uuid AS group_id, NULL::integer AS member, NULL::timestamptz AS held_until
+  FROM leased d
+  LEFT JOIN partners p ON p.id = d.partner_id
+  LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
+
 -- name: claim
 -- The worker's claim: leases due rows by walking the (lane, partner) queues
 -- (Migrations/functions/claim_deliveries.sql).
@@ -19,7 +42,7 @@ SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6
 -- The state is tested as an expression no partial index's predicate matches, and the update tests only the ids
 -- (the rows are locked by the subquery and were pending in their latest version): the planner cannot choose a
 -- scan of the due index, with its dead entries, instead of a few deliveries_pkey probes.
--- The final SELECT (columns and verdicts of the CTE `leased`) is readLeased's, word for word: change both.
+-- The final SELECT (columns and verdicts of the CTE `leased`) is the fragment leasedRows, shared with readLeased.
 WITH leased AS (
     UPDATE deliveries d
        SET state = 'leased', leased_by = $1, attempts = d.attempts + 1,
@@ -42,57 +65,21 @@ WITH leased AS (
                                 FOR UPDATE SKIP LOCKED))
     RETURNING d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
               d.lane, d.partner_id, d.available_at, d.priority)
-SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
-       CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END AS token,
-       CASE
-           WHEN p.revoked_at IS NOT NULL THEN 'cancelled'
-           WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
-           WHEN v.device_id IS NULL THEN 'device_removed'
-           WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
-               THEN 'token_invalid'
-           WHEN d.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
-               THEN 'token_invalid'
-           WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = p.mini_app_id)
-               THEN 'suppressed'
-           ELSE 'send'
-       END AS verdict,
-       d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text AS activity_event, d.priority,
-       NULL::uuid AS group_id, NULL::integer AS member, NULL::timestamptz AS held_until
-  FROM leased d
-  LEFT JOIN partners p ON p.id = d.partner_id
-  LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id;
+{{leasedRows}};
 
 -- name: readLeased
 -- The rows an intake leased to a worker (Migrations/functions/intake_push.sql), read with claimListed's columns
 -- and verdicts.
 -- $1 worker, $2 the rows' ids. Those still leased to the worker, by primary key (the state tested as an expression,
 -- as in claimListed), and nothing written: the intake's insert was the claim.
--- The final SELECT is claimListed's, word for word: change both.
+-- The final SELECT is the fragment leasedRows, shared with claimListed.
 WITH leased AS (
     SELECT d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
            d.lane, d.partner_id, d.available_at, d.priority
       FROM deliveries d
      WHERE d.id = ANY ($2::uuid[]) AND d.leased_by = $1 AND (d.state || '') = 'leased'
        AND d.activity_id IS NULL AND d.members IS NULL)
-SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
-       CASE WHEN d.service = 'fcm' THEN v.fcm_token ELSE v.apns_token END AS token,
-       CASE
-           WHEN p.revoked_at IS NOT NULL THEN 'cancelled'
-           WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
-           WHEN v.device_id IS NULL THEN 'device_removed'
-           WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
-               THEN 'token_invalid'
-           WHEN d.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
-               THEN 'token_invalid'
-           WHEN EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = d.user_id AND o.mini_app_id = p.mini_app_id)
-               THEN 'suppressed'
-           ELSE 'send'
-       END AS verdict,
-       d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text AS activity_event, d.priority,
-       NULL::uuid AS group_id, NULL::integer AS member, NULL::timestamptz AS held_until
-  FROM leased d
-  LEFT JOIN partners p ON p.id = d.partner_id
-  LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id;
+{{leasedRows}};
 
 -- name: complete
 -- A batch of outcomes recorded in one statement (Migrations/functions/complete_deliveries.sql): how many rows it

@@ -117,7 +117,7 @@ SELECT id, template, attributes, state, last_timestamp, created_at, expires_at, 
 
 -- name: endActivities
 -- The revoked partner's ($1) activities ($2) ended at once: $3/$4 their ends' APNs and FCM payloads, $5 the ends'
--- timestamps (functions/partner_revoke.sql).
+-- timestamps (functions/partner_end_activities.sql).
 SELECT herald_partner_end_activities($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[]);
 
 -- name: setSuspended
