@@ -3,7 +3,7 @@ import Foundation
 /// Normalisation and validation of the identifiers partners and the host send.
 public enum Identifiers {
     /// An email in the one form Herald stores and compares: lower-cased, then Unicode NFC, so a
-    /// decomposed "e" + U+0301 and a composed "é" are the same address (sql/007_edges.sql applies
+    /// decomposed "e" + U+0301 and a composed "é" are the same address (sql/functions/email_nfc.sql applies
     /// NFC to every stored and every looked-up email too). Swift's `==` already treats the two as
     /// equal, Postgres compares bytes: the bytes must agree. Nil when it is not a plausible
     /// address (one `@`, non-empty parts, a dot in the domain or `localhost`, no whitespace or

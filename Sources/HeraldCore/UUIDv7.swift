@@ -28,7 +28,7 @@ public enum UUIDv7 {
     }
 
     /// The creation time of an id `make(at:)` made, to the microsecond; nil for versions other than 7.
-    /// Version-7 ids made elsewhere (sql/015_delivery_costs.sql's `herald_uuid_v7`, or by this type
+    /// Version-7 ids made elsewhere (sql/functions/uuid_v7.sql's `herald_uuid_v7`, or by this type
     /// before it kept the fraction) have random bits there: their time is right to the millisecond only.
     public static func timestamp(of id: UUID) -> Date? {
         guard let millis = millisecond(of: id) else { return nil }

@@ -3,7 +3,7 @@ import Foundation
 /// The payload of a NOTIFY on the workers' deliveries channels (`herald_deliveries`, every worker's, and
 /// `herald_deliveries_<pid>`, one worker's): what an intake, a SQL function or heraldctl tells the workers about rows
 /// due. The one reader and writer of that text; the SQL producers (functions/intake_push.sql and the functions that
-/// send an empty payload) write exactly these forms, which `WakeUpMessageSQLTests` checks.
+/// send an empty payload) write exactly these forms, which `NotificationTests` and `IntakeLeaseTests` check.
 ///
 /// Version 1, the forms below, is written without a prefix (so workers from before this type read it during a
 /// rolling upgrade). A later version is written `v<N>:` and its body; a worker that cannot read it gets

@@ -8,7 +8,7 @@ import Store
 ///
 /// Like a push: what needs no database is checked first; then ONE pipelined round trip reads the
 /// Idempotency-Key's stored answer, what the change needs (the audience of a start, the activity of an
-/// update or end) and a rate-limit slot; then ONE statement writes (sql/009_live_activities.sql). Every
+/// update or end) and a rate-limit slot; then ONE statement writes (sql/functions/activity_*.sql). Every
 /// payload is rendered and size-checked here, the only process with the signing keys: the activity row
 /// keeps the end its TTL will send, so the workers' sweep renders nothing.
 ///

@@ -17,7 +17,7 @@ public final class IntakeServer: Sendable {
     let rejectionLog = LogThrottle()
     let logger: Logger
     let authenticator: Authenticator
-    /// The push endpoint's group commit (one leader writing at a time, sql/021_intake_push_slots.sql).
+    /// The push endpoint's group commit (one leader writing at a time, sql/functions/intake_push.sql).
     let writer: IntakeWriter
     /// What answers the routes of `IntakeRoutes.all`, and the check of their credentials.
     let handlers: IntakeHandlers

@@ -132,7 +132,7 @@ public final class IntakeMetrics: Sendable {
         out += "# HELP herald_intake_prefer_waiting Prefer: wait requests waiting now (no thread held).\n"
         out += "# TYPE herald_intake_prefer_waiting gauge\n"
         out += "herald_intake_prefer_waiting \(preferWaiting)\n"
-        out += "# HELP herald_intake_push_batches_total Transactions of the push writer (group commit, sql/021_intake_push_slots.sql).\n"
+        out += "# HELP herald_intake_push_batches_total Transactions of the push writer (group commit, herald_intake_push).\n"
         out += "# TYPE herald_intake_push_batches_total counter\n"
         out += "herald_intake_push_batches_total \(writer.batches)\n"
         out += "# HELP herald_intake_push_batched_total Pushes the push writer sent in those transactions.\n"

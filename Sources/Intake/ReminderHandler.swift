@@ -14,7 +14,7 @@ import Store
 /// per device with a valid token, due at `at` (as a push with `sendAt`); the worker's claim applies
 /// the send-time checks (an opt-out since, a token gone). A device registered after the schedule does
 /// not get it. Reminders do not count against the partner's rate limits: the per-(user, mini-app)
-/// cap bounds them (sql/029_reminders.sql).
+/// cap bounds them (sql/functions/schedule_reminder.sql).
 struct ReminderHandler: Sendable {
     let store: ReminderStore
     let rules: PushRules

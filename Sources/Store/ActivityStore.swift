@@ -103,7 +103,7 @@ public struct ActivityPayloads: Sendable {
     }
 }
 
-/// Everything a start writes (sql/009_live_activities.sql, herald_activity_start).
+/// Everything a start writes (herald_activity_start, sql/functions/activity_start.sql).
 public struct ActivityStartWrite: Sendable {
     public struct Replacement: Sendable {
         public var id: UUID
@@ -292,7 +292,7 @@ public enum ActivityTokenResult: String, Sendable {
     case sent
 }
 
-/// The queries of the Live Activity endpoints and the TTL sweep (sql/009_live_activities.sql).
+/// The queries of the Live Activity endpoints and the TTL sweep (sql/functions/activity_*.sql, expire_activities.sql).
 public struct ActivityStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }

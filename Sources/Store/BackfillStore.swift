@@ -51,7 +51,7 @@ public struct BackfillUser: Sendable {
     }
 }
 
-/// The queries of `heraldctl backfill` (sql/011_backfill.sql): a batch of lines per round trip.
+/// The queries of `heraldctl backfill` (sql/functions/backfill_*.sql): a batch of lines per round trip.
 public struct BackfillStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }
@@ -255,7 +255,7 @@ extension BackfillStore {
           FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[])
         """
 
-    /// The session's staging tables (sql/011_backfill.sql).
+    /// The session's staging tables (sql/functions/backfill_stage.sql).
     public static let stageSQL = "SELECT herald_backfill_stage()"
 
     public static let copyLinesSQL = """

@@ -151,7 +151,7 @@ public struct ChannelEventRecord: Sendable, Equatable {
     public let finishedAt: Date?
 }
 
-/// The intake's queries of broadcast channels (sql/034_live_channels.sql); the worker's are `ChannelSyncStore`'s.
+/// The intake's queries of broadcast channels (sql/functions/channel_*.sql); the worker's are `ChannelSyncStore`'s.
 public struct ChannelStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }

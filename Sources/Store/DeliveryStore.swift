@@ -156,7 +156,7 @@ public struct CompletedDelivery: Sendable {
     }
 }
 
-/// The worker's queries on the outbox (sql/004_outbox.sql, sql/006_worker.sql): claim, complete,
+/// The worker's queries on the outbox (Queries/deliveries.sql; the table: sql/004_outbox.sql): claim, complete,
 /// release, rescue and the queue's head. Each is one statement; claim and completion commit
 /// asynchronously (see docs/architecture.md: a lost claim is rescued, a lost completion re-sends).
 public struct DeliveryStore: Sendable {

@@ -42,7 +42,7 @@ public struct DirectoryStore: Sendable {
 
     /// Creates or updates a device, taking each of its tokens from any other device row that
     /// holds it (any user, any tenant: the phone changed accounts), in one transaction and safe
-    /// under concurrent registrations (sql/007_edges.sql, `herald_put_device`). A token that
+    /// under concurrent registrations (`herald_put_device`, sql/functions/put_device.sql). A token that
     /// changes clears its invalidation; the same token stays invalid. Returns true when created;
     /// throws 404 when the user does not exist.
     public func putDevice(userID: String, deviceID: String, _ device: DeviceRegistration) throws -> Bool {

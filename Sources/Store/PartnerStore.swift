@@ -85,7 +85,7 @@ public struct PartnerChanges: Sendable {
     }
 }
 
-/// Queries on `partners`. Every change is audited (sql/047_admin_audit.sql) as made by `actor`; without one,
+/// Queries on `partners`. Every change is audited (sql/functions/partners_audit.sql) as made by `actor`; without one,
 /// as `database`.
 public struct PartnerStore: Sendable {
     public let pool: PostgresPool

@@ -101,8 +101,8 @@ public enum ReminderCancelOutcome: String, Sendable {
     case notFound = "not_found"
 }
 
-/// The queries of the host's reminders. The schedule and the cancel are functions of
-/// sql/029_reminders.sql, where the rules that need the database are written down.
+/// The queries of the host's reminders. The schedule and the cancel are functions
+/// (sql/functions/schedule_reminder.sql, cancel_reminder.sql), where the rules that need the database are written down.
 public struct ReminderStore: Sendable {
     public let pool: PostgresPool
     public init(pool: PostgresPool) { self.pool = pool }

@@ -1,7 +1,7 @@
 import Foundation
 import Store
 
-/// What a leased broadcast channel needs from APNs next (sql/034_live_channels.sql). Pure.
+/// What a leased broadcast channel needs from APNs next (sql/functions/channel_claim.sql, channel_record.sql). Pure.
 ///
 /// - opening: create the APNs channel;
 /// - open or ending with a change not broadcast (`version > sentVersion`): broadcast the newest change;

@@ -10,7 +10,7 @@ import Store
 ///
 /// - A group row's members (sql/016_delivery_groups.sql) are recorded together when they can be: the
 ///   answered ones wait until every member of the group that this worker claimed has answered, or for
-///   `groupHold` at most, so that the completion takes the group whole (sql/018_groups_sent_whole.sql).
+///   `groupHold` at most, so that the completion takes the group whole (sql/functions/complete_deliveries.sql).
 ///
 /// - A batch that fails for a passing reason (the database unreachable, a deadlock) is kept and
 ///   retried with the service's backoff, so no outcome is lost while the process lives; if it

@@ -414,7 +414,8 @@ public final class DeliveryWorker: @unchecked Sendable {
             return suspected(delivery, reason: reason, probe: probe)
         }
         var result = result
-        // The answer's time when the upstream gave none: a host registration after it wins (sql/027).
+        // The answer's time when the upstream gave none: a host registration after it wins
+        // (sql/functions/put_device.sql).
         if case .tokenInvalid(let reason, nil) = result { result = .tokenInvalid(reason: reason, since: clock.now) }
         finish(delivery, outcome(of: result, for: delivery, probe: probe), sendSeconds: sendSeconds)
         guard case .sent = result else { return }

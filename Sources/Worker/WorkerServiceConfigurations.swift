@@ -58,7 +58,7 @@ public struct CompleterConfiguration: Sendable, Equatable {
     public var maxBatch = 500
     /// How long the answered members of a group row wait for the rest of its claimed members before they
     /// are recorded without them. A group recorded whole in one statement costs Postgres about half what
-    /// one recorded in pieces does (sql/018_groups_sent_whole.sql); its members' answers come within a
+    /// one recorded in pieces does (sql/functions/complete_deliveries.sql); its members' answers come within a
     /// round trip of each other, so the wait is short unless an upstream is slow. Zero records every
     /// outcome as soon as the previous statement is done.
     public var groupHold: Duration = .milliseconds(100)
@@ -151,7 +151,7 @@ public struct HeartbeatConfiguration: Sendable, Equatable {
     }
 }
 
-/// The Live Activity TTL sweep: ends activities past their TTL (sql/009_live_activities.sql,
+/// The Live Activity TTL sweep: ends activities past their TTL (sql/functions/expire_activities.sql,
 /// herald_expire_activities). Every worker sweeps; SKIP LOCKED gives each activity to one of them.
 public struct ActivitySweeperConfiguration: Sendable, Equatable {
     /// HERALD_ACTIVITY_SWEEP_ENABLED (1 or 0).

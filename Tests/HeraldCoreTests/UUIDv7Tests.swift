@@ -63,7 +63,8 @@ import Testing
     }
 
     @Test func idsWithRandomFractionBitsKeepTheirMillisecond() throws {
-        // An id of sql/015's herald_uuid_v7 (or made before the fraction was kept): random bits after the version.
+        // An id of sql/functions/uuid_v7.sql's herald_uuid_v7 (or made before the fraction was kept): random bits
+        // after the version.
         let id = try #require(UUID(uuidString: "019ae3c4-5f10-7fff-9abc-0123456789ab"))
         let millis = try #require(UUIDv7.millisecond(of: id))
         let decoded = try #require(UUIDv7.timestamp(of: id))

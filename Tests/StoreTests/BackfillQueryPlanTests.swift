@@ -5,9 +5,9 @@ import Postgres
 import Store
 import Testing
 
-/// The plan of the backfill's per-batch key check (sql/011_backfill.sql) on 20,000 line keys: index probes per line,
-/// never a scan, so a batch costs the same however large the key table grows. Its resolution is every push's
-/// (`QueryPlanTests.resolve`).
+/// The plan of the backfill's per-batch key check (sql/functions/backfill_apply.sql) on 20,000 line keys: index
+/// probes per line, never a scan, so a batch costs the same however large the key table grows. Its resolution is
+/// every push's (`QueryPlanTests.resolve`).
 @Suite("Backfill query plans", .serialized, .requiresDatabase)
 struct BackfillQueryPlanTests {
     static var pool: PostgresPool { QueryPlanTests.pool }

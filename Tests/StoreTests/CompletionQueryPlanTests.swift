@@ -4,9 +4,9 @@ import Postgres
 import Store
 import Testing
 
-/// The completion's update of the requests' counts (sql/025_request_counts_by_key.sql), run as the
+/// The completion's update of the requests' counts (sql/functions/complete_deliveries.sql), run as the
 /// function runs it: a generic plan, made once in a worker's session while the month's partition was
-/// small and kept while the partition grew (new rows do not invalidate it). sql/018's join was planned
+/// small and kept while the partition grew (new rows do not invalidate it). An earlier join was planned
 /// as a hash join then, reading the whole partition on every completion.
 @Suite("Query plans: the completion's request counts", .serialized, .requiresDatabase)
 struct CompletionQueryPlanTests {

@@ -124,7 +124,7 @@ import Testing
         #expect(try history.allSatisfy { try $0.string(1).hasPrefix("a") && $0.string(2) == "iphone" })
     }
 
-    /// sql/018_groups_sent_whole.sql: a group all of whose members one completion records as sent is
+    /// sql/functions/complete_deliveries.sql: a group all of whose members one completion records as sent is
     /// deleted at once with its own arrays as its history row; a group in pieces, one with another
     /// outcome and single rows in the same statement take their own paths, and the counts add up.
     @Test func aGroupSentWholeIsDeletedWithItsArraysAsItsHistoryRow() throws {
@@ -282,7 +282,7 @@ import Testing
              WHERE g.id = ANY ('{00000000-0000-4000-8000-000000000001}'::uuid[]) AND g.leased_by = 'w1'
             """)
         #expect(marked.contains("deliveries_pkey"), "\(marked)")
-        // sql/018_groups_sent_whole.sql's delete of a group sent whole.
+        // sql/functions/complete_deliveries.sql's delete of a group sent whole.
         let whole = try explain("""
             DELETE FROM deliveries g
              WHERE g.id = ANY ('{00000000-0000-4000-8000-000000000001}'::uuid[]) AND g.leased_by = 'w1'

@@ -338,7 +338,7 @@ import Testing
     }
 
     /// A dead token records the upstream's reason and when it stopped being valid (APNs' 410 timestamp); a host
-    /// registration after that time wins over the verdict, one before it does not (sql/027_token_health.sql).
+    /// registration after that time wins over the verdict, one before it does not (sql/functions/put_device.sql).
     @Test(arguments: [false, true])
     func aDeadTokenKeepsItsReasonAndTimeUnlessRegisteredAfter(registeredAfter: Bool) throws {
         let db = try QueueDatabase()

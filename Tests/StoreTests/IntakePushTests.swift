@@ -212,8 +212,8 @@ struct IntakePushTests {
         let fixture = try Self.fixture()
         let store = PushStore(pool: Self.pool)
         let push = Self.push(fixture, to: fixture.ios[0])
-        // An id as sql/015's herald_uuid_v7 makes them (or this intake made them before): the bits after the
-        // version are random, and created_at is the id's whole millisecond.
+        // An id as sql/functions/uuid_v7.sql's herald_uuid_v7 makes them (or this intake made them before): the bits
+        // after the version are random, and created_at is the id's whole millisecond.
         var bytes = UUIDv7.make(at: Date()).uuid
         bytes.6 = 0x7F
         bytes.7 = 0xFF

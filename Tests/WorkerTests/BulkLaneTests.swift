@@ -9,7 +9,7 @@ import Worker
 
 /// The bulk lane (backfills, replays) beside realtime traffic: a worker holds at most
 /// `maxBulkInFlight` bulk rows, so a realtime push never queues behind a whole window of bulk sends
-/// (sql/012_claim_bulk_limit.sql), and the bulk lane still drains to the end.
+/// (sql/functions/claim_deliveries.sql), and the bulk lane still drains to the end.
 @Suite(.requiresDatabase) struct BulkLaneTests {
     let harness: WorkerHarness
 

@@ -26,7 +26,7 @@ import Worker
                 == 800)
     }
 
-    /// The completer records a group's members together (sql/018_groups_sent_whole.sql): each group sent
+    /// The completer records a group's members together (sql/functions/complete_deliveries.sql): each group sent
     /// whole is one completion, so one history row of all its members, however the answers were batched,
     /// even with a batch limit smaller than a group (a group begun in a batch is finished in it).
     @Test func eachGroupSentWholeIsRecordedInOneStatement() async throws {

@@ -198,7 +198,7 @@ struct LiveActivityDeliveryTests {
             try harness.expect(harness.update(partner, id, #"{"state":{"statusText":"update \#(step)"}}"#), [200])
         }
         #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'pending'", [id]) == 1)
-        // The fan-out's ids are time-ordered (herald_uuid_v7, sql/015_delivery_costs.sql), as the intake's are.
+        // The fan-out's ids are time-ordered (herald_uuid_v7, sql/functions/uuid_v7.sql), as the intake's are.
         let rowIDs = try harness.db.connection.query("SELECT id FROM deliveries WHERE activity_id = $1::uuid", [id]).rows
             .map { try $0.uuid(0) }
         #expect(rowIDs.count == 2 && rowIDs.allSatisfy { UUIDv7.timestamp(of: $0) != nil })

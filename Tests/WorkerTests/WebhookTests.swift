@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import Worker
 
-/// Delivery webhooks end to end (docs/api.md): events written by the triggers of sql/020_webhooks.sql when a
+/// Delivery webhooks end to end: events written by the triggers of sql/functions/webhook_event.sql when a
 /// request completes, sent by the worker's WebhookSender to a local HTTPS receiver, signed, retried, given
 /// up, never sent twice by a drained worker.
 @Suite("Delivery webhooks", .requiresDatabase)
