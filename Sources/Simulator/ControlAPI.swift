@@ -103,16 +103,15 @@ struct ControlAPI: Sendable {
 
     private func fault(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
         // One segment, percent-decoded: an FCM topic target is `%2Ftopics%2Fname`.
-        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
+        guard let token = Self.token(inSegment: segment) else {
             return Self.error(400, "the path must be /sim/faults/{token}: one non-empty, percent-encoded segment")
         }
         switch request.method {
         case "PUT":
             let json: JSONValue
-            do {
-                json = try JSONParser.parse(request.body)
-            } catch {
-                return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
+            switch Self.parsedBody(request) {
+            case .success(let parsed): json = parsed
+            case .failure(let refusal): return refusal.response
             }
             do {
                 let fault = try SimulatorFault(json: json)
@@ -148,16 +147,15 @@ struct ControlAPI: Sendable {
 
     private func owner(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
         // One segment, percent-decoded (FCM tokens may hold ':'; a client may encode it).
-        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
+        guard let token = Self.token(inSegment: segment) else {
             return Self.error(400, "the path must be /sim/tokens/{token}: one non-empty, percent-encoded segment")
         }
         switch request.method {
         case "PUT":
             let json: JSONValue
-            do {
-                json = try JSONParser.parse(request.body)
-            } catch {
-                return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
+            switch Self.parsedBody(request) {
+            case .success(let parsed): json = parsed
+            case .failure(let refusal): return refusal.response
             }
             guard let members = json.objectMembers, members.count == 1, let (key, value) = members.first else {
                 return Self.error(400, Self.bindingBody)
@@ -207,6 +205,29 @@ struct ControlAPI: Sendable {
     static func json(_ value: JSONValue, status: Int = 200) -> HTTP2Response {
         HTTP2Response(status: status, headers: [HTTP2Header("content-type", "application/json")],
                       body: JSONWriter.bytes(value))
+    }
+
+    /// The token a `/sim/faults/{token}` or `/sim/tokens/{token}` path names: one non-empty segment, percent-decoded.
+    private static func token(inSegment segment: Substring) -> String? {
+        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
+            return nil
+        }
+        return token
+    }
+
+    /// A control request refused before it is acted on.
+    private struct Refusal: Error {
+        let response: HTTP2Response
+    }
+
+    /// The request's body as JSON, or the 400 that says where it stops being JSON.
+    private static func parsedBody(_ request: HTTP2ServerRequest) -> Result<JSONValue, Refusal> {
+        do {
+            return .success(try JSONParser.parse(request.body))
+        } catch {
+            let answer = Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
+            return .failure(Refusal(response: answer))
+        }
     }
 
     static func error(_ status: Int, _ message: String) -> HTTP2Response {
