@@ -65,7 +65,7 @@ let package = Package(
         // server sessions (the worker's APNs/FCM clients and the simulator share it).
         .target(name: "HTTP2", dependencies: ["CNghttp2", "COpenSSL", "CSystem", "HeraldCore"]),
         // Outbound HTTPS on libcurl's multi interface (icons, webhooks): one thread, https only, an address policy.
-        .target(name: "HTTPFetch", dependencies: ["CCurl", "ServiceSupport"]),
+        .target(name: "HTTPFetch", dependencies: ["CCurl", "ServiceSupport", "HeraldCore"]),
         // APNs: provider JWT, request headers, response classification, the client.
         .target(name: "APNs", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
         // FCM HTTP v1: service-account OAuth2, message building, error classification, the client.

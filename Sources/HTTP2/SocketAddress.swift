@@ -16,10 +16,7 @@ struct SocketAddress: Sendable, CustomStringConvertible {
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            withUnsafeBytes(of: v4) { source in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
-            }
+            (storage, length) = Self.stored(v4)
             return
         }
         var v6 = sockaddr_in6()
@@ -27,13 +24,19 @@ struct SocketAddress: Sendable, CustomStringConvertible {
         if inet_pton(AF_INET6, bare, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = UInt16(truncatingIfNeeded: port).bigEndian
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            withUnsafeBytes(of: v6) { source in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
-            }
+            (storage, length) = Self.stored(v6)
             return
         }
         return nil
+    }
+
+    /// `address`, a `sockaddr_in` or `sockaddr_in6`, copied into a `sockaddr_storage`, with its length.
+    private static func stored<Address>(_ address: Address) -> (sockaddr_storage, socklen_t) {
+        var storage = sockaddr_storage()
+        withUnsafeBytes(of: address) { source in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
+        }
+        return (storage, socklen_t(MemoryLayout<Address>.size))
     }
 
     private init(_ address: UnsafePointer<sockaddr>, length: socklen_t) {

@@ -1,26 +1,19 @@
+import HeraldCore
+
 /// Why an icon could not be turned into PNGs. `code` is stable; `message` is safe to show the uploader: it names
 /// the rule that failed, never a decoder's own words (those can quote internals).
-public struct IconError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// Not a PNG, JPEG or SVG; one that does not decode or render; over the pixel limits; or one that took
-        /// longer than the time budget (422).
-        case invalidIcon = "invalid_icon"
-        /// More bytes than `IconLimits.maxInputBytes` (413).
-        case iconTooLarge = "icon_too_large"
-        /// No render slot came free within the time budget, or the process could not get a thread or memory for
-        /// the work (503: retry later).
-        case unavailable = "icon_unavailable"
-    }
+public typealias IconError = CodedError<IconErrorCode>
 
-    public let code: Code
-    public let message: String
-
-    init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code.rawValue): \(message)" }
+/// The stable codes of `IconError`.
+public enum IconErrorCode: String, FailureCode {
+    /// Not a PNG, JPEG or SVG; one that does not decode or render; over the pixel limits; or one that took
+    /// longer than the time budget (422).
+    case invalidIcon = "invalid_icon"
+    /// More bytes than `IconLimits.maxInputBytes` (413).
+    case iconTooLarge = "icon_too_large"
+    /// No render slot came free within the time budget, or the process could not get a thread or memory for
+    /// the work (503: retry later).
+    case unavailable = "icon_unavailable"
 }
 
 extension IconError {

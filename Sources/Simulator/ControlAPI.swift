@@ -103,28 +103,16 @@ struct ControlAPI: Sendable {
 
     private func fault(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
         // One segment, percent-decoded: an FCM topic target is `%2Ftopics%2Fname`.
-        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
-            return Self.error(400, "the path must be /sim/faults/{token}: one non-empty, percent-encoded segment")
-        }
-        switch request.method {
-        case "PUT":
-            let json: JSONValue
-            do {
-                json = try JSONParser.parse(request.body)
-            } catch {
-                return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
-            }
-            do {
+        Self.tokenResource(request, segment: segment, path: "/sim/faults/{token}") { token, json in
+            do throws(ControlError) {
                 let fault = try SimulatorFault(json: json)
                 faults.set(fault, token: token)
                 return Self.json(.object([("token", .string(token)), ("fault", fault.json)]))
             } catch {
                 return Self.error(400, error.message)
             }
-        case "DELETE":
-            return Self.json(.object([("cleared", .number(faults.remove(token: token) ? 1 : 0))]))
-        default:
-            return Self.error(405, "\(request.method) is not allowed on /sim/faults/{token} (PUT or DELETE)")
+        } delete: { token in
+            Self.json(.object([("cleared", .number(faults.remove(token: token) ? 1 : 0))]))
         }
     }
 
@@ -148,17 +136,7 @@ struct ControlAPI: Sendable {
 
     private func owner(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
         // One segment, percent-decoded (FCM tokens may hold ':'; a client may encode it).
-        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
-            return Self.error(400, "the path must be /sim/tokens/{token}: one non-empty, percent-encoded segment")
-        }
-        switch request.method {
-        case "PUT":
-            let json: JSONValue
-            do {
-                json = try JSONParser.parse(request.body)
-            } catch {
-                return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
-            }
+        Self.tokenResource(request, segment: segment, path: "/sim/tokens/{token}") { token, json in
             guard let members = json.objectMembers, members.count == 1, let (key, value) = members.first else {
                 return Self.error(400, Self.bindingBody)
             }
@@ -188,13 +166,11 @@ struct ControlAPI: Sendable {
             default:
                 return Self.error(400, "unknown member \"\(key)\": \(Self.bindingBody)")
             }
-        case "DELETE":
+        } delete: { token in
             // Either kind: a hex string can be an APNs token (compared in lower case) and an FCM one (exactly).
             var cleared = fcmProjects.remove(token: token) ? 1 : 0
             if Identifiers.isDeviceToken(token[...]), owners.remove(token: token) { cleared += 1 }
             return Self.json(.object([("cleared", .number(Double(cleared)))]))
-        default:
-            return Self.error(405, "\(request.method) is not allowed on /sim/tokens/{token} (PUT or DELETE)")
         }
     }
 
@@ -207,6 +183,31 @@ struct ControlAPI: Sendable {
     static func json(_ value: JSONValue, status: Int = 200) -> HTTP2Response {
         HTTP2Response(status: status, headers: [HTTP2Header("content-type", "application/json")],
                       body: JSONWriter.bytes(value))
+    }
+
+    /// A `/sim/<collection>/{token}` resource: the token is one non-empty path segment, percent-decoded; PUT
+    /// takes a JSON body, DELETE none, and any other method is 405.
+    private static func tokenResource(
+        _ request: HTTP2ServerRequest, segment: Substring, path: String,
+        put: (_ token: String, _ body: JSONValue) -> HTTP2Response, delete: (_ token: String) -> HTTP2Response
+    ) -> HTTP2Response {
+        guard !segment.contains("/"), let token = FormURLEncoded.decodePathSegment(segment), !token.isEmpty else {
+            return Self.error(400, "the path must be \(path): one non-empty, percent-encoded segment")
+        }
+        switch request.method {
+        case "PUT":
+            let json: JSONValue
+            do {
+                json = try JSONParser.parse(request.body)
+            } catch {
+                return Self.error(400, "the body is not JSON: \(error.message) at byte \(error.offset)")
+            }
+            return put(token, json)
+        case "DELETE":
+            return delete(token)
+        default:
+            return Self.error(405, "\(request.method) is not allowed on \(path) (PUT or DELETE)")
+        }
     }
 
     static func error(_ status: Int, _ message: String) -> HTTP2Response {

@@ -172,86 +172,82 @@ public final class WorkerMetrics: Sendable {
         return state.withLock { $0.counters[service]?[counter] ?? 0 }
     }
 
-    /// A label value as the exposition format needs it (the upstream's reason text is outside input).
+    /// A label value as the exposition format needs it, cut to 128 characters (the upstream's reason text is
+    /// outside input).
     static func labelValue(_ text: String) -> String {
-        var out = ""
-        for character in text.prefix(128) {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.append(character)
-            }
-        }
-        return out
+        PrometheusText.escaped(text.prefix(128))
     }
 
     /// The exposition text for `GET /metrics`, with each upstream's streams as its client reports them now
     /// (`DeliveryWorker.pipes`).
     public func render(pipes: [PushService: UpstreamPipe] = [:]) -> String {
         let snapshot = state.withLock { $0 }
-        var out = ""
-        out += "# HELP herald_worker_deliveries_total Deliveries by upstream and outcome (claimed counts claims).\n"
-        out += "# TYPE herald_worker_deliveries_total counter\n"
+        var out = PrometheusText()
+        out.family("herald_worker_deliveries_total", .counter,
+                   help: "Deliveries by upstream and outcome (claimed counts claims).")
         for service in PushService.allCases {
             for counter in Counter.allCases {
-                let value = snapshot.counters[service]?[counter] ?? 0
-                out += "herald_worker_deliveries_total{upstream=\"\(service.rawValue)\",outcome=\"\(counter.rawValue)\"} \(value)\n"
+                out.sample("herald_worker_deliveries_total",
+                           labels: "upstream=\"\(service.rawValue)\",outcome=\"\(counter.rawValue)\"",
+                           snapshot.counters[service]?[counter] ?? 0)
             }
         }
-        out += "# HELP herald_worker_deliveries_guarded_total Deliveries the host's guards per user stopped, by reason.\n"
-        out += "# TYPE herald_worker_deliveries_guarded_total counter\n"
+        out.family("herald_worker_deliveries_guarded_total", .counter,
+                   help: "Deliveries the host's guards per user stopped, by reason.")
         for reason in GuardReason.allCases {
-            out += "herald_worker_deliveries_guarded_total{reason=\"\(reason.rawValue)\"} \(snapshot.guarded[reason] ?? 0)\n"
+            out.sample("herald_worker_deliveries_guarded_total", labels: "reason=\"\(reason.rawValue)\"",
+                       snapshot.guarded[reason] ?? 0)
         }
-        out += "# HELP herald_worker_send_duration_seconds Time from handing a delivery to the upstream client to its answer.\n"
-        out += "# TYPE herald_worker_send_duration_seconds histogram\n"
+        out.family("herald_worker_send_duration_seconds", .histogram,
+                   help: "Time from handing a delivery to the upstream client to its answer.")
         for service in PushService.allCases {
             let histogram = snapshot.latency[service] ?? PrometheusHistogram(bounds: Self.latencyBuckets)
-            out += histogram.render("herald_worker_send_duration_seconds", labels: "upstream=\"\(service.rawValue)\"")
+            out.histogram("herald_worker_send_duration_seconds", labels: "upstream=\"\(service.rawValue)\"", histogram)
         }
-        out += "# HELP herald_worker_upstream_paused 1 while the upstream is paused: it refused Herald's credentials or configuration.\n"
-        out += "# TYPE herald_worker_upstream_paused gauge\n"
+        out.family("herald_worker_upstream_paused", .gauge,
+                   help: "1 while the upstream is paused: it refused Herald's credentials or configuration.")
         for service in PushService.allCases {
-            out += "herald_worker_upstream_paused{upstream=\"\(service.rawValue)\"} \(snapshot.paused[service] == nil ? 0 : 1)\n"
+            out.sample("herald_worker_upstream_paused", labels: "upstream=\"\(service.rawValue)\"",
+                       snapshot.paused[service] == nil ? 0 : 1)
         }
-        out += "# HELP herald_worker_upstream_pause_reason 1 for each paused upstream, labelled with why (the upstream's "
-            + "reason, or token_storm_<reason>).\n"
-        out += "# TYPE herald_worker_upstream_pause_reason gauge\n"
+        out.family("herald_worker_upstream_pause_reason", .gauge, help: "1 for each paused upstream, labelled with why "
+            + "(the upstream's reason, or token_storm_<reason>).")
         for (service, reason) in snapshot.paused.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            out += "herald_worker_upstream_pause_reason{upstream=\"\(service.rawValue)\",reason=\"\(Self.labelValue(reason))\"} 1\n"
+            out.sample("herald_worker_upstream_pause_reason",
+                       labels: "upstream=\"\(service.rawValue)\",reason=\"\(Self.labelValue(reason))\"", 1)
         }
-        out += "# HELP herald_worker_setup_faults_total Answers refusing Herald's credentials or configuration.\n"
-        out += "# TYPE herald_worker_setup_faults_total counter\n"
-        for service in PushService.allCases {
-            out += "herald_worker_setup_faults_total{upstream=\"\(service.rawValue)\"} \(snapshot.setupFaults[service] ?? 0)\n"
-        }
-        out += "# HELP herald_worker_token_suspects_total Tokens refused in words that may blame Herald's setup "
-            + "(held until the upstream accepts another token).\n"
-        out += "# TYPE herald_worker_token_suspects_total counter\n"
-        for service in PushService.allCases {
-            out += "herald_worker_token_suspects_total{upstream=\"\(service.rawValue)\"} \(snapshot.suspects[service] ?? 0)\n"
-        }
-        out += "# HELP herald_worker_webhooks_total Webhook attempts by outcome (retried: a retry is scheduled).\n"
-        out += "# TYPE herald_worker_webhooks_total counter\n"
-        for outcome in ["delivered", "retried", "failed"] {
-            out += "herald_worker_webhooks_total{outcome=\"\(outcome)\"} \(snapshot.webhooks[outcome] ?? 0)\n"
-        }
-        out += "# HELP herald_worker_webhook_duration_seconds Time from sending a webhook to its answer (or failure).\n"
-        out += "# TYPE herald_worker_webhook_duration_seconds histogram\n"
-        out += snapshot.webhookLatency.render("herald_worker_webhook_duration_seconds", labels: "")
-        out += "# HELP herald_worker_channel_calls_total Calls to APNs for broadcast channels, by kind and outcome "
-            + "(done, retry, refused: that change only, gone: the channel failed).\n"
-        out += "# TYPE herald_worker_channel_calls_total counter\n"
-        for kind in ["create", "broadcast", "delete"] {
-            for outcome in ["done", "retry", "refused", "gone"] {
-                let count = snapshot.channelCalls[kind + "\u{0}" + outcome] ?? 0
-                out += "herald_worker_channel_calls_total{kind=\"\(kind)\",outcome=\"\(outcome)\"} \(count)\n"
+        let perUpstream: [(String, String, [PushService: Int])] = [
+            ("herald_worker_setup_faults_total", "Answers refusing Herald's credentials or configuration.",
+             snapshot.setupFaults),
+            ("herald_worker_token_suspects_total", "Tokens refused in words that may blame Herald's setup "
+                + "(held until the upstream accepts another token).", snapshot.suspects),
+        ]
+        for (name, help, counts) in perUpstream {
+            out.family(name, .counter, help: help)
+            for service in PushService.allCases {
+                out.sample(name, labels: "upstream=\"\(service.rawValue)\"", counts[service] ?? 0)
             }
         }
-        out += "# HELP herald_worker_channel_call_duration_seconds Time from a channel call to APNs' answer.\n"
-        out += "# TYPE herald_worker_channel_call_duration_seconds histogram\n"
-        out += snapshot.channelLatency.render("herald_worker_channel_call_duration_seconds", labels: "")
+        out.family("herald_worker_webhooks_total", .counter,
+                   help: "Webhook attempts by outcome (retried: a retry is scheduled).")
+        for outcome in ["delivered", "retried", "failed"] {
+            out.sample("herald_worker_webhooks_total", labels: "outcome=\"\(outcome)\"",
+                       snapshot.webhooks[outcome] ?? 0)
+        }
+        out.family("herald_worker_webhook_duration_seconds", .histogram,
+                   help: "Time from sending a webhook to its answer (or failure).")
+        out.histogram("herald_worker_webhook_duration_seconds", snapshot.webhookLatency)
+        out.family("herald_worker_channel_calls_total", .counter, help: "Calls to APNs for broadcast channels, by kind "
+            + "and outcome (done, retry, refused: that change only, gone: the channel failed).")
+        for kind in ["create", "broadcast", "delete"] {
+            for outcome in ["done", "retry", "refused", "gone"] {
+                out.sample("herald_worker_channel_calls_total", labels: "kind=\"\(kind)\",outcome=\"\(outcome)\"",
+                           snapshot.channelCalls[kind + "\u{0}" + outcome] ?? 0)
+            }
+        }
+        out.family("herald_worker_channel_call_duration_seconds", .histogram,
+                   help: "Time from a channel call to APNs' answer.")
+        out.histogram("herald_worker_channel_call_duration_seconds", snapshot.channelLatency)
         // How full the round-trip pipe is: sends per second are at most the streams in flight over the upstream's
         // round trip. Deliveries queued while no stream is available: the streams are the bound; streams available
         // and none queued: the claims are.
@@ -264,29 +260,30 @@ public final class WorkerMetrics: Sendable {
              \.queued),
         ]
         for (name, help, field) in pipeGauges where !pipes.isEmpty {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            out.family(name, .gauge, help: help)
             for (service, pipe) in pipes.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                out += "\(name){upstream=\"\(service.rawValue)\"} \(pipe[keyPath: field])\n"
+                out.sample(name, labels: "upstream=\"\(service.rawValue)\"", pipe[keyPath: field])
             }
         }
-        let gauges: [(String, String, String)] = [
-            ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", "\(snapshot.inFlight)"),
+        let gauges: [(String, String, Int)] = [
+            ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", snapshot.inFlight),
             ("herald_worker_in_flight_limit", "The most deliveries this worker holds claimed and not yet recorded "
-                + "(HERALD_WORKER_MAX_IN_FLIGHT).", "\(snapshot.inFlightLimit)"),
-            ("herald_worker_webhooks_in_flight", "Webhook events this worker is sending.", "\(snapshot.webhooksInFlight)"),
+                + "(HERALD_WORKER_MAX_IN_FLIGHT).", snapshot.inFlightLimit),
+            ("herald_worker_webhooks_in_flight", "Webhook events this worker is sending.", snapshot.webhooksInFlight),
         ]
         for (name, help, value) in gauges {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
+            out.single(name, .gauge, help: help, value)
         }
         if !snapshot.lanes.isEmpty {
-            out += "# HELP herald_queue_due_deliveries Pending deliveries due now, by lane (counted up to "
-                + "\(QueueGaugeStore.countLimit) per lane; every HERALD_QUEUE_GAUGE_INTERVAL_MS).\n"
-            out += "# TYPE herald_queue_due_deliveries gauge\n"
-            for lane in snapshot.lanes { out += "herald_queue_due_deliveries{lane=\"\(lane.lane)\"} \(lane.due)\n" }
-            out += "# HELP herald_queue_oldest_due_seconds Age of the oldest due pending delivery, by lane.\n"
-            out += "# TYPE herald_queue_oldest_due_seconds gauge\n"
+            out.family("herald_queue_due_deliveries", .gauge, help: "Pending deliveries due now, by lane (counted up "
+                + "to \(QueueGaugeStore.countLimit) per lane; every HERALD_QUEUE_GAUGE_INTERVAL_MS).")
             for lane in snapshot.lanes {
-                out += "herald_queue_oldest_due_seconds{lane=\"\(lane.lane)\"} \(lane.oldestDueSeconds)\n"
+                out.sample("herald_queue_due_deliveries", labels: "lane=\"\(lane.lane)\"", lane.due)
+            }
+            out.family("herald_queue_oldest_due_seconds", .gauge,
+                       help: "Age of the oldest due pending delivery, by lane.")
+            for lane in snapshot.lanes {
+                out.sample("herald_queue_oldest_due_seconds", labels: "lane=\"\(lane.lane)\"", lane.oldestDueSeconds)
             }
         }
         let counters: [(String, String, Int)] = [
@@ -313,8 +310,8 @@ public final class WorkerMetrics: Sendable {
              snapshot.activityStartsUnconfirmed),
         ]
         for (name, help, value) in counters {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
+            out.single(name, .counter, help: help, value)
         }
-        return out
+        return out.text
     }
 }
