@@ -3,22 +3,31 @@ import HeraldCore
 import Postgres
 
 /// One line of `herald_resolve_lines` (sql/functions/resolve_lines.sql): an identifier (`e`, `w`) that matched,
-/// a user with its opt-out state (`u`), or a live device.
+/// a user with its opt-out state (`u`), or a live device. Each kind fills only its own columns (NULL elsewhere).
 struct ResolutionLine: QueryRow {
     let kind: String
-    let ident: String
-    let userID: String
-    let service: String
-    let environment: String
-    let optedOut: Bool
+    let ident: String?
+    let userID: String?
+    let service: String?
+    let environment: String?
+    let optedOut: Bool?
 
     init(row: PostgresRow) throws {
         kind = try row.string("kind")
-        ident = try row.string("ident")
-        userID = try row.string("user_id")
-        service = try row.string("service")
-        environment = try row.string("environment")
-        optedOut = try row.bool("opted_out")
+        ident = try row.optionalString("ident")
+        userID = try row.optionalString("user_id")
+        service = try row.optionalString("service")
+        environment = try row.optionalString("environment")
+        optedOut = try row.optionalBool("opted_out")
+    }
+
+    /// The column `value` of this line's kind, which must be set.
+    func required<Value>(_ value: Value?, _ column: String) throws -> Value {
+        guard let value else {
+            throw PostgresError(code: .decodingFailed,
+                                serverMessage: "a resolution line of kind \(kind) has no \(column)")
+        }
+        return value
     }
 }
 
@@ -32,13 +41,16 @@ extension RecipientResolution {
 
     mutating func add(_ line: ResolutionLine) throws {
         switch line.kind {
-        case "e": matchedEmails.insert(line.ident)
-        case "w": matchedWallets.insert(line.ident)
-        case "u": users.append(.init(id: line.userID, optedOut: line.optedOut))
+        case "e": matchedEmails.insert(try line.required(line.ident, "ident"))
+        case "w": matchedWallets.insert(try line.required(line.ident, "ident"))
+        case "u":
+            users.append(.init(id: try line.required(line.userID, "user_id"),
+                               optedOut: try line.required(line.optedOut, "opted_out")))
         default:
             devices.append(.init(
-                userID: line.userID, deviceID: line.ident, service: try Self.service(line.service),
-                environment: line.environment))
+                userID: try line.required(line.userID, "user_id"), deviceID: try line.required(line.ident, "ident"),
+                service: try Self.service(line.required(line.service, "service")),
+                environment: try line.required(line.environment, "environment")))
         }
     }
 
