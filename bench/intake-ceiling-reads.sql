@@ -1,11 +1,11 @@
 -- pgbench script for bench/intake: the three statements the intake runs per push BEFORE the
 -- write, exactly as PushHandler.push runs them: in ONE pipeline (one round trip, one implicit
 -- transaction, PushStore.admit), in this order:
---   1. the idempotency-key lookup (PushStore.idempotentResponseSQL; every benchmark request
+--   1. the idempotency-key lookup (Queries.PushRequests.idempotentResponse; every benchmark request
 --      carries an Idempotency-Key, and it finds nothing),
---   2. the recipient resolution (PushStore.resolveSQL: one line of herald_resolve_lines, whose query is
+--   2. the recipient resolution (Queries.PushRequests.resolve: one line of herald_resolve_lines, whose query is
 --      planned once per session),
---   3. the rate-limit reservation (PushStore.reserveRateSQL: herald_rate_reserve, which takes a
+--   3. the rate-limit reservation (Queries.PushRequests.reserveRate: herald_rate_reserve, which takes a
 --      per-partner advisory lock held until the pipeline commits, with synchronous_commit off).
 -- bench/intake appends bench/intake-ceiling.sql (without its \set lines) to this file to get
 -- the "all statements" mix: two round trips per push, as the intake makes.

@@ -49,20 +49,6 @@ def named_sql(file, name):
     return "\n".join(lines[start:end]).strip().rstrip(";")
 
 
-def swift_sql(name):
-    """A `static let NAME = \"\"\"...\"\"\"` string of DeliveryStore.swift, as Postgres receives it."""
-    source = (ROOT / "Sources/Store/DeliveryStore.swift").read_text()
-    block = re.search(r'static let %s = """\n(.*?)\n\s*"""' % name, source, re.S)
-    if block:
-        lines = block.group(1).split("\n")
-        indent = min(len(l) - len(l.lstrip()) for l in lines if l.strip())
-        text = "\n".join(l[indent:] for l in lines)
-        # A fragment interpolated from another of the file's strings (`\(leasedRowsSQL)`).
-        return re.sub(r"\\\((\w+)\)", lambda m: swift_sql(m.group(1)), text)
-    line = re.search(r'static let %s = "(.*)"' % name, source)
-    return line.group(1)
-
-
 class Ids:
     def __init__(self, seed):
         self.random = random.Random(seed)
@@ -135,14 +121,14 @@ def pieces(piece, n, ids):
             calls.append(intake_call(ids, 16, verb="EXECUTE push", notify="'herald_worker_bench'", lease=LEASE)[0])
     elif piece == "read":
         setup.append(REGISTER)
-        calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
+        calls.append(named_sql("worker_sessions", "claimSession") + ";\n")
         calls.append("PREPARE readleased (text, uuid[]) AS\n" + named_sql("deliveries", "readLeased") + ";\n")
         for _ in range(n):
             statement, (delivery,) = intake_call(ids, 1, notify="'herald_worker_bench'", lease=LEASE)
             setup.append(statement)
             calls.append(f"EXECUTE readleased ('bench-worker', ARRAY['{delivery}']::uuid[]);\n")
     elif piece == "claim":
-        calls.append(swift_sql("claimSessionSQL").replace("; ", ";\n\n") + ";\n")
+        calls.append(named_sql("worker_sessions", "claimSession") + ";\n")
         calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + named_sql("deliveries", "claimListed") + ";\n")
         for _ in range(n):
             statement, (delivery,) = intake_call(ids, 1)

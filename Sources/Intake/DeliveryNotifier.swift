@@ -134,7 +134,7 @@ final class DeliveryNotifier: @unchecked Sendable {
                 condition.unlock()
                 try store.notifyWorkers(on: connection, listener: listener?.pid)
             }
-            if channels { try connection.execute("NOTIFY \(ChannelSyncStore.notificationChannel)") }
+            if channels { try store.notifyChannelsChanged(on: connection) }
         }
     }
 

@@ -1,6 +1,7 @@
 import HTTPServer
 import HeraldCore
 import Postgres
+import Store
 
 /// `GET /healthz` (the process answers) and `GET /readyz` (it reaches the database), for load balancers and
 /// orchestrators; no credential.
@@ -17,7 +18,7 @@ struct ProbeHandler: Sendable {
     /// 503 `database_unavailable` when no pooled connection answers.
     func ready() throws -> HTTPResponse {
         do {
-            _ = try pool.withConnection { try $0.query("SELECT 1") }
+            try ReadinessProbe(pool: pool).check()
         } catch {
             throw HeraldError.databaseUnavailable
         }

@@ -306,9 +306,9 @@ public struct ActivityStore: Sendable {
                                 sessionSince: sessionSince, template: template)
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-            lookup: (Audience.sql.text, audience.bindings))
+            lookup: audience)
         return ActivityStartAdmission(
-            stored: admission.stored, audience: try admission.lookup?.first.map(ActivityAudience.init(row:)),
+            stored: admission.stored, audience: admission.lookup?.first,
             reservation: admission.reservation)
     }
 
@@ -317,9 +317,9 @@ public struct ActivityStore: Sendable {
         -> ActivityChangeAdmission {
         let find = Find(id: activityID, partnerID: partner.id)
         let admission = try PushStore.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-                                                lookup: (Find.sql.text, find.bindings))
+                                                lookup: find)
         return ActivityChangeAdmission(
-            stored: admission.stored, activity: try admission.lookup?.first.map(ActivityRecord.init(row:)),
+            stored: admission.stored, activity: admission.lookup?.first,
             reservation: admission.reservation)
     }
 

@@ -59,8 +59,8 @@ public struct BackfillStore: Sendable {
     /// The active partner of a mini-app, or why there is none.
     public func partner(miniAppID: String) throws -> BackfillPartner {
         try pool.withConnection { connection in
-            let rows = try connection.query(Self.partnerSQL, [miniAppID]).rows
-            if let active = try rows.map(PartnerStore.record).first(where: { $0.revokedAt == nil }) {
+            let rows = try connection.rows(Partners(miniAppID: miniAppID))
+            if let active = rows.first(where: { $0.revokedAt == nil }) {
                 return .active(active.profile)
             }
             return rows.isEmpty ? .unknown : .revoked
@@ -86,23 +86,25 @@ public struct BackfillStore: Sendable {
             walletLines += repeatElement(index + 1, count: entry.wallets.count)
         }
         let results = try pool.withConnection { connection in
-            try connection.pipeline([
-                (Self.takenKeysSQL, [lines.map(\.line), lines.map(\.partner.id), lines.map(\.key), run]),
-                (Self.resolveSQL, [tenants, miniApps, emailLines, emails, walletLines, wallets]),
+            try connection.pipeline(queries: [
+                TakenKeys(lines: lines.map(\.line), partnerIDs: lines.map(\.partner.id), keys: lines.map(\.key),
+                          run: run),
+                ResolveLines(tenants: tenants, miniApps: miniApps, emailLines: emailLines, emails: emails,
+                             walletLines: walletLines, wallets: wallets),
             ])
         }
         var taken: [Int: BackfillOutcome] = [:]
-        for row in results[0].rows {
-            taken[try row.int(0)] = try row.bool(1) ? .duplicateKey(firstLine: try row.int(2)) : .duplicate
+        for key in try TakenKeys.Row.rows(of: results[0]) {
+            taken[key.line] = key.thisRun ? .duplicateKey(firstLine: key.firstLine) : .duplicate
         }
         var resolutions: [Int: RecipientResolution] = [:]
         for entry in lines { resolutions[entry.line] = RecipientResolution() }
-        for row in results[1].rows {
-            let position = try row.int(0)
+        for numbered in try ResolveLines.Row.rows(of: results[1]) {
+            let position = numbered.line
             guard lines.indices.contains(position - 1) else {
                 throw PostgresError(code: .decodingFailed, serverMessage: "herald_resolve_lines named line \(position)")
             }
-            try resolutions[lines[position - 1].line]?.add(row, kindAt: 1)
+            try resolutions[lines[position - 1].line]?.add(numbered.resolution)
         }
         // The intake's order, so deliveries come out the same.
         for line in resolutions.keys { resolutions[line]!.sort() }
@@ -143,21 +145,25 @@ public struct BackfillStore: Sendable {
         let rows = try retryingDeadlocks {
             try pool.withConnection { connection in
                 try connection.transaction { connection in
-                    try connection.execute(Self.stageSQL)
+                    try connection.run(Stage())
                     try connection.copy(Self.copyLinesSQL, rows: lines)
                     if deliveries.count > 0 { try connection.copy(Self.copyDeliveriesSQL, rows: deliveries) }
                     if senders.count > 0 { try connection.copy(Self.copySendersSQL, rows: senders) }
-                    return try connection.query(Self.applySQL, [run]).rows
+                    return try connection.rows(Apply(run: run))
                 }
             }
         }
         var outcomes: [Int: BackfillOutcome] = [:]
         for row in rows {
-            let line = try row.int(0)
-            switch try row.string(1) {
-            case "accepted": outcomes[line] = .accepted
-            case "duplicate_key": outcomes[line] = .duplicateKey(firstLine: try row.int(2))
-            default: outcomes[line] = .duplicate
+            switch row.outcome {
+            case "accepted": outcomes[row.line] = .accepted
+            case "duplicate_key":
+                guard let firstLine = row.firstLine else {
+                    throw PostgresError(code: .decodingFailed,
+                                        serverMessage: "herald_backfill_apply named no first line")
+                }
+                outcomes[row.line] = .duplicateKey(firstLine: firstLine)
+            default: outcomes[row.line] = .duplicate
             }
         }
         return outcomes
@@ -198,17 +204,16 @@ public struct BackfillStore: Sendable {
             NullableTextArray(quietStarts), NullableTextArray(quietEnds),
         ]
         let rows = try retryingDeadlocks {
-            try pool.withConnection { try $0.query(Self.putUsersSQL, parameters).rows }
+            try pool.withConnection { try $0.rows(PutUsers(bindings: parameters)) }
         }
         var outcomes: [Int: (error: HeraldError?, devices: Int)] = [:]
         for row in rows {
-            let outcome = try row.string("outcome")
-            let error: HeraldError? = switch outcome {
+            let error: HeraldError? = switch row.outcome {
             case "ok": nil
             case "unknown_time_zone": UserGuards.unknownTimeZone()
             default: DirectoryStore.identifierTaken
             }
-            outcomes[try row.int("line")] = (error, try row.int("devices"))
+            outcomes[row.line] = (error, row.devices)
         }
         return outcomes
     }
@@ -234,48 +239,107 @@ struct NullableTextArray: PostgresEncodable {
     }
 }
 
-// The statements of the backfill, named so tests can EXPLAIN exactly what runs.
+// The statements of the backfill (Sources/Store/Queries/backfill.sql), but its COPYs, which cannot be prepared.
 extension BackfillStore {
-    /// $1 mini-app id: every partner row of it, active first.
-    public static let partnerSQL = """
-        SELECT \(PartnerStore.columns) FROM partners WHERE mini_app_id = $1 ORDER BY revoked_at NULLS FIRST
-        """
+    struct Partners: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.findByMiniApp
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [miniAppID] }
+    }
 
-    /// $1 lines, $2 partners, $3 keys, $4 this run: the lines whose (partner, key) is written,
-    /// whether by this run, and at which line.
-    public static let takenKeysSQL = """
-        SELECT i.line, b.run_id = $4, b.line FROM unnest($1::integer[], $2::uuid[], $3::text[]) AS i (line, partner_id, key)
-          JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key
-        """
+    struct TakenKeys: NamedQuery {
+        struct Row: QueryRow {
+            let line: Int
+            let thisRun: Bool
+            let firstLine: Int
 
-    /// $1 tenant and $2 mini-app of each line; $4 emails and $6 wallets, each naming its line (1-based) in $3 and $5
-    /// (sql/functions/resolve_lines.sql). Rows name the line by its position.
-    public static let resolveSQL = """
-        SELECT line, kind, ident, user_id, service, environment, opted_out
-          FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[])
-        """
+            init(row: PostgresRow) throws {
+                line = try row.int("line")
+                thisRun = try row.bool("this_run")
+                firstLine = try row.int("first_line")
+            }
+        }
+
+        static let sql = Queries.Backfill.takenKeys
+        let lines: [Int]
+        let partnerIDs: [UUID]
+        let keys: [String]
+        let run: UUID
+        var bindings: [(any PostgresEncodable)?] { [lines, partnerIDs, keys, run] }
+    }
+
+    struct ResolveLines: NamedQuery {
+        /// A resolution line and the line of the batch it belongs to (1-based).
+        struct Row: QueryRow {
+            let line: Int
+            let resolution: ResolutionLine
+
+            init(row: PostgresRow) throws {
+                line = try row.int("line")
+                resolution = try ResolutionLine(row: row)
+            }
+        }
+
+        static let sql = Queries.Backfill.resolveLines
+        let tenants: [String]
+        let miniApps: [String]
+        let emailLines: [Int]
+        let emails: [String]
+        let walletLines: [Int]
+        let wallets: [String]
+        var bindings: [(any PostgresEncodable)?] { [tenants, miniApps, emailLines, emails, walletLines, wallets] }
+    }
 
     /// The session's staging tables (sql/functions/backfill_stage.sql).
-    public static let stageSQL = "SELECT herald_backfill_stage()"
+    struct Stage: NamedQuery {
+        static let sql = Queries.Backfill.stage
+    }
 
-    public static let copyLinesSQL = """
+    struct Apply: NamedQuery {
+        struct Row: QueryRow {
+            let line: Int
+            let outcome: String
+            let firstLine: Int?
+
+            init(row: PostgresRow) throws {
+                line = try row.int("line")
+                outcome = try row.string("outcome")
+                firstLine = try row.optionalInt("first_line")
+            }
+        }
+
+        static let sql = Queries.Backfill.apply
+        let run: UUID
+        var bindings: [(any PostgresEncodable)?] { [run] }
+    }
+
+    /// Its 23 array parameters are built by `putUsers`.
+    struct PutUsers: NamedQuery {
+        struct Row: QueryRow {
+            let line: Int
+            let outcome: String
+            let devices: Int
+
+            init(row: PostgresRow) throws {
+                line = try row.int("line")
+                outcome = try row.string("outcome")
+                devices = try row.int("devices")
+            }
+        }
+
+        static let sql = Queries.Backfill.putUsers
+        let bindings: [(any PostgresEncodable)?]
+    }
+
+    static let copyLinesSQL = """
         COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
             data, send_at, ttl_seconds, recipients, suppressed, missing, deliveries) FROM STDIN
         """
 
-    public static let copyDeliveriesSQL = """
+    static let copyDeliveriesSQL = """
         COPY herald_backfill_deliveries (request_id, id, service, user_id, device_id, environment, payload) FROM STDIN
         """
 
-    public static let copySendersSQL = "COPY herald_backfill_senders (request_id, user_id) FROM STDIN"
-
-    /// $1 run: writes the staged batch, one row per line (line, outcome, first line of a repeated key).
-    public static let applySQL = "SELECT line, outcome, first_line FROM herald_backfill_apply($1)"
-
-    public static let putUsersSQL = """
-        SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[], $2::text[], $3::text[],
-            $4::integer[], $5::integer[], $6::text[], $7::integer[], $8::integer[], $9::text[], $10::integer[],
-            $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-            $19::text[], $20::boolean[], $21::text[], $22::time[], $23::time[])
-        """
+    static let copySendersSQL = "COPY herald_backfill_senders (request_id, user_id) FROM STDIN"
 }

@@ -162,8 +162,8 @@ public struct ChannelStore: Sendable {
         -> (stored: IdempotentResponse?, channel: ChannelRecord?, reservation: RateReservation) {
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-            lookup: channelID.map { (Queries.Channels.find.text, Find(id: $0, partnerID: partner.id).bindings) })
-        return (stored: admission.stored, channel: try admission.lookup?.first.map(ChannelRecord.init(row:)),
+            lookup: channelID.map { Find(id: $0, partnerID: partner.id) })
+        return (stored: admission.stored, channel: admission.lookup?.first,
                 reservation: admission.reservation)
     }
 

@@ -280,8 +280,8 @@ public struct DeliveryStore: Sendable {
                                                 statementTimeout: statementTimeout,
                                                 preparedStatements: preparedStatements)
         return DatabaseSession(url: url, options: options) { connection in
-            if connection.preparedStatements { try connection.execute("SET synchronous_commit TO off; SET jit TO off") }
-            if connection.preparedStatements, claims { try connection.execute(claimSessionSQL) }
+            if connection.preparedStatements { try connection.run(SessionSettings()) }
+            if connection.preparedStatements, claims { try connection.run(ClaimSession()) }
             if listen {
                 try connection.execute("LISTEN \(notificationChannel); LISTEN \(ChannelSyncStore.notificationChannel)")
             }
@@ -308,18 +308,21 @@ public struct DeliveryStore: Sendable {
     ///
     /// The commit does not wait for the disk: listeners hear of a NOTIFY once its commit returns, and a durable
     /// commit would put a flush (a tenth of a millisecond, at times ten) in every push's path to its worker. A
-    /// notification lost in a crash costs nothing (the workers poll). SET LOCAL keeps it to this transaction
-    /// (a transaction pooler hands the connection to others).
+    /// notification lost in a crash costs nothing (the workers poll). One statement, its own transaction, whose
+    /// setting is local to it (a transaction pooler hands the connection to others).
     public func notifyWorkers(on connection: PostgresConnection, listener: Int32? = nil) throws {
-        let payload = WakeUpMessage.due.encode()
-        try connection.execute(
-            "BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY \(Self.channel(listener)), '\(payload)'; COMMIT")
+        try connection.run(NotifyWithoutFlush(channel: Self.channel(listener), payload: WakeUpMessage.due.encode()))
     }
 
     /// Wakes every worker (`WakeUpMessage.due` on the shared channel) at the commit of `connection`'s transaction:
     /// a write that made rows due again (a replay, a resumed partner).
     public static func notifyDue(on connection: PostgresConnection) throws {
         try connection.run(Notify(channel: notificationChannel, payload: WakeUpMessage.due.encode()))
+    }
+
+    /// Tells the workers that a broadcast channel changed (the shared channel of `ChannelSyncStore`, no payload).
+    public func notifyChannelsChanged(on connection: PostgresConnection) throws {
+        try connection.run(Notify(channel: ChannelSyncStore.notificationChannel, payload: ""))
     }
 
     /// The deliveries channel of the one worker whose listener connection is served by server process `pid`.
@@ -337,7 +340,7 @@ public struct DeliveryStore: Sendable {
         throws -> Int32
     {
         let pid = try serverPID(on: connection)
-        if let worker { try connection.query(Self.registerListenerSQL, [worker, leaseSeconds]) }
+        if let worker { try connection.run(RegisterListener(worker: worker, leaseSeconds: leaseSeconds)) }
         try connection.execute("LISTEN \(Self.workerChannel(pid))")
         return pid
     }
@@ -345,7 +348,7 @@ public struct DeliveryStore: Sendable {
     /// Withdraws `worker`'s registrations (a draining worker): from the next intake transaction on, no row is leased to
     /// it (herald_intake_push checks the registration it leases under).
     public func unregisterListeners(on connection: PostgresConnection, worker: String) throws {
-        try connection.query(Self.unregisterListenersSQL, [worker])
+        try connection.run(UnregisterListeners(worker: worker))
     }
 
     /// Returns to pending the rows still leased to `worker` but for `keeping` (ids of outbox rows, ClaimedDelivery.leaseID),
@@ -359,7 +362,10 @@ public struct DeliveryStore: Sendable {
     /// The server process serving `connection`, as pg_stat_activity and a NOTIFY payload name it. Asked of the
     /// server: behind a proxy the process id libpq was told at connect (`PQbackendPID`) is the proxy's.
     public func serverPID(on connection: PostgresConnection) throws -> Int32 {
-        Int32(try connection.query(Self.serverPIDSQL).first!.int(0))
+        guard let row = try connection.row(ServerPID()) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "pg_backend_pid returned no row")
+        }
+        return row.pid
     }
 
     /// The server processes of the workers' listener connections a NOTIFY may name now, in order. A worker
@@ -371,14 +377,12 @@ public struct DeliveryStore: Sendable {
 
     /// `listenerPIDs` with the lease each registered.
     public func listeners(on connection: PostgresConnection) throws -> [WorkerListener] {
-        let rows = try connection.query(Self.listenersSQL, [Self.listenerName + "%"]).rows.map { row in
-            let worker = row.optionalString(2)
-            let pid = Int32(try row.int(0))
-            let lease = try row.optionalInt(3).flatMap { seconds in
-                worker.map { DeliveryLease(worker: $0, seconds: seconds, listener: pid) }
+        let rows = try connection.rows(Listeners(applicationNamePrefix: Self.listenerName + "%")).map { row in
+            let lease = row.leaseSeconds.flatMap { seconds in
+                row.workerID.map { DeliveryLease(worker: $0, seconds: seconds, listener: row.pid) }
             }
-            return (listener: WorkerListener(pid: pid, lease: lease),
-                    services: Self.services(ofListener: try row.string(1)))
+            return (listener: WorkerListener(pid: row.pid, lease: lease),
+                    services: Self.services(ofListener: row.applicationName))
         }
         return Self.namable(rows)
     }
@@ -451,36 +455,68 @@ public struct DeliveryStore: Sendable {
         }
         return rows
     }
+}
 
-    // MARK: - SQL
+// The statements of the worker's sessions and listeners (Sources/Store/Queries/worker_sessions.sql).
+extension DeliveryStore {
+    struct SessionSettings: NamedQuery {
+        static let sql = Queries.WorkerSessions.sessionSettings
+    }
 
-    static let serverPIDSQL = "SELECT pg_backend_pid()"
-
-    /// $1 channel, $2 payload.
     /// The claimer session's planner settings (`workerSession`, `claims`): herald_claim_deliveries' SET clauses.
-    public static let claimSessionSQL = "SET plan_cache_mode TO force_generic_plan; SET enable_seqscan TO off"
+    struct ClaimSession: NamedQuery {
+        static let sql = Queries.WorkerSessions.claimSession
+    }
 
-    static let listenersSQL = """
-        SELECT a.pid, a.application_name, l.worker_id, l.lease_seconds
-          FROM pg_stat_activity a
-          LEFT JOIN worker_listeners l ON l.pid = a.pid
-         WHERE a.datname = current_database() AND a.application_name LIKE $1 ORDER BY a.pid
-        """
+    struct ServerPID: NamedQuery {
+        struct Row: QueryRow {
+            let pid: Int32
+            init(row: PostgresRow) throws { pid = Int32(try row.int("pid")) }
+        }
 
-    /// $1 worker, $2 lease seconds. The listener connection's own row, and none for the worker's other listeners nor
-    /// for server processes that are gone.
-    static let registerListenerSQL = """
-        WITH gone AS (
-            DELETE FROM worker_listeners l
-             WHERE (l.worker_id = $1 AND l.pid <> pg_backend_pid())
-                OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid)
-        )
-        INSERT INTO worker_listeners (pid, worker_id, lease_seconds) VALUES (pg_backend_pid(), $1, $2)
-        ON CONFLICT (pid) DO UPDATE
-           SET worker_id = EXCLUDED.worker_id, lease_seconds = EXCLUDED.lease_seconds, registered_at = now()
-        """
+        static let sql = Queries.WorkerSessions.serverPID
+    }
 
-    static let unregisterListenersSQL = "DELETE FROM worker_listeners WHERE worker_id = $1"
+    struct Listeners: NamedQuery {
+        struct Row: QueryRow {
+            let pid: Int32
+            let applicationName: String
+            let workerID: String?
+            let leaseSeconds: Int?
+
+            init(row: PostgresRow) throws {
+                pid = Int32(try row.int("pid"))
+                applicationName = try row.string("application_name")
+                workerID = try row.optionalString("worker_id")
+                leaseSeconds = try row.optionalInt("lease_seconds")
+            }
+        }
+
+        static let sql = Queries.WorkerSessions.listeners
+        let applicationNamePrefix: String
+        var bindings: [(any PostgresEncodable)?] { [applicationNamePrefix] }
+    }
+
+    struct RegisterListener: NamedQuery {
+        static let sql = Queries.WorkerSessions.registerListener
+        let worker: String
+        let leaseSeconds: Int
+        var bindings: [(any PostgresEncodable)?] { [worker, leaseSeconds] }
+    }
+
+    struct UnregisterListeners: NamedQuery {
+        static let sql = Queries.WorkerSessions.unregisterListeners
+        let worker: String
+        var bindings: [(any PostgresEncodable)?] { [worker] }
+    }
+}
+
+/// A notification on `channel` in a transaction of its own whose commit does not wait for the disk.
+struct NotifyWithoutFlush: NamedQuery {
+    static let sql = Queries.Notifications.notifyWithoutFlush
+    let channel: String
+    let payload: String
+    var bindings: [(any PostgresEncodable)?] { [channel, payload] }
 }
 
 /// A notification sent when the transaction commits (`pg_notify`).

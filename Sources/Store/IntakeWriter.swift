@@ -183,23 +183,16 @@ public final class IntakeWriter: @unchecked Sendable {
         let parameters = Self.parameters(pushes, notify: notify?())
         // One transaction: a batch that lost a deadlock to a push of the two-round-trip path with
         // the same key (or rows) is sent again, rather than failing every push in it.
-        let result = try retryingDeadlocks { try pool.withConnection { try $0.query(Self.pushSQL, parameters) } }
+        let answers = try retryingDeadlocks {
+            try pool.withConnection { try $0.rows(WriteBatch(bindings: parameters)) }
+        }
         var outcomes = [IntakePushOutcome?](repeating: nil, count: pushes.count)
-        for row in result.rows {
-            let index = try row.int(0) - 1
-            switch try row.string(1) {
-            case "accepted":
-                outcomes[index] = .accepted(response: try row.string(3), deliveries: try row.int(10))
-            case "replay":
-                outcomes[index] = .replay(IdempotentResponse(bodyHash: try row.string(2), response: try row.string(3),
-                                                             status: try row.int(4)))
-            case "limited":
-                outcomes[index] = .limited(RateReservation(
-                    admitted: false, minuteCount: try row.int(5), minuteOldest: try row.optionalInt(6),
-                    dayCount: try row.int(7), dayOldest: try row.optionalInt(8), nowSeconds: try row.int(9)))
-            default:
-                outcomes[index] = .render(resolved: try Self.resolved(row.optionalString("r_resolved")))
+        for answer in answers {
+            guard outcomes.indices.contains(answer.item - 1) else {
+                throw PostgresError(code: .decodingFailed,
+                                    serverMessage: "herald_intake_push named push \(answer.item)")
             }
+            outcomes[answer.item - 1] = answer.outcome
         }
         return try outcomes.map { outcome in
             guard let outcome else {
@@ -255,15 +248,72 @@ public final class IntakeWriter: @unchecked Sendable {
                 f[23], notify?.channel, notify?.lease?.worker, notify?.lease?.seconds,
                 notify?.lease.map { Int($0.listener) }, f[24]]
     }
+}
 
-    /// The batch's statement (sql/functions/intake_push.sql); its parameters are `parameters(_:)`.
-    public static let pushSQL = """
-        SELECT * FROM herald_intake_push($1::uuid[], $2::int[], $3::int[], $4::text[], $5::text[],
-            $6::timestamptz[], $7::text[], $8::text[], $9::uuid[], $10::timestamptz[], $11::text[], $12::text[],
-            $13::text[], $14::text[], $15::timestamptz[], $16::int[], $17::int[], $18::text[], $19::text[],
-            $20::int[], $21::text[], $22::text[], $23::int[], $24::uuid[], $25::text[], $26::text[], $27::text[],
-            $28::text, $29::text, $30::integer, $31::integer, $32::text[])
-        """
+extension IntakeWriter {
+    /// A batch's call of `herald_intake_push`; its bindings are `parameters(_:notify:)`.
+    struct WriteBatch: NamedQuery {
+        typealias Row = Answer
+        static let sql = Queries.IntakePushes.write
+        let bindings: [(any PostgresEncodable)?]
+    }
+
+    /// One row of `herald_intake_push`: the push it answers (1-based) and what was decided for it.
+    struct Answer: QueryRow {
+        let item: Int
+        let outcome: IntakePushOutcome
+
+        init(row: PostgresRow) throws {
+            try self.init(row: row, columns: Columns(position: row.column))
+        }
+
+        /// The columns' positions found by name once for the result, not for every row (the intake's hot path).
+        static func rows(of result: PostgresResult) throws -> [Answer] {
+            guard !result.rows.isEmpty else { return [] }
+            let columns = try Columns(position: result.column)
+            return try result.rows.map { try Answer(row: $0, columns: columns) }
+        }
+
+        private init(row: PostgresRow, columns c: Columns) throws {
+            item = try row.int(c.item)
+            switch try row.string(c.outcome) {
+            case "accepted":
+                outcome = .accepted(response: try row.string(c.response), deliveries: try row.int(c.deliveries))
+            case "replay":
+                outcome = .replay(IdempotentResponse(
+                    bodyHash: try row.string(c.bodyHash), response: try row.string(c.response),
+                    status: try row.int(c.status)))
+            case "limited":
+                outcome = .limited(RateReservation(
+                    admitted: false, minuteCount: try row.int(c.minuteCount),
+                    minuteOldest: try row.optionalInt(c.minuteOldest), dayCount: try row.int(c.dayCount),
+                    dayOldest: try row.optionalInt(c.dayOldest), nowSeconds: try row.int(c.nowSeconds)))
+            default:
+                outcome = .render(resolved: try IntakeWriter.resolved(row.optionalString(c.resolved)))
+            }
+        }
+
+        /// Where the answer's columns stand in its result, found by their names.
+        private struct Columns {
+            let item, outcome, bodyHash, response, status, minuteCount, minuteOldest, dayCount, dayOldest, nowSeconds,
+                deliveries, resolved: Int
+
+            init(position: (String) throws -> Int) throws {
+                item = try position("r_item")
+                outcome = try position("r_outcome")
+                bodyHash = try position("r_body_hash")
+                response = try position("r_response")
+                status = try position("r_status")
+                minuteCount = try position("r_minute_count")
+                minuteOldest = try position("r_minute_oldest")
+                dayCount = try position("r_day_count")
+                dayOldest = try position("r_day_oldest")
+                nowSeconds = try position("r_now_seconds")
+                deliveries = try position("r_deliveries")
+                resolved = try position("r_resolved")
+            }
+        }
+    }
 }
 
 /// One push's array elements, encoded once on the thread that submits it: each field quoted

@@ -2,25 +2,55 @@ import Foundation
 import HeraldCore
 import Postgres
 
+/// One line of `herald_resolve_lines` (sql/functions/resolve_lines.sql): an identifier (`e`, `w`) that matched,
+/// a user with its opt-out state (`u`), or a live device. Each kind fills only its own columns (NULL elsewhere).
+struct ResolutionLine: QueryRow {
+    let kind: String
+    let ident: String?
+    let userID: String?
+    let service: String?
+    let environment: String?
+    let optedOut: Bool?
+
+    init(row: PostgresRow) throws {
+        kind = try row.string("kind")
+        ident = try row.optionalString("ident")
+        userID = try row.optionalString("user_id")
+        service = try row.optionalString("service")
+        environment = try row.optionalString("environment")
+        optedOut = try row.optionalBool("opted_out")
+    }
+
+    /// The column `value` of this line's kind, which must be set.
+    func required<Value>(_ value: Value?, _ column: String) throws -> Value {
+        guard let value else {
+            throw PostgresError(code: .decodingFailed,
+                                serverMessage: "a resolution line of kind \(kind) has no \(column)")
+        }
+        return value
+    }
+}
+
 extension RecipientResolution {
-    /// From the rows of `PushStore.resolveSQL`, in a stable order.
-    init(rows: [PostgresRow]) throws {
+    /// From the lines of `PushStore.Resolve`, in a stable order.
+    init(lines: [ResolutionLine]) throws {
         self.init()
-        for row in rows { try add(row, kindAt: 0) }
+        for line in lines { try add(line) }
         sort()
     }
 
-    /// One row of `herald_resolve_lines` (sql/functions/resolve_lines.sql) whose kind is column `first`, the
-    /// identifier, user, service, environment and opt-out the columns after it.
-    mutating func add(_ row: PostgresRow, kindAt first: Int) throws {
-        switch try row.string(first) {
-        case "e": matchedEmails.insert(try row.string(first + 1))
-        case "w": matchedWallets.insert(try row.string(first + 1))
-        case "u": users.append(.init(id: try row.string(first + 2), optedOut: try row.bool(first + 5)))
+    mutating func add(_ line: ResolutionLine) throws {
+        switch line.kind {
+        case "e": matchedEmails.insert(try line.required(line.ident, "ident"))
+        case "w": matchedWallets.insert(try line.required(line.ident, "ident"))
+        case "u":
+            users.append(.init(id: try line.required(line.userID, "user_id"),
+                               optedOut: try line.required(line.optedOut, "opted_out")))
         default:
             devices.append(.init(
-                userID: try row.string(first + 2), deviceID: try row.string(first + 1),
-                service: try Self.service(row.string(first + 3)), environment: try row.string(first + 4)))
+                userID: try line.required(line.userID, "user_id"), deviceID: try line.required(line.ident, "ident"),
+                service: try Self.service(line.required(line.service, "service")),
+                environment: try line.required(line.environment, "environment")))
         }
     }
 
@@ -112,9 +142,10 @@ public struct PushStore: Sendable {
         // writer over the same key or partner is retried, not answered 500.
         let admission = try retryingDeadlocks {
             try Self.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-                               lookup: (Self.resolveSQL, [partner.tenantID, emails, wallets, partner.miniAppID]))
+                               lookup: Resolve(tenantID: partner.tenantID, emails: emails, wallets: wallets,
+                                               miniAppID: partner.miniAppID))
         }
-        return PushAdmission(stored: admission.stored, resolution: try RecipientResolution(rows: admission.lookup!.rows),
+        return PushAdmission(stored: admission.stored, resolution: try RecipientResolution(lines: admission.lookup!),
                              reservation: admission.reservation)
     }
 
@@ -122,34 +153,28 @@ public struct PushStore: Sendable {
     /// Idempotency-Key if any, the rows of `lookup` (what the write needs: recipients, an audience, the record it
     /// changes), and a rate-limit reservation. The reservation goes last, so its per-partner lock is held only
     /// until the pipeline's commit. A caller that finds a stored response refunds the reservation.
-    public static func admission(on pool: PostgresPool, partner: PartnerProfile, idempotencyKey: String?, now: Date,
-                                 lookup: (sql: String, parameters: [(any PostgresEncodable)?])?) throws
-        -> (stored: IdempotentResponse?, lookup: PostgresResult?, reservation: RateReservation) {
-        var statements: [(sql: String, parameters: [(any PostgresEncodable)?])] = []
+    public static func admission<Lookup: NamedQuery>(on pool: PostgresPool, partner: PartnerProfile,
+                                                     idempotencyKey: String?, now: Date, lookup: Lookup?) throws
+        -> (stored: IdempotentResponse?, lookup: [Lookup.Row]?, reservation: RateReservation) {
+        var queries: [any NamedQuery] = []
         if let idempotencyKey {
-            statements.append((idempotentResponseSQL, [partner.id, idempotencyKey, now]))
+            queries.append(FindIdempotentResponse(partnerID: partner.id, key: idempotencyKey, now: now))
         }
-        if let lookup { statements.append(lookup) }
-        statements.append((reserveRateSQL, [partner.id, partner.rateLimitPerMinute, partner.rateLimitPerDay]))
-        let results = try pool.withConnection { try $0.pipeline(statements) }
-        return (stored: try idempotencyKey == nil ? nil : results[0].first.map(idempotentResponse),
-                lookup: lookup == nil ? nil : results[results.count - 2],
-                reservation: try reservation(results[results.count - 1].first!))
-    }
-
-    static func reservation(_ row: PostgresRow) throws -> RateReservation {
-        RateReservation(
-            admitted: try row.bool(0), minuteCount: try row.int(1), minuteOldest: try row.optionalInt(2),
-            dayCount: try row.int(3), dayOldest: try row.optionalInt(4), nowSeconds: try row.int(5))
-    }
-
-    static func idempotentResponse(_ row: PostgresRow) throws -> IdempotentResponse {
-        IdempotentResponse(bodyHash: try row.string(0), response: try row.string(1), status: try row.int(2))
+        if let lookup { queries.append(lookup) }
+        queries.append(ReserveRate(partnerID: partner.id, perMinute: partner.rateLimitPerMinute,
+                                   perDay: partner.rateLimitPerDay))
+        let results = try pool.withConnection { try $0.pipeline(queries: queries) }
+        guard let reserved = results[results.count - 1].first else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "herald_rate_reserve returned no row")
+        }
+        return (stored: try idempotencyKey == nil ? nil : results[0].first.map(IdempotentResponse.init(row:)),
+                lookup: try lookup == nil ? nil : Lookup.Row.rows(of: results[results.count - 2]),
+                reservation: try RateReservation(row: reserved))
     }
 
     public func refundRate(partnerID: UUID, seconds: Int) throws {
         try pool.withConnection { connection in
-            try connection.query("SELECT herald_rate_refund($1, $2)", [partnerID, seconds])
+            try connection.run(RefundRate(partnerID: partnerID, seconds: seconds))
         }
     }
 
@@ -157,7 +182,7 @@ public struct PushStore: Sendable {
     /// clock, the same one that stamped the key, so the window does not shift with clock skew.
     public func idempotentResponse(partnerID: UUID, key: String, now: Date) throws -> IdempotentResponse? {
         try pool.withConnection { connection in
-            try connection.query(Self.idempotentResponseSQL, [partnerID, key, now]).first.map(Self.idempotentResponse)
+            try connection.row(FindIdempotentResponse(partnerID: partnerID, key: key, now: now))
         }
     }
 
@@ -167,18 +192,10 @@ public struct PushStore: Sendable {
     /// resolution found (`PushPreparation.prepare`).
     public func enqueue(_ write: OutboxWrite) throws -> Bool {
         guard let resolved = write.resolved else { throw HeraldError.internalError }
-        let d = write.deliveries
         let row = try retryingDeadlocks { try pool.withConnection { connection in
-            try connection.query(
-                Self.enqueueSQL,
-                [write.partnerID, write.idempotencyKey, write.bodyHash, write.requestID, resolved.response,
-                 write.createdAt, write.miniAppID, write.title, write.body, write.deepLink, write.dataJSON,
-                 write.sendAt, write.ttlSeconds, write.lane, resolved.recipients, resolved.suppressed,
-                 resolved.missingJSON, resolved.senderUserIDs, d.map(\.id), d.map(\.service.rawValue),
-                 d.map(\.userID), d.map(\.deviceID), d.map(\.environment), d.map(\.payload),
-                 write.interruptionLevel?.rawValue]).first!
+            try connection.row(Enqueue(write: write, resolved: resolved))!
         } }
-        return try row.int(0) == 1
+        return row.written == 1
     }
 
     /// A request by id, created within the millisecond of `createdAt` (an id's own time, `UUIDv7`, is
@@ -191,7 +208,7 @@ public struct PushStore: Sendable {
         let from = Date(timeIntervalSince1970: Double(millis) / 1000)
         let to = Date(timeIntervalSince1970: Double(millis + 1) / 1000)
         return try pool.withConnection { connection in
-            try connection.query(Self.findSQL, [requestID, from, to]).first.map(Self.summary)
+            try connection.row(Find(requestID: requestID, from: from, to: to))
         }
     }
 
@@ -203,16 +220,101 @@ public struct PushStore: Sendable {
         let created = requests.map(\.createdAt)
         return try pool.withConnection { connection in
             var result: [UUID: PushRequestSummary] = [:]
-            for row in try connection.query(Self.summariesSQL, [ids, created]).rows {
-                let summary = try Self.summary(row)
-                result[summary.id] = summary
-            }
+            for summary in try connection.rows(Summaries(ids: ids, createdAt: created)) { result[summary.id] = summary }
             return result
         }
     }
 
-    private static func summary(_ row: PostgresRow) throws -> PushRequestSummary {
-        PushRequestSummary(
+}
+
+extension PushStore {
+    struct Resolve: NamedQuery {
+        typealias Row = ResolutionLine
+        static let sql = Queries.PushRequests.resolve
+        let tenantID: String
+        let emails: [String]
+        let wallets: [String]
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [tenantID, emails, wallets, miniAppID] }
+    }
+
+    struct ReserveRate: NamedQuery {
+        typealias Row = RateReservation
+        static let sql = Queries.PushRequests.reserveRate
+        let partnerID: UUID
+        let perMinute: Int
+        let perDay: Int
+        var bindings: [(any PostgresEncodable)?] { [partnerID, perMinute, perDay] }
+    }
+
+    struct RefundRate: NamedQuery {
+        static let sql = Queries.PushRequests.refundRate
+        let partnerID: UUID
+        let seconds: Int
+        var bindings: [(any PostgresEncodable)?] { [partnerID, seconds] }
+    }
+
+    struct FindIdempotentResponse: NamedQuery {
+        typealias Row = IdempotentResponse
+        static let sql = Queries.PushRequests.idempotentResponse
+        let partnerID: UUID
+        let key: String
+        let now: Date
+        var bindings: [(any PostgresEncodable)?] { [partnerID, key, now] }
+    }
+
+    struct Enqueue: NamedQuery {
+        struct Row: QueryRow {
+            let written: Int
+            init(row: PostgresRow) throws { written = try row.int("written") }
+        }
+
+        static let sql = Queries.PushRequests.enqueue
+        let write: OutboxWrite
+        let resolved: OutboxWrite.Resolved
+        var bindings: [(any PostgresEncodable)?] {
+            let d = write.deliveries
+            return [write.partnerID, write.idempotencyKey, write.bodyHash, write.requestID, resolved.response,
+                    write.createdAt, write.miniAppID, write.title, write.body, write.deepLink, write.dataJSON,
+                    write.sendAt, write.ttlSeconds, write.lane, resolved.recipients, resolved.suppressed,
+                    resolved.missingJSON, resolved.senderUserIDs, d.map(\.id), d.map(\.service.rawValue),
+                    d.map(\.userID), d.map(\.deviceID), d.map(\.environment), d.map(\.payload),
+                    write.interruptionLevel?.rawValue]
+        }
+    }
+
+    struct Find: NamedQuery {
+        typealias Row = PushRequestSummary
+        static let sql = Queries.PushRequests.find
+        let requestID: UUID
+        let from: Date
+        let to: Date
+        var bindings: [(any PostgresEncodable)?] { [requestID, from, to] }
+    }
+
+    struct Summaries: NamedQuery {
+        typealias Row = PushRequestSummary
+        static let sql = Queries.PushRequests.summaries
+        let ids: [UUID]
+        let createdAt: [Date]
+        var bindings: [(any PostgresEncodable)?] { [ids, createdAt] }
+    }
+
+    /// The request `request`'s rows held for their user's quiet hours, as an int8 expression: a count in the
+    /// partial index deliveries_held_request (sql/052_user_guards_visible.sql), which holds only held rows, so a
+    /// request with none costs one probe. A held row is always a single row: a group's held member is split off.
+    /// Sources/Store/Queries/push_requests.sql spells the same count (`summaryColumns`).
+    public static func heldSQL(_ request: String) -> String {
+        """
+        (SELECT count(*) FROM deliveries d
+                  WHERE d.request_id = \(request) AND d.last_error = 'quiet_hours' AND d.state = 'pending')
+        """
+    }
+}
+
+extension PushRequestSummary: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(
             id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), createdAt: try row.date("created_at"),
             recipients: try row.int("recipients"), deliveries: try row.int("deliveries"),
             suppressed: try row.int("suppressed"), suppressedDeliveries: try row.int("suppressed_deliveries"),
@@ -221,87 +323,19 @@ public struct PushStore: Sendable {
     }
 }
 
-// The statements of the push endpoint, named so tests can EXPLAIN exactly what runs.
-extension PushStore {
-    /// $1 tenant, $2 emails, $3 wallets, $4 mini-app: identifiers, users with opt-out state, and live devices, as
-    /// one line of the batch resolver (sql/functions/resolve_lines.sql, whose query Postgres inlines here).
-    public static let resolveSQL = """
-        SELECT kind, ident, user_id, service, environment, opted_out
-          FROM herald_resolve_lines(ARRAY[$1::text], ARRAY[$4::text], array_fill(1, ARRAY[cardinality($2::text[])]),
-                                    $2::text[], array_fill(1, ARRAY[cardinality($3::text[])]), $3::text[])
-        """
+extension RateReservation: QueryRow {
+    /// A row of `herald_rate_reserve` (sql/functions/rate_reserve.sql).
+    public init(row: PostgresRow) throws {
+        self.init(
+            admitted: try row.bool("admitted"), minuteCount: try row.int("minute_count"),
+            minuteOldest: try row.optionalInt("minute_oldest"), dayCount: try row.int("day_count"),
+            dayOldest: try row.optionalInt("day_oldest"), nowSeconds: try row.int("now_seconds"))
+    }
+}
 
-    /// $1 partner, $2 per minute, $3 per day: one reservation (sql/functions/rate_reserve.sql).
-    public static let reserveRateSQL = "SELECT * FROM herald_rate_reserve($1, $2, $3)"
-
-    /// $1 partner, $2 key, $3 now: the stored response of a key used in the 24 hours before now.
-    public static let idempotentResponseSQL = """
-        SELECT body_hash, response, status FROM idempotency_keys
-         WHERE partner_id = $1 AND key = $2 AND created_at > $3::timestamptz - interval '24 hours'
-        """
-
-    /// The whole accepted push in one statement; see `enqueue`. The deliveries by the outbox's one writer
-    /// (sql/functions/outbox_write.sql): 16 or more to one (service, environment) are written as group rows of at
-    /// most 50, of even sizes (sql/016_delivery_groups.sql); fewer, or a group of one, as single rows. It runs once
-    /// for the row of `go` (LATERAL), so nothing is written when the key is another request's.
-    public static let enqueueSQL = """
-        WITH idem AS (
-            INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
-            SELECT $1, $2, $3, $4, $5, $6 WHERE $2::text IS NOT NULL
-            ON CONFLICT (partner_id, key) DO UPDATE
-               SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
-                   response = EXCLUDED.response, created_at = EXCLUDED.created_at
-             WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
-            RETURNING 1
-        ), go AS (
-            SELECT $14::integer AS lane WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM idem)
-        ), audit AS (
-            INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
-                deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed,
-                missing)
-            SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13,
-                   herald_push_expiry(coalesce($12::timestamptz, $6::timestamptz), $13::integer), go.lane, $15,
-                   cardinality($19::uuid[]), $16, $17::jsonb
-              FROM go
-            RETURNING 1
-        ), senders AS (
-            INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
-            SELECT u, $7, $6 FROM go, unnest($18::text[]) AS u
-            ON CONFLICT DO NOTHING
-        ), outbox AS (
-            SELECT w.r_id
-              FROM go CROSS JOIN LATERAL herald_outbox_write(
-                       go.lane, ARRAY[$4::uuid], ARRAY[$6::timestamptz], ARRAY[$1::uuid],
-                       ARRAY[coalesce($12::timestamptz, $6::timestamptz)], ARRAY[$13::integer], ARRAY[$25::text],
-                       array_fill(1, ARRAY[cardinality($19::uuid[])]), $19::uuid[], $20::text[], $21::text[],
-                       $22::text[], $23::text[], $24::text[], p_group_from => 16) AS w
-        )
-        SELECT (SELECT count(*) FROM audit), (SELECT count(*) FROM outbox)
-        """
-
-    /// $1 id, $2 created_at (from the UUIDv7 id): one audit row, one partition.
-    /// $1 ids, $2 their creation times (same order): each pair finds its row by the primary key,
-    /// in its partition.
-    public static let summariesSQL = """
-        SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-               p.sent, p.failed, \(heldSQL("p.id")) AS held, p.send_at, p.missing::text AS missing
-          FROM unnest($1::uuid[], $2::timestamptz[]) AS w(id, created_at)
-          JOIN push_requests p ON p.id = w.id AND p.created_at = w.created_at
-        """
-
-    public static let findSQL = """
-        SELECT p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-               p.sent, p.failed, \(heldSQL("p.id")) AS held, p.send_at, p.missing::text AS missing
-          FROM push_requests p WHERE p.id = $1 AND p.created_at >= $2 AND p.created_at < $3
-        """
-
-    /// The request `request`'s rows held for their user's quiet hours, as an int8 expression: a count in the
-    /// partial index deliveries_held_request (sql/052_user_guards_visible.sql), which holds only held rows, so a
-    /// request with none costs one probe. A held row is always a single row: a group's held member is split off.
-    public static func heldSQL(_ request: String) -> String {
-        """
-        (SELECT count(*) FROM deliveries d
-                  WHERE d.request_id = \(request) AND d.last_error = 'quiet_hours' AND d.state = 'pending')
-        """
+extension IdempotentResponse: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(bodyHash: try row.string("body_hash"), response: try row.string("response"),
+                  status: try row.int("status"))
     }
 }

@@ -110,39 +110,41 @@ public struct ReminderStore: Sendable {
     /// The mini-app's active partner and the user (tenant, opt-out, devices), in one round trip.
     public func lookup(userID: String, miniAppID: String) throws -> ReminderLookup {
         let results = try pool.withConnection { connection in
-            try connection.pipeline([(Self.partnerSQL, [miniAppID]), (Self.audienceSQL, [userID, miniAppID])])
+            try connection.pipeline(queries: [ActivePartner(miniAppID: miniAppID),
+                                              Audience(userID: userID, miniAppID: miniAppID)])
         }
-        let partner = try results[0].first.map { try PartnerStore.record($0).profile }
-        let rows = results[1].rows
+        let partner = try results[0].first.map { try PartnerRecord(row: $0).profile }
+        let rows = try Audience.Row.rows(of: results[1])
         guard let first = rows.first else { return ReminderLookup(partner: partner, audience: nil) }
-        let devices = try rows.filter { !$0.isNull(2) }.map { row in
-            RecipientResolution.Device(userID: userID, deviceID: try row.string(2),
-                                       service: try RecipientResolution.service(row.string(3)),
-                                       environment: try row.string(4))
+        let devices = try rows.compactMap { row -> RecipientResolution.Device? in
+            guard let deviceID = row.deviceID, let service = row.service, let environment = row.environment else {
+                return nil
+            }
+            return RecipientResolution.Device(userID: userID, deviceID: deviceID,
+                                              service: try RecipientResolution.service(service),
+                                              environment: environment)
         }
         return ReminderLookup(partner: partner, audience: ReminderAudience(
-            tenantID: try first.string(0), optedOut: try first.bool(1), devices: devices))
+            tenantID: first.tenantID, optedOut: first.optedOut, devices: devices))
     }
 
     /// Writes the reminder, its audit row and its deliveries in one statement, unless the user has
     /// `maxPending` pending reminders of the mini-app already (exact across intake processes).
     public func schedule(_ write: ReminderWrite) throws -> ReminderScheduleOutcome {
-        let (push, d) = (write.push, write.push.deliveries)
-        let row = try pool.withConnection { connection in
-            try connection.query(Self.scheduleSQL, [
-                write.reminderID, write.userID, write.partner.tenantID, write.partner.id, write.partner.miniAppID,
-                write.maxPending, push.requestID, push.createdAt, write.title, push.title, push.body, push.deepLink,
-                write.at, push.dueAt, push.sendAt, push.ttlSeconds, d.map(\.id), d.map(\.service.rawValue),
-                d.map(\.deviceID), d.map(\.environment), d.map(\.payload), push.idempotencyKey, push.bodyHash,
-            ]).first!
+        guard let row = try pool.withConnection({ try $0.row(Schedule(write: write)) }) else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "herald_schedule_reminder answered no row")
         }
-        let pending = try row.int(1)
-        switch try row.string(0) {
+        let pending = row.pending
+        switch row.outcome {
         case "scheduled": return .scheduled(pending: pending)
         case "limited": return .limited(pending: pending)
         case "user_not_found": return .userNotFound
         case "tenant_mismatch": return .tenantMismatch
-        case "replay": return .replay(reminderID: try row.uuid(2))
+        case "replay":
+            guard let reminder = row.reminder else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "herald_schedule_reminder named no reminder")
+            }
+            return .replay(reminderID: reminder)
         case "key_reused": return .keyReused
         case let other:
             throw PostgresError(code: .decodingFailed, serverMessage: "herald_schedule_reminder answered \(other)")
@@ -153,36 +155,25 @@ public struct ReminderStore: Sendable {
     /// (scheduled); nil when there is none.
     public func keyed(userID: String, key: String) throws -> KeyedReminder? {
         try pool.withConnection { connection in
-            try connection.query(Self.keyedSQL, [userID, key]).first.map { row in
-                KeyedReminder(
-                    record: ReminderRecord(
-                        id: try row.uuid(0), miniAppID: try row.string(1), title: try row.string(2),
-                        body: try row.string(3), deepLink: row.optionalString(4), at: try row.date(5),
-                        status: .scheduled, createdAt: try row.date(6)),
-                    bodyHash: try row.string(7))
-            }
+            try connection.row(Keyed(userID: userID, key: key))
         }
     }
 
     /// The user's pending reminders, soonest first; nil when there is no such user.
     public func pending(userID: String) throws -> [ReminderRecord]? {
         let results = try pool.withConnection { connection in
-            try connection.pipeline([(Self.userExistsSQL, [userID]), (Self.pendingSQL, [userID])])
+            try connection.pipeline(queries: [UserExists(userID: userID), Pending(userID: userID)])
         }
-        guard try results[0].first!.bool(0) else { return nil }
-        return try results[1].rows.map { row in
-            ReminderRecord(id: try row.uuid(0), miniAppID: try row.string(1), title: try row.string(2),
-                           body: try row.string(3), deepLink: row.optionalString(4), at: try row.date(5),
-                           status: .scheduled, createdAt: try row.date(6))
-        }
+        guard try results[0].first?.bool("user_exists") == true else { return nil }
+        return try Pending.Row.rows(of: results[1])
     }
 
     /// Cancels a pending reminder of the user: its deliveries leave the outbox in the same
     /// transaction, so nothing of it is sent.
     public func cancel(userID: String, reminderID: UUID) throws -> ReminderCancelOutcome {
         let text = try pool.withConnection { connection in
-            try connection.query(Self.cancelSQL, [reminderID, userID]).first!.string(0)
-        }
+            try connection.row(Cancel(reminderID: reminderID, userID: userID))?.outcome
+        } ?? ""
         guard let outcome = ReminderCancelOutcome(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "herald_cancel_reminder answered \(text)")
         }
@@ -190,50 +181,110 @@ public struct ReminderStore: Sendable {
     }
 }
 
-// The statements, named so tests can EXPLAIN exactly what runs.
+// The statements (Sources/Store/Queries/reminders.sql).
 extension ReminderStore {
-    /// $1 mini-app: its active partner (partners_active_mini_app).
-    public static let partnerSQL = "SELECT \(PartnerStore.columns) FROM partners WHERE mini_app_id = $1 AND revoked_at IS NULL"
+    struct ActivePartner: NamedQuery {
+        typealias Row = PartnerRecord
+        static let sql = Queries.Partners.findActiveByMiniApp
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [miniAppID] }
+    }
 
-    /// $1 user, $2 mini-app: one row per device with a valid token (a row of NULL devices for a user
-    /// without any), each with the user's tenant and opt-out state; none when there is no such user.
-    /// A valid token is what herald_resolve_lines (sql/functions/resolve_lines.sql) counts for a push.
-    public static let audienceSQL = """
-        SELECT u.tenant_id,
-               EXISTS (SELECT 1 FROM opt_outs o WHERE o.user_id = u.id AND o.mini_app_id = $2),
-               d.device_id, CASE d.platform WHEN 'ios' THEN 'apns' ELSE 'fcm' END, d.environment
-          FROM users u
-          LEFT JOIN devices d ON d.user_id = u.id
-               AND ((d.platform = 'ios' AND d.apns_token IS NOT NULL AND d.apns_token_invalidated_at IS NULL)
-                 OR (d.platform = 'android' AND d.fcm_token IS NOT NULL AND d.fcm_token_invalidated_at IS NULL))
-         WHERE u.id = $1
-         ORDER BY d.device_id
-        """
+    struct Audience: NamedQuery {
+        /// The user's tenant and opt-out state, and one device with a valid token (all nil for a user without).
+        struct Row: QueryRow {
+            let tenantID: String
+            let optedOut: Bool
+            let deviceID: String?
+            let service: String?
+            let environment: String?
 
-    /// The schedule (sql/functions/schedule_reminder.sql); its parameters are `schedule`'s.
-    public static let scheduleSQL = """
-        SELECT outcome, pending, reminder FROM herald_schedule_reminder($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-            $12, $13, $14, $15, $16, $17::uuid[], $18::text[], $19::text[], $20::text[], $21::text[], $22, $23)
-        """
+            init(row: PostgresRow) throws {
+                tenantID = try row.string("tenant_id")
+                optedOut = try row.bool("opted_out")
+                deviceID = try row.optionalString("device_id")
+                service = try row.optionalString("service")
+                environment = try row.optionalString("environment")
+            }
+        }
 
-    /// $1 user, $2 key: the reminder scheduled with the key in the last 24 hours (reminders_idempotency).
-    public static let keyedSQL = """
-        SELECT r.id, r.mini_app_id, r.title, r.body, r.deep_link, r.at, r.created_at, r.body_hash
-          FROM reminders r
-         WHERE r.user_id = $1 AND r.idempotency_key = $2 AND r.created_at > now() - interval '24 hours'
-        """
+        static let sql = Queries.Reminders.audience
+        let userID: String
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
+    }
 
-    public static let userExistsSQL = "SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)"
+    struct Schedule: NamedQuery {
+        struct Row: QueryRow {
+            let outcome: String
+            let pending: Int
+            let reminder: UUID?
 
-    /// $1 user: the pending reminders, from the scheduled ones (reminders_scheduled), each checked
-    /// against the outbox (herald_reminder_pending, sql/functions/reminder_pending.sql).
-    public static let pendingSQL = """
-        SELECT r.id, r.mini_app_id, r.title, r.body, r.deep_link, r.at, r.created_at
-          FROM reminders r
-         WHERE r.user_id = $1 AND r.status = 'scheduled' AND herald_reminder_pending(r.deliveries)
-         ORDER BY r.at, r.id
-        """
+            init(row: PostgresRow) throws {
+                outcome = try row.string("outcome")
+                pending = try row.int("pending")
+                reminder = try row.optionalUUID("reminder")
+            }
+        }
 
-    /// $1 reminder, $2 user: the cancel (sql/functions/cancel_reminder.sql).
-    public static let cancelSQL = "SELECT herald_cancel_reminder($1, $2)"
+        static let sql = Queries.Reminders.schedule
+        let write: ReminderWrite
+        var bindings: [(any PostgresEncodable)?] {
+            let (push, d) = (write.push, write.push.deliveries)
+            return [
+                write.reminderID, write.userID, write.partner.tenantID, write.partner.id, write.partner.miniAppID,
+                write.maxPending, push.requestID, push.createdAt, write.title, push.title, push.body, push.deepLink,
+                write.at, push.dueAt, push.sendAt, push.ttlSeconds, d.map(\.id), d.map(\.service.rawValue),
+                d.map(\.deviceID), d.map(\.environment), d.map(\.payload), push.idempotencyKey, push.bodyHash,
+            ]
+        }
+    }
+
+    struct Keyed: NamedQuery {
+        typealias Row = KeyedReminder
+        static let sql = Queries.Reminders.keyed
+        let userID: String
+        let key: String
+        var bindings: [(any PostgresEncodable)?] { [userID, key] }
+    }
+
+    struct UserExists: NamedQuery {
+        static let sql = Queries.Reminders.userExists
+        let userID: String
+        var bindings: [(any PostgresEncodable)?] { [userID] }
+    }
+
+    struct Pending: NamedQuery {
+        typealias Row = ReminderRecord
+        static let sql = Queries.Reminders.pending
+        let userID: String
+        var bindings: [(any PostgresEncodable)?] { [userID] }
+    }
+
+    struct Cancel: NamedQuery {
+        struct Row: QueryRow {
+            let outcome: String
+            init(row: PostgresRow) throws { outcome = try row.string("outcome") }
+        }
+
+        static let sql = Queries.Reminders.cancel
+        let reminderID: UUID
+        let userID: String
+        var bindings: [(any PostgresEncodable)?] { [reminderID, userID] }
+    }
+}
+
+extension ReminderRecord: QueryRow {
+    /// A scheduled reminder's row (`reminderColumns` in reminders.sql).
+    public init(row: PostgresRow) throws {
+        self.init(id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), title: try row.string("title"),
+                  body: try row.string("body"), deepLink: try row.optionalString("deep_link"), at: try row.date("at"),
+                  status: .scheduled, createdAt: try row.date("created_at"))
+    }
+}
+
+extension KeyedReminder: QueryRow {
+    public init(row: PostgresRow) throws {
+        self.init(record: try ReminderRecord(row: row), bodyHash: try row.string("body_hash"))
+    }
 }

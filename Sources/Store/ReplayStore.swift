@@ -66,8 +66,7 @@ public struct ReplayStore: Sendable {
     /// The partner ids of a mini-app (revoked ones too: their deliveries are still in history).
     public func partnerIDs(miniAppID: String) throws -> [UUID] {
         try pool.withConnection { connection in
-            try connection.query("SELECT id FROM partners WHERE mini_app_id = $1 ORDER BY created_at", [miniAppID])
-                .rows.map { try $0.uuid(0) }
+            try connection.rows(PartnerIDs(miniAppID: miniAppID)).map(\.id)
         }
     }
 
@@ -85,21 +84,17 @@ public struct ReplayStore: Sendable {
             let row = try pool.withTransaction { connection -> PostgresRow in
                 // Each selector combination has its own text; plan it for the values given (a generic
                 // plan of optional time bounds would read every partition).
-                try connection.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-                let row = try connection.query(sql, parameters).first!
-                if try row.int(1) > 0 {
+                try connection.run(CustomPlans())
+                // Built per selection (`statement`), so it is no named query.
+                guard let row = try connection.query(sql, parameters).first else {
+                    throw PostgresError(code: .decodingFailed, serverMessage: "the replay batch returned no row")
+                }
+                if try row.int("replayed") > 0 {
                     try DeliveryStore.notifyDue(on: connection)
                 }
                 return row
             }
-            var batch = ReplayCounts()
-            batch.matched = try row.int("matched")
-            batch.replayed = try row.int("replayed")
-            batch.tokenInvalid = try row.int("token_invalid")
-            batch.optedOut = try row.int("opted_out")
-            batch.deviceRemoved = try row.int("device_removed")
-            batch.alreadyReplayed = try row.int("already_replayed")
-            batch.partnerRevoked = try row.int("partner_revoked")
+            let batch = try ReplayCounts(row: row)
             total = total + batch
             progress(total)
             guard batch.matched == batchSize, let lastFinished = try row.optionalDate("last_finished_at") else {
@@ -235,5 +230,37 @@ public struct ReplayStore: Sendable {
                    \(last)
               FROM judged
             """
+    }
+}
+
+// The fixed statements (Sources/Store/Queries/replay.sql).
+extension ReplayStore {
+    struct PartnerIDs: NamedQuery {
+        struct Row: QueryRow {
+            let id: UUID
+            init(row: PostgresRow) throws { id = try row.uuid("id") }
+        }
+
+        static let sql = Queries.Replay.partnerIDs
+        let miniAppID: String
+        var bindings: [(any PostgresEncodable)?] { [miniAppID] }
+    }
+
+    struct CustomPlans: NamedQuery {
+        static let sql = Queries.Replay.customPlans
+    }
+}
+
+extension ReplayCounts {
+    /// The counts of one batch's row (`ReplayStore.statement`).
+    init(row: PostgresRow) throws {
+        self.init()
+        matched = try row.int("matched")
+        replayed = try row.int("replayed")
+        tokenInvalid = try row.int("token_invalid")
+        optedOut = try row.int("opted_out")
+        deviceRemoved = try row.int("device_removed")
+        alreadyReplayed = try row.int("already_replayed")
+        partnerRevoked = try row.int("partner_revoked")
     }
 }

@@ -34,9 +34,9 @@ struct BackfillQueryPlanTests {
     func takenKeys() throws {
         _ = Self.keysLoaded
         let text = try Self.pool.withConnection { connection in
-            try connection.query("EXPLAIN " + BackfillStore.takenKeysSQL, [
+            try connection.plan(Queries.Backfill.takenKeys, [
                 [1, 2], [UUID(uuidString: "00000000-0000-4000-8000-0000000000b1")!, UUID()], ["plan-key-7", "x"], UUID(),
-            ]).rows.map { try $0.string(0) }.joined(separator: "\n")
+            ])
         }
         #expect(text.contains("backfill_keys_pkey"), "\(text)")
         #expect(!text.contains("Seq Scan on backfill_keys"), "\(text)")

@@ -77,8 +77,9 @@ import Testing
         #expect(claimed.first?.verdict == .tokenInvalid)
         // And new pushes to the old user resolve no device.
         try db.email("old@example.com", user: "old")
-        let resolved = try db.connection.query(PushStore.resolveSQL, ["t1", ["old@example.com"], [String](), "x"])
-            .rows.map { "\(try $0.string(0)) \(try $0.string(2))" }
+        let resolved = try db.connection
+            .query(Queries.PushRequests.resolve.text, ["t1", ["old@example.com"], [String](), "x"])
+            .rows.map { "\(try $0.string("kind")) \(try $0.string("user_id"))" }
         #expect(resolved.sorted() == ["e old", "u old"])
     }
 
@@ -113,10 +114,11 @@ import Testing
             .utf8.elementsEqual(composed.utf8))
         // Either form sent by a partner resolves to it, also behind an email already in NFC.
         for forms in [[composed], [decomposed], ["nobody@example.com", decomposed]] {
-            let matched = try db.connection.query(PushStore.resolveSQL, ["t1", forms, [String](), "x"]).rows
-                .filter { try $0.string(0) == "e" }
-            #expect(try matched.map { try $0.string(2) } == ["u1"])
-            #expect(try matched.allSatisfy { try $0.string(1).utf8.elementsEqual(composed.utf8) })
+            let matched = try db.connection
+                .query(Queries.PushRequests.resolve.text, ["t1", forms, [String](), "x"]).rows
+                .filter { try $0.string("kind") == "e" }
+            #expect(try matched.map { try $0.string("user_id") } == ["u1"])
+            #expect(try matched.allSatisfy { try $0.string("ident").utf8.elementsEqual(composed.utf8) })
         }
         // The same address in the other form is the same identifier: another user cannot hold it.
         #expect(throws: PostgresError.self) { try db.email(composed, user: "u2") }

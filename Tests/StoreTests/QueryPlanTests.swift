@@ -251,9 +251,9 @@ struct QueryPlanTests {
 
     @Test("the claim of the rows a notification listed leases them by primary key, without walking the due index, and reads each one's device, partner and opt-out by primary key")
     func claimListedRows() throws {
-        // As the claimer's session plans it (DeliveryStore.claimSessionSQL: a generic plan, index paths only).
+        // As the claimer's session plans it (Queries.WorkerSessions.claimSession: a generic plan, index paths only).
         let text = try plan(Queries.Deliveries.claimListed, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}", 0],
-                            settings: DeliveryStore.claimSessionSQL)
+                            settings: Queries.WorkerSessions.claimSession.text)
         // Whether a row's user has quiet hours (the walk's claim judges those): the small partial index, no heap.
         #expect(text.contains("users_quiet_hours"), "\(text)")
         #expect(text.contains("deliveries_pkey"), "\(text)")
@@ -266,9 +266,9 @@ struct QueryPlanTests {
 
     @Test("the read of the rows an intake leased to a worker finds them by primary key, and each one's device, partner and opt-out by primary key")
     func readLeasedRows() throws {
-        // As the claimer's session plans it (DeliveryStore.claimSessionSQL), which runs it.
+        // As the claimer's session plans it (Queries.WorkerSessions.claimSession), which runs it.
         let text = try plan(Queries.Deliveries.readLeased, ["w", "{\(UUID())}"],
-                            settings: DeliveryStore.claimSessionSQL)
+                            settings: Queries.WorkerSessions.claimSession.text)
         #expect(text.contains("deliveries_pkey"), "\(text)")
         #expect(!text.contains("deliveries_lease"), "\(text)")
         #expect(text.contains("devices_pkey"), "\(text)")
@@ -321,7 +321,7 @@ struct QueryPlanTests {
 
     @Test("the idempotency lookup uses the (partner, key) primary key")
     func idempotency() throws {
-        let text = try plan(PushStore.idempotentResponseSQL, [UUID(), "key-1", Date()])
+        let text = try plan(Queries.PushRequests.idempotentResponse.text, [UUID(), "key-1", Date()])
         #expect(text.contains("idempotency_keys_pkey"), "\(text)")
     }
 
@@ -329,7 +329,7 @@ struct QueryPlanTests {
     func partitionPruning() throws {
         let id = UUIDv7.make(at: Date())
         let created = UUIDv7.timestamp(of: id)!
-        let text = try plan(PushStore.findSQL, [id, created, created.addingTimeInterval(0.001)])
+        let text = try plan(Queries.PushRequests.find.text, [id, created, created.addingTimeInterval(0.001)])
         let scanned = text.split(separator: "\n").filter { $0.contains(" on push_requests_") }
         #expect(scanned.count == 1, "\(text)")
         let partitions = try Self.pool.withConnection { connection in

@@ -135,8 +135,8 @@ struct RateWindowTests {
         // A reservation takes it, and the next is refused with the oldest minute.
         let reserve = try Self.pool.withConnection { connection in
             try (0..<2).map { _ in
-                let r = try connection.query(PushStore.reserveRateSQL, [partner, 1_000, 1_002]).first!
-                return (try r.bool(0), try r.optionalInt(4))
+                let r = try connection.query(Queries.PushRequests.reserveRate.text, [partner, 1_000, 1_002]).first!
+                return (try r.bool("admitted"), try r.optionalInt("day_oldest"))
             }
         }
         #expect(reserve[0].0 && reserve[0].1 == nil)

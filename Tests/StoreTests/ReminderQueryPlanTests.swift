@@ -64,7 +64,7 @@ struct ReminderQueryPlanTests {
 
     @Test("the user's list reads the scheduled reminders of that user through reminders_scheduled")
     func list() throws {
-        let text = try plan(ReminderStore.pendingSQL, ["u42"])
+        let text = try plan(Queries.Reminders.pending.text, ["u42"])
         #expect(text.contains("reminders_scheduled"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
@@ -98,10 +98,10 @@ struct ReminderQueryPlanTests {
 
     @Test("the schedule's lookups probe the active mini-app index and the directory's primary keys")
     func lookup() throws {
-        let partner = try plan(ReminderStore.partnerSQL, ["app.7"])
+        let partner = try plan(Queries.Partners.findActiveByMiniApp.text, ["app.7"])
         #expect(partner.contains("partners_active_mini_app"), "\(partner)")
         #expect(!partner.contains("Seq Scan"), "\(partner)")
-        let audience = try plan(ReminderStore.audienceSQL, ["u42", "app.7"])
+        let audience = try plan(Queries.Reminders.audience.text, ["u42", "app.7"])
         #expect(audience.contains("Index Only Scan using users_id_tenant_id_key on users"), "\(audience)")
         #expect(audience.contains("devices_pkey"), "\(audience)")
         #expect(audience.contains("opt_outs_pkey"), "\(audience)")
@@ -110,7 +110,7 @@ struct ReminderQueryPlanTests {
 
     @Test("a keyed schedule's lookups, before and inside the schedule, probe reminders_idempotency")
     func idempotencyKey() throws {
-        let keyed = try plan(ReminderStore.keyedSQL, ["u42", "key-42"])
+        let keyed = try plan(Queries.Reminders.keyed.text, ["u42", "key-42"])
         #expect(keyed.contains("reminders_idempotency"), "\(keyed)")
         #expect(!keyed.contains("Seq Scan"), "\(keyed)")
         let inside = try plan(try statement(of: "herald_schedule_reminder", from: "SELECT r.id, r.body_hash",

@@ -222,7 +222,7 @@ struct UserGuardsFlowTests {
     @Test("a group's member held for quiet hours keeps the push's interruption level when it is split off")
     func splitMemberKeepsItsLevel() async throws {
         let harness = try LiveActivityHarness()
-        // 16 deliveries to one (service, environment) make a group row (PushStore.enqueueSQL).
+        // 16 deliveries to one (service, environment) make a group row (Queries.PushRequests.enqueue).
         let users = try (0..<16).map { _ in try harness.user(iphone: false) }
         let partner = try harness.partner()
         try Self.quietNow(harness, users[0])

@@ -1,0 +1,31 @@
+-- The statements of `heraldctl backfill` (BackfillStore). Its COPYs into the staging tables stay in
+-- BackfillStore.swift: a COPY is no statement that can be prepared.
+
+-- name: takenKeys
+-- The lines whose (partner, key) is written already: $1 lines, $2 partners, $3 keys, $4 this run. `this_run`
+-- says whether this run wrote it, `first_line` at which line. By the (partner, key) primary key.
+SELECT i.line, b.run_id = $4 AS this_run, b.line AS first_line
+  FROM unnest($1::integer[], $2::uuid[], $3::text[]) AS i (line, partner_id, key)
+  JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key;
+
+-- name: resolveLines
+-- Each line's recipients (sql/functions/resolve_lines.sql): $1 tenant and $2 mini-app of each line; $4 emails and
+-- $6 wallets, each naming its line (1-based) in $3 and $5. Rows name the line by its position.
+SELECT line, kind, ident, user_id, service, environment, opted_out
+  FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[]);
+
+-- name: stage
+-- The session's staging tables (sql/011_backfill.sql).
+SELECT herald_backfill_stage();
+
+-- name: apply
+-- Writes the staged batch of run $1: one row per line (line, outcome, first line of a repeated key).
+SELECT line, outcome, first_line FROM herald_backfill_apply($1);
+
+-- name: putUsers
+-- Upserts a batch of users and their devices, each line in its own subtransaction
+-- (sql/functions/backfill_users.sql); one row per line: its outcome, whether the user was created, its devices.
+SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[], $2::text[], $3::text[],
+    $4::integer[], $5::integer[], $6::text[], $7::integer[], $8::integer[], $9::text[], $10::integer[],
+    $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+    $19::text[], $20::boolean[], $21::text[], $22::time[], $23::time[]);

@@ -1,0 +1,3 @@
+-- name: ready
+-- Answers when the database does: the intake's readiness probe (GET /readyz).
+SELECT 1 AS ready;

@@ -1,0 +1,85 @@
+-- The statements of the push endpoint (PushStore): its admission, its one write, and its audit rows.
+
+-- name: resolve
+-- A push's recipients as one line of the batch resolver (sql/functions/resolve_lines.sql, whose query Postgres
+-- inlines here): identifiers, users with opt-out state, and live devices. $1 tenant, $2 emails, $3 wallets,
+-- $4 mini-app.
+SELECT kind, ident, user_id, service, environment, opted_out
+  FROM herald_resolve_lines(ARRAY[$1::text], ARRAY[$4::text], array_fill(1, ARRAY[cardinality($2::text[])]),
+                            $2::text[], array_fill(1, ARRAY[cardinality($3::text[])]), $3::text[]);
+
+-- name: reserveRate
+-- One rate-limit reservation (sql/functions/rate_reserve.sql): $1 partner, $2 per minute, $3 per day.
+SELECT * FROM herald_rate_reserve($1, $2, $3);
+
+-- name: refundRate
+-- Gives back the reservation a stored answer did not use: $1 partner, $2 the reservation's second.
+SELECT herald_rate_refund($1, $2);
+
+-- name: idempotentResponse
+-- The stored response of a key used in the 24 hours before now: $1 partner, $2 key, $3 now.
+-- The (partner, key) primary key.
+SELECT body_hash, response, status FROM idempotency_keys
+ WHERE partner_id = $1 AND key = $2 AND created_at > $3::timestamptz - interval '24 hours';
+
+-- name: enqueue
+-- The whole accepted push in one statement (PushStore.enqueue): the idempotency key, the audit row, the senders
+-- and the deliveries by the outbox's one writer (sql/functions/outbox_write.sql): 16 or more to one (service,
+-- environment) are written as group rows of at most 50, of even sizes (sql/016_delivery_groups.sql); fewer, or a
+-- group of one, as single rows. It runs once for the row of `go` (LATERAL), so nothing is written when the key is
+-- another request's. $1 partner, $2 key, $3 body hash, $4 request, $5 response, $6 created at, $7 mini-app,
+-- $8 title, $9 body, $10 deep link, $11 data, $12 send at, $13 TTL, $14 lane, $15 recipients, $16 suppressed,
+-- $17 missing, $18 senders, $19..$24 the deliveries' ids, services, users, devices, environments and payloads,
+-- $25 interruption level. `written` is 1 when the push was written.
+WITH idem AS (
+    INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
+    SELECT $1, $2, $3, $4, $5, $6 WHERE $2::text IS NOT NULL
+    ON CONFLICT (partner_id, key) DO UPDATE
+       SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id,
+           response = EXCLUDED.response, created_at = EXCLUDED.created_at
+     WHERE k.created_at <= EXCLUDED.created_at - interval '24 hours'
+    RETURNING 1
+), go AS (
+    SELECT $14::integer AS lane WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM idem)
+), audit AS (
+    INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
+        deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed,
+        missing)
+    SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13,
+           herald_push_expiry(coalesce($12::timestamptz, $6::timestamptz), $13::integer), go.lane, $15,
+           cardinality($19::uuid[]), $16, $17::jsonb
+      FROM go
+    RETURNING 1
+), senders AS (
+    INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
+    SELECT u, $7, $6 FROM go, unnest($18::text[]) AS u
+    ON CONFLICT DO NOTHING
+), outbox AS (
+    SELECT w.r_id
+      FROM go CROSS JOIN LATERAL herald_outbox_write(
+               go.lane, ARRAY[$4::uuid], ARRAY[$6::timestamptz], ARRAY[$1::uuid],
+               ARRAY[coalesce($12::timestamptz, $6::timestamptz)], ARRAY[$13::integer], ARRAY[$25::text],
+               array_fill(1, ARRAY[cardinality($19::uuid[])]), $19::uuid[], $20::text[], $21::text[],
+               $22::text[], $23::text[], $24::text[], p_group_from => 16) AS w
+)
+SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS deliveries;
+
+-- fragment: summaryColumns
+p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
+       p.sent, p.failed, (SELECT count(*) FROM deliveries d
+                  WHERE d.request_id = p.id AND d.last_error = 'quiet_hours' AND d.state = 'pending') AS held,
+       p.send_at, p.missing::text AS missing
+
+-- name: find
+-- One audit row by its primary key, in one partition: $1 id, $2 and $3 the millisecond of its creation (from the
+-- UUIDv7 id). `held` counts the request's rows held for quiet hours in the partial index deliveries_held_request
+-- (sql/052_user_guards_visible.sql), which holds only held rows, so a request with none costs one probe.
+SELECT {{summaryColumns}}
+  FROM push_requests p WHERE p.id = $1 AND p.created_at >= $2 AND p.created_at < $3;
+
+-- name: summaries
+-- Several audit rows: $1 ids, $2 their creation times (same order); each pair finds its row by the primary key,
+-- in its partition. `held` as in `find`.
+SELECT {{summaryColumns}}
+  FROM unnest($1::uuid[], $2::timestamptz[]) AS w(id, created_at)
+  JOIN push_requests p ON p.id = w.id AND p.created_at = w.created_at;

@@ -1,0 +1,31 @@
+-- The migrator's bookkeeping (Migrator): which migrations and definitions are applied, under one advisory lock.
+-- The bookkeeping tables themselves are created by the migrator (DDL, which cannot be prepared).
+
+-- name: lock
+-- The migrator's transaction-scoped advisory lock: $1 its key. Concurrent migrators run one after the other.
+SELECT pg_advisory_xact_lock($1) AS locked;
+
+-- name: highestVersion
+-- The highest migration version recorded (0 for none).
+SELECT coalesce(max(version), 0) AS highest FROM schema_migrations;
+
+-- name: migrationChecksum
+-- The checksum recorded for migration version $1 (no row: not applied).
+SELECT checksum FROM schema_migrations WHERE version = $1;
+
+-- name: recordMigration
+-- Records migration $1 version, $2 name, $3 checksum as applied.
+INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3);
+
+-- name: forgetDefinitions
+-- Forgets every applied definition, so each runs again.
+DELETE FROM schema_functions;
+
+-- name: definitionChecksum
+-- The checksum recorded for definition $1 (no row: not applied).
+SELECT checksum FROM schema_functions WHERE name = $1;
+
+-- name: recordDefinition
+-- Records definition $1 with checksum $2 as applied (now).
+INSERT INTO schema_functions (name, checksum) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now();
