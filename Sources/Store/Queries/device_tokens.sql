@@ -1,4 +1,6 @@
 -- name: userDevices
+-- parameters: userID String
+-- returns: DeviceTokenStates
 -- A user's devices with their tokens' health, by device id, in one statement: the user's existence and devices seen
 -- in one snapshot. $1 user. No row when there is no such user; one row with a NULL device_id for a user without
 -- devices. The columns are `device`'s, word for word: change both.
@@ -17,6 +19,8 @@ SELECT d.device_id, d.platform, d.environment, d.bundle_id,
  ORDER BY d.device_id;
 
 -- name: device
+-- parameters: userID String, deviceID String
+-- returns: DeviceTokenStates
 -- One device with its tokens' health. $1 user, $2 device. The columns are `userDevices`', word for word.
 SELECT d.device_id, d.platform, d.environment, d.bundle_id,
        d.apns_token IS NOT NULL AS has_apns_token, d.apns_token_invalidated_at, d.apns_token_invalid_reason,
