@@ -72,19 +72,10 @@ extension ActivityStore {
                 try connection.rows(EventsAfter(activityID: activityID, partnerID: partnerID, since: since, limit: limit,
                                                 cursor: cursor))
             } else {
-                try connection.rows(Events(activityID: activityID, partnerID: partnerID, since: since, limit: limit))
+                try connection.rows(
+                    Queries.Activities.Events(activityID: activityID, partnerID: partnerID, since: since, limit: limit))
             }
         }
-    }
-
-    struct Events: NamedQuery {
-        typealias Row = ActivityEventRecord
-        static let sql = Queries.Activities.events
-        let activityID: UUID
-        let partnerID: UUID
-        let since: Date
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [activityID, partnerID, since, limit] }
     }
 
     struct EventsAfter: NamedQuery {

@@ -315,7 +315,7 @@ public struct ActivityStore: Sendable {
     /// The stored response of the key, the partner's activity and a rate-limit slot, in ONE round trip.
     public func admitChange(partner: PartnerProfile, idempotencyKey: String?, now: Date, activityID: UUID) throws
         -> ActivityChangeAdmission {
-        let find = Find(id: activityID, partnerID: partner.id)
+        let find = Queries.Activities.Find(id: activityID, partnerID: partner.id)
         let admission = try PushStore.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
                                                 lookup: find)
         return ActivityChangeAdmission(
@@ -325,7 +325,7 @@ public struct ActivityStore: Sendable {
 
     /// The partner's activity by id; nil for another partner's.
     public func find(id: UUID, partnerID: UUID) throws -> ActivityRecord? {
-        try pool.withConnection { try $0.row(Find(id: id, partnerID: partnerID)) }
+        try pool.withConnection { try $0.row(Queries.Activities.Find(id: id, partnerID: partnerID)) }
     }
 
     public func start(_ write: ActivityStartWrite) throws -> ActivityStartOutcome {
@@ -356,18 +356,18 @@ public struct ActivityStore: Sendable {
 
     /// The devices the activity was started on, by device id.
     public func devices(activityID: UUID) throws -> [ActivityDeviceView] {
-        try pool.withConnection { try $0.rows(Devices(activityID: activityID)) }
+        try pool.withConnection { try $0.rows(Queries.Activities.Devices(activityID: activityID)) }
     }
 
     /// One batch of the sweep of iPhones whose start created nothing (no update token `seconds` after it
     /// reached APNs): how many became unconfirmed.
     public static func unconfirm(on connection: PostgresConnection, seconds: Int, limit: Int) throws -> Int {
-        try connection.row(Unconfirm(seconds: seconds, limit: limit))!.count
+        try connection.row(Queries.Activities.Unconfirm(seconds: seconds, limit: limit))!.count
     }
 
     public func putToken(activityID: UUID, deviceID: String, token: String) throws -> ActivityTokenResult {
         let text = try pool.withConnection {
-            try $0.row(Token(activityID: activityID, deviceID: deviceID, token: token))!.result
+            try $0.row(Queries.Activities.Token(activityID: activityID, deviceID: deviceID, token: token))!.result
         }
         guard let result = ActivityTokenResult(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unexpected token result \(text)")
@@ -377,7 +377,7 @@ public struct ActivityStore: Sendable {
 
     /// One batch of the TTL sweep on `connection`: returns how many activities expired.
     public static func expire(on connection: PostgresConnection, limit: Int) throws -> Int {
-        try connection.row(Expire(limit: limit))!.count
+        try connection.row(Queries.Activities.Expire(limit: limit))!.count
     }
 
     /// Sweeps until nothing is due, in batches of `batchSize` (short transactions: pushes keep flowing).
@@ -473,12 +473,6 @@ struct ActivityWriteResultRow: QueryRow {
     }
 }
 
-/// A sweep's answer: how many rows it changed (`count`).
-struct SweepCountRow: QueryRow {
-    let count: Int
-    init(row: PostgresRow) throws { count = try row.int("count") }
-}
-
 extension ActivityStore {
     struct Audience: NamedQuery {
         typealias Row = ActivityAudience
@@ -492,14 +486,6 @@ extension ActivityStore {
         var bindings: [(any PostgresEncodable)?] {
             [tenantID, email, wallet, miniAppID, sessionSince, template.rawValue]
         }
-    }
-
-    struct Find: NamedQuery {
-        typealias Row = ActivityRecord
-        static let sql = Queries.Activities.find
-        let id: UUID
-        let partnerID: UUID
-        var bindings: [(any PostgresEncodable)?] { [id, partnerID] }
     }
 
     struct Start: NamedQuery {
@@ -556,34 +542,4 @@ extension ActivityStore {
         var bindings: [(any PostgresEncodable)?] { [activityID, deviceID, state.rawValue] }
     }
 
-    struct Devices: NamedQuery {
-        typealias Row = ActivityDeviceView
-        static let sql = Queries.Activities.devices
-        let activityID: UUID
-        var bindings: [(any PostgresEncodable)?] { [activityID] }
-    }
-
-    struct Unconfirm: NamedQuery {
-        typealias Row = SweepCountRow
-        static let sql = Queries.Activities.unconfirm
-        let seconds: Int
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [seconds, limit] }
-    }
-
-    struct Token: NamedQuery {
-        typealias Row = WriteResultRow
-        static let sql = Queries.Activities.token
-        let activityID: UUID
-        let deviceID: String
-        let token: String
-        var bindings: [(any PostgresEncodable)?] { [activityID, deviceID, token] }
-    }
-
-    struct Expire: NamedQuery {
-        typealias Row = SweepCountRow
-        static let sql = Queries.Activities.expire
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [limit] }
-    }
 }

@@ -78,9 +78,9 @@ public struct AdminAuditStore: Sendable {
     public func list(partnerID: UUID?, before: Int?, limit: Int) throws -> [AdminAuditEntry] {
         try pool.withConnection { connection in
             if let partnerID {
-                try connection.rows(ListPartner(before: before, limit: limit, partnerID: partnerID))
+                try connection.rows(Queries.AdminAudit.ListPartner(before: before, limit: limit, partnerID: partnerID))
             } else {
-                try connection.rows(List(before: before, limit: limit))
+                try connection.rows(Queries.AdminAudit.List(before: before, limit: limit))
             }
         }
     }
@@ -96,22 +96,6 @@ extension AdminAuditStore {
         var bindings: [(any PostgresEncodable)?] { [action, partnerID, miniAppID, JSONWriter.string(detail)] }
     }
 
-    struct List: NamedQuery {
-        typealias Row = AdminAuditEntry
-        static let sql = Queries.AdminAudit.list
-        let before: Int?
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [before, limit] }
-    }
-
-    struct ListPartner: NamedQuery {
-        typealias Row = AdminAuditEntry
-        static let sql = Queries.AdminAudit.listPartner
-        let before: Int?
-        let limit: Int
-        let partnerID: UUID
-        var bindings: [(any PostgresEncodable)?] { [before, limit, partnerID] }
-    }
 }
 
 extension AdminAuditEntry: QueryRow {

@@ -162,7 +162,7 @@ public struct ChannelStore: Sendable {
         -> (stored: IdempotentResponse?, channel: ChannelRecord?, reservation: RateReservation) {
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-            lookup: channelID.map { Find(id: $0, partnerID: partner.id) })
+            lookup: channelID.map { Queries.Channels.Find(id: $0, partnerID: partner.id) })
         return (stored: admission.stored, channel: admission.lookup?.first,
                 reservation: admission.reservation)
     }
@@ -187,19 +187,20 @@ public struct ChannelStore: Sendable {
 
     /// The partner's channel by id; nil for another partner's.
     public func find(id: UUID, partnerID: UUID) throws -> ChannelRecord? {
-        try pool.withConnection { try $0.row(Find(id: id, partnerID: partnerID)) }
+        try pool.withConnection { try $0.row(Queries.Channels.Find(id: id, partnerID: partnerID)) }
     }
 
     /// A channel's audit rows, newest first.
     public func events(channelID: UUID, limit: Int) throws -> [ChannelEventRecord] {
-        try pool.withConnection { try $0.rows(Events(channelID: channelID, limit: limit)) }
+        try pool.withConnection { try $0.rows(Queries.Channels.Events(channelID: channelID, limit: limit)) }
     }
 
     /// The mini-app's channels phones can follow now (open, with their APNs id), oldest first, each with its
     /// partner's display name (the brand the app shows).
     public func followable(miniAppID: String, limit: Int) throws -> [(channel: ChannelRecord, displayName: String)] {
         try pool.withConnection { connection in
-            try connection.rows(Followable(miniAppID: miniAppID, limit: limit)).map { ($0.channel, $0.displayName) }
+            try connection.rows(Queries.Channels.Followable(miniAppID: miniAppID, limit: limit))
+                .map { ($0.channel, $0.displayName) }
         }
     }
 }
@@ -232,43 +233,16 @@ extension ChannelEventRecord: QueryRow {
     }
 }
 
-/// A write function's answer, as text (`result`).
-struct WriteResultRow: QueryRow {
-    let result: String
-    init(row: PostgresRow) throws { result = try row.string("result") }
-}
-
 extension ChannelStore {
-    struct Find: NamedQuery {
-        typealias Row = ChannelRecord
-        static let sql = Queries.Channels.find
-        let id: UUID
-        let partnerID: UUID
-        var bindings: [(any PostgresEncodable)?] { [id, partnerID] }
-    }
 
-    struct Followable: NamedQuery {
-        struct Row: QueryRow {
-            let channel: ChannelRecord
-            let displayName: String
-            init(row: PostgresRow) throws {
-                channel = try ChannelRecord(row: row)
-                displayName = try row.string("display_name")
-            }
+    /// A channel with its partner's display name, as `followable` (Queries/channels.sql) returns it.
+    struct FollowableChannel: QueryRow {
+        let channel: ChannelRecord
+        let displayName: String
+        init(row: PostgresRow) throws {
+            channel = try ChannelRecord(row: row)
+            displayName = try row.string("display_name")
         }
-
-        static let sql = Queries.Channels.followable
-        let miniAppID: String
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [miniAppID, limit] }
-    }
-
-    struct Events: NamedQuery {
-        typealias Row = ChannelEventRecord
-        static let sql = Queries.Channels.events
-        let channelID: UUID
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [channelID, limit] }
     }
 
     struct Open: NamedQuery {

@@ -54,7 +54,9 @@ public struct ChannelSyncStore: Sendable {
     public static let notificationChannel = "herald_channels"
 
     public func claim(limit: Int, leaseSeconds: Int, now: Date) throws -> [LeasedChannel] {
-        try pool.withConnection { try $0.rows(Claim(limit: limit, leaseSeconds: leaseSeconds, now: now)) }
+        try pool.withConnection {
+            try $0.rows(Queries.ChannelSync.Claim(limit: limit, leaseSeconds: leaseSeconds, now: now))
+        }
     }
 
     public func record(_ outcome: ChannelCallOutcome, channelID: UUID, now: Date) throws {
@@ -77,14 +79,6 @@ extension LeasedChannel: QueryRow {
 }
 
 extension ChannelSyncStore {
-    struct Claim: NamedQuery {
-        typealias Row = LeasedChannel
-        static let sql = Queries.ChannelSync.claim
-        let limit: Int
-        let leaseSeconds: Int
-        let now: Date
-        var bindings: [(any PostgresEncodable)?] { [limit, leaseSeconds, now] }
-    }
 
     struct Record: NamedQuery {
         static let sql = Queries.ChannelSync.record

@@ -32,8 +32,8 @@ public struct ConsoleSessionStore: Sendable {
     {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            let row = try connection.result(
-                Create(tokenHash: tokenHash, seconds: seconds, client: client, adminTokenMAC: adminTokenMAC)).first!
+            let row = try connection.result(Queries.ConsoleSessions.Create(
+                tokenHash: tokenHash, seconds: seconds, client: client, adminTokenMAC: adminTokenMAC)).first!
             return try ConsoleSession(tokenHash: tokenHash, row: row)
         }
     }
@@ -65,7 +65,7 @@ public struct ConsoleSessionStore: Sendable {
     public func revoke(tokenHash: String, by actor: AdminActor) throws -> Bool {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            return try connection.run(Revoke(tokenHash: tokenHash)) > 0
+            return try connection.run(Queries.ConsoleSessions.Revoke(tokenHash: tokenHash)) > 0
         }
     }
 
@@ -74,13 +74,14 @@ public struct ConsoleSessionStore: Sendable {
     /// `signInSucceeded` to give the count back.
     public func attemptSignIn(client: String, limit: Int, windowSeconds: Int) throws -> ConsoleSignInAttempt {
         try pool.withConnection { connection in
-            try connection.row(AttemptSignIn(client: client, limit: limit, windowSeconds: windowSeconds))!
+            try connection.row(
+                Queries.ConsoleSessions.AttemptSignIn(client: client, limit: limit, windowSeconds: windowSeconds))!
         }
     }
 
     /// Gives back the failure `attemptSignIn` counted for an attempt that signed in.
     public func signInSucceeded(client: String) throws {
-        try pool.withConnection { try $0.run(SignInSucceeded(client: client)) }
+        try pool.withConnection { try $0.run(Queries.ConsoleSessions.SignInSucceeded(client: client)) }
     }
 }
 
@@ -98,14 +99,6 @@ extension ConsoleSignInAttempt: QueryRow {
 }
 
 extension ConsoleSessionStore {
-    struct Create: NamedQuery {
-        static let sql = Queries.ConsoleSessions.create
-        let tokenHash: String
-        let seconds: Int
-        let client: String?
-        let adminTokenMAC: String
-        var bindings: [(any PostgresEncodable)?] { [tokenHash, seconds, client, adminTokenMAC] }
-    }
 
     /// By primary key.
     struct Find: NamedQuery {
@@ -123,24 +116,4 @@ extension ConsoleSessionStore {
         var bindings: [(any PostgresEncodable)?] { [tokenHash, Int(ConsoleSessionStore.touchInterval)] }
     }
 
-    struct Revoke: NamedQuery {
-        static let sql = Queries.ConsoleSessions.revoke
-        let tokenHash: String
-        var bindings: [(any PostgresEncodable)?] { [tokenHash] }
-    }
-
-    struct AttemptSignIn: NamedQuery {
-        typealias Row = ConsoleSignInAttempt
-        static let sql = Queries.ConsoleSessions.attemptSignIn
-        let client: String
-        let limit: Int
-        let windowSeconds: Int
-        var bindings: [(any PostgresEncodable)?] { [client, limit, windowSeconds] }
-    }
-
-    struct SignInSucceeded: NamedQuery {
-        static let sql = Queries.ConsoleSessions.signInSucceeded
-        let client: String
-        var bindings: [(any PostgresEncodable)?] { [client] }
-    }
 }

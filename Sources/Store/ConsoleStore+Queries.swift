@@ -4,10 +4,6 @@ import Postgres
 /// The console's statements (Queries/console.sql), typed: parameters in, rows out. The request search
 /// (`requestsStatement`) is built for the conditions given, so it is not among them.
 extension ConsoleStore {
-    struct LastHour: NamedQuery {
-        typealias Row = MinuteOutcome
-        static let sql = Queries.Console.lastHour
-    }
 
     /// One outcome's deliveries finished in one minute of the last hour.
     struct MinuteOutcome: QueryRow {
@@ -22,49 +18,6 @@ extension ConsoleStore {
         }
     }
 
-    struct Failures: NamedQuery {
-        typealias Row = FailureGroup
-        static let sql = Queries.Console.failures
-        let since: Date
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [since, limit] }
-    }
-
-    struct FailuresOfPartner: NamedQuery {
-        typealias Row = FailureGroup
-        static let sql = Queries.Console.failuresOfPartner
-        let since: Date
-        let limit: Int
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [since, limit, miniAppID] }
-    }
-
-    struct RequestDeliveries: NamedQuery {
-        typealias Row = RequestDelivery
-        static let sql = Queries.Console.requestDeliveries
-        let requestID: UUID
-        let createdAt: Date
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [requestID, createdAt, limit] }
-    }
-
-    struct PartnerUsageQuery: NamedQuery {
-        typealias Row = PartnerUsage
-        static let sql = Queries.Console.partnerUsage
-    }
-
-    struct ActivityCountsQuery: NamedQuery {
-        typealias Row = ActivityCounts
-        static let sql = Queries.Console.activityCounts
-    }
-
-    struct FailedWebhooks: NamedQuery {
-        typealias Row = FailedWebhookEvent
-        static let sql = Queries.Console.failedWebhooks
-        let since: Date
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [since, limit] }
-    }
 }
 
 extension FailureGroup: QueryRow {

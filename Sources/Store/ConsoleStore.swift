@@ -74,7 +74,7 @@ public struct ConsoleStore: Sendable {
 
     /// The last hour, minute by minute, by outcome.
     public func lastHour() throws -> [MinuteOutcomes] {
-        let rows = try pool.withConnection { try $0.rows(LastHour()) }
+        let rows = try pool.withConnection { try $0.rows(Queries.Console.LastHour()) }
         var minutes: [Int: [String: Int]] = [:]
         for row in rows {
             minutes[row.minutesAgo, default: [:]][row.outcome] = row.deliveries
@@ -85,8 +85,11 @@ public struct ConsoleStore: Sendable {
     /// Unreplayed failures finished since `since`, largest groups first.
     public func failures(since: Date, miniAppID: String?, limit: Int = 200) throws -> [FailureGroup] {
         try pool.withConnection { connection in
-            guard let miniAppID else { return try connection.rows(Failures(since: since, limit: limit)) }
-            return try connection.rows(FailuresOfPartner(since: since, limit: limit, miniAppID: miniAppID))
+            guard let miniAppID else {
+                return try connection.rows(Queries.Console.Failures(since: since, limit: limit))
+            }
+            return try connection.rows(
+                Queries.Console.FailuresOfPartner(since: since, limit: limit, miniAppID: miniAppID))
         }
     }
 
@@ -102,7 +105,8 @@ public struct ConsoleStore: Sendable {
     /// others finished within an hour of the request (Queries/console.sql, `requestDeliveries`).
     public func deliveries(requestID: UUID, createdAt: Date, limit: Int = 500) throws -> [RequestDelivery] {
         try pool.withConnection { connection in
-            try connection.rows(RequestDeliveries(requestID: requestID, createdAt: createdAt, limit: limit))
+            try connection.rows(
+                Queries.Console.RequestDeliveries(requestID: requestID, createdAt: createdAt, limit: limit))
         }
     }
 }
@@ -150,7 +154,7 @@ public struct PartnerUsage: Sendable, Equatable {
 extension ConsoleStore {
     /// Every live partner's use, keyed by partner id.
     public func partnerUsage() throws -> [UUID: PartnerUsage] {
-        let rows = try pool.withConnection { try $0.rows(PartnerUsageQuery()) }
+        let rows = try pool.withConnection { try $0.rows(Queries.Console.PartnerUsage()) }
         return Dictionary(rows.map { ($0.partnerID, $0) }, uniquingKeysWith: { _, last in last })
     }
 }
@@ -178,13 +182,13 @@ public struct FailedWebhookEvent: Sendable, Equatable {
 extension ConsoleStore {
     public func activityCounts() throws -> [ActivityCounts] {
         try pool.withConnection { connection in
-            try connection.rows(ActivityCountsQuery())
+            try connection.rows(Queries.Console.ActivityCounts())
         }
     }
 
     public func failedWebhooks(since: Date, limit: Int = 200) throws -> [FailedWebhookEvent] {
         try pool.withConnection { connection in
-            try connection.rows(FailedWebhooks(since: since, limit: limit))
+            try connection.rows(Queries.Console.FailedWebhooks(since: since, limit: limit))
         }
     }
 }

@@ -35,30 +35,6 @@ extension DeliveryStore {
         }
     }
 
-    struct ReadLeased: NamedQuery {
-        typealias Row = ClaimedDelivery
-        static let sql = Queries.Deliveries.readLeased
-        let worker: String
-        let ids: [UUID]
-        var bindings: [(any PostgresEncodable)?] { [worker, ids] }
-    }
-
-    /// One batch of outcomes, as parallel arrays (the function's parameters).
-    struct Complete: NamedQuery {
-        typealias Row = CompletionCounts
-        static let sql = Queries.Deliveries.complete
-        let worker: String
-        let ids: [UUID]
-        let outcomes: [String]
-        let errors: [String]
-        let retryAt: [String]
-        let tokens: [String]
-        /// Nil when no row of the batch is a group's member.
-        let groups: [UUID?]?
-        let members: [Int?]?
-        var bindings: [(any PostgresEncodable)?] { [worker, ids, outcomes, errors, retryAt, tokens, groups, members] }
-    }
-
     struct CompletionCounts: QueryRow {
         let finished: Int
         let retried: Int
@@ -67,39 +43,6 @@ extension DeliveryStore {
             finished = try row.int("finished_count")
             retried = try row.int("retried_count")
         }
-    }
-
-    struct Release: NamedQuery {
-        static let sql = Queries.Deliveries.release
-        let worker: String
-        let ids: [UUID]
-        var bindings: [(any PostgresEncodable)?] { [worker, ids] }
-    }
-
-    struct ReleaseLeased: NamedQuery {
-        static let sql = Queries.Deliveries.releaseLeased
-        let worker: String
-        let keeping: [UUID]
-        var bindings: [(any PostgresEncodable)?] { [worker, keeping] }
-    }
-
-    struct ExtendLeases: NamedQuery {
-        static let sql = Queries.Deliveries.extendLeases
-        let worker: String
-        let ids: [UUID]
-        let leaseSeconds: Int
-        var bindings: [(any PostgresEncodable)?] { [worker, ids, leaseSeconds] }
-    }
-
-    struct Rescue: NamedQuery {
-        static let sql = Queries.Deliveries.rescue
-        let limit: Int
-        var bindings: [(any PostgresEncodable)?] { [limit] }
-    }
-
-    struct NextAvailable: NamedQuery {
-        typealias Row = NextAvailableAt
-        static let sql = Queries.Deliveries.nextAvailable
     }
 
     struct NextAvailableAt: QueryRow {

@@ -189,7 +189,7 @@ public struct DeliveryStore: Sendable {
     /// `worker` (its lease ended and the rescuer took it) is left out.
     public func readLeased(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> [ClaimedDelivery] {
         guard !ids.isEmpty else { return [] }
-        return try connection.rows(ReadLeased(worker: worker, ids: ids))
+        return try connection.rows(Queries.Deliveries.ReadLeased(worker: worker, ids: ids))
     }
 
     /// Records a batch of outcomes in ONE statement: finished rows move to history, their counts
@@ -223,9 +223,9 @@ public struct DeliveryStore: Sendable {
             }
             if case .tokenInvalid = delivery.outcome { tokens.append(delivery.token ?? "") } else { tokens.append("") }
         }
-        let counts = try connection.row(Complete(worker: worker, ids: ids, outcomes: outcomes, errors: errors,
-                                                 retryAt: retryAt, tokens: tokens, groups: grouped ? groups : nil,
-                                                 members: grouped ? members : nil))
+        let counts = try connection.row(Queries.Deliveries.Complete(
+            worker: worker, ids: ids, outcomes: outcomes, errors: errors, retryAt: retryAt, tokens: tokens,
+            groups: grouped ? groups : nil, members: grouped ? members : nil))
         return (counts?.finished ?? 0, counts?.retried ?? 0)
     }
 
@@ -235,7 +235,7 @@ public struct DeliveryStore: Sendable {
     @discardableResult
     public func release(on connection: PostgresConnection, worker: String, ids: [UUID]) throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        return try connection.run(Release(worker: worker, ids: ids))
+        return try connection.run(Queries.Deliveries.Release(worker: worker, ids: ids))
     }
 
     /// Renews the leases of rows `worker` still holds (sends that take long), by `leaseSeconds` from
@@ -244,19 +244,19 @@ public struct DeliveryStore: Sendable {
     public func extendLeases(on connection: PostgresConnection, worker: String, ids: [UUID], leaseSeconds: Int)
         throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        return try connection.run(ExtendLeases(worker: worker, ids: ids, leaseSeconds: leaseSeconds))
+        return try connection.run(Queries.Deliveries.ExtendLeases(worker: worker, ids: ids, leaseSeconds: leaseSeconds))
     }
 
     /// Returns rows whose lease expired (their worker crashed or hung) to pending, at most `limit`.
     @discardableResult
     public func rescue(on connection: PostgresConnection, limit: Int = 1000) throws -> Int {
-        try connection.run(Rescue(limit: limit))
+        try connection.run(Queries.Deliveries.Rescue(limit: limit))
     }
 
     /// When the earliest pending row (due or scheduled) becomes due; nil when nothing is pending. The
     /// claimer sleeps until then (the queue's depth and age, for metrics, are QueueGaugeStore's).
     public func nextAvailableAt(on connection: PostgresConnection) throws -> Date? {
-        try connection.row(NextAvailable())?.at
+        try connection.row(Queries.Deliveries.NextAvailable())?.at
     }
 
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
@@ -317,7 +317,8 @@ public struct DeliveryStore: Sendable {
     /// Wakes every worker (`WakeUpMessage.due` on the shared channel) at the commit of `connection`'s transaction:
     /// a write that made rows due again (a replay, a resumed partner).
     public static func notifyDue(on connection: PostgresConnection) throws {
-        try connection.run(Notify(channel: notificationChannel, payload: WakeUpMessage.due.encode()))
+        try connection.run(
+            Queries.Notifications.Notify(channel: notificationChannel, payload: WakeUpMessage.due.encode()))
     }
 
     /// Tells the workers that a broadcast channel changed (the shared channel of `ChannelSyncStore`, no payload).
@@ -356,7 +357,7 @@ public struct DeliveryStore: Sendable {
     /// or it is draining). Found by the lease index; returns how many.
     @discardableResult
     public func releaseLeased(on connection: PostgresConnection, worker: String, keeping: [UUID] = []) throws -> Int {
-        try connection.run(ReleaseLeased(worker: worker, keeping: keeping))
+        try connection.run(Queries.Deliveries.ReleaseLeased(worker: worker, keeping: keeping))
     }
 
     /// The server process serving `connection`, as pg_stat_activity and a NOTIFY payload name it. Asked of the
@@ -519,10 +520,3 @@ struct NotifyWithoutFlush: NamedQuery {
     var bindings: [(any PostgresEncodable)?] { [channel, payload] }
 }
 
-/// A notification sent when the transaction commits (`pg_notify`).
-struct Notify: NamedQuery {
-    static let sql = Queries.Notifications.notify
-    let channel: String
-    let payload: String
-    var bindings: [(any PostgresEncodable)?] { [channel, payload] }
-}

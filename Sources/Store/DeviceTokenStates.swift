@@ -104,7 +104,7 @@ extension DirectoryStore {
     /// The user's devices with their tokens' health, by device id; nil when there is no such user.
     public func deviceStates(userID: String) throws -> [DeviceTokenStates]? {
         try pool.withConnection { connection in
-            let rows = try connection.result(UserDevices(userID: userID)).rows
+            let rows = try connection.result(Queries.DeviceTokens.UserDevices(userID: userID)).rows
             guard !rows.isEmpty else { return nil }
             // A user without devices is one row of NULLs (the LEFT JOIN).
             return try rows.filter { try !$0.isNull("device_id") }.map(DeviceTokenStates.init(row:))
@@ -113,25 +113,12 @@ extension DirectoryStore {
 
     /// One device with its tokens' health; nil when the user has no such device.
     public func deviceState(userID: String, deviceID: String) throws -> DeviceTokenStates? {
-        try pool.withConnection { try $0.row(Device(userID: userID, deviceID: deviceID)) }
+        try pool.withConnection { try $0.row(Queries.DeviceTokens.Device(userID: userID, deviceID: deviceID)) }
     }
 }
 
 extension DirectoryStore {
-    struct UserDevices: NamedQuery {
-        typealias Row = DeviceTokenStates
-        static let sql = Queries.DeviceTokens.userDevices
-        let userID: String
-        var bindings: [(any PostgresEncodable)?] { [userID] }
-    }
 
-    struct Device: NamedQuery {
-        typealias Row = DeviceTokenStates
-        static let sql = Queries.DeviceTokens.device
-        let userID: String
-        let deviceID: String
-        var bindings: [(any PostgresEncodable)?] { [userID, deviceID] }
-    }
 }
 
 extension DeviceTokenStates: QueryRow {}

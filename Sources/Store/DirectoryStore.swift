@@ -70,7 +70,7 @@ public struct DirectoryStore: Sendable {
     /// Returns false when there was no such device.
     public func deleteDevice(userID: String, deviceID: String) throws -> Bool {
         try pool.withConnection { connection in
-            try connection.run(DeleteDevice(userID: userID, deviceID: deviceID)) > 0
+            try connection.run(Queries.Directory.DeleteDevice(userID: userID, deviceID: deviceID)) > 0
         }
     }
 
@@ -87,19 +87,19 @@ public struct DirectoryStore: Sendable {
 
     public func optOut(userID: String, miniAppID: String) throws {
         do {
-            try pool.withConnection { try $0.run(OptOut(userID: userID, miniAppID: miniAppID)) }
+            try pool.withConnection { try $0.run(Queries.Directory.OptOut(userID: userID, miniAppID: miniAppID)) }
         } catch let error as PostgresError where error.sqlState == "23503" {
             throw Self.userNotFound
         }
     }
 
     public func optIn(userID: String, miniAppID: String) throws {
-        try pool.withConnection { try $0.run(OptIn(userID: userID, miniAppID: miniAppID)) }
+        try pool.withConnection { try $0.run(Queries.Directory.OptIn(userID: userID, miniAppID: miniAppID)) }
     }
 
     public func userExists(_ userID: String) throws -> Bool {
         try pool.withConnection { connection in
-            try connection.row(UserExists(userID: userID)) != nil
+            try connection.row(Queries.Directory.UserExists(userID: userID)) != nil
         }
     }
 
@@ -107,7 +107,7 @@ public struct DirectoryStore: Sendable {
     /// state and the active partner's name and icon.
     public func senders(userID: String) throws -> [SenderEntry] {
         try pool.withConnection { connection in
-            try connection.rows(Senders(userID: userID))
+            try connection.rows(Queries.Directory.Senders(userID: userID))
         }
     }
 }
@@ -162,13 +162,6 @@ extension DirectoryStore {
         }
     }
 
-    struct DeleteDevice: NamedQuery {
-        static let sql = Queries.Directory.deleteDevice
-        let userID: String
-        let deviceID: String
-        var bindings: [(any PostgresEncodable)?] { [userID, deviceID] }
-    }
-
     struct TouchSession: NamedQuery {
         struct Row: QueryRow {
             let lastSeenAt: Date
@@ -181,32 +174,6 @@ extension DirectoryStore {
         var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
     }
 
-    struct OptOut: NamedQuery {
-        static let sql = Queries.Directory.optOut
-        let userID: String
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
-    }
-
-    struct OptIn: NamedQuery {
-        static let sql = Queries.Directory.optIn
-        let userID: String
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
-    }
-
-    struct UserExists: NamedQuery {
-        static let sql = Queries.Directory.userExists
-        let userID: String
-        var bindings: [(any PostgresEncodable)?] { [userID] }
-    }
-
-    struct Senders: NamedQuery {
-        typealias Row = SenderEntry
-        static let sql = Queries.Directory.senders
-        let userID: String
-        var bindings: [(any PostgresEncodable)?] { [userID] }
-    }
 }
 
 extension DeviceRegistration {

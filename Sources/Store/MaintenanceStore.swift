@@ -13,7 +13,7 @@ public struct MaintenanceStore: Sendable {
     public func ensurePartitions(monthsAhead: Int) throws {
         try pool.withConnection { connection in
             for table in Self.partitionedTables {
-                try connection.run(EnsurePartitions(table: table, months: monthsAhead + 2))
+                try connection.run(Queries.Maintenance.EnsurePartitions(table: table, months: monthsAhead + 2))
             }
         }
     }
@@ -25,7 +25,8 @@ public struct MaintenanceStore: Sendable {
         try pool.withConnection { connection in
             var dropped: [String] = []
             for table in Self.partitionedTables {
-                let names = try connection.rows(ExpiredPartitions(table: table, retentionDays: retentionDays))
+                let names = try connection.rows(
+                    Queries.Maintenance.ExpiredPartitions(table: table, retentionDays: retentionDays))
                 for name in names.map(\.name) {
                     // DDL naming tables: not a statement that takes parameters. The names are the partitioned
                     // tables' and the partitions Postgres listed.
@@ -41,7 +42,7 @@ public struct MaintenanceStore: Sendable {
     /// The partitions that exist, with their bounds.
     public func listPartitions() throws -> [(table: String, partition: String, bounds: String)] {
         try pool.withConnection { connection in
-            try connection.rows(ListPartitions(tables: Self.partitionedTables))
+            try connection.rows(Queries.Maintenance.ListPartitions(tables: Self.partitionedTables))
                 .map { ($0.table, $0.partition, $0.bounds) }
         }
     }
@@ -77,20 +78,6 @@ public struct MaintenanceStore: Sendable {
 
 /// The statements of the partitions and the janitor (Queries/maintenance.sql).
 extension MaintenanceStore {
-    struct EnsurePartitions: NamedQuery {
-        static let sql = Queries.Maintenance.ensurePartitions
-        let table: String
-        let months: Int
-        var bindings: [(any PostgresEncodable)?] { [table, months] }
-    }
-
-    struct ExpiredPartitions: NamedQuery {
-        typealias Row = Partition
-        static let sql = Queries.Maintenance.expiredPartitions
-        let table: String
-        let retentionDays: Int
-        var bindings: [(any PostgresEncodable)?] { [table, retentionDays] }
-    }
 
     struct Partition: QueryRow {
         let name: String
@@ -98,13 +85,6 @@ extension MaintenanceStore {
         init(row: PostgresRow) throws {
             name = try row.string("partition_name")
         }
-    }
-
-    struct ListPartitions: NamedQuery {
-        typealias Row = PartitionBounds
-        static let sql = Queries.Maintenance.listPartitions
-        let tables: [String]
-        var bindings: [(any PostgresEncodable)?] { [tables] }
     }
 
     struct PartitionBounds: QueryRow {

@@ -31,7 +31,7 @@ public struct PartnerIconStore: Sendable {
     /// Probes partners_active_mini_app, then partner_icons' key (QueryPlanTests).
     public func find(miniAppID: String, size: Int) throws -> PartnerIconImage? {
         try pool.withConnection { connection in
-            try connection.row(Find(miniAppID: miniAppID, size: size)).map {
+            try connection.row(Queries.PartnerIcons.Find(miniAppID: miniAppID, size: size)).map {
                 PartnerIconImage(size: size, png: $0.png, sha256: $0.sha256)
             }
         }
@@ -40,33 +40,21 @@ public struct PartnerIconStore: Sendable {
     /// Applies `change` to the partner's stored images, in the caller's transaction (the partner row's
     /// `icon_url` and `icon_updated_at` are the caller's statement).
     static func apply(_ change: PartnerIconChange, partnerID: UUID, on connection: PostgresConnection) throws {
-        try connection.run(DeleteAll(partnerID: partnerID))
+        try connection.run(Queries.PartnerIcons.DeleteAll(partnerID: partnerID))
         guard case .replace(let images, _) = change, !images.isEmpty else { return }
         try connection.run(Insert(partnerID: partnerID, images: images))
     }
 }
 
 extension PartnerIconStore {
-    struct Find: NamedQuery {
-        struct Row: QueryRow {
-            let png: [UInt8]
-            let sha256: String
-            init(row: PostgresRow) throws {
-                png = try row.bytea("png")
-                sha256 = try row.string("sha256")
-            }
+    /// An icon as `find` (Queries/partner_icons.sql) returns it.
+    struct StoredIcon: QueryRow {
+        let png: [UInt8]
+        let sha256: String
+        init(row: PostgresRow) throws {
+            png = try row.bytea("png")
+            sha256 = try row.string("sha256")
         }
-
-        static let sql = Queries.PartnerIcons.find
-        let miniAppID: String
-        let size: Int
-        var bindings: [(any PostgresEncodable)?] { [miniAppID, size] }
-    }
-
-    struct DeleteAll: NamedQuery {
-        static let sql = Queries.PartnerIcons.deleteAll
-        let partnerID: UUID
-        var bindings: [(any PostgresEncodable)?] { [partnerID] }
     }
 
     struct Insert: NamedQuery {

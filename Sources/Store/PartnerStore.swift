@@ -122,7 +122,7 @@ public struct PartnerStore: Sendable {
     public func create(_ partner: NewPartner, keyHash: String) throws -> PartnerRecord {
         do {
             return try change { connection in
-                try connection.run(CreateTenant(tenantID: partner.tenantID))
+                try connection.run(Queries.Partners.CreateTenant(tenantID: partner.tenantID))
                 let id = UUID()
                 let record = try connection.row(Create(id: id, partner: partner, keyHash: keyHash))!
                 if let change = partner.icon { try PartnerIconStore.apply(change, partnerID: id, on: connection) }
@@ -136,13 +136,13 @@ public struct PartnerStore: Sendable {
 
     public func list() throws -> [PartnerRecord] {
         try pool.withConnection { connection in
-            try connection.rows(List())
+            try connection.rows(Queries.Partners.List())
         }
     }
 
     public func find(id: UUID) throws -> PartnerRecord? {
         try pool.withConnection { connection in
-            try connection.row(Find(id: id))
+            try connection.row(Queries.Partners.Find(id: id))
         }
     }
 
@@ -150,7 +150,7 @@ public struct PartnerStore: Sendable {
     /// until that one's overlap ends (`previous` true).
     public func findActive(keyHash: String) throws -> (record: PartnerRecord, previous: Bool)? {
         try pool.withConnection { connection in
-            try connection.row(FindActive(keyHash: keyHash)).map { ($0.record, $0.previous) }
+            try connection.row(Queries.Partners.FindActive(keyHash: keyHash)).map { ($0.record, $0.previous) }
         }
     }
 
@@ -190,7 +190,8 @@ public struct PartnerStore: Sendable {
     public func rotateWebhookSecret(id: UUID, secret: String, previousSecretValidSeconds: Int = 0) throws
         -> PartnerRecord? {
         try change { connection in
-            try connection.row(RotateWebhookSecret(id: id, secret: secret, overlapSeconds: previousSecretValidSeconds))
+            try connection.row(Queries.Partners.RotateWebhookSecret(
+                id: id, secret: secret, overlapSeconds: previousSecretValidSeconds))
         }
     }
 
@@ -198,7 +199,7 @@ public struct PartnerStore: Sendable {
     /// no such active partner.
     public func endPreviousWebhookSecret(id: UUID) throws -> PartnerRecord? {
         try change { connection in
-            try connection.row(EndPreviousWebhookSecret(id: id))
+            try connection.row(Queries.Partners.EndPreviousWebhookSecret(id: id))
         }
     }
 
@@ -215,14 +216,15 @@ public struct PartnerStore: Sendable {
     /// most); with 0 it is refused at once.
     public func rotateKey(id: UUID, keyHash: String, previousKeyValidSeconds: Int = 0) throws -> PartnerRecord? {
         try change { connection in
-            try connection.row(RotateKey(id: id, keyHash: keyHash, overlapSeconds: previousKeyValidSeconds))
+            try connection.row(
+                Queries.Partners.RotateKey(id: id, keyHash: keyHash, overlapSeconds: previousKeyValidSeconds))
         }
     }
 
     /// Ends the previous key's overlap at once; nil when no such active partner.
     public func endPreviousKey(id: UUID) throws -> PartnerRecord? {
         try change { connection in
-            try connection.row(EndPreviousKey(id: id))
+            try connection.row(Queries.Partners.EndPreviousKey(id: id))
         }
     }
 
@@ -234,13 +236,14 @@ public struct PartnerStore: Sendable {
     /// nothing more to stop. Nil when no such partner.
     public func revoke(id: UUID, now: Date = Date(), signer: () throws -> any PayloadSigner) throws -> PartnerRecord? {
         try change { connection in
-            guard let record = try connection.row(MarkRevoked(id: id)) else { return nil }
-            let active = try connection.rows(Revoke(partnerID: id)).map { ($0.activity, $0.followsChannel) }
+            guard let record = try connection.row(Queries.Partners.MarkRevoked(id: id)) else { return nil }
+            let active = try connection.rows(Queries.Partners.Revoke(partnerID: id))
+                .map { ($0.activity, $0.followsChannel) }
             let ends = try RevocationEnds(active, miniAppID: record.miniAppID, displayName: record.displayName,
                                           now: now, signer: signer)
             if !ends.isEmpty {
-                try connection.run(EndActivities(partnerID: id, activities: ends.ids, apns: ends.apns, fcm: ends.fcm,
-                                                 timestamps: ends.timestamps))
+                try connection.run(Queries.Partners.EndActivities(
+                    partnerID: id, activities: ends.ids, apns: ends.apns, fcm: ends.fcm, timestamps: ends.timestamps))
             }
             return record
         }
@@ -252,7 +255,7 @@ public struct PartnerStore: Sendable {
     /// active partner.
     public func setSuspended(id: UUID, _ suspended: Bool) throws -> PartnerRecord? {
         try change { connection in
-            let record = try connection.row(SetSuspended(id: id, suspended: suspended))
+            let record = try connection.row(Queries.Partners.SetSuspended(id: id, suspended: suspended))
             // Workers waiting on the queue take the resumed rows now rather than at their next poll.
             if record != nil, !suspended { try DeliveryStore.notifyDue(on: connection) }
             return record
@@ -280,11 +283,6 @@ extension PartnerRecord: QueryRow {
 }
 
 extension PartnerStore {
-    struct CreateTenant: NamedQuery {
-        static let sql = Queries.Partners.createTenant
-        let tenantID: String
-        var bindings: [(any PostgresEncodable)?] { [tenantID] }
-    }
 
     struct Create: NamedQuery {
         typealias Row = PartnerRecord
@@ -300,31 +298,14 @@ extension PartnerStore {
         }
     }
 
-    struct List: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.list
-    }
-
-    struct Find: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.find
-        let id: UUID
-        var bindings: [(any PostgresEncodable)?] { [id] }
-    }
-
-    struct FindActive: NamedQuery {
-        struct Row: QueryRow {
-            let record: PartnerRecord
-            let previous: Bool
-            init(row: PostgresRow) throws {
-                record = try PartnerRecord(row: row)
-                previous = try row.bool("previous")
-            }
+    /// The partner owning a key, and whether the key is its previous one (`findActive`, Queries/partners.sql).
+    struct KeyMatch: QueryRow {
+        let record: PartnerRecord
+        let previous: Bool
+        init(row: PostgresRow) throws {
+            record = try PartnerRecord(row: row)
+            previous = try row.bool("previous")
         }
-
-        static let sql = Queries.Partners.findActive
-        let keyHash: String
-        var bindings: [(any PostgresEncodable)?] { [keyHash] }
     }
 
     struct Update: NamedQuery {
@@ -342,80 +323,18 @@ extension PartnerStore {
         }
     }
 
-    struct RotateWebhookSecret: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.rotateWebhookSecret
-        let id: UUID
-        let secret: String
-        let overlapSeconds: Int
-        var bindings: [(any PostgresEncodable)?] { [id, secret, overlapSeconds] }
-    }
-
-    struct EndPreviousWebhookSecret: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.endPreviousWebhookSecret
-        let id: UUID
-        var bindings: [(any PostgresEncodable)?] { [id] }
-    }
-
-    struct RotateKey: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.rotateKey
-        let id: UUID
-        let keyHash: String
-        let overlapSeconds: Int
-        var bindings: [(any PostgresEncodable)?] { [id, keyHash, overlapSeconds] }
-    }
-
-    struct EndPreviousKey: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.endPreviousKey
-        let id: UUID
-        var bindings: [(any PostgresEncodable)?] { [id] }
-    }
-
-    struct MarkRevoked: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.markRevoked
-        let id: UUID
-        var bindings: [(any PostgresEncodable)?] { [id] }
-    }
-
     /// The revoked partner's active activities, as `revoke` ends them.
-    struct Revoke: NamedQuery {
-        struct Row: QueryRow {
-            let activity: StoredLiveActivity
-            let followsChannel: Bool
-            init(row: PostgresRow) throws {
-                activity = StoredLiveActivity(
-                    id: try row.uuid("id"), template: try row.string("template"),
-                    attributesJSON: try row.string("attributes"), stateJSON: try row.string("state"),
-                    lastTimestamp: try row.int("last_timestamp"), createdAt: try row.date("created_at"),
-                    expiresAt: try row.date("expires_at"))
-                followsChannel = try row.bool("follows_channel")
-            }
+    struct RevokedActivity: QueryRow {
+        let activity: StoredLiveActivity
+        let followsChannel: Bool
+        init(row: PostgresRow) throws {
+            activity = StoredLiveActivity(
+                id: try row.uuid("id"), template: try row.string("template"),
+                attributesJSON: try row.string("attributes"), stateJSON: try row.string("state"),
+                lastTimestamp: try row.int("last_timestamp"), createdAt: try row.date("created_at"),
+                expiresAt: try row.date("expires_at"))
+            followsChannel = try row.bool("follows_channel")
         }
-
-        static let sql = Queries.Partners.revoke
-        let partnerID: UUID
-        var bindings: [(any PostgresEncodable)?] { [partnerID] }
     }
 
-    struct EndActivities: NamedQuery {
-        static let sql = Queries.Partners.endActivities
-        let partnerID: UUID
-        let activities: [UUID]
-        let apns: [String]
-        let fcm: [String]
-        let timestamps: [Int]
-        var bindings: [(any PostgresEncodable)?] { [partnerID, activities, apns, fcm, timestamps] }
-    }
-
-    struct SetSuspended: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.setSuspended
-        let id: UUID
-        let suspended: Bool
-        var bindings: [(any PostgresEncodable)?] { [id, suspended] }
-    }
 }

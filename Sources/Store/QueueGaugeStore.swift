@@ -34,7 +34,7 @@ public struct QueueGaugeStore: Sendable {
     /// Both lanes, realtime first; a lane with nothing due reads 0 and 0.
     public func gauges(on connection: PostgresConnection) throws -> [LaneGauge] {
         var byNumber: [Int: (Int, Double)] = [:]
-        for row in try connection.rows(DueByLane(countLimit: Self.countLimit)) {
+        for row in try connection.rows(Queries.QueueGauges.DueByLane(countLimit: Self.countLimit)) {
             byNumber[row.lane] = (row.due, max(row.oldestDueSeconds, 0))
         }
         return Self.lanes.map { lane in
@@ -45,13 +45,6 @@ public struct QueueGaugeStore: Sendable {
 }
 
 extension QueueGaugeStore {
-    /// Queries/queue_gauges.sql: each lane's due count and oldest due age.
-    struct DueByLane: NamedQuery {
-        typealias Row = LaneDue
-        static let sql = Queries.QueueGauges.dueByLane
-        let countLimit: Int
-        var bindings: [(any PostgresEncodable)?] { [countLimit] }
-    }
 
     struct LaneDue: QueryRow {
         let lane: Int

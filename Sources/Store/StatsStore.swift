@@ -36,14 +36,14 @@ public struct StatsStore: Sendable {
     /// Three statements in one round trip (each consistent in itself).
     public func stats() throws -> QueueStats {
         let results = try pool.withConnection { connection in
-            try connection.pipeline(queries: [Queue(), OldestDue(),
-                                              Outcomes(shortSeconds: Self.windows[0].seconds,
+            try connection.pipeline(queries: [Queries.Stats.Queue(), Queries.Stats.OldestDue(),
+                                              Queries.Stats.Outcomes(shortSeconds: Self.windows[0].seconds,
                                                        longSeconds: Self.windows[1].seconds)])
         }
-        let queue = try Queue.Row.rows(of: results[0])
-        let oldest = try OldestDue.Row.rows(of: results[1]).first?.seconds ?? 0
+        let queue = try Queries.Stats.Queue.Row.rows(of: results[0])
+        let oldest = try Queries.Stats.OldestDue.Row.rows(of: results[1]).first?.seconds ?? 0
         var finished: [String: (recent: Int, hour: Int)] = [:]
-        for row in try Outcomes.Row.rows(of: results[2]) {
+        for row in try Queries.Stats.Outcomes.Row.rows(of: results[2]) {
             finished[row.outcome] = (row.shortWindow, row.longWindow)
         }
         let outcomes = Self.windows.enumerated().map { index, window in
@@ -57,15 +57,6 @@ public struct StatsStore: Sendable {
 
 /// The statements of `stats` (Queries/stats.sql).
 extension StatsStore {
-    struct Queue: NamedQuery {
-        typealias Row = QueueStats.Group
-        static let sql = Queries.Stats.queue
-    }
-
-    struct OldestDue: NamedQuery {
-        typealias Row = OldestDueSeconds
-        static let sql = Queries.Stats.oldestDue
-    }
 
     struct OldestDueSeconds: QueryRow {
         let seconds: Double
@@ -73,14 +64,6 @@ extension StatsStore {
         init(row: PostgresRow) throws {
             seconds = try row.double("oldest_due_seconds")
         }
-    }
-
-    struct Outcomes: NamedQuery {
-        typealias Row = OutcomeCounts
-        static let sql = Queries.Stats.outcomes
-        let shortSeconds: Int
-        let longSeconds: Int
-        var bindings: [(any PostgresEncodable)?] { [shortSeconds, longSeconds] }
     }
 
     /// One outcome's deliveries finished within the short window and the long one.

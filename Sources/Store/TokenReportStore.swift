@@ -34,7 +34,7 @@ public struct TokenReportStore: Sendable {
     public static let skipReasons = ["token_invalidated", "no_token"]
 
     public func report(since: Date, until: Date) throws -> TokenReport {
-        let rows = try pool.withConnection { try $0.rows(Report(since: since, until: until)) }
+        let rows = try pool.withConnection { try $0.rows(Queries.TokenReports.Report(since: since, until: until)) }
         var lines: [TokenReport.Line] = []
         var skipped = Dictionary(uniqueKeysWithValues: Self.skipReasons.map { ($0, 0) })
         for row in rows {
@@ -49,14 +49,6 @@ public struct TokenReportStore: Sendable {
 }
 
 extension TokenReportStore {
-    /// Queries/token_reports.sql: one line per upstream, token kind and reason (the skip reasons among them).
-    struct Report: NamedQuery {
-        typealias Row = TokenReport.Line
-        static let sql = Queries.TokenReports.report
-        let since: Date
-        let until: Date
-        var bindings: [(any PostgresEncodable)?] { [since, until] }
-    }
 }
 
 extension TokenReport.Line: QueryRow {

@@ -88,7 +88,7 @@ public struct WebhookStore: Sendable {
             let matched = try connection.rows(Replayable(selection: selection))
             let replayable = matched.filter(\.replayable).map(\.id)
             guard !dryRun, !replayable.isEmpty else { return (matched.count, replayable.count, 0) }
-            let replayed = try connection.run(Replay(ids: replayable, now: now))
+            let replayed = try connection.run(Queries.Webhooks.Replay(ids: replayable, now: now))
             return (matched.count, replayable.count, replayed)
         }
     }
@@ -153,10 +153,4 @@ extension WebhookStore {
         }
     }
 
-    struct Replay: NamedQuery {
-        static let sql = Queries.Webhooks.replay
-        let ids: [UUID]
-        let now: Date
-        var bindings: [(any PostgresEncodable)?] { [ids, now] }
-    }
 }

@@ -49,7 +49,7 @@ public struct WorkerHeartbeatStore: Sendable {
 
     /// Every worker seen in the last day, live ones first, then by id.
     public func list(on connection: PostgresConnection) throws -> [WorkerStatus] {
-        try connection.rows(List(lostAfterBeats: Self.lostAfterBeats))
+        try connection.rows(Queries.WorkerHeartbeats.List(lostAfterBeats: Self.lostAfterBeats))
     }
 
     public func list(pool: PostgresPool) throws -> [WorkerStatus] {
@@ -67,12 +67,6 @@ extension WorkerHeartbeatStore {
         }
     }
 
-    struct List: NamedQuery {
-        typealias Row = WorkerStatus
-        static let sql = Queries.WorkerHeartbeats.list
-        let lostAfterBeats: Double
-        var bindings: [(any PostgresEncodable)?] { [lostAfterBeats] }
-    }
 }
 
 extension WorkerStatus: QueryRow {

@@ -6,9 +6,18 @@ import Foundation
 // A block opened by `-- fragment: lowerCamel` is no query: its text replaces `{{lowerCamel}}` in the file's
 // queries (a column list several queries return, kept once).
 // A file `delivery_claims.sql` becomes `Queries.DeliveryClaims`, each query a `NamedSQL` constant.
+// Among a query's comment lines, `-- parameters: id UUID, names [String], note String?` (one or more such lines, in
+// the order of $1...$n) and `-- returns: RowType` (a QueryRow; omitted: NoRow) make it typed, as sqlc does: a
+// struct `Queries.DeliveryClaims.ClaimDue` conforming to NamedQuery, whose fields are the parameters in order.
+// A query without either line gets none (its wrapper is written by hand, its bindings computed from a value).
 
 struct Failure: Error, CustomStringConvertible {
     let description: String
+}
+
+struct Parameter {
+    let name: String
+    let type: String
 }
 
 struct Query {
@@ -16,6 +25,71 @@ struct Query {
     var documentation: [String]
     var lines: [String]
     var isFragment = false
+    /// nil: no `-- parameters:` line.
+    var parameters: [Parameter]?
+    var returns: String?
+    /// Where the query's name is, for the messages about its annotations.
+    var line = 0
+
+    var isTyped: Bool { parameters != nil || returns != nil }
+}
+
+/// The parameter types a generated query takes: the PostgresEncodable types of Sources/Postgres, an array of one,
+/// of one (its elements optional or not), or an optional of either (nil binds SQL NULL).
+let parameterTypes: Set<String> = ["UUID", "String", "Int", "Int32", "Int64", "Bool", "Date", "Double"]
+
+/// Names a generated struct or its fields cannot take as they are.
+let reservedWords: Set<String> = [
+    "Type", "Self", "Protocol", "Any", "associatedtype", "class", "deinit", "enum", "extension", "func", "import",
+    "init", "inout", "internal", "let", "operator", "private", "protocol", "public", "static", "struct", "subscript",
+    "typealias", "var", "break", "case", "continue", "default", "defer", "do", "else", "fallthrough", "for",
+    "guard", "if", "in", "repeat", "return", "switch", "where", "while", "as", "false", "is", "nil", "self",
+    "super", "throw", "throws", "true", "try", "sql", "bindings",
+]
+
+func isParameterType(_ type: String) -> Bool {
+    var base = Substring(type)
+    if base.hasSuffix("?") { base = base.dropLast() }
+    if base.hasPrefix("[") && base.hasSuffix("]") { base = base.dropFirst().dropLast() }
+    if base.hasSuffix("?") { base = base.dropLast() }
+    return parameterTypes.contains(String(base))
+}
+
+/// `id UUID, names [String]`: each a lowerCamel name and a parameter type.
+func parameters(_ text: Substring, at place: String) throws -> [Parameter] {
+    try text.split(separator: ",").map { item in
+        let parts = item.split(separator: " ")
+        guard parts.count == 2, isIdentifier(parts[0]), !reservedWords.contains(String(parts[0])) else {
+            throw Failure(description: "\(place): `\(item.trimmingCharacters(in: .whitespaces))` is not "
+                + "`name Type` with a lowerCamelCase name")
+        }
+        guard isParameterType(String(parts[1])) else {
+            throw Failure(description: "\(place): parameter type `\(parts[1])` is none of "
+                + "\(parameterTypes.sorted().joined(separator: ", ")), an array of one ([T], [T?]) or an optional")
+        }
+        return Parameter(name: String(parts[0]), type: String(parts[1]))
+    }
+}
+
+/// A row type: a Swift type name, dotted when nested (`DirectoryStore.TokenRow`).
+func isTypeName(_ text: Substring) -> Bool {
+    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.allSatisfy { part in
+        guard let first = part.first, first.isUppercase, !reservedWords.contains(String(part)) else { return false }
+        return part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
+}
+
+/// The highest `$n` of a query's text: the number of parameters it takes.
+func parameterCount(_ body: String) -> Int {
+    var highest = 0
+    var rest = Substring(body)
+    while let dollar = rest.firstIndex(of: "$") {
+        rest = rest[rest.index(after: dollar)...]
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        if let number = Int(digits) { highest = max(highest, number) }
+    }
+    return highest
 }
 
 func isIdentifier(_ text: Substring) -> Bool {
@@ -47,9 +121,20 @@ func queries(inFile path: String) throws -> [Query] {
             guard !found.contains(where: { $0.name == name }) else {
                 throw Failure(description: "\(path):\(number + 1): a second query named \(name)")
             }
-            current = Query(name: name, documentation: [], lines: [], isFragment: isFragment)
+            current = Query(name: name, documentation: [], lines: [], isFragment: isFragment, line: number + 1)
         } else if var query = current {
-            if query.lines.isEmpty && trimmed.hasPrefix("--") {
+            let place = "\(path):\(number + 1)"
+            if query.lines.isEmpty && trimmed.hasPrefix("-- parameters:") {
+                guard !query.isFragment else { throw Failure(description: "\(place): a fragment takes no parameters") }
+                query.parameters = (query.parameters ?? []) + (try parameters(trimmed.drop { $0 != ":" }.dropFirst(),
+                                                                              at: place))
+            } else if query.lines.isEmpty && trimmed.hasPrefix("-- returns:") {
+                let type = trimmed.drop { $0 != ":" }.dropFirst().trimmingCharacters(in: .whitespaces)
+                guard !query.isFragment, query.returns == nil, isTypeName(Substring(type)) else {
+                    throw Failure(description: "\(place): `-- returns:` takes one row type name, once, in a query")
+                }
+                query.returns = type
+            } else if query.lines.isEmpty && trimmed.hasPrefix("--") {
                 query.documentation.append(String(trimmed.dropFirst(2).trimmingCharacters(in: .whitespaces)))
             } else if !(query.lines.isEmpty && trimmed.isEmpty) {
                 query.lines.append(String(line))
@@ -76,6 +161,21 @@ func queries(inFile path: String) throws -> [Query] {
             throw Failure(description: "\(path): query \(query.name) has no SQL")
         }
         query.lines = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if query.isTyped {
+            let declared = query.parameters?.count ?? 0
+            let used = parameterCount(body)
+            guard declared == used else {
+                throw Failure(description: "\(path):\(query.line): query \(query.name) declares \(declared) "
+                    + "parameters and its SQL uses $1...$\(used)")
+            }
+            let names = (query.parameters ?? []).map(\.name)
+            guard Set(names).count == names.count else {
+                throw Failure(description: "\(path):\(query.line): query \(query.name) names a parameter twice")
+            }
+            guard !reservedWords.contains(structName(query.name)) else {
+                throw Failure(description: "\(path):\(query.line): query \(query.name) cannot be a struct name")
+            }
+        }
         queries.append(query)
     }
     return queries
@@ -96,17 +196,43 @@ func swiftLiteral(_ text: String) -> String {
     return out + "\""
 }
 
+/// `claimDue` -> `ClaimDue`: the typed query's struct, beside the `NamedSQL` constant of the same name.
+func structName(_ query: String) -> String { query.prefix(1).uppercased() + query.dropFirst() }
+
+/// The struct of a typed query: its parameters as fields in order, bound as $1...$n.
+func typedQuery(_ query: Query, in type: String) -> String {
+    let parameters = query.parameters ?? []
+    var swift = "        /// `\(query.name)` with its parameters, typed.\n"
+    swift += "        struct \(structName(query.name)): NamedQuery {\n"
+    if let returns = query.returns { swift += "            typealias Row = \(returns)\n" }
+    swift += "            static let sql = Queries.\(type).\(query.name)\n"
+    guard !parameters.isEmpty else { return swift + "        }\n" }
+    for parameter in parameters { swift += "            let \(parameter.name): \(parameter.type)\n" }
+    let fields = parameters.map(\.name).joined(separator: ", ")
+    swift += "            var bindings: [(any PostgresEncodable)?] { [\(fields)] }\n"
+    return swift + "        }\n"
+}
+
 func main() throws {
     let arguments = CommandLine.arguments.dropFirst()
     guard let output = arguments.first else { throw Failure(description: "usage: embed-queries OUTPUT FILE.sql...") }
     var swift = "// Generated by Plugins/EmbedQueries from Sources/Store/Queries/*.sql: edit those files, not this one.\n"
-    swift += "import Postgres\n\n/// Every named query of Sources/Store/Queries, one enum a file.\npublic enum Queries {\n"
+    swift += "import Foundation\nimport HeraldCore\nimport Postgres\n\n"
+    swift += "/// Every named query of Sources/Store/Queries, one enum a file.\npublic enum Queries {\n"
     var all: [String] = []
     for path in arguments.dropFirst().sorted() {
         let type = try typeName(ofFile: path)
         let file = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         swift += "    public enum \(type) {\n"
-        for query in try queries(inFile: path) {
+        let fileQueries = try queries(inFile: path)
+        // A row type named as one of the file's structs would name that struct inside the enum.
+        let shadowing = Set(fileQueries.filter(\.isTyped).map { structName($0.name) } + [type, "Queries"])
+        for query in fileQueries {
+            if let returns = query.returns, let first = returns.split(separator: ".").first,
+               shadowing.contains(String(first)) {
+                throw Failure(description: "\(path):\(query.line): row type \(returns) is hidden by Queries.\(type)."
+                    + "\(first) inside the generated enum: qualify it with its module (Store.\(returns))")
+            }
             var lines = query.lines
             while let last = lines.last, last.trimmingCharacters(in: .whitespaces).isEmpty { lines.removeLast() }
             var body = lines.joined(separator: "\n")
@@ -116,6 +242,7 @@ func main() throws {
             swift += "        public static let \(query.name) = NamedSQL(\n"
             swift += "            name: \(swiftLiteral(file + "." + query.name)),\n"
             swift += "            text: \(swiftLiteral(body)))\n"
+            if query.isTyped { swift += typedQuery(query, in: type) }
             all.append("\(type).\(query.name)")
         }
         swift += "    }\n"

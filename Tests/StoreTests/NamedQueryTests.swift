@@ -1,7 +1,7 @@
 import Foundation
 import HeraldTestSupport
 import Postgres
-import Store
+@testable import Store
 import Testing
 
 /// Every named query of Sources/Store/Queries is valid SQL against the migrated schema: each is prepared (parsed,
@@ -28,6 +28,19 @@ struct NamedQueryTests {
         #expect(Set(names).count == names.count)
         #expect(names.allSatisfy { $0.split(separator: ".").count == 2 })
         #expect(Queries.WorkerHeartbeats.list.name == "worker_heartbeats.list")
+    }
+
+    @Test("a generated query binds its declared parameters in order, under its file's statement")
+    func generatedBindings() {
+        let id = UUID()
+        let query = Queries.Deliveries.ExtendLeases(worker: "w1", ids: [id], leaseSeconds: 30)
+        #expect(type(of: query).sql == Queries.Deliveries.extendLeases)
+        #expect(query.bindings.count == 3)
+        #expect(query.bindings[0] as? String == "w1")
+        #expect(query.bindings[1] as? [UUID] == [id])
+        #expect(query.bindings[2] as? Int == 30)
+        let none = Queries.Console.FailuresOfPartner(since: Date(timeIntervalSince1970: 0), limit: 5, miniAppID: "m")
+        #expect(none.bindings.compactMap { $0 }.count == 3)
     }
 
     @Test("a row is read by column name, and a missing column is named in the error")

@@ -6,6 +6,8 @@ SELECT user_id, has_session, opted_out, devices, old_id, old_template, old_attri
   FROM herald_activity_audience($1, $2, $3, $4, $5, $6);
 
 -- name: find
+-- parameters: id UUID, partnerID UUID
+-- returns: ActivityRecord
 -- A partner's activity: $1 id, $2 partner; a primary-key probe, another partner's id finds nothing.
 SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes, state::text AS state,
        start_alert::text AS start_alert, status, version, last_timestamp, created_at, updated_at, expires_at,
@@ -37,6 +39,8 @@ SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, 
 SELECT herald_activity_device_state($1, $2, $3) AS result;
 
 -- name: devices
+-- parameters: activityID UUID
+-- returns: ActivityDeviceView
 -- An activity's ($1) devices and what is known of each (ActivityDeviceView.state), by the primary key.
 SELECT t.device_id, CASE t.service WHEN 'apns' THEN 'ios' ELSE 'android' END AS platform,
        CASE WHEN t.device_state IS NOT NULL THEN t.device_state
@@ -48,19 +52,27 @@ SELECT t.device_id, CASE t.service WHEN 'apns' THEN 'ios' ELSE 'android' END AS 
  WHERE t.activity_id = $1 ORDER BY t.device_id;
 
 -- name: unconfirm
+-- parameters: seconds Int, limit Int
+-- returns: SweepCountRow
 -- One batch of the sweep of iPhones whose start created nothing: $1 seconds since the start reached APNs, $2 batch
 -- size (functions/activity_unconfirmed.sql); `count` became unconfirmed.
 SELECT herald_activity_unconfirmed($1, $2) AS count;
 
 -- name: token
+-- parameters: activityID UUID, deviceID String, token String
+-- returns: WriteResultRow
 -- The host reports an activity's ($1) update token on a device ($2): $3 token (functions/activity_token.sql).
 SELECT herald_activity_token($1, $2, $3) AS result;
 
 -- name: expire
+-- parameters: limit Int
+-- returns: SweepCountRow
 -- One batch of the TTL sweep: $1 batch size (functions/expire_activities.sql); `count` expired.
 SELECT herald_expire_activities($1) AS count;
 
 -- name: events
+-- parameters: activityID UUID, partnerID UUID, since Date, limit Int
+-- returns: ActivityEventRecord
 -- An activity's events newest first, from `live_activity_events_activity` in index order: $1 activity, $2 partner,
 -- $3 the activity's creation (partition pruning), $4 limit.
 SELECT id, kind, created_at, state::text AS state, alert_title, ttl_seconds, dismiss_at, idempotency_key,

@@ -9,6 +9,8 @@ SELECT set_config('herald.actor', $1, true), set_config('herald.actor_detail', $
 SELECT herald_admin_audit($1, $2, $3, $4::jsonb);
 
 -- name: list
+-- parameters: before Int?, limit Int
+-- returns: AdminAuditEntry
 -- Entries newest first by the primary key: $1 before (an id, or NULL), $2 limit.
 SELECT id, at, actor, actor_detail, client, action, partner_id, mini_app_id, detail::text AS detail
   FROM admin_audit
@@ -16,6 +18,8 @@ SELECT id, at, actor, actor_detail, client, action, partner_id, mini_app_id, det
  ORDER BY id DESC LIMIT $2;
 
 -- name: listPartner
+-- parameters: before Int?, limit Int, partnerID UUID
+-- returns: AdminAuditEntry
 -- One partner's entries newest first, through admin_audit_partner: $1 before, $2 limit, $3 partner.
 SELECT id, at, actor, actor_detail, client, action, partner_id, mini_app_id, detail::text AS detail
   FROM admin_audit

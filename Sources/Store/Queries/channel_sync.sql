@@ -1,4 +1,6 @@
 -- name: claim
+-- parameters: limit Int, leaseSeconds Int, now Date
+-- returns: LeasedChannel
 -- Leases the broadcast channels a worker must make APNs agree with: $1 limit, $2 lease seconds, $3 now
 -- (functions/channel_claim.sql).
 SELECT id, status, apns_channel_id, environment, version, sent_version, apns_payload, apns_priority, expires_at,

@@ -1,4 +1,6 @@
 -- name: find
+-- parameters: id UUID, partnerID UUID
+-- returns: ChannelRecord
 -- A partner's channel: $1 id, $2 partner; a primary-key probe, another partner's id finds nothing.
 SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes, state::text AS state, status,
        apns_channel_id, version, sent_version, last_timestamp, relevance_score, created_at, updated_at, expires_at,
@@ -6,6 +8,8 @@ SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes, st
   FROM live_channels WHERE id = $1 AND partner_id = $2;
 
 -- name: followable
+-- parameters: miniAppID String, limit Int
+-- returns: ChannelStore.FollowableChannel
 -- The open channels of a mini-app ($1), oldest first, at most $2, by the mini-app's index, with their partner's
 -- display name.
 SELECT c.id, c.partner_id, c.mini_app_id, c.template, c.attributes::text AS attributes, c.state::text AS state,
@@ -16,6 +20,8 @@ SELECT c.id, c.partner_id, c.mini_app_id, c.template, c.attributes::text AS attr
  ORDER BY c.created_at LIMIT $2;
 
 -- name: events
+-- parameters: channelID UUID, limit Int
+-- returns: ChannelEventRecord
 -- A channel's ($1) audit rows, newest first, at most $2, by the channel's index.
 SELECT id, kind, created_at, state::text AS state, alert_title, ttl_seconds, dismiss_at, idempotency_key, outcome,
        reason, finished_at

@@ -1,4 +1,5 @@
 -- name: lastHour
+-- returns: ConsoleStore.MinuteOutcome
 -- Deliveries finished in the last hour, by minute (0 the current one, 59 the oldest) and outcome (a sent group row
 -- counts its members). The BRIN index on finished_at (Migrations/010_operations.sql) keeps the scan to the last
 -- hour's block ranges.
@@ -9,6 +10,8 @@ SELECT least(floor(extract(epoch FROM now() - finished_at) / 60), 59)::int8 AS m
  GROUP BY 1, 2;
 
 -- name: failures
+-- parameters: since Date, limit Int
+-- returns: FailureGroup
 -- Unreplayed failed, dead or expired deliveries finished since $1, by mini-app, outcome and reason, largest groups
 -- first; $2 limit. By the replayable partial index delivery_history_replayable (finished_at).
 SELECT p.mini_app_id, h.outcome, h.last_error, count(*)::int8 AS deliveries, min(h.finished_at) AS first_at,
@@ -21,6 +24,8 @@ SELECT p.mini_app_id, h.outcome, h.last_error, count(*)::int8 AS deliveries, min
  LIMIT $2;
 
 -- name: failuresOfPartner
+-- parameters: since Date, limit Int, miniAppID String
+-- returns: FailureGroup
 -- `failures` of one mini-app: $1 since, $2 limit, $3 the mini-app, every partner row of it (a revoked one and its
 -- successor), by delivery_history_replayable_partner (partner_id, finished_at).
 SELECT p.mini_app_id, h.outcome, h.last_error, count(*)::int8 AS deliveries, min(h.finished_at) AS first_at,
@@ -34,6 +39,8 @@ SELECT p.mini_app_id, h.outcome, h.last_error, count(*)::int8 AS deliveries, min
  LIMIT $2;
 
 -- name: requestDeliveries
+-- parameters: requestID UUID, createdAt Date, limit Int
+-- returns: RequestDelivery
 -- The finished deliveries of a request: every failed, dead or expired one, and the others finished within an hour
 -- of the request's creation (no index by request holds the sent rows). $1 request id, $2 its creation time,
 -- $3 limit. Failures by delivery_history_request (partial, replayable outcomes); the rest by the BRIN on
@@ -55,6 +62,7 @@ SELECT * FROM (
  LIMIT $3;
 
 -- name: partnerUsage
+-- returns: Store.PartnerUsage
 -- Per live partner: the rate windows' sums (Migrations/functions/rate_counts.sql, as the intake reads them) and its
 -- webhook events failed in the last day (webhook_events_failed (partner_id, finished_at)), with the last error.
 SELECT p.id, c.minute_count::int8 AS minute_count, c.day_count::int8 AS day_count,
@@ -69,6 +77,7 @@ SELECT p.id, c.minute_count::int8 AS minute_count, c.day_count::int8 AS day_coun
  WHERE p.revoked_at IS NULL;
 
 -- name: activityCounts
+-- returns: Store.ActivityCounts
 -- Live Activities active now, by mini-app, and their device targets holding an event back. Active activities only
 -- (at most the TTL's 8 hours of them), by live_activities_due's predicate; their targets by key.
 SELECT a.mini_app_id, count(DISTINCT a.id)::int8 AS active,
@@ -79,6 +88,8 @@ SELECT a.mini_app_id, count(DISTINCT a.id)::int8 AS active,
  ORDER BY 1;
 
 -- name: failedWebhooks
+-- parameters: since Date, limit Int
+-- returns: FailedWebhookEvent
 -- Webhook events that failed for good since $1, newest first; $2 limit.
 -- By webhook_events_finished (finished_at) WHERE state IN ('delivered', 'failed').
 SELECT e.id, p.mini_app_id, e.type, e.subject_id, e.attempts, e.last_status, e.last_error, e.finished_at

@@ -1,4 +1,5 @@
 -- name: create
+-- parameters: tokenHash String, seconds Int, client String?, adminTokenMAC String
 -- A new session: $1 token hash, $2 seconds it lives, $3 client address, $4 the admin token's MAC.
 INSERT INTO console_sessions (token_hash, expires_at, client, admin_token_mac)
 VALUES ($1, now() + make_interval(secs => $2), $3, $4)
@@ -17,14 +18,18 @@ UPDATE console_sessions SET last_used_at = now()
  WHERE token_hash = $1 AND last_used_at < now() - make_interval(secs => $2);
 
 -- name: revoke
+-- parameters: tokenHash String
 -- Ends a live session ($1 token hash).
 UPDATE console_sessions SET revoked_at = now()
  WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now();
 
 -- name: attemptSignIn
+-- parameters: client String, limit Int, windowSeconds Int
+-- returns: ConsoleSignInAttempt
 -- Counts a failed sign-in of $1 (client) unless it failed $2 times in its window of $3 seconds.
 SELECT admitted, retry_after FROM herald_console_sign_in_attempt($1, $2, $3);
 
 -- name: signInSucceeded
+-- parameters: client String
 -- Gives back the failure counted for a sign-in that succeeded, by primary key ($1 client).
 UPDATE console_sign_in_failures SET failures = failures - 1 WHERE client = $1 AND failures > 0;

@@ -68,6 +68,8 @@ WITH leased AS (
 {{leasedRows}};
 
 -- name: readLeased
+-- parameters: worker String, ids [UUID]
+-- returns: ClaimedDelivery
 -- The rows an intake leased to a worker (Migrations/functions/intake_push.sql), read with claimListed's columns
 -- and verdicts.
 -- $1 worker, $2 the rows' ids. Those still leased to the worker, by primary key (the state tested as an expression,
@@ -82,6 +84,9 @@ WITH leased AS (
 {{leasedRows}};
 
 -- name: complete
+-- parameters: worker String, ids [UUID], outcomes [String], errors [String], retryAt [String],
+-- parameters: tokens [String], groups [UUID?]?, members [Int?]?
+-- returns: DeliveryStore.CompletionCounts
 -- A batch of outcomes recorded in one statement (Migrations/functions/complete_deliveries.sql): how many rows it
 -- finished (finished_count) and rescheduled (retried_count).
 -- $1 worker, $2 ids, $3 outcomes, $4 errors ('' none), $5 retry times ('' none), $6 tokens ('' none),
@@ -90,6 +95,7 @@ SELECT * FROM herald_complete_deliveries($1, $2::uuid[], $3::text[], $4::text[],
                                          $7::uuid[], $8::integer[]);
 
 -- name: release
+-- parameters: worker String, ids [UUID]
 -- Leased rows given back, pending at once with the claim's attempt unspent. $1 worker, $2 ids.
 -- `leased_by` alone says the row is still leased by this worker (see herald_complete_deliveries for why `state` is
 -- not tested). Primary-key probes.
@@ -98,6 +104,7 @@ UPDATE deliveries
  WHERE id = ANY ($2::uuid[]) AND leased_by = $1;
 
 -- name: releaseLeased
+-- parameters: worker String, keeping [UUID]
 -- The rows still leased to a worker but for those kept, pending again with their attempts unspent.
 -- $1 worker, $2 rows kept. The lease index finds the worker's rows (`release` for the rest).
 UPDATE deliveries
@@ -105,12 +112,14 @@ UPDATE deliveries
  WHERE state = 'leased' AND leased_by = $1 AND id <> ALL ($2::uuid[]);
 
 -- name: extendLeases
+-- parameters: worker String, ids [UUID], leaseSeconds Int
 -- Renews the leases a worker still holds. $1 worker, $2 ids, $3 lease seconds.
 -- Primary-key probes; `leased_by` says the row is still ours.
 UPDATE deliveries SET lease_expires_at = now() + make_interval(secs => $3)
  WHERE id = ANY ($2::uuid[]) AND leased_by = $1;
 
 -- name: rescue
+-- parameters: limit Int
 -- Rows whose lease expired back to pending. $1 limit. Served by the partial index deliveries_lease.
 UPDATE deliveries SET state = 'pending', leased_by = NULL, lease_expires_at = NULL
  WHERE id IN (SELECT id FROM deliveries
@@ -119,6 +128,7 @@ UPDATE deliveries SET state = 'pending', leased_by = NULL, lease_expires_at = NU
                  FOR UPDATE SKIP LOCKED);
 
 -- name: nextAvailable
+-- returns: DeliveryStore.NextAvailableAt
 -- When the earliest pending row becomes due (NULL when none): the heads of every (lane, partner) queue, from a
 -- loose index scan (Migrations/functions/queue_heads.sql).
 SELECT min(oldest_available_at) AS next_available_at FROM herald_queue_heads();

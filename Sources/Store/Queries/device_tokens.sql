@@ -12,6 +12,8 @@ d.registered_at, d.updated_at,
     AS push_to_start_templates
 
 -- name: userDevices
+-- parameters: userID String
+-- returns: DeviceTokenStates
 -- A user's devices with their tokens' health, by device id, in one statement: the user's existence and devices seen
 -- in one snapshot. $1 user. No row when there is no such user; one row with a NULL device_id for a user without
 -- devices.
@@ -21,6 +23,8 @@ SELECT {{deviceColumns}}
  ORDER BY d.device_id;
 
 -- name: device
+-- parameters: userID String, deviceID String
+-- returns: DeviceTokenStates
 -- One device with its tokens' health. $1 user, $2 device.
 SELECT {{deviceColumns}}
   FROM devices d WHERE d.user_id = $1 AND d.device_id = $2;

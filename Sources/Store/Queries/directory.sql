@@ -10,6 +10,7 @@ SELECT herald_put_user($1, $2, $3::text[], $4::text[], $5, $6::time, $7::time) A
 SELECT created, taken FROM herald_put_device($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb);
 
 -- name: deleteDevice
+-- parameters: userID String, deviceID String
 -- One device of a user ($1 user, $2 device).
 DELETE FROM devices WHERE user_id = $1 AND device_id = $2;
 
@@ -20,18 +21,23 @@ ON CONFLICT (user_id, mini_app_id) DO UPDATE SET last_seen_at = EXCLUDED.last_se
 RETURNING last_seen_at;
 
 -- name: optOut
+-- parameters: userID String, miniAppID String
 -- The user ($1) opts out of a mini-app ($2).
 INSERT INTO opt_outs (user_id, mini_app_id) VALUES ($1, $2) ON CONFLICT DO NOTHING;
 
 -- name: optIn
+-- parameters: userID String, miniAppID String
 -- The user ($1) opts back in to a mini-app ($2).
 DELETE FROM opt_outs WHERE user_id = $1 AND mini_app_id = $2;
 
 -- name: userExists
+-- parameters: userID String
 -- A row when the user ($1) exists.
 SELECT 1 AS found FROM users WHERE id = $1;
 
 -- name: senders
+-- parameters: userID String
+-- returns: SenderEntry
 -- Every mini-app that pushed to the user ($1) or that the user opted out of, with the opt-out state and the
 -- active partner's name and whether it has an icon.
 SELECT m.mini_app_id, p.display_name, p.icon_updated_at IS NOT NULL AS has_icon,

@@ -1,14 +1,19 @@
 -- name: ensurePartitions
+-- parameters: table String, months Int
 -- Monthly partitions of table $1 from last month, $2 months of them
 -- (Migrations/functions/ensure_monthly_partitions.sql).
 SELECT herald_ensure_monthly_partitions($1, now() - interval '1 month', $2);
 
 -- name: expiredPartitions
+-- parameters: table String, retentionDays Int
+-- returns: MaintenanceStore.Partition
 -- The partitions of table $1 that ended more than $2 days ago, by name
 -- (Migrations/functions/expired_monthly_partitions.sql).
 SELECT herald_expired_monthly_partitions($1, now() - make_interval(days => $2)) AS partition_name;
 
 -- name: listPartitions
+-- parameters: tables [String]
+-- returns: MaintenanceStore.PartitionBounds
 -- The partitions of the tables $1 with their bounds, by table and partition.
 SELECT p.relname AS table_name, c.relname AS partition_name, pg_get_expr(c.relpartbound, c.oid) AS bounds
   FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent

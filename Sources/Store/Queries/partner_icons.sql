@@ -1,4 +1,6 @@
 -- name: find
+-- parameters: miniAppID String, size Int
+-- returns: PartnerIconStore.StoredIcon
 -- The active partner's icon of a mini-app at one size: $1 mini-app id, $2 size. Probes partners_active_mini_app,
 -- then partner_icons' key.
 SELECT i.png, i.sha256
@@ -7,6 +9,7 @@ SELECT i.png, i.sha256
  WHERE p.mini_app_id = $1 AND p.revoked_at IS NULL;
 
 -- name: deleteAll
+-- parameters: partnerID UUID
 -- Every stored size of a partner's icon ($1 partner).
 DELETE FROM partner_icons WHERE partner_id = $1;
 

@@ -9,6 +9,7 @@ CASE WHEN previous_webhook_secret_expires_at > now() AND revoked_at IS NULL
      THEN previous_webhook_secret_expires_at END AS previous_webhook_secret_expires_at
 
 -- name: createTenant
+-- parameters: tenantID String
 -- The partner's tenant ($1), if it is new.
 INSERT INTO tenants (id) VALUES ($1) ON CONFLICT DO NOTHING;
 
@@ -23,14 +24,19 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9 THEN now() END, $10, $11, $
 RETURNING {{partnerColumns}};
 
 -- name: list
+-- returns: PartnerRecord
 -- Every partner, revoked ones too, oldest first.
 SELECT {{partnerColumns}} FROM partners ORDER BY created_at, id;
 
 -- name: find
+-- parameters: id UUID
+-- returns: PartnerRecord
 -- A partner by id ($1).
 SELECT {{partnerColumns}} FROM partners WHERE id = $1;
 
 -- name: findActive
+-- parameters: keyHash String
+-- returns: PartnerStore.KeyMatch
 -- The active partner owning a key hash ($1): its current key, or its previous one while the overlap lasts
 -- (`previous`). Two unique-index lookups: a query ORing the two columns would need a bitmap of both.
 SELECT {{partnerColumns}}, false AS previous FROM partners WHERE key_hash = $1 AND revoked_at IS NULL
@@ -70,6 +76,8 @@ WHERE id = $1
 RETURNING {{partnerColumns}};
 
 -- name: rotateWebhookSecret
+-- parameters: id UUID, secret String, overlapSeconds Int
+-- returns: PartnerRecord
 -- Replaces the webhook secret ($2) of an active partner ($1) that has a webhook; the replaced one signs events too
 -- for $3 seconds (0: it stops at once).
 UPDATE partners SET
@@ -81,6 +89,8 @@ WHERE id = $1 AND revoked_at IS NULL AND webhook_url IS NOT NULL
 RETURNING {{partnerColumns}};
 
 -- name: endPreviousWebhookSecret
+-- parameters: id UUID
+-- returns: PartnerRecord
 -- Ends the previous webhook secret's overlap of an active partner ($1) at once.
 UPDATE partners SET previous_webhook_secret = NULL, previous_webhook_secret_expires_at = NULL,
                     updated_at = now()
@@ -88,6 +98,8 @@ UPDATE partners SET previous_webhook_secret = NULL, previous_webhook_secret_expi
 RETURNING {{partnerColumns}};
 
 -- name: rotateKey
+-- parameters: id UUID, keyHash String, overlapSeconds Int
+-- returns: PartnerRecord
 -- Replaces the key hash ($2) of an active partner ($1); the replaced key is still accepted for $3 seconds (0: it is
 -- refused at once).
 UPDATE partners SET
@@ -99,28 +111,37 @@ WHERE id = $1 AND revoked_at IS NULL
 RETURNING {{partnerColumns}};
 
 -- name: endPreviousKey
+-- parameters: id UUID
+-- returns: PartnerRecord
 -- Ends the previous key's overlap of an active partner ($1) at once.
 UPDATE partners SET previous_key_hash = NULL, previous_key_expires_at = NULL, updated_at = now()
  WHERE id = $1 AND revoked_at IS NULL
 RETURNING {{partnerColumns}};
 
 -- name: markRevoked
+-- parameters: id UUID
+-- returns: PartnerRecord
 -- Soft-revokes a partner ($1); revoking twice keeps the first time.
 UPDATE partners SET revoked_at = coalesce(revoked_at, now()), updated_at = now() WHERE id = $1
 RETURNING {{partnerColumns}};
 
 -- name: revoke
+-- parameters: partnerID UUID
+-- returns: PartnerStore.RevokedActivity
 -- Stops everything of a revoked partner ($1) not yet sent, and returns its active activities for their ends
 -- (functions/partner_revoke.sql).
 SELECT id, template, attributes, state, last_timestamp, created_at, expires_at, follows_channel
   FROM herald_partner_revoke($1);
 
 -- name: endActivities
+-- parameters: partnerID UUID, activities [UUID], apns [String], fcm [String], timestamps [Int]
 -- The revoked partner's ($1) activities ($2) ended at once: $3/$4 their ends' APNs and FCM payloads, $5 the ends'
 -- timestamps (functions/partner_end_activities.sql).
 SELECT herald_partner_end_activities($1, $2::uuid[], $3::text[], $4::text[], $5::bigint[]);
 
 -- name: setSuspended
+-- parameters: id UUID, suspended Bool
+-- returns: PartnerRecord
 -- Suspends ($2 true) or resumes an active partner ($1); suspending twice keeps the first time.
 UPDATE partners SET suspended_at = CASE WHEN $2 THEN coalesce(suspended_at, now()) END,
                     updated_at = now()

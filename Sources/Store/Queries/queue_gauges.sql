@@ -1,4 +1,6 @@
 -- name: dueByLane
+-- parameters: countLimit Int
+-- returns: QueueGaugeStore.LaneDue
 -- Each lane's due deliveries (counted over at most $1 rows) and the age of its oldest due row, in seconds.
 -- The count is a range of the partial index deliveries_due_partner per lane (its first column) with `available_at`
 -- checked in the index; the oldest due row comes from the queue heads (herald_queue_heads: one index probe per

@@ -1,4 +1,5 @@
 -- name: queue
+-- returns: QueueStats.Group
 -- Every outbox row, grouped by state, lane and mini-app, counting deliveries (a group row its members not yet done).
 -- The outbox holds only unfinished work (finished rows move to history), so this stays a scan of a small table.
 SELECT CASE WHEN d.state = 'pending' AND d.available_at > now() THEN 'scheduled' ELSE d.state END AS state,
@@ -8,6 +9,7 @@ SELECT CASE WHEN d.state = 'pending' AND d.available_at > now() THEN 'scheduled'
  ORDER BY 1, 2, 3;
 
 -- name: oldestDue
+-- returns: StatsStore.OldestDueSeconds
 -- How long the oldest due row has waited, in seconds (0 when none is due): the head of every (lane, partner) queue
 -- (Migrations/functions/queue_heads.sql's loose index scan, one probe per queue, as the worker's oldest-due gauge
 -- reads it); a head not due yet means nothing is due there.
@@ -15,6 +17,8 @@ SELECT coalesce(extract(epoch FROM now() - min(oldest_available_at)), 0)::float8
   FROM herald_queue_heads() WHERE oldest_available_at <= now();
 
 -- name: outcomes
+-- parameters: shortSeconds Int, longSeconds Int
+-- returns: StatsStore.OutcomeCounts
 -- Deliveries finished within each window, by outcome (a sent group row counts its members,
 -- Migrations/016_delivery_groups.sql). $1 the short window, $2 the long one, in seconds. The BRIN index on
 -- finished_at (Migrations/010_operations.sql) keeps the scan to the long window's block ranges.

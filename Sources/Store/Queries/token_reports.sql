@@ -1,4 +1,6 @@
 -- name: report
+-- parameters: since Date, until Date
+-- returns: TokenReport.Line
 -- Token invalidations finished in [$1, $2), by upstream, token kind and reason, with their devices and time span.
 -- Only `token_invalid` rows, through their partial index (Migrations/027_token_health.sql).
 SELECT service,

@@ -23,6 +23,7 @@ SELECT e.id, p.webhook_url IS NOT NULL AS replayable
    FOR UPDATE OF e;
 
 -- name: replay
+-- parameters: ids [UUID], now Date
 -- Puts failed events ($1) back in the queue at $2 with a new window and no attempts spent.
 UPDATE webhook_events
    SET state = 'pending', available_at = $2, window_start = $2, attempts = 0, finished_at = NULL,

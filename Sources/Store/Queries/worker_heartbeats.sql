@@ -10,6 +10,8 @@ ON CONFLICT (worker_id) DO UPDATE
        interval_seconds = EXCLUDED.interval_seconds;
 
 -- name: list
+-- parameters: lostAfterBeats Double
+-- returns: WorkerStatus
 -- Every worker of the last day, live ones first; $1 how many missed beats make a worker lost.
 -- A small table (one row per worker of the last day).
 SELECT worker_id, host, version, started_at, in_flight, array_to_string(paused_upstreams, ',') AS paused_upstreams,
