@@ -323,7 +323,7 @@ public struct DeliveryStore: Sendable {
 
     /// Tells the workers that a broadcast channel changed (the shared channel of `ChannelSyncStore`, no payload).
     public func notifyChannelsChanged(on connection: PostgresConnection) throws {
-        try connection.run(Notify(channel: ChannelSyncStore.notificationChannel, payload: ""))
+        try connection.run(Queries.Notifications.Notify(channel: ChannelSyncStore.notificationChannel, payload: ""))
     }
 
     /// The deliveries channel of the one worker whose listener connection is served by server process `pid`.
