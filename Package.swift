@@ -40,8 +40,9 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["CLibPQ", "HeraldCore"]),
         // Every query the intake and heraldctl run, split by concern.
         // Its named queries (Queries/*.sql) are embedded at build time by the EmbedQueries plugin.
-        .target(name: "Store", dependencies: ["Postgres", "HeraldCore"], exclude: ["Queries"],
-                resources: [.copy("Migrations")], plugins: ["EmbedQueries"]),
+        .target(
+            name: "Store", dependencies: ["Postgres", "HeraldCore"], exclude: ["Queries"],
+            resources: [.copy("Migrations")], plugins: ["EmbedQueries"]),
         // The build-time tool and plugin that embed Sources/Store/Queries/*.sql as typed constants.
         .executableTarget(name: "embed-queries"),
         .plugin(name: "EmbedQueries", capability: .buildTool(), dependencies: ["embed-queries"]),
@@ -55,11 +56,19 @@ let package = Package(
         // A partner's icon from an upload or a fetched URL, rasterised: shared by the admin API and heraldctl.
         .target(name: "PartnerIcons", dependencies: ["HTTPFetch", "Icons", "Store", "HeraldCore", "ServiceSupport"]),
         // The intake: routing, auth, handlers, metrics.
-        .target(name: "Intake", dependencies: ["ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto",
-                                               "HTTPFetch", "PartnerIcons"]),
+        .target(
+            name: "Intake",
+            dependencies: [
+                "ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto",
+                "HTTPFetch", "PartnerIcons",
+            ]),
         // The operator's commands.
-        .target(name: "HeraldCtl", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldCrypto", "HTTP2", "ServiceSupport",
-                                                  "PartnerIcons"]),
+        .target(
+            name: "HeraldCtl",
+            dependencies: [
+                "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HTTP2", "ServiceSupport",
+                "PartnerIcons",
+            ]),
 
         // HTTP/2 on nghttp2 + OpenSSL: an epoll event loop, TLS with ALPN h2 and cleartext h2c, client and
         // server sessions (the worker's APNs/FCM clients and the simulator share it).
@@ -71,8 +80,12 @@ let package = Package(
         // FCM HTTP v1: service-account OAuth2, message building, error classification, the client.
         .target(name: "FCM", dependencies: ["HTTP2", "HeraldCrypto", "HeraldCore"]),
         // The worker: claim loop, senders, batched completion, rescuer, wake-up, health and metrics.
-        .target(name: "Worker", dependencies: ["ServiceSupport", "Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore",
-                                               "HTTPFetch", "HeraldCrypto", "HTTP2"]),
+        .target(
+            name: "Worker",
+            dependencies: [
+                "ServiceSupport", "Store", "Postgres", "APNs", "FCM", "HTTPServer", "HeraldCore",
+                "HTTPFetch", "HeraldCrypto", "HTTP2",
+            ]),
         // The APNs + FCM + OAuth2 simulator (herald-sim).
         // It shares the clients' file formats and token builder (service account, provider JWT),
         // never their request checks: those it implements as APNs and FCM do.
@@ -83,8 +96,9 @@ let package = Package(
 
         .executableTarget(name: "herald-intake", dependencies: ["Intake", "ServiceSupport", "PostgresLogging"]),
         .executableTarget(name: "heraldctl", dependencies: ["HeraldCtl"]),
-        .executableTarget(name: "herald-worker",
-                          dependencies: ["Worker", "ServiceSupport", "PostgresLogging", "HeraldCore"]),
+        .executableTarget(
+            name: "herald-worker",
+            dependencies: ["Worker", "ServiceSupport", "PostgresLogging", "HeraldCore"]),
         .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
@@ -93,22 +107,32 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),
         // Fixtures/ holds databases of earlier releases, read by path (MigrationBaselineTests).
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldTestSupport"],
-                    exclude: ["Fixtures"]),
-        .testTarget(name: "HeraldCtlTests", dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
+        .testTarget(
+            name: "StoreTests", dependencies: ["Store", "Postgres", "HeraldCore", "HeraldTestSupport"],
+            exclude: ["Fixtures"]),
+        .testTarget(
+            name: "HeraldCtlTests",
+            dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(
             name: "IntakeTests",
-            dependencies: ["Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport",
-                           "HTTP2", "HTTPServer"]),
+            dependencies: [
+                "Intake", "Store", "HeraldCore", "HeraldCrypto", "Postgres", "HeraldCtl", "HeraldTestSupport",
+                "HTTP2", "HTTPServer",
+            ]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "COpenSSL", "HeraldCore", "HeraldTestSupport"]),
-        .testTarget(name: "HTTPFetchTests", dependencies: ["HTTPFetch", "HTTP2", "ServiceSupport", "HeraldTestSupport"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "APNs", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HTTPFetchTests", dependencies: ["HTTPFetch", "HTTP2", "ServiceSupport", "HeraldTestSupport"]),
+        .testTarget(
+            name: "SimulatorTests",
+            dependencies: ["Simulator", "APNs", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(
             name: "DeliveryClientTests",
             dependencies: ["APNs", "FCM", "Simulator", "HTTP2", "HeraldCrypto", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(
             name: "WorkerTests",
-            dependencies: ["Worker", "Store", "Postgres", "APNs", "FCM", "Simulator", "HTTP2", "HeraldCore",
-                           "HeraldCrypto", "Intake", "HeraldTestSupport"]),
+            dependencies: [
+                "Worker", "Store", "Postgres", "APNs", "FCM", "Simulator", "HTTP2", "HeraldCore",
+                "HeraldCrypto", "Intake", "HeraldTestSupport",
+            ]),
     ]
 )

@@ -24,7 +24,8 @@ public enum APNsChannelResult: Sendable, Equatable {
         case .retry(let reason, let after): return .retry(reason: reason, retryAfter: after)
         case .setupFault(let reason): return .setupFault(reason: reason)
         case .failed(let reason), .tokenInvalid(let reason, _), .tokenSuspect(let reason):
-            return reason == APNsChannels.channelNotRegistered ? .unknownChannel(reason: reason) : .refused(reason: reason)
+            return reason == APNsChannels.channelNotRegistered
+                ? .unknownChannel(reason: reason) : .refused(reason: reason)
         }
     }
 }
@@ -47,7 +48,8 @@ public final class APNsChannels: Sendable {
 
     /// `managementURL` defaults to Apple's host of `environment`.
     public convenience init(client: APNsClient, environment: APNsEnvironment, managementURL: String? = nil)
-        throws(HTTP2Error) {
+        throws(HTTP2Error)
+    {
         let url = managementURL ?? Self.defaultManagementURL(environment)
         let settings = HTTP2ClientConfiguration(
             url: url, caFile: client.configuration.caFile, connectionCount: 1, streamsUntilAuthenticated: 1,
@@ -69,22 +71,26 @@ public final class APNsChannels: Sendable {
     /// Creates a Live Activity channel; `storesLatest` asks APNs to keep the most recent message for phones that are
     /// offline (`message-storage-policy` 1).
     public func create(storesLatest: Bool, completion: @escaping @Sendable (APNsChannelResult) -> Void) {
-        let body = JSONWriter.bytes(.object([
-            ("message-storage-policy", .number(storesLatest ? 1 : 0)), ("push-type", .string("LiveActivity")),
-        ]))
+        let body = JSONWriter.bytes(
+            .object([
+                ("message-storage-policy", .number(storesLatest ? 1 : 0)), ("push-type", .string("LiveActivity")),
+            ]))
         call(management, method: "POST", path: channelsPath, headers: [], body: body, completion: completion)
     }
 
     /// Deletes a channel; one APNs no longer knows answers `unknownChannel`.
     public func delete(channelID: String, completion: @escaping @Sendable (APNsChannelResult) -> Void) {
-        call(management, method: "DELETE", path: channelsPath, headers: [HTTP2Header("apns-channel-id", channelID)],
-             body: [], completion: completion)
+        call(
+            management, method: "DELETE", path: channelsPath, headers: [HTTP2Header("apns-channel-id", channelID)],
+            body: [], completion: completion)
     }
 
     /// Sends one `liveactivity` broadcast to every phone following `channelID`. `expiration` (UNIX seconds) is how
     /// long APNs may keep it for a phone that is offline; nil sends none (0 to APNs).
-    public func broadcast(channelID: String, payload: [UInt8], priority: Int, expiration: Int?,
-                          completion: @escaping @Sendable (APNsChannelResult) -> Void) {
+    public func broadcast(
+        channelID: String, payload: [UInt8], priority: Int, expiration: Int?,
+        completion: @escaping @Sendable (APNsChannelResult) -> Void
+    ) {
         let transport: any APNsTransport
         do throws(HTTP2Error) {
             transport = try client.transport(for: environment)
@@ -96,8 +102,9 @@ public final class APNsChannels: Sendable {
             HTTP2Header("apns-priority", String(priority)),
         ]
         if let expiration { headers.append(HTTP2Header("apns-expiration", String(expiration))) }
-        call(transport, method: "POST", path: "/4/broadcasts/apps/" + client.configuration.topic, headers: headers,
-             body: payload, completion: completion)
+        call(
+            transport, method: "POST", path: "/4/broadcasts/apps/" + client.configuration.topic, headers: headers,
+            body: payload, completion: completion)
     }
 
     /// Closes the management connection (the broadcasts' are the client's).
@@ -105,8 +112,10 @@ public final class APNsChannels: Sendable {
 
     private var channelsPath: String { "/1/apps/" + client.configuration.topic + "/channels" }
 
-    private func call(_ transport: any APNsTransport, method: String, path: String, headers: [HTTP2Header],
-                      body: [UInt8], completion: @escaping @Sendable (APNsChannelResult) -> Void) {
+    private func call(
+        _ transport: any APNsTransport, method: String, path: String, headers: [HTTP2Header],
+        body: [UInt8], completion: @escaping @Sendable (APNsChannelResult) -> Void
+    ) {
         let jwt: String, authorization: String
         do throws(CryptoError) {
             (jwt, authorization) = try client.providerToken.currentWithAuthorization()
@@ -114,8 +123,11 @@ public final class APNsChannels: Sendable {
             return completion(.retry(reason: "provider_token_\(error.code)", retryAfter: nil))
         }
         // apns-request-id: APNs echoes it, so a log line of either side names the same request.
-        let all = [HTTP2Header("authorization", authorization),
-                   HTTP2Header("apns-request-id", UUID().uuidString.lowercased(), neverIndexed: true)] + headers
+        let all =
+            [
+                HTTP2Header("authorization", authorization),
+                HTTP2Header("apns-request-id", UUID().uuidString.lowercased(), neverIndexed: true),
+            ] + headers
         transport.send(HTTP2Request(method: method, path: path, headers: all, body: body)) { [client] result in
             switch result {
             case .failure(let error):

@@ -31,15 +31,18 @@ public final class APNsClient: Sendable {
     /// Validates `configuration`, reads the key file and checks the CA file. No connection is
     /// made until the first send to an environment.
     public convenience init(configuration: APNsConfiguration, clock: any HeraldClock = SystemClock())
-        throws(APNsConfigurationError) {
+        throws(APNsConfigurationError)
+    {
         try self.init(configuration: configuration, clock: clock) {
             (settings) throws(HTTP2Error) -> any APNsTransport in try HTTP2Client(configuration: settings)
         }
     }
 
     /// As above, with the transport of each environment made by `transportFactory`.
-    public init(configuration: APNsConfiguration, clock: any HeraldClock = SystemClock(),
-                transportFactory: @escaping TransportFactory) throws(APNsConfigurationError) {
+    public init(
+        configuration: APNsConfiguration, clock: any HeraldClock = SystemClock(),
+        transportFactory: @escaping TransportFactory
+    ) throws(APNsConfigurationError) {
         try configuration.validate()
         let pem: String
         do {
@@ -59,8 +62,9 @@ public final class APNsClient: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.makeTransport = transportFactory
-        self.providerToken = APNsProviderToken(signingKey: key, keyID: configuration.keyID,
-                                               teamID: configuration.teamID, clock: clock)
+        self.providerToken = APNsProviderToken(
+            signingKey: key, keyID: configuration.keyID,
+            teamID: configuration.teamID, clock: clock)
     }
 
     /// Sends `notification` and reports what came of it. Never throws: every problem is a result
@@ -104,8 +108,10 @@ public final class APNsClient: Sendable {
         transports.withLock { $0.values.compactMap { ($0 as? HTTP2Client)?.statistics } }
     }
 
-    private func send(_ notification: APNsNotification, renewed: Bool,
-                      completion: @escaping @Sendable (DeliveryResult) -> Void) {
+    private func send(
+        _ notification: APNsNotification, renewed: Bool,
+        completion: @escaping @Sendable (DeliveryResult) -> Void
+    ) {
         guard !isShutDown.load(ordering: .relaxed) else {
             return completion(.retry(reason: HTTP2Error.Code.shutdown.rawValue, retryAfter: nil))
         }
@@ -127,8 +133,9 @@ public final class APNsClient: Sendable {
         } catch {
             return completion(.retry(reason: "provider_token_\(error.code)", retryAfter: nil))
         }
-        let request = APNsRequestBuilder.request(for: notification, topic: configuration.topic,
-                                                 authorization: authorization)
+        let request = APNsRequestBuilder.request(
+            for: notification, topic: configuration.topic,
+            authorization: authorization)
         transport.send(request) { [self] result in
             switch result {
             case .failure(let error):
@@ -138,8 +145,9 @@ public final class APNsClient: Sendable {
                 case .result(let outcome):
                     completion(outcome)
                 case .renewProviderToken(let reason):
-                    renewAndResend(notification, seen: jwt, reason: reason, transport: transport, renewed: renewed,
-                                   completion: completion)
+                    renewAndResend(
+                        notification, seen: jwt, reason: reason, transport: transport, renewed: renewed,
+                        completion: completion)
                 }
             }
         }
@@ -147,9 +155,11 @@ public final class APNsClient: Sendable {
 
     /// 403 ExpiredProviderToken or InvalidProviderToken (`reason`) for `seen`: renew (unless another request
     /// already did, or the token is too young to replace), recycle the connections, and resend once.
-    private func renewAndResend(_ notification: APNsNotification, seen: String, reason: APNsErrorReason,
-                                transport: any APNsTransport, renewed: Bool,
-                                completion: @escaping @Sendable (DeliveryResult) -> Void) {
+    private func renewAndResend(
+        _ notification: APNsNotification, seen: String, reason: APNsErrorReason,
+        transport: any APNsTransport, renewed: Bool,
+        completion: @escaping @Sendable (DeliveryResult) -> Void
+    ) {
         guard !renewed else { return completion(APNsResponseClassifier.providerTokenRefused(reason)) }
         if providerToken.invalidate(seen: seen) {
             recycles.add(1, ordering: .relaxed)

@@ -1,4 +1,5 @@
 import HTTP2
+
 /// Everything the APNs client needs: where APNs is, the token-auth key and ids, and how many
 /// connections to keep. Every value but the four credentials has a default.
 ///
@@ -29,11 +30,13 @@ public struct APNsConfiguration: Sendable {
     public static let defaultProductionURL = "https://api.push.apple.com"
     public static let defaultSandboxURL = "https://api.sandbox.push.apple.com"
 
-    public init(keyFile: String, keyID: String, teamID: String, topic: String,
-                productionURL: String = APNsConfiguration.defaultProductionURL,
-                sandboxURL: String = APNsConfiguration.defaultSandboxURL,
-                caFile: String? = nil, connectionsPerEnvironment: Int = 3,
-                requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)) {
+    public init(
+        keyFile: String, keyID: String, teamID: String, topic: String,
+        productionURL: String = APNsConfiguration.defaultProductionURL,
+        sandboxURL: String = APNsConfiguration.defaultSandboxURL,
+        caFile: String? = nil, connectionsPerEnvironment: Int = 3,
+        requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)
+    ) {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.keyFile = keyFile
@@ -93,7 +96,8 @@ public struct APNsConfiguration: Sendable {
 
     /// Apple's key and team ids are 10 ASCII letters or digits.
     static func checkIdentifier(_ value: String, _ setting: APNsConfigurationError.Setting)
-        throws(APNsConfigurationError) {
+        throws(APNsConfigurationError)
+    {
         guard !value.isEmpty else { throw APNsConfigurationError(setting, .missing, "is required") }
         let alphanumeric = value.utf8.allSatisfy {
             (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)

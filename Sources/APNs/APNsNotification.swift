@@ -26,9 +26,11 @@ public struct APNsNotification: Sendable {
     /// The JSON body (at most 4,096 bytes).
     public var payload: [UInt8]
 
-    public init(deviceToken: String, environment: APNsEnvironment, id: String, pushType: String = "alert",
-                topic: String? = nil, priority: Int = 10, expiration: Int? = nil, collapseID: String? = nil,
-                payload: [UInt8]) {
+    public init(
+        deviceToken: String, environment: APNsEnvironment, id: String, pushType: String = "alert",
+        topic: String? = nil, priority: Int = 10, expiration: Int? = nil, collapseID: String? = nil,
+        payload: [UInt8]
+    ) {
         self.deviceToken = deviceToken
         self.environment = environment
         self.id = id

@@ -39,9 +39,11 @@ public final class APNsProviderToken: Sendable {
     private let minimumAge: TimeInterval
     private let state = Mutex(State())
 
-    public init(signingKey: ES256SigningKey, keyID: String, teamID: String, clock: any HeraldClock,
-                renewalAge: Duration = APNsProviderToken.defaultRenewalAge,
-                minimumAge: Duration = APNsProviderToken.defaultMinimumAge) {
+    public init(
+        signingKey: ES256SigningKey, keyID: String, teamID: String, clock: any HeraldClock,
+        renewalAge: Duration = APNsProviderToken.defaultRenewalAge,
+        minimumAge: Duration = APNsProviderToken.defaultMinimumAge
+    ) {
         self.signingKey = signingKey
         self.keyID = keyID
         self.teamID = teamID
@@ -72,7 +74,8 @@ public final class APNsProviderToken: Sendable {
     /// does not build the header anew.
     public func currentWithAuthorization() throws(CryptoError) -> (token: String, authorization: String) {
         let now = clock.now
-        return try state.withLock { (state: inout State) throws(CryptoError) -> (token: String, authorization: String) in
+        return try state.withLock {
+            (state: inout State) throws(CryptoError) -> (token: String, authorization: String) in
             if let cached = state.cached {
                 let age = now.timeIntervalSince(cached.issuedAt)
                 let due = age >= renewalAge || (state.stale && age >= minimumAge)

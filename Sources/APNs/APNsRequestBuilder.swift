@@ -11,18 +11,23 @@ public enum APNsRequestBuilder {
     /// type is `liveactivity`), `apns-priority`, `apns-expiration` when set (never 0 by default: an
     /// absent header lets APNs store the notification for an offline device, 0 would not),
     /// `apns-collapse-id` when set, and `apns-id`.
-    public static func request(for notification: APNsNotification, topic: String, providerToken: String,
-                               timeout: Duration? = nil) -> HTTP2Request {
-        request(for: notification, topic: topic, authorization: authorization(providerToken: providerToken),
-                timeout: timeout)
+    public static func request(
+        for notification: APNsNotification, topic: String, providerToken: String,
+        timeout: Duration? = nil
+    ) -> HTTP2Request {
+        request(
+            for: notification, topic: topic, authorization: authorization(providerToken: providerToken),
+            timeout: timeout)
     }
 
     /// The `authorization` header value for a provider token.
     public static func authorization(providerToken: String) -> String { "bearer " + providerToken }
 
     /// `request(for:topic:providerToken:)` with the `authorization` value already made (`authorization(providerToken:)`).
-    public static func request(for notification: APNsNotification, topic: String, authorization: String,
-                               timeout: Duration? = nil) -> HTTP2Request {
+    public static func request(
+        for notification: APNsNotification, topic: String, authorization: String,
+        timeout: Duration? = nil
+    ) -> HTTP2Request {
         var headers: [HTTP2Header] = []
         headers.reserveCapacity(7)
         headers.append(HTTP2Header("authorization", authorization))
@@ -38,8 +43,9 @@ public enum APNsRequestBuilder {
             headers.append(HTTP2Header("apns-collapse-id", collapseID, neverIndexed: collapseID == notification.id))
         }
         headers.append(HTTP2Header("apns-id", notification.id, neverIndexed: true))
-        return HTTP2Request(method: "POST", path: "/3/device/" + notification.deviceToken, headers: headers,
-                            body: notification.payload, timeout: timeout)
+        return HTTP2Request(
+            method: "POST", path: "/3/device/" + notification.deviceToken, headers: headers,
+            body: notification.payload, timeout: timeout)
     }
 
     /// The `apns-topic` a notification is sent with.
@@ -55,7 +61,8 @@ public enum APNsRequestBuilder {
         let bytes = token.utf8
         guard !bytes.isEmpty, bytes.count <= 200 else { return false }
         // Over the contiguous bytes when there are some (every native string): no iterator per byte.
-        return bytes.withContiguousStorageIfAvailable { $0.allSatisfy(HexDigit.isDigit) } ?? bytes.allSatisfy(HexDigit.isDigit)
+        return bytes.withContiguousStorageIfAvailable { $0.allSatisfy(HexDigit.isDigit) }
+            ?? bytes.allSatisfy(HexDigit.isDigit)
     }
 
 }

@@ -79,10 +79,12 @@ public final class FCMAccessTokenProvider: Sendable {
 
     /// `transport` must reach the origin of `serviceAccount.tokenURI`. `random` (uniform in 0..<1) jitters the
     /// backoff; tests pass a fixed value.
-    public init(serviceAccount: FCMServiceAccount, signingKey: RS256SigningKey, transport: any FCMTransport,
-                clock: any HeraldClock, renewalMargin: Duration = FCMAccessTokenProvider.defaultRenewalMargin,
-                backoff: ExponentialBackoff = FCMAccessTokenProvider.defaultBackoff,
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(
+        serviceAccount: FCMServiceAccount, signingKey: RS256SigningKey, transport: any FCMTransport,
+        clock: any HeraldClock, renewalMargin: Duration = FCMAccessTokenProvider.defaultRenewalMargin,
+        backoff: ExponentialBackoff = FCMAccessTokenProvider.defaultBackoff,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.serviceAccount = serviceAccount
         self.signingKey = signingKey
         // FCMServiceAccount checked the URI; a path of "/" is only a fallback for hand-made values.
@@ -104,7 +106,10 @@ public final class FCMAccessTokenProvider: Sendable {
     /// transport's thread).
     public func accessToken(_ completion: @escaping Completion) {
         let now = clock.now
-        enum Next { case answer(Result<String, Failure>), wait, fetch }
+        enum Next {
+            case answer(Result<String, Failure>)
+            case wait, fetch
+        }
         let next: Next = state.withLock { state in
             if let cached = state.cached, now < cached.renewAt { return .answer(.success(cached.token)) }
             if let failure = state.lastFailure, let retryAt = state.retryAt, now < retryAt {
@@ -162,10 +167,12 @@ public final class FCMAccessTokenProvider: Sendable {
         let assertion = try JSONWebToken.encode(header: header, claims: claims, sign: signingKey.sign)
         // The assertion is base64url and dots only: nothing to percent-encode.
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
-        return HTTP2Request(method: "POST", path: endpoint.path, headers: [
-            HTTP2Header("content-type", "application/x-www-form-urlencoded"),
-            HTTP2Header("accept", "application/json"),
-        ], body: Array(form.utf8))
+        return HTTP2Request(
+            method: "POST", path: endpoint.path,
+            headers: [
+                HTTP2Header("content-type", "application/x-www-form-urlencoded"),
+                HTTP2Header("accept", "application/json"),
+            ], body: Array(form.utf8))
     }
 
     private func fetch(startedAt: Date) {
@@ -173,8 +180,9 @@ public final class FCMAccessTokenProvider: Sendable {
         do {
             request = try exchangeRequest(issuedAt: Int(startedAt.timeIntervalSince1970.rounded(.down)))
         } catch {
-            return finish(.failure(Failure(reason: "oauth_assertion_\(error.code)", isSetupFault: true)),
-                          startedAt: startedAt)
+            return finish(
+                .failure(Failure(reason: "oauth_assertion_\(error.code)", isSetupFault: true)),
+                startedAt: startedAt)
         }
         transport.send(request) { [self] result in
             switch result {
@@ -195,9 +203,10 @@ public final class FCMAccessTokenProvider: Sendable {
             case .success(let answer):
                 // Lifetimes shorter than twice the margin (never from Google) keep half of theirs.
                 let margin = min(renewalMargin, Double(answer.lifetime) / 2)
-                state.cached = Cached(token: answer.token,
-                                      renewAt: startedAt.addingTimeInterval(Double(answer.lifetime) - margin),
-                                      expiresAt: startedAt.addingTimeInterval(Double(answer.lifetime)))
+                state.cached = Cached(
+                    token: answer.token,
+                    renewAt: startedAt.addingTimeInterval(Double(answer.lifetime) - margin),
+                    expiresAt: startedAt.addingTimeInterval(Double(answer.lifetime)))
                 state.fetched += 1
                 state.failures = 0
                 state.lastFailure = nil
@@ -225,7 +234,8 @@ public final class FCMAccessTokenProvider: Sendable {
         guard response.status == 200 else {
             let refused = (400..<500).contains(response.status) && response.status != 408 && response.status != 429
             if let code = json?["error"]?.stringValue, !code.isEmpty, code.utf8.count <= 40,
-               code.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "_") }) {
+                code.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "_") })
+            {
                 return .failure(Failure(reason: "oauth_" + code, isSetupFault: refused))
             }
             return .failure(Failure(reason: "oauth_http_\(response.status)", isSetupFault: refused))

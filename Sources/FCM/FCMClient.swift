@@ -33,55 +33,64 @@ public final class FCMClient: Sendable {
     /// Validates `configuration`, reads the credentials file and its key, and sets up the
     /// connections (which open on first use).
     public convenience init(configuration: FCMConfiguration, clock: any HeraldClock = SystemClock())
-        throws(FCMConfigurationError) {
+        throws(FCMConfigurationError)
+    {
         try self.init(configuration: configuration, clock: clock) {
             (settings) throws(HTTP2Error) -> any FCMTransport in try HTTP2Client(configuration: settings)
         }
     }
 
     /// As above, with the transports made by `transportFactory`.
-    public init(configuration: FCMConfiguration, clock: any HeraldClock = SystemClock(),
-                transportFactory: TransportFactory) throws(FCMConfigurationError) {
+    public init(
+        configuration: FCMConfiguration, clock: any HeraldClock = SystemClock(),
+        transportFactory: TransportFactory
+    ) throws(FCMConfigurationError) {
         try configuration.validate()
         let account = try FCMServiceAccount(contentsOfFile: configuration.credentialsFile)
         let key: RS256SigningKey
         do {
             key = try RS256SigningKey(pem: account.privateKey)
         } catch {
-            throw FCMConfigurationError(.credentialsFile, .invalidKey,
-                                        "has a private_key that is not an RSA private key (\(error.code))")
+            throw FCMConfigurationError(
+                .credentialsFile, .invalidKey,
+                "has a private_key that is not an RSA private key (\(error.code))")
         }
         if let caFile = configuration.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw FCMConfigurationError(.caFile, .unreadable, "cannot be read")
         }
         guard let tokenEndpoint = try? UpstreamURL(account.tokenURI),
-              let fcm = try? UpstreamURL(configuration.url) else {
+            let fcm = try? UpstreamURL(configuration.url)
+        else {
             throw FCMConfigurationError(.credentialsFile, .invalid, "has a token_uri that is not an http(s) URL")
         }
         do throws(HTTP2Error) {
-            messages = try transportFactory(HTTP2ClientConfiguration(
-                url: fcm.origin, caFile: configuration.caFile, connectionCount: configuration.connections,
-                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
-                responseHeaders: FCMResponseClassifier.readHeaders))
+            messages = try transportFactory(
+                HTTP2ClientConfiguration(
+                    url: fcm.origin, caFile: configuration.caFile, connectionCount: configuration.connections,
+                    connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
+                    responseHeaders: FCMResponseClassifier.readHeaders))
         } catch {
             throw FCMConfigurationError(.url, .invalid, "cannot be used (\(error.code.rawValue))")
         }
         do throws(HTTP2Error) {
             // One connection is plenty: a token exchange happens about once an hour.
-            oauth = try transportFactory(HTTP2ClientConfiguration(
-                url: tokenEndpoint.origin, caFile: configuration.caFile, connectionCount: 1,
-                connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout))
+            oauth = try transportFactory(
+                HTTP2ClientConfiguration(
+                    url: tokenEndpoint.origin, caFile: configuration.caFile, connectionCount: 1,
+                    connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout))
         } catch {
             messages.shutdown()
-            throw FCMConfigurationError(.credentialsFile, .invalid,
-                                        "has a token_uri that cannot be used (\(error.code.rawValue))")
+            throw FCMConfigurationError(
+                .credentialsFile, .invalid,
+                "has a token_uri that cannot be used (\(error.code.rawValue))")
         }
         self.configuration = configuration
         self.clock = clock
         self.projectID = account.projectID
         self.sendPath = "/v1/projects/\(account.projectID)/messages:send"
-        self.accessTokens = FCMAccessTokenProvider(serviceAccount: account, signingKey: key, transport: oauth,
-                                                   clock: clock)
+        self.accessTokens = FCMAccessTokenProvider(
+            serviceAccount: account, signingKey: key, transport: oauth,
+            clock: clock)
     }
 
     /// Sends `message` and reports what came of it. Never throws: every problem is a result.
@@ -126,10 +135,12 @@ public final class FCMClient: Sendable {
 
     /// The request for one message body under an access token.
     func request(body: [UInt8], accessToken: String) -> HTTP2Request {
-        HTTP2Request(method: "POST", path: sendPath, headers: [
-            HTTP2Header("authorization", "Bearer " + accessToken),
-            HTTP2Header("content-type", "application/json; charset=utf-8"),
-        ], body: body)
+        HTTP2Request(
+            method: "POST", path: sendPath,
+            headers: [
+                HTTP2Header("authorization", "Bearer " + accessToken),
+                HTTP2Header("content-type", "application/json; charset=utf-8"),
+            ], body: body)
     }
 
     private func send(body: [UInt8], renewed: Bool, completion: @escaping @Sendable (DeliveryResult) -> Void) {

@@ -1,4 +1,5 @@
 import HTTP2
+
 /// Everything the FCM client needs: where FCM is, the service-account file, and how many
 /// connections to keep. Every value but the credentials file has a default.
 ///
@@ -20,8 +21,10 @@ public struct FCMConfiguration: Sendable {
     /// How long a TCP + TLS connect may take.
     public var connectTimeout: Duration
 
-    public init(credentialsFile: String, url: String = FCMConfiguration.defaultURL, caFile: String? = nil,
-                connections: Int = 3, requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)) {
+    public init(
+        credentialsFile: String, url: String = FCMConfiguration.defaultURL, caFile: String? = nil,
+        connections: Int = 3, requestTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)
+    ) {
         self.url = url
         self.credentialsFile = credentialsFile
         self.caFile = caFile
@@ -34,8 +37,9 @@ public struct FCMConfiguration: Sendable {
     public func validate() throws(FCMConfigurationError) {
         guard !url.isEmpty else { throw FCMConfigurationError(.url, .missing, "is required") }
         guard let origin = try? UpstreamURL(url), origin.isOrigin else {
-            throw FCMConfigurationError(.url, .invalid,
-                                        "must be https:// or http:// with a host and optional port, without a path")
+            throw FCMConfigurationError(
+                .url, .invalid,
+                "must be https:// or http:// with a host and optional port, without a path")
         }
         guard !credentialsFile.isEmpty else { throw FCMConfigurationError(.credentialsFile, .missing, "is required") }
         if let caFile, caFile.isEmpty {

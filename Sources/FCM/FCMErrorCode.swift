@@ -101,7 +101,8 @@ public struct FCMErrorResponse: Sendable, Equatable {
     var reason: String? {
         for candidate in [errorCode?.rawValue, status] {
             if let candidate, candidate.utf8.count <= 64,
-               candidate.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == UInt8(ascii: "_") }) {
+                candidate.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == UInt8(ascii: "_") })
+            {
                 return candidate
             }
         }

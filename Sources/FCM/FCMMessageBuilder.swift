@@ -34,7 +34,7 @@ public enum FCMMessageBuilder {
     static func splice(_ message: FCMMessage) -> [UInt8]? {
         let stored = message.message
         guard stored.count > storedPrefix.count, stored.starts(with: storedPrefix), stored.last == UInt8(ascii: "}"),
-              stored[storedPrefix.count] == UInt8(ascii: ",") || stored.count == storedPrefix.count + 1
+            stored[storedPrefix.count] == UInt8(ascii: ",") || stored.count == storedPrefix.count + 1
         else { return nil }
         for key in targetKeys where contains(stored, key) { return nil }
         var body = Array(#"{"message":{"android":{"priority":"HIGH""#.utf8)

@@ -35,23 +35,30 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
             return value
         }
         if let type = json["type"]?.stringValue, type != "service_account" {
-            throw FCMConfigurationError(.credentialsFile, .invalid,
-                                        "is not a service account (type must be service_account)")
+            throw FCMConfigurationError(
+                .credentialsFile, .invalid,
+                "is not a service account (type must be service_account)")
         }
         let projectID = try field("project_id")
         // The project id becomes part of the request path.
-        guard projectID.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x7A).contains($0)
-                || (0x41...0x5A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
-                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") }) else {
-            throw FCMConfigurationError(.credentialsFile, .invalid,
-                                        "has a project_id with characters a project id cannot have")
+        guard
+            projectID.utf8.allSatisfy({
+                (0x30...0x39).contains($0) || (0x61...0x7A).contains($0)
+                    || (0x41...0x5A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+                    || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":")
+            })
+        else {
+            throw FCMConfigurationError(
+                .credentialsFile, .invalid,
+                "has a project_id with characters a project id cannot have")
         }
         let tokenURI = try field("token_uri")
         guard (try? UpstreamURL(tokenURI)) != nil else {
             throw FCMConfigurationError(.credentialsFile, .invalid, "has a token_uri that is not an http(s) URL")
         }
-        self.init(projectID: projectID, clientEmail: try field("client_email"), privateKey: try field("private_key"),
-                  tokenURI: tokenURI)
+        self.init(
+            projectID: projectID, clientEmail: try field("client_email"), privateKey: try field("private_key"),
+            tokenURI: tokenURI)
     }
 
     /// Reads and parses a service-account file.

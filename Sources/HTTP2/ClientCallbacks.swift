@@ -54,15 +54,18 @@ func heraldClientOnHeader(
         return 0
     }
     if let kept = connection.core.keptResponseHeaders,
-       !kept.contains(where: { $0.elementsEqual(UnsafeBufferPointer(start: name, count: nameLength)) }) {
+        !kept.contains(where: { $0.elementsEqual(UnsafeBufferPointer(start: name, count: nameLength)) })
+    {
         return 0
     }
     if stream.headers.capacity == 0 {
         // One allocation for a typical answer's headers instead of one per doubling.
         stream.headers.reserveCapacity(4)
     }
-    stream.headers.append(HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength),
-                                      neverIndexed: flags & neverIndexedFlag != 0))
+    stream.headers.append(
+        HTTP2Header(
+            decodeText(name, nameLength), decodeText(value, valueLength),
+            neverIndexed: flags & neverIndexedFlag != 0))
     return 0
 }
 
@@ -90,7 +93,8 @@ func heraldClientOnFrameReceived(
         if header.flags & endStreamFlag != 0 {
             connection.core.responseCompleted(on: connection, streamID: header.stream_id)
         } else if header.type == headersType, let stream = connection.stream(header.stream_id),
-                  let status = stream.status, status < 200 {
+            let status = stream.status, status < 200
+        {
             // An interim (1xx) response: the final one follows.
             stream.status = nil
             stream.headers.removeAll()

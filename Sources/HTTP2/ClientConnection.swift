@@ -33,8 +33,9 @@ final class ClientConnection: SessionConnection {
         guard isReady, let session else {
             return 0
         }
-        var limit = min(core.configuration.maxConcurrentStreams,
-                        Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)))
+        var limit = min(
+            core.configuration.maxConcurrentStreams,
+            Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)))
         if !isAuthenticated, let first = core.configuration.streamsUntilAuthenticated {
             limit = min(limit, max(1, first))
         }
@@ -55,8 +56,9 @@ final class ClientConnection: SessionConnection {
 
     override func makeSession() throws(HTTP2Error) -> OpaquePointer {
         var session: OpaquePointer?
-        let result = nghttp2_session_client_new(&session, ClientCallbacks.shared.pointer,
-                                                Unmanaged.passUnretained(self).toOpaque())
+        let result = nghttp2_session_client_new(
+            &session, ClientCallbacks.shared.pointer,
+            Unmanaged.passUnretained(self).toOpaque())
         guard result == 0, let session else {
             throw HTTP2Error(.protocolError, "nghttp2_session_client_new failed (\(result))")
         }
@@ -122,7 +124,8 @@ final class ClientConnection: SessionConnection {
         let hasBody = !message.body.isEmpty
         let addLength = hasBody && !message.headers.contains(where: { $0.name == "content-length" })
         // Sized exactly (names, values, and the longest content-length): the block never grows mid-way.
-        var byteCount = 7 + message.method.utf8.count + 7 + scheme.utf8.count + 10 + authority.utf8.count + 5
+        var byteCount =
+            7 + message.method.utf8.count + 7 + scheme.utf8.count + 10 + authority.utf8.count + 5
             + message.path.utf8.count
         for header in message.headers {
             byteCount += header.name.utf8.count + header.value.utf8.count
@@ -151,8 +154,11 @@ final class ClientConnection: SessionConnection {
             return nghttp2_submit_request(session, nil, pairs, count, nil, nil)
         }
         guard streamID > 0 else {
-            request.complete(.failure(HTTP2Error(.protocolError,
-                                                 "cannot submit: \(String(cString: nghttp2_strerror(streamID)))")))
+            request.complete(
+                .failure(
+                    HTTP2Error(
+                        .protocolError,
+                        "cannot submit: \(String(cString: nghttp2_strerror(streamID)))")))
             return
         }
         request.attempts += 1
@@ -238,8 +244,9 @@ final class ClientConnection: SessionConnection {
         if now &- lastReadTime >= interval {
             var opaque: UInt64 = now
             _ = withUnsafeBytes(of: &opaque) { raw in
-                nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                    raw.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                nghttp2_submit_ping(
+                    session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                    raw.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
             pingSentAt = now
             core.counters.pingsSent.increment()

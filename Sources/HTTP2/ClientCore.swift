@@ -1,6 +1,7 @@
 import CNghttp2
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The loop-thread side of an `HTTP2Client`: its connections, the queue, timeouts and retries.
@@ -36,8 +37,10 @@ final class ClientCore {
     /// The last failed attempt's error, given to requests sent while no attempt may be made.
     private var lastAttemptError: HTTP2Error?
 
-    init(configuration: HTTP2ClientConfiguration, upstream: UpstreamURL, tls: TLSContext?, loop: EventLoop,
-         counters: ClientCounters) {
+    init(
+        configuration: HTTP2ClientConfiguration, upstream: UpstreamURL, tls: TLSContext?, loop: EventLoop,
+        counters: ClientCounters
+    ) {
         self.configuration = configuration
         self.upstream = upstream
         self.tls = tls
@@ -60,8 +63,10 @@ final class ClientCore {
             if now < nextAttemptAt {
                 counters.requestsFailedInConnectBackoff.increment()
                 let waitMs = (nextAttemptAt - now + 999_999) / 1_000_000
-                request.complete(.failure(HTTP2Error(
-                    error.code, error.message + " (connect backoff: next attempt in \(waitMs) ms)")))
+                request.complete(
+                    .failure(
+                        HTTP2Error(
+                            error.code, error.message + " (connect backoff: next attempt in \(waitMs) ms)")))
                 return
             }
         }
@@ -128,9 +133,12 @@ final class ClientCore {
     private func resend(_ request: PendingRequest, afterGoAway: Bool) {
         request.connection = nil
         guard request.attempts < Self.maxAttempts else {
-            request.complete(.failure(afterGoAway
-                ? HTTP2Error(.goAway, "the server sent GOAWAY before processing the request \(request.attempts) times")
-                : HTTP2Error(.streamReset, "the server refused the stream \(request.attempts) times")))
+            request.complete(
+                .failure(
+                    afterGoAway
+                        ? HTTP2Error(
+                            .goAway, "the server sent GOAWAY before processing the request \(request.attempts) times")
+                        : HTTP2Error(.streamReset, "the server refused the stream \(request.attempts) times")))
             return
         }
         if afterGoAway {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs blocking work (name resolution) on a short-lived thread of its own, off the event loop.

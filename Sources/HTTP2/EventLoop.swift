@@ -1,7 +1,8 @@
 import CSystem
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One thread running epoll over non-blocking sockets, with timers and an inbox other threads feed.
@@ -112,10 +113,12 @@ final class EventLoop: Sendable {
     func stop() {
         inbox.withLock { $0.stopRequested = true }
         wakeUp()
-        guard let handle = thread.withLock({ handle -> pthread_t? in
-            defer { handle = nil }
-            return handle
-        }) else {
+        guard
+            let handle = thread.withLock({ handle -> pthread_t? in
+                defer { handle = nil }
+                return handle
+            })
+        else {
             return
         }
         if inEventLoop {

@@ -26,7 +26,8 @@ public final class HTTP2Client: Sendable {
             throw HTTP2Error(.invalidConfiguration, "maxConcurrentStreams must be at least 1")
         }
         guard configuration.connectBackoff.base >= .zero,
-              configuration.connectBackoff.maximum >= configuration.connectBackoff.base else {
+            configuration.connectBackoff.maximum >= configuration.connectBackoff.base
+        else {
             throw HTTP2Error(.invalidConfiguration, "connectBackoff needs 0 <= base <= maximum")
         }
         let tls = upstream.isTLS ? try TLSContext.client(caFile: configuration.caFile) : nil
@@ -53,15 +54,18 @@ public final class HTTP2Client: Sendable {
 
     /// Sends a request. `completion` runs exactly once, on the client's event-loop thread: keep it short and never
     /// block in it (hand the result to your own thread or continuation).
-    public func send(_ request: HTTP2Request,
-                     completion: @escaping @Sendable (Result<HTTP2Response, HTTP2Error>) -> Void) {
+    public func send(
+        _ request: HTTP2Request,
+        completion: @escaping @Sendable (Result<HTTP2Response, HTTP2Error>) -> Void
+    ) {
         guard !isShutdown.load(ordering: .relaxed) else {
             completion(.failure(HTTP2Error(.shutdown, "the client is shut down")))
             return
         }
         let timeout = request.timeout ?? configuration.requestTimeout
-        let pending = PendingRequest(request: request, deadline: MonotonicClock.now() + timeout.nanoseconds,
-                                     completion: completion)
+        let pending = PendingRequest(
+            request: request, deadline: MonotonicClock.now() + timeout.nanoseconds,
+            completion: completion)
         let accepted = loop.execute(handingOver: pending) { [self] pending in
             core.submit(pending)
         }
@@ -72,7 +76,8 @@ public final class HTTP2Client: Sendable {
 
     /// Sends a request and waits for its response.
     public func send(_ request: HTTP2Request) async throws(HTTP2Error) -> HTTP2Response {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTP2Response, HTTP2Error>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<HTTP2Response, HTTP2Error>, Never>) in
             send(request) { result in
                 continuation.resume(returning: result)
             }

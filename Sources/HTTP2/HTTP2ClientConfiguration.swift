@@ -31,11 +31,13 @@ public struct HTTP2ClientConfiguration: Sendable {
     /// 250 ms after the first failed connect, doubling up to 30 s.
     public static let defaultConnectBackoff = ExponentialBackoff(base: .milliseconds(250), maximum: .seconds(30))
 
-    public init(url: String, caFile: String? = nil, connectionCount: Int = 2, maxConcurrentStreams: Int = 1000,
-                streamsUntilAuthenticated: Int? = nil, connectTimeout: Duration = .seconds(5),
-                requestTimeout: Duration = .seconds(10), pingInterval: Duration = .seconds(60),
-                connectBackoff: ExponentialBackoff = HTTP2ClientConfiguration.defaultConnectBackoff,
-                responseHeaders: [String]? = nil) {
+    public init(
+        url: String, caFile: String? = nil, connectionCount: Int = 2, maxConcurrentStreams: Int = 1000,
+        streamsUntilAuthenticated: Int? = nil, connectTimeout: Duration = .seconds(5),
+        requestTimeout: Duration = .seconds(10), pingInterval: Duration = .seconds(60),
+        connectBackoff: ExponentialBackoff = HTTP2ClientConfiguration.defaultConnectBackoff,
+        responseHeaders: [String]? = nil
+    ) {
         self.url = url
         self.caFile = caFile
         self.connectionCount = connectionCount

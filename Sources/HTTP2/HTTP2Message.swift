@@ -29,8 +29,10 @@ public struct HTTP2Request: Sendable {
     /// Overrides the client's default request timeout.
     public var timeout: Duration?
 
-    public init(method: String = "POST", path: String, headers: [HTTP2Header] = [], body: [UInt8] = [],
-                timeout: Duration? = nil) {
+    public init(
+        method: String = "POST", path: String, headers: [HTTP2Header] = [], body: [UInt8] = [],
+        timeout: Duration? = nil
+    ) {
         self.method = method
         self.path = path
         self.headers = headers

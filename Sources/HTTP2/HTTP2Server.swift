@@ -1,6 +1,7 @@
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/2 server (TLS with ALPN h2, or cleartext h2c with prior knowledge) on nghttp2 and epoll.
@@ -28,7 +29,8 @@ public final class HTTP2Server: Sendable {
             throw HTTP2Error(.invalidConfiguration, "port must be 0...65535")
         }
         guard configuration.maxConcurrentStreams >= 1, configuration.maxBodyBytes >= 0,
-              configuration.loopCount >= 1 else {
+            configuration.loopCount >= 1
+        else {
             throw HTTP2Error(.invalidConfiguration, "maxConcurrentStreams and loopCount must be at least 1")
         }
         switch (configuration.tlsCertificateFile, configuration.tlsKeyFile) {
@@ -75,7 +77,8 @@ public final class HTTP2Server: Sendable {
                 }
             } catch {
                 listeners.forEach { close($0) }
-                throw HTTP2Error(.connectFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+                throw HTTP2Error(
+                    .connectFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
             }
             var loops: [RunningLoop] = []
             for (index, listener) in listeners.enumerated() {
@@ -87,8 +90,9 @@ public final class HTTP2Server: Sendable {
                     listeners[index...].forEach { close($0) }
                     throw error
                 }
-                let context = ServerLoopContext(loop: loop, configuration: configuration, handler: handler, tls: tls,
-                                                connectionIDs: connectionIDs, listener: listener)
+                let context = ServerLoopContext(
+                    loop: loop, configuration: configuration, handler: handler, tls: tls,
+                    connectionIDs: connectionIDs, listener: listener)
                 let running = RunningLoop(loop: loop, context: context)
                 loop.execute { running.context.start() }
                 loops.append(running)

@@ -14,8 +14,10 @@ public struct HTTP2ServerConfiguration: Sendable {
     /// tests; the simulator may use one per core.
     public var loopCount: Int = 1
 
-    public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
-                tlsKeyFile: String? = nil, maxConcurrentStreams: Int = 1000, maxBodyBytes: Int = 1 << 20) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
+        tlsKeyFile: String? = nil, maxConcurrentStreams: Int = 1000, maxBodyBytes: Int = 1 << 20
+    ) {
         self.host = host
         self.port = port
         self.tlsCertificateFile = tlsCertificateFile

@@ -11,8 +11,10 @@ public struct HTTP2ServerRequest: Sendable {
     public var connectionID: UInt64
     public var streamID: Int32
 
-    public init(method: String, path: String, authority: String? = nil, scheme: String = "https",
-                headers: [HTTP2Header] = [], body: [UInt8] = [], connectionID: UInt64 = 0, streamID: Int32 = 1) {
+    public init(
+        method: String, path: String, authority: String? = nil, scheme: String = "https",
+        headers: [HTTP2Header] = [], body: [UInt8] = [], connectionID: UInt64 = 0, streamID: Int32 = 1
+    ) {
         self.method = method
         self.path = path
         self.authority = authority

@@ -1,6 +1,7 @@
 import CNghttp2
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A connection's reusable scratch space for the `nghttp2_nv` array of one header block.
@@ -52,10 +53,13 @@ final class HeaderBlock {
         copy(name, lowercase: true)
         let valueStart = used
         copy(value, lowercase: false)
-        pairs[count] = nghttp2_nv(name: bytes + nameStart, value: bytes + valueStart,
-                                  namelen: valueStart - nameStart, valuelen: used - valueStart,
-                                  flags: UInt8(neverIndexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue
-                                                            : NGHTTP2_NV_FLAG_NONE.rawValue))
+        pairs[count] = nghttp2_nv(
+            name: bytes + nameStart, value: bytes + valueStart,
+            namelen: valueStart - nameStart, valuelen: used - valueStart,
+            flags: UInt8(
+                neverIndexed
+                    ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue
+                    : NGHTTP2_NV_FLAG_NONE.rawValue))
         count += 1
     }
 
@@ -77,9 +81,10 @@ final class HeaderBlock {
             remaining /= 10
         }
         used += digits
-        pairs[count] = nghttp2_nv(name: bytes + nameStart, value: bytes + valueStart,
-                                  namelen: valueStart - nameStart, valuelen: digits,
-                                  flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        pairs[count] = nghttp2_nv(
+            name: bytes + nameStart, value: bytes + valueStart,
+            namelen: valueStart - nameStart, valuelen: digits,
+            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
         count += 1
     }
 
@@ -159,16 +164,19 @@ final class RecentHeaders {
     static let capacity = 16
     private var entries: [HTTP2Header] = []
 
-    func header(at index: Int, name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>?,
-                valueLength: Int, neverIndexed: Bool) -> HTTP2Header {
+    func header(
+        at index: Int, name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>?,
+        valueLength: Int, neverIndexed: Bool
+    ) -> HTTP2Header {
         if index < entries.count {
             let previous = entries[index]
             if Self.equal(previous.name, name, nameLength), Self.equal(previous.value, value, valueLength) {
                 return HTTP2Header(previous.name, previous.value, neverIndexed: neverIndexed)
             }
         }
-        let header = HTTP2Header(decodeText(name, nameLength), decodeText(value, valueLength),
-                                 neverIndexed: neverIndexed)
+        let header = HTTP2Header(
+            decodeText(name, nameLength), decodeText(value, valueLength),
+            neverIndexed: neverIndexed)
         if index < entries.count {
             entries[index] = header
         } else if index == entries.count, index < Self.capacity {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// OpenSSL writes to sockets with plain `write`, which raises SIGPIPE on a connection the peer closed (our own

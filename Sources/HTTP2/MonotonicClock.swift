@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Nanoseconds on the monotonic clock: the event loop's notion of time (timers, deadlines, idleness).

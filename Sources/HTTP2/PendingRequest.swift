@@ -26,8 +26,10 @@ final class PendingRequest {
     var headers: [HTTP2Header] = []
     var body: [UInt8] = []
 
-    init(request: HTTP2Request, deadline: UInt64,
-         completion: @escaping @Sendable (Result<HTTP2Response, HTTP2Error>) -> Void) {
+    init(
+        request: HTTP2Request, deadline: UInt64,
+        completion: @escaping @Sendable (Result<HTTP2Response, HTTP2Error>) -> Void
+    ) {
         self.request = request
         self.deadline = deadline
         self.completion = completion

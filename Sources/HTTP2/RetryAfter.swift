@@ -25,12 +25,14 @@ public enum RetryAfter {
     public static func httpDate(_ text: String) -> Date? {
         let fields = text.split(separator: " ")
         guard fields.count == 6, fields[0].hasSuffix(","), fields[5] == "GMT",
-              let day = Int(fields[1]), (1...31).contains(day),
-              let monthIndex = months.firstIndex(of: String(fields[2])),
-              let year = Int(fields[3]), (1970...9999).contains(year) else { return nil }
+            let day = Int(fields[1]), (1...31).contains(day),
+            let monthIndex = months.firstIndex(of: String(fields[2])),
+            let year = Int(fields[3]), (1970...9999).contains(year)
+        else { return nil }
         let clock = fields[4].split(separator: ":")
         guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
         let days = daysFromCivil(year: year, month: monthIndex + 1, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
     }

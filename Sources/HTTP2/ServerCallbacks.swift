@@ -13,7 +13,8 @@ final class ServerCallbacks: @unchecked Sendable {
         var callbacks: OpaquePointer?
         var option: OpaquePointer?
         guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks,
-              nghttp2_option_new(&option) == 0, let option else {
+            nghttp2_option_new(&option) == 0, let option
+        else {
             fatalError("nghttp2: out of memory")
         }
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, heraldServerOnBeginHeaders)
@@ -41,7 +42,8 @@ func heraldServerOnBeginHeaders(
     session: OpaquePointer?, frame: UnsafePointer<nghttp2_frame>?, userData: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let frame, frame.pointee.hd.type == headersType,
-          frame.pointee.headers.cat.rawValue == NGHTTP2_HCAT_REQUEST.rawValue else {
+        frame.pointee.headers.cat.rawValue == NGHTTP2_HCAT_REQUEST.rawValue
+    else {
         return 0
     }
     serverConnection(userData).beginStream(frame.pointee.hd.stream_id)
@@ -55,7 +57,8 @@ func heraldServerOnHeader(
 ) -> Int32 {
     let connection = serverConnection(userData)
     guard let frame, frame.pointee.hd.type == headersType, let name, nameLength > 0,
-          let stream = connection.stream(frame.pointee.hd.stream_id) else {
+        let stream = connection.stream(frame.pointee.hd.stream_id)
+    else {
         return 0
     }
     guard name[0] == UInt8(ascii: ":") else {
@@ -64,9 +67,10 @@ func heraldServerOnHeader(
             // One allocation for a typical request's headers (an APNs push has eight) instead of one per doubling.
             stream.headers.reserveCapacity(12)
         }
-        stream.headers.append(connection.recentHeaders.header(
-            at: stream.headers.count, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
-            neverIndexed: flags & neverIndexedFlag != 0))
+        stream.headers.append(
+            connection.recentHeaders.header(
+                at: stream.headers.count, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                neverIndexed: flags & neverIndexedFlag != 0))
         return 0
     }
     switch (nameLength, name[1]) {
@@ -109,7 +113,8 @@ func heraldServerOnFrameReceived(
     }
     let header = frame.pointee.hd
     if header.flags & endStreamFlag != 0,
-       header.type == headersType || UInt32(header.type) == NGHTTP2_DATA.rawValue {
+        header.type == headersType || UInt32(header.type) == NGHTTP2_DATA.rawValue
+    {
         serverConnection(userData).requestComplete(header.stream_id)
     }
     return 0

@@ -23,15 +23,17 @@ final class ServerConnection: SessionConnection {
 
     override func makeSession() throws(HTTP2Error) -> OpaquePointer {
         var session: OpaquePointer?
-        let result = nghttp2_session_server_new2(&session, ServerCallbacks.shared.pointer,
-                                                 Unmanaged.passUnretained(self).toOpaque(),
-                                                 ServerCallbacks.shared.option)
+        let result = nghttp2_session_server_new2(
+            &session, ServerCallbacks.shared.pointer,
+            Unmanaged.passUnretained(self).toOpaque(),
+            ServerCallbacks.shared.option)
         guard result == 0, let session else {
             throw HTTP2Error(.protocolError, "nghttp2_session_server_new2 failed (\(result))")
         }
         var settings = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-                                   value: UInt32(clamping: context.configuration.maxConcurrentStreams)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: UInt32(clamping: context.configuration.maxConcurrentStreams)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
         ]
         _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
@@ -88,17 +90,24 @@ final class ServerConnection: SessionConnection {
         }
         if stream.isTooLarge {
             let body = Array(#"{"reason":"PayloadTooLarge"}"#.utf8)
-            respond(streamID: streamID, HTTP2Response(status: 413, headers: [HTTP2Header("content-type", "application/json")],
-                                                      body: body))
+            respond(
+                streamID: streamID,
+                HTTP2Response(
+                    status: 413, headers: [HTTP2Header("content-type", "application/json")],
+                    body: body))
             return
         }
-        let request = HTTP2ServerRequest(method: stream.method, path: stream.path, authority: stream.authority,
-                                         scheme: stream.scheme, headers: stream.headers, body: stream.body,
-                                         connectionID: id, streamID: streamID)
+        let request = HTTP2ServerRequest(
+            method: stream.method, path: stream.path, authority: stream.authority,
+            scheme: stream.scheme, headers: stream.headers, body: stream.body,
+            connectionID: id, streamID: streamID)
         stream.headers = []
         stream.body = []
-        context.handler.handle(request, responder: HTTP2ServerResponder(loop: loop, connection: self,
-                                                                         streamID: streamID))
+        context.handler.handle(
+            request,
+            responder: HTTP2ServerResponder(
+                loop: loop, connection: self,
+                streamID: streamID))
     }
 
     // MARK: Answers (from the responder, on the loop thread)
@@ -136,8 +145,9 @@ final class ServerConnection: SessionConnection {
             }
         }
         if result != 0 {
-            _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID,
-                                          NGHTTP2_INTERNAL_ERROR.rawValue)
+            _ = nghttp2_submit_rst_stream(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID,
+                NGHTTP2_INTERNAL_ERROR.rawValue)
         }
         scheduleFlush()
     }
@@ -147,8 +157,9 @@ final class ServerConnection: SessionConnection {
             return
         }
         stream.isAnswered = true
-        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID,
-                                      NGHTTP2_INTERNAL_ERROR.rawValue)
+        _ = nghttp2_submit_rst_stream(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID,
+            NGHTTP2_INTERNAL_ERROR.rawValue)
         scheduleFlush()
     }
 
@@ -170,8 +181,9 @@ final class ServerConnection: SessionConnection {
         let lastStreamID = max(0, streamID - 2)
         goAwayLastStreamID = min(goAwayLastStreamID ?? lastStreamID, lastStreamID)
         _ = debugData.withUnsafeBufferPointer { data in
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStreamID, NGHTTP2_NO_ERROR.rawValue,
-                                  data.baseAddress, data.count)
+            nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStreamID, NGHTTP2_NO_ERROR.rawValue,
+                data.baseAddress, data.count)
         }
         scheduleFlush()
     }

@@ -1,6 +1,7 @@
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One loop of an `HTTP2Server`: its listening socket and the connections it accepted. Loop-thread only.
@@ -15,8 +16,10 @@ final class ServerLoopContext: EventHandler {
     private var connections: [UInt64: ServerConnection] = [:]
     private var isStopped = false
 
-    init(loop: EventLoop, configuration: HTTP2ServerConfiguration, handler: any HTTP2ServerHandler, tls: TLSContext?,
-         connectionIDs: ServerConnectionIDs, listener: Int32) {
+    init(
+        loop: EventLoop, configuration: HTTP2ServerConfiguration, handler: any HTTP2ServerHandler, tls: TLSContext?,
+        connectionIDs: ServerConnectionIDs, listener: Int32
+    ) {
         self.loop = loop
         self.configuration = configuration
         self.handler = handler

@@ -1,6 +1,7 @@
 import CNghttp2
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What client and server connections share: a transport, an nghttp2 session driven with `mem_recv` /
@@ -147,8 +148,9 @@ class SessionConnection: EventHandler, FlushHandler {
             switch transport.read(into: buffer) {
             case .bytes(let count):
                 received = true
-                let consumed = nghttp2_session_mem_recv(session, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                                        count)
+                let consumed = nghttp2_session_mem_recv(
+                    session, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    count)
                 if consumed < 0 {
                     let reason = String(cString: nghttp2_strerror(Int32(consumed)))
                     // nghttp2 queued a GOAWAY for most errors: try to send it before closing.

@@ -1,6 +1,7 @@
 import CSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Non-blocking TCP socket operations, each through `systemCall` (EINTR retried, typed errors).
@@ -19,7 +20,7 @@ enum Socket {
                 address.withSockAddr { pointer, length in Glibc.connect(fd, pointer, length) }
             }
             return true
-        } catch where error.errorNumber == EINPROGRESS {
+        } catch  where error.errorNumber == EINPROGRESS {
             return false
         }
     }
@@ -68,7 +69,7 @@ enum Socket {
         let fd: Int32
         do {
             fd = try systemCall("accept") { Glibc.accept(listener, nil, nil) }
-        } catch where error.wouldBlock {
+        } catch  where error.wouldBlock {
             return nil
         }
         let flags = fcntl(fd, F_GETFL)

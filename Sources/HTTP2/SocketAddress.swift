@@ -1,6 +1,7 @@
 import CSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An IPv4 or IPv6 socket address with its port.

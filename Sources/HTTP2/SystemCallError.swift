@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failed system call: which one and its errno. Internal: the public surface speaks `HTTP2Error`.

@@ -65,8 +65,9 @@ final class TLSContext: @unchecked Sendable {
         let tls = try TLSContext(method: TLS_server_method())
         _ = SSL_CTX_set_options(tls.context, OpenSSLConstant.optionCipherServerPreference)
         guard SSL_CTX_use_certificate_chain_file(tls.context, certificateFile) == 1 else {
-            throw HTTP2Error(.invalidConfiguration,
-                             "cannot load certificate \(certificateFile): \(drainOpenSSLErrors())")
+            throw HTTP2Error(
+                .invalidConfiguration,
+                "cannot load certificate \(certificateFile): \(drainOpenSSLErrors())")
         }
         guard SSL_CTX_use_PrivateKey_file(tls.context, keyFile, SSL_FILETYPE_PEM) == 1 else {
             throw HTTP2Error(.invalidConfiguration, "cannot load key \(keyFile): \(drainOpenSSLErrors())")
@@ -99,7 +100,9 @@ private func heraldSelectH2(
     let end = Int(offeredLength)
     while index < end {
         let length = Int(offered[index])
-        if length == 2, index + 2 < end, offered[index + 1] == UInt8(ascii: "h"), offered[index + 2] == UInt8(ascii: "2") {
+        if length == 2, index + 2 < end, offered[index + 1] == UInt8(ascii: "h"),
+            offered[index + 2] == UInt8(ascii: "2")
+        {
             selected.pointee = offered + index + 1
             selectedLength.pointee = 2
             return SSL_TLSEXT_ERR_OK

@@ -1,6 +1,7 @@
 import COpenSSL
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The byte stream under an HTTP/2 session: a non-blocking TCP socket, optionally wrapped in TLS.
@@ -61,8 +62,9 @@ final class Transport {
                 throw HTTP2Error(.tlsFailed, "cannot verify against host \(bare)")
             }
             _ = bare.withCString { name in
-                SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name),
-                         UnsafeMutableRawPointer(mutating: name))
+                SSL_ctrl(
+                    ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name),
+                    UnsafeMutableRawPointer(mutating: name))
             }
         }
     }
@@ -93,8 +95,10 @@ final class Transport {
         if code == SSL_ERROR_SYSCALL {
             let number = errno
             _ = drainOpenSSLErrors()
-            return .failed(number == 0 ? "connection closed during the TLS handshake"
-                                       : "TLS handshake: \(String(cString: strerror(number)))")
+            return .failed(
+                number == 0
+                    ? "connection closed during the TLS handshake"
+                    : "TLS handshake: \(String(cString: strerror(number)))")
         }
         return .failed("TLS handshake: \(drainOpenSSLErrors())")
     }

@@ -1,6 +1,7 @@
 import CCurl
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Process-wide set-up, done once before the first fetcher: curl_global_init, and SIGPIPE ignored (OpenSSL

@@ -1,8 +1,9 @@
 import CCurl
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one thread that owns the libcurl multi handle and every transfer on it.
@@ -78,10 +79,12 @@ final class FetchLoop: Sendable {
             inbox.stopping = true
             _ = curl_multi_wakeup(multi)
         }
-        guard let handle = thread.withLock({ handle -> pthread_t? in
-            defer { handle = nil }
-            return handle
-        }) else {
+        guard
+            let handle = thread.withLock({ handle -> pthread_t? in
+                defer { handle = nil }
+                return handle
+            })
+        else {
             return
         }
         if isCurrentThread {
@@ -144,7 +147,8 @@ final class FetchLoop: Sendable {
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                  let transfer = active.removeValue(forKey: easy) else {
+                let transfer = active.removeValue(forKey: easy)
+            else {
                 continue
             }
             // Read before removing: the message belongs to the multi handle and dies with the removal.

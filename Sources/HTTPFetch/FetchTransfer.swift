@@ -145,9 +145,10 @@ final class FetchTransfer: @unchecked Sendable {
             if request.body.isEmpty {
                 apply(CURLOPT_COPYPOSTFIELDS, "")
             } else {
-                apply(request.body.withUnsafeBytes {
-                    CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)
-                })
+                apply(
+                    request.body.withUnsafeBytes {
+                        CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)
+                    })
             }
         }
         return failure

@@ -15,8 +15,10 @@ public struct HTTPFetchConfiguration: Sendable, Equatable {
     /// Sent on every request unless the request sets its own.
     public var userAgent: String
 
-    public init(allowPrivateAddresses: Bool = Settings.webhookAllowPrivate.flag, extraCAFile: String? = nil,
-                userAgent: String = "Herald/1") {
+    public init(
+        allowPrivateAddresses: Bool = Settings.webhookAllowPrivate.flag, extraCAFile: String? = nil,
+        userAgent: String = "Herald/1"
+    ) {
         self.allowPrivateAddresses = allowPrivateAddresses
         self.extraCAFile = extraCAFile
         self.userAgent = userAgent
@@ -30,8 +32,9 @@ public struct HTTPFetchConfiguration: Sendable, Equatable {
         guard allow == 0 || allow == 1 else {
             throw ConfigurationError(variable: allowPrivateVariable, problem: "must be 0 or 1")
         }
-        let configuration = HTTPFetchConfiguration(allowPrivateAddresses: allow == 1,
-                                                   extraCAFile: reader.optional(caFileVariable))
+        let configuration = HTTPFetchConfiguration(
+            allowPrivateAddresses: allow == 1,
+            extraCAFile: reader.optional(caFileVariable))
         try configuration.validate()
         return configuration
     }

@@ -32,9 +32,11 @@ public struct HTTPFetchRequest: Sendable {
     /// 0 returns a 3xx as the response.
     public var followRedirects: Int
 
-    public init(method: Method = .get, url: String, headers: [HTTPFetchHeader] = [], body: [UInt8] = [],
-                timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5),
-                maxResponseBytes: Int = 1 << 20, oversize: OversizePolicy = .fail, followRedirects: Int = 0) {
+    public init(
+        method: Method = .get, url: String, headers: [HTTPFetchHeader] = [], body: [UInt8] = [],
+        timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5),
+        maxResponseBytes: Int = 1 << 20, oversize: OversizePolicy = .fail, followRedirects: Int = 0
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

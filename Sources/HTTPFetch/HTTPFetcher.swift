@@ -23,12 +23,14 @@ public final class HTTPFetcher: Sendable {
             try TrustBundle(extraCAFile: file)
         }
         guard CurlRuntime.prepare(), let loop = FetchLoop() else {
-            throw ConfigurationError(variable: "libcurl",
-                                     problem: "could not be initialised (out of memory or threads)")
+            throw ConfigurationError(
+                variable: "libcurl",
+                problem: "could not be initialised (out of memory or threads)")
         }
         self.configuration = configuration
-        self.settings = TransferSettings(policy: configuration.addressPolicy, userAgent: configuration.userAgent,
-                                         trust: trust)
+        self.settings = TransferSettings(
+            policy: configuration.addressPolicy, userAgent: configuration.userAgent,
+            trust: trust)
         self.loop = loop
     }
 
@@ -39,8 +41,10 @@ public final class HTTPFetcher: Sendable {
     /// Sends `request`; `completion` gets the response or the error, exactly once. It runs on the fetcher's
     /// thread (keep it short: every transfer waits meanwhile), or at once on the caller's thread when the request
     /// is refused before anything is sent (`invalid_url`, `scheme_not_allowed`, `invalid_request`, `stopped`).
-    public func start(_ request: HTTPFetchRequest,
-                      completion: @escaping @Sendable (Result<HTTPFetchResponse, HTTPFetchError>) -> Void) {
+    public func start(
+        _ request: HTTPFetchRequest,
+        completion: @escaping @Sendable (Result<HTTPFetchResponse, HTTPFetchError>) -> Void
+    ) {
         if let problem = RequestCheck.problem(request) {
             completion(.failure(problem))
             return

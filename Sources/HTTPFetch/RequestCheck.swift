@@ -58,14 +58,15 @@ enum RequestCheck {
 
     /// RFC 9110 token characters.
     private static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            default:
-                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
             }
-        }
     }
 }

@@ -8,8 +8,10 @@ import Foundation
 /// CURLOPT_WRITEFUNCTION: appends body bytes up to `maxResponseBytes`. Returning less than given aborts the
 /// transfer (CURLE_WRITE_ERROR), which `FetchTransfer.result` reads back as `too_large` or as a truncated
 /// success.
-func heraldFetchWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                          _ context: UnsafeMutableRawPointer?) -> Int {
+func heraldFetchWriteBody(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ context: UnsafeMutableRawPointer?
+) -> Int {
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<FetchTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
@@ -30,8 +32,10 @@ func heraldFetchWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ c
 
 /// CURLOPT_HEADERFUNCTION: one whole header line per call (status lines included). A status line starts a
 /// new response (an interim 1xx, or the next hop of a redirect), so the headers kept are the final response's.
-func heraldFetchHeaderLine(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                           _ context: UnsafeMutableRawPointer?) -> Int {
+func heraldFetchHeaderLine(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ context: UnsafeMutableRawPointer?
+) -> Int {
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<FetchTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
@@ -63,8 +67,10 @@ func heraldFetchHeaderLine(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ 
 /// DNS, on every connection, redirect hops included). A refused address gets no socket, so no packet goes to
 /// it; libcurl then tries the host's other addresses or fails with CURLE_COULDNT_CONNECT, which the transfer
 /// reports as `address_refused`.
-func heraldFetchOpenSocket(_ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype,
-                           _ address: UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t {
+func heraldFetchOpenSocket(
+    _ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype,
+    _ address: UnsafeMutablePointer<curl_sockaddr>?
+) -> curl_socket_t {
     guard let context, let address else { return CCurl_socket_bad() }
     let transfer = Unmanaged<FetchTransfer>.fromOpaque(context).takeUnretainedValue()
     var bytes = [UInt8](repeating: 0, count: 16)

@@ -26,16 +26,18 @@ final class TrustBundle: Sendable {
         text += extra
         var template = Array((NSTemporaryDirectory() + "herald-trust.XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw ConfigurationError(variable: HTTPFetchConfiguration.caFileVariable,
-                                     problem: "the CA bundle could not be written (no temporary directory)")
+            throw ConfigurationError(
+                variable: HTTPFetchConfiguration.caFileVariable,
+                problem: "the CA bundle could not be written (no temporary directory)")
         }
         directory = String(cString: made)
         path = directory + "/ca-bundle.pem"
         guard FileManager.default.createFile(atPath: path, contents: Data(text), attributes: [.posixPermissions: 0o600])
         else {
             rmdir(directory)
-            throw ConfigurationError(variable: HTTPFetchConfiguration.caFileVariable,
-                                     problem: "the CA bundle could not be written")
+            throw ConfigurationError(
+                variable: HTTPFetchConfiguration.caFileVariable,
+                problem: "the CA bundle could not be written")
         }
     }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A numeric listening address, parsed once and handed to libmicrohttpd as a `sockaddr`.

@@ -1,7 +1,8 @@
 import CMicroHTTPD
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One open connection, stored as libmicrohttpd's socket context (retained once; released when it closes).

@@ -31,7 +31,7 @@ final class DeferredConnections: Sendable {
         pending.whenComplete { [self] response in
             registry.withLock { registry in
                 guard let handOff = registry.waiting.removeValue(forKey: key) else {
-                    return // answered by closeAll already
+                    return  // answered by closeAll already
                 }
                 handOff.resume(with: response)
             }

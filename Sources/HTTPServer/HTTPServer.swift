@@ -1,8 +1,9 @@
 import CMicroHTTPD
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/1.1 server (keep-alive) on libmicrohttpd: an epoll loop per I/O thread.
@@ -60,9 +61,11 @@ public final class HTTPServer: Sendable {
         tooLarge: @escaping @Sendable () -> HTTPResponse,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws {
-        try self.init(configuration: configuration, rejection: { rejection in
-            rejection == .bodyTooLarge ? tooLarge() : rejection.defaultResponse
-        }, handler: handler)
+        try self.init(
+            configuration: configuration,
+            rejection: { rejection in
+                rejection == .bodyTooLarge ? tooLarge() : rejection.defaultResponse
+            }, handler: handler)
     }
 
     /// Whether libmicrohttpd's own error pages are replaced by the rejection rendering in this process
@@ -85,8 +88,9 @@ public final class HTTPServer: Sendable {
             return nil
         }
         // Connections over a limit (refused on their first request) are cut after `overLimitReadTimeout`.
-        let interval = min(max(Int(context.requestReadTimeout / 1_000_000 / 8), 50),
-                           Int(ServerContext.overLimitReadTimeout / 1_000_000 / 2))
+        let interval = min(
+            max(Int(context.requestReadTimeout / 1_000_000 / 8), 50),
+            Int(ServerContext.overLimitReadTimeout / 1_000_000 / 2))
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "herald-http-read-deadline"))
         timer.schedule(deadline: .now() + .milliseconds(interval), repeating: .milliseconds(interval))
         timer.setEventHandler { [weak context] in context?.cutLateConnections() }
@@ -113,8 +117,10 @@ public final class HTTPServer: Sendable {
             let listenSocket = MHD_quiesce_daemon(running.pointer)
             waitForOpenRequests(until: ContinuousClock.now + configuration.shutdownGracePeriod)
             // Deferred answers not given by now are 503; nothing may resume a connection after this.
-            context.deferred.closeAll(with: context.rejection(HTTPRejection(
-                status: 503, code: "shutting_down", message: "The server is stopping; retry.")))
+            context.deferred.closeAll(
+                with: context.rejection(
+                    HTTPRejection(
+                        status: 503, code: "shutting_down", message: "The server is stopping; retry.")))
             // Let those answers go out (the completion callback counts each) before connections are closed.
             waitForOpenRequests(until: ContinuousClock.now + Self.deferredDrainPeriod)
             sweeper?.cancel()
@@ -163,7 +169,8 @@ public final class HTTPServer: Sendable {
                     flags: flags,
                     port: configuration.port,
                     bind_address: socketAddress,
-                    thread_pool_size: UInt32(configuration.dispatch.ioThreadCount(threadCount: configuration.threadCount)),
+                    thread_pool_size: UInt32(
+                        configuration.dispatch.ioThreadCount(threadCount: configuration.threadCount)),
                     connection_limit: UInt32(configuration.acceptedConnectionLimit),
                     connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
                     connection_memory_limit: configuration.connectionMemoryLimit,
@@ -180,7 +187,8 @@ public final class HTTPServer: Sendable {
             return daemon
         }
         let detail = messageBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        let message = "cannot listen on \(configuration.host) port \(configuration.port): "
+        let message =
+            "cannot listen on \(configuration.host) port \(configuration.port): "
             + (detail.isEmpty ? String(cString: strerror(errorNumber)) : detail)
         switch errorNumber {
         case EADDRINUSE, EADDRNOTAVAIL, EACCES:

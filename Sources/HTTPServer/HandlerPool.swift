@@ -1,8 +1,9 @@
 import CMicroHTTPD
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Dedicated threads that run handlers for suspended connections, so a blocking handler holds one of these
@@ -18,10 +19,12 @@ final class HandlerPool: Sendable {
     private let overloaded: @Sendable () -> HTTPResponse
     let threadCount: Int
 
-    init(threadCount: Int, queueWaitLimitMilliseconds: Int,
-         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
-         overloaded: @escaping @Sendable () -> HTTPResponse,
-         deferred: DeferredConnections) {
+    init(
+        threadCount: Int, queueWaitLimitMilliseconds: Int,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+        overloaded: @escaping @Sendable () -> HTTPResponse,
+        deferred: DeferredConnections
+    ) {
         self.handler = handler
         self.threadCount = threadCount
         self.queueWaitLimit = UInt64(queueWaitLimitMilliseconds) * 1_000_000

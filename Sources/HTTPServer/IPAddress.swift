@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A numeric IPv4 or IPv6 address: its bytes in network order, 4 or 16. The one parser of address text in the
@@ -66,7 +66,8 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
         var length = bits
         if parts.count == 2 {
             guard !parts[1].isEmpty, parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let value = Int(parts[1]), value <= bits else { return nil }
+                let value = Int(parts[1]), value <= bits
+            else { return nil }
             length = value
         }
         // `::ffff:10.0.0.0/104` is the IPv4 block 10.0.0.0/8.

@@ -1,6 +1,7 @@
 import CMicroHTTPD
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // The C callbacks handed to libmicrohttpd. They are global functions in a file of their own on purpose: a closure
@@ -78,15 +79,16 @@ func heraldHTTPConnectionNotify(
         return
     }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
-    if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
+    if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
         var refusal: HTTPRejection?
         var countedAddress: ClientAddress?
         switch context.admission.admit(connection) {
         case .admitted(let address): countedAddress = address
         case .refused(let rejection): refusal = rejection
         }
-        let record = ConnectionRecord(fd: CMicroHTTPD_connection_fd(connection), context: context,
-                                      countedAddress: countedAddress, refusal: refusal)
+        let record = ConnectionRecord(
+            fd: CMicroHTTPD_connection_fd(connection), context: context,
+            countedAddress: countedAddress, refusal: refusal)
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
         context.connections.withLock { $0[ObjectIdentifier(record)] = record }
     } else if let stored = socketContext.pointee {
@@ -125,7 +127,8 @@ func heraldHTTPLibraryError(connection: OpaquePointer?, status: UInt32) -> Opaqu
     response.status = Int(status)
     response.headers.append(("Connection", "close"))
     if status == 400 || status == 413,
-       MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil {
+        MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil
+    {
         // libmicrohttpd 0.9.75 sends the header block of a Content-Length refusal twice, which garbles the
         // answer. Write it here instead, whole, and shut the sending side: the library's own copy then fails
         // to go out and it closes the connection.
@@ -144,7 +147,9 @@ private func writeDirectly(_ response: HTTPResponse, to fd: Int32) {
     let bytes = Array(head.utf8) + response.body
     var offset = 0
     while offset < bytes.count {
-        let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+        let written = bytes.withUnsafeBytes {
+            send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+        }
         guard written > 0 else { break }
         offset += written
     }

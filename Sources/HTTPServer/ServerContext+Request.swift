@@ -1,8 +1,9 @@
 import CMicroHTTPD
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The phases of a request, called from the access handler on the I/O thread that owns the connection.
@@ -67,11 +68,14 @@ extension ServerContext {
     }
 
     /// The owner's rendering of a rejection, with `Retry-After` when the rejection has one.
-    static func render(_ rejection: HTTPRejection,
-                       with rendering: @Sendable (HTTPRejection) -> HTTPResponse) -> HTTPResponse {
+    static func render(
+        _ rejection: HTTPRejection,
+        with rendering: @Sendable (HTTPRejection) -> HTTPResponse
+    ) -> HTTPResponse {
         var response = rendering(rejection)
         if let seconds = rejection.retryAfterSeconds,
-           !response.headers.contains(where: { $0.name.lowercased() == "retry-after" }) {
+            !response.headers.contains(where: { $0.name.lowercased() == "retry-after" })
+        {
             response.headers.append(("Retry-After", String(seconds)))
         }
         return response
@@ -274,8 +278,9 @@ extension ServerContext {
     private static func framingHeaders(of connection: OpaquePointer) -> FramingHeaders {
         var headers = FramingHeaders()
         withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values_n(connection, .HEADER_KIND, collectFramingHeader,
-                                            UnsafeMutableRawPointer(pointer))
+            _ = MHD_get_connection_values_n(
+                connection, .HEADER_KIND, collectFramingHeader,
+                UnsafeMutableRawPointer(pointer))
         }
         return headers
     }

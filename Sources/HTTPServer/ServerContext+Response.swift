@@ -5,7 +5,8 @@ extension ServerContext {
     func respond(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         let keepsAlive = Self.connectionRecord(connection)?.requestKeepsAlive.load(ordering: .relaxed) ?? false
         guard (100...999).contains(response.status),
-              let mhdResponse = makeResponse(response, keepsAlive: keepsAlive) else {
+            let mhdResponse = makeResponse(response, keepsAlive: keepsAlive)
+        else {
             return respondInternalError(on: connection)
         }
         defer { MHD_destroy_response(mhdResponse) }
@@ -29,8 +30,9 @@ extension ServerContext {
     /// by it never sends on one the server is closing.
     func makeResponse(_ response: HTTPResponse, keepsAlive: Bool = false) -> OpaquePointer? {
         let created = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                                            .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                .RESPMEM_MUST_COPY)
         }
         guard let created else {
             return nil
@@ -51,8 +53,10 @@ extension ServerContext {
 
     /// Whether the answer carries `Connection: close`.
     private static func closesConnection(_ response: HTTPResponse) -> Bool {
-        response.headers.contains { $0.name.utf8.count == 10 && $0.name.lowercased() == "connection"
-            && $0.value.lowercased().contains("close") }
+        response.headers.contains {
+            $0.name.utf8.count == 10 && $0.name.lowercased() == "connection"
+                && $0.value.lowercased().contains("close")
+        }
     }
 
     private static func isContentLength(_ name: String) -> Bool {

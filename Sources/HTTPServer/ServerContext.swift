@@ -1,7 +1,8 @@
 import CMicroHTTPD
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the C callbacks need, reached through the daemon's closure pointer (`Unmanaged.passUnretained`; the
@@ -57,8 +58,9 @@ final class ServerContext: Sendable {
         self.maxTargetBytes = configuration.maxTargetBytes
         self.maxHeaderBytes = configuration.maxHeaderBytes
         self.requestReadTimeout = Int64(configuration.requestReadTimeoutSeconds) * 1_000_000_000
-        self.admission = ConnectionAdmission(serverLimit: configuration.connectionLimit,
-                                             addressLimit: configuration.perAddressConnectionLimit)
+        self.admission = ConnectionAdmission(
+            serverLimit: configuration.connectionLimit,
+            addressLimit: configuration.perAddressConnectionLimit)
         let idle = configuration.connectionTimeoutSeconds
         self.keepAliveValue = idle >= 2 ? "timeout=\(idle - 1)" : nil
         let deferred = DeferredConnections()
@@ -66,9 +68,10 @@ final class ServerContext: Sendable {
         let handlerThreads = configuration.dispatch == .inline ? nil : configuration.threadCount
         self.answeredAtOnce = configuration.answeredAtOnce
         self.pool = handlerThreads.map {
-            HandlerPool(threadCount: $0, queueWaitLimitMilliseconds: configuration.queueWaitLimitMilliseconds,
-                        handler: handler, overloaded: { Self.render(.overloaded, with: rejection) },
-                        deferred: deferred)
+            HandlerPool(
+                threadCount: $0, queueWaitLimitMilliseconds: configuration.queueWaitLimitMilliseconds,
+                handler: handler, overloaded: { Self.render(.overloaded, with: rejection) },
+                deferred: deferred)
         }
         self.internalErrorResponse = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
     }

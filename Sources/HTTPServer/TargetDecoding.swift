@@ -50,7 +50,8 @@ func decodeQueryComponent(_ pointer: UnsafePointer<CChar>?, count: Int) -> Strin
     while index < count {
         let byte = UInt8(bitPattern: pointer[index])
         if byte == UInt8(ascii: "%"), index + 2 < count,
-           let high = hexValue(pointer[index + 1]), let low = hexValue(pointer[index + 2]) {
+            let high = hexValue(pointer[index + 1]), let low = hexValue(pointer[index + 2])
+        {
             bytes.append(high << 4 | low)
             index += 3
             continue

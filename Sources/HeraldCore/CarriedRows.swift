@@ -27,7 +27,7 @@ public struct CarriedRows: Sendable, Equatable {
             if index > 0 { text.append(WakeUpMessage.rowSeparator) }
             for (field, value) in row.enumerated() {
                 guard !value.contains(WakeUpMessage.rowSeparator),
-                      field == Field.payload.rawValue || !value.contains(WakeUpMessage.fieldSeparator)
+                    field == Field.payload.rawValue || !value.contains(WakeUpMessage.fieldSeparator)
                 else { return nil }
                 if field > 0 { text.append(WakeUpMessage.fieldSeparator) }
                 text += value
@@ -67,8 +67,10 @@ public struct CarriedRows: Sendable, Equatable {
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// Calls `body` with the bytes of `field` of row `row` (0 ..< count), without copying them.
-    public func withField<Result>(_ field: Field, ofRow row: Int,
-                                  _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    public func withField<Result>(
+        _ field: Field, ofRow row: Int,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
+    ) rethrows -> Result {
         let range = bounds[row * Self.fieldCount + field.rawValue]
         return try bytes.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
     }

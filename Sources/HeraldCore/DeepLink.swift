@@ -21,7 +21,8 @@ public enum DeepLink {
         if let next = rest.first, next != "/", next != "?", next != "#" { throw outside }
         let path = rest.prefix { $0 != "?" && $0 != "#" }
         if hidesTraversal(Array(path.utf8)) { throw outside }
-        for segment in path.split(separator: "/", omittingEmptySubsequences: false) where segment == ".." || segment == "." {
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false)
+        where segment == ".." || segment == "." {
             throw outside
         }
     }
@@ -41,7 +42,8 @@ public enum DeepLink {
             var escapes = 0
             while index < current.count {
                 if current[index] == UInt8(ascii: "%"), index + 2 < current.count,
-                   let high = HexDigit.value(current[index + 1]), let low = HexDigit.value(current[index + 2]) {
+                    let high = HexDigit.value(current[index + 1]), let low = HexDigit.value(current[index + 2])
+                {
                     let byte = high << 4 | low
                     if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") {
                         return true

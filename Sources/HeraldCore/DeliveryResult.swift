@@ -30,7 +30,7 @@ public enum DeliveryResult: Sendable, Equatable {
         switch self {
         case .sent: return nil
         case .tokenInvalid(let reason, _), .tokenSuspect(let reason), .retry(let reason, _), .failed(let reason),
-             .setupFault(let reason):
+            .setupFault(let reason):
             return reason
         }
     }

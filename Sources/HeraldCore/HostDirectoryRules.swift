@@ -12,9 +12,11 @@ public struct DeviceRegistration: Sendable, Equatable {
     public var apnsPushToStartTokens: [LiveActivityTemplate: String]
     public var fcmToken: String?
 
-    public init(platform: String, environment: String, bundleID: String?, apnsToken: String?,
-                apnsPushToStartToken: String?, apnsPushToStartTokens: [LiveActivityTemplate: String] = [:],
-                fcmToken: String?) {
+    public init(
+        platform: String, environment: String, bundleID: String?, apnsToken: String?,
+        apnsPushToStartToken: String?, apnsPushToStartTokens: [LiveActivityTemplate: String] = [:],
+        fcmToken: String?
+    ) {
         self.platform = platform
         self.environment = environment
         self.bundleID = bundleID
@@ -63,10 +65,12 @@ public enum HostDirectoryRules {
     /// tenantId, emails and wallets of a user body (the caller decides which other fields it allows).
     public static func user(_ fields: JSONFields) throws(HeraldError) -> UserEntry {
         let tenantID = try PartnerRules.tenantID(try fields.requiredString("tenantId"))
-        let emails = try normalized(fields.stringArray("emails", maxCount: maxIdentifiers), field: fields.field("emails"),
-                                    Identifiers.normalizedEmail)
-        let wallets = try normalized(fields.stringArray("wallets", maxCount: maxIdentifiers),
-                                     field: fields.field("wallets"), Identifiers.normalizedWallet)
+        let emails = try normalized(
+            fields.stringArray("emails", maxCount: maxIdentifiers), field: fields.field("emails"),
+            Identifiers.normalizedEmail)
+        let wallets = try normalized(
+            fields.stringArray("wallets", maxCount: maxIdentifiers),
+            field: fields.field("wallets"), Identifiers.normalizedWallet)
         return UserEntry(tenantID: tenantID, emails: emails, wallets: wallets)
     }
 
@@ -84,14 +88,20 @@ public enum HostDirectoryRules {
         if let bundleID, !Identifiers.isValidBundleID(bundleID) {
             throw .invalidField(fields.field("bundleId"), "bundleId must be 1-155 of letters, digits, '.' and '-'.")
         }
-        var device = DeviceRegistration(platform: platform, environment: environment, bundleID: bundleID,
-                                        apnsToken: nil, apnsPushToStartToken: nil, fcmToken: nil)
+        var device = DeviceRegistration(
+            platform: platform, environment: environment, bundleID: bundleID,
+            apnsToken: nil, apnsPushToStartToken: nil, fcmToken: nil)
         if platform == "ios" {
-            if fields.has("fcmToken") { throw .invalidField(fields.field("fcmToken"), "fcmToken is for android devices.") }
+            if fields.has("fcmToken") {
+                throw .invalidField(fields.field("fcmToken"), "fcmToken is for android devices.")
+            }
             device.apnsToken = try apnsToken(fields, "apnsToken")
             device.apnsPushToStartToken = try apnsToken(fields, "apnsPushToStartToken")
-            if !fields.isNull("apnsPushToStartTokens"), let tokens = try fields.object("apnsPushToStartTokens",
-                                              allowed: Set(LiveActivityTemplate.allCases.map(\.rawValue))) {
+            if !fields.isNull("apnsPushToStartTokens"),
+                let tokens = try fields.object(
+                    "apnsPushToStartTokens",
+                    allowed: Set(LiveActivityTemplate.allCases.map(\.rawValue)))
+            {
                 for template in LiveActivityTemplate.allCases {
                     device.apnsPushToStartTokens[template] = try apnsToken(tokens, template.rawValue)
                 }

@@ -7,13 +7,13 @@ public enum ISO8601 {
     public static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
         guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-              b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
-              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-              let year = digits(b, 0, 4), let month = digits(b, 5, 2), let day = digits(b, 8, 2),
-              let hour = digits(b, 11, 2), let minute = digits(b, 14, 2), let second = digits(b, 17, 2)
+            b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+            let year = digits(b, 0, 4), let month = digits(b, 5, 2), let day = digits(b, 8, 2),
+            let hour = digits(b, 11, 2), let minute = digits(b, 14, 2), let second = digits(b, 17, 2)
         else { return nil }
         guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour <= 23, minute <= 59, second <= 59
+            hour <= 23, minute <= 59, second <= 59
         else { return nil }
         var index = 19
         var fraction = 0.0
@@ -34,7 +34,7 @@ public enum ISO8601 {
             index += 1
         } else if b[index] == UInt8(ascii: "+") || b[index] == UInt8(ascii: "-") {
             guard index + 6 == b.count, b[index + 3] == UInt8(ascii: ":"),
-                  let hours = digits(b, index + 1, 2), let minutes = digits(b, index + 4, 2), hours <= 23, minutes <= 59
+                let hours = digits(b, index + 1, 2), let minutes = digits(b, index + 4, 2), hours <= 23, minutes <= 59
             else { return nil }
             offset = (hours * 3600 + minutes * 60) * (b[index] == UInt8(ascii: "-") ? -1 : 1)
             index += 6

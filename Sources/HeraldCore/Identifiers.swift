@@ -12,14 +12,15 @@ public enum Identifiers {
     public static func normalizedEmail(_ raw: String) -> String? {
         guard !raw.isEmpty, raw.unicodeScalars.count <= 254 else { return nil }
         // ASCII is its own NFC: the common case skips Foundation's normaliser.
-        let normalized = raw.utf8.allSatisfy { $0 < 0x80 }
+        let normalized =
+            raw.utf8.allSatisfy { $0 < 0x80 }
             ? raw.lowercased()
             : raw.precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
         // By scalars, not Characters: "@" or "." followed by a combining mark is one Character
         // that is neither, yet the schema's pattern (and any mail system) sees the "@" or ".".
         let parts = normalized.unicodeScalars.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-              parts[1].contains(".") || String(String.UnicodeScalarView(parts[1])) == "localhost"
+            parts[1].contains(".") || String(String.UnicodeScalarView(parts[1])) == "localhost"
         else { return nil }
         // On the address as sent, as the schema's pattern reads it: NFC maps some characters to others (U+2329 to
         // U+3008), which may leave a zero-width joiner between an emoji and a character that is none.
@@ -30,7 +31,8 @@ public enum Identifiers {
     /// `0x` + 40 hex digits, lower-cased; nil otherwise.
     public static func normalizedWallet(_ raw: String) -> String? {
         let bytes = Array(raw.utf8)
-        guard bytes.count == 42, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
+        guard bytes.count == 42, bytes[0] == UInt8(ascii: "0"),
+            bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
         else { return nil }
         for byte in bytes[2...] where !HexDigit.isDigit(byte) { return nil }
         return raw.lowercased()
@@ -44,7 +46,8 @@ public enum Identifiers {
 
     /// Ids the host chooses (users, devices, tenants, activities): 1-128 of letters, digits, `.`, `_`, `-`, `:`.
     public static func isValidExternalID(_ raw: String) -> Bool {
-        isToken(raw, maxLength: 128, extra: [UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ":")])
+        isToken(
+            raw, maxLength: 128, extra: [UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ":")])
     }
 
     /// An Idempotency-Key: 1-255 printable ASCII characters.
@@ -56,13 +59,16 @@ public enum Identifiers {
     /// APNs device tokens are 64 hex digits (older ones up to 200); lower-cased.
     public static func normalizedAPNsToken(_ raw: String) -> String? {
         let bytes = Array(raw.utf8)
-        guard bytes.count >= 64, bytes.count <= 200, bytes.count % 2 == 0, bytes.allSatisfy(HexDigit.isDigit) else { return nil }
+        guard bytes.count >= 64, bytes.count <= 200, bytes.count % 2 == 0, bytes.allSatisfy(HexDigit.isDigit) else {
+            return nil
+        }
         return raw.lowercased()
     }
 
     /// FCM registration tokens: 32-4096 characters of the base64url alphabet plus `:`.
     public static func isValidFCMToken(_ raw: String) -> Bool {
-        isToken(raw, maxLength: 4096, extra: [UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ":")]) && raw.utf8.count >= 32
+        isToken(raw, maxLength: 4096, extra: [UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ":")])
+            && raw.utf8.count >= 32
     }
 
     /// A bundle id: 1-155 of letters, digits, `.`, `-`.
@@ -76,12 +82,12 @@ public enum Identifiers {
             || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
     }
 
-
     private static func isToken(_ raw: String, maxLength: Int, extra: Set<UInt8>) -> Bool {
         let bytes = raw.utf8
         guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
         return bytes.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || extra.contains(byte)
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || extra.contains(byte)
         }
     }
 }

@@ -32,8 +32,10 @@ public struct IntakePush: Sendable {
     /// as `render`.
     public var slots: [Slot]
 
-    public init(write: OutboxWrite, partner: PartnerProfile, now: Date, emails: [String], wallets: [String],
-                slots: [Slot]) {
+    public init(
+        write: OutboxWrite, partner: PartnerProfile, now: Date, emails: [String], wallets: [String],
+        slots: [Slot]
+    ) {
         self.write = write
         self.partner = partner
         self.now = now

@@ -48,7 +48,7 @@ public struct JSONFields: Sendable {
     public func integer(_ name: String, range: ClosedRange<Int>) throws(HeraldError) -> Int? {
         guard let value = value(name) else { return nil }
         guard let number = value.numberValue, number == number.rounded(), number >= Double(range.lowerBound),
-              number <= Double(range.upperBound)
+            number <= Double(range.upperBound)
         else {
             throw .invalidField(
                 field(name), "\(field(name)) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
@@ -59,21 +59,26 @@ public struct JSONFields: Sendable {
     /// A JSON number (the parser never yields NaN or infinities).
     public func number(_ name: String) throws(HeraldError) -> Double? {
         guard let value = value(name) else { return nil }
-        guard let number = value.numberValue else { throw .invalidField(field(name), "\(field(name)) must be a number.") }
+        guard let number = value.numberValue else {
+            throw .invalidField(field(name), "\(field(name)) must be a number.")
+        }
         return number
     }
 
     public func number(_ name: String, range: ClosedRange<Double>) throws(HeraldError) -> Double? {
         guard let number = try number(name) else { return nil }
         guard range.contains(number) else {
-            throw .invalidField(field(name), "\(field(name)) must be a number from \(range.lowerBound) to \(range.upperBound).")
+            throw .invalidField(
+                field(name), "\(field(name)) must be a number from \(range.lowerBound) to \(range.upperBound).")
         }
         return number
     }
 
     public func bool(_ name: String) throws(HeraldError) -> Bool? {
         guard let value = value(name) else { return nil }
-        guard case .bool(let flag) = value else { throw .invalidField(field(name), "\(field(name)) must be true or false.") }
+        guard case .bool(let flag) = value else {
+            throw .invalidField(field(name), "\(field(name)) must be true or false.")
+        }
         return flag
     }
 

@@ -58,22 +58,27 @@ public enum LiveActivityBudgetReason: String, CaseIterable, Sendable {
         case .activePerUser:
             return HeraldError(
                 status: 409, code: "too_many_activities",
-                message: "The user already has \(budgets.maxActivePerUser) active Live Activities, the most the host app shows; end one first.",
+                message:
+                    "The user already has \(budgets.maxActivePerUser) active Live Activities, the most the host app shows; end one first.",
                 field: "recipient")
         case .startsPerUser:
             return HeraldError(
                 status: 429, code: "live_activity_budget",
-                message: "The user was shown \(budgets.startsPerUserHour) Live Activity starts in the last hour, the most the host app allows.",
+                message:
+                    "The user was shown \(budgets.startsPerUserHour) Live Activity starts in the last hour, the most the host app allows.",
                 field: "recipient", retryAfter: max(1, retryAfter ?? 1))
         case .startsPerUserApp:
             return HeraldError(
                 status: 429, code: "live_activity_budget",
-                message: "This mini-app started \(budgets.startsPerUserAppHour) Live Activities for the user in the last hour, the most allowed.",
+                message:
+                    "This mini-app started \(budgets.startsPerUserAppHour) Live Activities for the user in the last hour, the most allowed.",
                 field: "recipient", retryAfter: max(1, retryAfter ?? 1))
         case .openChannels:
             return HeraldError(
                 status: 409, code: "too_many_channels",
-                message: "This mini-app has \(budgets.openChannelsPerMiniApp) broadcast channels open, the most allowed; end one first.")
+                message:
+                    "This mini-app has \(budgets.openChannelsPerMiniApp) broadcast channels open, the most allowed; end one first."
+            )
         case .alertedUpdates:
             return nil
         }

@@ -13,8 +13,10 @@ public struct StoredLiveActivity: Sendable {
     public let createdAt: Date
     public let expiresAt: Date
 
-    public init(id: UUID, template: String, attributesJSON: String, stateJSON: String, lastTimestamp: Int,
-                createdAt: Date, expiresAt: Date) {
+    public init(
+        id: UUID, template: String, attributesJSON: String, stateJSON: String, lastTimestamp: Int,
+        createdAt: Date, expiresAt: Date
+    ) {
         self.id = id
         self.template = template
         self.attributesJSON = attributesJSON
@@ -27,7 +29,8 @@ public struct StoredLiveActivity: Sendable {
     /// The end dismissed at `now` with the last state, sent at once although silent, with a timestamp after every
     /// earlier event (iOS ignores an older one). A stored form that no longer decodes is Herald's fault: 500.
     public func immediateEnd(miniAppID: String, displayName: String, now: Date, signer: some PayloadSigner) throws
-        -> (rendered: RenderedLiveActivity, timestamp: Int) {
+        -> (rendered: RenderedLiveActivity, timestamp: Int)
+    {
         guard let template = LiveActivityTemplate(rawValue: template) else { throw HeraldError.internalError }
         let attributes: LiveActivityAttributes
         let state: LiveActivityState

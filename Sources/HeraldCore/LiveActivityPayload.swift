@@ -29,10 +29,12 @@ public struct LiveActivityContent: Sendable {
     /// update token of its own (`input-push-token`).
     public var inputPushChannel: String?
 
-    public init(activityID: UUID, miniAppID: String, displayName: String, template: LiveActivityTemplate,
-                attributes: LiveActivityAttributes, state: LiveActivityState, event: LiveActivityEvent, timestamp: Int,
-                expiresAt: Date, dismissalDate: Date? = nil, alert: LiveActivityAlert? = nil, relevanceScore: Int? = nil,
-                immediate: Bool = false, inputPushChannel: String? = nil) {
+    public init(
+        activityID: UUID, miniAppID: String, displayName: String, template: LiveActivityTemplate,
+        attributes: LiveActivityAttributes, state: LiveActivityState, event: LiveActivityEvent, timestamp: Int,
+        expiresAt: Date, dismissalDate: Date? = nil, alert: LiveActivityAlert? = nil, relevanceScore: Int? = nil,
+        immediate: Bool = false, inputPushChannel: String? = nil
+    ) {
         self.activityID = activityID
         self.miniAppID = miniAppID
         self.displayName = displayName
@@ -146,9 +148,12 @@ public enum LiveActivityPayload {
         data.append(("kid", signer.keyID))
         data.append(("sig", signature))
         let fcm = JSONValue.object([
-            ("android", .object([
-                ("priority", .string(urgent ? "HIGH" : "NORMAL")), ("collapse_key", .string(activityID)),
-            ])),
+            (
+                "android",
+                .object([
+                    ("priority", .string(urgent ? "HIGH" : "NORMAL")), ("collapse_key", .string(activityID)),
+                ])
+            ),
             ("data", .object(data.map { ($0.key, JSONValue.string($0.value)) })),
         ])
 
@@ -183,7 +188,8 @@ public enum LiveActivityPayload {
 
     /// The alert a start shows: the partner's, else one from the attributes (title, and the
     /// subtitle or "" as the body).
-    public static func startAlert(_ alert: LiveActivityAlert?, attributes: LiveActivityAttributes) -> LiveActivityAlert {
+    public static func startAlert(_ alert: LiveActivityAlert?, attributes: LiveActivityAttributes) -> LiveActivityAlert
+    {
         alert ?? LiveActivityAlert(title: attributes.title, body: attributes.subtitle ?? "")
     }
 
@@ -191,11 +197,15 @@ public enum LiveActivityPayload {
     /// What an app needs to start the activity itself (`Activity.request`, e.g. to follow a broadcast channel):
     /// the `ActivityAttributes` type's name, its attributes and its first content state, exactly as a remote start
     /// would carry them (`aps.attributes-type`, `aps.attributes`, `aps.content-state`), brand included.
-    public static func localStart(_ content: LiveActivityContent) -> (attributesType: String, attributes: JSONValue,
-                                                                      contentState: JSONValue) {
-        (content.template.attributesType,
-         attributesPayload(content, activityID: content.activityID.uuidString.lowercased()),
-         content.state.contentState(displayName: content.displayName, miniAppID: content.miniAppID))
+    public static func localStart(_ content: LiveActivityContent) -> (
+        attributesType: String, attributes: JSONValue,
+        contentState: JSONValue
+    ) {
+        (
+            content.template.attributesType,
+            attributesPayload(content, activityID: content.activityID.uuidString.lowercased()),
+            content.state.contentState(displayName: content.displayName, miniAppID: content.miniAppID)
+        )
     }
 
     static func attributesPayload(_ content: LiveActivityContent, activityID: String) -> JSONValue {

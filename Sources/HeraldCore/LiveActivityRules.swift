@@ -68,13 +68,15 @@ public struct LiveActivityRules: Sendable {
         let count = text.unicodeScalars.count
         guard length.contains(count) else {
             throw .invalidField(
-                field, length.lowerBound == 0
+                field,
+                length.lowerBound == 0
                     ? "\(field) must be at most \(length.upperBound) characters."
                     : "\(field) must be \(length.lowerBound)-\(length.upperBound) characters.")
         }
         guard !TextRules.containsForbidden(text, allowing: allowed) else {
             throw .invalidField(
-                field, allowed.isEmpty
+                field,
+                allowed.isEmpty
                     ? "\(field) must not contain control, separator, bidirectional formatting or invisible characters."
                     : "\(field) must not contain control, bidirectional formatting or invisible characters other "
                         + "than newlines and tabs.")

@@ -134,7 +134,8 @@ public enum LiveActivityState: Sendable, Equatable {
         let fields = try JSONFields(patch, allowed: Self.allStateKeys, path: path)
         for member in fields.members where !template.stateKeys.contains(member.key) {
             throw Self.invalidState(
-                fields.field(member.key), "\(fields.field(member.key)) is not a field of the \(template.rawValue) template.")
+                fields.field(member.key),
+                "\(fields.field(member.key)) is not a field of the \(template.rawValue) template.")
         }
         var members = json.objectMembers ?? []
         for member in fields.members {
@@ -169,7 +170,8 @@ public enum LiveActivityState: Sendable, Equatable {
         guard rules.stageCount.contains(items.count) else {
             throw invalidState(
                 stagesField,
-                "\(stagesField) must have \(rules.stageCount.lowerBound)-\(rules.stageCount.upperBound) stages; got \(items.count).")
+                "\(stagesField) must have \(rules.stageCount.lowerBound)-\(rules.stageCount.upperBound) stages; got \(items.count)."
+            )
         }
         var stages: [String] = []
         for (index, item) in items.enumerated() {
@@ -184,13 +186,16 @@ public enum LiveActivityState: Sendable, Equatable {
         // Compared as a Double first: a huge number must not trap in Int(_:).
         guard stage >= 0, stage < Double(stages.count) else {
             throw invalidState(
-                stageField, "\(stageField) must be the index of a stage, 0 to \(stages.count - 1); got \(JSONWriter.string(.number(stage))).")
+                stageField,
+                "\(stageField) must be the index of a stage, 0 to \(stages.count - 1); got \(JSONWriter.string(.number(stage)))."
+            )
         }
 
         let progressField = fields.field("progress")
         guard let progress = try fields.number("progress") else { throw .missingField(progressField) }
         guard (0...1).contains(progress) else {
-            throw invalidState(progressField, "\(progressField) must be from 0 to 1; got \(JSONWriter.string(.number(progress))).")
+            throw invalidState(
+                progressField, "\(progressField) must be from 0 to 1; got \(JSONWriter.string(.number(progress))).")
         }
 
         var statusText: String?
@@ -214,7 +219,8 @@ public enum LiveActivityState: Sendable, Equatable {
         return StatusState(statusLabel: label, statusVariant: variant, footnote: try footnote(fields, rules: rules))
     }
 
-    private static func countdown(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError) -> CountdownState {
+    private static func countdown(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError) -> CountdownState
+    {
         let deadlineField = fields.field("deadline")
         let text = try fields.requiredString("deadline")
         guard let deadline = ISO8601.parse(text) else {
@@ -227,6 +233,7 @@ public enum LiveActivityState: Sendable, Equatable {
 
     private static func footnote(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError) -> String? {
         guard let text = try fields.string("footnote") else { return nil }
-        return try rules.text(text, field: fields.field("footnote"), length: 0...rules.maxFootnoteCharacters, blankAllowed: true)
+        return try rules.text(
+            text, field: fields.field("footnote"), length: 0...rules.maxFootnoteCharacters, blankAllowed: true)
     }
 }

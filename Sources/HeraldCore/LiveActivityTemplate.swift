@@ -55,7 +55,8 @@ public struct LiveActivityAlert: Sendable, Equatable {
         throws(HeraldError) -> LiveActivityAlert
     {
         let fields = try JSONFields(json, allowed: ["title", "body"], path: path)
-        let title = try rules.text(fields.requiredString("title"), field: fields.field("title"), length: rules.alertTitleLength)
+        let title = try rules.text(
+            fields.requiredString("title"), field: fields.field("title"), length: rules.alertTitleLength)
         let body = try rules.text(
             fields.string("body") ?? "", field: fields.field("body"), length: 0...rules.maxAlertBodyCharacters,
             allowing: TextRules.bodyWhitespace, blankAllowed: true)
@@ -85,7 +86,8 @@ public struct LiveActivityAttributes: Sendable, Equatable {
         _ json: JSONValue, rules: LiveActivityRules = LiveActivityRules(), path: String = "attributes"
     ) throws(HeraldError) -> LiveActivityAttributes {
         let fields = try JSONFields(json, allowed: ["title", "subtitle"], path: path)
-        let title = try rules.text(fields.requiredString("title"), field: fields.field("title"), length: rules.titleLength)
+        let title = try rules.text(
+            fields.requiredString("title"), field: fields.field("title"), length: rules.titleLength)
         var subtitle: String?
         if let text = try fields.string("subtitle") {
             subtitle = try rules.text(

@@ -12,8 +12,10 @@ public struct LiveActivityStart: Sendable, Equatable {
     /// The partner's, else `LiveActivityRules.defaultRelevanceScore`.
     public var relevanceScore: Int
 
-    public init(recipient: LiveActivityRecipient, template: LiveActivityTemplate, attributes: LiveActivityAttributes,
-                state: LiveActivityState, ttlSeconds: Int, alert: LiveActivityAlert? = nil, relevanceScore: Int = 50) {
+    public init(
+        recipient: LiveActivityRecipient, template: LiveActivityTemplate, attributes: LiveActivityAttributes,
+        state: LiveActivityState, ttlSeconds: Int, alert: LiveActivityAlert? = nil, relevanceScore: Int = 50
+    ) {
         self.recipient = recipient
         self.template = template
         self.attributes = attributes
@@ -34,8 +36,10 @@ public struct LiveChannelOpen: Sendable, Equatable {
     /// The partner's, else `LiveActivityRules.defaultRelevanceScore`.
     public var relevanceScore: Int
 
-    public init(template: LiveActivityTemplate, attributes: LiveActivityAttributes, state: LiveActivityState,
-                ttlSeconds: Int, relevanceScore: Int) {
+    public init(
+        template: LiveActivityTemplate, attributes: LiveActivityAttributes, state: LiveActivityState,
+        ttlSeconds: Int, relevanceScore: Int
+    ) {
         self.template = template
         self.attributes = attributes
         self.state = state
@@ -58,8 +62,10 @@ public struct LiveActivityChange: Sendable, Equatable {
     /// Update only: the activity's new score (nil keeps the current one).
     public var relevanceScore: Int?
 
-    public init(statePatch: JSONValue? = nil, alert: LiveActivityAlert? = nil, ttlSeconds: Int? = nil,
-                dismissAt: Date? = nil, relevanceScore: Int? = nil) {
+    public init(
+        statePatch: JSONValue? = nil, alert: LiveActivityAlert? = nil, ttlSeconds: Int? = nil,
+        dismissAt: Date? = nil, relevanceScore: Int? = nil
+    ) {
         self.statePatch = statePatch
         self.alert = alert
         self.ttlSeconds = ttlSeconds
@@ -80,7 +86,9 @@ public enum LiveActivityValidator {
     static let channelStartFields: Set<String> = ["recipient", "alert", "relevanceScore"]
     static let channelOpenFields: Set<String> = ["template", "attributes", "state", "ttlSeconds", "relevanceScore"]
 
-    public static func validateStart(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityStart {
+    public static func validateStart(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError)
+        -> LiveActivityStart
+    {
         let fields = try JSONFields(json, allowed: startFields)
         let recipient = try recipient(fields)
 
@@ -94,31 +102,38 @@ public enum LiveActivityValidator {
     /// A broadcast channel's opening (`POST /api/partners/live-activities/channels`): a start's content without a
     /// recipient or an alert (opening a channel shows nothing: phones start its activity themselves).
     public static func validateChannelOpen(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError)
-        -> LiveChannelOpen {
+        -> LiveChannelOpen
+    {
         let fields = try JSONFields(json, allowed: channelOpenFields)
         let (template, attributes, state, ttlSeconds, relevanceScore) = try content(fields, rules: rules)
-        return LiveChannelOpen(template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
-                               relevanceScore: relevanceScore)
+        return LiveChannelOpen(
+            template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
+            relevanceScore: relevanceScore)
     }
 
     /// A start from a broadcast channel (`POST .../channels/{channelId}/starts`): whom to start the channel's
     /// activity for, and optionally its alert and score; the template, attributes and state are the channel's
     /// (given here), and so is the expiry (the handler's).
-    public static func validateChannelStart(_ json: JSONValue, channel template: LiveActivityTemplate,
-                                            attributes: LiveActivityAttributes, state: LiveActivityState,
-                                            rules: LiveActivityRules) throws(HeraldError) -> LiveActivityStart {
+    public static func validateChannelStart(
+        _ json: JSONValue, channel template: LiveActivityTemplate,
+        attributes: LiveActivityAttributes, state: LiveActivityState,
+        rules: LiveActivityRules
+    ) throws(HeraldError) -> LiveActivityStart {
         let fields = try JSONFields(json, allowed: channelStartFields)
         let recipient = try recipient(fields)
         let alert = try alert(fields, rules: rules)
-        let relevanceScore = try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
+        let relevanceScore =
+            try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
             ?? rules.defaultRelevanceScore
-        return LiveActivityStart(recipient: recipient, template: template, attributes: attributes, state: state,
-                                 ttlSeconds: rules.defaultTTLSeconds, alert: alert, relevanceScore: relevanceScore)
+        return LiveActivityStart(
+            recipient: recipient, template: template, attributes: attributes, state: state,
+            ttlSeconds: rules.defaultTTLSeconds, alert: alert, relevanceScore: relevanceScore)
     }
 
     /// What a start and a channel's opening share: the template, its attributes and state, the TTL and the score.
     private static func content(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError)
-        -> (LiveActivityTemplate, LiveActivityAttributes, LiveActivityState, Int, Int) {
+        -> (LiveActivityTemplate, LiveActivityAttributes, LiveActivityState, Int, Int)
+    {
         let templateName = try fields.requiredString("template")
         guard let template = LiveActivityTemplate(rawValue: templateName) else {
             throw .ruleViolated(
@@ -131,13 +146,16 @@ public enum LiveActivityValidator {
         guard let stateValue = fields.value("state") else { throw .missingField("state") }
         let state = try LiveActivityState.decode(template: template, json: stateValue, rules: rules)
         let ttlSeconds = try fields.integer("ttlSeconds", range: rules.ttlRange) ?? rules.defaultTTLSeconds
-        let relevanceScore = try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
+        let relevanceScore =
+            try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
             ?? rules.defaultRelevanceScore
         return (template, attributes, state, ttlSeconds, relevanceScore)
     }
 
     /// An update must change something: a state patch, an alert, a TTL or the relevance score.
-    public static func validateUpdate(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityChange {
+    public static func validateUpdate(_ json: JSONValue, rules: LiveActivityRules) throws(HeraldError)
+        -> LiveActivityChange
+    {
         let fields = try JSONFields(json, allowed: updateFields)
         let patch = try statePatch(fields)
         let alert = try alert(fields, rules: rules)
@@ -145,18 +163,23 @@ public enum LiveActivityValidator {
         let relevanceScore = try fields.integer("relevanceScore", range: rules.relevanceScoreRange)
         guard patch != nil || alert != nil || ttlSeconds != nil || relevanceScore != nil else {
             throw HeraldError(
-                status: 400, code: "missing_field", message: "An update needs state, alert, ttlSeconds or relevanceScore.",
+                status: 400, code: "missing_field",
+                message: "An update needs state, alert, ttlSeconds or relevanceScore.",
                 field: "state")
         }
-        return LiveActivityChange(statePatch: patch, alert: alert, ttlSeconds: ttlSeconds, relevanceScore: relevanceScore)
+        return LiveActivityChange(
+            statePatch: patch, alert: alert, ttlSeconds: ttlSeconds, relevanceScore: relevanceScore)
     }
 
     /// The end body is optional (nil = no body): `{"state"?, "alert"?, "dismissAt"?}`.
-    public static func validateEnd(_ json: JSONValue?, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityChange {
+    public static func validateEnd(_ json: JSONValue?, rules: LiveActivityRules) throws(HeraldError)
+        -> LiveActivityChange
+    {
         guard let json else { return LiveActivityChange() }
         let fields = try JSONFields(json, allowed: endFields)
         return LiveActivityChange(
-            statePatch: try statePatch(fields), alert: try alert(fields, rules: rules), dismissAt: try fields.date("dismissAt"))
+            statePatch: try statePatch(fields), alert: try alert(fields, rules: rules),
+            dismissAt: try fields.date("dismissAt"))
     }
 
     private static func recipient(_ fields: JSONFields) throws(HeraldError) -> LiveActivityRecipient {
@@ -186,7 +209,8 @@ public enum LiveActivityValidator {
         return patch
     }
 
-    private static func alert(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityAlert? {
+    private static func alert(_ fields: JSONFields, rules: LiveActivityRules) throws(HeraldError) -> LiveActivityAlert?
+    {
         guard let value = fields.value("alert") else { return nil }
         return try LiveActivityAlert.decode(value, rules: rules)
     }

@@ -15,8 +15,10 @@ public struct OutboxWrite: Sendable {
         /// The bytes the worker sends (the FCM message without its token and TTL), as text.
         public var payload: String
 
-        public init(id: UUID, service: PushService, userID: String, deviceID: String, environment: String,
-                    payload: String) {
+        public init(
+            id: UUID, service: PushService, userID: String, deviceID: String, environment: String,
+            payload: String
+        ) {
             self.id = id
             self.service = service
             self.userID = userID
@@ -39,8 +41,10 @@ public struct OutboxWrite: Sendable {
         /// The users the push reached, for `user_senders`.
         public var senderUserIDs: [String]
 
-        public init(response: String, recipients: Int, suppressed: Int, missingJSON: String,
-                    senderUserIDs: [String]) {
+        public init(
+            response: String, recipients: Int, suppressed: Int, missingJSON: String,
+            senderUserIDs: [String]
+        ) {
             self.response = response
             self.recipients = recipients
             self.suppressed = suppressed
@@ -80,10 +84,12 @@ public struct OutboxWrite: Sendable {
     public var deliveries: [Delivery]
     public var resolved: Resolved?
 
-    public init(requestID: UUID, createdAt: Date, partnerID: UUID, miniAppID: String, lane: Int = realtimeLane,
-                title: String, body: String, deepLink: String?, dataJSON: String = "{}", sendAt: Date?,
-                ttlSeconds: Int, interruptionLevel: InterruptionLevel?, idempotencyKey: String? = nil,
-                bodyHash: String? = nil, deliveries: [Delivery] = [], resolved: Resolved? = nil) {
+    public init(
+        requestID: UUID, createdAt: Date, partnerID: UUID, miniAppID: String, lane: Int = realtimeLane,
+        title: String, body: String, deepLink: String?, dataJSON: String = "{}", sendAt: Date?,
+        ttlSeconds: Int, interruptionLevel: InterruptionLevel?, idempotencyKey: String? = nil,
+        bodyHash: String? = nil, deliveries: [Delivery] = [], resolved: Resolved? = nil
+    ) {
         self.requestID = requestID
         self.createdAt = createdAt
         self.partnerID = partnerID

@@ -17,7 +17,7 @@ public enum PartnerIcon {
     /// The size named by the last segment of that path (`256.png`); nil for any other name.
     public static func size(fileName: String) -> Int? {
         guard fileName.hasSuffix(".png"), let size = Int(fileName.dropLast(4)), sizes.contains(size),
-              fileName == "\(size).png"
+            fileName == "\(size).png"
         else { return nil }
         return size
     }
@@ -29,8 +29,8 @@ public enum PartnerIcon {
         let bytes = Array(trimmed.utf8)
         let scheme = bytes.starts(with: Array("https://".utf8)) ? 8 : bytes.starts(with: Array("http://".utf8)) ? 7 : 0
         guard scheme > 0, bytes.count > scheme, bytes.count <= 1024,
-              Identifiers.isHostByte(bytes[scheme]),
-              bytes.allSatisfy({ (0x21...0x7E).contains($0) && !"\\?#\"<>".utf8.contains($0) })
+            Identifiers.isHostByte(bytes[scheme]),
+            bytes.allSatisfy({ (0x21...0x7E).contains($0) && !"\\?#\"<>".utf8.contains($0) })
         else { return nil }
         return trimmed
     }

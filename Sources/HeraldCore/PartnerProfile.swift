@@ -16,9 +16,11 @@ public struct PartnerProfile: Sendable, Equatable {
     /// Whether the partner may send `interruptionLevel: time-sensitive`.
     public let allowTimeSensitive: Bool
 
-    public init(id: UUID, miniAppID: String, displayName: String, tenantID: String, iconPath: String?,
-                rateLimitPerMinute: Int, rateLimitPerDay: Int, sound: NotificationSound = .systemDefault,
-                allowTimeSensitive: Bool = false) {
+    public init(
+        id: UUID, miniAppID: String, displayName: String, tenantID: String, iconPath: String?,
+        rateLimitPerMinute: Int, rateLimitPerDay: Int, sound: NotificationSound = .systemDefault,
+        allowTimeSensitive: Bool = false
+    ) {
         self.id = id
         self.miniAppID = miniAppID
         self.displayName = displayName

@@ -10,13 +10,16 @@ extension PartnerRecord {
             ("rateLimitPerMinute", .number(Double(rateLimitPerMinute))),
             ("rateLimitPerDay", .number(Double(rateLimitPerDay))),
             ("iconUrl", iconURL.map { .string($0) } ?? .null),
-            ("icon", iconUpdatedAt.map { updated in
-                .object([
-                    ("path", .string(PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize))),
-                    ("sizes", .array(PartnerIcon.sizes.map { .number(Double($0)) })),
-                    ("updatedAt", .string(ISO8601.format(updated))),
-                ])
-            } ?? .null),
+            (
+                "icon",
+                iconUpdatedAt.map { updated in
+                    .object([
+                        ("path", .string(PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize))),
+                        ("sizes", .array(PartnerIcon.sizes.map { .number(Double($0)) })),
+                        ("updatedAt", .string(ISO8601.format(updated))),
+                    ])
+                } ?? .null
+            ),
             ("webhookUrl", webhookURL.map { .string($0) } ?? .null),
             ("sound", sound.name.map { .string($0) } ?? .null),
             ("allowTimeSensitive", .bool(allowTimeSensitive)),
@@ -24,8 +27,10 @@ extension PartnerRecord {
             ("revokedAt", revokedAt.map { .string(ISO8601.format($0)) } ?? .null),
             ("suspendedAt", suspendedAt.map { .string(ISO8601.format($0)) } ?? .null),
             ("previousKeyExpiresAt", previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
-            ("previousWebhookSecretExpiresAt",
-             previousWebhookSecretExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
+            (
+                "previousWebhookSecretExpiresAt",
+                previousWebhookSecretExpiresAt.map { .string(ISO8601.format($0)) } ?? .null
+            ),
         ]
         if let apiKey { members.append(("apiKey", .string(apiKey))) }
         if let webhookSecret { members.append(("webhookSecret", .string(webhookSecret))) }

@@ -28,10 +28,12 @@ public struct PartnerRecord: Sendable, Equatable {
     /// Until when the webhook secret before the last rotation still signs events too; nil when it does not.
     public let previousWebhookSecretExpiresAt: Date?
 
-    public init(id: UUID, miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
-                rateLimitPerDay: Int, iconURL: String?, iconUpdatedAt: Date?, webhookURL: String?, createdAt: Date,
-                revokedAt: Date?, sound: NotificationSound, allowTimeSensitive: Bool, previousKeyExpiresAt: Date?,
-                suspendedAt: Date?, previousWebhookSecretExpiresAt: Date?) {
+    public init(
+        id: UUID, miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
+        rateLimitPerDay: Int, iconURL: String?, iconUpdatedAt: Date?, webhookURL: String?, createdAt: Date,
+        revokedAt: Date?, sound: NotificationSound, allowTimeSensitive: Bool, previousKeyExpiresAt: Date?,
+        suspendedAt: Date?, previousWebhookSecretExpiresAt: Date?
+    ) {
         self.id = id
         self.miniAppID = miniAppID
         self.displayName = displayName
@@ -51,11 +53,12 @@ public struct PartnerRecord: Sendable, Equatable {
     }
 
     public var profile: PartnerProfile {
-        PartnerProfile(id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
-                       iconPath: iconUpdatedAt.map { _ in
-                           PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize)
-                       },
-                       rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay, sound: sound,
-                       allowTimeSensitive: allowTimeSensitive)
+        PartnerProfile(
+            id: id, miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
+            iconPath: iconUpdatedAt.map { _ in
+                PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize)
+            },
+            rateLimitPerMinute: rateLimitPerMinute, rateLimitPerDay: rateLimitPerDay, sound: sound,
+            allowTimeSensitive: allowTimeSensitive)
     }
 }

@@ -14,9 +14,9 @@ public enum PartnerRules {
     public static func displayName(_ text: String) throws(HeraldError) -> String {
         let scalars = text.unicodeScalars
         guard (1...64).contains(scalars.count),
-              !TextRules.containsForbidden(text), !scalars.contains("["), !scalars.contains("]"),
-              let first = scalars.first, let last = scalars.last,
-              !first.properties.isWhitespace, !last.properties.isWhitespace
+            !TextRules.containsForbidden(text), !scalars.contains("["), !scalars.contains("]"),
+            let first = scalars.first, let last = scalars.last,
+            !first.properties.isWhitespace, !last.properties.isWhitespace
         else {
             throw .invalidField(
                 "displayName",
@@ -32,9 +32,9 @@ public enum PartnerRules {
     public static func soundName(_ text: String) throws(HeraldError) -> String {
         let scalars = text.unicodeScalars
         guard (1...64).contains(scalars.count),
-              !TextRules.containsForbidden(text), !scalars.contains("/"), !scalars.contains("\\"),
-              let first = scalars.first, let last = scalars.last, first != ".",
-              !first.properties.isWhitespace, !last.properties.isWhitespace
+            !TextRules.containsForbidden(text), !scalars.contains("/"), !scalars.contains("\\"),
+            let first = scalars.first, let last = scalars.last, first != ".",
+            !first.properties.isWhitespace, !last.properties.isWhitespace
         else {
             throw .invalidField(
                 "sound",

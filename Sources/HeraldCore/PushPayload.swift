@@ -52,8 +52,10 @@ public enum PushPayload {
 
     /// Both payloads of one delivery written whole: what a template's delivery equals byte for byte, and what it
     /// falls back to when its bytes cannot be patched.
-    static func renderWhole(_ content: PushContent, deliveryID: UUID, recipient userID: String, expiresAt: Int,
-                            signer: any PayloadSigner) -> RenderedPush {
+    static func renderWhole(
+        _ content: PushContent, deliveryID: UUID, recipient userID: String, expiresAt: Int,
+        signer: any PayloadSigner
+    ) -> RenderedPush {
         let fields = Fields(content, deliveryID: deliveryID, expiresAt: expiresAt)
         let sign = { (message: [UInt8]) in signer.signature(for: message) }
         let apns = Envelope(fields, .apns, recipient: userID, keyID: signer.keyID, sign: sign)
@@ -122,8 +124,10 @@ public enum PushPayload {
         let v2Lines: [UInt8]
         let v1Canonical: [UInt8]
 
-        init(_ fields: Fields, _ service: PushService, recipient userID: String, keyID: String,
-             sign: ([UInt8]) -> String) {
+        init(
+            _ fields: Fields, _ service: PushService, recipient userID: String, keyID: String,
+            sign: ([UInt8]) -> String
+        ) {
             let lines = SignedEnvelope.v2Lines(fields.v2Leaves(service))
             let signature2 = sign(SignedEnvelope.v2Header(recipient: userID) + lines)
             let canonical = SignedEnvelope.canonicalBytes(fields.v1Fields(sig2: signature2))
@@ -190,11 +194,14 @@ public enum PushPayload {
 
         /// The bytes of `data`'s keys and values, as FCM counts them against its limit.
         var fcmDataBytes: Int {
-            let fixed = "title".utf8.count + "body".utf8.count + "isGroup".utf8.count + "true".utf8.count
+            let fixed =
+                "title".utf8.count + "body".utf8.count + "isGroup".utf8.count + "true".utf8.count
                 + "exp".utf8.count + "kid".utf8.count + "sig2".utf8.count + "sig".utf8.count
-            return fields.custom.reduce(fixed + content.title.utf8.count + content.body.utf8.count
-                                        + fields.exp.utf8.count + keyID.utf8.count + signature2.utf8.count
-                                        + signature.utf8.count) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+            return fields.custom.reduce(
+                fixed + content.title.utf8.count + content.body.utf8.count
+                    + fields.exp.utf8.count + keyID.utf8.count + signature2.utf8.count
+                    + signature.utf8.count
+            ) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         }
 
         private func writeMembers(_ members: [(key: String, value: String)], into out: inout [UInt8]) {
@@ -294,8 +301,9 @@ public struct PushTemplate: Sendable {
 
     /// Both payloads of delivery `deliveryID` to `userID`.
     public func render(deliveryID: UUID, recipient userID: String) -> RenderedPush {
-        RenderedPush(apns: render(deliveryID: deliveryID, recipient: userID, for: .apns),
-                     fcm: render(deliveryID: deliveryID, recipient: userID, for: .fcm), fcmDataBytes: fcmDataBytes)
+        RenderedPush(
+            apns: render(deliveryID: deliveryID, recipient: userID, for: .apns),
+            fcm: render(deliveryID: deliveryID, recipient: userID, for: .fcm), fcmDataBytes: fcmDataBytes)
     }
 
     /// The payload one device of `service`, of user `userID`, needs.
@@ -319,8 +327,9 @@ public struct PushTemplate: Sendable {
     }
 
     private func whole(_ deliveryID: UUID, _ userID: String, _ service: PushService) -> [UInt8] {
-        let rendered = PushPayload.renderWhole(content, deliveryID: deliveryID, recipient: userID,
-                                               expiresAt: expiresAt, signer: signer)
+        let rendered = PushPayload.renderWhole(
+            content, deliveryID: deliveryID, recipient: userID,
+            expiresAt: expiresAt, signer: signer)
         return service == .apns ? rendered.apns : rendered.fcm
     }
 
@@ -333,14 +342,17 @@ public struct PushTemplate: Sendable {
         let payload = envelope.payload
         let offsets: Offsets?
         if let payloadID = uniqueOffset(after: #""deliveryId":""#, in: payload, length: idLength),
-           let linesID = uniqueOffset(after: #"["deliveryId",""#, in: envelope.v2Lines, length: idLength),
-           let canonicalID = uniqueOffset(after: #""deliveryId":""#, in: envelope.v1Canonical, length: idLength),
-           let canonicalSignature2 = uniqueOffset(after: #""sig2":""#, in: envelope.v1Canonical,
-                                                  length: signatureLength),
-           let signature = signatureOffset(in: payload, closing: closing),
-           let signature2 = signature2Offset(in: payload, signature: signature) {
-            offsets = Offsets(payloadID: payloadID, payloadSignature2: signature2, payloadSignature: signature,
-                              linesID: linesID, canonicalID: canonicalID, canonicalSignature2: canonicalSignature2)
+            let linesID = uniqueOffset(after: #"["deliveryId",""#, in: envelope.v2Lines, length: idLength),
+            let canonicalID = uniqueOffset(after: #""deliveryId":""#, in: envelope.v1Canonical, length: idLength),
+            let canonicalSignature2 = uniqueOffset(
+                after: #""sig2":""#, in: envelope.v1Canonical,
+                length: signatureLength),
+            let signature = signatureOffset(in: payload, closing: closing),
+            let signature2 = signature2Offset(in: payload, signature: signature)
+        {
+            offsets = Offsets(
+                payloadID: payloadID, payloadSignature2: signature2, payloadSignature: signature,
+                linesID: linesID, canonicalID: canonicalID, canonicalSignature2: canonicalSignature2)
         } else {
             offsets = nil
         }
@@ -370,8 +382,8 @@ public struct PushTemplate: Sendable {
         let key = Array(#""sig":""#.utf8)
         let offset = bytes.count - closing - 1 - signatureLength
         guard offset - key.count >= 0, bytes[(offset - key.count)..<offset].elementsEqual(key),
-              bytes[offset + signatureLength] == UInt8(ascii: "\""),
-              bytes[(offset + signatureLength + 1)...].allSatisfy({ $0 == UInt8(ascii: "}") })
+            bytes[offset + signatureLength] == UInt8(ascii: "\""),
+            bytes[(offset + signatureLength + 1)...].allSatisfy({ $0 == UInt8(ascii: "}") })
         else { return nil }
         return offset
     }
@@ -382,7 +394,7 @@ public struct PushTemplate: Sendable {
         let key = Array(#""sig2":""#.utf8)
         let offset = signature - between.count - signatureLength
         guard offset - key.count >= 0, bytes[(offset - key.count)..<offset].elementsEqual(key),
-              bytes[(offset + signatureLength)..<signature].elementsEqual(between)
+            bytes[(offset + signatureLength)..<signature].elementsEqual(between)
         else { return nil }
         return offset
     }

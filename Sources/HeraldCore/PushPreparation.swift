@@ -12,8 +12,10 @@ public struct CheckedPush: Sendable {
 public enum PushPreparation {
     /// Fields, what the partner row allows, and payload size of a push body for `partner`.
     /// Renders once: the size check reads the template every delivery is written from.
-    public static func check(_ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
-                             now: Date) throws(HeraldError) -> CheckedPush {
+    public static func check(
+        _ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
+        now: Date
+    ) throws(HeraldError) -> CheckedPush {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         try push.interruptionLevel.authorize(for: partner)
         let content = PushContent(request: push, partner: partner, publicURL: rules.publicURL)
@@ -30,9 +32,11 @@ public enum PushPreparation {
     public static let intakeSlotUsers = 2
 
     /// The audit row's fields of a checked push, without deliveries: what `intakePush` and `prepare` both write.
-    public static func write(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules, now: Date,
-                             idempotencyKey: String?, bodyHash: String?,
-                             lane: Int = OutboxWrite.realtimeLane) -> OutboxWrite {
+    public static func write(
+        _ checked: CheckedPush, partner: PartnerProfile, rules: PushRules, now: Date,
+        idempotencyKey: String?, bodyHash: String?,
+        lane: Int = OutboxWrite.realtimeLane
+    ) -> OutboxWrite {
         let (push, content) = (checked.request, checked.content)
         let request = OutboxWrite.newRequest(at: now)
         return OutboxWrite(
@@ -53,12 +57,15 @@ public enum PushPreparation {
     /// (Sources/Intake/RecipientCache.swift), and the batch statement (sql/functions/intake_push.sql) gives it only
     /// to a device of that user; a push with a device no slot fits comes back as 'render'. A replay, a rate-limited
     /// push and one that resolves to no device are answered by the one statement whatever its slots.
-    public static func intakePush(_ checked: CheckedPush, for users: [String], partner: PartnerProfile,
-                                  rules: PushRules, now: Date, idempotencyKey: String?,
-                                  bodyHash: String?) -> IntakePush {
+    public static func intakePush(
+        _ checked: CheckedPush, for users: [String], partner: PartnerProfile,
+        rules: PushRules, now: Date, idempotencyKey: String?,
+        bodyHash: String?
+    ) -> IntakePush {
         IntakePush(
-            write: write(checked, partner: partner, rules: rules, now: now, idempotencyKey: idempotencyKey,
-                         bodyHash: bodyHash),
+            write: write(
+                checked, partner: partner, rules: rules, now: now, idempotencyKey: idempotencyKey,
+                bodyHash: bodyHash),
             partner: partner, now: now, emails: checked.request.emails, wallets: checked.request.wallets,
             slots: intakeSlots(checked, for: users, now: now))
     }
@@ -77,25 +84,31 @@ public enum PushPreparation {
 
     /// One delivery for each of `devices`, each with its own id, rendered from `template` for its device's service
     /// and signed for its user.
-    public static func deliveries(_ template: PushTemplate, to devices: [RecipientResolution.Device],
-                                  now: Date) -> [OutboxWrite.Delivery] {
+    public static func deliveries(
+        _ template: PushTemplate, to devices: [RecipientResolution.Device],
+        now: Date
+    ) -> [OutboxWrite.Delivery] {
         devices.map { device in
             let id = UUIDv7.make(at: now)
             let payload = template.render(deliveryID: id, recipient: device.userID, for: device.service)
-            return OutboxWrite.Delivery(id: id, service: device.service, userID: device.userID,
-                                        deviceID: device.deviceID, environment: device.environment,
-                                        payload: String(decoding: payload, as: UTF8.self))
+            return OutboxWrite.Delivery(
+                id: id, service: device.service, userID: device.userID,
+                deviceID: device.deviceID, environment: device.environment,
+                payload: String(decoding: payload, as: UTF8.self))
         }
     }
 
     /// Renders every delivery of a checked push to the devices its recipients resolved to;
     /// returns the 202 body and the rows to write. `lane`: `OutboxWrite.realtimeLane` or `bulkLane`.
-    public static func prepare(_ checked: CheckedPush, partner: PartnerProfile, rules: PushRules,
-                               now: Date, resolution: RecipientResolution, idempotencyKey: String?, bodyHash: String?,
-                               lane: Int = OutboxWrite.realtimeLane) -> ([UInt8], OutboxWrite) {
+    public static func prepare(
+        _ checked: CheckedPush, partner: PartnerProfile, rules: PushRules,
+        now: Date, resolution: RecipientResolution, idempotencyKey: String?, bodyHash: String?,
+        lane: Int = OutboxWrite.realtimeLane
+    ) -> ([UInt8], OutboxWrite) {
         let push = checked.request
-        var write = write(checked, partner: partner, rules: rules, now: now, idempotencyKey: idempotencyKey,
-                          bodyHash: bodyHash, lane: lane)
+        var write = write(
+            checked, partner: partner, rules: rules, now: now, idempotencyKey: idempotencyKey,
+            bodyHash: bodyHash, lane: lane)
         write.deliveries = deliveries(checked.template, to: resolution.devices, now: now)
         let suppressed = resolution.users.filter(\.optedOut).count
         let missingEmails = push.emails.filter { !resolution.matchedEmails.contains($0) }
@@ -105,13 +118,14 @@ public enum PushPreparation {
             ("wallets", .array(missingWallets.map { .string($0) })),
         ])
         let status: PushStatus = write.deliveries.isEmpty ? .completed : (push.sendAt != nil ? .scheduled : .queued)
-        let response = JSONWriter.bytes(.object([
-            ("requestId", .string(write.requestID.uuidString.lowercased())), ("status", .string(status.rawValue)),
-            ("recipients", .number(Double(resolution.users.count))),
-            ("deliveries", .number(Double(write.deliveries.count))),
-            ("suppressed", .number(Double(suppressed))), ("sent", .number(0)), ("failed", .number(0)),
-            ("missing", missing),
-        ]))
+        let response = JSONWriter.bytes(
+            .object([
+                ("requestId", .string(write.requestID.uuidString.lowercased())), ("status", .string(status.rawValue)),
+                ("recipients", .number(Double(resolution.users.count))),
+                ("deliveries", .number(Double(write.deliveries.count))),
+                ("suppressed", .number(Double(suppressed))), ("sent", .number(0)), ("failed", .number(0)),
+                ("missing", missing),
+            ]))
         write.resolved = OutboxWrite.Resolved(
             response: String(decoding: response, as: UTF8.self), recipients: resolution.users.count,
             suppressed: suppressed, missingJSON: JSONWriter.string(missing),

@@ -127,7 +127,7 @@ public enum PushRequestValidator {
         var ttlSeconds: Int?
         if let ttlValue = json["ttlSeconds"], ttlValue != .null {
             guard let number = ttlValue.numberValue, number == number.rounded(), number >= 1,
-                  number <= Double(rules.maxTTLSeconds)
+                number <= Double(rules.maxTTLSeconds)
             else {
                 throw .invalidField("ttlSeconds", "ttlSeconds must be a whole number from 1 to \(rules.maxTTLSeconds).")
             }
@@ -169,7 +169,8 @@ public enum PushRequestValidator {
         }
         // The user sees `[displayName] title`: a title opening with a bracket would show a second, forged prefix.
         if let first = title.unicodeScalars.first(where: { !$0.properties.isWhitespace }),
-           first == "[" || first == "［" {
+            first == "[" || first == "［"
+        {
             throw titleBracketPrefix
         }
         return title
@@ -188,7 +189,8 @@ public enum PushRequestValidator {
         }
         guard !TextRules.containsForbidden(text, allowing: TextRules.bodyWhitespace) else {
             throw .invalidField(
-                "body", "body must not contain control, bidirectional formatting or invisible characters other than "
+                "body",
+                "body must not contain control, bidirectional formatting or invisible characters other than "
                     + "newlines and tabs.")
         }
         return text
@@ -210,8 +212,10 @@ public enum PushRequestValidator {
         for member in members where member.key != "emails" && member.key != "wallets" {
             throw .unknownField("recipients.\(member.key)")
         }
-        let emails = try identifierList(value["emails"], field: "recipients.emails", normalize: Identifiers.normalizedEmail)
-        let wallets = try identifierList(value["wallets"], field: "recipients.wallets", normalize: Identifiers.normalizedWallet)
+        let emails = try identifierList(
+            value["emails"], field: "recipients.emails", normalize: Identifiers.normalizedEmail)
+        let wallets = try identifierList(
+            value["wallets"], field: "recipients.wallets", normalize: Identifiers.normalizedWallet)
         let total = emails.count + wallets.count
         guard total > 0 else {
             throw .invalidField("recipients", "recipients must name at least one email or wallet.")
@@ -240,7 +244,9 @@ public enum PushRequestValidator {
         return result
     }
 
-    private static func dataEntries(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> [PushRequest.DataEntry] {
+    private static func dataEntries(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> [PushRequest
+        .DataEntry]
+    {
         guard let value, value != .null else { return [] }
         guard let members = value.objectMembers else {
             throw .invalidField("data", "data must be an object of string values.")
@@ -250,7 +256,8 @@ public enum PushRequestValidator {
             // A key with control characters is named by its container: echoing it in `field`
             // would hand the bad bytes back to the partner's logs.
             guard !TextRules.containsForbidden(member.key) else {
-                throw .invalidField("data", "data keys must not contain control, separator or bidirectional formatting characters.")
+                throw .invalidField(
+                    "data", "data keys must not contain control, separator or bidirectional formatting characters.")
             }
             let field = "data.\(member.key)"
             guard !member.key.isEmpty, member.key.unicodeScalars.count <= rules.maxDataKeyCharacters else {
@@ -265,7 +272,8 @@ public enum PushRequestValidator {
             // No exception for newlines here: data is machine-read, and only the body is shown
             // as prose. NUL would also be refused by Postgres (jsonb has no \u0000).
             guard !TextRules.containsForbidden(text) else {
-                throw .invalidField(field, "data values must not contain control, separator or bidirectional formatting characters.")
+                throw .invalidField(
+                    field, "data values must not contain control, separator or bidirectional formatting characters.")
             }
             entries.append(.init(key: member.key, value: text))
         }

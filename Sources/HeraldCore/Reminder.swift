@@ -24,8 +24,9 @@ public struct ReminderRequest: Sendable, Equatable {
     /// The push it is delivered as: no identifiers (its one recipient is known by id), no partner
     /// data, due at `at`, the default TTL counted from then.
     public var push: PushRequest {
-        PushRequest(emails: [], wallets: [], title: title, body: body, deepLink: deepLink, data: [], sendAt: at,
-                    ttlSeconds: nil)
+        PushRequest(
+            emails: [], wallets: [], title: title, body: body, deepLink: deepLink, data: [], sendAt: at,
+            ttlSeconds: nil)
     }
 }
 

@@ -46,7 +46,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
     public var reason: String? {
         switch self {
         case .failed(let reason), .dead(let reason), .tokenInvalid(let reason, _), .retry(_, let reason),
-             .deferred(_, let reason), .cancelled(let reason), .suppressed(let reason):
+            .deferred(_, let reason), .cancelled(let reason), .suppressed(let reason):
             return reason
         case .expired: return "expired"
         case .superseded: return "superseded"
@@ -77,8 +77,10 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The outcome of attempt number `attempts` (1-based) that ended in `result`.
     /// `random` is uniform in 0..<1 (injected, so tests are exact).
-    public func outcome(of result: DeliveryResult, attempts: Int, expiresAt: Date?, now: Date,
-                        random: Double) -> DeliveryOutcome {
+    public func outcome(
+        of result: DeliveryResult, attempts: Int, expiresAt: Date?, now: Date,
+        random: Double
+    ) -> DeliveryOutcome {
         switch result {
         case .sent: return .sent
         case .failed(let reason): return .failed(reason: reason)

@@ -12,8 +12,10 @@ public struct RevocationEnds: Sendable, Equatable {
 
     /// Renders the ends of `activities` (each with whether it follows a channel), of the partner `miniAppID` named
     /// `displayName`, signed by `signer`, which is asked for only when an end is rendered.
-    public init(_ activities: [(activity: StoredLiveActivity, followsChannel: Bool)], miniAppID: String,
-                displayName: String, now: Date, signer: () throws -> any PayloadSigner) throws {
+    public init(
+        _ activities: [(activity: StoredLiveActivity, followsChannel: Bool)], miniAppID: String,
+        displayName: String, now: Date, signer: () throws -> any PayloadSigner
+    ) throws {
         for (activity, followsChannel) in activities {
             ids.append(activity.id)
             if followsChannel {
@@ -22,8 +24,9 @@ public struct RevocationEnds: Sendable, Equatable {
                 timestamps.append(activity.lastTimestamp)
                 continue
             }
-            let end = try activity.immediateEnd(miniAppID: miniAppID, displayName: displayName, now: now,
-                                                signer: try signer())
+            let end = try activity.immediateEnd(
+                miniAppID: miniAppID, displayName: displayName, now: now,
+                signer: try signer())
             apns.append(String(decoding: end.rendered.apns, as: UTF8.self))
             fcm.append(String(decoding: end.rendered.fcm, as: UTF8.self))
             timestamps.append(end.timestamp)

@@ -98,11 +98,13 @@ extension SignedEnvelope {
 
     /// Checks `sig2` of a received payload (APNs body or FCM `data`) for `recipient` at `now`: `mac` returns
     /// base64url(HMAC-SHA256(key, message)) for a known key id, nil for an unknown one.
-    public static func verifyV2(_ payload: JSONValue, recipient userID: String, now: Date,
-                                mac: (_ keyID: String, _ message: [UInt8]) -> String?) -> V2Failure? {
+    public static func verifyV2(
+        _ payload: JSONValue, recipient userID: String, now: Date,
+        mac: (_ keyID: String, _ message: [UInt8]) -> String?
+    ) -> V2Failure? {
         guard let kid = payload["kid"]?.stringValue, let sig2 = payload["sig2"]?.stringValue,
-              let expText = payload["exp"]?.stringValue, let exp = Int(expText),
-              let leaves = v2Leaves(of: payload)
+            let expText = payload["exp"]?.stringValue, let exp = Int(expText),
+            let leaves = v2Leaves(of: payload)
         else { return .malformed }
         guard let expected = mac(kid, v2Message(leaves, recipient: userID)) else { return .unknownKey }
         // Compared byte by byte without an early exit.

@@ -10,7 +10,8 @@ public enum SignedEnvelope {
         // UTF-8 bytes sort as code points do, which is UTF-16's order too unless a key holds a character beyond
         // U+FFFF; for ASCII keys (every key Herald itself writes) the bytes are compared, without transcoding.
         let ascii = fields.allSatisfy { $0.key.utf8.allSatisfy { $0 < 0x80 } }
-        let sorted = ascii
+        let sorted =
+            ascii
             ? fields.sorted { lhs, rhs in lhs.key.utf8.lexicographicallyPrecedes(rhs.key.utf8) }
             : fields.sorted { lhs, rhs in lhs.key.utf16.lexicographicallyPrecedes(rhs.key.utf16) }
         // The object written member by member, as JSONWriter writes it.

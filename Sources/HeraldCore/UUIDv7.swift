@@ -21,10 +21,13 @@ public enum UUIDv7 {
         // then the variant (0b10) and random bits. Built in place: the intake makes one per delivery.
         func ms(_ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: millis >> (8 * (5 - index))) }
         func rnd(_ source: UInt64, _ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: source >> (8 * index)) }
-        return UUID(uuid: (ms(0), ms(1), ms(2), ms(3), ms(4), ms(5),
-                           0x70 | UInt8(fraction >> 8), UInt8(truncatingIfNeeded: fraction),
-                           0x80 | (rnd(random, 0) & 0x3F), rnd(random, 1), rnd(random, 2), rnd(random, 3),
-                           rnd(random, 4), rnd(random, 5), rnd(random2, 6), rnd(random2, 7)))
+        return UUID(
+            uuid: (
+                ms(0), ms(1), ms(2), ms(3), ms(4), ms(5),
+                0x70 | UInt8(fraction >> 8), UInt8(truncatingIfNeeded: fraction),
+                0x80 | (rnd(random, 0) & 0x3F), rnd(random, 1), rnd(random, 2), rnd(random, 3),
+                rnd(random, 4), rnd(random, 5), rnd(random2, 6), rnd(random2, 7)
+            ))
     }
 
     /// The creation time of an id `make(at:)` made, to the microsecond; nil for versions other than 7.

@@ -19,7 +19,7 @@ public struct QuietHours: Sendable, Equatable {
         let bytes = Array(text.utf8)
         let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
         guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"),
-              bytes.enumerated().allSatisfy({ $0.offset == 2 || digits.contains($0.element) })
+            bytes.enumerated().allSatisfy({ $0.offset == 2 || digits.contains($0.element) })
         else { return nil }
         let digit = { (index: Int) in Int(bytes[index] - UInt8(ascii: "0")) }
         let hours = digit(0) * 10 + digit(1), minutes = digit(3) * 10 + digit(4)
@@ -66,15 +66,17 @@ public struct UserGuards: Sendable, Equatable {
 
     /// The 400 for a time zone that is not shaped like an IANA name.
     public static func invalidTimeZone(field: String = "timeZone") -> HeraldError {
-        HeraldError(status: 400, code: "invalid_time_zone",
-                    message: "timeZone must be an IANA time zone name, such as Europe/Paris.", field: field)
+        HeraldError(
+            status: 400, code: "invalid_time_zone",
+            message: "timeZone must be an IANA time zone name, such as Europe/Paris.", field: field)
     }
 
     /// The 422 for a well-formed name that names no time zone Postgres knows (`Mars/Olympus_Mons`).
     public static func unknownTimeZone(field: String = "timeZone") -> HeraldError {
-        HeraldError(status: 422, code: "unknown_time_zone",
-                    message: "timeZone names no IANA time zone this server knows, such as Europe/Paris.",
-                    field: field)
+        HeraldError(
+            status: 422, code: "unknown_time_zone",
+            message: "timeZone names no IANA time zone this server knows, such as Europe/Paris.",
+            field: field)
     }
 
     /// `timeZone` and `quietHours` of a user body (absent or null: none).
@@ -93,8 +95,9 @@ public struct UserGuards: Sendable, Equatable {
 
     private static func time(_ fields: JSONFields, _ name: String) throws(HeraldError) -> Int {
         guard let minutes = QuietHours.minutes(try fields.requiredString(name)) else {
-            throw .invalidField(fields.field(name),
-                                "\(fields.field(name)) must be a time of day as HH:MM (00:00-23:59).")
+            throw .invalidField(
+                fields.field(name),
+                "\(fields.field(name)) must be a time of day as HH:MM (00:00-23:59).")
         }
         return minutes
     }

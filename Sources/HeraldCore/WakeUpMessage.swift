@@ -60,7 +60,7 @@ public enum WakeUpMessage: Sendable, Equatable {
         } else if payload.hasPrefix("v") {
             // `v<N>:`: no id starts with a v (hex digits only), no process id, no other form.
             guard let colon = payload.firstIndex(of: ":"),
-                  let version = Int(payload[payload.index(after: payload.startIndex)..<colon]), version > Self.version
+                let version = Int(payload[payload.index(after: payload.startIndex)..<colon]), version > Self.version
             else { return nil }
             self = .later(version: version)
         } else if payload.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {

@@ -27,8 +27,10 @@ public struct WebhookRetryPolicy: Sendable, Equatable {
     public init() {}
 
     /// The decision after attempt number `attempts` (1 for the first), given `random` uniform in 0..<1.
-    public func decide(_ result: WebhookAttemptResult, attempts: Int, windowStart: Date, now: Date,
-                       random: Double) -> Decision {
+    public func decide(
+        _ result: WebhookAttemptResult, attempts: Int, windowStart: Date, now: Date,
+        random: Double
+    ) -> Decision {
         switch result {
         case .answered(let status) where (200...299).contains(status):
             return .delivered

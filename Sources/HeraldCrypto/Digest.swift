@@ -22,8 +22,9 @@ public enum Digest {
         key.withUnsafeBufferPointer { keyBuffer in
             message.withUnsafeBufferPointer { messageBuffer in
                 out.withUnsafeMutableBufferPointer { output in
-                    _ = HMAC(EVP_sha256(), keyBuffer.baseAddress, Int32(keyBuffer.count),
-                             messageBuffer.baseAddress, messageBuffer.count, output.baseAddress, &length)
+                    _ = HMAC(
+                        EVP_sha256(), keyBuffer.baseAddress, Int32(keyBuffer.count),
+                        messageBuffer.baseAddress, messageBuffer.count, output.baseAddress, &length)
                 }
             }
         }

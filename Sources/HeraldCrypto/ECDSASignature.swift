@@ -21,8 +21,10 @@ enum ECDSASignature {
         var out = [UInt8](repeating: 0, count: 2 * componentLength)
         let written = out.withUnsafeMutableBufferPointer { buffer -> (Int32, Int32) in
             let base = buffer.baseAddress!
-            return (BN_bn2binpad(r, base, Int32(componentLength)),
-                    BN_bn2binpad(s, base + componentLength, Int32(componentLength)))
+            return (
+                BN_bn2binpad(r, base, Int32(componentLength)),
+                BN_bn2binpad(s, base + componentLength, Int32(componentLength))
+            )
         }
         guard written.0 == Int32(componentLength), written.1 == Int32(componentLength) else { return nil }
         return out

@@ -27,7 +27,8 @@ public final class ES256VerifyingKey: Sendable {
     /// (a DER signature, a wrong length, another key's signature) is false.
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard signature.count == 2 * Self.componentLength,
-              let der = ECDSASignature.der(fromRaw: signature) else { return false }
+            let der = ECDSASignature.der(fromRaw: signature)
+        else { return false }
         return key.verify(sha256: der, for: message)
     }
 

@@ -121,8 +121,9 @@ final class EVPKey: @unchecked Sendable {
         }
         let result = signature.withUnsafeBufferPointer { signatureBuffer in
             message.withNonNullBuffer { input in
-                EVP_DigestVerify(context, signatureBuffer.baseAddress, signatureBuffer.count,
-                                 input.baseAddress, input.count)
+                EVP_DigestVerify(
+                    context, signatureBuffer.baseAddress, signatureBuffer.count,
+                    input.baseAddress, input.count)
             }
         }
         if result != 1 { ERR_clear_error() }
@@ -142,8 +143,10 @@ final class EVPKey: @unchecked Sendable {
 
 /// Passphrase callback that refuses: without one OpenSSL would prompt on the terminal for an
 /// encrypted key, hanging a service. Herald's keys are unencrypted files protected by permissions.
-private func refusePassphrase(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int32, _ writing: Int32,
-                              _ context: UnsafeMutableRawPointer?) -> Int32 {
+private func refusePassphrase(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int32, _ writing: Int32,
+    _ context: UnsafeMutableRawPointer?
+) -> Int32 {
     -1
 }
 

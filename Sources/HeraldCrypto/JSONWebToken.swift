@@ -39,9 +39,9 @@ public struct JSONWebToken: Sendable {
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, parts.allSatisfy(isBase64URL) else { return nil }
         guard let headerBytes = decodePart(parts[0]), let claimsBytes = decodePart(parts[1]),
-              let signature = decodePart(parts[2]), !signature.isEmpty,
-              let header = try? JSONParser.parse(headerBytes), header.objectMembers != nil,
-              let claims = try? JSONParser.parse(claimsBytes), claims.objectMembers != nil
+            let signature = decodePart(parts[2]), !signature.isEmpty,
+            let header = try? JSONParser.parse(headerBytes), header.objectMembers != nil,
+            let claims = try? JSONParser.parse(claimsBytes), claims.objectMembers != nil
         else { return nil }
         let signingInput = Array(bytes[..<parts[1].endIndex])
         return JSONWebToken(header: header, claims: claims, signingInput: signingInput, signature: signature)

@@ -21,12 +21,17 @@ enum AuditCommand {
         let partnerID = partnerIDs?.first
         let entries = try AdminAuditStore(pool: pool).list(partnerID: partnerID, before: before, limit: limit)
         printer.emit(.object([("entries", .array(entries.map(\.json)))])) { text in
-            entries.isEmpty ? "no entries" : text.table(
-                ["ID", "AT", "ACTOR", "CLIENT", "ACTION", "MINI-APP", "DETAIL"],
-                entries.map { entry in
-                    [String(entry.id), text.time(entry.at), entry.actor + (entry.actorDetail.map { " \($0)" } ?? ""),
-                     entry.client ?? "-", entry.action, entry.miniAppID ?? "-", JSONWriter.string(entry.detail)]
-                })
+            entries.isEmpty
+                ? "no entries"
+                : text.table(
+                    ["ID", "AT", "ACTOR", "CLIENT", "ACTION", "MINI-APP", "DETAIL"],
+                    entries.map { entry in
+                        [
+                            String(entry.id), text.time(entry.at),
+                            entry.actor + (entry.actorDetail.map { " \($0)" } ?? ""),
+                            entry.client ?? "-", entry.action, entry.miniAppID ?? "-", JSONWriter.string(entry.detail),
+                        ]
+                    })
         }
     }
 }

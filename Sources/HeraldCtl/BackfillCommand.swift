@@ -16,7 +16,9 @@ enum BackfillCommand {
     static func run(pool: PostgresPool, arguments: Arguments, printer: Printer, environment: [String: String]) throws {
         try arguments.allowOnly(["json"])
         guard let kind = arguments.positional.first else { throw UsageError(message: "backfill needs sends or users") }
-        guard kind == "sends" || kind == "users" else { throw UsageError(message: "unknown backfill sub-command \(kind)") }
+        guard kind == "sends" || kind == "users" else {
+            throw UsageError(message: "unknown backfill sub-command \(kind)")
+        }
         guard arguments.positional.count >= 2 else { throw UsageError(message: "backfill \(kind) needs a FILE") }
         guard arguments.positional.count == 2 else {
             throw UsageError(message: "unexpected argument \(arguments.positional[2])")
@@ -65,12 +67,15 @@ enum BackfillLine {
         do {
             let json = try JSONParser.parse(bytes)
             guard json.objectMembers != nil else {
-                return .failure(RejectedLine(line: line, code: "invalid_json", message: "The line must be a JSON object."))
+                return .failure(
+                    RejectedLine(line: line, code: "invalid_json", message: "The line must be a JSON object."))
             }
             return .success(json)
         } catch {
-            return .failure(RejectedLine(line: line, code: "invalid_json",
-                                         message: "The line is not valid JSON: \(error.message) at byte \(error.offset)."))
+            return .failure(
+                RejectedLine(
+                    line: line, code: "invalid_json",
+                    message: "The line is not valid JSON: \(error.message) at byte \(error.offset)."))
         }
     }
 
@@ -99,8 +104,10 @@ struct SendsSummary {
     }
 
     func text(_ format: TextFormat) -> String {
-        var pairs = [("lines", "\(lines)"), ("accepted", "\(accepted)"), ("duplicates", "\(duplicates)"),
-                     ("rejected", "\(rejected.count)"), ("deliveries", "\(deliveries)")]
+        var pairs = [
+            ("lines", "\(lines)"), ("accepted", "\(accepted)"), ("duplicates", "\(duplicates)"),
+            ("rejected", "\(rejected.count)"), ("deliveries", "\(deliveries)"),
+        ]
         if interrupted { pairs.append(("interrupted", "yes")) }
         return BackfillText.render(format, pairs, rejected)
     }
@@ -124,8 +131,10 @@ struct UsersSummary {
     }
 
     func text(_ format: TextFormat) -> String {
-        var pairs = [("lines", "\(lines)"), ("users", "\(users)"), ("devices", "\(devices)"),
-                     ("rejected", "\(rejected.count)")]
+        var pairs = [
+            ("lines", "\(lines)"), ("users", "\(users)"), ("devices", "\(devices)"),
+            ("rejected", "\(rejected.count)"),
+        ]
         if interrupted { pairs.append(("interrupted", "yes")) }
         return BackfillText.render(format, pairs, rejected)
     }

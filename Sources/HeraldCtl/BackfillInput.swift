@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A JSONL file read one line at a time (getline), so a file of any size is never in memory.
@@ -41,14 +42,18 @@ final class LineReader {
             length = getline(&buffer, &capacity, file)
         } while length < 0 && ferror(file) != 0 && errno == EINTR
         guard length >= 0, let buffer else {
-            if ferror(file) != 0 { throw CommandFailure(message: "cannot read the file: \(String(cString: strerror(errno)))") }
+            if ferror(file) != 0 {
+                throw CommandFailure(message: "cannot read the file: \(String(cString: strerror(errno)))")
+            }
             return nil
         }
         bytesRead += length
         lineNumber += 1
         var end = length
         while end > 0 && (buffer[end - 1] == 0x0A || buffer[end - 1] == 0x0D) { end -= 1 }
-        return buffer.withMemoryRebound(to: UInt8.self, capacity: end) { Array(UnsafeBufferPointer(start: $0, count: end)) }
+        return buffer.withMemoryRebound(to: UInt8.self, capacity: end) {
+            Array(UnsafeBufferPointer(start: $0, count: end))
+        }
     }
 }
 

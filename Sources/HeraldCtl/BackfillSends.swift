@@ -112,13 +112,16 @@ struct SendsBackfill {
         switch try lookup(miniAppID) {
         case .active(let profile): partner = profile
         case .revoked:
-            return .failure(RejectedLine(line: line, code: "partner_revoked", message: "Partner \(miniAppID) is revoked."))
+            return .failure(
+                RejectedLine(line: line, code: "partner_revoked", message: "Partner \(miniAppID) is revoked."))
         case .unknown:
-            return .failure(RejectedLine(line: line, code: "unknown_partner", message: "No partner has miniAppId \(miniAppID)."))
+            return .failure(
+                RejectedLine(line: line, code: "unknown_partner", message: "No partner has miniAppId \(miniAppID)."))
         }
         let body = JSONValue.object(members.filter { $0.key != "partner" && $0.key != "key" })
         do throws(HeraldError) {
-            let checked = try PushPreparation.check(body, partner: partner, rules: settings.rules, signer: signer, now: now)
+            let checked = try PushPreparation.check(
+                body, partner: partner, rules: settings.rules, signer: signer, now: now)
             return .success(Pending(line: line, partner: partner, key: key, checked: checked))
         } catch {
             return .failure(.of(line, error))
@@ -138,9 +141,11 @@ struct SendsBackfill {
     /// rerun reports the same whether the two lines fell into one batch or two.
     private mutating func flush(_ batch: [Pending], repeats: [(line: Int, first: Int)], now: Date) throws {
         guard !batch.isEmpty else { return }
-        let (resolutions, taken) = try store.resolve(run: runID, batch.map {
-            ($0.line, $0.partner, $0.key, $0.checked.request.emails, $0.checked.request.wallets)
-        })
+        let (resolutions, taken) = try store.resolve(
+            run: runID,
+            batch.map {
+                ($0.line, $0.partner, $0.key, $0.checked.request.emails, $0.checked.request.wallets)
+            })
         var sends: [BackfillSend] = []
         sends.reserveCapacity(batch.count)
         for pending in batch {

@@ -63,10 +63,12 @@ struct UsersBackfill {
             var seen = Set<String>()
             for (index, item) in items.enumerated() {
                 let path = "devices[\(index)]"
-                let deviceFields = try JSONFields(item, allowed: HostDirectoryRules.deviceFields.union(["deviceId"]),
-                                                  path: path)
-                let deviceID = try HostDirectoryRules.externalID(try deviceFields.requiredString("deviceId"),
-                                                                 field: "\(path).deviceId")
+                let deviceFields = try JSONFields(
+                    item, allowed: HostDirectoryRules.deviceFields.union(["deviceId"]),
+                    path: path)
+                let deviceID = try HostDirectoryRules.externalID(
+                    try deviceFields.requiredString("deviceId"),
+                    field: "\(path).deviceId")
                 guard seen.insert(deviceID).inserted else {
                     throw .invalidField("\(path).deviceId", "deviceId \(deviceID) appears twice in this line.")
                 }

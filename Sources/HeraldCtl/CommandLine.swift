@@ -45,8 +45,9 @@ public struct Arguments {
 
     /// The selectors as given, for the audit trail: each option's values and the flags but `json`.
     public var auditJSON: JSONValue {
-        .object(options.keys.sorted().map { name in (name, .array(options[name]!.map { .string($0) })) }
-            + flags.subtracting(["json", "help"]).sorted().map { ($0, .bool(true)) })
+        .object(
+            options.keys.sorted().map { name in (name, .array(options[name]!.map { .string($0) })) }
+                + flags.subtracting(["json", "help"]).sorted().map { ($0, .bool(true)) })
     }
     public func values(_ name: String) -> [String] { options[name] ?? [] }
 
@@ -66,7 +67,8 @@ public struct Arguments {
         guard let text = option(name) else { return nil }
         if let date = ISO8601.parse(text) { return date }
         if let seconds = Self.seconds(text) { return now.addingTimeInterval(-Double(seconds)) }
-        throw UsageError(message: "--\(name) must be an ISO 8601 time (2026-12-01T09:00:00Z) or an age like 30m, 2h, 7d")
+        throw UsageError(
+            message: "--\(name) must be an ISO 8601 time (2026-12-01T09:00:00Z) or an age like 30m, 2h, 7d")
     }
 
     /// A duration in whole seconds: `90s`, `15m`, `2h`, `7d`, or a bare number of seconds.
@@ -81,7 +83,8 @@ public struct Arguments {
     private static func seconds(_ text: String) -> Int? {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
         guard let unit = text.last.flatMap({ units[$0] }), let amount = Int(text.dropLast()), amount >= 0,
-              amount <= Int.max / unit else { return nil }
+            amount <= Int.max / unit
+        else { return nil }
         return amount * unit
     }
 

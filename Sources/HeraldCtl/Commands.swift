@@ -21,12 +21,16 @@ enum Commands {
     }
 
     /// A replay in the audit trail (no audit trigger sees the rows it changes): the selectors as given and the counts.
-    static func auditReplay(_ action: String, pool: PostgresPool, partnerIDs: [UUID], arguments: Arguments,
-                            matched: Int, replayed: Int) throws {
+    static func auditReplay(
+        _ action: String, pool: PostgresPool, partnerIDs: [UUID], arguments: Arguments,
+        matched: Int, replayed: Int
+    ) throws {
         try AdminAuditStore(pool: pool).record(
             action, partnerID: partnerIDs.count == 1 ? partnerIDs[0] : nil,
-            detail: .object([("arguments", arguments.auditJSON), ("matched", .number(Double(matched))),
-                             ("replayed", .number(Double(replayed)))]),
+            detail: .object([
+                ("arguments", arguments.auditJSON), ("matched", .number(Double(matched))),
+                ("replayed", .number(Double(replayed))),
+            ]),
             by: actor)
     }
 
@@ -59,15 +63,26 @@ enum Commands {
             dropped = try maintenance.dropPartitions(retentionDays: days)
         }
         let partitions = try maintenance.listPartitions()
-        printer.emit(.object([
-            ("dropped", .array(dropped.map { .string($0) })),
-            ("partitions", .array(partitions.map {
-                .object([("table", .string($0.table)), ("partition", .string($0.partition)), ("bounds", .string($0.bounds))])
-            })),
-        ])) { text in
+        printer.emit(
+            .object([
+                ("dropped", .array(dropped.map { .string($0) })),
+                (
+                    "partitions",
+                    .array(
+                        partitions.map {
+                            .object([
+                                ("table", .string($0.table)), ("partition", .string($0.partition)),
+                                ("bounds", .string($0.bounds)),
+                            ])
+                        })
+                ),
+            ])
+        ) { text in
             var parts = dropped.map { "dropped \($0)" }
             if arguments.flag("list") {
-                parts.append(text.table(["TABLE", "PARTITION", "BOUNDS"], partitions.map { [$0.table, $0.partition, $0.bounds] }))
+                parts.append(
+                    text.table(
+                        ["TABLE", "PARTITION", "BOUNDS"], partitions.map { [$0.table, $0.partition, $0.bounds] }))
             } else {
                 parts.append("\(partitions.count) partitions, \(monthsAhead) months ahead")
             }
@@ -76,15 +91,19 @@ enum Commands {
     }
 
     /// `signer` is read only when a revocation finds active Live Activities to end.
-    static func partners(pool: PostgresPool, arguments: Arguments, printer: Printer, defaults: PartnerDefaults,
-                         signer: () throws -> HMACSigner, iconSource: () throws -> PartnerIconSource) throws {
+    static func partners(
+        pool: PostgresPool, arguments: Arguments, printer: Printer, defaults: PartnerDefaults,
+        signer: () throws -> HMACSigner, iconSource: () throws -> PartnerIconSource
+    ) throws {
         let store = PartnerStore(pool: pool).acting(as: actor)
         guard let action = arguments.positional.first else { throw UsageError(message: "partners needs an action") }
         switch action {
         case "create":
-            try arguments.allowOnly(["json", "mini-app-id", "display-name", "tenant", "rate-limit-per-minute",
-                                     "rate-limit-per-day", "icon-url", "icon-file", "webhook-url", "sound", "silent",
-                                     "allow-time-sensitive"])
+            try arguments.allowOnly([
+                "json", "mini-app-id", "display-name", "tenant", "rate-limit-per-minute",
+                "rate-limit-per-day", "icon-url", "icon-file", "webhook-url", "sound", "silent",
+                "allow-time-sensitive",
+            ])
             let miniAppID = try PartnerRules.miniAppID(try arguments.requiredOption("mini-app-id"))
             let displayName = try PartnerRules.displayName(try arguments.requiredOption("display-name"))
             let tenant = try PartnerRules.tenantID(arguments.option("tenant") ?? defaults.tenant)
@@ -97,9 +116,10 @@ enum Commands {
             let icon = try iconChange(arguments, source: iconSource)
             let key = try PartnerAPIKey.generate()
             let record = try store.create(
-                NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenant,
-                           rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook,
-                           sound: sound, allowTimeSensitive: arguments.flag("allow-time-sensitive")),
+                NewPartner(
+                    miniAppID: miniAppID, displayName: displayName, tenantID: tenant,
+                    rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook,
+                    sound: sound, allowTimeSensitive: arguments.flag("allow-time-sensitive")),
                 keyHash: PartnerAPIKey.hash(key))
             printer.emit(record.json(apiKey: key, webhookSecret: webhook?.secret)) {
                 describe(record) + "\napi key (shown once, hand it over a secure channel): \(key)"
@@ -109,20 +129,30 @@ enum Commands {
             try arguments.allowOnly(["json"])
             let records = try store.list()
             printer.emit(.object([("partners", .array(records.map { $0.json() }))])) { text in
-                records.isEmpty ? "no partners" : text.table(
-                    ["ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED",
-                     "PREVIOUS KEY UNTIL", "PREVIOUS SECRET UNTIL"],
-                    records.map { record in
-                        [record.id.uuidString.lowercased(), record.miniAppID, record.displayName, record.tenantID,
-                         String(record.rateLimitPerMinute), String(record.rateLimitPerDay), text.time(record.createdAt),
-                         text.time(record.revokedAt), text.time(record.previousKeyExpiresAt),
-                         text.time(record.previousWebhookSecretExpiresAt)]
-                    })
+                records.isEmpty
+                    ? "no partners"
+                    : text.table(
+                        [
+                            "ID", "MINI-APP", "NAME", "TENANT", "PER MIN", "PER DAY", "CREATED", "REVOKED",
+                            "PREVIOUS KEY UNTIL", "PREVIOUS SECRET UNTIL",
+                        ],
+                        records.map { record in
+                            [
+                                record.id.uuidString.lowercased(), record.miniAppID, record.displayName,
+                                record.tenantID,
+                                String(record.rateLimitPerMinute), String(record.rateLimitPerDay),
+                                text.time(record.createdAt),
+                                text.time(record.revokedAt), text.time(record.previousKeyExpiresAt),
+                                text.time(record.previousWebhookSecretExpiresAt),
+                            ]
+                        })
             }
         case "update":
-            try arguments.allowOnly(["json", "display-name", "rate-limit-per-minute", "rate-limit-per-day", "icon-url",
-                                     "icon-file", "no-icon", "webhook-url", "no-webhook", "sound", "silent",
-                                     "allow-time-sensitive", "disallow-time-sensitive"])
+            try arguments.allowOnly([
+                "json", "display-name", "rate-limit-per-minute", "rate-limit-per-day", "icon-url",
+                "icon-file", "no-icon", "webhook-url", "no-webhook", "sound", "silent",
+                "allow-time-sensitive", "disallow-time-sensitive",
+            ])
             let id = try partnerID(arguments)
             var changes = PartnerChanges(
                 displayName: try arguments.option("display-name").map(PartnerRules.displayName),
@@ -154,7 +184,9 @@ enum Commands {
                     try arguments.option("webhook-url").map(PartnerRules.webhookURL), for: existing,
                     newSecret: WebhookSignature.generateSecret)
             }
-            guard let record = try store.update(id: id, changes) else { throw CommandFailure(message: "no such partner") }
+            guard let record = try store.update(id: id, changes) else {
+                throw CommandFailure(message: "no such partner")
+            }
             printer.emit(record.json(webhookSecret: shownSecret)) {
                 describe(record) + (shownSecret.map { "\nwebhook secret (shown once): \($0)" } ?? "")
             }
@@ -162,8 +194,11 @@ enum Commands {
             try arguments.allowOnly(["json", "previous-key-valid"])
             let overlap = try overlapSeconds(arguments, "previous-key-valid")
             let key = try PartnerAPIKey.generate()
-            guard let record = try store.rotateKey(id: try partnerID(arguments), keyHash: PartnerAPIKey.hash(key),
-                                                   previousKeyValidSeconds: overlap) else {
+            guard
+                let record = try store.rotateKey(
+                    id: try partnerID(arguments), keyHash: PartnerAPIKey.hash(key),
+                    previousKeyValidSeconds: overlap)
+            else {
                 throw CommandFailure(message: "no such active partner")
             }
             printer.emit(record.json(apiKey: key)) { describe(record) + "\nnew api key (shown once): \(key)" }
@@ -177,8 +212,11 @@ enum Commands {
             try arguments.allowOnly(["json", "previous-secret-valid"])
             let overlap = try overlapSeconds(arguments, "previous-secret-valid")
             let secret = try WebhookSignature.generateSecret()
-            guard let record = try store.rotateWebhookSecret(id: try partnerID(arguments), secret: secret,
-                                                             previousSecretValidSeconds: overlap) else {
+            guard
+                let record = try store.rotateWebhookSecret(
+                    id: try partnerID(arguments), secret: secret,
+                    previousSecretValidSeconds: overlap)
+            else {
                 throw CommandFailure(message: "no such active partner with a webhook")
             }
             printer.emit(record.json(webhookSecret: secret)) {
@@ -262,13 +300,16 @@ enum Commands {
     }
 
     static func describe(_ record: PartnerRecord) -> String {
-        let overlap = (record.previousKeyExpiresAt.map { "  previous key valid until \(ISO8601.format($0))" } ?? "")
+        let overlap =
+            (record.previousKeyExpiresAt.map { "  previous key valid until \(ISO8601.format($0))" } ?? "")
             + (record.previousWebhookSecretExpiresAt.map {
                 "  previous webhook secret valid until \(ISO8601.format($0))"
             } ?? "")
-        let state = (record.revokedAt.map { "revoked \(ISO8601.format($0))" }
-            ?? record.suspendedAt.map { "suspended \(ISO8601.format($0))" } ?? "active") + overlap
-        return "\(record.id.uuidString.lowercased())  \(record.miniAppID)  \"\(record.displayName)\"  tenant=\(record.tenantID)  "
+        let state =
+            (record.revokedAt.map { "revoked \(ISO8601.format($0))" }
+                ?? record.suspendedAt.map { "suspended \(ISO8601.format($0))" } ?? "active") + overlap
+        return
+            "\(record.id.uuidString.lowercased())  \(record.miniAppID)  \"\(record.displayName)\"  tenant=\(record.tenantID)  "
             + "\(record.rateLimitPerMinute)/min \(record.rateLimitPerDay)/day  "
             + "sound=\(record.sound.name ?? "(silent)")\(record.allowTimeSensitive ? "  time-sensitive" : "")  \(state)"
     }

@@ -17,9 +17,11 @@ public enum HeraldCtl {
 
     /// Runs a command line and returns the exit status. `style` is chosen from `--json` and whether
     /// standard output is a terminal unless a caller (a test) fixes it.
-    public static func run(_ words: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-                           style: OutputStyle? = nil,
-                           output: @escaping (String) -> Void = { print($0) }) -> Int32 {
+    public static func run(
+        _ words: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        style: OutputStyle? = nil,
+        output: @escaping (String) -> Void = { print($0) }
+    ) -> Int32 {
         var path: [String] = []
         do {
             guard let command = words.first else { throw UsageError(message: "a command is required") }
@@ -53,13 +55,16 @@ public enum HeraldCtl {
             // No statement timeout: migrations and partition maintenance may run long on a big database.
             // HERALD_DB_PREPARED=0 behind a transaction pooler, as for the intake and the worker.
             let prepared = try reader.flag(Settings.databasePrepared)
-            let pool = PostgresPool(configuration: .init(
-                url: url, maxConnections: 2,
-                connectionOptions: .init(applicationName: "heraldctl", statementTimeout: nil,
-                                         preparedStatements: prepared)))
+            let pool = PostgresPool(
+                configuration: .init(
+                    url: url, maxConnections: 2,
+                    connectionOptions: .init(
+                        applicationName: "heraldctl", statementTimeout: nil,
+                        preparedStatements: prepared)))
             defer { pool.close() }
             let printer = Printer(
-                style: style ?? OutputStyle.choose(json: arguments.flag("json"), standardOutputIsTerminal: isatty(1) == 1),
+                style: style
+                    ?? OutputStyle.choose(json: arguments.flag("json"), standardOutputIsTerminal: isatty(1) == 1),
                 output: output, now: Date())
             switch command {
             case "migrate": try Commands.migrate(pool: pool, arguments: arguments, printer: printer)
@@ -68,18 +73,23 @@ public enum HeraldCtl {
             case "stats": try StatsCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "tokens": try TokensCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "workers": try WorkersCommand.run(pool: pool, arguments: arguments, printer: printer)
-            case "replay": try ReplayCommand.run(pool: pool, arguments: arguments, printer: printer,
-                                                 fallbackTTLSeconds: try pushRules(environment).defaultTTLSeconds)
-            case "backfill": try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)
+            case "replay":
+                try ReplayCommand.run(
+                    pool: pool, arguments: arguments, printer: printer,
+                    fallbackTTLSeconds: try pushRules(environment).defaultTTLSeconds)
+            case "backfill":
+                try BackfillCommand.run(pool: pool, arguments: arguments, printer: printer, environment: environment)
             case "webhooks": try WebhooksCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "audit": try AuditCommand.run(pool: pool, arguments: arguments, printer: printer)
             case "partners":
                 // Made only when an icon is given: its fetcher is a thread of its own.
                 var iconSource: PartnerIconSource?
                 defer { iconSource?.close() }
-                try Commands.partners(pool: pool, arguments: arguments, printer: printer,
-                                      defaults: try PartnerDefaults(environment),
-                                      signer: { try pushSigner(environment) }) {
+                try Commands.partners(
+                    pool: pool, arguments: arguments, printer: printer,
+                    defaults: try PartnerDefaults(environment),
+                    signer: { try pushSigner(environment) }
+                ) {
                     if let iconSource { return iconSource }
                     let made = try PartnerIconSource(environment: environment)
                     iconSource = made
@@ -112,7 +122,8 @@ public enum HeraldCtl {
             let settings = try PushSettings.read(EnvironmentReader(environment: environment))
             return HMACSigner(keyID: settings.signingKeyID, key: settings.activeKey)
         } catch {
-            throw CommandFailure(message: "\(error.description) (a revocation signs the ends of the partner's Live Activities)")
+            throw CommandFailure(
+                message: "\(error.description) (a revocation signs the ends of the partner's Live Activities)")
         }
     }
 
@@ -126,7 +137,9 @@ public enum HeraldCtl {
     }
 
     private static func helpPage(_ path: [String]) throws(UsageError) -> String {
-        guard let page = Help.text(for: path) else { throw UsageError(message: "unknown command \(path.joined(separator: " "))") }
+        guard let page = Help.text(for: path) else {
+            throw UsageError(message: "unknown command \(path.joined(separator: " "))")
+        }
         return page
     }
 }

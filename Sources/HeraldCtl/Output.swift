@@ -48,7 +48,9 @@ struct TextFormat {
     func table(_ headers: [String], _ rows: [[String]]) -> String {
         guard isTerminal else { return rows.map { $0.joined(separator: "\t") }.joined(separator: "\n") }
         let all = [headers] + rows
-        let widths = headers.indices.map { column in all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
+        let widths = headers.indices.map { column in
+            all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
+        }
         let numeric = headers.indices.map { column in
             !rows.isEmpty && rows.allSatisfy { $0.indices.contains(column) && Double($0[column]) != nil }
         }

@@ -1,7 +1,8 @@
 import Foundation
 import HTTP2
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `heraldctl probe URL [--timeout SECONDS]`: the health check of the container images, which have
@@ -80,7 +81,9 @@ public enum ProbeCommand {
         let fd = try connect(target, deadline: deadline)
         defer { close(fd) }
         let hostHeader = target.host.contains(":") ? "[\(target.host)]:\(target.port)" : "\(target.host):\(target.port)"
-        let request = Array("GET \(target.path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: heraldctl-probe\r\nConnection: close\r\n\r\n".utf8)
+        let request = Array(
+            "GET \(target.path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: heraldctl-probe\r\nConnection: close\r\n\r\n"
+                .utf8)
         var sent = 0
         while sent < request.count {
             try wait(fd, for: Int16(POLLOUT), until: deadline, doing: "sending")
@@ -136,8 +139,10 @@ public enum ProbeCommand {
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
             entry = address.pointee.ai_next
-            let fd = socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-                                | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(
+                address.pointee.ai_family,
+                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                    | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { lastError = "socket: \(describe(errno))"; continue }
             if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return fd }
             guard errno == EINPROGRESS else {

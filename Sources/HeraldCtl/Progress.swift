@@ -1,7 +1,8 @@
 import Foundation
 import HeraldCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Progress of a long command on standard error, so standard output stays the result: on a
@@ -20,9 +21,11 @@ final class Progress {
     let plainEvery: Int
     let plainSeconds: Double
 
-    init(label: String, totalBytes: Int?, terminal: Bool = isatty(2) == 1, plainEvery: Int = 50_000,
-         plainSeconds: Double = 5, clock: any HeraldClock = SystemClock(),
-         write: @escaping (String) -> Void = Progress.standardError) {
+    init(
+        label: String, totalBytes: Int?, terminal: Bool = isatty(2) == 1, plainEvery: Int = 50_000,
+        plainSeconds: Double = 5, clock: any HeraldClock = SystemClock(),
+        write: @escaping (String) -> Void = Progress.standardError
+    ) {
         self.clock = clock
         started = clock.now
         lastDraw = started

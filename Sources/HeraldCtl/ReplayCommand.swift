@@ -5,8 +5,10 @@ import Store
 
 /// `heraldctl replay`: failed, dead or expired deliveries back into the queue.
 enum ReplayCommand {
-    static let options: Set<String> = ["json", "request", "partner", "since", "until", "outcome", "reason",
-                                       "realtime", "dry-run"]
+    static let options: Set<String> = [
+        "json", "request", "partner", "since", "until", "outcome", "reason",
+        "realtime", "dry-run",
+    ]
 
     static func run(pool: PostgresPool, arguments: Arguments, printer: Printer, fallbackTTLSeconds: Int) throws {
         try arguments.allowOnly(options)
@@ -18,15 +20,20 @@ enum ReplayCommand {
         let dryRun = arguments.flag("dry-run")
         let lane = arguments.flag("realtime") ? 0 : 1
         let showProgress = printer.style != .json && isatty(2) == 1
-        let counts = try store.replay(selection, lane: lane, dryRun: dryRun, fallbackTTLSeconds: fallbackTTLSeconds) { total in
+        let counts = try store.replay(selection, lane: lane, dryRun: dryRun, fallbackTTLSeconds: fallbackTTLSeconds) {
+            total in
             if showProgress {
-                FileHandle.standardError.write(Data("\rreplay: \(total.matched) matched, \(total.replayed) \(dryRun ? "replayable" : "replayed")".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "\rreplay: \(total.matched) matched, \(total.replayed) \(dryRun ? "replayable" : "replayed")"
+                            .utf8))
             }
         }
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         if !dryRun {
-            try Commands.auditReplay("deliveries.replayed", pool: pool, partnerIDs: selection.partnerIDs, arguments: arguments,
-                                     matched: counts.matched, replayed: counts.replayed)
+            try Commands.auditReplay(
+                "deliveries.replayed", pool: pool, partnerIDs: selection.partnerIDs, arguments: arguments,
+                matched: counts.matched, replayed: counts.replayed)
         }
         printer.emit(json(counts, dryRun: dryRun)) { text(counts, dryRun: dryRun, lane: lane, $0) }
     }
@@ -35,7 +42,9 @@ enum ReplayCommand {
     static func selection(_ arguments: Arguments, now: Date) throws(UsageError) -> ReplaySelection {
         var selection = ReplaySelection()
         for text in arguments.values("request") {
-            guard let id = UUID(uuidString: text) else { throw UsageError(message: "--request must be a request id (UUID)") }
+            guard let id = UUID(uuidString: text) else {
+                throw UsageError(message: "--request must be a request id (UUID)")
+            }
             selection.requestIDs.append(id)
         }
         selection.since = try arguments.time("since", now: now)
@@ -49,7 +58,9 @@ enum ReplayCommand {
         }
         if !outcomes.isEmpty { selection.outcomes = Array(Set(outcomes)).sorted() }
         if let reason = arguments.option("reason") {
-            guard !reason.isEmpty, reason.count <= 200 else { throw UsageError(message: "--reason must be 1-200 characters") }
+            guard !reason.isEmpty, reason.count <= 200 else {
+                throw UsageError(message: "--reason must be 1-200 characters")
+            }
             selection.reason = reason
         }
         guard selection.hasSelector || arguments.option("partner") != nil else {
@@ -59,30 +70,37 @@ enum ReplayCommand {
     }
 
     static func json(_ counts: ReplayCounts, dryRun: Bool) -> JSONValue {
-        .object([
-            ("matched", .number(Double(counts.matched))),
-            ("replayed", .number(Double(dryRun ? 0 : counts.replayed))),
-            ("skipped", .object([
-                ("token_invalid", .number(Double(counts.tokenInvalid))),
-                ("opted_out", .number(Double(counts.optedOut))),
-                ("device_removed", .number(Double(counts.deviceRemoved))),
-                ("already_replayed", .number(Double(counts.alreadyReplayed))),
-                ("partner_revoked", .number(Double(counts.partnerRevoked))),
-            ])),
-        ] + (dryRun ? [("wouldReplay", .number(Double(counts.replayed)))] : []))
+        .object(
+            [
+                ("matched", .number(Double(counts.matched))),
+                ("replayed", .number(Double(dryRun ? 0 : counts.replayed))),
+                (
+                    "skipped",
+                    .object([
+                        ("token_invalid", .number(Double(counts.tokenInvalid))),
+                        ("opted_out", .number(Double(counts.optedOut))),
+                        ("device_removed", .number(Double(counts.deviceRemoved))),
+                        ("already_replayed", .number(Double(counts.alreadyReplayed))),
+                        ("partner_revoked", .number(Double(counts.partnerRevoked))),
+                    ])
+                ),
+            ] + (dryRun ? [("wouldReplay", .number(Double(counts.replayed)))] : []))
     }
 
     static func text(_ counts: ReplayCounts, dryRun: Bool, lane: Int, _ format: TextFormat) -> String {
-        let skipped: [(String, Int)] = [("token_invalid", counts.tokenInvalid), ("opted_out", counts.optedOut),
-                                        ("device_removed", counts.deviceRemoved),
-                                        ("already_replayed", counts.alreadyReplayed),
-                                        ("partner_revoked", counts.partnerRevoked)]
+        let skipped: [(String, Int)] = [
+            ("token_invalid", counts.tokenInvalid), ("opted_out", counts.optedOut),
+            ("device_removed", counts.deviceRemoved),
+            ("already_replayed", counts.alreadyReplayed),
+            ("partner_revoked", counts.partnerRevoked),
+        ]
         let laneName = StatsCommand.laneName(lane)
         guard format.isTerminal else {
             return ([("matched", counts.matched), (dryRun ? "would_replay" : "replayed", counts.replayed)] + skipped)
                 .map { "\($0.0)\t\($0.1)" }.joined(separator: "\n")
         }
-        let head = dryRun
+        let head =
+            dryRun
             ? "dry run: \(counts.replayed) of \(counts.matched) matched deliveries would be replayed (\(laneName) lane); nothing changed"
             : "replayed \(counts.replayed) of \(counts.matched) matched deliveries into the \(laneName) lane"
         return head + "\n\n" + format.table(["SKIPPED", "ROWS"], skipped.map { [$0.0, String($0.1)] })

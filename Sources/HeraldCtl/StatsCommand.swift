@@ -17,14 +17,24 @@ enum StatsCommand {
 
     static func json(_ stats: QueueStats) -> JSONValue {
         .object([
-            ("queue", .array(stats.queue.map {
-                .object([("state", .string($0.state)), ("lane", .string(laneName($0.lane))),
-                         ("partner", .string($0.miniAppID)), ("count", .number(Double($0.count)))])
-            })),
+            (
+                "queue",
+                .array(
+                    stats.queue.map {
+                        .object([
+                            ("state", .string($0.state)), ("lane", .string(laneName($0.lane))),
+                            ("partner", .string($0.miniAppID)), ("count", .number(Double($0.count))),
+                        ])
+                    })
+            ),
             ("oldestDueSeconds", .number((stats.oldestDueSeconds * 1000).rounded() / 1000)),
-            ("outcomes", .object(stats.outcomes.map { window in
-                (window.window, .object(window.counts.map { ($0.outcome, .number(Double($0.count))) }))
-            })),
+            (
+                "outcomes",
+                .object(
+                    stats.outcomes.map { window in
+                        (window.window, .object(window.counts.map { ($0.outcome, .number(Double($0.count))) }))
+                    })
+            ),
         ])
     }
 
@@ -41,15 +51,20 @@ enum StatsCommand {
             return lines.joined(separator: "\n")
         }
         var parts: [String] = []
-        parts.append(queueRows.isEmpty ? "queue: empty" : format.table(["STATE", "LANE", "PARTNER", "ROWS"], queueRows))
+        parts.append(
+            queueRows.isEmpty ? "queue: empty" : format.table(["STATE", "LANE", "PARTNER", "ROWS"], queueRows))
         let total = stats.queue.reduce(0) { $0 + $1.count }
-        parts.append("\(total) row\(total == 1 ? "" : "s") queued; " + (stats.oldestDueSeconds > 0
-            ? "the oldest due row has waited \(RelativeTime.duration(stats.oldestDueSeconds))"
-            : "nothing is waiting"))
-        parts.append(format.table(["FINISHED"] + outcomeNames.map { $0.uppercased() },
-                                  stats.outcomes.map { window in
-                                      ["last " + (window.window == "5m" ? "5 min" : "hour")] + window.counts.map { String($0.count) }
-                                  }))
+        parts.append(
+            "\(total) row\(total == 1 ? "" : "s") queued; "
+                + (stats.oldestDueSeconds > 0
+                    ? "the oldest due row has waited \(RelativeTime.duration(stats.oldestDueSeconds))"
+                    : "nothing is waiting"))
+        parts.append(
+            format.table(
+                ["FINISHED"] + outcomeNames.map { $0.uppercased() },
+                stats.outcomes.map { window in
+                    ["last " + (window.window == "5m" ? "5 min" : "hour")] + window.counts.map { String($0.count) }
+                }))
         return parts.joined(separator: "\n\n")
     }
 }

@@ -20,13 +20,18 @@ enum TokensCommand {
     static func json(_ report: TokenReport) -> JSONValue {
         .object([
             ("since", .string(ISO8601.format(report.since))), ("until", .string(ISO8601.format(report.until))),
-            ("invalidations", .array(report.lines.map {
-                .object([
-                    ("upstream", .string($0.upstream)), ("token", .string($0.token)), ("reason", .string($0.reason)),
-                    ("count", .number(Double($0.count))), ("devices", .number(Double($0.devices))),
-                    ("first", .string(ISO8601.format($0.first))), ("last", .string(ISO8601.format($0.last))),
-                ])
-            })),
+            (
+                "invalidations",
+                .array(
+                    report.lines.map {
+                        .object([
+                            ("upstream", .string($0.upstream)), ("token", .string($0.token)),
+                            ("reason", .string($0.reason)),
+                            ("count", .number(Double($0.count))), ("devices", .number(Double($0.devices))),
+                            ("first", .string(ISO8601.format($0.first))), ("last", .string(ISO8601.format($0.last))),
+                        ])
+                    })
+            ),
             ("total", .number(Double(report.lines.reduce(0) { $0 + $1.count }))),
             ("skipped", .object(TokenReportStore.skipReasons.map { ($0, .number(Double(report.skipped[$0] ?? 0))) })),
         ])
@@ -34,8 +39,10 @@ enum TokensCommand {
 
     static func text(_ report: TokenReport, _ format: TextFormat) -> String {
         let rows = report.lines.map {
-            [$0.upstream, $0.token, $0.reason, String($0.count), String($0.devices), format.time($0.first),
-             format.time($0.last)]
+            [
+                $0.upstream, $0.token, $0.reason, String($0.count), String($0.devices), format.time($0.first),
+                format.time($0.last),
+            ]
         }
         guard format.isTerminal else {
             var lines = rows.map { (["invalidations"] + $0).joined(separator: "\t") }

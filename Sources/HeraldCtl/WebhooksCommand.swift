@@ -14,7 +14,9 @@ enum WebhooksCommand {
         try arguments.single(["partner", "since", "until"])
         var selection = WebhookReplaySelection()
         for text in arguments.values("event") {
-            guard let id = UUID(uuidString: text) else { throw UsageError(message: "--event must be an event id (UUID)") }
+            guard let id = UUID(uuidString: text) else {
+                throw UsageError(message: "--event must be an event id (UUID)")
+            }
             selection.eventIDs.append(id)
         }
         selection.since = try arguments.time("since", now: printer.now)
@@ -29,8 +31,9 @@ enum WebhooksCommand {
         let dryRun = arguments.flag("dry-run")
         let counts = try WebhookStore(pool: pool).replay(selection, dryRun: dryRun, now: printer.now)
         if !dryRun {
-            try Commands.auditReplay("webhooks.replayed", pool: pool, partnerIDs: selection.partnerIDs, arguments: arguments,
-                                     matched: counts.matched, replayed: counts.replayed)
+            try Commands.auditReplay(
+                "webhooks.replayed", pool: pool, partnerIDs: selection.partnerIDs, arguments: arguments,
+                matched: counts.matched, replayed: counts.replayed)
         }
         let noWebhook = counts.matched - counts.replayable
         var members: [(key: String, value: JSONValue)] = [
@@ -39,9 +42,12 @@ enum WebhooksCommand {
         ]
         if dryRun { members.append(("wouldReplay", .number(Double(counts.replayable)))) }
         printer.emit(.object(members)) { _ in
-            let done = dryRun ? "\(counts.replayable) would be sent again (dry run: nothing changed)"
+            let done =
+                dryRun
+                ? "\(counts.replayable) would be sent again (dry run: nothing changed)"
                 : "\(counts.replayed) sent again"
-            return "\(counts.matched) failed events matched: \(done)" + (noWebhook > 0 ? "; \(noWebhook) skipped (no webhook)" : "")
+            return "\(counts.matched) failed events matched: \(done)"
+                + (noWebhook > 0 ? "; \(noWebhook) skipped (no webhook)" : "")
         }
     }
 }

@@ -14,30 +14,44 @@ enum WorkersCommand {
     }
 
     static func json(_ workers: [WorkerStatus]) -> JSONValue {
-        .object([("workers", .array(workers.map { worker in
-            let beat = worker.heartbeat
-            return .object([
-                ("workerId", .string(beat.workerID)), ("host", .string(beat.host)), ("version", .string(beat.version)),
-                ("status", .string(worker.lost ? "lost" : "live")), ("startedAt", .string(ISO8601.format(beat.startedAt))),
-                ("lastSeenAt", .string(ISO8601.format(worker.lastSeenAt))), ("inFlight", .number(Double(beat.inFlight))),
-                ("pausedUpstreams", .array(beat.pausedUpstreams.map { .string($0) })),
-                ("claimsPerSecond", .number(beat.claimsPerSecond)),
-            ])
-        }))])
+        .object([
+            (
+                "workers",
+                .array(
+                    workers.map { worker in
+                        let beat = worker.heartbeat
+                        return .object([
+                            ("workerId", .string(beat.workerID)), ("host", .string(beat.host)),
+                            ("version", .string(beat.version)),
+                            ("status", .string(worker.lost ? "lost" : "live")),
+                            ("startedAt", .string(ISO8601.format(beat.startedAt))),
+                            ("lastSeenAt", .string(ISO8601.format(worker.lastSeenAt))),
+                            ("inFlight", .number(Double(beat.inFlight))),
+                            ("pausedUpstreams", .array(beat.pausedUpstreams.map { .string($0) })),
+                            ("claimsPerSecond", .number(beat.claimsPerSecond)),
+                        ])
+                    })
+            )
+        ])
     }
 
     static func text(_ workers: [WorkerStatus], _ format: TextFormat) -> String {
         let rows = workers.map { worker in
             let beat = worker.heartbeat
-            return [beat.workerID, beat.host, beat.version, worker.lost ? "lost" : "live", format.time(worker.lastSeenAt),
-                    format.time(beat.startedAt), String(beat.inFlight), String(beat.claimsPerSecond),
-                    beat.pausedUpstreams.isEmpty ? "-" : beat.pausedUpstreams.joined(separator: ",")]
+            return [
+                beat.workerID, beat.host, beat.version, worker.lost ? "lost" : "live", format.time(worker.lastSeenAt),
+                format.time(beat.startedAt), String(beat.inFlight), String(beat.claimsPerSecond),
+                beat.pausedUpstreams.isEmpty ? "-" : beat.pausedUpstreams.joined(separator: ","),
+            ]
         }
         guard format.isTerminal else { return rows.map { $0.joined(separator: "\t") }.joined(separator: "\n") }
         guard !rows.isEmpty else { return "no worker has sent a heartbeat in the last day" }
         let lost = workers.filter(\.lost).count
-        return format.table(["WORKER", "HOST", "VERSION", "STATUS", "LAST SEEN", "STARTED", "IN FLIGHT", "CLAIMS/S",
-                             "PAUSED"], rows)
+        return format.table(
+            [
+                "WORKER", "HOST", "VERSION", "STATUS", "LAST SEEN", "STARTED", "IN FLIGHT", "CLAIMS/S",
+                "PAUSED",
+            ], rows)
             + "\n\n\(workers.count - lost) live, \(lost) lost"
     }
 }

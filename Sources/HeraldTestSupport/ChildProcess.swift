@@ -8,12 +8,14 @@ public final class ChildProcess: @unchecked Sendable {
     public let outputFile: URL
 
     public init(executable: URL, arguments: [String] = [], environment: [String: String]) throws {
-        outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString).log")
+        outputFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "herald-test-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: outputFile.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: outputFile.path])
         }
-        process = try SpawnedProcess(executable: executable, arguments: arguments, environment: environment,
-                                     output: outputFile)
+        process = try SpawnedProcess(
+            executable: executable, arguments: arguments, environment: environment,
+            output: outputFile)
     }
 
     deinit { stop() }

@@ -8,7 +8,8 @@ extension TestEnvironment {
     public static let hasDatabase: Bool = {
         let present = !(ProcessInfo.processInfo.environment["HERALD_DATABASE_URL"] ?? "").isEmpty
         if !present {
-            let message = "HERALD_DATABASE_URL is not set: skipping every suite that needs Postgres "
+            let message =
+                "HERALD_DATABASE_URL is not set: skipping every suite that needs Postgres "
                 + "(run scripts/test, which starts a throwaway database).\n"
             message.withCString { _ = write(2, $0, strlen($0)) }
         }

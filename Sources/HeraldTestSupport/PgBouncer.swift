@@ -15,12 +15,16 @@ public final class PgBouncer: @unchecked Sendable {
     public let directory: URL
     public let port = 6432
 
-    public init(poolSize: Int = 2, poolMode: String = "transaction", serverURL: String = TestEnvironment.databaseURL) throws {
+    public init(poolSize: Int = 2, poolMode: String = "transaction", serverURL: String = TestEnvironment.databaseURL)
+        throws
+    {
         guard let components = URLComponents(string: serverURL),
-              let host = components.queryItems?.first(where: { $0.name == "host" })?.value else {
+            let host = components.queryItems?.first(where: { $0.name == "host" })?.value
+        else {
             throw TestHTTPClient.Failure(description: "PgBouncer needs a postgresql:// URL with host=<socket dir>")
         }
-        let serverPort = components.port ?? components.queryItems?.first(where: { $0.name == "port" })?.value
+        let serverPort =
+            components.port ?? components.queryItems?.first(where: { $0.name == "port" })?.value
             .flatMap(Int.init) ?? 5432
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("herald-pgb-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -56,8 +60,10 @@ public final class PgBouncer: @unchecked Sendable {
             usleep(100_000)
         }
         guard tries < 300 else {
-            let log = (try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? ""
-            throw TestHTTPClient.Failure(description: "PgBouncer is not accepting on \(socket) after 30 s:\n\(log.suffix(2000))")
+            let log =
+                (try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? ""
+            throw TestHTTPClient.Failure(
+                description: "PgBouncer is not accepting on \(socket) after 30 s:\n\(log.suffix(2000))")
         }
     }
 
@@ -86,9 +92,11 @@ public final class PgBouncer: @unchecked Sendable {
         // SHUTDOWN on the admin console rather than a signal: the daemon inherits the test process's
         // blocked signal mask (posix_spawn keeps it), so SIGTERM and SIGINT stay pending forever.
         _ = try? PostgresCluster.shell(
-            "/usr/lib/postgresql/15/bin/psql -X -q -h \(directory.path) -p \(port) -U postgres -d pgbouncer -c SHUTDOWN || true")
+            "/usr/lib/postgresql/15/bin/psql -X -q -h \(directory.path) -p \(port) -U postgres -d pgbouncer -c SHUTDOWN || true"
+        )
         if let text = try? String(contentsOf: directory.appendingPathComponent("pgbouncer.pid"), encoding: .utf8),
-           let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
             for _ in 0..<50 where kill(pid, 0) == 0 { usleep(100_000) }
             if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         }

@@ -13,7 +13,8 @@ public final class PostgresCluster: @unchecked Sendable {
         databaseURL = "postgresql://postgres@/postgres?host=\(directory.path)"
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try PostgresCluster.shell("chown postgres \(directory.path)")
-        try asPostgres("\(binaries.path)/initdb -D \(directory.path)/data -A trust -U postgres --no-sync -E UTF8 >/dev/null")
+        try asPostgres(
+            "\(binaries.path)/initdb -D \(directory.path)/data -A trust -U postgres --no-sync -E UTF8 >/dev/null")
         let settings = """
             listen_addresses = ''
             unix_socket_directories = '\(directory.path)'
@@ -27,7 +28,8 @@ public final class PostgresCluster: @unchecked Sendable {
     deinit { destroy() }
 
     public func start() throws {
-        try asPostgres("\(binaries.path)/pg_ctl -D \(directory.path)/data -l \(directory.path)/log -w -t 30 start >/dev/null")
+        try asPostgres(
+            "\(binaries.path)/pg_ctl -D \(directory.path)/data -l \(directory.path)/log -w -t 30 start >/dev/null")
     }
 
     public func stop() throws {
@@ -35,7 +37,8 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     public func destroy() {
-        _ = try? asPostgres("\(binaries.path)/pg_ctl -D \(directory.path)/data -m immediate -w -t 30 stop >/dev/null 2>&1")
+        _ = try? asPostgres(
+            "\(binaries.path)/pg_ctl -D \(directory.path)/data -m immediate -w -t 30 stop >/dev/null 2>&1")
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -13,7 +13,8 @@ public final class PostgresFailoverPair: @unchecked Sendable {
 
     public init() throws {
         // The suite's own cluster variables are unset: herald_pg_start makes a new cluster, on its socket only.
-        let output = try Self.script("""
+        let output = try Self.script(
+            """
             unset HERALD_PG_DIR HERALD_PG_PORT HERALD_PG_SOCKET_DIR HERALD_PG_STANDBY_PORT \
                 HERALD_PG_START_CMD HERALD_PG_STOP_CMD
             HERALD_PG_SETTINGS=$'shared_buffers = 32MB\\nmax_connections = 100'
@@ -42,11 +43,13 @@ public final class PostgresFailoverPair: @unchecked Sendable {
     public func destroy() { _ = try? run("herald_pg_stop") }
 
     private func run(_ command: String) throws {
-        _ = try Self.script(command, environment: """
-            unset HERALD_PG_START_CMD HERALD_PG_STOP_CMD
-            export HERALD_PG_DIR='\(directory)' HERALD_PG_SOCKET_DIR='\(directory)' HERALD_PG_PORT=5432 \
-            HERALD_PG__TCP=0 HERALD_PG_STANDBY_PORT=5433
-            """)
+        _ = try Self.script(
+            command,
+            environment: """
+                unset HERALD_PG_START_CMD HERALD_PG_STOP_CMD
+                export HERALD_PG_DIR='\(directory)' HERALD_PG_SOCKET_DIR='\(directory)' HERALD_PG_PORT=5432 \
+                HERALD_PG__TCP=0 HERALD_PG_STANDBY_PORT=5433
+                """)
     }
 
     /// Runs `command` in bash with scripts/lib/postgres.sh sourced; its standard output.

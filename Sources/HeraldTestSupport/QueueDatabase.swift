@@ -75,7 +75,8 @@ public final class QueueDatabase: @unchecked Sendable {
         throws -> (id: UUID, miniApp: String)
     {
         let id = UUID()
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
                                   rate_limit_per_day)
             VALUES ($1, $2, 'Partner', 't1', $3, 60, 10000)
@@ -84,17 +85,21 @@ public final class QueueDatabase: @unchecked Sendable {
     }
 
     /// A user with one iOS device (APNs token) and one Android device (FCM token).
-    public func user(_ id: String, apnsToken: String? = nil, fcmToken: String? = nil, environment: String = "sandbox",
-                     bundleID: String? = nil) throws {
+    public func user(
+        _ id: String, apnsToken: String? = nil, fcmToken: String? = nil, environment: String = "sandbox",
+        bundleID: String? = nil
+    ) throws {
         try connection.query("INSERT INTO users (id, tenant_id) VALUES ($1, 't1') ON CONFLICT DO NOTHING", [id])
         if let apnsToken {
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO devices (user_id, device_id, platform, environment, apns_token, bundle_id)
                 VALUES ($1, 'iphone', 'ios', $2, $3, $4)
                 """, [id, environment, apnsToken, bundleID])
         }
         if let fcmToken {
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO devices (user_id, device_id, platform, environment, fcm_token)
                 VALUES ($1, 'pixel', 'android', 'production', $2)
                 """, [id, fcmToken])
@@ -111,7 +116,8 @@ public final class QueueDatabase: @unchecked Sendable {
         let now = Date()
         let id = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: id)!
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, title, body, data, lane, recipients,
                                        deliveries, suppressed, missing)
             VALUES ($1, $2, $3, 'app', 'T', 'B', '{}', 0, 1, $4, 0, '{}')
@@ -121,37 +127,49 @@ public final class QueueDatabase: @unchecked Sendable {
 
     /// Queues one delivery of `request` to `user`'s device for `service`.
     @discardableResult
-    public func delivery(request: (id: UUID, createdAt: Date), partner: UUID, user: String, service: PushService,
-                  lane: Int = 0, availableAt: Date? = nil, expiresAt: Date? = nil, payload: String? = nil) throws -> UUID {
+    public func delivery(
+        request: (id: UUID, createdAt: Date), partner: UUID, user: String, service: PushService,
+        lane: Int = 0, availableAt: Date? = nil, expiresAt: Date? = nil, payload: String? = nil
+    ) throws -> UUID {
         let id = UUID()
-        let body = payload ?? (service == .apns
-            ? #"{"aps":{"alert":{"title":"T","body":"B"}},"deliveryId":"\#(id.uuidString.lowercased())"}"#
-            : #"{"android":{"priority":"HIGH"},"data":{"title":"T","deliveryId":"\#(id.uuidString.lowercased())"}}"#)
-        try connection.query("""
+        let body =
+            payload
+            ?? (service == .apns
+                ? #"{"aps":{"alert":{"title":"T","body":"B"}},"deliveryId":"\#(id.uuidString.lowercased())"}"#
+                : #"{"android":{"priority":"HIGH"},"data":{"title":"T","deliveryId":"\#(id.uuidString.lowercased())"}}"#)
+        try connection.query(
+            """
             INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
                                     environment, payload, available_at, expires_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, coalesce($11, now()), $12)
-            """, [id, request.id, request.createdAt, partner, lane, service.rawValue, user,
-                  service == .apns ? "iphone" : "pixel", service == .apns ? "sandbox" : "production", body,
-                  availableAt, expiresAt])
+            """,
+            [
+                id, request.id, request.createdAt, partner, lane, service.rawValue, user,
+                service == .apns ? "iphone" : "pixel", service == .apns ? "sandbox" : "production", body,
+                availableAt, expiresAt,
+            ])
         return id
     }
 
     /// A push request of one delivery per (user, service), written by the intake's own statement
     /// (PushStore.enqueue): 16 or more to one service and environment become group rows
     /// (sql/016_delivery_groups.sql). Devices as `user` makes them; returns the delivery ids in order.
-    public func enqueueRequest(partner: (id: UUID, miniApp: String), deliveries: [(user: String, service: PushService)],
-                               expiresAt: Date? = nil) throws -> (request: (id: UUID, createdAt: Date), ids: [UUID]) {
+    public func enqueueRequest(
+        partner: (id: UUID, miniApp: String), deliveries: [(user: String, service: PushService)],
+        expiresAt: Date? = nil
+    ) throws -> (request: (id: UUID, createdAt: Date), ids: [UUID]) {
         let now = Date()
         let request = OutboxWrite.newRequest(at: now)
         let rows: [OutboxWrite.Delivery] = deliveries.map { delivery in
             let id = UUIDv7.make(at: now)
             let text = id.uuidString.lowercased()
             return delivery.service == .apns
-                ? .init(id: id, service: .apns, userID: delivery.user, deviceID: "iphone", environment: "sandbox",
-                        payload: #"{"aps":{"alert":{"title":"T","body":"B"}},"deliveryId":"\#(text)"}"#)
-                : .init(id: id, service: .fcm, userID: delivery.user, deviceID: "pixel", environment: "production",
-                        payload: #"{"android":{"priority":"HIGH"},"data":{"title":"T","deliveryId":"\#(text)"}}"#)
+                ? .init(
+                    id: id, service: .apns, userID: delivery.user, deviceID: "iphone", environment: "sandbox",
+                    payload: #"{"aps":{"alert":{"title":"T","body":"B"}},"deliveryId":"\#(text)"}"#)
+                : .init(
+                    id: id, service: .fcm, userID: delivery.user, deviceID: "pixel", environment: "production",
+                    payload: #"{"android":{"priority":"HIGH"},"data":{"title":"T","deliveryId":"\#(text)"}}"#)
         }
         // The TTL that expires the rows at `expiresAt` (an hour from now without it), counted from the request's
         // creation as the writer counts it.
@@ -160,17 +178,23 @@ public final class QueueDatabase: @unchecked Sendable {
             requestID: request.id, createdAt: request.createdAt, partnerID: partner.id, miniAppID: partner.miniApp,
             title: "T", body: "B", deepLink: nil, sendAt: nil, ttlSeconds: ttlSeconds, interruptionLevel: nil,
             deliveries: rows,
-            resolved: .init(response: "{}", recipients: Set(deliveries.map(\.user)).count, suppressed: 0,
-                            missingJSON: #"{"emails":[],"wallets":[]}"#,
-                            senderUserIDs: Array(Set(deliveries.map(\.user)))))
+            resolved: .init(
+                response: "{}", recipients: Set(deliveries.map(\.user)).count, suppressed: 0,
+                missingJSON: #"{"emails":[],"wallets":[]}"#,
+                senderUserIDs: Array(Set(deliveries.map(\.user)))))
         let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
-        guard try PushStore(pool: pool).enqueue(push) else { throw PostgresError(code: .queryFailed, serverMessage: "not written") }
+        guard try PushStore(pool: pool).enqueue(push) else {
+            throw PostgresError(code: .queryFailed, serverMessage: "not written")
+        }
         return ((request.id, request.createdAt), rows.map(\.id))
     }
 
     /// Bulk-queues `count` APNs deliveries for one user (one statement).
-    public func deliveries(count: Int, request: (id: UUID, createdAt: Date), partner: UUID, user: String, lane: Int = 0) throws {
-        try connection.query("""
+    public func deliveries(count: Int, request: (id: UUID, createdAt: Date), partner: UUID, user: String, lane: Int = 0)
+        throws
+    {
+        try connection.query(
+            """
             INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
                                     environment, payload, available_at)
             SELECT gen_random_uuid(), $1, $2, $3, $4, 'apns', $5, 'iphone', 'sandbox',
@@ -185,15 +209,19 @@ public final class QueueDatabase: @unchecked Sendable {
 
     /// The outcome recorded in history for one delivery.
     public func outcome(of id: UUID) throws -> (outcome: String, attempts: Int, error: String?)? {
-        try connection.query("SELECT outcome, attempts, last_error FROM delivery_history_deliveries WHERE id = $1",
-                             [id]).first
+        try connection.query(
+            "SELECT outcome, attempts, last_error FROM delivery_history_deliveries WHERE id = $1",
+            [id]
+        ).first
             .map { (try $0.string("outcome"), try $0.int("attempts"), try $0.optionalString("last_error")) }
     }
 
     /// sent and failed of a request's audit row.
     public func counts(of request: (id: UUID, createdAt: Date)) throws -> (sent: Int, failed: Int) {
-        let row = try connection.query("SELECT sent, failed FROM push_requests WHERE id = $1 AND created_at = $2",
-                                       [request.id, request.createdAt]).first!
+        let row = try connection.query(
+            "SELECT sent, failed FROM push_requests WHERE id = $1 AND created_at = $2",
+            [request.id, request.createdAt]
+        ).first!
         return (try row.int("sent"), try row.int("failed"))
     }
 }

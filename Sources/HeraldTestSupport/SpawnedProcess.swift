@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process started with `posix_spawn`, its stdout and stderr appended to one file.
@@ -42,9 +43,10 @@ public final class SpawnedProcess: @unchecked Sendable {
         var pid: pid_t = 0
         let result = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in
             (envp + [nil]).withUnsafeBufferPointer { envpBuffer in
-                posix_spawn(&pid, executable.path, &actions, nil,
-                            UnsafeMutablePointer(mutating: argvBuffer.baseAddress!),
-                            UnsafeMutablePointer(mutating: envpBuffer.baseAddress!))
+                posix_spawn(
+                    &pid, executable.path, &actions, nil,
+                    UnsafeMutablePointer(mutating: argvBuffer.baseAddress!),
+                    UnsafeMutablePointer(mutating: envpBuffer.baseAddress!))
             }
         }
         guard result == 0 else {

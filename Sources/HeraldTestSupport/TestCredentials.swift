@@ -31,7 +31,8 @@ public struct TestCredentials: Sendable {
             .appendingPathComponent("herald-credentials-\(UUID().uuidString)")
         let script = TestEnvironment.repositoryRoot.appendingPathComponent("scripts/make-credentials")
         do {
-            let result = try ChildProcess.run(script, [directory.path], environment: ProcessInfo.processInfo.environment)
+            let result = try ChildProcess.run(
+                script, [directory.path], environment: ProcessInfo.processInfo.environment)
             guard result.status == 0 else { fatalError("scripts/make-credentials failed: \(result.output)") }
         } catch {
             fatalError("scripts/make-credentials could not run: \(error)")

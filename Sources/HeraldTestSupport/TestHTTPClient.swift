@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A blocking HTTP/1.1 client for tests: one loopback connection per request, written by hand, so
@@ -19,8 +20,10 @@ public enum TestHTTPClient {
         public init(description: String) { self.description = description }
     }
 
-    public static func send(port: UInt16, method: String, path: String, headers: [(String, String)] = [],
-                            body: [UInt8] = [], timeoutSeconds: Int = 30) throws -> Response {
+    public static func send(
+        port: UInt16, method: String, path: String, headers: [(String, String)] = [],
+        body: [UInt8] = [], timeoutSeconds: Int = 30
+    ) throws -> Response {
         let fd = try connectLoopback(port: port, readTimeoutSeconds: timeoutSeconds)
         defer { close(fd) }
 
@@ -46,7 +49,9 @@ public enum TestHTTPClient {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             let code = errno
@@ -57,8 +62,10 @@ public enum TestHTTPClient {
     }
 
     /// JSON convenience: encodes `json` (a string of JSON) with Content-Type application/json.
-    public static func json(port: UInt16, method: String, path: String, token: String?, json: String?,
-                            headers: [(String, String)] = []) throws -> Response {
+    public static func json(
+        port: UInt16, method: String, path: String, token: String?, json: String?,
+        headers: [(String, String)] = []
+    ) throws -> Response {
         var all = headers
         if let token { all.append(("Authorization", "Bearer \(token)")) }
         if json != nil { all.append(("Content-Type", "application/json")) }
@@ -68,7 +75,9 @@ public enum TestHTTPClient {
     private static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let written = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if written < 0 {
                 if errno == EINTR { continue }
                 // The server may answer (413) and close before reading everything: read what it said.
@@ -111,7 +120,8 @@ public enum TestHTTPClient {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         var body = Array(data[(end + 4)...])
         if let length = headers["content-length"].flatMap(Int.init), body.count > length {

@@ -12,7 +12,8 @@ extension IconError {
 
     /// The error as the API answers it.
     public var heraldError: HeraldError {
-        HeraldError(status: status, code: code.rawValue, message: message,
-                    retryAfter: code == .unavailable ? 1 : nil)
+        HeraldError(
+            status: status, code: code.rawValue, message: message,
+            retryAfter: code == .unavailable ? 1 : nil)
     }
 }

@@ -37,8 +37,10 @@ extension IconError {
     }
 
     static func sourceTooLarge(_ limits: IconLimits) -> IconError {
-        IconError(.invalidIcon, "The image is larger than \(limits.maxSourceSide) pixels on a side "
-            + "or \(limits.maxSourcePixels) pixels in all.")
+        IconError(
+            .invalidIcon,
+            "The image is larger than \(limits.maxSourceSide) pixels on a side "
+                + "or \(limits.maxSourcePixels) pixels in all.")
     }
 
     static let noSize = IconError(.invalidIcon, "The SVG has neither a width and height nor a viewBox.")

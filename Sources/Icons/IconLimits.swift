@@ -32,11 +32,13 @@ public struct IconLimits: Sendable, Equatable {
     /// Renders that may run at once in one `IconRasterizer`; more wait for a slot.
     public var maxConcurrentRenders: Int
 
-    public init(maxInputBytes: Int = PartnerIcon.maxSourceBytes,
-                maxSourcePixels: Int = 25_000_000,
-                maxSourceSide: Int = 10_000,
-                timeBudget: Duration = .seconds(5),
-                maxConcurrentRenders: Int = 2) {
+    public init(
+        maxInputBytes: Int = PartnerIcon.maxSourceBytes,
+        maxSourcePixels: Int = 25_000_000,
+        maxSourceSide: Int = 10_000,
+        timeBudget: Duration = .seconds(5),
+        maxConcurrentRenders: Int = 2
+    ) {
         self.maxInputBytes = maxInputBytes
         self.maxSourcePixels = maxSourcePixels
         self.maxSourceSide = maxSourceSide

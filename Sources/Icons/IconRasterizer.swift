@@ -37,8 +37,10 @@ public final class IconRasterizer: Sendable {
     ///   - declaredType: the Content-Type the client sent, used only to word the error message.
     /// - Throws: `IconError`: `invalid_icon` (not PNG/JPEG/SVG, undecodable, over the pixel limits, too slow),
     ///   `icon_too_large` (over `maxInputBytes`), `icon_unavailable` (no render slot within the time budget).
-    public func render(_ bytes: [UInt8], sizes: [Int] = PartnerIcon.sizes,
-                       declaredType: String? = nil) throws(IconError) -> [RenderedIcon] {
+    public func render(
+        _ bytes: [UInt8], sizes: [Int] = PartnerIcon.sizes,
+        declaredType: String? = nil
+    ) throws(IconError) -> [RenderedIcon] {
         precondition(!sizes.isEmpty && sizes.allSatisfy(Self.sizeRange.contains), "sizes must be in \(Self.sizeRange)")
         if bytes.isEmpty {
             throw .empty
@@ -56,15 +58,18 @@ public final class IconRasterizer: Sendable {
         }
         let limits = self.limits
         let slots = self.slots
-        let job = RenderJob(work: { cancellation throws(IconError) in
-            let pngs = switch format {
-            case .png, .jpeg:
-                try RasterRenderer.render(bytes, as: format, sizes: sizes, limits: limits, cancellation: cancellation)
-            case .svg:
-                try SVGRenderer.render(bytes, sizes: sizes, cancellation: cancellation)
-            }
-            return pngs.map { RenderedIcon(size: $0.0, png: $0.1) }
-        }, ended: { slots.signal() })
+        let job = RenderJob(
+            work: { cancellation throws(IconError) in
+                let pngs =
+                    switch format {
+                    case .png, .jpeg:
+                        try RasterRenderer.render(
+                            bytes, as: format, sizes: sizes, limits: limits, cancellation: cancellation)
+                    case .svg:
+                        try SVGRenderer.render(bytes, sizes: sizes, cancellation: cancellation)
+                    }
+                return pngs.map { RenderedIcon(size: $0.0, png: $0.1) }
+            }, ended: { slots.signal() })
         guard job.start() else {
             slots.signal()
             throw .unavailable

@@ -15,10 +15,11 @@ enum PixbufCanvas {
         let box = SquareFit(width: sourceWidth, height: sourceHeight, side: side).pixels
         // Scales straight into the box on the canvas (no intermediate image); bilinear averages every source
         // pixel when shrinking, and copes with a source with or without alpha.
-        gdk_pixbuf_scale(source, canvas, Int32(box.x), Int32(box.y), Int32(box.width), Int32(box.height),
-                         Double(box.x), Double(box.y),
-                         Double(box.width) / sourceWidth, Double(box.height) / sourceHeight,
-                         GDK_INTERP_BILINEAR)
+        gdk_pixbuf_scale(
+            source, canvas, Int32(box.x), Int32(box.y), Int32(box.width), Int32(box.height),
+            Double(box.x), Double(box.y),
+            Double(box.width) / sourceWidth, Double(box.height) / sourceHeight,
+            GDK_INTERP_BILINEAR)
         return try encode(canvas)
     }
 

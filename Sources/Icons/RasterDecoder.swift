@@ -8,17 +8,20 @@ enum RasterDecoder {
     static let chunkSize = 64 * 1024
 
     /// The decoded image, turned upright if its metadata says so (EXIF orientation); the caller unrefs it.
-    static func decode(_ bytes: [UInt8], as format: IconFormat, limits: IconLimits,
-                       cancellation: Cancellation) throws(IconError) -> OpaquePointer {
+    static func decode(
+        _ bytes: [UInt8], as format: IconFormat, limits: IconLimits,
+        cancellation: Cancellation
+    ) throws(IconError) -> OpaquePointer {
         let complete = format == .png ? PNGStructure.isComplete(bytes) : JPEGStructure.isComplete(bytes)
         guard complete else {
             throw .undecodable(format)
         }
         // Declared before the loader, so it is freed after it: the loader's handler writes into it until then.
         let sizeGuard = UnsafeMutablePointer<CGdkPixbufShim_size_guard>.allocate(capacity: 1)
-        sizeGuard.initialize(to: CGdkPixbufShim_size_guard(
-            max_pixels: Int64(limits.maxSourcePixels), max_side: Int32(limits.maxSourceSide),
-            width: 0, height: 0, refused: 0))
+        sizeGuard.initialize(
+            to: CGdkPixbufShim_size_guard(
+                max_pixels: Int64(limits.maxSourcePixels), max_side: Int32(limits.maxSourceSide),
+                width: 0, height: 0, refused: 0))
         defer { sizeGuard.deallocate() }
 
         var error: UnsafeMutablePointer<GError>?

@@ -1,7 +1,8 @@
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One render on a thread of its own, so that the caller can stop waiting when the time budget runs out even

@@ -38,7 +38,8 @@ enum SVGProlog {
             } else {
                 var end = index + 1
                 while end < bytes.count, !isSpace(bytes[end]), bytes[end] != UInt8(ascii: ">"),
-                      bytes[end] != UInt8(ascii: "/") {
+                    bytes[end] != UInt8(ascii: "/")
+                {
                     end += 1
                 }
                 return end > index + 1 ? Array(bytes[(index + 1)..<end]) : nil

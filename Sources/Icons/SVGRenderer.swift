@@ -11,8 +11,10 @@ enum SVGRenderer {
     /// CSS pixels per inch, for documents sized in physical units (mm, pt, in).
     static let dpi = 96.0
 
-    static func render(_ bytes: [UInt8], sizes: [Int],
-                       cancellation: Cancellation) throws(IconError) -> [(Int, [UInt8])] {
+    static func render(
+        _ bytes: [UInt8], sizes: [Int],
+        cancellation: Cancellation
+    ) throws(IconError) -> [(Int, [UInt8])] {
         let handle = try load(bytes, cancellation: cancellation)
         defer { g_object_unref(handle) }
         let (width, height) = try aspect(of: handle)
@@ -27,8 +29,10 @@ enum SVGRenderer {
     }
 
     /// Parses the document, reading it through `cancellation` so the time budget can stop the parse.
-    static func load(_ bytes: [UInt8],
-                     cancellation: Cancellation) throws(IconError) -> UnsafeMutablePointer<RsvgHandle> {
+    static func load(
+        _ bytes: [UInt8],
+        cancellation: Cancellation
+    ) throws(IconError) -> UnsafeMutablePointer<RsvgHandle> {
         // g_bytes_new copies, so the stream owns its data whatever the handle keeps.
         let data = bytes.withUnsafeBufferPointer { g_bytes_new($0.baseAddress, gsize($0.count)) }
         defer { g_bytes_unref(data) }
@@ -64,8 +68,9 @@ enum SVGRenderer {
         var lengthWidth = RsvgLength()
         var lengthHeight = RsvgLength()
         var viewBox = RsvgRectangle()
-        rsvg_handle_get_intrinsic_dimensions(handle, &hasWidth, &lengthWidth, &hasHeight, &lengthHeight,
-                                             &hasViewBox, &viewBox)
+        rsvg_handle_get_intrinsic_dimensions(
+            handle, &hasWidth, &lengthWidth, &hasHeight, &lengthHeight,
+            &hasViewBox, &viewBox)
         if hasViewBox != 0, usable(viewBox.width, viewBox.height) {
             return (viewBox.width, viewBox.height)
         }

@@ -12,7 +12,8 @@ enum SurfacePixbuf {
         let height = Int(cairo_image_surface_get_height(surface))
         let sourceStride = Int(cairo_image_surface_get_stride(surface))
         guard let source = cairo_image_surface_get_data(surface),
-              let pixbuf = gdk_pixbuf_new(GDK_COLORSPACE_RGB, 1, 8, Int32(width), Int32(height)) else {
+            let pixbuf = gdk_pixbuf_new(GDK_COLORSPACE_RGB, 1, 8, Int32(width), Int32(height))
+        else {
             throw .unavailable
         }
         let target = gdk_pixbuf_get_pixels(pixbuf)!

@@ -37,16 +37,18 @@ extension ActivityHandler {
         let expiresAt = try rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: open.ttlSeconds)
         let timestamp = Self.seconds(createdAt)
         let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
-        let end = try broadcast(LiveActivityContent(
-            activityID: channelID, miniAppID: partner.miniAppID, displayName: partner.displayName,
-            template: open.template, attributes: open.attributes, state: open.state, event: .end,
-            timestamp: endTimestamp, expiresAt: expiresAt, dismissalDate: expiresAt))
+        let end = try broadcast(
+            LiveActivityContent(
+                activityID: channelID, miniAppID: partner.miniAppID, displayName: partner.displayName,
+                template: open.template, attributes: open.attributes, state: open.state, event: .end,
+                timestamp: endTimestamp, expiresAt: expiresAt, dismissalDate: expiresAt))
         let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: nil)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            let response = JSONWriter.string(.object([
-                ("channelId", .string(Self.text(channelID))), ("status", .string(ChannelStatus.opening.rawValue)),
-                ("expiresAt", .string(ISO8601.format(expiresAt))),
-            ]))
+            let response = JSONWriter.string(
+                .object([
+                    ("channelId", .string(Self.text(channelID))), ("status", .string(ChannelStatus.opening.rawValue)),
+                    ("expiresAt", .string(ISO8601.format(expiresAt))),
+                ]))
             let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
             let write = ChannelOpenWrite(
                 partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
@@ -67,7 +69,8 @@ extension ActivityHandler {
                 }
             case .tooManyChannels:
                 metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .openChannels)
-                throw LiveActivityBudgetReason.openChannels.error(retryAfter: nil, budgets: budgets) ?? HeraldError.internalError
+                throw LiveActivityBudgetReason.openChannels.error(retryAfter: nil, budgets: budgets)
+                    ?? HeraldError.internalError
             }
         }
     }
@@ -79,7 +82,9 @@ extension ActivityHandler {
     }
 
     func endChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        try changeChannel(request, partner: partner, kind: .end) { try LiveActivityValidator.validateEnd($0, rules: rules) }
+        try changeChannel(request, partner: partner, kind: .end) {
+            try LiveActivityValidator.validateEnd($0, rules: rules)
+        }
     }
 
     /// Starts the channel's activity on a user's iPhones (a push-to-start carrying `input-push-channel`): the same
@@ -93,7 +98,9 @@ extension ActivityHandler {
         let channel: ChannelRecord
         do {
             let body = try request.jsonBody()
-            guard let found = try channels.find(id: channelID, partnerID: partner.id) else { throw HeraldError.notFound }
+            guard let found = try channels.find(id: channelID, partnerID: partner.id) else {
+                throw HeraldError.notFound
+            }
             channel = found
             let template = try Self.template(channel.template)
             start = try LiveActivityValidator.validateChannelStart(
@@ -108,21 +115,25 @@ extension ActivityHandler {
             // A retry of a start that was accepted before the channel ended is answered as it was, not refused.
             if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             if channel.status == .opening {
-                throw HeraldError(status: 409, code: "channel_opening",
-                                  message: "APNs has not made the channel yet; retry in a moment.", retryAfter: 1)
+                throw HeraldError(
+                    status: 409, code: "channel_opening",
+                    message: "APNs has not made the channel yet; retry in a moment.", retryAfter: 1)
             }
             throw Self.channelEnded
         }
-        return try begin(start, ttlGiven: false, key: key, bodyHash: bodyHash, partner: partner, now: now,
-                         channel: channel)
+        return try begin(
+            start, ttlGiven: false, key: key, bodyHash: bodyHash, partner: partner, now: now,
+            channel: channel)
     }
 
     func getChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         let id = try request.uuid("channelId")
         guard let channel = try channels.find(id: id, partnerID: partner.id) else { throw HeraldError.notFound }
-        guard case .object(var members) = Self.channelJSON(
-            channel, status: channel.status, state: try Self.parse(channel.stateJSON), updatedAt: channel.updatedAt,
-            expiresAt: channel.expiresAt, endedAt: channel.endedAt) else {
+        guard
+            case .object(var members) = Self.channelJSON(
+                channel, status: channel.status, state: try Self.parse(channel.stateJSON), updatedAt: channel.updatedAt,
+                expiresAt: channel.expiresAt, endedAt: channel.endedAt)
+        else {
             throw HeraldError.internalError
         }
         members.append(("broadcasts", .number(Double(channel.broadcasts))))
@@ -139,13 +150,15 @@ extension ActivityHandler {
     /// as a remote start carries them, the partner row's brand included.
     func listLiveChannels(_ request: RoutedRequest) throws -> HTTPResponse {
         let miniAppID = request.parameter("miniAppId")
-        let list = try channels.followable(miniAppID: miniAppID, limit: Self.followableLimit).map { channel, displayName in
+        let list = try channels.followable(miniAppID: miniAppID, limit: Self.followableLimit).map {
+            channel, displayName in
             let template = try Self.template(channel.template)
-            let start = LiveActivityPayload.localStart(LiveActivityContent(
-                activityID: channel.id, miniAppID: channel.miniAppID, displayName: displayName, template: template,
-                attributes: try Self.storedAttributes(channel.attributesJSON),
-                state: try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON)),
-                event: .start, timestamp: channel.lastTimestamp, expiresAt: channel.expiresAt))
+            let start = LiveActivityPayload.localStart(
+                LiveActivityContent(
+                    activityID: channel.id, miniAppID: channel.miniAppID, displayName: displayName, template: template,
+                    attributes: try Self.storedAttributes(channel.attributesJSON),
+                    state: try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON)),
+                    event: .start, timestamp: channel.lastTimestamp, expiresAt: channel.expiresAt))
             return JSONValue.object([
                 ("channelId", .string(Self.text(channel.id))), ("apnsChannelId", .string(channel.apnsChannelID ?? "")),
                 ("template", .string(channel.template)), ("attributesType", .string(start.attributesType)),
@@ -159,15 +172,18 @@ extension ActivityHandler {
 
     // MARK: - Steps
 
-    private func changeChannel(_ request: RoutedRequest, partner: PartnerProfile, kind: ChannelChangeWrite.Kind,
-                               validate: (JSONValue?) throws -> LiveActivityChange) throws -> HTTPResponse {
+    private func changeChannel(
+        _ request: RoutedRequest, partner: PartnerProfile, kind: ChannelChangeWrite.Kind,
+        validate: (JSONValue?) throws -> LiveActivityChange
+    ) throws -> HTTPResponse {
         let key = try PartnerAdmission.idempotencyKey(request)
         let bodyHash = key.map { _ in Self.hash(request) }
         let channelID = try request.uuid("channelId")
         let now = clock()
         let change: LiveActivityChange
         do {
-            let body: JSONValue? = request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
+            let body: JSONValue? =
+                request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
             change = try validate(body)
         } catch {
             if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
@@ -175,13 +191,16 @@ extension ActivityHandler {
         }
         let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: channelID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            try merging(admission.channel, noun: "channel", key: key, bodyHash: bodyHash, partner: partner,
-                        reread: { try channels.find(id: channelID, partnerID: partner.id) }) { current in
+            try merging(
+                admission.channel, noun: "channel", key: key, bodyHash: bodyHash, partner: partner,
+                reread: { try channels.find(id: channelID, partnerID: partner.id) }
+            ) { current in
                 guard current.status == .opening || current.status == .open, current.expiresAt > now else {
                     throw Self.channelEnded
                 }
-                let (write, response) = try channelWrite(change, kind: kind, current, key: (key, bodyHash), now: now,
-                                                         partner: partner)
+                let (write, response) = try channelWrite(
+                    change, kind: kind, current, key: (key, bodyHash), now: now,
+                    partner: partner)
                 let result = try channels.change(write)
                 if result == .ended { throw Self.channelEnded }
                 if result == .updated || result == .updatedSilently || result == .endedNow { notifier.signalChannels() }
@@ -191,16 +210,20 @@ extension ActivityHandler {
     }
 
     /// The write of one update or end merged into `channel`, and its answer.
-    private func channelWrite(_ change: LiveActivityChange, kind: ChannelChangeWrite.Kind, _ channel: ChannelRecord,
-                              key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
-        -> (ChannelChangeWrite, String) {
+    private func channelWrite(
+        _ change: LiveActivityChange, kind: ChannelChangeWrite.Kind, _ channel: ChannelRecord,
+        key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile
+    ) throws
+        -> (ChannelChangeWrite, String)
+    {
         let template = try Self.template(channel.template)
         let current = try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON))
         let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
         let attributes = try Self.storedAttributes(channel.attributesJSON)
         let timestamp = max(Self.seconds(now), channel.lastTimestamp + 1)
         let relevanceScore = change.relevanceScore ?? channel.relevanceScore
-        let content = { (event: LiveActivityEvent, stamp: Int, expires: Date, dismissal: Date?, alert: LiveActivityAlert?) in
+        let content = {
+            (event: LiveActivityEvent, stamp: Int, expires: Date, dismissal: Date?, alert: LiveActivityAlert?) in
             LiveActivityContent(
                 activityID: channel.id, miniAppID: partner.miniAppID, displayName: partner.displayName,
                 template: template, attributes: attributes, state: state, event: event, timestamp: stamp,
@@ -211,9 +234,10 @@ extension ActivityHandler {
         let keyed = { (response: String) in ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response) }
         switch kind {
         case .update:
-            let expiresAt = try change.ttlSeconds.map {
-                try rules.expiresAt(startedAt: channel.createdAt, now: now, ttlSeconds: $0)
-            } ?? channel.expiresAt
+            let expiresAt =
+                try change.ttlSeconds.map {
+                    try rules.expiresAt(startedAt: channel.createdAt, now: now, ttlSeconds: $0)
+                } ?? channel.expiresAt
             let update = try broadcast(content(.update, timestamp, expiresAt, nil, change.alert))
             let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
             let end = try broadcast(content(.end, endTimestamp, expiresAt, expiresAt, nil))
@@ -225,21 +249,27 @@ extension ActivityHandler {
             var write = ChannelChangeWrite(
                 partnerID: partner.id, key: keyed(response), channelID: channel.id, version: channel.version, now: now,
                 kind: .update, stateJSON: stateJSON, timestamp: timestamp, payload: update.payload,
-                priority: update.priority, endPayload: end.payload, expiresAt: expiresAt, relevanceScore: relevanceScore,
+                priority: update.priority, endPayload: end.payload, expiresAt: expiresAt,
+                relevanceScore: relevanceScore,
                 deleteAt: nil,
-                inputs: ActivityEventInputs(patchJSON: change.statePatch.map(JSONWriter.string),
-                                            alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds))
+                inputs: ActivityEventInputs(
+                    patchJSON: change.statePatch.map(JSONWriter.string),
+                    alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds))
             if change.alert != nil {
                 write.alertedLimit = budgets.alertedUpdatesPerHour
-                write.silent = (try broadcast(content(.update, timestamp, expiresAt, nil, nil)).payload,
-                                JSONWriter.string(Self.withAlert(body, "dropped_budget")))
+                write.silent = (
+                    try broadcast(content(.update, timestamp, expiresAt, nil, nil)).payload,
+                    JSONWriter.string(Self.withAlert(body, "dropped_budget"))
+                )
             }
             return (write, response)
         case .end:
             let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)
             let end = try broadcast(content(.end, timestamp, channel.expiresAt, dismissAt, change.alert))
-            let response = JSONWriter.string(Self.channelJSON(
-                channel, status: .ending, state: state.json, updatedAt: now, expiresAt: channel.expiresAt, endedAt: now))
+            let response = JSONWriter.string(
+                Self.channelJSON(
+                    channel, status: .ending, state: state.json, updatedAt: now, expiresAt: channel.expiresAt,
+                    endedAt: now))
             let write = ChannelChangeWrite(
                 partnerID: partner.id, key: keyed(response), channelID: channel.id, version: channel.version, now: now,
                 kind: .end, stateJSON: stateJSON, timestamp: timestamp, payload: end.payload, priority: end.priority,
@@ -257,18 +287,22 @@ extension ActivityHandler {
         return (String(decoding: rendered.apns, as: UTF8.self), rendered.apnsPriority)
     }
 
-    static let channelEnded = HeraldError(status: 409, code: "channel_ended",
-                                          message: "The channel has ended; open a new one.")
+    static let channelEnded = HeraldError(
+        status: 409, code: "channel_ended",
+        message: "The channel has ended; open a new one.")
 
     /// The body of GET and of a change's answer.
-    static func channelJSON(_ channel: ChannelRecord, status: ChannelStatus, state: JSONValue, updatedAt: Date,
-                            expiresAt: Date, endedAt: Date?) -> JSONValue {
+    static func channelJSON(
+        _ channel: ChannelRecord, status: ChannelStatus, state: JSONValue, updatedAt: Date,
+        expiresAt: Date, endedAt: Date?
+    ) -> JSONValue {
         let attributes = (try? parse(channel.attributesJSON)) ?? .object([])
         return .object([
             ("channelId", .string(text(channel.id))), ("status", .string(status.rawValue)),
             ("template", .string(channel.template)), ("attributes", attributes), ("state", state),
             ("relevanceScore", .number(Double(channel.relevanceScore))),
-            ("createdAt", .string(ISO8601.format(channel.createdAt))), ("updatedAt", .string(ISO8601.format(updatedAt))),
+            ("createdAt", .string(ISO8601.format(channel.createdAt))),
+            ("updatedAt", .string(ISO8601.format(updatedAt))),
             ("expiresAt", .string(ISO8601.format(expiresAt))),
             ("endedAt", endedAt.map { .string(ISO8601.format($0)) } ?? .null),
         ])

@@ -30,7 +30,7 @@ extension ActivityHandler {
     static func eventsLimit(_ text: String?) throws -> Int {
         guard let text else { return defaultEventsLimit }
         guard !text.isEmpty, text.count <= 3, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let limit = Int(text),
-              (1...maxEventsLimit).contains(limit)
+            (1...maxEventsLimit).contains(limit)
         else { throw HeraldError.invalidField("limit", "limit must be a whole number from 1 to \(maxEventsLimit).") }
         return limit
     }
@@ -41,10 +41,13 @@ extension ActivityHandler {
     /// a cursor of the documented shape is a position, never an error; anything else is refused.
     static func eventsCursor(_ text: String) throws -> ActivityEventCursor {
         guard text.utf8.count == 22, let bytes = Base64URL.decode(text), bytes.count == 16,
-              Base64URL.encode(bytes) == text
+            Base64URL.encode(bytes) == text
         else { throw HeraldError.invalidField("cursor", "cursor must be a nextCursor of this list.") }
-        let id = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
-                             bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        let id = UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
         // 48 bits reach the year 10889: a made-up cursor is held to the year 9999, which Postgres' text form and
         // PostgresTimestamp share (its position is then after every event, as it asked).
         let millis = min(bytes[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, 253_402_300_799_999)
@@ -71,10 +74,14 @@ extension ActivityHandler {
         if let ttl = event.ttlSeconds { members.append(("ttlSeconds", .number(Double(ttl)))) }
         if let dismissAt = event.dismissAt { members.append(("dismissAt", .string(ISO8601.format(dismissAt)))) }
         if let key = event.idempotencyKey { members.append(("idempotencyKey", .string(key))) }
-        members.append(("devices", .object([
-            ("total", .number(Double(event.devices))), ("apns", .number(Double(event.apnsDevices))),
-            ("fcm", .number(Double(event.fcmDevices))),
-        ])))
+        members.append(
+            (
+                "devices",
+                .object([
+                    ("total", .number(Double(event.devices))), ("apns", .number(Double(event.apnsDevices))),
+                    ("fcm", .number(Double(event.fcmDevices))),
+                ])
+            ))
         members += [
             ("sent", .number(Double(event.sent))), ("failed", .number(Double(event.failed))),
             ("superseded", .number(Double(event.superseded))), ("pending", .number(Double(event.pending))),

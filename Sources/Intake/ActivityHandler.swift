@@ -91,11 +91,14 @@ struct ActivityHandler: Sendable {
     /// A validated start, written: the audience read, the payloads rendered, the budgets checked where the start is
     /// written. `channel`: a start from a broadcast channel (its template, attributes and state, its expiry, and
     /// the iPhones only: the activity follows the channel, `input-push-channel`).
-    func begin(_ start: LiveActivityStart, ttlGiven: Bool, key: String?, bodyHash: String?, partner: PartnerProfile,
-               now: Date, channel: ChannelRecord? = nil) throws -> HTTPResponse {
+    func begin(
+        _ start: LiveActivityStart, ttlGiven: Bool, key: String?, bodyHash: String?, partner: PartnerProfile,
+        now: Date, channel: ChannelRecord? = nil
+    ) throws -> HTTPResponse {
         let activityID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: activityID)!
-        let expiresAt = try channel.map { $0.expiresAt }
+        let expiresAt =
+            try channel.map { $0.expiresAt }
             ?? rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: start.ttlSeconds)
         let timestamp = Self.seconds(createdAt)
         let startAlert = LiveActivityPayload.startAlert(start.alert, attributes: start.attributes)
@@ -124,10 +127,11 @@ struct ActivityHandler: Sendable {
             let replacement = try audience.replaced.map { old in
                 try replacementEnd(old, partner: partner, now: createdAt)
             }
-            let response = JSONWriter.string(.object([
-                ("activityId", .string(Self.text(activityID))), ("status", .string(ActivityStatus.active.rawValue)),
-                ("expiresAt", .string(ISO8601.format(expiresAt))),
-            ]))
+            let response = JSONWriter.string(
+                .object([
+                    ("activityId", .string(Self.text(activityID))), ("status", .string(ActivityStatus.active.rawValue)),
+                    ("expiresAt", .string(ISO8601.format(expiresAt))),
+                ]))
             var write = ActivityStartWrite(
                 partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
                 activityID: activityID, now: createdAt, miniAppID: partner.miniAppID, userID: audience.userID,
@@ -136,8 +140,9 @@ struct ActivityHandler: Sendable {
                 expiresAt: expiresAt, timestamp: timestamp, start: startPayloads, end: endPayloads,
                 endTimestamp: endTimestamp, devices: devices, replaced: replacement,
                 relevanceScore: start.relevanceScore, budgets: budgets)
-            write.inputs = ActivityEventInputs(alertTitle: start.alert?.title,
-                                               ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
+            write.inputs = ActivityEventInputs(
+                alertTitle: start.alert?.title,
+                ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
             write.channelID = channel?.id
             let outcome = try store.start(write)
             if let refusal = outcome.refusal {
@@ -159,26 +164,35 @@ struct ActivityHandler: Sendable {
     /// limit; spent, it learns no faster than it could send. An identifier of another tenant is refused exactly as
     /// one of nobody.
     static func reachable(_ audience: ActivityAudience?, channel: ChannelRecord?) throws
-        -> (ActivityAudience, [ActivityAudience.Device]) {
+        -> (ActivityAudience, [ActivityAudience.Device])
+    {
         guard let audience else {
-            throw SpentRefusal(HeraldError(status: 404, code: "recipient_not_found",
-                                           message: "The recipient is no user of this partner's tenant.",
-                                           field: "recipient"))
+            throw SpentRefusal(
+                HeraldError(
+                    status: 404, code: "recipient_not_found",
+                    message: "The recipient is no user of this partner's tenant.",
+                    field: "recipient"))
         }
         guard audience.hasSession else {
-            throw SpentRefusal(HeraldError(status: 409, code: "no_session",
-                                           message: "The user has no recent in-app session with this mini-app.",
-                                           field: "recipient"))
+            throw SpentRefusal(
+                HeraldError(
+                    status: 409, code: "no_session",
+                    message: "The user has no recent in-app session with this mini-app.",
+                    field: "recipient"))
         }
         guard !audience.optedOut else {
-            throw SpentRefusal(HeraldError(status: 409, code: "opted_out",
-                                           message: "The user opted out of this mini-app's notifications.",
-                                           field: "recipient"))
+            throw SpentRefusal(
+                HeraldError(
+                    status: 409, code: "opted_out",
+                    message: "The user opted out of this mini-app's notifications.",
+                    field: "recipient"))
         }
         // Broadcast channels are iOS 18's: a start from one goes to the user's iPhones.
         let devices = channel == nil ? audience.devices : audience.devices.filter { $0.service == .apns }
         guard !devices.isEmpty else {
-            let message = channel == nil ? "The user has no device that can show a Live Activity."
+            let message =
+                channel == nil
+                ? "The user has no device that can show a Live Activity."
                 : "The user has no iPhone that can follow a broadcast channel."
             throw SpentRefusal(HeraldError(status: 409, code: "no_live_device", message: message, field: "recipient"))
         }
@@ -189,22 +203,30 @@ struct ActivityHandler: Sendable {
     /// card must leave as the new one arrives; `herald_activity_start` pays for it from that activity's
     /// alerted budget).
     private func replacementEnd(_ old: StoredLiveActivity, partner: PartnerProfile, now: Date) throws
-        -> ActivityStartWrite.Replacement {
-        let end = try old.immediateEnd(miniAppID: partner.miniAppID, displayName: partner.displayName, now: now,
-                                       signer: signer)
+        -> ActivityStartWrite.Replacement
+    {
+        let end = try old.immediateEnd(
+            miniAppID: partner.miniAppID, displayName: partner.displayName, now: now,
+            signer: signer)
         return .init(id: old.id, end: Self.payloads(end.rendered), timestamp: end.timestamp)
     }
 
     // MARK: - Update and end
 
     func update(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        try change(request, partner: partner, validate: { try LiveActivityValidator.validateUpdate($0 ?? .null, rules: rules) },
-                   write: { change, activity, key, now in try updateWrite(change, activity, key: key, now: now, partner: partner) })
+        try change(
+            request, partner: partner,
+            validate: { try LiveActivityValidator.validateUpdate($0 ?? .null, rules: rules) },
+            write: { change, activity, key, now in
+                try updateWrite(change, activity, key: key, now: now, partner: partner)
+            })
     }
 
     func end(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        try change(request, partner: partner, validate: { try LiveActivityValidator.validateEnd($0, rules: rules) },
-                   write: { change, activity, key, now in try endWrite(change, activity, key: key, now: now, partner: partner) })
+        try change(
+            request, partner: partner, validate: { try LiveActivityValidator.validateEnd($0, rules: rules) },
+            write: { change, activity, key, now in try endWrite(change, activity, key: key, now: now, partner: partner)
+            })
     }
 
     /// A prepared write of one change: the statement to run and the answer once it committed
@@ -227,7 +249,8 @@ struct ActivityHandler: Sendable {
         let change: LiveActivityChange
         do {
             // DELETE may come without a body; the other changes need one.
-            let body: JSONValue? = request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
+            let body: JSONValue? =
+                request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
             change = try validate(body)
         } catch {
             if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
@@ -235,8 +258,10 @@ struct ActivityHandler: Sendable {
         }
         let admission = try store.admitChange(partner: partner, idempotencyKey: key, now: now, activityID: activityID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            try merging(admission.activity, noun: "activity", key: key, bodyHash: bodyHash, partner: partner,
-                        reread: { try store.find(id: activityID, partnerID: partner.id) }) { current in
+            try merging(
+                admission.activity, noun: "activity", key: key, bodyHash: bodyHash, partner: partner,
+                reread: { try store.find(id: activityID, partnerID: partner.id) }
+            ) { current in
                 guard current.status == .active, current.expiresAt > now else { throw Self.ended }
                 guard current.channelID == nil else { throw Self.followsChannel }
                 let prepared = try write(change, current, (key, bodyHash), now)
@@ -269,17 +294,22 @@ struct ActivityHandler: Sendable {
                 Reply.json(200, Array(answer.utf8))
             }
         }
-        throw HeraldError(status: 409, code: "conflict",
-                          message: "The \(noun) is changing too fast to merge this update; retry.", retryAfter: 1)
+        throw HeraldError(
+            status: 409, code: "conflict",
+            message: "The \(noun) is changing too fast to merge this update; retry.", retryAfter: 1)
     }
 
-    private func updateWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
-                             key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
-        -> PreparedChange {
+    private func updateWrite(
+        _ change: LiveActivityChange, _ activity: ActivityRecord,
+        key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile
+    ) throws
+        -> PreparedChange
+    {
         let (template, state) = try Self.merged(change, into: activity)
-        let expiresAt = try change.ttlSeconds.map {
-            try rules.expiresAt(startedAt: activity.createdAt, now: now, ttlSeconds: $0)
-        } ?? activity.expiresAt
+        let expiresAt =
+            try change.ttlSeconds.map {
+                try rules.expiresAt(startedAt: activity.createdAt, now: now, ttlSeconds: $0)
+            } ?? activity.expiresAt
         let attributes = try Self.storedAttributes(activity.attributesJSON)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let relevanceScore = change.relevanceScore ?? activity.relevanceScore
@@ -301,8 +331,10 @@ struct ActivityHandler: Sendable {
         let response = JSONWriter.string(change.alert == nil ? body : Self.withAlert(body, "sent"))
         var silent: (payloads: ActivityPayloads, response: String)?
         if change.alert != nil {
-            silent = (Self.payloads(LiveActivityPayload.render(content(.update, timestamp, nil, nil), signer: signer)),
-                      JSONWriter.string(Self.withAlert(body, "dropped_budget")))
+            silent = (
+                Self.payloads(LiveActivityPayload.render(content(.update, timestamp, nil, nil), signer: signer)),
+                JSONWriter.string(Self.withAlert(body, "dropped_budget"))
+            )
         }
         var write = ActivityUpdateWrite(
             partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
@@ -310,29 +342,37 @@ struct ActivityHandler: Sendable {
             expiresAt: expiresAt, timestamp: timestamp, update: Self.payloads(update), restart: restart,
             apnsPriority: update.apnsPriority, end: end, endTimestamp: endTimestamp, relevanceScore: relevanceScore,
             alertedLimit: budgets.alertedUpdatesPerHour, silent: silent)
-        write.inputs = ActivityEventInputs(patchJSON: change.statePatch.map(JSONWriter.string),
-                                           alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds)
+        write.inputs = ActivityEventInputs(
+            patchJSON: change.statePatch.map(JSONWriter.string),
+            alertTitle: change.alert?.title, ttlSeconds: change.ttlSeconds)
         return PreparedChange(run: { try store.update(write) }, response: response, silentResponse: silent?.response)
     }
 
-    private func endWrite(_ change: LiveActivityChange, _ activity: ActivityRecord,
-                          key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile) throws
-        -> PreparedChange {
+    private func endWrite(
+        _ change: LiveActivityChange, _ activity: ActivityRecord,
+        key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile
+    ) throws
+        -> PreparedChange
+    {
         let (template, state) = try Self.merged(change, into: activity)
         let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let content = LiveActivityContent(
             activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
-            attributes: try Self.storedAttributes(activity.attributesJSON), state: state, event: .end, timestamp: timestamp,
+            attributes: try Self.storedAttributes(activity.attributesJSON), state: state, event: .end,
+            timestamp: timestamp,
             expiresAt: activity.expiresAt, dismissalDate: dismissAt, alert: change.alert)
         let rendered = LiveActivityPayload.render(content, signer: signer)
         try LiveActivityPayload.checkSize(rendered, event: .end)
-        let response = JSONWriter.string(Self.activityJSON(
-            activity, status: .ended, state: state.json, updatedAt: now, expiresAt: activity.expiresAt, endedAt: now))
+        let response = JSONWriter.string(
+            Self.activityJSON(
+                activity, status: .ended, state: state.json, updatedAt: now, expiresAt: activity.expiresAt, endedAt: now
+            ))
         var write = ActivityEndWrite(
             partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
-            dismissAt: dismissAt, timestamp: timestamp, end: Self.payloads(rendered), apnsPriority: rendered.apnsPriority)
+            dismissAt: dismissAt, timestamp: timestamp, end: Self.payloads(rendered),
+            apnsPriority: rendered.apnsPriority)
         write.inputs = ActivityEventInputs(alertTitle: change.alert?.title, dismissAt: change.dismissAt)
         return PreparedChange(run: { try store.end(write) }, response: response)
     }
@@ -367,15 +407,18 @@ struct ActivityHandler: Sendable {
         let text = try fields.requiredString("state")
         guard let state = ActivityDeviceState(rawValue: text) else {
             throw HeraldError.invalidField(
-                "state", "state must be one of \(ActivityDeviceState.allCases.map(\.rawValue).joined(separator: ", ")).")
+                "state", "state must be one of \(ActivityDeviceState.allCases.map(\.rawValue).joined(separator: ", "))."
+            )
         }
         guard let status = try store.putDeviceState(activityID: activityID, deviceID: deviceID, state: state) else {
             throw HeraldError(status: 404, code: "not_found", message: "No such activity was started on this device.")
         }
-        return Reply.json(200, .object([
-            ("activityId", .string(Self.text(activityID))), ("deviceId", .string(deviceID)),
-            ("state", .string(state.rawValue)), ("activityStatus", .string(status.rawValue)),
-        ]))
+        return Reply.json(
+            200,
+            .object([
+                ("activityId", .string(Self.text(activityID))), ("deviceId", .string(deviceID)),
+                ("state", .string(state.rawValue)), ("activityStatus", .string(status.rawValue)),
+            ]))
     }
 
     // MARK: - Host: update tokens
@@ -389,17 +432,21 @@ struct ActivityHandler: Sendable {
         }
         switch try store.putToken(activityID: activityID, deviceID: deviceID, token: token) {
         case .notFound:
-            throw HeraldError(status: 404, code: "not_found",
-                              message: "No such activity was started on this device.")
+            throw HeraldError(
+                status: 404, code: "not_found",
+                message: "No such activity was started on this device.")
         case .notIOS:
-            throw HeraldError(status: 409, code: "not_ios_device",
-                              message: "Update tokens are for iPhones; this device is an Android phone.", field: "deviceId")
+            throw HeraldError(
+                status: 409, code: "not_ios_device",
+                message: "Update tokens are for iPhones; this device is an Android phone.", field: "deviceId")
         case let result:
             if result == .sent { notifier.signal() }
-            return Reply.json(200, .object([
-                ("activityId", .string(Self.text(activityID))), ("deviceId", .string(deviceID)),
-                ("result", .string(result.rawValue)),
-            ]))
+            return Reply.json(
+                200,
+                .object([
+                    ("activityId", .string(Self.text(activityID))), ("deviceId", .string(deviceID)),
+                    ("result", .string(result.rawValue)),
+                ]))
         }
     }
 
@@ -407,8 +454,10 @@ struct ActivityHandler: Sendable {
 
     /// Replays a stored answer (giving the slot back), refuses a spent rate limit, else runs `body`; a refusal
     /// after the slot was reserved gives it back (a rejected request writes nothing), except a `SpentRefusal`.
-    func admitted(_ stored: IdempotentResponse?, _ reservation: RateReservation, partner: PartnerProfile,
-                          bodyHash: String?, _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+    func admitted(
+        _ stored: IdempotentResponse?, _ reservation: RateReservation, partner: PartnerProfile,
+        bodyHash: String?, _ body: () throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         if let stored, let bodyHash {
             if reservation.admitted { refund(partner, reservation) }
             return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
@@ -431,8 +480,10 @@ struct ActivityHandler: Sendable {
     }
 
     /// The answer to a committed write, or to one another request with the same key beat.
-    func finish(_ result: ActivityWriteResult, key: String?, bodyHash: String?, partner: PartnerProfile,
-                        _ answer: () -> HTTPResponse) throws -> HTTPResponse {
+    func finish(
+        _ result: ActivityWriteResult, key: String?, bodyHash: String?, partner: PartnerProfile,
+        _ answer: () -> HTTPResponse
+    ) throws -> HTTPResponse {
         switch result {
         case .started, .updated, .updatedSilently, .endedNow:
             metrics.recordActivityEvent()
@@ -440,7 +491,7 @@ struct ActivityHandler: Sendable {
             return answer()
         case .duplicate:
             guard let key, let bodyHash,
-                  let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: clock())
+                let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: clock())
             else { throw HeraldError.internalError }
             // `admitted` gives this request's slot back and answers with the replay.
             throw Replayed(response: try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics))
@@ -451,9 +502,12 @@ struct ActivityHandler: Sendable {
     }
 
     /// `PartnerAdmission.storedReplay` with this handler's keys.
-    func storedReplay(_ key: String?, _ bodyHash: String?, _ partner: PartnerProfile, _ now: Date) throws -> HTTPResponse? {
-        try PartnerAdmission.storedReplay(key: key, bodyHash: bodyHash, partnerID: partner.id, now: now, keys: keys,
-                                          metrics: metrics)
+    func storedReplay(_ key: String?, _ bodyHash: String?, _ partner: PartnerProfile, _ now: Date) throws
+        -> HTTPResponse?
+    {
+        try PartnerAdmission.storedReplay(
+            key: key, bodyHash: bodyHash, partnerID: partner.id, now: now, keys: keys,
+            metrics: metrics)
     }
 
     /// A refusal that keeps the rate-limit slot its request reserved (`admitted`).
@@ -473,8 +527,9 @@ struct ActivityHandler: Sendable {
         return Self.payloads(rendered)
     }
 
-    static let ended = HeraldError(status: 409, code: "activity_ended",
-                                   message: "The activity has ended; start a new one.")
+    static let ended = HeraldError(
+        status: 409, code: "activity_ended",
+        message: "The activity has ended; start a new one.")
 
     static let followsChannel = HeraldError(
         status: 409, code: "activity_follows_channel",
@@ -487,8 +542,9 @@ struct ActivityHandler: Sendable {
     }
 
     static func payloads(_ rendered: RenderedLiveActivity) -> ActivityPayloads {
-        ActivityPayloads(apns: String(decoding: rendered.apns, as: UTF8.self),
-                         fcm: String(decoding: rendered.fcm, as: UTF8.self))
+        ActivityPayloads(
+            apns: String(decoding: rendered.apns, as: UTF8.self),
+            fcm: String(decoding: rendered.fcm, as: UTF8.self))
     }
 
     static func seconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
@@ -501,7 +557,8 @@ struct ActivityHandler: Sendable {
 
     /// The activity's template and its state with the change's patch merged in (validated as a whole).
     static func merged(_ change: LiveActivityChange, into activity: ActivityRecord) throws
-        -> (LiveActivityTemplate, LiveActivityState) {
+        -> (LiveActivityTemplate, LiveActivityState)
+    {
         let template = try template(activity.template)
         let current = try LiveActivityState.decode(template: template, json: parse(activity.stateJSON))
         return (template, try change.statePatch.map { try current.merged(with: $0) } ?? current)
@@ -529,13 +586,16 @@ struct ActivityHandler: Sendable {
     }
 
     /// The body of GET (and of an update's or end's answer).
-    static func activityJSON(_ activity: ActivityRecord, status: ActivityStatus, state: JSONValue, updatedAt: Date,
-                             expiresAt: Date, endedAt: Date?) -> JSONValue {
+    static func activityJSON(
+        _ activity: ActivityRecord, status: ActivityStatus, state: JSONValue, updatedAt: Date,
+        expiresAt: Date, endedAt: Date?
+    ) -> JSONValue {
         let attributes = (try? parse(activity.attributesJSON)) ?? .object([])
         return .object([
             ("activityId", .string(text(activity.id))), ("status", .string(status.rawValue)),
             ("template", .string(activity.template)), ("attributes", attributes), ("state", state),
-            ("createdAt", .string(ISO8601.format(activity.createdAt))), ("updatedAt", .string(ISO8601.format(updatedAt))),
+            ("createdAt", .string(ISO8601.format(activity.createdAt))),
+            ("updatedAt", .string(ISO8601.format(updatedAt))),
             ("expiresAt", .string(ISO8601.format(expiresAt))),
             ("endedAt", endedAt.map { .string(ISO8601.format($0)) } ?? .null),
         ])

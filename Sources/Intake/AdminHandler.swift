@@ -1,9 +1,9 @@
-import ServiceSupport
 import Foundation
 import HTTPServer
 import HeraldCore
 import HeraldCrypto
 import PartnerIcons
+import ServiceSupport
 import Store
 
 /// The admin API: partners and their keys.
@@ -46,14 +46,18 @@ struct AdminHandler: Sendable {
     ]
 
     func create(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
-        let fields = try JSONFields(request.jsonBody(), allowed: [
-            "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl",
-            "sound", "allowTimeSensitive",
-        ])
+        let fields = try JSONFields(
+            request.jsonBody(),
+            allowed: [
+                "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl",
+                "webhookUrl",
+                "sound", "allowTimeSensitive",
+            ])
         let miniAppID = try PartnerRules.miniAppID(try fields.requiredString("miniAppId"))
         let displayName = try PartnerRules.displayName(try fields.requiredString("displayName"))
         let tenantID = try PartnerRules.tenantID(try fields.string("tenantId") ?? defaultTenant)
-        let perMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
+        let perMinute =
+            try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
             ?? defaultPerMinute
         let perDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange) ?? defaultPerDay
         let webhookURL = try fields.string("webhookUrl").map(PartnerRules.webhookURL)
@@ -63,9 +67,10 @@ struct AdminHandler: Sendable {
         let key = try PartnerAPIKey.generate()
         let webhook = try webhookURL.map { PartnerWebhook(url: $0, secret: try WebhookSignature.generateSecret()) }
         let record = try partners.acting(as: actor).create(
-            NewPartner(miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
-                       rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook,
-                       sound: sound, allowTimeSensitive: allowTimeSensitive),
+            NewPartner(
+                miniAppID: miniAppID, displayName: displayName, tenantID: tenantID,
+                rateLimitPerMinute: perMinute, rateLimitPerDay: perDay, icon: icon, webhook: webhook,
+                sound: sound, allowTimeSensitive: allowTimeSensitive),
             keyHash: PartnerAPIKey.hash(key))
         audit("partner created", record)
         return Reply.json(201, record.json(apiKey: key, webhookSecret: webhook?.secret))
@@ -78,10 +83,12 @@ struct AdminHandler: Sendable {
         let limit = try query.integer("limit", range: 1...1_000) ?? 100
         let before = try query.integer("before", range: 1...Int.max)
         let entries = try audits.list(partnerID: try query.uuid("partner"), before: before, limit: limit)
-        return Reply.json(200, .object([
-            ("entries", .array(entries.map(\.json))),
-            ("next", entries.count == limit ? entries.last.map { .number(Double($0.id)) } ?? .null : .null),
-        ]))
+        return Reply.json(
+            200,
+            .object([
+                ("entries", .array(entries.map(\.json))),
+                ("next", entries.count == limit ? entries.last.map { .number(Double($0.id)) } ?? .null : .null),
+            ]))
     }
 
     func list(_ request: RoutedRequest) throws -> HTTPResponse {
@@ -90,17 +97,23 @@ struct AdminHandler: Sendable {
 
     func update(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try Self.partnerID(request)
-        let fields = try JSONFields(request.jsonBody(), allowed: [
-            "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl", "sound", "allowTimeSensitive",
-        ])
+        let fields = try JSONFields(
+            request.jsonBody(),
+            allowed: [
+                "displayName", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "webhookUrl", "sound",
+                "allowTimeSensitive",
+            ])
         var changes = PartnerChanges()
         changes.displayName = try fields.string("displayName").map(PartnerRules.displayName)
-        changes.rateLimitPerMinute = try fields.integer("rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
+        changes.rateLimitPerMinute = try fields.integer(
+            "rateLimitPerMinute", range: PartnerRules.rateLimitPerMinuteRange)
         changes.rateLimitPerDay = try fields.integer("rateLimitPerDay", range: PartnerRules.rateLimitPerDayRange)
         changes.sound = try Self.sound(fields)
         changes.allowTimeSensitive = try fields.bool("allowTimeSensitive")
-        let iconURL = fields.has("iconUrl") ? Optional.some(try fields.string("iconUrl").map(PartnerRules.iconURL)) : nil
-        let webhookURL = fields.has("webhookUrl")
+        let iconURL =
+            fields.has("iconUrl") ? Optional.some(try fields.string("iconUrl").map(PartnerRules.iconURL)) : nil
+        let webhookURL =
+            fields.has("webhookUrl")
             ? Optional.some(try fields.string("webhookUrl").map(PartnerRules.webhookURL)) : nil
         // A revoked partner is kept for the audit trail, not for editing (as for rotate-key):
         // changing it would look like a live partner's settings in the admin's view.
@@ -111,8 +124,9 @@ struct AdminHandler: Sendable {
         // A new webhook URL gets a new secret, shown in this answer only; the old secret stops signing at once.
         var newSecret: String?
         if let webhookURL {
-            (changes.webhook, newSecret) = try PartnerWebhookChange.requested(webhookURL, for: existing,
-                                                                             newSecret: WebhookSignature.generateSecret)
+            (changes.webhook, newSecret) = try PartnerWebhookChange.requested(
+                webhookURL, for: existing,
+                newSecret: WebhookSignature.generateSecret)
         }
         guard let record = try partners.acting(as: actor).update(id: id, changes) else { throw HeraldError.notFound }
         audit("partner updated", record)
@@ -152,8 +166,11 @@ struct AdminHandler: Sendable {
         let id = try Self.partnerID(request)
         let overlap = try Self.overlapSeconds(request, field: "previousKeyValidSeconds")
         let key = try PartnerAPIKey.generate()
-        guard let record = try partners.acting(as: actor).rotateKey(id: id, keyHash: PartnerAPIKey.hash(key),
-                                                                    previousKeyValidSeconds: overlap) else {
+        guard
+            let record = try partners.acting(as: actor).rotateKey(
+                id: id, keyHash: PartnerAPIKey.hash(key),
+                previousKeyValidSeconds: overlap)
+        else {
             throw try notActive(id)
         }
         audit("partner key rotated", record)
@@ -169,8 +186,11 @@ struct AdminHandler: Sendable {
     }
 
     func revoke(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
-        guard let record = try partners.acting(as: actor).revoke(id: try Self.partnerID(request),
-                                                                 signer: { signer }) else {
+        guard
+            let record = try partners.acting(as: actor).revoke(
+                id: try Self.partnerID(request),
+                signer: { signer })
+        else {
             throw HeraldError.notFound
         }
         audit("partner revoked", record)
@@ -213,7 +233,8 @@ struct AdminHandler: Sendable {
     }
 
     static let partnerRevoked = HeraldError(
-        status: 409, code: "partner_revoked", message: "The partner is revoked: its key cannot be rotated nor its settings changed.")
+        status: 409, code: "partner_revoked",
+        message: "The partner is revoked: its key cannot be rotated nor its settings changed.")
 
     private static func partnerID(_ request: RoutedRequest) throws(HeraldError) -> UUID {
         try request.uuid("id")
@@ -221,16 +242,20 @@ struct AdminHandler: Sendable {
 
     /// Admin changes are logged at info with ids only (never the key).
     private func audit(_ message: String, _ record: PartnerRecord) {
-        logger.info(message, [
-            ("partner", .string(record.id.uuidString.lowercased())), ("miniAppId", .string(record.miniAppID)),
-            ("rateLimitPerMinute", .number(Double(record.rateLimitPerMinute))),
-            ("rateLimitPerDay", .number(Double(record.rateLimitPerDay))),
-            ("sound", record.sound.name.map { .string($0) } ?? .null),
-            ("allowTimeSensitive", .bool(record.allowTimeSensitive)),
-            ("previousKeyExpiresAt", record.previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
-            ("previousWebhookSecretExpiresAt",
-             record.previousWebhookSecretExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
-            ("suspendedAt", record.suspendedAt.map { .string(ISO8601.format($0)) } ?? .null),
-        ])
+        logger.info(
+            message,
+            [
+                ("partner", .string(record.id.uuidString.lowercased())), ("miniAppId", .string(record.miniAppID)),
+                ("rateLimitPerMinute", .number(Double(record.rateLimitPerMinute))),
+                ("rateLimitPerDay", .number(Double(record.rateLimitPerDay))),
+                ("sound", record.sound.name.map { .string($0) } ?? .null),
+                ("allowTimeSensitive", .bool(record.allowTimeSensitive)),
+                ("previousKeyExpiresAt", record.previousKeyExpiresAt.map { .string(ISO8601.format($0)) } ?? .null),
+                (
+                    "previousWebhookSecretExpiresAt",
+                    record.previousWebhookSecretExpiresAt.map { .string(ISO8601.format($0)) } ?? .null
+                ),
+                ("suspendedAt", record.suspendedAt.map { .string(ISO8601.format($0)) } ?? .null),
+            ])
     }
 }

@@ -63,8 +63,8 @@ final class Authenticator: Sendable {
         guard let header else { return nil }
         let bytes = header.utf8
         guard let schemeStart = bytes.firstIndex(where: { $0 != UInt8(ascii: " ") }),
-              let schemeEnd = bytes[schemeStart...].firstIndex(of: UInt8(ascii: " ")),
-              bytes[schemeStart..<schemeEnd].elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 })
+            let schemeEnd = bytes[schemeStart...].firstIndex(of: UInt8(ascii: " ")),
+            bytes[schemeStart..<schemeEnd].elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 })
         else { return nil }
         let credentials = header[bytes.index(after: schemeEnd)...]
         return credentials.isEmpty ? nil : credentials.trimmingASCIIWhitespace()
@@ -121,8 +121,9 @@ final class Authenticator: Sendable {
             entry = cached
         } else {
             let found = try partners.findActive(keyHash: hash)
-            entry = CacheEntry(partner: found?.record.profile, previous: found?.previous ?? false,
-                               suspended: found?.record.suspendedAt != nil, fetched: now)
+            entry = CacheEntry(
+                partner: found?.record.profile, previous: found?.previous ?? false,
+                suspended: found?.record.suspendedAt != nil, fetched: now)
             cache.withLock { cache in
                 if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
                 cache[hash] = entry

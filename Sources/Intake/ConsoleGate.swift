@@ -51,9 +51,10 @@ struct ConsoleGate: Sendable {
         message: "A console session's state-changing call needs its X-CSRF-Token header.")
 
     static func tooManySignIns(retryAfter: Int?) -> HeraldError {
-        HeraldError(status: 429, code: "too_many_sign_ins",
-                    message: "Too many failed sign-ins from this address; try again after Retry-After seconds.",
-                    retryAfter: retryAfter ?? signInWindowSeconds)
+        HeraldError(
+            status: 429, code: "too_many_sign_ins",
+            message: "Too many failed sign-ins from this address; try again after Retry-After seconds.",
+            retryAfter: retryAfter ?? signInWindowSeconds)
     }
 
     /// The admin bearer token, or a console session (with the CSRF token on anything but GET and HEAD).
@@ -65,17 +66,19 @@ struct ConsoleGate: Sendable {
             throw HeraldError.unauthorized
         }
         let tokenHash = Digest.sha256Hex(token)
-        guard let session = try sessions.find(
-            tokenHash: tokenHash, adminTokenMACs: authenticator.adminTokenMACs(sessionToken: token),
-            idleSeconds: idleSeconds)
+        guard
+            let session = try sessions.find(
+                tokenHash: tokenHash, adminTokenMACs: authenticator.adminTokenMACs(sessionToken: token),
+                idleSeconds: idleSeconds)
         else { throw HeraldError.unauthorized }
         if request.method != "GET" && request.method != "HEAD" {
             guard let sent = request.header(Self.csrfHeader),
-                  Digest.constantTimeEquals(Array(sent.utf8), Array(Self.csrfToken(for: token).utf8))
+                Digest.constantTimeEquals(Array(sent.utf8), Array(Self.csrfToken(for: token).utf8))
             else { throw Self.csrfRequired }
         }
         if request.header(Self.pollHeader) == nil,
-           Date().timeIntervalSince(session.lastUsedAt) >= ConsoleSessionStore.touchInterval {
+            Date().timeIntervalSince(session.lastUsedAt) >= ConsoleSessionStore.touchInterval
+        {
             try sessions.touch(tokenHash: tokenHash)
         }
         return .session(token: token, session)

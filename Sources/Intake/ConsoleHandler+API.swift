@@ -15,8 +15,10 @@ extension ConsoleHandler {
         let states = ["pending", "scheduled", "leased"]
         let byStateAndLane: [JSONValue] = states.flatMap { state in
             QueueGaugeStore.lanes.map { lane in
-                .object([("state", .string(state)), ("lane", .string(lane.name)),
-                         ("count", .number(Double(totals["\(state)|\(lane.number)"] ?? 0)))])
+                .object([
+                    ("state", .string(state)), ("lane", .string(lane.name)),
+                    ("count", .number(Double(totals["\(state)|\(lane.number)"] ?? 0))),
+                ])
             }
         }
         let hour = queue.outcomes.first { $0.window == "1h" }?.counts ?? []
@@ -24,27 +26,48 @@ extension ConsoleHandler {
         var paused: [JSONValue] = []
         for worker in live where !worker.lost {
             for upstream in worker.heartbeat.pausedUpstreams {
-                paused.append(.object([("upstream", .string(upstream)), ("workerId", .string(worker.heartbeat.workerID))]))
+                paused.append(
+                    .object([("upstream", .string(upstream)), ("workerId", .string(worker.heartbeat.workerID))]))
             }
         }
-        return Self.json(.object([
-            ("queue", .array(byStateAndLane)),
-            ("queueByPartner", .array(queue.queue.map { group in
-                .object([("state", .string(group.state)), ("lane", .string(Self.laneName(group.lane))),
-                         ("miniAppId", .string(group.miniAppID)), ("count", .number(Double(group.count)))])
-            })),
-            ("oldestDueSeconds", .number((queue.oldestDueSeconds * 10).rounded() / 10)),
-            ("deliveriesPerSecond", .object([
-                ("last5m", .number(Self.rate(recent, seconds: 300))), ("lastHour", .number(Self.rate(hour, seconds: 3_600))),
-            ])),
-            ("outcomesLastHour", .object(hour.map { ($0.outcome, .number(Double($0.count))) })),
-            ("lastHour", .array(minutes.map { minute in
-                .object([("minutesAgo", .number(Double(minute.minutesAgo))),
-                         ("counts", .object(StatsStore.outcomes.map { ($0, .number(Double(minute.counts[$0] ?? 0))) }))])
-            })),
-            ("pausedUpstreams", .array(paused)),
-            ("workers", .array(live.map(Self.workerJSON))),
-        ]))
+        return Self.json(
+            .object([
+                ("queue", .array(byStateAndLane)),
+                (
+                    "queueByPartner",
+                    .array(
+                        queue.queue.map { group in
+                            .object([
+                                ("state", .string(group.state)), ("lane", .string(Self.laneName(group.lane))),
+                                ("miniAppId", .string(group.miniAppID)), ("count", .number(Double(group.count))),
+                            ])
+                        })
+                ),
+                ("oldestDueSeconds", .number((queue.oldestDueSeconds * 10).rounded() / 10)),
+                (
+                    "deliveriesPerSecond",
+                    .object([
+                        ("last5m", .number(Self.rate(recent, seconds: 300))),
+                        ("lastHour", .number(Self.rate(hour, seconds: 3_600))),
+                    ])
+                ),
+                ("outcomesLastHour", .object(hour.map { ($0.outcome, .number(Double($0.count))) })),
+                (
+                    "lastHour",
+                    .array(
+                        minutes.map { minute in
+                            .object([
+                                ("minutesAgo", .number(Double(minute.minutesAgo))),
+                                (
+                                    "counts",
+                                    .object(StatsStore.outcomes.map { ($0, .number(Double(minute.counts[$0] ?? 0))) })
+                                ),
+                            ])
+                        })
+                ),
+                ("pausedUpstreams", .array(paused)),
+                ("workers", .array(live.map(Self.workerJSON))),
+            ]))
     }
 
     func workerList(_ request: RoutedRequest) throws -> HTTPResponse {
@@ -58,14 +81,23 @@ extension ConsoleHandler {
         let miniAppID = try query.miniAppID("partner")
         let since = Date().addingTimeInterval(-Double(hours) * 3_600)
         let groups = try console.failures(since: since, miniAppID: miniAppID)
-        return Self.json(.object([
-            ("since", .string(ISO8601.format(since))),
-            ("groups", .array(groups.map { group in
-                .object([("miniAppId", .string(group.miniAppID)), ("outcome", .string(group.outcome)),
-                         ("reason", group.reason.map { .string($0) } ?? .null), ("count", .number(Double(group.count))),
-                         ("firstAt", .string(ISO8601.format(group.firstAt))), ("lastAt", .string(ISO8601.format(group.lastAt)))])
-            })),
-        ]))
+        return Self.json(
+            .object([
+                ("since", .string(ISO8601.format(since))),
+                (
+                    "groups",
+                    .array(
+                        groups.map { group in
+                            .object([
+                                ("miniAppId", .string(group.miniAppID)), ("outcome", .string(group.outcome)),
+                                ("reason", group.reason.map { .string($0) } ?? .null),
+                                ("count", .number(Double(group.count))),
+                                ("firstAt", .string(ISO8601.format(group.firstAt))),
+                                ("lastAt", .string(ISO8601.format(group.lastAt))),
+                            ])
+                        })
+                ),
+            ]))
     }
 
     /// One failure group back in the queue (bulk lane), through ReplayStore as `heraldctl replay` does;
@@ -79,7 +111,8 @@ extension ConsoleHandler {
         }
         let reason = try fields.string("reason")
         if let reason, reason.isEmpty || reason.unicodeScalars.count > 256 || TextRules.containsForbidden(reason) {
-            throw HeraldError.invalidField("reason", "reason must be 1-256 characters without refused characters, or null.")
+            throw HeraldError.invalidField(
+                "reason", "reason must be 1-256 characters without refused characters, or null.")
         }
         let hours = try fields.integer("hours", range: 1...720) ?? 24
         let dryRun = try fields.bool("dryRun") ?? true
@@ -91,24 +124,35 @@ extension ConsoleHandler {
         selection.since = Date().addingTimeInterval(-Double(hours) * 3_600)
         let counts = try replays.replay(selection, lane: 1, dryRun: dryRun, fallbackTTLSeconds: replayTTLSeconds)
         if !dryRun {
-            logger.info("console replay", [("miniAppId", .string(miniAppID)), ("outcome", .string(outcome)),
-                                           ("replayed", .number(Double(counts.replayed)))])
-            try audits.record("deliveries.replayed", miniAppID: miniAppID, detail: .object([
-                ("outcome", .string(outcome)), ("reason", reason.map { .string($0) } ?? .null),
-                ("hours", .number(Double(hours))), ("matched", .number(Double(counts.matched))),
-                ("replayed", .number(Double(counts.replayed))),
-            ]), by: actor)
+            logger.info(
+                "console replay",
+                [
+                    ("miniAppId", .string(miniAppID)), ("outcome", .string(outcome)),
+                    ("replayed", .number(Double(counts.replayed))),
+                ])
+            try audits.record(
+                "deliveries.replayed", miniAppID: miniAppID,
+                detail: .object([
+                    ("outcome", .string(outcome)), ("reason", reason.map { .string($0) } ?? .null),
+                    ("hours", .number(Double(hours))), ("matched", .number(Double(counts.matched))),
+                    ("replayed", .number(Double(counts.replayed))),
+                ]), by: actor)
         }
-        return Self.json(.object([
-            ("dryRun", .bool(dryRun)), ("matched", .number(Double(counts.matched))),
-            ("replayed", .number(Double(counts.replayed))),
-            ("skipped", .object([
-                ("tokenInvalid", .number(Double(counts.tokenInvalid))), ("optedOut", .number(Double(counts.optedOut))),
-                ("deviceRemoved", .number(Double(counts.deviceRemoved))),
-                ("alreadyReplayed", .number(Double(counts.alreadyReplayed))),
-                ("partnerRevoked", .number(Double(counts.partnerRevoked))),
-            ])),
-        ]))
+        return Self.json(
+            .object([
+                ("dryRun", .bool(dryRun)), ("matched", .number(Double(counts.matched))),
+                ("replayed", .number(Double(counts.replayed))),
+                (
+                    "skipped",
+                    .object([
+                        ("tokenInvalid", .number(Double(counts.tokenInvalid))),
+                        ("optedOut", .number(Double(counts.optedOut))),
+                        ("deviceRemoved", .number(Double(counts.deviceRemoved))),
+                        ("alreadyReplayed", .number(Double(counts.alreadyReplayed))),
+                        ("partnerRevoked", .number(Double(counts.partnerRevoked))),
+                    ])
+                ),
+            ]))
     }
 
     func requests(_ request: RoutedRequest) throws -> HTTPResponse {
@@ -132,13 +176,23 @@ extension ConsoleHandler {
         let deliveries = try console.deliveries(requestID: id, createdAt: summary.createdAt)
         var json = Self.requestJSON(summary)
         if case .object(var members) = json {
-            members.append(("deliveryRows", .array(deliveries.map { delivery in
-                .object([("id", .string(delivery.id.uuidString.lowercased())), ("service", .string(delivery.service)),
-                         ("deviceId", .string(delivery.deviceID)), ("outcome", .string(delivery.outcome)),
-                         ("reason", delivery.reason.map { .string($0) } ?? .null),
-                         ("attempts", .number(Double(delivery.attempts))), ("members", .number(Double(delivery.members))),
-                         ("finishedAt", .string(ISO8601.format(delivery.finishedAt))), ("replayed", .bool(delivery.replayed))])
-            })))
+            members.append(
+                (
+                    "deliveryRows",
+                    .array(
+                        deliveries.map { delivery in
+                            .object([
+                                ("id", .string(delivery.id.uuidString.lowercased())),
+                                ("service", .string(delivery.service)),
+                                ("deviceId", .string(delivery.deviceID)), ("outcome", .string(delivery.outcome)),
+                                ("reason", delivery.reason.map { .string($0) } ?? .null),
+                                ("attempts", .number(Double(delivery.attempts))),
+                                ("members", .number(Double(delivery.members))),
+                                ("finishedAt", .string(ISO8601.format(delivery.finishedAt))),
+                                ("replayed", .bool(delivery.replayed)),
+                            ])
+                        })
+                ))
             json = .object(members)
         }
         return Self.json(json)
@@ -147,31 +201,57 @@ extension ConsoleHandler {
     func partnerList(_ request: RoutedRequest) throws -> HTTPResponse {
         let usage = try console.partnerUsage()
         let rows = try partners.list()
-        return Self.json(.object([("partners", .array(rows.map { record in
-            guard case .object(var members) = record.json() else { return record.json() }
-            let use = usage[record.id]
-            members.append(("usage", use.map { use in
-                .object([("lastMinute", .number(Double(use.lastMinute))), ("lastDay", .number(Double(use.lastDay))),
-                         ("webhookFailedLastDay", .number(Double(use.webhookFailedDay))),
-                         ("webhookLastError", use.webhookLastError.map { .string($0) } ?? .null)])
-            } ?? .null))
-            return .object(members)
-        }))]))
+        return Self.json(
+            .object([
+                (
+                    "partners",
+                    .array(
+                        rows.map { record in
+                            guard case .object(var members) = record.json() else { return record.json() }
+                            let use = usage[record.id]
+                            members.append(
+                                (
+                                    "usage",
+                                    use.map { use in
+                                        .object([
+                                            ("lastMinute", .number(Double(use.lastMinute))),
+                                            ("lastDay", .number(Double(use.lastDay))),
+                                            ("webhookFailedLastDay", .number(Double(use.webhookFailedDay))),
+                                            ("webhookLastError", use.webhookLastError.map { .string($0) } ?? .null),
+                                        ])
+                                    } ?? .null
+                                ))
+                            return .object(members)
+                        })
+                )
+            ]))
     }
 
     func tokenReport(_ request: RoutedRequest) throws -> HTTPResponse {
         let hours = try ConsoleQuery(request.http.query).integer("hours", range: 1...720) ?? 24
         let until = Date()
         let report = try tokens.report(since: until.addingTimeInterval(-Double(hours) * 3_600), until: until)
-        return Self.json(.object([
-            ("since", .string(ISO8601.format(report.since))), ("until", .string(ISO8601.format(report.until))),
-            ("lines", .array(report.lines.map { line in
-                .object([("upstream", .string(line.upstream)), ("token", .string(line.token)), ("reason", .string(line.reason)),
-                         ("count", .number(Double(line.count))), ("devices", .number(Double(line.devices))),
-                         ("firstAt", .string(ISO8601.format(line.first))), ("lastAt", .string(ISO8601.format(line.last)))])
-            })),
-            ("skipped", .object(report.skipped.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) })),
-        ]))
+        return Self.json(
+            .object([
+                ("since", .string(ISO8601.format(report.since))), ("until", .string(ISO8601.format(report.until))),
+                (
+                    "lines",
+                    .array(
+                        report.lines.map { line in
+                            .object([
+                                ("upstream", .string(line.upstream)), ("token", .string(line.token)),
+                                ("reason", .string(line.reason)),
+                                ("count", .number(Double(line.count))), ("devices", .number(Double(line.devices))),
+                                ("firstAt", .string(ISO8601.format(line.first))),
+                                ("lastAt", .string(ISO8601.format(line.last))),
+                            ])
+                        })
+                ),
+                (
+                    "skipped",
+                    .object(report.skipped.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) })
+                ),
+            ]))
     }
 
     static func requestJSON(_ row: RequestSummary) -> JSONValue {
@@ -189,7 +269,8 @@ extension ConsoleHandler {
         let beat = worker.heartbeat
         return .object([
             ("workerId", .string(beat.workerID)), ("host", .string(beat.host)), ("version", .string(beat.version)),
-            ("startedAt", .string(ISO8601.format(beat.startedAt))), ("lastSeenAt", .string(ISO8601.format(worker.lastSeenAt))),
+            ("startedAt", .string(ISO8601.format(beat.startedAt))),
+            ("lastSeenAt", .string(ISO8601.format(worker.lastSeenAt))),
             ("secondsSinceSeen", .number((worker.secondsSinceSeen * 10).rounded() / 10)),
             ("status", .string(worker.lost ? "lost" : "live")), ("inFlight", .number(Double(beat.inFlight))),
             ("pausedUpstreams", .array(beat.pausedUpstreams.map { .string($0) })),
@@ -223,14 +304,19 @@ struct ConsoleQuery {
     func miniAppID(_ name: String) throws(HeraldError) -> String? {
         guard let text = text(name) else { return nil }
         guard Identifiers.isValidMiniAppID(text) else {
-            throw .invalidField(name, "\(name) must be a miniAppId: 1-128 of letters, digits, '.', '_' and '-', not starting with '.', no '..'.")
+            throw .invalidField(
+                name,
+                "\(name) must be a miniAppId: 1-128 of letters, digits, '.', '_' and '-', not starting with '.', no '..'."
+            )
         }
         return text
     }
 
     func uuid(_ name: String) throws(HeraldError) -> UUID? {
         guard let text = text(name) else { return nil }
-        guard text.utf8.count == 36, let id = UUID(uuidString: text) else { throw .invalidField(name, "\(name) must be a UUID.") }
+        guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
+            throw .invalidField(name, "\(name) must be a UUID.")
+        }
         return id
     }
 
@@ -238,7 +324,8 @@ struct ConsoleQuery {
         guard let text = text(name) else { return nil }
         // From 2000 to 9999: Postgres has no year 0, and nothing Herald wrote is older.
         guard let date = ISO8601.parse(text),
-              (946_684_800.0..<253_402_300_800.0).contains(date.timeIntervalSince1970) else {
+            (946_684_800.0..<253_402_300_800.0).contains(date.timeIntervalSince1970)
+        else {
             throw .invalidField(name, "\(name) must be an ISO 8601 date-time, e.g. 2026-12-01T10:00:00Z.")
         }
         return date

@@ -7,27 +7,45 @@ import Store
 extension ConsoleHandler {
     func activities(_ request: RoutedRequest) throws -> HTTPResponse {
         let counts = try console.activityCounts()
-        return Self.json(.object([("partners", .array(counts.map { row in
-            .object([("miniAppId", .string(row.miniAppID)), ("active", .number(Double(row.active))),
-                     ("held", .number(Double(row.held)))])
-        }))]))
+        return Self.json(
+            .object([
+                (
+                    "partners",
+                    .array(
+                        counts.map { row in
+                            .object([
+                                ("miniAppId", .string(row.miniAppID)), ("active", .number(Double(row.active))),
+                                ("held", .number(Double(row.held))),
+                            ])
+                        })
+                )
+            ]))
     }
 
     func failedWebhooks(_ request: RoutedRequest) throws -> HTTPResponse {
         let hours = try ConsoleQuery(request.http.query).integer("hours", range: 1...720) ?? 24
         let since = Date().addingTimeInterval(-Double(hours) * 3_600)
         let events = try console.failedWebhooks(since: since)
-        return Self.json(.object([
-            ("since", .string(ISO8601.format(since))),
-            ("events", .array(events.map { event in
-                .object([("id", .string(event.id.uuidString.lowercased())), ("miniAppId", .string(event.miniAppID)),
-                         ("type", .string(event.type)), ("subjectId", .string(event.subjectID.uuidString.lowercased())),
-                         ("attempts", .number(Double(event.attempts))),
-                         ("lastStatus", event.lastStatus.map { .number(Double($0)) } ?? .null),
-                         ("lastError", event.lastError.map { .string($0) } ?? .null),
-                         ("finishedAt", .string(ISO8601.format(event.finishedAt)))])
-            })),
-        ]))
+        return Self.json(
+            .object([
+                ("since", .string(ISO8601.format(since))),
+                (
+                    "events",
+                    .array(
+                        events.map { event in
+                            .object([
+                                ("id", .string(event.id.uuidString.lowercased())),
+                                ("miniAppId", .string(event.miniAppID)),
+                                ("type", .string(event.type)),
+                                ("subjectId", .string(event.subjectID.uuidString.lowercased())),
+                                ("attempts", .number(Double(event.attempts))),
+                                ("lastStatus", event.lastStatus.map { .number(Double($0)) } ?? .null),
+                                ("lastError", event.lastError.map { .string($0) } ?? .null),
+                                ("finishedAt", .string(ISO8601.format(event.finishedAt))),
+                            ])
+                        })
+                ),
+            ]))
     }
 
     /// Failed webhook events sent again (`heraldctl webhooks replay`'s WebhookStore.replay): one event, or a
@@ -52,15 +70,18 @@ extension ConsoleHandler {
         let result = try webhooks.replay(selection, dryRun: dryRun, now: Date())
         if !dryRun {
             logger.info("console webhook replay", [("replayed", .number(Double(result.replayed)))])
-            try audits.record("webhooks.replayed", miniAppID: miniAppID, detail: .object([
-                ("eventId", selection.eventIDs.first.map { .string($0.uuidString.lowercased()) } ?? .null),
-                ("hours", .number(Double(hours))), ("matched", .number(Double(result.matched))),
-                ("replayed", .number(Double(result.replayed))),
-            ]), by: actor)
+            try audits.record(
+                "webhooks.replayed", miniAppID: miniAppID,
+                detail: .object([
+                    ("eventId", selection.eventIDs.first.map { .string($0.uuidString.lowercased()) } ?? .null),
+                    ("hours", .number(Double(hours))), ("matched", .number(Double(result.matched))),
+                    ("replayed", .number(Double(result.replayed))),
+                ]), by: actor)
         }
-        return Self.json(.object([
-            ("dryRun", .bool(dryRun)), ("matched", .number(Double(result.matched))),
-            ("replayable", .number(Double(result.replayable))), ("replayed", .number(Double(result.replayed))),
-        ]))
+        return Self.json(
+            .object([
+                ("dryRun", .bool(dryRun)), ("matched", .number(Double(result.matched))),
+                ("replayable", .number(Double(result.replayable))), ("replayed", .number(Double(result.replayed))),
+            ]))
     }
 }

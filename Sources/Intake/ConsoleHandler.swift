@@ -27,9 +27,11 @@ struct ConsoleHandler: Sendable {
 
     /// Every page and asset: no script but the console's own file, no framing, no outside origin.
     static let securityHeaders: [(name: String, value: String)] = [
-        ("Content-Security-Policy",
-         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
+        (
+            "Content-Security-Policy",
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+        ),
         ("X-Frame-Options", "DENY"),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),
@@ -79,9 +81,12 @@ struct ConsoleHandler: Sendable {
         },
     ]
 
-    static func page(_ status: Int, _ type: String, _ body: String,
-                     extra: [(name: String, value: String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", type)] + securityHeaders + extra, body: Array(body.utf8))
+    static func page(
+        _ status: Int, _ type: String, _ body: String,
+        extra: [(name: String, value: String)] = []
+    ) -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: [("Content-Type", type)] + securityHeaders + extra, body: Array(body.utf8))
     }
 
     // MARK: pages
@@ -107,8 +112,9 @@ struct ConsoleHandler: Sendable {
     /// `ConsoleGate.signInFailureLimit` failures in the window, every attempt is 429 until the window ends.
     func login(_ request: RoutedRequest) throws -> HTTPResponse {
         guard request.mediaType == "application/x-www-form-urlencoded" else {
-            throw HeraldError(status: 415, code: "unsupported_media_type",
-                              message: "Content-Type must be application/x-www-form-urlencoded.")
+            throw HeraldError(
+                status: 415, code: "unsupported_media_type",
+                message: "Content-Type must be application/x-www-form-urlencoded.")
         }
         let client = proxies.client(of: request.http)
         let address = client ?? "unknown"
@@ -116,19 +122,22 @@ struct ConsoleHandler: Sendable {
             client: address, limit: ConsoleGate.signInFailureLimit, windowSeconds: ConsoleGate.signInWindowSeconds)
         guard attempt.admitted else {
             if let skipped = throttledLog.admit("console sign-ins refused over the limit") {
-                logger.warning("console sign-ins refused over the limit", [
-                    ("client", .string(address)), ("skipped", .number(Double(skipped))),
-                ])
+                logger.warning(
+                    "console sign-ins refused over the limit",
+                    [
+                        ("client", .string(address)), ("skipped", .number(Double(skipped))),
+                    ])
             }
             throw ConsoleGate.tooManySignIns(retryAfter: attempt.retryAfter)
         }
         let form = FormBody.parse(request.http.body)
         guard let token = form["token"], !token.isEmpty,
-              let previous = authenticator.admin(authorization: "Bearer " + token)
+            let previous = authenticator.admin(authorization: "Bearer " + token)
         else {
             logger.warning("console sign-in refused", [("client", .string(address))])
-            return Self.page(401, "text/html; charset=utf-8",
-                             ConsoleAssets.loginHTML(error: "That token is not the admin token."))
+            return Self.page(
+                401, "text/html; charset=utf-8",
+                ConsoleAssets.loginHTML(error: "That token is not the admin token."))
         }
         let sessionToken = try ConsoleGate.newToken()
         let macs = authenticator.adminTokenMACs(sessionToken: sessionToken)
@@ -137,11 +146,14 @@ struct ConsoleHandler: Sendable {
             seconds: gate.sessionSeconds, client: client,
             by: AdminCaller.bearer(previous: previous).actor(client: client))
         try gate.sessions.signInSucceeded(client: address)
-        logger.info("console sign-in",
-                    [("client", .string(address)), ("expires", .string(ISO8601.format(session.expiresAt)))])
-        return Self.page(303, "text/plain; charset=utf-8", "", extra: [
-            ("Location", "/console/"), ("Set-Cookie", gate.setCookie(sessionToken)),
-        ])
+        logger.info(
+            "console sign-in",
+            [("client", .string(address)), ("expires", .string(ISO8601.format(session.expiresAt)))])
+        return Self.page(
+            303, "text/plain; charset=utf-8", "",
+            extra: [
+                ("Location", "/console/"), ("Set-Cookie", gate.setCookie(sessionToken)),
+            ])
     }
 
     // MARK: session
@@ -151,18 +163,20 @@ struct ConsoleHandler: Sendable {
         case .bearer:
             return Self.json(.object([("kind", .string("bearer")), ("csrfToken", .null), ("expiresAt", .null)]))
         case .session(let token, let session):
-            return Self.json(.object([
-                ("kind", .string("session")), ("csrfToken", .string(ConsoleGate.csrfToken(for: token))),
-                ("expiresAt", .string(ISO8601.format(session.expiresAt))),
-            ]))
+            return Self.json(
+                .object([
+                    ("kind", .string("session")), ("csrfToken", .string(ConsoleGate.csrfToken(for: token))),
+                    ("expiresAt", .string(ISO8601.format(session.expiresAt))),
+                ]))
         }
     }
 
     /// Sign-out: the session ends at once, everywhere.
     func signOut(_ request: RoutedRequest, caller: AdminCaller) throws -> HTTPResponse {
         if case .session(let token, _) = caller {
-            try gate.sessions.revoke(tokenHash: Digest.sha256Hex(token),
-                                     by: caller.actor(client: proxies.client(of: request.http)))
+            try gate.sessions.revoke(
+                tokenHash: Digest.sha256Hex(token),
+                by: caller.actor(client: proxies.client(of: request.http)))
             logger.info("console sign-out")
         }
         return HTTPResponse(status: 204, headers: [("Set-Cookie", gate.clearCookie())])
@@ -197,7 +211,8 @@ enum FormBody {
                 out.append(0x20)
             } else if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                      let high = HexDigit.value(bytes[index + 1]), let low = HexDigit.value(bytes[index + 2]) else { return nil }
+                    let high = HexDigit.value(bytes[index + 1]), let low = HexDigit.value(bytes[index + 2])
+                else { return nil }
                 out.append(high << 4 | low)
                 index += 2
             } else {

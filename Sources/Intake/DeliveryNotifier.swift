@@ -53,14 +53,15 @@ final class DeliveryNotifier: @unchecked Sendable {
     init(databaseURL: String, options: PostgresConnectionOptions, minimumInterval: Duration, logger: Logger) {
         self.minimumInterval = minimumInterval
         session = DatabaseSession(url: databaseURL, options: options)
-        service = BackgroundService(.init(name: "herald-notifier"), logger: logger,
-                                    interrupt: { [unowned self] in
-                                        condition.lock()
-                                        stopping = true
-                                        condition.broadcast()
-                                        condition.unlock()
-                                    },
-                                    step: { [unowned self] service in try step(service) })
+        service = BackgroundService(
+            .init(name: "herald-notifier"), logger: logger,
+            interrupt: { [unowned self] in
+                condition.lock()
+                stopping = true
+                condition.broadcast()
+                condition.unlock()
+            },
+            step: { [unowned self] service in try step(service) })
     }
 
     func start() { service.start() }

@@ -26,30 +26,43 @@ struct HostHandler: Sendable {
         let fields = try JSONFields(request.jsonBody(), allowed: HostDirectoryRules.userFields.union(UserGuards.fields))
         let user = try HostDirectoryRules.user(fields)
         let guards = try UserGuards.parse(fields)
-        let created = try directory.putUser(id: userID, tenantID: user.tenantID, emails: user.emails, wallets: user.wallets,
-                                            guards: guards)
-        return Reply.json(created ? 201 : 200, .object([
-            ("userId", .string(userID)), ("tenantId", .string(user.tenantID)),
-            ("emails", .array(user.emails.map { .string($0) })), ("wallets", .array(user.wallets.map { .string($0) })),
-            ("timeZone", guards.timeZone.map { .string($0) } ?? .null), ("quietHours", guards.quietHours?.json ?? .null),
-        ]))
+        let created = try directory.putUser(
+            id: userID, tenantID: user.tenantID, emails: user.emails, wallets: user.wallets,
+            guards: guards)
+        return Reply.json(
+            created ? 201 : 200,
+            .object([
+                ("userId", .string(userID)), ("tenantId", .string(user.tenantID)),
+                ("emails", .array(user.emails.map { .string($0) })),
+                ("wallets", .array(user.wallets.map { .string($0) })),
+                ("timeZone", guards.timeZone.map { .string($0) } ?? .null),
+                ("quietHours", guards.quietHours?.json ?? .null),
+            ]))
     }
 
     func putDevice(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try Self.externalID(request, "userId")
         let deviceID = try Self.externalID(request, "deviceId")
-        let device = try HostDirectoryRules.device(JSONFields(request.jsonBody(), allowed: HostDirectoryRules.deviceFields))
+        let device = try HostDirectoryRules.device(
+            JSONFields(request.jsonBody(), allowed: HostDirectoryRules.deviceFields))
         let created = try directory.putDevice(userID: userID, deviceID: deviceID, device)
         // Tokens are secrets: the answer says which are registered, never their values.
-        return Reply.json(created ? 201 : 200, .object([
-            ("userId", .string(userID)), ("deviceId", .string(deviceID)), ("platform", .string(device.platform)),
-            ("environment", .string(device.environment)), ("bundleId", device.bundleID.map { .string($0) } ?? .null),
-            ("tokens", .object([
-                ("apns", .bool(device.apnsToken != nil)), ("apnsPushToStart", .bool(device.apnsPushToStartToken != nil)),
-                ("apnsPushToStartTemplates", .array(device.pushToStartTemplates.map { .string($0.rawValue) })),
-                ("fcm", .bool(device.fcmToken != nil)),
-            ])),
-        ]))
+        return Reply.json(
+            created ? 201 : 200,
+            .object([
+                ("userId", .string(userID)), ("deviceId", .string(deviceID)), ("platform", .string(device.platform)),
+                ("environment", .string(device.environment)),
+                ("bundleId", device.bundleID.map { .string($0) } ?? .null),
+                (
+                    "tokens",
+                    .object([
+                        ("apns", .bool(device.apnsToken != nil)),
+                        ("apnsPushToStart", .bool(device.apnsPushToStartToken != nil)),
+                        ("apnsPushToStartTemplates", .array(device.pushToStartTemplates.map { .string($0.rawValue) })),
+                        ("fcm", .bool(device.fcmToken != nil)),
+                    ])
+                ),
+            ]))
     }
 
     /// The user's devices and the health of each token (valid, invalid with reason and since, absent).
@@ -62,7 +75,9 @@ struct HostHandler: Sendable {
     func getDevice(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try Self.externalID(request, "userId")
         let deviceID = try Self.externalID(request, "deviceId")
-        guard let device = try directory.deviceState(userID: userID, deviceID: deviceID) else { throw HeraldError.notFound }
+        guard let device = try directory.deviceState(userID: userID, deviceID: deviceID) else {
+            throw HeraldError.notFound
+        }
         return Reply.json(200, device.json)
     }
 
@@ -77,9 +92,12 @@ struct HostHandler: Sendable {
         let userID = try Self.externalID(request, "userId")
         let miniAppID = try Self.miniAppID(request)
         let seen = try directory.touchSession(userID: userID, miniAppID: miniAppID)
-        return Reply.json(200, .object([
-            ("userId", .string(userID)), ("miniAppId", .string(miniAppID)), ("lastSeenAt", .string(ISO8601.format(seen))),
-        ]))
+        return Reply.json(
+            200,
+            .object([
+                ("userId", .string(userID)), ("miniAppId", .string(miniAppID)),
+                ("lastSeenAt", .string(ISO8601.format(seen))),
+            ]))
     }
 
     func putOptOut(_ request: RoutedRequest) throws -> HTTPResponse {

@@ -29,7 +29,7 @@ struct IconHandler: Sendable {
     /// `GET /icons/{miniAppId}/{size}.png`: 200 with the PNG, or 304 when `If-None-Match` names it.
     func serve(_ request: RoutedRequest) throws -> HTTPResponse {
         guard let size = PartnerIcon.size(fileName: request.parameter("file")),
-              let icon = try icons.find(miniAppID: request.parameter("miniAppId"), size: size)
+            let icon = try icons.find(miniAppID: request.parameter("miniAppId"), size: size)
         else { throw HeraldError.notFound }
         let etag = "\"\(icon.sha256)\""
         let headers: [(name: String, value: String)] = [("ETag", etag), ("Cache-Control", Self.cacheControl)]
@@ -44,8 +44,9 @@ struct IconHandler: Sendable {
     func upload(_ request: RoutedRequest, by actor: AdminActor) throws -> HTTPResponse {
         let id = try request.uuid("id")
         guard Self.uploadTypes.contains(request.mediaType) else {
-            throw HeraldError(status: 415, code: "unsupported_media_type",
-                              message: "Content-Type must be image/png, image/jpeg or image/svg+xml.")
+            throw HeraldError(
+                status: 415, code: "unsupported_media_type",
+                message: "Content-Type must be image/png, image/jpeg or image/svg+xml.")
         }
         guard let existing = try partners.find(id: id) else { throw HeraldError.notFound }
         guard existing.revokedAt == nil else { throw AdminHandler.partnerRevoked }
@@ -54,10 +55,12 @@ struct IconHandler: Sendable {
         guard let record = try partners.acting(as: actor).update(id: id, change) else {
             throw HeraldError.notFound
         }
-        logger.info("partner icon uploaded", [
-            ("partner", .string(record.id.uuidString.lowercased())), ("miniAppId", .string(record.miniAppID)),
-            ("bytes", .number(Double(request.http.body.count))),
-        ])
+        logger.info(
+            "partner icon uploaded",
+            [
+                ("partner", .string(record.id.uuidString.lowercased())), ("miniAppId", .string(record.miniAppID)),
+                ("bytes", .number(Double(request.http.body.count))),
+            ])
         return Reply.json(200, record.json())
     }
 

@@ -82,8 +82,10 @@ public struct IntakeConfiguration: Sendable {
     /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
 
-    public init(databaseURL: String, adminToken: String, hostToken: String, signingKeys: [String: [UInt8]],
-                signingKeyID: String) {
+    public init(
+        databaseURL: String, adminToken: String, hostToken: String, signingKeys: [String: [UInt8]],
+        signingKeyID: String
+    ) {
         self.databaseURL = databaseURL
         self.adminToken = adminToken
         self.hostToken = hostToken
@@ -123,8 +125,9 @@ public struct IntakeConfiguration: Sendable {
         configuration.trustedProxies = try Self.trustedProxies(reader, default: configuration.trustedProxies)
         if let tenant = reader.optional(Settings.defaultTenant) {
             guard Identifiers.isValidExternalID(tenant) else {
-                throw ConfigurationError(variable: Settings.defaultTenant.name,
-                                         problem: "must be 1-128 of [A-Za-z0-9._:-]")
+                throw ConfigurationError(
+                    variable: Settings.defaultTenant.name,
+                    problem: "must be 1-128 of [A-Za-z0-9._:-]")
             }
             configuration.defaultTenant = tenant
         }
@@ -145,8 +148,9 @@ public struct IntakeConfiguration: Sendable {
         configuration.fetch = try HTTPFetchConfiguration.from(reader)
         if let level = reader.optional(Settings.logLevel) {
             guard let parsed = LogLevel(rawValue: level) else {
-                throw ConfigurationError(variable: Settings.logLevel.name,
-                                         problem: "must be debug, info, warning or error")
+                throw ConfigurationError(
+                    variable: Settings.logLevel.name,
+                    problem: "must be debug, info, warning or error")
             }
             configuration.logLevel = parsed
         }

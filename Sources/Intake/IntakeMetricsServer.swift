@@ -33,7 +33,8 @@ final class IntakeMetricsServer: Sendable {
             refused.headers.append(("Allow", "GET, HEAD"))
             return refused
         }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                            body: Array(render().utf8))
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+            body: Array(render().utf8))
     }
 }

@@ -40,8 +40,10 @@ public struct IntakeRoute: Sendable, CustomStringConvertible {
     public let isLiveness: Bool
     let respond: Respond
 
-    init(_ method: String, _ path: String, _ access: RouteAccess, largerBodyLimit: Int? = nil,
-         isLiveness: Bool = false, _ respond: @escaping Respond) {
+    init(
+        _ method: String, _ path: String, _ access: RouteAccess, largerBodyLimit: Int? = nil,
+        isLiveness: Bool = false, _ respond: @escaping Respond
+    ) {
         self.method = method
         self.path = PathTemplate(path)
         self.access = access
@@ -55,8 +57,10 @@ public struct IntakeRoute: Sendable, CustomStringConvertible {
 
 extension IntakeRoute {
     /// A route without a credential (`access` is `.public` or `.consolePage`).
-    static func open(_ method: String, _ path: String, _ access: RouteAccess = .public, isLiveness: Bool = false,
-                     _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest) throws -> HTTPResponse) -> Self {
+    static func open(
+        _ method: String, _ path: String, _ access: RouteAccess = .public, isLiveness: Bool = false,
+        _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest) throws -> HTTPResponse
+    ) -> Self {
         precondition(access == .public || access == .consolePage, "\(method) \(path): \(access) needs a credential")
         return Self(method, path, access, isLiveness: isLiveness) { handlers, request, _ in
             try respond(handlers, request)
@@ -75,8 +79,10 @@ extension IntakeRoute {
     }
 
     /// A route for the host token.
-    static func host(_ method: String, _ path: String,
-                     _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest) throws -> HTTPResponse) -> Self {
+    static func host(
+        _ method: String, _ path: String,
+        _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest) throws -> HTTPResponse
+    ) -> Self {
         Self(method, path, .host) { handlers, request, credential in
             guard case .host = credential else { throw HeraldError.unauthorized }
             return try respond(handlers, request)

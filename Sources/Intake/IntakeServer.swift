@@ -1,4 +1,3 @@
-import ServiceSupport
 import Foundation
 import HTTPFetch
 import HTTPServer
@@ -6,6 +5,7 @@ import HeraldCore
 import HeraldCrypto
 import PartnerIcons
 import Postgres
+import ServiceSupport
 import Store
 
 /// The intake process: HTTP server, routing, auth, handlers, metrics and the janitor.
@@ -34,27 +34,33 @@ public final class IntakeServer: Sendable {
     /// Throws when the icon fetcher cannot start (an unreadable HERALD_CA_FILE).
     public init(configuration: IntakeConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) throws {
         self.configuration = configuration
-        pool = PostgresPool(configuration: .init(
-            url: configuration.databaseURL, maxConnections: configuration.databasePoolSize,
-            acquireTimeout: .seconds(5), connectionOptions: configuration.connectionOptions("herald-intake")))
+        pool = PostgresPool(
+            configuration: .init(
+                url: configuration.databaseURL, maxConnections: configuration.databasePoolSize,
+                acquireTimeout: .seconds(5), connectionOptions: configuration.connectionOptions("herald-intake")))
         logger = Logger(component: "intake", minimum: configuration.logLevel)
         let partners = PartnerStore(pool: pool)
         authenticator = Authenticator(
             admin: .init(configuration.adminToken, previous: configuration.adminTokenPrevious),
             host: .init(configuration.hostToken, previous: configuration.hostTokenPrevious),
             partners: partners, metrics: metrics, cacheSeconds: configuration.partnerCacheSeconds)
-        let signer = HMACSigner(keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
-        notifier = DeliveryNotifier(databaseURL: configuration.databaseURL,
-                                    options: configuration.connectionOptions("herald-intake notifier"),
-                                    minimumInterval: configuration.notifyInterval, logger: logger)
+        let signer = HMACSigner(
+            keyID: configuration.signingKeyID, key: configuration.signingKeys[configuration.signingKeyID]!)
+        notifier = DeliveryNotifier(
+            databaseURL: configuration.databaseURL,
+            options: configuration.connectionOptions("herald-intake notifier"),
+            minimumInterval: configuration.notifyInterval, logger: logger)
         let pushStore = PushStore(pool: pool)
         waiter = PreferWaiter(store: pushStore, maxPerPartner: configuration.preferWaitMaxPerPartner, logger: logger)
-        writer = IntakeWriter(pool: pool, batchWindow: configuration.pushBatchWindow,
-                              notify: { [notifier] in notifier.wakeUpForWrite() })
-        let pushHandler = PushHandler(store: pushStore, writer: writer, recipients: RecipientCache(
-                                      capacity: configuration.recipientCacheSize),
-                                  rules: configuration.rules, signer: signer, metrics: metrics, notifier: notifier,
-                                  waiter: waiter, clock: clock)
+        writer = IntakeWriter(
+            pool: pool, batchWindow: configuration.pushBatchWindow,
+            notify: { [notifier] in notifier.wakeUpForWrite() })
+        let pushHandler = PushHandler(
+            store: pushStore, writer: writer,
+            recipients: RecipientCache(
+                capacity: configuration.recipientCacheSize),
+            rules: configuration.rules, signer: signer, metrics: metrics, notifier: notifier,
+            waiter: waiter, clock: clock)
         let activityHandler = ActivityHandler(
             store: ActivityStore(pool: pool), channels: ChannelStore(pool: pool), keys: pushStore,
             rules: configuration.liveActivityRules,
@@ -65,10 +71,11 @@ public final class IntakeServer: Sendable {
         let iconHandler = IconHandler(
             icons: PartnerIconStore(pool: pool), partners: partners, source: iconSource, logger: logger)
         let audits = AdminAuditStore(pool: pool)
-        let adminHandler = AdminHandler(partners: partners, audits: audits, icons: iconSource, logger: logger,
-                                    defaultTenant: configuration.defaultTenant,
-                                    defaultPerMinute: configuration.defaultRateLimitPerMinute,
-                                    defaultPerDay: configuration.defaultRateLimitPerDay, signer: signer)
+        let adminHandler = AdminHandler(
+            partners: partners, audits: audits, icons: iconSource, logger: logger,
+            defaultTenant: configuration.defaultTenant,
+            defaultPerMinute: configuration.defaultRateLimitPerMinute,
+            defaultPerDay: configuration.defaultRateLimitPerDay, signer: signer)
         let hostHandler = HostHandler(directory: DirectoryStore(pool: pool), publicURL: configuration.rules.publicURL)
         let reminderHandler = ReminderHandler(
             store: ReminderStore(pool: pool), rules: configuration.rules, signer: signer,
@@ -79,7 +86,8 @@ public final class IntakeServer: Sendable {
             idleSeconds: configuration.consoleIdleMinutes * 60,
             secureCookie: configuration.rules.publicURL?.lowercased().hasPrefix("https://") ?? false)
         let consoleHandler = ConsoleHandler(
-            gate: consoleGate, authenticator: authenticator, console: ConsoleStore(pool: pool), stats: StatsStore(pool: pool),
+            gate: consoleGate, authenticator: authenticator, console: ConsoleStore(pool: pool),
+            stats: StatsStore(pool: pool),
             workers: WorkerHeartbeatStore(), replays: ReplayStore(pool: pool), partners: partners,
             tokens: TokenReportStore(pool: pool), webhooks: WebhookStore(pool: pool), audits: audits,
             replayTTLSeconds: configuration.rules.defaultTTLSeconds,
@@ -87,8 +95,9 @@ public final class IntakeServer: Sendable {
         handlers = IntakeHandlers(
             push: pushHandler, activity: activityHandler, admin: adminHandler, host: hostHandler,
             reminder: reminderHandler, icon: iconHandler, console: consoleHandler, probe: ProbeHandler(pool: pool))
-        routeGuard = RouteGuard(authenticator: authenticator, consoleGate: consoleGate,
-                                consoleEnabled: configuration.consoleEnabled)
+        routeGuard = RouteGuard(
+            authenticator: authenticator, consoleGate: consoleGate,
+            consoleEnabled: configuration.consoleEnabled)
         maintenance = MaintenanceStore(pool: pool)
         janitor = Self.janitor(maintenance, logger: logger)
     }
@@ -112,7 +121,7 @@ public final class IntakeServer: Sendable {
         // connection); every other request keeps 64 KiB.
         settings.largerBodyLimit = { [authenticator] head in
             guard let limit = IntakeRoutes.largerBodyLimit(method: head.method, path: head.path),
-                  authenticator.isAdmin(authorization: head.header("authorization"), counted: false)
+                authenticator.isAdmin(authorization: head.header("authorization"), counted: false)
             else { return nil }
             return limit
         }
@@ -121,9 +130,11 @@ public final class IntakeServer: Sendable {
         let descriptorsNeeded = settings.acceptedConnectionLimit + configuration.databasePoolSize + 64
         let descriptors = FileDescriptorLimit.raiseToHard()
         if descriptors.soft < descriptorsNeeded {
-            logger.warning("file descriptor limit below what the connection limit needs: raise the hard limit", [
-                ("limit", .number(Double(descriptors.soft))), ("needed", .number(Double(descriptorsNeeded))),
-            ])
+            logger.warning(
+                "file descriptor limit below what the connection limit needs: raise the hard limit",
+                [
+                    ("limit", .number(Double(descriptors.soft))), ("needed", .number(Double(descriptorsNeeded))),
+                ])
         }
         let http = try HTTPServer(
             configuration: settings,
@@ -147,12 +158,14 @@ public final class IntakeServer: Sendable {
         notifier.start()
         waiter.start()
         janitor.start()
-        logger.info("listening", [
-            ("port", .number(Double(http.port))),
-            ("metricsPort", .number(Double(metricsHTTP.port))),
-            ("allocator", .string(Allocator.name)),
-            ("fileDescriptors", .number(Double(descriptors.soft))),
-        ])
+        logger.info(
+            "listening",
+            [
+                ("port", .number(Double(http.port))),
+                ("metricsPort", .number(Double(metricsHTTP.port))),
+                ("allocator", .string(Allocator.name)),
+                ("fileDescriptors", .number(Double(descriptors.soft))),
+            ])
         return http.port
     }
 
@@ -212,8 +225,9 @@ public final class IntakeServer: Sendable {
             errorCode = herald.code
             if herald.status >= 500 {
                 // PostgresError's description carries the SQLSTATE, never the server's message.
-                logger.log(herald.status == 503 ? .warning : .error, "request failed",
-                           [("route", .string(routeName)), ("error", .string(String(describing: error)))])
+                logger.log(
+                    herald.status == 503 ? .warning : .error, "request failed",
+                    [("route", .string(routeName)), ("error", .string(String(describing: error)))])
             }
             response = Reply.error(herald)
         }
@@ -221,8 +235,9 @@ public final class IntakeServer: Sendable {
         // included, is kept out of browser and proxy caches here, for the whole credential group at once.
         if IntakeRoutes.isAdminPath(request.path) { response.headers.append(("Cache-Control", "no-store")) }
         let finish: @Sendable (HTTPResponse) -> Void = { [self, routeName, logged, partnerID, errorCode] final in
-            record(method: request.method, route: routeName, logged: logged, status: final.status, started: started,
-                   partnerID: partnerID, errorCode: errorCode)
+            record(
+                method: request.method, route: routeName, logged: logged, status: final.status, started: started,
+                partnerID: partnerID, errorCode: errorCode)
         }
         if let pending = response.deferred {
             pending.whenComplete(finish)
@@ -236,14 +251,17 @@ public final class IntakeServer: Sendable {
     /// refusals): the JSON error shape, a log line and a metric like every other rejection.
     func reject(_ rejection: HTTPRejection) -> HTTPResponse {
         let error = HeraldError(status: rejection.status, code: rejection.code, message: rejection.message)
-        record(method: IntakeMetrics.other, route: IntakeMetrics.other, logged: true, status: rejection.status,
-               started: .now, partnerID: nil, errorCode: rejection.code)
+        record(
+            method: IntakeMetrics.other, route: IntakeMetrics.other, logged: true, status: rejection.status,
+            started: .now, partnerID: nil, errorCode: rejection.code)
         return Reply.error(error)
     }
 
     /// `logged` is false for the liveness route, which leaves no log line.
-    private func record(method: String, route: String, logged: Bool, status: Int, started: ContinuousClock.Instant,
-                        partnerID: String?, errorCode: String?) {
+    private func record(
+        method: String, route: String, logged: Bool, status: Int, started: ContinuousClock.Instant,
+        partnerID: String?, errorCode: String?
+    ) {
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         metrics.recordRequest(route: route, method: method, status: status, seconds: seconds)
         // A rejected request leaves its log line; accepted ones only at debug (one per request
@@ -290,4 +308,3 @@ public final class IntakeServer: Sendable {
         }
     }
 }
-

@@ -88,58 +88,81 @@ public final class IntakeMetrics: Sendable {
     public func render(preferWaiting: Int = 0, writer: (batches: Int, pushes: Int) = (0, 0)) -> String {
         let snapshot = state.withLock { $0 }
         var out = PrometheusText()
-        out.family("herald_intake_requests_total", .counter,
-                   help: "HTTP requests answered, by route, method and status.")
-        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            out.sample("herald_intake_requests_total",
-                       labels: "route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"", count)
+        out.family(
+            "herald_intake_requests_total", .counter,
+            help: "HTTP requests answered, by route, method and status.")
+        for (key, count) in snapshot.requests.sorted(by: {
+            ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
+        }) {
+            out.sample(
+                "herald_intake_requests_total",
+                labels: "route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"", count)
         }
         out.family("herald_intake_request_duration_seconds", .histogram, help: "Time to answer a request, by route.")
         for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
             out.histogram("herald_intake_request_duration_seconds", labels: "route=\"\(route)\"", histogram)
         }
-        out.single("herald_intake_push_requests_accepted_total", .counter, help: "Push requests written to the outbox.",
-                   snapshot.pushesAccepted)
-        out.single("herald_intake_deliveries_enqueued_total", .counter, help: "Deliveries written to the outbox.",
-                   snapshot.deliveriesEnqueued)
-        out.single("herald_intake_activity_events_accepted_total", .counter,
-                   help: "Live Activity starts, updates and ends written.", snapshot.activityEvents)
-        out.family("herald_intake_live_activity_budget_total", .counter, help: "Live Activity starts refused and "
-            + "alerted pushes sent silent by the shared budgets, by partner and reason.")
-        for (key, count) in snapshot.liveActivityBudget.sorted(by: { ($0.key.partner, $0.key.reason) < ($1.key.partner, $1.key.reason) }) {
+        out.single(
+            "herald_intake_push_requests_accepted_total", .counter, help: "Push requests written to the outbox.",
+            snapshot.pushesAccepted)
+        out.single(
+            "herald_intake_deliveries_enqueued_total", .counter, help: "Deliveries written to the outbox.",
+            snapshot.deliveriesEnqueued)
+        out.single(
+            "herald_intake_activity_events_accepted_total", .counter,
+            help: "Live Activity starts, updates and ends written.", snapshot.activityEvents)
+        out.family(
+            "herald_intake_live_activity_budget_total", .counter,
+            help: "Live Activity starts refused and "
+                + "alerted pushes sent silent by the shared budgets, by partner and reason.")
+        for (key, count) in snapshot.liveActivityBudget.sorted(by: {
+            ($0.key.partner, $0.key.reason) < ($1.key.partner, $1.key.reason)
+        }) {
             let labels = "partner=\"\(PrometheusText.escaped(key.partner))\",reason=\"\(key.reason)\""
             out.sample("herald_intake_live_activity_budget_total", labels: labels, count)
         }
-        out.single("herald_intake_rate_limited_total", .counter,
-                   help: "Push requests refused by a partner's rate limit.", snapshot.rateLimited)
-        out.single("herald_intake_idempotent_replays_total", .counter,
-                   help: "Push requests answered from a stored idempotent response.", snapshot.idempotentReplays)
-        out.family("herald_intake_previous_credential_requests_total", .counter, help: "Requests made with a rotated "
-            + "credential still accepted: HERALD_ADMIN_TOKEN_PREVIOUS, HERALD_HOST_TOKEN_PREVIOUS, or a partner's key "
-            + "before its last rotation (by partner).")
+        out.single(
+            "herald_intake_rate_limited_total", .counter,
+            help: "Push requests refused by a partner's rate limit.", snapshot.rateLimited)
+        out.single(
+            "herald_intake_idempotent_replays_total", .counter,
+            help: "Push requests answered from a stored idempotent response.", snapshot.idempotentReplays)
+        out.family(
+            "herald_intake_previous_credential_requests_total", .counter,
+            help: "Requests made with a rotated "
+                + "credential still accepted: HERALD_ADMIN_TOKEN_PREVIOUS, HERALD_HOST_TOKEN_PREVIOUS, or a partner's key "
+                + "before its last rotation (by partner).")
         let previous = snapshot.previousCredentials.map { (labels: Self.labels($0.key), count: $0.value) }
         for (labels, count) in previous.sorted(by: { $0.labels < $1.labels }) {
             out.sample("herald_intake_previous_credential_requests_total", labels: labels, count)
         }
-        out.family("herald_intake_suspended_partner_requests_total", .counter, help: "Requests refused "
-            + "(403 partner_suspended) because their partner is suspended, by partner.")
+        out.family(
+            "herald_intake_suspended_partner_requests_total", .counter,
+            help: "Requests refused "
+                + "(403 partner_suspended) because their partner is suspended, by partner.")
         for (partner, count) in snapshot.suspendedRefusals.sorted(by: { $0.key < $1.key }) {
-            out.sample("herald_intake_suspended_partner_requests_total",
-                       labels: "partner=\"\(PrometheusText.escaped(partner))\"", count)
+            out.sample(
+                "herald_intake_suspended_partner_requests_total",
+                labels: "partner=\"\(PrometheusText.escaped(partner))\"", count)
         }
-        out.single("herald_intake_prefer_waiting", .gauge, help: "Prefer: wait requests waiting now (no thread held).",
-                   preferWaiting)
-        out.single("herald_intake_push_batches_total", .counter,
-                   help: "Transactions of the push writer (group commit, herald_intake_push).",
-                   writer.batches)
-        out.single("herald_intake_push_batched_total", .counter,
-                   help: "Pushes the push writer sent in those transactions.", writer.pushes)
-        out.single("herald_intake_push_resubmitted_total", .counter,
-                   help: "Pushes the push writer sent twice: their first"
-            + " slots were signed for other users than their recipients resolved to.", snapshot.pushesResubmitted)
-        out.single("herald_intake_push_rendered_total", .counter,
-                   help: "Pushes written by the two-round-trip path: more"
-            + " users or devices than the slots rendered up front.", snapshot.pushesRendered)
+        out.single(
+            "herald_intake_prefer_waiting", .gauge, help: "Prefer: wait requests waiting now (no thread held).",
+            preferWaiting)
+        out.single(
+            "herald_intake_push_batches_total", .counter,
+            help: "Transactions of the push writer (group commit, herald_intake_push).",
+            writer.batches)
+        out.single(
+            "herald_intake_push_batched_total", .counter,
+            help: "Pushes the push writer sent in those transactions.", writer.pushes)
+        out.single(
+            "herald_intake_push_resubmitted_total", .counter,
+            help: "Pushes the push writer sent twice: their first"
+                + " slots were signed for other users than their recipients resolved to.", snapshot.pushesResubmitted)
+        out.single(
+            "herald_intake_push_rendered_total", .counter,
+            help: "Pushes written by the two-round-trip path: more"
+                + " users or devices than the slots rendered up front.", snapshot.pushesRendered)
         return out.text
     }
 

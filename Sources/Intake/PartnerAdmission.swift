@@ -26,10 +26,13 @@ enum PartnerAdmission {
 
     /// The replay of the answer stored for `key`, if any: a keyed request refused before its write (a body that no
     /// longer validates, a target that changed since) is answered as the first request was, before any refusal.
-    static func storedReplay(key: String?, bodyHash: String?, partnerID: UUID, now: Date, keys: PushStore,
-                             metrics: IntakeMetrics) throws -> HTTPResponse? {
+    static func storedReplay(
+        key: String?, bodyHash: String?, partnerID: UUID, now: Date, keys: PushStore,
+        metrics: IntakeMetrics
+    ) throws -> HTTPResponse? {
         guard let key, let bodyHash,
-              let stored = try keys.idempotentResponse(partnerID: partnerID, key: key, now: now) else { return nil }
+            let stored = try keys.idempotentResponse(partnerID: partnerID, key: key, now: now)
+        else { return nil }
         return try replay(stored, bodyHash: bodyHash, metrics: metrics)
     }
 
@@ -46,7 +49,8 @@ enum PartnerAdmission {
             window = "day"
         }
         let limit = window == "day" ? partner.rateLimitPerDay : partner.rateLimitPerMinute
-        return HeraldError(status: 429, code: "rate_limited",
-                           message: "Rate limit of \(limit) requests per \(window) reached.", retryAfter: retryAfter)
+        return HeraldError(
+            status: 429, code: "rate_limited",
+            message: "Rate limit of \(limit) requests per \(window) reached.", retryAfter: retryAfter)
     }
 }

@@ -58,13 +58,14 @@ final class PreferWaiter: @unchecked Sendable {
         self.maxPerPartner = maxPerPartner
         self.tick = tick
         self.logger = logger
-        service = BackgroundService(.init(name: "herald-prefer-wait"), logger: logger,
-                                    interrupt: { [unowned self] in
-                                        condition.lock()
-                                        condition.broadcast()
-                                        condition.unlock()
-                                    },
-                                    step: { [unowned self] service in step(service) })
+        service = BackgroundService(
+            .init(name: "herald-prefer-wait"), logger: logger,
+            interrupt: { [unowned self] in
+                condition.lock()
+                condition.broadcast()
+                condition.unlock()
+            },
+            step: { [unowned self] service in step(service) })
     }
 
     /// Requests waiting now (for tests and metrics).
@@ -76,15 +77,18 @@ final class PreferWaiter: @unchecked Sendable {
 
     /// A deferred answer for the request, rendered by `render` once its outcome is known or `wait` is over;
     /// nil when the partner already has `maxPerPartner` waiting (or the waiter is stopping).
-    func wait(requestID: UUID, createdAt: Date, partnerID: UUID, for wait: Duration,
-              render: @escaping @Sendable (PushRequestSummary) -> HTTPResponse) -> HTTPResponse? {
+    func wait(
+        requestID: UUID, createdAt: Date, partnerID: UUID, for wait: Duration,
+        render: @escaping @Sendable (PushRequestSummary) -> HTTPResponse
+    ) -> HTTPResponse? {
         let pending = DeferredResponse()
         condition.lock()
         defer { condition.unlock() }
         guard !stopping, perPartner[partnerID, default: 0] < maxPerPartner else { return nil }
         perPartner[partnerID, default: 0] += 1
-        waiters[requestID] = Waiter(requestID: requestID, createdAt: createdAt, partnerID: partnerID,
-                                    deadline: .now + wait, pending: pending, render: render)
+        waiters[requestID] = Waiter(
+            requestID: requestID, createdAt: createdAt, partnerID: partnerID,
+            deadline: .now + wait, pending: pending, render: render)
         condition.signal()
         return .deferred(pending)
     }

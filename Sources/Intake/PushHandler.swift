@@ -44,9 +44,11 @@ struct PushHandler: Sendable {
         case .failure(let invalid):
             // A retry is answered as the first request was, even if it would no longer validate
             // (a sendAt now in the past, say): the stored response comes before the rules.
-            if let replay = try PartnerAdmission.storedReplay(key: idempotencyKey, bodyHash: bodyHash,
-                                                              partnerID: partner.id, now: now, keys: store,
-                                                              metrics: metrics) {
+            if let replay = try PartnerAdmission.storedReplay(
+                key: idempotencyKey, bodyHash: bodyHash,
+                partnerID: partner.id, now: now, keys: store,
+                metrics: metrics)
+            {
                 return replay
             }
             throw invalid
@@ -56,11 +58,13 @@ struct PushHandler: Sendable {
         let push = checked.request
         let known = recipients.users(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets)
         if let known, known.count > PushPreparation.intakeSlotUsers {
-            return try pushRendered(checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
-                                    now: now, wait: wait)
+            return try pushRendered(
+                checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
+                now: now, wait: wait)
         }
-        let (item, outcome) = try submit(checked, known: known, partner: partner, now: now,
-                                         idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        let (item, outcome) = try submit(
+            checked, known: known, partner: partner, now: now,
+            idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         switch outcome {
         case .accepted(let response, let deliveries):
             // Identifiers that reach no device need no slots: the next push to them renders none.
@@ -68,9 +72,10 @@ struct PushHandler: Sendable {
                 recipients.forget(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets)
             }
             // The batch's transaction told the worker (IntakeWriter's notifyChannel).
-            return accepted(Array(response.utf8), requestID: item.write.requestID, createdAt: item.write.createdAt,
-                            deliveries: deliveries, sendAt: item.write.sendAt, now: now, partner: partner, wait: wait,
-                            workersNotified: true)
+            return accepted(
+                Array(response.utf8), requestID: item.write.requestID, createdAt: item.write.createdAt,
+                deliveries: deliveries, sendAt: item.write.sendAt, now: now, partner: partner, wait: wait,
+                workersNotified: true)
         case .replay(let stored):
             guard let bodyHash else { throw HeraldError.internalError }
             return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
@@ -78,8 +83,9 @@ struct PushHandler: Sendable {
             metrics.recordRateLimited()
             throw PartnerAdmission.rateLimited(reservation, partner: partner)
         case .render:
-            return try pushRendered(checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
-                                    now: now, wait: wait)
+            return try pushRendered(
+                checked, partner: partner, idempotencyKey: idempotencyKey, bodyHash: bodyHash,
+                now: now, wait: wait)
         }
     }
 
@@ -87,11 +93,14 @@ struct PushHandler: Sendable {
     /// last time. Sent back because they were others (identifiers unknown, or moved to another user), it is signed
     /// again for the users found and sent once more; sent back for the very users found, those have more devices
     /// than slots, and the outcome stays `render`. Every answer's resolution goes to the cache.
-    private func submit(_ checked: CheckedPush, known: [String]?, partner: PartnerProfile, now: Date,
-                        idempotencyKey: String?, bodyHash: String?) throws -> (IntakePush, IntakePushOutcome) {
+    private func submit(
+        _ checked: CheckedPush, known: [String]?, partner: PartnerProfile, now: Date,
+        idempotencyKey: String?, bodyHash: String?
+    ) throws -> (IntakePush, IntakePushOutcome) {
         let push = checked.request
-        var item = PushPreparation.intakePush(checked, for: known ?? [], partner: partner, rules: rules, now: now,
-                                              idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+        var item = PushPreparation.intakePush(
+            checked, for: known ?? [], partner: partner, rules: rules, now: now,
+            idempotencyKey: idempotencyKey, bodyHash: bodyHash)
         let outcome = try writer.submit(item)
         guard case .render(let resolved) = outcome else { return (item, outcome) }
         recipients.learn(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets, resolved: resolved)
@@ -108,12 +117,15 @@ struct PushHandler: Sendable {
     /// rendered for its device once resolved: ONE pipelined round trip looks up the key, resolves the recipients
     /// and reserves a rate-limit slot (a replay gives the slot back); then one statement writes the audit row, key
     /// and deliveries. Two round trips in all.
-    private func pushRendered(_ checked: CheckedPush, partner: PartnerProfile, idempotencyKey: String?,
-                              bodyHash: String?, now: Date, wait: Duration?) throws -> HTTPResponse {
+    private func pushRendered(
+        _ checked: CheckedPush, partner: PartnerProfile, idempotencyKey: String?,
+        bodyHash: String?, now: Date, wait: Duration?
+    ) throws -> HTTPResponse {
         metrics.recordPushRendered()
         let push = checked.request
-        let admission = try store.admit(partner: partner, idempotencyKey: idempotencyKey, now: now,
-                                        emails: push.emails, wallets: push.wallets)
+        let admission = try store.admit(
+            partner: partner, idempotencyKey: idempotencyKey, now: now,
+            emails: push.emails, wallets: push.wallets)
         let reservation = admission.reservation
         if let stored = admission.stored, let bodyHash {
             if reservation.admitted { try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds) }
@@ -128,14 +140,15 @@ struct PushHandler: Sendable {
                 checked, partner: partner, rules: rules, now: now, resolution: admission.resolution,
                 idempotencyKey: idempotencyKey, bodyHash: bodyHash)
             if try store.enqueue(write) {
-                return accepted(response, requestID: write.requestID, createdAt: write.createdAt,
-                                deliveries: write.deliveries.count, sendAt: write.sendAt, now: now, partner: partner,
-                                wait: wait)
+                return accepted(
+                    response, requestID: write.requestID, createdAt: write.createdAt,
+                    deliveries: write.deliveries.count, sendAt: write.sendAt, now: now, partner: partner,
+                    wait: wait)
             }
             // Another request with this key committed first: answer as it did, and give the slot back.
             try? store.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
             guard let key = idempotencyKey, let bodyHash,
-                  let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now)
+                let stored = try store.idempotentResponse(partnerID: partner.id, key: key, now: now)
             else { throw HeraldError.internalError }
             return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
         } catch {
@@ -147,9 +160,11 @@ struct PushHandler: Sendable {
     }
 
     /// The answer of a committed push: the 202 body, or a `Prefer: wait` answer once its outcome is known.
-    private func accepted(_ response: [UInt8], requestID: UUID, createdAt: Date, deliveries: Int, sendAt: Date?,
-                          now: Date, partner: PartnerProfile, wait: Duration?,
-                          workersNotified: Bool = false) -> HTTPResponse {
+    private func accepted(
+        _ response: [UInt8], requestID: UUID, createdAt: Date, deliveries: Int, sendAt: Date?,
+        now: Date, partner: PartnerProfile, wait: Duration?,
+        workersNotified: Bool = false
+    ) -> HTTPResponse {
         metrics.recordPushAccepted(deliveries: deliveries)
         let due = sendAt.map { $0 <= now } ?? true
         if deliveries > 0 && due && !workersNotified { notifier.signal() }
@@ -157,10 +172,13 @@ struct PushHandler: Sendable {
         if let wait, deliveries > 0, due {
             let applied = "wait=\(Int(wait / .seconds(1)))"
             // nil: this partner has as many waiting as allowed; the normal 202 goes out.
-            if let deferred = waiter.wait(requestID: requestID, createdAt: createdAt,
-                                          partnerID: partner.id, for: wait, render: { summary in
-                Reply.json(200, statusBody(summary, id: requestID), headers: [("Preference-Applied", applied)])
-            }) {
+            if let deferred = waiter.wait(
+                requestID: requestID, createdAt: createdAt,
+                partnerID: partner.id, for: wait,
+                render: { summary in
+                    Reply.json(200, statusBody(summary, id: requestID), headers: [("Preference-Applied", applied)])
+                })
+            {
                 return deferred
             }
         }
@@ -168,10 +186,14 @@ struct PushHandler: Sendable {
     }
 
     /// Content type and JSON here; fields and payload size in the shared `PushPreparation.check`.
-    private func validate(_ request: RoutedRequest, partner: PartnerProfile, now: Date) -> Result<CheckedPush, HeraldError> {
+    private func validate(_ request: RoutedRequest, partner: PartnerProfile, now: Date) -> Result<
+        CheckedPush, HeraldError
+    > {
         do {
-            return .success(try PushPreparation.check(request.jsonBody(), partner: partner, rules: rules, signer: signer,
-                                                      now: now))
+            return .success(
+                try PushPreparation.check(
+                    request.jsonBody(), partner: partner, rules: rules, signer: signer,
+                    now: now))
         } catch {
             return .failure(error)
         }
@@ -180,17 +202,18 @@ struct PushHandler: Sendable {
     func status(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         let id = try request.uuid("requestId")
         guard let createdAt = UUIDv7.timestamp(of: id),
-              let summary = try store.find(requestID: id, createdAt: createdAt),
-              // Another partner's request answers exactly as an unknown id: a 403 would confirm that the id exists.
-              summary.partnerID == partner.id
+            let summary = try store.find(requestID: id, createdAt: createdAt),
+            // Another partner's request answers exactly as an unknown id: a 403 would confirm that the id exists.
+            summary.partnerID == partner.id
         else { throw HeraldError.notFound }
         return Reply.json(200, statusBody(summary, id: id))
     }
 
     /// The body of `GET .../push/{requestId}` and of a `Prefer: wait` answer.
     private func statusBody(_ summary: PushRequestSummary, id: UUID) -> JSONValue {
-        let status = PushStatus.of(deliveries: summary.deliveries, finished: summary.finished,
-                                   sendAt: summary.sendAt, now: clock())
+        let status = PushStatus.of(
+            deliveries: summary.deliveries, finished: summary.finished,
+            sendAt: summary.sendAt, now: clock())
         let missing = (try? JSONParser.parse(summary.missingJSON)) ?? .object([])
         var members: [(key: String, value: JSONValue)] = [
             ("requestId", .string(id.uuidString.lowercased())), ("status", .string(status.rawValue)),

@@ -63,8 +63,9 @@ struct ReminderHandler: Sendable {
         guard !audience.devices.isEmpty else { throw Self.noDevice }
 
         push.deliveries = PushPreparation.deliveries(template, to: audience.devices, now: now)
-        let write = ReminderWrite(reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending,
-                                  title: reminder.title, at: reminder.at, push: push)
+        let write = ReminderWrite(
+            reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending,
+            title: reminder.title, at: reminder.at, push: push)
         switch try store.schedule(write) {
         case .scheduled:
             metrics.recordPushAccepted(deliveries: push.deliveries.count)
@@ -78,7 +79,8 @@ struct ReminderHandler: Sendable {
             // No Retry-After: room comes back when one of them is sent or cancelled, which may be days away.
             throw HeraldError(
                 status: 429, code: "too_many_reminders",
-                message: "The user has \(pending) pending reminders of this mini-app, the most allowed (\(maxPending)); "
+                message:
+                    "The user has \(pending) pending reminders of this mini-app, the most allowed (\(maxPending)); "
                     + "one must be sent or cancelled first.", field: "miniAppId")
         case .userNotFound: throw DirectoryStore.userNotFound
         case .tenantMismatch: throw Self.tenantMismatch
@@ -101,9 +103,11 @@ struct ReminderHandler: Sendable {
     func list(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try HostDirectoryRules.externalID(request.parameter("userId"), field: "userId")
         guard let reminders = try store.pending(userID: userID) else { throw DirectoryStore.userNotFound }
-        return Reply.json(200, .object([
-            ("userId", .string(userID)), ("reminders", .array(reminders.map(Self.json))),
-        ]))
+        return Reply.json(
+            200,
+            .object([
+                ("userId", .string(userID)), ("reminders", .array(reminders.map(Self.json))),
+            ]))
     }
 
     func cancel(_ request: RoutedRequest) throws -> HTTPResponse {
@@ -112,8 +116,9 @@ struct ReminderHandler: Sendable {
         switch try store.cancel(userID: userID, reminderID: reminderID) {
         case .cancelled: return Reply.noContent()
         case .sent:
-            throw HeraldError(status: 409, code: "reminder_already_sent",
-                              message: "The reminder is already being delivered or was delivered; it cannot be cancelled.")
+            throw HeraldError(
+                status: 409, code: "reminder_already_sent",
+                message: "The reminder is already being delivered or was delivered; it cannot be cancelled.")
         case .notFound: throw Self.reminderNotFound
         }
     }
@@ -134,7 +139,8 @@ struct ReminderHandler: Sendable {
         status: 403, code: "tenant_mismatch", message: "The user is not in the tenant of this mini-app's partner.",
         field: "miniAppId")
     static let optedOut = HeraldError(
-        status: 409, code: "opted_out", message: "The user opted out of this mini-app's notifications.", field: "miniAppId")
+        status: 409, code: "opted_out", message: "The user opted out of this mini-app's notifications.",
+        field: "miniAppId")
     static let noDevice = HeraldError(
         status: 409, code: "no_device", message: "The user has no device with a valid push token.")
     static let reminderNotFound = HeraldError(

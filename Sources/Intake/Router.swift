@@ -14,7 +14,8 @@ enum RouteMatch {
 /// `IntakeRoutes.all` is also what the OpenAPI test compares with `docs/openapi.yaml` (methods, paths,
 /// credentials and path parameters' schemas), so the document cannot drift from the code.
 public enum IntakeRoutes {
-    public static let all: [IntakeRoute] = PushHandler.routes + ActivityHandler.routes + AdminHandler.routes
+    public static let all: [IntakeRoute] =
+        PushHandler.routes + ActivityHandler.routes + AdminHandler.routes
         + IconHandler.routes + HostHandler.routes + ReminderHandler.routes + ProbeHandler.routes
         + ConsoleHandler.routes
 
@@ -37,15 +38,17 @@ public enum IntakeRoutes {
     /// True for GET (or HEAD) of the liveness route, the check that never blocks; other paths cost a prefix test.
     public static func isLiveness(method: String, path: String) -> Bool {
         guard method == "GET" || method == "HEAD", livenessPaths.contains(where: { path.hasPrefix($0) }),
-              case .found(let route, _) = match(method: method, path: path) else { return false }
+            case .found(let route, _) = match(method: method, path: path)
+        else { return false }
         return route.isLiveness
     }
 
     private static let livenessPaths = all.filter(\.isLiveness).map(\.path.text)
 
     /// The routes without parameters by path: a push's path is found by one lookup, not by trying every route.
-    private static let literalRoutes = Dictionary(grouping: all.filter { $0.path.parameters.isEmpty },
-                                                  by: \.path.text)
+    private static let literalRoutes = Dictionary(
+        grouping: all.filter { $0.path.parameters.isEmpty },
+        by: \.path.text)
 
     /// The route `method` and `path` name, with its parameters' raw values (checked by `PathParameters`), or why
     /// there is none. One trailing slash is ignored. A path some routes name with fewer parameters is theirs

@@ -47,11 +47,13 @@ struct TrustedProxies: Sendable {
 extension IntakeConfiguration {
     /// `HERALD_TRUSTED_PROXIES`, or the default (no one) when unset.
     static func trustedProxies(_ reader: EnvironmentReader, default fallback: [IPNetwork])
-        throws(ConfigurationError) -> [IPNetwork] {
+        throws(ConfigurationError) -> [IPNetwork]
+    {
         guard let text = reader.optional(Settings.trustedProxies) else { return fallback }
         guard let networks = TrustedProxies.parse(text) else {
-            throw ConfigurationError(variable: Settings.trustedProxies.name,
-                                     problem: "must be IP addresses or CIDR blocks separated by commas")
+            throw ConfigurationError(
+                variable: Settings.trustedProxies.name,
+                problem: "must be IP addresses or CIDR blocks separated by commas")
         }
         return networks
     }

@@ -23,7 +23,9 @@ public final class PartnerIconSource: Sendable {
 
     /// A source with its own fetcher, configured from HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public convenience init(environment: [String: String]) throws {
-        self.init(fetcher: try HTTPFetcher(configuration: HTTPFetchConfiguration.from(EnvironmentReader(environment: environment))))
+        self.init(
+            fetcher: try HTTPFetcher(
+                configuration: HTTPFetchConfiguration.from(EnvironmentReader(environment: environment))))
     }
 
     /// Stops the fetcher's thread.
@@ -46,12 +48,14 @@ public final class PartnerIconSource: Sendable {
         do {
             response = try fetcher.fetch(request)
         } catch {
-            throw HeraldError(status: 422, code: "icon_fetch_failed",
-                              message: "iconUrl could not be fetched (\(error.code.rawValue)).", field: "iconUrl")
+            throw HeraldError(
+                status: 422, code: "icon_fetch_failed",
+                message: "iconUrl could not be fetched (\(error.code.rawValue)).", field: "iconUrl")
         }
         guard response.status == 200 else {
-            throw HeraldError(status: 422, code: "icon_fetch_failed",
-                              message: "iconUrl answered HTTP \(response.status), not 200.", field: "iconUrl")
+            throw HeraldError(
+                status: 422, code: "icon_fetch_failed",
+                message: "iconUrl answered HTTP \(response.status), not 200.", field: "iconUrl")
         }
         return try rasterise(response.body, declaredType: response.header("content-type"), field: "iconUrl")
     }
@@ -65,8 +69,9 @@ public final class PartnerIconSource: Sendable {
             }
         } catch {
             let answer = error.heraldError
-            throw HeraldError(status: answer.status, code: answer.code, message: answer.message, field: field,
-                              retryAfter: answer.retryAfter)
+            throw HeraldError(
+                status: answer.status, code: answer.code, message: answer.message, field: field,
+                retryAfter: answer.retryAfter)
         }
     }
 }

@@ -38,8 +38,10 @@ extension PostgresConnection {
     private func drainNotifications() -> [PostgresNotification] {
         var notifications: [PostgresNotification] = []
         while let notification = PQnotifies(handle) {
-            notifications.append(PostgresNotification(channel: String(cString: notification.pointee.relname),
-                                                      payload: String(cString: notification.pointee.extra)))
+            notifications.append(
+                PostgresNotification(
+                    channel: String(cString: notification.pointee.relname),
+                    payload: String(cString: notification.pointee.extra)))
             PQfreemem(notification)
         }
         return notifications

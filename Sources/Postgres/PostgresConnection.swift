@@ -33,8 +33,11 @@ public final class PostgresConnection: @unchecked Sendable {
     public init(url: String, options: PostgresConnectionOptions) throws {
         // Defaults first, then the URL (expanded in place: what it names overrides them), then what
         // Herald always sets.
-        let pairs = options.defaultsBeforeURL + [("dbname", url), ("application_name", options.applicationName),
-                                                 ("client_encoding", "UTF8")]
+        let pairs =
+            options.defaultsBeforeURL + [
+                ("dbname", url), ("application_name", options.applicationName),
+                ("client_encoding", "UTF8"),
+            ]
         let connection = withCStringArray(pairs.map(\.0)) { keyPointers in
             withCStringArray(pairs.map(\.1)) { valuePointers in
                 PQconnectdbParams(keyPointers, valuePointers, 1)
@@ -121,7 +124,8 @@ public final class PostgresConnection: @unchecked Sendable {
                 if let name {
                     PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), pointers, nil, nil, 0)
                 } else {
-                    PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, pointers, nil, nil, 0)
+                    PQsendQueryParams(
+                        handle, statement.sql, Int32(statement.parameters.count), nil, pointers, nil, nil, 0)
                 }
             }
             guard sent == 1 else { throw clientFailure() }
@@ -166,8 +170,9 @@ public final class PostgresConnection: @unchecked Sendable {
             do {
                 try execute("COMMIT")
             } catch let error as PostgresError where error.discardsConnection {
-                throw PostgresError(code: .commitOutcomeUnknown, sqlState: error.sqlState,
-                                    serverMessage: error.serverMessage)
+                throw PostgresError(
+                    code: .commitOutcomeUnknown, sqlState: error.sqlState,
+                    serverMessage: error.serverMessage)
             }
             return value
         } catch {
@@ -179,8 +184,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Calls `body` with libpq's `paramValues` for `parameters`: pointers to NUL-terminated texts
     /// (nil for SQL NULL) that live for the call. Every value is written straight into one buffer
     /// (PostgresEncodable.appendPostgresText), instead of a String per value and then a C copy of it.
-    private func withParameters<T>(_ parameters: [(any PostgresEncodable)?],
-                                   _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+    private func withParameters<T>(
+        _ parameters: [(any PostgresEncodable)?],
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T
+    ) -> T {
         parameterBytes.removeAll(keepingCapacity: true)
         parameterStarts.removeAll(keepingCapacity: true)
         for parameter in parameters {
@@ -202,7 +209,9 @@ public final class PostgresConnection: @unchecked Sendable {
                 for (index, start) in starts.enumerated() {
                     // CChar and UInt8 are the signed and unsigned views of the same byte, which Swift
                     // lets alias; libpq reads each value up to its NUL and does not keep the pointer.
-                    pointers[index] = start.map { UnsafeRawPointer(bytes.baseAddress! + $0).assumingMemoryBound(to: CChar.self) }
+                    pointers[index] = start.map {
+                        UnsafeRawPointer(bytes.baseAddress! + $0).assumingMemoryBound(to: CChar.self)
+                    }
                 }
                 return body(UnsafePointer(pointers.baseAddress!))
             }
@@ -225,7 +234,8 @@ public final class PostgresConnection: @unchecked Sendable {
             return Self.adopt(result)
         case PGRES_PIPELINE_ABORTED:
             PQclear(result)
-            throw PostgresError(code: .queryFailed, serverMessage: "skipped: an earlier statement of the pipeline failed")
+            throw PostgresError(
+                code: .queryFailed, serverMessage: "skipped: an earlier statement of the pipeline failed")
         default:
             defer { PQclear(result) }
             let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
@@ -256,10 +266,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Takes ownership of a successful result: its rows are read in place (PostgresRow.swift), and a
     /// result without columns is freed at once.
     private static func adopt(_ result: OpaquePointer) -> PostgresResult {
-        let affected = PQcmdTuples(result).map { tag in
-            PostgresRow.integer(UnsafeBufferPointer(start: UnsafeRawPointer(tag).assumingMemoryBound(to: UInt8.self),
-                                                    count: strlen(tag))) ?? 0
-        } ?? 0
+        let affected =
+            PQcmdTuples(result).map { tag in
+                PostgresRow.integer(
+                    UnsafeBufferPointer(
+                        start: UnsafeRawPointer(tag).assumingMemoryBound(to: UInt8.self),
+                        count: strlen(tag))) ?? 0
+            } ?? 0
         guard PQnfields(result) > 0 else {
             PQclear(result)
             return PostgresResult(storage: nil, affectedRows: affected)

@@ -26,10 +26,12 @@ public struct PostgresConnectionOptions: Sendable, Equatable {
     /// role's settings (`ALTER ROLE ... SET`), and `statementTimeout` is ignored.
     public var preparedStatements: Bool
 
-    public init(applicationName: String = "herald", connectTimeout: Duration = .seconds(5),
-                statementTimeout: Duration? = .seconds(30), keepaliveIdle: Duration = .seconds(10),
-                keepaliveInterval: Duration = .seconds(5), keepaliveCount: Int = 3,
-                tcpUserTimeout: Duration = .seconds(30), preparedStatements: Bool = true) {
+    public init(
+        applicationName: String = "herald", connectTimeout: Duration = .seconds(5),
+        statementTimeout: Duration? = .seconds(30), keepaliveIdle: Duration = .seconds(10),
+        keepaliveInterval: Duration = .seconds(5), keepaliveCount: Int = 3,
+        tcpUserTimeout: Duration = .seconds(30), preparedStatements: Bool = true
+    ) {
         self.applicationName = applicationName
         self.connectTimeout = connectTimeout
         self.statementTimeout = statementTimeout

@@ -67,7 +67,8 @@ extension PostgresConnection {
             var offset = 0
             while offset < buffer.count {
                 let length = min(chunk, buffer.count - offset)
-                let sent = buffer.baseAddress!.advanced(by: offset).withMemoryRebound(to: CChar.self, capacity: length) {
+                let sent = buffer.baseAddress!.advanced(by: offset).withMemoryRebound(to: CChar.self, capacity: length)
+                {
                     PQputCopyData(handle, $0, Int32(length))
                 }
                 if sent != 1 {

@@ -65,8 +65,10 @@ public enum PostgresArrayLiteral {
     }
 
     /// When `Element` is `T`, appends every element with `append` (compiled for `T`) and returns true.
-    private static func typed<Element, T>(_ array: [Element], _: T.Type, _ out: inout [UInt8],
-                                          _ append: (T, inout [UInt8]) -> Void) -> Bool {
+    private static func typed<Element, T>(
+        _ array: [Element], _: T.Type, _ out: inout [UInt8],
+        _ append: (T, inout [UInt8]) -> Void
+    ) -> Bool {
         guard Element.self == T.self else { return false }
         array.withUnsafeBufferPointer { buffer in
             // Sound: Element is T (checked above), so the memory is already bound to T and the
@@ -246,9 +248,9 @@ extension PostgresTimestamp {
             return value
         }
         guard let year = number(0, 4), bytes[4] == UInt8(ascii: "-"), let month = number(5, 2),
-              bytes[7] == UInt8(ascii: "-"), let day = number(8, 2), let hour = number(11, 2),
-              bytes[13] == UInt8(ascii: ":"), let minute = number(14, 2), bytes[16] == UInt8(ascii: ":"),
-              let second = number(17, 2), (1...12).contains(month), (1...31).contains(day)
+            bytes[7] == UInt8(ascii: "-"), let day = number(8, 2), let hour = number(11, 2),
+            bytes[13] == UInt8(ascii: ":"), let minute = number(14, 2), bytes[16] == UInt8(ascii: ":"),
+            let second = number(17, 2), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         var index = 19
         var micros = 0
@@ -265,7 +267,8 @@ extension PostgresTimestamp {
         if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
             let sign = bytes[index] == UInt8(ascii: "+") ? 1 : -1
             let hours = number(index + 1, 2) ?? 0
-            let minutes = index + 3 < bytes.count && bytes[index + 3] == UInt8(ascii: ":") ? number(index + 4, 2) ?? 0 : 0
+            let minutes =
+                index + 3 < bytes.count && bytes[index + 3] == UInt8(ascii: ":") ? number(index + 4, 2) ?? 0 : 0
             offsetSeconds = sign * (hours * 3600 + minutes * 60)
         }
         // Days since 1970-01-01 of a civil date (eras of 400 years, years starting in March).

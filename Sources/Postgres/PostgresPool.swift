@@ -15,8 +15,10 @@ public final class PostgresPool: @unchecked Sendable {
         /// server restart costs no failed request. Busy connections are never idle this long.
         public var validateAfterIdle: Duration
 
-        public init(url: String, maxConnections: Int = 8, acquireTimeout: Duration = .seconds(5),
-                    connectionOptions: PostgresConnectionOptions = .init(), validateAfterIdle: Duration = .seconds(1)) {
+        public init(
+            url: String, maxConnections: Int = 8, acquireTimeout: Duration = .seconds(5),
+            connectionOptions: PostgresConnectionOptions = .init(), validateAfterIdle: Duration = .seconds(1)
+        ) {
             self.url = url
             self.maxConnections = maxConnections
             self.acquireTimeout = acquireTimeout
@@ -70,7 +72,8 @@ public final class PostgresPool: @unchecked Sendable {
             if let connection = idle.popLast() {
                 condition.unlock()
                 // A connection idle for a while may have been closed by a server restart.
-                if ContinuousClock.now - connection.lastUsed < configuration.validateAfterIdle || connection.validate() {
+                if ContinuousClock.now - connection.lastUsed < configuration.validateAfterIdle || connection.validate()
+                {
                     return connection
                 }
                 discard()

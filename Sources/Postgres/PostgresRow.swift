@@ -107,7 +107,9 @@ public struct PostgresRow: Sendable {
     }
 
     public func uuid(_ index: Int) throws -> UUID {
-        guard let value = cell(index), let id = PostgresUUID.parse(bytes: value) else { throw decodingError(index, "uuid") }
+        guard let value = cell(index), let id = PostgresUUID.parse(bytes: value) else {
+            throw decodingError(index, "uuid")
+        }
         return id
     }
 

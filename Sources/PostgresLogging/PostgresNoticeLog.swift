@@ -8,8 +8,12 @@ extension Logger {
     public func takePostgresNotices() {
         PostgresNotices.route { [self] notice in
             let level: LogLevel = ["WARNING", "ERROR", "FATAL", "PANIC"].contains(notice.severity) ? .warning : .debug
-            log(level, "postgres notice", [("severity", .string(notice.severity)), ("sqlstate", .string(notice.sqlState)),
-                                           ("message", .string(notice.message))])
+            log(
+                level, "postgres notice",
+                [
+                    ("severity", .string(notice.severity)), ("sqlstate", .string(notice.sqlState)),
+                    ("message", .string(notice.message)),
+                ])
         }
     }
 }

@@ -50,10 +50,12 @@ public final class BackgroundService: Sendable {
     /// Entered when the thread starts, left when it ends: any number of `stop()` calls may wait on it.
     private let running = DispatchGroup()
 
-    public init(_ configuration: Configuration, logger: Logger,
-                onError: @escaping @Sendable (any Error) -> Void = { _ in },
-                interrupt: @escaping @Sendable () -> Void = {},
-                step: @escaping @Sendable (BackgroundService) throws -> Void) {
+    public init(
+        _ configuration: Configuration, logger: Logger,
+        onError: @escaping @Sendable (any Error) -> Void = { _ in },
+        interrupt: @escaping @Sendable () -> Void = {},
+        step: @escaping @Sendable (BackgroundService) throws -> Void
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.step = step
@@ -136,10 +138,12 @@ public final class BackgroundService: Sendable {
                     return state.failures
                 }
                 onError(error)
-                logger.warning("\(configuration.name) failed; retrying", [
-                    ("service", .string(configuration.name)), ("error", .string(String(describing: error))),
-                    ("failures", .number(Double(failures))),
-                ])
+                logger.warning(
+                    "\(configuration.name) failed; retrying",
+                    [
+                        ("service", .string(configuration.name)), ("error", .string(String(describing: error))),
+                        ("failures", .number(Double(failures))),
+                    ])
                 sleep(for: configuration.backoff.step(afterFailures: failures))
             }
         }

@@ -31,7 +31,9 @@ public struct EnvironmentReader: Sendable {
     /// A bearer token: required, long enough not to be guessed, and not a value copied from an example.
     public func secret(_ name: String) throws(ConfigurationError) -> String {
         let value = try required(name)
-        guard value.utf8.count >= 16 else { throw ConfigurationError(variable: name, problem: "must be at least 16 characters") }
+        guard value.utf8.count >= 16 else {
+            throw ConfigurationError(variable: name, problem: "must be at least 16 characters")
+        }
         // The message names the variable and the rule, never the value.
         guard !Self.isPlaceholder(value) else {
             throw ConfigurationError(
@@ -65,10 +67,13 @@ public struct EnvironmentReader: Sendable {
         return value
     }
 
-    public func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+    public func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError)
+        -> Int
+    {
         guard let text = optional(name) else { return fallback }
         guard let value = Int(text), range.contains(value) else {
-            throw ConfigurationError(variable: name, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+            throw ConfigurationError(
+                variable: name, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
         }
         return value
     }

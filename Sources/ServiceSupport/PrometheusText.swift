@@ -20,8 +20,10 @@ public struct PrometheusText: Sendable {
     }
 
     /// A family with one unlabelled sample.
-    public mutating func single(_ name: String, _ type: MetricType, help: String,
-                                _ value: some CustomStringConvertible) {
+    public mutating func single(
+        _ name: String, _ type: MetricType, help: String,
+        _ value: some CustomStringConvertible
+    ) {
         family(name, type, help: help)
         sample(name, value)
     }

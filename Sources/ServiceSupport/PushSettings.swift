@@ -27,15 +27,17 @@ public struct PushSettings: Sendable {
         let activeKey: String
         if let named = reader.optional(Settings.signingKeyID) {
             guard keys[named] != nil else {
-                throw ConfigurationError(variable: Settings.signingKeyID.name,
-                                         problem: "names no key of \(Settings.signingKeys.name)")
+                throw ConfigurationError(
+                    variable: Settings.signingKeyID.name,
+                    problem: "names no key of \(Settings.signingKeys.name)")
             }
             activeKey = named
         } else if keys.count == 1 {
             activeKey = keys.keys.first!
         } else {
-            throw ConfigurationError(variable: Settings.signingKeyID.name,
-                                     problem: "required when several keys are configured")
+            throw ConfigurationError(
+                variable: Settings.signingKeyID.name,
+                problem: "required when several keys are configured")
         }
         return PushSettings(signingKeys: keys, signingKeyID: activeKey, rules: try rules(reader))
     }
@@ -45,8 +47,9 @@ public struct PushSettings: Sendable {
         var rules = PushRules()
         if let scheme = reader.optional(Settings.deepLinkScheme) {
             guard scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil else {
-                throw ConfigurationError(variable: Settings.deepLinkScheme.name,
-                                         problem: "must be a URL scheme like basedapp")
+                throw ConfigurationError(
+                    variable: Settings.deepLinkScheme.name,
+                    problem: "must be a URL scheme like basedapp")
             }
             rules.deepLinkScheme = scheme
         }
@@ -54,8 +57,9 @@ public struct PushSettings: Sendable {
         rules.defaultTTLSeconds = try reader.integer(Settings.defaultTTLSeconds)
         if let url = reader.optional(Settings.publicURL) {
             guard let base = PartnerIcon.publicBaseURL(url) else {
-                throw ConfigurationError(variable: Settings.publicURL.name,
-                                         problem: "must be an absolute http(s) URL without query or fragment")
+                throw ConfigurationError(
+                    variable: Settings.publicURL.name,
+                    problem: "must be an absolute http(s) URL without query or fragment")
             }
             rules.publicURL = base
         }
@@ -70,7 +74,7 @@ public enum SigningKeys {
         for entry in text.split(separator: ",") {
             let parts = entry.split(separator: ":", maxSplits: 1)
             guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 32,
-                  let key = Data(base64Encoded: String(parts[1]))
+                let key = Data(base64Encoded: String(parts[1]))
             else {
                 throw ConfigurationError(variable: variable, problem: "each entry must be kid:base64key")
             }

@@ -50,8 +50,10 @@ public struct Setting: Sendable, Equatable {
     /// What it does, in a sentence or a few.
     public let summary: String
 
-    public init(_ name: String, _ topic: SettingTopic, readers: [Process], default defaultValue: Default,
-                range: ClosedRange<Int>? = nil, unit: Unit = .none, format: String? = nil, summary: String) {
+    public init(
+        _ name: String, _ topic: SettingTopic, readers: [Process], default defaultValue: Default,
+        range: ClosedRange<Int>? = nil, unit: Unit = .none, format: String? = nil, summary: String
+    ) {
         self.name = name
         self.topic = topic
         self.readers = readers

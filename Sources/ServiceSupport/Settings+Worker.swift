@@ -255,7 +255,8 @@ extension Settings {
             """)
     public static let apnsChannelURL = Setting(
         "HERALD_APNS_CHANNEL_URL", .channels, readers: [.worker],
-        default: .derived("""
+        default: .derived(
+            """
             Apple's management host of that environment: `https://api-manage-broadcast.push.apple.com:2196`, \
             `https://api-manage-broadcast.sandbox.push.apple.com:2195`
             """),

@@ -24,8 +24,10 @@ public enum SettingsDocument {
         for topic in SettingTopic.allCases {
             let rows = settings.filter { $0.topic == topic }
             guard !rows.isEmpty else { continue }
-            lines += ["", "## \(topic.rawValue)", "", "| variable | read by | default | values | meaning |",
-                      "|---|---|---|---|---|"]
+            lines += [
+                "", "## \(topic.rawValue)", "", "| variable | read by | default | values | meaning |",
+                "|---|---|---|---|---|",
+            ]
             lines += rows.map(row)
         }
         return lines.joined(separator: "\n") + "\n"

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// SIGTERM and SIGINT, handled without handlers: blocked in every thread (call `block()` before

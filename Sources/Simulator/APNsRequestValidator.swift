@@ -29,7 +29,7 @@ struct APNsRequestValidator: Sendable {
     static func isPushType(_ value: String) -> Bool {
         switch value {
         case "alert", "background", "liveactivity", "voip", "complication", "fileprovider", "location", "mdm",
-             "pushtotalk", "widgets", "controls":
+            "pushtotalk", "widgets", "controls":
             return true
         default:
             return false
@@ -117,7 +117,8 @@ struct APNsRequestValidator: Sendable {
         }
         if let rejection = APSFieldsValidator.check(request.body) { return .failure(rejection) }
         if !owners.isInactive,
-           !owners.admit(token: token, bundleID: bundle ?? topics.bundle(of: topic) ?? topic[...]) {
+            !owners.admit(token: token, bundleID: bundle ?? topics.bundle(of: topic) ?? topic[...])
+        {
             return .failure(.deviceTokenNotForTopic)
         }
         return .success(Accepted(token: token, apnsID: apnsID))

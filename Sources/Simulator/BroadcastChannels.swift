@@ -19,8 +19,9 @@ final class BroadcastChannels: Sendable {
 
     /// Creates a channel for `bundleID`; nil when the app already holds `limit` channels.
     func create(bundleID: String, messageStoragePolicy: Int, id: String, at date: Date) -> SimulatorChannel? {
-        let channel = SimulatorChannel(bundleID: bundleID, id: id, messageStoragePolicy: messageStoragePolicy,
-                                       createdAt: date)
+        let channel = SimulatorChannel(
+            bundleID: bundleID, id: id, messageStoragePolicy: messageStoragePolicy,
+            createdAt: date)
         return channels.withLock { table -> SimulatorChannel? in
             guard table[bundleID, default: []].count < limit else { return nil }
             table[bundleID, default: []].append(channel)

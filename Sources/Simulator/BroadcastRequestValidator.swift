@@ -41,9 +41,14 @@ struct BroadcastRequestValidator: Sendable {
         guard !bundle.isEmpty, !bundle.contains("/") else { return .failure(.badPath) }
         guard request.method == "POST" else { return .failure(.methodNotAllowed) }
 
-        guard let headers = ChannelRequestValidator.singleHeaders(request, [
-            "authorization", "apns-request-id", "apns-channel-id", "apns-push-type", "apns-priority", "apns-expiration",
-        ]) else { return .failure(.duplicateHeaders) }
+        guard
+            let headers = ChannelRequestValidator.singleHeaders(
+                request,
+                [
+                    "authorization", "apns-request-id", "apns-channel-id", "apns-push-type", "apns-priority",
+                    "apns-expiration",
+                ])
+        else { return .failure(.duplicateHeaders) }
         let authorization = headers["authorization"], requestID = headers["apns-request-id"]
         let channelID = headers["apns-channel-id"], pushType = headers["apns-push-type"]
         let priority = headers["apns-priority"], expiration = headers["apns-expiration"]
@@ -75,8 +80,10 @@ struct BroadcastRequestValidator: Sendable {
         guard request.body.count <= Self.maxPayloadBytes else { return .failure(.payloadTooLarge) }
         if let rejection = LiveActivityPayloadValidator.check(request.body) { return .failure(rejection) }
         if (try? JSONParser.parse(request.body))?["aps"]?["event"]?.stringValue == "start" {
-            return .failure(.broadcastPayload("a broadcast cannot start a Live Activity (aps.event must be update or "
-                + "end): start one with a push-to-start token"))
+            return .failure(
+                .broadcastPayload(
+                    "a broadcast cannot start a Live Activity (aps.event must be update or "
+                        + "end): start one with a push-to-start token"))
         }
         if let rejection = APSFieldsValidator.check(request.body) { return .failure(rejection) }
         return .success(Accepted(bundleID: bundleID, channel: channel))

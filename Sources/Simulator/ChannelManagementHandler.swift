@@ -19,8 +19,10 @@ final class ChannelManagementHandler: HTTP2ServerHandler {
     let answers: AnswerScheduler
     let identifiers: Identifiers
 
-    init(clock: any HeraldClock, validator: ChannelRequestValidator, channels: BroadcastChannels,
-         answers: AnswerScheduler, identifiers: Identifiers) {
+    init(
+        clock: any HeraldClock, validator: ChannelRequestValidator, channels: BroadcastChannels,
+        answers: AnswerScheduler, identifiers: Identifiers
+    ) {
         self.clock = clock
         self.validator = validator
         self.channels = channels
@@ -44,22 +46,27 @@ final class ChannelManagementHandler: HTTP2ServerHandler {
         case .success(let accepted):
             answer = perform(accepted, requestID: requestID, now: now)
         }
-        let entry = RecordEntry(service: .apns, token: answer.channel[...], headers: request.headers,
-                                body: request.body, status: answer.response.status, reason: answer.rejection?.reason,
-                                receivedAt: now.timeIntervalSince1970, id: requestID, kind: kind)
+        let entry = RecordEntry(
+            service: .apns, token: answer.channel[...], headers: request.headers,
+            body: request.body, status: answer.response.status, reason: answer.rejection?.reason,
+            receivedAt: now.timeIntervalSince1970, id: requestID, kind: kind)
         answers.finish(.answer(entry, answer.response), arrival: arrival, responder: responder)
     }
 
-    private func perform(_ accepted: ChannelRequestValidator.Accepted, requestID: String,
-                         now: Date) -> (channel: String, response: HTTP2Response, rejection: APNsRejection?) {
+    private func perform(
+        _ accepted: ChannelRequestValidator.Accepted, requestID: String,
+        now: Date
+    ) -> (channel: String, response: HTTP2Response, rejection: APNsRejection?) {
         let idHeader = HTTP2Header("apns-request-id", requestID, neverIndexed: true)
         switch accepted.operation {
         case .create(let policy):
             let id = BroadcastChannels.newID(identifiers)
             guard channels.create(bundleID: accepted.bundleID, messageStoragePolicy: policy, id: id, at: now) != nil
             else {
-                return ("", APNsRejection.cannotCreateChannelConfig.response(requestID: requestID),
-                        .cannotCreateChannelConfig)
+                return (
+                    "", APNsRejection.cannotCreateChannelConfig.response(requestID: requestID),
+                    .cannotCreateChannelConfig
+                )
             }
             let headers = [idHeader, HTTP2Header("apns-channel-id", id, neverIndexed: true)]
             return (id, HTTP2Response(status: 201, headers: headers), nil)
@@ -67,10 +74,11 @@ final class ChannelManagementHandler: HTTP2ServerHandler {
             guard let channel = channels.channel(bundleID: accepted.bundleID, id: id) else {
                 return (id, APNsRejection.channelNotRegistered.response(requestID: requestID), .channelNotRegistered)
             }
-            let body = JSONWriter.bytes(.object([
-                ("message-storage-policy", .number(Double(channel.messageStoragePolicy))),
-                ("push-type", .string(channel.pushType)),
-            ]))
+            let body = JSONWriter.bytes(
+                .object([
+                    ("message-storage-policy", .number(Double(channel.messageStoragePolicy))),
+                    ("push-type", .string(channel.pushType)),
+                ]))
             return (id, Self.json(body, requestID: idHeader), nil)
         case .list:
             let ids = channels.ids(bundleID: accepted.bundleID)

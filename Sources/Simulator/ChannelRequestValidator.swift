@@ -60,8 +60,10 @@ struct ChannelRequestValidator: Sendable {
         guard let headers = Self.singleHeaders(request, ["authorization", "apns-request-id", "apns-channel-id"]) else {
             return .failure(.duplicateHeaders)
         }
-        let (authorization, requestID, channelID) = (headers["authorization"], headers["apns-request-id"],
-                                                     headers["apns-channel-id"])
+        let (authorization, requestID, channelID) = (
+            headers["authorization"], headers["apns-request-id"],
+            headers["apns-channel-id"]
+        )
         if let rejection = verifier.check(authorization: authorization, connectionID: request.connectionID) {
             return .failure(rejection)
         }
@@ -79,8 +81,11 @@ struct ChannelRequestValidator: Sendable {
         default:
             guard let channelID, !channelID.isEmpty else { return .failure(.missingChannelID) }
             guard BroadcastChannels.isWellFormedID(channelID) else { return .failure(.badChannelID) }
-            return .success(Accepted(bundleID: bundleID, operation: kind == .channelRead
-                ? .read(channelID: channelID) : .delete(channelID: channelID)))
+            return .success(
+                Accepted(
+                    bundleID: bundleID,
+                    operation: kind == .channelRead
+                        ? .read(channelID: channelID) : .delete(channelID: channelID)))
         }
     }
 

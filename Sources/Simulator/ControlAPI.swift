@@ -59,14 +59,20 @@ struct ControlAPI: Sendable {
         case (_, "/sim/received"), (_, "/sim/stats"), (_, "/sim/faults"), (_, "/sim/tokens"), (_, "/sim/channels"):
             return Self.error(405, "\(request.method) is not allowed on \(path)")
         default:
-            if path.hasPrefix("/sim/faults/") { return fault(request, segment: path.dropFirst("/sim/faults/".utf8.count)) }
-            if path.hasPrefix("/sim/tokens/") { return owner(request, segment: path.dropFirst("/sim/tokens/".utf8.count)) }
+            if path.hasPrefix("/sim/faults/") {
+                return fault(request, segment: path.dropFirst("/sim/faults/".utf8.count))
+            }
+            if path.hasPrefix("/sim/tokens/") {
+                return owner(request, segment: path.dropFirst("/sim/tokens/".utf8.count))
+            }
             return Self.error(404, "no such control endpoint: \(path)")
         }
     }
 
     private func received(query: Substring) -> HTTP2Response {
-        guard let parameters = FormURLEncoded.parse(query.utf8) else { return Self.error(400, "malformed query string") }
+        guard let parameters = FormURLEncoded.parse(query.utf8) else {
+            return Self.error(400, "malformed query string")
+        }
         var token: String?
         var service: SimulatorService?
         var kind: SimulatorRecord.Kind?
@@ -80,8 +86,10 @@ struct ControlAPI: Sendable {
                 service = named
             case "kind":
                 guard let named = SimulatorRecord.Kind(rawValue: value) else {
-                    return Self.error(400, "kind must be one of "
-                        + SimulatorRecord.Kind.allCases.map(\.rawValue).joined(separator: ", "))
+                    return Self.error(
+                        400,
+                        "kind must be one of "
+                            + SimulatorRecord.Kind.allCases.map(\.rawValue).joined(separator: ", "))
                 }
                 kind = named
             default: return Self.error(400, "unknown query parameter \"\(name)\" (known: token, service, kind)")
@@ -131,7 +139,8 @@ struct ControlAPI: Sendable {
         return .object(members.sorted { $0.key < $1.key }.map { ($0.key, .object($0.value)) })
     }
 
-    static let bindingBody = #"the body must be {"bundleId":"<bundle id>"} for an APNs device token or "#
+    static let bindingBody =
+        #"the body must be {"bundleId":"<bundle id>"} for an APNs device token or "#
         + #"{"fcmProject":"<project id>"} for an FCM registration token"#
 
     private func owner(_ request: HTTP2ServerRequest, segment: Substring) -> HTTP2Response {
@@ -143,8 +152,10 @@ struct ControlAPI: Sendable {
             switch key {
             case "bundleId":
                 guard Identifiers.isDeviceToken(token[...]) else {
-                    return Self.error(400, "bundleId binds an APNs device token: the path's token must be hex "
-                        + "(an even number of 0-9, a-f)")
+                    return Self.error(
+                        400,
+                        "bundleId binds an APNs device token: the path's token must be hex "
+                            + "(an even number of 0-9, a-f)")
                 }
                 guard let bundleID = value.stringValue, TopicPolicy.problem(with: [bundleID]) == nil else {
                     return Self.error(400, "bundleId must be a bundle id (letters, digits, '.', '-', '_')")
@@ -181,8 +192,9 @@ struct ControlAPI: Sendable {
     }
 
     static func json(_ value: JSONValue, status: Int = 200) -> HTTP2Response {
-        HTTP2Response(status: status, headers: [HTTP2Header("content-type", "application/json")],
-                      body: JSONWriter.bytes(value))
+        HTTP2Response(
+            status: status, headers: [HTTP2Header("content-type", "application/json")],
+            body: JSONWriter.bytes(value))
     }
 
     /// A `/sim/<collection>/{token}` resource: the token is one non-empty path segment, percent-decoded; PUT

@@ -126,7 +126,8 @@ private struct Scanner {
                 guard let value = plainString(), equals(value, "NORMAL") || equals(value, "HIGH") else { return false }
             } else if equals(key, "ttl") {
                 guard let value = plainString(), let seconds = FCMRequestValidator.durationSeconds(text(value)),
-                      seconds <= FCMRequestValidator.maxTTLSeconds else { return false }
+                    seconds <= FCMRequestValidator.maxTTLSeconds
+                else { return false }
             } else if equals(key, "data") {
                 guard dataMap() else { return false }
             } else {

@@ -29,8 +29,10 @@ struct FCMRejection: Error, Sendable, Equatable {
         status: 403, message: "Request had insufficient authentication scopes.", errorCode: nil)
 
     static func permissionDenied(project: String) -> FCMRejection {
-        FCMRejection(status: 403, message: "Permission 'cloudmessaging.messages.create' denied on resource "
-            + "'//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).", errorCode: nil)
+        FCMRejection(
+            status: 403,
+            message: "Permission 'cloudmessaging.messages.create' denied on resource "
+                + "'//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).", errorCode: nil)
     }
 
     /// A registration token issued to another project's app than the one whose `messages:send` was called: FCM's
@@ -90,10 +92,15 @@ struct FCMRejection: Error, Sendable, Equatable {
 
     func response(retryAfter: Int? = nil) -> HTTP2Response {
         var error: [(key: String, value: JSONValue)] = [
-            ("code", .number(Double(status))), ("message", .string(message)), ("status", .string(Self.statusName(status))),
+            ("code", .number(Double(status))), ("message", .string(message)),
+            ("status", .string(Self.statusName(status))),
         ]
         if let errorCode {
-            error.append(("details", .array([.object([("@type", .string(Self.fcmErrorType)), ("errorCode", .string(errorCode))])])))
+            error.append(
+                (
+                    "details",
+                    .array([.object([("@type", .string(Self.fcmErrorType)), ("errorCode", .string(errorCode))])])
+                ))
         }
         var body: [UInt8] = []
         JSONWriter.write(.object([("error", .object(error))]), into: &body)

@@ -83,7 +83,8 @@ struct FCMRequestValidator: Sendable {
         var validateOnly = false
         for (key, value) in members where key != "message" {
             guard key == "validate_only" || key == "validateOnly" else {
-                return .failure(.invalidArgument("Invalid JSON payload received. Unknown name \"\(key)\": Cannot find field."))
+                return .failure(
+                    .invalidArgument("Invalid JSON payload received. Unknown name \"\(key)\": Cannot find field."))
             }
             guard case .bool(let flag) = value else {
                 return .failure(.invalidArgument("Invalid value at 'validate_only' (TYPE_BOOL)"))
@@ -94,8 +95,9 @@ struct FCMRequestValidator: Sendable {
             return .failure(.invalidArgument("Request contains an invalid argument: message is required"))
         }
         for (key, _) in fields where !Self.messageFields.contains(key) {
-            return .failure(.invalidArgument(
-                "Invalid JSON payload received. Unknown name \"\(key)\" at 'message': Cannot find field."))
+            return .failure(
+                .invalidArgument(
+                    "Invalid JSON payload received. Unknown name \"\(key)\" at 'message': Cannot find field."))
         }
         switch checkTarget(message) {
         case .failure(let rejection): return .failure(rejection)
@@ -111,8 +113,10 @@ struct FCMRequestValidator: Sendable {
     func checkTarget(_ message: JSONValue) -> Result<String, FCMRejection> {
         let targets = ["token", "topic", "condition"].compactMap { name in message[name].map { (name, $0) } }
         guard targets.count == 1, let (name, value) = targets.first else {
-            return .failure(.invalidArgument("Request contains an invalid argument: exactly one of message.token, "
-                + "message.topic and message.condition is required (got \(targets.count))"))
+            return .failure(
+                .invalidArgument(
+                    "Request contains an invalid argument: exactly one of message.token, "
+                        + "message.topic and message.condition is required (got \(targets.count))"))
         }
         guard let text = value.stringValue, !text.isEmpty else {
             return .failure(.invalidArgument("Invalid value at 'message.\(name)': a non-empty string is required"))
@@ -126,7 +130,8 @@ struct FCMRequestValidator: Sendable {
                     || "-_.~%".utf8.contains(byte)
             }
             guard !topic.isEmpty, allowed else {
-                return .failure(.invalidArgument("Invalid value at 'message.topic': topic names match [a-zA-Z0-9-_.~%]+"))
+                return .failure(
+                    .invalidArgument("Invalid value at 'message.topic': topic names match [a-zA-Z0-9-_.~%]+"))
             }
             return .success("/topics/" + topic)
         default: return .success(text)
@@ -146,8 +151,9 @@ struct FCMRequestValidator: Sendable {
             }
             // Google documents the reserved words in lower case; other spellings are ordinary keys.
             if key == "from" || key == "message_type" || key.hasPrefix("google") || key.hasPrefix("gcm") {
-                return .invalidArgument("Invalid data payload key: \(key) (from, message_type and keys starting with "
-                    + "google or gcm are reserved)")
+                return .invalidArgument(
+                    "Invalid data payload key: \(key) (from, message_type and keys starting with "
+                        + "google or gcm are reserved)")
             }
             bytes += key.utf8.count + text.utf8.count
         }
@@ -164,16 +170,21 @@ struct FCMRequestValidator: Sendable {
             return .invalidArgument("Invalid value at 'message.android': an object is required")
         }
         if let priority = android["priority"] {
-            guard priority == .string("NORMAL") || priority == .string("HIGH") || priority == .number(0)
-                    || priority == .number(1) else {
-                return .invalidArgument("Invalid value at 'message.android.priority' (type.googleapis.com/"
-                    + "google.firebase.fcm.v1.AndroidMessagePriority): NORMAL or HIGH")
+            guard
+                priority == .string("NORMAL") || priority == .string("HIGH") || priority == .number(0)
+                    || priority == .number(1)
+            else {
+                return .invalidArgument(
+                    "Invalid value at 'message.android.priority' (type.googleapis.com/"
+                        + "google.firebase.fcm.v1.AndroidMessagePriority): NORMAL or HIGH")
             }
         }
         if let ttl = android["ttl"] {
-            guard let text = ttl.stringValue, let seconds = Self.durationSeconds(text), seconds <= Self.maxTTLSeconds else {
-                return .invalidArgument("Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration): "
-                    + "a duration like \"3.5s\" from 0 to 2419200s is required")
+            guard let text = ttl.stringValue, let seconds = Self.durationSeconds(text), seconds <= Self.maxTTLSeconds
+            else {
+                return .invalidArgument(
+                    "Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration): "
+                        + "a duration like \"3.5s\" from 0 to 2419200s is required")
             }
         }
         return checkData(android["data"], at: "message.android.data")
@@ -184,7 +195,9 @@ struct FCMRequestValidator: Sendable {
         guard text.hasSuffix("s") else { return nil }
         let number = text.dropLast()
         let parts = number.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit) else { return nil }
+        guard parts.count <= 2, let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit) else {
+            return nil
+        }
         if parts.count == 2 {
             let fraction = parts[1]
             guard (1...9).contains(fraction.count), fraction.allSatisfy(\.isASCIIDigit) else { return nil }

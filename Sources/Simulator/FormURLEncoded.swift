@@ -34,7 +34,7 @@ enum FormURLEncoded {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                      let high = HexDigit.value(bytes[index + 1]), let low = HexDigit.value(bytes[index + 2])
+                    let high = HexDigit.value(bytes[index + 1]), let low = HexDigit.value(bytes[index + 2])
                 else { return nil }
                 out.append(high << 4 | low)
                 index += 3

@@ -28,8 +28,8 @@ final class Identifiers: Sendable {
     func uuid() -> String {
         var high = next()
         var low = next()
-        high = (high & ~0xF000) | 0x4000 // version 4 in bits 12-15 of time_hi
-        low = (low & ~(0xC000_0000_0000_0000 as UInt64)) | 0x8000_0000_0000_0000 // RFC 4122 variant
+        high = (high & ~0xF000) | 0x4000  // version 4 in bits 12-15 of time_hi
+        low = (low & ~(0xC000_0000_0000_0000 as UInt64)) | 0x8000_0000_0000_0000  // RFC 4122 variant
         return String(unsafeUninitializedCapacity: 36) { buffer in
             var position = 0
             func put(_ value: UInt64, nibbles: Int) {

@@ -20,8 +20,10 @@ enum JSONShape {
     /// of every member of the object that is the top-level object's member `name`, in order. Visits nothing
     /// when there is no such member or it is not an object. For a body `isObject` accepted: it reads in
     /// place and allocates nothing, like the check itself.
-    static func forEachMember(ofObject name: StaticString, in bytes: [UInt8],
-                              _ visit: (_ key: Range<Int>, _ value: Range<Int>) -> Void) {
+    static func forEachMember(
+        ofObject name: StaticString, in bytes: [UInt8],
+        _ visit: (_ key: Range<Int>, _ value: Range<Int>) -> Void
+    ) {
         bytes.withUnsafeBufferPointer { buffer in
             var scanner = Scanner(bytes: buffer)
             scanner.skipWhitespace()
@@ -29,7 +31,8 @@ enum JSONShape {
             var found: Int?
             _ = scanner.members(depth: 0) { key, value in
                 if found == nil, buffer[value.lowerBound] == UInt8(ascii: "{"),
-                   JSONShape.string(buffer, key, equals: name) {
+                    JSONShape.string(buffer, key, equals: name)
+                {
                     found = value.lowerBound
                 }
             }
@@ -203,7 +206,7 @@ enum JSONShape {
             index += 1
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                 return true
             case UInt8(ascii: "u"):
                 // Surrogate pairing is left to the full parser: APNs' own check is no stricter.

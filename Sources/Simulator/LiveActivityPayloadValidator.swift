@@ -31,7 +31,7 @@ enum LiveActivityPayloadValidator {
         // JSONParser, unlike JSONShape, refuses duplicate keys: which of two `event`s a device would take is
         // anyone's guess, so such a payload is refused here rather than passed.
         guard let document = try? JSONParser.parse(body, maxDepth: JSONShape.maxDepth),
-              let members = document.objectMembers
+            let members = document.objectMembers
         else { return .liveActivityPayload("the payload must be a JSON object (without duplicate keys)") }
         guard let aps = members.first(where: { $0.key == "aps" })?.value else {
             return .liveActivityPayload("aps is required")
@@ -97,8 +97,10 @@ enum LiveActivityPayloadValidator {
                 return .liveActivityPayload("aps.content-state must be an object")
             }
         } else if event != .end {
-            return .liveActivityPayload(event == .start ? "aps.content-state is required on start"
-                                                        : "aps.content-state is required on update")
+            return .liveActivityPayload(
+                event == .start
+                    ? "aps.content-state is required on start"
+                    : "aps.content-state is required on update")
         }
 
         if event == .start {

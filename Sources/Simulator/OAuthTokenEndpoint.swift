@@ -61,13 +61,15 @@ struct OAuthTokenEndpoint: Sendable {
             return Self.error(400, problem.code, problem.message)
         case .success(let grant):
             let token = "ya29.sim-" + identifiers.hex(bytes: 24)
-            tokens.insert(token, expiresAt: now + Double(Self.lifetime), mayMessage: grant.mayMessage,
-                          project: grant.project, now: now)
+            tokens.insert(
+                token, expiresAt: now + Double(Self.lifetime), mayMessage: grant.mayMessage,
+                project: grant.project, now: now)
             var body: [UInt8] = []
-            JSONWriter.write(.object([
-                ("access_token", .string(token)), ("expires_in", .number(Double(Self.lifetime))),
-                ("token_type", .string("Bearer")),
-            ]), into: &body)
+            JSONWriter.write(
+                .object([
+                    ("access_token", .string(token)), ("expires_in", .number(Double(Self.lifetime))),
+                    ("token_type", .string("Bearer")),
+                ]), into: &body)
             return HTTP2Response(status: 200, headers: [HTTP2Header("content-type", "application/json")], body: body)
         }
     }
@@ -102,8 +104,10 @@ struct OAuthTokenEndpoint: Sendable {
         }
         let audiencePath = account?.tokenPath ?? paths[0]
         guard let audience = jwt.claims["aud"]?.stringValue, ServiceAccount.path(of: audience) == audiencePath else {
-            return .failure(Problem(message: "Invalid JWT: Failed audience check. The right audience is "
-                + (account?.tokenURI ?? audiencePath)))
+            return .failure(
+                Problem(
+                    message: "Invalid JWT: Failed audience check. The right audience is "
+                        + (account?.tokenURI ?? audiencePath)))
         }
         let scopes = jwt.claims["scope"]?.stringValue?.split(separator: " ") ?? []
         guard !scopes.isEmpty else {
@@ -113,10 +117,12 @@ struct OAuthTokenEndpoint: Sendable {
             return .failure(Problem(message: "Invalid JWT: iat and exp must be numbers"))
         }
         guard issuedAt <= now + Self.allowedClockSkew, expiresAt > now,
-              expiresAt <= issuedAt + Double(Self.lifetime), expiresAt > issuedAt
+            expiresAt <= issuedAt + Double(Self.lifetime), expiresAt > issuedAt
         else {
-            return .failure(Problem(message: "Invalid JWT: Token must be a short-lived token (60 minutes) and in a "
-                + "reasonable timeframe. Check your iat and exp values in the JWT claim."))
+            return .failure(
+                Problem(
+                    message: "Invalid JWT: Token must be a short-lived token (60 minutes) and in a "
+                        + "reasonable timeframe. Check your iat and exp values in the JWT claim."))
         }
         let mayMessage = scopes.contains { $0 == Self.messagingScope || $0 == Self.cloudPlatformScope }
         return .success(Granted(mayMessage: mayMessage, project: account?.projectID))

@@ -66,7 +66,8 @@ final class ProviderTokenVerifier: Sendable {
         if now - issuedAt > Self.maxAge { return .expiredProviderToken }
         return connections.withLock { table -> APNsRejection? in
             if let previous = table[connectionID]?.accepted, previous.authorization != authorization,
-               issuedAt - previous.issuedAt < Self.minRefreshInterval {
+                issuedAt - previous.issuedAt < Self.minRefreshInterval
+            {
                 return .tooManyProviderTokenUpdates
             }
             Self.makeRoom(&table)
@@ -78,10 +79,10 @@ final class ProviderTokenVerifier: Sendable {
     /// The token's `iat` if it is a well-formed ES256 provider token signed by the key.
     func verify(_ authorization: String) -> Double? {
         guard let token = Self.bearerToken(authorization), let jwt = JSONWebToken.decode(token),
-              jwt.algorithm == "ES256",
-              let keyID = jwt.header["kid"]?.stringValue, keyID.utf8.count == 10,
-              let issuer = jwt.claims["iss"]?.stringValue, issuer.utf8.count == 10,
-              let issuedAt = jwt.claims["iat"]?.numberValue, issuedAt >= 0
+            jwt.algorithm == "ES256",
+            let keyID = jwt.header["kid"]?.stringValue, keyID.utf8.count == 10,
+            let issuer = jwt.claims["iss"]?.stringValue, issuer.utf8.count == 10,
+            let issuedAt = jwt.claims["iat"]?.numberValue, issuedAt >= 0
         else { return nil }
         if let key, !key.isValidSignature(jwt.signature, for: jwt.signingInput) { return nil }
         return issuedAt

@@ -20,8 +20,10 @@ struct RecordEntry: Sendable {
     private let packed: [UInt8]
     private var hasID: Bool
 
-    init(service: SimulatorService, token: Substring, headers: [HTTP2Header], body: [UInt8], status: Int,
-         reason: String?, receivedAt: Double, id: String?, detail: String? = nil, kind: SimulatorRecord.Kind? = nil) {
+    init(
+        service: SimulatorService, token: Substring, headers: [HTTP2Header], body: [UInt8], status: Int,
+        reason: String?, receivedAt: Double, id: String?, detail: String? = nil, kind: SimulatorRecord.Kind? = nil
+    ) {
         self.service = service
         self.kind = kind
         self.status = status
@@ -71,7 +73,8 @@ struct RecordEntry: Sendable {
             let name = reader.string()
             let value = reader.string()
             let neverIndexed = reader.byte() == 1
-            headers.append(HTTP2Header(name, Self.isCredential(name) ? "<redacted>" : value, neverIndexed: neverIndexed))
+            headers.append(
+                HTTP2Header(name, Self.isCredential(name) ? "<redacted>" : value, neverIndexed: neverIndexed))
         }
         return SimulatorRecord(
             service: service, kind: kind, token: token, headers: headers, body: reader.rest(), status: status,

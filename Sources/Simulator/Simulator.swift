@@ -207,15 +207,18 @@ public final class Simulator: Sendable {
         do {
             try server.start()
         } catch {
-            throw SimulatorError(.serverFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+            throw SimulatorError(
+                .serverFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
         guard let channelServer else { return }
         do {
             try channelServer.start()
         } catch {
             server.stop()
-            throw SimulatorError(.serverFailed, "cannot listen for channel management on "
-                + "\(configuration.host):\(configuration.channelPort ?? 0): \(error)")
+            throw SimulatorError(
+                .serverFailed,
+                "cannot listen for channel management on "
+                    + "\(configuration.host):\(configuration.channelPort ?? 0): \(error)")
         }
     }
 
@@ -314,8 +317,10 @@ public final class Simulator: Sendable {
         for file in files {
             let account = try ServiceAccount(file: file)
             if let index = accounts.firstIndex(where: { $0.clientEmail == account.clientEmail }) {
-                throw SimulatorError(.invalidServiceAccount, "the FCM credentials files \(files[index]) and \(file) "
-                    + "are both \(account.clientEmail): give each service account once")
+                throw SimulatorError(
+                    .invalidServiceAccount,
+                    "the FCM credentials files \(files[index]) and \(file) "
+                        + "are both \(account.clientEmail): give each service account once")
             }
             accounts.append(account)
         }

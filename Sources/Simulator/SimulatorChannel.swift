@@ -13,8 +13,10 @@ public struct SimulatorChannel: Sendable, Equatable {
     public var pushType: String
     public var createdAt: Date
 
-    public init(bundleID: String, id: String, messageStoragePolicy: Int, pushType: String = "LiveActivity",
-                createdAt: Date) {
+    public init(
+        bundleID: String, id: String, messageStoragePolicy: Int, pushType: String = "LiveActivity",
+        createdAt: Date
+    ) {
         self.bundleID = bundleID
         self.id = id
         self.messageStoragePolicy = messageStoragePolicy

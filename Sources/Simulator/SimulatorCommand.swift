@@ -80,17 +80,21 @@ public enum SimulatorCommand: Sendable {
             let values = try Flags(Array(arguments.dropFirst()), allowed: ["--apns-key-file", "--key-id", "--team-id"])
             if values["help"] != nil { return .help }
             guard let keyFile = values["--apns-key-file"], let keyID = values["--key-id"],
-                  let teamID = values["--team-id"]
+                let teamID = values["--team-id"]
             else { throw UsageError("mint-apns-jwt needs --apns-key-file, --key-id and --team-id") }
             guard keyID.utf8.count == 10 else { throw UsageError("--key-id must be 10 characters (got \"\(keyID)\")") }
-            guard teamID.utf8.count == 10 else { throw UsageError("--team-id must be 10 characters (got \"\(teamID)\")") }
+            guard teamID.utf8.count == 10 else {
+                throw UsageError("--team-id must be 10 characters (got \"\(teamID)\")")
+            }
             return .mintAPNsJWT(keyFile: keyFile, keyID: keyID, teamID: teamID)
         }
-        let values = try Flags(arguments, allowed: [
-            "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--apns-environment",
-            "--fcm-credentials-file", "--fcm-token-project", "--channel-port", "--channel-limit", "--record-limit",
-            "--loops", "--latency-ms",
-        ], repeatable: ["--fcm-credentials-file"])
+        let values = try Flags(
+            arguments,
+            allowed: [
+                "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--apns-environment",
+                "--fcm-credentials-file", "--fcm-token-project", "--channel-port", "--channel-limit", "--record-limit",
+                "--loops", "--latency-ms",
+            ], repeatable: ["--fcm-credentials-file"])
         if values["help"] != nil { return .help }
         var configuration = SimulatorConfiguration(port: defaultPort)
         if let host = values["--host"] {
@@ -161,8 +165,9 @@ public enum SimulatorCommand: Sendable {
         if let text = values["--latency-ms"] {
             guard let latency = SimulatorLatency(argument: text) else {
                 let most = SimulatorLatency.range.upperBound
-                throw UsageError("--latency-ms must be N or N,JITTER, whole numbers from 0 to \(most) each"
-                    + " (got \"\(text)\")")
+                throw UsageError(
+                    "--latency-ms must be N or N,JITTER, whole numbers from 0 to \(most) each"
+                        + " (got \"\(text)\")")
             }
             configuration.latency = latency
         }

@@ -60,13 +60,15 @@ public struct SimulatorConfiguration: Sendable {
     /// other streams meanwhile. A fault's `delayMs` adds to it; the control API is answered at once.
     public var latency: SimulatorLatency
 
-    public init(host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
-                tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
-                fcmAdditionalCredentialsFiles: [String] = [], fcmTokenProject: String? = nil,
-                apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production,
-                recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1,
-                channelPort: Int? = nil, channelLimit: Int = SimulatorConfiguration.appleChannelLimit,
-                latency: SimulatorLatency = .zero) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
+        tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
+        fcmAdditionalCredentialsFiles: [String] = [], fcmTokenProject: String? = nil,
+        apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production,
+        recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1,
+        channelPort: Int? = nil, channelLimit: Int = SimulatorConfiguration.appleChannelLimit,
+        latency: SimulatorLatency = .zero
+    ) {
         self.host = host
         self.port = port
         self.tlsCertificateFile = tlsCertificateFile
@@ -121,8 +123,9 @@ public struct SimulatorConfiguration: Sendable {
             throw SimulatorError(.invalidConfiguration, "apnsTopics: \(problem)")
         }
         guard fcmAdditionalCredentialsFiles.isEmpty || fcmCredentialsFile != nil else {
-            throw SimulatorError(.invalidConfiguration,
-                                 "fcmAdditionalCredentialsFiles needs fcmCredentialsFile (the first service account)")
+            throw SimulatorError(
+                .invalidConfiguration,
+                "fcmAdditionalCredentialsFiles needs fcmCredentialsFile (the first service account)")
         }
         if let fcmTokenProject, let problem = FCMTokenProjects.problem(withProject: fcmTokenProject) {
             throw SimulatorError(.invalidConfiguration, "fcmTokenProject: \(problem)")

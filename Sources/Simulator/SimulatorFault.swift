@@ -23,8 +23,10 @@ public struct SimulatorFault: Sendable, Equatable {
     /// any later one on the connection are unprocessed, and the client resends them elsewhere.
     public var goAway: Bool
 
-    public init(status: Int? = nil, reason: String? = nil, times: Int? = nil, retryAfter: Int? = nil,
-                delayMs: Int = 0, drop: Bool = false, goAway: Bool = false) {
+    public init(
+        status: Int? = nil, reason: String? = nil, times: Int? = nil, retryAfter: Int? = nil,
+        delayMs: Int = 0, drop: Bool = false, goAway: Bool = false
+    ) {
         self.status = status
         self.reason = reason
         self.times = times
@@ -64,7 +66,8 @@ public struct SimulatorFault: Sendable, Equatable {
             case "goaway", "goAway":
                 goAway = try Self.optionalBool(value, key)
             default:
-                throw ControlError("unknown member \"\(key)\" (known: status, reason, times, retryAfter, delayMs, drop, goaway)")
+                throw ControlError(
+                    "unknown member \"\(key)\" (known: status, reason, times, retryAfter, delayMs, drop, goaway)")
             }
         }
         guard !(drop && goAway) else { throw ControlError("drop and goaway cannot both be true") }
@@ -88,8 +91,10 @@ public struct SimulatorFault: Sendable, Equatable {
     {
         if case .null = value { return nil }
         guard let number = value.numberValue, number == number.rounded(), number >= Double(range.lowerBound),
-              number <= Double(range.upperBound)
-        else { throw ControlError("\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound), or null") }
+            number <= Double(range.upperBound)
+        else {
+            throw ControlError("\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound), or null")
+        }
         return Int(number)
     }
 

@@ -13,15 +13,17 @@ extension SimulatorHandler {
         let sent = request.headers.first { $0.name == "apns-request-id" }?.value
         let requestID = sent.flatMap { Identifiers.isLowercaseUUID($0) ? $0 : nil } ?? identifiers.uuid()
         let channelID = request.headers.first { $0.name == "apns-channel-id" }?.value ?? ""
-        var entry = RecordEntry(service: .apns, token: channelID[...], headers: request.headers, body: request.body,
-                                status: 200, reason: nil, receivedAt: now, id: requestID, kind: .broadcast)
+        var entry = RecordEntry(
+            service: .apns, token: channelID[...], headers: request.headers, body: request.body,
+            status: 200, reason: nil, receivedAt: now, id: requestID, kind: .broadcast)
         switch broadcast.validate(request) {
         case .failure(let rejection):
             entry.status = rejection.status
             entry.reason = rejection.reason
             entry.detail = rejection.detail
-            answers.finish(.answer(entry, rejection.response(requestID: requestID)), arrival: arrival,
-                           responder: responder)
+            answers.finish(
+                .answer(entry, rejection.response(requestID: requestID)), arrival: arrival,
+                responder: responder)
         case .success:
             guard let fault = faults.take(token: channelID) else {
                 let response = HTTP2Response(status: 200, headers: successHeaders("apns-request-id", requestID))

@@ -24,10 +24,12 @@ final class SimulatorHandler: HTTP2ServerHandler {
     /// Where the token endpoint is served (usually one path).
     private let tokenPaths: [String]
 
-    init(clock: any HeraldClock, apns: APNsRequestValidator, broadcast: BroadcastRequestValidator,
-         fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint, faults: FaultTable, owners: TokenOwners,
-         fcmTokenProjects: FCMTokenProjects, log: RequestLog, identifiers: Identifiers,
-         apnsEnvironment: APNsEnvironment, latency: SimulatorLatency) {
+    init(
+        clock: any HeraldClock, apns: APNsRequestValidator, broadcast: BroadcastRequestValidator,
+        fcm: FCMRequestValidator, oauth: OAuthTokenEndpoint, faults: FaultTable, owners: TokenOwners,
+        fcmTokenProjects: FCMTokenProjects, log: RequestLog, identifiers: Identifiers,
+        apnsEnvironment: APNsEnvironment, latency: SimulatorLatency
+    ) {
         self.clock = clock
         self.apns = apns
         self.broadcast = broadcast
@@ -38,8 +40,9 @@ final class SimulatorHandler: HTTP2ServerHandler {
         self.answers = AnswerScheduler(latency: latency, log: log)
         self.identifiers = identifiers
         self.sendsUniqueID = apnsEnvironment == .sandbox
-        self.control = ControlAPI(log: log, faults: faults, owners: owners, fcmProjects: fcmTokenProjects,
-                                  channels: broadcast.channels)
+        self.control = ControlAPI(
+            log: log, faults: faults, owners: owners, fcmProjects: fcmTokenProjects,
+            channels: broadcast.channels)
         self.tokenPaths = oauth.paths
     }
 
@@ -80,18 +83,22 @@ final class SimulatorHandler: HTTP2ServerHandler {
             // APNs echoes a well-formed apns-id even on errors.
             let clientID = request.headers.first { $0.name == "apns-id" }?.value
             let apnsID = clientID.flatMap { Identifiers.isLowercaseUUID($0) ? $0 : nil } ?? identifiers.uuid()
-            let entry = RecordEntry(service: .apns, token: APNsRequestValidator.token(inPath: request.path),
-                                    headers: request.headers, body: request.body, status: rejection.status,
-                                    reason: rejection.reason, receivedAt: now, id: apnsID, detail: rejection.detail)
-            answers.finish(.answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now))),
-                           arrival: arrival, responder: responder)
+            let entry = RecordEntry(
+                service: .apns, token: APNsRequestValidator.token(inPath: request.path),
+                headers: request.headers, body: request.body, status: rejection.status,
+                reason: rejection.reason, receivedAt: now, id: apnsID, detail: rejection.detail)
+            answers.finish(
+                .answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now))),
+                arrival: arrival, responder: responder)
         case .success(let accepted):
             let apnsID = accepted.apnsID ?? identifiers.uuid()
-            var entry = RecordEntry(service: .apns, token: accepted.token, headers: request.headers,
-                                    body: request.body, status: 200, reason: nil, receivedAt: now, id: apnsID)
+            var entry = RecordEntry(
+                service: .apns, token: accepted.token, headers: request.headers,
+                body: request.body, status: 200, reason: nil, receivedAt: now, id: apnsID)
             guard let fault = faults.take(token: accepted.token) else {
-                answers.finish(.answer(entry, HTTP2Response(status: 200, headers: successHeaders("apns-id", apnsID))),
-                               arrival: arrival, responder: responder)
+                answers.finish(
+                    .answer(entry, HTTP2Response(status: 200, headers: successHeaders("apns-id", apnsID))),
+                    arrival: arrival, responder: responder)
                 return
             }
             let outcome: AnswerScheduler.Outcome
@@ -100,11 +107,15 @@ final class SimulatorHandler: HTTP2ServerHandler {
             } else if fault.goAway {
                 outcome = .goAway(.apns, reason: fault.reason ?? "Shutdown")
             } else if let status = fault.status, status != 200 {
-                let rejection = APNsRejection(status: status, reason: fault.reason ?? APNsRejection.defaultReason(status: status))
+                let rejection = APNsRejection(
+                    status: status, reason: fault.reason ?? APNsRejection.defaultReason(status: status))
                 entry.status = status
                 entry.reason = rejection.reason
-                outcome = .answer(entry, rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now),
-                                                            retryAfter: fault.retryAfter))
+                outcome = .answer(
+                    entry,
+                    rejection.response(
+                        apnsID: apnsID, timestampMillis: Self.millis(now),
+                        retryAfter: fault.retryAfter))
             } else {
                 var headers = successHeaders("apns-id", apnsID)
                 if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
@@ -129,16 +140,19 @@ final class SimulatorHandler: HTTP2ServerHandler {
         let now = clock.now.timeIntervalSince1970
         switch fcm.validate(request, now: now) {
         case .failure(let rejection):
-            let entry = RecordEntry(service: .fcm, token: Self.fcmTarget(of: request.body)[...], headers: request.headers,
-                                    body: request.body, status: rejection.status,
-                                    reason: rejection.errorCode ?? FCMRejection.statusName(rejection.status),
-                                    receivedAt: now, id: nil)
+            let entry = RecordEntry(
+                service: .fcm, token: Self.fcmTarget(of: request.body)[...], headers: request.headers,
+                body: request.body, status: rejection.status,
+                reason: rejection.errorCode ?? FCMRejection.statusName(rejection.status),
+                receivedAt: now, id: nil)
             answers.finish(.answer(entry, rejection.response()), arrival: arrival, responder: responder)
         case .success(let accepted):
-            let name = "projects/\(accepted.project)/messages/"
+            let name =
+                "projects/\(accepted.project)/messages/"
                 + (accepted.validateOnly ? "fake_message_id" : "0:\(Self.millis(now))%\(identifiers.hex(bytes: 8))")
-            var entry = RecordEntry(service: .fcm, token: accepted.target[...], headers: request.headers,
-                                    body: request.body, status: 200, reason: nil, receivedAt: now, id: name)
+            var entry = RecordEntry(
+                service: .fcm, token: accepted.target[...], headers: request.headers,
+                body: request.body, status: 200, reason: nil, receivedAt: now, id: name)
             let fault = faults.take(token: accepted.target)
             let outcome: AnswerScheduler.Outcome
             if fault?.drop == true {

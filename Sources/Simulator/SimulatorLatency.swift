@@ -30,7 +30,7 @@ public struct SimulatorLatency: Sendable, Equatable, CustomStringConvertible {
         for part in parts {
             // Digits only: Int("+5") would take a sign, and a number of many digits must not overflow first.
             guard !part.isEmpty, part.utf8.count <= 6, part.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let value = Int(part), Self.range.contains(value)
+                let value = Int(part), Self.range.contains(value)
             else { return nil }
             values.append(value)
         }

@@ -59,13 +59,14 @@ public struct SimulatorStatistics: Sendable, Equatable {
     /// `{"apns":{"200":10,"410":1},"fcm":{...},"token":{...}}`; `"dropped"` and `"goaway"` appear
     /// beside the statuses when a fault produced them.
     var json: JSONValue {
-        .object(SimulatorService.allCases.map { service in
-            let counts = self[service]
-            var members: [(key: String, value: JSONValue)] = counts.byStatus.sorted { $0.key < $1.key }
-                .map { (String($0.key), .number(Double($0.value))) }
-            if counts.dropped > 0 { members.append(("dropped", .number(Double(counts.dropped)))) }
-            if counts.goAways > 0 { members.append(("goaway", .number(Double(counts.goAways)))) }
-            return (service.rawValue, .object(members))
-        })
+        .object(
+            SimulatorService.allCases.map { service in
+                let counts = self[service]
+                var members: [(key: String, value: JSONValue)] = counts.byStatus.sorted { $0.key < $1.key }
+                    .map { (String($0.key), .number(Double($0.value))) }
+                if counts.dropped > 0 { members.append(("dropped", .number(Double(counts.dropped)))) }
+                if counts.goAways > 0 { members.append(("goaway", .number(Double(counts.goAways)))) }
+                return (service.rawValue, .object(members))
+            })
     }
 }

@@ -64,13 +64,16 @@ extension ActivityStore {
     /// partner, so another partner's activity finds none; they outlive the activity row (their partitions'
     /// retention is push_requests').
     public func events(activityID: UUID, partnerID: UUID, after cursor: ActivityEventCursor?, limit: Int) throws
-        -> [ActivityEventRecord] {
+        -> [ActivityEventRecord]
+    {
         // Every event of an activity comes after its start: partitions before the activity's month are skipped.
         let since = Date(timeIntervalSince1970: Double(UUIDv7.millisecond(of: activityID) ?? 0) / 1000)
         return try pool.withConnection { connection in
             if let cursor {
-                try connection.rows(EventsAfter(activityID: activityID, partnerID: partnerID, since: since, limit: limit,
-                                                cursor: cursor))
+                try connection.rows(
+                    EventsAfter(
+                        activityID: activityID, partnerID: partnerID, since: since, limit: limit,
+                        cursor: cursor))
             } else {
                 try connection.rows(
                     Queries.Activities.Events(activityID: activityID, partnerID: partnerID, since: since, limit: limit))

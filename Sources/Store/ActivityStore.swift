@@ -141,11 +141,13 @@ public struct ActivityStartWrite: Sendable {
     /// A start from a broadcast channel: the channel the activity follows.
     public var channelID: UUID?
 
-    public init(partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
-                template: String, attributesJSON: String, stateJSON: String, startAlertJSON: String,
-                expiresAt: Date, timestamp: Int, start: ActivityPayloads, end: ActivityPayloads, endTimestamp: Int,
-                devices: [ActivityAudience.Device], replaced: Replacement?, relevanceScore: Int,
-                budgets: LiveActivityBudgets) {
+    public init(
+        partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
+        template: String, attributesJSON: String, stateJSON: String, startAlertJSON: String,
+        expiresAt: Date, timestamp: Int, start: ActivityPayloads, end: ActivityPayloads, endTimestamp: Int,
+        devices: [ActivityAudience.Device], replaced: Replacement?, relevanceScore: Int,
+        budgets: LiveActivityBudgets
+    ) {
         self.partnerID = partnerID
         self.key = key
         self.activityID = activityID
@@ -179,8 +181,10 @@ public struct ActivityStartOutcome: Sendable, Equatable {
     /// alerted budget was spent.
     public let replacedPriority: Int?
 
-    public init(result: ActivityWriteResult, refusal: LiveActivityBudgetReason? = nil, retryAfter: Int? = nil,
-                replacedPriority: Int? = nil) {
+    public init(
+        result: ActivityWriteResult, refusal: LiveActivityBudgetReason? = nil, retryAfter: Int? = nil,
+        replacedPriority: Int? = nil
+    ) {
         self.result = result
         self.refusal = refusal
         self.retryAfter = retryAfter
@@ -213,10 +217,12 @@ public struct ActivityUpdateWrite: Sendable {
     /// What the audit row records of the partner's request (ActivityStore+Events.swift).
     public var inputs = ActivityEventInputs()
 
-    public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
-                expiresAt: Date, timestamp: Int, update: ActivityPayloads, restart: ActivityPayloads,
-                apnsPriority: Int, end: ActivityPayloads, endTimestamp: Int, relevanceScore: Int, alertedLimit: Int,
-                silent: (payloads: ActivityPayloads, response: String)?) {
+    public init(
+        partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
+        expiresAt: Date, timestamp: Int, update: ActivityPayloads, restart: ActivityPayloads,
+        apnsPriority: Int, end: ActivityPayloads, endTimestamp: Int, relevanceScore: Int, alertedLimit: Int,
+        silent: (payloads: ActivityPayloads, response: String)?
+    ) {
         self.partnerID = partnerID
         self.key = key
         self.activityID = activityID
@@ -251,8 +257,10 @@ public struct ActivityEndWrite: Sendable {
     /// What the audit row records of the partner's request (ActivityStore+Events.swift).
     public var inputs = ActivityEventInputs()
 
-    public init(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
-                dismissAt: Date, timestamp: Int, end: ActivityPayloads, apnsPriority: Int) {
+    public init(
+        partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date, stateJSON: String,
+        dismissAt: Date, timestamp: Int, end: ActivityPayloads, apnsPriority: Int
+    ) {
         self.partnerID = partnerID
         self.key = key
         self.activityID = activityID
@@ -298,12 +306,15 @@ public struct ActivityStore: Sendable {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// The stored response of the key, the start's audience and a rate-limit slot, in ONE round trip.
-    public func admitStart(partner: PartnerProfile, idempotencyKey: String?, now: Date, email: String?,
-                           wallet: String?, sessionSince: Date, template: LiveActivityTemplate) throws
+    public func admitStart(
+        partner: PartnerProfile, idempotencyKey: String?, now: Date, email: String?,
+        wallet: String?, sessionSince: Date, template: LiveActivityTemplate
+    ) throws
         -> ActivityStartAdmission
     {
-        let audience = Audience(tenantID: partner.tenantID, email: email, wallet: wallet, miniAppID: partner.miniAppID,
-                                sessionSince: sessionSince, template: template)
+        let audience = Audience(
+            tenantID: partner.tenantID, email: email, wallet: wallet, miniAppID: partner.miniAppID,
+            sessionSince: sessionSince, template: template)
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
             lookup: audience)
@@ -314,10 +325,12 @@ public struct ActivityStore: Sendable {
 
     /// The stored response of the key, the partner's activity and a rate-limit slot, in ONE round trip.
     public func admitChange(partner: PartnerProfile, idempotencyKey: String?, now: Date, activityID: UUID) throws
-        -> ActivityChangeAdmission {
+        -> ActivityChangeAdmission
+    {
         let find = Queries.Activities.Find(id: activityID, partnerID: partner.id)
-        let admission = try PushStore.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-                                                lookup: find)
+        let admission = try PushStore.admission(
+            on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
+            lookup: find)
         return ActivityChangeAdmission(
             stored: admission.stored, activity: admission.lookup?.first,
             reservation: admission.reservation)
@@ -343,7 +356,8 @@ public struct ActivityStore: Sendable {
     /// The host reports the update token of `activityID` on `deviceID` (an iPhone it was started on).
     /// Records the device's word about the activity; nil when it was not started on that device, else the
     /// activity's status afterwards (`dismissed` once no device shows it).
-    public func putDeviceState(activityID: UUID, deviceID: String, state: ActivityDeviceState) throws -> ActivityStatus? {
+    public func putDeviceState(activityID: UUID, deviceID: String, state: ActivityDeviceState) throws -> ActivityStatus?
+    {
         let text = try pool.withConnection {
             try $0.row(DeviceState(activityID: activityID, deviceID: deviceID, state: state))!.result
         }
@@ -402,9 +416,10 @@ extension ActivityAudience: QueryRow {
         var devices: [ActivityAudience.Device] = []
         for device in rows {
             guard let fields = device.arrayValue, fields.count == 3, let id = fields[0].stringValue,
-                  let service = fields[1].stringValue, let environment = fields[2].stringValue
+                let service = fields[1].stringValue, let environment = fields[2].stringValue
             else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected audience device") }
-            devices.append(.init(deviceID: id, service: try RecipientResolution.service(service), environment: environment))
+            devices.append(
+                .init(deviceID: id, service: try RecipientResolution.service(service), environment: environment))
         }
         var replaced: StoredLiveActivity?
         if try !row.isNull("old_id") {
@@ -414,8 +429,9 @@ extension ActivityAudience: QueryRow {
                 lastTimestamp: try row.int("old_last_timestamp"), createdAt: try row.date("old_created_at"),
                 expiresAt: try row.date("old_expires_at"))
         }
-        self.init(userID: try row.string("user_id"), hasSession: try row.bool("has_session"),
-                  optedOut: try row.bool("opted_out"), devices: devices, replaced: replaced)
+        self.init(
+            userID: try row.string("user_id"), hasSession: try row.bool("has_session"),
+            optedOut: try row.bool("opted_out"), devices: devices, replaced: replaced)
     }
 }
 
@@ -449,15 +465,17 @@ extension ActivityStartOutcome: QueryRow {
             }
             refusal = parsed
         }
-        self.init(result: result, refusal: refusal, retryAfter: try row.optionalInt("retry_after"),
-                  replacedPriority: try row.optionalInt("replaced_priority"))
+        self.init(
+            result: result, refusal: refusal, retryAfter: try row.optionalInt("retry_after"),
+            replacedPriority: try row.optionalInt("replaced_priority"))
     }
 }
 
 extension ActivityDeviceView: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(deviceID: try row.string("device_id"), platform: try row.string("platform"),
-                  state: try row.string("state"))
+        self.init(
+            deviceID: try row.string("device_id"), platform: try row.string("platform"),
+            state: try row.string("state"))
     }
 }
 
@@ -513,12 +531,14 @@ extension ActivityStore {
         static let sql = Queries.Activities.update
         let write: ActivityUpdateWrite
         var bindings: [(any PostgresEncodable)?] {
-            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
-             write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
-             write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm,
-             write.endTimestamp, write.relevanceScore, write.alertedLimit, write.silent?.payloads.apns,
-             write.silent?.payloads.fcm, write.silent?.response, write.inputs.patchJSON, write.inputs.alertTitle,
-             write.inputs.ttlSeconds]
+            [
+                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
+                write.now, write.stateJSON, write.expiresAt, write.timestamp, write.update.apns, write.restart.apns,
+                write.update.fcm, write.restart.fcm, write.apnsPriority, write.end.apns, write.end.fcm,
+                write.endTimestamp, write.relevanceScore, write.alertedLimit, write.silent?.payloads.apns,
+                write.silent?.payloads.fcm, write.silent?.response, write.inputs.patchJSON, write.inputs.alertTitle,
+                write.inputs.ttlSeconds,
+            ]
         }
     }
 
@@ -527,9 +547,11 @@ extension ActivityStore {
         static let sql = Queries.Activities.end
         let write: ActivityEndWrite
         var bindings: [(any PostgresEncodable)?] {
-            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
-             write.now, write.stateJSON, write.dismissAt, write.timestamp, write.end.apns, write.end.fcm,
-             write.apnsPriority, write.inputs.alertTitle, write.inputs.dismissAt]
+            [
+                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.version,
+                write.now, write.stateJSON, write.dismissAt, write.timestamp, write.end.apns, write.end.fcm,
+                write.apnsPriority, write.inputs.alertTitle, write.inputs.dismissAt,
+            ]
         }
     }
 

@@ -66,8 +66,10 @@ public struct AdminAuditStore: Sendable {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// Records an action in its own transaction (a replay, which changes rows no audit trigger watches).
-    public func record(_ action: String, partnerID: UUID? = nil, miniAppID: String? = nil, detail: JSONValue,
-                       by actor: AdminActor) throws {
+    public func record(
+        _ action: String, partnerID: UUID? = nil, miniAppID: String? = nil, detail: JSONValue,
+        by actor: AdminActor
+    ) throws {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
             try connection.run(Record(action: action, partnerID: partnerID, miniAppID: miniAppID, detail: detail))

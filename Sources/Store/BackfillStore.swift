@@ -41,8 +41,10 @@ public struct BackfillUser: Sendable {
     /// The line's time zone and quiet hours, replacing the user's; nil when the line carries neither: the user's
     /// stay as they are.
     public let guards: UserGuards?
-    public init(line: Int, userID: String, entry: UserEntry, devices: [(deviceID: String, device: DeviceRegistration)],
-                guards: UserGuards? = nil) {
+    public init(
+        line: Int, userID: String, entry: UserEntry, devices: [(deviceID: String, device: DeviceRegistration)],
+        guards: UserGuards? = nil
+    ) {
         self.line = line
         self.userID = userID
         self.entry = entry
@@ -70,8 +72,10 @@ public struct BackfillStore: Sendable {
     /// One batch's recipients and the keys already written, in ONE round trip (a pipeline of two
     /// statements). `lines` pairs each line number with its partner and push. A taken key says
     /// whether run `run` wrote it itself (at `firstLine`) or an earlier run did.
-    public func resolve(run: UUID,
-                        _ lines: [(line: Int, partner: PartnerProfile, key: String, emails: [String], wallets: [String])])
+    public func resolve(
+        run: UUID,
+        _ lines: [(line: Int, partner: PartnerProfile, key: String, emails: [String], wallets: [String])]
+    )
         throws -> (resolutions: [Int: RecipientResolution], taken: [Int: BackfillOutcome])
     {
         // herald_resolve_lines' layout: line i of the call is lines[i - 1], and each identifier names its line.
@@ -87,10 +91,12 @@ public struct BackfillStore: Sendable {
         }
         let results = try pool.withConnection { connection in
             try connection.pipeline(queries: [
-                TakenKeys(lines: lines.map(\.line), partnerIDs: lines.map(\.partner.id), keys: lines.map(\.key),
-                          run: run),
-                ResolveLines(tenants: tenants, miniApps: miniApps, emailLines: emailLines, emails: emails,
-                             walletLines: walletLines, wallets: wallets),
+                TakenKeys(
+                    lines: lines.map(\.line), partnerIDs: lines.map(\.partner.id), keys: lines.map(\.key),
+                    run: run),
+                ResolveLines(
+                    tenants: tenants, miniApps: miniApps, emailLines: emailLines, emails: emails,
+                    walletLines: walletLines, wallets: wallets),
             ])
         }
         var taken: [Int: BackfillOutcome] = [:]
@@ -135,8 +141,10 @@ public struct BackfillStore: Sendable {
                 senders.endRow()
             }
             for d in push.deliveries {
-                for value: (any PostgresEncodable)? in [push.requestID, d.id, d.service.rawValue, d.userID, d.deviceID,
-                                                        d.environment, d.payload] { deliveries.field(value) }
+                for value: (any PostgresEncodable)? in [
+                    push.requestID, d.id, d.service.rawValue, d.userID, d.deviceID,
+                    d.environment, d.payload,
+                ] { deliveries.field(value) }
                 deliveries.endRow()
             }
         }
@@ -159,8 +167,9 @@ public struct BackfillStore: Sendable {
             case "accepted": outcomes[row.line] = .accepted
             case "duplicate_key":
                 guard let firstLine = row.firstLine else {
-                    throw PostgresError(code: .decodingFailed,
-                                        serverMessage: "herald_backfill_apply named no first line")
+                    throw PostgresError(
+                        code: .decodingFailed,
+                        serverMessage: "herald_backfill_apply named no first line")
                 }
                 outcomes[row.line] = .duplicateKey(firstLine: firstLine)
             default: outcomes[row.line] = .duplicate
@@ -208,11 +217,12 @@ public struct BackfillStore: Sendable {
         }
         var outcomes: [Int: (error: HeraldError?, devices: Int)] = [:]
         for row in rows {
-            let error: HeraldError? = switch row.outcome {
-            case "ok": nil
-            case "unknown_time_zone": UserGuards.unknownTimeZone()
-            default: DirectoryStore.identifierTaken
-            }
+            let error: HeraldError? =
+                switch row.outcome {
+                case "ok": nil
+                case "unknown_time_zone": UserGuards.unknownTimeZone()
+                default: DirectoryStore.identifierTaken
+                }
             outcomes[row.line] = (error, row.devices)
         }
         return outcomes

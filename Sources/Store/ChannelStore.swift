@@ -56,9 +56,11 @@ public struct ChannelOpenWrite: Sendable {
     public var ttlGiven: Int?
     public var maxOpen: Int
 
-    public init(partnerID: UUID, key: ActivityKey, channelID: UUID, now: Date, miniAppID: String, template: String,
-                attributesJSON: String, stateJSON: String, expiresAt: Date, timestamp: Int, relevanceScore: Int,
-                endPayload: String, ttlGiven: Int?, maxOpen: Int) {
+    public init(
+        partnerID: UUID, key: ActivityKey, channelID: UUID, now: Date, miniAppID: String, template: String,
+        attributesJSON: String, stateJSON: String, expiresAt: Date, timestamp: Int, relevanceScore: Int,
+        endPayload: String, ttlGiven: Int?, maxOpen: Int
+    ) {
         self.partnerID = partnerID
         self.key = key
         self.channelID = channelID
@@ -113,9 +115,11 @@ public struct ChannelChangeWrite: Sendable {
     public var alertedLimit: Int?
     public var silent: (payload: String, response: String)?
 
-    public init(partnerID: UUID, key: ActivityKey, channelID: UUID, version: Int, now: Date, kind: Kind,
-                stateJSON: String, timestamp: Int, payload: String, priority: Int, endPayload: String, expiresAt: Date,
-                relevanceScore: Int, deleteAt: Date?, inputs: ActivityEventInputs) {
+    public init(
+        partnerID: UUID, key: ActivityKey, channelID: UUID, version: Int, now: Date, kind: Kind,
+        stateJSON: String, timestamp: Int, payload: String, priority: Int, endPayload: String, expiresAt: Date,
+        relevanceScore: Int, deleteAt: Date?, inputs: ActivityEventInputs
+    ) {
         self.partnerID = partnerID
         self.key = key
         self.channelID = channelID
@@ -159,12 +163,15 @@ public struct ChannelStore: Sendable {
     /// The stored response of the key, the partner's channel (when `channelID` is given) and a rate-limit slot,
     /// in ONE round trip.
     public func admit(partner: PartnerProfile, idempotencyKey: String?, now: Date, channelID: UUID?) throws
-        -> (stored: IdempotentResponse?, channel: ChannelRecord?, reservation: RateReservation) {
+        -> (stored: IdempotentResponse?, channel: ChannelRecord?, reservation: RateReservation)
+    {
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
             lookup: channelID.map { Queries.Channels.Find(id: $0, partnerID: partner.id) })
-        return (stored: admission.stored, channel: admission.lookup?.first,
-                reservation: admission.reservation)
+        return (
+            stored: admission.stored, channel: admission.lookup?.first,
+            reservation: admission.reservation
+        )
     }
 
     public func open(_ write: ChannelOpenWrite) throws -> ChannelOpenResult {
@@ -213,7 +220,8 @@ extension ChannelRecord: QueryRow {
         self.init(
             id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), miniAppID: try row.string("mini_app_id"),
             template: try row.string("template"), attributesJSON: try row.string("attributes"),
-            stateJSON: try row.string("state"), status: status, apnsChannelID: try row.optionalString("apns_channel_id"),
+            stateJSON: try row.string("state"), status: status,
+            apnsChannelID: try row.optionalString("apns_channel_id"),
             version: try row.int("version"), sentVersion: try row.int("sent_version"),
             lastTimestamp: try row.int("last_timestamp"), relevanceScore: try row.int("relevance_score"),
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
@@ -250,9 +258,11 @@ extension ChannelStore {
         static let sql = Queries.Channels.open
         let write: ChannelOpenWrite
         var bindings: [(any PostgresEncodable)?] {
-            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.now,
-             write.miniAppID, write.template, write.attributesJSON, write.stateJSON, write.expiresAt,
-             write.timestamp, write.relevanceScore, write.endPayload, write.ttlGiven, write.maxOpen]
+            [
+                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.now,
+                write.miniAppID, write.template, write.attributesJSON, write.stateJSON, write.expiresAt,
+                write.timestamp, write.relevanceScore, write.endPayload, write.ttlGiven, write.maxOpen,
+            ]
         }
     }
 
@@ -261,11 +271,13 @@ extension ChannelStore {
         static let sql = Queries.Channels.change
         let write: ChannelChangeWrite
         var bindings: [(any PostgresEncodable)?] {
-            [write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.version,
-             write.now, write.kind.rawValue, write.stateJSON, write.timestamp, write.payload, write.priority,
-             write.endPayload, write.expiresAt, write.relevanceScore, write.deleteAt, write.inputs.patchJSON,
-             write.inputs.alertTitle, write.inputs.ttlSeconds, write.inputs.dismissAt, write.alertedLimit,
-             write.silent?.payload, write.silent?.response]
+            [
+                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.channelID, write.version,
+                write.now, write.kind.rawValue, write.stateJSON, write.timestamp, write.payload, write.priority,
+                write.endPayload, write.expiresAt, write.relevanceScore, write.deleteAt, write.inputs.patchJSON,
+                write.inputs.alertTitle, write.inputs.ttlSeconds, write.inputs.dismissAt, write.alertedLimit,
+                write.silent?.payload, write.silent?.response,
+            ]
         }
     }
 }

@@ -16,8 +16,10 @@ public struct LeasedChannel: Sendable, Equatable {
     /// Claims of this row since its last success, this one included.
     public let attempts: Int
 
-    public init(id: UUID, status: ChannelStatus, apnsChannelID: String?, environment: String?, version: Int,
-                sentVersion: Int, payload: String?, priority: Int?, expiresAt: Date, deleteAt: Date?, attempts: Int) {
+    public init(
+        id: UUID, status: ChannelStatus, apnsChannelID: String?, environment: String?, version: Int,
+        sentVersion: Int, payload: String?, priority: Int?, expiresAt: Date, deleteAt: Date?, attempts: Int
+    ) {
         self.id = id
         self.status = status
         self.apnsChannelID = apnsChannelID

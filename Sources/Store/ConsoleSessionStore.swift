@@ -32,8 +32,10 @@ public struct ConsoleSessionStore: Sendable {
     {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            let row = try connection.result(Queries.ConsoleSessions.Create(
-                tokenHash: tokenHash, seconds: seconds, client: client, adminTokenMAC: adminTokenMAC)).first!
+            let row = try connection.result(
+                Queries.ConsoleSessions.Create(
+                    tokenHash: tokenHash, seconds: seconds, client: client, adminTokenMAC: adminTokenMAC)
+            ).first!
             return try ConsoleSession(tokenHash: tokenHash, row: row)
         }
     }
@@ -87,8 +89,9 @@ public struct ConsoleSessionStore: Sendable {
 
 extension ConsoleSession {
     init(tokenHash: String, row: PostgresRow) throws {
-        self.init(tokenHash: tokenHash, createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-                  lastUsedAt: try row.date("last_used_at"))
+        self.init(
+            tokenHash: tokenHash, createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            lastUsedAt: try row.date("last_used_at"))
     }
 }
 

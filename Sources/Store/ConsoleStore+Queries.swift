@@ -22,37 +22,41 @@ extension ConsoleStore {
 
 extension FailureGroup: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(miniAppID: try row.string("mini_app_id"), outcome: try row.string("outcome"),
-                  reason: try row.optionalString("last_error"), count: try row.int("deliveries"),
-                  firstAt: try row.date("first_at"), lastAt: try row.date("last_at"))
+        self.init(
+            miniAppID: try row.string("mini_app_id"), outcome: try row.string("outcome"),
+            reason: try row.optionalString("last_error"), count: try row.int("deliveries"),
+            firstAt: try row.date("first_at"), lastAt: try row.date("last_at"))
     }
 }
 
 /// A row of `ConsoleStore.requestsStatement`.
 extension RequestSummary: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(id: try row.uuid("id"), createdAt: try row.date("created_at"),
-                  miniAppID: try row.string("mini_app_id"), title: try row.string("title"), lane: try row.int("lane"),
-                  recipients: try row.int("recipients"), deliveries: try row.int("deliveries"),
-                  suppressed: try row.int("suppressed"), suppressedDeliveries: try row.int("suppressed_deliveries"),
-                  sent: try row.int("sent"), failed: try row.int("failed"), held: try row.int("held"))
+        self.init(
+            id: try row.uuid("id"), createdAt: try row.date("created_at"),
+            miniAppID: try row.string("mini_app_id"), title: try row.string("title"), lane: try row.int("lane"),
+            recipients: try row.int("recipients"), deliveries: try row.int("deliveries"),
+            suppressed: try row.int("suppressed"), suppressedDeliveries: try row.int("suppressed_deliveries"),
+            sent: try row.int("sent"), failed: try row.int("failed"), held: try row.int("held"))
     }
 }
 
 extension RequestDelivery: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(id: try row.uuid("id"), service: try row.string("service"), deviceID: try row.string("device_id"),
-                  outcome: try row.string("outcome"), reason: try row.optionalString("last_error"),
-                  attempts: try row.int("attempts"), members: try row.int("members"),
-                  finishedAt: try row.date("finished_at"), replayed: try row.bool("replayed"))
+        self.init(
+            id: try row.uuid("id"), service: try row.string("service"), deviceID: try row.string("device_id"),
+            outcome: try row.string("outcome"), reason: try row.optionalString("last_error"),
+            attempts: try row.int("attempts"), members: try row.int("members"),
+            finishedAt: try row.date("finished_at"), replayed: try row.bool("replayed"))
     }
 }
 
 extension PartnerUsage: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(partnerID: try row.uuid("id"), lastMinute: try row.int("minute_count"),
-                  lastDay: try row.int("day_count"), webhookFailedDay: try row.int("webhook_failed_day"),
-                  webhookLastError: try row.optionalString("webhook_last_error"))
+        self.init(
+            partnerID: try row.uuid("id"), lastMinute: try row.int("minute_count"),
+            lastDay: try row.int("day_count"), webhookFailedDay: try row.int("webhook_failed_day"),
+            webhookLastError: try row.optionalString("webhook_last_error"))
     }
 }
 
@@ -64,9 +68,10 @@ extension ActivityCounts: QueryRow {
 
 extension FailedWebhookEvent: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), type: try row.string("type"),
-                  subjectID: try row.uuid("subject_id"), attempts: try row.int("attempts"),
-                  lastStatus: try row.optionalInt("last_status"), lastError: try row.optionalString("last_error"),
-                  finishedAt: try row.date("finished_at"))
+        self.init(
+            id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), type: try row.string("type"),
+            subjectID: try row.uuid("subject_id"), attempts: try row.int("attempts"),
+            lastStatus: try row.optionalInt("last_status"), lastError: try row.optionalString("last_error"),
+            finishedAt: try row.date("finished_at"))
     }
 }

@@ -125,7 +125,9 @@ extension ConsoleStore {
         }
         if let id = search.id {
             conditions.append("id = \(bind(id))::uuid")
-            if let created = UUIDv7.timestamp(of: id) { conditions.append("created_at = \(bind(created))::timestamptz") }
+            if let created = UUIDv7.timestamp(of: id) {
+                conditions.append("created_at = \(bind(created))::timestamptz")
+            }
         }
         if let miniAppID = search.miniAppID { conditions.append("mini_app_id = \(bind(miniAppID))::text") }
         if let since = search.since { conditions.append("created_at >= \(bind(since))::timestamptz") }

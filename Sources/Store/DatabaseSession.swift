@@ -14,8 +14,10 @@ public final class DatabaseSession: @unchecked Sendable {
     private let setup: (PostgresConnection) throws -> Void
     private var connection: PostgresConnection?
 
-    public init(url: String, options: PostgresConnectionOptions,
-                setup: @escaping (PostgresConnection) throws -> Void = { _ in }) {
+    public init(
+        url: String, options: PostgresConnectionOptions,
+        setup: @escaping (PostgresConnection) throws -> Void = { _ in }
+    ) {
         self.url = url
         self.options = options
         self.setup = setup

@@ -16,8 +16,10 @@ extension DeliveryStore {
         let userMaxPerHour: Int
         var bindings: [(any PostgresEncodable)?] {
             let ordered = Array(cursors)
-            return [worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
-                    ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit, userMaxPerHour]
+            return [
+                worker, limit, leaseSeconds, services.map(\.rawValue), ordered.map(\.key.lane),
+                ordered.map(\.key.partnerID), ordered.map(\.value), bulkLimit, userMaxPerHour,
+            ]
         }
     }
 
@@ -69,7 +71,7 @@ extension ClaimedDelivery: QueryRow {
 
     private init(row: PostgresRow, columns c: ClaimColumns) throws {
         guard let service = PushService(rawValue: try row.string(c.service)),
-              let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(c.verdict))
+            let verdict = ClaimedDelivery.Verdict(rawValue: try row.string(c.verdict))
         else { throw PostgresError(code: .decodingFailed, serverMessage: "unexpected service or verdict") }
         let event = try row.optionalString(c.activityEvent).map { text in
             guard let event = LiveActivityEvent(rawValue: text) else {

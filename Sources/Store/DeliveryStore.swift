@@ -54,10 +54,12 @@ public struct ClaimedDelivery: Sendable {
     /// The outbox row that holds this delivery's lease: its group's, or its own.
     public var leaseID: UUID { groupID ?? id }
 
-    public init(id: UUID, service: PushService, environment: String, payloadBytes: [UInt8] = [], attempts: Int = 1,
-                expiresAt: Date? = nil, token: String?, verdict: Verdict = .send, lane: Int = 0, partnerID: UUID,
-                availableAt: Date, bundleID: String? = nil, activityEvent: LiveActivityEvent? = nil,
-                priority: Int? = nil, groupID: UUID? = nil, member: Int? = nil, heldUntil: Date? = nil) {
+    public init(
+        id: UUID, service: PushService, environment: String, payloadBytes: [UInt8] = [], attempts: Int = 1,
+        expiresAt: Date? = nil, token: String?, verdict: Verdict = .send, lane: Int = 0, partnerID: UUID,
+        availableAt: Date, bundleID: String? = nil, activityEvent: LiveActivityEvent? = nil,
+        priority: Int? = nil, groupID: UUID? = nil, member: Int? = nil, heldUntil: Date? = nil
+    ) {
         self.id = id
         self.service = service
         self.environment = environment
@@ -151,8 +153,9 @@ public struct CompletedDelivery: Sendable {
 
     /// The outcome of `delivery`, recorded against its group if it has one.
     public init(_ delivery: ClaimedDelivery, outcome: DeliveryOutcome) {
-        self.init(id: delivery.id, outcome: outcome, token: delivery.token, groupID: delivery.groupID,
-                  member: delivery.member)
+        self.init(
+            id: delivery.id, outcome: outcome, token: delivery.token, groupID: delivery.groupID,
+            member: delivery.member)
     }
 }
 
@@ -172,16 +175,22 @@ public struct DeliveryStore: Sendable {
     /// order), in a statement of their own (`ClaimListed`); `cursors` and `bulkLimit` are then not used.
     /// `userMaxPerHour` (HERALD_USER_MAX_PUSHES_PER_HOUR, 0: none) caps the partner pushes one user gets an hour
     /// from all mini-apps; the claim also holds pushes for the user's quiet hours (functions/user_guards.sql).
-    public func claim(on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
-                      leaseSeconds: Int, services: [PushService], cursors: [QueueCursor: Date] = [:],
-                      listed: [UUID]? = nil, userMaxPerHour: Int = 0) throws -> [ClaimedDelivery] {
+    public func claim(
+        on connection: PostgresConnection, worker: String, limit: Int, bulkLimit: Int? = nil,
+        leaseSeconds: Int, services: [PushService], cursors: [QueueCursor: Date] = [:],
+        listed: [UUID]? = nil, userMaxPerHour: Int = 0
+    ) throws -> [ClaimedDelivery] {
         if let listed {
-            return try connection.rows(ClaimListed(worker: worker, limit: limit, leaseSeconds: leaseSeconds,
-                                                   services: services, listed: listed, userMaxPerHour: userMaxPerHour))
+            return try connection.rows(
+                ClaimListed(
+                    worker: worker, limit: limit, leaseSeconds: leaseSeconds,
+                    services: services, listed: listed, userMaxPerHour: userMaxPerHour))
         }
-        return try connection.rows(Claim(worker: worker, limit: limit, leaseSeconds: leaseSeconds, services: services,
-                                         cursors: cursors, bulkLimit: bulkLimit ?? limit,
-                                         userMaxPerHour: userMaxPerHour))
+        return try connection.rows(
+            Claim(
+                worker: worker, limit: limit, leaseSeconds: leaseSeconds, services: services,
+                cursors: cursors, bulkLimit: bulkLimit ?? limit,
+                userMaxPerHour: userMaxPerHour))
     }
 
     /// Reads the rows an intake leased to `worker` (`WakeUpMessage.leased`) with the claim's columns and verdicts, as a
@@ -223,9 +232,10 @@ public struct DeliveryStore: Sendable {
             }
             if case .tokenInvalid = delivery.outcome { tokens.append(delivery.token ?? "") } else { tokens.append("") }
         }
-        let counts = try connection.row(Queries.Deliveries.Complete(
-            worker: worker, ids: ids, outcomes: outcomes, errors: errors, retryAt: retryAt, tokens: tokens,
-            groups: grouped ? groups : nil, members: grouped ? members : nil))
+        let counts = try connection.row(
+            Queries.Deliveries.Complete(
+                worker: worker, ids: ids, outcomes: outcomes, errors: errors, retryAt: retryAt, tokens: tokens,
+                groups: grouped ? groups : nil, members: grouped ? members : nil))
         return (counts?.finished ?? 0, counts?.retried ?? 0)
     }
 
@@ -242,7 +252,8 @@ public struct DeliveryStore: Sendable {
     /// now; `ids` are outbox rows (ClaimedDelivery.leaseID). Returns how many rows it renewed.
     @discardableResult
     public func extendLeases(on connection: PostgresConnection, worker: String, ids: [UUID], leaseSeconds: Int)
-        throws -> Int {
+        throws -> Int
+    {
         guard !ids.isEmpty else { return 0 }
         return try connection.run(Queries.Deliveries.ExtendLeases(worker: worker, ids: ids, leaseSeconds: leaseSeconds))
     }
@@ -271,14 +282,17 @@ public struct DeliveryStore: Sendable {
     /// `claims` marks the claimer's session, which plans as herald_claim_deliveries' SET clauses do, for the listed
     /// claim (`ClaimListed`): one generic plan (a custom plan for each call's ids cost more to plan than to run) and
     /// index paths only (whatever a plan cached while the tables were small).
-    public static func workerSession(url: String, role: String, listen: Bool = false, claims: Bool = false,
-                                     statementTimeout: Duration = .seconds(30),
-                                     preparedStatements: Bool = PostgresConnectionOptions().preparedStatements)
+    public static func workerSession(
+        url: String, role: String, listen: Bool = false, claims: Bool = false,
+        statementTimeout: Duration = .seconds(30),
+        preparedStatements: Bool = PostgresConnectionOptions().preparedStatements
+    )
         -> DatabaseSession
     {
-        let options = PostgresConnectionOptions(applicationName: workerApplicationName(role: role),
-                                                statementTimeout: statementTimeout,
-                                                preparedStatements: preparedStatements)
+        let options = PostgresConnectionOptions(
+            applicationName: workerApplicationName(role: role),
+            statementTimeout: statementTimeout,
+            preparedStatements: preparedStatements)
         return DatabaseSession(url: url, options: options) { connection in
             if connection.preparedStatements { try connection.run(SessionSettings()) }
             if connection.preparedStatements, claims { try connection.run(ClaimSession()) }
@@ -337,7 +351,9 @@ public struct DeliveryStore: Sendable {
     /// first registers the worker's lease name and `leaseSeconds` (worker_listeners, sql/042_intake_lease.sql), so that
     /// intakes lease the rows they notify this worker of to it; the worker's earlier registrations (a listener it lost)
     /// and those of listeners that are gone are removed.
-    public func listenAsWorker(on connection: PostgresConnection, leasingTo worker: String? = nil, leaseSeconds: Int = 0)
+    public func listenAsWorker(
+        on connection: PostgresConnection, leasingTo worker: String? = nil, leaseSeconds: Int = 0
+    )
         throws -> Int32
     {
         let pid = try serverPID(on: connection)
@@ -382,8 +398,10 @@ public struct DeliveryStore: Sendable {
             let lease = row.leaseSeconds.flatMap { seconds in
                 row.workerID.map { DeliveryLease(worker: $0, seconds: seconds, listener: row.pid) }
             }
-            return (listener: WorkerListener(pid: row.pid, lease: lease),
-                    services: Self.services(ofListener: row.applicationName))
+            return (
+                listener: WorkerListener(pid: row.pid, lease: lease),
+                services: Self.services(ofListener: row.applicationName)
+            )
         }
         return Self.namable(rows)
     }
@@ -436,10 +454,10 @@ public struct DeliveryStore: Sendable {
             }
             func isEmpty(_ field: CarriedRows.Field) -> Bool { carried.withField(field, ofRow: row) { $0.isEmpty } }
             guard let id = carried.withField(.id, ofRow: row, PostgresUUID.parse(bytes:)),
-                  let service = PushService(rawValue: text(.service)),
-                  let partnerID = carried.withField(.partnerID, ofRow: row, PostgresUUID.parse(bytes:)),
-                  let availableAt = timestamp(.availableAt),
-                  !isEmpty(.environment), !isEmpty(.token)
+                let service = PushService(rawValue: text(.service)),
+                let partnerID = carried.withField(.partnerID, ofRow: row, PostgresUUID.parse(bytes:)),
+                let availableAt = timestamp(.availableAt),
+                !isEmpty(.environment), !isEmpty(.token)
             else { return nil }
             let expiresAt: Date?
             if isEmpty(.expiresAt) {
@@ -448,11 +466,13 @@ public struct DeliveryStore: Sendable {
                 guard let expiry = timestamp(.expiresAt) else { return nil }
                 expiresAt = expiry
             }
-            rows.append(ClaimedDelivery(
-                id: id, service: service, environment: text(.environment),
-                payloadBytes: carried.field(.payload, ofRow: row), attempts: 1, expiresAt: expiresAt,
-                token: text(.token), verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0,
-                partnerID: partnerID, availableAt: availableAt, bundleID: isEmpty(.bundleID) ? nil : text(.bundleID)))
+            rows.append(
+                ClaimedDelivery(
+                    id: id, service: service, environment: text(.environment),
+                    payloadBytes: carried.field(.payload, ofRow: row), attempts: 1, expiresAt: expiresAt,
+                    token: text(.token), verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0,
+                    partnerID: partnerID, availableAt: availableAt, bundleID: isEmpty(.bundleID) ? nil : text(.bundleID)
+                ))
         }
         return rows
     }
@@ -519,4 +539,3 @@ struct NotifyWithoutFlush: NamedQuery {
     let payload: String
     var bindings: [(any PostgresEncodable)?] { [channel, payload] }
 }
-

@@ -53,15 +53,18 @@ public struct DeviceTokenStates: Sendable, Equatable {
         platform = try row.string("platform")
         environment = try row.string("environment")
         bundleID = try row.optionalString("bundle_id")
-        apns = TokenHealth(hasToken: try row.bool("has_apns_token"),
-                           invalidatedAt: try row.optionalDate("apns_token_invalidated_at"),
-                           reason: try row.optionalString("apns_token_invalid_reason"))
-        apnsPushToStart = TokenHealth(hasToken: try row.bool("has_apns_push_to_start_token"),
-                                      invalidatedAt: try row.optionalDate("apns_push_to_start_invalidated_at"),
-                                      reason: try row.optionalString("apns_push_to_start_invalid_reason"))
-        fcm = TokenHealth(hasToken: try row.bool("has_fcm_token"),
-                          invalidatedAt: try row.optionalDate("fcm_token_invalidated_at"),
-                          reason: try row.optionalString("fcm_token_invalid_reason"))
+        apns = TokenHealth(
+            hasToken: try row.bool("has_apns_token"),
+            invalidatedAt: try row.optionalDate("apns_token_invalidated_at"),
+            reason: try row.optionalString("apns_token_invalid_reason"))
+        apnsPushToStart = TokenHealth(
+            hasToken: try row.bool("has_apns_push_to_start_token"),
+            invalidatedAt: try row.optionalDate("apns_push_to_start_invalidated_at"),
+            reason: try row.optionalString("apns_push_to_start_invalid_reason"))
+        fcm = TokenHealth(
+            hasToken: try row.bool("has_fcm_token"),
+            invalidatedAt: try row.optionalDate("fcm_token_invalidated_at"),
+            reason: try row.optionalString("fcm_token_invalid_reason"))
         registeredAt = try row.optionalDate("registered_at")
         updatedAt = try row.date("updated_at")
         // [[template, invalidated (UNIX seconds) or null, reason or null], ...] or NULL.
@@ -75,8 +78,13 @@ public struct DeviceTokenStates: Sendable, Equatable {
                     throw PostgresError(code: .decodingFailed, serverMessage: "unexpected push-to-start template")
                 }
                 let invalidatedAt = fields[1].numberValue.map { Date(timeIntervalSince1970: $0) }
-                templates.append((template, TokenHealth(hasToken: true, invalidatedAt: invalidatedAt,
-                                                        reason: fields[2].stringValue)))
+                templates.append(
+                    (
+                        template,
+                        TokenHealth(
+                            hasToken: true, invalidatedAt: invalidatedAt,
+                            reason: fields[2].stringValue)
+                    ))
             }
         }
         apnsPushToStartTemplates = templates

@@ -23,12 +23,16 @@ public struct DirectoryStore: Sendable {
     /// holds one of the identifiers, 422 `unknown_time_zone` for a time zone Postgres does not know (nothing
     /// written). `guards` replace the user's (none: cleared). One function (`herald_put_user`,
     /// sql/functions/put_user.sql), which `heraldctl backfill users` calls as well.
-    public func putUser(id: String, tenantID: String, emails: [String], wallets: [String],
-                        guards: UserGuards = UserGuards()) throws -> Bool {
+    public func putUser(
+        id: String, tenantID: String, emails: [String], wallets: [String],
+        guards: UserGuards = UserGuards()
+    ) throws -> Bool {
         do {
             return try pool.withConnection { connection in
-                try connection.row(PutUser(id: id, tenantID: tenantID, emails: emails, wallets: wallets,
-                                           guards: guards))!.created
+                try connection.row(
+                    PutUser(
+                        id: id, tenantID: tenantID, emails: emails, wallets: wallets,
+                        guards: guards))!.created
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             throw Self.identifierTaken
@@ -38,7 +42,8 @@ public struct DirectoryStore: Sendable {
     }
 
     public static let identifierTaken = HeraldError(
-        status: 409, code: "identifier_taken", message: "Another user of this tenant already has one of these identifiers.")
+        status: 409, code: "identifier_taken",
+        message: "Another user of this tenant already has one of these identifiers.")
 
     /// Creates or updates a device, taking each of its tokens from any other device row that
     /// holds it (any user, any tenant: the phone changed accounts), in one transaction and safe
@@ -117,7 +122,8 @@ extension SenderEntry: QueryRow {
         let miniAppID = try row.string("mini_app_id")
         self.init(
             miniAppID: miniAppID, displayName: try row.optionalString("display_name"),
-            iconPath: try row.bool("has_icon") ? PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize) : nil,
+            iconPath: try row.bool("has_icon")
+                ? PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize) : nil,
             firstSentAt: try row.optionalDate("first_sent_at"), optedOut: try row.bool("opted_out"))
     }
 }
@@ -137,8 +143,10 @@ extension DirectoryStore {
         let guards: UserGuards
         var bindings: [(any PostgresEncodable)?] {
             let quiet = guards.quietHours
-            return [id, tenantID, emails, wallets, guards.timeZone, quiet.map { QuietHours.text($0.start) },
-                    quiet.map { QuietHours.text($0.end) }]
+            return [
+                id, tenantID, emails, wallets, guards.timeZone, quiet.map { QuietHours.text($0.start) },
+                quiet.map { QuietHours.text($0.end) },
+            ]
         }
     }
 
@@ -157,8 +165,10 @@ extension DirectoryStore {
         let deviceID: String
         let device: DeviceRegistration
         var bindings: [(any PostgresEncodable)?] {
-            [userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
-             device.apnsPushToStartToken, device.fcmToken, device.templateTokensParameter]
+            [
+                userID, deviceID, device.platform, device.environment, device.bundleID, device.apnsToken,
+                device.apnsPushToStartToken, device.fcmToken, device.templateTokensParameter,
+            ]
         }
     }
 

@@ -79,8 +79,10 @@ public final class IntakeWriter: @unchecked Sendable {
     /// whose turn it is, `DeliveryNotifier.wakeUpForWrite`), with the lease its due rows are written under, asked
     /// once a batch; nil: the batch notifies nobody. `batchWindow`: how long a leader under load waits for more
     /// pushes (zero: never; the intake's setting is `IntakeConfiguration.pushBatchWindow`).
-    public init(pool: PostgresPool, maxBatch: Int = 128, batchWindow: Duration = .zero,
-                notify: (@Sendable () -> DeliveryWakeUp)? = nil) {
+    public init(
+        pool: PostgresPool, maxBatch: Int = 128, batchWindow: Duration = .zero,
+        notify: (@Sendable () -> DeliveryWakeUp)? = nil
+    ) {
         self.pool = pool
         self.maxBatch = max(1, maxBatch)
         self.batchWindow = max(.zero, batchWindow)
@@ -189,8 +191,9 @@ public final class IntakeWriter: @unchecked Sendable {
         var outcomes = [IntakePushOutcome?](repeating: nil, count: pushes.count)
         for answer in answers {
             guard outcomes.indices.contains(answer.item - 1) else {
-                throw PostgresError(code: .decodingFailed,
-                                    serverMessage: "herald_intake_push named push \(answer.item)")
+                throw PostgresError(
+                    code: .decodingFailed,
+                    serverMessage: "herald_intake_push named push \(answer.item)")
             }
             outcomes[answer.item - 1] = answer.outcome
         }
@@ -210,7 +213,7 @@ public final class IntakeWriter: @unchecked Sendable {
         }
         return try items.map { item in
             guard case .array(let fields) = item, fields.count == 3, let kind = fields[0].stringValue,
-                  let identifier = fields[1].stringValue, let userID = fields[2].stringValue
+                let identifier = fields[1].stringValue, let userID = fields[2].stringValue
             else {
                 throw PostgresError(code: .decodingFailed, serverMessage: "herald_intake_push's resolved identifier")
             }
@@ -231,7 +234,8 @@ public final class IntakeWriter: @unchecked Sendable {
         for (index, push) in pushes.enumerated() {
             push.bytes.withUnsafeBufferPointer { bytes in
                 for field in 0..<EncodedPush.fieldCount {
-                    arrays[field].append(UnsafeBufferPointer(rebasing: bytes[push.bounds[field]..<push.bounds[field + 1]]))
+                    arrays[field].append(
+                        UnsafeBufferPointer(rebasing: bytes[push.bounds[field]..<push.bounds[field + 1]]))
                 }
             }
             let line = String(index + 1)
@@ -243,10 +247,12 @@ public final class IntakeWriter: @unchecked Sendable {
         let f = arrays.map(\.text)
         // Order of herald_intake_push's arguments: each email and wallet follows the number of its push (1-based), the
         // slot lists their end offsets.
-        return [f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
-                emailLines.text, f[16], f[17], walletLines.text, f[18], f[19], slotEnds.text, f[20], f[21], f[22],
-                f[23], notify?.channel, notify?.lease?.worker, notify?.lease?.seconds,
-                notify?.lease.map { Int($0.listener) }, f[24]]
+        return [
+            f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
+            emailLines.text, f[16], f[17], walletLines.text, f[18], f[19], slotEnds.text, f[20], f[21], f[22],
+            f[23], notify?.channel, notify?.lease?.worker, notify?.lease?.seconds,
+            notify?.lease.map { Int($0.listener) }, f[24],
+        ]
     }
 }
 
@@ -280,14 +286,16 @@ extension IntakeWriter {
             case "accepted":
                 outcome = .accepted(response: try row.string(c.response), deliveries: try row.int(c.deliveries))
             case "replay":
-                outcome = .replay(IdempotentResponse(
-                    bodyHash: try row.string(c.bodyHash), response: try row.string(c.response),
-                    status: try row.int(c.status)))
+                outcome = .replay(
+                    IdempotentResponse(
+                        bodyHash: try row.string(c.bodyHash), response: try row.string(c.response),
+                        status: try row.int(c.status)))
             case "limited":
-                outcome = .limited(RateReservation(
-                    admitted: false, minuteCount: try row.int(c.minuteCount),
-                    minuteOldest: try row.optionalInt(c.minuteOldest), dayCount: try row.int(c.dayCount),
-                    dayOldest: try row.optionalInt(c.dayOldest), nowSeconds: try row.int(c.nowSeconds)))
+                outcome = .limited(
+                    RateReservation(
+                        admitted: false, minuteCount: try row.int(c.minuteCount),
+                        minuteOldest: try row.optionalInt(c.minuteOldest), dayCount: try row.int(c.dayCount),
+                        dayOldest: try row.optionalInt(c.dayOldest), nowSeconds: try row.int(c.nowSeconds)))
             default:
                 outcome = .render(resolved: try IntakeWriter.resolved(row.optionalString(c.resolved)))
             }
@@ -333,8 +341,9 @@ struct EncodedPush {
         walletCount = push.wallets.count
         slotCount = push.slots.count
         let slotBytes = push.slots.reduce(0) { $0 + 52 + $1.userID.utf8.count + $1.apns.count + $1.fcm.count }
-        bytes.reserveCapacity(256 + slotBytes + push.write.title.utf8.count + push.write.body.utf8.count
-                              + push.write.dataJSON.utf8.count)
+        bytes.reserveCapacity(
+            256 + slotBytes + push.write.title.utf8.count + push.write.body.utf8.count
+                + push.write.dataJSON.utf8.count)
         bounds.reserveCapacity(Self.fieldCount + 1)
         let write = push.write
         field { $0.uuid(push.partner.id) }

@@ -69,10 +69,12 @@ public struct MaintenanceStore: Sendable {
 
     /// The janitor's deletions, in the order they run.
     static var deletions: [any BatchDeletion.Type] {
-        [DeleteExpiredRateBuckets.self, DeleteExpiredIdempotencyKeys.self, DeleteFinishedActivities.self,
-         DeleteFinishedChannels.self, DeleteFinishedWebhookEvents.self, DeleteFinishedReminders.self,
-         DeleteOldConsoleSessions.self, DeleteOldSignInFailures.self, DeleteOldWorkerHeartbeats.self,
-         DeleteOldAdminAudit.self]
+        [
+            DeleteExpiredRateBuckets.self, DeleteExpiredIdempotencyKeys.self, DeleteFinishedActivities.self,
+            DeleteFinishedChannels.self, DeleteFinishedWebhookEvents.self, DeleteFinishedReminders.self,
+            DeleteOldConsoleSessions.self, DeleteOldSignInFailures.self, DeleteOldWorkerHeartbeats.self,
+            DeleteOldAdminAudit.self,
+        ]
     }
 }
 

@@ -60,14 +60,19 @@ extension Migrator {
     /// The index after the literal that starts at `start` (a `'`): `''` inside it is a quote, and
     /// in an `E'...'` literal a backslash escapes the next byte.
     private static func endOfString(_ bytes: [UInt8], from start: Int) -> Int {
-        let escapes = start > 0 && (bytes[start - 1] == UInt8(ascii: "E") || bytes[start - 1] == UInt8(ascii: "e"))
+        let escapes =
+            start > 0 && (bytes[start - 1] == UInt8(ascii: "E") || bytes[start - 1] == UInt8(ascii: "e"))
             && !(start > 1 && isIdentifierByte(bytes[start - 2]))
         var index = start + 1
         while index < bytes.count {
             if escapes && bytes[index] == UInt8(ascii: "\\") {
                 index += 2
             } else if bytes[index] == UInt8(ascii: "'") {
-                if index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "'") { index += 2 } else { return index + 1 }
+                if index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "'") {
+                    index += 2
+                } else {
+                    return index + 1
+                }
             } else {
                 index += 1
             }
@@ -81,7 +86,9 @@ extension Migrator {
         if start > 0 && isIdentifierByte(bytes[start - 1]) { return nil }
         var index = start + 1
         if index < bytes.count, !(0x30...0x39).contains(bytes[index]) {
-            while index < bytes.count && isIdentifierByte(bytes[index]) && bytes[index] != UInt8(ascii: "$") { index += 1 }
+            while index < bytes.count && isIdentifierByte(bytes[index]) && bytes[index] != UInt8(ascii: "$") {
+                index += 1
+            }
         }
         guard index < bytes.count, bytes[index] == UInt8(ascii: "$") else { return nil }
         let tag = Array(bytes[start...index])
@@ -96,10 +103,10 @@ extension Migrator {
     }
 
     private static func fnv1a(_ bytes: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf29ce484222325
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
-            hash = hash &* 0x100000001b3
+            hash = hash &* 0x100_0000_01b3
         }
         return String(hash, radix: 16)
     }

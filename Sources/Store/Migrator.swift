@@ -114,7 +114,8 @@ public struct Migrator: Sendable {
             executableDirectory.appendingPathComponent("../share/herald/sql"),
         ].compactMap { $0 }
         guard let directory = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
-            throw Failure(code: .notFound, message: "migrations not found; set HERALD_MIGRATIONS_DIR to the sql/ folder")
+            throw Failure(
+                code: .notFound, message: "migrations not found; set HERALD_MIGRATIONS_DIR to the sql/ folder")
         }
         return try load(from: directory)
     }
@@ -127,21 +128,27 @@ public struct Migrator: Sendable {
             throw Failure(code: .notFound, message: "no migrations (*.sql) in \(directory.path)")
         }
         if let twice = Dictionary(grouping: migrations, by: \.version).values.first(where: { $0.count > 1 }) {
-            throw Failure(code: .layout, message: "migrations \(twice.map(\.name).sorted().joined(separator: " and ")) "
-                + "share a number")
+            throw Failure(
+                code: .layout,
+                message: "migrations \(twice.map(\.name).sorted().joined(separator: " and ")) "
+                    + "share a number")
         }
         let baselineURL = directory.appendingPathComponent(baselineFolder)
-        let baselines = FileManager.default.fileExists(atPath: baselineURL.path)
+        let baselines =
+            FileManager.default.fileExists(atPath: baselineURL.path)
             ? try loadNumbered(from: baselineURL, prefix: baselineFolder + "/") : []
         guard baselines.count <= 1 else {
             throw Failure(code: .layout, message: "\(baselineFolder)/ holds more than one baseline")
         }
         if let baseline = baselines.first, !migrations.contains(where: { $0.version == baseline.version }) {
-            throw Failure(code: .layout, message: "\(baseline.name) has no numbered migration of its version, "
-                + "through which an older database would reach it")
+            throw Failure(
+                code: .layout,
+                message: "\(baseline.name) has no numbered migration of its version, "
+                    + "through which an older database would reach it")
         }
-        return Migrator(baseline: baselines.first, migrations: migrations,
-                        definitions: try loadDefinitions(from: directory.appendingPathComponent(definitionsFolder)))
+        return Migrator(
+            baseline: baselines.first, migrations: migrations,
+            definitions: try loadDefinitions(from: directory.appendingPathComponent(definitionsFolder)))
     }
 
     /// The `NNN_name.sql` files of a folder, named `prefix` + file name.
@@ -165,16 +172,19 @@ public struct Migrator: Sendable {
         }
         let listed = order.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-        let present = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") })
+        let present = Set(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") })
         if let twice = Dictionary(grouping: listed, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
             throw Failure(code: .layout, message: "\(definitionsFolder)/\(orderFile) lists \(twice) twice")
         }
         if let missing = listed.first(where: { !present.contains($0) }) {
-            throw Failure(code: .layout, message: "\(definitionsFolder)/\(orderFile) lists \(missing), which does not exist")
+            throw Failure(
+                code: .layout, message: "\(definitionsFolder)/\(orderFile) lists \(missing), which does not exist")
         }
         if let unlisted = present.subtracting(listed).sorted().first {
-            throw Failure(code: .layout,
-                          message: "\(definitionsFolder)/\(unlisted) is not listed in \(definitionsFolder)/\(orderFile)")
+            throw Failure(
+                code: .layout,
+                message: "\(definitionsFolder)/\(unlisted) is not listed in \(definitionsFolder)/\(orderFile)")
         }
         return try listed.map {
             Definition(name: $0, sql: try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8))
@@ -188,7 +198,8 @@ public struct Migrator: Sendable {
         // Under the lock too: concurrent CREATE TABLE IF NOT EXISTS races on the catalog (23505).
         try connection.transaction { connection in
             try connection.run(Lock(key: Self.lockKey))
-            try connection.execute("""
+            try connection.execute(
+                """
                 CREATE TABLE IF NOT EXISTS schema_migrations (
                     version    integer PRIMARY KEY,
                     name       text NOT NULL,

@@ -15,9 +15,11 @@ public struct NewPartner: Sendable {
     public var sound: NotificationSound
     public var allowTimeSensitive: Bool
 
-    public init(miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
-                rateLimitPerDay: Int, icon: PartnerIconChange? = nil, webhook: PartnerWebhook? = nil,
-                sound: NotificationSound = .systemDefault, allowTimeSensitive: Bool = false) {
+    public init(
+        miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
+        rateLimitPerDay: Int, icon: PartnerIconChange? = nil, webhook: PartnerWebhook? = nil,
+        sound: NotificationSound = .systemDefault, allowTimeSensitive: Bool = false
+    ) {
         self.miniAppID = miniAppID
         self.displayName = displayName
         self.tenantID = tenantID
@@ -72,9 +74,11 @@ public struct PartnerChanges: Sendable {
     public var sound: NotificationSound?
     /// nil keeps the permission as it is.
     public var allowTimeSensitive: Bool?
-    public init(displayName: String? = nil, rateLimitPerMinute: Int? = nil, rateLimitPerDay: Int? = nil,
-                icon: PartnerIconChange? = nil, webhook: PartnerWebhookChange? = nil, sound: NotificationSound? = nil,
-                allowTimeSensitive: Bool? = nil) {
+    public init(
+        displayName: String? = nil, rateLimitPerMinute: Int? = nil, rateLimitPerDay: Int? = nil,
+        icon: PartnerIconChange? = nil, webhook: PartnerWebhookChange? = nil, sound: NotificationSound? = nil,
+        allowTimeSensitive: Bool? = nil
+    ) {
         self.displayName = displayName
         self.rateLimitPerMinute = rateLimitPerMinute
         self.rateLimitPerDay = rateLimitPerDay
@@ -129,8 +133,9 @@ public struct PartnerStore: Sendable {
                 return record
             }
         } catch let error as PostgresError where error.isUniqueViolation {
-            throw HeraldError(status: 409, code: "mini_app_taken",
-                              message: "An active partner already exists for this miniAppId.", field: "miniAppId")
+            throw HeraldError(
+                status: 409, code: "mini_app_taken",
+                message: "An active partner already exists for this miniAppId.", field: "miniAppId")
         }
     }
 
@@ -188,10 +193,12 @@ public struct PartnerStore: Sendable {
     /// `previousSecretValidSeconds` > 0 the replaced secret signs events too for that long (a secret from an earlier
     /// rotation does not: one previous secret at most); with 0 it stops at once.
     public func rotateWebhookSecret(id: UUID, secret: String, previousSecretValidSeconds: Int = 0) throws
-        -> PartnerRecord? {
+        -> PartnerRecord?
+    {
         try change { connection in
-            try connection.row(Queries.Partners.RotateWebhookSecret(
-                id: id, secret: secret, overlapSeconds: previousSecretValidSeconds))
+            try connection.row(
+                Queries.Partners.RotateWebhookSecret(
+                    id: id, secret: secret, overlapSeconds: previousSecretValidSeconds))
         }
     }
 
@@ -239,11 +246,14 @@ public struct PartnerStore: Sendable {
             guard let record = try connection.row(Queries.Partners.MarkRevoked(id: id)) else { return nil }
             let active = try connection.rows(Queries.Partners.Revoke(partnerID: id))
                 .map { ($0.activity, $0.followsChannel) }
-            let ends = try RevocationEnds(active, miniAppID: record.miniAppID, displayName: record.displayName,
-                                          now: now, signer: signer)
+            let ends = try RevocationEnds(
+                active, miniAppID: record.miniAppID, displayName: record.displayName,
+                now: now, signer: signer)
             if !ends.isEmpty {
-                try connection.run(Queries.Partners.EndActivities(
-                    partnerID: id, activities: ends.ids, apns: ends.apns, fcm: ends.fcm, timestamps: ends.timestamps))
+                try connection.run(
+                    Queries.Partners.EndActivities(
+                        partnerID: id, activities: ends.ids, apns: ends.apns, fcm: ends.fcm, timestamps: ends.timestamps
+                    ))
             }
             return record
         }
@@ -271,10 +281,12 @@ extension PartnerRecord: QueryRow {
         self.init(
             id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"),
             displayName: try row.string("display_name"), tenantID: try row.string("tenant_id"),
-            rateLimitPerMinute: try row.int("rate_limit_per_minute"), rateLimitPerDay: try row.int("rate_limit_per_day"),
+            rateLimitPerMinute: try row.int("rate_limit_per_minute"),
+            rateLimitPerDay: try row.int("rate_limit_per_day"),
             iconURL: try row.optionalString("icon_url"), iconUpdatedAt: try row.optionalDate("icon_updated_at"),
             webhookURL: try row.optionalString("webhook_url"), createdAt: try row.date("created_at"),
-            revokedAt: try row.optionalDate("revoked_at"), sound: NotificationSound(name: try row.optionalString("sound")),
+            revokedAt: try row.optionalDate("revoked_at"),
+            sound: NotificationSound(name: try row.optionalString("sound")),
             allowTimeSensitive: try row.bool("allow_time_sensitive"),
             previousKeyExpiresAt: try row.optionalDate("previous_key_expires_at"),
             suspendedAt: try row.optionalDate("suspended_at"),
@@ -292,9 +304,11 @@ extension PartnerStore {
         let keyHash: String
         var bindings: [(any PostgresEncodable)?] {
             let icon = partner.icon.map(PartnerStore.iconColumns)
-            return [id, partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
-                    partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false,
-                    partner.webhook?.url, partner.webhook?.secret, partner.sound.name, partner.allowTimeSensitive]
+            return [
+                id, partner.miniAppID, partner.displayName, partner.tenantID, keyHash,
+                partner.rateLimitPerMinute, partner.rateLimitPerDay, icon?.url ?? nil, icon?.stored ?? false,
+                partner.webhook?.url, partner.webhook?.secret, partner.sound.name, partner.allowTimeSensitive,
+            ]
         }
     }
 
@@ -315,11 +329,13 @@ extension PartnerStore {
         let changes: PartnerChanges
         var bindings: [(any PostgresEncodable)?] {
             let icon = changes.icon.map(PartnerStore.iconColumns)
-            return [id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
-                    icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil,
-                    PartnerStore.webhookURL(changes.webhook), PartnerStore.webhookSecret(changes.webhook),
-                    changes.sound != nil, changes.sound?.name, changes.allowTimeSensitive,
-                    PartnerStore.endsPreviousWebhookSecret(changes.webhook)]
+            return [
+                id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
+                icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil,
+                PartnerStore.webhookURL(changes.webhook), PartnerStore.webhookSecret(changes.webhook),
+                changes.sound != nil, changes.sound?.name, changes.allowTimeSensitive,
+                PartnerStore.endsPreviousWebhookSecret(changes.webhook),
+            ]
         }
     }
 

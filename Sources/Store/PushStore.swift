@@ -24,8 +24,9 @@ struct ResolutionLine: QueryRow {
     /// The column `value` of this line's kind, which must be set.
     func required<Value>(_ value: Value?, _ column: String) throws -> Value {
         guard let value else {
-            throw PostgresError(code: .decodingFailed,
-                                serverMessage: "a resolution line of kind \(kind) has no \(column)")
+            throw PostgresError(
+                code: .decodingFailed,
+                serverMessage: "a resolution line of kind \(kind) has no \(column)")
         }
         return value
     }
@@ -44,13 +45,16 @@ extension RecipientResolution {
         case "e": matchedEmails.insert(try line.required(line.ident, "ident"))
         case "w": matchedWallets.insert(try line.required(line.ident, "ident"))
         case "u":
-            users.append(.init(id: try line.required(line.userID, "user_id"),
-                               optedOut: try line.required(line.optedOut, "opted_out")))
+            users.append(
+                .init(
+                    id: try line.required(line.userID, "user_id"),
+                    optedOut: try line.required(line.optedOut, "opted_out")))
         default:
-            devices.append(.init(
-                userID: try line.required(line.userID, "user_id"), deviceID: try line.required(line.ident, "ident"),
-                service: try Self.service(line.required(line.service, "service")),
-                environment: try line.required(line.environment, "environment")))
+            devices.append(
+                .init(
+                    userID: try line.required(line.userID, "user_id"), deviceID: try line.required(line.ident, "ident"),
+                    service: try Self.service(line.required(line.service, "service")),
+                    environment: try line.required(line.environment, "environment")))
         }
     }
 
@@ -105,8 +109,10 @@ public struct PushRequestSummary: Sendable {
     public let sendAt: Date?
     public let missingJSON: String
 
-    public init(id: UUID, partnerID: UUID, createdAt: Date, recipients: Int, deliveries: Int, suppressed: Int,
-                suppressedDeliveries: Int, sent: Int, failed: Int, held: Int, sendAt: Date?, missingJSON: String) {
+    public init(
+        id: UUID, partnerID: UUID, createdAt: Date, recipients: Int, deliveries: Int, suppressed: Int,
+        suppressedDeliveries: Int, sent: Int, failed: Int, held: Int, sendAt: Date?, missingJSON: String
+    ) {
         self.id = id
         self.partnerID = partnerID
         self.createdAt = createdAt
@@ -136,40 +142,52 @@ public struct PushStore: Sendable {
     /// the stored response of its Idempotency-Key if any, the recipients, and a rate-limit
     /// reservation. The reservation goes last, so its per-partner lock is held only until the
     /// pipeline's commit. A caller that finds a stored response refunds the reservation.
-    public func admit(partner: PartnerProfile, idempotencyKey: String?, now: Date, emails: [String],
-                      wallets: [String]) throws -> PushAdmission {
+    public func admit(
+        partner: PartnerProfile, idempotencyKey: String?, now: Date, emails: [String],
+        wallets: [String]
+    ) throws -> PushAdmission {
         // One transaction (the pipeline's), like the write below: a deadlock with a batch of the intake's
         // writer over the same key or partner is retried, not answered 500.
         let admission = try retryingDeadlocks {
-            try Self.admission(on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-                               lookup: Resolve(tenantID: partner.tenantID, emails: emails, wallets: wallets,
-                                               miniAppID: partner.miniAppID))
+            try Self.admission(
+                on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
+                lookup: Resolve(
+                    tenantID: partner.tenantID, emails: emails, wallets: wallets,
+                    miniAppID: partner.miniAppID))
         }
-        return PushAdmission(stored: admission.stored, resolution: try RecipientResolution(lines: admission.lookup!),
-                             reservation: admission.reservation)
+        return PushAdmission(
+            stored: admission.stored, resolution: try RecipientResolution(lines: admission.lookup!),
+            reservation: admission.reservation)
     }
 
     /// The admission of every keyed partner write, in ONE round trip (pipeline mode): the stored response of its
     /// Idempotency-Key if any, the rows of `lookup` (what the write needs: recipients, an audience, the record it
     /// changes), and a rate-limit reservation. The reservation goes last, so its per-partner lock is held only
     /// until the pipeline's commit. A caller that finds a stored response refunds the reservation.
-    public static func admission<Lookup: NamedQuery>(on pool: PostgresPool, partner: PartnerProfile,
-                                                     idempotencyKey: String?, now: Date, lookup: Lookup?) throws
-        -> (stored: IdempotentResponse?, lookup: [Lookup.Row]?, reservation: RateReservation) {
+    public static func admission<Lookup: NamedQuery>(
+        on pool: PostgresPool, partner: PartnerProfile,
+        idempotencyKey: String?, now: Date, lookup: Lookup?
+    ) throws
+        -> (stored: IdempotentResponse?, lookup: [Lookup.Row]?, reservation: RateReservation)
+    {
         var queries: [any NamedQuery] = []
         if let idempotencyKey {
             queries.append(FindIdempotentResponse(partnerID: partner.id, key: idempotencyKey, now: now))
         }
         if let lookup { queries.append(lookup) }
-        queries.append(ReserveRate(partnerID: partner.id, perMinute: partner.rateLimitPerMinute,
-                                   perDay: partner.rateLimitPerDay))
+        queries.append(
+            ReserveRate(
+                partnerID: partner.id, perMinute: partner.rateLimitPerMinute,
+                perDay: partner.rateLimitPerDay))
         let results = try pool.withConnection { try $0.pipeline(queries: queries) }
         guard let reserved = results[results.count - 1].first else {
             throw PostgresError(code: .decodingFailed, serverMessage: "herald_rate_reserve returned no row")
         }
-        return (stored: try idempotencyKey == nil ? nil : results[0].first.map(IdempotentResponse.init(row:)),
-                lookup: try lookup == nil ? nil : Lookup.Row.rows(of: results[results.count - 2]),
-                reservation: try RateReservation(row: reserved))
+        return (
+            stored: try idempotencyKey == nil ? nil : results[0].first.map(IdempotentResponse.init(row:)),
+            lookup: try lookup == nil ? nil : Lookup.Row.rows(of: results[results.count - 2]),
+            reservation: try RateReservation(row: reserved)
+        )
     }
 
     public func refundRate(partnerID: UUID, seconds: Int) throws {
@@ -192,9 +210,11 @@ public struct PushStore: Sendable {
     /// resolution found (`PushPreparation.prepare`).
     public func enqueue(_ write: OutboxWrite) throws -> Bool {
         guard let resolved = write.resolved else { throw HeraldError.internalError }
-        let row = try retryingDeadlocks { try pool.withConnection { connection in
-            try connection.row(Enqueue(write: write, resolved: resolved))!
-        } }
+        let row = try retryingDeadlocks {
+            try pool.withConnection { connection in
+                try connection.row(Enqueue(write: write, resolved: resolved))!
+            }
+        }
         return row.written == 1
     }
 
@@ -274,12 +294,14 @@ extension PushStore {
         let resolved: OutboxWrite.Resolved
         var bindings: [(any PostgresEncodable)?] {
             let d = write.deliveries
-            return [write.partnerID, write.idempotencyKey, write.bodyHash, write.requestID, resolved.response,
-                    write.createdAt, write.miniAppID, write.title, write.body, write.deepLink, write.dataJSON,
-                    write.sendAt, write.ttlSeconds, write.lane, resolved.recipients, resolved.suppressed,
-                    resolved.missingJSON, resolved.senderUserIDs, d.map(\.id), d.map(\.service.rawValue),
-                    d.map(\.userID), d.map(\.deviceID), d.map(\.environment), d.map(\.payload),
-                    write.interruptionLevel?.rawValue]
+            return [
+                write.partnerID, write.idempotencyKey, write.bodyHash, write.requestID, resolved.response,
+                write.createdAt, write.miniAppID, write.title, write.body, write.deepLink, write.dataJSON,
+                write.sendAt, write.ttlSeconds, write.lane, resolved.recipients, resolved.suppressed,
+                resolved.missingJSON, resolved.senderUserIDs, d.map(\.id), d.map(\.service.rawValue),
+                d.map(\.userID), d.map(\.deviceID), d.map(\.environment), d.map(\.payload),
+                write.interruptionLevel?.rawValue,
+            ]
         }
     }
 
@@ -335,7 +357,8 @@ extension RateReservation: QueryRow {
 
 extension IdempotentResponse: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(bodyHash: try row.string("body_hash"), response: try row.string("response"),
-                  status: try row.int("status"))
+        self.init(
+            bodyHash: try row.string("body_hash"), response: try row.string("response"),
+            status: try row.int("status"))
     }
 }

@@ -13,8 +13,10 @@ public struct ReminderRecord: Sendable, Equatable {
     public let status: ReminderStatus
     public let createdAt: Date
 
-    public init(id: UUID, miniAppID: String, title: String, body: String, deepLink: String?, at: Date,
-                status: ReminderStatus, createdAt: Date) {
+    public init(
+        id: UUID, miniAppID: String, title: String, body: String, deepLink: String?, at: Date,
+        status: ReminderStatus, createdAt: Date
+    ) {
         self.id = id
         self.miniAppID = miniAppID
         self.title = title
@@ -57,8 +59,10 @@ public struct ReminderWrite: Sendable {
     public var at: Date
     public var push: OutboxWrite
 
-    public init(reminderID: UUID, userID: String, partner: PartnerProfile, maxPending: Int, title: String, at: Date,
-                push: OutboxWrite) {
+    public init(
+        reminderID: UUID, userID: String, partner: PartnerProfile, maxPending: Int, title: String, at: Date,
+        push: OutboxWrite
+    ) {
         self.reminderID = reminderID
         self.userID = userID
         self.partner = partner
@@ -110,8 +114,10 @@ public struct ReminderStore: Sendable {
     /// The mini-app's active partner and the user (tenant, opt-out, devices), in one round trip.
     public func lookup(userID: String, miniAppID: String) throws -> ReminderLookup {
         let results = try pool.withConnection { connection in
-            try connection.pipeline(queries: [ActivePartner(miniAppID: miniAppID),
-                                              Audience(userID: userID, miniAppID: miniAppID)])
+            try connection.pipeline(queries: [
+                ActivePartner(miniAppID: miniAppID),
+                Audience(userID: userID, miniAppID: miniAppID),
+            ])
         }
         let partner = try results[0].first.map { try PartnerRecord(row: $0).profile }
         let rows = try Audience.Row.rows(of: results[1])
@@ -120,12 +126,15 @@ public struct ReminderStore: Sendable {
             guard let deviceID = row.deviceID, let service = row.service, let environment = row.environment else {
                 return nil
             }
-            return RecipientResolution.Device(userID: userID, deviceID: deviceID,
-                                              service: try RecipientResolution.service(service),
-                                              environment: environment)
+            return RecipientResolution.Device(
+                userID: userID, deviceID: deviceID,
+                service: try RecipientResolution.service(service),
+                environment: environment)
         }
-        return ReminderLookup(partner: partner, audience: ReminderAudience(
-            tenantID: first.tenantID, optedOut: first.optedOut, devices: devices))
+        return ReminderLookup(
+            partner: partner,
+            audience: ReminderAudience(
+                tenantID: first.tenantID, optedOut: first.optedOut, devices: devices))
     }
 
     /// Writes the reminder, its audit row and its deliveries in one statement, unless the user has
@@ -171,9 +180,10 @@ public struct ReminderStore: Sendable {
     /// Cancels a pending reminder of the user: its deliveries leave the outbox in the same
     /// transaction, so nothing of it is sent.
     public func cancel(userID: String, reminderID: UUID) throws -> ReminderCancelOutcome {
-        let text = try pool.withConnection { connection in
-            try connection.row(Cancel(reminderID: reminderID, userID: userID))?.outcome
-        } ?? ""
+        let text =
+            try pool.withConnection { connection in
+                try connection.row(Cancel(reminderID: reminderID, userID: userID))?.outcome
+            } ?? ""
         guard let outcome = ReminderCancelOutcome(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "herald_cancel_reminder answered \(text)")
         }
@@ -277,9 +287,10 @@ extension ReminderStore {
 extension ReminderRecord: QueryRow {
     /// A scheduled reminder's row (`reminderColumns` in reminders.sql).
     public init(row: PostgresRow) throws {
-        self.init(id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), title: try row.string("title"),
-                  body: try row.string("body"), deepLink: try row.optionalString("deep_link"), at: try row.date("at"),
-                  status: .scheduled, createdAt: try row.date("created_at"))
+        self.init(
+            id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), title: try row.string("title"),
+            body: try row.string("body"), deepLink: try row.optionalString("deep_link"), at: try row.date("at"),
+            status: .scheduled, createdAt: try row.date("created_at"))
     }
 }
 

@@ -73,14 +73,19 @@ public struct ReplayStore: Sendable {
     /// Replays (or, with `dryRun`, judges without changing anything) every row of `selection`.
     /// New rows go to `lane` and expire the request's TTL after now (`fallbackTTLSeconds` for a request
     /// without one). `progress` sees the running totals after each batch.
-    public func replay(_ selection: ReplaySelection, lane: Int, dryRun: Bool, fallbackTTLSeconds: Int,
-                       batchSize: Int = 2_000, progress: (ReplayCounts) -> Void = { _ in }) throws -> ReplayCounts {
+    public func replay(
+        _ selection: ReplaySelection, lane: Int, dryRun: Bool, fallbackTTLSeconds: Int,
+        batchSize: Int = 2_000, progress: (ReplayCounts) -> Void = { _ in }
+    ) throws -> ReplayCounts {
         let sql = Self.statement(for: selection, dryRun: dryRun)
         var total = ReplayCounts()
-        var after: (Date, UUID) = (Date(timeIntervalSince1970: 0), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        var after: (Date, UUID) = (
+            Date(timeIntervalSince1970: 0), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        )
         while true {
-            let parameters = Self.parameters(selection, after: after, limit: batchSize, lane: lane,
-                                              fallbackTTLSeconds: fallbackTTLSeconds, dryRun: dryRun)
+            let parameters = Self.parameters(
+                selection, after: after, limit: batchSize, lane: lane,
+                fallbackTTLSeconds: fallbackTTLSeconds, dryRun: dryRun)
             let row = try pool.withTransaction { connection -> PostgresRow in
                 // Each selector combination has its own text; plan it for the values given (a generic
                 // plan of optional time bounds would read every partition).
@@ -104,8 +109,10 @@ public struct ReplayStore: Sendable {
         }
     }
 
-    public static func parameters(_ selection: ReplaySelection, after: (Date, UUID), limit: Int, lane: Int,
-                           fallbackTTLSeconds: Int, dryRun: Bool) -> [(any PostgresEncodable)?] {
+    public static func parameters(
+        _ selection: ReplaySelection, after: (Date, UUID), limit: Int, lane: Int,
+        fallbackTTLSeconds: Int, dryRun: Bool
+    ) -> [(any PostgresEncodable)?] {
         var values: [(any PostgresEncodable)?] = [selection.outcomes, after.0, after.1, limit]
         if !dryRun { values += [lane, fallbackTTLSeconds] }
         if !selection.requestIDs.isEmpty { values.append(selection.requestIDs) }

@@ -20,8 +20,10 @@ public struct QueueStats: Sendable, Equatable {
     public static func == (a: QueueStats, b: QueueStats) -> Bool {
         a.queue == b.queue && a.oldestDueSeconds == b.oldestDueSeconds
             && a.outcomes.map(\.window) == b.outcomes.map(\.window)
-            && zip(a.outcomes, b.outcomes).allSatisfy { $0.counts.map(\.outcome) == $1.counts.map(\.outcome)
-                && $0.counts.map(\.count) == $1.counts.map(\.count) }
+            && zip(a.outcomes, b.outcomes).allSatisfy {
+                $0.counts.map(\.outcome) == $1.counts.map(\.outcome)
+                    && $0.counts.map(\.count) == $1.counts.map(\.count)
+            }
     }
 }
 
@@ -30,15 +32,20 @@ public struct StatsStore: Sendable {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// The outcomes a finished delivery can have (sql/009_live_activities.sql's check), in display order.
-    public static let outcomes = ["sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded", "cancelled"]
+    public static let outcomes = [
+        "sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded", "cancelled",
+    ]
     public static let windows: [(name: String, seconds: Int)] = [("5m", 300), ("1h", 3_600)]
 
     /// Three statements in one round trip (each consistent in itself).
     public func stats() throws -> QueueStats {
         let results = try pool.withConnection { connection in
-            try connection.pipeline(queries: [Queries.Stats.Queue(), Queries.Stats.OldestDue(),
-                                              Queries.Stats.Outcomes(shortSeconds: Self.windows[0].seconds,
-                                                       longSeconds: Self.windows[1].seconds)])
+            try connection.pipeline(queries: [
+                Queries.Stats.Queue(), Queries.Stats.OldestDue(),
+                Queries.Stats.Outcomes(
+                    shortSeconds: Self.windows[0].seconds,
+                    longSeconds: Self.windows[1].seconds),
+            ])
         }
         let queue = try Queries.Stats.Queue.Row.rows(of: results[0])
         let oldest = try Queries.Stats.OldestDue.Row.rows(of: results[1]).first?.seconds ?? 0
@@ -47,9 +54,12 @@ public struct StatsStore: Sendable {
             finished[row.outcome] = (row.shortWindow, row.longWindow)
         }
         let outcomes = Self.windows.enumerated().map { index, window in
-            (window.name, Self.outcomes.map { outcome in
-                (outcome, index == 0 ? finished[outcome]?.recent ?? 0 : finished[outcome]?.hour ?? 0)
-            })
+            (
+                window.name,
+                Self.outcomes.map { outcome in
+                    (outcome, index == 0 ? finished[outcome]?.recent ?? 0 : finished[outcome]?.hour ?? 0)
+                }
+            )
         }
         return QueueStats(queue: queue, oldestDueSeconds: oldest, outcomes: outcomes)
     }
@@ -82,7 +92,8 @@ extension StatsStore {
 
 extension QueueStats.Group: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(state: try row.string("state"), lane: try row.int("lane"), miniAppID: try row.string("mini_app_id"),
-                  count: try row.int("deliveries"))
+        self.init(
+            state: try row.string("state"), lane: try row.int("lane"), miniAppID: try row.string("mini_app_id"),
+            count: try row.int("deliveries"))
     }
 }

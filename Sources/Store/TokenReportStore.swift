@@ -53,8 +53,9 @@ extension TokenReportStore {
 
 extension TokenReport.Line: QueryRow {
     public init(row: PostgresRow) throws {
-        self.init(upstream: try row.string("service"), token: try row.string("token"), reason: try row.string("reason"),
-                  count: try row.int("deliveries"), devices: try row.int("devices"), first: try row.date("first_at"),
-                  last: try row.date("last_at"))
+        self.init(
+            upstream: try row.string("service"), token: try row.string("token"), reason: try row.string("reason"),
+            count: try row.int("deliveries"), devices: try row.int("devices"), first: try row.date("first_at"),
+            last: try row.date("last_at"))
     }
 }

@@ -61,11 +61,15 @@ public struct WebhookStore: Sendable {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// Leases at most `limit` due events to `worker`, at most `room[partner]` (else `perPartner`) of each partner.
-    public func claim(worker: String, limit: Int, perPartner: Int, room: [UUID: Int], leaseSeconds: Int,
-                      now: Date) throws -> [LeasedWebhookEvent] {
+    public func claim(
+        worker: String, limit: Int, perPartner: Int, room: [UUID: Int], leaseSeconds: Int,
+        now: Date
+    ) throws -> [LeasedWebhookEvent] {
         try pool.withConnection { connection in
-            try connection.rows(Claim(worker: worker, limit: limit, perPartner: perPartner, room: room,
-                                      leaseSeconds: leaseSeconds, now: now))
+            try connection.rows(
+                Claim(
+                    worker: worker, limit: limit, perPartner: perPartner, room: room,
+                    leaseSeconds: leaseSeconds, now: now))
         }
     }
 
@@ -131,8 +135,10 @@ extension WebhookStore {
         let records: [WebhookAttemptRecord]
         let now: Date
         var bindings: [(any PostgresEncodable)?] {
-            [worker, records.map(\.id), records.map(\.outcome.rawValue), records.map(\.status), records.map(\.error),
-             records.map(\.retryAt), now]
+            [
+                worker, records.map(\.id), records.map(\.outcome.rawValue), records.map(\.status), records.map(\.error),
+                records.map(\.retryAt), now,
+            ]
         }
     }
 

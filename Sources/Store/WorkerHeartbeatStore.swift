@@ -13,8 +13,10 @@ public struct WorkerHeartbeat: Sendable, Equatable {
     public var claimsPerSecond: Double
     public var intervalSeconds: Double
 
-    public init(workerID: String, host: String, version: String, startedAt: Date, inFlight: Int,
-                pausedUpstreams: [String], claimsPerSecond: Double, intervalSeconds: Double) {
+    public init(
+        workerID: String, host: String, version: String, startedAt: Date, inFlight: Int,
+        pausedUpstreams: [String], claimsPerSecond: Double, intervalSeconds: Double
+    ) {
         self.workerID = workerID
         self.host = host
         self.version = version
@@ -62,8 +64,10 @@ extension WorkerHeartbeatStore {
         static let sql = Queries.WorkerHeartbeats.beat
         let heartbeat: WorkerHeartbeat
         var bindings: [(any PostgresEncodable)?] {
-            [heartbeat.workerID, heartbeat.host, heartbeat.version, heartbeat.startedAt, heartbeat.inFlight,
-             heartbeat.pausedUpstreams, heartbeat.claimsPerSecond, heartbeat.intervalSeconds]
+            [
+                heartbeat.workerID, heartbeat.host, heartbeat.version, heartbeat.startedAt, heartbeat.inFlight,
+                heartbeat.pausedUpstreams, heartbeat.claimsPerSecond, heartbeat.intervalSeconds,
+            ]
         }
     }
 

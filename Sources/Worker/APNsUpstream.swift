@@ -1,7 +1,7 @@
 import APNs
 import Foundation
-import Postgres
 import HeraldCore
+import Postgres
 import Store
 
 /// Sends claimed APNs deliveries: the stored body as an `alert` push, `apns-id` and
@@ -59,7 +59,8 @@ public struct APNsUpstream: DeliveryUpstream {
     /// cannot push to: that device's delivery fails, the upstream is not paused for everyone.
     static func judged(_ result: DeliveryResult, deviceTopic: Bool) -> DeliveryResult {
         guard deviceTopic, case .setupFault(let reason) = result,
-              ["BadTopic", "TopicDisallowed", "MissingTopic"].contains(reason) else { return result }
+            ["BadTopic", "TopicDisallowed", "MissingTopic"].contains(reason)
+        else { return result }
         return .failed(reason: reason)
     }
 

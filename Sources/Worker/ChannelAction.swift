@@ -25,8 +25,9 @@ enum ChannelAction: Equatable {
                 // APNs keeps the newest message for a phone that is offline until the change stops being worth
                 // showing: the TTL for an update, the dismissal (the channel's deletion) for the end.
                 let until = channel.status == .ending ? (channel.deleteAt ?? channel.expiresAt) : channel.expiresAt
-                return .broadcast(apnsChannelID: id, version: channel.version, payload: payload, priority: channel.priority ?? 5,
-                                  expiration: max(Int(until.timeIntervalSince1970), Int(now.timeIntervalSince1970) + 1))
+                return .broadcast(
+                    apnsChannelID: id, version: channel.version, payload: payload, priority: channel.priority ?? 5,
+                    expiration: max(Int(until.timeIntervalSince1970), Int(now.timeIntervalSince1970) + 1))
             }
             if channel.status == .ending, (channel.deleteAt ?? now) <= now {
                 return .delete(apnsChannelID: id)

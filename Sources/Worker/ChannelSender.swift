@@ -34,18 +34,22 @@ final class ChannelSender: Sendable {
     /// Set once, right after `init`: its step refers to the sender.
     private let service = LockedBox<BackgroundService?>(nil)
 
-    init(configuration: ChannelSenderConfiguration, channels: APNsChannels, databaseURL: String,
-         connectionOptions: PostgresConnectionOptions, metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock) {
+    init(
+        configuration: ChannelSenderConfiguration, channels: APNsChannels, databaseURL: String,
+        connectionOptions: PostgresConnectionOptions, metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock
+    ) {
         self.configuration = configuration
         self.channels = channels
-        pool = PostgresPool(configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
+        pool = PostgresPool(
+            configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
         store = ChannelSyncStore(pool: pool)
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
-        service.set(BackgroundService(.init(name: "herald-channels"), logger: logger) { [unowned self] service in
-            try step(service)
-        })
+        service.set(
+            BackgroundService(.init(name: "herald-channels"), logger: logger) { [unowned self] service in
+                try step(service)
+            })
     }
 
     func start() { service.get()?.start() }
@@ -64,8 +68,9 @@ final class ChannelSender: Sendable {
         do {
             try flush()
         } catch {
-            logger.warning("channels: answers not recorded at the drain; their channels are taken again after the lease",
-                           [("error", .string(String(describing: error)))])
+            logger.warning(
+                "channels: answers not recorded at the drain; their channels are taken again after the lease",
+                [("error", .string(String(describing: error)))])
         }
         channels.shutdown()
         pool.close()
@@ -93,8 +98,9 @@ final class ChannelSender: Sendable {
         // A call in flight: counted until its answer is queued for the next flush.
         let call = { [self] in state.withLock { $0.inFlight += 1 } }
         let answered = { @Sendable [self] (kind: String, outcome: ChannelCallOutcome) in
-            metrics.recordChannelCall(kind, outcome: Self.label(outcome),
-                                      seconds: (ContinuousClock.now - started) / .seconds(1))
+            metrics.recordChannelCall(
+                kind, outcome: Self.label(outcome),
+                seconds: (ContinuousClock.now - started) / .seconds(1))
             state.withLock { state in
                 state.inFlight -= 1
                 state.finished.append((channel.id, outcome))
@@ -107,16 +113,23 @@ final class ChannelSender: Sendable {
         case .create:
             call()
             channels.create(storesLatest: true) { [self] result in
-                answered("create", outcome(of: result, channel) { id in
-                    guard let id, !id.isEmpty else { return .retry(reason: "no_channel_id", at: retryAt(channel, nil)) }
-                    return .created(apnsChannelID: id, environment: channels.environment.rawValue)
-                })
+                answered(
+                    "create",
+                    outcome(of: result, channel) { id in
+                        guard let id, !id.isEmpty else {
+                            return .retry(reason: "no_channel_id", at: retryAt(channel, nil))
+                        }
+                        return .created(apnsChannelID: id, environment: channels.environment.rawValue)
+                    })
             }
         case .broadcast(let id, let version, let payload, let priority, let expiration):
             call()
-            channels.broadcast(channelID: id, payload: Array(payload.utf8), priority: priority,
-                               expiration: expiration) { [self] result in
-                answered("broadcast", outcome(of: result, channel, version: version) { _ in .broadcast(version: version) })
+            channels.broadcast(
+                channelID: id, payload: Array(payload.utf8), priority: priority,
+                expiration: expiration
+            ) { [self] result in
+                answered(
+                    "broadcast", outcome(of: result, channel, version: version) { _ in .broadcast(version: version) })
             }
         case .delete(let id):
             call()
@@ -129,26 +142,33 @@ final class ChannelSender: Sendable {
     }
 
     /// What to record of an answer: `done` for 2xx (given the created channel's id, if any).
-    private func outcome(of result: APNsChannelResult, _ channel: LeasedChannel, version: Int? = nil,
-                         done: (String?) -> ChannelCallOutcome) -> ChannelCallOutcome {
+    private func outcome(
+        of result: APNsChannelResult, _ channel: LeasedChannel, version: Int? = nil,
+        done: (String?) -> ChannelCallOutcome
+    ) -> ChannelCallOutcome {
         switch result {
         case .done(let id):
             return done(id)
         case .unknownChannel(let reason):
-            logger.warning("broadcast channel refused by APNs", [
-                ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
-            ])
+            logger.warning(
+                "broadcast channel refused by APNs",
+                [
+                    ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
+                ])
             return .gone(reason: reason)
         case .refused(let reason):
             if let version { return .refused(version: version, reason: reason) }
-            logger.warning("broadcast channel refused by APNs", [
-                ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
-            ])
+            logger.warning(
+                "broadcast channel refused by APNs",
+                [
+                    ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
+                ])
             return .gone(reason: reason)
         case .retry(let reason, let after):
             return .retry(reason: reason, at: retryAt(channel, after))
         case .setupFault(let reason):
-            logger.warning("APNs refused Herald's setup for a broadcast channel; retrying", [("reason", .string(reason))])
+            logger.warning(
+                "APNs refused Herald's setup for a broadcast channel; retrying", [("reason", .string(reason))])
             return .retry(reason: reason, at: retryAt(channel, nil))
         }
     }

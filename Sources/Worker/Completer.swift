@@ -55,9 +55,11 @@ final class Completer: @unchecked Sendable {
     private var service: BackgroundService!
 
     /// `onError` runs when a batch fails (before its retry).
-    init(configuration: CompleterConfiguration, worker: String, session: DatabaseSession, metrics: WorkerMetrics,
-         logger: Logger, onError: @escaping @Sendable (any Error) -> Void = { _ in },
-         onCommitted: @escaping @Sendable ([UUID], Date?) -> Void) {
+    init(
+        configuration: CompleterConfiguration, worker: String, session: DatabaseSession, metrics: WorkerMetrics,
+        logger: Logger, onError: @escaping @Sendable (any Error) -> Void = { _ in },
+        onCommitted: @escaping @Sendable ([UUID], Date?) -> Void
+    ) {
         self.configuration = configuration
         self.worker = worker
         self.session = session
@@ -199,7 +201,8 @@ final class Completer: @unchecked Sendable {
                 continue
             }
             if !finishing, let group = delivery.groupID, let progress = groups[group], progress.unanswered > 0,
-               let since = progress.waitingSince {
+                let since = progress.waitingSince
+            {
                 let ends = since.addingTimeInterval(hold)
                 if ends > now {
                     kept.append(delivery)
@@ -237,19 +240,24 @@ final class Completer: @unchecked Sendable {
     private func recordAtFault(_ delivery: CompletedDelivery, _ error: PostgresError) throws {
         metrics.addUnrecordable()
         let reason = "record_failed_\(error.sqlState ?? error.code.rawValue)"
-        logger.error("an outcome could not be recorded; recording the delivery as failed", [
-            ("delivery", .string(delivery.id.uuidString.lowercased())), ("outcome", .string(delivery.outcome.name)),
-            ("error", .string(String(describing: error))),
-        ])
-        let fallback = CompletedDelivery(id: delivery.id, outcome: .failed(reason: reason), token: nil,
-                                         groupID: delivery.groupID, member: delivery.member)
+        logger.error(
+            "an outcome could not be recorded; recording the delivery as failed",
+            [
+                ("delivery", .string(delivery.id.uuidString.lowercased())), ("outcome", .string(delivery.outcome.name)),
+                ("error", .string(String(describing: error))),
+            ])
+        let fallback = CompletedDelivery(
+            id: delivery.id, outcome: .failed(reason: reason), token: nil,
+            groupID: delivery.groupID, member: delivery.member)
         do {
             try session.use { try store.complete(on: $0, worker: worker, [fallback]) }
         } catch let second as PostgresError where !second.isTransient {
-            logger.error("the delivery cannot be recorded at all; its lease will expire and it will be claimed again", [
-                ("delivery", .string(delivery.id.uuidString.lowercased())),
-                ("error", .string(String(describing: second))),
-            ])
+            logger.error(
+                "the delivery cannot be recorded at all; its lease will expire and it will be claimed again",
+                [
+                    ("delivery", .string(delivery.id.uuidString.lowercased())),
+                    ("error", .string(String(describing: second))),
+                ])
         }
     }
 }

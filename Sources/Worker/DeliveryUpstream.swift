@@ -38,8 +38,9 @@ public struct UpstreamPipe: Sendable, Equatable {
 
     /// The sum over several clients (APNs keeps one per environment).
     init(_ statistics: [HTTP2ClientStatistics]) {
-        self.init(streamsInFlight: statistics.reduce(0) { $0 + $1.streamsInFlight },
-                  streamsAvailable: statistics.reduce(0) { $0 + $1.streamsAvailable },
-                  queued: statistics.reduce(0) { $0 + $1.queued })
+        self.init(
+            streamsInFlight: statistics.reduce(0) { $0 + $1.streamsInFlight },
+            streamsAvailable: statistics.reduce(0) { $0 + $1.streamsAvailable },
+            queued: statistics.reduce(0) { $0 + $1.queued })
     }
 }

@@ -65,12 +65,15 @@ extension DeliveryWorker {
         if releaseUnheard {
             // On the claimer's thread: every row read so far is held, so only rows never heard of go back.
             let keeping = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) } + leased.allIDs
-            let released = try session.use { try store.releaseLeased(on: $0, worker: configuration.workerID, keeping: keeping) }
+            let released = try session.use {
+                try store.releaseLeased(on: $0, worker: configuration.workerID, keeping: keeping)
+            }
             if released > 0 { state.listedUntil = .distantPast }
         }
         if !leased.isEmpty {
-            try takeLeased(leased, room: leased.count <= capacity, open: probes.isEmpty && open.count == upstreams.count,
-                           session)
+            try takeLeased(
+                leased, room: leased.count <= capacity, open: probes.isEmpty && open.count == upstreams.count,
+                session)
             // Only leased rows were announced since a walk found the queue drained: nothing else is due.
             if onlyLeased, !dropCursors, now < state.listedUntil {
                 state.lastShortClaim = ContinuousClock.now
@@ -90,9 +93,10 @@ extension DeliveryWorker {
         for service in probes {
             // The probe row is claimed without cursors: deferred rows sit behind them.
             let probe = try session.use {
-                try store.claim(on: $0, worker: configuration.workerID, limit: 1,
-                                leaseSeconds: settings.leaseSeconds, services: [service],
-                                userMaxPerHour: settings.userMaxPushesPerHour)
+                try store.claim(
+                    on: $0, worker: configuration.workerID, limit: 1,
+                    leaseSeconds: settings.leaseSeconds, services: [service],
+                    userMaxPerHour: settings.userMaxPushesPerHour)
             }
             // Rows the claim says not to send answer nothing: with only such rows there is no probe, and
             // the next real send is the probe.
@@ -104,16 +108,19 @@ extension DeliveryWorker {
         let bulkLimit = min(limit, max(0, settings.maxBulkInFlight - bulkInFlight))
         if !open.isEmpty {
             claimed = try session.use {
-                try store.claim(on: $0, worker: configuration.workerID, limit: limit, bulkLimit: bulkLimit,
-                                leaseSeconds: settings.leaseSeconds, services: open, cursors: state.cursors,
-                                userMaxPerHour: settings.userMaxPushesPerHour)
+                try store.claim(
+                    on: $0, worker: configuration.workerID, limit: limit, bulkLimit: bulkLimit,
+                    leaseSeconds: settings.leaseSeconds, services: open, cursors: state.cursors,
+                    userMaxPerHour: settings.userMaxPushesPerHour)
             }
             metrics.addClaim()
         }
         databaseReachable.store(true, ordering: .relaxed)
         for delivery in claimed {
             let key = QueueCursor(lane: delivery.lane, partnerID: delivery.partnerID)
-            if state.cursors[key].map({ delivery.availableAt > $0 }) ?? true { state.cursors[key] = delivery.availableAt }
+            if state.cursors[key].map({ delivery.availableAt > $0 }) ?? true {
+                state.cursors[key] = delivery.availableAt
+            }
         }
         if !claimed.isEmpty { dispatch(claimed, probe: false) }
         // A full batch (a group row may take it past the limit): more may be due.
@@ -171,8 +178,9 @@ extension DeliveryWorker {
         let settings = configuration.claimer
         let state = claimState
         let claimed = try session.use {
-            try store.claim(on: $0, worker: configuration.workerID, limit: limit, leaseSeconds: settings.leaseSeconds,
-                            services: services, listed: listed, userMaxPerHour: settings.userMaxPushesPerHour)
+            try store.claim(
+                on: $0, worker: configuration.workerID, limit: limit, leaseSeconds: settings.leaseSeconds,
+                services: services, listed: listed, userMaxPerHour: settings.userMaxPushesPerHour)
         }
         metrics.addClaim(listed: true)
         databaseReachable.store(true, ordering: .relaxed)

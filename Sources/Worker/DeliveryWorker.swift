@@ -156,8 +156,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var services: [BackgroundService] = []
     private var claimer: BackgroundService!
 
-    public init(configuration: WorkerConfiguration, upstreams: [PushService: any DeliveryUpstream],
-                clock: any HeraldClock = SystemClock(), metrics: WorkerMetrics = WorkerMetrics()) {
+    public init(
+        configuration: WorkerConfiguration, upstreams: [PushService: any DeliveryUpstream],
+        clock: any HeraldClock = SystemClock(), metrics: WorkerMetrics = WorkerMetrics()
+    ) {
         self.configuration = configuration
         self.upstreams = upstreams
         self.clock = clock
@@ -188,30 +190,34 @@ public final class DeliveryWorker: @unchecked Sendable {
         services = WorkerMaintenance.services(for: self)
         if configuration.webhooks.enabled {
             webhooks = WebhookSender(
-                configuration: configuration.webhooks, worker: configuration.workerID, databaseURL: configuration.databaseURL,
+                configuration: configuration.webhooks, worker: configuration.workerID,
+                databaseURL: configuration.databaseURL,
                 connectionOptions: configuration.connectionOptions("herald-worker webhooks"), metrics: metrics,
                 logger: logger, clock: clock)
         }
         if configuration.channels.enabled, let apns = (upstreams[.apns] as? APNsUpstream)?.client {
             do {
-                let client = try APNsChannels(client: apns, environment: configuration.channels.environment,
-                                              managementURL: configuration.channels.managementURL)
+                let client = try APNsChannels(
+                    client: apns, environment: configuration.channels.environment,
+                    managementURL: configuration.channels.managementURL)
                 channels = ChannelSender(
                     configuration: configuration.channels, channels: client, databaseURL: configuration.databaseURL,
                     connectionOptions: configuration.connectionOptions("herald-worker channels"), metrics: metrics,
                     logger: logger, clock: clock)
             } catch {
-                logger.error("broadcast channels disabled: the channel management host cannot be used",
-                             [("error", .string(String(describing: error)))])
+                logger.error(
+                    "broadcast channels disabled: the channel management host cannot be used",
+                    [("error", .string(String(describing: error)))])
             }
         }
     }
 
     /// A database session of this worker's, named for `role`.
     func session(_ role: String, listen: Bool = false, claims: Bool = false) -> DatabaseSession {
-        DeliveryStore.workerSession(url: configuration.databaseURL, role: role, listen: listen, claims: claims,
-                                    statementTimeout: configuration.statementTimeout,
-                                    preparedStatements: configuration.databasePreparedStatements)
+        DeliveryStore.workerSession(
+            url: configuration.databaseURL, role: role, listen: listen, claims: claims,
+            statementTimeout: configuration.statementTimeout,
+            preparedStatements: configuration.databasePreparedStatements)
     }
 
     /// Each upstream's streams now, as its client reports them (`/metrics`).
@@ -256,13 +262,15 @@ public final class DeliveryWorker: @unchecked Sendable {
         claimer.start()
         webhooks?.start()
         channels?.start()
-        logger.info("worker started", [
-            ("worker", .string(configuration.workerID)),
-            ("upstreams", .array(upstreams.keys.map(\.rawValue).sorted().map { .string($0) })),
-            ("listen", .bool(configuration.listener.enabled)),
-            ("batchSize", .number(Double(configuration.claimer.batchSize))),
-            ("allocator", .string(Allocator.name)),
-        ])
+        logger.info(
+            "worker started",
+            [
+                ("worker", .string(configuration.workerID)),
+                ("upstreams", .array(upstreams.keys.map(\.rawValue).sorted().map { .string($0) })),
+                ("listen", .bool(configuration.listener.enabled)),
+                ("batchSize", .number(Double(configuration.claimer.batchSize))),
+                ("allocator", .string(Allocator.name)),
+            ])
     }
 
     /// The SIGTERM path: stop claiming, let in-flight sends finish, record their outcomes, release
@@ -283,7 +291,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         // From the next intake transaction on, no row is leased to this worker; the rows leased before are released
         // below with the rest.
         if configuration.listener.enabled {
-            withDrainConnection("withdraw the worker's lease registration", by: sendDeadline) { [store] connection, worker in
+            withDrainConnection("withdraw the worker's lease registration", by: sendDeadline) {
+                [store] connection, worker in
                 try store.unregisterListeners(on: connection, worker: worker)
             }
         }
@@ -311,8 +320,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         for upstream in upstreams.values { upstream.shutdown() }
         let recordDeadline = started.addingTimeInterval(drainSeconds * 0.85)
         if !completer.stop(deadline: recordDeadline) {
-            logger.warning("could not record every outcome before the drain deadline; their leases will expire",
-                           [("unrecorded", .number(Double(completer.backlog)))])
+            logger.warning(
+                "could not record every outcome before the drain deadline; their leases will expire",
+                [("unrecorded", .number(Double(completer.backlog)))])
         }
         for service in services { service.stop(deadline: recordDeadline) }
         _ = webhooksDrained.wait(timeout: .now() + max(0, recordDeadline.timeIntervalSinceNow))
@@ -326,11 +336,13 @@ public final class DeliveryWorker: @unchecked Sendable {
     private func releaseLeftovers(by deadline: Date) {
         let leftovers = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) }
         guard !leftovers.isEmpty || configuration.listener.enabled else { return }
-        withDrainConnection("release held deliveries", by: deadline, held: leftovers.count) { [store] connection, worker in
+        withDrainConnection("release held deliveries", by: deadline, held: leftovers.count) {
+            [store] connection, worker in
             // Every row leased to this worker: the held ones and any an intake leased that it never read.
             let count = try store.releaseLeased(on: connection, worker: worker)
             if count > 0 || !leftovers.isEmpty {
-                self.logger.warning("released deliveries still held at the drain deadline", [("released", .number(Double(count)))])
+                self.logger.warning(
+                    "released deliveries still held at the drain deadline", [("released", .number(Double(count)))])
             }
         }
     }
@@ -338,8 +350,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Runs `body` on a connection of its own, if the database answers before `deadline`: a draining worker's
     /// statements, which must not hold the process past its deadline when the database stopped answering. What could
     /// not be done is logged with `what` (and the `held` rows whose leases will then expire).
-    private func withDrainConnection(_ what: String, by deadline: Date, held: Int = 0,
-                                     _ body: @escaping @Sendable (PostgresConnection, String) throws -> Void) {
+    private func withDrainConnection(
+        _ what: String, by deadline: Date, held: Int = 0,
+        _ body: @escaping @Sendable (PostgresConnection, String) throws -> Void
+    ) {
         let remaining = deadline.timeIntervalSinceNow
         guard remaining >= 1 else {
             logger.warning("no time left to \(what); leases will expire", [("held", .number(Double(held)))])
@@ -360,8 +374,9 @@ public final class DeliveryWorker: @unchecked Sendable {
                 let connection = try PostgresConnection(url: self.configuration.databaseURL, options: options)
                 try body(connection, worker)
             } catch {
-                logger.error("could not \(what); leases will expire",
-                             [("error", .string(String(describing: error))), ("held", .number(Double(held)))])
+                logger.error(
+                    "could not \(what); leases will expire",
+                    [("error", .string(String(describing: error))), ("held", .number(Double(held)))])
             }
             done.signal()
         }
@@ -377,8 +392,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         let probeID = probe ? claimed.first(where: { Self.outcomeWithoutSending($0) == nil })?.id : nil
         hold.withLock { hold in
             for delivery in claimed {
-                hold.insert(Held(service: delivery.service, leaseID: delivery.leaseID, leasedAt: now,
-                                 isBulk: delivery.lane != 0), for: delivery.id)
+                hold.insert(
+                    Held(
+                        service: delivery.service, leaseID: delivery.leaseID, leasedAt: now,
+                        isBulk: delivery.lane != 0), for: delivery.id)
             }
         }
         metrics.setInFlight(inFlight)
@@ -431,9 +448,11 @@ public final class DeliveryWorker: @unchecked Sendable {
             // Not a setup fault, and not proof of health either: the upstream opens again, and if the fault is
             // Herald's, the verdicts of the next sends make another storm.
             if pauses.accepted(service) {
-                logger.info("the probe's token was refused, not Herald's setup; resuming", [
-                    ("upstream", .string(service.rawValue)), ("reason", .string(reason)),
-                ])
+                logger.info(
+                    "the probe's token was refused, not Herald's setup; resuming",
+                    [
+                        ("upstream", .string(service.rawValue)), ("reason", .string(reason)),
+                    ])
             }
         } else if let pause = pauses.current[service] {
             // Paused since the send left: it waits with the rest.
@@ -446,12 +465,15 @@ public final class DeliveryWorker: @unchecked Sendable {
         case .storm(let stormReason, let storms, let released):
             let until = pauses.fault(service, reason: stormReason, wasProbe: false, failures: storms)
             metrics.addSetupFault(service)
-            logger.error("many tokens refused with no success between: Herald's setup, not the tokens; pausing the upstream", [
-                ("upstream", .string(service.rawValue)), ("environment", .string(delivery.environment)),
-                ("reason", .string(stormReason)), ("tokens", .number(Double(configuration.tokenVerdicts.stormTokens))),
-                ("windowSeconds", .number(configuration.tokenVerdicts.stormWindow / .seconds(1))),
-                ("until", .string(ISO8601.format(until))),
-            ])
+            logger.error(
+                "many tokens refused with no success between: Herald's setup, not the tokens; pausing the upstream",
+                [
+                    ("upstream", .string(service.rawValue)), ("environment", .string(delivery.environment)),
+                    ("reason", .string(stormReason)),
+                    ("tokens", .number(Double(configuration.tokenVerdicts.stormTokens))),
+                    ("windowSeconds", .number(configuration.tokenVerdicts.stormWindow / .seconds(1))),
+                    ("until", .string(ISO8601.format(until))),
+                ])
             for suspect in released {
                 finish(suspect.delivery, .deferred(at: until, reason: suspect.reason))
             }
@@ -473,24 +495,29 @@ public final class DeliveryWorker: @unchecked Sendable {
         if case .setupFault(let reason) = result {
             let until = pauses.fault(delivery.service, reason: reason, wasProbe: probe)
             metrics.addSetupFault(delivery.service)
-            logger.error("the upstream refused Herald's credentials or configuration; pausing it", [
-                ("upstream", .string(delivery.service.rawValue)), ("reason", .string(reason)),
-                ("until", .string(ISO8601.format(until))),
-            ])
+            logger.error(
+                "the upstream refused Herald's credentials or configuration; pausing it",
+                [
+                    ("upstream", .string(delivery.service.rawValue)), ("reason", .string(reason)),
+                    ("until", .string(ISO8601.format(until))),
+                ])
             wake.signal(.work)
             return .deferred(at: until, reason: reason)
         }
         if probe && pauses.accepted(delivery.service) {
-            logger.info("the upstream accepts Herald's setup again; resuming", [
-                ("upstream", .string(delivery.service.rawValue)),
-            ])
+            logger.info(
+                "the upstream accepts Herald's setup again; resuming",
+                [
+                    ("upstream", .string(delivery.service.rawValue))
+                ])
             wake.signal(.work)
         }
         // Only a retry's jitter reads the random number, and drawing one costs a getrandom system
         // call (SystemRandomNumberGenerator): not one per sent delivery.
         let random: Double = if case .retry = result { Double.random(in: 0..<1) } else { 0 }
-        return configuration.retry.outcome(of: result, attempts: delivery.attempts, expiresAt: delivery.expiresAt,
-                                           now: clock.now, random: random)
+        return configuration.retry.outcome(
+            of: result, attempts: delivery.attempts, expiresAt: delivery.expiresAt,
+            now: clock.now, random: random)
     }
 
     /// What a claimed row comes to without an upstream call, from the claim's verdict.
@@ -512,12 +539,16 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// `judged`: an upstream answered about the delivery's token (a claim's verdict, such as a token already
     /// invalid, invalidates nothing again).
-    private func finish(_ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome, sendSeconds: Double? = nil,
-                        judged: Bool = true) {
+    private func finish(
+        _ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome, sendSeconds: Double? = nil,
+        judged: Bool = true
+    ) {
         if hold.withLock({ $0.abandoned }) { return }
         metrics.record(outcome, delivery.service, sendSeconds: sendSeconds)
-        completer.add(CompletedDelivery(id: delivery.id, outcome: outcome, token: judged ? delivery.token : nil,
-                                        groupID: delivery.groupID, member: delivery.member))
+        completer.add(
+            CompletedDelivery(
+                id: delivery.id, outcome: outcome, token: judged ? delivery.token : nil,
+                groupID: delivery.groupID, member: delivery.member))
     }
 
     private func committed(_ ids: [UUID], earliestRetry: Date?) {

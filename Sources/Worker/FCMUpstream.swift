@@ -21,8 +21,9 @@ public struct FCMUpstream: DeliveryUpstream {
         }
         // Whole seconds left, at least 1 (the claim already expired rows past their TTL).
         let ttl = delivery.expiresAt.map { max(1, Int($0.timeIntervalSince(clock.now).rounded(.up))) }
-        client.send(FCMMessage(token: token, message: delivery.payloadBytes, ttlSeconds: ttl),
-                    completion: completion)
+        client.send(
+            FCMMessage(token: token, message: delivery.payloadBytes, ttlSeconds: ttl),
+            completion: completion)
     }
 
     public func connect() { client.connect() }

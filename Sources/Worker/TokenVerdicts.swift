@@ -78,9 +78,10 @@ final class TokenVerdicts: Sendable {
         let key = Self.upstream(of: delivery)
         return state.withLock { state in
             var upstream = state.upstreams[key, default: UpstreamState()]
-            let suspect = Suspect(delivery: delivery, reason: reason, at: now,
-                                  deadline: now.addingTimeInterval(configuration.wait / .seconds(1)),
-                                  afterStorm: upstream.storms > 0)
+            let suspect = Suspect(
+                delivery: delivery, reason: reason, at: now,
+                deadline: now.addingTimeInterval(configuration.wait / .seconds(1)),
+                afterStorm: upstream.storms > 0)
             tracking.store(true, ordering: .relaxed)
             let windowStart = now.addingTimeInterval(-(configuration.stormWindow / .seconds(1)))
             upstream.recent.removeAll { $0.at < windowStart }
@@ -113,8 +114,9 @@ final class TokenVerdicts: Sendable {
             upstream.held = upstream.held.compactMap { held in
                 if held.delivery.token == token { return held }
                 guard held.afterStorm else { return nil }
-                return Suspect(delivery: held.delivery, reason: held.reason, at: held.at, deadline: .distantPast,
-                               afterStorm: true)
+                return Suspect(
+                    delivery: held.delivery, reason: held.reason, at: held.at, deadline: .distantPast,
+                    afterStorm: true)
             }
             upstream.recent.removeAll()
             upstream.storms = 0
@@ -162,8 +164,10 @@ final class TokenVerdicts: Sendable {
         return now.addingTimeInterval(delay / .seconds(1))
     }
 
-    private static func takeHeld(_ state: inout State, where matches: (Upstream) -> Bool,
-                                 dueBy: Date? = nil) -> [Suspect] {
+    private static func takeHeld(
+        _ state: inout State, where matches: (Upstream) -> Bool,
+        dueBy: Date? = nil
+    ) -> [Suspect] {
         var taken: [Suspect] = []
         for (key, var upstream) in state.upstreams where matches(key) {
             let before = upstream.held.count

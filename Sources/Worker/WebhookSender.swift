@@ -39,18 +39,22 @@ final class WebhookSender: Sendable {
     /// Set once, right after `init`: its step refers to the sender.
     private let service = LockedBox<BackgroundService?>(nil)
 
-    init(configuration: WebhookSenderConfiguration, worker: String, databaseURL: String,
-         connectionOptions: PostgresConnectionOptions, metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock) {
+    init(
+        configuration: WebhookSenderConfiguration, worker: String, databaseURL: String,
+        connectionOptions: PostgresConnectionOptions, metrics: WorkerMetrics, logger: Logger, clock: any HeraldClock
+    ) {
         self.configuration = configuration
         self.worker = worker
-        pool = PostgresPool(configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
+        pool = PostgresPool(
+            configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
         store = WebhookStore(pool: pool)
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
-        service.set(BackgroundService(.init(name: "herald-webhooks"), logger: logger) { [unowned self] service in
-            try step(service)
-        })
+        service.set(
+            BackgroundService(.init(name: "herald-webhooks"), logger: logger) { [unowned self] service in
+                try step(service)
+            })
     }
 
     func start() { service.get()?.start() }
@@ -66,8 +70,9 @@ final class WebhookSender: Sendable {
         do {
             try flush()
         } catch {
-            logger.warning("webhooks: outcomes not recorded at the drain; their events go out again after the lease",
-                           [("error", .string(String(describing: error)))])
+            logger.warning(
+                "webhooks: outcomes not recorded at the drain; their events go out again after the lease",
+                [("error", .string(String(describing: error)))])
         }
         fetcher.withLock { $0?.stop() }
         pool.close()
@@ -81,16 +86,19 @@ final class WebhookSender: Sendable {
             return made
         }
         let (room, free, draining) = state.withLock { state in
-            (state.inFlight.mapValues { configuration.perPartner - $0 }, configuration.maxInFlight - state.total,
-             state.draining)
+            (
+                state.inFlight.mapValues { configuration.perPartner - $0 }, configuration.maxInFlight - state.total,
+                state.draining
+            )
         }
         var claimed: [LeasedWebhookEvent] = []
         // Claims in batches: once a quarter of the slots are free (or none is taken), not at every answer,
         // so a busy sender runs a claim per several events rather than one each.
         let inFlight = configuration.maxInFlight - free
         if free > 0 && !draining && (inFlight == 0 || free >= max(1, configuration.maxInFlight / 4)) {
-            claimed = try store.claim(worker: worker, limit: free, perPartner: configuration.perPartner, room: room,
-                                      leaseSeconds: configuration.leaseSeconds, now: clock.now)
+            claimed = try store.claim(
+                worker: worker, limit: free, perPartner: configuration.perPartner, room: room,
+                leaseSeconds: configuration.leaseSeconds, now: clock.now)
             for event in claimed { send(event, with: fetcher, service: service) }
         }
         // The answers since the last step and this claim's refusals, in one statement.
@@ -116,19 +124,23 @@ final class WebhookSender: Sendable {
             method: .post, url: url,
             headers: [
                 HTTPFetchHeader("Content-Type", "application/json"),
-                HTTPFetchHeader(WebhookSignature.headerName,
-                                WebhookSignature.header(secret: secret, previousSecret: event.previousSecret,
-                                                        timestamp: timestamp, body: event.body)),
+                HTTPFetchHeader(
+                    WebhookSignature.headerName,
+                    WebhookSignature.header(
+                        secret: secret, previousSecret: event.previousSecret,
+                        timestamp: timestamp, body: event.body)),
                 HTTPFetchHeader(WebhookSignature.eventIDHeaderName, event.id.uuidString.lowercased()),
             ],
             body: event.body, timeout: configuration.requestTimeout, maxResponseBytes: 4_096, oversize: .truncate,
             followRedirects: 0)
         let started = ContinuousClock.now
         fetcher.start(request) { [self] result in
-            let attempt: WebhookAttemptResult = switch result {
-            case .success(let response): .answered(status: response.status)
-            case .failure(let error): .notAnswered(code: error.code.rawValue, permanent: Self.isPermanent(error.code))
-            }
+            let attempt: WebhookAttemptResult =
+                switch result {
+                case .success(let response): .answered(status: response.status)
+                case .failure(let error):
+                    .notAnswered(code: error.code.rawValue, permanent: Self.isPermanent(error.code))
+                }
             finish(event, attempt, seconds: (ContinuousClock.now - started) / .seconds(1))
             let total = state.withLock { state in
                 state.inFlight[event.partnerID, default: 1] -= 1
@@ -144,8 +156,9 @@ final class WebhookSender: Sendable {
     /// Decides an attempt and queues its record for the next flush.
     private func finish(_ event: LeasedWebhookEvent, _ attempt: WebhookAttemptResult, seconds: Double) {
         let now = clock.now
-        let decision = configuration.retry.decide(attempt, attempts: event.attempts, windowStart: event.windowStart,
-                                                  now: now, random: Double.random(in: 0..<1))
+        let decision = configuration.retry.decide(
+            attempt, attempts: event.attempts, windowStart: event.windowStart,
+            now: now, random: Double.random(in: 0..<1))
         let status: Int? = if case .answered(let status) = attempt { status } else { nil }
         let record: WebhookAttemptRecord
         switch decision {
@@ -153,18 +166,22 @@ final class WebhookSender: Sendable {
             record = WebhookAttemptRecord(id: event.id, outcome: .delivered, status: status, error: nil, retryAt: nil)
             metrics.recordWebhook("delivered", seconds: seconds)
         case .retry(let at):
-            record = WebhookAttemptRecord(id: event.id, outcome: .retry, status: status,
-                                          error: WebhookRetryPolicy.errorCode(attempt), retryAt: at)
+            record = WebhookAttemptRecord(
+                id: event.id, outcome: .retry, status: status,
+                error: WebhookRetryPolicy.errorCode(attempt), retryAt: at)
             metrics.recordWebhook("retried", seconds: seconds)
         case .failed:
-            record = WebhookAttemptRecord(id: event.id, outcome: .failed, status: status,
-                                          error: WebhookRetryPolicy.errorCode(attempt), retryAt: nil)
+            record = WebhookAttemptRecord(
+                id: event.id, outcome: .failed, status: status,
+                error: WebhookRetryPolicy.errorCode(attempt), retryAt: nil)
             metrics.recordWebhook("failed", seconds: seconds)
-            logger.info("webhook failed", [
-                ("event", .string(event.id.uuidString.lowercased())),
-                ("partner", .string(event.partnerID.uuidString.lowercased())),
-                ("attempts", .number(Double(event.attempts))), ("error", .string(record.error ?? "")),
-            ])
+            logger.info(
+                "webhook failed",
+                [
+                    ("event", .string(event.id.uuidString.lowercased())),
+                    ("partner", .string(event.partnerID.uuidString.lowercased())),
+                    ("attempts", .number(Double(event.attempts))), ("error", .string(record.error ?? "")),
+                ])
         }
         state.withLock { $0.finished.append(record) }
     }

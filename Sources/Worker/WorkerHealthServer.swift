@@ -29,8 +29,9 @@ public final class WorkerHealthServer: Sendable {
         case "/readyz":
             return readiness(worker)
         case "/metrics":
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                body: Array(worker.metrics.render(pipes: worker.pipes).utf8))
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                body: Array(worker.metrics.render(pipes: worker.pipes).utf8))
         default:
             return json(404, #"{"error":{"code":"not_found","message":"No such resource.","field":null}}"#)
         }
@@ -46,8 +47,9 @@ public final class WorkerHealthServer: Sendable {
             ("draining", .bool(worker.isDraining)),
             ("pausedUpstreams", .object(paused.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
         ])
-        return HTTPResponse(status: ready ? 200 : 503, headers: [("Content-Type", "application/json")],
-                            body: JSONWriter.bytes(body))
+        return HTTPResponse(
+            status: ready ? 200 : 503, headers: [("Content-Type", "application/json")],
+            body: JSONWriter.bytes(body))
     }
 
     private static func json(_ status: Int, _ body: String) -> HTTPResponse {

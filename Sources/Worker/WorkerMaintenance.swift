@@ -22,8 +22,10 @@ import Synchronization
 enum WorkerMaintenance {
     static func services(for worker: DeliveryWorker) -> [BackgroundService] {
         let maintenance = worker.session("maintenance")
-        var services = [rescuer(worker, maintenance), sampler(worker, maintenance), queueGauge(worker, maintenance),
-                        leaseExtender(worker, maintenance), heartbeat(worker, maintenance)]
+        var services = [
+            rescuer(worker, maintenance), sampler(worker, maintenance), queueGauge(worker, maintenance),
+            leaseExtender(worker, maintenance), heartbeat(worker, maintenance),
+        ]
         if worker.configuration.activitySweeper.enabled { services.append(activitySweeper(worker, maintenance)) }
         if worker.configuration.listener.enabled { services.append(listener(worker)) }
         return services
@@ -44,7 +46,8 @@ enum WorkerMaintenance {
         let leases = worker.configuration.claimer.userMaxPushesPerHour == 0
         return BackgroundService(
             .init(name: "herald-listener", backoff: .init(base: .milliseconds(250), maximum: .seconds(2))),
-            logger: worker.logger, onError: { [weak worker] error in
+            logger: worker.logger,
+            onError: { [weak worker] error in
                 session.close()
                 worker?.databaseFailed(error)
             }
@@ -53,9 +56,10 @@ enum WorkerMaintenance {
             let (notifications, pid) = try session.use { connection in
                 if !wasConnected {
                     let draining = worker?.isDraining ?? true
-                    let pid = try DeliveryStore().listenAsWorker(on: connection,
-                                                                 leasingTo: draining || !leases ? nil : workerID,
-                                                                 leaseSeconds: leaseSeconds)
+                    let pid = try DeliveryStore().listenAsWorker(
+                        on: connection,
+                        leasingTo: draining || !leases ? nil : workerID,
+                        leaseSeconds: leaseSeconds)
                     let reconnected = serverPID.withLock { previous in
                         defer { previous = pid }
                         return previous != 0
@@ -84,8 +88,10 @@ enum WorkerMaintenance {
     static func rescuer(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let settings = worker.configuration.rescuer
         let interval = settings.interval(leaseSeconds: worker.configuration.claimer.leaseSeconds)
-        return BackgroundService(.init(name: "herald-rescuer"), logger: worker.logger,
-                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+        return BackgroundService(
+            .init(name: "herald-rescuer"), logger: worker.logger,
+            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+        ) { [weak worker] service in
             guard let worker else { return }
             let rescued = try session.use { try worker.store.rescue(on: $0, limit: settings.limit) }
             if rescued > 0 {
@@ -100,8 +106,10 @@ enum WorkerMaintenance {
 
     static func sampler(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let interval = worker.configuration.sampler.interval
-        return BackgroundService(.init(name: "herald-sampler"), logger: worker.logger,
-                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+        return BackgroundService(
+            .init(name: "herald-sampler"), logger: worker.logger,
+            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+        ) { [weak worker] service in
             guard let worker else { return }
             let next = try session.use { try worker.store.nextAvailableAt(on: $0) }
             worker.hints.withLock { $0.nextScheduled = next }
@@ -112,8 +120,10 @@ enum WorkerMaintenance {
     static func queueGauge(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let interval = worker.configuration.queueGauge.interval
         let store = QueueGaugeStore()
-        return BackgroundService(.init(name: "herald-queue-gauge"), logger: worker.logger,
-                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+        return BackgroundService(
+            .init(name: "herald-queue-gauge"), logger: worker.logger,
+            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+        ) { [weak worker] service in
             guard let worker else { return }
             let lanes = try session.use { try store.gauges(on: $0) }
             worker.metrics.setLanes(lanes)
@@ -124,8 +134,10 @@ enum WorkerMaintenance {
     static func leaseExtender(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let leaseSeconds = worker.configuration.claimer.leaseSeconds
         let interval = worker.configuration.leaseExtender.interval(leaseSeconds: leaseSeconds)
-        return BackgroundService(.init(name: "herald-lease-extender"), logger: worker.logger,
-                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+        return BackgroundService(
+            .init(name: "herald-lease-extender"), logger: worker.logger,
+            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+        ) { [weak worker] service in
             guard let worker else { return }
             let now = worker.clock.now
             let cutoff = now.addingTimeInterval(-(interval / .seconds(1)))
@@ -134,8 +146,9 @@ enum WorkerMaintenance {
                 // A group's members share one lease: its row is renewed once.
                 let rows = worker.hold.withLock { hold in Array(Set(long.compactMap { hold.held[$0]?.leaseID })) }
                 let renewed = try session.use {
-                    try worker.store.extendLeases(on: $0, worker: worker.configuration.workerID, ids: rows,
-                                                  leaseSeconds: leaseSeconds)
+                    try worker.store.extendLeases(
+                        on: $0, worker: worker.configuration.workerID, ids: rows,
+                        leaseSeconds: leaseSeconds)
                 }
                 worker.hold.withLock { hold in
                     for id in long { hold.renew(id, at: now) }
@@ -149,8 +162,10 @@ enum WorkerMaintenance {
 
     static func activitySweeper(_ worker: DeliveryWorker, _ session: DatabaseSession) -> BackgroundService {
         let settings = worker.configuration.activitySweeper
-        return BackgroundService(.init(name: "herald-activity-sweeper"), logger: worker.logger,
-                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+        return BackgroundService(
+            .init(name: "herald-activity-sweeper"), logger: worker.logger,
+            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+        ) { [weak worker] service in
             guard let worker else { return }
             // Batch after batch while full ones come back; the session is free between them.
             var expired = 0
@@ -175,7 +190,8 @@ enum WorkerMaintenance {
             }
             if unconfirmed > 0 {
                 worker.metrics.addActivityStartsUnconfirmed(unconfirmed)
-                worker.logger.info("live activity starts that created nothing", [("devices", .number(Double(unconfirmed)))])
+                worker.logger.info(
+                    "live activity starts that created nothing", [("devices", .number(Double(unconfirmed)))])
             }
             service.sleep(for: settings.interval)
         }
@@ -189,8 +205,10 @@ enum WorkerMaintenance {
         let version = worker.configuration.version
         // Claimed deliveries at the previous beat, for the rate.
         let previous = Mutex<(claimed: Int, at: ContinuousClock.Instant)?>(nil)
-        return BackgroundService(.init(name: "herald-heartbeat"), logger: worker.logger,
-                                 onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }) { [weak worker] service in
+        return BackgroundService(
+            .init(name: "herald-heartbeat"), logger: worker.logger,
+            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+        ) { [weak worker] service in
             guard let worker else { return }
             let claimed = PushService.allCases.reduce(0) { $0 + worker.metrics.value("claimed", $1) }
             let now = ContinuousClock.now

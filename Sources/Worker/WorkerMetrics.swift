@@ -87,10 +87,11 @@ public final class WorkerMetrics: Sendable {
         case .retry: counter = .retried
         case .deferred: counter = .deferred
         }
-        let guardReason: GuardReason? = switch outcome {
-        case .suppressed(let reason), .deferred(_, let reason): GuardReason(rawValue: reason)
-        default: nil
-        }
+        let guardReason: GuardReason? =
+            switch outcome {
+            case .suppressed(let reason), .deferred(_, let reason): GuardReason(rawValue: reason)
+            default: nil
+            }
         state.withLock { state in
             state.counters[service, default: [:]][counter, default: 0] += 1
             if let guardReason { state.guarded[guardReason, default: 0] += 1 }
@@ -183,44 +184,59 @@ public final class WorkerMetrics: Sendable {
     public func render(pipes: [PushService: UpstreamPipe] = [:]) -> String {
         let snapshot = state.withLock { $0 }
         var out = PrometheusText()
-        out.family("herald_worker_deliveries_total", .counter,
-                   help: "Deliveries by upstream and outcome (claimed counts claims).")
+        out.family(
+            "herald_worker_deliveries_total", .counter,
+            help: "Deliveries by upstream and outcome (claimed counts claims).")
         for service in PushService.allCases {
             for counter in Counter.allCases {
-                out.sample("herald_worker_deliveries_total",
-                           labels: "upstream=\"\(service.rawValue)\",outcome=\"\(counter.rawValue)\"",
-                           snapshot.counters[service]?[counter] ?? 0)
+                out.sample(
+                    "herald_worker_deliveries_total",
+                    labels: "upstream=\"\(service.rawValue)\",outcome=\"\(counter.rawValue)\"",
+                    snapshot.counters[service]?[counter] ?? 0)
             }
         }
-        out.family("herald_worker_deliveries_guarded_total", .counter,
-                   help: "Deliveries the host's guards per user stopped, by reason.")
+        out.family(
+            "herald_worker_deliveries_guarded_total", .counter,
+            help: "Deliveries the host's guards per user stopped, by reason.")
         for reason in GuardReason.allCases {
-            out.sample("herald_worker_deliveries_guarded_total", labels: "reason=\"\(reason.rawValue)\"",
-                       snapshot.guarded[reason] ?? 0)
+            out.sample(
+                "herald_worker_deliveries_guarded_total", labels: "reason=\"\(reason.rawValue)\"",
+                snapshot.guarded[reason] ?? 0)
         }
-        out.family("herald_worker_send_duration_seconds", .histogram,
-                   help: "Time from handing a delivery to the upstream client to its answer.")
+        out.family(
+            "herald_worker_send_duration_seconds", .histogram,
+            help: "Time from handing a delivery to the upstream client to its answer.")
         for service in PushService.allCases {
             let histogram = snapshot.latency[service] ?? PrometheusHistogram(bounds: Self.latencyBuckets)
             out.histogram("herald_worker_send_duration_seconds", labels: "upstream=\"\(service.rawValue)\"", histogram)
         }
-        out.family("herald_worker_upstream_paused", .gauge,
-                   help: "1 while the upstream is paused: it refused Herald's credentials or configuration.")
+        out.family(
+            "herald_worker_upstream_paused", .gauge,
+            help: "1 while the upstream is paused: it refused Herald's credentials or configuration.")
         for service in PushService.allCases {
-            out.sample("herald_worker_upstream_paused", labels: "upstream=\"\(service.rawValue)\"",
-                       snapshot.paused[service] == nil ? 0 : 1)
+            out.sample(
+                "herald_worker_upstream_paused", labels: "upstream=\"\(service.rawValue)\"",
+                snapshot.paused[service] == nil ? 0 : 1)
         }
-        out.family("herald_worker_upstream_pause_reason", .gauge, help: "1 for each paused upstream, labelled with why "
-            + "(the upstream's reason, or token_storm_<reason>).")
+        out.family(
+            "herald_worker_upstream_pause_reason", .gauge,
+            help: "1 for each paused upstream, labelled with why "
+                + "(the upstream's reason, or token_storm_<reason>).")
         for (service, reason) in snapshot.paused.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            out.sample("herald_worker_upstream_pause_reason",
-                       labels: "upstream=\"\(service.rawValue)\",reason=\"\(Self.labelValue(reason))\"", 1)
+            out.sample(
+                "herald_worker_upstream_pause_reason",
+                labels: "upstream=\"\(service.rawValue)\",reason=\"\(Self.labelValue(reason))\"", 1)
         }
         let perUpstream: [(String, String, [PushService: Int])] = [
-            ("herald_worker_setup_faults_total", "Answers refusing Herald's credentials or configuration.",
-             snapshot.setupFaults),
-            ("herald_worker_token_suspects_total", "Tokens refused in words that may blame Herald's setup "
-                + "(held until the upstream accepts another token).", snapshot.suspects),
+            (
+                "herald_worker_setup_faults_total", "Answers refusing Herald's credentials or configuration.",
+                snapshot.setupFaults
+            ),
+            (
+                "herald_worker_token_suspects_total",
+                "Tokens refused in words that may blame Herald's setup "
+                    + "(held until the upstream accepts another token).", snapshot.suspects
+            ),
         ]
         for (name, help, counts) in perUpstream {
             out.family(name, .counter, help: help)
@@ -228,36 +244,50 @@ public final class WorkerMetrics: Sendable {
                 out.sample(name, labels: "upstream=\"\(service.rawValue)\"", counts[service] ?? 0)
             }
         }
-        out.family("herald_worker_webhooks_total", .counter,
-                   help: "Webhook attempts by outcome (retried: a retry is scheduled).")
+        out.family(
+            "herald_worker_webhooks_total", .counter,
+            help: "Webhook attempts by outcome (retried: a retry is scheduled).")
         for outcome in ["delivered", "retried", "failed"] {
-            out.sample("herald_worker_webhooks_total", labels: "outcome=\"\(outcome)\"",
-                       snapshot.webhooks[outcome] ?? 0)
+            out.sample(
+                "herald_worker_webhooks_total", labels: "outcome=\"\(outcome)\"",
+                snapshot.webhooks[outcome] ?? 0)
         }
-        out.family("herald_worker_webhook_duration_seconds", .histogram,
-                   help: "Time from sending a webhook to its answer (or failure).")
+        out.family(
+            "herald_worker_webhook_duration_seconds", .histogram,
+            help: "Time from sending a webhook to its answer (or failure).")
         out.histogram("herald_worker_webhook_duration_seconds", snapshot.webhookLatency)
-        out.family("herald_worker_channel_calls_total", .counter, help: "Calls to APNs for broadcast channels, by kind "
-            + "and outcome (done, retry, refused: that change only, gone: the channel failed).")
+        out.family(
+            "herald_worker_channel_calls_total", .counter,
+            help: "Calls to APNs for broadcast channels, by kind "
+                + "and outcome (done, retry, refused: that change only, gone: the channel failed).")
         for kind in ["create", "broadcast", "delete"] {
             for outcome in ["done", "retry", "refused", "gone"] {
-                out.sample("herald_worker_channel_calls_total", labels: "kind=\"\(kind)\",outcome=\"\(outcome)\"",
-                           snapshot.channelCalls[kind + "\u{0}" + outcome] ?? 0)
+                out.sample(
+                    "herald_worker_channel_calls_total", labels: "kind=\"\(kind)\",outcome=\"\(outcome)\"",
+                    snapshot.channelCalls[kind + "\u{0}" + outcome] ?? 0)
             }
         }
-        out.family("herald_worker_channel_call_duration_seconds", .histogram,
-                   help: "Time from a channel call to APNs' answer.")
+        out.family(
+            "herald_worker_channel_call_duration_seconds", .histogram,
+            help: "Time from a channel call to APNs' answer.")
         out.histogram("herald_worker_channel_call_duration_seconds", snapshot.channelLatency)
         // How full the round-trip pipe is: sends per second are at most the streams in flight over the upstream's
         // round trip. Deliveries queued while no stream is available: the streams are the bound; streams available
         // and none queued: the claims are.
         let pipeGauges: [(String, String, KeyPath<UpstreamPipe, Int>)] = [
-            ("herald_worker_upstream_streams_in_flight", "HTTP/2 streams open to the upstream (sent, not answered).",
-             \.streamsInFlight),
-            ("herald_worker_upstream_streams_available", "HTTP/2 streams the upstream's ready connections may still "
-                + "open (our cap lowered by its SETTINGS_MAX_CONCURRENT_STREAMS).", \.streamsAvailable),
-            ("herald_worker_upstream_queued", "Claimed deliveries waiting in the upstream's client for a stream.",
-             \.queued),
+            (
+                "herald_worker_upstream_streams_in_flight", "HTTP/2 streams open to the upstream (sent, not answered).",
+                \.streamsInFlight
+            ),
+            (
+                "herald_worker_upstream_streams_available",
+                "HTTP/2 streams the upstream's ready connections may still "
+                    + "open (our cap lowered by its SETTINGS_MAX_CONCURRENT_STREAMS).", \.streamsAvailable
+            ),
+            (
+                "herald_worker_upstream_queued", "Claimed deliveries waiting in the upstream's client for a stream.",
+                \.queued
+            ),
         ]
         for (name, help, field) in pipeGauges where !pipes.isEmpty {
             out.family(name, .gauge, help: help)
@@ -267,21 +297,27 @@ public final class WorkerMetrics: Sendable {
         }
         let gauges: [(String, String, Int)] = [
             ("herald_worker_in_flight", "Deliveries claimed by this worker and not yet recorded.", snapshot.inFlight),
-            ("herald_worker_in_flight_limit", "The most deliveries this worker holds claimed and not yet recorded "
-                + "(HERALD_WORKER_MAX_IN_FLIGHT).", snapshot.inFlightLimit),
+            (
+                "herald_worker_in_flight_limit",
+                "The most deliveries this worker holds claimed and not yet recorded "
+                    + "(HERALD_WORKER_MAX_IN_FLIGHT).", snapshot.inFlightLimit
+            ),
             ("herald_worker_webhooks_in_flight", "Webhook events this worker is sending.", snapshot.webhooksInFlight),
         ]
         for (name, help, value) in gauges {
             out.single(name, .gauge, help: help, value)
         }
         if !snapshot.lanes.isEmpty {
-            out.family("herald_queue_due_deliveries", .gauge, help: "Pending deliveries due now, by lane (counted up "
-                + "to \(QueueGaugeStore.countLimit) per lane; every HERALD_QUEUE_GAUGE_INTERVAL_MS).")
+            out.family(
+                "herald_queue_due_deliveries", .gauge,
+                help: "Pending deliveries due now, by lane (counted up "
+                    + "to \(QueueGaugeStore.countLimit) per lane; every HERALD_QUEUE_GAUGE_INTERVAL_MS).")
             for lane in snapshot.lanes {
                 out.sample("herald_queue_due_deliveries", labels: "lane=\"\(lane.lane)\"", lane.due)
             }
-            out.family("herald_queue_oldest_due_seconds", .gauge,
-                       help: "Age of the oldest due pending delivery, by lane.")
+            out.family(
+                "herald_queue_oldest_due_seconds", .gauge,
+                help: "Age of the oldest due pending delivery, by lane.")
             for lane in snapshot.lanes {
                 out.sample("herald_queue_oldest_due_seconds", labels: "lane=\"\(lane.lane)\"", lane.oldestDueSeconds)
             }
@@ -289,25 +325,40 @@ public final class WorkerMetrics: Sendable {
         let counters: [(String, String, Int)] = [
             ("herald_worker_rescued_total", "Expired leases this worker returned to pending.", snapshot.rescued),
             ("herald_worker_claims_total", "Claim statements run.", snapshot.claims),
-            ("herald_worker_listed_claims_total",
-             "Of the claims, those that leased the rows a notification listed by primary key (no walk of the due index).",
-             snapshot.listedClaims),
-            ("herald_worker_leased_reads_total",
-             "Reads of the rows an intake leased to this worker by id with its notification (no claim).",
-             snapshot.leasedReads),
-            ("herald_worker_carried_rows_total",
-             "Rows an intake leased to this worker that its notification carried whole (sent with no statement).",
-             snapshot.carriedRows),
+            (
+                "herald_worker_listed_claims_total",
+                "Of the claims, those that leased the rows a notification listed by primary key (no walk of the due index).",
+                snapshot.listedClaims
+            ),
+            (
+                "herald_worker_leased_reads_total",
+                "Reads of the rows an intake leased to this worker by id with its notification (no claim).",
+                snapshot.leasedReads
+            ),
+            (
+                "herald_worker_carried_rows_total",
+                "Rows an intake leased to this worker that its notification carried whole (sent with no statement).",
+                snapshot.carriedRows
+            ),
             ("herald_worker_completion_batches_total", "Completion statements run.", snapshot.completionBatches),
             ("herald_worker_database_errors_total", "Failed database calls (retried).", snapshot.databaseErrors),
-            ("herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",
-             snapshot.unrecordable),
-            ("herald_worker_leases_extended_total", "Leases renewed for sends that took long.", snapshot.leasesExtended),
-            ("herald_worker_activities_expired_total", "Live Activities this worker ended at their TTL.",
-             snapshot.activitiesExpired),
-            ("herald_worker_activity_starts_unconfirmed_total",
-             "iPhones where a Live Activity start created nothing (no update token in time), marked by this worker.",
-             snapshot.activityStartsUnconfirmed),
+            (
+                "herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",
+                snapshot.unrecordable
+            ),
+            (
+                "herald_worker_leases_extended_total", "Leases renewed for sends that took long.",
+                snapshot.leasesExtended
+            ),
+            (
+                "herald_worker_activities_expired_total", "Live Activities this worker ended at their TTL.",
+                snapshot.activitiesExpired
+            ),
+            (
+                "herald_worker_activity_starts_unconfirmed_total",
+                "iPhones where a Live Activity start created nothing (no update token in time), marked by this worker.",
+                snapshot.activityStartsUnconfirmed
+            ),
         ]
         for (name, help, value) in counters {
             out.single(name, .counter, help: help, value)

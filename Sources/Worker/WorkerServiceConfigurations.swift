@@ -202,8 +202,9 @@ public struct UpstreamPauseConfiguration: Sendable, Equatable {
     public func validate() throws(ConfigurationError) {
         try check(base, .milliseconds(10)...(.seconds(3600)), "pauses.base")
         // From the first pause up, whatever it is (the catalog's range assumes the default 1 s).
-        try check(maximum, base...Settings.upstreamPauseMaxSeconds.durationBounds.upperBound,
-                  Settings.upstreamPauseMaxSeconds.name)
+        try check(
+            maximum, base...Settings.upstreamPauseMaxSeconds.durationBounds.upperBound,
+            Settings.upstreamPauseMaxSeconds.name)
     }
 }
 
@@ -228,8 +229,9 @@ public struct TokenVerdictConfiguration: Sendable, Equatable {
         try check(stormTokens, Settings.tokenStormTokens)
         try check(stormWindow, Settings.tokenStormWindowSeconds)
         // From 10 ms, below the catalog's whole seconds, for tests that set it directly.
-        try check(wait, .milliseconds(10)...Settings.tokenSuspectWaitSeconds.durationBounds.upperBound,
-                  Settings.tokenSuspectWaitSeconds.name)
+        try check(
+            wait, .milliseconds(10)...Settings.tokenSuspectWaitSeconds.durationBounds.upperBound,
+            Settings.tokenSuspectWaitSeconds.name)
         try check(recheck, .milliseconds(10)...(.seconds(86_400)), "tokenVerdicts.recheck")
         try check(maximumRecheck, recheck...(.seconds(604_800)), "tokenVerdicts.maximumRecheck")
     }
@@ -237,13 +239,15 @@ public struct TokenVerdictConfiguration: Sendable, Equatable {
 
 func check(_ value: Int, _ range: ClosedRange<Int>, _ variable: String) throws(ConfigurationError) {
     guard range.contains(value) else {
-        throw ConfigurationError(variable: variable, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+        throw ConfigurationError(
+            variable: variable, problem: "must be a whole number in \(range.lowerBound)...\(range.upperBound)")
     }
 }
 
 func check(_ value: Duration, _ range: ClosedRange<Duration>, _ variable: String) throws(ConfigurationError) {
     guard range.contains(value) else {
-        throw ConfigurationError(variable: variable, problem: "must be between \(range.lowerBound) and \(range.upperBound)")
+        throw ConfigurationError(
+            variable: variable, problem: "must be between \(range.lowerBound) and \(range.upperBound)")
     }
 }
 
@@ -284,7 +288,8 @@ public struct WebhookSenderConfiguration: Sendable, Equatable {
         try check(pollInterval, Settings.webhookPoll)
         try check(requestTimeout, .milliseconds(100)...(.seconds(60)), "webhooks.requestTimeout")
         guard Duration.seconds(leaseSeconds) > requestTimeout * 2 else {
-            throw ConfigurationError(variable: "webhooks.leaseSeconds", problem: "must be over twice the request timeout")
+            throw ConfigurationError(
+                variable: "webhooks.leaseSeconds", problem: "must be over twice the request timeout")
         }
         try fetch.validate()
     }
@@ -319,8 +324,9 @@ public struct ChannelSenderConfiguration: Sendable, Equatable {
         try check(leaseSeconds, 5...3_600, "channels.leaseSeconds")
         if let managementURL {
             guard let url = try? UpstreamURL(managementURL), url.isOrigin else {
-                throw ConfigurationError(variable: Settings.apnsChannelURL.name,
-                                         problem: "must be an http:// or https:// scheme, host and optional port, without a path")
+                throw ConfigurationError(
+                    variable: Settings.apnsChannelURL.name,
+                    problem: "must be an http:// or https:// scheme, host and optional port, without a path")
             }
         }
     }

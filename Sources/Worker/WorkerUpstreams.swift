@@ -13,8 +13,9 @@ public enum WorkerUpstreams {
         var upstreams: [PushService: any DeliveryUpstream] = [:]
         if let apns = configuration.apns {
             do {
-                upstreams[.apns] = APNsUpstream(client: try APNsClient(configuration: apns, clock: clock),
-                                                defaultTopic: apns.topic, clock: clock)
+                upstreams[.apns] = APNsUpstream(
+                    client: try APNsClient(configuration: apns, clock: clock),
+                    defaultTopic: apns.topic, clock: clock)
             } catch {
                 throw ConfigurationError(variable: WorkerConfiguration.variable(error.setting), problem: error.message)
             }

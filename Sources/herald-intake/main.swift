@@ -1,7 +1,7 @@
-import ServiceSupport
 import Foundation
 import Intake
 import PostgresLogging
+import ServiceSupport
 
 // herald-intake: configuration from the environment, then serve until SIGTERM or SIGINT.
 TerminationSignals.block()

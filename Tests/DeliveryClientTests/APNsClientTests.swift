@@ -17,11 +17,13 @@ import Testing
     typealias Responder = @Sendable (HTTP2ClientConfiguration, HTTP2Request, Int) -> ScriptedTransport.Answer
 
     func makeClient(_ responder: @escaping Responder)
-        throws -> (APNsClient, TransportRecorder) {
+        throws -> (APNsClient, TransportRecorder)
+    {
         let recorder = TransportRecorder(responder: responder)
-        var configuration = APNsConfiguration(keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID,
-                                              teamID: credentials.apnsTeamID, topic: credentials.apnsTopic,
-                                              productionURL: "https://prod.test", sandboxURL: "https://sandbox.test")
+        var configuration = APNsConfiguration(
+            keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID,
+            teamID: credentials.apnsTeamID, topic: credentials.apnsTopic,
+            productionURL: "https://prod.test", sandboxURL: "https://sandbox.test")
         configuration.connectionsPerEnvironment = 3
         let client = try APNsClient(configuration: configuration, clock: clock) { settings throws(HTTP2Error) in
             recorder.make(settings)
@@ -30,7 +32,8 @@ import Testing
     }
 
     func notification(_ environment: APNsEnvironment = .production, token: String = sampleDeviceToken)
-        -> APNsNotification {
+        -> APNsNotification
+    {
         APNsNotification(deviceToken: token, environment: environment, id: sampleAPNsID, payload: Array("{}".utf8))
     }
 
@@ -105,12 +108,15 @@ import Testing
             }
         }
         let base = String(repeating: "ab", count: 31)
-        #expect(await client.send(notification(token: base + "01"))
-                    == .retry(reason: "connection_lost", retryAfter: nil))
-        #expect(await client.send(notification(token: base + "02"))
-                    == .tokenInvalid(reason: "Unregistered", since: Date(timeIntervalSince1970: 1_750_000_000)))
-        #expect(await client.send(notification(token: base + "03"))
-                    == .retry(reason: "TooManyRequests", retryAfter: .seconds(7)))
+        #expect(
+            await client.send(notification(token: base + "01"))
+                == .retry(reason: "connection_lost", retryAfter: nil))
+        #expect(
+            await client.send(notification(token: base + "02"))
+                == .tokenInvalid(reason: "Unregistered", since: Date(timeIntervalSince1970: 1_750_000_000)))
+        #expect(
+            await client.send(notification(token: base + "03"))
+                == .retry(reason: "TooManyRequests", retryAfter: .seconds(7)))
     }
 
     @Test func connectOpensProductionOnly() async throws {

@@ -7,8 +7,9 @@ import Testing
     let credentials = TestCredentials.shared
 
     var valid: APNsConfiguration {
-        APNsConfiguration(keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID,
-                          teamID: credentials.apnsTeamID, topic: credentials.apnsTopic)
+        APNsConfiguration(
+            keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID,
+            teamID: credentials.apnsTeamID, topic: credentials.apnsTopic)
     }
 
     @Test func defaultsAreApplesHostsAndTwoConnections() throws {
@@ -21,8 +22,10 @@ import Testing
         try configuration.validate()
     }
 
-    typealias Case = (String, @Sendable (inout APNsConfiguration) -> Void, APNsConfigurationError.Setting,
-                      APNsConfigurationError.Code)
+    typealias Case = (
+        String, @Sendable (inout APNsConfiguration) -> Void, APNsConfigurationError.Setting,
+        APNsConfigurationError.Code
+    )
 
     static let invalid: [Case] = [
         ("empty production URL", { $0.productionURL = "" }, .productionURL, .missing),

@@ -11,8 +11,9 @@ import Testing
 
     func makeToken() throws -> APNsProviderToken {
         let key = try ES256SigningKey(pem: try String(contentsOfFile: credentials.apnsKeyFile, encoding: .utf8))
-        return APNsProviderToken(signingKey: key, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
-                                 clock: clock)
+        return APNsProviderToken(
+            signingKey: key, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
+            clock: clock)
     }
 
     @Test func tokenHasAppleHeaderAndClaimsAndVerifies() throws {

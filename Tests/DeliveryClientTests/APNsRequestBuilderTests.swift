@@ -4,28 +4,32 @@ import Testing
 
 @Suite struct APNsRequestBuilderTests {
     @Test func alertRequestCarriesEveryHeaderInOrder() {
-        let notification = APNsNotification(deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
-                                            payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8))
+        let notification = APNsNotification(
+            deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
+            payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8))
         let request = APNsRequestBuilder.request(for: notification, topic: "app.herald.demo", providerToken: "h.c.s")
         #expect(request.method == "POST")
         #expect(request.path == "/3/device/" + sampleDeviceToken)
-        #expect(request.headers == [
-            HTTP2Header("authorization", "bearer h.c.s"),
-            HTTP2Header("apns-push-type", "alert"),
-            HTTP2Header("apns-topic", "app.herald.demo"),
-            HTTP2Header("apns-priority", "10"),
-            HTTP2Header("apns-id", sampleAPNsID),
-        ])
+        #expect(
+            request.headers == [
+                HTTP2Header("authorization", "bearer h.c.s"),
+                HTTP2Header("apns-push-type", "alert"),
+                HTTP2Header("apns-topic", "app.herald.demo"),
+                HTTP2Header("apns-priority", "10"),
+                HTTP2Header("apns-id", sampleAPNsID),
+            ])
         #expect(request.bodyText == #"{"aps":{"alert":"hi"}}"#)
         #expect(request.timeout == nil)
     }
 
     @Test func optionalHeadersAppearWhenSet() {
-        let notification = APNsNotification(deviceToken: sampleDeviceToken, environment: .sandbox, id: sampleAPNsID,
-                                            priority: 5, expiration: 1_750_003_600, collapseID: "score-42",
-                                            payload: [])
-        let request = APNsRequestBuilder.request(for: notification, topic: "app.herald.demo", providerToken: "t",
-                                                 timeout: .seconds(3))
+        let notification = APNsNotification(
+            deviceToken: sampleDeviceToken, environment: .sandbox, id: sampleAPNsID,
+            priority: 5, expiration: 1_750_003_600, collapseID: "score-42",
+            payload: [])
+        let request = APNsRequestBuilder.request(
+            for: notification, topic: "app.herald.demo", providerToken: "t",
+            timeout: .seconds(3))
         #expect(request.header("apns-priority") == "5")
         #expect(request.header("apns-expiration") == "1750003600")
         #expect(request.header("apns-collapse-id") == "score-42")
@@ -34,8 +38,9 @@ import Testing
 
     @Test("The ids are never indexed (a collapse id only when it is the apns-id); the repeating fields are")
     func onlyPerNotificationIDsAreNeverIndexed() {
-        var notification = APNsNotification(deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
-                                            expiration: 1_750_003_600, collapseID: sampleAPNsID, payload: [])
+        var notification = APNsNotification(
+            deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
+            expiration: 1_750_003_600, collapseID: sampleAPNsID, payload: [])
         var request = APNsRequestBuilder.request(for: notification, topic: "app.herald.demo", authorization: "bearer t")
         #expect(request.headers.filter(\.neverIndexed).map(\.name) == ["apns-collapse-id", "apns-id"])
         #expect(request.header("authorization") == "bearer t")
@@ -46,8 +51,9 @@ import Testing
     }
 
     @Test func liveActivityGetsTheSuffixedTopicUnlessExplicit() {
-        var notification = APNsNotification(deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
-                                            pushType: "liveactivity", payload: [])
+        var notification = APNsNotification(
+            deviceToken: sampleDeviceToken, environment: .production, id: sampleAPNsID,
+            pushType: "liveactivity", payload: [])
         var request = APNsRequestBuilder.request(for: notification, topic: "app.herald.demo", providerToken: "t")
         #expect(request.header("apns-push-type") == "liveactivity")
         #expect(request.header("apns-topic") == "app.herald.demo.push-type.liveactivity")

@@ -8,7 +8,8 @@ import Testing
     static let now = Date(timeIntervalSince1970: 1_750_000_000)
 
     static func verdict(_ status: Int, _ reason: String?, headers: [HTTP2Header] = [])
-        -> APNsResponseClassifier.Verdict {
+        -> APNsResponseClassifier.Verdict
+    {
         let body = reason.map { #"{"reason":"\#($0)"}"# } ?? ""
         return APNsResponseClassifier.classify(.json(status, body, headers: headers), now: now)
     }
@@ -75,15 +76,17 @@ import Testing
         #expect(Self.verdict(403, "BrandNewReason") == .result(.setupFault(reason: "BrandNewReason")))
         #expect(Self.verdict(502, nil) == .result(.retry(reason: "http_502", retryAfter: nil)))
         #expect(Self.verdict(429, nil) == .result(.retry(reason: "http_429", retryAfter: nil)))
-        #expect(APNsResponseClassifier.classify(.json(500, "<html>oops</html>"), now: Self.now)
-                    == .result(.retry(reason: "http_500", retryAfter: nil)))
+        #expect(
+            APNsResponseClassifier.classify(.json(500, "<html>oops</html>"), now: Self.now)
+                == .result(.retry(reason: "http_500", retryAfter: nil)))
         #expect(Self.verdict(302, nil) == .result(.failed(reason: "http_302")))
     }
 
     @Test func setupReasonsBlameTheConfigurationWhateverTheStatus() {
         // BadCertificateEnvironment is documented under 403 but has been reported as 400 too.
-        #expect(Self.verdict(400, "BadCertificateEnvironment")
-                    == .result(.setupFault(reason: "BadCertificateEnvironment")))
+        #expect(
+            Self.verdict(400, "BadCertificateEnvironment")
+                == .result(.setupFault(reason: "BadCertificateEnvironment")))
         #expect(Self.verdict(404, "TopicDisallowed") == .result(.setupFault(reason: "TopicDisallowed")))
     }
 
@@ -100,33 +103,42 @@ import Testing
     @Test func unregisteredIsDeadSinceAPNsTimestamp() {
         let earlier = Self.now.addingTimeInterval(-3_600)
         let body = #"{"reason":"Unregistered","timestamp":\#(Int64(earlier.timeIntervalSince1970 * 1000))}"#
-        #expect(APNsResponseClassifier.classify(.json(410, body), now: Self.now)
-                    == .result(.tokenInvalid(reason: "Unregistered", since: earlier)))
+        #expect(
+            APNsResponseClassifier.classify(.json(410, body), now: Self.now)
+                == .result(.tokenInvalid(reason: "Unregistered", since: earlier)))
         let future = #"{"reason":"Unregistered","timestamp":\#(Int64(Self.now.timeIntervalSince1970 * 1000) + 60_000)}"#
-        #expect(APNsResponseClassifier.classify(.json(410, future), now: Self.now)
-                    == .result(.tokenInvalid(reason: "Unregistered", since: Self.now)))
+        #expect(
+            APNsResponseClassifier.classify(.json(410, future), now: Self.now)
+                == .result(.tokenInvalid(reason: "Unregistered", since: Self.now)))
     }
 
     @Test func aRefusedProviderTokenThatRenewalDidNotFixIsASetupFault() {
-        #expect(APNsResponseClassifier.providerTokenRefused(.invalidProviderToken)
-                    == .setupFault(reason: "InvalidProviderToken"))
-        #expect(APNsResponseClassifier.providerTokenRefused(.expiredProviderToken)
-                    == .setupFault(reason: "ExpiredProviderToken"))
+        #expect(
+            APNsResponseClassifier.providerTokenRefused(.invalidProviderToken)
+                == .setupFault(reason: "InvalidProviderToken"))
+        #expect(
+            APNsResponseClassifier.providerTokenRefused(.expiredProviderToken)
+                == .setupFault(reason: "ExpiredProviderToken"))
     }
 
     @Test func retryAfterIsHonouredInSecondsOrAsAnHTTPDate() {
-        #expect(Self.verdict(429, "TooManyRequests", headers: [HTTP2Header("retry-after", "30")])
-                    == .result(.retry(reason: "TooManyRequests", retryAfter: .seconds(30))))
+        #expect(
+            Self.verdict(429, "TooManyRequests", headers: [HTTP2Header("retry-after", "30")])
+                == .result(.retry(reason: "TooManyRequests", retryAfter: .seconds(30))))
         // 1_750_000_000 is Sun, 15 Jun 2025 15:06:40 GMT.
         let inAMinute = [HTTP2Header("retry-after", "Sun, 15 Jun 2025 15:07:40 GMT")]
-        #expect(Self.verdict(503, "ServiceUnavailable", headers: inAMinute)
-                    == .result(.retry(reason: "ServiceUnavailable", retryAfter: .seconds(60))))
-        #expect(Self.verdict(503, "Shutdown", headers: [HTTP2Header("retry-after", "Sun, 15 Jun 2025 15:00:00 GMT")])
-                    == .result(.retry(reason: "Shutdown", retryAfter: .zero)))
-        #expect(Self.verdict(429, "TooManyRequests", headers: [HTTP2Header("retry-after", "soon")])
-                    == .result(.retry(reason: "TooManyRequests", retryAfter: nil)))
-        #expect(Self.verdict(429, "TooManyRequests", headers: [HTTP2Header("retry-after", "-5")])
-                    == .result(.retry(reason: "TooManyRequests", retryAfter: nil)))
+        #expect(
+            Self.verdict(503, "ServiceUnavailable", headers: inAMinute)
+                == .result(.retry(reason: "ServiceUnavailable", retryAfter: .seconds(60))))
+        #expect(
+            Self.verdict(503, "Shutdown", headers: [HTTP2Header("retry-after", "Sun, 15 Jun 2025 15:00:00 GMT")])
+                == .result(.retry(reason: "Shutdown", retryAfter: .zero)))
+        #expect(
+            Self.verdict(429, "TooManyRequests", headers: [HTTP2Header("retry-after", "soon")])
+                == .result(.retry(reason: "TooManyRequests", retryAfter: nil)))
+        #expect(
+            Self.verdict(429, "TooManyRequests", headers: [HTTP2Header("retry-after", "-5")])
+                == .result(.retry(reason: "TooManyRequests", retryAfter: nil)))
     }
 
     @Test func unregisteredTimestampIsReadAsMillisecondsOrSeconds() {

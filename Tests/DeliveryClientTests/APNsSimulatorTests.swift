@@ -58,23 +58,34 @@ import Testing
         (SimulatorFault(status: 410, reason: "Unregistered"), .tokenInvalid(reason: "Unregistered")),
         (SimulatorFault(status: 410, reason: "ExpiredToken"), .tokenInvalid(reason: "ExpiredToken")),
         (SimulatorFault(status: 400, reason: "BadDeviceToken"), .tokenSuspect(reason: "BadDeviceToken")),
-        (SimulatorFault(status: 429, reason: "TooManyRequests", retryAfter: 5),
-         .retry(reason: "TooManyRequests", retryAfter: .seconds(5))),
-        (SimulatorFault(status: 500, reason: "InternalServerError"),
-         .retry(reason: "InternalServerError", retryAfter: nil)),
-        (SimulatorFault(status: 503, reason: "ServiceUnavailable"),
-         .retry(reason: "ServiceUnavailable", retryAfter: nil)),
+        (
+            SimulatorFault(status: 429, reason: "TooManyRequests", retryAfter: 5),
+            .retry(reason: "TooManyRequests", retryAfter: .seconds(5))
+        ),
+        (
+            SimulatorFault(status: 500, reason: "InternalServerError"),
+            .retry(reason: "InternalServerError", retryAfter: nil)
+        ),
+        (
+            SimulatorFault(status: 503, reason: "ServiceUnavailable"),
+            .retry(reason: "ServiceUnavailable", retryAfter: nil)
+        ),
         (SimulatorFault(status: 503, reason: "Shutdown"), .retry(reason: "Shutdown", retryAfter: nil)),
         (SimulatorFault(status: 400, reason: "BadCollapseId"), .failed(reason: "BadCollapseId")),
-        (SimulatorFault(status: 400, reason: "DeviceTokenNotForTopic"), .tokenSuspect(reason: "DeviceTokenNotForTopic")),
+        (
+            SimulatorFault(status: 400, reason: "DeviceTokenNotForTopic"),
+            .tokenSuspect(reason: "DeviceTokenNotForTopic")
+        ),
         (SimulatorFault(status: 413, reason: "PayloadTooLarge"), .failed(reason: "PayloadTooLarge")),
         // Herald's configuration, not the delivery. The provider token is too young to renew here, so
         // InvalidProviderToken is not resent (providerTokenRefusedTwiceIsASetupFault covers the renewal).
         (SimulatorFault(status: 400, reason: "MissingTopic"), .setupFault(reason: "MissingTopic")),
         (SimulatorFault(status: 400, reason: "BadTopic"), .setupFault(reason: "BadTopic")),
         (SimulatorFault(status: 400, reason: "TopicDisallowed"), .setupFault(reason: "TopicDisallowed")),
-        (SimulatorFault(status: 403, reason: "BadCertificateEnvironment"),
-         .setupFault(reason: "BadCertificateEnvironment")),
+        (
+            SimulatorFault(status: 403, reason: "BadCertificateEnvironment"),
+            .setupFault(reason: "BadCertificateEnvironment")
+        ),
         (SimulatorFault(status: 403, reason: "BadCertificate"), .setupFault(reason: "BadCertificate")),
         (SimulatorFault(status: 403, reason: "InvalidProviderToken"), .setupFault(reason: "InvalidProviderToken")),
         (SimulatorFault(status: 403, reason: "MissingProviderToken"), .setupFault(reason: "MissingProviderToken")),
@@ -104,8 +115,9 @@ import Testing
     @Test func oversizedPayloadIsRefusedByAPNsRulesNotByAFault() async throws {
         let harness = try DeliveryHarness()
         let big = #"{"aps":{},"x":""# + String(repeating: "x", count: 4100) + #""}"#
-        #expect(await harness.apns.send(DeliveryHarness.notification(payload: big))
-                    == .failed(reason: "PayloadTooLarge"))
+        #expect(
+            await harness.apns.send(DeliveryHarness.notification(payload: big))
+                == .failed(reason: "PayloadTooLarge"))
     }
 
     @Test func expiredProviderTokenIsRenewedAndTheSendSucceeds() async throws {
@@ -125,14 +137,16 @@ import Testing
     @Test func expiredProviderTokenFaultOnAYoungTokenIsASetupFault() async throws {
         let harness = try DeliveryHarness()
         let notification = DeliveryHarness.notification()
-        harness.simulator.setFault(SimulatorFault(status: 403, reason: "ExpiredProviderToken", times: 1),
-                                   token: notification.deviceToken)
+        harness.simulator.setFault(
+            SimulatorFault(status: 403, reason: "ExpiredProviderToken", times: 1),
+            token: notification.deviceToken)
         // APNs calls a 5-minute-old token an hour old: the clocks disagree, which no delivery can fix.
         #expect(await harness.apns.send(notification) == .setupFault(reason: "ExpiredProviderToken"))
         #expect(harness.apns.providerTokensIssued == 1)
         // Once the token is 20 minutes old the same answer earns a renewal and a resend.
-        harness.simulator.setFault(SimulatorFault(status: 403, reason: "ExpiredProviderToken", times: 1),
-                                   token: notification.deviceToken)
+        harness.simulator.setFault(
+            SimulatorFault(status: 403, reason: "ExpiredProviderToken", times: 1),
+            token: notification.deviceToken)
         harness.simulatorClock.advance(.seconds(21 * 60))
         harness.clientClock.advance(.seconds(21 * 60))
         #expect(await harness.apns.send(notification) == .sent)
@@ -161,8 +175,9 @@ import Testing
         harness.simulatorClock.advance(.seconds(21 * 60))
         harness.clientClock.advance(.seconds(21 * 60))
         let notification = DeliveryHarness.notification()
-        harness.simulator.setFault(SimulatorFault(status: 403, reason: "InvalidProviderToken", times: 1),
-                                   token: notification.deviceToken)
+        harness.simulator.setFault(
+            SimulatorFault(status: 403, reason: "InvalidProviderToken", times: 1),
+            token: notification.deviceToken)
         #expect(await harness.apns.send(notification) == .sent)
         #expect(harness.apns.providerTokensIssued == 2)
     }
@@ -184,8 +199,10 @@ import Testing
 
     /// Sends `count` notifications at once, each answered late as `fault` says, and returns the most streams seen
     /// in flight at the same time on `transport` (polled until every send finished).
-    static func peakConcurrency(_ harness: DeliveryHarness, client: APNsClient, transport: HTTP2Client,
-                                count: Int, fault: SimulatorFault) async -> (peak: Int, results: [DeliveryResult]) {
+    static func peakConcurrency(
+        _ harness: DeliveryHarness, client: APNsClient, transport: HTTP2Client,
+        count: Int, fault: SimulatorFault
+    ) async -> (peak: Int, results: [DeliveryResult]) {
         let notifications = (0..<count).map { _ in DeliveryHarness.notification() }
         for notification in notifications {
             harness.simulator.setFault(fault, token: notification.deviceToken)
@@ -196,7 +213,7 @@ import Testing
             while !done.load(ordering: .relaxed) {
                 let now = transport.statistics.streamsInFlight
                 peak.withLock { $0 = max($0, now) }
-                try? await Task.sleep(for: .milliseconds(2)) // the sampling period
+                try? await Task.sleep(for: .milliseconds(2))  // the sampling period
             }
         }()
         let results = await withTaskGroup(of: DeliveryResult.self) { group in
@@ -226,8 +243,9 @@ import Testing
         // The same answer again, late: no 2xx ever arrives on this connection.
         var late = first
         late.delayMs = 1500
-        let (peak, results) = await Self.peakConcurrency(harness, client: client, transport: transport,
-                                                         count: 6, fault: late)
+        let (peak, results) = await Self.peakConcurrency(
+            harness, client: client, transport: transport,
+            count: 6, fault: late)
         #expect(results.allSatisfy { $0 == firstResult })
         // The JWT was accepted: the connection now carries many streams at once.
         #expect(peak > 1)
@@ -263,10 +281,11 @@ import Testing
         // rest fail at once inside the backoff (at least 30 s here) instead of each connecting again.
         var results: [DeliveryResult] = []
         for _ in 0..<30 { results.append(await client.send(DeliveryHarness.notification())) }
-        #expect(results.allSatisfy {
-            if case .retry = $0 { return true }
-            return false
-        })
+        #expect(
+            results.allSatisfy {
+                if case .retry = $0 { return true }
+                return false
+            })
         #expect(results.contains(.retry(reason: "connect_failed", retryAfter: nil)))
         let statistics = transport.statistics
         #expect(statistics.connectionsOpened == 2)

@@ -14,8 +14,10 @@ final class ScriptedTransport: APNsTransport, FCMTransport {
     private let state = Mutex<(requests: [HTTP2Request], connects: Int, recycles: Int, shutdowns: Int)>(([], 0, 0, 0))
 
     /// `responder` gets each request and its index (0 for the first).
-    init(configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(url: "https://example.test"),
-         responder: @escaping @Sendable (HTTP2Request, Int) -> Answer) {
+    init(
+        configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(url: "https://example.test"),
+        responder: @escaping @Sendable (HTTP2Request, Int) -> Answer
+    ) {
         self.configuration = configuration
         self.responder = responder
     }

@@ -21,28 +21,34 @@ final class DeliveryHarness: Sendable {
     /// `sharedClock`: the clients use the simulator's clock. `otherFCMAccount`: the simulator also knows the other
     /// project's service account (`TestCredentials.fcmOtherCredentialsFile`); `fcmTokenProject`: the project every
     /// FCM token belongs to (SimulatorConfiguration.fcmTokenProject).
-    init(sharedClock: Bool = false, requestTimeout: Duration = .seconds(10), otherFCMAccount: Bool = false,
-         fcmTokenProject: String? = nil) throws {
+    init(
+        sharedClock: Bool = false, requestTimeout: Duration = .seconds(10), otherFCMAccount: Bool = false,
+        fcmTokenProject: String? = nil
+    ) throws {
         let start = Date()
         simulatorClock = TestClock(start)
         clientClock = sharedClock ? simulatorClock : TestClock(start)
-        simulator = try Simulator(configuration: SimulatorConfiguration(
-            tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
-            apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
-            fcmAdditionalCredentialsFiles: otherFCMAccount ? [credentials.fcmOtherCredentialsFile] : [],
-            fcmTokenProject: fcmTokenProject, clock: simulatorClock))
+        simulator = try Simulator(
+            configuration: SimulatorConfiguration(
+                tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
+                apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
+                fcmAdditionalCredentialsFiles: otherFCMAccount ? [credentials.fcmOtherCredentialsFile] : [],
+                fcmTokenProject: fcmTokenProject, clock: simulatorClock))
         try simulator.start()
-        apns = try APNsClient(configuration: Self.apnsConfiguration(url: simulator.url, requestTimeout: requestTimeout),
-                              clock: clientClock)
+        apns = try APNsClient(
+            configuration: Self.apnsConfiguration(url: simulator.url, requestTimeout: requestTimeout),
+            clock: clientClock)
         let serviceAccount = try credentials.fcmCredentialsFile(tokenURI: simulator.url + "/token")
-        fcm = try FCMClient(configuration: FCMConfiguration(
-            credentialsFile: serviceAccount, url: simulator.url, caFile: credentials.caFile,
-            requestTimeout: requestTimeout), clock: clientClock)
+        fcm = try FCMClient(
+            configuration: FCMConfiguration(
+                credentialsFile: serviceAccount, url: simulator.url, caFile: credentials.caFile,
+                requestTimeout: requestTimeout), clock: clientClock)
     }
 
     /// The APNs client's configuration for a simulator at `url`.
     static func apnsConfiguration(url: String, connections: Int = 2, requestTimeout: Duration = .seconds(10))
-        -> APNsConfiguration {
+        -> APNsConfiguration
+    {
         let credentials = TestCredentials.shared
         return APNsConfiguration(
             keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
@@ -57,21 +63,27 @@ final class DeliveryHarness: Sendable {
         if let projectID {
             let ownProjectID = other ? credentials.fcmOtherProjectID : credentials.fcmProjectID
             let text = try String(contentsOfFile: file, encoding: .utf8)
-                .replacingOccurrences(of: #""project_id": "\#(ownProjectID)""#,
-                                      with: #""project_id": "\#(projectID)""#)
+                .replacingOccurrences(
+                    of: #""project_id": "\#(ownProjectID)""#,
+                    with: #""project_id": "\#(projectID)""#)
             file += ".\(projectID).json"
             try text.write(toFile: file, atomically: true, encoding: .utf8)
         }
-        return try FCMClient(configuration: FCMConfiguration(credentialsFile: file, url: simulator.url,
-                                                             caFile: credentials.caFile), clock: clientClock)
+        return try FCMClient(
+            configuration: FCMConfiguration(
+                credentialsFile: file, url: simulator.url,
+                caFile: credentials.caFile), clock: clientClock)
     }
 
     /// An APNs client of its own for this simulator whose HTTP/2 clients (real ones) the test can watch.
     func observedAPNsClient(connections: Int = 1, connectBackoff: ExponentialBackoff? = nil)
-        throws -> (APNsClient, HTTP2Clients) {
+        throws -> (APNsClient, HTTP2Clients)
+    {
         let made = HTTP2Clients()
-        let client = try APNsClient(configuration: Self.apnsConfiguration(url: simulator.url, connections: connections),
-                                    clock: clientClock) { settings throws(HTTP2Error) -> any APNsTransport in
+        let client = try APNsClient(
+            configuration: Self.apnsConfiguration(url: simulator.url, connections: connections),
+            clock: clientClock
+        ) { settings throws(HTTP2Error) -> any APNsTransport in
             var settings = settings
             if let connectBackoff { settings.connectBackoff = connectBackoff }
             return try made.make(settings)
@@ -92,16 +104,21 @@ final class DeliveryHarness: Sendable {
         (UUID().uuidString + UUID().uuidString).replacingOccurrences(of: "-", with: "").lowercased()
     }
 
-    static func notification(token: String = deviceToken(), environment: APNsEnvironment = .production,
-                             pushType: String = "alert", payload: String = DeliveryHarness.alertPayload)
-        -> APNsNotification {
-        APNsNotification(deviceToken: token, environment: environment, id: UUID().uuidString.lowercased(),
-                         pushType: pushType, payload: Array(payload.utf8))
+    static func notification(
+        token: String = deviceToken(), environment: APNsEnvironment = .production,
+        pushType: String = "alert", payload: String = DeliveryHarness.alertPayload
+    )
+        -> APNsNotification
+    {
+        APNsNotification(
+            deviceToken: token, environment: environment, id: UUID().uuidString.lowercased(),
+            pushType: pushType, payload: Array(payload.utf8))
     }
 
     static func fcmMessage(token: String = "fcm-" + UUID().uuidString, ttlSeconds: Int? = 120) -> FCMMessage {
-        FCMMessage(token: token, message: Array(#"{"android":{"priority":"HIGH"},"data":{"title":"Hi","n":"1"}}"#.utf8),
-                   ttlSeconds: ttlSeconds)
+        FCMMessage(
+            token: token, message: Array(#"{"android":{"priority":"HIGH"},"data":{"title":"Hi","n":"1"}}"#.utf8),
+            ttlSeconds: ttlSeconds)
     }
 }
 

@@ -1,4 +1,3 @@
-@testable import FCM
 import Foundation
 import HTTP2
 import HeraldCore
@@ -6,6 +5,8 @@ import HeraldCrypto
 import HeraldTestSupport
 import Synchronization
 import Testing
+
+@testable import FCM
 
 /// A transport that holds completions until the test releases them.
 final class DeferredTransport: FCMTransport {
@@ -40,14 +41,18 @@ final class DeferredTransport: FCMTransport {
     /// `random` 1 makes every backoff wait its full step (1 s, 2 s, 4 s, ... up to 300 s).
     func makeProvider(_ transport: any FCMTransport, random: Double = 1) throws -> FCMAccessTokenProvider {
         let account = try account()
-        return FCMAccessTokenProvider(serviceAccount: account, signingKey: try RS256SigningKey(pem: account.privateKey),
-                                      transport: transport, clock: clock, random: { random })
+        return FCMAccessTokenProvider(
+            serviceAccount: account, signingKey: try RS256SigningKey(pem: account.privateKey),
+            transport: transport, clock: clock, random: { random })
     }
 
     static func issuing(lifetime: Int = 3600) -> ScriptedTransport {
         ScriptedTransport { _, index in
-            .success(.json(200, #"{"access_token":"ya29.token-\#(index)","expires_in":\#(lifetime),"#
-                                + #""token_type":"Bearer"}"#))
+            .success(
+                .json(
+                    200,
+                    #"{"access_token":"ya29.token-\#(index)","expires_in":\#(lifetime),"#
+                        + #""token_type":"Bearer"}"#))
         }
     }
 
@@ -63,9 +68,10 @@ final class DeferredTransport: FCMTransport {
         #expect(request.bodyText.hasPrefix(prefix))
         let assertion = try #require(JSONWebToken.decode(String(request.bodyText.dropFirst(prefix.count))))
         #expect(JSONWriter.string(assertion.header) == #"{"alg":"RS256","typ":"JWT"}"#)
-        #expect(JSONWriter.string(assertion.claims) == #"{"iss":"herald@herald-sim.iam.gserviceaccount.com","#
-                    + #""scope":"https://www.googleapis.com/auth/firebase.messaging","#
-                    + #""aud":"https://127.0.0.1:8443/token","iat":1750000000,"exp":1750003600}"#)
+        #expect(
+            JSONWriter.string(assertion.claims) == #"{"iss":"herald@herald-sim.iam.gserviceaccount.com","#
+                + #""scope":"https://www.googleapis.com/auth/firebase.messaging","#
+                + #""aud":"https://127.0.0.1:8443/token","iat":1750000000,"exp":1750003600}"#)
         let pem = try String(contentsOfFile: credentials.fcmPrivateKeyFile, encoding: .utf8)
         let verifier = try RS256VerifyingKey(pem: pem)
         #expect(verifier.isValidSignature(assertion.signature, for: assertion.signingInput))
@@ -149,21 +155,26 @@ final class DeferredTransport: FCMTransport {
             return nil
         }
         // Refusals of the service account: Herald's credentials (RFC 6749 section 5.2: 400 or 401).
-        #expect(failure(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)?
-                    .deliveryResult == .setupFault(reason: "oauth_invalid_grant"))
-        #expect(failure(401, #"{"error":"invalid_client"}"#)?.deliveryResult
-                    == .setupFault(reason: "oauth_invalid_client"))
+        #expect(
+            failure(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)?
+                .deliveryResult == .setupFault(reason: "oauth_invalid_grant"))
+        #expect(
+            failure(401, #"{"error":"invalid_client"}"#)?.deliveryResult
+                == .setupFault(reason: "oauth_invalid_client"))
         #expect(failure(403, "")?.deliveryResult == .setupFault(reason: "oauth_http_403"))
         #expect(failure(404, "<html>")?.deliveryResult == .setupFault(reason: "oauth_http_404"))
         // What may pass: throttling, server errors, a garbled success.
-        #expect(failure(429, #"{"error":"rate_limit_exceeded"}"#)?.deliveryResult
-                    == .retry(reason: "oauth_rate_limit_exceeded", retryAfter: nil))
+        #expect(
+            failure(429, #"{"error":"rate_limit_exceeded"}"#)?.deliveryResult
+                == .retry(reason: "oauth_rate_limit_exceeded", retryAfter: nil))
         #expect(failure(408, "")?.deliveryResult == .retry(reason: "oauth_http_408", retryAfter: nil))
-        #expect(failure(500, #"{"error":"internal_failure"}"#)?.deliveryResult
-                    == .retry(reason: "oauth_internal_failure", retryAfter: nil))
+        #expect(
+            failure(500, #"{"error":"internal_failure"}"#)?.deliveryResult
+                == .retry(reason: "oauth_internal_failure", retryAfter: nil))
         #expect(failure(503, "")?.deliveryResult == .retry(reason: "oauth_http_503", retryAfter: nil))
-        #expect(failure(200, #"{"token_type":"Bearer"}"#)?.deliveryResult
-                    == .retry(reason: "oauth_invalid_response", retryAfter: nil))
+        #expect(
+            failure(200, #"{"token_type":"Bearer"}"#)?.deliveryResult
+                == .retry(reason: "oauth_invalid_response", retryAfter: nil))
     }
 
     @Test func failedExchangesBackOffExponentiallyAndFailFastMeanwhile() async throws {

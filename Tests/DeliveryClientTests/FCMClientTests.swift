@@ -16,24 +16,27 @@ import Testing
 
     /// `messages` answers FCM requests; the token endpoint issues `token-<n>`.
     func makeClient(_ messages: @escaping @Sendable (HTTP2Request, Int) -> ScriptedTransport.Answer)
-        throws -> (FCMClient, TransportRecorder) {
+        throws -> (FCMClient, TransportRecorder)
+    {
         let recorder = TransportRecorder { configuration, request, index in
             if configuration.url == Self.tokenOrigin {
                 return .success(.json(200, #"{"access_token":"token-\#(index)","expires_in":3600}"#))
             }
             return messages(request, index)
         }
-        let configuration = FCMConfiguration(credentialsFile: credentials.fcmCredentialsFile, url: Self.fcmURL,
-                                             connections: 3)
+        let configuration = FCMConfiguration(
+            credentialsFile: credentials.fcmCredentialsFile, url: Self.fcmURL,
+            connections: 3)
         let client = try FCMClient(configuration: configuration, clock: clock) { settings throws(HTTP2Error) in
             recorder.make(settings)
         }
         return (client, recorder)
     }
 
-    let message = FCMMessage(token: "device-registration-token",
-                             message: Array(#"{"android":{"priority":"HIGH"},"data":{"k":"v"}}"#.utf8),
-                             ttlSeconds: 120)
+    let message = FCMMessage(
+        token: "device-registration-token",
+        message: Array(#"{"android":{"priority":"HIGH"},"data":{"k":"v"}}"#.utf8),
+        ttlSeconds: 120)
 
     @Test func sendsToTheProjectPathWithABearerToken() async throws {
         let (client, recorder) = try makeClient { _, _ in
@@ -49,8 +52,9 @@ import Testing
         #expect(request.path == "/v1/projects/herald-sim/messages:send")
         #expect(request.header("authorization") == "Bearer token-0")
         #expect(request.header("content-type") == "application/json; charset=utf-8")
-        #expect(request.bodyText == #"{"message":{"android":{"priority":"HIGH","ttl":"120s"},"data":{"k":"v"},"#
-                    + #""token":"device-registration-token"}}"#)
+        #expect(
+            request.bodyText == #"{"message":{"android":{"priority":"HIGH","ttl":"120s"},"data":{"k":"v"},"#
+                + #""token":"device-registration-token"}}"#)
     }
 
     @Test func connectOpensTheConnectionsAndFetchesTheToken() async throws {

@@ -43,10 +43,14 @@ import Testing
         (#"{"project_id":"p","client_email":"e","private_key":"k"}"#, "has no token_uri"),
         (#"{"project_id":"p","token_uri":"https://t/token","private_key":"k"}"#, "has no client_email"),
         (#"{"project_id":"p","token_uri":"https://t/token","client_email":"e"}"#, "has no private_key"),
-        (#"{"project_id":"p","token_uri":"ftp://t","client_email":"e","private_key":"k"}"#,
-         "has a token_uri that is not an http(s) URL"),
-        (#"{"project_id":"p/../x","token_uri":"https://t/token","client_email":"e","private_key":"k"}"#,
-         "has a project_id with characters a project id cannot have"),
+        (
+            #"{"project_id":"p","token_uri":"ftp://t","client_email":"e","private_key":"k"}"#,
+            "has a token_uri that is not an http(s) URL"
+        ),
+        (
+            #"{"project_id":"p/../x","token_uri":"https://t/token","client_email":"e","private_key":"k"}"#,
+            "has a project_id with characters a project id cannot have"
+        ),
         (#"{"type":"authorized_user","project_id":"p"}"#, "is not a service account (type must be service_account)"),
         ("[1]", "is not a JSON object"),
         ("not json", "is not a JSON object"),
@@ -62,8 +66,9 @@ import Testing
             try FCMClient(configuration: FCMConfiguration(credentialsFile: "/nonexistent.json"))
         }
         let file = credentials.directory.appendingPathComponent("fcm-bad-key-\(UUID().uuidString).json")
-        try (#"{"project_id":"p","token_uri":"https://t/token","client_email":"e","#
-             + #""private_key":"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}"#)
+        try
+            (#"{"project_id":"p","token_uri":"https://t/token","client_email":"e","#
+            + #""private_key":"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}"#)
             .write(to: file, atomically: true, encoding: .utf8)
         do {
             _ = try FCMClient(configuration: FCMConfiguration(credentialsFile: file.path))

@@ -6,18 +6,23 @@ import Testing
     static let stored = #"{"android":{"priority":"HIGH"},"data":{"title":"Hi \"there\"","body":"é ✓","n":"1"}}"#
 
     func body(_ stored: String, token: String = "reg-token-1", ttl: Int? = nil) throws -> String {
-        String(decoding: try FCMMessageBuilder.body(for: FCMMessage(token: token, message: Array(stored.utf8),
-                                                                    ttlSeconds: ttl)), as: UTF8.self)
+        String(
+            decoding: try FCMMessageBuilder.body(
+                for: FCMMessage(
+                    token: token, message: Array(stored.utf8),
+                    ttlSeconds: ttl)), as: UTF8.self)
     }
 
     @Test func wrapsTheStoredMessageAddsTokenAndTTL() throws {
-        #expect(try body(Self.stored, ttl: 3600) == #"{"message":{"android":{"priority":"HIGH","ttl":"3600s"},"#
-                    + #""data":{"title":"Hi \"there\"","body":"é ✓","n":"1"},"token":"reg-token-1"}}"#)
+        #expect(
+            try body(Self.stored, ttl: 3600) == #"{"message":{"android":{"priority":"HIGH","ttl":"3600s"},"#
+                + #""data":{"title":"Hi \"there\"","body":"é ✓","n":"1"},"token":"reg-token-1"}}"#)
     }
 
     @Test func withoutTTLTheAndroidBlockIsUntouched() throws {
-        #expect(try body(Self.stored) == #"{"message":{"android":{"priority":"HIGH"},"#
-                    + #""data":{"title":"Hi \"there\"","body":"é ✓","n":"1"},"token":"reg-token-1"}}"#)
+        #expect(
+            try body(Self.stored) == #"{"message":{"android":{"priority":"HIGH"},"#
+                + #""data":{"title":"Hi \"there\"","body":"é ✓","n":"1"},"token":"reg-token-1"}}"#)
     }
 
     @Test func dataIsKeptExactly() throws {
@@ -27,12 +32,14 @@ import Testing
     }
 
     @Test func ttlIsAddedWithoutAnAndroidBlockAndClamped() throws {
-        #expect(try body(#"{"data":{"a":"b"}}"#, ttl: 0)
-                    == #"{"message":{"data":{"a":"b"},"android":{"ttl":"0s"},"token":"reg-token-1"}}"#)
+        #expect(
+            try body(#"{"data":{"a":"b"}}"#, ttl: 0)
+                == #"{"message":{"data":{"a":"b"},"android":{"ttl":"0s"},"token":"reg-token-1"}}"#)
         #expect(try body(#"{"data":{}}"#, ttl: -5).contains(#""ttl":"0s""#))
         #expect(try body(#"{"data":{}}"#, ttl: 99_999_999).contains(#""ttl":"2419200s""#))
-        #expect(try body(#"{"android":{"ttl":"5s"},"data":{}}"#, ttl: 60)
-                    == #"{"message":{"android":{"ttl":"60s"},"data":{},"token":"reg-token-1"}}"#)
+        #expect(
+            try body(#"{"android":{"ttl":"5s"},"data":{}}"#, ttl: 60)
+                == #"{"message":{"android":{"ttl":"60s"},"data":{},"token":"reg-token-1"}}"#)
     }
 
     @Test func anyStoredTargetIsReplacedByTheToken() throws {

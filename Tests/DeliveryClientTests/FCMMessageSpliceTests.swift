@@ -1,6 +1,7 @@
-@testable import FCM
 import HeraldCore
 import Testing
+
+@testable import FCM
 
 /// The fast path (splicing the intake's stored form) gives exactly what parsing and re-writing give.
 @Suite struct FCMMessageSpliceTests {
@@ -17,15 +18,16 @@ import Testing
         let canonical = JSONWriter.bytes(try JSONParser.parse(Array(stored.utf8)))
         let message = FCMMessage(token: #"tok"en\1"#, message: canonical, ttlSeconds: ttl)
         let spliced = try #require(FCMMessageBuilder.splice(message))
-        #expect(String(decoding: spliced, as: UTF8.self)
+        #expect(
+            String(decoding: spliced, as: UTF8.self)
                 == String(decoding: try FCMMessageBuilder.rebuild(message), as: UTF8.self))
     }
 
     @Test(arguments: [
-        #"{"data":{"a":"b"}}"#,                                          // another shape
-        #"{"android":{"priority":"HIGH"},"token":"old","data":{}}"#,     // a target to replace
-        #"{"android":{"priority":"HIGH"},"data":{"topic":"x"}}"#,        // a key that looks like one
-        #"{"android":{"priority":"HIGH","ttl":"5s"},"data":{}}"#,        // android with more members
+        #"{"data":{"a":"b"}}"#,  // another shape
+        #"{"android":{"priority":"HIGH"},"token":"old","data":{}}"#,  // a target to replace
+        #"{"android":{"priority":"HIGH"},"data":{"topic":"x"}}"#,  // a key that looks like one
+        #"{"android":{"priority":"HIGH","ttl":"5s"},"data":{}}"#,  // android with more members
     ])
     func otherFormsTakeTheGeneralPath(_ stored: String) {
         #expect(FCMMessageBuilder.splice(FCMMessage(token: "t", message: Array(stored.utf8), ttlSeconds: 5)) == nil)

@@ -42,14 +42,22 @@ import Testing
     static let faults: [(SimulatorFault, DeliveryResult)] = [
         (SimulatorFault(status: 404, reason: "UNREGISTERED"), .tokenInvalid(reason: "UNREGISTERED")),
         // FCM asks for at least a minute on quota errors, whatever Retry-After says below that.
-        (SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED", retryAfter: 30),
-         .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))),
-        (SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED"),
-         .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))),
-        (SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED", retryAfter: 90),
-         .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(90))),
-        (SimulatorFault(status: 503, reason: "UNAVAILABLE", retryAfter: 2),
-         .retry(reason: "UNAVAILABLE", retryAfter: .seconds(2))),
+        (
+            SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED", retryAfter: 30),
+            .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))
+        ),
+        (
+            SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED"),
+            .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(60))
+        ),
+        (
+            SimulatorFault(status: 429, reason: "QUOTA_EXCEEDED", retryAfter: 90),
+            .retry(reason: "QUOTA_EXCEEDED", retryAfter: .seconds(90))
+        ),
+        (
+            SimulatorFault(status: 503, reason: "UNAVAILABLE", retryAfter: 2),
+            .retry(reason: "UNAVAILABLE", retryAfter: .seconds(2))
+        ),
         (SimulatorFault(status: 500, reason: "INTERNAL"), .retry(reason: "INTERNAL", retryAfter: nil)),
         // The simulator answers an INVALID_ARGUMENT fault as FCM answers a bad registration token: suspect (the
         // worker's verdict tracker decides), never dead on its own word.
@@ -125,8 +133,9 @@ import Testing
 
     @Test func anInvalidArgumentAboutTheMessageFailsItWithoutTouchingTheToken() async throws {
         let harness = try DeliveryHarness()
-        let message = FCMMessage(token: "fcm-" + UUID().uuidString,
-                                 message: Array(#"{"android":{"priority":"HIGH"},"data":{"from":"x"}}"#.utf8))
+        let message = FCMMessage(
+            token: "fcm-" + UUID().uuidString,
+            message: Array(#"{"android":{"priority":"HIGH"},"data":{"from":"x"}}"#.utf8))
         #expect(await harness.fcm.send(message) == .failed(reason: "INVALID_ARGUMENT"))
         #expect(harness.simulator.statistics.fcm[400] == 1)
     }

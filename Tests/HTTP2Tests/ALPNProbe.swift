@@ -1,8 +1,9 @@
 import COpenSSL
 import Foundation
 import HeraldTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TLS client that chooses its own ALPN list (or sends none), then speaks HTTP/2 by hand: the connection
@@ -56,15 +57,18 @@ struct ALPNProbe {
         var selected: UnsafePointer<UInt8>?
         var selectedLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &selected, &selectedLength)
-        let negotiated = selected.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(selectedLength)),
-                                                as: UTF8.self) }
+        let negotiated = selected.map {
+            String(
+                decoding: UnsafeBufferPointer(start: $0, count: Int(selectedLength)),
+                as: UTF8.self)
+        }
 
         // Preface, empty SETTINGS, then HEADERS (END_STREAM | END_HEADERS) for GET `path` on stream 1.
         var output = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
         output += frame(type: 0x4, flags: 0, stream: 0, payload: [])
-        var block: [UInt8] = [0x82, 0x87] // :method GET, :scheme https (static table 2 and 7)
-        block += literal(nameIndex: 4, value: path) // :path
-        block += literal(nameIndex: 1, value: "127.0.0.1") // :authority
+        var block: [UInt8] = [0x82, 0x87]  // :method GET, :scheme https (static table 2 and 7)
+        block += literal(nameIndex: 4, value: path)  // :path
+        block += literal(nameIndex: 1, value: "127.0.0.1")  // :authority
         output += frame(type: 0x1, flags: 0x5, stream: 1, payload: block)
         try write(ssl, output)
 
@@ -79,14 +83,15 @@ struct ALPNProbe {
                 let payload = Array(input[9..<(9 + length)])
                 input.removeFirst(9 + length)
                 if type == 0x4 && flags & 0x1 == 0 {
-                    try write(ssl, frame(type: 0x4, flags: 0x1, stream: 0, payload: [])) // SETTINGS ACK
+                    try write(ssl, frame(type: 0x4, flags: 0x1, stream: 0, payload: []))  // SETTINGS ACK
                 }
                 if type == 0x7 {
                     throw ProbeError(description: "GOAWAY: \(String(decoding: payload.dropFirst(8), as: UTF8.self))")
                 }
                 if type == 0x1 && stream == 1 {
-                    return Outcome(negotiated: negotiated, status: try status(inHeaderBlock: payload, flags: flags),
-                                   handshakeError: nil)
+                    return Outcome(
+                        negotiated: negotiated, status: try status(inHeaderBlock: payload, flags: flags),
+                        handshakeError: nil)
                 }
             }
             var buffer = [UInt8](repeating: 0, count: 16_384)
@@ -128,9 +133,11 @@ struct ALPNProbe {
 
     private static func frame(type: UInt8, flags: UInt8, stream: Int, payload: [UInt8]) -> [UInt8] {
         let length = payload.count
-        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
-                UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF),
-                UInt8(stream & 0xFF)] + payload
+        return [
+            UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
+            UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF),
+            UInt8(stream & 0xFF),
+        ] + payload
     }
 
     /// A literal header field without indexing, name from the static table, value without Huffman.

@@ -16,7 +16,8 @@ struct ALPNTests {
         #expect(outcome.status == 200)
     }
 
-    @Test("a client offering h2 among others gets h2", arguments: [["h2"], ["http/1.1", "h2"], ["spdy/3", "h2", "h3"]])
+    @Test(
+        "a client offering h2 among others gets h2", arguments: [["h2"], ["http/1.1", "h2"], ["spdy/3", "h2", "h3"]])
     func offeredH2IsSelected(_ protocols: [String]) throws {
         let server = try startServer()
         defer { server.stop() }
@@ -25,8 +26,9 @@ struct ALPNTests {
         #expect(outcome.status == 200)
     }
 
-    @Test("a client offering ALPN without h2 is refused in the handshake",
-          arguments: [["http/1.1"], ["http/1.0", "http/1.1"], ["h2c"]])
+    @Test(
+        "a client offering ALPN without h2 is refused in the handshake",
+        arguments: [["http/1.1"], ["http/1.0", "http/1.1"], ["h2c"]])
     func alpnWithoutH2IsRefused(_ protocols: [String]) throws {
         let server = try startServer()
         defer { server.stop() }

@@ -15,7 +15,8 @@ struct BenchmarkTests {
     private static let body = Array(String(repeating: "x", count: 250).utf8)
 
     private static let apnsLikeHandler = ClosureHandler { _, responder in
-        responder.respond(HTTP2Response(status: 200, headers: [HTTP2Header("apns-id", "0190a6e4-8f4c-7cc1-b3a1-2f3b9e0c1d2e")]))
+        responder.respond(
+            HTTP2Response(status: 200, headers: [HTTP2Header("apns-id", "0190a6e4-8f4c-7cc1-b3a1-2f3b9e0c1d2e")]))
     }
 
     @Test("h2load against the server", arguments: [true, false])
@@ -42,8 +43,9 @@ struct BenchmarkTests {
         let summary = text.split(separator: "\n").filter {
             $0.hasPrefix("finished in") || $0.hasPrefix("requests:") || $0.hasPrefix("status codes:")
         }
-        print("HTTP2Server \(tls ? "TLS" : "h2c"), \(loops) loop(s), h2load \(arguments.joined(separator: " ")):\n"
-              + summary.joined(separator: "\n"))
+        print(
+            "HTTP2Server \(tls ? "TLS" : "h2c"), \(loops) loop(s), h2load \(arguments.joined(separator: " ")):\n"
+                + summary.joined(separator: "\n"))
         #expect(process.terminationStatus == 0)
         #expect(text.contains("0 failed"))
     }
@@ -56,9 +58,10 @@ struct BenchmarkTests {
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: connections)
         defer { client.shutdown() }
-        let request = HTTP2Request(method: "POST", path: "/3/device/abcdef",
-                                   headers: [HTTP2Header("apns-topic", "app.demo"), HTTP2Header("apns-push-type", "alert")],
-                                   body: Self.body)
+        let request = HTTP2Request(
+            method: "POST", path: "/3/device/abcdef",
+            headers: [HTTP2Header("apns-topic", "app.demo"), HTTP2Header("apns-push-type", "alert")],
+            body: Self.body)
         let driver = ClientDriver(client: client, request: request, total: total)
         // Warm up the connections first.
         _ = try awaitSync { try await client.send(request) }
@@ -67,8 +70,9 @@ struct BenchmarkTests {
         driver.done.wait()
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("HTTP2Client TLS, \(connections) connection(s), window \(window), \(total) requests: "
-              + "\(Int(Double(total) / seconds)) requests/s, failures \(driver.failures.current)")
+        print(
+            "HTTP2Client TLS, \(connections) connection(s), window \(window), \(total) requests: "
+                + "\(Int(Double(total) / seconds)) requests/s, failures \(driver.failures.current)")
         #expect(driver.failures.current == 0)
     }
 }

@@ -13,8 +13,9 @@ struct ConcurrencyTests {
         defer { client.shutdown() }
 
         let requests = (0..<2000).map { index in
-            HTTP2Request(path: "/item/\(index)", headers: [HTTP2Header("x-test", "\(index)")],
-                         body: Array("body-\(index)".utf8))
+            HTTP2Request(
+                path: "/item/\(index)", headers: [HTTP2Header("x-test", "\(index)")],
+                body: Array("body-\(index)".utf8))
         }
         let results = await sendAll(client, requests)
         for (index, result) in results.enumerated() {
@@ -34,14 +35,16 @@ struct ConcurrencyTests {
     @Test("The server's SETTINGS_MAX_CONCURRENT_STREAMS is honoured")
     func serverStreamLimit() async throws {
         let gauge = ConcurrencyGauge()
-        let server = try startServer(maxConcurrentStreams: 5, handler: ClosureHandler { request, responder in
-            gauge.enter()
-            // Answer later, from another thread.
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) {
-                gauge.leave()
-                responder.respond(echoResponse(request))
-            }
-        })
+        let server = try startServer(
+            maxConcurrentStreams: 5,
+            handler: ClosureHandler { request, responder in
+                gauge.enter()
+                // Answer later, from another thread.
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) {
+                    gauge.leave()
+                    responder.respond(echoResponse(request))
+                }
+            })
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: 1)
         defer { client.shutdown() }
@@ -57,27 +60,30 @@ struct ConcurrencyTests {
     /// A server that answers every request with `status`, each 30 ms late, and counts how many requests it holds
     /// at once (before the first answer, and overall).
     static func authenticatingServer(status: Int) throws
-        -> (server: HTTP2Server, gauge: ConcurrencyGauge, beforeFirstAnswer: ConcurrencyGauge) {
+        -> (server: HTTP2Server, gauge: ConcurrencyGauge, beforeFirstAnswer: ConcurrencyGauge)
+    {
         let gauge = ConcurrencyGauge()
         let answered = Counter()
         let maximumBeforeFirstAnswer = ConcurrencyGauge()
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            let now = gauge.enter()
-            if answered.current == 0 {
-                for _ in 0..<now { maximumBeforeFirstAnswer.enter() }
-                for _ in 0..<now { maximumBeforeFirstAnswer.leave() }
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
-                gauge.leave()
-                answered.increment()
-                responder.respond(HTTP2Response(status: status, body: Array(#"{"reason":"x"}"#.utf8)))
-            }
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                let now = gauge.enter()
+                if answered.current == 0 {
+                    for _ in 0..<now { maximumBeforeFirstAnswer.enter() }
+                    for _ in 0..<now { maximumBeforeFirstAnswer.leave() }
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
+                    gauge.leave()
+                    answered.increment()
+                    responder.respond(HTTP2Response(status: status, body: Array(#"{"reason":"x"}"#.utf8)))
+                }
+            })
         return (server, gauge, maximumBeforeFirstAnswer)
     }
 
-    @Test("streamsUntilAuthenticated = 1: one stream until the first answer that is not 401/403, then many",
-          arguments: [200, 400, 410, 500])
+    @Test(
+        "streamsUntilAuthenticated = 1: one stream until the first answer that is not 401/403, then many",
+        arguments: [200, 400, 410, 500])
     func oneStreamUntilAuthenticated(status: Int) async throws {
         let (server, gauge, beforeFirstAnswer) = try Self.authenticatingServer(status: status)
         defer { server.stop() }
@@ -94,13 +100,14 @@ struct ConcurrencyTests {
     @Test("401 and 403 do not lift streamsUntilAuthenticated", arguments: [401, 403])
     func oneStreamWhileUnauthenticated(status: Int) async throws {
         let gauge = ConcurrencyGauge()
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            gauge.enter()
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) {
-                gauge.leave()
-                responder.respond(HTTP2Response(status: status))
-            }
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                gauge.enter()
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) {
+                    gauge.leave()
+                    responder.respond(HTTP2Response(status: status))
+                }
+            })
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: 1, streamsUntilAuthenticated: 1)
         defer { client.shutdown() }
@@ -113,13 +120,14 @@ struct ConcurrencyTests {
     @Test("Our own maxConcurrentStreams queues the rest")
     func clientStreamLimit() async throws {
         let gauge = ConcurrencyGauge()
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            gauge.enter()
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
-                gauge.leave()
-                responder.respond(echoResponse(request))
-            }
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                gauge.enter()
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+                    gauge.leave()
+                    responder.respond(echoResponse(request))
+                }
+            })
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: 2, maxConcurrentStreams: 3)
         defer { client.shutdown() }

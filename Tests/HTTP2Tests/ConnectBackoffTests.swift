@@ -1,7 +1,7 @@
-import HeraldCore
 import Foundation
-import HeraldTestSupport
 import HTTP2
+import HeraldCore
+import HeraldTestSupport
 import Testing
 
 @Suite("Exponential backoff as a value")
@@ -37,9 +37,10 @@ struct ExponentialBackoffTests {
 struct ConnectBackoffTests {
     /// A client for a port where nothing listens (or will listen later).
     func client(port: UInt16, backoff: ExponentialBackoff) throws -> HTTP2Client {
-        try HTTP2Client(configuration: HTTP2ClientConfiguration(
-            url: "http://127.0.0.1:\(port)", connectionCount: 1, connectTimeout: .seconds(5),
-            requestTimeout: .seconds(5), connectBackoff: backoff))
+        try HTTP2Client(
+            configuration: HTTP2ClientConfiguration(
+                url: "http://127.0.0.1:\(port)", connectionCount: 1, connectTimeout: .seconds(5),
+                requestTimeout: .seconds(5), connectBackoff: backoff))
     }
 
     @Test("A refusing port: sends inside the backoff fail at once with the connect error, without connecting")
@@ -48,8 +49,9 @@ struct ConnectBackoffTests {
         // 30 s wait was once outlasted by the 40 sends on a machine running three suites at once).
         let refusing = RefusingPort()
         defer { withExtendedLifetime(refusing) {} }
-        let client = try client(port: refusing.port,
-                                backoff: ExponentialBackoff(base: .seconds(3600), maximum: .seconds(3600)))
+        let client = try client(
+            port: refusing.port,
+            backoff: ExponentialBackoff(base: .seconds(3600), maximum: .seconds(3600)))
         defer { client.shutdown() }
         var errors: [HTTP2Error] = []
         for index in 0..<40 {
@@ -121,9 +123,10 @@ struct ConnectBackoffTests {
         let server = try withExtendedLifetime(refusing) { try startServer(tls: false, port: Int(port)) }
         defer { server.stop() }
         // The next attempt after the wait reaches the server.
-        #expect(await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
-            (try? await client.send(HTTP2Request(path: "/")).status) == 200
-        })
+        #expect(
+            await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
+                (try? await client.send(HTTP2Request(path: "/")).status) == 200
+            })
         #expect(client.statistics.consecutiveConnectFailures == 0)
         #expect(client.statistics.connectBackoffMilliseconds == 0)
         #expect(client.statistics.connectionsReady == 1)

@@ -8,13 +8,14 @@ struct FailureTests {
     @Test("GOAWAY mid-batch: every request still succeeds, the unprocessed ones are resent on a new connection")
     func goAwayMidBatch() async throws {
         let count = Counter()
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            if count.increment() == 50 {
-                responder.goAway(debugData: Array(#"{"reason":"Shutdown"}"#.utf8))
-            } else {
-                responder.respond(echoResponse(request))
-            }
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                if count.increment() == 50 {
+                    responder.goAway(debugData: Array(#"{"reason":"Shutdown"}"#.utf8))
+                } else {
+                    responder.respond(echoResponse(request))
+                }
+            })
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: 1)
         defer { client.shutdown() }
@@ -33,13 +34,14 @@ struct FailureTests {
 
     @Test("closeConnection: that request fails with connection_lost, later ones succeed on a new connection")
     func connectionLoss() async throws {
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            if request.path == "/drop" {
-                responder.closeConnection()
-            } else {
-                responder.respond(echoResponse(request))
-            }
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                if request.path == "/drop" {
+                    responder.closeConnection()
+                } else {
+                    responder.respond(echoResponse(request))
+                }
+            })
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: 1)
         defer { client.shutdown() }
@@ -57,13 +59,14 @@ struct FailureTests {
 
     @Test("resetStream: the request fails with stream_reset and the connection stays")
     func streamReset() async throws {
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            if request.path == "/reset" {
-                responder.resetStream()
-            } else {
-                responder.respond(echoResponse(request))
-            }
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                if request.path == "/reset" {
+                    responder.resetStream()
+                } else {
+                    responder.respond(echoResponse(request))
+                }
+            })
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: 1)
         defer { client.shutdown() }
@@ -80,13 +83,14 @@ struct FailureTests {
     @Test("A request without an answer times out; the connection stays usable")
     func requestTimeout() async throws {
         let held = ResponderStore()
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            if request.path == "/slow" {
-                held.keep(responder)
-            } else {
-                responder.respond(echoResponse(request))
-            }
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                if request.path == "/slow" {
+                    held.keep(responder)
+                } else {
+                    responder.respond(echoResponse(request))
+                }
+            })
         defer { server.stop() }
         let client = try makeClient(for: server, connectionCount: 1)
         defer { client.shutdown() }

@@ -13,9 +13,10 @@ struct LifecycleTests {
         // Request and connect timeouts (and pings) an hour apart: only shutdown may fail these requests, however busy
         // the machine. In a full run on 2 cores this test can resume minutes late (the cooperative pool is 2 threads
         // wide and other suites' tests block on it): with 120 s, the requests had timed out before it looked.
-        let client = try makeClient(for: server, connectionCount: 1, maxConcurrentStreams: 2,
-                                    requestTimeout: .seconds(3_600), pingInterval: .seconds(3_600),
-                                    connectTimeout: .seconds(3_600))
+        let client = try makeClient(
+            for: server, connectionCount: 1, maxConcurrentStreams: 2,
+            requestTimeout: .seconds(3_600), pingInterval: .seconds(3_600),
+            connectTimeout: .seconds(3_600))
 
         let failures = Counter()
         let shutdownErrors = Counter()

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
-@testable import HTTP2
 import Testing
+
+@testable import HTTP2
 
 /// `LoopBound`'s contract is checked by preconditions (a value touched off its loop's thread stops the process); these
 /// tests show what the checks rest on: the loop knows its own thread, and a bound value reaches it there.
@@ -10,10 +11,11 @@ import Testing
     func onLoop<Result: Sendable>(_ loop: EventLoop, _ work: @escaping @Sendable () -> Result) throws -> Result {
         let answer = Mutex<Result?>(nil)
         let done = DispatchSemaphore(value: 0)
-        #expect(loop.execute {
-            answer.withLock { $0 = work() }
-            done.signal()
-        })
+        #expect(
+            loop.execute {
+                answer.withLock { $0 = work() }
+                done.signal()
+            })
         #expect(done.wait(timeout: .now() + 5) == .success)
         return try #require(answer.withLock { $0 })
     }
@@ -40,10 +42,11 @@ import Testing
         defer { loop.stop() }
         let read = Mutex<(String, Bool)?>(nil)
         let done = DispatchSemaphore(value: 0)
-        #expect(loop.execute(handingOver: NSMutableString(string: "handed over")) { value in
-            read.withLock { $0 = (String(value), loop.inEventLoop) }
-            done.signal()
-        })
+        #expect(
+            loop.execute(handingOver: NSMutableString(string: "handed over")) { value in
+                read.withLock { $0 = (String(value), loop.inEventLoop) }
+                done.signal()
+            })
         #expect(done.wait(timeout: .now() + 5) == .success)
         #expect(read.withLock { $0?.0 } == "handed over")
         #expect(read.withLock { $0?.1 } == true)

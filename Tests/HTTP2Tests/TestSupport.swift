@@ -1,6 +1,6 @@
 import Foundation
-import HeraldTestSupport
 import HTTP2
+import HeraldTestSupport
 import Synchronization
 
 /// Answers 200 with the request body and what the server saw of the request in headers.
@@ -43,13 +43,15 @@ func startServer(
 func makeClient(
     for server: HTTP2Server, tls: Bool = true, trustCA: Bool = true, connectionCount: Int = 1,
     maxConcurrentStreams: Int = 1000, streamsUntilAuthenticated: Int? = nil,
-    requestTimeout: Duration = .seconds(5), pingInterval: Duration = .seconds(60), connectTimeout: Duration = .seconds(10)
+    requestTimeout: Duration = .seconds(5), pingInterval: Duration = .seconds(60),
+    connectTimeout: Duration = .seconds(10)
 ) throws -> HTTP2Client {
     let url = tls ? "https://127.0.0.1:\(server.port)" : "http://127.0.0.1:\(server.port)"
-    return try HTTP2Client(configuration: HTTP2ClientConfiguration(
-        url: url, caFile: trustCA ? TestCredentials.shared.caFile : nil, connectionCount: connectionCount,
-        maxConcurrentStreams: maxConcurrentStreams, streamsUntilAuthenticated: streamsUntilAuthenticated,
-        connectTimeout: connectTimeout, requestTimeout: requestTimeout, pingInterval: pingInterval))
+    return try HTTP2Client(
+        configuration: HTTP2ClientConfiguration(
+            url: url, caFile: trustCA ? TestCredentials.shared.caFile : nil, connectionCount: connectionCount,
+            maxConcurrentStreams: maxConcurrentStreams, streamsUntilAuthenticated: streamsUntilAuthenticated,
+            connectTimeout: connectTimeout, requestTimeout: requestTimeout, pingInterval: pingInterval))
 }
 
 /// Sends every request at once and returns the results in order.

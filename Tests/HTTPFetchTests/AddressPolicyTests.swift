@@ -1,8 +1,9 @@
 import Foundation
 import HTTPFetch
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The bytes of a textual IPv4 or IPv6 address (inet_pton), for readable tables.

@@ -1,7 +1,7 @@
 import Foundation
 import HTTP2
-import HeraldTestSupport
 import HTTPFetch
+import HeraldTestSupport
 import Testing
 
 @Suite("Refused before or at connect")
@@ -9,10 +9,11 @@ struct AddressRefusalTests {
     @Test("127.0.0.1 and localhost are refused without the allow flag (address_refused), allowed with it")
     func loopback() async throws {
         let log = RequestLog()
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            log.record(request.path)
-            responder.respond(HTTP2Response(status: 200))
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                log.record(request.path)
+                responder.respond(HTTP2Response(status: 200))
+            })
         defer { server.stop() }
 
         let strict = try makeFetcher(allowPrivate: false)
@@ -43,8 +44,10 @@ struct AddressRefusalTests {
                 // A connect attempt to an unreachable address would end in connect_failed or timeout: only the
                 // open-socket check answers address_refused. (No timing asserted: under the full suite the
                 // test's own continuation may wait long for a thread.)
-                let result = await send(fetcher, HTTPFetchRequest(
-                    url: target, timeout: .seconds(30), connectTimeout: .seconds(20)))
+                let result = await send(
+                    fetcher,
+                    HTTPFetchRequest(
+                        url: target, timeout: .seconds(30), connectTimeout: .seconds(20)))
                 #expect(failure(result)?.code == .addressRefused, "\(target)")
             }
         }
@@ -54,8 +57,10 @@ struct AddressRefusalTests {
     func schemes() async throws {
         let fetcher = try makeFetcher()
         defer { fetcher.stop() }
-        for target in ["http://127.0.0.1:1/x", "HTTP://example.com/", "ftp://example.com/file", "file:///etc/passwd",
-                       "gopher://example.com/"] {
+        for target in [
+            "http://127.0.0.1:1/x", "HTTP://example.com/", "ftp://example.com/file", "file:///etc/passwd",
+            "gopher://example.com/",
+        ] {
             let result = await send(fetcher, HTTPFetchRequest(url: target))
             #expect(failure(result)?.code == .schemeNotAllowed, "\(target)")
         }
@@ -71,12 +76,16 @@ struct AddressRefusalTests {
         }
 
         let secret = "sha256=0123456789abcdef"
-        let injected = await send(fetcher, HTTPFetchRequest(
-            url: "https://example.com/", headers: [HTTPFetchHeader("X-Signature", secret + "\r\nX-Evil: 1")]))
+        let injected = await send(
+            fetcher,
+            HTTPFetchRequest(
+                url: "https://example.com/", headers: [HTTPFetchHeader("X-Signature", secret + "\r\nX-Evil: 1")]))
         #expect(failure(injected)?.code == .invalidRequest)
         #expect(!(failure(injected)?.description.contains(secret) ?? true))
-        let badName = await send(fetcher, HTTPFetchRequest(
-            url: "https://example.com/", headers: [HTTPFetchHeader("a b", "c")]))
+        let badName = await send(
+            fetcher,
+            HTTPFetchRequest(
+                url: "https://example.com/", headers: [HTTPFetchHeader("a b", "c")]))
         #expect(failure(badName)?.code == .invalidRequest)
         let getWithBody = await send(fetcher, HTTPFetchRequest(url: "https://example.com/", body: [1]))
         #expect(failure(getWithBody)?.code == .invalidRequest)

@@ -26,8 +26,9 @@ func startServer(handler: any HTTP2ServerHandler = echoHandler) throws -> HTTP2S
 
 /// A fetcher that trusts the test CA and, unless told otherwise, may connect to loopback (where the server is).
 func makeFetcher(allowPrivate: Bool = true, trustTestCA: Bool = true) throws -> HTTPFetcher {
-    try HTTPFetcher(configuration: HTTPFetchConfiguration(
-        allowPrivateAddresses: allowPrivate, extraCAFile: trustTestCA ? TestCredentials.shared.caFile : nil))
+    try HTTPFetcher(
+        configuration: HTTPFetchConfiguration(
+            allowPrivateAddresses: allowPrivate, extraCAFile: trustTestCA ? TestCredentials.shared.caFile : nil))
 }
 
 func url(_ server: HTTP2Server, _ path: String) -> String {

@@ -1,7 +1,7 @@
 import Foundation
 import HTTP2
-import HeraldTestSupport
 import HTTPFetch
+import HeraldTestSupport
 import Testing
 
 @Suite("Concurrency and stop")
@@ -17,9 +17,14 @@ struct LifecycleTests {
         let results = await withTaskGroup(of: (Int, Result<HTTPFetchResponse, HTTPFetchError>).self) { group in
             for index in 0..<count {
                 group.addTask {
-                    (index, await send(fetcher, HTTPFetchRequest(
-                        method: .post, url: url(server, "/n/\(index)"), body: Array("\(index)".utf8),
-                        timeout: .seconds(60))))
+                    (
+                        index,
+                        await send(
+                            fetcher,
+                            HTTPFetchRequest(
+                                method: .post, url: url(server, "/n/\(index)"), body: Array("\(index)".utf8),
+                                timeout: .seconds(60)))
+                    )
                 }
             }
             var results: [Int: Result<HTTPFetchResponse, HTTPFetchError>] = [:]

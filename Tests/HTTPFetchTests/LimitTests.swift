@@ -1,7 +1,7 @@
 import Foundation
 import HTTP2
-import HeraldTestSupport
 import HTTPFetch
+import HeraldTestSupport
 import Testing
 
 @Suite("Timeouts and size limits")
@@ -40,8 +40,11 @@ struct LimitTests {
         let big = await send(fetcher, HTTPFetchRequest(url: url(server, "/bytes/300000"), maxResponseBytes: 1 << 16))
         #expect(failure(big)?.code == .tooLarge)
 
-        let exact = try await send(fetcher, HTTPFetchRequest(
-            url: url(server, "/bytes/1000"), maxResponseBytes: 1000)).get()
+        let exact = try await send(
+            fetcher,
+            HTTPFetchRequest(
+                url: url(server, "/bytes/1000"), maxResponseBytes: 1000)
+        ).get()
         #expect(exact.body.count == 1000)
         #expect(!exact.truncated)
     }
@@ -53,14 +56,20 @@ struct LimitTests {
         let fetcher = try makeFetcher()
         defer { fetcher.stop() }
 
-        let cut = try await send(fetcher, HTTPFetchRequest(
-            url: url(server, "/bytes/300000"), maxResponseBytes: 4096, oversize: .truncate)).get()
+        let cut = try await send(
+            fetcher,
+            HTTPFetchRequest(
+                url: url(server, "/bytes/300000"), maxResponseBytes: 4096, oversize: .truncate)
+        ).get()
         #expect(cut.status == 200)
         #expect(cut.truncated)
         #expect(cut.body == (0..<4096).map { UInt8(truncatingIfNeeded: $0) })
 
-        let small = try await send(fetcher, HTTPFetchRequest(
-            url: url(server, "/bytes/100"), maxResponseBytes: 4096, oversize: .truncate)).get()
+        let small = try await send(
+            fetcher,
+            HTTPFetchRequest(
+                url: url(server, "/bytes/100"), maxResponseBytes: 4096, oversize: .truncate)
+        ).get()
         #expect(!small.truncated)
         #expect(small.body.count == 100)
 

@@ -1,7 +1,7 @@
 import Foundation
 import HTTP2
-import HeraldTestSupport
 import HTTPFetch
+import HeraldTestSupport
 import Testing
 
 @Suite("Redirects")
@@ -9,21 +9,23 @@ struct RedirectTests {
     /// `/redirect` -> `/final`; `/loop` -> itself; `/to-http` -> an http:// URL; `/to-metadata` -> the metadata
     /// service; `/final` answers 200 "final". Every path is logged.
     private func startRedirectServer(_ log: RequestLog) throws -> HTTP2Server {
-        try startServer(handler: ClosureHandler { request, responder in
-            log.record(request.path)
-            let location: String? = switch request.path {
-            case "/redirect": "/final"
-            case "/loop": "/loop"
-            case "/to-http": "http://\(request.authority ?? "127.0.0.1")/final"
-            case "/to-metadata": "https://169.254.169.254/latest/meta-data/"
-            default: nil
-            }
-            if let location {
-                responder.respond(HTTP2Response(status: 302, headers: [HTTP2Header("location", location)]))
-            } else {
-                responder.respond(HTTP2Response(status: 200, body: Array("final".utf8)))
-            }
-        })
+        try startServer(
+            handler: ClosureHandler { request, responder in
+                log.record(request.path)
+                let location: String? =
+                    switch request.path {
+                    case "/redirect": "/final"
+                    case "/loop": "/loop"
+                    case "/to-http": "http://\(request.authority ?? "127.0.0.1")/final"
+                    case "/to-metadata": "https://169.254.169.254/latest/meta-data/"
+                    default: nil
+                    }
+                if let location {
+                    responder.respond(HTTP2Response(status: 302, headers: [HTTP2Header("location", location)]))
+                } else {
+                    responder.respond(HTTP2Response(status: 200, body: Array("final".utf8)))
+                }
+            })
     }
 
     @Test("By default a 3xx is the response: not followed")
@@ -48,8 +50,11 @@ struct RedirectTests {
         let fetcher = try makeFetcher()
         defer { fetcher.stop() }
 
-        let response = try await send(fetcher, HTTPFetchRequest(
-            url: url(server, "/redirect"), followRedirects: 3)).get()
+        let response = try await send(
+            fetcher,
+            HTTPFetchRequest(
+                url: url(server, "/redirect"), followRedirects: 3)
+        ).get()
         #expect(response.status == 200)
         #expect(response.body == Array("final".utf8))
         #expect(response.header("location") == nil)
@@ -81,8 +86,10 @@ struct RedirectTests {
         let toHTTP = await send(fetcher, HTTPFetchRequest(url: url(server, "/to-http"), followRedirects: 3))
         #expect(failure(toHTTP)?.code == .schemeNotAllowed)
 
-        let toMetadata = await send(fetcher, HTTPFetchRequest(
-            url: url(server, "/to-metadata"), timeout: .seconds(30), followRedirects: 3))
+        let toMetadata = await send(
+            fetcher,
+            HTTPFetchRequest(
+                url: url(server, "/to-metadata"), timeout: .seconds(30), followRedirects: 3))
         #expect(failure(toMetadata)?.code == .addressRefused)
         #expect(log.all == ["/to-http", "/to-metadata"])
     }

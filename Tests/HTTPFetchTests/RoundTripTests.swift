@@ -13,8 +13,9 @@ struct RoundTripTests {
         let fetcher = try makeFetcher()
         defer { fetcher.stop() }
 
-        let response = try fetcher.fetch(HTTPFetchRequest(
-            url: url(server, "/icons/a.png?size=64"), headers: [HTTPFetchHeader("X-Test", "hello")]))
+        let response = try fetcher.fetch(
+            HTTPFetchRequest(
+                url: url(server, "/icons/a.png?size=64"), headers: [HTTPFetchHeader("X-Test", "hello")]))
         #expect(response.status == 200)
         #expect(!response.truncated)
         #expect(response.body.isEmpty)
@@ -34,10 +35,12 @@ struct RoundTripTests {
         defer { fetcher.stop() }
 
         let body = Array((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        let result = await send(fetcher, HTTPFetchRequest(
-            method: .post, url: url(server, "/hooks/delivery"),
-            headers: [HTTPFetchHeader("Content-Type", "application/json"), HTTPFetchHeader("X-Test", "signed")],
-            body: body))
+        let result = await send(
+            fetcher,
+            HTTPFetchRequest(
+                method: .post, url: url(server, "/hooks/delivery"),
+                headers: [HTTPFetchHeader("Content-Type", "application/json"), HTTPFetchHeader("X-Test", "signed")],
+                body: body))
         let response = try result.get()
         #expect(response.status == 200)
         #expect(response.body == body)
@@ -46,15 +49,21 @@ struct RoundTripTests {
         #expect(response.header("x-echo-content-type") == "application/json")
         #expect(response.header("x-echo-x-test") == "signed")
 
-        let empty = try await send(fetcher, HTTPFetchRequest(
-            method: .post, url: url(server, "/empty"), headers: [HTTPFetchHeader("Content-Type", "text/plain")])).get()
+        let empty = try await send(
+            fetcher,
+            HTTPFetchRequest(
+                method: .post, url: url(server, "/empty"), headers: [HTTPFetchHeader("Content-Type", "text/plain")])
+        ).get()
         #expect(empty.status == 200)
         #expect(empty.body.isEmpty)
         #expect(empty.header("x-method") == "POST")
 
         // Without a Content-Type from the caller none is sent (libcurl would otherwise claim a form).
-        let untyped = try await send(fetcher, HTTPFetchRequest(
-            method: .post, url: url(server, "/raw"), body: [1, 2])).get()
+        let untyped = try await send(
+            fetcher,
+            HTTPFetchRequest(
+                method: .post, url: url(server, "/raw"), body: [1, 2])
+        ).get()
         #expect(untyped.body == [1, 2])
         #expect(untyped.header("x-echo-content-type") == nil)
     }
@@ -62,10 +71,11 @@ struct RoundTripTests {
     @Test("The test CA is trusted only when configured: without it the certificate fails (tls_failed)")
     func extraCA() async throws {
         let log = RequestLog()
-        let server = try startServer(handler: ClosureHandler { request, responder in
-            log.record(request.path)
-            responder.respond(.init(status: 204))
-        })
+        let server = try startServer(
+            handler: ClosureHandler { request, responder in
+                log.record(request.path)
+                responder.respond(.init(status: 204))
+            })
         defer { server.stop() }
 
         let untrusting = try makeFetcher(trustTestCA: false)

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTestSupport
 import Testing
+
 @testable import HTTPFetch
 
 @Suite("Transport errors and trust")
@@ -16,7 +17,9 @@ struct TransportErrorTests {
         #expect(failure(unknown)?.code == .dnsFailed)
     }
 
-    @Test("With an extra CA file libcurl is given a private file of the system bundle followed by that file, removed with it")
+    @Test(
+        "With an extra CA file libcurl is given a private file of the system bundle followed by that file, removed with it"
+    )
     func trustBundle() throws {
         let extra = try [UInt8](Data(contentsOf: URL(fileURLWithPath: TestCredentials.shared.caFile)))
         var bundle: TrustBundle? = try TrustBundle(extraCAFile: TestCredentials.shared.caFile)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import HTTPServer
 
 /// Throughput against a trivial handler, measured with wrk. Off by default (it takes seconds and needs `wrk`):
@@ -14,16 +15,19 @@ struct BenchmarkTests {
         let environment = ProcessInfo.processInfo.environment
         let threads = Int(environment["HERALD_HTTP_BENCH_THREADS"] ?? "") ?? 2
         let dispatchSetting = environment["HERALD_HTTP_BENCH_DISPATCH"] ?? "2"
-        let dispatch: HTTPServerConfiguration.Dispatch = dispatchSetting == "inline"
+        let dispatch: HTTPServerConfiguration.Dispatch =
+            dispatchSetting == "inline"
             ? .inline : .handlerThreads(ioThreads: Int(dispatchSetting) ?? 2)
         let sleepMicroseconds = UInt32(environment["HERALD_HTTP_BENCH_SLEEP_US"] ?? "") ?? 0
         let arguments = (environment["HERALD_HTTP_BENCH_ARGS"] ?? "-t2 -c64 -d5s")
             .split(separator: " ").map(String.init)
         let body = Array(#"{"id":"0190a6e4-8f4c-7cc1-b3a1-2f3b9e0c1d2e","status":"accepted"}"#.utf8)
-        let server = try HTTPServer(configuration: testConfiguration(threadCount: threads, dispatch: dispatch),
-                                    tooLarge: tooLargeResponse) { _ in
+        let server = try HTTPServer(
+            configuration: testConfiguration(threadCount: threads, dispatch: dispatch),
+            tooLarge: tooLargeResponse
+        ) { _ in
             if sleepMicroseconds > 0 {
-                usleep(sleepMicroseconds) // the handler's work the benchmark asked for (HERALD_HTTP_BENCH_SLEEP_US)
+                usleep(sleepMicroseconds)  // the handler's work the benchmark asked for (HERALD_HTTP_BENCH_SLEEP_US)
             }
             return HTTPResponse(status: 202, headers: [(name: "Content-Type", value: "application/json")], body: body)
         }
@@ -38,7 +42,8 @@ struct BenchmarkTests {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
-        print("""
+        print(
+            """
             HTTPServer benchmark (\(dispatch), threadCount \(threads), handler sleep \(sleepMicroseconds) us, \
             wrk \(arguments.joined(separator: " "))):
             \(text)

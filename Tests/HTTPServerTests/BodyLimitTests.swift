@@ -1,10 +1,12 @@
 import Testing
+
 @testable import HTTPServer
 
 @Suite("Bodies over maxBodyBytes")
 struct BodyLimitTests {
-    @Test("Content-Length over the limit: tooLarge at once, body never read, connection closed",
-          arguments: dispatchModes)
+    @Test(
+        "Content-Length over the limit: tooLarge at once, body never read, connection closed",
+        arguments: dispatchModes)
     func contentLengthTooLarge(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let calls = Counter()
         let server = try startServer(dispatch, maxBodyBytes: 65_536) { _ in
@@ -32,8 +34,9 @@ struct BodyLimitTests {
         #expect(try RawHTTPClient(port: server.port).request("POST", "/ok", body: [1]).status == 200)
     }
 
-    @Test("Chunked upload over the limit: read and dropped, then tooLarge; the handler never runs",
-          arguments: dispatchModes)
+    @Test(
+        "Chunked upload over the limit: read and dropped, then tooLarge; the handler never runs",
+        arguments: dispatchModes)
     func chunkedTooLarge(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let calls = Counter()
         let server = try startServer(dispatch, maxBodyBytes: 65_536) { request in
@@ -42,7 +45,7 @@ struct BodyLimitTests {
         }
         defer { server.stop() }
         let client = try RawHTTPClient(port: server.port)
-        let pieces = (0..<25).map { patternBytes(4_096, seed: UInt64($0)) } // 100 KiB
+        let pieces = (0..<25).map { patternBytes(4_096, seed: UInt64($0)) }  // 100 KiB
         try client.send("POST /v1/notifications HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
         try client.send(chunkedBody(pieces))
         let response = try client.readResponse()
@@ -96,8 +99,9 @@ struct BodyLimitTests {
         #expect(sent < 64 << 20)
         #expect(calls.value == 0)
     }
-    @Test("largerBodyLimit: asked only for bodies that may pass the limit, with the head (method, path, headers)",
-          arguments: dispatchModes)
+    @Test(
+        "largerBodyLimit: asked only for bodies that may pass the limit, with the head (method, path, headers)",
+        arguments: dispatchModes)
     func largerBodyLimit(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let asked = Counter()
         var configuration = testConfiguration(dispatch: dispatch, maxBodyBytes: 1_000)

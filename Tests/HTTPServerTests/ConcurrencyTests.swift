@@ -2,19 +2,21 @@ import Foundation
 import HeraldTestSupport
 import Synchronization
 import Testing
+
 @testable import HTTPServer
 
 @Suite("Blocking handlers under concurrent load")
 struct ConcurrencyTests {
-    @Test("200 requests over 16 connections, handler sleeping 5 ms, threadCount 8: every answer is the right one",
-          arguments: dispatchModes)
+    @Test(
+        "200 requests over 16 connections, handler sleeping 5 ms, threadCount 8: every answer is the right one",
+        arguments: dispatchModes)
     func manyConcurrentRequests(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let inFlight = Counter()
         let maxInFlight = Maximum()
         let handled = Counter()
         let server = try startServer(dispatch, threadCount: 8) { request in
             maxInFlight.observe(inFlight.increment())
-            usleep(5_000) // stands in for a Postgres round trip: the handler's work, not a wait of the test
+            usleep(5_000)  // stands in for a Postgres round trip: the handler's work, not a wait of the test
             inFlight.decrement()
             handled.increment()
             let id = request.query["id"] ?? "?"

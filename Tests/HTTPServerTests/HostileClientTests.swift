@@ -2,9 +2,11 @@ import Foundation
 import HeraldTestSupport
 import Synchronization
 import Testing
+
 @testable import HTTPServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Requests built to hurt: truncated paths, ambiguous framing, what libmicrohttpd refuses by itself, too many
@@ -12,7 +14,9 @@ import Glibc
 @Suite("Hostile clients") struct HostileClientTests {
     static func server(
         _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse = { _ in HTTPResponse(status: 200, body: Array("ok".utf8)) }
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse = { _ in
+            HTTPResponse(status: 200, body: Array("ok".utf8))
+        }
     ) throws -> HTTPServer {
         var configuration = testConfiguration()
         configure(&configuration)
@@ -33,15 +37,18 @@ import Glibc
 
     static func errorCode(_ response: RawHTTPClient.Response) -> String? {
         guard response.headers["content-type"] == "application/json",
-              let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
-              let error = object["error"] as? [String: Any], error.keys.contains("field")
+            let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+            let error = object["error"] as? [String: Any], error.keys.contains("field")
         else { return nil }
         return error["code"] as? String
     }
 
-    @Test("A NUL in the path (escaped or raw), a control character, an escaped slash, a bad escape or invalid UTF-8 is 400 invalid_path; the handler never sees it",
-          arguments: ["/users/alice%00x", "/users/alice\u{0}x", "/users/%zz", "/users/a%0Ab", "/users/%C3%28", "/users%2Falice",
-                     "/users/a%2fb", "/users/a%"])
+    @Test(
+        "A NUL in the path (escaped or raw), a control character, an escaped slash, a bad escape or invalid UTF-8 is 400 invalid_path; the handler never sees it",
+        arguments: [
+            "/users/alice%00x", "/users/alice\u{0}x", "/users/%zz", "/users/a%0Ab", "/users/%C3%28", "/users%2Falice",
+            "/users/a%2fb", "/users/a%",
+        ])
     func nulInThePathIsRefused(target: String) throws {
         let recorder = RequestRecorder()
         let server = try Self.server(handler: { request in
@@ -71,12 +78,13 @@ import Glibc
         #expect(recorder.all.first?.query == ["name": "a b c", "flag": ""])
     }
 
-    @Test("Content-Length with Transfer-Encoding, or two different Content-Lengths: 400, connection closed, the pipelined request unanswered",
-          arguments: [
-              "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-              "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabc",
-              "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
-          ])
+    @Test(
+        "Content-Length with Transfer-Encoding, or two different Content-Lengths: 400, connection closed, the pipelined request unanswered",
+        arguments: [
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabc",
+            "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+        ])
     func ambiguousFramingClosesTheConnection(request: String) throws {
         let recorder = RequestRecorder()
         let server = try Self.server(handler: { request in
@@ -98,7 +106,9 @@ import Glibc
     func hostIsRequiredInHTTP11() throws {
         let server = try Self.server()
         defer { server.stop() }
-        for request in ["GET /a HTTP/1.1\r\n\r\n", "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "GET /a HTTP/1.2\r\n\r\n"] {
+        for request in [
+            "GET /a HTTP/1.1\r\n\r\n", "GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "GET /a HTTP/1.2\r\n\r\n",
+        ] {
             let client = try RawHTTPClient(port: server.port)
             try client.send(request)
             let response = try client.readResponse()
@@ -110,27 +120,37 @@ import Glibc
         #expect(try client.readResponse().status == 200)
     }
 
-    @Test("What libmicrohttpd refuses by itself, and the server's own size limits, answer in the JSON error shape",
-          arguments: [
-              ("GET /a HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, "malformed_request"),
-              ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "malformed_request"),
-              ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 413, "body_too_large"),
-              ("GET /a HTTP/2.0\r\nHost: x\r\n\r\n", 505, "http_version_not_supported"),
-              ("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
-              ("GET /" + String(repeating: "a", count: 200_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
-              ("GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 20_000) + "\r\n\r\n", 431, "headers_too_large"),
-              ("GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 200_000) + "\r\n\r\n", 431, "headers_too_large"),
-          ])
+    @Test(
+        "What libmicrohttpd refuses by itself, and the server's own size limits, answer in the JSON error shape",
+        arguments: [
+            ("GET /a HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, "malformed_request"),
+            ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "malformed_request"),
+            ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 413, "body_too_large"),
+            ("GET /a HTTP/2.0\r\nHost: x\r\n\r\n", 505, "http_version_not_supported"),
+            ("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+            ("GET /" + String(repeating: "a", count: 200_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+            (
+                "GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 20_000) + "\r\n\r\n", 431,
+                "headers_too_large"
+            ),
+            (
+                "GET /a HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "b", count: 200_000) + "\r\n\r\n", 431,
+                "headers_too_large"
+            ),
+        ])
     func refusalsAreJSON(request: String, status: Int, code: String) throws {
         #expect(HTTPServer.replacesLibraryErrorPages)
         let rejections = RejectionLog()
         var configuration = testConfiguration()
         configuration.maxTargetBytes = 8_192
         configuration.maxHeaderBytes = 16_384
-        let server = try HTTPServer(configuration: configuration, rejection: { rejection in
-            rejections.record(rejection)
-            return rejection.defaultResponse
-        }) { _ in HTTPResponse(status: 200) }
+        let server = try HTTPServer(
+            configuration: configuration,
+            rejection: { rejection in
+                rejections.record(rejection)
+                return rejection.defaultResponse
+            }
+        ) { _ in HTTPResponse(status: 200) }
         defer { server.stop() }
         let client = try RawHTTPClient(port: server.port)
         try? client.send(request)
@@ -141,13 +161,17 @@ import Glibc
         #expect(rejections.codes.contains(code))
     }
 
-    @Test("A connection over the per-address limit is answered 503 too_many_connections with Retry-After and closed; held connections and other addresses are served, and room comes back")
+    @Test(
+        "A connection over the per-address limit is answered 503 too_many_connections with Retry-After and closed; held connections and other addresses are served, and room comes back"
+    )
     func perAddressLimit() throws {
         let recorder = RequestRecorder()
-        let server = try Self.server({ $0.perAddressConnectionLimit = 3 }, handler: { request in
-            recorder.record(request)
-            return HTTPResponse(status: 200, body: Array("ok".utf8))
-        })
+        let server = try Self.server(
+            { $0.perAddressConnectionLimit = 3 },
+            handler: { request in
+                recorder.record(request)
+                return HTTPResponse(status: 200, body: Array("ok".utf8))
+            })
         defer { server.stop() }
         var held: [RawHTTPClient] = []
         for _ in 0..<3 {
@@ -180,13 +204,19 @@ import Glibc
         #expect(try newcomer.request("GET", "/newcomer").status == 200)
     }
 
-    @Test("A client pool that grows past the per-address limit while every connection is busy gets an HTTP answer to every request, never a reset")
+    @Test(
+        "A client pool that grows past the per-address limit while every connection is busy gets an HTTP answer to every request, never a reset"
+    )
     func growingPoolIsAnsweredNotReset() throws {
         let limit = 4
-        let server = try Self.server({ $0.perAddressConnectionLimit = limit; $0.threadCount = 8 }, handler: { _ in
-            usleep(300_000) // slow answers (the handler's work): every connection of the pool stays busy
-            return HTTPResponse(status: 202, body: Array("{}".utf8))
-        })
+        let server = try Self.server(
+            {
+                $0.perAddressConnectionLimit = limit; $0.threadCount = 8
+            },
+            handler: { _ in
+                usleep(300_000)  // slow answers (the handler's work): every connection of the pool stays busy
+                return HTTPResponse(status: 202, body: Array("{}".utf8))
+            })
         defer { server.stop() }
         // Each request on a connection of its own, sent the moment it connects (as a pool opens one when all are
         // busy): libmicrohttpd used to close the connections over the limit under the request (reset or EOF).
@@ -208,9 +238,13 @@ import Glibc
         #expect(all.filter { $0 == "202" }.count >= limit, "\(all)")
     }
 
-    @Test("A connection over the per-address limit that sends nothing is cut after about a second, not held for the read deadline")
+    @Test(
+        "A connection over the per-address limit that sends nothing is cut after about a second, not held for the read deadline"
+    )
     func silentConnectionOverTheLimitIsCut() throws {
-        let server = try Self.server { $0.perAddressConnectionLimit = 1; $0.requestReadTimeoutSeconds = 30 }
+        let server = try Self.server {
+            $0.perAddressConnectionLimit = 1; $0.requestReadTimeoutSeconds = 30
+        }
         defer { server.stop() }
         let held = try RawHTTPClient(port: server.port)
         #expect(try held.request("GET", "/held").status == 200)
@@ -221,7 +255,9 @@ import Glibc
         #expect(try held.request("GET", "/again").status == 200)
     }
 
-    @Test("With every connection slot taken by idle clients, a newcomer is answered 503 overloaded at once; once the idle timeout frees the slots, a new client is served")
+    @Test(
+        "With every connection slot taken by idle clients, a newcomer is answered 503 overloaded at once; once the idle timeout frees the slots, a new client is served"
+    )
     func idleConnectionsMakeRoom() throws {
         let (server, idle) = try Self.fullServer(idleTimeoutSeconds: 1)
         defer { server.stop() }
@@ -239,7 +275,9 @@ import Glibc
         #expect(try newcomer.request("GET", "/healthz").status == 200)
     }
 
-    @Test("Refusals past the connection limit turn over at once: forty newcomers one after another, more than the reserve, are each answered")
+    @Test(
+        "Refusals past the connection limit turn over at once: forty newcomers one after another, more than the reserve, are each answered"
+    )
     func reserveRefusalsTurnOver() throws {
         let (server, idle) = try Self.fullServer(idleTimeoutSeconds: 10)
         defer { server.stop() }
@@ -254,8 +292,9 @@ import Glibc
         #expect(idle.count == 4)
     }
 
-    @Test("Slow-loris: headers or a body trickled a byte at a time are cut off at the read deadline, well before the idle timeout",
-          arguments: [false, true])
+    @Test(
+        "Slow-loris: headers or a body trickled a byte at a time are cut off at the read deadline, well before the idle timeout",
+        arguments: [false, true])
     func slowLorisIsCutOff(inBody: Bool) throws {
         let server = try Self.server {
             $0.requestReadTimeoutSeconds = 2
@@ -284,7 +323,9 @@ import Glibc
         #expect(try prompt.request("GET", "/prompt").status == 200)
     }
 
-    @Test("A deferred answer holds no handler thread: with one handler thread, other requests are answered meanwhile; the idle timeout does not cut the waiting connection")
+    @Test(
+        "A deferred answer holds no handler thread: with one handler thread, other requests are answered meanwhile; the idle timeout does not cut the waiting connection"
+    )
     func deferredAnswersHoldNoThread() throws {
         let parked = Mutex<[DeferredResponse]>([])
         let server = try Self.server({
@@ -324,7 +365,7 @@ import Glibc
         let server = try HTTPServer(configuration: configuration) { _ in
             let pending = DeferredResponse()
             let thread = Thread {
-                usleep(100_000) // the answer comes later, from another thread: what the I/O thread must wait for
+                usleep(100_000)  // the answer comes later, from another thread: what the I/O thread must wait for
                 pending.complete(HTTPResponse(status: 201, body: Array("done".utf8)))
             }
             thread.start()

@@ -1,8 +1,10 @@
 import Foundation
 import Testing
+
 @testable import HTTPServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `Keep-Alive: timeout=N` on answers that leave the connection open, N a second under the idle timeout, so a
@@ -14,8 +16,9 @@ import Glibc
         return try HTTPServer(configuration: configuration) { _ in HTTPResponse(status: 200, body: Array("ok".utf8)) }
     }
 
-    @Test("An answer on a keep-alive connection says timeout a second under the idle timeout, on each request",
-          arguments: dispatchModes)
+    @Test(
+        "An answer on a keep-alive connection says timeout a second under the idle timeout, on each request",
+        arguments: dispatchModes)
     func keepAliveAnswersCarryTheTimeout(dispatch: HTTPServerConfiguration.Dispatch) throws {
         var configuration = testConfiguration(dispatch: dispatch)
         configuration.connectionTimeoutSeconds = 15
@@ -30,7 +33,9 @@ import Glibc
         }
     }
 
-    @Test("No Keep-Alive when the connection closes after the answer: Connection: close, HTTP/1.0 without keep-alive, a refusal")
+    @Test(
+        "No Keep-Alive when the connection closes after the answer: Connection: close, HTTP/1.0 without keep-alive, a refusal"
+    )
     func noKeepAliveOnClosingAnswers() throws {
         let server = try Self.server()
         defer { server.stop() }
@@ -63,7 +68,9 @@ import Glibc
         #expect(response.headers["keep-alive"] == nil)
     }
 
-    @Test("A client that reuses a connection idle for just under the advertised timeout is served; the server closes it after its own")
+    @Test(
+        "A client that reuses a connection idle for just under the advertised timeout is served; the server closes it after its own"
+    )
     func theAdvertisedTimeoutIsSafe() throws {
         let server = try Self.server(idleTimeoutSeconds: 2)
         defer { server.stop() }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import HTTPServer
 
 @Suite("Start, stop and configuration")
@@ -37,7 +38,7 @@ struct LifecycleTests {
         let finished = Counter()
         let server = try startServer(dispatch) { _ in
             entered.signal()
-            usleep(300_000) // a slow handler: what stop() must wait for
+            usleep(300_000)  // a slow handler: what stop() must wait for
             finished.increment()
             return HTTPResponse(status: 200, body: Array("late".utf8))
         }
@@ -57,14 +58,15 @@ struct LifecycleTests {
         #expect(server.openRequestCount == 0)
     }
 
-    @Test("With no grace period stop() still waits for running handlers, then closes everything",
-          arguments: dispatchModes)
+    @Test(
+        "With no grace period stop() still waits for running handlers, then closes everything",
+        arguments: dispatchModes)
     func stopWithoutGrace(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let entered = DispatchSemaphore(value: 0)
         let finished = Counter()
         let server = try startServer(dispatch, threadCount: 4, shutdownGracePeriod: .zero) { _ in
             entered.signal()
-            usleep(200_000) // a slow handler: what stop() must wait for
+            usleep(200_000)  // a slow handler: what stop() must wait for
             finished.increment()
             return HTTPResponse(status: 200)
         }
@@ -116,15 +118,16 @@ struct LifecycleTests {
         #expect(error?.message.contains("\(first.port)") == true)
     }
 
-    @Test("Out-of-range settings fail with invalid_configuration naming the setting",
-          arguments: [
-              ("threadCount", HTTPServerConfiguration(threadCount: 0)),
-              ("maxBodyBytes", HTTPServerConfiguration(maxBodyBytes: -1)),
-              ("connectionLimit", HTTPServerConfiguration(threadCount: 8, dispatch: .inline, connectionLimit: 4)),
-              ("ioThreads", HTTPServerConfiguration(dispatch: .handlerThreads(ioThreads: 0))),
-              ("connectionTimeoutSeconds", HTTPServerConfiguration(connectionTimeoutSeconds: -5)),
-              ("host", HTTPServerConfiguration(host: "not an address")),
-          ])
+    @Test(
+        "Out-of-range settings fail with invalid_configuration naming the setting",
+        arguments: [
+            ("threadCount", HTTPServerConfiguration(threadCount: 0)),
+            ("maxBodyBytes", HTTPServerConfiguration(maxBodyBytes: -1)),
+            ("connectionLimit", HTTPServerConfiguration(threadCount: 8, dispatch: .inline, connectionLimit: 4)),
+            ("ioThreads", HTTPServerConfiguration(dispatch: .handlerThreads(ioThreads: 0))),
+            ("connectionTimeoutSeconds", HTTPServerConfiguration(connectionTimeoutSeconds: -5)),
+            ("host", HTTPServerConfiguration(host: "not an address")),
+        ])
     func invalidConfiguration(name: String, configuration: HTTPServerConfiguration) {
         let error = #expect(throws: HTTPServerError.self) {
             try HTTPServer(configuration: configuration, tooLarge: tooLargeResponse) { _ in HTTPResponse(status: 200) }

@@ -2,13 +2,15 @@ import Foundation
 import HeraldTestSupport
 import Synchronization
 import Testing
+
 @testable import HTTPServer
 
 @Suite("Past capacity: the queue wait limit and requests answered at once")
 struct OverloadTests {
     /// A handler that holds `/block` until `release` is signalled, records what it sees, and answers "done <path>".
     private static func holding(_ release: DispatchSemaphore, seen: RequestRecorder)
-        -> @Sendable (HTTPRequest) -> HTTPResponse {
+        -> @Sendable (HTTPRequest) -> HTTPResponse
+    {
         { request in
             seen.record(request)
             if request.path == "/block" {
@@ -19,7 +21,9 @@ struct OverloadTests {
     }
 
     /// One handler thread on one I/O thread; `limited`: a 100 ms queue wait limit and `/live` answered at once.
-    private static func start(limited: Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws -> HTTPServer {
+    private static func start(limited: Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws
+        -> HTTPServer
+    {
         var configuration = testConfiguration(threadCount: 1, dispatch: .handlerThreads(ioThreads: 1))
         if limited {
             configuration.queueWaitLimitMilliseconds = 100

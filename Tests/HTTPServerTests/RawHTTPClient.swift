@@ -1,6 +1,7 @@
 import HeraldTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A blocking HTTP/1.1 client over a loopback TCP socket, writing requests by hand (deterministic, and able to
@@ -46,10 +47,14 @@ final class RawHTTPClient {
         remote.sin_port = port.bigEndian
         remote.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let size = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) } }
-        let connected = bound == 0 ? withUnsafePointer(to: &remote) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, size) }
-        } : -1
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) }
+        }
+        let connected =
+            bound == 0
+            ? withUnsafePointer(to: &remote) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, size) }
+            } : -1
         guard connected == 0 else {
             let code = errno
             close(descriptor)
@@ -140,7 +145,8 @@ final class RawHTTPClient {
             if buffer.count >= 4 {
                 for index in searchFrom...(buffer.count - 4)
                 where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13
-                    && buffer[index + 3] == 10 {
+                    && buffer[index + 3] == 10
+                {
                     return index
                 }
                 searchFrom = buffer.count - 3

@@ -1,11 +1,13 @@
 import Foundation
 import Testing
+
 @testable import HTTPServer
 
 @Suite("Requests and responses round trip")
 struct RoundTripTests {
-    @Test("GET: method, path, query, headers reach the handler; status, headers, body come back",
-          arguments: dispatchModes)
+    @Test(
+        "GET: method, path, query, headers reach the handler; status, headers, body come back",
+        arguments: dispatchModes)
     func getWithQueryAndHeaders(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let recorder = RequestRecorder()
         let server = try startServer(dispatch) { request in
@@ -70,7 +72,7 @@ struct RoundTripTests {
         let pieces = [patternBytes(10, seed: 1), patternBytes(20_000, seed: 2), patternBytes(5, seed: 3)]
         try client.send("POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 20015\r\n\r\n")
         for piece in pieces {
-            usleep(20_000) // a pause, so that each piece reaches the server in a read of its own
+            usleep(20_000)  // a pause, so that each piece reaches the server in a read of its own
             try client.send(piece)
         }
         let fourth = try client.readResponse()
@@ -94,19 +96,22 @@ struct RoundTripTests {
         }
     }
 
-    @Test("A response libmicrohttpd refuses becomes an empty 500; the handler's Content-Length is ignored",
-          arguments: dispatchModes)
+    @Test(
+        "A response libmicrohttpd refuses becomes an empty 500; the handler's Content-Length is ignored",
+        arguments: dispatchModes)
     func invalidResponses(dispatch: HTTPServerConfiguration.Dispatch) throws {
         let server = try startServer(dispatch) { request in
             switch request.path {
             case "/bad-status":
                 return HTTPResponse(status: 42, body: Array("nope".utf8))
             case "/bad-header":
-                return HTTPResponse(status: 200, headers: [(name: "X-Evil", value: "a\r\nSet-Cookie: x=1")],
-                                    body: Array("nope".utf8))
+                return HTTPResponse(
+                    status: 200, headers: [(name: "X-Evil", value: "a\r\nSet-Cookie: x=1")],
+                    body: Array("nope".utf8))
             default:
-                return HTTPResponse(status: 200, headers: [(name: "content-length", value: "999")],
-                                    body: Array("fine".utf8))
+                return HTTPResponse(
+                    status: 200, headers: [(name: "content-length", value: "999")],
+                    body: Array("fine".utf8))
             }
         }
         defer { server.stop() }

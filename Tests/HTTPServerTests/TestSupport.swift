@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 @testable import HTTPServer
 
 /// Both ways of running handlers; most tests run under each.

@@ -31,57 +31,59 @@ import Testing
         try DeepLink.validate(link, scheme: "basedapp", miniAppID: Self.app)
     }
 
-    static let outside: [String] = [
-        "basedapp://miniapp/other.app",
-        "basedapp://miniapp/other.app/fun.pull.gacha",
-        "basedapp://miniapp/fun.pull.gachaEVIL",
-        "basedapp://miniapp/fun.pull.gacha.evil",
-        "basedapp://miniapp/fun.pull.gacha-2/x",
-        "basedapp://miniapp/fun.pull.gacha:8080/x",
-        "basedapp://miniapp/fun.pull.gacha@evil.com/x",
-        "basedapp://miniapp/fun.pull",
-        "basedapp://miniapp/FUN.PULL.GACHA",
-        "basedapp://miniapp/",
-        "basedapp://miniapp",
-        "basedapp://miniapp//fun.pull.gacha",
-        "basedapp://Miniapp/fun.pull.gacha",
-        "basedapp:/miniapp/fun.pull.gacha",
-        "basedapp:miniapp/fun.pull.gacha",
-        "BASEDAPP://miniapp/fun.pull.gacha",
-        "https://miniapp/fun.pull.gacha",
-        "https://evil.example/basedapp://miniapp/fun.pull.gacha",
-        "otherapp://miniapp/fun.pull.gacha",
-        "xbasedapp://miniapp/fun.pull.gacha",
-        "javascript:alert(1)//basedapp://miniapp/fun.pull.gacha",
-        "",
-    ] + under([
-        // Traversal, literal and encoded.
-        "/..",
-        "/../other.app",
-        "/a/../../other.app",
-        "/./x",
-        "/.",
-        "/../fun.pull.gacha/x",
-        "/%2e%2e/other.app",
-        "/%2E%2E/other.app",
-        "/.%2e/other.app",
-        "/%2e./other.app",
-        "%2F..%2Fother.app",
-        "/x%2F..%2F..%2Fother.app",
-        "/x%2f",
-        "/x%5c..",
-        "/x%5C..",
-        // Encoded again, at any depth: a router that decodes twice would see `.`, `/` or `\`.
-        "/%252e%252e/other.app",
-        "/%252E%252E/other.app",
-        "/x%25252f..",
-        "/x%255c..",
-        "/x%2525252F",
-        "/%25%32%65%25%32%65/other.app",
-        "/%%32e",
-        "/..?q=1",
-        "/..#f",
-    ])
+    static let outside: [String] =
+        [
+            "basedapp://miniapp/other.app",
+            "basedapp://miniapp/other.app/fun.pull.gacha",
+            "basedapp://miniapp/fun.pull.gachaEVIL",
+            "basedapp://miniapp/fun.pull.gacha.evil",
+            "basedapp://miniapp/fun.pull.gacha-2/x",
+            "basedapp://miniapp/fun.pull.gacha:8080/x",
+            "basedapp://miniapp/fun.pull.gacha@evil.com/x",
+            "basedapp://miniapp/fun.pull",
+            "basedapp://miniapp/FUN.PULL.GACHA",
+            "basedapp://miniapp/",
+            "basedapp://miniapp",
+            "basedapp://miniapp//fun.pull.gacha",
+            "basedapp://Miniapp/fun.pull.gacha",
+            "basedapp:/miniapp/fun.pull.gacha",
+            "basedapp:miniapp/fun.pull.gacha",
+            "BASEDAPP://miniapp/fun.pull.gacha",
+            "https://miniapp/fun.pull.gacha",
+            "https://evil.example/basedapp://miniapp/fun.pull.gacha",
+            "otherapp://miniapp/fun.pull.gacha",
+            "xbasedapp://miniapp/fun.pull.gacha",
+            "javascript:alert(1)//basedapp://miniapp/fun.pull.gacha",
+            "",
+        ]
+        + under([
+            // Traversal, literal and encoded.
+            "/..",
+            "/../other.app",
+            "/a/../../other.app",
+            "/./x",
+            "/.",
+            "/../fun.pull.gacha/x",
+            "/%2e%2e/other.app",
+            "/%2E%2E/other.app",
+            "/.%2e/other.app",
+            "/%2e./other.app",
+            "%2F..%2Fother.app",
+            "/x%2F..%2F..%2Fother.app",
+            "/x%2f",
+            "/x%5c..",
+            "/x%5C..",
+            // Encoded again, at any depth: a router that decodes twice would see `.`, `/` or `\`.
+            "/%252e%252e/other.app",
+            "/%252E%252E/other.app",
+            "/x%25252f..",
+            "/x%255c..",
+            "/x%2525252F",
+            "/%25%32%65%25%32%65/other.app",
+            "/%%32e",
+            "/..?q=1",
+            "/..#f",
+        ])
 
     @Test(arguments: outside)
     func refusesLinksOutsideTheNamespaceWith403(_ link: String) {
@@ -91,9 +93,10 @@ import Testing
         #expect(error?.message.contains(Self.root) == true)
     }
 
-    static let malformed: [String] = under([
-        "/a b", " ", "/a\tb", "/a\nb", "\r\n", "/\u{0}", "/\u{7F}", "/\u{1B}", "\\..\\other.app", "/a\\b",
-    ]) + [" " + root, "basedapp:\\\\miniapp\\fun.pull.gacha", "not a link"]
+    static let malformed: [String] =
+        under([
+            "/a b", " ", "/a\tb", "/a\nb", "\r\n", "/\u{0}", "/\u{7F}", "/\u{1B}", "\\..\\other.app", "/a\\b",
+        ]) + [" " + root, "basedapp:\\\\miniapp\\fun.pull.gacha", "not a link"]
 
     @Test(arguments: malformed)
     func refusesMalformedLinksWith400(_ link: String) {
@@ -104,13 +107,14 @@ import Testing
 
     /// DeepLink.validate's own error message promises "no whitespace, control characters or
     /// backslashes"; non-ASCII whitespace and C1 controls are whitespace and control characters too.
-    @Test(arguments: under([
-        "/a\u{85}b",  // NEXT LINE: a C1 control and whitespace
-        "/a\u{9B}b",  // CSI: a C1 control
-        "/a\u{A0}b",  // NO-BREAK SPACE
-        "/a\u{2028}b",  // LINE SEPARATOR
-        "/a\u{3000}b",  // IDEOGRAPHIC SPACE
-    ]))
+    @Test(
+        arguments: under([
+            "/a\u{85}b",  // NEXT LINE: a C1 control and whitespace
+            "/a\u{9B}b",  // CSI: a C1 control
+            "/a\u{A0}b",  // NO-BREAK SPACE
+            "/a\u{2028}b",  // LINE SEPARATOR
+            "/a\u{3000}b",  // IDEOGRAPHIC SPACE
+        ]))
     func refusesUnicodeWhitespaceAndC1Controls(_ link: String) {
         expectHeraldError(status: 400, code: "invalid_field", field: "deepLink") { () throws(HeraldError) in
             try DeepLink.validate(link, scheme: "basedapp", miniAppID: Self.app)
@@ -129,9 +133,10 @@ import Testing
         let wide = prefix + String(repeating: "é", count: DeepLink.maxLength - prefix.unicodeScalars.count)
         #expect(wide.utf8.count > 2048)
         try DeepLink.validate(wide, scheme: "basedapp", miniAppID: Self.app)
-        #expect(heraldError { () throws(HeraldError) in
-            try DeepLink.validate(wide + "é", scheme: "basedapp", miniAppID: Self.app)
-        }?.status == 400)
+        #expect(
+            heraldError { () throws(HeraldError) in
+                try DeepLink.validate(wide + "é", scheme: "basedapp", miniAppID: Self.app)
+            }?.status == 400)
     }
 
     @Test func schemeIsConfigurable() throws {

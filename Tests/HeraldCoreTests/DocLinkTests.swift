@@ -97,8 +97,9 @@ import Testing
     }
 
     @Test func anchorsFollowGitHubsRules() {
-        #expect(Self.anchor("Replaying failed deliveries (`heraldctl replay`)")
-            == "replaying-failed-deliveries-heraldctl-replay")
+        #expect(
+            Self.anchor("Replaying failed deliveries (`heraldctl replay`)")
+                == "replaying-failed-deliveries-heraldctl-replay")
         #expect(Self.anchors("# A\n## B b\n```\n# not a heading\n```\n## B b\n") == ["a", "b-b", "b-b-1"])
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import HeraldCrypto
 import Testing
+
+@testable import HeraldCore
 
 /// Envelope v2 (`sig2`) from the app's side: a rendered payload verifies for its recipient until `exp`, and fails
 /// once anything it covers is added, removed or changed, for another user, or after `exp`.
@@ -9,8 +10,10 @@ import Testing
     static let id = UUID(uuidString: "0190A6B2-7C1E-7ABC-8DEF-0123456789AB")!
     static let keys = ["k2026": Fixtures.signingKey]
 
-    static func verify(_ payload: JSONValue, user: String = Fixtures.recipient,
-                       now: Date = Fixtures.now) -> SignedEnvelope.V2Failure? {
+    static func verify(
+        _ payload: JSONValue, user: String = Fixtures.recipient,
+        now: Date = Fixtures.now
+    ) -> SignedEnvelope.V2Failure? {
         SignedEnvelope.verifyV2(payload, recipient: user, now: now) { kid, message in
             keys[kid].map { HMACSigner(keyID: kid, key: $0).signature(for: message) }
         }
@@ -18,10 +21,14 @@ import Testing
 
     /// Both payloads of a time-sensitive, sounded push with data: APNs' whole body and FCM's `data`.
     static func payloads() throws -> (apns: JSONValue, fcm: JSONValue) {
-        let request = try Fixtures.request(deepLink: "basedapp://miniapp/fun.pull.gacha/x",
-                                           data: [("txHash", "0x5e1f")], interruptionLevel: "time-sensitive")
-        let content = PushContent(request: request, partner: Fixtures.partner(sound: .named("chime.caf"),
-                                                                              allowTimeSensitive: true))
+        let request = try Fixtures.request(
+            deepLink: "basedapp://miniapp/fun.pull.gacha/x",
+            data: [("txHash", "0x5e1f")], interruptionLevel: "time-sensitive")
+        let content = PushContent(
+            request: request,
+            partner: Fixtures.partner(
+                sound: .named("chime.caf"),
+                allowTimeSensitive: true))
         let rendered = PushTemplate(content, signer: Fixtures.signer).render(deliveryID: id)
         return (try JSONParser.parse(rendered.apns), try #require(try JSONParser.parse(rendered.fcm)["data"]))
     }
@@ -50,31 +57,35 @@ import Testing
         #expect(Self.verify(apns, now: Fixtures.expiresAt) == nil)
     }
 
-    @Test("an added, removed or changed member fails", arguments: [
-        (["aps", "alert", "subtitle"], JSONValue.string("Act now")),
-        (["aps", "alert", "body"], .string("Confirmations: 6/6")),
-        (["aps", "alert", "title"], nil),
-        (["aps", "sound"], .string("alarm.caf")),
-        (["aps", "sound"], nil),
-        (["aps", "interruption-level"], .string("critical")),
-        (["aps", "thread-id"], .string("other.app")),
-        (["aps", "category"], .string("PAY")),
-        (["aps", "mutable-content"], .number(0)),
-        (["txHash"], .string("0xdead")),
-        (["extra"], .string("1")),
-        (["deepLink"], nil),
-        (["exp"], .string("9999999999")),
-    ] as [([String], JSONValue?)])
+    @Test(
+        "an added, removed or changed member fails",
+        arguments: [
+            (["aps", "alert", "subtitle"], JSONValue.string("Act now")),
+            (["aps", "alert", "body"], .string("Confirmations: 6/6")),
+            (["aps", "alert", "title"], nil),
+            (["aps", "sound"], .string("alarm.caf")),
+            (["aps", "sound"], nil),
+            (["aps", "interruption-level"], .string("critical")),
+            (["aps", "thread-id"], .string("other.app")),
+            (["aps", "category"], .string("PAY")),
+            (["aps", "mutable-content"], .number(0)),
+            (["txHash"], .string("0xdead")),
+            (["extra"], .string("1")),
+            (["deepLink"], nil),
+            (["exp"], .string("9999999999")),
+        ] as [([String], JSONValue?)])
     func tamperedAPNsFails(_ path: [String], _ value: JSONValue?) throws {
         let (apns, _) = try Self.payloads()
         let failure = Self.verify(Self.edited(apns, path, value))
         #expect(failure == .badSignature || (path == ["aps", "alert", "title"] && failure != nil), "\(path)")
     }
 
-    @Test("an FCM data map with a key added, removed or changed fails", arguments: [
-        (["body"], JSONValue.string("changed")), (["subtitle"], .string("new")), (["txHash"], nil),
-        (["isGroup"], .string("false")),
-    ] as [([String], JSONValue?)])
+    @Test(
+        "an FCM data map with a key added, removed or changed fails",
+        arguments: [
+            (["body"], JSONValue.string("changed")), (["subtitle"], .string("new")), (["txHash"], nil),
+            (["isGroup"], .string("false")),
+        ] as [([String], JSONValue?)])
     func tamperedFCMFails(_ path: [String], _ value: JSONValue?) throws {
         let (_, fcm) = try Self.payloads()
         #expect(Self.verify(Self.edited(fcm, path, value)) == .badSignature)
@@ -101,7 +112,8 @@ import Testing
         #expect(fields["sig2"] == apns["sig2"]?.stringValue && fields["exp"] != nil)
         #expect(HostVerifier.signature(fields, key: Fixtures.signingKey) == apns["sig"]?.stringValue)
         let fcm = try JSONParser.parse(rendered.fcm)
-        #expect(HostVerifier.signature(try HostVerifier.signedFields(fcm: fcm), key: Fixtures.signingKey)
+        #expect(
+            HostVerifier.signature(try HostVerifier.signedFields(fcm: fcm), key: Fixtures.signingKey)
                 == fcm["data"]?["sig"]?.stringValue)
     }
 
@@ -109,13 +121,14 @@ import Testing
     func canonicalLines() {
         let leaves = [SignedEnvelope.Leaf(["b"], "x\"\n"), .init(["aps", "alert", "title"], "T"), .init(["a"], "1")]
         let message = SignedEnvelope.v2Message(leaves, recipient: "u\"1")
-        #expect(String(decoding: message, as: UTF8.self) == """
-            herald-envelope-v2
-            "u\\"1"
-            ["a","1"]
-            ["aps","alert","title","T"]
-            ["b","x\\"\\n"]
-            """)
+        #expect(
+            String(decoding: message, as: UTF8.self) == """
+                herald-envelope-v2
+                "u\\"1"
+                ["a","1"]
+                ["aps","alert","title","T"]
+                ["b","x\\"\\n"]
+                """)
         #expect(SignedEnvelope.v2Leaves(of: .object([("a", .array([]))])) == nil)
         #expect(SignedEnvelope.v2Leaves(of: .object([("a", .number(1.5))])) == nil)
     }

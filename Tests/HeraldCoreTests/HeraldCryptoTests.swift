@@ -88,7 +88,8 @@ import Testing
     // MARK: Base64URL
 
     @Test(arguments: [
-        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy"),
+        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"),
+        ("foobar", "Zm9vYmFy"),
     ])
     func base64URLMatchesRFC4648VectorsWithoutPadding(_ plain: String, _ encoded: String) {
         #expect(Base64URL.encode(Array(plain.utf8)) == encoded)

@@ -45,7 +45,9 @@ import Testing
         #expect(abs(date.timeIntervalSince1970 - seconds) < 0.0005)
     }
 
-    @Test(arguments: ["", "2026-06-01", "2026-06-01T00:00:00", "yesterday", "2026-06-01T25:00:00Z", "2026-13-01T00:00:00Z"])
+    @Test(arguments: [
+        "", "2026-06-01", "2026-06-01T00:00:00", "yesterday", "2026-06-01T25:00:00Z", "2026-13-01T00:00:00Z",
+    ])
     func refusesOtherText(_ text: String) {
         #expect(ISO8601.parse(text) == nil)
     }

@@ -42,7 +42,9 @@ import Testing
     /// The characters refused are judged on the address as sent, as the schema's pattern reads it: U+2329 is a
     /// symbol a joiner may follow, though NFC maps it to U+3008, which is none (a fuzzing finding).
     @Test func aJoinerBetweenEmojiIsJudgedBeforeNormalising() {
-        #expect(Identifiers.normalizedEmail("a\u{2329}\u{200D}\u{21D4}@example.com") == "a\u{3008}\u{200D}\u{21D4}@example.com")
+        #expect(
+            Identifiers.normalizedEmail("a\u{2329}\u{200D}\u{21D4}@example.com")
+                == "a\u{3008}\u{200D}\u{21D4}@example.com")
         #expect(Identifiers.normalizedEmail("a\u{200D}b@example.com") == nil)
     }
 
@@ -84,7 +86,9 @@ import Testing
         #expect(Identifiers.normalizedWallet(Self.wallet) == Self.wallet)
         #expect(Identifiers.normalizedWallet(Self.wallet.uppercased()) == Self.wallet)
         #expect(Identifiers.normalizedWallet("0x52908400098527886E0F7030069857D2E4169EE7") == Self.wallet)
-        #expect(Identifiers.normalizedWallet("0x" + String(repeating: "F", count: 40)) == "0x" + String(repeating: "f", count: 40))
+        #expect(
+            Identifiers.normalizedWallet("0x" + String(repeating: "F", count: 40)) == "0x"
+                + String(repeating: "f", count: 40))
     }
 
     @Test(arguments: [
@@ -112,14 +116,17 @@ import Testing
     }
 
     @Test(arguments: [
-        "", ".hidden", "a..b", "a/b", "a b", "a:b", "a@b", "a?b", "a#b", "a%2e", "é", String(repeating: "x", count: 129),
+        "", ".hidden", "a..b", "a/b", "a b", "a:b", "a@b", "a?b", "a#b", "a%2e", "é",
+        String(repeating: "x", count: 129),
         "..", ".", "a\\b",
     ])
     func rejectsMiniAppIDs(_ raw: String) {
         #expect(!Identifiers.isValidMiniAppID(raw))
     }
 
-    @Test(arguments: ["user-1", "u:42", "tenant.a_b", "0190a6b2-7c1e-7abc-8def-0123456789ab", String(repeating: "z", count: 128)])
+    @Test(arguments: [
+        "user-1", "u:42", "tenant.a_b", "0190a6b2-7c1e-7abc-8def-0123456789ab", String(repeating: "z", count: 128),
+    ])
     func acceptsExternalIDs(_ raw: String) {
         #expect(Identifiers.isValidExternalID(raw))
     }

@@ -25,10 +25,18 @@ import Testing
         expectHeraldError(status: 400, code: "invalid_field", field: "state.stages[1]") { () throws(HeraldError) in
             _ = try state.stringArray("stages", maxCount: 8)
         }
-        expectHeraldError(status: 400, code: "invalid_field", field: "state.n") { () throws(HeraldError) in _ = try state.integer("n", range: 0...1) }
-        expectHeraldError(status: 400, code: "unknown_field", field: "state.n") { () throws(HeraldError) in _ = try body.object("state", allowed: ["stages"]) }
-        expectHeraldError(status: 400, code: "missing_field", field: "state.title") { () throws(HeraldError) in _ = try state.requiredString("title") }
-        expectHeraldError(status: 400, code: "missing_field", field: "alert") { () throws(HeraldError) in _ = try body.requiredObject("alert", allowed: []) }
+        expectHeraldError(status: 400, code: "invalid_field", field: "state.n") { () throws(HeraldError) in
+            _ = try state.integer("n", range: 0...1)
+        }
+        expectHeraldError(status: 400, code: "unknown_field", field: "state.n") { () throws(HeraldError) in
+            _ = try body.object("state", allowed: ["stages"])
+        }
+        expectHeraldError(status: 400, code: "missing_field", field: "state.title") { () throws(HeraldError) in
+            _ = try state.requiredString("title")
+        }
+        expectHeraldError(status: 400, code: "missing_field", field: "alert") { () throws(HeraldError) in
+            _ = try body.requiredObject("alert", allowed: [])
+        }
         expectHeraldError(status: 400, code: "invalid_field", field: "a.b") { () throws(HeraldError) in
             _ = try JSONFields(.string("x"), allowed: [], path: "a.b")
         }
@@ -44,15 +52,24 @@ import Testing
     }
 
     @Test func typedReaders() throws {
-        let fields = try Self.fields(#"{"n":0.5,"b":true,"d":"2026-06-01T00:00:00Z","s":"x"}"#, allowed: ["n", "b", "d", "s"])
+        let fields = try Self.fields(
+            #"{"n":0.5,"b":true,"d":"2026-06-01T00:00:00Z","s":"x"}"#, allowed: ["n", "b", "d", "s"])
         #expect(try fields.number("n") == 0.5)
         #expect(try fields.number("n", range: 0...1) == 0.5)
-        expectHeraldError(status: 400, code: "invalid_field", field: "n") { () throws(HeraldError) in _ = try fields.number("n", range: 1...2) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "s") { () throws(HeraldError) in _ = try fields.number("s") }
+        expectHeraldError(status: 400, code: "invalid_field", field: "n") { () throws(HeraldError) in
+            _ = try fields.number("n", range: 1...2)
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "s") { () throws(HeraldError) in
+            _ = try fields.number("s")
+        }
         #expect(try fields.bool("b") == true)
-        expectHeraldError(status: 400, code: "invalid_field", field: "n") { () throws(HeraldError) in _ = try fields.bool("n") }
+        expectHeraldError(status: 400, code: "invalid_field", field: "n") { () throws(HeraldError) in
+            _ = try fields.bool("n")
+        }
         #expect(try fields.date("d") == Fixtures.now)
-        expectHeraldError(status: 400, code: "invalid_field", field: "s") { () throws(HeraldError) in _ = try fields.date("s") }
+        expectHeraldError(status: 400, code: "invalid_field", field: "s") { () throws(HeraldError) in
+            _ = try fields.date("s")
+        }
         #expect(try fields.date("missing") == nil)
     }
 }

@@ -6,15 +6,19 @@ import Testing
 
     @Test func parsesEveryValueKindKeepingObjectOrder() throws {
         let value = try json(#" { "b" : [1, -2.5, 3e2, true, false, null] , "a" : { "x" : "y" } } "#)
-        #expect(value == .object([
-            ("b", .array([.number(1), .number(-2.5), .number(300), .bool(true), .bool(false), .null])),
-            ("a", .object([("x", .string("y"))])),
-        ]))
+        #expect(
+            value
+                == .object([
+                    ("b", .array([.number(1), .number(-2.5), .number(300), .bool(true), .bool(false), .null])),
+                    ("a", .object([("x", .string("y"))])),
+                ]))
         // Order is significant: the same members reversed are a different value.
-        #expect(value != .object([
-            ("a", .object([("x", .string("y"))])),
-            ("b", .array([.number(1), .number(-2.5), .number(300), .bool(true), .bool(false), .null])),
-        ]))
+        #expect(
+            value
+                != .object([
+                    ("a", .object([("x", .string("y"))])),
+                    ("b", .array([.number(1), .number(-2.5), .number(300), .bool(true), .bool(false), .null])),
+                ]))
     }
 
     @Test(arguments: [
@@ -69,7 +73,8 @@ import Testing
     }
 
     @Test func sameKeyInSiblingObjectsIsNotADuplicate() throws {
-        #expect(try json(#"[{"a":1},{"a":2}]"#) == .array([.object([("a", .number(1))]), .object([("a", .number(2))])]))
+        #expect(
+            try json(#"[{"a":1},{"a":2}]"#) == .array([.object([("a", .number(1))]), .object([("a", .number(2))])]))
     }
 
     @Test(arguments: [
@@ -114,14 +119,15 @@ import Testing
         #expect(try json("\"é😀\u{2028}\"") == .string("é😀\u{2028}"))
     }
 
-    @Test(arguments: [
-        [0x22, 0xFF, 0x22],              // never valid in UTF-8
-        [0x22, 0xC3, 0x22],              // truncated two-byte sequence
-        [0x22, 0xC0, 0xAF, 0x22],        // overlong "/"
-        [0x22, 0xED, 0xA0, 0x80, 0x22],  // a UTF-16 surrogate encoded as UTF-8
-        [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],  // above U+10FFFF
-        [0x22, 0x61, 0x5C, 0x6E, 0x80, 0x22],  // stray continuation byte after an escape
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x22, 0xFF, 0x22],  // never valid in UTF-8
+            [0x22, 0xC3, 0x22],  // truncated two-byte sequence
+            [0x22, 0xC0, 0xAF, 0x22],  // overlong "/"
+            [0x22, 0xED, 0xA0, 0x80, 0x22],  // a UTF-16 surrogate encoded as UTF-8
+            [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],  // above U+10FFFF
+            [0x22, 0x61, 0x5C, 0x6E, 0x80, 0x22],  // stray continuation byte after an escape
+        ] as [[UInt8]])
     func rejectsInvalidUTF8InStrings(_ input: [UInt8]) {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(input) }
     }
@@ -173,8 +179,10 @@ import Testing
         _ = try json(Self.nestedObjects(32, around: "1"))
         _ = try json(Self.nestedArrays(16, around: Self.nestedObjects(16, around: "\"x\"")))
         // 33 containers around a value, and 34 around nothing: refused.
-        for input in [Self.nestedArrays(33, around: "1"), Self.nestedObjects(33, around: "1"),
-                      Self.nestedArrays(34, around: ""), Self.nestedObjects(34, around: "{}")] {
+        for input in [
+            Self.nestedArrays(33, around: "1"), Self.nestedObjects(33, around: "1"),
+            Self.nestedArrays(34, around: ""), Self.nestedObjects(34, around: "{}"),
+        ] {
             let error = #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(input) }
             #expect(error?.message.contains("deep") == true)
         }
@@ -208,7 +216,8 @@ import Testing
         #expect(value["s"]?.numberValue == nil)
         #expect(value["n"]?.stringValue == nil)
         #expect(JSONValue.string("x")["s"] == nil)
-        #expect([value["s"], value["n"], value["a"], value["o"], value["z"], .bool(false)].map { $0?.typeName }
-            == ["string", "number", "array", "object", "null", "boolean"])
+        #expect(
+            [value["s"], value["n"], value["a"], value["o"], value["z"], .bool(false)].map { $0?.typeName }
+                == ["string", "number", "array", "object", "null", "boolean"])
     }
 }

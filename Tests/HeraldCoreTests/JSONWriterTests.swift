@@ -28,8 +28,10 @@ import Testing
         #expect(JSONWriter.string(.number(number)) == expected)
     }
 
-    @Test(arguments: [0.5, -0.25, 0.1, 1.5e-7, 3.141592653589793, 1e15, 1e21, -1.7976931348623157e308, Double.leastNonzeroMagnitude,
-                      9_007_199_254_740_993.0, 123_456.789])
+    @Test(arguments: [
+        0.5, -0.25, 0.1, 1.5e-7, 3.141592653589793, 1e15, 1e21, -1.7976931348623157e308, Double.leastNonzeroMagnitude,
+        9_007_199_254_740_993.0, 123_456.789,
+    ])
     func nonIntegersRoundTripExactly(_ number: Double) throws {
         let written = JSONWriter.string(.number(number))
         #expect(try JSONParser.parse(written) == .number(number), "\(written)")

@@ -13,8 +13,9 @@ import Testing
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         #expect(parts.count == 3)
         #expect(parts[0] == "eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ")
-        #expect(Base64URL.decode(parts[1]).map { String(decoding: $0, as: UTF8.self) }
-                    == #"{"iss":"DEF123GHIJ","iat":1700000000}"#)
+        #expect(
+            Base64URL.decode(parts[1]).map { String(decoding: $0, as: UTF8.self) }
+                == #"{"iss":"DEF123GHIJ","iat":1700000000}"#)
         #expect(parts[2] == "AQID_w")
         #expect(!token.contains("="))
     }
@@ -74,14 +75,14 @@ import Testing
     @Test(arguments: [
         "", ".", "..", "a.b", "a.b.c.d",
         "\(objectPart).\(objectPart)",
-        "\(objectPart).\(objectPart).",                        // empty signature
-        "\(objectPart).\(objectPart).AQID.",                   // four parts
-        "\(objectPart)=.\(objectPart).AQID",                   // padding
-        "\(objectPart).\(objectPart).AQ+D",                    // standard-alphabet character
-        "\(objectPart).\(objectPart).AQIDB",                   // impossible length
-        "\(Base64URL.encode(Array("[1]".utf8))).\(objectPart).AQID",       // header not an object
-        "\(objectPart).\(Base64URL.encode(Array("\"x\"".utf8))).AQID",     // claims not an object
-        "\(Base64URL.encode(Array("{nope".utf8))).\(objectPart).AQID",     // not JSON
+        "\(objectPart).\(objectPart).",  // empty signature
+        "\(objectPart).\(objectPart).AQID.",  // four parts
+        "\(objectPart)=.\(objectPart).AQID",  // padding
+        "\(objectPart).\(objectPart).AQ+D",  // standard-alphabet character
+        "\(objectPart).\(objectPart).AQIDB",  // impossible length
+        "\(Base64URL.encode(Array("[1]".utf8))).\(objectPart).AQID",  // header not an object
+        "\(objectPart).\(Base64URL.encode(Array("\"x\"".utf8))).AQID",  // claims not an object
+        "\(Base64URL.encode(Array("{nope".utf8))).\(objectPart).AQID",  // not JSON
         " \(objectPart).\(objectPart).AQID",
     ])
     func decodeRejectsMalformedTokens(_ token: String) {

@@ -77,8 +77,9 @@ import Testing
         }
         // And a signature of other bytes is refused by the CLI (the check above is not vacuous).
         try cli.write("\(name).der", TestDER.encodeSignature(raw: try key.sign(message + [0x2E])))
-        let refused = try cli.run(["dgst", "-sha256", "-verify", "ec.pub", "-signature", "\(name).der", "\(name).msg"],
-                                  check: false)
+        let refused = try cli.run(
+            ["dgst", "-sha256", "-verify", "ec.pub", "-signature", "\(name).der", "\(name).msg"],
+            check: false)
         #expect(refused != 0)
     }
 
@@ -149,8 +150,9 @@ import Testing
         #expect(try key.sign(message) == cliSignature)
         #expect(try RS256VerifyingKey(pem: keys.rsaPublicPEM).isValidSignature(cliSignature, for: message))
         try cli.write("\(name).ours", try key.sign(message))
-        let status = try cli.run(["dgst", "-sha256", "-verify", "rsa.pub", "-signature", "\(name).ours", "\(name).msg"],
-                                 check: false)
+        let status = try cli.run(
+            ["dgst", "-sha256", "-verify", "rsa.pub", "-signature", "\(name).ours", "\(name).msg"],
+            check: false)
         #expect(status == 0)
     }
 }

@@ -84,12 +84,17 @@ struct MiniAppCountdownAttributes: ActivityAttributes {
         let start = LiveActivityFixtures.render(.progress, .start)
         let (state, attributes) = try Self.parts(start)
         let decoded = try JSONDecoder().decode(MiniAppProgressAttributes.ContentState.self, from: state)
-        #expect(decoded == .init(stages: ["Ordered", "Packed", "Shipped", "Delivered"], currentStage: 1, progress: 0.25,
-                                 statusText: "Packed in Rotterdam", displayName: "Gacha", miniAppId: "fun.pull.gacha"))
+        #expect(
+            decoded
+                == .init(
+                    stages: ["Ordered", "Packed", "Shipped", "Delivered"], currentStage: 1, progress: 0.25,
+                    statusText: "Packed in Rotterdam", displayName: "Gacha", miniAppId: "fun.pull.gacha"))
         let attrs = try JSONDecoder().decode(MiniAppProgressAttributes.self, from: try #require(attributes))
         #expect(attrs.title == "Order #1042" && attrs.subtitle == "2 items")
         #expect(attrs.miniAppId == "fun.pull.gacha" && attrs.displayName == "Gacha" && attrs.activityId == Self.id)
-        #expect(try JSONDecoder().decode(MiniAppProgressAttributes.ContentState.self, from: try Self.androidState(start)) == decoded)
+        #expect(
+            try JSONDecoder().decode(MiniAppProgressAttributes.ContentState.self, from: try Self.androidState(start))
+                == decoded)
 
         // An omitted optional decodes as nil.
         let update = try Self.parts(LiveActivityFixtures.render(.progress, .update)).state
@@ -99,9 +104,11 @@ struct MiniAppCountdownAttributes: ActivityAttributes {
     @Test func statusDecodes() throws {
         let start = LiveActivityFixtures.render(.status, .start)
         let (state, attributes) = try Self.parts(start)
-        #expect(try JSONDecoder().decode(MiniAppStatusAttributes.ContentState.self, from: state)
-            == .init(statusLabel: "Waiting for confirmations", statusVariant: "pending", footnote: "0 of 6",
-                     displayName: "Gacha", miniAppId: "fun.pull.gacha"))
+        #expect(
+            try JSONDecoder().decode(MiniAppStatusAttributes.ContentState.self, from: state)
+                == .init(
+                    statusLabel: "Waiting for confirmations", statusVariant: "pending", footnote: "0 of 6",
+                    displayName: "Gacha", miniAppId: "fun.pull.gacha"))
         let attrs = try JSONDecoder().decode(MiniAppStatusAttributes.self, from: try #require(attributes))
         #expect(attrs.title == "Deposit 0.5 ETH" && attrs.subtitle == nil && attrs.activityId == Self.id)
         let end = try Self.parts(LiveActivityFixtures.render(.status, .end)).state
@@ -110,7 +117,9 @@ struct MiniAppCountdownAttributes: ActivityAttributes {
         for variant in LiveActivityState.StatusVariant.allCases {
             let state = LiveActivityState.status(.init(statusLabel: "x", statusVariant: variant))
             let bytes = Data(JSONWriter.bytes(state.contentState(displayName: "G", miniAppID: "m")))
-            #expect(try JSONDecoder().decode(MiniAppStatusAttributes.ContentState.self, from: bytes).statusVariant == variant.rawValue)
+            #expect(
+                try JSONDecoder().decode(MiniAppStatusAttributes.ContentState.self, from: bytes).statusVariant
+                    == variant.rawValue)
         }
     }
 
@@ -120,10 +129,13 @@ struct MiniAppCountdownAttributes: ActivityAttributes {
         let decoded = try JSONDecoder().decode(MiniAppCountdownAttributes.ContentState.self, from: state)
         #expect(decoded.deadline == LiveActivityFixtures.deadline)
         #expect(decoded.deadline == ISO8601.parse("2026-06-01T00:45:00Z"))
-        #expect(decoded.footnote == "Ends at 00:45 UTC" && decoded.displayName == "Gacha" && decoded.miniAppId == "fun.pull.gacha")
+        #expect(
+            decoded.footnote == "Ends at 00:45 UTC" && decoded.displayName == "Gacha"
+                && decoded.miniAppId == "fun.pull.gacha")
         let attrs = try JSONDecoder().decode(MiniAppCountdownAttributes.self, from: try #require(attributes))
         #expect(attrs.title == "Flash sale" && attrs.subtitle == "Gacha tickets")
-        let android = try JSONDecoder().decode(MiniAppCountdownAttributes.ContentState.self, from: try Self.androidState(start))
+        let android = try JSONDecoder().decode(
+            MiniAppCountdownAttributes.ContentState.self, from: try Self.androidState(start))
         #expect(android == decoded)
     }
 

@@ -22,9 +22,9 @@ import Testing
     /// The range of the JSON text of the fenced block after `marker`.
     static func exampleRange(_ marker: String, in text: String) -> Range<String.Index>? {
         guard let found = text.range(of: marker),
-              let open = text.range(of: "```json\n", range: found.upperBound..<text.endIndex),
-              text[found.upperBound..<open.lowerBound].allSatisfy(\.isWhitespace),
-              let close = text.range(of: "\n```", range: open.upperBound..<text.endIndex)
+            let open = text.range(of: "```json\n", range: found.upperBound..<text.endIndex),
+            text[found.upperBound..<open.lowerBound].allSatisfy(\.isWhitespace),
+            let close = text.range(of: "\n```", range: open.upperBound..<text.endIndex)
         else { return nil }
         return open.upperBound..<close.lowerBound
     }
@@ -36,7 +36,8 @@ import Testing
             for event in LiveActivityEvent.allCases {
                 for platform in Self.platforms {
                     let marker = "<!-- example \(template) \(event) \(platform) -->"
-                    let range = try #require(Self.exampleRange(marker, in: text), "docs/live-activities.md lacks \(marker)")
+                    let range = try #require(
+                        Self.exampleRange(marker, in: text), "docs/live-activities.md lacks \(marker)")
                     let expected = try JSONParser.parse(Self.rendered(template, event, platform))
                     if rewrite {
                         text.replaceSubrange(range, with: Self.pretty(expected))
@@ -64,10 +65,11 @@ import Testing
             return "[\n" + items.map { pad + pretty($0, indent: indent + 2) }.joined(separator: ",\n")
                 + "\n" + String(repeating: " ", count: indent) + "]"
         case .object(let members):
-            return "{\n" + members.map { member in
-                let key = JSONWriter.string(.string(member.key)) + ": "
-                return pad + key + pretty(member.value, indent: indent + 2, keyWidth: key.count)
-            }.joined(separator: ",\n") + "\n" + String(repeating: " ", count: indent) + "}"
+            return "{\n"
+                + members.map { member in
+                    let key = JSONWriter.string(.string(member.key)) + ": "
+                    return pad + key + pretty(member.value, indent: indent + 2, keyWidth: key.count)
+                }.joined(separator: ",\n") + "\n" + String(repeating: " ", count: indent) + "}"
         default:
             return inline
         }
@@ -77,7 +79,9 @@ import Testing
         switch value {
         case .array(let items): return "[" + items.map(oneLine).joined(separator: ", ") + "]"
         case .object(let members):
-            return "{" + members.map { JSONWriter.string(.string($0.key)) + ": " + oneLine($0.value) }.joined(separator: ", ") + "}"
+            return "{"
+                + members.map { JSONWriter.string(.string($0.key)) + ": " + oneLine($0.value) }.joined(separator: ", ")
+                + "}"
         default: return JSONWriter.string(value)
         }
     }

@@ -51,7 +51,8 @@ enum LiveActivityFixtures {
     /// except countdown's.
     static func alert(_ template: LiveActivityTemplate, _ event: LiveActivityEvent) -> LiveActivityAlert? {
         switch (template, event) {
-        case (.progress, .start): return LiveActivityAlert(title: "Your order is on its way", body: "Packed in Rotterdam")
+        case (.progress, .start):
+            return LiveActivityAlert(title: "Your order is on its way", body: "Packed in Rotterdam")
         case (.progress, .update): return LiveActivityAlert(title: "Shipped", body: "Arrives tomorrow")
         case (.progress, .end): return LiveActivityAlert(title: "Delivered", body: "Enjoy!")
         case (.status, .end): return LiveActivityAlert(title: "Deposit received", body: "0.5 ETH is in your wallet")
@@ -95,15 +96,24 @@ enum LiveActivityFixtures {
 
     /// The APNs bodies, byte for byte, for each template and event of `LiveActivityFixtures`.
     static let apns: [String: String] = [
-        "progress start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)},"attributes-type":"MiniAppProgressAttributes","attributes":\#(progressAttributes),"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Your order is on its way","body":"Packed in Rotterdam"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "progress update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)},"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Shipped","body":"Arrives tomorrow"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "progress end": #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":3,"progress":1,"statusText":"Left at the door",\#(brand)},"dismissal-date":1780276800,"alert":{"title":"[Gacha] Delivered","body":"Enjoy!"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "status start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)},"attributes-type":"MiniAppStatusAttributes","attributes":{"title":"Deposit 0.5 ETH","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Deposit 0.5 ETH","body":""}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "status update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"statusLabel":"Confirming","statusVariant":"info","footnote":"3 of 6",\#(brand)},"stale-date":1780273800,"relevance-score":50},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "status end": #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"statusLabel":"Deposit received","statusVariant":"success",\#(brand)},"dismissal-date":1780276800,"alert":{"title":"[Gacha] Deposit received","body":"0.5 ETH is in your wallet"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "countdown start": #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"deadline":801967500,"footnote":"Ends at 00:45 UTC",\#(brand)},"attributes-type":"MiniAppCountdownAttributes","attributes":{"title":"Flash sale","subtitle":"Gacha tickets","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Flash sale","body":"Gacha tickets"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "countdown update": #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"deadline":801968100,"footnote":"Extended by 10 minutes",\#(brand)},"stale-date":1780273800,"relevance-score":50},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
-        "countdown end": #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"deadline":801968100,\#(brand)},"dismissal-date":1780276800},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "progress start":
+            #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)},"attributes-type":"MiniAppProgressAttributes","attributes":\#(progressAttributes),"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Your order is on its way","body":"Packed in Rotterdam"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "progress update":
+            #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)},"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Shipped","body":"Arrives tomorrow"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "progress end":
+            #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":3,"progress":1,"statusText":"Left at the door",\#(brand)},"dismissal-date":1780276800,"alert":{"title":"[Gacha] Delivered","body":"Enjoy!"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "status start":
+            #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)},"attributes-type":"MiniAppStatusAttributes","attributes":{"title":"Deposit 0.5 ETH","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Deposit 0.5 ETH","body":""}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "status update":
+            #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"statusLabel":"Confirming","statusVariant":"info","footnote":"3 of 6",\#(brand)},"stale-date":1780273800,"relevance-score":50},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "status end":
+            #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"statusLabel":"Deposit received","statusVariant":"success",\#(brand)},"dismissal-date":1780276800,"alert":{"title":"[Gacha] Deposit received","body":"0.5 ETH is in your wallet"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "countdown start":
+            #"{"aps":{"timestamp":1780272000,"event":"start","content-state":{"deadline":801967500,"footnote":"Ends at 00:45 UTC",\#(brand)},"attributes-type":"MiniAppCountdownAttributes","attributes":{"title":"Flash sale","subtitle":"Gacha tickets","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"},"input-push-token":1,"stale-date":1780273800,"relevance-score":50,"alert":{"title":"[Gacha] Flash sale","body":"Gacha tickets"}},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "countdown update":
+            #"{"aps":{"timestamp":1780272300,"event":"update","content-state":{"deadline":801968100,"footnote":"Extended by 10 minutes",\#(brand)},"stale-date":1780273800,"relevance-score":50},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
+        "countdown end":
+            #"{"aps":{"timestamp":1780273200,"event":"end","content-state":{"deadline":801968100,\#(brand)},"dismissal-date":1780276800},"activityId":"\#(id)","miniAppId":"fun.pull.gacha"}"#,
     ]
 
     static func escaped(_ json: String) -> String {
@@ -112,37 +122,47 @@ enum LiveActivityFixtures {
 
     /// The FCM messages, byte for byte: the data values in order, then kid and sig (the HMAC
     /// is checked apart, in `androidSignatureCoversEveryOtherDataPairInOrder`).
-    static func fcm(_ template: LiveActivityTemplate, _ event: LiveActivityEvent, priority: String, state: String,
-                    attributes: String, extra: String, sig: String) -> String {
+    static func fcm(
+        _ template: LiveActivityTemplate, _ event: LiveActivityEvent, priority: String, state: String,
+        attributes: String, extra: String, sig: String
+    ) -> String {
         let timestamp = LiveActivityFixtures.timestamp(event)
-        return #"{"android":{"priority":"\#(priority)","collapse_key":"\#(id)"},"data":{"channel":"mini-app-live","miniAppId":"fun.pull.gacha","activityId":"\#(id)","template":"\#(template)","event":"\#(event)","state":"\#(escaped(state))","attributes":"\#(escaped(attributes))","displayName":"Gacha","expiresAt":"2026-06-01T00:30:00.000Z","timestamp":"\#(timestamp)"\#(event == .end ? "" : #","relevanceScore":"50""#)\#(extra),"kid":"k2026","sig":"\#(sig)"}}"#
+        return
+            #"{"android":{"priority":"\#(priority)","collapse_key":"\#(id)"},"data":{"channel":"mini-app-live","miniAppId":"fun.pull.gacha","activityId":"\#(id)","template":"\#(template)","event":"\#(event)","state":"\#(escaped(state))","attributes":"\#(escaped(attributes))","displayName":"Gacha","expiresAt":"2026-06-01T00:30:00.000Z","timestamp":"\#(timestamp)"\#(event == .end ? "" : #","relevanceScore":"50""#)\#(extra),"kid":"k2026","sig":"\#(sig)"}}"#
     }
 
     static let fcmCases: [String: String] = {
-        let statusAttributes = #"{"title":"Deposit 0.5 ETH","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"}"#
+        let statusAttributes =
+            #"{"title":"Deposit 0.5 ETH","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"}"#
         let countdownAttributes =
             #"{"title":"Flash sale","subtitle":"Gacha tickets","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"}"#
         let dismiss = #","dismissAt":"2026-06-01T01:20:00.000Z""#
         return [
             "progress start": fcm(
                 .progress, .start, priority: "HIGH",
-                state: #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)}"#,
+                state:
+                    #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)}"#,
                 attributes: progressAttributes,
                 extra: #","alertTitle":"[Gacha] Your order is on its way","alertBody":"Packed in Rotterdam""#,
                 sig: "bezoto1-HCE3bqBj4suBO8EQ_AGS0-NMtOlbeQe2zfo"),
             "progress update": fcm(
                 .progress, .update, priority: "HIGH",
-                state: #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)}"#,
-                attributes: progressAttributes, extra: #","alertTitle":"[Gacha] Shipped","alertBody":"Arrives tomorrow""#,
+                state:
+                    #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)}"#,
+                attributes: progressAttributes,
+                extra: #","alertTitle":"[Gacha] Shipped","alertBody":"Arrives tomorrow""#,
                 sig: "xtdmVg1iLV8FBxwRQbEs1dIhYQqTg0m8d2NEWzzPWao"),
             "progress end": fcm(
                 .progress, .end, priority: "HIGH",
-                state: #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":3,"progress":1,"statusText":"Left at the door",\#(brand)}"#,
-                attributes: progressAttributes, extra: dismiss + #","alertTitle":"[Gacha] Delivered","alertBody":"Enjoy!""#,
+                state:
+                    #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":3,"progress":1,"statusText":"Left at the door",\#(brand)}"#,
+                attributes: progressAttributes,
+                extra: dismiss + #","alertTitle":"[Gacha] Delivered","alertBody":"Enjoy!""#,
                 sig: "5MF3ncYZyElro7zh1bFx2gQ_Guw2JaEDFEPpo_8t_-Q"),
             "status start": fcm(
                 .status, .start, priority: "HIGH",
-                state: #"{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)}"#,
+                state:
+                    #"{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)}"#,
                 attributes: statusAttributes, extra: #","alertTitle":"[Gacha] Deposit 0.5 ETH","alertBody":"""#,
                 sig: "rFtjNzaHN9dQ_Y2DesEYOBnGw8Zf23rYwJ2WZFF6z04"),
             "status update": fcm(
@@ -158,7 +178,8 @@ enum LiveActivityFixtures {
             "countdown start": fcm(
                 .countdown, .start, priority: "HIGH",
                 state: #"{"deadline":801967500,"footnote":"Ends at 00:45 UTC",\#(brand)}"#,
-                attributes: countdownAttributes, extra: #","alertTitle":"[Gacha] Flash sale","alertBody":"Gacha tickets""#,
+                attributes: countdownAttributes,
+                extra: #","alertTitle":"[Gacha] Flash sale","alertBody":"Gacha tickets""#,
                 sig: "SET5A1mpW8UFLzaZzrrukiO7juHEQrB8zimvuSDg_eY"),
             "countdown update": fcm(
                 .countdown, .update, priority: "NORMAL",
@@ -187,7 +208,9 @@ enum LiveActivityFixtures {
         LiveActivityPayload.render(content, signer: Fixtures.signer)
     }
 
-    static func apnsBody(_ rendered: RenderedLiveActivity) throws -> (top: [String: JSONValue], aps: [String: JSONValue]) {
+    static func apnsBody(_ rendered: RenderedLiveActivity) throws -> (
+        top: [String: JSONValue], aps: [String: JSONValue]
+    ) {
         let top = try membersByKey(try JSONParser.parse(rendered.apns))
         return (top, try membersByKey(top["aps"]))
     }
@@ -198,11 +221,15 @@ enum LiveActivityFixtures {
 
     // MARK: Byte for byte
 
-    @Test(arguments: cases) func apnsBodyIsExactlyTheDocumentedBytes(template: LiveActivityTemplate, event: LiveActivityEvent) {
+    @Test(arguments: cases) func apnsBodyIsExactlyTheDocumentedBytes(
+        template: LiveActivityTemplate, event: LiveActivityEvent
+    ) {
         #expect(text(LiveActivityFixtures.render(template, event).apns) == Self.apns["\(template) \(event)"])
     }
 
-    @Test(arguments: cases) func fcmMessageIsExactlyTheDocumentedBytes(template: LiveActivityTemplate, event: LiveActivityEvent) {
+    @Test(arguments: cases) func fcmMessageIsExactlyTheDocumentedBytes(
+        template: LiveActivityTemplate, event: LiveActivityEvent
+    ) {
         #expect(text(LiveActivityFixtures.render(template, event).fcm) == Self.fcmCases["\(template) \(event)"])
     }
 
@@ -212,10 +239,12 @@ enum LiveActivityFixtures {
         for template in LiveActivityTemplate.allCases {
             let (top, aps) = try Self.apnsBody(LiveActivityFixtures.render(template, .start))
             #expect(Set(top.keys) == ["aps", "activityId", "miniAppId"])
-            #expect(Set(aps.keys) == [
-                "timestamp", "event", "content-state", "attributes-type", "attributes", "input-push-token", "stale-date",
-                "relevance-score", "alert",
-            ])
+            #expect(
+                Set(aps.keys) == [
+                    "timestamp", "event", "content-state", "attributes-type", "attributes", "input-push-token",
+                    "stale-date",
+                    "relevance-score", "alert",
+                ])
             #expect(aps["attributes-type"] == .string(template.attributesType))
             #expect(aps["input-push-token"] == .number(1))
             let attributes = try membersByKey(aps["attributes"])
@@ -258,7 +287,8 @@ enum LiveActivityFixtures {
     }
 
     @Test func datesAreWholeUnixSecondsRoundedDown() throws {
-        let rendered = Self.render(Self.content(.status, .update) { $0.expiresAt = Date(timeIntervalSince1970: 1_780_273_800.9) })
+        let rendered = Self.render(
+            Self.content(.status, .update) { $0.expiresAt = Date(timeIntervalSince1970: 1_780_273_800.9) })
         #expect(try Self.apnsBody(rendered).aps["stale-date"] == .number(1_780_273_800))
         #expect(text(rendered.apns).contains(#""stale-date":1780273800,"#))
     }
@@ -289,8 +319,9 @@ enum LiveActivityFixtures {
             #expect(state["miniAppId"] == .string("fun.pull.gacha"))
             let data = try Self.fcmData(rendered)
             let androidState = try JSONParser.parse(try #require(data.first { $0.key == "state" }?.value.stringValue))
-            #expect(androidState == (try JSONParser.parse(rendered.apns))["aps"]?["content-state"],
-                    "Android's state is the iOS content-state")
+            #expect(
+                androidState == (try JSONParser.parse(rendered.apns))["aps"]?["content-state"],
+                "Android's state is the iOS content-state")
         }
     }
 
@@ -315,7 +346,10 @@ enum LiveActivityFixtures {
     // MARK: Priorities and alerts
 
     @Test func anImmediateSilentEndGoesAtOnceOnBothPlatforms() throws {
-        let rendered = Self.render(Self.content(.countdown, .end) { $0.alert = nil; $0.immediate = true })
+        let rendered = Self.render(
+            Self.content(.countdown, .end) {
+                $0.alert = nil; $0.immediate = true
+            })
         #expect(rendered.apnsPriority == 10)
         #expect(try Self.apnsBody(rendered).aps["alert"] == nil, "immediate is no alert")
         #expect(try JSONParser.parse(rendered.fcm)["android"]?["priority"] == .string("HIGH"))
@@ -323,7 +357,8 @@ enum LiveActivityFixtures {
 
     @Test func apnsPriorityIs10WithAnAlertAndOnStart5Silent() {
         for (template, event) in Self.cases {
-            let alerted = Self.render(Self.content(template, event) { $0.alert = LiveActivityAlert(title: "Hi", body: "") })
+            let alerted = Self.render(
+                Self.content(template, event) { $0.alert = LiveActivityAlert(title: "Hi", body: "") })
             #expect(alerted.apnsPriority == 10)
             let silent = Self.render(Self.content(template, event) { $0.alert = nil })
             #expect(silent.apnsPriority == (event == .start ? 10 : 5), "\(template) \(event)")
@@ -353,12 +388,15 @@ enum LiveActivityFixtures {
     @Test func startAlertIsThePartnersElseTheAttributes() {
         let partner = LiveActivityAlert(title: "Yours", body: "b")
         #expect(LiveActivityPayload.startAlert(partner, attributes: .init(title: "T", subtitle: "S")) == partner)
-        #expect(LiveActivityPayload.startAlert(nil, attributes: .init(title: "T", subtitle: "S")) == .init(title: "T", body: "S"))
+        #expect(
+            LiveActivityPayload.startAlert(nil, attributes: .init(title: "T", subtitle: "S"))
+                == .init(title: "T", body: "S"))
         #expect(LiveActivityPayload.startAlert(nil, attributes: .init(title: "T")) == .init(title: "T", body: ""))
     }
 
     @Test func theBrandPrefixCannotBeOverridden() throws {
-        let rendered = Self.render(Self.content(.status, .update) { $0.alert = LiveActivityAlert(title: "[Bank] Pay now", body: "") })
+        let rendered = Self.render(
+            Self.content(.status, .update) { $0.alert = LiveActivityAlert(title: "[Bank] Pay now", body: "") })
         #expect(try Self.apnsBody(rendered).aps["alert"]?["title"] == .string("[Gacha] [Bank] Pay now"))
         #expect(try Self.fcmData(rendered).first { $0.key == "alertTitle" }?.value == .string("[Gacha] [Bank] Pay now"))
     }
@@ -373,15 +411,19 @@ enum LiveActivityFixtures {
 
     @Test func androidDataKeysAreTheDocumentedOnesInOrderAllStrings() throws {
         let start = try Self.fcmData(LiveActivityFixtures.render(.progress, .start)).map(\.key)
-        #expect(start == [
-            "channel", "miniAppId", "activityId", "template", "event", "state", "attributes", "displayName", "expiresAt",
-            "timestamp", "relevanceScore", "alertTitle", "alertBody", "kid", "sig",
-        ])
+        #expect(
+            start == [
+                "channel", "miniAppId", "activityId", "template", "event", "state", "attributes", "displayName",
+                "expiresAt",
+                "timestamp", "relevanceScore", "alertTitle", "alertBody", "kid", "sig",
+            ])
         let end = try Self.fcmData(LiveActivityFixtures.render(.countdown, .end)).map(\.key)
-        #expect(end == [
-            "channel", "miniAppId", "activityId", "template", "event", "state", "attributes", "displayName", "expiresAt",
-            "timestamp", "dismissAt", "kid", "sig",
-        ])
+        #expect(
+            end == [
+                "channel", "miniAppId", "activityId", "template", "event", "state", "attributes", "displayName",
+                "expiresAt",
+                "timestamp", "dismissAt", "kid", "sig",
+            ])
         for (template, event) in Self.cases {
             for member in try Self.fcmData(LiveActivityFixtures.render(template, event)) {
                 #expect(member.value.stringValue != nil, "FCM data values are strings: \(member.key)")
@@ -401,26 +443,32 @@ enum LiveActivityFixtures {
     }
 
     @Test func theSignatureChangesWithTheState() throws {
-        func sig(_ content: LiveActivityContent) throws -> JSONValue? { try Self.fcmData(Self.render(content)).last?.value }
+        func sig(_ content: LiveActivityContent) throws -> JSONValue? {
+            try Self.fcmData(Self.render(content)).last?.value
+        }
         let base = try sig(Self.content())
-        let other = try sig(Self.content { $0.state = .status(.init(statusLabel: "Confirming", statusVariant: .failure)) })
+        let other = try sig(
+            Self.content { $0.state = .status(.init(statusLabel: "Confirming", statusVariant: .failure)) })
         #expect(base != other)
     }
 
     @Test func fcmDataBytesCountEveryKeyAndValueAsSent() throws {
         for (template, event) in Self.cases {
             let rendered = LiveActivityFixtures.render(template, event)
-            let counted = try Self.fcmData(rendered).reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+            let counted = try Self.fcmData(rendered).reduce(0) {
+                $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0)
+            }
             #expect(rendered.fcmDataBytes == counted)
         }
     }
 
     @Test func textIsEscapedByTheWriter() throws {
         let title = "Say \"hi\" \\ 👋"
-        let rendered = Self.render(Self.content(.status, .update) {
-            $0.state = .status(.init(statusLabel: title, statusVariant: .info))
-            $0.alert = LiveActivityAlert(title: title, body: "line one\nline two")
-        })
+        let rendered = Self.render(
+            Self.content(.status, .update) {
+                $0.state = .status(.init(statusLabel: title, statusVariant: .info))
+                $0.alert = LiveActivityAlert(title: title, body: "line one\nline two")
+            })
         let (_, aps) = try Self.apnsBody(rendered)
         #expect(aps["content-state"]?["statusLabel"] == .string(title))
         #expect(aps["alert"]?["body"] == .string("line one\nline two"))
@@ -440,24 +488,28 @@ enum LiveActivityFixtures {
     static let wide = "😀"  // 4 bytes in UTF-8, one scalar
 
     @Test func aTooLongAlertIsNamed() {
-        let rendered = Self.render(Self.content(.status, .update) {
-            $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: Self.wide, count: 1_000))
-        })
-        let error = expectHeraldError(status: 422, code: "payload_too_large", field: "alert") { () throws(HeraldError) in
+        let rendered = Self.render(
+            Self.content(.status, .update) {
+                $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: Self.wide, count: 1_000))
+            })
+        let error = expectHeraldError(status: 422, code: "payload_too_large", field: "alert") {
+            () throws(HeraldError) in
             try LiveActivityPayload.checkSize(rendered, event: .update)
         }
         #expect(error?.message.contains("\(rendered.apns.count) bytes, \(rendered.apns.count - 4096) over") == true)
     }
 
-    static let maxState = LiveActivityState.progress(.init(
-        stages: Array(repeating: String(repeating: wide, count: 40), count: 8), currentStage: 0, progress: 0.5,
-        statusText: String(repeating: wide, count: 200)))
+    static let maxState = LiveActivityState.progress(
+        .init(
+            stages: Array(repeating: String(repeating: wide, count: 40), count: 8), currentStage: 0, progress: 0.5,
+            statusText: String(repeating: wide, count: 200)))
 
     @Test func aLargeStateIsNamedOnUpdate() {
-        let rendered = Self.render(Self.content(.progress, .update) {
-            $0.state = Self.maxState
-            $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: "a", count: 1_900))
-        })
+        let rendered = Self.render(
+            Self.content(.progress, .update) {
+                $0.state = Self.maxState
+                $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: "a", count: 1_900))
+            })
         expectHeraldError(status: 422, code: "payload_too_large", field: "state") { () throws(HeraldError) in
             try LiveActivityPayload.checkSize(rendered, event: .update)
         }
@@ -476,10 +528,11 @@ enum LiveActivityFixtures {
     }
 
     @Test func attributesAreNotBlamedOutsideStart() {
-        let rendered = Self.render(Self.content(.status, .update) {
-            $0.attributes = Self.hugeAttributes
-            $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: "a", count: 300))
-        })
+        let rendered = Self.render(
+            Self.content(.status, .update) {
+                $0.attributes = Self.hugeAttributes
+                $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: "a", count: 300))
+            })
         // Attributes travel in every Android message, but a partner can change them only at start.
         #expect(rendered.attributesBytes == 0)
         expectHeraldError(status: 422, code: "payload_too_large", field: "alert") { () throws(HeraldError) in
@@ -492,26 +545,30 @@ enum LiveActivityFixtures {
         let attributes = LiveActivityAttributes(
             title: String(repeating: Self.wide, count: rules.titleLength.upperBound),
             subtitle: String(repeating: Self.wide, count: rules.maxSubtitleCharacters))
-        let silent = Self.render(Self.content(.progress, .update) {
-            $0.attributes = attributes
-            $0.state = Self.maxState
-            $0.alert = nil
-        })
+        let silent = Self.render(
+            Self.content(.progress, .update) {
+                $0.attributes = attributes
+                $0.state = Self.maxState
+                $0.alert = nil
+            })
         try LiveActivityPayload.checkSize(silent, event: .update)
-        let start = Self.render(Self.content(.progress, .start) {
-            $0.attributes = attributes
-            $0.state = Self.maxState
-            $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: Self.wide, count: rules.maxAlertBodyCharacters))
-        })
+        let start = Self.render(
+            Self.content(.progress, .start) {
+                $0.attributes = attributes
+                $0.state = Self.maxState
+                $0.alert = LiveActivityAlert(
+                    title: "Hi", body: String(repeating: Self.wide, count: rules.maxAlertBodyCharacters))
+            })
         expectHeraldError(status: 422, code: "payload_too_large", field: "alert") { () throws(HeraldError) in
             try LiveActivityPayload.checkSize(start, event: .start)
         }
         // Without the partner's alert a start repeats the attributes as its alert: that too is over.
-        let defaultAlert = Self.render(Self.content(.progress, .start) {
-            $0.attributes = attributes
-            $0.state = Self.maxState
-            $0.alert = nil
-        })
+        let defaultAlert = Self.render(
+            Self.content(.progress, .start) {
+                $0.attributes = attributes
+                $0.state = Self.maxState
+                $0.alert = nil
+            })
         #expect(defaultAlert.alertBytes == "[Gacha] ".utf8.count + 2 * 120 * 4)
         expectHeraldError(status: 422, code: "payload_too_large", field: "state") { () throws(HeraldError) in
             try LiveActivityPayload.checkSize(defaultAlert, event: .start)
@@ -523,10 +580,13 @@ enum LiveActivityFixtures {
     @Test func theLimitIs4096BytesOfWhatIsSent() throws {
         var previous: RenderedLiveActivity?
         for length in 3_000...4_096 {
-            let rendered = Self.render(Self.content(.status, .update) {
-                $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: "a", count: length))
-            })
-            if heraldError({ () throws(HeraldError) in try LiveActivityPayload.checkSize(rendered, event: .update) }) != nil {
+            let rendered = Self.render(
+                Self.content(.status, .update) {
+                    $0.alert = LiveActivityAlert(title: "Hi", body: String(repeating: "a", count: length))
+                })
+            if heraldError({ () throws(HeraldError) in try LiveActivityPayload.checkSize(rendered, event: .update) })
+                != nil
+            {
                 #expect(rendered.apns.count == 4_097 || rendered.fcmDataBytes == 4_097)
                 let fitting = try #require(previous)
                 #expect(max(fitting.apns.count, fitting.fcmDataBytes) == 4_096)

@@ -16,8 +16,12 @@ import Testing
         try decode(.progress, progress + extra + "}")
     }
 
-    static func status(_ members: String) throws(HeraldError) -> LiveActivityState { try decode(.status, "{\(members)}") }
-    static func countdown(_ members: String) throws(HeraldError) -> LiveActivityState { try decode(.countdown, "{\(members)}") }
+    static func status(_ members: String) throws(HeraldError) -> LiveActivityState {
+        try decode(.status, "{\(members)}")
+    }
+    static func countdown(_ members: String) throws(HeraldError) -> LiveActivityState {
+        try decode(.countdown, "{\(members)}")
+    }
 
     // MARK: Templates
 
@@ -38,16 +42,22 @@ import Testing
 
     @Test func progressDecodes() throws {
         let state = try Self.progressState(#","statusText":"On its way""#)
-        #expect(state == .progress(.init(stages: ["Ordered", "Packed", "Shipped"], currentStage: 1, progress: 0.5,
-                                         statusText: "On its way")))
+        #expect(
+            state
+                == .progress(
+                    .init(
+                        stages: ["Ordered", "Packed", "Shipped"], currentStage: 1, progress: 0.5,
+                        statusText: "On its way")))
     }
 
     @Test func progressBoundsAreInclusive() throws {
-        #expect(try Self.decode(.progress, #"{"stages":["a"],"currentStage":0,"progress":0}"#)
-            == .progress(.init(stages: ["a"], currentStage: 0, progress: 0)))
+        #expect(
+            try Self.decode(.progress, #"{"stages":["a"],"currentStage":0,"progress":0}"#)
+                == .progress(.init(stages: ["a"], currentStage: 0, progress: 0)))
         _ = try Self.decode(.progress, #"{"stages":["a","b","c","d","e","f","g","h"],"currentStage":7,"progress":1}"#)
         _ = try Self.progressState(#","statusText":"\#(String(repeating: "😀", count: 200))""#)
-        _ = try Self.decode(.progress, #"{"stages":["\#(String(repeating: "😀", count: 40))"],"currentStage":0,"progress":1}"#)
+        _ = try Self.decode(
+            .progress, #"{"stages":["\#(String(repeating: "😀", count: 40))"],"currentStage":0,"progress":1}"#)
     }
 
     @Test func stagesRules() {
@@ -61,7 +71,8 @@ import Testing
             _ = try Self.decode(.progress, #"{"stages":[],"currentStage":0,"progress":0}"#)
         }
         expectHeraldError(status: 422, code: "invalid_state", field: "state.stages") { () throws(HeraldError) in
-            _ = try Self.decode(.progress, #"{"stages":["a","b","c","d","e","f","g","h","i"],"currentStage":0,"progress":0}"#)
+            _ = try Self.decode(
+                .progress, #"{"stages":["a","b","c","d","e","f","g","h","i"],"currentStage":0,"progress":0}"#)
         }
         expectHeraldError(status: 400, code: "invalid_field", field: "state.stages[2]") { () throws(HeraldError) in
             _ = try Self.decode(.progress, #"{"stages":["a","b",3],"currentStage":0,"progress":0}"#)
@@ -70,7 +81,8 @@ import Testing
             _ = try Self.decode(.progress, #"{"stages":["a",""],"currentStage":0,"progress":0}"#)
         }
         expectHeraldError(status: 400, code: "invalid_field", field: "state.stages[0]") { () throws(HeraldError) in
-            _ = try Self.decode(.progress, #"{"stages":["\#(String(repeating: "a", count: 41))"],"currentStage":0,"progress":0}"#)
+            _ = try Self.decode(
+                .progress, #"{"stages":["\#(String(repeating: "a", count: 41))"],"currentStage":0,"progress":0}"#)
         }
         expectHeraldError(status: 400, code: "invalid_field", field: "state.stages[0]") { () throws(HeraldError) in
             _ = try Self.decode(.progress, #"{"stages":["   "],"currentStage":0,"progress":0}"#)
@@ -94,7 +106,8 @@ import Testing
             _ = try Self.decode(.progress, #"{"stages":["a","b"],"currentStage":0.5,"progress":0}"#)
         }
         for stage in ["-1", "3", "1e300"] {
-            let error = expectHeraldError(status: 422, code: "invalid_state", field: "state.currentStage") { () throws(HeraldError) in
+            let error = expectHeraldError(status: 422, code: "invalid_state", field: "state.currentStage") {
+                () throws(HeraldError) in
                 _ = try Self.decode(.progress, #"{"stages":["a","b","c"],"currentStage":\#(stage),"progress":0}"#)
             }
             #expect(error?.message.contains("0 to 2") == true)
@@ -125,7 +138,9 @@ import Testing
         expectHeraldError(status: 400, code: "invalid_field", field: "state.statusText") { () throws(HeraldError) in
             _ = try Self.progressState(#","statusText":"a\u0000b""#)
         }
-        guard case .progress(let state) = try Self.progressState(#","statusText":null"#) else { Issue.record("template"); return }
+        guard case .progress(let state) = try Self.progressState(#","statusText":null"#) else {
+            Issue.record("template"); return
+        }
         #expect(state.statusText == nil)
     }
 
@@ -145,8 +160,9 @@ import Testing
 
     @Test func statusDecodesEveryVariant() throws {
         for variant in LiveActivityState.StatusVariant.allCases {
-            #expect(try Self.status(#""statusLabel":"Deposit","statusVariant":"\#(variant.rawValue)","footnote":"f""#)
-                == .status(.init(statusLabel: "Deposit", statusVariant: variant, footnote: "f")))
+            #expect(
+                try Self.status(#""statusLabel":"Deposit","statusVariant":"\#(variant.rawValue)","footnote":"f""#)
+                    == .status(.init(statusLabel: "Deposit", statusVariant: variant, footnote: "f")))
         }
         #expect(LiveActivityState.StatusVariant.allCases.map(\.rawValue) == ["pending", "success", "failure", "info"])
     }
@@ -171,13 +187,15 @@ import Testing
             _ = try Self.status(#""statusLabel":"a","statusVariant":1"#)
         }
         for variant in ["warning", "Pending", ""] {
-            let error = expectHeraldError(status: 422, code: "invalid_state", field: "state.statusVariant") { () throws(HeraldError) in
+            let error = expectHeraldError(status: 422, code: "invalid_state", field: "state.statusVariant") {
+                () throws(HeraldError) in
                 _ = try Self.status(#""statusLabel":"a","statusVariant":"\#(variant)""#)
             }
             #expect(error?.message.contains("pending, success, failure, info") == true)
         }
         expectHeraldError(status: 400, code: "invalid_field", field: "state.footnote") { () throws(HeraldError) in
-            _ = try Self.status(#""statusLabel":"a","statusVariant":"info","footnote":"\#(String(repeating: "a", count: 201))""#)
+            _ = try Self.status(
+                #""statusLabel":"a","statusVariant":"info","footnote":"\#(String(repeating: "a", count: 201))""#)
         }
         expectHeraldError(status: 400, code: "invalid_field", field: "state.footnote") { () throws(HeraldError) in
             _ = try Self.status(#""statusLabel":"a","statusVariant":"info","footnote":"a\nb""#)
@@ -190,12 +208,15 @@ import Testing
         let utc = try #require(ISO8601.parse("2026-06-01T00:45:00Z"))
         #expect(try Self.countdown(#""deadline":"2026-06-01T02:45:00+02:00""#) == .countdown(.init(deadline: utc)))
         #expect(try Self.countdown(#""deadline":"2026-06-01T00:45:00.4Z""#) == .countdown(.init(deadline: utc)))
-        #expect(try Self.countdown(#""deadline":"2026-06-01T00:44:59.6Z","footnote":"x""#)
-            == .countdown(.init(deadline: utc, footnote: "x")))
+        #expect(
+            try Self.countdown(#""deadline":"2026-06-01T00:44:59.6Z","footnote":"x""#)
+                == .countdown(.init(deadline: utc, footnote: "x")))
     }
 
     @Test func countdownRules() {
-        expectHeraldError(status: 400, code: "missing_field", field: "state.deadline") { () throws(HeraldError) in _ = try Self.countdown(#""footnote":"x""#) }
+        expectHeraldError(status: 400, code: "missing_field", field: "state.deadline") { () throws(HeraldError) in
+            _ = try Self.countdown(#""footnote":"x""#)
+        }
         expectHeraldError(status: 400, code: "invalid_field", field: "state.deadline") { () throws(HeraldError) in
             _ = try Self.countdown(#""deadline":1780274700"#)
         }
@@ -209,14 +230,18 @@ import Testing
     // MARK: Stored form
 
     @Test func storedFormUsesPartnerNamesAndOmitsNil() throws {
-        #expect(JSONWriter.string(try Self.progressState(#","statusText":"s""#).json)
-            == #"{"stages":["Ordered","Packed","Shipped"],"currentStage":1,"progress":0.5,"statusText":"s"}"#)
-        #expect(JSONWriter.string(try Self.progressState().json)
-            == #"{"stages":["Ordered","Packed","Shipped"],"currentStage":1,"progress":0.5}"#)
-        #expect(JSONWriter.string(try Self.status(#""statusVariant":"failure","statusLabel":"x""#).json)
-            == #"{"statusLabel":"x","statusVariant":"failure"}"#)
-        #expect(JSONWriter.string(try Self.countdown(#""footnote":"f","deadline":"2026-06-01T02:45:00+02:00""#).json)
-            == #"{"deadline":"2026-06-01T00:45:00.000Z","footnote":"f"}"#)
+        #expect(
+            JSONWriter.string(try Self.progressState(#","statusText":"s""#).json)
+                == #"{"stages":["Ordered","Packed","Shipped"],"currentStage":1,"progress":0.5,"statusText":"s"}"#)
+        #expect(
+            JSONWriter.string(try Self.progressState().json)
+                == #"{"stages":["Ordered","Packed","Shipped"],"currentStage":1,"progress":0.5}"#)
+        #expect(
+            JSONWriter.string(try Self.status(#""statusVariant":"failure","statusLabel":"x""#).json)
+                == #"{"statusLabel":"x","statusVariant":"failure"}"#)
+        #expect(
+            JSONWriter.string(try Self.countdown(#""footnote":"f","deadline":"2026-06-01T02:45:00+02:00""#).json)
+                == #"{"deadline":"2026-06-01T00:45:00.000Z","footnote":"f"}"#)
     }
 
     @Test func storedFormDecodesBackToTheSameState() throws {
@@ -232,7 +257,8 @@ import Testing
 
     @Test func decodingUnderAnotherTemplateFails() {
         expectHeraldError(status: 400, code: "unknown_field", field: "state.stages") { () throws(HeraldError) in
-            _ = try LiveActivityState.decode(template: .status, json: LiveActivityFixtures.state(.progress, .start).json)
+            _ = try LiveActivityState.decode(
+                template: .status, json: LiveActivityFixtures.state(.progress, .start).json)
         }
     }
 
@@ -242,30 +268,41 @@ import Testing
 
     @Test func aPartialPatchKeepsTheRest() throws {
         let state = try Self.progressState(#","statusText":"Packed""#)
-        #expect(try state.merged(with: Self.patch(#"{"progress":0.9}"#))
-            == .progress(.init(stages: ["Ordered", "Packed", "Shipped"], currentStage: 1, progress: 0.9, statusText: "Packed")))
-        #expect(try state.merged(with: Self.patch(#"{"currentStage":2,"statusText":"Shipped"}"#))
-            == .progress(.init(stages: ["Ordered", "Packed", "Shipped"], currentStage: 2, progress: 0.5, statusText: "Shipped")))
+        #expect(
+            try state.merged(with: Self.patch(#"{"progress":0.9}"#))
+                == .progress(
+                    .init(
+                        stages: ["Ordered", "Packed", "Shipped"], currentStage: 1, progress: 0.9, statusText: "Packed"))
+        )
+        #expect(
+            try state.merged(with: Self.patch(#"{"currentStage":2,"statusText":"Shipped"}"#))
+                == .progress(
+                    .init(
+                        stages: ["Ordered", "Packed", "Shipped"], currentStage: 2, progress: 0.5, statusText: "Shipped")
+                ))
         #expect(try state.merged(with: Self.patch("{}")) == state)
     }
 
     @Test func aPatchAddsAnOptionalFieldThatWasAbsent() throws {
         let state = try Self.status(#""statusLabel":"a","statusVariant":"info""#)
-        #expect(try state.merged(with: Self.patch(#"{"footnote":"now set"}"#))
-            == .status(.init(statusLabel: "a", statusVariant: .info, footnote: "now set")))
+        #expect(
+            try state.merged(with: Self.patch(#"{"footnote":"now set"}"#))
+                == .status(.init(statusLabel: "a", statusVariant: .info, footnote: "now set")))
     }
 
     @Test func nullClearsAnOptionalField() throws {
         let progress = try Self.progressState(#","statusText":"Packed""#)
-        #expect(try progress.merged(with: Self.patch(#"{"statusText":null}"#))
-            == .progress(.init(stages: ["Ordered", "Packed", "Shipped"], currentStage: 1, progress: 0.5)))
+        #expect(
+            try progress.merged(with: Self.patch(#"{"statusText":null}"#))
+                == .progress(.init(stages: ["Ordered", "Packed", "Shipped"], currentStage: 1, progress: 0.5)))
         let countdown = try Self.countdown(#""deadline":"2026-06-01T00:45:00Z","footnote":"x""#)
         guard case .countdown(let merged) = try countdown.merged(with: Self.patch(#"{"footnote":null}"#)) else {
             Issue.record("template"); return
         }
         #expect(merged.footnote == nil)
         // Clearing what is already absent is harmless.
-        #expect(try Self.progressState().merged(with: Self.patch(#"{"statusText":null}"#)) == (try Self.progressState()))
+        #expect(
+            try Self.progressState().merged(with: Self.patch(#"{"statusText":null}"#)) == (try Self.progressState()))
     }
 
     @Test func nullCannotClearARequiredField() throws {
@@ -276,7 +313,8 @@ import Testing
             }
         }
         expectHeraldError(status: 400, code: "invalid_field", field: "state.statusVariant") { () throws(HeraldError) in
-            _ = try Self.status(#""statusLabel":"a","statusVariant":"info""#).merged(with: Self.patch(#"{"statusVariant":null}"#))
+            _ = try Self.status(#""statusLabel":"a","statusVariant":"info""#).merged(
+                with: Self.patch(#"{"statusVariant":null}"#))
         }
     }
 
@@ -286,8 +324,9 @@ import Testing
             _ = try state.merged(with: Self.patch(#"{"stages":["a","b"]}"#))
         }
         // Shrinking the stages and moving back together is fine.
-        #expect(try state.merged(with: Self.patch(#"{"stages":["a","b"],"currentStage":1}"#))
-            == .progress(.init(stages: ["a", "b"], currentStage: 1, progress: 0.5)))
+        #expect(
+            try state.merged(with: Self.patch(#"{"stages":["a","b"],"currentStage":1}"#))
+                == .progress(.init(stages: ["a", "b"], currentStage: 1, progress: 0.5)))
         expectHeraldError(status: 422, code: "invalid_state", field: "state.progress") { () throws(HeraldError) in
             _ = try state.merged(with: Self.patch(#"{"progress":2}"#))
         }
@@ -317,8 +356,9 @@ import Testing
     @Test func aMergedDeadlineIsReadAsISO8601() throws {
         let state = try Self.countdown(#""deadline":"2026-06-01T00:45:00Z","footnote":"f""#)
         let later = try #require(ISO8601.parse("2026-06-01T01:00:00Z"))
-        #expect(try state.merged(with: Self.patch(#"{"deadline":"2026-06-01T01:00:00Z"}"#))
-            == .countdown(.init(deadline: later, footnote: "f")))
+        #expect(
+            try state.merged(with: Self.patch(#"{"deadline":"2026-06-01T01:00:00Z"}"#))
+                == .countdown(.init(deadline: later, footnote: "f")))
         expectHeraldError(status: 422, code: "invalid_state", field: "state.deadline") { () throws(HeraldError) in
             _ = try state.merged(with: Self.patch(#"{"deadline":"soon"}"#))
         }
@@ -334,8 +374,9 @@ import Testing
 
     @Test func contentStateAppendsTheBrandAndWritesTheDeadlineAsAReferenceDateNumber() throws {
         let countdown = try Self.countdown(#""deadline":"2001-01-01T00:01:40Z""#)
-        #expect(JSONWriter.string(countdown.contentState(displayName: "Gacha", miniAppID: "fun.pull.gacha"))
-            == #"{"deadline":100,"displayName":"Gacha","miniAppId":"fun.pull.gacha"}"#)
+        #expect(
+            JSONWriter.string(countdown.contentState(displayName: "Gacha", miniAppID: "fun.pull.gacha"))
+                == #"{"deadline":100,"displayName":"Gacha","miniAppId":"fun.pull.gacha"}"#)
         let before = try Self.countdown(#""deadline":"2000-12-31T23:59:00Z""#)
         #expect(before.contentState(displayName: "G", miniAppID: "m")["deadline"] == .number(-60))
     }

@@ -21,8 +21,9 @@ import Testing
                 members.append((key, value))
             }
         }
-        return try LiveActivityValidator.validateStart(parse("{" + members.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"),
-                                                       rules: rules)
+        return try LiveActivityValidator.validateStart(
+            parse("{" + members.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"),
+            rules: rules)
     }
 
     static func parse(_ document: String) -> JSONValue {
@@ -43,11 +44,13 @@ import Testing
         let start = try Self.start([
             ("ttlSeconds", "3600"), ("alert", #"{"title":"On its way","body":"Packed\nin Rotterdam"}"#),
         ])
-        #expect(start == LiveActivityStart(
-            recipient: .email("alice@example.com"), template: .progress,
-            attributes: .init(title: "Order #1042", subtitle: "2 items"),
-            state: .progress(.init(stages: ["Ordered", "Packed", "Shipped"], currentStage: 0, progress: 0)),
-            ttlSeconds: 3600, alert: .init(title: "On its way", body: "Packed\nin Rotterdam")))
+        #expect(
+            start
+                == LiveActivityStart(
+                    recipient: .email("alice@example.com"), template: .progress,
+                    attributes: .init(title: "Order #1042", subtitle: "2 items"),
+                    state: .progress(.init(stages: ["Ordered", "Packed", "Shipped"], currentStage: 0, progress: 0)),
+                    ttlSeconds: 3600, alert: .init(title: "On its way", body: "Packed\nin Rotterdam")))
     }
 
     @Test func defaultsTheTTLAndLeavesTheAlertToTheRenderer() throws {
@@ -79,33 +82,48 @@ import Testing
     }
 
     @Test func everyTemplateStarts() throws {
-        #expect(try Self.start([("template", #""status""#), ("state", #"{"statusLabel":"Pending","statusVariant":"pending"}"#)])
+        #expect(
+            try Self.start([
+                ("template", #""status""#), ("state", #"{"statusLabel":"Pending","statusVariant":"pending"}"#),
+            ])
             .state == .status(.init(statusLabel: "Pending", statusVariant: .pending)))
-        #expect(try Self.start([("template", #""countdown""#), ("state", #"{"deadline":"2026-06-01T00:45:00Z"}"#)])
-            .template == .countdown)
+        #expect(
+            try Self.start([("template", #""countdown""#), ("state", #"{"deadline":"2026-06-01T00:45:00Z"}"#)])
+                .template == .countdown)
     }
 
     @Test func theBodyMustBeAnObjectOfKnownFields() {
         expectHeraldError(status: 400, code: "invalid_field", field: "") { () throws(HeraldError) in
             _ = try LiveActivityValidator.validateStart(.array([]), rules: Self.rules)
         }
-        expectHeraldError(status: 400, code: "unknown_field", field: "icon") { () throws(HeraldError) in _ = try Self.start([("icon", #""x.png""#)]) }
+        expectHeraldError(status: 400, code: "unknown_field", field: "icon") { () throws(HeraldError) in
+            _ = try Self.start([("icon", #""x.png""#)])
+        }
         expectHeraldError(status: 400, code: "unknown_field", field: "displayName") { () throws(HeraldError) in
             _ = try Self.start([("displayName", #""Bank""#)])
         }
     }
 
     @Test func recipientRules() throws {
-        #expect(try Self.start([("recipient", #"{"wallet":"0xABCDEF0123456789abcdef0123456789ABCDEF01"}"#)]).recipient
-            == .wallet("0xabcdef0123456789abcdef0123456789abcdef01"))
-        #expect(try Self.start([("recipient", #"{"email":"bob@example.com","wallet":null}"#)]).recipient == .email("bob@example.com"))
-        expectHeraldError(status: 400, code: "missing_field", field: "recipient") { () throws(HeraldError) in _ = try Self.start([("recipient", nil)]) }
+        #expect(
+            try Self.start([("recipient", #"{"wallet":"0xABCDEF0123456789abcdef0123456789ABCDEF01"}"#)]).recipient
+                == .wallet("0xabcdef0123456789abcdef0123456789abcdef01"))
+        #expect(
+            try Self.start([("recipient", #"{"email":"bob@example.com","wallet":null}"#)]).recipient
+                == .email("bob@example.com"))
+        expectHeraldError(status: 400, code: "missing_field", field: "recipient") { () throws(HeraldError) in
+            _ = try Self.start([("recipient", nil)])
+        }
         expectHeraldError(status: 400, code: "invalid_field", field: "recipient") { () throws(HeraldError) in
             _ = try Self.start([("recipient", #""alice@example.com""#)])
         }
-        expectHeraldError(status: 400, code: "invalid_field", field: "recipient") { () throws(HeraldError) in _ = try Self.start([("recipient", "{}")]) }
         expectHeraldError(status: 400, code: "invalid_field", field: "recipient") { () throws(HeraldError) in
-            _ = try Self.start([("recipient", #"{"email":"a@example.com","wallet":"0xabcdef0123456789abcdef0123456789abcdef01"}"#)])
+            _ = try Self.start([("recipient", "{}")])
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "recipient") { () throws(HeraldError) in
+            _ = try Self.start([
+                ("recipient", #"{"email":"a@example.com","wallet":"0xabcdef0123456789abcdef0123456789abcdef01"}"#)
+            ])
         }
         expectHeraldError(status: 400, code: "unknown_field", field: "recipient.emails") { () throws(HeraldError) in
             _ = try Self.start([("recipient", #"{"emails":["a@example.com"]}"#)])
@@ -122,19 +140,32 @@ import Testing
     }
 
     @Test func templateRules() {
-        expectHeraldError(status: 400, code: "missing_field", field: "template") { () throws(HeraldError) in _ = try Self.start([("template", nil)]) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "template") { () throws(HeraldError) in _ = try Self.start([("template", "1")]) }
-        let error = expectHeraldError(status: 422, code: "unknown_template", field: "template") { () throws(HeraldError) in
+        expectHeraldError(status: 400, code: "missing_field", field: "template") { () throws(HeraldError) in
+            _ = try Self.start([("template", nil)])
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "template") { () throws(HeraldError) in
+            _ = try Self.start([("template", "1")])
+        }
+        let error = expectHeraldError(status: 422, code: "unknown_template", field: "template") {
+            () throws(HeraldError) in
             _ = try Self.start([("template", #""map""#)])
         }
         #expect(error?.message.contains("progress, status, countdown") == true)
-        expectHeraldError(status: 422, code: "unknown_template", field: "template") { () throws(HeraldError) in _ = try Self.start([("template", #""Progress""#)]) }
+        expectHeraldError(status: 422, code: "unknown_template", field: "template") { () throws(HeraldError) in
+            _ = try Self.start([("template", #""Progress""#)])
+        }
     }
 
     @Test func attributesRules() throws {
-        #expect(try Self.start([("attributes", #"{"title":"\#(String(repeating: "😀", count: 120))"}"#)]).attributes.subtitle == nil)
-        expectHeraldError(status: 400, code: "missing_field", field: "attributes") { () throws(HeraldError) in _ = try Self.start([("attributes", nil)]) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "attributes") { () throws(HeraldError) in _ = try Self.start([("attributes", #""T""#)]) }
+        #expect(
+            try Self.start([("attributes", #"{"title":"\#(String(repeating: "😀", count: 120))"}"#)]).attributes.subtitle
+                == nil)
+        expectHeraldError(status: 400, code: "missing_field", field: "attributes") { () throws(HeraldError) in
+            _ = try Self.start([("attributes", nil)])
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "attributes") { () throws(HeraldError) in
+            _ = try Self.start([("attributes", #""T""#)])
+        }
         expectHeraldError(status: 400, code: "missing_field", field: "attributes.title") { () throws(HeraldError) in
             _ = try Self.start([("attributes", #"{"subtitle":"s"}"#)])
         }
@@ -153,8 +184,12 @@ import Testing
     }
 
     @Test func stateRulesNameTheirPath() {
-        expectHeraldError(status: 400, code: "missing_field", field: "state") { () throws(HeraldError) in _ = try Self.start([("state", nil)]) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "state") { () throws(HeraldError) in _ = try Self.start([("state", "[]")]) }
+        expectHeraldError(status: 400, code: "missing_field", field: "state") { () throws(HeraldError) in
+            _ = try Self.start([("state", nil)])
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "state") { () throws(HeraldError) in
+            _ = try Self.start([("state", "[]")])
+        }
         expectHeraldError(status: 422, code: "invalid_state", field: "state.currentStage") { () throws(HeraldError) in
             _ = try Self.start([("state", #"{"stages":["a"],"currentStage":1,"progress":0}"#)])
         }
@@ -172,15 +207,21 @@ import Testing
         #expect(try Self.start([("ttlSeconds", "28800")]).ttlSeconds == 28_800)
         #expect(try Self.start([("ttlSeconds", "null")]).ttlSeconds == 1_800)
         for bad in ["0", "28801", "1.5", #""60""#, "-5"] {
-            expectHeraldError(status: 400, code: "invalid_field", field: "ttlSeconds") { () throws(HeraldError) in _ = try Self.start([("ttlSeconds", bad)]) }
+            expectHeraldError(status: 400, code: "invalid_field", field: "ttlSeconds") { () throws(HeraldError) in
+                _ = try Self.start([("ttlSeconds", bad)])
+            }
         }
     }
 
     @Test func alertRules() throws {
         #expect(try Self.start([("alert", #"{"title":"Hi"}"#)]).alert == LiveActivityAlert(title: "Hi", body: ""))
         _ = try Self.start([("alert", #"{"title":"Hi","body":"\#(String(repeating: "😀", count: 1_000))"}"#)])
-        expectHeraldError(status: 400, code: "invalid_field", field: "alert") { () throws(HeraldError) in _ = try Self.start([("alert", #""Hi""#)]) }
-        expectHeraldError(status: 400, code: "missing_field", field: "alert.title") { () throws(HeraldError) in _ = try Self.start([("alert", #"{"body":"b"}"#)]) }
+        expectHeraldError(status: 400, code: "invalid_field", field: "alert") { () throws(HeraldError) in
+            _ = try Self.start([("alert", #""Hi""#)])
+        }
+        expectHeraldError(status: 400, code: "missing_field", field: "alert.title") { () throws(HeraldError) in
+            _ = try Self.start([("alert", #"{"body":"b"}"#)])
+        }
         expectHeraldError(status: 400, code: "invalid_field", field: "alert.title") { () throws(HeraldError) in
             _ = try Self.start([("alert", #"{"title":"a\nb"}"#)])
         }
@@ -208,23 +249,39 @@ import Testing
     }
 
     @Test func anUpdateMayCarryOnlyAnAlertOrOnlyATTL() throws {
-        #expect(try Self.update(#"{"alert":{"title":"Shipped","body":"b"}}"#) == LiveActivityChange(alert: .init(title: "Shipped", body: "b")))
+        #expect(
+            try Self.update(#"{"alert":{"title":"Shipped","body":"b"}}"#)
+                == LiveActivityChange(alert: .init(title: "Shipped", body: "b")))
         #expect(try Self.update(#"{"ttlSeconds":60}"#) == LiveActivityChange(ttlSeconds: 60))
     }
 
     @Test func updateRules() {
-        expectHeraldError(status: 400, code: "missing_field", field: "state") { () throws(HeraldError) in _ = try Self.update("{}") }
-        expectHeraldError(status: 400, code: "missing_field", field: "state") { () throws(HeraldError) in _ = try Self.update(#"{"state":null}"#) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "state") { () throws(HeraldError) in _ = try Self.update(#"{"state":[1]}"#) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "") { () throws(HeraldError) in _ = try Self.update("[]") }
+        expectHeraldError(status: 400, code: "missing_field", field: "state") { () throws(HeraldError) in
+            _ = try Self.update("{}")
+        }
+        expectHeraldError(status: 400, code: "missing_field", field: "state") { () throws(HeraldError) in
+            _ = try Self.update(#"{"state":null}"#)
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "state") { () throws(HeraldError) in
+            _ = try Self.update(#"{"state":[1]}"#)
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "") { () throws(HeraldError) in
+            _ = try Self.update("[]")
+        }
         expectHeraldError(status: 400, code: "unknown_field", field: "dismissAt") { () throws(HeraldError) in
             _ = try Self.update(#"{"state":{},"dismissAt":"2026-06-01T00:00:00Z"}"#)
         }
-        expectHeraldError(status: 400, code: "unknown_field", field: "template") { () throws(HeraldError) in _ = try Self.update(#"{"template":"status"}"#) }
-        for bad in ["0", "28801", "2.5"] {
-            expectHeraldError(status: 400, code: "invalid_field", field: "ttlSeconds") { () throws(HeraldError) in _ = try Self.update(#"{"ttlSeconds":\#(bad)}"#) }
+        expectHeraldError(status: 400, code: "unknown_field", field: "template") { () throws(HeraldError) in
+            _ = try Self.update(#"{"template":"status"}"#)
         }
-        expectHeraldError(status: 400, code: "missing_field", field: "alert.title") { () throws(HeraldError) in _ = try Self.update(#"{"alert":{}}"#) }
+        for bad in ["0", "28801", "2.5"] {
+            expectHeraldError(status: 400, code: "invalid_field", field: "ttlSeconds") { () throws(HeraldError) in
+                _ = try Self.update(#"{"ttlSeconds":\#(bad)}"#)
+            }
+        }
+        expectHeraldError(status: 400, code: "missing_field", field: "alert.title") { () throws(HeraldError) in
+            _ = try Self.update(#"{"alert":{}}"#)
+        }
     }
 
     // MARK: End
@@ -235,7 +292,8 @@ import Testing
     }
 
     @Test func anEndCarriesStateAlertAndDismissAt() throws {
-        let change = try Self.end(#"{"state":{"statusVariant":"success"},"alert":{"title":"Done"},"dismissAt":"2026-06-01T02:00:00+02:00"}"#)
+        let change = try Self.end(
+            #"{"state":{"statusVariant":"success"},"alert":{"title":"Done"},"dismissAt":"2026-06-01T02:00:00+02:00"}"#)
         #expect(change.statePatch == Self.parse(#"{"statusVariant":"success"}"#))
         #expect(change.alert == LiveActivityAlert(title: "Done"))
         #expect(change.dismissAt == ISO8601.parse("2026-06-01T00:00:00Z"))
@@ -244,11 +302,19 @@ import Testing
 
     @Test func endRules() {
         for bad in [#""tomorrow""#, #""2026-06-01T00:00:00""#, "1780272000"] {
-            expectHeraldError(status: 400, code: "invalid_field", field: "dismissAt") { () throws(HeraldError) in _ = try Self.end(#"{"dismissAt":\#(bad)}"#) }
+            expectHeraldError(status: 400, code: "invalid_field", field: "dismissAt") { () throws(HeraldError) in
+                _ = try Self.end(#"{"dismissAt":\#(bad)}"#)
+            }
         }
-        expectHeraldError(status: 400, code: "unknown_field", field: "ttlSeconds") { () throws(HeraldError) in _ = try Self.end(#"{"ttlSeconds":60}"#) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "state") { () throws(HeraldError) in _ = try Self.end(#"{"state":"done"}"#) }
-        expectHeraldError(status: 400, code: "invalid_field", field: "") { () throws(HeraldError) in _ = try Self.end("null") }
+        expectHeraldError(status: 400, code: "unknown_field", field: "ttlSeconds") { () throws(HeraldError) in
+            _ = try Self.end(#"{"ttlSeconds":60}"#)
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "state") { () throws(HeraldError) in
+            _ = try Self.end(#"{"state":"done"}"#)
+        }
+        expectHeraldError(status: 400, code: "invalid_field", field: "") { () throws(HeraldError) in
+            _ = try Self.end("null")
+        }
     }
 
     // MARK: Rules
@@ -265,11 +331,19 @@ import Testing
     @Test func anExpiryNeverPassesEightHoursFromTheStart() throws {
         let rules = LiveActivityRules()
         let started = Fixtures.now
-        #expect(try rules.expiresAt(startedAt: started, now: started, ttlSeconds: 1_800) == started.addingTimeInterval(1_800))
-        #expect(try rules.expiresAt(startedAt: started, now: started, ttlSeconds: 28_800) == started.addingTimeInterval(8 * 3600))
+        #expect(
+            try rules.expiresAt(startedAt: started, now: started, ttlSeconds: 1_800)
+                == started.addingTimeInterval(1_800))
+        #expect(
+            try rules.expiresAt(startedAt: started, now: started, ttlSeconds: 28_800)
+                == started.addingTimeInterval(8 * 3600))
         let later = started.addingTimeInterval(7 * 3600)
-        #expect(try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 1_800) == started.addingTimeInterval(7.5 * 3600))
-        #expect(try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 3_600) == started.addingTimeInterval(8 * 3600))
+        #expect(
+            try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 1_800)
+                == started.addingTimeInterval(7.5 * 3600))
+        #expect(
+            try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 3_600)
+                == started.addingTimeInterval(8 * 3600))
         expectHeraldError(status: 422, code: "ttl_beyond_limit", field: "ttlSeconds") { () throws(HeraldError) in
             _ = try rules.expiresAt(startedAt: started, now: later, ttlSeconds: 3_602)
         }
@@ -279,9 +353,13 @@ import Testing
         let rules = LiveActivityRules()
         let ended = Fixtures.now
         #expect(try rules.dismissalDate(requested: nil, endedAt: ended) == ended.addingTimeInterval(4 * 3600))
-        #expect(try rules.dismissalDate(requested: ended.addingTimeInterval(600), endedAt: ended) == ended.addingTimeInterval(600))
+        #expect(
+            try rules.dismissalDate(requested: ended.addingTimeInterval(600), endedAt: ended)
+                == ended.addingTimeInterval(600))
         #expect(try rules.dismissalDate(requested: ended.addingTimeInterval(-600), endedAt: ended) == ended)
-        #expect(try rules.dismissalDate(requested: ended.addingTimeInterval(4 * 3600), endedAt: ended) == ended.addingTimeInterval(4 * 3600))
+        #expect(
+            try rules.dismissalDate(requested: ended.addingTimeInterval(4 * 3600), endedAt: ended)
+                == ended.addingTimeInterval(4 * 3600))
         expectHeraldError(status: 422, code: "dismiss_at_out_of_range", field: "dismissAt") { () throws(HeraldError) in
             _ = try rules.dismissalDate(requested: ended.addingTimeInterval(4 * 3600 + 1), endedAt: ended)
         }
@@ -289,7 +367,9 @@ import Testing
 
     @Test func attributesAndAlertsRoundTripTheirStoredForm() throws {
         for attributes in [LiveActivityAttributes(title: "T", subtitle: "S"), LiveActivityAttributes(title: "T")] {
-            #expect(try LiveActivityAttributes.decode(try JSONParser.parse(JSONWriter.bytes(attributes.json))) == attributes)
+            #expect(
+                try LiveActivityAttributes.decode(try JSONParser.parse(JSONWriter.bytes(attributes.json))) == attributes
+            )
         }
         #expect(JSONWriter.string(LiveActivityAttributes(title: "T").json) == #"{"title":"T"}"#)
         let alert = LiveActivityAlert(title: "T", body: "a\nb")

@@ -2,7 +2,10 @@ import HeraldCore
 import Testing
 
 @Suite struct PartnerRulesTests {
-    @Test(arguments: ["Gacha", "A", "Pull & Win", "Ünïcode Ltd", "😀 Club", String(repeating: "x", count: 64), String(repeating: "😀", count: 64)])
+    @Test(arguments: [
+        "Gacha", "A", "Pull & Win", "Ünïcode Ltd", "😀 Club", String(repeating: "x", count: 64),
+        String(repeating: "😀", count: 64),
+    ])
     func acceptsDisplayNames(_ name: String) throws {
         #expect(try PartnerRules.displayName(name) == name)
     }
@@ -26,8 +29,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["default", "chime.caf", "My Chime.aiff", "ping-2_final.wav", "é.caf", "a", "x.",
-                      String(repeating: "x", count: 64), String(repeating: "😀", count: 64)])
+    @Test(arguments: [
+        "default", "chime.caf", "My Chime.aiff", "ping-2_final.wav", "é.caf", "a", "x.",
+        String(repeating: "x", count: 64), String(repeating: "😀", count: 64),
+    ])
     func acceptsSoundNames(_ name: String) throws {
         #expect(try PartnerRules.soundName(name) == name)
         #expect(try PartnerRules.sound(.string(name)) == .named(name))
@@ -53,7 +58,8 @@ import Testing
         #expect(NotificationSound(name: nil) == .silent)
         #expect(NotificationSound(name: "default") == .systemDefault)
         for value: JSONValue in [.number(1), .bool(false), .array([.string("chime.caf")]), .object([])] {
-            let error = expectHeraldError(status: 400, code: "invalid_field", field: "sound") { () throws(HeraldError) in
+            let error = expectHeraldError(status: 400, code: "invalid_field", field: "sound") {
+                () throws(HeraldError) in
                 _ = try PartnerRules.sound(value)
             }
             #expect(error?.message.contains("null") == true)

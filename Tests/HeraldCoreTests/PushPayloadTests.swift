@@ -4,7 +4,8 @@ import HeraldCrypto
 import Testing
 
 /// Members of a JSON object by key (the renderer never writes duplicates; this checks that too).
-func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: JSONValue] {
+func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: JSONValue]
+{
     let members = try #require(value?.objectMembers, sourceLocation: sourceLocation)
     var result: [String: JSONValue] = [:]
     for member in members {
@@ -26,10 +27,13 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     }
 
     static func content(
-        partner: PartnerProfile = Fixtures.partner(), title: String = "Deposit pending", body: String = "Confirmations: 1/6",
-        deepLink: String? = "basedapp://miniapp/fun.pull.gacha/deposits/0xabc", data: [(String, String)] = [("txHash", "0x1234")]
+        partner: PartnerProfile = Fixtures.partner(), title: String = "Deposit pending",
+        body: String = "Confirmations: 1/6",
+        deepLink: String? = "basedapp://miniapp/fun.pull.gacha/deposits/0xabc",
+        data: [(String, String)] = [("txHash", "0x1234")]
     ) throws -> PushContent {
-        PushContent(request: try Fixtures.request(title: title, body: body, deepLink: deepLink, data: data), partner: partner)
+        PushContent(
+            request: try Fixtures.request(title: title, body: body, deepLink: deepLink, data: data), partner: partner)
     }
 
     // MARK: Content
@@ -50,10 +54,11 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     @Test func apnsPayloadHasTheSpecShape() throws {
         let rendered = PushTemplate(try Self.content(), signer: Self.signer).render(deliveryID: Self.deliveryID)
         let top = try membersByKey(try JSONParser.parse(rendered.apns))
-        #expect(Set(top.keys) == [
-            "aps", "channel", "miniAppId", "deepLink", "deliveryId", "senderName", "imageUrl", "isGroup", "txHash",
-            "exp", "kid", "sig2", "sig",
-        ])
+        #expect(
+            Set(top.keys) == [
+                "aps", "channel", "miniAppId", "deepLink", "deliveryId", "senderName", "imageUrl", "isGroup", "txHash",
+                "exp", "kid", "sig2", "sig",
+            ])
         let aps = try membersByKey(top["aps"])
         #expect(Set(aps.keys) == ["alert", "mutable-content", "thread-id", "sound"])
         #expect(aps["mutable-content"] == .number(1))
@@ -99,23 +104,29 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
 
     @Test func apsIsWrittenInAFixedOrder() throws {
         let rendered = PushTemplate(try Self.content(), signer: Self.signer).render(deliveryID: Self.deliveryID)
-        #expect(text(rendered.apns).hasPrefix(
-            #"{"aps":{"alert":{"title":"[Gacha] Deposit pending","body":"Confirmations: 1/6"},"mutable-content":1,"#
-                + #""thread-id":"fun.pull.gacha","sound":"default"},"channel":"mini-app","#))
+        #expect(
+            text(rendered.apns).hasPrefix(
+                #"{"aps":{"alert":{"title":"[Gacha] Deposit pending","body":"Confirmations: 1/6"},"mutable-content":1,"#
+                    + #""thread-id":"fun.pull.gacha","sound":"default"},"channel":"mini-app","#))
     }
 
-    @Test("thread-id is the mini-app; sound is the partner's, none when silent; interruption-level only when not active",
-          arguments: [
-              (NotificationSound.systemDefault, nil as String?, #"{"thread-id":"fun.pull.gacha","sound":"default"}"#),
-              (.named("chime.caf"), nil, #"{"thread-id":"fun.pull.gacha","sound":"chime.caf"}"#),
-              (.silent, nil, #"{"thread-id":"fun.pull.gacha"}"#),
-              (.systemDefault, "active", #"{"thread-id":"fun.pull.gacha","sound":"default"}"#),
-              (.systemDefault, "passive",
-               #"{"thread-id":"fun.pull.gacha","sound":"default","interruption-level":"passive"}"#),
-              (.silent, "passive", #"{"thread-id":"fun.pull.gacha","interruption-level":"passive"}"#),
-              (.named("alarm tone.aiff"), "time-sensitive",
-               #"{"thread-id":"fun.pull.gacha","sound":"alarm tone.aiff","interruption-level":"time-sensitive"}"#),
-          ])
+    @Test(
+        "thread-id is the mini-app; sound is the partner's, none when silent; interruption-level only when not active",
+        arguments: [
+            (NotificationSound.systemDefault, nil as String?, #"{"thread-id":"fun.pull.gacha","sound":"default"}"#),
+            (.named("chime.caf"), nil, #"{"thread-id":"fun.pull.gacha","sound":"chime.caf"}"#),
+            (.silent, nil, #"{"thread-id":"fun.pull.gacha"}"#),
+            (.systemDefault, "active", #"{"thread-id":"fun.pull.gacha","sound":"default"}"#),
+            (
+                .systemDefault, "passive",
+                #"{"thread-id":"fun.pull.gacha","sound":"default","interruption-level":"passive"}"#
+            ),
+            (.silent, "passive", #"{"thread-id":"fun.pull.gacha","interruption-level":"passive"}"#),
+            (
+                .named("alarm tone.aiff"), "time-sensitive",
+                #"{"thread-id":"fun.pull.gacha","sound":"alarm tone.aiff","interruption-level":"time-sensitive"}"#
+            ),
+        ])
     func apsPresentationKeys(_ sound: NotificationSound, _ level: String?, _ expected: String) throws {
         var aps = try #require(try Self.aps(sound: sound, level: level)?.objectMembers)
         #expect(aps.prefix(2).map(\.key) == ["alert", "mutable-content"])
@@ -174,9 +185,10 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         let content = try Self.content(partner: Fixtures.partner(iconPath: nil), deepLink: nil, data: [])
         let rendered = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)
         let apns = try membersByKey(try JSONParser.parse(rendered.apns))
-        #expect(Set(apns.keys) == [
-            "aps", "channel", "miniAppId", "deliveryId", "senderName", "isGroup", "exp", "kid", "sig2", "sig",
-        ])
+        #expect(
+            Set(apns.keys) == [
+                "aps", "channel", "miniAppId", "deliveryId", "senderName", "isGroup", "exp", "kid", "sig2", "sig",
+            ])
         let data = try membersByKey(try JSONParser.parse(rendered.fcm)["data"])
         #expect(data["imageUrl"] == nil && data["deepLink"] == nil)
         #expect(!text(rendered.apns).contains("imageUrl") && !text(rendered.fcm).contains("imageUrl"))
@@ -228,7 +240,9 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
     }
 
     @Test func fcmDataBytesCountsKeysAndValues() throws {
-        for content in [try Self.content(), try Self.content(title: "é😀", body: "", deepLink: nil, data: [("k", "vé")])] {
+        for content in [
+            try Self.content(), try Self.content(title: "é😀", body: "", deepLink: nil, data: [("k", "vé")]),
+        ] {
             let rendered = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)
             let data = try #require(try JSONParser.parse(rendered.fcm)["data"]?.objectMembers)
             let expected = data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 1_000_000) }

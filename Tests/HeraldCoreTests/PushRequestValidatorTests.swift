@@ -38,19 +38,21 @@ import Testing
         return .object(members)
     }
 
-    static func wallet(_ n: Int) -> String { "0x" + String(repeating: "0", count: 40 - String(n, radix: 16).count) + String(n, radix: 16) }
+    static func wallet(_ n: Int) -> String {
+        "0x" + String(repeating: "0", count: 40 - String(n, radix: 16).count) + String(n, radix: 16)
+    }
 
     // MARK: The whole body
 
     @Test func acceptsTheSpecExample() throws {
         let sendAt = Self.now.addingTimeInterval(3 * 86_400)
         let document = """
-        { "recipients": { "emails": ["alice@example.com"], "wallets": ["0xABCDEF0123456789abcdef0123456789ABCDEF01"] },
-          "title": "Deposit pending", "body": "Confirmations: 1/6",
-          "deepLink": "basedapp://miniapp/fun.pull.gacha/deposits/0xabc",
-          "data": { "txHash": "0x1234", "step": "1" },
-          "sendAt": "\(ISO8601.format(sendAt))", "ttlSeconds": 86400 }
-        """
+            { "recipients": { "emails": ["alice@example.com"], "wallets": ["0xABCDEF0123456789abcdef0123456789ABCDEF01"] },
+              "title": "Deposit pending", "body": "Confirmations: 1/6",
+              "deepLink": "basedapp://miniapp/fun.pull.gacha/deposits/0xabc",
+              "data": { "txHash": "0x1234", "step": "1" },
+              "sendAt": "\(ISO8601.format(sendAt))", "ttlSeconds": 86400 }
+            """
         let request = try Self.validate(try json(document))
         #expect(request.emails == ["alice@example.com"])
         #expect(request.wallets == ["0xabcdef0123456789abcdef0123456789abcdef01"])
@@ -73,9 +75,10 @@ import Testing
     }
 
     @Test func explicitNullsMeanAbsent() throws {
-        let request = try Self.validate(Self.body([
-            ("body", .null), ("deepLink", .null), ("data", .null), ("sendAt", .null), ("ttlSeconds", .null),
-        ]))
+        let request = try Self.validate(
+            Self.body([
+                ("body", .null), ("deepLink", .null), ("data", .null), ("sendAt", .null), ("ttlSeconds", .null),
+            ]))
         #expect(request.body == "" && request.deepLink == nil && request.data.isEmpty)
         #expect(request.sendAt == nil && request.ttlSeconds == nil)
     }
@@ -143,9 +146,11 @@ import Testing
 
     @Test func invalidIdentifiersNameTheirPosition() {
         expectHeraldError(status: 400, code: "invalid_field", field: "recipients.emails[1]") { () throws(HeraldError) in
-            _ = try Self.validate(Self.body([("recipients", Self.recipients(emails: ["a@example.com", "not-an-email"]))]))
+            _ = try Self.validate(
+                Self.body([("recipients", Self.recipients(emails: ["a@example.com", "not-an-email"]))]))
         }
-        expectHeraldError(status: 400, code: "invalid_field", field: "recipients.wallets[0]") { () throws(HeraldError) in
+        expectHeraldError(status: 400, code: "invalid_field", field: "recipients.wallets[0]") {
+            () throws(HeraldError) in
             _ = try Self.validate(Self.body([("recipients", Self.recipients(wallets: ["0x123"]))]))
         }
         expectHeraldError(status: 400, code: "invalid_field", field: "recipients.emails[0]") { () throws(HeraldError) in
@@ -156,9 +161,18 @@ import Testing
     @Test func recipientsAreNormalisedAndDeduplicatedKeepingFirstOrder() throws {
         let upper = "0x" + String(repeating: "AB", count: 20)
         let lower = upper.lowercased()
-        let request = try Self.validate(Self.body([("recipients", Self.recipients(
-            emails: ["Bob@Example.com", "alice@example.com", "BOB@EXAMPLE.COM", "bob@example.com", "ALICE@example.COM"],
-            wallets: [upper, Self.wallet(1), lower]))]))
+        let request = try Self.validate(
+            Self.body([
+                (
+                    "recipients",
+                    Self.recipients(
+                        emails: [
+                            "Bob@Example.com", "alice@example.com", "BOB@EXAMPLE.COM", "bob@example.com",
+                            "ALICE@example.COM",
+                        ],
+                        wallets: [upper, Self.wallet(1), lower])
+                )
+            ]))
         #expect(request.emails == ["bob@example.com", "alice@example.com"])
         #expect(request.wallets == [lower, Self.wallet(1)])
         #expect(request.identifierCount == 4)
@@ -172,7 +186,8 @@ import Testing
 
         let error = expectHeraldError(status: 422, code: "too_many_recipients", field: "recipients") {
             () throws(HeraldError) in
-            _ = try Self.validate(Self.body([("recipients", Self.recipients(emails: emails, wallets: wallets + [Self.wallet(400)]))]))
+            _ = try Self.validate(
+                Self.body([("recipients", Self.recipients(emails: emails, wallets: wallets + [Self.wallet(400)]))]))
         }
         #expect(error?.message.contains("1001") == true)
     }
@@ -187,10 +202,16 @@ import Testing
     @Test func recipientLimitIsConfigurable() throws {
         var rules = PushRules()
         rules.maxRecipients = 3
-        _ = try Self.validate(Self.body([("recipients", Self.recipients(emails: ["a@x.io", "b@x.io", "c@x.io"]))]), rules: rules)
+        _ = try Self.validate(
+            Self.body([("recipients", Self.recipients(emails: ["a@x.io", "b@x.io", "c@x.io"]))]), rules: rules)
         expectHeraldError(status: 422, code: "too_many_recipients", field: "recipients") { () throws(HeraldError) in
             _ = try Self.validate(
-                Self.body([("recipients", Self.recipients(emails: ["a@x.io", "b@x.io"], wallets: [Self.wallet(1), Self.wallet(2)]))]),
+                Self.body([
+                    (
+                        "recipients",
+                        Self.recipients(emails: ["a@x.io", "b@x.io"], wallets: [Self.wallet(1), Self.wallet(2)])
+                    )
+                ]),
                 rules: rules)
         }
     }
@@ -341,7 +362,8 @@ import Testing
         let link = "herald://miniapp/fun.pull.gacha/x"
         #expect(try Self.validate(Self.body([("deepLink", .string(link))]), rules: rules).deepLink == link)
         expectHeraldError(status: 403, code: "deep_link_forbidden", field: "deepLink") { () throws(HeraldError) in
-            _ = try Self.validate(Self.body([("deepLink", .string("basedapp://miniapp/fun.pull.gacha/x"))]), rules: rules)
+            _ = try Self.validate(
+                Self.body([("deepLink", .string("basedapp://miniapp/fun.pull.gacha/x"))]), rules: rules)
         }
     }
 
@@ -350,7 +372,8 @@ import Testing
     @Test func dataKeepsThePartnersOrder() throws {
         let data = JSONValue.object([("z", .string("1")), ("a", .string("")), ("m", .string("é 😀"))])
         let request = try Self.validate(Self.body([("data", data)]))
-        #expect(request.data == [.init(key: "z", value: "1"), .init(key: "a", value: ""), .init(key: "m", value: "é 😀")])
+        #expect(
+            request.data == [.init(key: "z", value: "1"), .init(key: "a", value: ""), .init(key: "m", value: "é 😀")])
     }
 
     @Test(arguments: [
@@ -358,7 +381,8 @@ import Testing
         ("o", .object([]), "object"), ("a", .array([.string("x")]), "array"),
     ])
     func dataValuesMustBeStrings(_ key: String, _ value: JSONValue, _ typeName: String) {
-        let error = expectHeraldError(status: 400, code: "invalid_field", field: "data.\(key)") { () throws(HeraldError) in
+        let error = expectHeraldError(status: 400, code: "invalid_field", field: "data.\(key)") {
+            () throws(HeraldError) in
             _ = try Self.validate(Self.body([("data", .object([("ok", .string("fine")), (key, value)]))]))
         }
         #expect(error?.message.contains(typeName) == true)
@@ -383,9 +407,10 @@ import Testing
         // Scalars, as the schema's propertyNames maxLength counts: 128 "é" (256 bytes) is fine.
         let wide = String(repeating: "é", count: 128)
         _ = try Self.validate(Self.body([("data", .object([(wide, .string("v"))]))]))
-        #expect(heraldError { () throws(HeraldError) in
-            _ = try Self.validate(Self.body([("data", .object([(wide + "é", .string("v"))]))]))
-        }?.field == "data.\(wide)é")
+        #expect(
+            heraldError { () throws(HeraldError) in
+                _ = try Self.validate(Self.body([("data", .object([(wide + "é", .string("v"))]))]))
+            }?.field == "data.\(wide)é")
     }
 
     /// The keys docs/api.md reserves, the ones Herald writes beside `aps`, and FCM's reserved words.
@@ -403,7 +428,8 @@ import Testing
     @Test(arguments: reservedKeys)
     func reservedDataKeysAreRejected(_ key: String) {
         #expect(PushRules.isReservedDataKey(key))
-        let error = expectHeraldError(status: 400, code: "invalid_field", field: "data.\(key)") { () throws(HeraldError) in
+        let error = expectHeraldError(status: 400, code: "invalid_field", field: "data.\(key)") {
+            () throws(HeraldError) in
             _ = try Self.validate(Self.body([("data", .object([("fine", .string("1")), (key, .string("x"))]))]))
         }
         #expect(error?.message.contains("reserved") == true)
@@ -415,14 +441,17 @@ import Testing
         }
         // Every member of the published set is refused by the validator.
         for key in PushRules.reservedDataKeys {
-            #expect(heraldError { () throws(HeraldError) in
-                _ = try Self.validate(Self.body([("data", .object([(key, .string("x"))]))]))
-            }?.field == "data.\(key)", "\(key)")
+            #expect(
+                heraldError { () throws(HeraldError) in
+                    _ = try Self.validate(Self.body([("data", .object([(key, .string("x"))]))]))
+                }?.field == "data.\(key)", "\(key)")
         }
     }
 
-    @Test(arguments: ["txHash", "googl", "xgoogle", "my_google", "gc", "g", "fromage", "kids", "signature", "channelName",
-                      "deep_link", "message", "\u{212A}id", "S\u{0131}g", "Channel2"])
+    @Test(arguments: [
+        "txHash", "googl", "xgoogle", "my_google", "gc", "g", "fromage", "kids", "signature", "channelName",
+        "deep_link", "message", "\u{212A}id", "S\u{0131}g", "Channel2",
+    ])
     func nearMissesAreNotReserved(_ key: String) throws {
         #expect(!PushRules.isReservedDataKey(key))
         let request = try Self.validate(Self.body([("data", .object([(key, .string("x"))]))]))
@@ -512,7 +541,8 @@ import Testing
     }
 
     @Test(arguments: [
-        JSONValue.string("tomorrow"), .string("2026-06-02"), .string("2026-06-02T09:00:00"), .string("2026-13-02T09:00:00Z"),
+        JSONValue.string("tomorrow"), .string("2026-06-02"), .string("2026-06-02T09:00:00"),
+        .string("2026-13-02T09:00:00Z"),
         .string(""), .string("2026-06-02 09:00:00Z"), .number(1_780_300_000), .bool(true), .object([]),
     ])
     func sendAtMustBeAnISO8601TimestampWithZone(_ value: JSONValue) {
@@ -549,6 +579,8 @@ import Testing
     }
 
     @Test func ttlSecondsFromJSONText() throws {
-        #expect(try Self.validate(try json(#"{"recipients":{"emails":["a@b.co"]},"title":"t","ttlSeconds":3.6e3}"#)).ttlSeconds == 3600)
+        #expect(
+            try Self.validate(try json(#"{"recipients":{"emails":["a@b.co"]},"title":"t","ttlSeconds":3.6e3}"#))
+                .ttlSeconds == 3600)
     }
 }

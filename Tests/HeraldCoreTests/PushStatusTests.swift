@@ -34,7 +34,8 @@ import Testing
         #expect(PushStatus.of(deliveries: 3, finished: 0, sendAt: Self.earlier, now: Self.now) == .queued)
         #expect(PushStatus.of(deliveries: 3, finished: 0, sendAt: Self.now, now: Self.now) == .queued)
         // The same request becomes queued once its time has come.
-        #expect(PushStatus.of(deliveries: 3, finished: 0, sendAt: Self.later, now: Self.later.addingTimeInterval(1))
-            == .queued)
+        #expect(
+            PushStatus.of(deliveries: 3, finished: 0, sendAt: Self.later, now: Self.later.addingTimeInterval(1))
+                == .queued)
     }
 }

@@ -53,7 +53,8 @@ import Testing
 
     @Test(arguments: [
         // (oldest minute bucket, now in seconds, expected Retry-After).
-        (100, 6_030, 86_370), (100, 6_000, 86_400), (100, 92_399, 1), (100, 92_400, 1), (0, 0, 86_400), (1439, 86_399, 86_341),
+        (100, 6_030, 86_370), (100, 6_000, 86_400), (100, 92_399, 1), (100, 92_400, 1), (0, 0, 86_400),
+        (1439, 86_399, 86_341),
     ])
     func dayRetryAfter(_ oldest: Int, _ now: Int, _ expected: Int) {
         #expect(RateLimitWindow.perDay(10_000).retryAfter(oldestBucket: oldest, at: now) == expected)
@@ -63,7 +64,9 @@ import Testing
         // For every window and a range of clocks, waiting Retry-After seconds is exactly enough:
         // the bucket has left the window then, and was still in it one second earlier.
         for window in [RateLimitWindow.perMinute(60), .perDay(10_000)] {
-            for now in stride(from: 1_000_000, to: 1_000_000 + 2 * window.lengthSeconds, by: max(1, window.lengthSeconds / 53)) {
+            for now in stride(
+                from: 1_000_000, to: 1_000_000 + 2 * window.lengthSeconds, by: max(1, window.lengthSeconds / 53))
+            {
                 let current = window.bucket(at: now)
                 let stride = max(1, window.bucketCount / 17)
                 for oldest in Swift.stride(from: current - window.bucketCount + 1, through: current, by: stride) {
@@ -72,7 +75,8 @@ import Testing
                     #expect(wait >= 1)
                     #expect(!window.contains(bucket: oldest, at: now + wait), "\(window) oldest \(oldest) at \(now)")
                     if wait > 1 {
-                        #expect(window.contains(bucket: oldest, at: now + wait - 1), "\(window) oldest \(oldest) at \(now)")
+                        #expect(
+                            window.contains(bucket: oldest, at: now + wait - 1), "\(window) oldest \(oldest) at \(now)")
                     }
                 }
             }

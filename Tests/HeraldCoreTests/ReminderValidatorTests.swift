@@ -29,9 +29,11 @@ import Testing
 
     @Test func acceptsAFullBody() throws {
         let reminder = try Self.validate(Self.body())
-        #expect(reminder == ReminderRequest(
-            miniAppID: Self.app, title: "Pack drop", body: "Your pack opens now",
-            deepLink: "basedapp://miniapp/\(Self.app)/packs/7", at: Self.now.addingTimeInterval(600)))
+        #expect(
+            reminder
+                == ReminderRequest(
+                    miniAppID: Self.app, title: "Pack drop", body: "Your pack opens now",
+                    deepLink: "basedapp://miniapp/\(Self.app)/packs/7", at: Self.now.addingTimeInterval(600)))
         // Delivered as a push due at `at`, with no identifiers or partner data.
         #expect(reminder.push.sendAt == reminder.at)
         #expect(reminder.push.emails.isEmpty && reminder.push.wallets.isEmpty && reminder.push.data.isEmpty)
@@ -49,30 +51,32 @@ import Testing
         #expect(reminder.at == ISO8601.parse("2026-06-01T12:10:00Z"))
     }
 
-    @Test("malformed fields are 400 naming the field", arguments: [
-        ("miniAppId", JSONValue?.none, "missing_field"),
-        ("miniAppId", .string("no spaces"), "invalid_field"),
-        ("miniAppId", .string(".leading.dot"), "invalid_field"),
-        ("miniAppId", .number(7), "invalid_field"),
-        ("title", nil, "missing_field"),
-        ("title", .string(""), "invalid_field"),
-        ("title", .string("   "), "invalid_field"),
-        ("title", .string(String(repeating: "t", count: 121)), "invalid_field"),
-        ("title", .string("bell\u{7}"), "invalid_field"),
-        ("title", .string("flip\u{202E}"), "invalid_field"),
-        ("title", .null, "invalid_field"),
-        ("body", .string(String(repeating: "b", count: 1001)), "invalid_field"),
-        ("body", .string("nul\u{0}"), "invalid_field"),
-        ("body", .bool(true), "invalid_field"),
-        ("deepLink", .string("basedapp://miniapp/\(Fixtures.miniAppID)/a b"), "invalid_field"),
-        ("deepLink", .number(1), "invalid_field"),
-        ("at", nil, "missing_field"),
-        ("at", .null, "missing_field"),
-        ("at", .string("tomorrow"), "invalid_field"),
-        ("at", .string("2026-06-01T12:10:00"), "invalid_field"),
-        ("at", .string("2026-02-30T12:00:00Z"), "invalid_field"),
-        ("at", .number(1_780_000_000), "invalid_field"),
-    ])
+    @Test(
+        "malformed fields are 400 naming the field",
+        arguments: [
+            ("miniAppId", JSONValue?.none, "missing_field"),
+            ("miniAppId", .string("no spaces"), "invalid_field"),
+            ("miniAppId", .string(".leading.dot"), "invalid_field"),
+            ("miniAppId", .number(7), "invalid_field"),
+            ("title", nil, "missing_field"),
+            ("title", .string(""), "invalid_field"),
+            ("title", .string("   "), "invalid_field"),
+            ("title", .string(String(repeating: "t", count: 121)), "invalid_field"),
+            ("title", .string("bell\u{7}"), "invalid_field"),
+            ("title", .string("flip\u{202E}"), "invalid_field"),
+            ("title", .null, "invalid_field"),
+            ("body", .string(String(repeating: "b", count: 1001)), "invalid_field"),
+            ("body", .string("nul\u{0}"), "invalid_field"),
+            ("body", .bool(true), "invalid_field"),
+            ("deepLink", .string("basedapp://miniapp/\(Fixtures.miniAppID)/a b"), "invalid_field"),
+            ("deepLink", .number(1), "invalid_field"),
+            ("at", nil, "missing_field"),
+            ("at", .null, "missing_field"),
+            ("at", .string("tomorrow"), "invalid_field"),
+            ("at", .string("2026-06-01T12:10:00"), "invalid_field"),
+            ("at", .string("2026-02-30T12:00:00Z"), "invalid_field"),
+            ("at", .number(1_780_000_000), "invalid_field"),
+        ])
     func malformed(_ field: String, _ value: JSONValue?, _ code: String) {
         expectHeraldError(status: 400, code: code, field: field) { () throws(HeraldError) in
             _ = try Self.validate(Self.body([(field, value)]))
@@ -92,8 +96,10 @@ import Testing
     }
 
     @Test func aDeepLinkOutsideTheMiniAppIsForbidden() {
-        for link in ["basedapp://miniapp/other.app/x", "basedapp://miniapp/\(Self.app)x", "https://evil.example",
-                     "basedapp://miniapp/\(Self.app)/../other.app"] {
+        for link in [
+            "basedapp://miniapp/other.app/x", "basedapp://miniapp/\(Self.app)x", "https://evil.example",
+            "basedapp://miniapp/\(Self.app)/../other.app",
+        ] {
             expectHeraldError(status: 403, code: "deep_link_forbidden", field: "deepLink") { () throws(HeraldError) in
                 _ = try Self.validate(Self.body([("deepLink", .string(link))]))
             }
@@ -101,7 +107,9 @@ import Testing
         // The namespace is the body's miniAppId, under the configured scheme.
         var rules = PushRules()
         rules.deepLinkScheme = "hostapp"
-        #expect((try? Self.validate(Self.body([("deepLink", .string("hostapp://miniapp/\(Self.app)"))]), rules: rules)) != nil)
+        #expect(
+            (try? Self.validate(Self.body([("deepLink", .string("hostapp://miniapp/\(Self.app)"))]), rules: rules))
+                != nil)
     }
 
     @Test func atIsAtMostSevenDaysAheadAndAtMostFiveMinutesPast() throws {
@@ -127,12 +135,14 @@ import Testing
     static func rules(_ schema: String, _ property: String) throws -> [Substring] {
         let text = SchemaAgreementTests.openAPI
         let start = try #require(text.range(of: "\n    \(schema):\n"))
-        let end = text.range(of: "\n    [a-zA-Z]", options: .regularExpression, range: start.upperBound..<text.endIndex)
+        let end =
+            text.range(of: "\n    [a-zA-Z]", options: .regularExpression, range: start.upperBound..<text.endIndex)
             .map(\.lowerBound) ?? text.endIndex
         let body = text[start.upperBound..<end]
         // Properties sit at 8 spaces; their rules at 10.
         let from = try #require(body.range(of: "\n        \(property):\n"))
-        let next = body.range(of: "\n        [a-zA-Z]", options: .regularExpression, range: from.upperBound..<body.endIndex)
+        let next = body.range(
+            of: "\n        [a-zA-Z]", options: .regularExpression, range: from.upperBound..<body.endIndex)
         return body[from.upperBound..<(next?.lowerBound ?? body.endIndex)].split(separator: "\n").filter { line in
             ["type:", "minLength:", "maxLength:", "pattern:"].contains { line.hasPrefix("          \($0)") }
         }

@@ -8,10 +8,13 @@ import Testing
 
     @Test func finalResultsPassThrough() {
         #expect(policy.outcome(of: .sent, attempts: 1, expiresAt: nil, now: now, random: 0.5) == .sent)
-        #expect(policy.outcome(of: .failed(reason: "BadTopic"), attempts: 1, expiresAt: nil, now: now, random: 0.5)
+        #expect(
+            policy.outcome(of: .failed(reason: "BadTopic"), attempts: 1, expiresAt: nil, now: now, random: 0.5)
                 == .failed(reason: "BadTopic"))
-        #expect(policy.outcome(of: .tokenInvalid(reason: "Unregistered"), attempts: 3, expiresAt: nil, now: now,
-                               random: 0.5) == .tokenInvalid(reason: "Unregistered"))
+        #expect(
+            policy.outcome(
+                of: .tokenInvalid(reason: "Unregistered"), attempts: 3, expiresAt: nil, now: now,
+                random: 0.5) == .tokenInvalid(reason: "Unregistered"))
     }
 
     @Test func theBackoffCapDoublesUpToTheMaximum() {
@@ -24,37 +27,45 @@ import Testing
 
     @Test func fullJitterSpreadsTheRetryBetweenNowAndTheCap() {
         let retry = DeliveryResult.retry(reason: "InternalServerError", retryAfter: nil)
-        #expect(policy.outcome(of: retry, attempts: 3, expiresAt: nil, now: now, random: 0)
+        #expect(
+            policy.outcome(of: retry, attempts: 3, expiresAt: nil, now: now, random: 0)
                 == .retry(at: now, reason: "InternalServerError"))
-        #expect(policy.outcome(of: retry, attempts: 3, expiresAt: nil, now: now, random: 0.5)
+        #expect(
+            policy.outcome(of: retry, attempts: 3, expiresAt: nil, now: now, random: 0.5)
                 == .retry(at: now.addingTimeInterval(2), reason: "InternalServerError"))
     }
 
     @Test func retryAfterIsAFloorOnTheDelay() {
         let retry = DeliveryResult.retry(reason: "TooManyRequests", retryAfter: .seconds(30))
-        #expect(policy.outcome(of: retry, attempts: 1, expiresAt: nil, now: now, random: 0.9)
+        #expect(
+            policy.outcome(of: retry, attempts: 1, expiresAt: nil, now: now, random: 0.9)
                 == .retry(at: now.addingTimeInterval(30), reason: "TooManyRequests"))
         // A longer jittered backoff wins over a shorter Retry-After.
         let short = DeliveryResult.retry(reason: "TooManyRequests", retryAfter: .seconds(1))
-        #expect(policy.outcome(of: short, attempts: 4, expiresAt: nil, now: now, random: 0.5)
+        #expect(
+            policy.outcome(of: short, attempts: 4, expiresAt: nil, now: now, random: 0.5)
                 == .retry(at: now.addingTimeInterval(4), reason: "TooManyRequests"))
     }
 
     @Test func theLastAttemptIsDead() {
         let retry = DeliveryResult.retry(reason: "ServiceUnavailable", retryAfter: nil)
-        #expect(policy.outcome(of: retry, attempts: 5, expiresAt: nil, now: now, random: 0.5)
+        #expect(
+            policy.outcome(of: retry, attempts: 5, expiresAt: nil, now: now, random: 0.5)
                 == .dead(reason: "ServiceUnavailable"))
     }
 
     @Test func aRetryPastTheTTLExpires() {
         let retry = DeliveryResult.retry(reason: "TooManyRequests", retryAfter: .seconds(30))
-        #expect(policy.outcome(of: retry, attempts: 1, expiresAt: now.addingTimeInterval(10), now: now, random: 0)
+        #expect(
+            policy.outcome(of: retry, attempts: 1, expiresAt: now.addingTimeInterval(10), now: now, random: 0)
                 == .expired)
     }
 
     @Test func outcomeNamesMatchTheHistoryColumn() {
-        let names = [DeliveryOutcome.sent, .failed(reason: "x"), .dead(reason: "x"), .tokenInvalid(reason: "x"),
-                     .expired, .suppressed()].map(\.name)
+        let names = [
+            DeliveryOutcome.sent, .failed(reason: "x"), .dead(reason: "x"), .tokenInvalid(reason: "x"),
+            .expired, .suppressed(),
+        ].map(\.name)
         #expect(names == ["sent", "failed", "dead", "token_invalid", "expired", "suppressed"])
         #expect(DeliveryOutcome.suppressed().reason == "opted_out")
         #expect(DeliveryOutcome.suppressed(reason: "user_cap").reason == "user_cap")
@@ -64,14 +75,16 @@ import Testing
     @Test func retryAfterIsCappedByTheMaximumDelay() {
         let capped = RetryPolicy(maxAttempts: 5, baseDelay: .seconds(1), maxDelay: .seconds(600))
         let huge = DeliveryResult.retry(reason: "TooManyRequests", retryAfter: .seconds(Int64.max))
-        #expect(capped.outcome(of: huge, attempts: 1, expiresAt: nil, now: now, random: 0)
+        #expect(
+            capped.outcome(of: huge, attempts: 1, expiresAt: nil, now: now, random: 0)
                 == .retry(at: now.addingTimeInterval(600), reason: "TooManyRequests"))
     }
 
     @Test func aSetupFaultSpendsNoAttemptAndIsNeverDeadOrExpired() {
         let fault = DeliveryResult.setupFault(reason: "InvalidProviderToken")
         // Even at the last attempt and past the TTL: the delivery is not judged.
-        #expect(policy.outcome(of: fault, attempts: 5, expiresAt: now, now: now, random: 0.5)
+        #expect(
+            policy.outcome(of: fault, attempts: 5, expiresAt: now, now: now, random: 0.5)
                 == .deferred(at: now.addingTimeInterval(1), reason: "InvalidProviderToken"))
         #expect(DeliveryOutcome.deferred(at: now, reason: "x").name == "deferred")
     }

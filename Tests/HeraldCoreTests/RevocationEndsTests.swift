@@ -24,16 +24,19 @@ import Testing
         let ahead = Self.activity(.status, lastTimestamp: stamp + 5)
         let following = Self.activity(.countdown, lastTimestamp: stamp - 30)
         var asked = 0
-        let ends = try RevocationEnds([(ended, false), (ahead, false), (following, true)], miniAppID: "fun.pull.gacha",
-                                      displayName: "Gacha", now: now, signer: {
-                                          asked += 1
-                                          return CountingSigner()
-                                      })
+        let ends = try RevocationEnds(
+            [(ended, false), (ahead, false), (following, true)], miniAppID: "fun.pull.gacha",
+            displayName: "Gacha", now: now,
+            signer: {
+                asked += 1
+                return CountingSigner()
+            })
         #expect(ends.ids == [ended.id, ahead.id, following.id])
         // After every earlier event: now, or one past a newer last event.
         #expect(ends.timestamps == [stamp, stamp + 6, stamp - 30])
-        let rendered = try ended.immediateEnd(miniAppID: "fun.pull.gacha", displayName: "Gacha", now: now,
-                                              signer: CountingSigner())
+        let rendered = try ended.immediateEnd(
+            miniAppID: "fun.pull.gacha", displayName: "Gacha", now: now,
+            signer: CountingSigner())
         #expect(ends.apns[0] == String(decoding: rendered.rendered.apns, as: UTF8.self))
         #expect(ends.fcm[0] == String(decoding: rendered.rendered.fcm, as: UTF8.self))
         #expect(ends.apns[0].contains(#""event":"end""#) && ends.apns[0].contains("dismissal-date"))
@@ -42,22 +45,27 @@ import Testing
     }
 
     @Test func nothingToRenderAsksForNoSigner() throws {
-        let ends = try RevocationEnds([(Self.activity(.status, lastTimestamp: 1), true)], miniAppID: "fun.pull.gacha",
-                                      displayName: "Gacha", now: Date(), signer: {
-                                          Issue.record("the signer was asked for")
-                                          return CountingSigner()
-                                      })
+        let ends = try RevocationEnds(
+            [(Self.activity(.status, lastTimestamp: 1), true)], miniAppID: "fun.pull.gacha",
+            displayName: "Gacha", now: Date(),
+            signer: {
+                Issue.record("the signer was asked for")
+                return CountingSigner()
+            })
         #expect(ends.ids.count == 1 && !ends.isEmpty)
-        #expect(try RevocationEnds([], miniAppID: "a", displayName: "A", now: Date(), signer: { CountingSigner() })
-            .isEmpty)
+        #expect(
+            try RevocationEnds([], miniAppID: "a", displayName: "A", now: Date(), signer: { CountingSigner() })
+                .isEmpty)
     }
 
     @Test func aStoredFormThatNoLongerDecodesIsAnInternalError() {
-        let broken = StoredLiveActivity(id: UUID(), template: "progress", attributesJSON: "{", stateJSON: "{}",
-                                        lastTimestamp: 0, createdAt: Date(), expiresAt: Date())
+        let broken = StoredLiveActivity(
+            id: UUID(), template: "progress", attributesJSON: "{", stateJSON: "{}",
+            lastTimestamp: 0, createdAt: Date(), expiresAt: Date())
         #expect(throws: HeraldError.internalError) {
-            try RevocationEnds([(broken, false)], miniAppID: "a", displayName: "A", now: Date(),
-                               signer: { CountingSigner() })
+            try RevocationEnds(
+                [(broken, false)], miniAppID: "a", displayName: "A", now: Date(),
+                signer: { CountingSigner() })
         }
     }
 }

@@ -27,7 +27,9 @@ import Testing
             let character = openAPI[index]
             let next = openAPI.index(after: index)
             if character == "'" {
-                if next < openAPI.endIndex, openAPI[next] == "'" { text.append("'"); index = openAPI.index(after: next); continue }
+                if next < openAPI.endIndex, openAPI[next] == "'" {
+                    text.append("'"); index = openAPI.index(after: next); continue
+                }
                 break
             }
             text.append(character)
@@ -44,14 +46,18 @@ import Testing
     /// Characters at the edges of every rule.
     static let edges: [String] = {
         var scalars: [UInt32] = Array(0x00...0xA1)
-        scalars += [0xAD, 0x0301, 0x061C, 0x1680, 0x180E, 0x2000, 0x200A, 0x200B, 0x200D, 0x200E, 0x200F, 0x2028, 0x2029,
-                    0x202A, 0x202E, 0x202F, 0x205F, 0x2060, 0x2066, 0x2069, 0x3000, 0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF]
+        scalars += [
+            0xAD, 0x0301, 0x061C, 0x1680, 0x180E, 0x2000, 0x200A, 0x200B, 0x200D, 0x200E, 0x200F, 0x2028, 0x2029,
+            0x202A, 0x202E, 0x202F, 0x205F, 0x2060, 0x2066, 0x2069, 0x3000, 0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF,
+        ]
         var result = scalars.compactMap(Unicode.Scalar.init).map { String(Character($0)) }
         result += ["é", "e\u{301}", "👨‍👩‍👧‍👦", "[", "]", "\\", "@", ".", "É", "［"]
         // The zero-width joiner inside and outside an emoji sequence (docs/openapi.yaml, TextRules.isEmoji).
-        result += ["😀\u{200D}😀", "a\u{200D}😀", "😀\u{200D}a", "🏳\u{FE0F}\u{200D}🌈", "👩\u{200D}⚕\u{FE0F}",
-                   "\u{2190}\u{200D}\u{21FF}", "\u{218F}\u{200D}\u{2190}", "\u{1FAFF}\u{200D}\u{1F000}",
-                   "\u{1FB00}\u{200D}\u{1F600}", "😀\u{200D}\u{1FB00}"]
+        result += [
+            "😀\u{200D}😀", "a\u{200D}😀", "😀\u{200D}a", "🏳\u{FE0F}\u{200D}🌈", "👩\u{200D}⚕\u{FE0F}",
+            "\u{2190}\u{200D}\u{21FF}", "\u{218F}\u{200D}\u{2190}", "\u{1FAFF}\u{200D}\u{1F000}",
+            "\u{1FB00}\u{200D}\u{1F600}", "😀\u{200D}\u{1FB00}",
+        ]
         return result
     }()
 
@@ -63,20 +69,28 @@ import Testing
         return result
     }
 
-    func agree(_ regex: NSRegularExpression, _ corpus: [String], maxLength: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation,
-               server: (String) -> Bool) {
+    func agree(
+        _ regex: NSRegularExpression, _ corpus: [String], maxLength: Int? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        server: (String) -> Bool
+    ) {
         for text in corpus {
             let schema = Self.matches(regex, text) && maxLength.map { text.unicodeScalars.count <= $0 } ?? true
             let accepted = server(text)
-            #expect(schema == accepted, "\(text.unicodeScalars.map { String($0.value, radix: 16) }): schema \(schema), server \(accepted)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                schema == accepted,
+                "\(text.unicodeScalars.map { String($0.value, radix: 16) }): schema \(schema), server \(accepted)",
+                sourceLocation: sourceLocation)
         }
     }
 
     @Test func emails() throws {
         let regex = try Self.pattern(after: "\n    Email:")
-        let corpus = Self.strings(around: [("a", "@x.io"), ("a@x", ".io"), ("a@", "b.io"), ("", "@x.io"), ("a@x.io", ""),
-                                           ("a@", ""), ("a@localhost", ""), ("a@LOCALHOST", "")])
+        let corpus =
+            Self.strings(around: [
+                ("a", "@x.io"), ("a@x", ".io"), ("a@", "b.io"), ("", "@x.io"), ("a@x.io", ""),
+                ("a@", ""), ("a@localhost", ""), ("a@LOCALHOST", ""),
+            ])
             + ["a@LocalHost", "a@localhost", "@x.io", "a@", "a@b", "a@.", "a@@x.io", "a@b@x.io"]
         agree(regex, corpus, maxLength: 254) { Identifiers.normalizedEmail($0) != nil }
     }
@@ -139,21 +153,25 @@ import Testing
 
     @Test func soundNames() throws {
         let regex = try Self.pattern(after: "\n    SoundName:")
-        let corpus = Self.strings(around: [("a", "b"), ("", ""), ("", "b"), ("a", ""), ("a", ".caf")])
+        let corpus =
+            Self.strings(around: [("a", "b"), ("", ""), ("", "b"), ("a", ""), ("a", ".caf")])
             + [".", "..", ".caf", "a/b", "a\\b", "default"]
         agree(regex, corpus, maxLength: 64) { (try? PartnerRules.soundName($0)) != nil }
     }
 
     /// The push schema's `interruptionLevel` enum is what the validator takes.
     @Test func interruptionLevels() throws {
-        let start = try #require(Self.openAPI.range(of: "\n        interruptionLevel:\n          type: [string, 'null']"))
-        let line = try #require(Self.openAPI[start.upperBound...].split(separator: "\n")
-            .first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("enum:") })
+        let start = try #require(
+            Self.openAPI.range(of: "\n        interruptionLevel:\n          type: [string, 'null']"))
+        let line = try #require(
+            Self.openAPI[start.upperBound...].split(separator: "\n")
+                .first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("enum:") })
         let values = line.drop { $0 != "[" }.dropFirst().prefix { $0 != "]" }.split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(values == InterruptionLevel.allCases.map(\.rawValue) + ["null"])
         for value in values where value != "null" {
-            #expect(Self.accepts(Self.push([("title", .string("t")), ("interruptionLevel", .string(value))])), "\(value)")
+            #expect(
+                Self.accepts(Self.push([("title", .string("t")), ("interruptionLevel", .string(value))])), "\(value)")
         }
         #expect(!Self.accepts(Self.push([("title", .string("t")), ("interruptionLevel", .string("critical"))])))
     }
@@ -166,8 +184,10 @@ import Testing
         let prefixes = try Self.pattern(after: anchor, skipping: 1)
         var corpus: [String] = []
         for key in PushRules.reservedDataKeys {
-            corpus += [key, key.uppercased(), key.lowercased(), key.prefix(1).uppercased() + key.dropFirst(), key + "x",
-                       "x" + key, String(key.dropLast())]
+            corpus += [
+                key, key.uppercased(), key.lowercased(), key.prefix(1).uppercased() + key.dropFirst(), key + "x",
+                "x" + key, String(key.dropLast()),
+            ]
         }
         corpus += ["google", "GOOGLE.x", "gcm", "Gcm_y", "googl", "gc", "\u{212A}id", "txHash"]
         for key in corpus {
@@ -178,20 +198,33 @@ import Testing
 
     @Test func iconURLs() throws {
         let regex = try Self.pattern(after: "\n    IconUrl:")
-        let corpus = Self.strings(around: [("https://cdn.example.com/", ".png"), ("https://", "x.io/i.png"),
-                                           ("https://x.io", ""), ("https://x.io:", "1/a")])
-            + ["https://x.io", "https://x.io:443/a?b#c", "https://x.io:123456/", "https://:1/", "https:///a", "http://x.io/"]
+        let corpus =
+            Self.strings(around: [
+                ("https://cdn.example.com/", ".png"), ("https://", "x.io/i.png"),
+                ("https://x.io", ""), ("https://x.io:", "1/a"),
+            ])
+            + [
+                "https://x.io", "https://x.io:443/a?b#c", "https://x.io:123456/", "https://:1/", "https:///a",
+                "http://x.io/",
+            ]
         agree(regex, corpus, maxLength: 2048) { (try? PartnerRules.iconURL($0)) != nil }
     }
 
     // MARK: - Live Activities (the start, update and end bodies' text and date rules)
 
-    static func start(attributes: [(String, JSONValue)] = [("title", .string("t"))],
-                      state: [(String, JSONValue)] = [("stages", .array([.string("a")])), ("currentStage", .number(0)),
-                                                      ("progress", .number(0))],
-                      template: String = "progress", extra: [(String, JSONValue)] = []) -> JSONValue {
-        .object([("recipient", .object([("email", .string("a@x.io"))])), ("template", .string(template)),
-                 ("attributes", .object(attributes)), ("state", .object(state))] + extra)
+    static func start(
+        attributes: [(String, JSONValue)] = [("title", .string("t"))],
+        state: [(String, JSONValue)] = [
+            ("stages", .array([.string("a")])), ("currentStage", .number(0)),
+            ("progress", .number(0)),
+        ],
+        template: String = "progress", extra: [(String, JSONValue)] = []
+    ) -> JSONValue {
+        .object(
+            [
+                ("recipient", .object([("email", .string("a@x.io"))])), ("template", .string(template)),
+                ("attributes", .object(attributes)), ("state", .object(state)),
+            ] + extra)
     }
 
     static func startAccepted(_ json: JSONValue) -> Bool {
@@ -199,12 +232,15 @@ import Testing
     }
 
     /// Text that must hold something visible, and text that may be blank.
-    static let nonBlankCorpus = strings(around: [("a", "b"), ("", ""), (" ", ""), ("", " ")]) + [" ", "  ", "\u{3000}", "a"]
+    static let nonBlankCorpus =
+        strings(around: [("a", "b"), ("", ""), (" ", ""), ("", " ")]) + [" ", "  ", "\u{3000}", "a"]
     static let plainCorpus = strings(around: [("a", "b"), ("", "")])
 
     @Test func liveActivityTitles() throws {
         let regex = try Self.pattern(after: "\n    LiveActivityTitle:")
-        agree(regex, Self.nonBlankCorpus, maxLength: 120) { Self.startAccepted(Self.start(attributes: [("title", .string($0))])) }
+        agree(regex, Self.nonBlankCorpus, maxLength: 120) {
+            Self.startAccepted(Self.start(attributes: [("title", .string($0))]))
+        }
         // The alert's title is the same schema.
         agree(regex, Self.nonBlankCorpus, maxLength: 120) {
             Self.startAccepted(Self.start(extra: [("alert", .object([("title", .string($0))]))]))
@@ -221,29 +257,41 @@ import Testing
     @Test func liveActivityAlertBodies() throws {
         let regex = try Self.pattern(after: "\n    LiveActivityAlert:")
         agree(regex, Self.plainCorpus, maxLength: 1000) {
-            Self.startAccepted(Self.start(extra: [("alert", .object([("title", .string("t")), ("body", .string($0))]))]))
+            Self.startAccepted(
+                Self.start(extra: [("alert", .object([("title", .string("t")), ("body", .string($0))]))]))
         }
     }
 
     @Test func liveActivityStateTexts() throws {
         let progress: (String, JSONValue) -> JSONValue = { key, value in
-            Self.start(state: [("stages", .array([.string("a")])), ("currentStage", .number(0)), ("progress", .number(0)),
-                               (key, value)])
+            Self.start(state: [
+                ("stages", .array([.string("a")])), ("currentStage", .number(0)), ("progress", .number(0)),
+                (key, value),
+            ])
         }
         agree(try Self.pattern(after: "\n    LiveActivityStageName:"), Self.nonBlankCorpus, maxLength: 40) {
-            Self.startAccepted(Self.start(state: [("stages", .array([.string($0)])), ("currentStage", .number(0)),
-                                                  ("progress", .number(0))]))
+            Self.startAccepted(
+                Self.start(state: [
+                    ("stages", .array([.string($0)])), ("currentStage", .number(0)),
+                    ("progress", .number(0)),
+                ]))
         }
         agree(try Self.pattern(after: "\n    LiveActivityStatusText:"), Self.plainCorpus, maxLength: 200) {
             Self.startAccepted(progress("statusText", .string($0)))
         }
         agree(try Self.pattern(after: "\n    LiveActivityStatusLabel:"), Self.nonBlankCorpus, maxLength: 60) {
-            Self.startAccepted(Self.start(state: [("statusLabel", .string($0)), ("statusVariant", .string("info"))],
-                                          template: "status"))
+            Self.startAccepted(
+                Self.start(
+                    state: [("statusLabel", .string($0)), ("statusVariant", .string("info"))],
+                    template: "status"))
         }
         agree(try Self.pattern(after: "\n    LiveActivityFootnote:"), Self.plainCorpus, maxLength: 200) {
-            Self.startAccepted(Self.start(state: [("statusLabel", .string("s")), ("statusVariant", .string("info")),
-                                                  ("footnote", .string($0))], template: "status"))
+            Self.startAccepted(
+                Self.start(
+                    state: [
+                        ("statusLabel", .string("s")), ("statusVariant", .string("info")),
+                        ("footnote", .string($0)),
+                    ], template: "status"))
         }
     }
 
@@ -251,21 +299,33 @@ import Testing
     static let dateCorpus: [String] = {
         var result: [String] = []
         for year in ["2026", "2024", "2000", "1900", "2100", "0000", "0004", "9999"] {
-            for (month, days) in [("01", 31), ("02", 29), ("04", 30), ("06", 31), ("11", 30), ("12", 32), ("00", 1), ("13", 1)] {
+            for (month, days) in [
+                ("01", 31), ("02", 29), ("04", 30), ("06", 31), ("11", 30), ("12", 32), ("00", 1), ("13", 1),
+            ] {
                 for day in Set([1, 28, days - 1, days, days + 1, 0]) where day >= 0 {
                     result.append("\(year)-\(month)-\(String(format: "%02d", day))T12:00:00Z")
                 }
             }
         }
         let base = "2026-12-01T09:00:00"
-        for zone in ["Z", "z", "+00:00", "-00:00", "+23:59", "-23:59", "+24:00", "+05:60", "+5:00", "+0500", "", " Z", "Z "] {
+        for zone in [
+            "Z", "z", "+00:00", "-00:00", "+23:59", "-23:59", "+24:00", "+05:60", "+5:00", "+0500", "", " Z", "Z ",
+        ] {
             result.append(base + zone)
         }
-        for fraction in ["", ".", ".1", ".123", ".123456789", ".1234567890", ".12a"] { result.append(base + fraction + "Z") }
-        for time in ["23:59:59", "24:00:00", "23:60:00", "23:59:60", "9:00:00", "09:00"] { result.append("2026-12-01T\(time)Z") }
-        result += ["2026-12-01t09:00:00Z", "2026-12-01 09:00:00Z", "2026-12-1T09:00:00Z", "12026-12-01T09:00:00Z",
-                   "2026-12-01T09:00:00.5+01:00", "tomorrow", ""]
-        result += strings(around: [("2026-12-01T09:00", ":00Z"), ("2026-12-01T09:00:00Z", ""), ("", "2026-12-01T09:00:00Z")])
+        for fraction in ["", ".", ".1", ".123", ".123456789", ".1234567890", ".12a"] {
+            result.append(base + fraction + "Z")
+        }
+        for time in ["23:59:59", "24:00:00", "23:60:00", "23:59:60", "9:00:00", "09:00"] {
+            result.append("2026-12-01T\(time)Z")
+        }
+        result += [
+            "2026-12-01t09:00:00Z", "2026-12-01 09:00:00Z", "2026-12-1T09:00:00Z", "12026-12-01T09:00:00Z",
+            "2026-12-01T09:00:00.5+01:00", "tomorrow", "",
+        ]
+        result += strings(around: [
+            ("2026-12-01T09:00", ":00Z"), ("2026-12-01T09:00:00Z", ""), ("", "2026-12-01T09:00:00Z"),
+        ])
         return result
     }()
 
@@ -276,7 +336,8 @@ import Testing
             Self.startAccepted(Self.start(state: [("deadline", .string($0))], template: "countdown"))
         }
         agree(regex, Self.dateCorpus) { date in
-            (try? LiveActivityValidator.validateEnd(.object([("dismissAt", .string(date))]), rules: LiveActivityRules())) != nil
+            (try? LiveActivityValidator.validateEnd(.object([("dismissAt", .string(date))]), rules: LiveActivityRules()))
+                != nil
         }
     }
 }

@@ -77,7 +77,9 @@ enum HostVerifier {
     // MARK: Canonical form
 
     @Test func canonicalFormSortsKeysAndHasNoWhitespace() {
-        let bytes = SignedEnvelope.canonicalBytes([("title", "T"), ("body", "B"), ("channel", "mini-app"), ("a b", "c d")])
+        let bytes = SignedEnvelope.canonicalBytes([
+            ("title", "T"), ("body", "B"), ("channel", "mini-app"), ("a b", "c d"),
+        ])
         #expect(text(bytes) == #"{"a b":"c d","body":"B","channel":"mini-app","title":"T"}"#)
     }
 
@@ -106,13 +108,17 @@ enum HostVerifier {
     }
 
     @Test func sortingIsByCodeUnitsNotLocale() {
-        let bytes = SignedEnvelope.canonicalBytes([("b", "1"), ("B", "2"), ("aa", "3"), ("a", "4"), ("é", "5"), ("f", "6")])
+        let bytes = SignedEnvelope.canonicalBytes([
+            ("b", "1"), ("B", "2"), ("aa", "3"), ("a", "4"), ("é", "5"), ("f", "6"),
+        ])
         #expect(text(bytes) == #"{"B":"2","a":"4","aa":"3","b":"1","f":"6","é":"5"}"#)
     }
 
     @Test func asciiKeysSortAsTheirUTF16CodeUnits() {
         // ASCII keys take the byte comparison: prefixes, case, digits, punctuation and control characters.
-        let keys = ["aa", "a", "B", "_", "0", "~", "a b", "\u{1}", "deliveryId", "deepLink", "Z9", "z", "title", "titl"]
+        let keys = [
+            "aa", "a", "B", "_", "0", "~", "a b", "\u{1}", "deliveryId", "deepLink", "Z9", "z", "title", "titl",
+        ]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<20 {
             let bytes = SignedEnvelope.canonicalBytes(keys.shuffled(using: &generator).map { ($0, "v") })
@@ -191,10 +197,11 @@ enum HostVerifier {
     @Test func signatureIsOverExactlyTheSignedFieldNames() throws {
         let content = try Self.contents()[0]
         let fields = try HostVerifier.signedFields(apns: try JSONParser.parse(Self.render(content).apns))
-        #expect(Set(fields.keys) == [
-            "title", "body", "channel", "miniAppId", "deepLink", "deliveryId", "senderName", "imageUrl", "isGroup",
-            "txHash", "\u{E000}pu", "\u{10000}astral", "Zed", "exp", "sig2",
-        ])
+        #expect(
+            Set(fields.keys) == [
+                "title", "body", "channel", "miniAppId", "deepLink", "deliveryId", "senderName", "imageUrl", "isGroup",
+                "txHash", "\u{E000}pu", "\u{10000}astral", "Zed", "exp", "sig2",
+            ])
     }
 
     @Test func tamperingWithAnyFieldBreaksTheSignature() throws {
@@ -226,10 +233,13 @@ enum HostVerifier {
         let id = UUID()
         var signatures: Set<String> = []
         var fcmSignatures: Set<String> = []
-        for (sound, level) in [(NotificationSound.systemDefault, nil as String?), (.silent, "passive"),
-                               (.named("chime.caf"), "time-sensitive")] {
+        for (sound, level) in [
+            (NotificationSound.systemDefault, nil as String?), (.silent, "passive"),
+            (.named("chime.caf"), "time-sensitive"),
+        ] {
             let request = try Fixtures.request(data: [("txHash", "0x1234")], interruptionLevel: level)
-            let content = PushContent(request: request, partner: Fixtures.partner(sound: sound, allowTimeSensitive: true))
+            let content = PushContent(
+                request: request, partner: Fixtures.partner(sound: sound, allowTimeSensitive: true))
             let rendered = Self.render(content, id: id)
             let apns = try JSONParser.parse(rendered.apns)
             let fields = try HostVerifier.signedFields(apns: apns)
@@ -280,23 +290,29 @@ enum HostVerifier {
 
     @Test func hmacSHA256KnownAnswers() {
         // RFC 4231 test case 2.
-        #expect(hexString(Digest.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
-            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            hexString(Digest.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
         // RFC 4231 test case 1.
-        #expect(hexString(Digest.hmacSHA256(key: [UInt8](repeating: 0x0B, count: 20), message: Array("Hi There".utf8)))
-            == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        #expect(
+            hexString(Digest.hmacSHA256(key: [UInt8](repeating: 0x0B, count: 20), message: Array("Hi There".utf8)))
+                == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
         // RFC 4231 test case 6: a key longer than the block size.
-        #expect(hexString(Digest.hmacSHA256(
-            key: [UInt8](repeating: 0xAA, count: 131),
-            message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
-            == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(
+            hexString(
+                Digest.hmacSHA256(
+                    key: [UInt8](repeating: 0xAA, count: 131),
+                    message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
     }
 
     @Test func sha256KnownAnswers() {
-        #expect(hexString(Digest.sha256(Array("abc".utf8)))
-            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hexString(Digest.sha256([]))
-            == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            hexString(Digest.sha256(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            hexString(Digest.sha256([]))
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(Digest.sha256Hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import HeraldCrypto
 import Testing
+
+@testable import HeraldCore
 
 /// Runs `body` and checks that it throws a `HeraldError` with exactly this status, code and field.
 /// Returns the error so a test can look at its message.
@@ -19,8 +20,9 @@ func expectHeraldError(
         #expect(error.field == field, "field", sourceLocation: sourceLocation)
         return error
     }
-    Issue.record("expected HeraldError \(status) \(code) (field \(field ?? "nil")) but nothing was thrown",
-                 sourceLocation: sourceLocation)
+    Issue.record(
+        "expected HeraldError \(status) \(code) (field \(field ?? "nil")) but nothing was thrown",
+        sourceLocation: sourceLocation)
     return nil
 }
 
@@ -65,8 +67,10 @@ enum Fixtures {
     /// HERALD_PUBLIC_URL of the fixtures' intake.
     static let publicURL = "https://herald.example"
 
-    static func partner(displayName: String = "Gacha", iconPath: String? = "/icons/fun.pull.gacha/256.png",
-                        sound: NotificationSound = .systemDefault, allowTimeSensitive: Bool = false)
+    static func partner(
+        displayName: String = "Gacha", iconPath: String? = "/icons/fun.pull.gacha/256.png",
+        sound: NotificationSound = .systemDefault, allowTimeSensitive: Bool = false
+    )
         -> PartnerProfile
     {
         PartnerProfile(
@@ -128,7 +132,8 @@ extension PushTemplate {
 extension PushPayload {
     /// A delivery to `Fixtures.recipient`, expiring at `Fixtures.expiresAt`, rendered whole.
     static func renderWhole(_ content: PushContent, deliveryID: UUID, signer: any PayloadSigner) -> RenderedPush {
-        renderWhole(content, deliveryID: deliveryID, recipient: Fixtures.recipient,
-                    expiresAt: Int(Fixtures.expiresAt.timeIntervalSince1970), signer: signer)
+        renderWhole(
+            content, deliveryID: deliveryID, recipient: Fixtures.recipient,
+            expiresAt: Int(Fixtures.expiresAt.timeIntervalSince1970), signer: signer)
     }
 }

@@ -40,9 +40,10 @@ import Testing
     func aJoinerBetweenTwoEmojiIsAllowed(_ text: String) throws {
         #expect(!TextRules.containsForbidden(text))
         #expect(!TextRules.containsForbidden("Family " + text + " day"))
-        let push = try PushRequestValidatorTests.validate(PushRequestValidatorTests.body([
-            ("title", .string(text)), ("body", .string("Hello " + text)), ("data", .object([("k", .string(text))])),
-        ]))
+        let push = try PushRequestValidatorTests.validate(
+            PushRequestValidatorTests.body([
+                ("title", .string(text)), ("body", .string("Hello " + text)), ("data", .object([("k", .string(text))])),
+            ]))
         #expect(push.title == text)
     }
 
@@ -69,10 +70,14 @@ import Testing
                 PushRequestValidatorTests.body([("data", .object([("note", .string(hidden))]))]))
         }
         let rules = LiveActivityRules()
-        let state: [(String, JSONValue)] = [("stages", .array([.string("a")])), ("currentStage", .number(0)),
-                                            ("progress", .number(0))]
-        func start(attributes: [(String, JSONValue)] = [("title", .string("t"))],
-                   state: [(String, JSONValue)] = state, alert: [(String, JSONValue)]? = nil) -> JSONValue {
+        let state: [(String, JSONValue)] = [
+            ("stages", .array([.string("a")])), ("currentStage", .number(0)),
+            ("progress", .number(0)),
+        ]
+        func start(
+            attributes: [(String, JSONValue)] = [("title", .string("t"))],
+            state: [(String, JSONValue)] = state, alert: [(String, JSONValue)]? = nil
+        ) -> JSONValue {
             var members: [(String, JSONValue)] = [
                 ("recipient", .object([("email", .string("a@x.io"))])), ("template", .string("progress")),
                 ("attributes", .object(attributes)), ("state", .object(state)),
@@ -84,8 +89,13 @@ import Testing
             ("alert.title", start(alert: [("title", .string(hidden))])),
             ("alert.body", start(alert: [("title", .string("t")), ("body", .string(hidden))])),
             ("attributes.title", start(attributes: [("title", .string(hidden))])),
-            ("state.stages[0]", start(state: [("stages", .array([.string(hidden)])), ("currentStage", .number(0)),
-                                              ("progress", .number(0))])),
+            (
+                "state.stages[0]",
+                start(state: [
+                    ("stages", .array([.string(hidden)])), ("currentStage", .number(0)),
+                    ("progress", .number(0)),
+                ])
+            ),
         ]
         for (field, json) in starts {
             let error = heraldError { () throws(HeraldError) in
@@ -123,7 +133,8 @@ import Testing
 
     @Test(arguments: ["Deposit [1/6]", "a[", "Level ] up", "😀 [x]"])
     func bracketsAfterTheStartAreFine(_ title: String) throws {
-        #expect(try PushRequestValidatorTests.validate(PushRequestValidatorTests.body([("title", .string(title))]))
-            .title == title)
+        #expect(
+            try PushRequestValidatorTests.validate(PushRequestValidatorTests.body([("title", .string(title))]))
+                .title == title)
     }
 }

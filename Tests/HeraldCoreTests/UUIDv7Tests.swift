@@ -57,9 +57,12 @@ import Testing
 
     @Test func knownLayout() throws {
         // 1970-01-01T00:00:01Z is 1,000 ms = 0x0000000003E8 in the first 48 bits, then version 7 and a zero fraction.
-        #expect(UUIDv7.make(at: Date(timeIntervalSince1970: 1.0)).uuidString.lowercased().hasPrefix("00000000-03e8-7000-"))
+        #expect(
+            UUIDv7.make(at: Date(timeIntervalSince1970: 1.0)).uuidString.lowercased().hasPrefix("00000000-03e8-7000-"))
         // Half a millisecond later the fraction is 2048/4096 (RFC 9562 section 6.2, method 3).
-        #expect(UUIDv7.make(at: Date(timeIntervalSince1970: 1.0005)).uuidString.lowercased().hasPrefix("00000000-03e8-7800-"))
+        #expect(
+            UUIDv7.make(at: Date(timeIntervalSince1970: 1.0005)).uuidString.lowercased().hasPrefix(
+                "00000000-03e8-7800-"))
     }
 
     @Test func idsWithRandomFractionBitsKeepTheirMillisecond() throws {
@@ -85,11 +88,15 @@ import Testing
         let ids = (0..<500).map { UUIDv7.make(at: start.addingTimeInterval(Double($0) * 0.002)) }
         let strings = ids.map { $0.uuidString.lowercased() }
         #expect(strings == strings.sorted())
-        #expect(ids.map { Self.bytes($0) }.elementsEqual(ids.map { Self.bytes($0) }.sorted { $0.lexicographicallyPrecedes($1) }))
+        #expect(
+            ids.map { Self.bytes($0) }.elementsEqual(
+                ids.map { Self.bytes($0) }.sorted { $0.lexicographicallyPrecedes($1) }))
     }
 
     @Test func idsWithinOneMillisecondSortByTheirMicrosecond() {
-        let ids = (0..<1000).map { UUIDv7.make(at: Date(timeIntervalSince1970: Double(1_780_272_000_123_000 + $0) / 1_000_000)) }
+        let ids = (0..<1000).map {
+            UUIDv7.make(at: Date(timeIntervalSince1970: Double(1_780_272_000_123_000 + $0) / 1_000_000))
+        }
         let strings = ids.map { $0.uuidString.lowercased() }
         #expect(strings == strings.sorted())
         #expect(Set(ids.map { Self.bytes($0)[0..<6] }).count == 1)

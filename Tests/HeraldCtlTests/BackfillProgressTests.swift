@@ -2,6 +2,7 @@ import Foundation
 import HeraldTestSupport
 import Synchronization
 import Testing
+
 @testable import HeraldCtl
 
 /// The progress display of `heraldctl backfill` as plain values (no database).
@@ -38,8 +39,10 @@ struct BackfillProgressTests {
     @Test("piped: whole lines every N lines, the last one marked when interrupted")
     func plain() {
         let captured = Captured()
-        let progress = Progress(label: "backfill users", totalBytes: nil, terminal: false, plainEvery: 100,
-                                plainSeconds: 3_600) { captured.append($0) }
+        let progress = Progress(
+            label: "backfill users", totalBytes: nil, terminal: false, plainEvery: 100,
+            plainSeconds: 3_600
+        ) { captured.append($0) }
         progress.update(lines: 50, bytes: 0)
         progress.update(lines: 120, bytes: 0)
         progress.update(lines: 150, bytes: 0)

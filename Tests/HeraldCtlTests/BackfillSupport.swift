@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fresh migrated database and the real heraldctl run against it with standard output and
@@ -54,12 +55,15 @@ final class BackfillDatabase: @unchecked Sendable {
     /// (same pid, so a signal sent to the child reaches heraldctl itself), niced: a 100,000-line load in
     /// the debug build would otherwise take both cores from the suite's timing-sensitive tests.
     func start(_ arguments: [String]) throws -> (child: ChildProcess, stderr: URL) {
-        let stderr = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ctl-\(UUID().uuidString).err")
+        let stderr = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "herald-ctl-\(UUID().uuidString).err")
         var environment = fullEnvironment
         environment["HERALD_TEST_STDERR"] = stderr.path
         let child = try ChildProcess(
             executable: URL(fileURLWithPath: "/bin/sh"),
-            arguments: ["-c", "exec nice -n 10 \"$0\" \"$@\" 2>\"$HERALD_TEST_STDERR\"", HeraldCtlTests.executable.path]
+            arguments: [
+                "-c", "exec nice -n 10 \"$0\" \"$@\" 2>\"$HERALD_TEST_STDERR\"", HeraldCtlTests.executable.path,
+            ]
                 + arguments,
             environment: environment)
         return (child, stderr)
@@ -96,8 +100,10 @@ final class BackfillDatabase: @unchecked Sendable {
 
     /// Creates a partner with heraldctl; returns its id.
     func partner(_ miniAppID: String, name: String, tenant: String) throws -> UUID {
-        let created = try runQuick(["partners", "create", "--mini-app-id", miniAppID, "--display-name", name, "--tenant", tenant,
-                               "--json"])
+        let created = try runQuick([
+            "partners", "create", "--mini-app-id", miniAppID, "--display-name", name, "--tenant", tenant,
+            "--json",
+        ])
         guard created.status == 0, let id = try created.json()["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
             throw Failure(description: "partners create failed: \(created.stdout) \(created.stderr)")
         }
@@ -107,7 +113,8 @@ final class BackfillDatabase: @unchecked Sendable {
 
 /// Writes JSONL lines to a temporary file.
 func writeLines(_ lines: [String]) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-backfill-\(UUID().uuidString).jsonl")
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "herald-backfill-\(UUID().uuidString).jsonl")
     try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: url)
     return url
 }

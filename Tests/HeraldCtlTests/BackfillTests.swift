@@ -5,8 +5,9 @@ import HeraldTestSupport
 import Postgres
 import Store
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `heraldctl backfill sends|users` as an operator runs it: the real executable, a fresh database each.
@@ -17,41 +18,70 @@ struct BackfillTests {
     /// `count` users u0... of `tenant` with an email each and one iOS device (token from the index).
     static func usersFile(_ count: Int, tenant: String = tenant, prefix: String = "u") -> [String] {
         (0..<count).map { index in
-            json(.object([
-                ("userId", .string("\(prefix)\(index)")), ("tenantId", .string(tenant)),
-                ("emails", .array([.string("\(prefix)\(index)@example.com")])),
-                ("devices", .array([.object([
-                    ("deviceId", .string("phone")), ("platform", .string("ios")), ("environment", .string("production")),
-                    ("apnsToken", .string(String(format: "%064x", index + (prefix == "u" ? 1 : 1_000_000)))),
-                ])])),
-            ]))
+            json(
+                .object([
+                    ("userId", .string("\(prefix)\(index)")), ("tenantId", .string(tenant)),
+                    ("emails", .array([.string("\(prefix)\(index)@example.com")])),
+                    (
+                        "devices",
+                        .array([
+                            .object([
+                                ("deviceId", .string("phone")), ("platform", .string("ios")),
+                                ("environment", .string("production")),
+                                (
+                                    "apnsToken",
+                                    .string(String(format: "%064x", index + (prefix == "u" ? 1 : 1_000_000)))
+                                ),
+                            ])
+                        ])
+                    ),
+                ]))
         }
     }
 
-    static func send(_ key: String, partner: String = "bf.app", email: String, title: String = "Hello",
-                     extra: [(key: String, value: JSONValue)] = []) -> String {
-        json(.object([
-            ("partner", .string(partner)), ("key", .string(key)),
-            ("recipients", .object([("emails", .array([.string(email)]))])), ("title", .string(title)),
-        ] + extra))
+    static func send(
+        _ key: String, partner: String = "bf.app", email: String, title: String = "Hello",
+        extra: [(key: String, value: JSONValue)] = []
+    ) -> String {
+        json(
+            .object(
+                [
+                    ("partner", .string(partner)), ("key", .string(key)),
+                    ("recipients", .object([("emails", .array([.string(email)]))])), ("title", .string(title)),
+                ] + extra))
     }
 
-    @Test("100,000 lines with bad lines of every kind: each reported with its line and code, the rest enqueued in lane 1 as the intake renders them; a rerun creates nothing")
+    @Test(
+        "100,000 lines with bad lines of every kind: each reported with its line and code, the rest enqueued in lane 1 as the intake renders them; a rerun creates nothing"
+    )
     func sendsWithBadLines() async throws {
         let database = try BackfillDatabase()
-        database.environment = ["HERALD_MAX_RECIPIENTS": "5", "HERALD_DEFAULT_TTL_SECONDS": "3600",
-                                "HERALD_DEEPLINK_SCHEME": "testapp", "HERALD_BACKFILL_BATCH_SIZE": "1000"]
+        database.environment = [
+            "HERALD_MAX_RECIPIENTS": "5", "HERALD_DEFAULT_TTL_SECONDS": "3600",
+            "HERALD_DEEPLINK_SCHEME": "testapp", "HERALD_BACKFILL_BATCH_SIZE": "1000",
+        ]
         let users = 2_000
-        let loadedUsers = try await database.run(["backfill", "users", try writeLines(Self.usersFile(users)).path, "--json"])
+        let loadedUsers = try await database.run([
+            "backfill", "users", try writeLines(Self.usersFile(users)).path, "--json",
+        ])
         #expect(loadedUsers.status == 0, "\(loadedUsers.stderr)")
         // The same email in another tenant: it never resolves for this partner.
-        _ = try await database.run(["backfill", "users",
-                              try writeLines([json(.object([("userId", .string("other")), ("tenantId", .string("elsewhere")),
-                                                            ("emails", .array([.string("stranger@example.com")]))]))]).path])
+        _ = try await database.run([
+            "backfill", "users",
+            try writeLines([
+                json(
+                    .object([
+                        ("userId", .string("other")), ("tenantId", .string("elsewhere")),
+                        ("emails", .array([.string("stranger@example.com")])),
+                    ]))
+            ]).path,
+        ])
         let partnerID = try database.partner("bf.app", name: "Backfill App", tenant: Self.tenant)
         let revokedID = try database.partner("bf.gone", name: "Gone", tenant: Self.tenant)
         #expect(try await database.run(["partners", "revoke", revokedID.uuidString]).status == 0)
-        try database.pool.withConnection { _ = try $0.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('u7', 'bf.app')") }
+        try database.pool.withConnection {
+            _ = try $0.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('u7', 'bf.app')")
+        }
 
         let soon = ISO8601.format(Date().addingTimeInterval(3_600))
         let far = ISO8601.format(Date().addingTimeInterval(8 * 86_400))
@@ -71,25 +101,56 @@ struct BackfillTests {
             case 13: bad(json(.object([("key", .string("x\(n)")), ("title", .string("t"))])), "missing_field")
             case 14: bad(Self.send("k\(n)", partner: "bf.unknown", email: "u1@example.com"), "unknown_partner")
             case 15: bad(Self.send("k\(n)", partner: "bf.gone", email: "u1@example.com"), "partner_revoked")
-            case 16: bad(json(.object([("partner", .string("bf.app")), ("title", .string("t")),
-                                       ("recipients", .object([("emails", .array([.string("u1@example.com")]))]))])),
-                         "missing_field")
+            case 16:
+                bad(
+                    json(
+                        .object([
+                            ("partner", .string("bf.app")), ("title", .string("t")),
+                            ("recipients", .object([("emails", .array([.string("u1@example.com")]))])),
+                        ])),
+                    "missing_field")
             case 17: bad(Self.send(String(repeating: "k", count: 300), email: "u1@example.com"), "invalid_field")
-            case 18: bad(Self.send("k\(n)", email: "u1@example.com", title: String(repeating: "t", count: 121)), "invalid_field")
-            case 19: bad(Self.send("k\(n)", email: "u1@example.com", extra: [("colour", .string("red"))]), "unknown_field")
-            case 20: bad(Self.send("k\(n)", email: "u1@example.com",
-                                   extra: [("deepLink", .string("testapp://miniapp/other.app/x"))]), "deep_link_forbidden")
-            case 21: bad(Self.send("k\(n)", email: "u1@example.com",
-                                   extra: [("deepLink", .string("basedapp://miniapp/bf.app/x"))]), "deep_link_forbidden")
-            case 22: bad(Self.send("k\(n)", email: "u1@example.com", extra: [("data", .object([("sig", .string("x"))]))]),
-                         "invalid_field")
-            case 23: bad(Self.send("k\(n)", email: "u1@example.com",
-                                   extra: [("data", .object([("blob", .string(String(repeating: "x", count: 4_000)))]))]),
-                         "payload_too_large")
-            case 24: bad(json(.object([("partner", .string("bf.app")), ("key", .string("k\(n)")), ("title", .string("t")),
-                                       ("recipients", .object([("emails", .array((1...6).map { .string("m\($0)@example.com") }))]))])),
-                         "too_many_recipients")
-            case 25: bad(Self.send("k\(n)", email: "u1@example.com", extra: [("sendAt", .string(far))]), "send_at_out_of_range")
+            case 18:
+                bad(
+                    Self.send("k\(n)", email: "u1@example.com", title: String(repeating: "t", count: 121)),
+                    "invalid_field")
+            case 19:
+                bad(Self.send("k\(n)", email: "u1@example.com", extra: [("colour", .string("red"))]), "unknown_field")
+            case 20:
+                bad(
+                    Self.send(
+                        "k\(n)", email: "u1@example.com",
+                        extra: [("deepLink", .string("testapp://miniapp/other.app/x"))]), "deep_link_forbidden")
+            case 21:
+                bad(
+                    Self.send(
+                        "k\(n)", email: "u1@example.com",
+                        extra: [("deepLink", .string("basedapp://miniapp/bf.app/x"))]), "deep_link_forbidden")
+            case 22:
+                bad(
+                    Self.send("k\(n)", email: "u1@example.com", extra: [("data", .object([("sig", .string("x"))]))]),
+                    "invalid_field")
+            case 23:
+                bad(
+                    Self.send(
+                        "k\(n)", email: "u1@example.com",
+                        extra: [("data", .object([("blob", .string(String(repeating: "x", count: 4_000)))]))]),
+                    "payload_too_large")
+            case 24:
+                bad(
+                    json(
+                        .object([
+                            ("partner", .string("bf.app")), ("key", .string("k\(n)")), ("title", .string("t")),
+                            (
+                                "recipients",
+                                .object([("emails", .array((1...6).map { .string("m\($0)@example.com") }))])
+                            ),
+                        ])),
+                    "too_many_recipients")
+            case 25:
+                bad(
+                    Self.send("k\(n)", email: "u1@example.com", extra: [("sendAt", .string(far))]),
+                    "send_at_out_of_range")
             case 26: bad(Self.send("k10", email: "u1@example.com"), "duplicate_key")  // line 10's key, across batches
             case 27: bad(Self.send("k\(n - 18)", email: "u1@example.com"), "duplicate_key")  // in the same batch
             case 28:
@@ -143,12 +204,14 @@ struct BackfillTests {
 
         // A few lines against what the intake renders for the same body (PushPreparation, its own code).
         let signer = HMACSigner(keyID: BackfillDatabase.signingKeyID, key: BackfillDatabase.signingKey)
-        let profile = PartnerProfile(id: partnerID, miniAppID: "bf.app", displayName: "Backfill App", tenantID: Self.tenant,
-                                     iconPath: nil, rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
+        let profile = PartnerProfile(
+            id: partnerID, miniAppID: "bf.app", displayName: "Backfill App", tenantID: Self.tenant,
+            iconPath: nil, rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
         var rules = PushRules()
         rules.deepLinkScheme = "testapp"
         for n in [1, 2_003, 50_004, 99_999] {
-            let rows = try database.query("""
+            let rows = try database.query(
+                """
                 SELECT d.id, d.payload, d.available_at, d.expires_at, p.created_at, p.ttl_seconds, p.title, d.user_id
                   FROM backfill_keys b JOIN push_requests p ON p.id = b.request_id
                   JOIN deliveries d ON d.request_id = p.id WHERE b.key = $1
@@ -174,13 +237,17 @@ struct BackfillTests {
         }
         // The request reads as an API push does (GET .../push/{id} reads PushStore.find).
         let store = PushStore(pool: database.pool)
-        let stranger = try #require(try database.query(
-            "SELECT p.id, p.created_at FROM backfill_keys b JOIN push_requests p ON p.id = b.request_id WHERE b.key = 'k5'").first)
+        let stranger = try #require(
+            try database.query(
+                "SELECT p.id, p.created_at FROM backfill_keys b JOIN push_requests p ON p.id = b.request_id WHERE b.key = 'k5'"
+            ).first)
         let summaryRow = try #require(try store.find(requestID: stranger.uuid(0), createdAt: stranger.date(1)))
         #expect(summaryRow.recipients == 0 && summaryRow.deliveries == 0)
         #expect(try JSONParser.parse(summaryRow.missingJSON)["emails"] == .array([.string("stranger@example.com")]))
-        let optedOut = try #require(try database.query(
-            "SELECT p.id, p.created_at FROM backfill_keys b JOIN push_requests p ON p.id = b.request_id WHERE b.key = 'k7'").first)
+        let optedOut = try #require(
+            try database.query(
+                "SELECT p.id, p.created_at FROM backfill_keys b JOIN push_requests p ON p.id = b.request_id WHERE b.key = 'k7'"
+            ).first)
         let optedOutSummary = try #require(try store.find(requestID: optedOut.uuid(0), createdAt: optedOut.date(1)))
         #expect(optedOutSummary.recipients == 1 && optedOutSummary.suppressed == 1 && optedOutSummary.deliveries == 0)
 
@@ -198,7 +265,9 @@ struct BackfillTests {
         #expect(try database.count("SELECT count(*) FROM deliveries") == accepted - noDelivery)
     }
 
-    @Test("SIGINT mid-file: exit 1 with the committed counts, which the database holds exactly; a rerun finishes the rest once")
+    @Test(
+        "SIGINT mid-file: exit 1 with the committed counts, which the database holds exactly; a rerun finishes the rest once"
+    )
     func interrupt() async throws {
         let database = try BackfillDatabase()
         database.environment = ["HERALD_BACKFILL_BATCH_SIZE": "200"]
@@ -263,32 +332,54 @@ struct BackfillTests {
     func users() async throws {
         let database = try BackfillDatabase()
         let token = String(repeating: "ab", count: 32)
-        func user(_ id: String, tenant: String = "t1", emails: [String] = [], wallets: [String] = [],
-                  devices: [JSONValue] = []) -> String {
-            json(.object([("userId", .string(id)), ("tenantId", .string(tenant)),
-                          ("emails", .array(emails.map { .string($0) })), ("wallets", .array(wallets.map { .string($0) })),
-                          ("devices", .array(devices))]))
+        func user(
+            _ id: String, tenant: String = "t1", emails: [String] = [], wallets: [String] = [],
+            devices: [JSONValue] = []
+        ) -> String {
+            json(
+                .object([
+                    ("userId", .string(id)), ("tenantId", .string(tenant)),
+                    ("emails", .array(emails.map { .string($0) })), ("wallets", .array(wallets.map { .string($0) })),
+                    ("devices", .array(devices)),
+                ]))
         }
         func ios(_ id: String, _ token: String) -> JSONValue {
-            .object([("deviceId", .string(id)), ("platform", .string("ios")), ("environment", .string("sandbox")),
-                     ("apnsToken", .string(token))])
+            .object([
+                ("deviceId", .string(id)), ("platform", .string("ios")), ("environment", .string("sandbox")),
+                ("apnsToken", .string(token)),
+            ])
         }
         let wallet = "0x" + String(repeating: "AB", count: 20)
         let lines = [
-            user("alice", emails: ["Alice@Example.COM", "alice@example.com"], wallets: [wallet], devices: [ios("p1", token.uppercased())]),
-            user("bob", emails: ["bob@example.com"], devices: [
-                ios("p2", token),  // alice's token: the phone changed hands
-                .object([("deviceId", .string("a1")), ("platform", .string("android")), ("environment", .string("production")),
-                         ("fcmToken", .string("fcm-" + String(repeating: "z", count: 140)))]),
-            ]),
+            user(
+                "alice", emails: ["Alice@Example.COM", "alice@example.com"], wallets: [wallet],
+                devices: [ios("p1", token.uppercased())]),
+            user(
+                "bob", emails: ["bob@example.com"],
+                devices: [
+                    ios("p2", token),  // alice's token: the phone changed hands
+                    .object([
+                        ("deviceId", .string("a1")), ("platform", .string("android")),
+                        ("environment", .string("production")),
+                        ("fcmToken", .string("fcm-" + String(repeating: "z", count: 140))),
+                    ]),
+                ]),
             user("carol", emails: ["alice@example.com"]),  // alice's email in alice's tenant
             "{oops",
             json(.object([("tenantId", .string("t1"))])),
-            user("dave", devices: [.object([("deviceId", .string("x")), ("platform", .string("ios")),
-                                            ("environment", .string("production")), ("fcmToken", .string("f"))])]),
+            user(
+                "dave",
+                devices: [
+                    .object([
+                        ("deviceId", .string("x")), ("platform", .string("ios")),
+                        ("environment", .string("production")), ("fcmToken", .string("f")),
+                    ])
+                ]),
             user("erin", devices: [ios("e1", "nothex")]),
             json(.object([("userId", .string("frank")), ("tenantId", .string("t1")), ("nickname", .string("f"))])),
-            user("gina", devices: [ios("g1", String(repeating: "cd", count: 32)), ios("g1", String(repeating: "ef", count: 32))]),
+            user(
+                "gina",
+                devices: [ios("g1", String(repeating: "cd", count: 32)), ios("g1", String(repeating: "ef", count: 32))]),
             user("bob", tenant: "t2", emails: ["bob@example.com"]),  // bob moves tenant, his email follows
         ]
         let file = try writeLines(lines)
@@ -301,20 +392,29 @@ struct BackfillTests {
         #expect(summary["devices"] == .number(3))
         let rejected = try #require(summary["rejected"]?.arrayValue)
         #expect(rejected.map { Int($0["line"]!.numberValue!) } == [3, 4, 5, 6, 7, 8, 9])
-        #expect(rejected.map { $0["code"]!.stringValue! } == [
-            "identifier_taken", "invalid_json", "missing_field", "invalid_field", "invalid_field", "unknown_field",
-            "invalid_field",
-        ])
+        #expect(
+            rejected.map { $0["code"]!.stringValue! } == [
+                "identifier_taken", "invalid_json", "missing_field", "invalid_field", "invalid_field", "unknown_field",
+                "invalid_field",
+            ])
         #expect(rejected.allSatisfy { $0.objectMembers?.map(\.key) == ["line", "code", "message"] })
 
-        #expect(try database.query("SELECT email FROM user_emails WHERE user_id = 'alice'").map { try $0.string(0) }
-            == ["alice@example.com"])
-        #expect(try database.query("SELECT wallet FROM user_wallets WHERE user_id = 'alice'").map { try $0.string(0) }
-            == [wallet.lowercased()])
+        #expect(
+            try database.query("SELECT email FROM user_emails WHERE user_id = 'alice'").map { try $0.string(0) }
+                == ["alice@example.com"])
+        #expect(
+            try database.query("SELECT wallet FROM user_wallets WHERE user_id = 'alice'").map { try $0.string(0) }
+                == [wallet.lowercased()])
         #expect(try database.count("SELECT count(*) FROM devices WHERE user_id = 'alice' AND apns_token IS NULL") == 1)
-        #expect(try database.count("SELECT count(*) FROM devices WHERE user_id = 'bob' AND apns_token = $1", [token]) == 1)
-        #expect(try database.query("SELECT tenant_id FROM user_emails WHERE user_id = 'bob'").map { try $0.string(0) } == ["t2"])
-        #expect(try database.count("SELECT count(*) FROM users WHERE id IN ('carol', 'dave', 'erin', 'frank', 'gina')") == 0)
+        #expect(
+            try database.count("SELECT count(*) FROM devices WHERE user_id = 'bob' AND apns_token = $1", [token]) == 1)
+        #expect(
+            try database.query("SELECT tenant_id FROM user_emails WHERE user_id = 'bob'").map { try $0.string(0) } == [
+                "t2"
+            ])
+        #expect(
+            try database.count("SELECT count(*) FROM users WHERE id IN ('carol', 'dave', 'erin', 'frank', 'gina')") == 0
+        )
 
         let again = try await database.run(["backfill", "users", file.path, "--json"])
         #expect(try again.json() == summary)
@@ -326,35 +426,48 @@ struct BackfillTests {
     func usersPushToStartTemplates() async throws {
         let database = try BackfillDatabase()
         let countdown = String(repeating: "c1", count: 32)
-        let line = #"{"userId":"tina","tenantId":"t1","emails":["tina@example.com"],"devices":[{"deviceId":"p1","platform":"ios","environment":"production","apnsPushToStartToken":"\#(String(repeating: "a1", count: 32))","apnsPushToStartTokens":{"countdown":"\#(countdown.uppercased())"}}]}"#
-        let bad = #"{"userId":"uma","tenantId":"t1","devices":[{"deviceId":"p1","platform":"ios","environment":"production","apnsPushToStartTokens":{"weather":"\#(countdown)"}}]}"#
+        let line =
+            #"{"userId":"tina","tenantId":"t1","emails":["tina@example.com"],"devices":[{"deviceId":"p1","platform":"ios","environment":"production","apnsPushToStartToken":"\#(String(repeating: "a1", count: 32))","apnsPushToStartTokens":{"countdown":"\#(countdown.uppercased())"}}]}"#
+        let bad =
+            #"{"userId":"uma","tenantId":"t1","devices":[{"deviceId":"p1","platform":"ios","environment":"production","apnsPushToStartTokens":{"weather":"\#(countdown)"}}]}"#
         let result = try await database.run(["backfill", "users", try writeLines([line, bad]).path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let rejected = try #require(try result.json()["rejected"]?.arrayValue)
         #expect(rejected.map { $0["code"]?.stringValue } == ["unknown_field"])
-        #expect(try database.query("SELECT template, token FROM device_push_to_start_tokens WHERE user_id = 'tina'")
-            .map { "\(try $0.string(0)) \(try $0.string(1))" } == ["countdown \(countdown)"])
+        #expect(
+            try database.query("SELECT template, token FROM device_push_to_start_tokens WHERE user_id = 'tina'")
+                .map { "\(try $0.string(0)) \(try $0.string(1))" } == ["countdown \(countdown)"])
     }
 
-    @Test("sends: interruptionLevel by the push endpoint's rules and the partner's permission; the partner's sound and the mini-app's thread-id in aps")
+    @Test(
+        "sends: interruptionLevel by the push endpoint's rules and the partner's permission; the partner's sound and the mini-app's thread-id in aps"
+    )
     func presentationKeys() async throws {
         let database = try BackfillDatabase()
         _ = try await database.run(["backfill", "users", try writeLines(Self.usersFile(3)).path])
-        for arguments in [["--mini-app-id", "bf.urgent", "--sound", "chime.caf", "--allow-time-sensitive"],
-                          ["--mini-app-id", "bf.plain"], ["--mini-app-id", "bf.quiet", "--silent"]] {
-            let created = try database.runQuick(["partners", "create", "--display-name", "App", "--tenant", Self.tenant]
-                                                + arguments)
+        for arguments in [
+            ["--mini-app-id", "bf.urgent", "--sound", "chime.caf", "--allow-time-sensitive"],
+            ["--mini-app-id", "bf.plain"], ["--mini-app-id", "bf.quiet", "--silent"],
+        ] {
+            let created = try database.runQuick(
+                ["partners", "create", "--display-name", "App", "--tenant", Self.tenant]
+                    + arguments)
             #expect(created.status == 0, "\(created.stderr)")
         }
         let lines = [
-            Self.send("a", partner: "bf.urgent", email: "u0@example.com",
-                      extra: [("interruptionLevel", .string("time-sensitive"))]),
-            Self.send("b", partner: "bf.plain", email: "u0@example.com",
-                      extra: [("interruptionLevel", .string("time-sensitive"))]),
-            Self.send("c", partner: "bf.plain", email: "u1@example.com", extra: [("interruptionLevel", .string("critical"))]),
-            Self.send("d", partner: "bf.plain", email: "u1@example.com", extra: [("interruptionLevel", .string("passive"))]),
-            Self.send("e", partner: "bf.plain", email: "u2@example.com",
-                      extra: [("data", .object([("icon", .string("https://x.example/i.png"))]))]),
+            Self.send(
+                "a", partner: "bf.urgent", email: "u0@example.com",
+                extra: [("interruptionLevel", .string("time-sensitive"))]),
+            Self.send(
+                "b", partner: "bf.plain", email: "u0@example.com",
+                extra: [("interruptionLevel", .string("time-sensitive"))]),
+            Self.send(
+                "c", partner: "bf.plain", email: "u1@example.com", extra: [("interruptionLevel", .string("critical"))]),
+            Self.send(
+                "d", partner: "bf.plain", email: "u1@example.com", extra: [("interruptionLevel", .string("passive"))]),
+            Self.send(
+                "e", partner: "bf.plain", email: "u2@example.com",
+                extra: [("data", .object([("icon", .string("https://x.example/i.png"))]))]),
             Self.send("f", partner: "bf.quiet", email: "u2@example.com", extra: [("interruptionLevel", .null)]),
         ]
         let file = try writeLines(lines)
@@ -370,9 +483,12 @@ struct BackfillTests {
         #expect(rejected.map(\.1) == ["time_sensitive_not_allowed", "invalid_field", "invalid_field"])
 
         func aps(_ key: String) throws -> JSONValue? {
-            let row = try #require(try database.query("""
-                SELECT d.payload FROM backfill_keys b JOIN deliveries d ON d.request_id = b.request_id WHERE b.key = $1
-                """, [key]).first, "key \(key)")
+            let row = try #require(
+                try database.query(
+                    """
+                    SELECT d.payload FROM backfill_keys b JOIN deliveries d ON d.request_id = b.request_id WHERE b.key = $1
+                    """, [key]
+                ).first, "key \(key)")
             return try JSONParser.parse(try row.string(0))["aps"]
         }
         let urgent = try aps("a")
@@ -402,15 +518,20 @@ struct BackfillTests {
         #expect(result.stdout.split(separator: "\n").count == 1)
         let summary = try result.json()
         #expect(summary.objectMembers?.map(\.key) == ["lines", "accepted", "duplicates", "rejected", "deliveries"])
-        #expect(summary["rejected"] == .array([.object([
-            ("line", .number(60_001)), ("code", .string("invalid_json")),
-            ("message", .string("The line is not valid JSON: invalid literal at byte 0.")),
-        ])]))
+        #expect(
+            summary["rejected"]
+                == .array([
+                    .object([
+                        ("line", .number(60_001)), ("code", .string("invalid_json")),
+                        ("message", .string("The line is not valid JSON: invalid literal at byte 0.")),
+                    ])
+                ]))
         // Not a terminal: whole lines (one at 50,000 lines, one at the end), no carriage returns.
         let progress = result.stderr.split(separator: "\n")
         #expect(!result.stderr.contains("\r"))
         #expect(progress.count >= 2)
-        #expect(progress.allSatisfy { $0.hasPrefix("backfill sends: ") && $0.contains("lines/s") && $0.contains("ETA") })
+        #expect(
+            progress.allSatisfy { $0.hasPrefix("backfill sends: ") && $0.contains("lines/s") && $0.contains("ETA") })
         #expect(progress.last?.hasPrefix("backfill sends: 60001 lines, 100%") == true)
 
         // Text form when piped: tab-separated counts, then the rejected lines.
@@ -423,9 +544,11 @@ struct BackfillTests {
     func usage() async throws {
         let database = try BackfillDatabase()
         let file = try writeLines([])
-        for arguments in [["backfill"], ["backfill", "sends"], ["backfill", "users"], ["backfill", "resend", file.path],
-                          ["backfill", "sends", file.path, "--fast=yes"], ["backfill", "users", file.path, "--dry-run"],
-                          ["backfill", "sends", file.path, "extra"]] {
+        for arguments in [
+            ["backfill"], ["backfill", "sends"], ["backfill", "users"], ["backfill", "resend", file.path],
+            ["backfill", "sends", file.path, "--fast=yes"], ["backfill", "users", file.path, "--dry-run"],
+            ["backfill", "sends", file.path, "extra"],
+        ] {
             let result = try await database.run(arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.contains("usage: heraldctl backfill"), "\(arguments)")
@@ -443,7 +566,11 @@ struct BackfillTests {
         let noKeys = try await database.run(["backfill", "sends", file.path])
         #expect(noKeys.status == 1 && noKeys.stderr.contains("HERALD_SIGNING_KEYS"))
         let empty = try await database.run(["backfill", "users", file.path, "--json"])
-        #expect(try empty.json() == .object([("lines", .number(0)), ("users", .number(0)), ("devices", .number(0)),
-                                             ("rejected", .array([]))]))
+        #expect(
+            try empty.json()
+                == .object([
+                    ("lines", .number(0)), ("users", .number(0)), ("devices", .number(0)),
+                    ("rejected", .array([])),
+                ]))
     }
 }

@@ -41,13 +41,15 @@ struct DeployManifestTests {
 
     // Each run takes seconds (Python starts): waited for off the cooperative threads (ChildProcess.runDetached).
     static func kubernetesValidate(_ file: URL) async throws -> (status: Int32, output: String) {
-        try await ChildProcess.runDetached(try tool("kubernetes-validate"), ["--strict", "--no-warn", file.path],
-                             environment: ProcessInfo.processInfo.environment)
+        try await ChildProcess.runDetached(
+            try tool("kubernetes-validate"), ["--strict", "--no-warn", file.path],
+            environment: ProcessInfo.processInfo.environment)
     }
 
     static func composeValidate(_ file: URL) async throws -> (status: Int32, output: String) {
-        try await ChildProcess.runDetached(try tool("check-jsonschema"), ["--builtin-schema", "vendor.compose-spec", file.path],
-                             environment: ProcessInfo.processInfo.environment)
+        try await ChildProcess.runDetached(
+            try tool("check-jsonschema"), ["--builtin-schema", "vendor.compose-spec", file.path],
+            environment: ProcessInfo.processInfo.environment)
     }
 
     static func temporaryCopy(_ text: String, name: String) throws -> URL {
@@ -122,8 +124,10 @@ struct DeployManifestTests {
         }
         // Each kind the deployment needs is there.
         let kinds = try files.flatMap { Self.values("kind", in: try String(contentsOf: $0, encoding: .utf8)) }
-        for kind in ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Job", "CronJob",
-                     "ConfigMap", "Secret"] {
+        for kind in [
+            "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Job", "CronJob",
+            "ConfigMap", "Secret",
+        ] {
             #expect(kinds.contains(kind), "no \(kind) in deploy/k8s")
         }
     }
@@ -171,18 +175,21 @@ struct DeployManifestTests {
     func validatorsRejectMistakes() async throws {
         let deployment = try Self.read("deploy/k8s/worker-deployment.yaml")
         let misspelled = try Self.temporaryCopy(
-            deployment.replacingOccurrences(of: "terminationGracePeriodSeconds: ", with: "terminationGracePeriodSecond: "),
+            deployment.replacingOccurrences(
+                of: "terminationGracePeriodSeconds: ", with: "terminationGracePeriodSecond: "),
             name: "worker.yaml")
         defer { try? FileManager.default.removeItem(at: misspelled) }
         #expect(try await Self.kubernetesValidate(misspelled).status != 0)
         let wrongType = try Self.temporaryCopy(
-            deployment.replacingOccurrences(of: "containerPort: 9090", with: "containerPort: metrics"), name: "worker.yaml")
+            deployment.replacingOccurrences(of: "containerPort: 9090", with: "containerPort: metrics"),
+            name: "worker.yaml")
         defer { try? FileManager.default.removeItem(at: wrongType) }
         #expect(try await Self.kubernetesValidate(wrongType).status != 0)
 
         let compose = try Self.read("deploy/compose.yaml")
-        let broken = try Self.temporaryCopy(compose.replacingOccurrences(of: "stop_grace_period: 40s", with: "stop_grace: 40s"),
-                                            name: "compose.yaml")
+        let broken = try Self.temporaryCopy(
+            compose.replacingOccurrences(of: "stop_grace_period: 40s", with: "stop_grace: 40s"),
+            name: "compose.yaml")
         defer { try? FileManager.default.removeItem(at: broken) }
         #expect(try await Self.composeValidate(broken).status != 0)
     }
@@ -221,7 +228,8 @@ struct DeployManifestTests {
             let text = try String(contentsOf: file, encoding: .utf8)
             guard text.contains("herald-worker\"]") || text.contains("name: HERALD_DRAIN_SECONDS") else { continue }
             let own = Self.integer("HERALD_DRAIN_SECONDS", in: text) ?? drain
-            let period = try #require(Self.integer("terminationGracePeriodSeconds", in: text), "\(file.lastPathComponent)")
+            let period = try #require(
+                Self.integer("terminationGracePeriodSeconds", in: text), "\(file.lastPathComponent)")
             #expect(period > own, "\(file.lastPathComponent)")
         }
         // The intake: its 5 s shutdown grace after a 5 s preStop sleep.
@@ -232,9 +240,11 @@ struct DeployManifestTests {
         let composeWorker = try #require(services["worker"])
         let composeDrain = try #require(Self.integer("HERALD_DRAIN_SECONDS", in: composeWorker))
         let stop = try #require(Self.values("stop_grace_period", in: composeWorker).first.flatMap(Self.composeSeconds))
-        #expect(stop > composeDrain, "compose worker stop_grace_period \(stop) s <= HERALD_DRAIN_SECONDS \(composeDrain)")
-        let intakeStop = try #require(Self.values("stop_grace_period", in: services["intake"] ?? "").first
-            .flatMap(Self.composeSeconds))
+        #expect(
+            stop > composeDrain, "compose worker stop_grace_period \(stop) s <= HERALD_DRAIN_SECONDS \(composeDrain)")
+        let intakeStop = try #require(
+            Self.values("stop_grace_period", in: services["intake"] ?? "").first
+                .flatMap(Self.composeSeconds))
         #expect(intakeStop > 5)
 
         let demo = try Self.read("scripts/container-demo")
@@ -270,7 +280,8 @@ struct DeployManifestTests {
             let url = Self.deploy.appendingPathComponent(path)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                  let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
+                let text = try? String(contentsOf: url, encoding: .utf8)
+            else { continue }
             used.formUnion(Self.names(in: text))
         }
         #expect(used.contains("HERALD_DRAIN_SECONDS") && used.contains("HERALD_DATABASE_URL"), "\(used)")
@@ -280,7 +291,9 @@ struct DeployManifestTests {
         }
     }
 
-    @Test("both Containerfiles: the four executables, the migrations, the same runtime libraries, a numeric non-root user, exec form")
+    @Test(
+        "both Containerfiles: the four executables, the migrations, the same runtime libraries, a numeric non-root user, exec form"
+    )
     func containerfiles() throws {
         let normal = try Self.read("deploy/Containerfile")
         let prebuilt = try Self.read("deploy/Containerfile.prebuilt")
@@ -292,8 +305,11 @@ struct DeployManifestTests {
         }
         let packages = runtimePackages(prebuilt)
         #expect(packages == runtimePackages(normal))
-        for package in ["ca-certificates", "libpq5", "libssl3", "libnghttp2-14", "libjemalloc2", "libmicrohttpd12", "libcurl4", "librsvg2-2",
-                        "libgdk-pixbuf-2.0-0"] {
+        for package in [
+            "ca-certificates", "libpq5", "libssl3", "libnghttp2-14", "libjemalloc2", "libmicrohttpd12", "libcurl4",
+            "librsvg2-2",
+            "libgdk-pixbuf-2.0-0",
+        ] {
             #expect(packages.contains(package), "\(packages)")
         }
         #expect(normal.contains("--static-swift-stdlib"))
@@ -316,7 +332,9 @@ struct DeployManifestTests {
             if character.isUppercase || character.isNumber || character == "_" {
                 current.append(character)
             } else {
-                if current.hasPrefix("HERALD_") && current.count > 7 && !current.hasSuffix("_") { names.insert(current) }
+                if current.hasPrefix("HERALD_") && current.count > 7 && !current.hasSuffix("_") {
+                    names.insert(current)
+                }
                 current = ""
             }
         }

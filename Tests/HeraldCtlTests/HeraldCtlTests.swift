@@ -14,7 +14,8 @@ struct HeraldCtlTests {
     static let migrated: Void = {
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_DATABASE_URL"] = TestEnvironment.databaseURL
-        guard let result = try? ChildProcess.run(executable, ["migrate"], environment: environment), result.status == 0 else {
+        guard let result = try? ChildProcess.run(executable, ["migrate"], environment: environment), result.status == 0
+        else {
             fatalError("heraldctl migrate failed on the test database")
         }
     }()
@@ -26,7 +27,9 @@ struct HeraldCtlTests {
         return try pool.withConnection { try $0.query(sql, parameters).first!.int(0) }
     }
 
-    static func run(_ arguments: [String], url: String = TestEnvironment.databaseURL) throws -> (status: Int32, output: String) {
+    static func run(_ arguments: [String], url: String = TestEnvironment.databaseURL) throws -> (
+        status: Int32, output: String
+    ) {
         _ = migrated
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_DATABASE_URL"] = url
@@ -37,10 +40,13 @@ struct HeraldCtlTests {
         let name = "herald_" + UUID().uuidString.prefix(8).lowercased()
         let admin = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1))
         try admin.withConnection { try $0.execute("CREATE DATABASE \(name)") }
-        return (TestEnvironment.databaseURL(named: name), {
-            _ = try? admin.withConnection { try $0.execute("DROP DATABASE \(name) WITH (FORCE)") }
-            admin.close()
-        })
+        return (
+            TestEnvironment.databaseURL(named: name),
+            {
+                _ = try? admin.withConnection { try $0.execute("DROP DATABASE \(name) WITH (FORCE)") }
+                admin.close()
+            }
+        )
     }
 
     /// A fresh database migrated by heraldctl, with tenant t1, and a pool on it: `close` closes the pool
@@ -53,10 +59,17 @@ struct HeraldCtlTests {
         }
         let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
         try pool.withConnection { _ = try $0.execute("INSERT INTO tenants (id) VALUES ('t1')") }
-        return (url, pool, { pool.close(); drop() })
+        return (
+            url, pool,
+            {
+                pool.close(); drop()
+            }
+        )
     }
 
-    @Test("four concurrent `heraldctl migrate` runs on an empty database all succeed and apply each file and definition once")
+    @Test(
+        "four concurrent `heraldctl migrate` runs on an empty database all succeed and apply each file and definition once"
+    )
     func concurrentMigrate() throws {
         let database = try Self.freshDatabase()
         defer { database.drop() }
@@ -84,8 +97,10 @@ struct HeraldCtlTests {
     @Test("partners: create prints the key once, list/update/rotate/revoke work, JSON with --json")
     func partners() throws {
         let miniApp = "ctl." + UUID().uuidString.prefix(8).lowercased()
-        let created = try Self.run(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Ctl",
-                                    "--tenant", "ctl-tenant", "--rate-limit-per-minute", "5", "--json"])
+        let created = try Self.run([
+            "partners", "create", "--mini-app-id", miniApp, "--display-name", "Ctl",
+            "--tenant", "ctl-tenant", "--rate-limit-per-minute", "5", "--json",
+        ])
         #expect(created.status == 0, "\(created.output)")
         let json = try JSONParser.parse(created.output.trimmingCharacters(in: .whitespacesAndNewlines))
         let id = try #require(json["id"]?.stringValue)
@@ -102,7 +117,9 @@ struct HeraldCtlTests {
         try #"<svg xmlns="http://www.w3.org/2000/svg" width="30" height="10"><rect width="30" height="10"/></svg>"#
             .write(to: svg, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: svg) }
-        let updated = try Self.run(["partners", "update", id, "--rate-limit-per-day", "77", "--icon-file", svg.path, "--json"])
+        let updated = try Self.run([
+            "partners", "update", id, "--rate-limit-per-day", "77", "--icon-file", svg.path, "--json",
+        ])
         let updatedJSON = try JSONParser.parse(updated.output.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(updatedJSON["rateLimitPerDay"] == .number(77))
         #expect(updatedJSON["iconUrl"] == .null)
@@ -129,33 +146,44 @@ struct HeraldCtlTests {
         let overlappedJSON = try JSONParser.parse(overlapped.output.trimmingCharacters(in: .whitespacesAndNewlines))
         let until = try #require(overlappedJSON["previousKeyExpiresAt"]?.stringValue.flatMap(ISO8601.parse))
         #expect(abs(until.timeIntervalSince(before) - 86_400) < 60, "\(overlapped.output)")
-        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND previous_key_hash IS NOT NULL", [id]) == 1)
+        #expect(
+            try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND previous_key_hash IS NOT NULL", [id])
+                == 1)
         #expect(try Self.run(["partners", "list"]).output.contains(ISO8601.format(until).prefix(16)))
         let ended = try Self.run(["partners", "end-previous-key", id, "--json"])
-        #expect(try JSONParser.parse(ended.output.trimmingCharacters(in: .whitespacesAndNewlines))["previousKeyExpiresAt"] == .null)
-        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND previous_key_hash IS NULL", [id]) == 1)
+        #expect(
+            try JSONParser.parse(ended.output.trimmingCharacters(in: .whitespacesAndNewlines))["previousKeyExpiresAt"]
+                == .null)
+        #expect(
+            try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND previous_key_hash IS NULL", [id]) == 1
+        )
         for bad in ["8d", "soon", "-5", "1h30m"] {
             let refused = try Self.run(["partners", "rotate-key", id, "--previous-key-valid", bad])
             #expect(refused.status == 2, "\(bad): \(refused.output)")
             #expect(refused.output.contains("--previous-key-valid"), "\(bad): \(refused.output)")
         }
-        #expect(try Self.run(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--previous-key-valid", "2h"]).status == 2)
+        #expect(
+            try Self.run(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--previous-key-valid", "2h"])
+                .status == 2)
         let revoked = try Self.run(["partners", "revoke", id, "--json"])
-        #expect(try JSONParser.parse(revoked.output.trimmingCharacters(in: .whitespacesAndNewlines))["revokedAt"] != .null)
+        #expect(
+            try JSONParser.parse(revoked.output.trimmingCharacters(in: .whitespacesAndNewlines))["revokedAt"] != .null)
         #expect(try Self.run(["partners", "rotate-key", id]).status == 1)
         #expect(try Self.run(["partners", "end-previous-key", id]).status == 1)
 
         // Each change is in the audit trail as heraldctl's, with the OS user; never a key.
         let audit = try Self.run(["audit", "--partner", id, "--json"])
         #expect(audit.status == 0, "\(audit.output)")
-        let entries = try JSONParser.parse(audit.output.trimmingCharacters(in: .whitespacesAndNewlines))["entries"]?
+        let entries =
+            try JSONParser.parse(audit.output.trimmingCharacters(in: .whitespacesAndNewlines))["entries"]?
             .arrayValue ?? []
         let actions = entries.compactMap { $0["action"]?.stringValue }
         #expect(actions.first == "partner.revoked" && actions.last == "partner.created", "\(actions)")
         for action in ["partner.updated", "partner.key_rotated", "partner.previous_key_ended"] {
             #expect(actions.contains(action), "\(actions)")
         }
-        #expect(entries.allSatisfy { $0["actor"] == .string("heraldctl") && $0["actorDetail"] == .string(NSUserName()) })
+        #expect(
+            entries.allSatisfy { $0["actor"] == .string("heraldctl") && $0["actorDetail"] == .string(NSUserName()) })
         #expect(!audit.output.contains(key))
         #expect(try Self.run(["audit", "--partner", miniApp]).output.contains("partner.revoked"))
         for bad in [["audit", "--limit", "0"], ["audit", "--before", "0"], ["audit", "extra"]] {
@@ -168,24 +196,32 @@ struct HeraldCtlTests {
         func parsed(_ result: (status: Int32, output: String)) throws -> JSONValue {
             try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        let plain = try parsed(Self.run(["partners", "create", "--mini-app-id", "snd." + UUID().uuidString.prefix(8).lowercased(),
-                                         "--display-name", "Plain", "--json"]))
+        let plain = try parsed(
+            Self.run([
+                "partners", "create", "--mini-app-id", "snd." + UUID().uuidString.prefix(8).lowercased(),
+                "--display-name", "Plain", "--json",
+            ]))
         #expect(plain["sound"] == .string("default"))
         #expect(plain["allowTimeSensitive"] == .bool(false))
 
-        let created = try Self.run(["partners", "create", "--mini-app-id", "snd." + UUID().uuidString.prefix(8).lowercased(),
-                                    "--display-name", "Loud", "--sound", "chime.caf", "--allow-time-sensitive", "--json"])
+        let created = try Self.run([
+            "partners", "create", "--mini-app-id", "snd." + UUID().uuidString.prefix(8).lowercased(),
+            "--display-name", "Loud", "--sound", "chime.caf", "--allow-time-sensitive", "--json",
+        ])
         #expect(created.status == 0, "\(created.output)")
         let json = try parsed(created)
         #expect(json["sound"] == .string("chime.caf"))
         #expect(json["allowTimeSensitive"] == .bool(true))
         let id = try #require(json["id"]?.stringValue)
 
-        let silenced = try parsed(Self.run(["partners", "update", id, "--silent", "--disallow-time-sensitive", "--json"]))
+        let silenced = try parsed(
+            Self.run(["partners", "update", id, "--silent", "--disallow-time-sensitive", "--json"]))
         #expect(silenced["sound"] == .null)
         #expect(silenced["allowTimeSensitive"] == .bool(false))
-        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND sound IS NULL AND NOT allow_time_sensitive",
-                               [id]) == 1)
+        #expect(
+            try Self.count(
+                "SELECT count(*) FROM partners WHERE id = $1::uuid AND sound IS NULL AND NOT allow_time_sensitive",
+                [id]) == 1)
         // Neither option given: both stay.
         let kept = try parsed(Self.run(["partners", "update", id, "--rate-limit-per-day", "9", "--json"]))
         #expect(kept["sound"] == .null && kept["allowTimeSensitive"] == .bool(false))
@@ -198,11 +234,17 @@ struct HeraldCtlTests {
         #expect(bad.status == 1)
         #expect(bad.output.contains("sound must be"))
         #expect(try Self.run(["partners", "update", id, "--sound", "a.caf", "--silent"]).status == 2)
-        #expect(try Self.run(["partners", "update", id, "--allow-time-sensitive", "--disallow-time-sensitive"]).status == 2)
-        #expect(try Self.run(["partners", "create", "--mini-app-id", "snd.x", "--display-name", "X",
-                              "--disallow-time-sensitive"]).status == 2)
-        #expect(try Self.count("SELECT count(*) FROM partners WHERE id = $1::uuid AND sound = 'ping.aiff' AND allow_time_sensitive",
-                               [id]) == 1)
+        #expect(
+            try Self.run(["partners", "update", id, "--allow-time-sensitive", "--disallow-time-sensitive"]).status == 2)
+        #expect(
+            try Self.run([
+                "partners", "create", "--mini-app-id", "snd.x", "--display-name", "X",
+                "--disallow-time-sensitive",
+            ]).status == 2)
+        #expect(
+            try Self.count(
+                "SELECT count(*) FROM partners WHERE id = $1::uuid AND sound = 'ping.aiff' AND allow_time_sensitive",
+                [id]) == 1)
     }
 
     @Test("new partners take the defaults the intake uses from the environment")
@@ -214,23 +256,29 @@ struct HeraldCtlTests {
         environment["HERALD_DEFAULT_RATE_LIMIT_PER_DAY"] = "70"
         let miniApp = "env." + UUID().uuidString.prefix(8).lowercased()
         _ = Self.migrated
-        let result = try ChildProcess.run(Self.executable, ["partners", "create", "--mini-app-id", miniApp,
-                                                            "--display-name", "Env", "--json"], environment: environment)
+        let result = try ChildProcess.run(
+            Self.executable,
+            [
+                "partners", "create", "--mini-app-id", miniApp,
+                "--display-name", "Env", "--json",
+            ], environment: environment)
         let json = try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(json["tenantId"] == .string("env-tenant"))
         #expect(json["rateLimitPerMinute"] == .number(7))
         #expect(json["rateLimitPerDay"] == .number(70))
     }
 
-    @Test("bad usage exits 2, failures exit 1", arguments: [
-        (["frobnicate"], Int32(2)),
-        (["partners"], Int32(2)),
-        (["partners", "create", "--display-name", "X"], Int32(2)),
-        (["partners", "update", "not-a-uuid"], Int32(2)),
-        (["migrate", "--unknown-option", "1"], Int32(2)),
-        (["partners", "revoke", "00000000-0000-0000-0000-000000000000"], Int32(1)),
-        (["partners", "create", "--mini-app-id", "bad id", "--display-name", "X"], Int32(1)),
-    ])
+    @Test(
+        "bad usage exits 2, failures exit 1",
+        arguments: [
+            (["frobnicate"], Int32(2)),
+            (["partners"], Int32(2)),
+            (["partners", "create", "--display-name", "X"], Int32(2)),
+            (["partners", "update", "not-a-uuid"], Int32(2)),
+            (["migrate", "--unknown-option", "1"], Int32(2)),
+            (["partners", "revoke", "00000000-0000-0000-0000-000000000000"], Int32(1)),
+            (["partners", "create", "--mini-app-id", "bad id", "--display-name", "X"], Int32(1)),
+        ])
     func exitStatus(_ arguments: [String], _ expected: Int32) throws {
         #expect(try Self.run(arguments).status == expected)
     }
@@ -256,17 +304,20 @@ struct HeraldCtlTests {
         let (url, pool, close) = try Self.migratedDatabase()
         defer { close() }
         try pool.withConnection { c in
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
                 VALUES ('00000000-0000-0000-0000-0000000000bb', 'expire.app', 'Expire', 't1', 'x', 60, 10000)
                 """)
             _ = try c.execute("INSERT INTO users (id, tenant_id) SELECT 'u' || g, 't1' FROM generate_series(1, 1201) g")
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO devices (user_id, device_id, platform, environment, fcm_token)
                 SELECT 'u' || g, 'pixel', 'android', 'production', 'fcm-' || g || repeat('x', 40) FROM generate_series(1, 1201) g
                 """)
             // 1,200 past their TTL (more than one sweep batch) and one still running.
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
                                              last_timestamp, created_at, updated_at, expires_at, apns_end_payload,
                                              fcm_end_payload, end_timestamp)
@@ -276,16 +327,23 @@ struct HeraldCtlTests {
                        '{"aps":{}}', '{"data":{}}', 0
                   FROM generate_series(1, 1201) g
                 """)
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO live_activity_targets (activity_id, device_id, service) SELECT id, 'pixel', 'fcm' FROM live_activities
                 """)
         }
         let first = try Self.run(["expire", "--json"], url: url)
         #expect(first.status == 0, "\(first.output)")
-        #expect(try JSONParser.parse(first.output.trimmingCharacters(in: .whitespacesAndNewlines))["expired"]?.numberValue == 1200)
+        #expect(
+            try JSONParser.parse(first.output.trimmingCharacters(in: .whitespacesAndNewlines))["expired"]?.numberValue
+                == 1200)
         let counts = try pool.withConnection { c in
-            (try c.query("SELECT count(*) FROM live_activities WHERE status = 'expired'").first!.int(0),
-             try c.query("SELECT count(*) FROM deliveries WHERE activity_event = 'end' AND payload = '{\"data\":{}}'").first!.int(0))
+            (
+                try c.query("SELECT count(*) FROM live_activities WHERE status = 'expired'").first!.int(0),
+                try c.query(
+                    "SELECT count(*) FROM deliveries WHERE activity_event = 'end' AND payload = '{\"data\":{}}'"
+                ).first!.int(0)
+            )
         }
         #expect(counts.0 == 1200)
         #expect(counts.1 == 1200)

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `heraldctl probe`, the containers' health check, as the image runs it: the real executable,
@@ -84,7 +85,9 @@ struct ProbeTests {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
@@ -95,11 +98,13 @@ struct ProbeTests {
         #expect(result.output.contains("timed out"), "\(result.output)")
     }
 
-    @Test("bad usage is exit 2", arguments: [
-        [], ["https://127.0.0.1:1/readyz"], ["127.0.0.1:80/readyz"], ["http://127.0.0.1:99999/"],
-        ["http://127.0.0.1:80/", "--timeout", "0"], ["http://127.0.0.1:80/", "--timeout", "soon"],
-        ["http://127.0.0.1:80/", "--retries", "3"], ["http://a/", "http://b/"], ["http:///readyz"],
-    ])
+    @Test(
+        "bad usage is exit 2",
+        arguments: [
+            [], ["https://127.0.0.1:1/readyz"], ["127.0.0.1:80/readyz"], ["http://127.0.0.1:99999/"],
+            ["http://127.0.0.1:80/", "--timeout", "0"], ["http://127.0.0.1:80/", "--timeout", "soon"],
+            ["http://127.0.0.1:80/", "--retries", "3"], ["http://a/", "http://b/"], ["http:///readyz"],
+        ])
     func usage(_ arguments: [String]) throws {
         let result = try Self.probe(arguments)
         #expect(result.status == 2, "\(arguments): \(result.output)")

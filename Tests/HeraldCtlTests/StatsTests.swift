@@ -8,18 +8,22 @@ import Testing
 /// real executable.
 @Suite("heraldctl stats, usage and output", .requiresDatabase)
 struct StatsTests {
-    @Test("stats: the outbox by state, lane and partner, the oldest due row's wait, outcomes in the last 5 minutes and hour")
+    @Test(
+        "stats: the outbox by state, lane and partner, the oldest due row's wait, outcomes in the last 5 minutes and hour"
+    )
     func stats() throws {
         let (url, pool, close) = try HeraldCtlTests.migratedDatabase()
         defer { close() }
         try pool.withConnection { c in
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
                 VALUES ('00000000-0000-0000-0000-0000000000a1', 'stats.a', 'A', 't1', 'x', 60, 10000),
                        ('00000000-0000-0000-0000-0000000000a2', 'stats.b', 'B', 't1', 'y', 60, 10000)
                 """)
             // a: 3 due realtime rows (the oldest 90 s old), 2 bulk; b: 1 scheduled, 4 leased.
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, state, service, user_id,
                                         device_id, environment, payload, available_at)
                 SELECT gen_random_uuid(), gen_random_uuid(), now(), p, lane, state, 'apns', 'u', 'd', 'production', '{}', at
@@ -35,7 +39,8 @@ struct StatsTests {
                                ('00000000-0000-0000-0000-0000000000a2', 0, 'leased', now())) AS v (p, lane, state, at)
                 """)
             // History: 2 sent and 1 failed a minute ago, 5 sent 30 minutes ago, 7 dead 2 hours ago (outside).
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
                                               attempts, created_at, finished_at)
                 SELECT gen_random_uuid(), gen_random_uuid(), '00000000-0000-0000-0000-0000000000a1', 0, 'apns', 'u', 'd',
@@ -54,14 +59,20 @@ struct StatsTests {
             return "\(group["state"]!.stringValue!) \(group["lane"]!.stringValue!) \(group["partner"]!.stringValue!) "
                 + "\(Int(group["count"]!.numberValue!))"
         }
-        #expect(queue == ["leased realtime stats.b 4", "pending realtime stats.a 3", "pending bulk stats.a 2",
-                          "scheduled realtime stats.b 1"])
+        #expect(
+            queue == [
+                "leased realtime stats.b 4", "pending realtime stats.a 3", "pending bulk stats.a 2",
+                "scheduled realtime stats.b 1",
+            ])
         let oldest = try #require(json["oldestDueSeconds"]?.numberValue)
         #expect(oldest >= 90 && oldest < 150, "\(oldest)")
         let recent = try #require(json["outcomes"]?["5m"])
         let hour = try #require(json["outcomes"]?["1h"])
-        #expect(recent.objectKeys == ["sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded",
-                                     "cancelled"])
+        #expect(
+            recent.objectKeys == [
+                "sent", "failed", "dead", "token_invalid", "expired", "suppressed", "superseded",
+                "cancelled",
+            ])
         #expect(recent["sent"] == .number(2) && recent["failed"] == .number(1) && recent["dead"] == .number(0))
         #expect(hour["sent"] == .number(7) && hour["failed"] == .number(1) && hour["dead"] == .number(0))
 
@@ -77,10 +88,13 @@ struct StatsTests {
     func terminal() throws {
         // util-linux `script` gives the command a pseudo-terminal, as an operator's shell would.
         let script = URL(fileURLWithPath: "/usr/bin/script")
-        try #require(FileManager.default.isExecutableFile(atPath: script.path), "/usr/bin/script (util-linux) is missing")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: script.path), "/usr/bin/script (util-linux) is missing")
         _ = HeraldCtlTests.migrated
         let miniApp = "tty." + UUID().uuidString.prefix(8).lowercased()
-        #expect(try HeraldCtlTests.run(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Tty"]).status == 0)
+        #expect(
+            try HeraldCtlTests.run(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Tty"]).status
+                == 0)
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_DATABASE_URL"] = TestEnvironment.databaseURL
         let command = "\(HeraldCtlTests.executable.path) partners list; \(HeraldCtlTests.executable.path) stats"
@@ -94,14 +108,17 @@ struct StatsTests {
         #expect(output.contains("FINISHED") && output.contains("last 5 min"), "\(output)")
     }
 
-    @Test("--help on every command and subcommand exits 0 with that command's usage", arguments: [
-        ["help"], ["--help"], ["migrate", "--help"], ["partitions", "--help"], ["stats", "--help"], ["replay", "--help"],
-        ["backfill", "--help"], ["expire", "--help"], ["partners", "--help"], ["partners", "create", "--help"],
-        ["partners", "list", "-h"], ["partners", "update", "--help"], ["partners", "rotate-key", "--help"],
-        ["partners", "revoke", "--help"], ["partners", "rotate-webhook-secret", "--help"],
-        ["partners", "end-previous-webhook-secret", "--help"], ["webhooks", "--help"],
-        ["help", "replay"], ["probe", "--help"], ["tokens", "--help"],
-    ])
+    @Test(
+        "--help on every command and subcommand exits 0 with that command's usage",
+        arguments: [
+            ["help"], ["--help"], ["migrate", "--help"], ["partitions", "--help"], ["stats", "--help"],
+            ["replay", "--help"],
+            ["backfill", "--help"], ["expire", "--help"], ["partners", "--help"], ["partners", "create", "--help"],
+            ["partners", "list", "-h"], ["partners", "update", "--help"], ["partners", "rotate-key", "--help"],
+            ["partners", "revoke", "--help"], ["partners", "rotate-webhook-secret", "--help"],
+            ["partners", "end-previous-webhook-secret", "--help"], ["webhooks", "--help"],
+            ["help", "replay"], ["probe", "--help"], ["tokens", "--help"],
+        ])
     func help(_ arguments: [String]) throws {
         // No database is needed for help.
         let result = try HeraldCtlTests.run(arguments, url: "")
@@ -114,31 +131,36 @@ struct StatsTests {
         }
     }
 
-    @Test("replay, stats, tokens, partners: bad usage exits 2 naming the problem, an unknown partner fails (1)",
-          arguments: [
-        (["replay"], Int32(2), "at least one of"),
-        (["replay", "--outcome", "failed"], 2, "at least one of"),
-        (["replay", "--outcome", "sent", "--since", "1h"], 2, "--outcome"),
-        (["replay", "--request", "not-a-uuid"], 2, "--request"),
-        (["replay", "--since", "yesterday"], 2, "--since"),
-        (["replay", "--since", "1h", "--until", "2h"], 2, "before --until"),
-        (["replay", "--partner", "a.b", "--partner", "c.d"], 2, "once"),
-        (["replay", "--since", "1h", "extra"], 2, "options only"),
-        (["replay", "--since", "1h", "--frobnicate", "x"], 2, "unknown option"),
-        (["stats", "--dry-run"], 2, "unknown option"),
-        (["stats", "extra"], 2, "no arguments"),
-        (["tokens", "extra"], 2, "no arguments"),
-        (["tokens", "--since", "yesterday"], 2, "--since"),
-        (["tokens", "--since", "1h", "--until", "2h"], 2, "before --until"),
-        (["tokens", "--reason", "x"], 2, "unknown option"),
-        (["replay", "--partner", "no.such.app", "--dry-run"], 1, "no partner"),
-        (["partners", "rotate-webhook-secret", UUID().uuidString, "--previous-secret-valid", "8d"], 2,
-         "--previous-secret-valid must be at most 7d"),
-        (["partners", "rotate-webhook-secret", UUID().uuidString, "--previous-secret-valid", "soon"], 2,
-         "--previous-secret-valid must be a duration"),
-        (["partners", "rotate-webhook-secret", UUID().uuidString], 1, "no such active partner with a webhook"),
-        (["partners", "end-previous-webhook-secret", UUID().uuidString], 1, "no such active partner"),
-    ])
+    @Test(
+        "replay, stats, tokens, partners: bad usage exits 2 naming the problem, an unknown partner fails (1)",
+        arguments: [
+            (["replay"], Int32(2), "at least one of"),
+            (["replay", "--outcome", "failed"], 2, "at least one of"),
+            (["replay", "--outcome", "sent", "--since", "1h"], 2, "--outcome"),
+            (["replay", "--request", "not-a-uuid"], 2, "--request"),
+            (["replay", "--since", "yesterday"], 2, "--since"),
+            (["replay", "--since", "1h", "--until", "2h"], 2, "before --until"),
+            (["replay", "--partner", "a.b", "--partner", "c.d"], 2, "once"),
+            (["replay", "--since", "1h", "extra"], 2, "options only"),
+            (["replay", "--since", "1h", "--frobnicate", "x"], 2, "unknown option"),
+            (["stats", "--dry-run"], 2, "unknown option"),
+            (["stats", "extra"], 2, "no arguments"),
+            (["tokens", "extra"], 2, "no arguments"),
+            (["tokens", "--since", "yesterday"], 2, "--since"),
+            (["tokens", "--since", "1h", "--until", "2h"], 2, "before --until"),
+            (["tokens", "--reason", "x"], 2, "unknown option"),
+            (["replay", "--partner", "no.such.app", "--dry-run"], 1, "no partner"),
+            (
+                ["partners", "rotate-webhook-secret", UUID().uuidString, "--previous-secret-valid", "8d"], 2,
+                "--previous-secret-valid must be at most 7d"
+            ),
+            (
+                ["partners", "rotate-webhook-secret", UUID().uuidString, "--previous-secret-valid", "soon"], 2,
+                "--previous-secret-valid must be a duration"
+            ),
+            (["partners", "rotate-webhook-secret", UUID().uuidString], 1, "no such active partner with a webhook"),
+            (["partners", "end-previous-webhook-secret", UUID().uuidString], 1, "no such active partner"),
+        ])
     func usage(_ arguments: [String], _ expected: Int32, _ message: String) throws {
         let result = try HeraldCtlTests.run(arguments)
         #expect(result.status == expected, "\(result.output)")
@@ -158,9 +180,12 @@ struct StatsTests {
         let partitions = try json(["partitions", "--json"])
         #expect(partitions.objectKeys == ["dropped", "partitions"])
         #expect(partitions["partitions"]?.arrayValue?.first?.objectKeys == ["table", "partition", "bounds"])
-        let partner = ["id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "icon", "webhookUrl",
-                       "sound", "allowTimeSensitive", "createdAt", "revokedAt", "suspendedAt",
-                       "previousKeyExpiresAt", "previousWebhookSecretExpiresAt"]
+        let partner = [
+            "id", "miniAppId", "displayName", "tenantId", "rateLimitPerMinute", "rateLimitPerDay", "iconUrl", "icon",
+            "webhookUrl",
+            "sound", "allowTimeSensitive", "createdAt", "revokedAt", "suspendedAt",
+            "previousKeyExpiresAt", "previousWebhookSecretExpiresAt",
+        ]
         let miniApp = "shape." + UUID().uuidString.prefix(8).lowercased()
         let created = try json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Shape", "--json"])
         #expect(created.objectKeys == partner + ["apiKey"])
@@ -170,11 +195,15 @@ struct StatsTests {
         #expect(list["partners"]?.arrayValue?.allSatisfy { $0.objectKeys == partner } == true)
         #expect(try json(["partners", "update", id, "--display-name", "Shape 2", "--json"]).objectKeys == partner)
         #expect(try json(["partners", "rotate-key", id, "--json"]).objectKeys == partner + ["apiKey"])
-        #expect(try json(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--json"]).objectKeys == partner + ["apiKey"])
+        #expect(
+            try json(["partners", "rotate-key", id, "--previous-key-valid", "1h", "--json"]).objectKeys == partner + [
+                "apiKey"
+            ])
         #expect(try json(["partners", "end-previous-key", id, "--json"]).objectKeys == partner)
         let hooked = try json(["partners", "update", id, "--webhook-url", "https://hooks.example.com/h", "--json"])
         #expect(hooked.objectKeys == partner + ["webhookSecret"])
-        #expect(try json(["partners", "rotate-webhook-secret", id, "--json"]).objectKeys == partner + ["webhookSecret"])
+        #expect(
+            try json(["partners", "rotate-webhook-secret", id, "--json"]).objectKeys == partner + ["webhookSecret"])
         let overlapped = try json(["partners", "rotate-webhook-secret", id, "--previous-secret-valid", "1h", "--json"])
         #expect(overlapped.objectKeys == partner + ["webhookSecret"])
         #expect(overlapped["previousWebhookSecretExpiresAt"]?.stringValue != nil, "\(overlapped)")
@@ -193,8 +222,11 @@ struct StatsTests {
         #expect(result.status == 0, "\(result.output)")
         let json = try JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(json.objectKeys == ["matched", "replayed", "skipped"])
-        #expect(json["skipped"]?.objectKeys == ["token_invalid", "opted_out", "device_removed", "already_replayed",
-                                                  "partner_revoked"])
+        #expect(
+            json["skipped"]?.objectKeys == [
+                "token_invalid", "opted_out", "device_removed", "already_replayed",
+                "partner_revoked",
+            ])
         let dry = try HeraldCtlTests.run(["replay", "--since", "1m", "--dry-run", "--json"])
         let dryJSON = try JSONParser.parse(dry.output.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(dryJSON["replayed"] == .number(0))

@@ -16,7 +16,8 @@ struct TokensCommandTests {
             // In the last hour: a storm of BadDeviceToken on APNs over 3 devices (one twice), 2 Unregistered, an FCM
             // UNREGISTERED, a push-to-start and an activity token, 4 skipped sends; 2 days ago (outside the
             // default window) another Unregistered; sent rows never count.
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
                                               attempts, last_error, created_at, finished_at, activity_event)
                 SELECT gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 0, service, user_id, 'd', outcome, 1,
@@ -48,9 +49,12 @@ struct TokensCommandTests {
             return "\(line["upstream"]!.stringValue!) \(line["token"]!.stringValue!) \(line["reason"]!.stringValue!) "
                 + "\(Int(line["count"]!.numberValue!)) \(Int(line["devices"]!.numberValue!))"
         }
-        #expect(lines == ["apns apns BadDeviceToken 4 3", "apns apns Unregistered 2 2",
-                          "apns apnsPushToStart Unregistered 1 1", "apns liveActivity ExpiredToken 1 1",
-                          "fcm fcm UNREGISTERED 1 1"])
+        #expect(
+            lines == [
+                "apns apns BadDeviceToken 4 3", "apns apns Unregistered 2 2",
+                "apns apnsPushToStart Unregistered 1 1", "apns liveActivity ExpiredToken 1 1",
+                "fcm fcm UNREGISTERED 1 1",
+            ])
         #expect(json["total"] == .number(9))
         #expect(json["skipped"]?["token_invalidated"] == .number(3))
         #expect(json["skipped"]?["no_token"] == .number(1))

@@ -19,16 +19,21 @@ struct WebhookReplayTests {
         let id = UUID()
         let miniApp = "hook." + UUID().uuidString.prefix(8).lowercased()
         try execute("INSERT INTO tenants (id) VALUES ('t-hooks') ON CONFLICT DO NOTHING")
-        try execute("""
+        try execute(
+            """
             INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
                                   rate_limit_per_day, webhook_url, webhook_secret)
             VALUES ($1, $2, 'Hooks', 't-hooks', $3, 60, 1000, $4, $5)
-            """, [id, miniApp, UUID().uuidString, webhook ? "https://hooks.example.com/h" : nil,
-                  webhook ? "whsec_" + String(repeating: "0", count: 64) : nil])
+            """,
+            [
+                id, miniApp, UUID().uuidString, webhook ? "https://hooks.example.com/h" : nil,
+                webhook ? "whsec_" + String(repeating: "0", count: 64) : nil,
+            ])
         var events: [UUID] = []
         for _ in 0..<failed {
             let event = UUID()
-            try execute("""
+            try execute(
+                """
                 INSERT INTO webhook_events (id, partner_id, type, subject_id, body, created_at, window_start, state,
                                             available_at, attempts, last_status, last_error, finished_at)
                 VALUES ($1, $2, 'push.completed', gen_random_uuid(), '{}', now() - interval '2 days',
@@ -53,16 +58,20 @@ struct WebhookReplayTests {
         #expect(dry.status == 0)
         #expect(dry.json?["matched"] == .number(3) && dry.json?["replayed"] == .number(0))
         #expect(dry.json?["wouldReplay"] == .number(3))
-        #expect(try HeraldCtlTests.count("SELECT count(*) FROM webhook_events WHERE partner_id = $1 AND state = 'failed'",
-                                         [hooked.id]) == 3)
+        #expect(
+            try HeraldCtlTests.count(
+                "SELECT count(*) FROM webhook_events WHERE partner_id = $1 AND state = 'failed'",
+                [hooked.id]) == 3)
 
         let done = try Self.json(["webhooks", "replay", "--partner", hooked.id.uuidString, "--json"])
         #expect(done.status == 0)
         #expect(done.json?["matched"] == .number(3) && done.json?["replayed"] == .number(3))
-        #expect(try HeraldCtlTests.count("""
-            SELECT count(*) FROM webhook_events WHERE partner_id = $1 AND state = 'pending' AND attempts = 0
-               AND window_start > now() - interval '1 minute' AND available_at <= now() AND finished_at IS NULL
-            """, [hooked.id]) == 3)
+        #expect(
+            try HeraldCtlTests.count(
+                """
+                SELECT count(*) FROM webhook_events WHERE partner_id = $1 AND state = 'pending' AND attempts = 0
+                   AND window_start > now() - interval '1 minute' AND available_at <= now() AND finished_at IS NULL
+                """, [hooked.id]) == 3)
         let again = try Self.json(["webhooks", "replay", "--partner", hooked.id.uuidString, "--json"])
         #expect(again.json?["matched"] == .number(0) && again.json?["replayed"] == .number(0))
 
@@ -71,10 +80,14 @@ struct WebhookReplayTests {
         #expect(skipped.json?["skipped"]?["no_webhook"] == .number(1))
     }
 
-    @Test("bad usage exits 2", arguments: [
-        ["webhooks"], ["webhooks", "replay"], ["webhooks", "resend", "--since", "1h"], ["webhooks", "replay", "--event", "x"],
-        ["webhooks", "replay", "--since", "1h", "--until", "2h"], ["webhooks", "replay", "--since", "1h", "--outcome", "failed"],
-    ])
+    @Test(
+        "bad usage exits 2",
+        arguments: [
+            ["webhooks"], ["webhooks", "replay"], ["webhooks", "resend", "--since", "1h"],
+            ["webhooks", "replay", "--event", "x"],
+            ["webhooks", "replay", "--since", "1h", "--until", "2h"],
+            ["webhooks", "replay", "--since", "1h", "--outcome", "failed"],
+        ])
     func usage(_ arguments: [String]) throws {
         #expect(try HeraldCtlTests.run(arguments).status == 2)
     }
@@ -82,8 +95,10 @@ struct WebhookReplayTests {
     func partnerWebhook() throws {
         _ = HeraldCtlTests.migrated
         let miniApp = "hookctl." + UUID().uuidString.prefix(8).lowercased()
-        let created = try Self.json(["partners", "create", "--mini-app-id", miniApp, "--display-name", "Hooks",
-                                     "--webhook-url", "https://a.example.com/h", "--json"])
+        let created = try Self.json([
+            "partners", "create", "--mini-app-id", miniApp, "--display-name", "Hooks",
+            "--webhook-url", "https://a.example.com/h", "--json",
+        ])
         #expect(created.status == 0)
         let id = try #require(created.json?["id"]?.stringValue)
         let first = try #require(created.json?["webhookSecret"]?.stringValue)
@@ -113,7 +128,11 @@ struct WebhookReplayTests {
         #expect(try HeraldCtlTests.run(["partners", "rotate-webhook-secret", id]).status == 1)
         let again = try Self.json(["partners", "update", id, "--webhook-url", "https://c.example.com/h", "--json"])
         #expect(again.json?["webhookSecret"]?.stringValue?.hasPrefix("whsec_") == true)
-        #expect(try HeraldCtlTests.run(["partners", "update", id, "--webhook-url", "http://x/", "--no-webhook"]).status == 2)
-        #expect(try HeraldCtlTests.run(["partners", "update", id, "--webhook-url", "http://insecure.example.com/"]).status == 1)
+        #expect(
+            try HeraldCtlTests.run(["partners", "update", id, "--webhook-url", "http://x/", "--no-webhook"]).status == 2
+        )
+        #expect(
+            try HeraldCtlTests.run(["partners", "update", id, "--webhook-url", "http://insecure.example.com/"]).status
+                == 1)
     }
 }

@@ -12,7 +12,8 @@ struct WorkersCommandTests {
         let (url, pool, close) = try HeraldCtlTests.migratedDatabase()
         defer { close() }
         try pool.withConnection { c in
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO worker_heartbeats (worker_id, host, version, started_at, last_seen_at, in_flight,
                                                paused_upstreams, claims_per_second, interval_seconds)
                 VALUES ('w-live', 'host-a', '1.2.3', now() - interval '1 hour', now(), 7, '{fcm}', 42.5, 5),
@@ -29,8 +30,9 @@ struct WorkersCommandTests {
         #expect(workers.first?["pausedUpstreams"] == .array([.string("fcm")]))
         #expect(workers.first?["claimsPerSecond"] == .number(42.5))
         let piped = try HeraldCtlTests.run(["workers"], url: url)
-        #expect(piped.output.split(separator: "\n").first?.hasPrefix("w-live\thost-a\t1.2.3\tlive\t") == true,
-                "\(piped.output)")
+        #expect(
+            piped.output.split(separator: "\n").first?.hasPrefix("w-live\thost-a\t1.2.3\tlive\t") == true,
+            "\(piped.output)")
         #expect(try HeraldCtlTests.run(["workers", "extra"], url: url).status == 2)
     }
 }

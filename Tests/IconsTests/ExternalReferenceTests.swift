@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Icons
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// An SVG may point at files and URLs; none may be read or fetched. Each reference below would paint the whole
 /// canvas red if it were followed, so a fully transparent result proves it was not.
@@ -23,10 +24,11 @@ import Testing
     }()
 
     static func document(_ body: String, prolog: String = "") -> [UInt8] {
-        Array("""
-        \(prolog)<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"
-             xmlns:xi="http://www.w3.org/2001/XInclude" width="100" height="100">\(body)</svg>
-        """.utf8)
+        Array(
+            """
+            \(prolog)<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"
+                 xmlns:xi="http://www.w3.org/2001/XInclude" width="100" height="100">\(body)</svg>
+            """.utf8)
     }
 
     /// A rect a followed style sheet would paint red.
@@ -42,8 +44,11 @@ import Testing
             ("XInclude", #"<xi:include href="file://\#(folder)/rect.xml"/>"#),
             ("use of an external element", #"<use href="file://\#(folder)/rect.xml#r"/>"#),
             ("CSS import", #"<style>@import url("file://\#(folder)/style.css");</style>"# + blankRect),
-            ("filter image", #"<filter id="f"><feImage href="file://\#(folder)/red.png"/></filter>"#
-                + #"<rect width="100" height="100" fill="none" filter="url(#f)"/>"#),
+            (
+                "filter image",
+                #"<filter id="f"><feImage href="file://\#(folder)/red.png"/></filter>"#
+                    + #"<rect width="100" height="100" fill="none" filter="url(#f)"/>"#
+            ),
         ]
     }
 
@@ -63,10 +68,12 @@ import Testing
         let listener = try LoopbackListener()
         defer { listener.close() }
         let base = "http://127.0.0.1:\(listener.port)"
-        for body in [#"<image href="\#(base)/red.png" width="100" height="100"/>"#,
-                     #"<image href="https://127.0.0.1:\#(listener.port)/red.png" width="100" height="100"/>"#,
-                     #"<xi:include href="\#(base)/rect.xml"/>"#,
-                     #"<style>@import url("\#(base)/style.css");</style>"# + Self.blankRect] {
+        for body in [
+            #"<image href="\#(base)/red.png" width="100" height="100"/>"#,
+            #"<image href="https://127.0.0.1:\#(listener.port)/red.png" width="100" height="100"/>"#,
+            #"<xi:include href="\#(base)/rect.xml"/>"#,
+            #"<style>@import url("\#(base)/style.css");</style>"# + Self.blankRect,
+        ] {
             try expectNothingLoaded(Self.document(body), body)
         }
         #expect(!listener.hasPendingConnection(), "something connected to the listener")

@@ -1,5 +1,6 @@
-@testable import Icons
 import Testing
+
+@testable import Icons
 
 @Suite struct IconLimitsTests {
     let rasterizer = IconRasterizer()

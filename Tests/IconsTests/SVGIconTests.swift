@@ -1,8 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-@testable import Icons
 import Testing
+
+@testable import Icons
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite struct SVGIconTests {
     let rasterizer = IconRasterizer()
@@ -12,8 +14,10 @@ import Testing
     }
 
     @Test func squareSVGBecomesThreePNGs() throws {
-        let icons = try rasterizer.render(Self.svg(#"width="48" height="48""#,
-                                                   #"<circle cx="24" cy="24" r="24" fill="blue"/>"#))
+        let icons = try rasterizer.render(
+            Self.svg(
+                #"width="48" height="48""#,
+                #"<circle cx="24" cy="24" r="24" fill="blue"/>"#))
         #expect(icons.map(\.size) == [64, 128, 256])
         for icon in icons {
             let png = try DecodedPNG(icon.png)
@@ -24,8 +28,10 @@ import Testing
     }
 
     @Test func wideSVGIsPaddedAboveAndBelow() throws {
-        let icons = try rasterizer.render(Self.svg(#"width="200" height="100""#,
-                                                   #"<rect width="200" height="100" fill="red"/>"#))
+        let icons = try rasterizer.render(
+            Self.svg(
+                #"width="200" height="100""#,
+                #"<rect width="200" height="100" fill="red"/>"#))
         for icon in icons {
             let png = try DecodedPNG(icon.png)
             let quarter = icon.size / 4
@@ -38,25 +44,30 @@ import Testing
 
     /// cairo keeps colours premultiplied by alpha; the PNG must carry them straight.
     @Test func translucentColoursKeepTheirHue() throws {
-        let icons = try rasterizer.render(Self.svg(#"width="4" height="4""#,
-                                                   #"<rect width="4" height="4" fill="red" fill-opacity="0.5"/>"#),
-                                          sizes: [8])
+        let icons = try rasterizer.render(
+            Self.svg(
+                #"width="4" height="4""#,
+                #"<rect width="4" height="4" fill="red" fill-opacity="0.5"/>"#),
+            sizes: [8])
         let pixel = try DecodedPNG(icons[0].png).pixel(4, 4)
         #expect(pixel.r == 255 && pixel.g == 0 && pixel.b == 0 && abs(Int(pixel.a) - 128) <= 1, "\(pixel)")
     }
 
     @Test func viewBoxAloneGivesTheShape() throws {
-        let icons = try rasterizer.render(Self.svg(#"viewBox="0 0 10 30""#, #"<rect width="10" height="30"/>"#),
-                                          sizes: [60])
+        let icons = try rasterizer.render(
+            Self.svg(#"viewBox="0 0 10 30""#, #"<rect width="10" height="30"/>"#),
+            sizes: [60])
         let png = try DecodedPNG(icons[0].png)
         #expect(png.alpha(30, 30) == 255)
         #expect(png.alpha(5, 30) == 0 && png.alpha(55, 30) == 0, "left and right padding")
     }
 
     @Test func physicalUnitsWork() throws {
-        let icons = try rasterizer.render(Self.svg(#"width="10mm" height="5mm""#,
-                                                   #"<rect width="100%" height="100%"/>"#),
-                                          sizes: [64])
+        let icons = try rasterizer.render(
+            Self.svg(
+                #"width="10mm" height="5mm""#,
+                #"<rect width="100%" height="100%"/>"#),
+            sizes: [64])
         let png = try DecodedPNG(icons[0].png)
         #expect(png.transparent(rows: 0..<15) && png.alpha(32, 32) == 255)
     }
@@ -68,9 +79,11 @@ import Testing
     }
 
     @Test func brokenSVGIsInvalid() {
-        for text in [#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect"#,
-                     #"<svg width="10" height="10"><g></svg>"#,
-                     "<svg width=\"10\" height=\"10\">\u{0}</svg>"] {
+        for text in [
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect"#,
+            #"<svg width="10" height="10"><g></svg>"#,
+            "<svg width=\"10\" height=\"10\">\u{0}</svg>",
+        ] {
             #expect(throws: IconError.undecodable(.svg), "\(text)") { try rasterizer.render(Array(text.utf8)) }
         }
     }
@@ -78,8 +91,10 @@ import Testing
     /// 20,000 x 20,000 px is only an aspect ratio: drawn at 256 px it must not allocate its own size (1.6 GB).
     @Test func hugeIntrinsicSizeRendersAtTheOutputSize() throws {
         let before = Self.peakResidentBytes()
-        let icons = try rasterizer.render(Self.svg(#"width="20000" height="20000""#,
-                                                   #"<rect width="20000" height="20000" fill="rgb(0,170,0)"/>"#))
+        let icons = try rasterizer.render(
+            Self.svg(
+                #"width="20000" height="20000""#,
+                #"<rect width="20000" height="20000" fill="rgb(0,170,0)"/>"#))
         #expect(icons.count == 3)
         let png = try DecodedPNG(icons[2].png)
         #expect(png.pixel(128, 128) == (0, 0xAA, 0, 255) && png.alpha(0, 0) == 255)

@@ -11,7 +11,8 @@ struct AdminAPITests {
     @Test("creating a partner returns the key once; only its hash is stored")
     func create() throws {
         let miniAppID = "fun.pull." + TestEnvironment.unique("gacha")
-        let response = try intake.admin("POST", "/api/admin/mini-app-partners",
+        let response = try intake.admin(
+            "POST", "/api/admin/mini-app-partners",
             #"{"miniAppId":"\#(miniAppID)","displayName":"Pull","tenantId":"based"}"#)
         #expect(response.status == 201)
         let json = response.json
@@ -34,20 +35,23 @@ struct AdminAPITests {
         #expect(listed?["miniAppId"] == .string(miniAppID))
         #expect(listed?["apiKey"] == nil)
 
-        let duplicate = try intake.admin("POST", "/api/admin/mini-app-partners",
-                                         #"{"miniAppId":"\#(miniAppID)","displayName":"Again"}"#)
+        let duplicate = try intake.admin(
+            "POST", "/api/admin/mini-app-partners",
+            #"{"miniAppId":"\#(miniAppID)","displayName":"Again"}"#)
         #expect(duplicate.status == 409)
         #expect(duplicate.errorCode == "mini_app_taken")
     }
 
-    @Test("admin input is validated and nothing is written", arguments: [
-        #"{"displayName":"Pull"}"#,
-        #"{"miniAppId":"a b","displayName":"Pull"}"#,
-        #"{"miniAppId":"ok.app","displayName":"[Based] Pull"}"#,
-        #"{"miniAppId":"ok.app","displayName":"Pull","rateLimitPerMinute":0}"#,
-        #"{"miniAppId":"ok.app","displayName":"Pull","iconUrl":"http://insecure.example.com/i.png"}"#,
-        #"{"miniAppId":"ok.app","displayName":"Pull","apiKey":"mp_chosen"}"#,
-    ])
+    @Test(
+        "admin input is validated and nothing is written",
+        arguments: [
+            #"{"displayName":"Pull"}"#,
+            #"{"miniAppId":"a b","displayName":"Pull"}"#,
+            #"{"miniAppId":"ok.app","displayName":"[Based] Pull"}"#,
+            #"{"miniAppId":"ok.app","displayName":"Pull","rateLimitPerMinute":0}"#,
+            #"{"miniAppId":"ok.app","displayName":"Pull","iconUrl":"http://insecure.example.com/i.png"}"#,
+            #"{"miniAppId":"ok.app","displayName":"Pull","apiKey":"mp_chosen"}"#,
+        ])
     func invalidCreate(_ body: String) throws {
         let before = try DB.count("SELECT count(*) FROM partners")
         let response = try intake.admin("POST", "/api/admin/mini-app-partners", body)
@@ -70,8 +74,9 @@ struct AdminAPITests {
     func update() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
-        let response = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)",
-                                        #"{"displayName":"Pull Pro","rateLimitPerDay":500,"iconUrl":null}"#)
+        let response = try intake.admin(
+            "PATCH", "/api/admin/mini-app-partners/\(partner.id)",
+            #"{"displayName":"Pull Pro","rateLimitPerDay":500,"iconUrl":null}"#)
         #expect(response.status == 200)
         #expect(response.json["displayName"] == .string("Pull Pro"))
         #expect(response.json["rateLimitPerDay"] == .number(500))
@@ -85,8 +90,11 @@ struct AdminAPITests {
             return title != "[Pull] Deposit pending"
         }
         #expect(title == "[Pull Pro] Deposit pending")
-        #expect(try intake.admin("PATCH", "/api/admin/mini-app-partners/\(UUID())", #"{"displayName":"X"}"#).status == 404)
-        #expect(try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"miniAppId":"x"}"#).status == 400)
+        #expect(
+            try intake.admin("PATCH", "/api/admin/mini-app-partners/\(UUID())", #"{"displayName":"X"}"#).status == 404)
+        #expect(
+            try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"miniAppId":"x"}"#).status == 400
+        )
     }
 
     @Test("a revoked key is refused within 5 seconds on every intake process")
@@ -98,14 +106,16 @@ struct AdminAPITests {
         let body = pushBody(partner, emails: [user.email])
         // Warm both processes' caches with the valid key.
         #expect(try intake.push(partner.key, body).status == 202)
-        #expect(try other.request("POST", "/api/partners/notifications/push", token: partner.key, json: body).status == 202)
+        #expect(
+            try other.request("POST", "/api/partners/notifications/push", token: partner.key, json: body).status == 202)
 
         let revoked = try intake.admin("DELETE", "/api/admin/mini-app-partners/\(partner.id)")
         #expect(revoked.status == 200)
         #expect(revoked.json["revokedAt"] != .null)
         try waitFor("the key refused by both intakes", timeout: .seconds(5), interval: .milliseconds(100)) {
             let here = try intake.push(partner.key, body).status
-            let there = try other.request("POST", "/api/partners/notifications/push", token: partner.key, json: body).status
+            let there = try other.request("POST", "/api/partners/notifications/push", token: partner.key, json: body)
+                .status
             return here == 401 && there == 401
         }
         #expect(try intake.admin("POST", "/api/admin/mini-app-partners/\(partner.id)/rotate-key").status == 409)
@@ -134,7 +144,8 @@ struct PartnerPresentationAdminTests {
     static let path = "/api/admin/mini-app-partners"
 
     func columns(_ id: String) throws -> (sound: String?, allowTimeSensitive: Bool) {
-        let row = try #require(try DB.rows("SELECT sound, allow_time_sensitive FROM partners WHERE id = $1::uuid", [id]).first)
+        let row = try #require(
+            try DB.rows("SELECT sound, allow_time_sensitive FROM partners WHERE id = $1::uuid", [id]).first)
         return (row.optionalString(0), try row.bool(1))
     }
 
@@ -144,7 +155,8 @@ struct PartnerPresentationAdminTests {
 
     @Test("create: sound defaults to \"default\" and allowTimeSensitive to false; both are stored and shown")
     func createDefaults() throws {
-        let created = try intake.admin("POST", Self.path,
+        let created = try intake.admin(
+            "POST", Self.path,
             #"{"miniAppId":"\#(TestEnvironment.unique("snd"))","displayName":"Pull"}"#)
         #expect(created.status == 201)
         #expect(created.json["sound"] == .string("default"))
@@ -156,14 +168,16 @@ struct PartnerPresentationAdminTests {
         #expect(try listed(id)?["allowTimeSensitive"] == .bool(false))
     }
 
-    @Test("create with a sound file and the permission; null sound is silent, null permission the default",
-          arguments: [
-              (#""sound":"chime.caf","allowTimeSensitive":true"#, "chime.caf" as String?, true),
-              (#""sound":null,"allowTimeSensitive":false"#, nil, false),
-              (#""sound":"Alarm Tone.aiff","allowTimeSensitive":null"#, "Alarm Tone.aiff", false),
-          ])
+    @Test(
+        "create with a sound file and the permission; null sound is silent, null permission the default",
+        arguments: [
+            (#""sound":"chime.caf","allowTimeSensitive":true"#, "chime.caf" as String?, true),
+            (#""sound":null,"allowTimeSensitive":false"#, nil, false),
+            (#""sound":"Alarm Tone.aiff","allowTimeSensitive":null"#, "Alarm Tone.aiff", false),
+        ])
     func createWithFields(_ fields: String, _ sound: String?, _ allowed: Bool) throws {
-        let created = try intake.admin("POST", Self.path,
+        let created = try intake.admin(
+            "POST", Self.path,
             #"{"miniAppId":"\#(TestEnvironment.unique("snd"))","displayName":"Pull",\#(fields)}"#)
         #expect(created.status == 201, "\(created.text)")
         #expect(created.json["sound"] == (sound.map { .string($0) } ?? .null))
@@ -192,11 +206,13 @@ struct PartnerPresentationAdminTests {
         (#""allowTimeSensitive":1"#, "allowTimeSensitive"),
     ]
 
-    @Test("a bad sound or permission on create is 400 with the field named; nothing is written",
-          arguments: invalidFields)
+    @Test(
+        "a bad sound or permission on create is 400 with the field named; nothing is written",
+        arguments: invalidFields)
     func invalidCreate(_ fields: String, _ field: String) throws {
         let miniApp = TestEnvironment.unique("snd")
-        let response = try intake.admin("POST", Self.path, #"{"miniAppId":"\#(miniApp)","displayName":"Pull",\#(fields)}"#)
+        let response = try intake.admin(
+            "POST", Self.path, #"{"miniAppId":"\#(miniApp)","displayName":"Pull",\#(fields)}"#)
         #expect(response.status == 400, "\(response.text)")
         #expect(response.errorCode == "invalid_field")
         #expect(response.errorField == field)
@@ -213,7 +229,9 @@ struct PartnerPresentationAdminTests {
         #expect(response.errorField == field)
         let stored = try columns(partner.id)
         #expect(stored.sound == "chime.caf" && !stored.allowTimeSensitive)
-        #expect(try DB.rows("SELECT display_name FROM partners WHERE id = $1::uuid", [partner.id]).first?.string(0) == "Pull")
+        #expect(
+            try DB.rows("SELECT display_name FROM partners WHERE id = $1::uuid", [partner.id]).first?.string(0)
+                == "Pull")
     }
 
     @Test("PATCH sets, silences and keeps the sound, and grants and withdraws the permission")
@@ -253,8 +271,9 @@ struct PartnerPresentationAdminTests {
         #expect(refused.status == 403)
         #expect(refused.errorCode == "time_sensitive_not_allowed")
 
-        let patched = try intake.admin("PATCH", "\(Self.path)/\(partner.id)",
-                                       #"{"sound":"chime.caf","allowTimeSensitive":true}"#)
+        let patched = try intake.admin(
+            "PATCH", "\(Self.path)/\(partner.id)",
+            #"{"sound":"chime.caf","allowTimeSensitive":true}"#)
         #expect(patched.status == 200)
         // The partner profile is cached for at most 2 s per process; the refusals meanwhile write nothing.
         var accepted = try intake.push(partner.key, timeSensitive)
@@ -264,8 +283,10 @@ struct PartnerPresentationAdminTests {
         }
         #expect(accepted.status == 202, "\(accepted.text)")
         let requestID = try #require(accepted.json["requestId"]?.stringValue)
-        let payload = try JSONParser.parse(try #require(
-            try DB.rows("SELECT payload FROM deliveries WHERE request_id = $1::uuid", [requestID]).first).string(0))
+        let payload = try JSONParser.parse(
+            try #require(
+                try DB.rows("SELECT payload FROM deliveries WHERE request_id = $1::uuid", [requestID]).first
+            ).string(0))
         #expect(payload["aps"]?["sound"] == .string("chime.caf"))
         #expect(payload["aps"]?["interruption-level"] == .string("time-sensitive"))
         #expect(payload["aps"]?["thread-id"] == .string(partner.miniAppID))

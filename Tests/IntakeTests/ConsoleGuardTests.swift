@@ -15,7 +15,8 @@ struct ConsoleGuardTests {
 
     /// An intake with the console on; `trusted`: the test client (127.0.0.1) is a trusted proxy.
     static func intake(trusted: Bool = false, _ configure: (inout IntakeConfiguration) -> Void = { _ in }) throws
-        -> IntakeHarness {
+        -> IntakeHarness
+    {
         try IntakeHarness {
             $0.consoleEnabled = true
             if trusted { $0.trustedProxies = [IPNetwork("127.0.0.0/8")!] }
@@ -24,11 +25,13 @@ struct ConsoleGuardTests {
     }
 
     static func signIn(_ intake: IntakeHarness, token: String = IntakeHarness.adminToken, forwardedFor: String? = nil)
-        throws -> TestHTTPClient.Response {
+        throws -> TestHTTPClient.Response
+    {
         var headers = [("Content-Type", "application/x-www-form-urlencoded")]
         if let forwardedFor { headers.append(("X-Forwarded-For", forwardedFor)) }
-        return try TestHTTPClient.send(port: intake.port, method: "POST", path: "/console/login", headers: headers,
-                                       body: Array("token=\(token)".utf8))
+        return try TestHTTPClient.send(
+            port: intake.port, method: "POST", path: "/console/login", headers: headers,
+            body: Array("token=\(token)".utf8))
     }
 
     /// The `name=value` of a sign-in's session cookie.
@@ -38,8 +41,10 @@ struct ConsoleGuardTests {
     }
 
     static func overview(_ intake: IntakeHarness, cookie: String) throws -> Int {
-        try TestHTTPClient.send(port: intake.port, method: "GET", path: "/api/admin/console/overview",
-                                headers: [("Cookie", cookie)], body: []).status
+        try TestHTTPClient.send(
+            port: intake.port, method: "GET", path: "/api/admin/console/overview",
+            headers: [("Cookie", cookie)], body: []
+        ).status
     }
 
     static func tokenHash(_ cookie: String) -> String {
@@ -54,8 +59,10 @@ struct ConsoleGuardTests {
         let first = try Self.intake()
         let cookie = try Self.cookie(Self.signIn(first))
         #expect(try Self.overview(first, cookie: cookie) == 200)
-        let stored = try DB.rows("SELECT admin_token_mac FROM console_sessions WHERE token_hash = $1",
-                                 [Self.tokenHash(cookie)]).first?.string(0)
+        let stored = try DB.rows(
+            "SELECT admin_token_mac FROM console_sessions WHERE token_hash = $1",
+            [Self.tokenHash(cookie)]
+        ).first?.string(0)
         #expect(stored?.count == 64 && stored != Digest.sha256Hex(IntakeHarness.adminToken))
         first.stop()
 
@@ -70,8 +77,9 @@ struct ConsoleGuardTests {
         // The old token dropped: the session is signed out, as an expired one is.
         let rotated = try Self.intake { $0.adminToken = Self.rotatedAdmin }
         defer { rotated.stop() }
-        let refused = try TestHTTPClient.send(port: rotated.port, method: "GET", path: "/api/admin/console/session",
-                                              headers: [("Cookie", cookie)], body: [])
+        let refused = try TestHTTPClient.send(
+            port: rotated.port, method: "GET", path: "/api/admin/console/session",
+            headers: [("Cookie", cookie)], body: [])
         #expect(refused.status == 401 && refused.errorCode == "unauthorized")
         // A session opened with the new token works there.
         let fresh = try Self.cookie(Self.signIn(rotated, token: Self.rotatedAdmin))
@@ -99,8 +107,9 @@ struct ConsoleGuardTests {
         #expect(try DB.count(idle, [hash]) < 10)
         // The page's own 5-second refresh is no use: an open tab left alone still idles out.
         try DB.execute(setIdle, [hash, 240])
-        let polled = try TestHTTPClient.send(port: intake.port, method: "GET", path: "/api/admin/console/overview",
-                                             headers: [("Cookie", cookie), ("X-Herald-Console-Poll", "1")], body: [])
+        let polled = try TestHTTPClient.send(
+            port: intake.port, method: "GET", path: "/api/admin/console/overview",
+            headers: [("Cookie", cookie), ("X-Herald-Console-Poll", "1")], body: [])
         #expect(polled.status == 200)
         #expect(try DB.count(idle, [hash]) >= 240)
         // Unused for 5 minutes: signed out.
@@ -118,8 +127,9 @@ struct ConsoleGuardTests {
         let address = Self.uniqueAddress()
         try DB.execute("DELETE FROM console_sign_in_failures WHERE client = $1", [address])
         for attempt in 0..<5 {
-            let refused = try Self.signIn(attempt % 2 == 0 ? intake : other, token: "wrong-\(attempt)",
-                                          forwardedFor: address)
+            let refused = try Self.signIn(
+                attempt % 2 == 0 ? intake : other, token: "wrong-\(attempt)",
+                forwardedFor: address)
             #expect(refused.status == 401 && refused.headers["set-cookie"] == nil)
         }
         let sixth = try Self.signIn(intake, token: "wrong-6", forwardedFor: address)
@@ -132,10 +142,13 @@ struct ConsoleGuardTests {
         // Another address signs in meanwhile, and a success counts nothing.
         let elsewhere = "192.0.2.\(Int.random(in: 1...254))"
         _ = try Self.cookie(Self.signIn(intake, forwardedFor: elsewhere))
-        #expect(try DB.count("SELECT coalesce(sum(failures), 0)::int FROM console_sign_in_failures WHERE client = $1",
-                             [elsewhere]) == 0)
+        #expect(
+            try DB.count(
+                "SELECT coalesce(sum(failures), 0)::int FROM console_sign_in_failures WHERE client = $1",
+                [elsewhere]) == 0)
         // Once the window has passed, the right token signs in.
-        try DB.execute("""
+        try DB.execute(
+            """
             UPDATE console_sign_in_failures SET window_start = now() - interval '61 seconds' WHERE client = $1
             """, [address])
         _ = try Self.cookie(Self.signIn(intake, forwardedFor: address))
@@ -162,9 +175,11 @@ struct ConsoleGuardTests {
 
     /// The client the audit trail recorded for the sign-in that set `cookie`.
     static func auditedClient(_ cookie: String) throws -> String? {
-        try DB.rows("""
+        try DB.rows(
+            """
             SELECT client FROM admin_audit WHERE action = 'console.signed_in' AND detail->>'session' = $1
-            """, [String(Self.tokenHash(cookie).prefix(12))]).first?.optionalString(0)
+            """, [String(Self.tokenHash(cookie).prefix(12))]
+        ).first?.optionalString(0)
     }
 
     @Test("X-Forwarded-For is ignored from an untrusted peer and read from a trusted proxy, right to left")

@@ -10,7 +10,9 @@ import Testing
 struct ConsoleTests {
     static let console: IntakeHarness = {
         do {
-            return try IntakeHarness { $0.consoleEnabled = true; $0.consoleSessionHours = 1 }
+            return try IntakeHarness {
+                $0.consoleEnabled = true; $0.consoleSessionHours = 1
+            }
         } catch {
             fatalError("cannot start the console intake: \(error)")
         }
@@ -50,8 +52,9 @@ struct ConsoleTests {
         var headers = [("Cookie", session.cookie)]
         if let csrf { headers.append(("X-CSRF-Token", csrf)) }
         if json != nil { headers.append(("Content-Type", "application/json")) }
-        return try TestHTTPClient.send(port: intake.port, method: method, path: path, headers: headers,
-                                       body: Array((json ?? "").utf8))
+        return try TestHTTPClient.send(
+            port: intake.port, method: method, path: path, headers: headers,
+            body: Array((json ?? "").utf8))
     }
 
     @Test("off unless HERALD_CONSOLE_ENABLED=1: every console path is 404, even with the admin token")
@@ -69,7 +72,8 @@ struct ConsoleTests {
             let response = try intake.request("GET", path, token: nil)
             #expect(response.status == 200, "\(path)")
             let csp = response.headers["content-security-policy"] ?? ""
-            #expect(csp.contains("default-src 'self'") && csp.contains("script-src 'self'")
+            #expect(
+                csp.contains("default-src 'self'") && csp.contains("script-src 'self'")
                     && csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"), "\(csp)")
             #expect(response.headers["x-frame-options"] == "DENY")
             #expect(response.headers["x-content-type-options"] == "nosniff")
@@ -137,8 +141,9 @@ struct ConsoleTests {
         #expect(rotated.json["apiKey"]?.stringValue?.hasPrefix("mp_") == true)
         #expect(try DB.rows(hash, [partner.id]).first?.string(0) != before)
         // A cookie never stands in for a wrong bearer token.
-        let both = try TestHTTPClient.send(port: intake.port, method: "GET", path: "/api/admin/console/overview",
-                                           headers: [("Cookie", session.cookie), ("Authorization", "Bearer wrong")], body: [])
+        let both = try TestHTTPClient.send(
+            port: intake.port, method: "GET", path: "/api/admin/console/overview",
+            headers: [("Cookie", session.cookie), ("Authorization", "Bearer wrong")], body: [])
         #expect(both.status == 401)
     }
 
@@ -147,7 +152,8 @@ struct ConsoleTests {
         let session = try signIn()
         let partner = try intake.makePartner(displayName: "<img src=x onerror=alert(1)>")
         let user = try intake.makeUser(tenant: partner.tenantID)
-        let pushed = try intake.push(partner.key, pushBody(partner, emails: [user.email], title: "Console <b>title</b>"))
+        let pushed = try intake.push(
+            partner.key, pushBody(partner, emails: [user.email], title: "Console <b>title</b>"))
         #expect(pushed.status == 202)
         let requestID = try #require(pushed.json["requestId"]?.stringValue)
         try Self.fail(requestID: requestID, reason: "BadCollapseId")
@@ -160,17 +166,22 @@ struct ConsoleTests {
         #expect(groups.first?["count"] == .number(2))
 
         let body = #"{"miniAppId":"\#(partner.miniAppID)","outcome":"failed","reason":"BadCollapseId","hours":1"#
-        #expect(try send("POST", "/api/admin/console/failures/replay", session, csrf: nil,
-                         json: body + #","dryRun":false}"#).status == 403)
+        #expect(
+            try send(
+                "POST", "/api/admin/console/failures/replay", session, csrf: nil,
+                json: body + #","dryRun":false}"#
+            ).status == 403)
         let dry = try send("POST", "/api/admin/console/failures/replay", session, csrf: session.csrf, json: body + "}")
         #expect(dry.status == 200)
         #expect(dry.json["dryRun"] == .bool(true))
         #expect(dry.json["replayed"] == .number(2))
         #expect(try DB.count("SELECT count(*) FROM deliveries WHERE request_id = $1::uuid", [requestID]) == 0)
-        let done = try send("POST", "/api/admin/console/failures/replay", session, csrf: session.csrf,
-                            json: body + #","dryRun":false}"#)
+        let done = try send(
+            "POST", "/api/admin/console/failures/replay", session, csrf: session.csrf,
+            json: body + #","dryRun":false}"#)
         #expect(done.json["replayed"] == .number(2))
-        #expect(try DB.count("SELECT count(*) FROM deliveries WHERE request_id = $1::uuid AND lane = 1", [requestID]) == 2)
+        #expect(
+            try DB.count("SELECT count(*) FROM deliveries WHERE request_id = $1::uuid AND lane = 1", [requestID]) == 2)
         let after = try get("/api/admin/console/failures?partner=\(partner.miniAppID)", cookie: session.cookie)
         #expect(after.json["groups"]?.arrayValue?.isEmpty == true)
 
@@ -197,10 +208,12 @@ struct ConsoleTests {
         #expect(rows.first?["deliveries"] == .number(2))
         #expect(rows.first?["pending"] == .number(2))
         let since = ISO8601.format(Date().addingTimeInterval(-60))
-        let byTime = try get("/api/admin/console/requests?partner=\(partner.miniAppID)&since=\(since)", cookie: session.cookie)
+        let byTime = try get(
+            "/api/admin/console/requests?partner=\(partner.miniAppID)&since=\(since)", cookie: session.cookie)
         #expect(byTime.json["requests"]?.arrayValue?.count == 1)
         let future = ISO8601.format(Date().addingTimeInterval(3_600))
-        let none = try get("/api/admin/console/requests?partner=\(partner.miniAppID)&since=\(future)", cookie: session.cookie)
+        let none = try get(
+            "/api/admin/console/requests?partner=\(partner.miniAppID)&since=\(future)", cookie: session.cookie)
         #expect(none.json["requests"]?.arrayValue?.isEmpty == true)
         let byID = try get("/api/admin/console/requests?id=\(requestID)", cookie: session.cookie)
         #expect(byID.json["requests"]?.arrayValue?.count == 1)
@@ -215,16 +228,18 @@ struct ConsoleTests {
         #expect(try get("/api/admin/console/requests/\(UUID().uuidString)", cookie: session.cookie).status == 404)
     }
 
-    @Test("bad query values are 400 naming the field, never 500", arguments: [
-        ("/api/admin/console/requests?partner=%3Cimg%3E", "partner"),
-        ("/api/admin/console/requests?id=nope", "id"),
-        ("/api/admin/console/requests?until=", "until"),
-        ("/api/admin/console/requests?since=yesterday", "since"),
-        ("/api/admin/console/requests?until=0000-01-01T00:00:00Z", "until"),
-        ("/api/admin/console/requests?limit=0", "limit"),
-        ("/api/admin/console/failures?hours=100000", "hours"),
-        ("/api/admin/console/tokens?hours=-1", "hours"),
-    ])
+    @Test(
+        "bad query values are 400 naming the field, never 500",
+        arguments: [
+            ("/api/admin/console/requests?partner=%3Cimg%3E", "partner"),
+            ("/api/admin/console/requests?id=nope", "id"),
+            ("/api/admin/console/requests?until=", "until"),
+            ("/api/admin/console/requests?since=yesterday", "since"),
+            ("/api/admin/console/requests?until=0000-01-01T00:00:00Z", "until"),
+            ("/api/admin/console/requests?limit=0", "limit"),
+            ("/api/admin/console/failures?hours=100000", "hours"),
+            ("/api/admin/console/tokens?hours=-1", "hours"),
+        ])
     func badQueries(_ path: String, _ field: String) throws {
         let response = try intake.admin("GET", path)
         #expect(response.status == 400)
@@ -236,7 +251,13 @@ struct ConsoleTests {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
         #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 202)
-        #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email], extra: #","sendAt":"\#(ISO8601.format(Date().addingTimeInterval(3_600)))""#))
+        #expect(
+            try intake.push(
+                partner.key,
+                pushBody(
+                    partner, emails: [user.email],
+                    extra: #","sendAt":"\#(ISO8601.format(Date().addingTimeInterval(3_600)))""#)
+            )
             .status == 202)
         let response = try intake.admin("GET", "/api/admin/console/overview")
         #expect(response.status == 200)
@@ -247,10 +268,12 @@ struct ConsoleTests {
                 .compactMap { $0["count"]?.numberValue }.reduce(0, +)
         }
         let partnerID = partner.id
-        let due = try DB.count("""
+        let due = try DB.count(
+            """
             SELECT count(*) FROM deliveries WHERE partner_id = $1::uuid AND state = 'pending' AND available_at <= now()
             """, [partnerID])
-        let later = try DB.count("""
+        let later = try DB.count(
+            """
             SELECT count(*) FROM deliveries WHERE partner_id = $1::uuid AND state = 'pending' AND available_at > now()
             """, [partnerID])
         #expect(due == 2 && later == 2)
@@ -264,7 +287,8 @@ struct ConsoleTests {
     @Test("workers: live ones, and lost ones after three missed beats")
     func workers() throws {
         let id = TestEnvironment.unique("worker")
-        try DB.execute("""
+        try DB.execute(
+            """
             INSERT INTO worker_heartbeats (worker_id, host, version, started_at, last_seen_at, in_flight, paused_upstreams,
                                            claims_per_second, interval_seconds)
             VALUES ($1, 'h1', 'test', now(), now(), 3, '{apns}', 12.5, 5), ($1 || '-lost', 'h2', 'test', now(),
@@ -283,7 +307,8 @@ struct ConsoleTests {
 
     /// Moves a request's outbox rows to history as `failed` with `reason`, as a worker's completion would.
     static func fail(requestID: String, reason: String) throws {
-        try DB.execute("""
+        try DB.execute(
+            """
             WITH d AS (DELETE FROM deliveries WHERE request_id = $1::uuid RETURNING *), h AS (
                 INSERT INTO delivery_history (id, request_id, request_created_at, partner_id, lane, service, user_id,
                                               device_id, outcome, attempts, last_error, created_at, finished_at, payload)
@@ -302,7 +327,8 @@ struct ConsoleWebhookTests {
     func webhooks() throws {
         let partner = try intake.makePartner(extra: [("webhookUrl", .string("https://hooks.example.com/herald"))])
         let id = UUID()
-        try DB.execute("""
+        try DB.execute(
+            """
             INSERT INTO webhook_events (id, partner_id, type, subject_id, body, created_at, window_start, state, available_at,
                                         attempts, last_status, last_error, finished_at)
             VALUES ($1, $2::uuid, 'push.completed', gen_random_uuid(), '{}', now(), now() - interval '1 day', 'failed', now(),
@@ -321,7 +347,9 @@ struct ConsoleWebhookTests {
         #expect(done.json["replayed"] == .number(1), "\(done.text)")
         #expect(try DB.count("SELECT count(*) FROM webhook_events WHERE id = $1 AND state = 'pending'", [id]) == 1)
         #expect(try intake.admin("POST", "/api/admin/console/webhooks/replay", #"{"eventId":"nope"}"#).status == 400)
-        #expect(try intake.admin("POST", "/api/admin/console/webhooks/replay", #"{"miniAppId":"no.such.app"}"#).status == 404)
+        #expect(
+            try intake.admin("POST", "/api/admin/console/webhooks/replay", #"{"miniAppId":"no.such.app"}"#).status
+                == 404)
     }
 
     @Test("Live Activities: active ones per partner")

@@ -46,8 +46,10 @@ struct CredentialRotationTests {
 
         #expect(try intake.push(partner.key, body).status == 202)
         #expect(try intake.push(newKey, body).status == 202)
-        #expect(try metrics().contains(
-            #"herald_intake_previous_credential_requests_total{credential="partner_key",partner="\#(partner.miniAppID)"} 1"#))
+        #expect(
+            try metrics().contains(
+                #"herald_intake_previous_credential_requests_total{credential="partner_key",partner="\#(partner.miniAppID)"} 1"#
+            ))
 
         // The list shows the overlap while it lasts.
         let listed = try intake.admin("GET", "/api/admin/mini-app-partners").json["partners"]?.arrayValue?
@@ -55,9 +57,10 @@ struct CredentialRotationTests {
         #expect(listed?["previousKeyExpiresAt"] == rotated.json["previousKeyExpiresAt"])
 
         // The old key works until the overlap ends (each push meanwhile is accepted), then is refused.
-        #expect(try await eventually(timeout: .seconds(10), interval: .milliseconds(200)) {
-            try intake.push(partner.key, body).status == 401
-        })
+        #expect(
+            try await eventually(timeout: .seconds(10), interval: .milliseconds(200)) {
+                try intake.push(partner.key, body).status == 401
+            })
         #expect(Date() >= expires.addingTimeInterval(-0.5), "refused before the overlap ended")
         #expect(try intake.push(newKey, body).status == 202)
         let after = try intake.admin("GET", "/api/admin/mini-app-partners").json["partners"]?.arrayValue?
@@ -65,7 +68,8 @@ struct CredentialRotationTests {
         #expect(after?["previousKeyExpiresAt"] == .null)
     }
 
-    @Test("Rotating again keeps only the key just replaced; DELETE previous-key ends it at once; no overlap ends it too")
+    @Test(
+        "Rotating again keeps only the key just replaced; DELETE previous-key ends it at once; no overlap ends it too")
     func secondRotationAndEnd() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
@@ -149,8 +153,9 @@ struct CredentialRotationTests {
         #expect(try intake.request("GET", list, token: "previous-admin-token-012345678").status == 401)
         let user = TestEnvironment.unique("rotation-user")
         let path = "/api/internal/users/\(user)"
-        #expect(try intake.request("PUT", path, token: Self.previousHost, json: #"{"tenantId":"t1","emails":[]}"#).status
-            == 201)
+        #expect(
+            try intake.request("PUT", path, token: Self.previousHost, json: #"{"tenantId":"t1","emails":[]}"#).status
+                == 201)
         #expect(try intake.request("GET", path + "/devices", token: IntakeHarness.hostToken).status == 200)
         #expect(try intake.request("GET", path + "/devices", token: Self.previousAdmin).status == 401)
         let text = try metrics()
@@ -160,10 +165,13 @@ struct CredentialRotationTests {
 
     static func count(_ metrics: String, credential: String) throws -> Int {
         let prefix = #"herald_intake_previous_credential_requests_total{credential="\#(credential)"} "#
-        return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+        return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) }
+            ?? 0
     }
 
-    @Test("HERALD_ADMIN_TOKEN_PREVIOUS and HERALD_HOST_TOKEN_PREVIOUS: optional, 16 characters or more, unlike any other token")
+    @Test(
+        "HERALD_ADMIN_TOKEN_PREVIOUS and HERALD_HOST_TOKEN_PREVIOUS: optional, 16 characters or more, unlike any other token"
+    )
     func configuration() throws {
         let base = IntakeConfigurationTests.base
         func read(_ extra: [String: String]) throws(ConfigurationError) -> IntakeConfiguration {
@@ -171,7 +179,9 @@ struct CredentialRotationTests {
         }
         let none = try read([:])
         #expect(none.adminTokenPrevious == nil && none.hostTokenPrevious == nil)
-        let both = try read(["HERALD_ADMIN_TOKEN_PREVIOUS": Self.previousAdmin, "HERALD_HOST_TOKEN_PREVIOUS": Self.previousHost])
+        let both = try read([
+            "HERALD_ADMIN_TOKEN_PREVIOUS": Self.previousAdmin, "HERALD_HOST_TOKEN_PREVIOUS": Self.previousHost,
+        ])
         #expect(both.adminTokenPrevious == Self.previousAdmin && both.hostTokenPrevious == Self.previousHost)
         let admin = base["HERALD_ADMIN_TOKEN"]!, host = base["HERALD_HOST_TOKEN"]!
         let refused: [([String: String], String)] = [
@@ -181,8 +191,10 @@ struct CredentialRotationTests {
             (["HERALD_ADMIN_TOKEN_PREVIOUS": host], "HERALD_HOST_TOKEN"),
             (["HERALD_HOST_TOKEN_PREVIOUS": admin], "HERALD_HOST_TOKEN_PREVIOUS"),
             (["HERALD_HOST_TOKEN_PREVIOUS": host], "HERALD_HOST_TOKEN_PREVIOUS"),
-            (["HERALD_ADMIN_TOKEN_PREVIOUS": Self.previousAdmin, "HERALD_HOST_TOKEN_PREVIOUS": Self.previousAdmin],
-             "HERALD_HOST_TOKEN_PREVIOUS"),
+            (
+                ["HERALD_ADMIN_TOKEN_PREVIOUS": Self.previousAdmin, "HERALD_HOST_TOKEN_PREVIOUS": Self.previousAdmin],
+                "HERALD_HOST_TOKEN_PREVIOUS"
+            ),
         ]
         for (extra, variable) in refused {
             #expect(throws: ConfigurationError.self, "\(extra)") { try read(extra) }

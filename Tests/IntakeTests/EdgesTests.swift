@@ -18,10 +18,12 @@ struct EdgesTests {
     func stored(_ requestID: String) throws -> (ttl: Int?, deliveries: [Double]) {
         let ttl = try DB.rows("SELECT ttl_seconds FROM push_requests WHERE id = $1::uuid", [requestID]).first?
             .optionalInt(0)
-        let expiries = try DB.rows("""
+        let expiries = try DB.rows(
+            """
             SELECT extract(epoch FROM expires_at - request_created_at)::float8 FROM deliveries
              WHERE request_id = $1::uuid
-            """, [requestID]).map { try $0.double(0) }
+            """, [requestID]
+        ).map { try $0.double(0) }
         return (ttl, expiries)
     }
 
@@ -44,11 +46,13 @@ struct EdgesTests {
         for expiry in own.deliveries { #expect(abs(expiry - 90) < 1) }
 
         for bad in ["0", "-1", "2419201", "1.5", "\"60\""] {
-            let response = try intake.push(partner.key, pushBody(partner, emails: [user.email], extra: #","ttlSeconds":\#(bad)"#))
+            let response = try intake.push(
+                partner.key, pushBody(partner, emails: [user.email], extra: #","ttlSeconds":\#(bad)"#))
             #expect(response.status == 400, "\(bad)")
             #expect(response.errorField == "ttlSeconds")
         }
-        let longest = try intake.push(partner.key, pushBody(partner, emails: [user.email], extra: #","ttlSeconds":2419200"#))
+        let longest = try intake.push(
+            partner.key, pushBody(partner, emails: [user.email], extra: #","ttlSeconds":2419200"#))
         #expect(longest.status == 202)
     }
 
@@ -58,11 +62,14 @@ struct EdgesTests {
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
         let sendAt = Date().addingTimeInterval(3600)
         for (extra, ttl) in [(#","ttlSeconds":600"#, 600.0), ("", 28 * Self.day)] {
-            let response = try intake.push(partner.key, pushBody(
-                partner, emails: [user.email], extra: #","sendAt":"\#(ISO8601.format(sendAt))"\#(extra)"#))
+            let response = try intake.push(
+                partner.key,
+                pushBody(
+                    partner, emails: [user.email], extra: #","sendAt":"\#(ISO8601.format(sendAt))"\#(extra)"#))
             #expect(response.status == 202, "\(response.text)")
             let id = response.json["requestId"]!.stringValue!
-            let rows = try DB.rows("""
+            let rows = try DB.rows(
+                """
                 SELECT extract(epoch FROM expires_at - available_at)::float8 FROM deliveries WHERE request_id = $1::uuid
                 """, [id])
             #expect(rows.count == 1)
@@ -73,8 +80,11 @@ struct EdgesTests {
     @Test("HERALD_NOTIFY_INTERVAL_MS sets the NOTIFY interval, validated to 0-1000")
     func notifyIntervalSetting() throws {
         var environment = IntakeConfigurationTests.base
-        #expect(try IntakeConfiguration.fromEnvironment(environment).notifyInterval == IntakeConfiguration(
-            databaseURL: "", adminToken: "", hostToken: "", signingKeys: [:], signingKeyID: "").notifyInterval)
+        #expect(
+            try IntakeConfiguration.fromEnvironment(environment).notifyInterval
+                == IntakeConfiguration(
+                    databaseURL: "", adminToken: "", hostToken: "", signingKeys: [:], signingKeyID: ""
+                ).notifyInterval)
         for (text, interval) in [("0", Duration.zero), ("1", .milliseconds(1)), ("1000", .seconds(1))] {
             environment["HERALD_NOTIFY_INTERVAL_MS"] = text
             #expect(try IntakeConfiguration.fromEnvironment(environment).notifyInterval == interval)
@@ -128,11 +138,13 @@ struct EdgesTests {
         let oldUser = try intake.makeUser(tenant: oldPartner.tenantID)
         let newUser = try intake.makeUser(tenant: newPartner.tenantID, ios: false, android: false)
         // The same phone (its APNs and FCM tokens) signs in as the new user.
-        let ios = try intake.host("PUT", "/api/internal/users/\(newUser.id)/devices/phone",
-                                  #"{"platform":"ios","environment":"production","apnsToken":"\#(oldUser.apnsToken)"}"#)
+        let ios = try intake.host(
+            "PUT", "/api/internal/users/\(newUser.id)/devices/phone",
+            #"{"platform":"ios","environment":"production","apnsToken":"\#(oldUser.apnsToken)"}"#)
         #expect(ios.status == 201)
-        let android = try intake.host("PUT", "/api/internal/users/\(newUser.id)/devices/tablet",
-                                      #"{"platform":"android","environment":"production","fcmToken":"\#(oldUser.fcmToken)"}"#)
+        let android = try intake.host(
+            "PUT", "/api/internal/users/\(newUser.id)/devices/tablet",
+            #"{"platform":"android","environment":"production","fcmToken":"\#(oldUser.fcmToken)"}"#)
         #expect(android.status == 201)
 
         let toOld = try intake.push(oldPartner.key, pushBody(oldPartner, emails: [oldUser.email]))
@@ -141,10 +153,14 @@ struct EdgesTests {
         #expect(toOld.json["deliveries"] == .number(0))
         let toNew = try intake.push(newPartner.key, pushBody(newPartner, emails: [newUser.email]))
         #expect(toNew.json["deliveries"] == .number(2))
-        #expect(try DB.count("SELECT count(*) FROM devices WHERE apns_token = $1 OR fcm_token = $2",
-                             [oldUser.apnsToken, oldUser.fcmToken]) == 2)
-        #expect(try DB.count("SELECT count(*) FROM devices WHERE user_id = $1 AND (apns_token IS NOT NULL OR fcm_token IS NOT NULL)",
-                             [oldUser.id]) == 0)
+        #expect(
+            try DB.count(
+                "SELECT count(*) FROM devices WHERE apns_token = $1 OR fcm_token = $2",
+                [oldUser.apnsToken, oldUser.fcmToken]) == 2)
+        #expect(
+            try DB.count(
+                "SELECT count(*) FROM devices WHERE user_id = $1 AND (apns_token IS NOT NULL OR fcm_token IS NOT NULL)",
+                [oldUser.id]) == 0)
     }
 
     @Test("control characters anywhere in a push are 400 naming the field, and write nothing")
@@ -190,7 +206,10 @@ struct EdgesTests {
         let user = TestEnvironment.unique("u")
         let hostCases: [(String, String, String)] = [
             ("/api/internal/users/\(user)", #"{"tenantId":"t\u0000","emails":[]}"#, "tenantId"),
-            ("/api/internal/users/\(user)", #"{"tenantId":"\#(tenant)","emails":["a@b.io","x\u0000@y.io"]}"#, "emails[1]"),
+            (
+                "/api/internal/users/\(user)", #"{"tenantId":"\#(tenant)","emails":["a@b.io","x\u0000@y.io"]}"#,
+                "emails[1]"
+            ),
             ("/api/internal/users/\(user)", #"{"tenantId":"\#(tenant)","emails":["x\u2028@y.io"]}"#, "emails[0]"),
         ]
         for (path, body, field) in hostCases {
@@ -204,8 +223,14 @@ struct EdgesTests {
             (#"{"miniAppId":"a.b\#(UUID().uuidString.prefix(6))","displayName":"Pu\u0000ll"}"#, "displayName"),
             (#"{"miniAppId":"a.b\#(UUID().uuidString.prefix(6))","displayName":"Pull\u200f"}"#, "displayName"),
             (#"{"miniAppId":"a\u0000b","displayName":"Pull"}"#, "miniAppId"),
-            (#"{"miniAppId":"a.b\#(UUID().uuidString.prefix(6))","displayName":"Pull","iconUrl":"https://x.io/\u0000"}"#, "iconUrl"),
-            (#"{"miniAppId":"a.b\#(UUID().uuidString.prefix(6))","displayName":"Pull","iconUrl":"https://x.io/é"}"#, "iconUrl"),
+            (
+                #"{"miniAppId":"a.b\#(UUID().uuidString.prefix(6))","displayName":"Pull","iconUrl":"https://x.io/\u0000"}"#,
+                "iconUrl"
+            ),
+            (
+                #"{"miniAppId":"a.b\#(UUID().uuidString.prefix(6))","displayName":"Pull","iconUrl":"https://x.io/é"}"#,
+                "iconUrl"
+            ),
         ]
         for (body, field) in adminCases {
             let response = try intake.admin("POST", "/api/admin/mini-app-partners", body)
@@ -226,26 +251,33 @@ struct EdgesTests {
         let otherDecomposed = #"Jos\u0045\u0301-\#(local)@example.com"#
         let otherComposed = #"jos\u00e9-\#(local)@example.com"#
         for (user, email) in [(decomposedUser, decomposed), (composedUser, otherComposed)] {
-            let created = try intake.host("PUT", "/api/internal/users/\(user)",
-                                          #"{"tenantId":"\#(partner.tenantID)","emails":["\#(email)"]}"#)
+            let created = try intake.host(
+                "PUT", "/api/internal/users/\(user)",
+                #"{"tenantId":"\#(partner.tenantID)","emails":["\#(email)"]}"#)
             #expect(created.status == 201, "\(created.text)")
-            _ = try intake.host("PUT", "/api/internal/users/\(user)/devices/iphone",
-                                #"{"platform":"ios","environment":"production","apnsToken":"\#(Digest.hex(try SecureRandom.bytes(32)))"}"#)
+            _ = try intake.host(
+                "PUT", "/api/internal/users/\(user)/devices/iphone",
+                #"{"platform":"ios","environment":"production","apnsToken":"\#(Digest.hex(try SecureRandom.bytes(32)))"}"#
+            )
         }
         let stored = try DB.rows("SELECT email FROM user_emails WHERE user_id = $1", [decomposedUser])
-        #expect(try stored.first?.string(0).unicodeScalars.map(\.value) == "rémy-\(local)@example.com".precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value))
+        #expect(
+            try stored.first?.string(0).unicodeScalars.map(\.value)
+                == "rémy-\(local)@example.com".precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value))
 
         // Composed from the partner finds the decomposed registration; decomposed (and upper
         // case) finds the composed one.
-        let push = try intake.push(partner.key, #"{"recipients":{"emails":["\#(composed)","\#(otherDecomposed)"]},"title":"t"}"#)
+        let push = try intake.push(
+            partner.key, #"{"recipients":{"emails":["\#(composed)","\#(otherDecomposed)"]},"title":"t"}"#)
         #expect(push.status == 202, "\(push.text)")
         #expect(push.json["recipients"] == .number(2))
         #expect(push.json["deliveries"] == .number(2))
         #expect(push.json["missing"]?["emails"] == .array([]))
 
         // And the host cannot give the other form of a held address to another user.
-        let clash = try intake.host("PUT", "/api/internal/users/\(TestEnvironment.unique("u"))",
-                                    #"{"tenantId":"\#(partner.tenantID)","emails":["\#(composed)"]}"#)
+        let clash = try intake.host(
+            "PUT", "/api/internal/users/\(TestEnvironment.unique("u"))",
+            #"{"tenantId":"\#(partner.tenantID)","emails":["\#(composed)"]}"#)
         #expect(clash.status == 409)
     }
 
@@ -254,9 +286,12 @@ struct EdgesTests {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, ios: false, android: false)
         let token = Digest.hex(try SecureRandom.bytes(32))
-        for environment in [#""staging""#, #""Production""#, #""production ""#, #""""#, "null", "1", #""sandbox\u0000""#] {
-            let response = try intake.host("PUT", "/api/internal/users/\(user.id)/devices/d1",
-                                           #"{"platform":"ios","environment":\#(environment),"apnsToken":"\#(token)"}"#)
+        for environment in [
+            #""staging""#, #""Production""#, #""production ""#, #""""#, "null", "1", #""sandbox\u0000""#,
+        ] {
+            let response = try intake.host(
+                "PUT", "/api/internal/users/\(user.id)/devices/d1",
+                #"{"platform":"ios","environment":\#(environment),"apnsToken":"\#(token)"}"#)
             #expect(response.status == 400, "\(environment) -> \(response.text)")
             #expect(response.errorField == "environment", "\(environment)")
         }
@@ -270,6 +305,8 @@ struct EdgesTests {
         let patched = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"displayName":"New"}"#)
         #expect(patched.status == 409)
         #expect(patched.errorCode == "partner_revoked")
-        #expect(try DB.rows("SELECT display_name FROM partners WHERE id = $1::uuid", [partner.id]).first?.string(0) == "Pull")
+        #expect(
+            try DB.rows("SELECT display_name FROM partners WHERE id = $1::uuid", [partner.id]).first?.string(0)
+                == "Pull")
     }
 }

@@ -24,10 +24,12 @@ struct GroupCommitTests {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
         let optedOut = try intake.makeUser(tenant: partner.tenantID, android: false)
-        #expect(try intake.host("PUT", "/api/internal/users/\(optedOut.id)/opt-outs/\(partner.miniAppID)").status == 204)
+        #expect(
+            try intake.host("PUT", "/api/internal/users/\(optedOut.id)/opt-outs/\(partner.miniAppID)").status == 204)
         let wallet = "0x" + String(repeating: "0", count: 39) + "9"
-        let body = pushBody(partner, emails: ["nobody-b@example.com", user.email, "nobody-a@example.com"],
-                            wallets: [wallet, optedOut.wallet])
+        let body = pushBody(
+            partner, emails: ["nobody-b@example.com", user.email, "nobody-a@example.com"],
+            wallets: [wallet, optedOut.wallet])
         let before = try writerCounts()
         let response = try intake.push(partner.key, body, idempotencyKey: "bytes-1")
         #expect(response.status == 202)
@@ -37,10 +39,12 @@ struct GroupCommitTests {
         #expect(response.json["recipients"] == .number(2))
         #expect(response.json["deliveries"] == .number(1))
         #expect(response.json["suppressed"] == .number(1))
-        #expect(response.json["missing"] == .object([
-            ("emails", .array([.string("nobody-b@example.com"), .string("nobody-a@example.com")])),
-            ("wallets", .array([.string(wallet)])),
-        ]))
+        #expect(
+            response.json["missing"]
+                == .object([
+                    ("emails", .array([.string("nobody-b@example.com"), .string("nobody-a@example.com")])),
+                    ("wallets", .array([.string(wallet)])),
+                ]))
         let after = try writerCounts()
         #expect(after.pushes >= before.pushes + 1 && after.batches >= before.batches + 1)
         // The audit row says the same, and the replay is byte for byte the first answer.
@@ -70,17 +74,21 @@ struct GroupCommitTests {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, ios: false, android: true)
         let sendAt = ISO8601.format(Date().addingTimeInterval(3600))
-        let response = try intake.push(partner.key, pushBody(partner, emails: [user.email], extra: #","sendAt":"\#(sendAt)""#))
+        let response = try intake.push(
+            partner.key, pushBody(partner, emails: [user.email], extra: #","sendAt":"\#(sendAt)""#))
         #expect(response.status == 202)
         #expect(response.json["status"] == .string("scheduled"))
-        let due = try DB.count("""
+        let due = try DB.count(
+            """
             SELECT count(*) FROM deliveries WHERE partner_id = $1::uuid AND service = 'fcm'
                AND available_at > now() + interval '50 minutes' AND payload LIKE '{"android":%'
             """, [partner.id])
         #expect(due == 1)
     }
 
-    @Test("two devices (the batch's slots) and three (the two-round-trip path): one delivery per device, each payload signed with its own row's id")
+    @Test(
+        "two devices (the batch's slots) and three (the two-round-trip path): one delivery per device, each payload signed with its own row's id"
+    )
     func devicesBeyondTheSlots() throws {
         let partner = try intake.makePartner()
         let two = try intake.makeUser(tenant: partner.tenantID)
@@ -101,9 +109,10 @@ struct GroupCommitTests {
                 #expect(fields?["deliveryId"] == .string(id), "\(text)")
             }
         }
-        #expect(try DB.count(
-            "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'",
-            [partner.id]) == 2)
+        #expect(
+            try DB.count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'",
+                [partner.id]) == 2)
     }
 
     @Test("parallel single-device pushes through the writer are each written and counted exactly once")
@@ -113,8 +122,9 @@ struct GroupCommitTests {
         let users = try (0..<8).map { _ in try intake.makeUser(tenant: partner.tenantID, android: false) }
         let before = try writerCounts()
         let responses = runInParallel(24) { index in
-            try? intake.push(partner.key, pushBody(partner, emails: [users[index % users.count].email]),
-                             idempotencyKey: "parallel-\(index)")
+            try? intake.push(
+                partner.key, pushBody(partner, emails: [users[index % users.count].email]),
+                idempotencyKey: "parallel-\(index)")
         }
         #expect(responses.allSatisfy { $0?.status == 202 })
         let after = try writerCounts()
@@ -122,8 +132,9 @@ struct GroupCommitTests {
         #expect(try DB.count("SELECT count(*) FROM push_requests WHERE partner_id = $1::uuid", [partner.id]) == 24)
         #expect(try DB.count("SELECT count(*) FROM deliveries WHERE partner_id = $1::uuid", [partner.id]) == 24)
         #expect(try DB.count("SELECT count(*) FROM idempotency_keys WHERE partner_id = $1::uuid", [partner.id]) == 24)
-        #expect(try DB.count(
-            "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'",
-            [partner.id]) == 24)
+        #expect(
+            try DB.count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'",
+                [partner.id]) == 24)
     }
 }

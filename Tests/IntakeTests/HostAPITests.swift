@@ -12,12 +12,14 @@ struct HostAPITests {
         let tenant = TestEnvironment.unique("t")
         let id = TestEnvironment.unique("u")
         let wallet = "0x" + String(repeating: "AB", count: 20)
-        let created = try intake.host("PUT", "/api/internal/users/\(id)",
-                                      #"{"tenantId":"\#(tenant)","emails":["A@X.io","a@x.io"],"wallets":["\#(wallet)"]}"#)
+        let created = try intake.host(
+            "PUT", "/api/internal/users/\(id)",
+            #"{"tenantId":"\#(tenant)","emails":["A@X.io","a@x.io"],"wallets":["\#(wallet)"]}"#)
         #expect(created.status == 201)
         #expect(created.json["emails"] == .array([.string("a@x.io")]))
         #expect(created.json["wallets"] == .array([.string(wallet.lowercased())]))
-        let replaced = try intake.host("PUT", "/api/internal/users/\(id)", #"{"tenantId":"\#(tenant)","emails":["b@x.io"]}"#)
+        let replaced = try intake.host(
+            "PUT", "/api/internal/users/\(id)", #"{"tenantId":"\#(tenant)","emails":["b@x.io"]}"#)
         #expect(replaced.status == 200)
         let emails = try DB.rows("SELECT email FROM user_emails WHERE user_id = $1", [id]).map { try $0.string(0) }
         #expect(emails == ["b@x.io"])
@@ -29,13 +31,17 @@ struct HostAPITests {
         let tenant = TestEnvironment.unique("t")
         let first = TestEnvironment.unique("u")
         let second = TestEnvironment.unique("u")
-        #expect(try intake.host("PUT", "/api/internal/users/\(first)", #"{"tenantId":"\#(tenant)","emails":["s@x.io"]}"#).status == 201)
-        let conflict = try intake.host("PUT", "/api/internal/users/\(second)", #"{"tenantId":"\#(tenant)","emails":["S@x.io"]}"#)
+        #expect(
+            try intake.host("PUT", "/api/internal/users/\(first)", #"{"tenantId":"\#(tenant)","emails":["s@x.io"]}"#)
+                .status == 201)
+        let conflict = try intake.host(
+            "PUT", "/api/internal/users/\(second)", #"{"tenantId":"\#(tenant)","emails":["S@x.io"]}"#)
         #expect(conflict.status == 409)
         #expect(conflict.errorCode == "identifier_taken")
         #expect(try DB.count("SELECT count(*) FROM users WHERE id = $1", [second]) == 0)
-        let elsewhere = try intake.host("PUT", "/api/internal/users/\(second)",
-                                        #"{"tenantId":"\#(TestEnvironment.unique("t"))","emails":["s@x.io"]}"#)
+        let elsewhere = try intake.host(
+            "PUT", "/api/internal/users/\(second)",
+            #"{"tenantId":"\#(TestEnvironment.unique("t"))","emails":["s@x.io"]}"#)
         #expect(elsewhere.status == 201)
     }
 
@@ -47,9 +53,16 @@ struct HostAPITests {
         let start = String(repeating: "a1", count: 32)
         let fcm = "fcm-" + String(repeating: "x", count: 60)
         let phone = "/api/internal/users/\(user.id)/devices/phone"
-        #expect(try intake.host("PUT", phone, #"{"platform":"ios","environment":"production","apnsToken":"\#(apns)","apnsPushToStartToken":"\#(start)","bundleId":"com.example.app"}"#).status == 201)
-        #expect(try intake.host("PUT", "/api/internal/users/\(user.id)/devices/pixel",
-                                #"{"platform":"android","environment":"production","fcmToken":"\#(fcm)"}"#).status == 201)
+        #expect(
+            try intake.host(
+                "PUT", phone,
+                #"{"platform":"ios","environment":"production","apnsToken":"\#(apns)","apnsPushToStartToken":"\#(start)","bundleId":"com.example.app"}"#
+            ).status == 201)
+        #expect(
+            try intake.host(
+                "PUT", "/api/internal/users/\(user.id)/devices/pixel",
+                #"{"platform":"android","environment":"production","fcmToken":"\#(fcm)"}"#
+            ).status == 201)
 
         let fresh = try intake.host("GET", phone)
         #expect(fresh.status == 200)
@@ -62,7 +75,8 @@ struct HostAPITests {
         #expect(fresh.json["registeredAt"]?.stringValue != nil)
 
         // APNs said Unregistered at a known time: the state says so, with that time.
-        try DB.execute("""
+        try DB.execute(
+            """
             UPDATE devices SET apns_token_invalidated_at = '2026-11-30T10:00:00Z', apns_token_invalid_reason = 'Unregistered'
              WHERE user_id = $1 AND device_id = 'phone'
             """, [user.id])
@@ -81,7 +95,11 @@ struct HostAPITests {
         }
 
         // The app registered again (another environment this time): every token of the PUT is valid again.
-        #expect(try intake.host("PUT", phone, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(apns)","bundleId":"com.example.app"}"#).status == 200)
+        #expect(
+            try intake.host(
+                "PUT", phone,
+                #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(apns)","bundleId":"com.example.app"}"#
+            ).status == 200)
         let revived = try intake.host("GET", phone)
         #expect(revived.json["apns"]?["state"] == .string("valid"))
         #expect(revived.json["apnsPushToStart"]?["state"] == .string("absent"))
@@ -104,20 +122,33 @@ struct HostAPITests {
         let user = try intake.makeUser(tenant: partner.tenantID, ios: false, android: false)
         let token = String(repeating: "ab", count: 32)
         let path = "/api/internal/users/\(user.id)/devices/phone"
-        let created = try intake.host("PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(token.uppercased())"}"#)
+        let created = try intake.host(
+            "PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(token.uppercased())"}"#)
         #expect(created.status == 201)
         #expect(!created.text.lowercased().contains(token))
         #expect(created.json["tokens"]?["apns"] == .bool(true))
-        #expect(try DB.rows("SELECT apns_token, environment FROM devices WHERE user_id = $1", [user.id]).first?.string(0) == token)
+        #expect(
+            try DB.rows("SELECT apns_token, environment FROM devices WHERE user_id = $1", [user.id]).first?.string(0)
+                == token)
 
         // The same token registered after its invalidation: the app is back on the phone.
         try DB.execute("UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = $1", [user.id])
-        #expect(try intake.host("PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(token)"}"#).status == 200)
-        #expect(try DB.count("SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL", [user.id]) == 1)
+        #expect(
+            try intake.host("PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(token)"}"#).status
+                == 200)
+        #expect(
+            try DB.count(
+                "SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL", [user.id]) == 1
+        )
         try DB.execute("UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = $1", [user.id])
         let fresh = String(repeating: "cd", count: 32)
-        #expect(try intake.host("PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(fresh)"}"#).status == 200)
-        #expect(try DB.count("SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL", [user.id]) == 1)
+        #expect(
+            try intake.host("PUT", path, #"{"platform":"ios","environment":"sandbox","apnsToken":"\#(fresh)"}"#).status
+                == 200)
+        #expect(
+            try DB.count(
+                "SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL", [user.id]) == 1
+        )
 
         for bad in [
             #"{"platform":"ios","environment":"production","apnsToken":"xyz"}"#,
@@ -131,8 +162,9 @@ struct HostAPITests {
             #expect(response.status == 400, "\(bad) -> \(response.text)")
         }
         #expect(try DB.count("SELECT count(*) FROM devices WHERE device_id = 'bad' AND user_id = $1", [user.id]) == 0)
-        let unknownUser = try intake.host("PUT", "/api/internal/users/\(TestEnvironment.unique("nobody"))/devices/d",
-                                          #"{"platform":"ios","environment":"production","apnsToken":"\#(token)"}"#)
+        let unknownUser = try intake.host(
+            "PUT", "/api/internal/users/\(TestEnvironment.unique("nobody"))/devices/d",
+            #"{"platform":"ios","environment":"production","apnsToken":"\#(token)"}"#)
         #expect(unknownUser.status == 404)
 
         #expect(try intake.host("DELETE", path).status == 204)
@@ -158,15 +190,17 @@ struct HostAPITests {
         let optOut = "/api/internal/users/\(user.id)/opt-outs/\(partner.miniAppID)"
         #expect(try intake.host("PUT", optOut).status == 204)
         #expect(try intake.host("PUT", optOut).status == 204)
-        #expect(try intake.host("GET", "/api/internal/users/\(user.id)/mini-app-senders")
-            .json["senders"]?.arrayValue?.first?["optedOut"] == .bool(true))
+        #expect(
+            try intake.host("GET", "/api/internal/users/\(user.id)/mini-app-senders")
+                .json["senders"]?.arrayValue?.first?["optedOut"] == .bool(true))
         #expect(try intake.host("DELETE", optOut).status == 204)
         #expect(try DB.count("SELECT count(*) FROM opt_outs WHERE user_id = $1", [user.id]) == 0)
 
         let ghost = TestEnvironment.unique("ghost")
         #expect(try intake.host("GET", "/api/internal/users/\(ghost)/mini-app-senders").status == 404)
         #expect(try intake.host("PUT", "/api/internal/users/\(ghost)/opt-outs/\(partner.miniAppID)").status == 404)
-        #expect(try intake.host("PUT", "/api/internal/users/\(ghost)/mini-app-sessions/\(partner.miniAppID)").status == 404)
+        #expect(
+            try intake.host("PUT", "/api/internal/users/\(ghost)/mini-app-sessions/\(partner.miniAppID)").status == 404)
     }
 
     @Test("host routes need the host token, and bad ids are refused")

@@ -2,11 +2,13 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-@testable import Intake
 import ServiceSupport
 import Testing
+
+@testable import Intake
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The intake against hostile clients (docs/security.md): truncated paths in every route family, waits that
@@ -22,35 +24,47 @@ import Glibc
         let devices = try DB.count("SELECT count(*) FROM devices WHERE user_id = $1", [user.id])
 
         // Host: replacing, deleting, touching what the truncated id names.
-        let replace = try intake.host("PUT", "/api/internal/users/\(user.id)\(suffix)",
-                                      #"{"tenantId":"other-tenant","emails":[],"wallets":[]}"#)
+        let replace = try intake.host(
+            "PUT", "/api/internal/users/\(user.id)\(suffix)",
+            #"{"tenantId":"other-tenant","emails":[],"wallets":[]}"#)
         #expect(replace.status == 400)
         #expect(replace.errorCode == "invalid_path")
-        #expect(try DB.rows("SELECT tenant_id FROM users WHERE id = $1", [user.id]).first?.string(0) == partner.tenantID)
+        #expect(
+            try DB.rows("SELECT tenant_id FROM users WHERE id = $1", [user.id]).first?.string(0) == partner.tenantID)
         #expect(try DB.count("SELECT count(*) FROM user_emails WHERE user_id = $1", [user.id]) == 1)
         #expect(try intake.host("DELETE", "/api/internal/users/\(user.id)/devices/iphone\(suffix)").status == 400)
         #expect(try DB.count("SELECT count(*) FROM devices WHERE user_id = $1", [user.id]) == devices)
-        #expect(try intake.host("PUT", "/api/internal/users/\(user.id)/opt-outs/\(partner.miniAppID)\(suffix)").status == 400)
-        #expect(try intake.host("PUT", "/api/internal/users/\(user.id)/mini-app-sessions/\(partner.miniAppID)\(suffix)").status == 400)
+        #expect(
+            try intake.host("PUT", "/api/internal/users/\(user.id)/opt-outs/\(partner.miniAppID)\(suffix)").status
+                == 400)
+        #expect(
+            try intake.host("PUT", "/api/internal/users/\(user.id)/mini-app-sessions/\(partner.miniAppID)\(suffix)")
+                .status == 400)
         #expect(try DB.count("SELECT count(*) FROM opt_outs WHERE user_id = $1", [user.id]) == 0)
         #expect(try DB.count("SELECT count(*) FROM mini_app_sessions WHERE user_id = $1", [user.id]) == 0)
 
         // Admin: an update or revocation of the partner the truncated id names.
-        let patch = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)\(suffix)", #"{"displayName":"Hijacked"}"#)
+        let patch = try intake.admin(
+            "PATCH", "/api/admin/mini-app-partners/\(partner.id)\(suffix)", #"{"displayName":"Hijacked"}"#)
         #expect(patch.status == 400)
         #expect(patch.errorCode == "invalid_path")
         #expect(try intake.admin("DELETE", "/api/admin/mini-app-partners/\(partner.id)\(suffix)").status == 400)
-        #expect(try intake.admin("POST", "/api/admin/mini-app-partners/\(partner.id)\(suffix)/rotate-key").status == 400)
-        let stored = try DB.rows("SELECT display_name, revoked_at IS NULL FROM partners WHERE id = $1::uuid", [partner.id])
+        #expect(
+            try intake.admin("POST", "/api/admin/mini-app-partners/\(partner.id)\(suffix)/rotate-key").status == 400)
+        let stored = try DB.rows(
+            "SELECT display_name, revoked_at IS NULL FROM partners WHERE id = $1::uuid", [partner.id])
         #expect(try stored.first?.string(0) == partner.displayName)
         #expect(try stored.first?.string(1) == "t")
 
         // Partner: a push on a truncated route, a status lookup.
-        let push = try intake.request("POST", "/api/partners/notifications/push\(suffix)", token: partner.key,
-                                      json: pushBody(partner, emails: [user.email]))
+        let push = try intake.request(
+            "POST", "/api/partners/notifications/push\(suffix)", token: partner.key,
+            json: pushBody(partner, emails: [user.email]))
         #expect(push.status == 400)
         #expect(try DB.writes(partnerID: partner.id) == 0)
-        #expect(try intake.request("GET", "/api/partners/notifications/push/\(UUID())\(suffix)", token: partner.key).status == 400)
+        #expect(
+            try intake.request("GET", "/api/partners/notifications/push/\(UUID())\(suffix)", token: partner.key).status
+                == 400)
     }
 
     @Test("Path ids the id rules do not allow are 400 naming the parameter")
@@ -112,8 +126,10 @@ import Glibc
         defer { process.stop() }
         let cases = [
             ("GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", "505", "http_version_not_supported"),
-            ("POST /api/partners/notifications/push HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "400",
-             "malformed_request"),
+            (
+                "POST /api/partners/notifications/push HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "400",
+                "malformed_request"
+            ),
             ("GET /healthz HTTP/1.1\r\nHost: x\r\nbroken header line\r\n\r\n", "400", "malformed_request"),
             ("GET /api/internal/users/a%00b HTTP/1.1\r\nHost: x\r\n\r\n", "400", "invalid_path"),
         ]
@@ -134,7 +150,8 @@ import Glibc
     /// `Prefer: wait`'s long poll against devices that never answer (no worker runs in this process): 40 requests
     /// waiting 30 s on an intake with 8 handler threads. Before, they held every thread and nothing else was
     /// answered for 30 s.
-    @Test("40 Prefer: wait=30 requests hold no thread: healthz, an admin GET and another partner's push answer meanwhile")
+    @Test(
+        "40 Prefer: wait=30 requests hold no thread: healthz, an admin GET and another partner's push answer meanwhile")
     func waitingRequestsHoldNoThread() throws {
         let intake = try IntakeHarness { $0.threads = 8 }
         let slow = try intake.makePartner()
@@ -146,7 +163,8 @@ import Glibc
             Thread {
                 let response = try? TestHTTPClient.json(
                     port: intake.port, method: "POST", path: "/api/partners/notifications/push", token: slow.key,
-                    json: pushBody(slow, emails: [user.email]), headers: [("Prefer", "wait=30"), ("Idempotency-Key", "w-\(index)")])
+                    json: pushBody(slow, emails: [user.email]),
+                    headers: [("Prefer", "wait=30"), ("Idempotency-Key", "w-\(index)")])
                 answers.add(response)
             }
         }
@@ -159,8 +177,9 @@ import Glibc
         #expect(try intake.admin("GET", "/api/admin/mini-app-partners").status == 200)
         let push = try intake.push(other.key, pushBody(other, emails: [otherUser.email]))
         #expect(push.status == 202)
-        #expect(try intake.scrapeMetrics().text
-            .contains("herald_intake_prefer_waiting 40\n"))
+        #expect(
+            try intake.scrapeMetrics().text
+                .contains("herald_intake_prefer_waiting 40\n"))
         #expect(intake.server.waiter.count == 40)
         #expect(ContinuousClock.now - started < .seconds(30))
 
@@ -180,9 +199,10 @@ import Glibc
         let answers = Answers()
         let waiting = (0..<2).map { _ in
             Thread {
-                answers.add(try? TestHTTPClient.json(
-                    port: intake.port, method: "POST", path: "/api/partners/notifications/push", token: partner.key,
-                    json: pushBody(partner, emails: [user.email]), headers: [("Prefer", "wait=30")]))
+                answers.add(
+                    try? TestHTTPClient.json(
+                        port: intake.port, method: "POST", path: "/api/partners/notifications/push", token: partner.key,
+                        json: pushBody(partner, emails: [user.email]), headers: [("Prefer", "wait=30")]))
             }
         }
         waiting.forEach { $0.start() }
@@ -196,7 +216,8 @@ import Glibc
         let sendAt = ISO8601.format(Date().addingTimeInterval(3600))
         let scheduled = try TestHTTPClient.json(
             port: intake.port, method: "POST", path: "/api/partners/notifications/push", token: partner.key,
-            json: pushBody(partner, emails: [user.email], extra: #","sendAt":"\#(sendAt)""#), headers: [("Prefer", "wait=30")])
+            json: pushBody(partner, emails: [user.email], extra: #","sendAt":"\#(sendAt)""#),
+            headers: [("Prefer", "wait=30")])
         #expect(scheduled.status == 202)
         #expect(scheduled.headers["preference-applied"] == nil)
         #expect(scheduled.text.contains(#""status":"scheduled""#))
@@ -220,7 +241,8 @@ import Glibc
         }
         let configuration = IntakeConfiguration(
             databaseURL: TestEnvironment.databaseURL, adminToken: "one-token-0123456789abcdef",
-            hostToken: "one-token-0123456789abcdef", signingKeys: ["k": Array(repeating: 2, count: 32)], signingKeyID: "k")
+            hostToken: "one-token-0123456789abcdef", signingKeys: ["k": Array(repeating: 2, count: 32)],
+            signingKeyID: "k")
         #expect(throws: ConfigurationError.self) { _ = try IntakeServer(configuration: configuration).start() }
     }
 
@@ -252,7 +274,9 @@ import Glibc
     /// A partner's pool that outgrows the per-address limit while its connections are busy: each request on a
     /// connection beyond it gets an answer it can act on, not a reset (libmicrohttpd used to close such a
     /// connection the moment it accepted it, under the request already sent).
-    @Test("Pushes on connections over the per-address limit are answered 503 too_many_connections with Retry-After; none is reset, none written")
+    @Test(
+        "Pushes on connections over the per-address limit are answered 503 too_many_connections with Retry-After; none is reset, none written"
+    )
     func connectionsOverThePerAddressLimitAreAnswered() throws {
         // The held connections send nothing: on a loaded machine the default idle timeout (15 s) and read
         // deadline (20 s) could close them before the pushes below, and then nothing would be over the limit.

@@ -8,13 +8,14 @@ final class IconOrigin: Sendable {
     var port: Int { server.port }
 
     init(files: [String: [UInt8]]) throws {
-        server = try TestTLSServer.start(handler: ClosureHandler { request, responder in
-            if let body = files[request.path] {
-                responder.respond(HTTP2Response(status: 200, body: body))
-            } else {
-                responder.respond(HTTP2Response(status: 404))
-            }
-        })
+        server = try TestTLSServer.start(
+            handler: ClosureHandler { request, responder in
+                if let body = files[request.path] {
+                    responder.respond(HTTP2Response(status: 200, body: body))
+                } else {
+                    responder.respond(HTTP2Response(status: 404))
+                }
+            })
     }
 
     func stop() { server.stop() }

@@ -34,7 +34,8 @@ struct IconTests {
             #expect(cached.status == 304)
             #expect(cached.body.isEmpty)
             #expect(cached.headers["etag"] == etag)
-            let weak = try get("/icons/\(partner.miniAppID)/\(size).png", headers: [("If-None-Match", "W/\(etag), \"x\"")])
+            let weak = try get(
+                "/icons/\(partner.miniAppID)/\(size).png", headers: [("If-None-Match", "W/\(etag), \"x\"")])
             #expect(weak.status == 304)
             let stale = try get("/icons/\(partner.miniAppID)/\(size).png", headers: [("If-None-Match", "\"other\"")])
             #expect(stale.status == 200)
@@ -54,21 +55,24 @@ struct IconTests {
         #expect(second.headers["etag"] != first.headers["etag"])
     }
 
-    @Test("a body that is not a decodable image is 422 invalid_icon and changes nothing", arguments: [
-        ("garbage", "image/png"), ("truncated-png", "image/png"), ("empty-svg", "image/svg+xml"),
-        ("text", "image/svg+xml"), ("jpeg-header-only", "image/jpeg"),
-    ])
+    @Test(
+        "a body that is not a decodable image is 422 invalid_icon and changes nothing",
+        arguments: [
+            ("garbage", "image/png"), ("truncated-png", "image/png"), ("empty-svg", "image/svg+xml"),
+            ("text", "image/svg+xml"), ("jpeg-header-only", "image/jpeg"),
+        ])
     func invalidImage(_ sample: String, type: String) throws {
         let partner = try intake.makePartner()
         #expect(try upload(partner, IconSamples.wideSVG, type: "image/svg+xml").status == 200)
         let before = try get("/icons/\(partner.miniAppID)/256.png")
-        let bytes: [UInt8] = switch sample {
-        case "garbage": Array("definitely not an image".utf8) + [0, 1, 2, 255]
-        case "truncated-png": Array(IconSamples.png40x20.prefix(40))
-        case "empty-svg": Array("<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>".utf8)
-        case "text": Array("hello".utf8)
-        default: [0xFF, 0xD8, 0xFF, 0x00, 0x01]
-        }
+        let bytes: [UInt8] =
+            switch sample {
+            case "garbage": Array("definitely not an image".utf8) + [0, 1, 2, 255]
+            case "truncated-png": Array(IconSamples.png40x20.prefix(40))
+            case "empty-svg": Array("<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>".utf8)
+            case "text": Array("hello".utf8)
+            default: [0xFF, 0xD8, 0xFF, 0x00, 0x01]
+            }
         let response = try upload(partner, bytes, type: type)
         #expect(response.status == 422, "\(response.text)")
         #expect(response.errorCode == "invalid_icon")
@@ -96,33 +100,40 @@ struct IconTests {
         let path = "/api/admin/mini-app-partners/\(partner.id)/icon"
         let wrongType = try upload(partner, IconSamples.png40x20, type: "application/json")
         #expect(wrongType.status == 415)
-        let tooLarge = try intake.raw("PUT", path, token: IntakeHarness.adminToken, type: "image/png",
-                                      body: [UInt8](repeating: 0x41, count: 1_048_577))
+        let tooLarge = try intake.raw(
+            "PUT", path, token: IntakeHarness.adminToken, type: "image/png",
+            body: [UInt8](repeating: 0x41, count: 1_048_577))
         #expect(tooLarge.status == 413)
-        let justUnder = try intake.raw("PUT", path, token: IntakeHarness.adminToken, type: "image/png",
-                                       body: [UInt8](repeating: 0x41, count: 1_048_576))
+        let justUnder = try intake.raw(
+            "PUT", path, token: IntakeHarness.adminToken, type: "image/png",
+            body: [UInt8](repeating: 0x41, count: 1_048_576))
         #expect(justUnder.status == 422, "a body at the limit is read, and refused as an image")
         let noToken = try intake.raw("PUT", path, token: nil, type: "image/png", body: IconSamples.png40x20)
         #expect(noToken.status == 401)
         // Without the admin token a body over 64 KiB is refused before it is read.
-        let bigWithoutToken = try intake.raw("PUT", path, token: nil, type: "image/png",
-                                             body: [UInt8](repeating: 0x41, count: 70_000))
+        let bigWithoutToken = try intake.raw(
+            "PUT", path, token: nil, type: "image/png",
+            body: [UInt8](repeating: 0x41, count: 70_000))
         #expect(bigWithoutToken.status == 413)
-        let bigWithHostToken = try intake.raw("PUT", path, token: IntakeHarness.hostToken, type: "image/png",
-                                              body: [UInt8](repeating: 0x41, count: 70_000))
+        let bigWithHostToken = try intake.raw(
+            "PUT", path, token: IntakeHarness.hostToken, type: "image/png",
+            body: [UInt8](repeating: 0x41, count: 70_000))
         #expect(bigWithHostToken.status == 413)
-        let partnerToken = try intake.raw("PUT", path, token: partner.key, type: "image/png", body: IconSamples.png40x20)
+        let partnerToken = try intake.raw(
+            "PUT", path, token: partner.key, type: "image/png", body: IconSamples.png40x20)
         #expect(partnerToken.status == 401)
-        let unknown = try intake.raw("PUT", "/api/admin/mini-app-partners/\(UUID().uuidString)/icon",
-                                     token: IntakeHarness.adminToken, type: "image/png", body: IconSamples.png40x20)
+        let unknown = try intake.raw(
+            "PUT", "/api/admin/mini-app-partners/\(UUID().uuidString)/icon",
+            token: IntakeHarness.adminToken, type: "image/png", body: IconSamples.png40x20)
         #expect(unknown.status == 404)
         #expect(try intake.admin("DELETE", "/api/admin/mini-app-partners/\(partner.id)").status == 200)
         let revoked = try upload(partner, IconSamples.png40x20, type: "image/png")
         #expect(revoked.status == 409)
         #expect(try DB.count("SELECT count(*) FROM partner_icons WHERE partner_id = $1::uuid", [partner.id]) == 0)
         // The other admin routes keep the small body limit.
-        let bigJSON = try intake.raw("POST", "/api/admin/mini-app-partners", token: IntakeHarness.adminToken,
-                                     type: "application/json", body: [UInt8](repeating: 0x20, count: 70_000))
+        let bigJSON = try intake.raw(
+            "POST", "/api/admin/mini-app-partners", token: IntakeHarness.adminToken,
+            type: "application/json", body: [UInt8](repeating: 0x20, count: 70_000))
         #expect(bigJSON.status == 413)
     }
 
@@ -140,12 +151,16 @@ struct IconTests {
         #expect(try get("/icons/\(partner.miniAppID)/256.png").status == 404)
     }
 
-    @Test("payloads carry HERALD_PUBLIC_URL + /icons/{miniAppId}/256.png once an icon exists, none before or after removal")
+    @Test(
+        "payloads carry HERALD_PUBLIC_URL + /icons/{miniAppId}/256.png once an icon exists, none before or after removal"
+    )
     func payloadImageURL() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
         func imageURL() throws -> JSONValue? {
-            let response = try intake.push(partner.key, """
+            let response = try intake.push(
+                partner.key,
+                """
                 {"recipients":{"emails":["\(user.email)"]},"title":"Hi","body":"There"}
                 """)
             #expect(response.status == 202, "\(response.text)")
@@ -169,13 +184,17 @@ struct IconTests {
         try waitFor("the profile without an icon") { try imageURL() == nil }
     }
 
-    @Test("iconUrl at loopback or the metadata address is refused without the allow flag, and nothing is written",
-          arguments: ["https://127.0.0.1:9/icon.png", "https://169.254.169.254/latest/meta-data/icon.png",
-                      "https://10.1.2.3/icon.svg", "https://[::1]:9/icon.png"])
+    @Test(
+        "iconUrl at loopback or the metadata address is refused without the allow flag, and nothing is written",
+        arguments: [
+            "https://127.0.0.1:9/icon.png", "https://169.254.169.254/latest/meta-data/icon.png",
+            "https://10.1.2.3/icon.svg", "https://[::1]:9/icon.png",
+        ])
     func ssrfRefused(_ url: String) throws {
         let miniAppID = TestEnvironment.unique("ssrf").replacingOccurrences(of: "-", with: ".")
-        let created = try intake.admin("POST", "/api/admin/mini-app-partners",
-                                       #"{"miniAppId":"\#(miniAppID)","displayName":"Pull","iconUrl":"\#(url)"}"#)
+        let created = try intake.admin(
+            "POST", "/api/admin/mini-app-partners",
+            #"{"miniAppId":"\#(miniAppID)","displayName":"Pull","iconUrl":"\#(url)"}"#)
         if url.contains("[") {
             // The admin API's iconUrl rule takes host names and IPv4 only.
             #expect(created.status == 400)
@@ -190,14 +209,17 @@ struct IconTests {
         #expect(try upload(partner, IconSamples.wideSVG, type: "image/svg+xml").status == 200)
         let patched = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"iconUrl":"\#(url)"}"#)
         #expect(patched.status == (url.contains("[") ? 400 : 422))
-        let stored = try #require(try DB.rows("SELECT icon_url, icon_updated_at FROM partners WHERE id = $1::uuid", [partner.id]).first)
+        let stored = try #require(
+            try DB.rows("SELECT icon_url, icon_updated_at FROM partners WHERE id = $1::uuid", [partner.id]).first)
         #expect(stored.isNull(0) && !stored.isNull(1), "the uploaded icon stays")
     }
 
     @Test("iconUrl is fetched over HTTPS (the extra CA trusted) and rasterised when private addresses are allowed")
     func iconURLFetched() throws {
-        let origin = try IconOrigin(files: ["/logo.svg": IconSamples.wideSVG, "/broken.png": Array("nope".utf8),
-                                            "/big.png": [UInt8](repeating: 1, count: 1_048_577)])
+        let origin = try IconOrigin(files: [
+            "/logo.svg": IconSamples.wideSVG, "/broken.png": Array("nope".utf8),
+            "/big.png": [UInt8](repeating: 1, count: 1_048_577),
+        ])
         defer { origin.stop() }
         let intake = try IntakeHarness(configure: { configuration in
             configuration.fetch.allowPrivateAddresses = true
@@ -206,8 +228,9 @@ struct IconTests {
         defer { intake.stop() }
         let miniAppID = TestEnvironment.unique("url").replacingOccurrences(of: "-", with: ".")
         let url = "https://127.0.0.1:\(origin.port)/logo.svg"
-        let created = try intake.admin("POST", "/api/admin/mini-app-partners",
-                                       #"{"miniAppId":"\#(miniAppID)","displayName":"Pull","iconUrl":"\#(url)"}"#)
+        let created = try intake.admin(
+            "POST", "/api/admin/mini-app-partners",
+            #"{"miniAppId":"\#(miniAppID)","displayName":"Pull","iconUrl":"\#(url)"}"#)
         #expect(created.status == 201, "\(created.text)")
         #expect(created.json["iconUrl"] == .string(url))
         let icon = try TestHTTPClient.send(port: intake.port, method: "GET", path: "/icons/\(miniAppID)/64.png")
@@ -215,10 +238,13 @@ struct IconTests {
         #expect(IconSamples.pngHeader(icon.body).map { [$0.width, $0.height] } == [64, 64])
         let id = try #require(created.json["id"]?.stringValue)
 
-        for (path, code) in [("/broken.png", "invalid_icon"), ("/big.png", "icon_fetch_failed"),
-                             ("/missing.png", "icon_fetch_failed")] {
-            let patched = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(id)",
-                                           #"{"iconUrl":"https://127.0.0.1:\#(origin.port)\#(path)"}"#)
+        for (path, code) in [
+            ("/broken.png", "invalid_icon"), ("/big.png", "icon_fetch_failed"),
+            ("/missing.png", "icon_fetch_failed"),
+        ] {
+            let patched = try intake.admin(
+                "PATCH", "/api/admin/mini-app-partners/\(id)",
+                #"{"iconUrl":"https://127.0.0.1:\#(origin.port)\#(path)"}"#)
             #expect(patched.status == 422, "\(path): \(patched.text)")
             #expect(patched.errorCode == code, "\(path)")
             let stored = try #require(try DB.rows("SELECT icon_url FROM partners WHERE id = $1::uuid", [id]).first)
@@ -239,19 +265,24 @@ struct IconTests {
         let set = try IntakeConfiguration.fromEnvironment(custom)
         #expect(set.rules.publicURL == "https://push.example.com")
         #expect(set.fetch.allowPrivateAddresses && set.fetch.extraCAFile == TestCredentials.shared.caFile)
-        for (name, bad) in [("HERALD_PUBLIC_URL", "push.example.com"), ("HERALD_PUBLIC_URL", "https://x/?a=1"),
-                            ("HERALD_WEBHOOK_ALLOW_PRIVATE", "yes"), ("HERALD_CA_FILE", "/nonexistent/ca.pem")] {
+        for (name, bad) in [
+            ("HERALD_PUBLIC_URL", "push.example.com"), ("HERALD_PUBLIC_URL", "https://x/?a=1"),
+            ("HERALD_WEBHOOK_ALLOW_PRIVATE", "yes"), ("HERALD_CA_FILE", "/nonexistent/ca.pem"),
+        ] {
             var wrong = base
             wrong[name] = bad
-            #expect(throws: ConfigurationError.self, "\(name)=\(bad)") { try IntakeConfiguration.fromEnvironment(wrong) }
+            #expect(throws: ConfigurationError.self, "\(name)=\(bad)") {
+                try IntakeConfiguration.fromEnvironment(wrong)
+            }
         }
     }
 
     // MARK: helpers
 
     private func upload(_ partner: TestPartner, _ bytes: [UInt8], type: String) throws -> TestHTTPClient.Response {
-        try intake.raw("PUT", "/api/admin/mini-app-partners/\(partner.id)/icon", token: IntakeHarness.adminToken,
-                       type: type, body: bytes)
+        try intake.raw(
+            "PUT", "/api/admin/mini-app-partners/\(partner.id)/icon", token: IntakeHarness.adminToken,
+            type: type, body: bytes)
     }
 
     private func get(_ path: String, headers: [(String, String)] = []) throws -> TestHTTPClient.Response {

@@ -26,8 +26,10 @@ struct IdempotencyTests {
     func reusedKey() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
-        #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email]), idempotencyKey: "k").status == 202)
-        let other = try intake.push(partner.key, pushBody(partner, emails: [user.email], title: "Other"), idempotencyKey: "k")
+        #expect(
+            try intake.push(partner.key, pushBody(partner, emails: [user.email]), idempotencyKey: "k").status == 202)
+        let other = try intake.push(
+            partner.key, pushBody(partner, emails: [user.email], title: "Other"), idempotencyKey: "k")
         #expect(other.status == 422)
         #expect(other.errorCode == "idempotency_key_reused")
         #expect(try DB.count("SELECT count(*) FROM push_requests WHERE partner_id = $1::uuid", [partner.id]) == 1)
@@ -57,9 +59,10 @@ struct IdempotencyTests {
         #expect(try DB.count("SELECT count(*) FROM push_requests WHERE partner_id = $1::uuid", [partner.id]) == 1)
         #expect(try DB.count("SELECT count(*) FROM deliveries WHERE partner_id = $1::uuid", [partner.id]) == 2)
         // Only the request that enqueued counts against the rate limit.
-        #expect(try DB.count(
-            "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 's'",
-            [partner.id]) == 1)
+        #expect(
+            try DB.count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 's'",
+                [partner.id]) == 1)
     }
 
     @Test("a retry replays even when its body would no longer validate (sendAt now in the past)")
@@ -85,8 +88,9 @@ struct IdempotencyTests {
     @Test("a malformed Idempotency-Key is refused")
     func malformedKey() throws {
         let partner = try intake.makePartner()
-        let response = try intake.push(partner.key, pushBody(partner, emails: ["a@example.com"]),
-                                       idempotencyKey: String(repeating: "k", count: 256))
+        let response = try intake.push(
+            partner.key, pushBody(partner, emails: ["a@example.com"]),
+            idempotencyKey: String(repeating: "k", count: 256))
         #expect(response.status == 400)
         #expect(response.errorField == "Idempotency-Key")
         #expect(try DB.writes(partnerID: partner.id) == 0)
@@ -98,12 +102,12 @@ struct IdempotencyTests {
         let user = try intake.makeUser(tenant: partner.tenantID)
         let body = pushBody(partner, emails: [user.email])
         let first = try intake.push(partner.key, body, idempotencyKey: "daily")
-        try DB.execute("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE partner_id = $1::uuid",
-                       [partner.id])
+        try DB.execute(
+            "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE partner_id = $1::uuid",
+            [partner.id])
         let second = try intake.push(partner.key, body, idempotencyKey: "daily")
         #expect(second.status == 202)
         #expect(second.json["requestId"] != first.json["requestId"])
         #expect(try DB.count("SELECT count(*) FROM push_requests WHERE partner_id = $1::uuid", [partner.id]) == 2)
     }
 }
-

@@ -9,7 +9,8 @@ import Testing
 @Suite struct IntakeConfigurationTests {
     static let base = [
         "HERALD_DATABASE_URL": "postgresql://localhost/herald", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-        "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString(),
+        "HERALD_HOST_TOKEN": "host-token-0123456789",
+        "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString(),
     ]
 
     static func read(_ extra: [String: String]) throws(ConfigurationError) -> IntakeConfiguration {
@@ -82,8 +83,10 @@ import Testing
         }
         #expect(shipped.count == 4, "\(shipped)")
         let marked = ["my-changeme-token-0123456789", "an-EXAMPLE-token-0123456789", "Placeholder-0123456789abc"]
-        for variable in ["HERALD_ADMIN_TOKEN", "HERALD_HOST_TOKEN", "HERALD_ADMIN_TOKEN_PREVIOUS",
-                         "HERALD_HOST_TOKEN_PREVIOUS"] {
+        for variable in [
+            "HERALD_ADMIN_TOKEN", "HERALD_HOST_TOKEN", "HERALD_ADMIN_TOKEN_PREVIOUS",
+            "HERALD_HOST_TOKEN_PREVIOUS",
+        ] {
             for value in shipped + marked {
                 #expect {
                     try Self.read([variable: value])
@@ -107,7 +110,8 @@ import Testing
             let read = try Self.read(["HERALD_DB_PREPARED": text])
             #expect(read.databasePreparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
             // The options of every connection the intake opens (its pool and its notifier's).
-            #expect(read.connectionOptions("herald-intake").preparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
+            #expect(
+                read.connectionOptions("herald-intake").preparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
         }
         for bad in ["yes", "2", "true"] {
             let error = #expect(throws: ConfigurationError.self, "HERALD_DB_PREPARED=\(bad)") {

@@ -65,8 +65,10 @@ final class IntakeHarness: Sendable {
 
     // MARK: requests
 
-    func request(_ method: String, _ path: String, token: String?, json: String? = nil,
-                 headers: [(String, String)] = []) throws -> TestHTTPClient.Response {
+    func request(
+        _ method: String, _ path: String, token: String?, json: String? = nil,
+        headers: [(String, String)] = []
+    ) throws -> TestHTTPClient.Response {
         try TestHTTPClient.json(port: port, method: method, path: path, token: token, json: json, headers: headers)
     }
 
@@ -116,9 +118,11 @@ struct TestUser: Sendable {
 
 extension IntakeHarness {
     /// `extra`: more admin fields (`sound`, `allowTimeSensitive`).
-    func makePartner(tenant: String? = nil, perMinute: Int = 1_000, perDay: Int = 100_000,
-                     displayName: String = "Pull", iconURL: String? = nil,
-                     extra: [(key: String, value: JSONValue)] = []) throws
+    func makePartner(
+        tenant: String? = nil, perMinute: Int = 1_000, perDay: Int = 100_000,
+        displayName: String = "Pull", iconURL: String? = nil,
+        extra: [(key: String, value: JSONValue)] = []
+    ) throws
         -> TestPartner
     {
         let tenantID = tenant ?? TestEnvironment.unique("tenant")
@@ -131,7 +135,7 @@ extension IntakeHarness {
         body += extra
         let response = try admin("POST", "/api/admin/mini-app-partners", JSONWriter.string(.object(body)))
         guard response.status == 201, let json = try? JSONParser.parse(response.body),
-              let id = json["id"]?.stringValue, let key = json["apiKey"]?.stringValue
+            let id = json["id"]?.stringValue, let key = json["apiKey"]?.stringValue
         else { throw TestHTTPClient.Failure(description: "create partner: \(response.status) \(response.text)") }
         return TestPartner(id: id, key: key, miniAppID: miniAppID, tenantID: tenantID, displayName: displayName)
     }
@@ -145,34 +149,45 @@ extension IntakeHarness {
             wallet: "0x" + Digest.hex(try SecureRandom.bytes(20)).uppercased(),
             apnsToken: Digest.hex(try SecureRandom.bytes(32)),
             fcmToken: "fcm_" + Digest.hex(try SecureRandom.bytes(40)) + ":APA91b")
-        let created = try host("PUT", "/api/internal/users/\(id)",
-                               #"{"tenantId":"\#(tenant)","emails":["\#(user.email)"],"wallets":["\#(user.wallet)"]}"#)
+        let created = try host(
+            "PUT", "/api/internal/users/\(id)",
+            #"{"tenantId":"\#(tenant)","emails":["\#(user.email)"],"wallets":["\#(user.wallet)"]}"#)
         guard created.status == 201 else { throw TestHTTPClient.Failure(description: "create user: \(created.text)") }
         if ios {
-            let device = try host("PUT", "/api/internal/users/\(id)/devices/iphone",
-                                  #"{"platform":"ios","environment":"production","apnsToken":"\#(user.apnsToken)","bundleId":"one.based.app"}"#)
+            let device = try host(
+                "PUT", "/api/internal/users/\(id)/devices/iphone",
+                #"{"platform":"ios","environment":"production","apnsToken":"\#(user.apnsToken)","bundleId":"one.based.app"}"#
+            )
             guard device.status == 201 else { throw TestHTTPClient.Failure(description: "ios device: \(device.text)") }
         }
         if tablet {
-            let device = try host("PUT", "/api/internal/users/\(id)/devices/ipad",
-                                  #"{"platform":"ios","environment":"production","apnsToken":"\#(Digest.hex(try SecureRandom.bytes(32)))","bundleId":"one.based.app"}"#)
+            let device = try host(
+                "PUT", "/api/internal/users/\(id)/devices/ipad",
+                #"{"platform":"ios","environment":"production","apnsToken":"\#(Digest.hex(try SecureRandom.bytes(32)))","bundleId":"one.based.app"}"#
+            )
             guard device.status == 201 else { throw TestHTTPClient.Failure(description: "ipad device: \(device.text)") }
         }
         if android {
-            let device = try host("PUT", "/api/internal/users/\(id)/devices/pixel",
-                                  #"{"platform":"android","environment":"production","fcmToken":"\#(user.fcmToken)"}"#)
-            guard device.status == 201 else { throw TestHTTPClient.Failure(description: "android device: \(device.text)") }
+            let device = try host(
+                "PUT", "/api/internal/users/\(id)/devices/pixel",
+                #"{"platform":"android","environment":"production","fcmToken":"\#(user.fcmToken)"}"#)
+            guard device.status == 201 else {
+                throw TestHTTPClient.Failure(description: "android device: \(device.text)")
+            }
         }
         return user
     }
 }
 
 /// A small push body to `emails` / `wallets` for `partner`.
-func pushBody(_ partner: TestPartner, emails: [String] = [], wallets: [String] = [], title: String = "Deposit pending",
-              extra: String = "") -> String {
+func pushBody(
+    _ partner: TestPartner, emails: [String] = [], wallets: [String] = [], title: String = "Deposit pending",
+    extra: String = ""
+) -> String {
     let emailList = emails.map { "\"\($0)\"" }.joined(separator: ",")
     let walletList = wallets.map { "\"\($0)\"" }.joined(separator: ",")
-    return #"{"recipients":{"emails":[\#(emailList)],"wallets":[\#(walletList)]},"title":"\#(title)","body":"Confirmations: 1/6","deepLink":"\#(partner.deepLinkRoot)/deposits/0xabc","data":{"txHash":"0x123"}\#(extra)}"#
+    return
+        #"{"recipients":{"emails":[\#(emailList)],"wallets":[\#(walletList)]},"title":"\#(title)","body":"Confirmations: 1/6","deepLink":"\#(partner.deepLinkRoot)/deposits/0xabc","data":{"txHash":"0x123"}\#(extra)}"#
 }
 
 /// SQL assertions on the test database.
@@ -191,7 +206,8 @@ enum DB {
 
     /// Rows written anywhere for a partner: what a rejected request must leave at zero.
     static func writes(partnerID: String) throws -> Int {
-        try count("""
+        try count(
+            """
             SELECT (SELECT count(*) FROM push_requests WHERE partner_id = $1::uuid)
                  + (SELECT count(*) FROM deliveries WHERE partner_id = $1::uuid)
                  + (SELECT count(*) FROM idempotency_keys WHERE partner_id = $1::uuid)

@@ -13,16 +13,19 @@ final class IntakeProcess: @unchecked Sendable {
     static var executable: URL { TestEnvironment.binDirectory.appendingPathComponent("herald-intake") }
 
     /// Every test process picks free ports: the default metrics port would collide between intakes run at once.
-    static func environment(port: UInt16, metricsPort: UInt16 = TestEnvironment.freePort(),
-                            databaseURL: String = TestEnvironment.databaseURL,
-                            extra: [String: String] = [:]) -> [String: String] {
+    static func environment(
+        port: UInt16, metricsPort: UInt16 = TestEnvironment.freePort(),
+        databaseURL: String = TestEnvironment.databaseURL,
+        extra: [String: String] = [:]
+    ) -> [String: String] {
         var environment = [
             "HERALD_DATABASE_URL": databaseURL,
             "HERALD_INTAKE_PORT": String(port),
             "HERALD_INTAKE_METRICS_PORT": String(metricsPort),
             "HERALD_ADMIN_TOKEN": IntakeHarness.adminToken,
             "HERALD_HOST_TOKEN": IntakeHarness.hostToken,
-            "HERALD_SIGNING_KEYS": "\(IntakeHarness.signingKeyID):\(Data(IntakeHarness.signingKey).base64EncodedString())",
+            "HERALD_SIGNING_KEYS":
+                "\(IntakeHarness.signingKeyID):\(Data(IntakeHarness.signingKey).base64EncodedString())",
             "HERALD_INTAKE_THREADS": "8",
             "HERALD_DB_POOL_SIZE": "8",
         ]
@@ -31,8 +34,10 @@ final class IntakeProcess: @unchecked Sendable {
     }
 
     /// `fileDescriptors`: the soft and hard RLIMIT_NOFILE the process starts with (set by a shell that then execs it).
-    init(databaseURL: String = TestEnvironment.databaseURL, extra: [String: String] = [:],
-         fileDescriptors: (soft: Int, hard: Int)? = nil) throws {
+    init(
+        databaseURL: String = TestEnvironment.databaseURL, extra: [String: String] = [:],
+        fileDescriptors: (soft: Int, hard: Int)? = nil
+    ) throws {
         _ = migratedDatabase
         port = TestEnvironment.freePort()
         metricsPort = TestEnvironment.freePort()
@@ -40,8 +45,10 @@ final class IntakeProcess: @unchecked Sendable {
         if let fileDescriptors {
             child = try ChildProcess(
                 executable: URL(fileURLWithPath: "/bin/sh"),
-                arguments: ["-c", "ulimit -S -n \(fileDescriptors.soft) && ulimit -H -n \(fileDescriptors.hard) && exec \"$0\"",
-                            Self.executable.path],
+                arguments: [
+                    "-c", "ulimit -S -n \(fileDescriptors.soft) && ulimit -H -n \(fileDescriptors.hard) && exec \"$0\"",
+                    Self.executable.path,
+                ],
                 environment: environment)
         } else {
             child = try ChildProcess(executable: Self.executable, environment: environment)
@@ -55,8 +62,10 @@ final class IntakeProcess: @unchecked Sendable {
         }
     }
 
-    func request(_ method: String, _ path: String, token: String?, json: String? = nil,
-                 headers: [(String, String)] = []) throws -> TestHTTPClient.Response {
+    func request(
+        _ method: String, _ path: String, token: String?, json: String? = nil,
+        headers: [(String, String)] = []
+    ) throws -> TestHTTPClient.Response {
         try TestHTTPClient.json(port: port, method: method, path: path, token: token, json: json, headers: headers)
     }
 

@@ -19,12 +19,14 @@ struct MembershipOracleTests {
     }
 
     func start(_ partner: TestPartner, email: String, path: String = "/api/partners/live-activities") throws
-        -> TestHTTPClient.Response {
+        -> TestHTTPClient.Response
+    {
         try intake.request("POST", path, token: partner.key, json: Self.startBody(email: email))
     }
 
     static func spent(_ partner: TestPartner) throws -> Int {
-        try DB.count("""
+        try DB.count(
+            """
             SELECT coalesce(sum(count), 0)::int FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'
             """, [partner.id])
     }
@@ -56,13 +58,15 @@ struct MembershipOracleTests {
         #expect(try start(partner, email: noSession.email).errorCode == "no_session")
         let optedOut = try intake.makeUser(tenant: partner.tenantID)
         for path in ["mini-app-sessions", "opt-outs"] {
-            #expect(try intake.host("PUT", "/api/internal/users/\(optedOut.id)/\(path)/\(partner.miniAppID)").status
+            #expect(
+                try intake.host("PUT", "/api/internal/users/\(optedOut.id)/\(path)/\(partner.miniAppID)").status
                     < 300)
         }
         #expect(try start(partner, email: optedOut.email).errorCode == "opted_out")
         let deviceless = try intake.makeUser(tenant: partner.tenantID, ios: false, android: false)
-        #expect(try intake.host("PUT", "/api/internal/users/\(deviceless.id)/mini-app-sessions/\(partner.miniAppID)")
-            .status < 300)
+        #expect(
+            try intake.host("PUT", "/api/internal/users/\(deviceless.id)/mini-app-sessions/\(partner.miniAppID)")
+                .status < 300)
         #expect(try start(partner, email: deviceless.email).errorCode == "no_live_device")
         #expect(try Self.spent(partner) == 3)
     }
@@ -76,19 +80,23 @@ struct MembershipOracleTests {
         let nobody = "nobody-\(UUID().uuidString.prefix(8))@example.com"
 
         // A broadcast channel APNs has made (its worker's part written by hand).
-        let opened = try intake.request("POST", "/api/partners/live-activities/channels", token: partner.key, json: """
-            {"template":"countdown","attributes":{"title":"Drop 17","subtitle":"Sneakers"},
-             "state":{"deadline":"2030-01-01T10:00:00Z","footnote":"Opens soon"},"ttlSeconds":3600}
-            """)
+        let opened = try intake.request(
+            "POST", "/api/partners/live-activities/channels", token: partner.key,
+            json: """
+                {"template":"countdown","attributes":{"title":"Drop 17","subtitle":"Sneakers"},
+                 "state":{"deadline":"2030-01-01T10:00:00Z","footnote":"Opens soon"},"ttlSeconds":3600}
+                """)
         let channelID = try #require(opened.json["channelId"]?.stringValue, "\(opened.text)")
-        try DB.execute("UPDATE live_channels SET status = 'open', apns_channel_id = 'dGVzdA==' WHERE id = $1::uuid",
-                       [channelID])
+        try DB.execute(
+            "UPDATE live_channels SET status = 'open', apns_channel_id = 'dGVzdA==' WHERE id = $1::uuid",
+            [channelID])
         let before = try Self.spent(partner)
         for path in ["/api/partners/live-activities", "/api/partners/live-activities/channels/\(channelID)/starts"] {
             let body = path.hasSuffix("/starts") ? #"{"recipient":{"email":"EMAIL"}}"# : Self.startBody(email: "EMAIL")
             let answers = try [stranger.email, nobody].map { email in
-                try intake.request("POST", path, token: partner.key,
-                                   json: body.replacingOccurrences(of: "EMAIL", with: email))
+                try intake.request(
+                    "POST", path, token: partner.key,
+                    json: body.replacingOccurrences(of: "EMAIL", with: email))
             }
             #expect(answers[0].status == 404 && answers[0].errorCode == "recipient_not_found", "\(answers[0].text)")
             #expect(answers[0].status == answers[1].status && answers[0].body == answers[1].body, "\(path)")

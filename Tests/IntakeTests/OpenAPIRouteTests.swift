@@ -1,6 +1,7 @@
 import Foundation
-@testable import Intake
 import Testing
+
+@testable import Intake
 
 /// Keeps `docs/openapi.yaml` and `IntakeRoutes.all` in step: every route the intake serves is
 /// documented, and every documented operation is served, with the right security scheme, its
@@ -83,8 +84,9 @@ struct OpenAPIRouteTests {
             case 4:
                 section = nil
                 if let name = key(line), methods.contains(name), let path {
-                    operations.append(DocumentedOperation(
-                        operation: Operation(method: name.uppercased(), path: path), line: index + 1))
+                    operations.append(
+                        DocumentedOperation(
+                            operation: Operation(method: name.uppercased(), path: path), line: index + 1))
                 }
             case 6:
                 section = nil
@@ -231,14 +233,19 @@ struct OpenAPIRouteTests {
         for route in IntakeRoutes.all {
             let operation = Operation(method: route.method, path: route.path.text)
             guard let entry = documented[operation] else { continue }  // reported by the other test
-            #expect(entry.responses.contains { $0.count == 3 && $0.hasPrefix("4") },
-                    "\(operation) (line \(entry.line)) declares no 4xx response")
+            #expect(
+                entry.responses.contains { $0.count == 3 && $0.hasPrefix("4") },
+                "\(operation) (line \(entry.line)) declares no 4xx response")
             if Self.expectedScheme(route.access) != nil {
-                #expect(entry.responses.contains("401"), "\(operation) (line \(entry.line)) needs a token but declares no 401")
+                #expect(
+                    entry.responses.contains("401"),
+                    "\(operation) (line \(entry.line)) needs a token but declares no 401")
             }
             let expected = Self.expectedScheme(route.access).map { [$0] } ?? []
-            #expect(entry.security == expected,
-                    "\(operation) (line \(entry.line)) security is \(entry.security.map { "\($0)" } ?? "absent"), expected \(expected)")
+            #expect(
+                entry.security == expected,
+                "\(operation) (line \(entry.line)) security is \(entry.security.map { "\($0)" } ?? "absent"), expected \(expected)"
+            )
         }
     }
 
@@ -254,11 +261,13 @@ struct OpenAPIRouteTests {
             let declared = (references[path] ?? []).map { parameters[$0] ?? .init(name: "unknown \($0)") }
                 .filter { $0.location == "path" || $0.name.hasPrefix("unknown") }
             let expected = template.parameters.map { parameter in
-                ComponentParameter(name: parameter.name, location: "path",
-                                   schema: "#/components/schemas/\(parameter.kind.schemaName)")
+                ComponentParameter(
+                    name: parameter.name, location: "path",
+                    schema: "#/components/schemas/\(parameter.kind.schemaName)")
             }
-            #expect(declared == expected,
-                    "\(path): docs/openapi.yaml declares \(declared), the router checks \(expected)")
+            #expect(
+                declared == expected,
+                "\(path): docs/openapi.yaml declares \(declared), the router checks \(expected)")
         }
         for kind in PathParameter.Kind.allCases {
             #expect(schemas[kind.schemaName]?["pattern"]?.isEmpty == false, "schema \(kind.schemaName) has no pattern")
@@ -315,8 +324,9 @@ struct OpenAPIRouteTests {
         #expect(references == ["/a/{id}": ["#/components/parameters/Id"]])
         #expect(inline == ["/a/{id}"])
         let (parameters, schemas) = Self.components(text)
-        #expect(parameters["#/components/parameters/Id"]
-                    == ComponentParameter(name: "id", location: "path", schema: "#/components/schemas/Uuid"))
+        #expect(
+            parameters["#/components/parameters/Id"]
+                == ComponentParameter(name: "id", location: "path", schema: "#/components/schemas/Uuid"))
         #expect(schemas["Uuid"] == ["type": "string", "format": "uuid"])
     }
 

@@ -30,9 +30,11 @@ struct OperationsTests {
         let metrics = try intake.scrapeMetrics()
         #expect(metrics.status == 200)
         #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
-        for name in ["herald_intake_requests_total{route=\"/api/partners/notifications/push\",method=\"POST\",status=\"202\"}",
-                     "herald_intake_request_duration_seconds_bucket", "herald_intake_deliveries_enqueued_total",
-                     "herald_intake_rate_limited_total", "herald_intake_push_requests_accepted_total"] {
+        for name in [
+            "herald_intake_requests_total{route=\"/api/partners/notifications/push\",method=\"POST\",status=\"202\"}",
+            "herald_intake_request_duration_seconds_bucket", "herald_intake_deliveries_enqueued_total",
+            "herald_intake_rate_limited_total", "herald_intake_push_requests_accepted_total",
+        ] {
             #expect(metrics.text.contains(name), "\(name)")
         }
     }
@@ -45,31 +47,34 @@ struct OperationsTests {
         return (result.status, result.output)
     }
 
-    @Test("a missing or wrong variable stops the intake at start with a message naming it", arguments: [
-        ("HERALD_ADMIN_TOKEN", ""),
-        ("HERALD_HOST_TOKEN", "short"),
-        ("HERALD_SIGNING_KEYS", "k1:bm90LWJhc2U2NA"),
-        ("HERALD_INTAKE_PORT", "99999"),
-        ("HERALD_INTAKE_METRICS_PORT", "99999"),
-        ("HERALD_DEEPLINK_SCHEME", "Bad Scheme"),
-        ("HERALD_SIGNING_KEY_ID", "nope"),
-        ("HERALD_LA_MAX_ACTIVE_PER_USER", "0"),
-        ("HERALD_LA_STARTS_PER_USER_APP_HOUR", "many"),
-    ])
+    @Test(
+        "a missing or wrong variable stops the intake at start with a message naming it",
+        arguments: [
+            ("HERALD_ADMIN_TOKEN", ""),
+            ("HERALD_HOST_TOKEN", "short"),
+            ("HERALD_SIGNING_KEYS", "k1:bm90LWJhc2U2NA"),
+            ("HERALD_INTAKE_PORT", "99999"),
+            ("HERALD_INTAKE_METRICS_PORT", "99999"),
+            ("HERALD_DEEPLINK_SCHEME", "Bad Scheme"),
+            ("HERALD_SIGNING_KEY_ID", "nope"),
+            ("HERALD_LA_MAX_ACTIVE_PER_USER", "0"),
+            ("HERALD_LA_STARTS_PER_USER_APP_HOUR", "many"),
+        ])
     func configuration(_ variable: String, _ value: String) throws {
         let result = try Self.startIntake(with: variable, value)
         #expect(result.status == 2)
         #expect(result.output.contains(variable), "\(result.output)")
     }
 
-    @Test("herald-intake refuses to start with a placeholder token, naming the variable and never the value",
-          arguments: [
-        ("HERALD_ADMIN_TOKEN", "CHANGE-ME-admin-token-at-least-16-chars"),
-        ("HERALD_HOST_TOKEN", "CHANGE-ME-host-token"),
-        ("HERALD_ADMIN_TOKEN_PREVIOUS", "changeme-0123456789abcdef"),
-        ("HERALD_HOST_TOKEN_PREVIOUS", "our-Example-token-0123456789"),
-        ("HERALD_ADMIN_TOKEN", "PLACEHOLDER-0123456789abcdef"),
-    ])
+    @Test(
+        "herald-intake refuses to start with a placeholder token, naming the variable and never the value",
+        arguments: [
+            ("HERALD_ADMIN_TOKEN", "CHANGE-ME-admin-token-at-least-16-chars"),
+            ("HERALD_HOST_TOKEN", "CHANGE-ME-host-token"),
+            ("HERALD_ADMIN_TOKEN_PREVIOUS", "changeme-0123456789abcdef"),
+            ("HERALD_HOST_TOKEN_PREVIOUS", "our-Example-token-0123456789"),
+            ("HERALD_ADMIN_TOKEN", "PLACEHOLDER-0123456789abcdef"),
+        ])
     func placeholderTokensStopTheIntake(_ variable: String, _ value: String) throws {
         let result = try Self.startIntake(with: variable, value)
         #expect(result.status == 2)
@@ -103,7 +108,9 @@ struct OperationsTests {
         #expect(try intake.scrapeMetrics().status == 200)
     }
 
-    @Test("the intake raises its file descriptor limit to the hard one, and warns when that is below what its connections need")
+    @Test(
+        "the intake raises its file descriptor limit to the hard one, and warns when that is below what its connections need"
+    )
     func fileDescriptorLimit() throws {
         let raised = try IntakeProcess(fileDescriptors: (soft: 256, hard: 4_096))
         raised.stop()
@@ -149,12 +156,21 @@ struct OperationsTests {
         let process = try IntakeProcess(extra: ["HERALD_LOG_LEVEL": "debug"])
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
-        #expect(try process.request("POST", "/api/partners/notifications/push", token: partner.key,
-                                    json: pushBody(partner, emails: [user.email])).status == 202)
-        #expect(try process.request("POST", "/api/partners/notifications/push", token: partner.key,
-                                    json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"\#(String(repeating: "x", count: 200))"}"#).status == 400)
-        #expect(try process.request("PUT", "/api/internal/users/\(user.id)/devices/x", token: IntakeHarness.hostToken,
-                                    json: #"{"platform":"ios","environment":"production","apnsToken":"\#(user.apnsToken)"}"#).status == 201)
+        #expect(
+            try process.request(
+                "POST", "/api/partners/notifications/push", token: partner.key,
+                json: pushBody(partner, emails: [user.email])
+            ).status == 202)
+        #expect(
+            try process.request(
+                "POST", "/api/partners/notifications/push", token: partner.key,
+                json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"\#(String(repeating: "x", count: 200))"}"#
+            ).status == 400)
+        #expect(
+            try process.request(
+                "PUT", "/api/internal/users/\(user.id)/devices/x", token: IntakeHarness.hostToken,
+                json: #"{"platform":"ios","environment":"production","apnsToken":"\#(user.apnsToken)"}"#
+            ).status == 201)
         process.stop()
         let output = process.child.output
         let lines = output.split(separator: "\n")
@@ -162,8 +178,10 @@ struct OperationsTests {
         for line in lines {
             #expect((try? JSONParser.parse(String(line))) != nil, "not JSON: \(line)")
         }
-        for secret in [partner.key, IntakeHarness.adminToken, IntakeHarness.hostToken, user.email, user.email.lowercased(),
-                       user.apnsToken, user.fcmToken] {
+        for secret in [
+            partner.key, IntakeHarness.adminToken, IntakeHarness.hostToken, user.email, user.email.lowercased(),
+            user.apnsToken, user.fcmToken,
+        ] {
             #expect(!output.contains(secret))
         }
         #expect(output.contains("\"route\":\"/api/partners/notifications/push\""))
@@ -173,10 +191,16 @@ struct OperationsTests {
     func rejectedRequestsLogged() throws {
         let process = try IntakeProcess()
         let partner = try intake.makePartner()
-        #expect(try process.request("POST", "/api/partners/notifications/push", token: partner.key,
-                                    json: #"{"recipients":{"emails":[]},"title":"t"}"#).status == 400)
-        #expect(try process.request("DELETE", "/api/admin/mini-app-partners/\(partner.id)",
-                                    token: IntakeHarness.adminToken).status == 200)
+        #expect(
+            try process.request(
+                "POST", "/api/partners/notifications/push", token: partner.key,
+                json: #"{"recipients":{"emails":[]},"title":"t"}"#
+            ).status == 400)
+        #expect(
+            try process.request(
+                "DELETE", "/api/admin/mini-app-partners/\(partner.id)",
+                token: IntakeHarness.adminToken
+            ).status == 200)
         process.stop()
         let lines = process.child.output.split(separator: "\n").map(String.init)
         let rejected = lines.filter { $0.contains("\"status\":400") }

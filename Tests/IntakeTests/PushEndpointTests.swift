@@ -32,7 +32,8 @@ struct PushEndpointTests {
         #expect(try audit[0].string(0) == "[Pull] Deposit pending")
         #expect(try audit[0].int(2) == 2)
         let services = try DB.rows(
-            "SELECT service, state, attempts, lane FROM deliveries WHERE request_id = $1::uuid ORDER BY service", [requestID])
+            "SELECT service, state, attempts, lane FROM deliveries WHERE request_id = $1::uuid ORDER BY service",
+            [requestID])
         #expect(try services.map { try $0.string(0) } == ["apns", "fcm"])
         #expect(try services.allSatisfy { try $0.string(1) == "pending" && $0.int(2) == 0 && $0.int(3) == 0 })
     }
@@ -61,8 +62,9 @@ struct PushEndpointTests {
     func storedPayloads() throws {
         let partner = try intake.makePartner(displayName: "Pull")
         // Before the partner's first push, so no cached profile predates the icon.
-        let icon = try intake.raw("PUT", "/api/admin/mini-app-partners/\(partner.id)/icon", token: IntakeHarness.adminToken,
-                                  type: "image/svg+xml", body: IconSamples.wideSVG)
+        let icon = try intake.raw(
+            "PUT", "/api/admin/mini-app-partners/\(partner.id)/icon", token: IntakeHarness.adminToken,
+            type: "image/svg+xml", body: IconSamples.wideSVG)
         #expect(icon.status == 200)
         let user = try intake.makeUser(tenant: partner.tenantID)
         let response = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
@@ -104,13 +106,14 @@ struct PushEndpointTests {
         }
     }
 
-    @Test("stored APNs payloads carry thread-id, the partner's sound and the push's interruption level; FCM none",
-          arguments: [
-              (#""sound":"chime.caf","allowTimeSensitive":true"#, "time-sensitive" as String?, "chime.caf" as String?),
-              (#""sound":null"#, "passive", nil),
-              ("", "active", "default"),
-              ("", nil, "default"),
-          ])
+    @Test(
+        "stored APNs payloads carry thread-id, the partner's sound and the push's interruption level; FCM none",
+        arguments: [
+            (#""sound":"chime.caf","allowTimeSensitive":true"#, "time-sensitive" as String?, "chime.caf" as String?),
+            (#""sound":null"#, "passive", nil),
+            ("", "active", "default"),
+            ("", nil, "default"),
+        ])
     func storedPresentationKeys(_ partnerFields: String, _ level: String?, _ sound: String?) throws {
         let fields = try JSONParser.parse("{\(partnerFields)}").objectMembers ?? []
         let partner = try intake.makePartner(extra: fields)
@@ -142,22 +145,28 @@ struct PushEndpointTests {
         let one = try intake.makeUser(tenant: partner.tenantID, android: false)  // the group-commit path
         let three = try intake.makeUser(tenant: partner.tenantID, tablet: true)  // the two-round-trip path
         for user in [one, three] {
-            let response = try intake.push(partner.key, pushBody(partner, emails: [user.email],
-                                                                 extra: #","interruptionLevel":"time-sensitive""#))
+            let response = try intake.push(
+                partner.key,
+                pushBody(
+                    partner, emails: [user.email],
+                    extra: #","interruptionLevel":"time-sensitive""#))
             #expect(response.status == 202, "\(response.text)")
             let requestID = try #require(response.json["requestId"]?.stringValue)
-            let levels = try DB.rows("""
+            let levels = try DB.rows(
+                """
                 SELECT payload::jsonb -> 'aps' ->> 'interruption-level' FROM deliveries
                  WHERE request_id = $1::uuid AND service = 'apns'
-                """, [requestID]).map { $0.optionalString(0) }
+                """, [requestID]
+            ).map { $0.optionalString(0) }
             #expect(levels == Array(repeating: "time-sensitive", count: user.id == one.id ? 1 : 2))
         }
     }
 
     private func verifySignature(_ payload: JSONValue, fields: [(key: String, value: String)]) {
         #expect(payload["kid"] == .string(IntakeHarness.signingKeyID))
-        let expected = Base64URL.encode(Digest.hmacSHA256(
-            key: IntakeHarness.signingKey, message: SignedEnvelope.canonicalBytes(fields)))
+        let expected = Base64URL.encode(
+            Digest.hmacSHA256(
+                key: IntakeHarness.signingKey, message: SignedEnvelope.canonicalBytes(fields)))
         #expect(payload["sig"] == .string(expected))
     }
 
@@ -166,9 +175,11 @@ struct PushEndpointTests {
         let partner = try intake.makePartner()
         let mine = try intake.makeUser(tenant: partner.tenantID)
         let foreign = try intake.makeUser(tenant: TestEnvironment.unique("other"))
-        let response = try intake.push(partner.key, pushBody(
-            partner, emails: [mine.email.lowercased(), foreign.email, "nobody@example.com"],
-            wallets: [mine.wallet.lowercased(), foreign.wallet]))
+        let response = try intake.push(
+            partner.key,
+            pushBody(
+                partner, emails: [mine.email.lowercased(), foreign.email, "nobody@example.com"],
+                wallets: [mine.wallet.lowercased(), foreign.wallet]))
         #expect(response.status == 202)
         #expect(response.json["recipients"] == .number(1))
         #expect(response.json["deliveries"] == .number(2))
@@ -224,12 +235,16 @@ struct PushEndpointTests {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
         let sendAt = Date().addingTimeInterval(3600)
-        let response = try intake.push(partner.key, pushBody(
-            partner, emails: [user.email], extra: #","sendAt":"\#(ISO8601.format(sendAt))","ttlSeconds":600"#))
+        let response = try intake.push(
+            partner.key,
+            pushBody(
+                partner, emails: [user.email], extra: #","sendAt":"\#(ISO8601.format(sendAt))","ttlSeconds":600"#))
         #expect(response.status == 202)
         #expect(response.json["status"] == .string("scheduled"))
-        let row = try #require(try DB.rows(
-            "SELECT available_at, expires_at FROM deliveries WHERE user_id = $1", [user.id]).first)
+        let row = try #require(
+            try DB.rows(
+                "SELECT available_at, expires_at FROM deliveries WHERE user_id = $1", [user.id]
+            ).first)
         #expect(abs(try row.date(0).timeIntervalSince(sendAt)) < 0.01)
         #expect(abs(try row.date(1).timeIntervalSince(sendAt.addingTimeInterval(600))) < 0.01)
         let requestID = try #require(response.json["requestId"]?.stringValue)
@@ -258,8 +273,10 @@ struct PushEndpointTests {
         // Byte for byte the answer to an id that exists nowhere: nothing tells the partner the request exists.
         #expect(foreign.status == unknown.status && foreign.body == unknown.body)
         // Not a UUID: refused by the id rules before any lookup (HostileClientIntakeTests).
-        #expect(try intake.request("GET", "/api/partners/notifications/push/not-a-uuid", token: partner.key).status == 400)
-        #expect(try intake.request("GET", "/api/partners/notifications/push/\(UUID())", token: partner.key).status == 404)
+        #expect(
+            try intake.request("GET", "/api/partners/notifications/push/not-a-uuid", token: partner.key).status == 400)
+        #expect(
+            try intake.request("GET", "/api/partners/notifications/push/\(UUID())", token: partner.key).status == 404)
 
         // Counts rolled up by the worker show through, and nothing pending means completed.
         try DB.execute("UPDATE push_requests SET sent = 1, failed = 1 WHERE id = $1::uuid", [requestID])
@@ -292,7 +309,8 @@ struct PushEndpointTests {
         Rejection(name: "title too long", status: 400, code: "invalid_field", field: "title") {
             pushBody($0, emails: ["a@example.com"], title: String(repeating: "t", count: 121))
         },
-        Rejection(name: "deep link of another mini-app", status: 403, code: "deep_link_forbidden", field: "deepLink") { _ in
+        Rejection(name: "deep link of another mini-app", status: 403, code: "deep_link_forbidden", field: "deepLink") {
+            _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","deepLink":"basedapp://miniapp/someone.else/x"}"#
         },
         Rejection(name: "reserved data key", status: 400, code: "invalid_field", field: "data.deliveryId") {
@@ -301,18 +319,24 @@ struct PushEndpointTests {
         Rejection(name: "icon in data", status: 400, code: "invalid_field", field: "data.icon") { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"icon":"https://evil.example/i.png"}}"#
         },
-        Rejection(name: "time-sensitive without the partner's permission", status: 403,
-                  code: "time_sensitive_not_allowed", field: "interruptionLevel") { _ in
+        Rejection(
+            name: "time-sensitive without the partner's permission", status: 403,
+            code: "time_sensitive_not_allowed", field: "interruptionLevel"
+        ) { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":"time-sensitive"}"#
         },
-        Rejection(name: "critical interruption level", status: 400, code: "invalid_field", field: "interruptionLevel") { _ in
+        Rejection(name: "critical interruption level", status: 400, code: "invalid_field", field: "interruptionLevel") {
+            _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":"critical"}"#
         },
-        Rejection(name: "unknown interruption level", status: 400, code: "invalid_field", field: "interruptionLevel") { _ in
+        Rejection(name: "unknown interruption level", status: 400, code: "invalid_field", field: "interruptionLevel") {
+            _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":"urgent"}"#
         },
-        Rejection(name: "interruption level not a string", status: 400, code: "invalid_field",
-                  field: "interruptionLevel") { _ in
+        Rejection(
+            name: "interruption level not a string", status: 400, code: "invalid_field",
+            field: "interruptionLevel"
+        ) { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":2}"#
         },
         Rejection(name: "non-string data", status: 400, code: "invalid_field", field: "data.count") { _ in
@@ -345,16 +369,22 @@ struct PushEndpointTests {
         Rejection(name: "zero-width joiner between letters", status: 400, code: "invalid_field", field: "title") { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"a\u200db"}"#
         },
-        Rejection(name: "title opening with a bracket", status: 400, code: "title_bracket_prefix",
-                  field: "title") { _ in
+        Rejection(
+            name: "title opening with a bracket", status: 400, code: "title_bracket_prefix",
+            field: "title"
+        ) { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":" [Bank] Your card is blocked"}"#
         },
-        Rejection(name: "reserved data key in capitals", status: 400, code: "invalid_field",
-                  field: "data.Channel") { _ in
+        Rejection(
+            name: "reserved data key in capitals", status: 400, code: "invalid_field",
+            field: "data.Channel"
+        ) { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"Channel":"x"}}"#
         },
-        Rejection(name: "deep link with a doubly encoded dot", status: 403, code: "deep_link_forbidden",
-                  field: "deepLink") {
+        Rejection(
+            name: "deep link with a doubly encoded dot", status: 403, code: "deep_link_forbidden",
+            field: "deepLink"
+        ) {
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","deepLink":"\#($0.deepLinkRoot)/%252e%252e/x"}"#
         },
     ]
@@ -374,8 +404,10 @@ struct PushEndpointTests {
     @Test("the payload-size error names the overflow")
     func overflowNamed() throws {
         let partner = try intake.makePartner()
-        let response = try intake.push(partner.key,
-            #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"blob":"\#(String(repeating: "x", count: 4000))"}}"#)
+        let response = try intake.push(
+            partner.key,
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"blob":"\#(String(repeating: "x", count: 4000))"}}"#
+        )
         let message = try #require(response.json["error"]?["message"]?.stringValue)
         #expect(message.contains("over the 4096-byte limit"))
     }
@@ -385,23 +417,29 @@ struct PushEndpointTests {
         let partner = try intake.makePartner()
         let path = "/api/partners/notifications/push"
         let body = Array(pushBody(partner, emails: ["a@example.com"]).utf8)
-        let wrongType = try TestHTTPClient.send(port: intake.port, method: "POST", path: path,
+        let wrongType = try TestHTTPClient.send(
+            port: intake.port, method: "POST", path: path,
             headers: [("Authorization", "Bearer \(partner.key)"), ("Content-Type", "text/plain")], body: body)
         #expect(wrongType.status == 415)
         #expect(wrongType.errorCode == "unsupported_media_type")
         let huge = Array(repeating: UInt8(ascii: " "), count: 70_000)
-        let tooLarge = try TestHTTPClient.send(port: intake.port, method: "POST", path: path,
+        let tooLarge = try TestHTTPClient.send(
+            port: intake.port, method: "POST", path: path,
             headers: [("Authorization", "Bearer \(partner.key)"), ("Content-Type", "application/json")], body: huge)
         #expect(tooLarge.status == 413)
         #expect(tooLarge.errorCode == "body_too_large")
         #expect(try intake.request("POST", path, token: nil, json: String(decoding: body, as: UTF8.self)).status == 401)
-        let unknown = try intake.request("POST", path, token: "mp_" + String(repeating: "0", count: 32),
-                                         json: String(decoding: body, as: UTF8.self))
+        let unknown = try intake.request(
+            "POST", path, token: "mp_" + String(repeating: "0", count: 32),
+            json: String(decoding: body, as: UTF8.self))
         #expect(unknown.status == 401)
         #expect(unknown.errorCode == "unauthorized")
         #expect(unknown.headers["www-authenticate"] == "Bearer")
-        #expect(try intake.request("POST", path, token: IntakeHarness.adminToken,
-                                   json: String(decoding: body, as: UTF8.self)).status == 401)
+        #expect(
+            try intake.request(
+                "POST", path, token: IntakeHarness.adminToken,
+                json: String(decoding: body, as: UTF8.self)
+            ).status == 401)
         #expect(try DB.writes(partnerID: partner.id) == 0)
         #expect(try intake.request("GET", path, token: partner.key).status == 405)
         #expect(try intake.request("GET", "/api/nothing-here", token: partner.key).status == 404)

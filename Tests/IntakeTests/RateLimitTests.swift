@@ -36,7 +36,9 @@ struct RateLimitTests {
     func dayWindow() throws {
         let partner = try intake.makePartner(perMinute: 100, perDay: 3)
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
-        let statuses = try (0..<5).map { _ in try intake.push(partner.key, pushBody(partner, emails: [user.email])).status }
+        let statuses = try (0..<5).map { _ in
+            try intake.push(partner.key, pushBody(partner, emails: [user.email])).status
+        }
         #expect(statuses == [202, 202, 202, 429, 429])
         let refused = try intake.push(partner.key, pushBody(partner, emails: [user.email]))
         #expect(refused.json["error"]?["message"]?.stringValue?.contains("per day") == true)
@@ -53,9 +55,11 @@ struct RateLimitTests {
         #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 202)
         #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 429)
         // Age the counted seconds, and the minute window's running sum, by 61 s, as if a minute had passed.
-        try DB.execute("UPDATE rate_buckets SET bucket = bucket - 61 WHERE partner_id = $1::uuid AND granularity = 's'",
-                       [partner.id])
-        try DB.execute("UPDATE rate_windows SET minute_edge = minute_edge - 61 WHERE partner_id = $1::uuid", [partner.id])
+        try DB.execute(
+            "UPDATE rate_buckets SET bucket = bucket - 61 WHERE partner_id = $1::uuid AND granularity = 's'",
+            [partner.id])
+        try DB.execute(
+            "UPDATE rate_windows SET minute_edge = minute_edge - 61 WHERE partner_id = $1::uuid", [partner.id])
         #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 202)
     }
 
@@ -78,7 +82,8 @@ struct RateLimitTests {
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
         #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 202)
         #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 429)
-        let patched = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"rateLimitPerMinute":5}"#)
+        let patched = try intake.admin(
+            "PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"rateLimitPerMinute":5}"#)
         #expect(patched.status == 200)
         #expect(patched.json["rateLimitPerMinute"] == .number(5))
         // The partner profile is cached for at most 2 s per process; a refusal writes nothing.

@@ -2,9 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-@testable import Intake
 import Store
 import Testing
+
+@testable import Intake
 
 /// The recipient cache as a value: per tenant, bounded, and a guess the caller replaces.
 @Suite struct RecipientCacheTests {
@@ -20,9 +21,12 @@ import Testing
     @Test("known only when every identifier is: each user once, in the order first named, none for nobody's")
     func everyIdentifierKnown() {
         let cache = RecipientCache(capacity: 100)
-        cache.learn(tenant: "t", emails: ["a@x.io", "b@x.io", "nobody@x.io"], wallets: ["0xab"],
-                    resolved: [Self.email("a@x.io", "alice"), Self.email("b@x.io", "bob"),
-                               ResolvedIdentifier(kind: .wallet, identifier: "0xab", userID: "alice")])
+        cache.learn(
+            tenant: "t", emails: ["a@x.io", "b@x.io", "nobody@x.io"], wallets: ["0xab"],
+            resolved: [
+                Self.email("a@x.io", "alice"), Self.email("b@x.io", "bob"),
+                ResolvedIdentifier(kind: .wallet, identifier: "0xab", userID: "alice"),
+            ])
         #expect(cache.users(tenant: "t", emails: ["b@x.io", "a@x.io"], wallets: ["0xab"]) == ["bob", "alice"])
         #expect(cache.users(tenant: "t", emails: ["a@x.io", "c@x.io"], wallets: []) == nil)
         // An identifier that resolved to nobody is known, and names no user.
@@ -74,8 +78,10 @@ struct RecipientCacheFlowTests {
             let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
             return Int(line?.split(separator: " ").last ?? "") ?? -1
         }
-        return (value("herald_intake_push_batched_total"), value("herald_intake_push_resubmitted_total"),
-                value("herald_intake_push_rendered_total"))
+        return (
+            value("herald_intake_push_batched_total"), value("herald_intake_push_resubmitted_total"),
+            value("herald_intake_push_rendered_total")
+        )
     }
 
     /// The stored payloads of a request's deliveries, the signed part of each (APNs' body, FCM's `data`).
@@ -147,10 +153,16 @@ struct RecipientCacheFlowTests {
         let address = alice.email.lowercased()
         #expect(try intake.push(partner.key, pushBody(partner, emails: [address])).status == 202)
         // The host moves the email from alice to bob: the intake's entry still names alice.
-        #expect(try intake.host("PUT", "/api/internal/users/\(alice.id)",
-                                #"{"tenantId":"\#(partner.tenantID)","emails":[],"wallets":[]}"#).status == 200)
-        #expect(try intake.host("PUT", "/api/internal/users/\(bob.id)",
-                                #"{"tenantId":"\#(partner.tenantID)","emails":["\#(address)"],"wallets":[]}"#)
+        #expect(
+            try intake.host(
+                "PUT", "/api/internal/users/\(alice.id)",
+                #"{"tenantId":"\#(partner.tenantID)","emails":[],"wallets":[]}"#
+            ).status == 200)
+        #expect(
+            try intake.host(
+                "PUT", "/api/internal/users/\(bob.id)",
+                #"{"tenantId":"\#(partner.tenantID)","emails":["\#(address)"],"wallets":[]}"#
+            )
             .status == 200)
         let before = try Self.paths(intake)
         let moved = try intake.push(partner.key, pushBody(partner, emails: [address]))

@@ -17,8 +17,10 @@ struct ReminderAPITests {
     static func path(_ userID: String) -> String { "/api/internal/users/\(userID)/reminders" }
 
     /// A reminder body for `partner`'s mini-app, due an hour from now unless `at` says otherwise.
-    static func body(_ partner: TestPartner, title: String = "Pack drop", body: String = "Your pack opens now",
-                     deepLink: String? = nil, at: Date = Date().addingTimeInterval(3600)) -> String {
+    static func body(
+        _ partner: TestPartner, title: String = "Pack drop", body: String = "Your pack opens now",
+        deepLink: String? = nil, at: Date = Date().addingTimeInterval(3600)
+    ) -> String {
         var members: [(key: String, value: JSONValue)] = [
             ("miniAppId", .string(partner.miniAppID)), ("title", .string(title)), ("body", .string(body)),
         ]
@@ -33,14 +35,16 @@ struct ReminderAPITests {
 
     /// Rows the user's reminders wrote anywhere: what a refused schedule must leave as it was.
     static func writes(userID: String) throws -> Int {
-        try DB.count("""
+        try DB.count(
+            """
             SELECT (SELECT count(*) FROM reminders WHERE user_id = $1)
                  + (SELECT count(*) FROM deliveries WHERE user_id = $1)
                  + (SELECT count(*) FROM user_senders WHERE user_id = $1)
             """, [userID])
     }
 
-    @Test("a schedule answers 201 with the reminder and writes its audit row, one signed delivery per device due at `at`")
+    @Test(
+        "a schedule answers 201 with the reminder and writes its audit row, one signed delivery per device due at `at`")
     func schedules() throws {
         let partner = try intake.makePartner(displayName: "Pull")
         let user = try intake.makeUser(tenant: partner.tenantID)
@@ -49,8 +53,11 @@ struct ReminderAPITests {
         let response = try schedule(user, Self.body(partner, deepLink: link, at: at))
         #expect(response.status == 201, "\(response.text)")
         let json = response.json
-        #expect(json.objectMembers?.map(\.key) == ["reminderId", "miniAppId", "title", "body", "deepLink", "at", "status",
-                                                   "createdAt"])
+        #expect(
+            json.objectMembers?.map(\.key) == [
+                "reminderId", "miniAppId", "title", "body", "deepLink", "at", "status",
+                "createdAt",
+            ])
         let reminderID = try #require(json["reminderId"]?.stringValue)
         #expect(reminderID == reminderID.lowercased() && UUID(uuidString: reminderID).flatMap(UUIDv7.timestamp) != nil)
         #expect(json["miniAppId"] == .string(partner.miniAppID))
@@ -63,18 +70,22 @@ struct ReminderAPITests {
         #expect(abs(createdAt.timeIntervalSinceNow) < 60)
 
         // The audit row of a one-recipient push with the prefixed title, due at `at`.
-        let audit = try #require(try DB.rows("""
-            SELECT p.title, p.recipients, p.deliveries, p.suppressed, p.send_at, p.partner_id::text, p.deep_link
-              FROM reminders r JOIN push_requests p ON p.id = r.request_id AND p.created_at = r.request_created_at
-             WHERE r.id = $1::uuid
-            """, [reminderID]).first)
+        let audit = try #require(
+            try DB.rows(
+                """
+                SELECT p.title, p.recipients, p.deliveries, p.suppressed, p.send_at, p.partner_id::text, p.deep_link
+                  FROM reminders r JOIN push_requests p ON p.id = r.request_id AND p.created_at = r.request_created_at
+                 WHERE r.id = $1::uuid
+                """, [reminderID]
+            ).first)
         #expect(try audit.string(0) == "[Pull] Pack drop")
         #expect(try audit.int(1) == 1 && audit.int(2) == 2 && audit.int(3) == 0)
         #expect(try abs(audit.date(4).timeIntervalSince(at)) < 0.001)
         #expect(try audit.string(5) == partner.id)
         #expect(audit.optionalString(6) == link)
 
-        let deliveries = try DB.rows("""
+        let deliveries = try DB.rows(
+            """
             SELECT d.id::text, d.service, d.device_id, d.payload, d.available_at, d.lane, d.expires_at
               FROM reminders r JOIN deliveries d ON d.id = ANY (r.deliveries) WHERE r.id = $1::uuid ORDER BY d.device_id
             """, [reminderID])
@@ -131,20 +142,26 @@ struct ReminderAPITests {
                 fields.append((member.key, member.value.stringValue ?? ""))
             }
         }
-        return Base64URL.encode(Digest.hmacSHA256(key: IntakeHarness.signingKey, message: SignedEnvelope.canonicalBytes(fields)))
+        return Base64URL.encode(
+            Digest.hmacSHA256(key: IntakeHarness.signingKey, message: SignedEnvelope.canonicalBytes(fields)))
     }
 
     @Test("the payload's imageUrl is the partner's icon, as for a push")
     func icon() throws {
         let partner = try intake.makePartner()
-        let upload = try intake.raw("PUT", "/api/admin/mini-app-partners/\(partner.id)/icon", token: IntakeHarness.adminToken,
-                                    type: "image/svg+xml", body: IconSamples.wideSVG)
+        let upload = try intake.raw(
+            "PUT", "/api/admin/mini-app-partners/\(partner.id)/icon", token: IntakeHarness.adminToken,
+            type: "image/svg+xml", body: IconSamples.wideSVG)
         #expect(upload.status == 200)
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
         let response = try schedule(user, Self.body(partner))
         #expect(response.status == 201, "\(response.text)")
-        let payload = try JSONParser.parse(try #require(try DB.rows(
-            "SELECT payload FROM deliveries WHERE user_id = $1", [user.id]).first).string(0))
+        let payload = try JSONParser.parse(
+            try #require(
+                try DB.rows(
+                    "SELECT payload FROM deliveries WHERE user_id = $1", [user.id]
+                ).first
+            ).string(0))
         #expect(payload["imageUrl"] == .string("\(IntakeHarness.publicURL)/icons/\(partner.miniAppID)/256.png"))
     }
 
@@ -156,10 +173,12 @@ struct ReminderAPITests {
         #expect(try intake.admin("DELETE", "/api/admin/mini-app-partners/\(revoked.id)").status == 200)
         let foreignPartner = try intake.makePartner()
         let optedOut = try intake.makeUser(tenant: partner.tenantID)
-        #expect(try intake.host("PUT", "/api/internal/users/\(optedOut.id)/opt-outs/\(partner.miniAppID)").status == 204)
+        #expect(
+            try intake.host("PUT", "/api/internal/users/\(optedOut.id)/opt-outs/\(partner.miniAppID)").status == 204)
         let deviceless = try intake.makeUser(tenant: partner.tenantID, ios: false, android: false)
         let invalidated = try intake.makeUser(tenant: partner.tenantID)
-        try DB.execute("""
+        try DB.execute(
+            """
             UPDATE devices SET apns_token_invalidated_at = now(), fcm_token_invalidated_at = now() WHERE user_id = $1
             """, [invalidated.id])
         let ghost = TestEnvironment.unique("ghost")
@@ -170,25 +189,45 @@ struct ReminderAPITests {
         let cases: [(user: String, json: String, status: Int, code: String, field: String?)] = [
             (user.id, "{", 400, "invalid_json", nil),
             (user.id, "[]", 400, "invalid_field", ""),
-            (user.id, #"{"miniAppId":"\#(partner.miniAppID)","title":"t","at":"\#(ISO8601.format(now + 60))","extra":1}"#,
-             400, "unknown_field", "extra"),
+            (
+                user.id,
+                #"{"miniAppId":"\#(partner.miniAppID)","title":"t","at":"\#(ISO8601.format(now + 60))","extra":1}"#,
+                400, "unknown_field", "extra"
+            ),
             (user.id, #"{"title":"t","at":"\#(ISO8601.format(now + 60))"}"#, 400, "missing_field", "miniAppId"),
-            (user.id, #"{"miniAppId":"bad app","title":"t","at":"\#(ISO8601.format(now + 60))"}"#, 400, "invalid_field",
-             "miniAppId"),
-            (user.id, #"{"miniAppId":"\#(partner.miniAppID)","at":"\#(ISO8601.format(now + 60))"}"#, 400, "missing_field",
-             "title"),
+            (
+                user.id, #"{"miniAppId":"bad app","title":"t","at":"\#(ISO8601.format(now + 60))"}"#, 400,
+                "invalid_field",
+                "miniAppId"
+            ),
+            (
+                user.id, #"{"miniAppId":"\#(partner.miniAppID)","at":"\#(ISO8601.format(now + 60))"}"#, 400,
+                "missing_field",
+                "title"
+            ),
             (user.id, Self.body(partner, title: String(repeating: "t", count: 121)), 400, "invalid_field", "title"),
             (user.id, Self.body(partner, title: "tab\there"), 400, "invalid_field", "title"),
             (user.id, Self.body(partner, body: String(repeating: "b", count: 1001)), 400, "invalid_field", "body"),
-            (user.id, Self.body(partner, deepLink: partner.deepLinkRoot + "/with space"), 400, "invalid_field", "deepLink"),
+            (
+                user.id, Self.body(partner, deepLink: partner.deepLinkRoot + "/with space"), 400, "invalid_field",
+                "deepLink"
+            ),
             (user.id, #"{"miniAppId":"\#(partner.miniAppID)","title":"t"}"#, 400, "missing_field", "at"),
-            (user.id, #"{"miniAppId":"\#(partner.miniAppID)","title":"t","at":"in an hour"}"#, 400, "invalid_field", "at"),
-            (user.id, Self.body(partner, deepLink: "basedapp://miniapp/other.app/x"), 403, "deep_link_forbidden", "deepLink"),
+            (
+                user.id, #"{"miniAppId":"\#(partner.miniAppID)","title":"t","at":"in an hour"}"#, 400, "invalid_field",
+                "at"
+            ),
+            (
+                user.id, Self.body(partner, deepLink: "basedapp://miniapp/other.app/x"), 403, "deep_link_forbidden",
+                "deepLink"
+            ),
             (user.id, Self.body(partner, at: now - 3600), 422, "at_out_of_range", "at"),
             (user.id, Self.body(partner, at: now + 8 * 86_400), 422, "at_out_of_range", "at"),
             (user.id, Self.body(partner, body: huge), 422, "payload_too_large", "body"),
-            (user.id, #"{"miniAppId":"never.registered","title":"t","at":"\#(ISO8601.format(now + 60))"}"#, 422,
-             "unknown_mini_app", "miniAppId"),
+            (
+                user.id, #"{"miniAppId":"never.registered","title":"t","at":"\#(ISO8601.format(now + 60))"}"#, 422,
+                "unknown_mini_app", "miniAppId"
+            ),
             (user.id, Self.body(revoked), 422, "unknown_mini_app", "miniAppId"),
             (user.id, Self.body(foreignPartner), 403, "tenant_mismatch", "miniAppId"),
             (ghost, Self.body(partner), 404, "user_not_found", nil),
@@ -203,11 +242,13 @@ struct ReminderAPITests {
             #expect(response.errorCode == item.code, "\(item.json) -> \(response.text)")
             #expect(response.errorField == item.field, "\(item.json) -> \(response.text)")
         }
-        let wrongType = try intake.request("POST", Self.path(user.id), token: IntakeHarness.hostToken,
-                                           json: Self.body(partner), headers: [("Content-Type", "text/plain")])
+        let wrongType = try intake.request(
+            "POST", Self.path(user.id), token: IntakeHarness.hostToken,
+            json: Self.body(partner), headers: [("Content-Type", "text/plain")])
         #expect(wrongType.status == 415)
         #expect(try intake.request("POST", Self.path(user.id), token: nil, json: Self.body(partner)).status == 401)
-        #expect(try intake.request("POST", Self.path(user.id), token: partner.key, json: Self.body(partner)).status == 401)
+        #expect(
+            try intake.request("POST", Self.path(user.id), token: partner.key, json: Self.body(partner)).status == 401)
 
         for id in [user.id, optedOut.id, deviceless.id, invalidated.id, ghost] {
             #expect(try Self.writes(userID: id) == 0, "\(id)")
@@ -217,7 +258,8 @@ struct ReminderAPITests {
         }
     }
 
-    @Test("at most 20 pending reminders per user and mini-app: the 21st is 429 without Retry-After; a cancel makes room")
+    @Test(
+        "at most 20 pending reminders per user and mini-app: the 21st is 429 without Retry-After; a cancel makes room")
     func cap() throws {
         let partner = try intake.makePartner()
         let other = try intake.makePartner(tenant: partner.tenantID)
@@ -246,8 +288,9 @@ struct ReminderAPITests {
         #expect(try schedule(user, Self.body(partner)).status == 429)
 
         // A reminder a worker took (its delivery claimed) is no longer pending: it leaves room.
-        try DB.execute("UPDATE deliveries SET state = 'leased', attempts = 1 WHERE id = (SELECT deliveries[1] FROM reminders WHERE id = $1::uuid)",
-                       [ids[0]])
+        try DB.execute(
+            "UPDATE deliveries SET state = 'leased', attempts = 1 WHERE id = (SELECT deliveries[1] FROM reminders WHERE id = $1::uuid)",
+            [ids[0]])
         #expect(try schedule(user, Self.body(partner)).status == 201)
         #expect(try schedule(user, Self.body(partner)).status == 429)
     }
@@ -260,8 +303,9 @@ struct ReminderAPITests {
         let second = try IntakeProcess()
         defer { first.stop(); second.stop() }
         return runInParallel(count) { index in
-            try? (index % 2 == 0 ? first : second).request("POST", path(user.id), token: IntakeHarness.hostToken,
-                                                           json: body, headers: headers)
+            try? (index % 2 == 0 ? first : second).request(
+                "POST", path(user.id), token: IntakeHarness.hostToken,
+                json: body, headers: headers)
         }
     }
 
@@ -279,7 +323,9 @@ struct ReminderAPITests {
         #expect(try DB.count("SELECT count(*) FROM deliveries WHERE user_id = $1", [user.id]) == 40)
     }
 
-    @Test("Idempotency-Key: a retried schedule answers the first reminder again (even with the user opted out since) and writes nothing; another body is 422")
+    @Test(
+        "Idempotency-Key: a retried schedule answers the first reminder again (even with the user opted out since) and writes nothing; another body is 422"
+    )
     func idempotentSchedule() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
@@ -287,8 +333,9 @@ struct ReminderAPITests {
         let at = Date().addingTimeInterval(3600)
         let body = Self.body(partner, at: at)
         func keyed(_ json: String, _ key: String) throws -> TestHTTPClient.Response {
-            try intake.request("POST", Self.path(user.id), token: IntakeHarness.hostToken, json: json,
-                               headers: [("Idempotency-Key", key)])
+            try intake.request(
+                "POST", Self.path(user.id), token: IntakeHarness.hostToken, json: json,
+                headers: [("Idempotency-Key", key)])
         }
         let first = try keyed(body, key)
         #expect(first.status == 201, "\(first.text)")
@@ -324,7 +371,8 @@ struct ReminderAPITests {
     func idempotentUnderConcurrency() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID)
-        let responses = try Self.race(12, user: user, body: Self.body(partner), headers: [("Idempotency-Key", "race-\(UUID())")])
+        let responses = try Self.race(
+            12, user: user, body: Self.body(partner), headers: [("Idempotency-Key", "race-\(UUID())")])
         #expect(responses.allSatisfy { $0?.status == 201 }, "\(responses.map { $0?.status ?? -1 })")
         #expect(Set(responses.compactMap { $0?.json["reminderId"]?.stringValue }).count == 1)
         #expect(responses.filter { $0?.headers["idempotent-replayed"] == "true" }.count == 11)
@@ -339,14 +387,19 @@ struct ReminderAPITests {
         let key = "old-\(UUID())"
         let body = Self.body(partner)
         let headers = [("Idempotency-Key", key)]
-        let first = try intake.request("POST", Self.path(user.id), token: IntakeHarness.hostToken, json: body, headers: headers)
+        let first = try intake.request(
+            "POST", Self.path(user.id), token: IntakeHarness.hostToken, json: body, headers: headers)
         #expect(first.status == 201)
-        try DB.execute("UPDATE reminders SET created_at = created_at - interval '25 hours' WHERE user_id = $1", [user.id])
-        let later = try intake.request("POST", Self.path(user.id), token: IntakeHarness.hostToken, json: body, headers: headers)
+        try DB.execute(
+            "UPDATE reminders SET created_at = created_at - interval '25 hours' WHERE user_id = $1", [user.id])
+        let later = try intake.request(
+            "POST", Self.path(user.id), token: IntakeHarness.hostToken, json: body, headers: headers)
         #expect(later.status == 201)
         #expect(later.headers["idempotent-replayed"] == nil)
         #expect(later.json["reminderId"] != first.json["reminderId"])
-        #expect(try DB.count("SELECT count(*) FROM reminders WHERE user_id = $1 AND idempotency_key IS NOT NULL", [user.id]) == 1)
+        #expect(
+            try DB.count("SELECT count(*) FROM reminders WHERE user_id = $1 AND idempotency_key IS NOT NULL", [user.id])
+                == 1)
     }
 
     @Test("the list holds the user's pending reminders only, soonest first; an unknown user is 404")
@@ -368,7 +421,8 @@ struct ReminderAPITests {
         let cancelledID = try #require(cancelled.json["reminderId"]?.stringValue)
         #expect(try intake.host("DELETE", Self.path(user.id) + "/\(cancelledID)").status == 204)
         // A worker took this one's delivery: it is past cancelling, so not listed.
-        try DB.execute("""
+        try DB.execute(
+            """
             UPDATE deliveries SET state = 'leased', attempts = 1
              WHERE id = ANY ((SELECT deliveries FROM reminders WHERE id = $1::uuid)::uuid[])
             """, [try #require(taken.json["reminderId"]?.stringValue)])
@@ -403,23 +457,29 @@ struct ReminderAPITests {
         #expect(try DB.count("SELECT count(*) FROM deliveries WHERE id = ANY (\(deliveries))", [id]) == 0)
         #expect(try DB.count("SELECT count(*) FROM reminders WHERE id = $1::uuid AND status = 'cancelled'", [id]) == 1)
         // The audit row counts no delivery: its request reads as completed, with nothing sent.
-        #expect(try DB.count("""
-            SELECT p.deliveries + p.sent + p.failed FROM reminders r
-              JOIN push_requests p ON p.id = r.request_id AND p.created_at = r.request_created_at WHERE r.id = $1::uuid
-            """, [id]) == 0)
-        #expect(try intake.host("DELETE", Self.path(user.id) + "/\(id)").status == 204, "cancelling twice is idempotent")
+        #expect(
+            try DB.count(
+                """
+                SELECT p.deliveries + p.sent + p.failed FROM reminders r
+                  JOIN push_requests p ON p.id = r.request_id AND p.created_at = r.request_created_at WHERE r.id = $1::uuid
+                """, [id]) == 0)
+        #expect(
+            try intake.host("DELETE", Self.path(user.id) + "/\(id)").status == 204, "cancelling twice is idempotent")
 
         // Once a worker has taken one of its deliveries (leased, or finished and gone), it is 409 and stays so.
-        for take in ["UPDATE deliveries SET state = 'leased', attempts = 1 WHERE id = \(deliveries)[1]",
-                     "UPDATE deliveries SET attempts = 1, available_at = now() + interval '1 minute' WHERE id = \(deliveries)[2]",
-                     "DELETE FROM deliveries WHERE id = \(deliveries)[1]"] {
+        for take in [
+            "UPDATE deliveries SET state = 'leased', attempts = 1 WHERE id = \(deliveries)[1]",
+            "UPDATE deliveries SET attempts = 1, available_at = now() + interval '1 minute' WHERE id = \(deliveries)[2]",
+            "DELETE FROM deliveries WHERE id = \(deliveries)[1]",
+        ] {
             let taken = try #require(try schedule(user, Self.body(partner)).json["reminderId"]?.stringValue)
             try DB.execute(take, [taken])
             let refused = try intake.host("DELETE", Self.path(user.id) + "/\(taken)")
             #expect(refused.status == 409, "\(take): \(refused.text)")
             #expect(refused.errorCode == "reminder_already_sent")
             #expect(try intake.host("DELETE", Self.path(user.id) + "/\(taken)").status == 409)
-            #expect(try DB.count("SELECT count(*) FROM reminders WHERE id = $1::uuid AND status = 'sent'", [taken]) == 1)
+            #expect(
+                try DB.count("SELECT count(*) FROM reminders WHERE id = $1::uuid AND status = 'sent'", [taken]) == 1)
         }
     }
 
@@ -427,10 +487,13 @@ struct ReminderAPITests {
     func retention() throws {
         let partner = try intake.makePartner()
         let user = try intake.makeUser(tenant: partner.tenantID, android: false)
-        let ids = try (0..<3).map { _ in try #require(try schedule(user, Self.body(partner)).json["reminderId"]?.stringValue) }
+        let ids = try (0..<3).map { _ in
+            try #require(try schedule(user, Self.body(partner)).json["reminderId"]?.stringValue)
+        }
         #expect(try intake.host("DELETE", Self.path(user.id) + "/\(ids[0])").status == 204)
         // The second was sent (its delivery finished), the third is still queued (a worker outage).
-        try DB.execute("DELETE FROM deliveries WHERE id = (SELECT deliveries[1] FROM reminders WHERE id = $1::uuid)", [ids[1]])
+        try DB.execute(
+            "DELETE FROM deliveries WHERE id = (SELECT deliveries[1] FROM reminders WHERE id = $1::uuid)", [ids[1]])
         try DB.execute("UPDATE reminders SET at = now() - interval '8 days' WHERE user_id = $1", [user.id])
         try MaintenanceStore(pool: migratedDatabase).cleanExpired()
         let left = try DB.rows("SELECT id::text FROM reminders WHERE user_id = $1", [user.id]).map { try $0.string(0) }

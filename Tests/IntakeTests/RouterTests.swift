@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import Testing
+
 @testable import Intake
 
 @Suite("Routing")
@@ -30,8 +31,9 @@ struct RouterTests {
     @Test("a literal path's other methods are 405 with its own methods only; parameters still match")
     func literalOutranksParameters() {
         #expect(allowed("GET", "/api/partners/live-activities/channels") == ["POST"])
-        guard case .found(let route, let parameters) = IntakeRoutes.match(
-            method: "GET", path: "/api/partners/notifications/push/0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d/")
+        guard
+            case .found(let route, let parameters) = IntakeRoutes.match(
+                method: "GET", path: "/api/partners/notifications/push/0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d/")
         else { Issue.record("expected the push status"); return }
         #expect(route.path.text == "/api/partners/notifications/push/{requestId}")
         #expect(parameters == ["requestId": "0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d"])
@@ -40,8 +42,9 @@ struct RouterTests {
 
     @Test("405 lists the path's methods in the table's order, HEAD after GET")
     func allowListsThePathsMethods() {
-        #expect(allowed("POST", "/api/partners/live-activities/0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d")
-                    == ["PATCH", "DELETE", "GET", "HEAD"])
+        #expect(
+            allowed("POST", "/api/partners/live-activities/0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d")
+                == ["PATCH", "DELETE", "GET", "HEAD"])
         #expect(allowed("POST", "/api/internal/users/u1/devices/d1") == ["PUT", "DELETE", "GET", "HEAD"])
         #expect(allowed("PUT", "/console/login") == ["GET", "HEAD", "POST"])
         #expect(allowed("DELETE", "/api/admin/mini-app-partners") == ["POST", "GET", "HEAD"])
@@ -49,10 +52,12 @@ struct RouterTests {
 
     @Test("channels come before activities: `.../channels/events` is a channel's path")
     func channelsOutrankActivities() {
-        #expect(route("GET", "/api/partners/live-activities/channels/events")
-                    == "GET /api/partners/live-activities/channels/{channelId}")
-        #expect(allowed("POST", "/api/partners/live-activities/channels/events")
-                    == ["DELETE", "GET", "HEAD", "GET", "HEAD"])
+        #expect(
+            route("GET", "/api/partners/live-activities/channels/events")
+                == "GET /api/partners/live-activities/channels/{channelId}")
+        #expect(
+            allowed("POST", "/api/partners/live-activities/channels/events")
+                == ["DELETE", "GET", "HEAD", "GET", "HEAD"])
     }
 
     @Test("only GET or HEAD /healthz is the liveness check answered without the handler queue")
@@ -69,8 +74,9 @@ struct RouterTests {
     @Test("only PUT of a partner's icon has the larger body limit, an admin route")
     func largerBodyLimit() {
         let id = "0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d"
-        #expect(IntakeRoutes.largerBodyLimit(method: "PUT", path: "/api/admin/mini-app-partners/\(id)/icon")
-                    == PartnerIcon.maxSourceBytes)
+        #expect(
+            IntakeRoutes.largerBodyLimit(method: "PUT", path: "/api/admin/mini-app-partners/\(id)/icon")
+                == PartnerIcon.maxSourceBytes)
         #expect(IntakeRoutes.largerBodyLimit(method: "POST", path: "/api/admin/mini-app-partners/\(id)/icon") == nil)
         #expect(IntakeRoutes.largerBodyLimit(method: "PUT", path: "/api/internal/users/u1") == nil)
         let larger = IntakeRoutes.all.filter { $0.largerBodyLimit != nil }

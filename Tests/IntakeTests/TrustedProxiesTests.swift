@@ -1,6 +1,7 @@
 import HTTPServer
-@testable import Intake
 import Testing
+
+@testable import Intake
 
 /// The client address of a request (`TrustedProxies`) as plain values.
 @Suite struct TrustedProxiesTests {
@@ -13,8 +14,9 @@ import Testing
     @Test("an untrusted peer is the client, whatever X-Forwarded-For says")
     func untrustedPeer() {
         #expect(Self.client("203.0.113.5", "192.0.2.1") == "203.0.113.5")
-        #expect(TrustedProxies(networks: []).client(peer: IPAddress("10.0.0.1"), forwardedFor: "192.0.2.1")?
-            .description == "10.0.0.1")
+        #expect(
+            TrustedProxies(networks: []).client(peer: IPAddress("10.0.0.1"), forwardedFor: "192.0.2.1")?
+                .description == "10.0.0.1")
     }
 
     @Test("from a trusted proxy, the right-most untrusted entry; trusted hops skipped; garbage ends the walk")

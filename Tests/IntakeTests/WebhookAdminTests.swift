@@ -15,14 +15,16 @@ struct WebhookAdminTests {
     }
 
     func stored(_ id: String) throws -> (url: String?, secret: String?) {
-        let row = try #require(try DB.rows("SELECT webhook_url, webhook_secret FROM partners WHERE id = $1::uuid", [id]).first)
+        let row = try #require(
+            try DB.rows("SELECT webhook_url, webhook_secret FROM partners WHERE id = $1::uuid", [id]).first)
         return (row.optionalString(0), row.optionalString(1))
     }
 
     @Test("create with webhookUrl: the secret once in the answer, stored, never listed")
     func create() throws {
         let miniAppID = TestEnvironment.unique("hook").replacingOccurrences(of: "-", with: ".")
-        let created = try intake.admin("POST", "/api/admin/mini-app-partners",
+        let created = try intake.admin(
+            "POST", "/api/admin/mini-app-partners",
             #"{"miniAppId":"\#(miniAppID)","displayName":"Pull","webhookUrl":"https://hooks.example.com/herald"}"#)
         #expect(created.status == 201, "\(created.text)")
         #expect(created.json["webhookUrl"] == .string("https://hooks.example.com/herald"))
@@ -68,7 +70,8 @@ struct WebhookAdminTests {
         let rotatePath = "/api/admin/mini-app-partners/\(partner.id)/rotate-webhook-secret"
         let none = try intake.admin("POST", rotatePath)
         #expect(none.status == 409 && none.errorCode == "no_webhook")
-        let set = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"webhookUrl":"https://a.example.com/h"}"#)
+        let set = try intake.admin(
+            "PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"webhookUrl":"https://a.example.com/h"}"#)
         let old = try #require(set.json["webhookSecret"]?.stringValue)
         let rotated = try intake.admin("POST", rotatePath)
         #expect(rotated.status == 200)
@@ -83,9 +86,12 @@ struct WebhookAdminTests {
     }
 
     func previous(_ id: String) throws -> (secret: String?, expiresAt: Date?) {
-        let row = try #require(try DB.rows("""
-            SELECT previous_webhook_secret, previous_webhook_secret_expires_at FROM partners WHERE id = $1::uuid
-            """, [id]).first)
+        let row = try #require(
+            try DB.rows(
+                """
+                SELECT previous_webhook_secret, previous_webhook_secret_expires_at FROM partners WHERE id = $1::uuid
+                """, [id]
+            ).first)
         return (row.optionalString(0), try row.optionalDate(1))
     }
 
@@ -97,8 +103,9 @@ struct WebhookAdminTests {
         let first = try #require(set.json["webhookSecret"]?.stringValue)
         #expect(set.json["previousWebhookSecretExpiresAt"] == .null)
         let before = Date()
-        let rotated = try intake.admin("POST", path + "/rotate-webhook-secret",
-                                       #"{"previousSecretValidSeconds":3600}"#)
+        let rotated = try intake.admin(
+            "POST", path + "/rotate-webhook-secret",
+            #"{"previousSecretValidSeconds":3600}"#)
         #expect(rotated.status == 200, "\(rotated.text)")
         let second = try #require(rotated.json["webhookSecret"]?.stringValue)
         let until = try #require(rotated.json["previousWebhookSecretExpiresAt"]?.stringValue.flatMap(ISO8601.parse))
@@ -133,16 +140,19 @@ struct WebhookAdminTests {
         #expect(revoked.status == 409 && revoked.errorCode == "partner_revoked")
     }
 
-    @Test("a bad previousSecretValidSeconds is 400 naming the field, and nothing changes", arguments: [
-        #"{"previousSecretValidSeconds":-1}"#, #"{"previousSecretValidSeconds":604801}"#,
-        #"{"previousSecretValidSeconds":"3600"}"#, #"{"previousSecretValidSeconds":1.5}"#,
-        #"{"previousSecretValidSeconds":true}"#,
-    ])
+    @Test(
+        "a bad previousSecretValidSeconds is 400 naming the field, and nothing changes",
+        arguments: [
+            #"{"previousSecretValidSeconds":-1}"#, #"{"previousSecretValidSeconds":604801}"#,
+            #"{"previousSecretValidSeconds":"3600"}"#, #"{"previousSecretValidSeconds":1.5}"#,
+            #"{"previousSecretValidSeconds":true}"#,
+        ])
     func badOverlap(_ body: String) throws {
         let partner = try intake.makePartner()
         let path = "/api/admin/mini-app-partners/\(partner.id)"
-        let secret = try #require(try intake.admin("PATCH", path, #"{"webhookUrl":"https://a.example.com/h"}"#)
-            .json["webhookSecret"]?.stringValue)
+        let secret = try #require(
+            try intake.admin("PATCH", path, #"{"webhookUrl":"https://a.example.com/h"}"#)
+                .json["webhookSecret"]?.stringValue)
         let refused = try intake.admin("POST", path + "/rotate-webhook-secret", body)
         #expect(refused.status == 400 && refused.errorCode == "invalid_field", "\(refused.text)")
         #expect(refused.json["error"]?["field"] == .string("previousSecretValidSeconds"))
@@ -170,18 +180,22 @@ struct WebhookAdminTests {
         #expect(try previous(partner.id) == (nil, nil))
     }
 
-    @Test("webhookUrl must be https, and nothing is written otherwise", arguments: [
-        "http://hooks.example.com/h", "hooks.example.com", "https://", "https://a b/", "ftp://x/y", "",
-    ])
+    @Test(
+        "webhookUrl must be https, and nothing is written otherwise",
+        arguments: [
+            "http://hooks.example.com/h", "hooks.example.com", "https://", "https://a b/", "ftp://x/y", "",
+        ])
     func invalid(_ url: String) throws {
         let miniAppID = TestEnvironment.unique("bad").replacingOccurrences(of: "-", with: ".")
-        let created = try intake.admin("POST", "/api/admin/mini-app-partners",
+        let created = try intake.admin(
+            "POST", "/api/admin/mini-app-partners",
             #"{"miniAppId":"\#(miniAppID)","displayName":"Pull","webhookUrl":"\#(url)"}"#)
         #expect(created.status == 400 && created.errorCode == "invalid_field")
         #expect(created.json["error"]?["field"] == .string("webhookUrl"))
         #expect(try DB.count("SELECT count(*) FROM partners WHERE mini_app_id = $1", [miniAppID]) == 0)
         let partner = try intake.makePartner()
-        let patched = try intake.admin("PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"webhookUrl":"\#(url)"}"#)
+        let patched = try intake.admin(
+            "PATCH", "/api/admin/mini-app-partners/\(partner.id)", #"{"webhookUrl":"\#(url)"}"#)
         #expect(patched.status == 400)
         #expect(try stored(partner.id) == (nil, nil))
     }

@@ -15,11 +15,13 @@ struct PostgresClientTests {
         let id = UUID()
         let date = Date(timeIntervalSince1970: 1_795_959_651.123456)
         let strings = ["plain", "quo\"te", "back\\slash", "comma,brace{}", "ünïcødé ☃", ""]
-        let row = try #require(try pool.withConnection { connection in
-            try connection.query(
-                "SELECT $1::text, $2::bigint, $3::bool, $4::uuid, $5::timestamptz, $6::text[], $7::float8, $8::text IS NULL",
-                ["it's", Int64(-9_007_199_254_740_993), true, id, date, strings, 0.25, nil as String?]).first
-        })
+        let row = try #require(
+            try pool.withConnection { connection in
+                try connection.query(
+                    "SELECT $1::text, $2::bigint, $3::bool, $4::uuid, $5::timestamptz, $6::text[], $7::float8, $8::text IS NULL",
+                    ["it's", Int64(-9_007_199_254_740_993), true, id, date, strings, 0.25, nil as String?]
+                ).first
+            })
         #expect(try row.string(0) == "it's")
         #expect(try row.int(1) == -9_007_199_254_740_993)
         #expect(try row.bool(2))
@@ -37,8 +39,9 @@ struct PostgresClientTests {
     func arrayParameters() throws {
         let ids = (0..<300).map { _ in UUID() }
         let times = [Date(timeIntervalSince1970: 1_795_959_651.5), Date(timeIntervalSince1970: 0)]
-        #expect([ids[0], ids[1]].postgresText
-            == "{\"\(UUIDText.string(ids[0]))\",\"\(UUIDText.string(ids[1]))\"}")
+        #expect(
+            [ids[0], ids[1]].postgresText
+                == "{\"\(UUIDText.string(ids[0]))\",\"\(UUIDText.string(ids[1]))\"}")
         #expect(["a\"b", "c\\d", ""].postgresText == #"{"a\"b","c\\d",""}"#)
         #expect([String]().postgresText == "{}")
         let back = try pool.withConnection { connection in
@@ -69,16 +72,22 @@ struct PostgresClientTests {
         #expect(wide.postgresText == #"{"-9223372036854775808","3"}"#)
         #expect(optionalTexts.postgresText == #"{"x",NULL}"#)
         #expect([UUID?]().postgresText == "{}" && [Int?]().postgresText == "{}")
-        let row = try #require(try pool.withConnection { connection in
-            try connection.query("""
-                SELECT $1::uuid[] = $2::uuid[], $3::bigint[] IS NOT DISTINCT FROM ARRAY[NULL, 0, -42, 9223372036854775807]::bigint[],
-                       $4::bigint[] = ARRAY[1, -9223372036854775808, 7]::bigint[], $5::timestamptz[], $6::text[] = $7::text[],
-                       $8::bigint[] = ARRAY[-9223372036854775808, 3]::bigint[], $9::bool[] = ARRAY[true, false],
-                       $10::text[] IS NOT DISTINCT FROM ARRAY['x', NULL]
-                """, [ids, "{\(UUIDText.string(ids[0]!)),NULL,\(UUIDText.string(ids[2]!))}", numbers, counts,
-                      times, texts, "{\"a\\\"b\",\"c\\\\d\",\"\",\"NULL\",\"ünï ☃\",\"{,}\"}", wide, flags,
-                      optionalTexts]).first
-        })
+        let row = try #require(
+            try pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT $1::uuid[] = $2::uuid[], $3::bigint[] IS NOT DISTINCT FROM ARRAY[NULL, 0, -42, 9223372036854775807]::bigint[],
+                           $4::bigint[] = ARRAY[1, -9223372036854775808, 7]::bigint[], $5::timestamptz[], $6::text[] = $7::text[],
+                           $8::bigint[] = ARRAY[-9223372036854775808, 3]::bigint[], $9::bool[] = ARRAY[true, false],
+                           $10::text[] IS NOT DISTINCT FROM ARRAY['x', NULL]
+                    """,
+                    [
+                        ids, "{\(UUIDText.string(ids[0]!)),NULL,\(UUIDText.string(ids[2]!))}", numbers, counts,
+                        times, texts, "{\"a\\\"b\",\"c\\\\d\",\"\",\"NULL\",\"ünï ☃\",\"{,}\"}", wide, flags,
+                        optionalTexts,
+                    ]
+                ).first
+            })
         #expect(try row.bool(0))
         #expect(try row.bool(1))
         #expect(try row.bool(2))
@@ -93,14 +102,19 @@ struct PostgresClientTests {
         #expect(unnested == texts)
     }
 
-    @Test("parameters share one buffer: NULLs between values, a statement after a huge one, and a pipeline's statements keep their own values")
+    @Test(
+        "parameters share one buffer: NULLs between values, a statement after a huge one, and a pipeline's statements keep their own values"
+    )
     func parameterBuffer() throws {
         let huge = String(repeating: "x", count: 5 << 20)
         try pool.withConnection { connection in
-            let row = try #require(try connection.query(
-                "SELECT $1::text IS NULL, $2::text, $3::int IS NULL, $4::uuid IS NULL, $5::text",
-                [nil as String?, "second", nil as Int?, nil as UUID?, "fifth"]).first)
-            #expect(try row.bool(0) && row.string(1) == "second" && row.bool(2) && row.bool(3) && row.string(4) == "fifth")
+            let row = try #require(
+                try connection.query(
+                    "SELECT $1::text IS NULL, $2::text, $3::int IS NULL, $4::uuid IS NULL, $5::text",
+                    [nil as String?, "second", nil as Int?, nil as UUID?, "fifth"]
+                ).first)
+            #expect(
+                try row.bool(0) && row.string(1) == "second" && row.bool(2) && row.bool(3) && row.string(4) == "fifth")
             #expect(try connection.query("SELECT length($1::text)", [huge]).first!.int(0) == 5 << 20)
             // Shorter values after longer ones: no byte of the earlier statement's text may show.
             #expect(try connection.query("SELECT $1::text || '|' || $2::text", ["ab", "c"]).first!.string(0) == "ab|c")
@@ -119,9 +133,10 @@ struct PostgresClientTests {
     @Test("the binder writes each value's bytes with appendPostgresText, not through a String per value")
     func bindsWithoutStrings() throws {
         let value = WrittenOnly()
-        let row = try #require(try pool.withConnection { connection in
-            try connection.query("SELECT $1::text, $2::text[]", [value, [value, value]]).first
-        })
+        let row = try #require(
+            try pool.withConnection { connection in
+                try connection.query("SELECT $1::text, $2::text[]", [value, [value, value]]).first
+            })
         #expect(try row.string(0) == "written")
         #expect(try row.string(1) == #"{written,written}"#)
         #expect(WrittenOnly.stringsMade.load(ordering: .relaxed) == 0)
@@ -162,7 +177,9 @@ struct PostgresClientTests {
                 throw Abort()
             }
         }
-        let values = try pool.withConnection { try $0.query("SELECT n FROM \(table) ORDER BY n").rows.map { try $0.int(0) } }
+        let values = try pool.withConnection {
+            try $0.query("SELECT n FROM \(table) ORDER BY n").rows.map { try $0.int(0) }
+        }
         #expect(values == [1])
         // A connection returned inside a failed transaction would poison the pool; it must come back idle.
         #expect(try pool.withConnection { $0.isIdle })
@@ -173,10 +190,12 @@ struct PostgresClientTests {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let waiting = try pool.withConnection {
-                try $0.query("""
+                try $0.query(
+                    """
                     SELECT count(*) AS waiting FROM pg_stat_activity
                      WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()
-                    """, [table]).rows[0].int("waiting")
+                    """, [table]
+                ).rows[0].int("waiting")
             }
             if waiting > 0 { return }
             Thread.sleep(forTimeInterval: 0.01)
@@ -187,7 +206,10 @@ struct PostgresClientTests {
     @Test("a transaction Postgres aborts as a deadlock's victim runs again and commits; other errors are not retried")
     func deadlockRetry() throws {
         let table = "d_" + UUID().uuidString.prefix(8).lowercased()
-        _ = try pool.withConnection { try $0.execute("CREATE TABLE \(table) (id int PRIMARY KEY, n int); INSERT INTO \(table) VALUES (1, 0), (2, 0)") }
+        _ = try pool.withConnection {
+            try $0.execute(
+                "CREATE TABLE \(table) (id int PRIMARY KEY, n int); INSERT INTO \(table) VALUES (1, 0), (2, 0)")
+        }
         defer { _ = try? pool.withConnection { try $0.execute("DROP TABLE \(table)") } }
         let holderLocked = DispatchSemaphore(value: 0), victimLocked = DispatchSemaphore(value: 0)
         let holderDone = DispatchSemaphore(value: 0)
@@ -225,7 +247,9 @@ struct PostgresClientTests {
         }
         if attempts < 2 { holderDone.wait() }
         #expect(attempts == 2)
-        let values = try pool.withConnection { try $0.query("SELECT n FROM \(table) ORDER BY id").rows.map { try $0.int(0) } }
+        let values = try pool.withConnection {
+            try $0.query("SELECT n FROM \(table) ORDER BY id").rows.map { try $0.int(0) }
+        }
         #expect(values == [11, 11])
         var failures = 0
         #expect(throws: PostgresError.self) {
@@ -242,7 +266,8 @@ struct PostgresClientTests {
         try pool.withConnection { connection in
             for value in 0..<5 { _ = try connection.query("SELECT $1::int + 1", [value]) }
             let prepared = try connection.query(
-                "SELECT count(*) FROM pg_prepared_statements WHERE statement = 'SELECT $1::int + 1'").first!.int(0)
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement = 'SELECT $1::int + 1'"
+            ).first!.int(0)
             #expect(prepared == 1)
         }
     }
@@ -278,8 +303,10 @@ struct PostgresClientTests {
 
     @Test("the pool bounds connections and times out waiters")
     func poolBounds() throws {
-        let small = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
-                                                      acquireTimeout: .milliseconds(200)))
+        let small = PostgresPool(
+            configuration: .init(
+                url: TestEnvironment.databaseURL, maxConnections: 1,
+                acquireTimeout: .milliseconds(200)))
         defer { small.close() }
         let started = Date()
         try small.withConnection { _ in
@@ -297,8 +324,10 @@ struct PostgresClientTests {
 
     @Test("an unreachable server is reported as unavailable")
     func unreachable() throws {
-        let nowhere = PostgresPool(configuration: .init(url: "postgresql://postgres@/herald?host=/nonexistent-socket-dir",
-                                                        maxConnections: 1))
+        let nowhere = PostgresPool(
+            configuration: .init(
+                url: "postgresql://postgres@/herald?host=/nonexistent-socket-dir",
+                maxConnections: 1))
         do {
             try nowhere.withConnection { _ in }
             Issue.record("connecting must fail")
@@ -311,8 +340,10 @@ struct PostgresClientTests {
     @Test("a pooled connection killed by the server is replaced, not handed out broken")
     func recoversFromTerminatedConnection() throws {
         // Validated before every reuse (no idle time to wait out).
-        let single = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
-                                                       validateAfterIdle: .zero))
+        let single = PostgresPool(
+            configuration: .init(
+                url: TestEnvironment.databaseURL, maxConnections: 1,
+                validateAfterIdle: .zero))
         defer { single.close() }
         let pid = try single.withConnection { try $0.query("SELECT pg_backend_pid()").first!.int(0) }
         try pool.withConnection { _ = try $0.query("SELECT pg_terminate_backend($1)", [pid]) }
@@ -336,8 +367,10 @@ struct PostgresClientTests {
         }
     }
 
-    @Test(arguments: ["", "not-a-uuid", "0192f3a4-0000-7000-8000-00000000000", "0192f3a4-0000-7000-8000-0000000000001",
-                      "0192f3a4x0000-7000-8000-000000000001", "0192f3a4-0000-7000-8000-00000000000g"])
+    @Test(arguments: [
+        "", "not-a-uuid", "0192f3a4-0000-7000-8000-00000000000", "0192f3a4-0000-7000-8000-0000000000001",
+        "0192f3a4x0000-7000-8000-000000000001", "0192f3a4-0000-7000-8000-00000000000g",
+    ])
     func refusesMalformedText(_ text: String) {
         #expect(PostgresUUID.parse(text) == nil)
     }
@@ -396,8 +429,11 @@ struct PostgresNoticeTests {
         defer { PostgresNotices.route(nil) }
         let connection = try PostgresConnection(url: TestEnvironment.databaseURL)
         try connection.query("DO $$ BEGIN RAISE WARNING 'notice-route-check'; END $$")
-        #expect(seen.withLock { $0 }.contains(PostgresNotices.Notice(severity: "WARNING", sqlState: "01000",
-                                                                      message: "notice-route-check")))
+        #expect(
+            seen.withLock { $0 }.contains(
+                PostgresNotices.Notice(
+                    severity: "WARNING", sqlState: "01000",
+                    message: "notice-route-check")))
         let pid = try #require(try connection.query("SELECT pg_backend_pid()").first?.int(0))
         let other = try PostgresConnection(url: TestEnvironment.databaseURL)
         try other.query("SELECT pg_terminate_backend($1::int)", [pid])

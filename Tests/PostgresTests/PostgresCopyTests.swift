@@ -12,11 +12,14 @@ struct PostgresCopyTests {
     func roundTrip() throws {
         let id = UUID()
         let date = Date(timeIntervalSince1970: 1_795_959_651.123456)
-        let texts = ["plain", "tab\there", "new\nline", "carriage\rreturn", "back\\slash \\N", "ünïcødé ☃", "",
-                     #"{"json":"with \"quotes\" and \\ escapes"}"#]
+        let texts = [
+            "plain", "tab\there", "new\nline", "carriage\rreturn", "back\\slash \\N", "ünïcødé ☃", "",
+            #"{"json":"with \"quotes\" and \\ escapes"}"#,
+        ]
         let rows = try pool.withConnection { connection in
             try connection.transaction { connection -> [PostgresRow] in
-                try connection.execute("CREATE TEMP TABLE copy_round_trip (n integer, t text, u uuid, d timestamptz) ON COMMIT DROP")
+                try connection.execute(
+                    "CREATE TEMP TABLE copy_round_trip (n integer, t text, u uuid, d timestamptz) ON COMMIT DROP")
                 var batch = PostgresCopyRows()
                 for (index, text) in texts.enumerated() {
                     batch.field(index)
@@ -31,7 +34,8 @@ struct PostgresCopyTests {
                 batch.field(nil as Date?)
                 batch.endRow()
                 #expect(batch.count == texts.count + 1)
-                #expect(try connection.copy("COPY copy_round_trip (n, t, u, d) FROM STDIN", rows: batch) == texts.count + 1)
+                #expect(
+                    try connection.copy("COPY copy_round_trip (n, t, u, d) FROM STDIN", rows: batch) == texts.count + 1)
                 return try connection.query("SELECT n, t, u, d FROM copy_round_trip ORDER BY n").rows
             }
         }
@@ -62,7 +66,9 @@ struct PostgresCopyTests {
         #expect(copied == 2_000)
     }
 
-    @Test("a value the column refuses throws with its SQLSTATE and leaves the connection usable; a statement that is not a COPY FROM STDIN throws")
+    @Test(
+        "a value the column refuses throws with its SQLSTATE and leaves the connection usable; a statement that is not a COPY FROM STDIN throws"
+    )
     func errors() throws {
         try pool.withConnection { connection in
             try connection.execute("CREATE TEMP TABLE copy_errors (n integer NOT NULL)")

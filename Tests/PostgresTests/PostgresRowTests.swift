@@ -16,8 +16,9 @@ struct PostgresRowTests {
     @Test("text: NULL, empty, non-ASCII, long, and embedded quotes come back as they went in")
     func text() throws {
         let long = String(repeating: "ab☃", count: 5_000)
-        let row = try row("SELECT NULL::text, ''::text, $1::text, $2::text, 'it''s'::text, $3::text",
-                          ["ünïcødé ☃ 日本語 🚀", long, "a\tb\nc\\d"])
+        let row = try row(
+            "SELECT NULL::text, ''::text, $1::text, $2::text, 'it''s'::text, $3::text",
+            ["ünïcødé ☃ 日本語 🚀", long, "a\tb\nc\\d"])
         #expect(row.count == 6)
         #expect(row[0] == nil)
         #expect(row.optionalString(0) == nil)
@@ -36,8 +37,9 @@ struct PostgresRowTests {
     @Test("bytea: every byte value, empty, and arrays of it round-trip; NULL and text that is no bytea refused")
     func bytea() throws {
         let all = (0...255).map { UInt8($0) } + (0...255).reversed().map { UInt8($0) }
-        let row = try row("SELECT $1::bytea, $2::bytea, length($1::bytea), ($3::bytea[])[2], NULL::bytea, 'plain'::text",
-                          [PostgresBytea(all), PostgresBytea([]), [PostgresBytea([1, 2]), PostgresBytea([0x5c, 0x22, 0])]])
+        let row = try row(
+            "SELECT $1::bytea, $2::bytea, length($1::bytea), ($3::bytea[])[2], NULL::bytea, 'plain'::text",
+            [PostgresBytea(all), PostgresBytea([]), [PostgresBytea([1, 2]), PostgresBytea([0x5c, 0x22, 0])]])
         #expect(try row.bytea(0) == all)
         #expect(try row.bytea(1) == [])
         #expect(try row.int(2) == 512)
@@ -48,7 +50,8 @@ struct PostgresRowTests {
 
     @Test("integers of every width to their limits, NULL as nil, and text that is no integer refused")
     func integers() throws {
-        let row = try row("""
+        let row = try row(
+            """
             SELECT 0::smallint, (-32768)::smallint, 2147483647::int, (-9223372036854775808)::bigint,
                    9223372036854775807::bigint, NULL::int, '9223372036854775808'::text, ''::text, '-'::text,
                    '12a'::text, ' 1'::text, '+42'::text, '007'::text
@@ -73,7 +76,8 @@ struct PostgresRowTests {
     @Test("booleans, doubles and uuids; malformed ones refused with decoding_failed")
     func otherTypes() throws {
         let id = UUID()
-        let row = try row("""
+        let row = try row(
+            """
             SELECT true, false, NULL::bool, 'tf'::text, 0.25::float8, 'Infinity'::float8, '-1e+300'::float8,
                    $1::uuid, NULL::uuid, 'not-a-uuid'::text, upper($1::text), 'x'::text
             """, [id])
@@ -96,7 +100,9 @@ struct PostgresRowTests {
         }
     }
 
-    @Test("by name: each value read by its output column's name, exactly as spelled; a missing or malformed column's error names it")
+    @Test(
+        "by name: each value read by its output column's name, exactly as spelled; a missing or malformed column's error names it"
+    )
     func byName() throws {
         let result = try pool.withConnection { try $0.query(#"SELECT 7 AS count, 'x' AS "Mixed", NULL::int AS none"#) }
         let row = try #require(result.first)
@@ -104,8 +110,10 @@ struct PostgresRowTests {
         #expect(try row.string("Mixed") == "x")
         #expect(try row.optionalInt("none") == nil)
         #expect(try result.column("none") == 2)
-        for (read, named) in [({ _ = try row.int("missing") }, "missing"), ({ _ = try row.int("mixed") }, "mixed"),
-                              ({ _ = try row.int("Mixed") }, "Mixed")] as [(() throws -> Void, String)] {
+        for (read, named) in [
+            ({ _ = try row.int("missing") }, "missing"), ({ _ = try row.int("mixed") }, "mixed"),
+            ({ _ = try row.int("Mixed") }, "Mixed"),
+        ] as [(() throws -> Void, String)] {
             do {
                 try read()
                 Issue.record("\(named) read")
@@ -130,10 +138,12 @@ struct PostgresRowTests {
             // the far years here have whole or half seconds.
             // A fixed half-hour offset makes the server print "+05:30" (workers use UTC).
             try connection.execute("SET LOCAL TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE")
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT t::timestamptz, (extract(epoch FROM t::timestamptz) * 1000000)::bigint, t::timestamptz::text
                   FROM unnest($1::text[]) AS t
-                """, [texts]).rows
+                """, [texts]
+            ).rows
             #expect(rows.count == texts.count)
             for row in rows {
                 let micros = try row.int(1)

@@ -19,8 +19,10 @@ import Testing
         let counter = Counter()
         let stamps = Mutex<[ContinuousClock.Instant]>([])
         let backoff = ExponentialBackoff(base: .milliseconds(40), maximum: .milliseconds(160))
-        let service = BackgroundService(.init(name: "test-failing", backoff: backoff), logger: logger,
-                                        onError: { _ in counter.failuresSeen.withLock { $0.append(0) } }) { service in
+        let service = BackgroundService(
+            .init(name: "test-failing", backoff: backoff), logger: logger,
+            onError: { _ in counter.failuresSeen.withLock { $0.append(0) } }
+        ) { service in
             let step = counter.steps.add(1, ordering: .relaxed).newValue
             stamps.withLock { $0.append(.now) }
             if step == 6 { return }  // one success among failures
@@ -83,10 +85,12 @@ import Testing
 
     @Test func configurationIsValidated() {
         #expect(throws: ConfigurationError.self) {
-            try BackgroundService.Configuration(name: "", backoff: .init(base: .seconds(1), maximum: .seconds(2))).validate()
+            try BackgroundService.Configuration(name: "", backoff: .init(base: .seconds(1), maximum: .seconds(2)))
+                .validate()
         }
         #expect(throws: ConfigurationError.self) {
-            try BackgroundService.Configuration(name: "x", backoff: .init(base: .seconds(2), maximum: .seconds(1))).validate()
+            try BackgroundService.Configuration(name: "x", backoff: .init(base: .seconds(2), maximum: .seconds(1)))
+                .validate()
         }
     }
 

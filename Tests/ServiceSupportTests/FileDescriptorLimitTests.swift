@@ -1,5 +1,5 @@
-import Testing
 import ServiceSupport
+import Testing
 
 @Suite("The file descriptor limit")
 struct FileDescriptorLimitTests {

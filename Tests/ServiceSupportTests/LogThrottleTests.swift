@@ -1,5 +1,5 @@
-import Testing
 import ServiceSupport
+import Testing
 
 @Suite("The log throttle")
 struct LogThrottleTests {

@@ -53,10 +53,12 @@ struct SettingsCatalogTests {
 
     @Test("docs/configuration.md is what the catalog generates")
     func theDocumentIsUpToDate() throws {
-        let committed = try String(contentsOf: Self.root.appendingPathComponent("docs/configuration.md"),
-                                   encoding: .utf8)
-        #expect(committed == SettingsDocument.markdown(),
-                "docs/configuration.md differs from the catalog: run `\(SettingsDocument.regenerateCommand)`")
+        let committed = try String(
+            contentsOf: Self.root.appendingPathComponent("docs/configuration.md"),
+            encoding: .utf8)
+        #expect(
+            committed == SettingsDocument.markdown(),
+            "docs/configuration.md differs from the catalog: run `\(SettingsDocument.regenerateCommand)`")
     }
 
     @Test("each setting is declared once, listed in Settings.all, and its default lies in its range")
@@ -91,8 +93,9 @@ struct SettingsCatalogTests {
                     #expect(names.contains(match[1]), "\(file.path) names \(match[1]), which the catalog lacks")
                     used.insert(match[1])
                 } else {
-                    #expect(names.contains { $0.hasPrefix(match[1] + "_") },
-                            "\(file.path) names \(match[1])_*, which no setting of the catalog matches")
+                    #expect(
+                        names.contains { $0.hasPrefix(match[1] + "_") },
+                        "\(file.path) names \(match[1])_*, which no setting of the catalog matches")
                 }
             }
             for match in Self.matches(#"\bSettings\.(\w+)"#, in: file.text) {

@@ -2,6 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// The simulator's checks of `aps.thread-id`, `aps.sound` and `aps.interruption-level` (APSFieldsValidator), and
@@ -37,7 +38,8 @@ struct APSFieldsTests {
 
     @Test("the same names outside aps, or inside its alert, are not checked")
     func outsideAps() {
-        #expect(APSFieldsValidator.check(Self.body(#""mutable-content":1"#, beside: #","sound":3,"thread-id":[]"#)) == nil)
+        #expect(
+            APSFieldsValidator.check(Self.body(#""mutable-content":1"#, beside: #","sound":3,"thread-id":[]"#)) == nil)
         #expect(APSFieldsValidator.check(Array(#"{"aps":{"alert":{"sound":1,"thread-id":2}}}"#.utf8)) == nil)
         #expect(APSFieldsValidator.check(Array(#"{"other":{"interruption-level":"loud"}}"#.utf8)) == nil)
         #expect(APSFieldsValidator.check(Array(#"{"aps":"not an object","sound":1}"#.utf8)) == nil)
@@ -90,8 +92,9 @@ struct APSFieldsTests {
     @Test("over HTTP/2: what was accepted is recorded byte for byte, and aps reads back field by field")
     func recordedOverTheWire() async throws {
         let harness = try SimulatorHarness()
-        let body = Self.body(#""mutable-content":1,"thread-id":"fun.pull.gacha","sound":"chime.caf","interruption-level":"time-sensitive""#,
-                             beside: #","miniAppId":"fun.pull.gacha""#)
+        let body = Self.body(
+            #""mutable-content":1,"thread-id":"fun.pull.gacha","sound":"chime.caf","interruption-level":"time-sensitive""#,
+            beside: #","miniAppId":"fun.pull.gacha""#)
         let response = try await harness.apns(body: body)
         #expect(response.status == 200)
         let record = try #require(harness.simulator.received().last)

@@ -4,14 +4,17 @@ import HTTP2
 import HeraldCore
 import HeraldCrypto
 import Testing
+
 @testable import Simulator
 
 extension SimulatorHarness {
     /// A broadcast on the APNs port: the headers a valid broadcast carries, with `replacing` applied (a nil value
     /// removes the header), plus `adding`.
-    func broadcast(channelID: String?, body: [UInt8], bundleID: String = bundleID, method: String = "POST",
-                   replacing: [String: String?] = [:], adding: [HTTP2Header] = [],
-                   jwt: String? = nil) async throws -> HTTP2Response {
+    func broadcast(
+        channelID: String?, body: [UInt8], bundleID: String = bundleID, method: String = "POST",
+        replacing: [String: String?] = [:], adding: [HTTP2Header] = [],
+        jwt: String? = nil
+    ) async throws -> HTTP2Response {
         var values: [(String, String?)] = [
             ("authorization", "bearer \(jwt ?? self.jwt)"), ("apns-push-type", "liveactivity"),
             ("apns-channel-id", channelID), ("apns-priority", "10"),
@@ -24,8 +27,10 @@ extension SimulatorHarness {
             }
         }
         let headers = values.compactMap { name, value in value.map { HTTP2Header(name, $0) } } + adding
-        return try await client.send(HTTP2Request(method: method, path: "/4/broadcasts/apps/\(bundleID)",
-                                                  headers: headers, body: body))
+        return try await client.send(
+            HTTP2Request(
+                method: method, path: "/4/broadcasts/apps/\(bundleID)",
+                headers: headers, body: body))
     }
 }
 
@@ -40,8 +45,9 @@ struct BroadcastTests {
     @Test func acceptedAndRecorded() async throws {
         let harness = try SimulatorHarness(channels: true)
         let channel = try await harness.createChannel()
-        let response = try await harness.broadcast(channelID: channel, body: Self.update,
-                                                   replacing: ["apns-request-id": Self.requestID])
+        let response = try await harness.broadcast(
+            channelID: channel, body: Self.update,
+            replacing: ["apns-request-id": Self.requestID])
         #expect(response.status == 200)
         #expect(response.body.isEmpty)
         #expect(response.header("apns-request-id") == Self.requestID)
@@ -107,10 +113,12 @@ struct BroadcastTests {
         // A channel belongs to the app it was created for.
         let other = try await harness.createChannel(bundleID: "app.herald.other")
         #expect(try await harness.broadcast(channelID: other, body: Self.update).reason == "ChannelNotRegistered")
-        #expect(try await harness.broadcast(channelID: other, body: Self.update, bundleID: "app.herald.other").status
-            == 200)
-        #expect(harness.simulator.received().filter { $0.kind == .broadcast }.map(\.status)
-            == [400, 200, 400, 400, 200])
+        #expect(
+            try await harness.broadcast(channelID: other, body: Self.update, bundleID: "app.herald.other").status
+                == 200)
+        #expect(
+            harness.simulator.received().filter { $0.kind == .broadcast }.map(\.status)
+                == [400, 200, 400, 400, 200])
     }
 
     @Test func badPayloadsAreRefused() async throws {
@@ -119,13 +127,19 @@ struct BroadcastTests {
         let cases: [(body: [UInt8], status: Int, reason: String, detail: String?)] = [
             ([], 400, "PayloadEmpty", nil),
             (Array("not json".utf8), 400, "PayloadEmpty", "the payload must be a JSON object (without duplicate keys)"),
-            (LiveActivityPayloads.body(LiveActivityPayloads.without(LiveActivityPayloads.update, "content-state")),
-             400, "PayloadEmpty", "aps.content-state is required on update"),
-            (LiveActivityPayloads.body(LiveActivityPayloads.start), 400, "PayloadEmpty",
-             "a broadcast cannot start a Live Activity (aps.event must be update or end): start one with a "
-                + "push-to-start token"),
-            (LiveActivityPayloads.body(LiveActivityPayloads.with(LiveActivityPayloads.update, [("thread-id", "7")])),
-             400, "PayloadEmpty", "aps.thread-id must be a string"),
+            (
+                LiveActivityPayloads.body(LiveActivityPayloads.without(LiveActivityPayloads.update, "content-state")),
+                400, "PayloadEmpty", "aps.content-state is required on update"
+            ),
+            (
+                LiveActivityPayloads.body(LiveActivityPayloads.start), 400, "PayloadEmpty",
+                "a broadcast cannot start a Live Activity (aps.event must be update or end): start one with a "
+                    + "push-to-start token"
+            ),
+            (
+                LiveActivityPayloads.body(LiveActivityPayloads.with(LiveActivityPayloads.update, [("thread-id", "7")])),
+                400, "PayloadEmpty", "aps.thread-id must be a string"
+            ),
             (Self.payload(bytes: 5121), 413, "PayloadTooLarge", nil),
         ]
         for item in cases {
@@ -171,13 +185,15 @@ struct BroadcastTests {
             (stored, ["apns-topic": "something.else", "apns-id": "nonsense", "apns-collapse-id": "c"], nil),
         ]
         for item in cases {
-            let response = try await harness.broadcast(channelID: item.channel, body: Self.update,
-                                                       replacing: item.replacing)
+            let response = try await harness.broadcast(
+                channelID: item.channel, body: Self.update,
+                replacing: item.replacing)
             #expect(response.status == (item.reason == nil ? 200 : 400), "\(item.replacing)")
             #expect(response.reason == item.reason, "\(item.replacing)")
         }
-        let duplicate = try await harness.broadcast(channelID: stored, body: Self.update,
-                                                    adding: [HTTP2Header("apns-channel-id", stored)])
+        let duplicate = try await harness.broadcast(
+            channelID: stored, body: Self.update,
+            adding: [HTTP2Header("apns-channel-id", stored)])
         #expect(duplicate.reason == "DuplicateHeaders")
     }
 
@@ -192,8 +208,9 @@ struct BroadcastTests {
         #expect(path.reason == "BadPath")
         let nested = try await harness.client.send(HTTP2Request(path: "/4/broadcasts/apps/a/b", body: Self.update))
         #expect(nested.reason == "BadPath")
-        let suffixed = try await harness.broadcast(channelID: channel, body: Self.update,
-                                                   bundleID: "app.herald.demo.push-type.liveactivity")
+        let suffixed = try await harness.broadcast(
+            channelID: channel, body: Self.update,
+            bundleID: "app.herald.demo.push-type.liveactivity")
         #expect(suffixed.status == 400)
         #expect(suffixed.reason == "TopicDisallowed")
         let mismatch = try await harness.broadcast(channelID: channel, body: Self.update, bundleID: "app.someone.else")
@@ -205,14 +222,17 @@ struct BroadcastTests {
     @Test func badProviderTokensAreRefused() async throws {
         let harness = try SimulatorHarness(channels: true)
         let channel = try await harness.createChannel()
-        let otherKey = try ES256SigningKey(pem: String(contentsOfFile: harness.credentials.serverKeyFile,
-                                                       encoding: .utf8))
+        let otherKey = try ES256SigningKey(
+            pem: String(
+                contentsOfFile: harness.credentials.serverKeyFile,
+                encoding: .utf8))
         let forged = try SimulatorHarness.mint(issuedAt: harness.clock.now, key: otherKey)
         let response = try await harness.broadcast(channelID: channel, body: Self.update, jwt: forged)
         #expect(response.status == 403)
         #expect(response.reason == "InvalidProviderToken")
-        let missing = try await harness.broadcast(channelID: channel, body: Self.update,
-                                                  replacing: ["authorization": nil])
+        let missing = try await harness.broadcast(
+            channelID: channel, body: Self.update,
+            replacing: ["authorization": nil])
         #expect(missing.reason == "MissingProviderToken")
         #expect(harness.simulator.received().last?.kind == .broadcast)
     }
@@ -237,8 +257,9 @@ struct BroadcastTests {
         let path = "/sim/faults/" + (channel.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? channel)
         #expect(try await harness.control("PUT", path, body: #"{"status":429,"times":1,"retryAfter":3}"#).status == 200)
         #expect(try await harness.broadcast(channelID: channel, body: []).reason == "PayloadEmpty")
-        let throttled = try await harness.broadcast(channelID: channel, body: Self.update,
-                                                    replacing: ["apns-request-id": Self.requestID])
+        let throttled = try await harness.broadcast(
+            channelID: channel, body: Self.update,
+            replacing: ["apns-request-id": Self.requestID])
         #expect(throttled.status == 429)
         #expect(throttled.reason == "TooManyRequests")
         #expect(throttled.header("retry-after") == "3")
@@ -249,7 +270,8 @@ struct BroadcastTests {
         #expect(try await harness.broadcast(channelID: channel, body: Self.update).reason == "ChannelNotRegistered")
         harness.simulator.setFault(SimulatorFault(status: 500, reason: "InternalServerError", times: 1), token: channel)
         #expect(try await harness.broadcast(channelID: channel, body: Self.update).status == 500)
-        #expect(harness.simulator.received(token: channel).filter { $0.kind == .broadcast }.map(\.status)
-            == [400, 429, 200, 400, 500])
+        #expect(
+            harness.simulator.received(token: channel).filter { $0.kind == .broadcast }.map(\.status)
+                == [400, 429, 200, 400, 500])
     }
 }

@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
 import Testing
+
 @testable import Simulator
 
 extension SimulatorHarness {
@@ -12,10 +13,12 @@ extension SimulatorHarness {
 
     /// A channel management request on the channel port: `authorization` from the harness's token (or `jwt`, or
     /// none with `""`), plus `headers`.
-    func channelRequest(_ method: String, _ resource: String = "channels", bundleID: String = bundleID,
-                        path: String? = nil, channelID: String? = nil, requestID: String? = nil,
-                        headers extra: [HTTP2Header] = [], body: String = "",
-                        jwt: String? = nil) async throws -> HTTP2Response {
+    func channelRequest(
+        _ method: String, _ resource: String = "channels", bundleID: String = bundleID,
+        path: String? = nil, channelID: String? = nil, requestID: String? = nil,
+        headers extra: [HTTP2Header] = [], body: String = "",
+        jwt: String? = nil
+    ) async throws -> HTTP2Response {
         var headers: [HTTP2Header] = []
         let token = jwt ?? self.jwt
         if !token.isEmpty { headers.append(HTTP2Header("authorization", "bearer \(token)")) }
@@ -23,8 +26,10 @@ extension SimulatorHarness {
         if let requestID { headers.append(HTTP2Header("apns-request-id", requestID)) }
         headers += extra
         guard let client = channelClient else { throw HarnessError("the harness serves no channel port") }
-        return try await client.send(HTTP2Request(method: method, path: path ?? "/1/apps/\(bundleID)/\(resource)",
-                                                  headers: headers, body: Array(body.utf8)))
+        return try await client.send(
+            HTTP2Request(
+                method: method, path: path ?? "/1/apps/\(bundleID)/\(resource)",
+                headers: headers, body: Array(body.utf8)))
     }
 
     /// Creates a channel and returns its id.
@@ -46,8 +51,9 @@ struct ChannelManagementTests {
 
     @Test func createReadListDelete() async throws {
         let harness = try SimulatorHarness(channels: true)
-        let created = try await harness.channelRequest("POST", requestID: Self.requestID,
-                                                       body: SimulatorHarness.createBody)
+        let created = try await harness.channelRequest(
+            "POST", requestID: Self.requestID,
+            body: SimulatorHarness.createBody)
         #expect(created.status == 201)
         #expect(created.header("apns-request-id") == Self.requestID)
         let id = try #require(created.header("apns-channel-id"))
@@ -78,8 +84,11 @@ struct ChannelManagementTests {
         #expect(try await harness.channelRequest("GET", "all-channels").json == .object([("channels", .array([]))]))
 
         let records = harness.simulator.received()
-        #expect(records.map(\.kind) == [.channelCreate, .channelList, .channelRead, .channelDelete, .channelRead,
-                                        .channelDelete, .channelList])
+        #expect(
+            records.map(\.kind) == [
+                .channelCreate, .channelList, .channelRead, .channelDelete, .channelRead,
+                .channelDelete, .channelList,
+            ])
         #expect(records.map(\.token) == [id, "", id, id, id, id, ""])
         #expect(records.map(\.status) == [201, 200, 200, 204, 400, 400, 200])
         #expect(records.allSatisfy { $0.service == .apns })
@@ -114,8 +123,9 @@ struct ChannelManagementTests {
         #expect(try await harness.channelRequest("DELETE", channelID: first).status == 204)
         _ = try await harness.createChannel()
         #expect(harness.simulator.channels().count == 3)
-        #expect(harness.simulator.received(token: "").filter { $0.kind == .channelCreate }.map(\.reason)
-            == ["CannotCreateChannelConfig"])
+        #expect(
+            harness.simulator.received(token: "").filter { $0.kind == .channelCreate }.map(\.reason)
+                == ["CannotCreateChannelConfig"])
     }
 
     @Test(arguments: [
@@ -177,15 +187,17 @@ struct ChannelManagementTests {
             ("DELETE", "/1/apps/app.herald.demo/all-channels", 405, "MethodNotAllowed"),
         ]
         for item in cases {
-            let response = try await harness.channelRequest(item.method, path: item.path,
-                                                            body: SimulatorHarness.createBody)
+            let response = try await harness.channelRequest(
+                item.method, path: item.path,
+                body: SimulatorHarness.createBody)
             #expect(response.status == item.status, "\(item.method) \(item.path)")
             #expect(response.reason == item.reason, "\(item.method) \(item.path)")
             #expect(response.header("apns-request-id") != nil)
         }
         #expect(harness.simulator.received().map(\.kind) == Array(repeating: .channel, count: cases.count))
-        let duplicate = try await harness.channelRequest("GET", "all-channels", requestID: Self.requestID,
-                                                         headers: [HTTP2Header("apns-request-id", Self.requestID)])
+        let duplicate = try await harness.channelRequest(
+            "GET", "all-channels", requestID: Self.requestID,
+            headers: [HTTP2Header("apns-request-id", Self.requestID)])
         #expect(duplicate.reason == "DuplicateHeaders")
     }
 
@@ -196,11 +208,14 @@ struct ChannelManagementTests {
         #expect(missing.status == 403)
         #expect(missing.reason == "MissingProviderToken")
         // Signed by another key (the server's TLS key is an EC P-256 key too).
-        let otherKey = try ES256SigningKey(pem: String(contentsOfFile: harness.credentials.serverKeyFile,
-                                                       encoding: .utf8))
+        let otherKey = try ES256SigningKey(
+            pem: String(
+                contentsOfFile: harness.credentials.serverKeyFile,
+                encoding: .utf8))
         let forged = try SimulatorHarness.mint(issuedAt: clock.now, key: otherKey)
-        #expect(try await harness.channelRequest("POST", body: SimulatorHarness.createBody, jwt: forged).reason
-            == "InvalidProviderToken")
+        #expect(
+            try await harness.channelRequest("POST", body: SimulatorHarness.createBody, jwt: forged).reason
+                == "InvalidProviderToken")
         #expect(try await harness.channelRequest("GET", "all-channels").status == 200)
         clock.advance(by: 3601)
         #expect(try await harness.channelRequest("GET", "all-channels").reason == "ExpiredProviderToken")
@@ -210,8 +225,9 @@ struct ChannelManagementTests {
     @Test("the path's bundle id: a push-type suffix is TopicDisallowed; with --apns-topics another is TopicMismatch")
     func bundleIDs() async throws {
         let harness = try SimulatorHarness(apnsTopics: ["app.herald.demo"], channels: true)
-        let suffixed = try await harness.channelRequest("POST", bundleID: "app.herald.demo.push-type.liveactivity",
-                                                        body: SimulatorHarness.createBody)
+        let suffixed = try await harness.channelRequest(
+            "POST", bundleID: "app.herald.demo.push-type.liveactivity",
+            body: SimulatorHarness.createBody)
         #expect(suffixed.status == 400)
         #expect(suffixed.reason == "TopicDisallowed")
         let other = try await harness.channelRequest("GET", "all-channels", bundleID: "app.someone.else")

@@ -2,6 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// `/sim/received`, `/sim/stats` and `/sim/faults` over HTTP/2, as scripts and other tests use them.
@@ -102,7 +103,9 @@ struct ControlAPITests {
     @Test func oneFaultCanBeCleared() async throws {
         let harness = try SimulatorHarness()
         _ = try await harness.control("PUT", "/sim/faults/\(SimulatorHarness.deviceToken)", body: #"{"status":500}"#)
-        #expect(try await harness.control("DELETE", "/sim/faults/\(SimulatorHarness.deviceToken)").json["cleared"] == .number(1))
+        #expect(
+            try await harness.control("DELETE", "/sim/faults/\(SimulatorHarness.deviceToken)").json["cleared"]
+                == .number(1))
         #expect(try await harness.apns().status == 200)
     }
 
@@ -135,4 +138,3 @@ struct ControlAPITests {
         #expect(try await harness.control("GET", "/sim/faults/abc").status == 405)
     }
 }
-

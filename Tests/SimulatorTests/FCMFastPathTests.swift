@@ -1,5 +1,6 @@
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// The FCM fast path (FCMFastPath) against the full validator: whatever it accepts, the full validator accepts with
@@ -17,11 +18,13 @@ struct FCMFastPathTests {
         guard let fast = FCMFastPath.accept(Array(body.utf8)) else { return }
         let slow = full(body)
         // The fast path takes token messages only: the full validator must agree it is a token.
-        #expect(slow?.target == fast.token && slow?.validateOnly == fast.validateOnly && slow?.isToken == true,
-                "fast path accepted \(body)", sourceLocation: sourceLocation)
+        #expect(
+            slow?.target == fast.token && slow?.validateOnly == fast.validateOnly && slow?.isToken == true,
+            "fast path accepted \(body)", sourceLocation: sourceLocation)
     }
 
-    static let herald = #"{"message":{"token":"fcm-bench-5","android":{"priority":"HIGH","ttl":"2419200s"},"data":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6","channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"0b6f1c1e-3f55-4e55-9d6a-2f9f2b0c6a11","kid":"k1","sig":"c4ca4238a0b923820dcc509a6f75849b"}}}"#
+    static let herald =
+        #"{"message":{"token":"fcm-bench-5","android":{"priority":"HIGH","ttl":"2419200s"},"data":{"title":"[Pull] Deposit pending","body":"Confirmations: 1/6","channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"0b6f1c1e-3f55-4e55-9d6a-2f9f2b0c6a11","kid":"k1","sig":"c4ca4238a0b923820dcc509a6f75849b"}}}"#
 
     static let accepted = [
         herald,
@@ -50,16 +53,22 @@ struct FCMFastPathTests {
         #"{"message":{"token":"t","topic":"news"}}"#, #"{"message":{"token":"t","token":"u"}}"#,
         #"{"message":{"token":"t"},"message":{"token":"u"}}"#, #"{"message":{"token":"t","data":{"a":"1","a":"2"}}}"#,
         #"{"message":{"token":"t","notification":{"a":1,"a":2}}}"#, #"{"message":{"token":"t\n"}}"#,
-        #"{"message":{"token":"t\u0041"}}"#, #"{"message":{"token":"tö"}}"#, #"{"message":{"token":"t","data":{"from":"x"}}}"#,
+        #"{"message":{"token":"t\u0041"}}"#, #"{"message":{"token":"tö"}}"#,
+        #"{"message":{"token":"t","data":{"from":"x"}}}"#,
         #"{"message":{"token":"t","data":{"googleX":"x"}}}"#, #"{"message":{"token":"t","data":{"gcm.n":"x"}}}"#,
         #"{"message":{"token":"t","data":{"message_type":"x"}}}"#, #"{"message":{"token":"t","data":{"n":1}}}"#,
         #"{"message":{"token":"t","data":{"\#(String(repeating: "k", count: 2000))":"\#(String(repeating: "v", count: 2097))"}}}"#,
-        #"{"message":{"token":"t","android":{"priority":1}}}"#, #"{"message":{"token":"t","android":{"priority":"LOW"}}}"#,
-        #"{"message":{"token":"t","android":{"ttl":"2419201s"}}}"#, #"{"message":{"token":"t","android":{"ttl":"10"}}}"#,
+        #"{"message":{"token":"t","android":{"priority":1}}}"#,
+        #"{"message":{"token":"t","android":{"priority":"LOW"}}}"#,
+        #"{"message":{"token":"t","android":{"ttl":"2419201s"}}}"#,
+        #"{"message":{"token":"t","android":{"ttl":"10"}}}"#,
         #"{"message":{"token":"t","android":{"ttl":"1.1234567890s"}}}"#, #"{"message":{"token":"t","android":[]}}"#,
-        #"{"message":{"token":"t","unknown":1}}"#, #"{"message":{"token":"t"},"extra":1}"#, #"{"message":{"token":"t"}} x"#,
-        #"{"message":{"token":"t",}}"#, #"{"message":{"token":"t","apns":{"x":1e5}}}"#, #"{"message":{"token":"t","apns":{"x":01}}}"#,
-        #"{"message":{"token":"t","apns":{"x":-}}}"#, #"{"message":{"token":"t","apns":{"x":\#(String(repeating: "9", count: 400))}}}"#,
+        #"{"message":{"token":"t","unknown":1}}"#, #"{"message":{"token":"t"},"extra":1}"#,
+        #"{"message":{"token":"t"}} x"#,
+        #"{"message":{"token":"t",}}"#, #"{"message":{"token":"t","apns":{"x":1e5}}}"#,
+        #"{"message":{"token":"t","apns":{"x":01}}}"#,
+        #"{"message":{"token":"t","apns":{"x":-}}}"#,
+        #"{"message":{"token":"t","apns":{"x":\#(String(repeating: "9", count: 400))}}}"#,
         #"{"message":{"token":"t","apns":\#(String(repeating: "[", count: 20))\#(String(repeating: "]", count: 20))}}"#,
         #"{"message":{"token":"t","apns":\#(String(repeating: "[", count: 40))\#(String(repeating: "]", count: 40))}}"#,
         #"{"message":{"token":"t\#u{7F}"}}"#, #"{"validate_only":1,"message":{"token":"t"}}"#,

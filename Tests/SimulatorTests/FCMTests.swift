@@ -2,6 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// FCM HTTP v1 `messages:send`: authentication, project, and the message checks.
@@ -10,7 +11,8 @@ struct FCMTests {
     @Test func validMessageIsAccepted() async throws {
         let harness = try SimulatorHarness()
         let token = try await harness.accessToken()
-        let message = #"{"message":{"token":"device-1","data":{"title":"Hi","n":"1"},"#
+        let message =
+            #"{"message":{"token":"device-1","data":{"title":"Hi","n":"1"},"#
             + #""android":{"priority":"HIGH","ttl":"3.5s","collapse_key":"k"}}}"#
         let response = try await harness.fcm(message: message, accessToken: token)
         #expect(response.status == 200)
@@ -34,7 +36,8 @@ struct FCMTests {
     @Test func validateOnlyAnswersAFakeName() async throws {
         let harness = try SimulatorHarness()
         let token = try await harness.accessToken()
-        let response = try await harness.fcm(message: #"{"validate_only":true,"message":{"token":"t"}}"#, accessToken: token)
+        let response = try await harness.fcm(
+            message: #"{"validate_only":true,"message":{"token":"t"}}"#, accessToken: token)
         #expect(response.json?["name"] == .string("projects/herald-sim/messages/fake_message_id"))
     }
 
@@ -51,8 +54,9 @@ struct FCMTests {
     @Test func anotherProjectIsPermissionDenied() async throws {
         let harness = try SimulatorHarness()
         let token = try await harness.accessToken()
-        let response = try await harness.fcm(message: #"{"message":{"token":"t"}}"#, project: "someone-else",
-                                             accessToken: token)
+        let response = try await harness.fcm(
+            message: #"{"message":{"token":"t"}}"#, project: "someone-else",
+            accessToken: token)
         #expect(response.status == 403)
         #expect(response.json?["error"]?["status"] == .string("PERMISSION_DENIED"))
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// Faults per device token: status and reason, times, delay, drop, GOAWAY; APNs and FCM shapes.
@@ -116,11 +117,13 @@ struct FaultTests {
     @Test(arguments: [
         (404, "UNREGISTERED", "NOT_FOUND"), (400, "INVALID_ARGUMENT", "INVALID_ARGUMENT"),
         (401, "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED"), (403, "SENDER_ID_MISMATCH", "PERMISSION_DENIED"),
-        (429, "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED"), (500, "INTERNAL", "INTERNAL"), (503, "UNAVAILABLE", "UNAVAILABLE"),
+        (429, "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED"), (500, "INTERNAL", "INTERNAL"),
+        (503, "UNAVAILABLE", "UNAVAILABLE"),
     ])
     func fcmFaultsAnswerTheMatchingErrorCode(status: Int, errorCode: String, statusName: String) async throws {
         let harness = try SimulatorHarness()
-        harness.simulator.setFault(SimulatorFault(status: status, retryAfter: status == 429 ? 60 : nil), token: "device-9")
+        harness.simulator.setFault(
+            SimulatorFault(status: status, retryAfter: status == 429 ? 60 : nil), token: "device-9")
         let token = try await harness.accessToken()
         let response = try await harness.fcm(message: #"{"message":{"token":"device-9"}}"#, accessToken: token)
         #expect(response.status == status)

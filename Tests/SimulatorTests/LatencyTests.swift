@@ -3,6 +3,7 @@ import HTTP2
 import HeraldCore
 import Synchronization
 import Testing
+
 @testable import Simulator
 
 /// `--latency-ms N[,JITTER]`: APNs, FCM and token-endpoint answers leave N ms (plus up to JITTER) after their
@@ -64,7 +65,9 @@ struct LatencyTests {
                 client.send(request) { result in
                     let at = ContinuousClock.now
                     stamps.results.withLock { $0[index] = ((try? result.get())?.status, at) }
-                    if stamps.left.withLock({ left -> Int in left -= 1; return left }) == 0 {
+                    if stamps.left.withLock({ left -> Int in
+                        left -= 1; return left
+                    }) == 0 {
                         continuation.resume()
                     }
                 }
@@ -74,8 +77,9 @@ struct LatencyTests {
     }
 
     func apnsRequest(_ harness: SimulatorHarness) -> HTTP2Request {
-        HTTP2Request(path: "/3/device/\(SimulatorHarness.deviceToken)", headers: harness.apnsHeaders(),
-                     body: SimulatorHarness.payload)
+        HTTP2Request(
+            path: "/3/device/\(SimulatorHarness.deviceToken)", headers: harness.apnsHeaders(),
+            body: SimulatorHarness.payload)
     }
 
     @Test("50 concurrent streams on one connection each wait the latency, all at once")
@@ -120,11 +124,14 @@ struct LatencyTests {
         #expect(createElapsed >= Self.wait)
         try await Self.connect(harness)
         let (response, elapsed) = try await Self.timed {
-            try await harness.client.send(HTTP2Request(
-                path: "/4/broadcasts/apps/\(SimulatorHarness.bundleID)",
-                headers: [HTTP2Header("authorization", "bearer \(harness.jwt)"),
-                          HTTP2Header("apns-push-type", "liveactivity"), HTTP2Header("apns-channel-id", channel)],
-                body: BroadcastTests.update))
+            try await harness.client.send(
+                HTTP2Request(
+                    path: "/4/broadcasts/apps/\(SimulatorHarness.bundleID)",
+                    headers: [
+                        HTTP2Header("authorization", "bearer \(harness.jwt)"),
+                        HTTP2Header("apns-push-type", "liveactivity"), HTTP2Header("apns-channel-id", channel),
+                    ],
+                    body: BroadcastTests.update))
         }
         #expect(response.status == 200)
         #expect(elapsed >= Self.wait)

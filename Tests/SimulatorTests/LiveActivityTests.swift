@@ -2,6 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// Live Activity payloads as the simulator would have to see them from Herald's worker: start, update and
@@ -59,8 +60,10 @@ enum LiveActivityPayloads {
 
 extension SimulatorHarness {
     /// A Live Activity push: the valid headers, push type `liveactivity` to the app's Live Activity topic.
-    func liveActivity(_ body: [UInt8], token: String = LiveActivityPayloads.updateToken, priority: String? = "10",
-                      replacing: [String: String?] = [:]) async throws -> HTTP2Response {
+    func liveActivity(
+        _ body: [UInt8], token: String = LiveActivityPayloads.updateToken, priority: String? = "10",
+        replacing: [String: String?] = [:]
+    ) async throws -> HTTP2Response {
         var headers: [String: String?] = [
             "apns-push-type": "liveactivity", "apns-topic": LiveActivityPayloads.topic, "apns-priority": priority,
         ]
@@ -96,67 +99,96 @@ struct LiveActivityTests {
 
     static let refused: [LiveActivityCase] = [
         LiveActivityCase("start without alert", P.without(P.start, "alert"), "aps.alert is required on start"),
-        LiveActivityCase("start with an empty alert", P.with(P.start, [("alert", "{}")]),
-                         "aps.alert needs a title or a body on start"),
-        LiveActivityCase("start with an alert of a sound only", P.with(P.start, [("alert", #"{"sound":"default"}"#)]),
-                         "aps.alert needs a title or a body on start"),
-        LiveActivityCase("start with an empty title and no body",
-                         P.with(P.start, [("alert", #"{"title":"","sound":"default"}"#)]),
-                         "aps.alert needs a title or a body on start"),
-        LiveActivityCase("start with a string alert", P.with(P.start, [("alert", #""Started""#)]),
-                         "aps.alert must be an object"),
-        LiveActivityCase("start without attributes-type", P.without(P.start, "attributes-type"),
-                         "aps.attributes-type (a non-empty string) is required on start"),
-        LiveActivityCase("start with an empty attributes-type", P.with(P.start, [("attributes-type", #""""#)]),
-                         "aps.attributes-type (a non-empty string) is required on start"),
-        LiveActivityCase("start with a numeric attributes-type", P.with(P.start, [("attributes-type", "7")]),
-                         "aps.attributes-type (a non-empty string) is required on start"),
-        LiveActivityCase("start without attributes", P.without(P.start, "attributes"),
-                         "aps.attributes (an object) is required on start"),
-        LiveActivityCase("start with attributes an array", P.with(P.start, [("attributes", "[1]")]),
-                         "aps.attributes (an object) is required on start"),
-        LiveActivityCase("start without content-state", P.without(P.start, "content-state"),
-                         "aps.content-state is required on start"),
-        LiveActivityCase("update without content-state", P.without(P.update, "content-state"),
-                         "aps.content-state is required on update"),
-        LiveActivityCase("content-state a string", P.with(P.update, [("content-state", #""{\"stage\":1}""#)]),
-                         "aps.content-state must be an object"),
-        LiveActivityCase("end with content-state null", P.with(P.end, [("content-state", "null")]),
-                         "aps.content-state must be an object"),
-        LiveActivityCase("event pause", P.with(P.update, [("event", #""pause""#)]), "aps.event must be start, update or end"),
-        LiveActivityCase("event in capitals", P.with(P.update, [("event", #""UPDATE""#)]),
-                         "aps.event must be start, update or end"),
-        LiveActivityCase("event a number", P.with(P.update, [("event", "1")]), "aps.event must be start, update or end"),
+        LiveActivityCase(
+            "start with an empty alert", P.with(P.start, [("alert", "{}")]),
+            "aps.alert needs a title or a body on start"),
+        LiveActivityCase(
+            "start with an alert of a sound only", P.with(P.start, [("alert", #"{"sound":"default"}"#)]),
+            "aps.alert needs a title or a body on start"),
+        LiveActivityCase(
+            "start with an empty title and no body",
+            P.with(P.start, [("alert", #"{"title":"","sound":"default"}"#)]),
+            "aps.alert needs a title or a body on start"),
+        LiveActivityCase(
+            "start with a string alert", P.with(P.start, [("alert", #""Started""#)]),
+            "aps.alert must be an object"),
+        LiveActivityCase(
+            "start without attributes-type", P.without(P.start, "attributes-type"),
+            "aps.attributes-type (a non-empty string) is required on start"),
+        LiveActivityCase(
+            "start with an empty attributes-type", P.with(P.start, [("attributes-type", #""""#)]),
+            "aps.attributes-type (a non-empty string) is required on start"),
+        LiveActivityCase(
+            "start with a numeric attributes-type", P.with(P.start, [("attributes-type", "7")]),
+            "aps.attributes-type (a non-empty string) is required on start"),
+        LiveActivityCase(
+            "start without attributes", P.without(P.start, "attributes"),
+            "aps.attributes (an object) is required on start"),
+        LiveActivityCase(
+            "start with attributes an array", P.with(P.start, [("attributes", "[1]")]),
+            "aps.attributes (an object) is required on start"),
+        LiveActivityCase(
+            "start without content-state", P.without(P.start, "content-state"),
+            "aps.content-state is required on start"),
+        LiveActivityCase(
+            "update without content-state", P.without(P.update, "content-state"),
+            "aps.content-state is required on update"),
+        LiveActivityCase(
+            "content-state a string", P.with(P.update, [("content-state", #""{\"stage\":1}""#)]),
+            "aps.content-state must be an object"),
+        LiveActivityCase(
+            "end with content-state null", P.with(P.end, [("content-state", "null")]),
+            "aps.content-state must be an object"),
+        LiveActivityCase(
+            "event pause", P.with(P.update, [("event", #""pause""#)]), "aps.event must be start, update or end"),
+        LiveActivityCase(
+            "event in capitals", P.with(P.update, [("event", #""UPDATE""#)]),
+            "aps.event must be start, update or end"),
+        LiveActivityCase(
+            "event a number", P.with(P.update, [("event", "1")]), "aps.event must be start, update or end"),
         LiveActivityCase("no event", P.without(P.update, "event"), "aps.event is required"),
         LiveActivityCase("no timestamp", P.without(P.update, "timestamp"), "aps.timestamp is required"),
-        LiveActivityCase("string timestamp", P.with(P.update, [("timestamp", #""1750000060""#)]),
-                         "aps.timestamp must be a whole number of UNIX seconds"),
-        LiveActivityCase("fractional timestamp", P.with(P.update, [("timestamp", "1750000060.5")]),
-                         "aps.timestamp must be a whole number of UNIX seconds"),
-        LiveActivityCase("negative timestamp", P.with(P.update, [("timestamp", "-1")]),
-                         "aps.timestamp must be a whole number of UNIX seconds"),
-        LiveActivityCase("string stale-date", P.with(P.update, [("stale-date", #""1750001800""#)]),
-                         "aps.stale-date must be a number of UNIX seconds"),
-        LiveActivityCase("ISO 8601 dismissal-date", P.with(P.end, [("dismissal-date", #""2025-06-15T15:07:00Z""#)]),
-                         "aps.dismissal-date must be a number of UNIX seconds"),
-        LiveActivityCase("input-push-token 0", P.with(P.start, [("input-push-token", "0")]), "aps.input-push-token must be 1"),
-        LiveActivityCase("input-push-token true", P.with(P.start, [("input-push-token", "true")]),
-                         "aps.input-push-token must be 1"),
-        LiveActivityCase("relevance-score a string", P.with(P.update, [("relevance-score", #""high""#)]),
-                         "aps.relevance-score must be a number"),
-        LiveActivityCase("update with a string alert", P.with(P.update, [("alert", #""Halfway""#)]),
-                         "aps.alert must be an object"),
+        LiveActivityCase(
+            "string timestamp", P.with(P.update, [("timestamp", #""1750000060""#)]),
+            "aps.timestamp must be a whole number of UNIX seconds"),
+        LiveActivityCase(
+            "fractional timestamp", P.with(P.update, [("timestamp", "1750000060.5")]),
+            "aps.timestamp must be a whole number of UNIX seconds"),
+        LiveActivityCase(
+            "negative timestamp", P.with(P.update, [("timestamp", "-1")]),
+            "aps.timestamp must be a whole number of UNIX seconds"),
+        LiveActivityCase(
+            "string stale-date", P.with(P.update, [("stale-date", #""1750001800""#)]),
+            "aps.stale-date must be a number of UNIX seconds"),
+        LiveActivityCase(
+            "ISO 8601 dismissal-date", P.with(P.end, [("dismissal-date", #""2025-06-15T15:07:00Z""#)]),
+            "aps.dismissal-date must be a number of UNIX seconds"),
+        LiveActivityCase(
+            "input-push-token 0", P.with(P.start, [("input-push-token", "0")]), "aps.input-push-token must be 1"),
+        LiveActivityCase(
+            "input-push-token true", P.with(P.start, [("input-push-token", "true")]),
+            "aps.input-push-token must be 1"),
+        LiveActivityCase(
+            "relevance-score a string", P.with(P.update, [("relevance-score", #""high""#)]),
+            "aps.relevance-score must be a number"),
+        LiveActivityCase(
+            "update with a string alert", P.with(P.update, [("alert", #""Halfway""#)]),
+            "aps.alert must be an object"),
         LiveActivityCase("no aps", raw: #"{"herald":{"activityId":"x"}}"#, "aps is required"),
         LiveActivityCase("aps an array", raw: #"{"aps":[1]}"#, "aps must be an object"),
-        LiveActivityCase("payload an array", raw: "[1,2]", "the payload must be a JSON object (without duplicate keys)"),
-        LiveActivityCase("payload malformed", raw: #"{"aps":{"event":}}"#,
-                         "the payload must be a JSON object (without duplicate keys)"),
-        LiveActivityCase("duplicate event", raw: #"{"aps":{"timestamp":1,"event":"update","event":"end","content-state":{}}}"#,
-                         "the payload must be a JSON object (without duplicate keys)"),
+        LiveActivityCase(
+            "payload an array", raw: "[1,2]", "the payload must be a JSON object (without duplicate keys)"),
+        LiveActivityCase(
+            "payload malformed", raw: #"{"aps":{"event":}}"#,
+            "the payload must be a JSON object (without duplicate keys)"),
+        LiveActivityCase(
+            "duplicate event", raw: #"{"aps":{"timestamp":1,"event":"update","event":"end","content-state":{}}}"#,
+            "the payload must be a JSON object (without duplicate keys)"),
     ]
 
-    @Test("a payload that breaks a Live Activity rule is 400 PayloadEmpty, and the record says which rule",
-          arguments: refused)
+    @Test(
+        "a payload that breaks a Live Activity rule is 400 PayloadEmpty, and the record says which rule",
+        arguments: refused)
     func refusedPayload(_ test: LiveActivityCase) async throws {
         let harness = try SimulatorHarness()
         let response = try await harness.liveActivity(test.body)
@@ -177,24 +209,39 @@ struct LiveActivityTests {
         let harness = try SimulatorHarness()
         let accepted: [(String, LiveActivityPayloads.Members, String)] = [
             ("start", P.start, P.startToken),
-            ("start with only the required keys",
-             P.without(P.start, "input-push-token", "stale-date", "relevance-score"), P.startToken),
-            ("start with a localized alert title and no body",
-             P.with(P.start, [("alert", #"{"title":{"loc-key":"%@ started","loc-args":["Pull"]}}"#)]), P.startToken),
+            (
+                "start with only the required keys",
+                P.without(P.start, "input-push-token", "stale-date", "relevance-score"), P.startToken
+            ),
+            (
+                "start with a localized alert title and no body",
+                P.with(P.start, [("alert", #"{"title":{"loc-key":"%@ started","loc-args":["Pull"]}}"#)]), P.startToken
+            ),
             ("start with a body only", P.with(P.start, [("alert", #"{"body":"Rolling now"}"#)]), P.startToken),
             ("update", P.update, P.updateToken),
-            ("update with an alert and a relevance score",
-             P.with(P.update, [("alert", #"{"title":"Halfway","body":"Stage 2 of 3"}"#), ("relevance-score", "0.5")]),
-             P.updateToken),
-            ("update with an exponent timestamp and a fractional stale-date",
-             P.with(P.update, [("timestamp", "1.75000006e9"), ("stale-date", "1750001800.25")]), P.updateToken),
-            ("update with keys Apple does not define", P.with(P.update, [("x-herald-sequence", "4")]),
-             P.updateToken),
+            (
+                "update with an alert and a relevance score",
+                P.with(
+                    P.update, [("alert", #"{"title":"Halfway","body":"Stage 2 of 3"}"#), ("relevance-score", "0.5")]),
+                P.updateToken
+            ),
+            (
+                "update with an exponent timestamp and a fractional stale-date",
+                P.with(P.update, [("timestamp", "1.75000006e9"), ("stale-date", "1750001800.25")]), P.updateToken
+            ),
+            (
+                "update with keys Apple does not define", P.with(P.update, [("x-herald-sequence", "4")]),
+                P.updateToken
+            ),
             ("end", P.end, P.updateToken),
-            ("end without content-state or dismissal-date", P.without(P.end, "content-state", "dismissal-date"),
-             P.updateToken),
-            ("end with a dismissal-date in the past (dismiss now)", P.with(P.end, [("dismissal-date", "0")]),
-             P.updateToken),
+            (
+                "end without content-state or dismissal-date", P.without(P.end, "content-state", "dismissal-date"),
+                P.updateToken
+            ),
+            (
+                "end with a dismissal-date in the past (dismiss now)", P.with(P.end, [("dismissal-date", "0")]),
+                P.updateToken
+            ),
             // Apple documents dismissal-date's effect on end only, and no refusal elsewhere (APNSwift sends it on
             // start and update): the device ignores it there, so APNs takes it.
             ("update with a dismissal-date", P.with(P.update, [("dismissal-date", "1750003600")]), P.updateToken),
@@ -242,7 +289,8 @@ struct LiveActivityTests {
         #expect(try await harness.apns(replacing: ["apns-push-type": nil], body: loose).status == 200)
         let refused = try await harness.liveActivity(loose)
         #expect(refused.reason == "PayloadEmpty")
-        #expect(harness.simulator.received().last?.detail == "the payload must be a JSON object (without duplicate keys)")
+        #expect(
+            harness.simulator.received().last?.detail == "the payload must be a JSON object (without duplicate keys)")
         // Alert rejections carry no detail.
         #expect(try await harness.apns(body: Array("[]".utf8)).reason == "PayloadEmpty")
         #expect(harness.simulator.received().last?.detail == nil)
@@ -265,8 +313,9 @@ struct LiveActivityTests {
         #expect(TopicPolicy(bundles: ["app.herald.demo"]).bundle(of: P.topic) == "app.herald.demo")
         #expect(try await harness.liveActivity(P.body(P.start), token: P.startToken).status == 200)
         // Another team's app, even with the right suffix: TopicDisallowed (checked before the payload).
-        let other = try await harness.liveActivity(P.body(P.start), token: P.startToken,
-                                                   replacing: ["apns-topic": "com.other.app.push-type.liveactivity"])
+        let other = try await harness.liveActivity(
+            P.body(P.start), token: P.startToken,
+            replacing: ["apns-topic": "com.other.app.push-type.liveactivity"])
         #expect(other.reason == "TopicDisallowed")
         // The start bound its token to the bundle, not to the Live Activity topic: an alert to the app is the same
         // app, and the owner the control API lists is the bundle.
@@ -279,8 +328,11 @@ struct LiveActivityTests {
     @Test("a Live Activity token bound to another app is DeviceTokenNotForTopic")
     func liveActivityTokenOfAnotherApp() async throws {
         let harness = try SimulatorHarness(apnsTopics: ["app.herald.demo", "app.herald.other"])
-        #expect(try await harness.liveActivity(P.body(P.start), token: P.startToken,
-                                               replacing: ["apns-topic": "app.herald.other.push-type.liveactivity"])
+        #expect(
+            try await harness.liveActivity(
+                P.body(P.start), token: P.startToken,
+                replacing: ["apns-topic": "app.herald.other.push-type.liveactivity"]
+            )
             .status == 200)
         let wrong = try await harness.liveActivity(P.body(P.update), token: P.startToken)
         #expect(wrong.reason == "DeviceTokenNotForTopic")
@@ -291,9 +343,11 @@ struct LiveActivityTests {
         let harness = try SimulatorHarness()
         let body = P.body(P.start)
         let apnsID = "0190a6e4-8f4c-4cc1-b3a1-2f3b9e0c1d2e"
-        let response = try await harness.liveActivity(body, token: P.startToken, replacing: [
-            "apns-expiration": "1750028800", "apns-collapse-id": "activity-42", "apns-id": apnsID,
-        ])
+        let response = try await harness.liveActivity(
+            body, token: P.startToken,
+            replacing: [
+                "apns-expiration": "1750028800", "apns-collapse-id": "activity-42", "apns-id": apnsID,
+            ])
         #expect(response.status == 200)
         #expect(response.header("apns-id") == apnsID)
 

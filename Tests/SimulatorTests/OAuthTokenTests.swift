@@ -3,6 +3,7 @@ import HTTP2
 import HeraldCore
 import HeraldTestSupport
 import Testing
+
 @testable import Simulator
 
 /// The OAuth2 token endpoint: service-account assertions in, access tokens out.
@@ -36,7 +37,8 @@ struct OAuthTokenTests {
         Rejection(name: "wrong issuer", overrides: ["iss": .string("someone@example.iam.gserviceaccount.com")]),
         Rejection(name: "expired", overrides: ["iat": .number(seconds - 7200), "exp": .number(seconds - 3600)]),
         Rejection(name: "lives longer than an hour", overrides: ["exp": .number(seconds + 3601)]),
-        Rejection(name: "issued in the future", overrides: ["iat": .number(seconds + 300), "exp": .number(seconds + 900)]),
+        Rejection(
+            name: "issued in the future", overrides: ["iat": .number(seconds + 300), "exp": .number(seconds + 900)]),
     ])
     func rejected(_ test: Rejection) async throws {
         let harness = try SimulatorHarness(clock: TestClock(Self.now))
@@ -50,16 +52,18 @@ struct OAuthTokenTests {
 
     @Test func wrongGrantTypeIsUnsupported() async throws {
         let harness = try SimulatorHarness()
-        let response = try await harness.tokenRequest(assertion: try SimulatorHarness.assertion(now: harness.clock.now),
-                                                      grantType: "client_credentials")
+        let response = try await harness.tokenRequest(
+            assertion: try SimulatorHarness.assertion(now: harness.clock.now),
+            grantType: "client_credentials")
         #expect(response.status == 400)
         #expect(response.json?["error"] == .string("unsupported_grant_type"))
     }
 
     @Test func missingAssertionIsAnInvalidRequest() async throws {
         let harness = try SimulatorHarness()
-        let response = try await harness.client.send(HTTP2Request(
-            path: "/token", body: Array("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer".utf8)))
+        let response = try await harness.client.send(
+            HTTP2Request(
+                path: "/token", body: Array("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer".utf8)))
         #expect(response.status == 400)
         #expect(response.json?["error"] == .string("invalid_request"))
     }
@@ -92,9 +96,11 @@ struct OAuthTokenTests {
     func scopes() async throws {
         let harness = try SimulatorHarness(clock: TestClock(Self.now))
         let message = #"{"message":{"token":"t"}}"#
-        for (scope, status) in [("https://www.googleapis.com/auth/cloud-platform", 200),
-                                ("openid https://www.googleapis.com/auth/firebase.messaging", 200),
-                                ("https://www.googleapis.com/auth/userinfo.email", 403)] {
+        for (scope, status) in [
+            ("https://www.googleapis.com/auth/cloud-platform", 200),
+            ("openid https://www.googleapis.com/auth/firebase.messaging", 200),
+            ("https://www.googleapis.com/auth/userinfo.email", 403),
+        ] {
             let assertion = try SimulatorHarness.assertion(now: Self.now, overrides: ["scope": .string(scope)])
             let response = try await harness.tokenRequest(assertion: assertion)
             #expect(response.status == 200, "\(scope)")

@@ -2,13 +2,15 @@ import APNs
 import Foundation
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// The pure pieces: the payload scanner, identifiers, command-line parsing.
 @Suite("Parsing")
 struct ParsingTests {
     @Test(arguments: [
-        #"{}"#, #" {"a":1} "#, #"{"aps":{"alert":{"title":"é ✓ 😀","body":"a\"b\\c\u00e9\n"}},"n":[1,-2.5e3,0.1,true,false,null]}"#,
+        #"{}"#, #" {"a":1} "#,
+        #"{"aps":{"alert":{"title":"é ✓ 😀","body":"a\"b\\c\u00e9\n"}},"n":[1,-2.5e3,0.1,true,false,null]}"#,
         #"{"a":{"b":{"c":[[],{}]}}}"#,
     ])
     func objectsAreObjects(_ text: String) throws {
@@ -119,18 +121,21 @@ struct ParsingTests {
         #expect(configuration.fcmAdditionalCredentialsFiles == ["b.json", "c.json"])
         #expect(configuration.fcmCredentialsFiles == ["a.json", "b.json", "c.json"])
         #expect(configuration.fcmTokenProject == "example.com:herald-sim")
-        let message = try #require(#expect(throws: UsageError.self) {
-            try SimulatorCommand.parse(["--fcm-token-project", "a b"])
-        })
+        let message = try #require(
+            #expect(throws: UsageError.self) {
+                try SimulatorCommand.parse(["--fcm-token-project", "a b"])
+            })
         #expect(message.message.hasPrefix("--fcm-token-project: "))
         #expect(SimulatorCommand.usage.contains("--fcm-token-project P"))
         #expect(SimulatorCommand.usage.contains("Repeat it for more accounts"))
     }
 
     @Test func channelFlags() throws {
-        guard case .serve(let configuration) = try SimulatorCommand.parse([
-            "--port", "0", "--channel-port", "0", "--channel-limit=5",
-        ]) else {
+        guard
+            case .serve(let configuration) = try SimulatorCommand.parse([
+                "--port", "0", "--channel-port", "0", "--channel-limit=5",
+            ])
+        else {
             Issue.record("expected serve")
             return
         }
@@ -159,12 +164,14 @@ struct ParsingTests {
         #expect(try latency(["--latency-ms", "100"]) == SimulatorLatency(milliseconds: 100))
         #expect(try latency(["--latency-ms=100,20"]) == SimulatorLatency(milliseconds: 100, jitterMilliseconds: 20))
         #expect(try latency(["--latency-ms", "0,0"]) == .zero)
-        #expect(try latency(["--latency-ms", "60000,60000"])
-            == SimulatorLatency(milliseconds: 60_000, jitterMilliseconds: 60_000))
+        #expect(
+            try latency(["--latency-ms", "60000,60000"])
+                == SimulatorLatency(milliseconds: 60_000, jitterMilliseconds: 60_000))
         #expect(try latency(["--latency-ms", "007"]) == SimulatorLatency(milliseconds: 7))
-        let error = try #require(#expect(throws: UsageError.self) {
-            try SimulatorCommand.parse(["--latency-ms", "1,x"])
-        })
+        let error = try #require(
+            #expect(throws: UsageError.self) {
+                try SimulatorCommand.parse(["--latency-ms", "1,x"])
+            })
         #expect(error.message == #"--latency-ms must be N or N,JITTER, whole numbers from 0 to 60000 each (got "1,x")"#)
         #expect(SimulatorCommand.usage.contains("--latency-ms N[,JITTER]"))
         #expect(SimulatorLatency(milliseconds: 5, jitterMilliseconds: 2).description == "5,2")
@@ -172,8 +179,9 @@ struct ParsingTests {
             try Simulator(configuration: SimulatorConfiguration(latency: SimulatorLatency(milliseconds: -1)))
         }
         #expect(throws: SimulatorError.self) {
-            try Simulator(configuration: SimulatorConfiguration(
-                latency: SimulatorLatency(milliseconds: 0, jitterMilliseconds: 60_001)))
+            try Simulator(
+                configuration: SimulatorConfiguration(
+                    latency: SimulatorLatency(milliseconds: 0, jitterMilliseconds: 60_001)))
         }
     }
 

@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
 import Testing
+
 @testable import Simulator
 
 /// APNs provider-token rules: signature, shape, age, and how often a connection may change token.
@@ -11,7 +12,8 @@ import Testing
 struct ProviderTokenTests {
     @Test func tokenSignedByAnotherKeyIsInvalid() async throws {
         let harness = try SimulatorHarness()
-        let otherKey = try ES256SigningKey(pem: String(contentsOfFile: harness.credentials.serverKeyFile, encoding: .utf8))
+        let otherKey = try ES256SigningKey(
+            pem: String(contentsOfFile: harness.credentials.serverKeyFile, encoding: .utf8))
         let jwt = try SimulatorHarness.mint(issuedAt: harness.clock.now, key: otherKey)
         let response = try await harness.apns(jwt: jwt)
         #expect(response.status == 403)
@@ -33,7 +35,8 @@ struct ProviderTokenTests {
         let harness = try SimulatorHarness()
         let jwt = try JSONWebToken.encode(
             header: .object([("alg", .string("RS256")), ("kid", .string("SIMKEY0001"))]),
-            claims: .object([("iss", .string("SIMTEAM001")), ("iat", .number(harness.clock.now.timeIntervalSince1970))]),
+            claims: .object([("iss", .string("SIMTEAM001")), ("iat", .number(harness.clock.now.timeIntervalSince1970))]
+            ),
             sign: SimulatorHarness.serviceAccountKey.sign)
         #expect(try await harness.apns(jwt: jwt).reason == "InvalidProviderToken")
     }
@@ -85,19 +88,22 @@ struct ProviderTokenTests {
         let harness = try SimulatorHarness()
         #expect(try await harness.apns().status == 200)
         // A second client is a second connection: a different token is its first one.
-        let other = try HTTP2Client(configuration: HTTP2ClientConfiguration(
-            url: harness.simulator.url, caFile: harness.credentials.caFile, connectionCount: 1))
+        let other = try HTTP2Client(
+            configuration: HTTP2ClientConfiguration(
+                url: harness.simulator.url, caFile: harness.credentials.caFile, connectionCount: 1))
         defer { other.shutdown() }
         let jwt = try SimulatorHarness.mint(issuedAt: harness.clock.now + 1)
-        let response = try await other.send(HTTP2Request(
-            path: "/3/device/\(SimulatorHarness.deviceToken)", headers: harness.apnsHeaders(jwt: jwt),
-            body: SimulatorHarness.payload))
+        let response = try await other.send(
+            HTTP2Request(
+                path: "/3/device/\(SimulatorHarness.deviceToken)", headers: harness.apnsHeaders(jwt: jwt),
+                body: SimulatorHarness.payload))
         #expect(response.status == 200)
     }
 
     @Test func withoutAKeyFileSignaturesAreNotChecked() throws {
         let verifier = ProviderTokenVerifier(key: nil, clock: TestClock())
-        let otherKey = try ES256SigningKey(pem: String(contentsOfFile: TestCredentials.shared.serverKeyFile, encoding: .utf8))
+        let otherKey = try ES256SigningKey(
+            pem: String(contentsOfFile: TestCredentials.shared.serverKeyFile, encoding: .utf8))
         let jwt = try SimulatorHarness.mint(issuedAt: Date(), key: otherKey)
         #expect(verifier.check(authorization: "bearer \(jwt)", connectionID: 1) == nil)
         #expect(verifier.check(authorization: "bearer x.y.z", connectionID: 1) == .invalidProviderToken)

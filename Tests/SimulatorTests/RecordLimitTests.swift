@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// At most `recordLimit` requests are kept, the oldest dropped first; statistics count them all.
@@ -35,8 +36,10 @@ struct RecordLimitTests {
     @Test func ringBufferOrderAfterWrapping() {
         let log = RequestLog(limit: 4)
         for index in 0..<11 {
-            log.append(RecordEntry(service: .apns, token: Substring(String(index)), headers: [], body: [], status: 200,
-                                   reason: nil, receivedAt: 0, id: nil))
+            log.append(
+                RecordEntry(
+                    service: .apns, token: Substring(String(index)), headers: [], body: [], status: 200,
+                    reason: nil, receivedAt: 0, id: nil))
         }
         #expect(log.entries().map { String($0.token) } == ["7", "8", "9", "10"])
         #expect(log.statistics.apns[200] == 11)

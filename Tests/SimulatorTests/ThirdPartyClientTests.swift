@@ -22,13 +22,17 @@ struct ThirdPartyClientTests {
         let client: HTTP2Client
 
         init(credentials: TestCredentials) throws {
-            child = try ChildProcess(executable: ExecutableTests.executable, arguments: [
-                "--port", "0", "--tls-cert", credentials.serverCertificateFile, "--tls-key", credentials.serverKeyFile,
-                "--apns-key-file", credentials.apnsKeyFile, "--apns-topics", credentials.apnsTopic,
-            ], environment: ProcessInfo.processInfo.environment)
+            child = try ChildProcess(
+                executable: ExecutableTests.executable,
+                arguments: [
+                    "--port", "0", "--tls-cert", credentials.serverCertificateFile, "--tls-key",
+                    credentials.serverKeyFile,
+                    "--apns-key-file", credentials.apnsKeyFile, "--apns-topics", credentials.apnsTopic,
+                ], environment: ProcessInfo.processInfo.environment)
             port = try ExecutableTests.waitForListening(child).port
-            client = try HTTP2Client(configuration: HTTP2ClientConfiguration(
-                url: "https://127.0.0.1:\(port)", caFile: credentials.caFile, connectionCount: 1))
+            client = try HTTP2Client(
+                configuration: HTTP2ClientConfiguration(
+                    url: "https://127.0.0.1:\(port)", caFile: credentials.caFile, connectionCount: 1))
         }
 
         deinit {
@@ -39,29 +43,34 @@ struct ThirdPartyClientTests {
         func control(_ method: String, _ path: String, body: String = "") async throws -> JSONValue {
             let response = try await client.send(HTTP2Request(method: method, path: path, body: Array(body.utf8)))
             guard response.status == 200 else {
-                throw HarnessError("\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+                throw HarnessError(
+                    "\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
             }
             return try JSONParser.parse(response.body)
         }
     }
 
     /// Runs the aioapns script and returns its JSON report.
-    func aioapns(port: Int, count: Int, concurrency: Int = 4, tokens: [String] = tokens, topic: String? = nil,
-                 keyFile: String? = nil, extra: [String] = []) throws -> JSONValue {
+    func aioapns(
+        port: Int, count: Int, concurrency: Int = 4, tokens: [String] = tokens, topic: String? = nil,
+        keyFile: String? = nil, extra: [String] = []
+    ) throws -> JSONValue {
         guard FileManager.default.isExecutableFile(atPath: Self.python.path) else {
             throw HarnessError("\(Self.python.path) is missing: run scripts/setup (scripts/test does)")
         }
-        let arguments = [
-            Self.script.path, "--host", "127.0.0.1", "--port", String(port), "--ca-file", credentials.caFile,
-            "--key-file", keyFile ?? credentials.apnsKeyFile, "--key-id", credentials.apnsKeyID,
-            "--team-id", credentials.apnsTeamID, "--topic", topic ?? credentials.apnsTopic, "--count", String(count),
-            "--concurrency", String(concurrency), "--tokens", tokens.joined(separator: ","), "--details",
-            "--allow-failures",
-        ] + extra
+        let arguments =
+            [
+                Self.script.path, "--host", "127.0.0.1", "--port", String(port), "--ca-file", credentials.caFile,
+                "--key-file", keyFile ?? credentials.apnsKeyFile, "--key-id", credentials.apnsKeyID,
+                "--team-id", credentials.apnsTeamID, "--topic", topic ?? credentials.apnsTopic, "--count",
+                String(count),
+                "--concurrency", String(concurrency), "--tokens", tokens.joined(separator: ","), "--details",
+                "--allow-failures",
+            ] + extra
         let result = try ChildProcess.run(Self.python, arguments, environment: ProcessInfo.processInfo.environment)
         // stdout and stderr share the file: the report is the one line that is a JSON object.
         guard result.status == 0,
-              let line = result.output.split(separator: "\n").last(where: { $0.hasPrefix(#"{"client""#) })
+            let line = result.output.split(separator: "\n").last(where: { $0.hasPrefix(#"{"client""#) })
         else { throw HarnessError("aioapns_send.py exited \(result.status): \(result.output)") }
         return try JSONParser.parse(Array(line.utf8))
     }
@@ -71,9 +80,11 @@ struct ThirdPartyClientTests {
         let simulator = try RunningSimulator(credentials: credentials)
         // As aioapns users send: every option it has, then only what it sends by default (no push type,
         // priority, expiration or collapse id).
-        let full = try aioapns(port: simulator.port, count: 24, extra: [
-            "--push-type", "alert", "--priority", "10", "--ttl", "3600", "--collapse-id", "herald",
-        ])
+        let full = try aioapns(
+            port: simulator.port, count: 24,
+            extra: [
+                "--push-type", "alert", "--priority", "10", "--ttl", "3600", "--collapse-id", "herald",
+            ])
         let minimal = try aioapns(port: simulator.port, count: 8, concurrency: 8, extra: ["--push-type", "none"])
         for report in [full, minimal] {
             #expect(report["failed"] == .number(0), "\(report)")
@@ -86,8 +97,9 @@ struct ThirdPartyClientTests {
         let received = try #require(try await simulator.control("GET", "/sim/received").arrayValue)
         #expect(received.count == sent.count)
         // Each request aioapns sent is recorded once, under its apns-id, with its token and payload.
-        let byID = Dictionary(received.map { ($0["headers"]?["apns-id"]?.stringValue ?? "", $0) },
-                              uniquingKeysWith: { first, _ in first })
+        let byID = Dictionary(
+            received.map { ($0["headers"]?["apns-id"]?.stringValue ?? "", $0) },
+            uniquingKeysWith: { first, _ in first })
         #expect(byID.count == sent.count)
         for result in sent {
             let id = try #require(result["id"]?.stringValue)
@@ -122,12 +134,15 @@ struct ThirdPartyClientTests {
         let gone = Self.tokens[0]
         let throttled = Self.tokens[1]
         _ = try await simulator.control("PUT", "/sim/faults/\(gone)", body: #"{"status":410,"reason":"Unregistered"}"#)
-        _ = try await simulator.control("PUT", "/sim/faults/\(throttled)",
-                                        body: #"{"status":429,"reason":"TooManyRequests","retryAfter":1}"#)
+        _ = try await simulator.control(
+            "PUT", "/sim/faults/\(throttled)",
+            body: #"{"status":429,"reason":"TooManyRequests","retryAfter":1}"#)
         let faulted = try aioapns(port: simulator.port, count: 6, tokens: [gone, throttled, Self.tokens[2]])
         var outcomes: [String: (status: Double?, reason: String?)] = [:]
         for result in faulted["results"]?.arrayValue ?? [] {
-            outcomes[result["token"]?.stringValue ?? ""] = (result["status"]?.numberValue, result["reason"]?.stringValue)
+            outcomes[result["token"]?.stringValue ?? ""] = (
+                result["status"]?.numberValue, result["reason"]?.stringValue
+            )
         }
         #expect(outcomes[gone]?.status == 410)
         #expect(outcomes[gone]?.reason == "Unregistered")
@@ -139,9 +154,11 @@ struct ThirdPartyClientTests {
 
         // Tokens signed with a key the simulator does not know: 403 InvalidProviderToken.
         let otherKey = credentials.directory.appendingPathComponent("other-\(UUID().uuidString).p8").path
-        let made = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/openssl"), [
-            "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey,
-        ], environment: ProcessInfo.processInfo.environment)
+        let made = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            [
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey,
+            ], environment: ProcessInfo.processInfo.environment)
         #expect(made.status == 0, "\(made.output)")
         let badKey = try aioapns(port: simulator.port, count: 1, tokens: [Self.tokens[3]], keyFile: otherKey)
         #expect(badKey["statuses"] == .object([("403", .number(1))]))
@@ -154,7 +171,8 @@ struct ThirdPartyClientTests {
         // What aioapns was told is what the simulator recorded.
         let received = try #require(try await simulator.control("GET", "/sim/received").arrayValue)
         #expect(received.count == 8)
-        #expect(received.filter { $0["token"]?.stringValue == gone }.allSatisfy { $0["reason"] == .string("Unregistered") })
+        #expect(
+            received.filter { $0["token"]?.stringValue == gone }.allSatisfy { $0["reason"] == .string("Unregistered") })
         #expect(received.compactMap { $0["reason"]?.stringValue }.filter { $0 == "TopicDisallowed" }.count == 1)
     }
 
@@ -164,8 +182,9 @@ struct ThirdPartyClientTests {
         let topic = credentials.apnsTopic + ".push-type.liveactivity"
         let startToken = String(repeating: "5a", count: 80)
         let start = String(decoding: LiveActivityPayloads.body(LiveActivityPayloads.start), as: UTF8.self)
-        let sent = try aioapns(port: simulator.port, count: 3, concurrency: 1, tokens: [startToken], topic: topic,
-                               extra: ["--push-type", "liveactivity", "--priority", "10", "--message", start])
+        let sent = try aioapns(
+            port: simulator.port, count: 3, concurrency: 1, tokens: [startToken], topic: topic,
+            extra: ["--push-type", "liveactivity", "--priority", "10", "--message", start])
         #expect(sent["sent"] == .number(3), "\(sent)")
         #expect(sent["statuses"] == .object([("200", .number(3))]))
 
@@ -182,10 +201,14 @@ struct ThirdPartyClientTests {
         }
 
         // The same client, a start without its alert: Apple's shape of refusal, as aioapns reports it.
-        let broken = String(decoding: LiveActivityPayloads.body(LiveActivityPayloads.without(LiveActivityPayloads.start,
-                                                                                                "alert")), as: UTF8.self)
-        let refused = try aioapns(port: simulator.port, count: 1, tokens: [startToken], topic: topic,
-                                  extra: ["--push-type", "liveactivity", "--priority", "10", "--message", broken])
+        let broken = String(
+            decoding: LiveActivityPayloads.body(
+                LiveActivityPayloads.without(
+                    LiveActivityPayloads.start,
+                    "alert")), as: UTF8.self)
+        let refused = try aioapns(
+            port: simulator.port, count: 1, tokens: [startToken], topic: topic,
+            extra: ["--push-type", "liveactivity", "--priority", "10", "--message", broken])
         #expect(refused["statuses"] == .object([("400", .number(1))]), "\(refused)")
         #expect(refused["reasons"] == .object([("PayloadEmpty", .number(1))]), "\(refused)")
         let last = try #require(try await simulator.control("GET", "/sim/received").arrayValue?.last)

@@ -2,6 +2,7 @@ import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
 @testable import Simulator
 
 /// `--apns-topics` (TopicDisallowed) and token ownership (DeviceTokenNotForTopic), as APNs answers them.
@@ -21,8 +22,10 @@ struct TopicTests {
         #expect(policy.bundle(of: "app.herald.demo.complication") == "app.herald.demo")
         #expect(policy.bundle(of: "app.herald.demo.pushkit.fileprovider") == "app.herald.demo")
         #expect(policy.bundle(of: "app.herald.demo.location-query") == "app.herald.demo")
-        for refused in ["app.herald", "app.herald.demo2", "app.herald.demo.extension", "app.herald.demo.push-type.",
-                        "app.herald.demo.push-type.a.b", "com.elsewhere", "app.herald.demo.voip.x", ""] {
+        for refused in [
+            "app.herald", "app.herald.demo2", "app.herald.demo.extension", "app.herald.demo.push-type.",
+            "app.herald.demo.push-type.a.b", "com.elsewhere", "app.herald.demo.voip.x", "",
+        ] {
             #expect(policy.bundle(of: refused) == nil, "\(refused)")
         }
         // Without a list every topic is allowed; the bundle is the topic without a push-type suffix.
@@ -44,9 +47,11 @@ struct TopicTests {
             #expect(harness.simulator.received().last?.reason == "TopicDisallowed")
         }
         #expect(try await harness.apns().status == 200)
-        let liveActivity = try await harness.apns(replacing: [
-            "apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity", "apns-priority": "5",
-        ], body: LiveActivityPayloads.body(LiveActivityPayloads.update))
+        let liveActivity = try await harness.apns(
+            replacing: [
+                "apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity",
+                "apns-priority": "5",
+            ], body: LiveActivityPayloads.body(LiveActivityPayloads.update))
         #expect(liveActivity.status == 200)
     }
 
@@ -67,12 +72,16 @@ struct TopicTests {
         #expect(wrong.status == 400)
         #expect(wrong.reason == "DeviceTokenNotForTopic")
         // The same app's push-type topics are the same app; the token in upper case is the same token.
-        let liveActivity = try await harness.apns(token: SimulatorHarness.deviceToken.uppercased(), replacing: [
-            "apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity", "apns-priority": "10",
-        ], body: LiveActivityPayloads.body(LiveActivityPayloads.update))
+        let liveActivity = try await harness.apns(
+            token: SimulatorHarness.deviceToken.uppercased(),
+            replacing: [
+                "apns-push-type": "liveactivity", "apns-topic": "app.herald.demo.push-type.liveactivity",
+                "apns-priority": "10",
+            ], body: LiveActivityPayloads.body(LiveActivityPayloads.update))
         #expect(liveActivity.status == 200)
         // Another token is free to belong to the other app.
-        #expect(try await harness.apns(token: Self.otherToken, replacing: ["apns-topic": "app.herald.other"]).status == 200)
+        #expect(
+            try await harness.apns(token: Self.otherToken, replacing: ["apns-topic": "app.herald.other"]).status == 200)
         #expect(try await harness.apns(token: Self.otherToken).reason == "DeviceTokenNotForTopic")
 
         let (status, owners) = try await harness.control("GET", "/sim/tokens")
@@ -89,8 +98,9 @@ struct TopicTests {
     func boundTokenRefusesOtherApps() async throws {
         for topics in [nil, Self.topics] {
             let harness = try SimulatorHarness(apnsTopics: topics)
-            let (status, json) = try await harness.control("PUT", "/sim/tokens/\(SimulatorHarness.deviceToken.uppercased())",
-                                                            body: #"{"bundleId":"app.herald.other"}"#)
+            let (status, json) = try await harness.control(
+                "PUT", "/sim/tokens/\(SimulatorHarness.deviceToken.uppercased())",
+                body: #"{"bundleId":"app.herald.other"}"#)
             #expect(status == 200)
             #expect(json["token"] == .string(SimulatorHarness.deviceToken))
             let response = try await harness.apns()
@@ -98,12 +108,14 @@ struct TopicTests {
             #expect(response.reason == "DeviceTokenNotForTopic")
             #expect(harness.simulator.received().last?.reason == "DeviceTokenNotForTopic")
             #expect(try await harness.apns(replacing: ["apns-topic": "app.herald.other"]).status == 200)
-            #expect(try await harness.control("GET", "/sim/tokens").json[SimulatorHarness.deviceToken]?["source"]
-                == .string("bound"))
+            #expect(
+                try await harness.control("GET", "/sim/tokens").json[SimulatorHarness.deviceToken]?["source"]
+                    == .string("bound"))
             // A token nobody bound still goes anywhere the list allows.
             #expect(try await harness.apns(token: Self.otherToken).status == 200)
-            #expect(try await harness.control("DELETE", "/sim/tokens/\(SimulatorHarness.deviceToken)").json["cleared"]
-                == .number(1))
+            #expect(
+                try await harness.control("DELETE", "/sim/tokens/\(SimulatorHarness.deviceToken)").json["cleared"]
+                    == .number(1))
             #expect(try await harness.apns(replacing: ["apns-topic": "app.herald.other"]).status == 200)
         }
     }
@@ -117,13 +129,15 @@ struct TopicTests {
         #expect(try await harness.apns().status == 200)
     }
 
-    @Test("bad token-binding requests are 400 in the control API's shape", arguments: [
-        ("PUT", "/sim/tokens/xyz", #"{"bundleId":"app.a"}"#),
-        ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", #"{"bundle":"app.a"}"#),
-        ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", #"{"bundleId":"app a"}"#),
-        ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", #"{"bundleId":"app.a","x":1}"#),
-        ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", "not json"),
-    ])
+    @Test(
+        "bad token-binding requests are 400 in the control API's shape",
+        arguments: [
+            ("PUT", "/sim/tokens/xyz", #"{"bundleId":"app.a"}"#),
+            ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", #"{"bundle":"app.a"}"#),
+            ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", #"{"bundleId":"app a"}"#),
+            ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", #"{"bundleId":"app.a","x":1}"#),
+            ("PUT", "/sim/tokens/\(String(repeating: "ab", count: 32))", "not json"),
+        ])
     func badBindings(_ method: String, _ path: String, _ body: String) async throws {
         let harness = try SimulatorHarness()
         let (status, json) = try await harness.control(method, path, body: body)
@@ -137,7 +151,8 @@ struct TopicTests {
     func learnedOwnersAreBounded() {
         let owners = TokenOwners(learns: true)
         var refused = 0
-        for index in 0..<TokenOwners.maxLearned where !owners.admit(token: String(index, radix: 16)[...], bundleID: "app.a") {
+        for index in 0..<TokenOwners.maxLearned
+        where !owners.admit(token: String(index, radix: 16)[...], bundleID: "app.a") {
             refused += 1
         }
         #expect(refused == 0)

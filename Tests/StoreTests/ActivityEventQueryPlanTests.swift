@@ -69,7 +69,8 @@ struct ActivityEventQueryPlanTests {
         #expect(!first.contains("Seq Scan on live_activity_events_\(month)"), "\(first)")
         // Months before the activity's are not read.
         let previous = try Self.database.connection.query(
-            "SELECT to_char(now() - interval '1 month', 'YYYY_MM')").first!.string(0)
+            "SELECT to_char(now() - interval '1 month', 'YYYY_MM')"
+        ).first!.string(0)
         #expect(!first.contains("live_activity_events_\(previous)"), "\(first)")
 
         let after = try plan(Queries.Activities.eventsAfter, [activity, partner, since, 21, Date(), UUID()])
@@ -87,9 +88,11 @@ struct ActivityEventQueryPlanTests {
             "herald_activity_event_counts", on: connection, from: "WITH counts AS",
             renaming: ["p_events": "$1", "p_sent": "$2", "p_failed": "$3", "p_superseded": "$4"])
         // The function's own settings (generic plans, no sequential scans), as it runs the statement.
-        let settings = try connection.query("""
+        let settings = try connection.query(
+            """
             SELECT s FROM pg_proc, unnest(proconfig) s WHERE proname = 'herald_activity_event_counts'
-            """).rows.map { try $0.string(0).split(separator: "=", maxSplits: 1).map(String.init) }
+            """
+        ).rows.map { try $0.string(0).split(separator: "=", maxSplits: 1).map(String.init) }
         #expect(settings.contains(["plan_cache_mode", "force_generic_plan"]))
         for setting in settings { try connection.execute("SET \(setting[0]) = '\(setting[1])'") }
         defer {
@@ -99,13 +102,17 @@ struct ActivityEventQueryPlanTests {
         try connection.execute("PREPARE event_counts (uuid[], int[], int[], int[]) AS \(sql)")
         _ = try connection.execute("EXECUTE event_counts ('{}', '{}', '{}', '{}')")  // planned while small
         _ = Self.grown
-        let ids = try connection.query("""
+        let ids = try connection.query(
+            """
             SELECT array_agg(id)::text FROM (SELECT id FROM live_activity_events ORDER BY id DESC LIMIT 12) x
-            """).first!.string(0)
-        let text = try connection.execute("""
+            """
+        ).first!.string(0)
+        let text = try connection.execute(
+            """
             EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
             EXECUTE event_counts ('\(ids)', array_fill(1, ARRAY[12]), NULL, NULL)
-            """).rows.map { try $0.string(0) }.joined(separator: "\n")
+            """
+        ).rows.map { try $0.string(0) }.joined(separator: "\n")
         let month = try Self.month
         #expect(!text.contains("Seq Scan"), "\(text)")
         #expect(text.contains("Index Scan using live_activity_events_\(month)_pkey"), "\(text)")

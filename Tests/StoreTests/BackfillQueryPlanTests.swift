@@ -16,7 +16,8 @@ struct BackfillQueryPlanTests {
         _ = QueryPlanTests.tenant
         do {
             try pool.withConnection { connection in
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO backfill_keys (partner_id, key, request_id, run_id, line, created_at)
                     SELECT '00000000-0000-4000-8000-0000000000b1', 'plan-key-' || g, gen_random_uuid(), gen_random_uuid(),
                            g, now()
@@ -34,9 +35,12 @@ struct BackfillQueryPlanTests {
     func takenKeys() throws {
         _ = Self.keysLoaded
         let text = try Self.pool.withConnection { connection in
-            try connection.plan(Queries.Backfill.takenKeys, [
-                [1, 2], [UUID(uuidString: "00000000-0000-4000-8000-0000000000b1")!, UUID()], ["plan-key-7", "x"], UUID(),
-            ])
+            try connection.plan(
+                Queries.Backfill.takenKeys,
+                [
+                    [1, 2], [UUID(uuidString: "00000000-0000-4000-8000-0000000000b1")!, UUID()], ["plan-key-7", "x"],
+                    UUID(),
+                ])
         }
         #expect(text.contains("backfill_keys_pkey"), "\(text)")
         #expect(!text.contains("Seq Scan on backfill_keys"), "\(text)")

@@ -14,7 +14,8 @@ struct ChannelQueryPlanTests {
         do {
             let db = try QueueDatabase()
             let c = db.connection
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO live_channels (id, partner_id, mini_app_id, template, attributes, state, status,
                                            apns_channel_id, last_timestamp, relevance_score, apns_end_payload,
                                            created_at, updated_at, expires_at, next_at)
@@ -23,16 +24,19 @@ struct ChannelQueryPlanTests {
                        now() + make_interval(secs => g), now() + random() * interval '1 hour'
                   FROM generate_series(1, 20000) g
                 """)
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO live_channel_events (id, created_at, channel_id, partner_id, kind, version, outcome)
                 SELECT gen_random_uuid(), now(), c.id, c.partner_id, 'update', v,
                        CASE WHEN v = 5 AND c.status = 'open' THEN 'pending' ELSE 'sent' END
                   FROM live_channels c, generate_series(1, 5) v
                 """)
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO users (id, tenant_id) SELECT 'u' || g, 't1' FROM generate_series(1, 20000) g
                 """)
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
                                              status, last_timestamp, created_at, updated_at, expires_at,
                                              apns_end_payload, fcm_end_payload, end_timestamp, channel_id)
@@ -55,18 +59,22 @@ struct ChannelQueryPlanTests {
             .joined(separator: "\n")
     }
 
-    func statement(_ function: String, from start: String, through: String? = nil, into: String? = nil,
-                   arguments: [String]) throws -> String {
+    func statement(
+        _ function: String, from start: String, through: String? = nil, into: String? = nil,
+        arguments: [String]
+    ) throws -> String {
         var names = Dictionary(uniqueKeysWithValues: arguments.enumerated().map { ($1, "$\($0 + 1)") })
         if let into { names[into] = "" }
-        return try functionStatement(function, on: Self.database.connection, from: start, to: through ?? ";",
-                                     throughEnd: through != nil, renaming: names)
+        return try functionStatement(
+            function, on: Self.database.connection, from: start, to: through ?? ";",
+            throughEnd: through != nil, renaming: names)
     }
 
     @Test("the workers' claim reads channels with work due from the partial due index")
     func claim() throws {
-        let query = try statement("herald_channel_claim", from: "SELECT c.id FROM live_channels c",
-                                  through: "SKIP LOCKED", arguments: ["p_limit", "p_now"])
+        let query = try statement(
+            "herald_channel_claim", from: "SELECT c.id FROM live_channels c",
+            through: "SKIP LOCKED", arguments: ["p_limit", "p_now"])
         let text = try plan(query, [64, Date()])
         #expect(text.contains("live_channels_due"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
@@ -86,8 +94,9 @@ struct ChannelQueryPlanTests {
         let list = try Self.database.connection.plan(Queries.Channels.followable, ["app.7", 1_000])
         #expect(list.contains("live_channels_mini_app"), "\(list)")
         #expect(!list.contains("Seq Scan"), "\(list)")
-        let cap = try statement("herald_channel_open", from: "SELECT count(*) INTO v_open", into: "INTO v_open",
-                                arguments: ["p_mini_app"])
+        let cap = try statement(
+            "herald_channel_open", from: "SELECT count(*) INTO v_open", into: "INTO v_open",
+            arguments: ["p_mini_app"])
         let capText = try plan(cap, ["app.7"])
         #expect(capText.contains("live_channels_mini_app"), "\(capText)")
         #expect(!capText.contains("Seq Scan"), "\(capText)")
@@ -95,8 +104,9 @@ struct ChannelQueryPlanTests {
 
     @Test("recording a broadcast settles the channel's pending audit rows by the pending index")
     func pendingEvents() throws {
-        let query = try statement("herald_channel_record", from: "UPDATE live_channel_events\n           SET outcome = CASE WHEN version",
-                                  arguments: ["p_id", "p_outcome", "p_version", "p_reason", "p_now"])
+        let query = try statement(
+            "herald_channel_record", from: "UPDATE live_channel_events\n           SET outcome = CASE WHEN version",
+            arguments: ["p_id", "p_outcome", "p_version", "p_reason", "p_now"])
         let text = try plan(query, [UUID(), "broadcast", 5, "x", Date()])
         #expect(text.contains("live_channel_events_pending"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
@@ -111,8 +121,9 @@ struct ChannelQueryPlanTests {
 
     @Test("a channel's end finds the users' activities that follow it by their partial index")
     func followers() throws {
-        let query = try statement("herald_channel_change", from: "UPDATE live_activities a",
-                                  arguments: ["p_id", "p_now", "p_delete_at"])
+        let query = try statement(
+            "herald_channel_change", from: "UPDATE live_activities a",
+            arguments: ["p_id", "p_now", "p_delete_at"])
         let text = try plan(query, [UUID(), Date(), Date()])
         #expect(text.contains("live_activities_channel"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")

@@ -29,17 +29,23 @@ struct CompletionQueryPlanTests {
         }
     }()
 
-    @Test("each finished request's audit row is locked and updated through the primary key, never a scan of the month, nor of other months")
+    @Test(
+        "each finished request's audit row is locked and updated through the primary key, never a scan of the month, nor of other months"
+    )
     func requestCounts() throws {
         let connection = Self.database.connection
         let sql = try functionStatement(
             "herald_complete_deliveries", on: connection, from: "WITH counts AS (\n            SELECT c.request_id",
-            renaming: ["v_c_requests": "$1", "v_c_created": "$2", "v_c_sent": "$3", "v_c_failed": "$4",
-                       "v_c_suppressed": "$5"])
+            renaming: [
+                "v_c_requests": "$1", "v_c_created": "$2", "v_c_sent": "$3", "v_c_failed": "$4",
+                "v_c_suppressed": "$5",
+            ])
         // The function's own settings (generic plans, no sequential scans), as it runs the statement.
-        let settings = try connection.query("""
+        let settings = try connection.query(
+            """
             SELECT s FROM pg_proc, unnest(proconfig) s WHERE proname = 'herald_complete_deliveries'
-            """).rows.map { try $0.string(0).split(separator: "=", maxSplits: 1).map(String.init) }
+            """
+        ).rows.map { try $0.string(0).split(separator: "=", maxSplits: 1).map(String.init) }
         #expect(settings.contains(["plan_cache_mode", "force_generic_plan"]))
         for setting in settings { try connection.execute("SET \(setting[0]) = '\(setting[1])'") }
         defer {
@@ -49,16 +55,20 @@ struct CompletionQueryPlanTests {
         try connection.execute("PREPARE request_counts (uuid[], timestamptz[], int[], int[], int[]) AS \(sql)")
         _ = try connection.execute("EXECUTE request_counts ('{}', '{}', '{}', '{}', '{}')")  // planned while small
         _ = try connection.query(Self.insert, [60000])
-        let picked = try connection.query("""
+        let picked = try connection.query(
+            """
             SELECT array_agg(id)::text, array_agg(created_at)::text
               FROM (SELECT id, created_at FROM push_requests ORDER BY id DESC LIMIT 12) x
-            """).first!
+            """
+        ).first!
         let ids = try picked.string(0), created = try picked.string(1)
-        let text = try connection.execute("""
+        let text = try connection.execute(
+            """
             EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
             EXECUTE request_counts ('\(ids)', '\(created)', array_fill(1, ARRAY[12]), array_fill(0, ARRAY[12]),
                                    array_fill(0, ARRAY[12]))
-            """).rows.map { try $0.string(0) }.joined(separator: "\n")
+            """
+        ).rows.map { try $0.string(0) }.joined(separator: "\n")
         let month = try connection.query("SELECT to_char(now(), 'YYYY_MM')").first!.string(0)
         #expect(!text.contains("Seq Scan on push_requests_\(month)"), "\(text)")
         #expect(text.contains("Index Scan using push_requests_\(month)_pkey"), "\(text)")
@@ -68,7 +78,9 @@ struct CompletionQueryPlanTests {
             .map { Self.number(after: "actual rows=", in: $0) ?? .max }
         #expect(!scanned.isEmpty && scanned.allSatisfy { $0 <= 12 }, "\(text)")
         // Other months' partitions are not searched: their scans are pruned or never run.
-        let otherMonths = lines.filter { $0.contains("Scan") && $0.contains("on push_requests_") && !$0.contains(month) }
+        let otherMonths = lines.filter {
+            $0.contains("Scan") && $0.contains("on push_requests_") && !$0.contains(month)
+        }
         #expect(otherMonths.allSatisfy { $0.contains("never executed") }, "\(text)")
         // The twelve rows updated, and twelve probes' worth of pages read, not the partition's 60,100 rows.
         let counted = try connection.query("SELECT count(*) FROM push_requests WHERE sent = 1").first!.int(0)

@@ -14,14 +14,16 @@ struct ConsoleQueryPlanTests {
             let db = try QueueDatabase()
             let c = db.connection
             _ = try c.execute("INSERT INTO tenants (id) VALUES ('console-plans') ON CONFLICT DO NOTHING")
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
                 SELECT ('00000000-0000-0000-0000-00000000000' || g)::uuid, 'app.' || g, 'App ' || g,
                        'console-plans', 'hash' || g, 100, 1000
                   FROM generate_series(1, 3) g
                 ON CONFLICT DO NOTHING
                 """)
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome, attempts,
                                               last_error, created_at, finished_at, request_created_at, payload)
                 SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad((g % 300)::text, 12, '0'))::uuid,
@@ -31,14 +33,16 @@ struct ConsoleQueryPlanTests {
                        now() - make_interval(secs => g * 3), CASE WHEN g % 20 = 0 THEN '{}' END
                   FROM generate_series(1, 60000) g
                 """)
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, title, body, data, lane, recipients,
                                            deliveries, suppressed, missing)
                 SELECT herald_uuid_v7(), now() - make_interval(secs => g), ('00000000-0000-0000-0000-00000000000' || (1 + g % 3))::uuid,
                        'app.' || (1 + g % 3), 'Title', 'Body', '{}', 0, 1, 1, 0, '[]'
                   FROM generate_series(1, 30000) g
                 """)
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO webhook_events (id, partner_id, type, subject_id, body, created_at, window_start, state,
                                             available_at, finished_at)
                 SELECT gen_random_uuid(), ('00000000-0000-0000-0000-00000000000' || (1 + g % 3))::uuid, 'push.completed',
@@ -62,19 +66,23 @@ struct ConsoleQueryPlanTests {
         try c.execute("SET plan_cache_mode = force_custom_plan")
         defer { _ = try? c.execute("RESET plan_cache_mode") }
         var text = try c.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
-        let parents = try c.query("""
+        let parents = try c.query(
+            """
             SELECT child.relname, parent.relname FROM pg_inherits i
               JOIN pg_class child ON child.oid = i.inhrelid JOIN pg_class parent ON parent.oid = i.inhparent
              WHERE parent.relkind = 'I' AND (parent.relname LIKE 'delivery_history%' OR parent.relname LIKE 'push_requests%')
              ORDER BY length(child.relname) DESC
-            """).rows.map { (try $0.string(0), try $0.string(1)) }
+            """
+        ).rows.map { (try $0.string(0), try $0.string(1)) }
         for (child, parent) in parents { text = text.replacingOccurrences(of: " \(child) ", with: " \(parent) ") }
         return text
     }
 
     /// No sequential scan but of empty partitions (a cost under 0.1).
     func noScan(_ text: String, _ table: String) -> Bool {
-        text.split(separator: "\n").filter { $0.contains("Seq Scan on \(table)") }.allSatisfy { $0.contains("cost=0.00..0.0") }
+        text.split(separator: "\n").filter { $0.contains("Seq Scan on \(table)") }.allSatisfy {
+            $0.contains("cost=0.00..0.0")
+        }
     }
 
     @Test("the last hour's outcomes read the BRIN index on finished_at")
@@ -105,7 +113,8 @@ struct ConsoleQueryPlanTests {
         #expect(noScan(appPlan, "push_requests"), "\(appPlan)")
 
         search = RequestSearch()
-        search.id = try #require(try Self.database.connection.query("SELECT id FROM push_requests LIMIT 1").first?.uuid(0))
+        search.id = try #require(
+            try Self.database.connection.query("SELECT id FROM push_requests LIMIT 1").first?.uuid(0))
         let (byID, idParameters) = ConsoleStore.requestsStatement(search)
         let idPlan = try plan(byID, idParameters)
         #expect(idPlan.contains("push_requests_pkey"), "\(idPlan)")

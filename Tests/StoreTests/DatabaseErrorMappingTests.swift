@@ -1,8 +1,8 @@
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import Postgres
 import Store
-import HeraldCore
 import Testing
 
 /// What a failover, a restart or a lost connection looks like to a caller: which errors answer 503
@@ -66,8 +66,10 @@ import Testing
 @Suite(.requiresDatabase) struct PostgresErrorConnectionTests {
     @Test("a read-only server (25006) is unavailable, and the pool opens a new connection for the next request")
     func readOnlyDropsTheConnection() throws {
-        let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
-                                                     validateAfterIdle: .seconds(3600)))
+        let pool = PostgresPool(
+            configuration: .init(
+                url: TestEnvironment.databaseURL, maxConnections: 1,
+                validateAfterIdle: .seconds(3600)))
         defer { pool.close() }
         // What a connection to a standby, or to a demoted primary, answers to a write.
         let pid = try pool.withConnection { connection in
@@ -89,8 +91,10 @@ import Testing
 
     @Test("a connection terminated by the server (57P01 or a closed socket) is unavailable and replaced at once")
     func terminatedDropsTheConnection() throws {
-        let pool = PostgresPool(configuration: .init(url: TestEnvironment.databaseURL, maxConnections: 1,
-                                                     validateAfterIdle: .seconds(3600)))
+        let pool = PostgresPool(
+            configuration: .init(
+                url: TestEnvironment.databaseURL, maxConnections: 1,
+                validateAfterIdle: .seconds(3600)))
         defer { pool.close() }
         let admin = try PostgresConnection(url: TestEnvironment.databaseURL)
         let pid = try pool.withConnection { try $0.query("SELECT pg_backend_pid()").first!.int(0) }

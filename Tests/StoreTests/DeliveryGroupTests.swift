@@ -39,25 +39,32 @@ import Testing
         let partner = try db.partner()
         let (_, ids) = try enqueue(db, partner: partner, apns: 120, fcm: 5)
 
-        let rows = try db.connection.query("""
+        let rows = try db.connection.query(
+            """
             SELECT service, member_count, members, user_id, payload FROM deliveries ORDER BY service, member_count
-            """).rows
+            """
+        ).rows
         // 120 APNs deliveries in three groups of 40; 5 FCM ones, under the threshold, one row each.
         #expect(try rows.map { try $0.string(0) } == ["apns", "apns", "apns", "fcm", "fcm", "fcm", "fcm", "fcm"])
         #expect(try rows.map { try $0.int(1) } == [40, 40, 40, 1, 1, 1, 1, 1])
         #expect(try rows.prefix(3).allSatisfy { try $0.string(3) == "" && $0.string(4) == "" })
         #expect(rows.suffix(5).allSatisfy { $0.isNull(2) })
         // Every delivery id is a member or a row's own id, once.
-        let written = try db.connection.query("""
+        let written = try db.connection.query(
+            """
             SELECT unnest(members) FROM deliveries WHERE members IS NOT NULL
             UNION ALL SELECT id FROM deliveries WHERE members IS NULL
-            """).rows.map { try $0.uuid(0) }
+            """
+        ).rows.map { try $0.uuid(0) }
         #expect(written.count == 125 && Set(written) == Set(ids))
         // Members keep the request's order, with their own user, device and payload.
-        let first = try #require(try db.connection.query("""
-            SELECT members[2], member_users[1], member_devices[1], member_payloads[1], member_users[40] FROM deliveries
-             WHERE members[1] = $1
-            """, [ids[0]]).first)
+        let first = try #require(
+            try db.connection.query(
+                """
+                SELECT members[2], member_users[1], member_devices[1], member_payloads[1], member_users[40] FROM deliveries
+                 WHERE members[1] = $1
+                """, [ids[0]]
+            ).first)
         #expect(try first.uuid(0) == ids[1] && first.string(1) == "a1" && first.string(2) == "iphone")
         #expect(try first.string(3).contains(ids[0].uuidString.lowercased()) && first.string(4) == "a40")
 
@@ -99,22 +106,26 @@ import Testing
         let group = try #require(claimed.first?.groupID)
 
         let first = Array(claimed.prefix(12))
-        let done = try store.complete(on: db.connection, worker: "w1", first.map { CompletedDelivery($0, outcome: .sent) })
+        let done = try store.complete(
+            on: db.connection, worker: "w1", first.map { CompletedDelivery($0, outcome: .sent) })
         #expect(done == (12, 0))
         #expect(try db.count("SELECT cardinality(members_done) FROM deliveries WHERE id = $1", [group]) == 12)
         #expect(try db.counts(of: request) == (12, 0))
         // The 12 sent members are one history row of the group, without payloads.
         #expect(try db.count("SELECT count(*) FROM delivery_history") == 1)
-        #expect(try db.count("""
-            SELECT count(*) FROM delivery_history
-             WHERE id = $1 AND outcome = 'sent' AND cardinality(members) = 12 AND payload IS NULL AND user_id = ''
-            """, [group]) == 1)
+        #expect(
+            try db.count(
+                """
+                SELECT count(*) FROM delivery_history
+                 WHERE id = $1 AND outcome = 'sent' AND cardinality(members) = 12 AND payload IS NULL AND user_id = ''
+                """, [group]) == 1)
         #expect(try db.count("SELECT count(*) FROM delivery_history_deliveries WHERE outcome = 'sent'") == 12)
         // The stats count what is left of the group.
         #expect(try db.connection.query(Queries.Stats.queue.text).rows.map { try $0.int("deliveries") } == [8])
 
-        let rest = try store.complete(on: db.connection, worker: "w1",
-                                      claimed.dropFirst(12).map { CompletedDelivery($0, outcome: .sent) })
+        let rest = try store.complete(
+            on: db.connection, worker: "w1",
+            claimed.dropFirst(12).map { CompletedDelivery($0, outcome: .sent) })
         #expect(rest == (8, 0))
         #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
         #expect(try db.counts(of: request) == (20, 0))
@@ -131,10 +142,12 @@ import Testing
         let db = try QueueDatabase()
         let partner = try db.partner()
         let (request, ids) = try enqueue(db, partner: partner, apns: 120, fcm: 5)
-        let arrays = try db.connection.query("""
+        let arrays = try db.connection.query(
+            """
             SELECT id, members::text, member_users::text, member_devices::text FROM deliveries
              WHERE members IS NOT NULL ORDER BY members[1]
-            """).rows.map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
+            """
+        ).rows.map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
         #expect(arrays.count == 3)
         let claimed = try claimAll(db)
         #expect(claimed.count == 125)
@@ -154,10 +167,13 @@ import Testing
         #expect(try left[0].uuid(0) == arrays[1].0 && left[0].int(1) == 10)
         #expect(try db.counts(of: request) == (94, 1))
         // The whole group's history row is the group's arrays as they were written.
-        let history = try #require(try db.connection.query("""
-            SELECT members::text, member_users::text, member_devices::text, outcome, user_id, payload IS NULL, attempts
-              FROM delivery_history WHERE id = $1
-            """, [arrays[0].0]).first)
+        let history = try #require(
+            try db.connection.query(
+                """
+                SELECT members::text, member_users::text, member_devices::text, outcome, user_id, payload IS NULL, attempts
+                  FROM delivery_history WHERE id = $1
+                """, [arrays[0].0]
+            ).first)
         #expect(try history.string(0) == arrays[0].1 && history.string(1) == arrays[0].2)
         #expect(try history.string(2) == arrays[0].3 && history.string(3) == "sent" && history.string(4) == "")
         #expect(try history.bool(5) && history.int(6) == 1)
@@ -169,15 +185,18 @@ import Testing
         #expect(Set(recorded).isSubset(of: Set(ids)))
 
         // Once a group has members done, the rest of it takes the pieces' path and the group leaves with it.
-        #expect(try store.complete(on: db.connection, worker: "w1",
-                                   split.dropFirst(10).map { CompletedDelivery($0, outcome: .sent) }) == (30, 0))
+        #expect(
+            try store.complete(
+                on: db.connection, worker: "w1",
+                split.dropFirst(10).map { CompletedDelivery($0, outcome: .sent) }) == (30, 0))
         #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
         #expect(try db.counts(of: request) == (124, 1))
         // A completion by a worker that no longer holds a group records nothing of it.
         let again = try db.enqueueRequest(partner: partner, deliveries: (1...20).map { ("a\($0)", PushService.apns) })
         let other = try claimAll(db, worker: "w2")
         #expect(other.count == 20)
-        #expect(try store.complete(on: db.connection, worker: "w1", other.map { CompletedDelivery($0, outcome: .sent) })
+        #expect(
+            try store.complete(on: db.connection, worker: "w1", other.map { CompletedDelivery($0, outcome: .sent) })
                 == (0, 0))
         #expect(try db.counts(of: again.request) == (0, 0))
         #expect(try db.count("SELECT count(*) FROM deliveries WHERE leased_by = 'w2'") == 1)
@@ -202,10 +221,12 @@ import Testing
 
         // The group is gone; the two to retry are rows of their own, with the group's attempt (given back
         // for the deferred one) and the member's payload.
-        let rows = try db.connection.query("""
+        let rows = try db.connection.query(
+            """
             SELECT id, state, members IS NULL, attempts, available_at, last_error, user_id, payload FROM deliveries
             ORDER BY attempts DESC
-            """).rows
+            """
+        ).rows
         #expect(rows.count == 2)
         #expect(try rows[0].uuid(0) == retried.id && rows[0].string(1) == "pending" && rows[0].bool(2))
         #expect(try rows[0].int(3) == 1 && abs(try rows[0].date(4).timeIntervalSince(retryAt)) < 0.001)
@@ -213,20 +234,25 @@ import Testing
         #expect(try rows[1].uuid(0) == deferred.id && rows[1].int(3) == 0)
         #expect(try db.counts(of: request) == (12, 2))
         #expect(try db.outcome(of: failed.id)?.outcome == "failed")
-        #expect(try db.count("SELECT count(*) FROM delivery_history WHERE id = $1 AND payload = $2",
-                             [failed.id, failed.payload]) == 1)
+        #expect(
+            try db.count(
+                "SELECT count(*) FROM delivery_history WHERE id = $1 AND payload = $2",
+                [failed.id, failed.payload]) == 1)
         #expect(try db.outcome(of: dead.id)?.outcome == "token_invalid")
         let user = "a\(try #require(ids.firstIndex(of: dead.id)) + 1)"
-        #expect(try db.count("""
-            SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NOT NULL
-            """, [user]) == 1)
+        #expect(
+            try db.count(
+                """
+                SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NOT NULL
+                """, [user]) == 1)
         #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL") == 1)
 
         // The split row is claimed and finished as any single row.
         try db.connection.execute("UPDATE deliveries SET available_at = now()")
         let again = try claimAll(db)
         #expect(Set(again.map(\.id)) == [retried.id, deferred.id] && again.allSatisfy { $0.groupID == nil })
-        #expect(try store.complete(on: db.connection, worker: "w1", again.map { CompletedDelivery($0, outcome: .sent) })
+        #expect(
+            try store.complete(on: db.connection, worker: "w1", again.map { CompletedDelivery($0, outcome: .sent) })
                 == (2, 0))
         #expect(try db.counts(of: request) == (14, 2))
     }
@@ -237,7 +263,8 @@ import Testing
         _ = try enqueue(db, partner: partner, apns: 30)
         let claimed = try claimAll(db)
         let group = try #require(claimed.first?.groupID)
-        try store.complete(on: db.connection, worker: "w1", claimed.prefix(10).map { CompletedDelivery($0, outcome: .sent) })
+        try store.complete(
+            on: db.connection, worker: "w1", claimed.prefix(10).map { CompletedDelivery($0, outcome: .sent) })
 
         // A draining worker gives the group back: its attempt is not counted, its done members stay done.
         #expect(try store.release(on: db.connection, worker: "w1", ids: [group]) == 1)
@@ -251,19 +278,27 @@ import Testing
         try db.connection.execute("UPDATE deliveries SET lease_expires_at = now() - interval '1 second'")
         #expect(try store.rescue(on: db.connection) == 1)
         // w2's late answers no longer count: the group is no longer leased by it.
-        #expect(try store.complete(on: db.connection, worker: "w2", second.prefix(5).map { CompletedDelivery($0, outcome: .sent) })
+        #expect(
+            try store.complete(
+                on: db.connection, worker: "w2", second.prefix(5).map { CompletedDelivery($0, outcome: .sent) })
                 == (0, 0))
         let third = try claimAll(db, worker: "w3")
         #expect(third.count == 20 && third.allSatisfy { $0.attempts == 2 })
-        #expect(try store.complete(on: db.connection, worker: "w3", third.map { CompletedDelivery($0, outcome: .sent) })
+        #expect(
+            try store.complete(on: db.connection, worker: "w3", third.map { CompletedDelivery($0, outcome: .sent) })
                 == (20, 0))
         #expect(try db.count("SELECT count(*) FROM deliveries") == 0)
         #expect(try db.count("SELECT count(*) FROM delivery_history_deliveries") == 30)
         #expect(try db.count("SELECT count(DISTINCT id) FROM delivery_history_deliveries") == 30)
         // Stats count deliveries, not history rows.
         let stats = try db.connection.query(Queries.Stats.outcomes.text, [300, 3600]).rows
-        #expect(try stats.map { [try $0.string("outcome"), String(try $0.int("short_window")),
-                                 String(try $0.int("long_window"))] } == [["sent", "30", "30"]])
+        #expect(
+            try stats.map {
+                [
+                    try $0.string("outcome"), String(try $0.int("short_window")),
+                    String(try $0.int("long_window")),
+                ]
+            } == [["sent", "30", "30"]])
     }
 
     /// The completion finds its groups by the primary key; the gauge counts members from the due index alone.
@@ -277,13 +312,15 @@ import Testing
         let explain = { (sql: String) in
             try db.connection.query("EXPLAIN " + sql).rows.map { try $0.string(0) }.joined(separator: "\n")
         }
-        let marked = try explain("""
+        let marked = try explain(
+            """
             UPDATE deliveries g SET members_done = coalesce(g.members_done, '{}') || '{1}'
              WHERE g.id = ANY ('{00000000-0000-4000-8000-000000000001}'::uuid[]) AND g.leased_by = 'w1'
             """)
         #expect(marked.contains("deliveries_pkey"), "\(marked)")
         // sql/functions/complete_deliveries.sql's delete of a group sent whole.
-        let whole = try explain("""
+        let whole = try explain(
+            """
             DELETE FROM deliveries g
              WHERE g.id = ANY ('{00000000-0000-4000-8000-000000000001}'::uuid[]) AND g.leased_by = 'w1'
                AND coalesce(cardinality(g.members_done), 0) = 0
@@ -303,9 +340,11 @@ import Testing
         let (request, _) = try enqueue(db, partner: partner, apns: 20)
         let claimed = try claimAll(db)
         let failed = claimed[3]
-        try store.complete(on: db.connection, worker: "w1", claimed.map {
-            CompletedDelivery($0, outcome: $0.id == failed.id ? .failed(reason: "status_400") : .sent)
-        })
+        try store.complete(
+            on: db.connection, worker: "w1",
+            claimed.map {
+                CompletedDelivery($0, outcome: $0.id == failed.id ? .failed(reason: "status_400") : .sent)
+            })
         #expect(try db.counts(of: request) == (19, 1))
 
         let replay = ReplayStore(pool: PostgresPool(configuration: .init(url: db.url, maxConnections: 1)))
@@ -313,8 +352,10 @@ import Testing
         selection.requestIDs = [request.id]
         let counts = try replay.replay(selection, lane: 1, dryRun: false, fallbackTTLSeconds: 3600)
         #expect(counts.matched == 1 && counts.replayed == 1)
-        let row = try #require(try db.connection.query(
-            "SELECT id, members IS NULL, payload, user_id, lane FROM deliveries").first)
+        let row = try #require(
+            try db.connection.query(
+                "SELECT id, members IS NULL, payload, user_id, lane FROM deliveries"
+            ).first)
         #expect(try row.uuid(0) == failed.id && row.bool(1) && row.string(2) == failed.payload)
         #expect(try row.string(3).hasPrefix("a") && row.int(4) == 1)
         #expect(try db.counts(of: request) == (19, 0))

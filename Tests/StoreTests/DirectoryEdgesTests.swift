@@ -13,8 +13,9 @@ import Testing
     static let token = String(repeating: "5e", count: 32)
 
     static func ios(_ token: String) -> DeviceRegistration {
-        DeviceRegistration(platform: "ios", environment: "sandbox", bundleID: nil, apnsToken: token,
-                           apnsPushToStartToken: nil, fcmToken: nil)
+        DeviceRegistration(
+            platform: "ios", environment: "sandbox", bundleID: nil, apnsToken: token,
+            apnsPushToStartToken: nil, fcmToken: nil)
     }
 
     static func directory(_ db: QueueDatabase, connections: Int = 4) -> DirectoryStore {
@@ -26,36 +27,52 @@ import Testing
         try db.connection.query("INSERT INTO tenants (id) VALUES ('t2')")
         try db.connection.query("INSERT INTO users (id, tenant_id) VALUES ('old', 't1'), ('new', 't2')")
         let directory = Self.directory(db)
-        #expect(try directory.putDeviceTakingTokens(userID: "old", deviceID: "iphone", Self.ios(Self.token)) == (true, 0))
+        #expect(
+            try directory.putDeviceTakingTokens(userID: "old", deviceID: "iphone", Self.ios(Self.token)) == (true, 0))
         let fcm = "fcm_" + String(repeating: "z", count: 40)
         let pushToStart = String(repeating: "a1", count: 32)
-        _ = try directory.putDevice(userID: "old", deviceID: "pixel", DeviceRegistration(
-            platform: "android", environment: "production", bundleID: nil, apnsToken: nil, apnsPushToStartToken: nil,
-            fcmToken: fcm))
-        _ = try directory.putDevice(userID: "old", deviceID: "ipad", DeviceRegistration(
-            platform: "ios", environment: "production", bundleID: nil, apnsToken: nil,
-            apnsPushToStartToken: pushToStart, fcmToken: nil))
+        _ = try directory.putDevice(
+            userID: "old", deviceID: "pixel",
+            DeviceRegistration(
+                platform: "android", environment: "production", bundleID: nil, apnsToken: nil,
+                apnsPushToStartToken: nil,
+                fcmToken: fcm))
+        _ = try directory.putDevice(
+            userID: "old", deviceID: "ipad",
+            DeviceRegistration(
+                platform: "ios", environment: "production", bundleID: nil, apnsToken: nil,
+                apnsPushToStartToken: pushToStart, fcmToken: nil))
 
         // The phone now belongs to another user of another tenant.
-        #expect(try directory.putDeviceTakingTokens(userID: "new", deviceID: "phone", Self.ios(Self.token)) == (true, 1))
-        _ = try directory.putDevice(userID: "new", deviceID: "pixel", DeviceRegistration(
-            platform: "android", environment: "production", bundleID: nil, apnsToken: nil, apnsPushToStartToken: nil,
-            fcmToken: fcm))
-        _ = try directory.putDevice(userID: "new", deviceID: "ipad", DeviceRegistration(
-            platform: "ios", environment: "production", bundleID: nil, apnsToken: nil,
-            apnsPushToStartToken: pushToStart, fcmToken: nil))
+        #expect(
+            try directory.putDeviceTakingTokens(userID: "new", deviceID: "phone", Self.ios(Self.token)) == (true, 1))
+        _ = try directory.putDevice(
+            userID: "new", deviceID: "pixel",
+            DeviceRegistration(
+                platform: "android", environment: "production", bundleID: nil, apnsToken: nil,
+                apnsPushToStartToken: nil,
+                fcmToken: fcm))
+        _ = try directory.putDevice(
+            userID: "new", deviceID: "ipad",
+            DeviceRegistration(
+                platform: "ios", environment: "production", bundleID: nil, apnsToken: nil,
+                apnsPushToStartToken: pushToStart, fcmToken: nil))
 
         #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token = $1", [Self.token]) == 1)
-        #expect(try db.count("SELECT count(*) FROM devices WHERE apns_token = $1 AND user_id = 'new'", [Self.token]) == 1)
+        #expect(
+            try db.count("SELECT count(*) FROM devices WHERE apns_token = $1 AND user_id = 'new'", [Self.token]) == 1)
         #expect(try db.count("SELECT count(*) FROM devices WHERE fcm_token = $1 AND user_id = 'new'", [fcm]) == 1)
         #expect(try db.count("SELECT count(*) FROM devices WHERE fcm_token = $1", [fcm]) == 1)
         #expect(try db.count("SELECT count(*) FROM devices WHERE apns_push_to_start_token = $1", [pushToStart]) == 1)
-        #expect(try db.count("""
-            SELECT count(*) FROM devices WHERE user_id = 'old'
-               AND apns_token IS NULL AND fcm_token IS NULL AND apns_push_to_start_token IS NULL
-            """) == 3)
+        #expect(
+            try db.count(
+                """
+                SELECT count(*) FROM devices WHERE user_id = 'old'
+                   AND apns_token IS NULL AND fcm_token IS NULL AND apns_push_to_start_token IS NULL
+                """) == 3)
         // Re-registering the holder's own token takes nothing.
-        #expect(try directory.putDeviceTakingTokens(userID: "new", deviceID: "phone", Self.ios(Self.token)) == (false, 0))
+        #expect(
+            try directory.putDeviceTakingTokens(userID: "new", deviceID: "phone", Self.ios(Self.token)) == (false, 0))
     }
 
     @Test func aDeliveryQueuedForTheOldOwnerIsNeverSentToTheNewOwnersPhone() throws {
@@ -69,8 +86,9 @@ import Testing
 
         _ = try directory.putDevice(userID: "new", deviceID: "iphone", Self.ios(Self.token))
 
-        let claimed = try DeliveryStore().claim(on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30,
-                                                services: [.apns])
+        let claimed = try DeliveryStore().claim(
+            on: db.connection, worker: "w1", limit: 10, leaseSeconds: 30,
+            services: [.apns])
         #expect(claimed.map(\.id) == [queued])
         // The claim reads the token of the delivery's own device row: gone, so nothing is sent.
         #expect(claimed.first?.token == nil)
@@ -110,8 +128,9 @@ import Testing
         let composed = "r\u{E9}my@example.com"
         // A writer that did not normalise (an older intake, a script) still stores the NFC form.
         try db.email(decomposed, user: "u1")
-        #expect(try db.connection.query("SELECT email FROM user_emails WHERE user_id = 'u1'").first!.string(0)
-            .utf8.elementsEqual(composed.utf8))
+        #expect(
+            try db.connection.query("SELECT email FROM user_emails WHERE user_id = 'u1'").first!.string(0)
+                .utf8.elementsEqual(composed.utf8))
         // Either form sent by a partner resolves to it, also behind an email already in NFC.
         for forms in [[composed], [decomposed], ["nobody@example.com", decomposed]] {
             let matched = try db.connection
@@ -129,7 +148,8 @@ import Testing
         let partner = try db.partner()
         let request = try db.request(partner: partner.id, deliveries: 1)
         #expect(throws: PostgresError.self) {
-            try db.connection.query("""
+            try db.connection.query(
+                """
                 INSERT INTO deliveries (id, request_id, request_created_at, partner_id, service, user_id, device_id,
                                         environment, payload, available_at)
                 VALUES (gen_random_uuid(), $1, $2, $3, 'apns', 'u', 'd', 'staging', '{}', now())
@@ -137,11 +157,13 @@ import Testing
         }
         try db.connection.query("INSERT INTO users (id, tenant_id) VALUES ('u', 't1')")
         #expect(throws: PostgresError.self) {
-            try db.connection.query("""
+            try db.connection.query(
+                """
                 INSERT INTO devices (user_id, device_id, platform, environment) VALUES ('u', 'd', 'ios', 'Production')
                 """)
         }
-        try db.connection.query("INSERT INTO devices (user_id, device_id, platform, environment) VALUES ('u', 'd', 'ios', 'sandbox')")
+        try db.connection.query(
+            "INSERT INTO devices (user_id, device_id, platform, environment) VALUES ('u', 'd', 'ios', 'sandbox')")
     }
 
     @Test("each enumerated outbox column refuses a value outside its domain, inserted or updated")
@@ -150,13 +172,16 @@ import Testing
         let partner = try db.partner()
         let request = try db.request(partner: partner.id, deliveries: 1)
         let id = UUID()
-        try db.connection.query("""
+        try db.connection.query(
+            """
             INSERT INTO deliveries (id, request_id, request_created_at, partner_id, service, user_id, device_id,
                                     environment, payload, available_at)
             VALUES ($1, $2, $3, $4, 'apns', 'u', 'd', 'production', '{}', now())
             """, [id, request.id, request.createdAt, partner.id])
-        for (column, value) in [("state", "sent"), ("service", "webpush"), ("environment", "staging"),
-                                ("activity_event", "pause")] {
+        for (column, value) in [
+            ("state", "sent"), ("service", "webpush"), ("environment", "staging"),
+            ("activity_event", "pause"),
+        ] {
             do {
                 try db.connection.query("UPDATE deliveries SET \(column) = $2 WHERE id = $1", [id, value])
                 Issue.record("\(column) = \(value) was accepted")
@@ -165,7 +190,8 @@ import Testing
             }
         }
         do {
-            try db.connection.query("""
+            try db.connection.query(
+                """
                 INSERT INTO deliveries (id, request_id, request_created_at, partner_id, state, service, user_id,
                                         device_id, environment, payload, available_at)
                 VALUES (gen_random_uuid(), $1, $2, $3, 'done', 'apns', 'u', 'd', 'production', '{}', now())
@@ -174,8 +200,11 @@ import Testing
         } catch let error as PostgresError {
             #expect(error.sqlState == "23514", "\(error)")
         }
-        #expect(try db.connection.query("UPDATE deliveries SET state = 'leased', activity_event = NULL WHERE id = $1",
-                                        [id]).affectedRows == 1)
+        #expect(
+            try db.connection.query(
+                "UPDATE deliveries SET state = 'leased', activity_event = NULL WHERE id = $1",
+                [id]
+            ).affectedRows == 1)
     }
 
     @Test func migration007LeavesEachSharedTokenWithTheLatestRowAndNormalisesStoredEmails() throws {
@@ -186,7 +215,8 @@ import Testing
         let connection = try PostgresConnection(url: TestEnvironment.databaseURL(named: name))
         let all = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
         _ = try Migrator(migrations: all.migrations.filter { $0.version < 7 }).migrate(connection)
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO tenants (id) VALUES ('t1');
             INSERT INTO users (id, tenant_id) VALUES ('a', 't1'), ('b', 't1'), ('c', 't1');
             INSERT INTO devices (user_id, device_id, platform, environment, apns_token, updated_at) VALUES
@@ -197,8 +227,9 @@ import Testing
                 ('t1', 'jose\u{301}@example.com', 'c');
             """)
         _ = try all.migrate(connection)
-        #expect(try connection.query("SELECT user_id FROM devices WHERE apns_token IS NOT NULL").rows
-            .map { try $0.string(0) } == ["b"])
+        #expect(
+            try connection.query("SELECT user_id FROM devices WHERE apns_token IS NOT NULL").rows
+                .map { try $0.string(0) } == ["b"])
         let emails = try connection.query("SELECT email, user_id FROM user_emails ORDER BY user_id").rows
             .map { (Array(try $0.string(0).utf8), try $0.string(1)) }
         // The twin already in NFC is kept; the other form is merged into it.

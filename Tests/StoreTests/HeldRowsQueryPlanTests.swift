@@ -12,7 +12,8 @@ struct HeldRowsQueryPlanTests {
     static let database: QueueDatabase = {
         do {
             let db = try QueueDatabase()
-            try db.connection.execute("""
+            try db.connection.execute(
+                """
                 INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id,
                                         device_id, environment, payload, available_at, last_error)
                 SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad((g % 2000)::text, 12, '0'))::uuid,
@@ -48,8 +49,9 @@ struct HeldRowsQueryPlanTests {
     @Test("a host PUT that changes a user's quiet hours finds the user's held rows by deliveries_held_user")
     func releaseOfAUser() throws {
         let connection = Self.database.connection
-        let sql = try functionStatement("herald_put_user", on: connection, from: "UPDATE deliveries d",
-                                        renaming: ["p_user": "$1"])
+        let sql = try functionStatement(
+            "herald_put_user", on: connection, from: "UPDATE deliveries d",
+            renaming: ["p_user": "$1"])
         let text = try connection.query("EXPLAIN " + sql, ["u0"]).rows.map { try $0.string(0) }
             .joined(separator: "\n")
         #expect(text.contains("deliveries_held_user"), "\(text)")

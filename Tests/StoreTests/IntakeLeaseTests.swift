@@ -17,8 +17,9 @@ struct IntakeLeaseTests {
     /// A listener session as a worker opens one (named for pg_stat_activity), registered under `worker`.
     func listener(_ worker: String?, seconds: Int = 30) throws -> (DatabaseSession, Int32) {
         try StoreDatabase.migrate(Self.pool)
-        let session = DeliveryStore.workerSession(url: TestEnvironment.databaseURL,
-                                                  role: DeliveryStore.listenerRole(serving: [.apns, .fcm]), listen: true)
+        let session = DeliveryStore.workerSession(
+            url: TestEnvironment.databaseURL,
+            role: DeliveryStore.listenerRole(serving: [.apns, .fcm]), listen: true)
         let pid = try session.use { try store.listenAsWorker(on: $0, leasingTo: worker, leaseSeconds: seconds) }
         return (session, pid)
     }
@@ -32,17 +33,23 @@ struct IntakeLeaseTests {
     func rows(_ ids: [UUID]) throws -> [UUID: (state: String, worker: String?, attempts: Int, leaseLeft: Double?)] {
         try Self.pool.withConnection { connection in
             var rows: [UUID: (String, String?, Int, Double?)] = [:]
-            for row in try connection.query("""
+            for row in try connection.query(
+                """
                 SELECT id, state::text, leased_by, attempts, extract(epoch FROM lease_expires_at - now())::float8
                   FROM deliveries WHERE id = ANY ($1::uuid[])
-                """, [ids]).rows {
-                rows[try row.uuid(0)] = (try row.string(1), row.optionalString(2), try row.int(3), row.optionalString(4).flatMap(Double.init))
+                """, [ids]
+            ).rows {
+                rows[try row.uuid(0)] = (
+                    try row.string(1), row.optionalString(2), try row.int(3), row.optionalString(4).flatMap(Double.init)
+                )
             }
             return rows
         }
     }
 
-    @Test("a batch under a registered listener's lease writes its due rows leased to that worker, attempted once, and says so; a scheduled push stays pending")
+    @Test(
+        "a batch under a registered listener's lease writes its due rows leased to that worker, attempted once, and says so; a scheduled push stays pending"
+    )
     func dueRowsAreWrittenLeased() throws {
         let fixture = try IntakePushTests.fixture()
         let worker = TestEnvironment.unique("worker")
@@ -50,11 +57,15 @@ struct IntakeLeaseTests {
         defer { session.close() }
         // The intake sees the listener with its lease.
         let lease = DeliveryLease(worker: worker, seconds: 30, listener: pid)
-        #expect(try Self.pool.withConnection { try store.listeners(on: $0) }.contains(WorkerListener(pid: pid, lease: lease)))
+        #expect(
+            try Self.pool.withConnection { try store.listeners(on: $0) }.contains(
+                WorkerListener(pid: pid, lease: lease)))
 
-        let writer = IntakeWriter(pool: Self.pool, notify: {
-            DeliveryWakeUp(channel: DeliveryStore.workerChannel(pid), lease: lease)
-        })
+        let writer = IntakeWriter(
+            pool: Self.pool,
+            notify: {
+                DeliveryWakeUp(channel: DeliveryStore.workerChannel(pid), lease: lease)
+            })
         let first = IntakePushTests.push(fixture, to: fixture.ios[0])
         var later = IntakePushTests.push(fixture, to: fixture.ios[1])
         later.write.sendAt = later.now.addingTimeInterval(3_600)
@@ -110,23 +121,31 @@ struct IntakeLeaseTests {
             #expect(after[id]?.worker == nil)
             #expect(after[id]?.attempts == 0)
         }
-        #expect(try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: due) }.map(\.id)
-            == [first.slots[0].id])
+        #expect(
+            try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: due) }.map(\.id)
+                == [first.slots[0].id])
     }
 
-    @Test("a batch's leased rows go in as many notifications as they need; a push whose rows alone do not fit one is named by id, for the worker to read")
+    @Test(
+        "a batch's leased rows go in as many notifications as they need; a push whose rows alone do not fit one is named by id, for the worker to read"
+    )
     func rowsBeyondOneNotification() throws {
         let fixture = try IntakePushTests.fixture()
         let worker = TestEnvironment.unique("worker")
         let (session, pid) = try listener(worker)
         defer { session.close() }
-        let writer = IntakeWriter(pool: Self.pool, notify: {
-            DeliveryWakeUp(channel: DeliveryStore.workerChannel(pid),
-                           lease: DeliveryLease(worker: worker, seconds: 30, listener: pid))
-        })
+        let writer = IntakeWriter(
+            pool: Self.pool,
+            notify: {
+                DeliveryWakeUp(
+                    channel: DeliveryStore.workerChannel(pid),
+                    lease: DeliveryLease(worker: worker, seconds: 30, listener: pid))
+            })
         // Bodies near APNs' 4 KB limit: two pushes' rows are more than one notification carries (8,000 bytes), and
         // so are the two rows of a push to an iPhone and an Android phone.
-        let large = { (service: String) in Array(#"{"\#(service)":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 4_000) + Array(#""}"#.utf8) }
+        let large = { (service: String) in
+            Array(#"{"\#(service)":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 4_000) + Array(#""}"#.utf8)
+        }
         var pushes = fixture.ios[0...1].map { user in
             var push = IntakePushTests.push(fixture, to: user)
             push.slots[0].apns = large("aps")
@@ -150,15 +169,19 @@ struct IntakeLeaseTests {
             if case .leased(let ids)? = WakeUpMessage(decoding: payload) { ids } else { nil }
         }
         #expect(named == [both.slots.map(\.id)])
-        let read = try Self.pool.withConnection { try store.readLeased(on: $0, worker: worker, ids: both.slots.map(\.id)) }
+        let read = try Self.pool.withConnection {
+            try store.readLeased(on: $0, worker: worker, ids: both.slots.map(\.id))
+        }
         #expect(Set(read.map(\.payloadBytes)) == [both.slots[0].apns, both.slots[1].fcm])
     }
 
     @Test("a carried row past its expiry is read as expired; a payload that does not parse carries nothing")
     func carriedRowsParse() throws {
         let id = UUID(), partner = UUID()
-        let fields = [id.uuidString.lowercased(), "apns", "production", "2026-01-02 03:04:05.5+00", "ab12", "",
-                      partner.uuidString.lowercased(), "2026-01-02 03:03:05+00", #"{"aps":{}}"#]
+        let fields = [
+            id.uuidString.lowercased(), "apns", "production", "2026-01-02 03:04:05.5+00", "ab12", "",
+            partner.uuidString.lowercased(), "2026-01-02 03:03:05+00", #"{"aps":{}}"#,
+        ]
         let payload = "rows:" + fields.joined(separator: "\u{1F}")
         let before = try #require(Self.carried(payload, now: Date(timeIntervalSince1970: 1_767_323_000)))
         #expect(before.map(\.id) == [id])
@@ -173,7 +196,9 @@ struct IntakeLeaseTests {
         #expect(Self.carried("rows:" + (["x"] + fields.dropFirst()).joined(separator: "\u{1F}")) == nil)
     }
 
-    @Test("a lease whose registration is gone (withdrawn by a draining worker, or another listener of the worker's since) is not used: the rows are written pending and listed")
+    @Test(
+        "a lease whose registration is gone (withdrawn by a draining worker, or another listener of the worker's since) is not used: the rows are written pending and listed"
+    )
     func withdrawnRegistrationsLeaseNothing() throws {
         let fixture = try IntakePushTests.fixture()
         let worker = TestEnvironment.unique("worker")
@@ -183,33 +208,44 @@ struct IntakeLeaseTests {
         let (second, secondPID) = try listener(worker)
         defer { second.close() }
         let registered = try Self.pool.withConnection { connection in
-            try connection.query("SELECT pid FROM worker_listeners WHERE worker_id = $1", [worker]).rows.map { try $0.int(0) }
+            try connection.query("SELECT pid FROM worker_listeners WHERE worker_id = $1", [worker]).rows.map {
+                try $0.int(0)
+            }
         }
         #expect(registered == [Int(secondPID)])
 
         // An intake that read the first listener before: no lease under it.
-        try expectWrittenPendingAndListed(IntakePushTests.push(fixture, to: fixture.ios[0]), worker: worker,
-                                          listener: firstPID, listening: first)
+        try expectWrittenPendingAndListed(
+            IntakePushTests.push(fixture, to: fixture.ios[0]), worker: worker,
+            listener: firstPID, listening: first)
 
         // Withdrawn (the worker drains): no lease under the second either.
         try Self.pool.withConnection { try store.unregisterListeners(on: $0, worker: worker) }
-        try expectWrittenPendingAndListed(IntakePushTests.push(fixture, to: fixture.ios[1]), worker: worker,
-                                          listener: secondPID, listening: second)
-        #expect(try Self.pool.withConnection { try store.listeners(on: $0) }.first { $0.pid == secondPID }?.lease == nil)
+        try expectWrittenPendingAndListed(
+            IntakePushTests.push(fixture, to: fixture.ios[1]), worker: worker,
+            listener: secondPID, listening: second)
+        #expect(
+            try Self.pool.withConnection { try store.listeners(on: $0) }.first { $0.pid == secondPID }?.lease == nil)
     }
 
     /// Writes `push` under `worker`'s lease as an intake that read `listener` with it, and expects its row pending and
     /// the notification `listening` hears to list it.
-    func expectWrittenPendingAndListed(_ push: IntakePush, worker: String, listener: Int32, listening: DatabaseSession,
-                                       sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let writer = IntakeWriter(pool: Self.pool, notify: {
-            DeliveryWakeUp(channel: DeliveryStore.workerChannel(listener),
-                           lease: DeliveryLease(worker: worker, seconds: 30, listener: listener))
-        })
+    func expectWrittenPendingAndListed(
+        _ push: IntakePush, worker: String, listener: Int32, listening: DatabaseSession,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let writer = IntakeWriter(
+            pool: Self.pool,
+            notify: {
+                DeliveryWakeUp(
+                    channel: DeliveryStore.workerChannel(listener),
+                    lease: DeliveryLease(worker: worker, seconds: 30, listener: listener))
+            })
         _ = try writer.write([push])
         let heard = try listening.use { try $0.waitForNotifications(timeout: .seconds(5)) }
-        #expect(heard.first.flatMap { WakeUpMessage(decoding: $0.payload) } == .listed(push.slots.map(\.id)),
-                sourceLocation: sourceLocation)
+        #expect(
+            heard.first.flatMap { WakeUpMessage(decoding: $0.payload) } == .listed(push.slots.map(\.id)),
+            sourceLocation: sourceLocation)
         #expect(try rows(push.slots.map(\.id))[push.slots[0].id]?.state == "pending", sourceLocation: sourceLocation)
     }
 }

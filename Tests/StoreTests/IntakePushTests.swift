@@ -24,24 +24,28 @@ struct IntakePushTests {
     static func fixture(perMinute: Int = 1_000, perDay: Int = 100_000) throws -> Fixture {
         try StoreDatabase.migrate(pool)
         let tenant = TestEnvironment.unique("batch")
-        let partner = PartnerProfile(id: UUID(), miniAppID: TestEnvironment.unique("app"), displayName: "Batch",
-                                     tenantID: tenant, iconPath: nil, rateLimitPerMinute: perMinute,
-                                     rateLimitPerDay: perDay)
+        let partner = PartnerProfile(
+            id: UUID(), miniAppID: TestEnvironment.unique("app"), displayName: "Batch",
+            tenantID: tenant, iconPath: nil, rateLimitPerMinute: perMinute,
+            rateLimitPerDay: perDay)
         let ios = (1...3).map { "\(tenant)-ios-\($0)" }
         let both = ["\(tenant)-both-1"]
         try pool.withTransaction { connection in
             _ = try connection.query("INSERT INTO tenants (id) VALUES ($1)", [tenant])
             for user in ios + both {
                 _ = try connection.query("INSERT INTO users (id, tenant_id) VALUES ($1, $2)", [user, tenant])
-                _ = try connection.query("INSERT INTO user_emails (tenant_id, email, user_id) VALUES ($1, $2, $3)",
-                                         [tenant, "\(user)@example.com", user])
-                _ = try connection.query("""
+                _ = try connection.query(
+                    "INSERT INTO user_emails (tenant_id, email, user_id) VALUES ($1, $2, $3)",
+                    [tenant, "\(user)@example.com", user])
+                _ = try connection.query(
+                    """
                     INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
                     VALUES ($1, 'phone', 'ios', 'production', repeat('ab', 32))
                     """, [user])
             }
             for user in both {
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO devices (user_id, device_id, platform, environment, fcm_token)
                     VALUES ($1, 'pixel', 'android', 'production', 'fcm-token')
                     """, [user])
@@ -51,20 +55,25 @@ struct IntakePushTests {
     }
 
     /// A push to `user` with `slots` deliveries rendered for `user` (slot k's payloads name it: `"slot":k`).
-    static func push(_ fixture: Fixture, to user: String, key: String? = nil, bodyHash: String = "h",
-                     slots: Int = 1) -> IntakePush {
+    static func push(
+        _ fixture: Fixture, to user: String, key: String? = nil, bodyHash: String = "h",
+        slots: Int = 1
+    ) -> IntakePush {
         let now = Date()
         let request = OutboxWrite.newRequest(at: now)
         return IntakePush(
-            write: OutboxWrite(requestID: request.id, createdAt: request.createdAt, partnerID: fixture.partner.id,
-                               miniAppID: fixture.partner.miniAppID, title: "t", body: "b", deepLink: nil, sendAt: nil,
-                               ttlSeconds: 60, interruptionLevel: .default, idempotencyKey: key,
-                               bodyHash: key == nil ? nil : bodyHash),
+            write: OutboxWrite(
+                requestID: request.id, createdAt: request.createdAt, partnerID: fixture.partner.id,
+                miniAppID: fixture.partner.miniAppID, title: "t", body: "b", deepLink: nil, sendAt: nil,
+                ttlSeconds: 60, interruptionLevel: .default, idempotencyKey: key,
+                bodyHash: key == nil ? nil : bodyHash),
             partner: fixture.partner, now: now, emails: [fixture.email(user)],
-            wallets: [], slots: (1...slots).map { slot in
-                IntakePush.Slot(id: UUIDv7.make(at: now), userID: user,
-                                apns: Array(#"{"aps":{"alert":"a \"quoted\" \\ one"},"slot":\#(slot)}"#.utf8),
-                                fcm: Array(#"{"android":{},"slot":\#(slot)}"#.utf8))
+            wallets: [],
+            slots: (1...slots).map { slot in
+                IntakePush.Slot(
+                    id: UUIDv7.make(at: now), userID: user,
+                    apns: Array(#"{"aps":{"alert":"a \"quoted\" \\ one"},"slot":\#(slot)}"#.utf8),
+                    fcm: Array(#"{"android":{},"slot":\#(slot)}"#.utf8))
             })
     }
 
@@ -72,7 +81,9 @@ struct IntakePushTests {
         try Self.pool.withConnection { try $0.query(sql, [partner.id] + more).first!.int(0) }
     }
 
-    @Test("a batch that accepts deliveries due now notifies the channel it was given, inside its transaction, listing them; one that accepts nothing due does not")
+    @Test(
+        "a batch that accepts deliveries due now notifies the channel it was given, inside its transaction, listing them; one that accepts nothing due does not"
+    )
     func batchNotifiesItsChannel() throws {
         let fixture = try Self.fixture(perMinute: 2)
         // A channel of this test's own: the suites' intakes notify the shared ones.
@@ -104,7 +115,9 @@ struct IntakePushTests {
         #expect(try listener.waitForNotifications(timeout: .milliseconds(300)).isEmpty)
     }
 
-    @Test("a batch's notification lists the deliveries of its pushes due now, in the batch's order, the scheduled ones left out")
+    @Test(
+        "a batch's notification lists the deliveries of its pushes due now, in the batch's order, the scheduled ones left out"
+    )
     func batchNotificationListsDuePushesInOrder() throws {
         let fixture = try Self.fixture()
         let channel = "herald_test_\(UInt32.random(in: 0...UInt32.max))"
@@ -139,8 +152,9 @@ struct IntakePushTests {
         // The partner's rate lock (functions/rate_reserve.sql's key) holds the next batch inside Postgres while two
         // more pushes queue behind it.
         let blocker = try PostgresConnection(url: TestEnvironment.databaseURL)
-        _ = try blocker.query("SELECT pg_advisory_lock(hashtextextended($1, 7301))",
-                              [fixture.partner.id.uuidString.lowercased()])
+        _ = try blocker.query(
+            "SELECT pg_advisory_lock(hashtextextended($1, 7301))",
+            [fixture.partner.id.uuidString.lowercased()])
         let group = DispatchGroup()
         let accepted = Mutex(0)
         func submit(_ user: String) {
@@ -159,8 +173,9 @@ struct IntakePushTests {
         submit(fixture.ios[1])
         submit(fixture.ios[2])
         try waitFor("two pushes queued", timeout: .seconds(30)) { writer.waiting == 2 }
-        _ = try blocker.query("SELECT pg_advisory_unlock(hashtextextended($1, 7301))",
-                              [fixture.partner.id.uuidString.lowercased()])
+        _ = try blocker.query(
+            "SELECT pg_advisory_unlock(hashtextextended($1, 7301))",
+            [fixture.partner.id.uuidString.lowercased()])
         // The held push's batch commits alone; the lead goes to a push that was waiting, which holds the two
         // pushes for the window: the two submitted now join them, and the full batch goes at once.
         try waitFor("the held batch committed", timeout: .seconds(30)) { writer.counts.batches == 2 }
@@ -190,24 +205,32 @@ struct IntakePushTests {
         // The three counted in this same batch fill the minute: Retry-After has its oldest second.
         #expect(reservation.minuteCount == 3)
         #expect(reservation.minuteOldest == reservation.nowSeconds)
-        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
-                          fixture.partner) == 3)
-        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 'm'",
-                          fixture.partner) == 3)
+        #expect(
+            try count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                fixture.partner) == 3)
+        #expect(
+            try count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 'm'",
+                fixture.partner) == 3)
         #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 3)
         #expect(try count("SELECT count(*) FROM deliveries WHERE partner_id = $1", fixture.partner) == 3)
         // The payload is stored exactly as rendered (quotes and backslashes survive the array literal).
-        #expect(try count("""
-            SELECT count(*) FROM deliveries WHERE partner_id = $1 AND service = 'apns'
-               AND payload = '{"aps":{"alert":"a \\"quoted\\" \\\\ one"},"slot":1}'
-            """, fixture.partner) == 3)
+        #expect(
+            try count(
+                """
+                SELECT count(*) FROM deliveries WHERE partner_id = $1 AND service = 'apns'
+                   AND payload = '{"aps":{"alert":"a \\"quoted\\" \\\\ one"},"slot":1}'
+                """, fixture.partner) == 3)
         // The next batch sees the committed counts.
         let next = try writer.write([Self.push(fixture, to: fixture.ios[0])])
         guard case .limited(let later) = next[0] else { Issue.record("expected limited, got \(next[0])"); return }
         #expect(later.minuteCount == 3)
     }
 
-    @Test("a request is found by its id's time: to the microsecond, and within the millisecond for ids with random fraction bits")
+    @Test(
+        "a request is found by its id's time: to the microsecond, and within the millisecond for ids with random fraction bits"
+    )
     func foundByItsIDsTime() throws {
         let fixture = try Self.fixture()
         let store = PushStore(pool: Self.pool)
@@ -225,8 +248,10 @@ struct IntakePushTests {
         let outcomes = try IntakeWriter(pool: Self.pool).write([push, legacy])
         #expect(outcomes.count == 2)
 
-        let found = try #require(try store.find(requestID: push.write.requestID,
-                                                createdAt: UUIDv7.timestamp(of: push.write.requestID)!))
+        let found = try #require(
+            try store.find(
+                requestID: push.write.requestID,
+                createdAt: UUIDv7.timestamp(of: push.write.requestID)!))
         #expect(found.createdAt == push.write.createdAt)
         let legacyFound = try #require(try store.find(requestID: older, createdAt: UUIDv7.timestamp(of: older)!))
         #expect(legacyFound.createdAt == olderCreated)
@@ -244,21 +269,25 @@ struct IntakePushTests {
         let retry = Self.push(fixture, to: fixture.ios[0], key: "twice", bodyHash: "hash-1")
         let outcomes = try writer.write([first, retry])
         guard case .accepted(let response, let deliveries) = outcomes[0],
-              case .replay(let stored) = outcomes[1]
+            case .replay(let stored) = outcomes[1]
         else { Issue.record("outcomes: \(outcomes)"); return }
         #expect(deliveries == 1)
         #expect(response.contains(first.write.requestID.uuidString.lowercased()))
         #expect(stored.response == response && stored.bodyHash == "hash-1" && stored.status == 202)
         #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 1)
-        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
-                          fixture.partner) == 1)
+        #expect(
+            try count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                fixture.partner) == 1)
         // A later batch replays the stored row, the same bytes.
         let later = try writer.write([Self.push(fixture, to: fixture.ios[1], key: "twice", bodyHash: "hash-2")])
         guard case .replay(let again) = later[0] else { Issue.record("expected a replay, got \(later[0])"); return }
         #expect(again.response == response && again.bodyHash == "hash-1")
     }
 
-    @Test("one batch resolves each push in its own partner's tenant: an address of another push's tenant is missing, each push's missing identifiers are its own, in order")
+    @Test(
+        "one batch resolves each push in its own partner's tenant: an address of another push's tenant is missing, each push's missing identifiers are its own, in order"
+    )
     func eachPushResolvesInItsTenant() throws {
         let first = try Self.fixture(), second = try Self.fixture()
         let writer = IntakeWriter(pool: Self.pool)
@@ -276,33 +305,44 @@ struct IntakePushTests {
             return try JSONParser.parse(Array(response.utf8))
         }
         #expect(answers[0]["recipients"] == .number(1) && answers[0]["deliveries"] == .number(1))
-        #expect(answers[0]["missing"]?["emails"] == .array([.string("nobody-a@example.com"),
-                                                             .string(second.email(second.ios[0]))]))
+        #expect(
+            answers[0]["missing"]?["emails"]
+                == .array([
+                    .string("nobody-a@example.com"),
+                    .string(second.email(second.ios[0])),
+                ]))
         #expect(answers[1]["recipients"] == .number(1) && answers[1]["deliveries"] == .number(1))
         #expect(answers[1]["missing"]?["emails"] == .array([.string(first.email(first.ios[1]))]))
         #expect(answers[2]["recipients"] == .number(0) && answers[2]["status"] == .string("completed"))
         #expect(answers[2]["missing"]?["wallets"] == .array([.string(wallet)]))
         let users = try Self.pool.withConnection { connection in
-            try connection.query("SELECT request_id, user_id FROM deliveries WHERE request_id = ANY($1::uuid[])",
-                                 [[a.write.requestID, b.write.requestID, c.write.requestID]]).rows
+            try connection.query(
+                "SELECT request_id, user_id FROM deliveries WHERE request_id = ANY($1::uuid[])",
+                [[a.write.requestID, b.write.requestID, c.write.requestID]]
+            ).rows
                 .map { (try $0.uuid(0), try $0.string(1)) }
         }
         #expect(users.count == 2)
-        #expect(users.contains { $0 == (a.write.requestID, first.ios[0]) }
-                    && users.contains { $0 == (b.write.requestID, second.ios[0]) })
+        #expect(
+            users.contains { $0 == (a.write.requestID, first.ios[0]) }
+                && users.contains { $0 == (b.write.requestID, second.ios[0]) })
     }
 
     @Test("a push to more devices than its slots comes back to be rendered, counting and writing nothing")
     func severalDevices() throws {
         let fixture = try Self.fixture()
         let writer = IntakeWriter(pool: Self.pool)
-        let outcomes = try writer.write([Self.push(fixture, to: fixture.both[0], key: "many"),
-                                         Self.push(fixture, to: fixture.ios[0])])
+        let outcomes = try writer.write([
+            Self.push(fixture, to: fixture.both[0], key: "many"),
+            Self.push(fixture, to: fixture.ios[0]),
+        ])
         guard case .render = outcomes[0], case .accepted = outcomes[1] else { Issue.record("\(outcomes)"); return }
         #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 1)
         #expect(try count("SELECT count(*) FROM idempotency_keys WHERE partner_id = $1", fixture.partner) == 0)
-        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
-                          fixture.partner) == 1)
+        #expect(
+            try count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                fixture.partner) == 1)
     }
 
     @Test("a push whose devices fit its slots is written whole: slot k to the k-th device, with its service's payload")
@@ -318,10 +358,12 @@ struct IntakePushTests {
         #expect(response.contains(#""deliveries":2"#))
         // (user, device) order: "phone" (APNs) takes slot 1, "pixel" (FCM) slot 2; a spare slot writes nothing.
         let rows = try Self.pool.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT id, device_id, service, payload FROM deliveries WHERE request_id = $1 ORDER BY device_id
-                """, [two.write.requestID]).rows
-            .map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
+                """, [two.write.requestID]
+            ).rows
+                .map { (try $0.uuid(0), try $0.string(1), try $0.string(2), try $0.string(3)) }
         }
         #expect(rows.count == 2)
         #expect(rows.first?.0 == two.slots[0].id && rows.first?.1 == "phone" && rows.first?.2 == "apns")
@@ -329,12 +371,18 @@ struct IntakePushTests {
         #expect(rows.last?.0 == two.slots[1].id && rows.last?.1 == "pixel" && rows.last?.2 == "fcm")
         #expect(rows.last?.3 == String(decoding: two.slots[1].fcm, as: UTF8.self))
         #expect(try count("SELECT count(*) FROM deliveries WHERE partner_id = $1", fixture.partner) == 3)
-        #expect(try count("SELECT count(*) FROM deliveries WHERE partner_id = $1 AND id = $2", fixture.partner,
-                          spare.slots[1].id) == 0)
-        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
-                          fixture.partner) == 2)
-        #expect(try count("SELECT deliveries FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
-                          two.write.requestID) == 2)
+        #expect(
+            try count(
+                "SELECT count(*) FROM deliveries WHERE partner_id = $1 AND id = $2", fixture.partner,
+                spare.slots[1].id) == 0)
+        #expect(
+            try count(
+                "SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'",
+                fixture.partner) == 2)
+        #expect(
+            try count(
+                "SELECT deliveries FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
+                two.write.requestID) == 2)
     }
 
     @Test("a device takes only its own user's slot: slots for another send the push back with its resolution")
@@ -351,13 +399,21 @@ struct IntakePushTests {
             Issue.record("\(outcomes)")
             return
         }
-        #expect(resolved == [ResolvedIdentifier(kind: .email, identifier: fixture.email(fixture.ios[0]),
-                                                userID: fixture.ios[0])])
-        #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
-                          stale.write.requestID) == 0)
-        #expect(try count("""
-            SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'
-            """, fixture.partner) == 1)
+        #expect(
+            resolved == [
+                ResolvedIdentifier(
+                    kind: .email, identifier: fixture.email(fixture.ios[0]),
+                    userID: fixture.ios[0])
+            ])
+        #expect(
+            try count(
+                "SELECT count(*) FROM push_requests WHERE partner_id = $1 AND id = $2", fixture.partner,
+                stale.write.requestID) == 0)
+        #expect(
+            try count(
+                """
+                SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1 AND granularity = 's'
+                """, fixture.partner) == 1)
     }
 
     @Test("a push to two users with slots for each: each device takes a slot of its own user")
@@ -372,9 +428,11 @@ struct IntakePushTests {
         guard case .accepted(_, let deliveries) = outcomes[0] else { Issue.record("\(outcomes)"); return }
         #expect(deliveries == 3)
         let rows = try Self.pool.withConnection { connection in
-            try connection.query("SELECT id, user_id, device_id FROM deliveries WHERE request_id = $1",
-                                 [push.write.requestID]).rows
-            .map { (try $0.uuid(0), try $0.string(1), try $0.string(2)) }
+            try connection.query(
+                "SELECT id, user_id, device_id FROM deliveries WHERE request_id = $1",
+                [push.write.requestID]
+            ).rows
+                .map { (try $0.uuid(0), try $0.string(1), try $0.string(2)) }
         }
         #expect(rows.count == 3)
         for (id, user, device) in rows {
@@ -395,7 +453,8 @@ struct IntakePushTests {
         let committed = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             try? holder.withTransaction { connection in
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO idempotency_keys (partner_id, key, body_hash, request_id, response, created_at, status)
                     VALUES ($1, 'raced', 'theirs', gen_random_uuid(), '{"theirs":true}', now(), 201)
                     """, [fixture.partner.id])
@@ -404,8 +463,10 @@ struct IntakePushTests {
                 let holderPID = try connection.query("SELECT pg_backend_pid()").first!.int(0)
                 let watcher = try PostgresConnection(url: TestEnvironment.databaseURL)
                 try waitFor("the batch waiting on the key") {
-                    try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
-                                      [holderPID]).first!.int(0) > 0
+                    try watcher.query(
+                        "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+                        [holderPID]
+                    ).first!.int(0) > 0
                 }
             }
             committed.signal()
@@ -413,10 +474,13 @@ struct IntakePushTests {
         started.wait()
         let outcomes = try IntakeWriter(pool: Self.pool).write([push])
         committed.wait()
-        guard case .replay(let stored) = outcomes[0] else { Issue.record("expected a replay, got \(outcomes[0])"); return }
+        guard case .replay(let stored) = outcomes[0] else {
+            Issue.record("expected a replay, got \(outcomes[0])"); return
+        }
         #expect(stored.bodyHash == "theirs" && stored.response == #"{"theirs":true}"# && stored.status == 201)
         #expect(try count("SELECT count(*) FROM push_requests WHERE partner_id = $1", fixture.partner) == 0)
-        #expect(try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1", fixture.partner) == 0)
+        #expect(
+            try count("SELECT coalesce(sum(count), 0) FROM rate_buckets WHERE partner_id = $1", fixture.partner) == 0)
     }
 
     @Test("the writer answers every submitted push, and pushes submitted together share batches")

@@ -29,7 +29,9 @@ struct MigrationAndMaintenanceTests {
             #expect(first.count == 1 + numbered.count + migrator.definitions.count)
             #expect(first.count >= 4)
             #expect(second.isEmpty)
-            let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_migrations").first!.int(0) }
+            let recorded = try pool.withConnection {
+                try $0.query("SELECT count(*) FROM schema_migrations").first!.int(0)
+            }
             #expect(recorded == 1 + numbered.count)
         }
     }
@@ -62,8 +64,10 @@ struct MigrationAndMaintenanceTests {
             #expect(names.contains("push_requests_\(formatter.string(from: sixAhead))"))
             #expect(names.contains("delivery_history_\(formatter.string(from: sixAhead))"))
 
-            try pool.withConnection { _ = try $0.query(
-                "SELECT herald_ensure_monthly_partitions('push_requests', '2020-01-15'::timestamptz, 1)") }
+            try pool.withConnection {
+                _ = try $0.query(
+                    "SELECT herald_ensure_monthly_partitions('push_requests', '2020-01-15'::timestamptz, 1)")
+            }
             #expect(try maintenance.listPartitions().contains { $0.partition == "push_requests_2020_01" })
             let dropped = try maintenance.dropPartitions(retentionDays: 400)
             #expect(dropped == ["push_requests_2020_01"])
@@ -77,30 +81,44 @@ struct MigrationAndMaintenanceTests {
             let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
             defer { pool.close() }
             try StoreDatabase.migrate(pool)
-            try pool.withConnection { _ = try $0.query(
-                "SELECT herald_ensure_monthly_partitions('delivery_history', '2031-03-15'::timestamptz, 1)") }
+            try pool.withConnection {
+                _ = try $0.query(
+                    "SELECT herald_ensure_monthly_partitions('delivery_history', '2031-03-15'::timestamptz, 1)")
+            }
             // Statistics targets of the history's columns no query searches (sql/023), and of one that is searched;
             // the outbox keeps the default everywhere.
             func targets(_ table: String) throws -> [String: Int] {
-                let result = try pool.withConnection { try $0.query("""
-                    SELECT attname, attstattarget FROM pg_attribute
-                     WHERE attrelid = $1::regclass AND attname IN ('payload', 'members', 'member_users', 'member_devices',
-                                                                  'member_payloads', 'partner_id')
-                    """, [table]) }
+                let result = try pool.withConnection {
+                    try $0.query(
+                        """
+                        SELECT attname, attstattarget FROM pg_attribute
+                         WHERE attrelid = $1::regclass AND attname IN ('payload', 'members', 'member_users', 'member_devices',
+                                                                      'member_payloads', 'partner_id')
+                        """, [table])
+                }
                 return Dictionary(uniqueKeysWithValues: try result.rows.map { (try $0.string(0), try $0.int(1)) })
             }
-            #expect(try targets("deliveries") == ["payload": -1, "members": -1, "member_users": -1, "member_devices": -1,
-                                                  "member_payloads": -1, "partner_id": -1])
+            #expect(
+                try targets("deliveries") == [
+                    "payload": -1, "members": -1, "member_users": -1, "member_devices": -1,
+                    "member_payloads": -1, "partner_id": -1,
+                ])
             let history = ["payload": 0, "members": 0, "member_users": 0, "member_devices": 0, "partner_id": -1]
             #expect(try targets("delivery_history") == history)
             #expect(try targets("delivery_history_2031_03") == history)
             // Another parent's new partitions keep the default targets.
-            try pool.withConnection { _ = try $0.query(
-                "SELECT herald_ensure_monthly_partitions('push_requests', '2031-03-15'::timestamptz, 1)") }
-            let pushTargets = try pool.withConnection { try $0.query("""
-                SELECT count(*) FROM pg_attribute
-                 WHERE attrelid = 'push_requests_2031_03'::regclass AND attnum > 0 AND attstattarget <> -1
-                """).first!.int(0) }
+            try pool.withConnection {
+                _ = try $0.query(
+                    "SELECT herald_ensure_monthly_partitions('push_requests', '2031-03-15'::timestamptz, 1)")
+            }
+            let pushTargets = try pool.withConnection {
+                try $0.query(
+                    """
+                    SELECT count(*) FROM pg_attribute
+                     WHERE attrelid = 'push_requests_2031_03'::regclass AND attnum > 0 AND attstattarget <> -1
+                    """
+                ).first!.int(0)
+            }
             #expect(pushTargets == 0)
         }
     }
@@ -111,11 +129,16 @@ struct MigrationAndMaintenanceTests {
             let pool = PostgresPool(configuration: .init(url: url, maxConnections: 1))
             defer { pool.close() }
             try StoreDatabase.migrate(pool)
-            let options = try pool.withConnection { try $0.query(
-                "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'deliveries'::regclass").first!.string(0) }
+            let options = try pool.withConnection {
+                try $0.query(
+                    "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'deliveries'::regclass"
+                ).first!.string(0)
+            }
             let set = Set(options.split(separator: ",").map(String.init))
             #expect(set.contains("fillfactor=100"), "\(options)")
-            #expect(set.isSuperset(of: ["autovacuum_vacuum_scale_factor=0.01", "autovacuum_vacuum_cost_delay=0"]), "\(options)")
+            #expect(
+                set.isSuperset(of: ["autovacuum_vacuum_scale_factor=0.01", "autovacuum_vacuum_cost_delay=0"]),
+                "\(options)")
         }
     }
 
@@ -127,19 +150,23 @@ struct MigrationAndMaintenanceTests {
             try StoreDatabase.migrate(pool)
             let partner = UUID()
             try pool.withConnection { connection in
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO rate_buckets VALUES
                       ($1, 's', extract(epoch FROM now())::bigint, 1), ($1, 's', extract(epoch FROM now())::bigint - 600, 1),
                       ($1, 'm', extract(epoch FROM now())::bigint / 60, 1), ($1, 'm', extract(epoch FROM now())::bigint / 60 - 2000, 1)
                     """, [partner])
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO idempotency_keys VALUES ($1, 'old', 'h', $2, '{}', now() - interval '26 hours'),
                                                         ($1, 'new', 'h', $2, '{}', now())
                     """, [partner, UUID()])
             }
             try MaintenanceStore(pool: pool).cleanExpired()
             let buckets = try pool.withConnection { try $0.query("SELECT count(*) FROM rate_buckets").first!.int(0) }
-            let keys = try pool.withConnection { try $0.query("SELECT key FROM idempotency_keys").rows.map { try $0.string(0) } }
+            let keys = try pool.withConnection {
+                try $0.query("SELECT key FROM idempotency_keys").rows.map { try $0.string(0) }
+            }
             #expect(buckets == 2)
             #expect(keys == ["new"])
         }

@@ -22,10 +22,14 @@ struct MigrationBaselineTests {
 
     /// The monthly partitions of a database.
     static func partitions(_ pool: PostgresPool) throws -> Set<String> {
-        let rows = try pool.withConnection { try $0.query("""
-            SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-             WHERE c.relkind = 'r' AND i.inhparent IN (SELECT oid FROM pg_class WHERE relkind = 'p')
-            """).rows }
+        let rows = try pool.withConnection {
+            try $0.query(
+                """
+                SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                 WHERE c.relkind = 'r' AND i.inhparent IN (SELECT oid FROM pg_class WHERE relkind = 'p')
+                """
+            ).rows
+        }
         return Set(try rows.map { try $0.string("relname") })
     }
 
@@ -34,9 +38,11 @@ struct MigrationBaselineTests {
     static func addPartitions(_ pool: PostgresPool, _ names: Set<String>) throws {
         for name in try names.subtracting(partitions(pool)).sorted() {
             let month = try #require(name.wholeMatch(of: /(.+)_(\d{4})_(\d{2})/))
-            try pool.withConnection { _ = try $0.query(
-                "SELECT herald_ensure_monthly_partitions($1, $2::timestamptz, 1)",
-                [String(month.1), "\(month.2)-\(month.3)-01 00:00:00+00"]) }
+            try pool.withConnection {
+                _ = try $0.query(
+                    "SELECT herald_ensure_monthly_partitions($1, $2::timestamptz, 1)",
+                    [String(month.1), "\(month.2)-\(month.3)-01 00:00:00+00"])
+            }
         }
     }
 
@@ -50,8 +56,10 @@ struct MigrationBaselineTests {
     }
 
     /// The normalised schemas of two migrated databases, each given the partitions the other holds.
-    static func schemas(_ firstURL: String, _ first: PostgresPool,
-                        _ secondURL: String, _ second: PostgresPool) throws -> (String, String) {
+    static func schemas(
+        _ firstURL: String, _ first: PostgresPool,
+        _ secondURL: String, _ second: PostgresPool
+    ) throws -> (String, String) {
         let all = try partitions(first).union(partitions(second))
         try addPartitions(first, all)
         try addPartitions(second, all)
@@ -91,8 +99,9 @@ struct MigrationBaselineTests {
         }
     }
 
-    @Test("a database of an earlier release upgrades through the legacy chain to the schema of a fresh one",
-          arguments: [("schema-026.sql", 26), ("schema-047.sql", 47)])
+    @Test(
+        "a database of an earlier release upgrades through the legacy chain to the schema of a fresh one",
+        arguments: [("schema-026.sql", 26), ("schema-047.sql", 47)])
     func earlierRelease(fixture: String, version: Int) throws {
         let migrator = try MigrationLayoutTests.bundled()
         let dump = try String(contentsOf: Self.fixtures.appendingPathComponent(fixture), encoding: .utf8)

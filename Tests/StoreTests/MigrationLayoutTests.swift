@@ -17,9 +17,10 @@ struct MigrationLayoutTests {
     /// `pg_dump --schema-only` of a database, without the lines that differ between any two dumps
     /// (the random key of `\restrict`).
     static func schema(of url: String) throws -> String {
-        let dump = try ChildProcess.run(URL(fileURLWithPath: "/usr/lib/postgresql/15/bin/pg_dump"),
-                                        ["--schema-only", "--no-owner", "--dbname", url],
-                                        environment: ProcessInfo.processInfo.environment)
+        let dump = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/lib/postgresql/15/bin/pg_dump"),
+            ["--schema-only", "--no-owner", "--dbname", url],
+            environment: ProcessInfo.processInfo.environment)
         #expect(dump.status == 0, "\(dump.output)")
         return dump.output.split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.hasPrefix("\\restrict") && !$0.hasPrefix("\\unrestrict") }
@@ -52,11 +53,14 @@ struct MigrationLayoutTests {
         try Self.withDatabase { _, pool in
             let first = try pool.withConnection { try migrator.migrate($0) }
             let baseline = try #require(migrator.baseline)
-            #expect(first == [baseline.name] + migrator.migrations.filter { !migrator.isLegacy($0) }.map(\.name)
-                + migrator.definitions.map(\.path))
+            #expect(
+                first == [baseline.name] + migrator.migrations.filter { !migrator.isLegacy($0) }.map(\.name)
+                    + migrator.definitions.map(\.path))
             let second = try pool.withConnection { try migrator.migrate($0) }
             #expect(second.isEmpty)
-            let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_functions").first!.int(0) }
+            let recorded = try pool.withConnection {
+                try $0.query("SELECT count(*) FROM schema_functions").first!.int(0)
+            }
             #expect(recorded == migrator.definitions.count)
         }
     }
@@ -81,7 +85,9 @@ struct MigrationLayoutTests {
                 // bookkeeping tables exist in both; a schema-only dump has none of their rows). Functions,
                 // triggers and views are the definition files': one changed since the numbered migration that
                 // last created it, or whose old signature a migration dropped, differs until they run.
-                #expect(try Self.withoutDefinitions(Self.schema(of: oldURL)) == Self.withoutDefinitions(Self.schema(of: freshURL)))
+                #expect(
+                    try Self.withoutDefinitions(Self.schema(of: oldURL))
+                        == Self.withoutDefinitions(Self.schema(of: freshURL)))
                 let upgraded = try old.withConnection { try migrator.migrate($0) }
                 #expect(upgraded == migrator.definitions.map(\.path))
                 #expect(try Self.schema(of: oldURL) == Self.schema(of: freshURL))
@@ -94,25 +100,30 @@ struct MigrationLayoutTests {
     static func deliverOnePush(_ pool: PostgresPool) throws {
         try pool.withConnection { connection in
             let partner = UUID()
-            try connection.execute("INSERT INTO tenants (id) VALUES ('t1'); INSERT INTO users (id, tenant_id) VALUES ('u1', 't1')")
-            try connection.query("""
+            try connection.execute(
+                "INSERT INTO tenants (id) VALUES ('t1'); INSERT INTO users (id, tenant_id) VALUES ('u1', 't1')")
+            try connection.query(
+                """
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
                                       rate_limit_per_day)
                 VALUES ($1, 'app.upgrade', 'Partner', 't1', 'hash', 60, 10000)
                 """, [partner])
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
                 VALUES ('u1', 'iphone', 'ios', 'sandbox', $1)
                 """, [String(repeating: "ab", count: 32)])
             let request = UUIDv7.make(at: Date())
             let createdAt = try #require(UUIDv7.timestamp(of: request))
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, title, body, data, lane, recipients,
                                            deliveries, suppressed, missing)
                 VALUES ($1, $2, $3, 'app.upgrade', 'T', 'B', '{}', 0, 1, 1, 0, '{}')
                 """, [request, createdAt, partner])
             let delivery = UUIDv7.make(at: Date())
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
                                         environment, payload, available_at)
                 VALUES ($1, $2, $3, $4, 0, 'apns', 'u1', 'iphone', 'sandbox', '{"aps":{}}', now())
@@ -122,8 +133,11 @@ struct MigrationLayoutTests {
             #expect(claimed.map(\.id) == [delivery])
             let claim = try #require(claimed.first)
             #expect(claim.verdict == .send)
-            #expect(try store.complete(on: connection, worker: "w1", [CompletedDelivery(claim, outcome: .sent)]).finished == 1)
-            let outcome = try connection.query("SELECT outcome FROM delivery_history_deliveries WHERE id = $1", [delivery])
+            #expect(
+                try store.complete(on: connection, worker: "w1", [CompletedDelivery(claim, outcome: .sent)]).finished
+                    == 1)
+            let outcome = try connection.query(
+                "SELECT outcome FROM delivery_history_deliveries WHERE id = $1", [delivery])
             #expect(try outcome.first?.string(0) == "sent")
             let sent = try connection.query("SELECT sent FROM push_requests WHERE id = $1", [request])
             #expect(try sent.first?.int(0) == 1)
@@ -132,15 +146,27 @@ struct MigrationLayoutTests {
 
     @Test("a changed definition file is applied again, an unchanged one is not; a comment alone changes nothing")
     func changedDefinition() throws {
-        let base = Migrator(migrations: [.init(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")],
-                            definitions: [.init(name: "one.sql", sql: "CREATE OR REPLACE FUNCTION one() RETURNS int LANGUAGE sql AS 'SELECT 1'"),
-                                          .init(name: "v.sql", sql: "CREATE OR REPLACE VIEW v AS SELECT one() AS x")])
-        let recommented = Migrator(migrations: base.migrations, definitions: [
-            .init(name: "one.sql", sql: "-- Returns one.\nCREATE OR REPLACE FUNCTION one()\n    RETURNS int LANGUAGE sql AS 'SELECT 1'"),
-            base.definitions[1]])
-        let changed = Migrator(migrations: base.migrations, definitions: [
-            .init(name: "one.sql", sql: "CREATE OR REPLACE FUNCTION one() RETURNS int LANGUAGE sql AS 'SELECT 2'"),
-            base.definitions[1]])
+        let base = Migrator(
+            migrations: [.init(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")],
+            definitions: [
+                .init(name: "one.sql", sql: "CREATE OR REPLACE FUNCTION one() RETURNS int LANGUAGE sql AS 'SELECT 1'"),
+                .init(name: "v.sql", sql: "CREATE OR REPLACE VIEW v AS SELECT one() AS x"),
+            ])
+        let recommented = Migrator(
+            migrations: base.migrations,
+            definitions: [
+                .init(
+                    name: "one.sql",
+                    sql: "-- Returns one.\nCREATE OR REPLACE FUNCTION one()\n    RETURNS int LANGUAGE sql AS 'SELECT 1'"
+                ),
+                base.definitions[1],
+            ])
+        let changed = Migrator(
+            migrations: base.migrations,
+            definitions: [
+                .init(name: "one.sql", sql: "CREATE OR REPLACE FUNCTION one() RETURNS int LANGUAGE sql AS 'SELECT 2'"),
+                base.definitions[1],
+            ])
         try Self.withDatabase { _, pool in
             let first = try pool.withConnection { try base.migrate($0) }
             #expect(first == ["001_t.sql", "functions/one.sql", "functions/v.sql"])
@@ -157,13 +183,18 @@ struct MigrationLayoutTests {
 
     @Test("a definition file Postgres refuses names itself")
     func failingDefinition() throws {
-        let broken = Migrator(migrations: [.init(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")],
-                              definitions: [.init(name: "broken.sql", sql: "CREATE OR REPLACE VIEW w AS SELECT nothing FROM t")])
+        let broken = Migrator(
+            migrations: [.init(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")],
+            definitions: [.init(name: "broken.sql", sql: "CREATE OR REPLACE VIEW w AS SELECT nothing FROM t")])
         try Self.withDatabase { _, pool in
-            let failure = try #require(throws: Migrator.Failure.self) { try pool.withConnection { try broken.migrate($0) } }
+            let failure = try #require(throws: Migrator.Failure.self) {
+                try pool.withConnection { try broken.migrate($0) }
+            }
             #expect(failure.code == .definitionFailed)
             #expect(failure.message.contains("functions/broken.sql"))
-            let recorded = try pool.withConnection { try $0.query("SELECT count(*) FROM schema_functions").first!.int(0) }
+            let recorded = try pool.withConnection {
+                try $0.query("SELECT count(*) FROM schema_functions").first!.int(0)
+            }
             #expect(recorded == 0)
         }
     }
@@ -172,14 +203,21 @@ struct MigrationLayoutTests {
     func legacyChecksums() throws {
         let first = Migrator.Migration(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")
         let second = Migrator.Migration(version: 2, name: "002_u.sql", sql: "CREATE TABLE u (a int)")
-        let baseline = Migrator.Migration(version: 2, name: "baseline/002_baseline.sql",
-                                          sql: "CREATE TABLE t (a int); CREATE TABLE u (a int)")
+        let baseline = Migrator.Migration(
+            version: 2, name: "baseline/002_baseline.sql",
+            sql: "CREATE TABLE t (a int); CREATE TABLE u (a int)")
         let after = Migrator.Migration(version: 3, name: "003_v.sql", sql: "CREATE TABLE v (a int)")
         // The first legacy file loses a statement, as the legacy chain lost its superseded functions.
-        let shrunk = Migrator(baseline: baseline, migrations: [
-            .init(version: 1, name: first.name, sql: "CREATE TABLE t (a int);\nSELECT 1"), second, after])
-        let edited = Migrator(baseline: baseline, migrations: [
-            first, second, .init(version: 3, name: after.name, sql: "CREATE TABLE v (a bigint)")])
+        let shrunk = Migrator(
+            baseline: baseline,
+            migrations: [
+                .init(version: 1, name: first.name, sql: "CREATE TABLE t (a int);\nSELECT 1"), second, after,
+            ])
+        let edited = Migrator(
+            baseline: baseline,
+            migrations: [
+                first, second, .init(version: 3, name: after.name, sql: "CREATE TABLE v (a bigint)"),
+            ])
         try Self.withDatabase { _, pool in
             // A database older than the baseline, recorded before the legacy file changed.
             try pool.withConnection { _ = try Migrator(migrations: [first]).migrate($0) }
@@ -208,8 +246,9 @@ struct MigrationLayoutTests {
             let recorded = try pool.withConnection {
                 try $0.query("SELECT version, name FROM schema_migrations ORDER BY version").rows
             }
-            #expect(try recorded.map { "\(try $0.int("version")) \(try $0.string("name"))" }
-                == ["1 baseline/001_baseline.sql", "2 002_u.sql"])
+            #expect(
+                try recorded.map { "\(try $0.int("version")) \(try $0.string("name"))" }
+                    == ["1 baseline/001_baseline.sql", "2 002_u.sql"])
         }
     }
 }

@@ -11,8 +11,9 @@ struct MigratorLoadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         for (path, sql) in files.merging(["functions/ORDER": ""], uniquingKeysWith: { first, _ in first }) {
             let url = folder.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(),
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true)
             try sql.write(to: url, atomically: true, encoding: .utf8)
         }
         try body(folder)
@@ -44,12 +45,15 @@ struct MigratorLoadTests {
 
     @Test("a baseline no numbered migration reaches, two baselines, or two files of one number are refused")
     func layoutErrors() throws {
-        #expect(try Self.layoutFailure(["001_a.sql": "A", "baseline/002_base.sql": "AB"])
-            .contains("baseline/002_base.sql"))
-        #expect(try Self.layoutFailure(["001_a.sql": "A", "baseline/001_x.sql": "A", "baseline/001_y.sql": "A"])
-            .contains("more than one baseline"))
-        #expect(try Self.layoutFailure(["001_a.sql": "A", "001_b.sql": "B"])
-            == "migrations 001_a.sql and 001_b.sql share a number")
+        #expect(
+            try Self.layoutFailure(["001_a.sql": "A", "baseline/002_base.sql": "AB"])
+                .contains("baseline/002_base.sql"))
+        #expect(
+            try Self.layoutFailure(["001_a.sql": "A", "baseline/001_x.sql": "A", "baseline/001_y.sql": "A"])
+                .contains("more than one baseline"))
+        #expect(
+            try Self.layoutFailure(["001_a.sql": "A", "001_b.sql": "B"])
+                == "migrations 001_a.sql and 001_b.sql share a number")
         #expect(try Self.layoutFailure(["001_a.sql": "A", "baseline/base.sql": "A"]).contains("baseline/base.sql"))
     }
 }

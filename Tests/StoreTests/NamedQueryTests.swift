@@ -1,8 +1,9 @@
 import Foundation
 import HeraldTestSupport
 import Postgres
-@testable import Store
 import Testing
+
+@testable import Store
 
 /// Every named query of Sources/Store/Queries is valid SQL against the migrated schema: each is prepared (parsed,
 /// its names and types resolved) on a fresh database, so a query that names a dropped column fails here rather than
@@ -47,8 +48,9 @@ struct NamedQueryTests {
     func rowsByName() throws {
         let database = try QueueDatabase()
         let store = WorkerHeartbeatStore()
-        let heartbeat = WorkerHeartbeat(workerID: "w1", host: "h", version: "v", startedAt: Date(timeIntervalSince1970: 1),
-                                        inFlight: 2, pausedUpstreams: ["apns"], claimsPerSecond: 3, intervalSeconds: 5)
+        let heartbeat = WorkerHeartbeat(
+            workerID: "w1", host: "h", version: "v", startedAt: Date(timeIntervalSince1970: 1),
+            inFlight: 2, pausedUpstreams: ["apns"], claimsPerSecond: 3, intervalSeconds: 5)
         try store.beat(heartbeat, on: database.connection)
         let listed = try store.list(on: database.connection)
         #expect(listed.map(\.heartbeat) == [heartbeat])

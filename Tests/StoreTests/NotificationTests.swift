@@ -43,8 +43,9 @@ import Testing
         let database = try QueueDatabase()
         let store = DeliveryStore()
         let sessions = (0..<2).map { _ in
-            DeliveryStore.workerSession(url: database.url, role: DeliveryStore.listenerRole(serving: PushService.allCases),
-                                        listen: true)
+            DeliveryStore.workerSession(
+                url: database.url, role: DeliveryStore.listenerRole(serving: PushService.allCases),
+                listen: true)
         }
         let listeners = try sessions.map { session in try session.use { try store.listenAsWorker(on: $0) } }
         let pids = listeners.sorted()
@@ -71,15 +72,18 @@ import Testing
         #expect(DeliveryStore.wakes(older, listenerPID: listeners[1]))
         #expect(!DeliveryStore.wakes(older, listenerPID: listeners[0]))
         // A channel sender's notification wakes no claimer.
-        #expect(!DeliveryStore.wakes(PostgresNotification(channel: ChannelSyncStore.notificationChannel),
-                                     listenerPID: pids[0]))
+        #expect(
+            !DeliveryStore.wakes(
+                PostgresNotification(channel: ChannelSyncStore.notificationChannel),
+                listenerPID: pids[0]))
 
         // A worker that stops leaves the list at once.
         sessions[0].close()
         try waitFor("the stopped worker off the list", timeout: .seconds(5)) {
             try store.listenerPIDs(on: database.connection).count <= 1
         }
-        #expect(try store.listenerPIDs(on: database.connection) == [try sessions[1].use { try store.serverPID(on: $0) }])
+        #expect(
+            try store.listenerPIDs(on: database.connection) == [try sessions[1].use { try store.serverPID(on: $0) }])
     }
 
     /// Behind a proxy the process id libpq is given at connect is the proxy's own; the worker asks the server.
@@ -88,8 +92,9 @@ import Testing
         let database = try QueueDatabase()
         let bouncer = try PgBouncer(poolMode: "session")
         let store = DeliveryStore()
-        let listener = DeliveryStore.workerSession(url: bouncer.url(database: database.name),
-                                                   role: DeliveryStore.listenerRole(serving: PushService.allCases), listen: true)
+        let listener = DeliveryStore.workerSession(
+            url: bouncer.url(database: database.name),
+            role: DeliveryStore.listenerRole(serving: PushService.allCases), listen: true)
         let pid = try listener.use { try store.listenAsWorker(on: $0) }
         #expect(try store.listenerPIDs(on: database.connection) == [pid])
 

@@ -15,7 +15,8 @@ struct OperationsQueryPlanTests {
         do {
             let db = try QueueDatabase()
             let c = db.connection
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome, attempts,
                                               last_error, created_at, finished_at, request_created_at, payload)
                 SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad((g % 300)::text, 12, '0'))::uuid,
@@ -25,7 +26,8 @@ struct OperationsQueryPlanTests {
                        CASE WHEN g % 20 = 0 THEN '{}' END
                   FROM generate_series(1, 60000) g
                 """)
-            _ = try c.execute("""
+            _ = try c.execute(
+                """
                 INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
                                         environment, payload, available_at)
                 SELECT gen_random_uuid(), gen_random_uuid(), now(), ('00000000-0000-0000-0000-00000000000' || (1 + g % 3))::uuid,
@@ -47,12 +49,14 @@ struct OperationsQueryPlanTests {
         try c.execute("SET plan_cache_mode = force_custom_plan")
         defer { _ = try? c.execute("RESET plan_cache_mode") }
         var text = try c.query("EXPLAIN " + sql, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
-        let parents = try c.query("""
+        let parents = try c.query(
+            """
             SELECT child.relname, parent.relname FROM pg_inherits i
               JOIN pg_class child ON child.oid = i.inhrelid JOIN pg_class parent ON parent.oid = i.inhparent
              WHERE parent.relkind = 'I' AND parent.relname LIKE 'delivery_history%'
              ORDER BY length(child.relname) DESC
-            """).rows.map { (try $0.string(0), try $0.string(1)) }
+            """
+        ).rows.map { (try $0.string(0), try $0.string(1)) }
         for (child, parent) in parents { text = text.replacingOccurrences(of: " \(child) ", with: " \(parent) ") }
         return text
     }
@@ -64,8 +68,9 @@ struct OperationsQueryPlanTests {
     }
 
     func replayPlan(_ selection: ReplaySelection, dryRun: Bool = true) throws -> String {
-        let parameters = ReplayStore.parameters(selection, after: (Date(timeIntervalSince1970: 0), UUID()), limit: 2_000,
-                                                lane: 1, fallbackTTLSeconds: 60, dryRun: dryRun)
+        let parameters = ReplayStore.parameters(
+            selection, after: (Date(timeIntervalSince1970: 0), UUID()), limit: 2_000,
+            lane: 1, fallbackTTLSeconds: 60, dryRun: dryRun)
         return try plan(ReplayStore.statement(for: selection, dryRun: dryRun), parameters)
     }
 
@@ -80,13 +85,17 @@ struct OperationsQueryPlanTests {
         }
     }
 
-    @Test("replay by partner reads a partial replayable index (by partner, or by time with the partner as filter), never the sent rows")
+    @Test(
+        "replay by partner reads a partial replayable index (by partner, or by time with the partner as filter), never the sent rows"
+    )
     func byPartner() throws {
         var selection = ReplaySelection()
         selection.partnerIDs = [Self.partners[1]]
         let text = try replayPlan(selection)
-        #expect(text.contains("using delivery_history_replayable_partner ") || text.contains("using delivery_history_replayable "),
-                "\(text)")
+        #expect(
+            text.contains("using delivery_history_replayable_partner ")
+                || text.contains("using delivery_history_replayable "),
+            "\(text)")
         #expect(noHistoryScan(text), "\(text)")
     }
 
@@ -116,8 +125,10 @@ struct OperationsQueryPlanTests {
 
     @Test("stats' oldest due row comes from the queue heads: probes of deliveries_due_partner")
     func oldestDue() throws {
-        let heads = try Self.database.connection.query("SELECT prosrc FROM pg_proc WHERE proname = 'herald_queue_heads'")
-            .first!.string(0)
+        let heads = try Self.database.connection.query(
+            "SELECT prosrc FROM pg_proc WHERE proname = 'herald_queue_heads'"
+        )
+        .first!.string(0)
         let from = heads.range(of: "WITH RECURSIVE")!.lowerBound
         let head = String(heads[from..<heads[from...].firstIndex(of: ";")!])
         let text = try plan(head, [])

@@ -20,7 +20,9 @@ import Testing
             p_lease => 'w1', p_lease_seconds => 30, p_leased => ARRAY[true, true, false])
         """
 
-    @Test("the writer writes only the requests it is given, each delivery due at its request's time and expiring its TTL after, leased only where its request is marked")
+    @Test(
+        "the writer writes only the requests it is given, each delivery due at its request's time and expiring its TTL after, leased only where its request is marked"
+    )
     func writesTheGivenRequestsDueExpiringAndLeased() throws {
         let db = try QueueDatabase()
         let partner = try db.partner()
@@ -32,11 +34,13 @@ import Testing
         for row in rows { written[try row.uuid(0)] = try row.uuid(1) }
         #expect(written == [ids[0]: requests[0], ids[2]: requests[2]])
 
-        let stored = try db.connection.query("""
+        let stored = try db.connection.query(
+            """
             SELECT id, available_at, expires_at, state, leased_by, attempts, lease_expires_at IS NOT NULL AS timed,
                    interruption_level::text AS level, payload, member_count
               FROM deliveries WHERE id = ANY ($1::uuid[]) ORDER BY device_id
-            """, [ids]).rows
+            """, [ids]
+        ).rows
         try #require(stored.count == 2)
         let leased = stored[0], pending = stored[1]
         #expect(try leased.uuid("id") == ids[0] && pending.uuid("id") == ids[2])
@@ -89,8 +93,11 @@ import Testing
             let text = try String(contentsOf: functions.appendingPathComponent(name), encoding: .utf8)
             if text.contains("INSERT INTO deliveries") { inserting.insert(name) }
         }
-        #expect(inserting == ["outbox_write.sql", "activity_start.sql", "activity_dispatch.sql",
-                              "complete_deliveries.sql"])
+        #expect(
+            inserting == [
+                "outbox_write.sql", "activity_start.sql", "activity_dispatch.sql",
+                "complete_deliveries.sql",
+            ])
         // No Swift statement of the services writes one (the test helpers' fixtures aside).
         let sources = Self.root.appendingPathComponent("Sources")
         let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []

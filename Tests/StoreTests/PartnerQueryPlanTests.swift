@@ -13,7 +13,8 @@ struct PartnerQueryPlanTests {
     static let database: QueueDatabase = {
         do {
             let db = try QueueDatabase()
-            _ = try db.connection.query("""
+            _ = try db.connection.query(
+                """
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
                                       rate_limit_per_day, previous_key_hash, previous_key_expires_at)
                 SELECT md5('p' || g)::uuid, 'app.' || g, 'App', 't1', md5('key-' || g), 60, 10000,
@@ -22,7 +23,8 @@ struct PartnerQueryPlanTests {
                   FROM generate_series(0, 4999) g
                 """)
             // Each insert wrote its audit entry (functions/partners_audited.sql); more entries of other kinds.
-            _ = try db.connection.query("""
+            _ = try db.connection.query(
+                """
                 INSERT INTO admin_audit (actor, action, detail)
                 SELECT 'console', 'console.signed_in', '{}' FROM generate_series(1, 20000)
                 """)
@@ -37,7 +39,8 @@ struct PartnerQueryPlanTests {
     @Test("the audit trail's pages read the primary key backwards, or one partner's through admin_audit_partner")
     func auditPages() throws {
         let c = Self.database.connection
-        #expect(try c.query("SELECT count(*) FROM admin_audit WHERE action = 'partner.created'").rows[0].int(0) == 5_000)
+        #expect(
+            try c.query("SELECT count(*) FROM admin_audit WHERE action = 'partner.created'").rows[0].int(0) == 5_000)
         let all = try c.plan(Queries.AdminAudit.list, [nil as Int?, 100])
         #expect(all.contains("Index Scan Backward using admin_audit_pkey"), "\(all)")
         let paged = try c.plan(Queries.AdminAudit.list, [12_000, 100])
@@ -59,7 +62,8 @@ struct PartnerQueryPlanTests {
         let store = PartnerStore(pool: pool)
         let current = try #require(try store.findActive(keyHash: try c.query("SELECT md5('key-42')").rows[0].string(0)))
         #expect(current.record.miniAppID == "app.42" && !current.previous)
-        let previous = try #require(try store.findActive(keyHash: try c.query("SELECT md5('previous-42')").rows[0].string(0)))
+        let previous = try #require(
+            try store.findActive(keyHash: try c.query("SELECT md5('previous-42')").rows[0].string(0)))
         #expect(previous.record.miniAppID == "app.42" && previous.previous)
         #expect(try store.findActive(keyHash: try c.query("SELECT md5('previous-43')").rows[0].string(0)) == nil)
     }

@@ -18,45 +18,55 @@ struct QueryPlanTests {
             try StoreDatabase.migrate(pool)
             try pool.withTransaction { connection in
                 _ = try connection.query("INSERT INTO tenants (id) VALUES ($1)", [tenant])
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO users (id, tenant_id) SELECT $1 || '-' || g, $1 FROM generate_series(1, 20000) g
                     """, [tenant])
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO user_emails (tenant_id, email, user_id)
                     SELECT $1, 'user' || g || '@' || $1 || '.example', $1 || '-' || g FROM generate_series(1, 20000) g
                     """, [tenant])
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO user_wallets (tenant_id, wallet, user_id)
                     SELECT $1, '0x' || lpad(to_hex(g), 40, '0'), $1 || '-' || g FROM generate_series(1, 20000) g
                     """, [tenant])
                 // The small tables of the hot path get realistic sizes too, or the planner rightly
                 // prefers a sequential scan of a handful of rows. Rate buckets lie ahead of the clock:
                 // past ones would be cleaned by the janitor of an intake another suite runs.
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO opt_outs (user_id, mini_app_id)
                     SELECT $1 || '-' || g, 'app.' || (g % 50) FROM generate_series(1, 20000) g
                     """, [tenant])
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO idempotency_keys (partner_id, key, body_hash, request_id, response, created_at)
                     SELECT gen_random_uuid(), 'k' || g, 'h', gen_random_uuid(), '{}', now() FROM generate_series(1, 20000) g
                     """)
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO rate_buckets (partner_id, granularity, bucket, count)
                     SELECT gen_random_uuid(), 's', extract(epoch FROM now())::bigint + 3600 + g, 1
                       FROM generate_series(1, 20000) g
                     """)
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO rate_windows (partner_id, minute_edge, minute_count, day_edge, day_count)
                     SELECT gen_random_uuid(), 0, 1, 0, 1 FROM generate_series(1, 20000) g
                     """)
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
                     SELECT $1 || '-' || g, 'phone', 'ios', 'production', repeat('ab', 32) FROM generate_series(1, 20000) g
                     """, [tenant])
             }
             try pool.withConnection { connection in
-                for table in ["users", "user_emails", "user_wallets", "devices", "opt_outs", "idempotency_keys",
-                              "rate_buckets", "rate_windows", "push_requests"] {
+                for table in [
+                    "users", "user_emails", "user_wallets", "devices", "opt_outs", "idempotency_keys",
+                    "rate_buckets", "rate_windows", "push_requests",
+                ] {
                     try connection.execute("ANALYZE \(table)")
                 }
             }
@@ -90,26 +100,32 @@ struct QueryPlanTests {
         try Self.pool.withConnection { try functionStatement(name, on: $0, from: "RETURN QUERY", afterStart: true) }
     }
 
-    @Test("the resolver's query (every push's: the intake batch's, the backfill's, the single push's), planned generic as the intake's function runs it, probes primary keys only")
+    @Test(
+        "the resolver's query (every push's: the intake batch's, the backfill's, the single push's), planned generic as the intake's function runs it, probes primary keys only"
+    )
     func resolve() throws {
         let tenant = Self.tenant
         let query = try Self.pool.withConnection {
-            try functionStatement("herald_resolve_lines", on: $0, from: "WITH ids AS",
-                                  to: "fcm_token_invalidated_at IS NULL))", throughEnd: true, renaming: [
-                "p_tenants": "$1", "p_mini_apps": "$2", "p_e_line": "$3", "p_emails": "$4", "p_w_line": "$5",
-                "p_wallets": "$6",
-            ])
+            try functionStatement(
+                "herald_resolve_lines", on: $0, from: "WITH ids AS",
+                to: "fcm_token_invalidated_at IS NULL))", throughEnd: true,
+                renaming: [
+                    "p_tenants": "$1", "p_mini_apps": "$2", "p_e_line": "$3", "p_emails": "$4", "p_w_line": "$5",
+                    "p_wallets": "$6",
+                ])
         }
         let name = "resolve_lines_plan_\(UUID().uuidString.prefix(8).lowercased())"
         let text = try Self.pool.withConnection { connection in
             try connection.execute("SET plan_cache_mode = force_generic_plan")
             defer { _ = try? connection.execute("RESET plan_cache_mode; DEALLOCATE \(name)") }
             try connection.execute("PREPARE \(name) (text[], text[], integer[], text[], integer[], text[]) AS \(query)")
-            return try connection.execute("""
+            return try connection.execute(
+                """
                 EXPLAIN EXECUTE \(name)('{\(tenant),\(tenant)}', '{app.1,app.1}', '{1,2}',
                     '{user17@\(tenant).example,user9000@\(tenant).example}', '{2}',
                     '{0x00000000000000000000000000000000000000ff}')
-                """).rows.map { try $0.string(0) }.joined(separator: "\n")
+                """
+            ).rows.map { try $0.string(0) }.joined(separator: "\n")
         }
         #expect(text.contains("user_emails_pkey"), "\(text)")
         #expect(text.contains("user_wallets_pkey"), "\(text)")
@@ -128,13 +144,15 @@ struct QueryPlanTests {
         let text = try Self.pool.withConnection { connection -> String in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute,
                                       rate_limit_per_day, icon_updated_at)
                 SELECT gen_random_uuid(), 'plans.icon.' || g, 'P', $1, 'plans-icon-' || $1 || '-' || g, 60, 1000, now()
                   FROM generate_series(1, 5000) g
                 """, [tenant])
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO partner_icons (partner_id, size, png, sha256)
                 SELECT p.id, v.size, '\\x00'::bytea, 'h'
                   FROM partners p, (VALUES (64), (128), (256)) AS v (size) WHERE p.tenant_id = $1
@@ -148,13 +166,16 @@ struct QueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
-    @Test("the webhook claim finds due and lease-expired events, and whether any is due, through their partial indexes, among many finished")
+    @Test(
+        "the webhook claim finds due and lease-expired events, and whether any is due, through their partial indexes, among many finished"
+    )
     func webhookClaim() throws {
         _ = Self.tenant
         let plans = try Self.pool.withConnection { connection -> [String] in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO webhook_events (id, partner_id, type, subject_id, body, created_at, window_start, state,
                                             available_at, finished_at)
                 SELECT gen_random_uuid(), gen_random_uuid(), 'push.completed', gen_random_uuid(), '{}', now(), now(),
@@ -190,11 +211,13 @@ struct QueryPlanTests {
         _ = Self.tenant
         // The query inside `herald_claim_deliveries` (sql/functions/claim_deliveries.sql), read from the database with
         // the claimed row versions as a parameter, EXPLAINed with the function's own planner settings.
-        let query = try returnedQuery(of: "herald_claim_deliveries").replacingOccurrences(of: "v_claimed", with: "$1::tid[]")
-            // The host's guards' verdicts for the batch (functions/user_guards.sql), none here.
-            .replacingOccurrences(of: "v_guard_ids", with: "('{}'::uuid[])")
-            .replacingOccurrences(of: "v_guard_verdicts", with: "('{}'::text[])")
-            .replacingOccurrences(of: "v_guard_until", with: "('{}'::timestamptz[])")
+        let query = try returnedQuery(of: "herald_claim_deliveries").replacingOccurrences(
+            of: "v_claimed", with: "$1::tid[]"
+        )
+        // The host's guards' verdicts for the batch (functions/user_guards.sql), none here.
+        .replacingOccurrences(of: "v_guard_ids", with: "('{}'::uuid[])")
+        .replacingOccurrences(of: "v_guard_verdicts", with: "('{}'::text[])")
+        .replacingOccurrences(of: "v_guard_until", with: "('{}'::timestamptz[])")
         let text = try Self.pool.withConnection { connection -> String in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
@@ -249,11 +272,14 @@ struct QueryPlanTests {
         }
     }
 
-    @Test("the claim of the rows a notification listed leases them by primary key, without walking the due index, and reads each one's device, partner and opt-out by primary key")
+    @Test(
+        "the claim of the rows a notification listed leases them by primary key, without walking the due index, and reads each one's device, partner and opt-out by primary key"
+    )
     func claimListedRows() throws {
         // As the claimer's session plans it (Queries.WorkerSessions.claimSession: a generic plan, index paths only).
-        let text = try plan(Queries.Deliveries.claimListed, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}", 0],
-                            settings: Queries.WorkerSessions.claimSession.text)
+        let text = try plan(
+            Queries.Deliveries.claimListed, ["w", 100, 30, "{apns,fcm}", "{\(UUID())}", 0],
+            settings: Queries.WorkerSessions.claimSession.text)
         // Whether a row's user has quiet hours (the walk's claim judges those): the small partial index, no heap.
         #expect(text.contains("users_quiet_hours"), "\(text)")
         #expect(text.contains("deliveries_pkey"), "\(text)")
@@ -264,11 +290,14 @@ struct QueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
-    @Test("the read of the rows an intake leased to a worker finds them by primary key, and each one's device, partner and opt-out by primary key")
+    @Test(
+        "the read of the rows an intake leased to a worker finds them by primary key, and each one's device, partner and opt-out by primary key"
+    )
     func readLeasedRows() throws {
         // As the claimer's session plans it (Queries.WorkerSessions.claimSession), which runs it.
-        let text = try plan(Queries.Deliveries.readLeased, ["w", "{\(UUID())}"],
-                            settings: Queries.WorkerSessions.claimSession.text)
+        let text = try plan(
+            Queries.Deliveries.readLeased, ["w", "{\(UUID())}"],
+            settings: Queries.WorkerSessions.claimSession.text)
         #expect(text.contains("deliveries_pkey"), "\(text)")
         #expect(!text.contains("deliveries_lease"), "\(text)")
         #expect(text.contains("devices_pkey"), "\(text)")
@@ -279,29 +308,37 @@ struct QueryPlanTests {
 
     @Test("the release of a worker's unheard leased rows walks the lease index, not the outbox")
     func releaseLeasedRows() throws {
-        let text = try plan(Queries.Deliveries.releaseLeased, ["w", "{\(UUID())}"],
-                            settings: "SET LOCAL enable_seqscan = off")
+        let text = try plan(
+            Queries.Deliveries.releaseLeased, ["w", "{\(UUID())}"],
+            settings: "SET LOCAL enable_seqscan = off")
         #expect(text.contains("deliveries_lease"), "\(text)")
         #expect(!text.contains("deliveries_due"), "\(text)")
     }
 
-    @Test("the claim finds the partners with due rows in one statement: a walk of the due index in partner order, then one probe each; registered partners without rows are not read")
+    @Test(
+        "the claim finds the partners with due rows in one statement: a walk of the due index in partner order, then one probe each; registered partners without rows are not read"
+    )
     func claimPartnersWithDueRows() throws {
         _ = Self.tenant
         // The partners statement inside `herald_claim_deliveries` (sql/functions/claim_deliveries.sql), read from the
         // database with its variables as parameters, EXPLAINed with the function's own planner settings.
         let query = try Self.pool.withConnection { connection in
-            try functionStatement("herald_claim_deliveries", on: connection, from: "WITH RECURSIVE known",
-                                  renaming: ["INTO v_partners, v_floors": "", "v_lane": "$1::smallint",
-                                             "p_cursor_lanes": "$2::smallint[]", "p_cursor_partners": "$3::uuid[]",
-                                             "p_cursor_times": "$4::timestamptz[]", "p_services": "$5::text[]"])
+            try functionStatement(
+                "herald_claim_deliveries", on: connection, from: "WITH RECURSIVE known",
+                renaming: [
+                    "INTO v_partners, v_floors": "", "v_lane": "$1::smallint",
+                    "p_cursor_lanes": "$2::smallint[]", "p_cursor_partners": "$3::uuid[]",
+                    "p_cursor_times": "$4::timestamptz[]", "p_services": "$5::text[]",
+                ])
         }
         let text = try Self.pool.withConnection { connection -> String in
             try connection.execute("BEGIN")
             defer { _ = try? connection.execute("ROLLBACK") }
             try connection.execute("SET LOCAL enable_seqscan = off")
             try connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-            return try connection.query("EXPLAIN " + query, [0, "{0}", "{\(UUID())}", "{\"2026-01-01 00:00:00+00\"}", "{apns,fcm}"]).rows
+            return try connection.query(
+                "EXPLAIN " + query, [0, "{0}", "{\(UUID())}", "{\"2026-01-01 00:00:00+00\"}", "{apns,fcm}"]
+            ).rows
                 .map { try $0.string(0) }.joined(separator: "\n")
         }
         // The partners with pending rows and those with cursors, one index descent each (a recursive union of
@@ -333,14 +370,16 @@ struct QueryPlanTests {
         let scanned = text.split(separator: "\n").filter { $0.contains(" on push_requests_") }
         #expect(scanned.count == 1, "\(text)")
         let partitions = try Self.pool.withConnection { connection in
-            try connection.query("SELECT count(*) FROM pg_inherits WHERE inhparent = 'push_requests'::regclass").first!.int(0)
+            try connection.query("SELECT count(*) FROM pg_inherits WHERE inhparent = 'push_requests'::regclass").first!
+                .int(0)
         }
         #expect(partitions >= 3)
     }
 
     @Test("the rate window sums read the bucket primary key")
     func rateBuckets() throws {
-        let text = try plan("""
+        let text = try plan(
+            """
             SELECT coalesce(sum(count), 0) FROM rate_buckets
              WHERE partner_id = $1 AND granularity = 's' AND bucket > $2
             """, [UUID(), 1_795_000_000])
@@ -379,8 +418,10 @@ struct IntakePushQueryPlanTests {
 
     /// A statement of `function`'s source, from `start` to `end` (its `;`, or the `LOOP` of a
     /// FOR over a query), with its arguments renamed.
-    func statement(of function: String = "herald_intake_push", from start: String, to endMarker: String = ";",
-                   renaming names: [String: String]) throws -> String {
+    func statement(
+        of function: String = "herald_intake_push", from start: String, to endMarker: String = ";",
+        renaming names: [String: String]
+    ) throws -> String {
         _ = QueryPlanTests.tenant  // the fixture also migrates the database
         return try QueryPlanTests.pool.withConnection {
             try functionStatement(function, on: $0, from: start, to: endMarker, renaming: names)
@@ -400,13 +441,18 @@ struct IntakePushQueryPlanTests {
     func rateWindows() throws {
         // herald_rate_counts' statements (sql/functions/rate_counts.sql): the row, then for a window whose edge moved
         // the range it passes, or the window summed whole.
-        let names = ["INTO w": "", "INTO minute_count": "", "INTO day_count": "", "p_partner": "$1", "p_now": "$2",
-                     "w.minute_edge": "$3", "w.day_edge": "$3", "w.minute_count": "$4", "w.day_count": "$4"]
-        let plans = try ["SELECT r.minute_edge", "SELECT coalesce(sum(b.count), 0) INTO minute_count",
-                         "SELECT w.minute_count - coalesce", "SELECT coalesce(sum(b.count), 0) INTO day_count",
-                         "SELECT w.day_count - coalesce"].map { start in
-            try genericPlan(statement(of: "herald_rate_counts", from: start, renaming: names),
-                            types: "uuid, bigint, bigint, integer")
+        let names = [
+            "INTO w": "", "INTO minute_count": "", "INTO day_count": "", "p_partner": "$1", "p_now": "$2",
+            "w.minute_edge": "$3", "w.day_edge": "$3", "w.minute_count": "$4", "w.day_count": "$4",
+        ]
+        let plans = try [
+            "SELECT r.minute_edge", "SELECT coalesce(sum(b.count), 0) INTO minute_count",
+            "SELECT w.minute_count - coalesce", "SELECT coalesce(sum(b.count), 0) INTO day_count",
+            "SELECT w.day_count - coalesce",
+        ].map { start in
+            try genericPlan(
+                statement(of: "herald_rate_counts", from: start, renaming: names),
+                types: "uuid, bigint, bigint, integer")
         }
         #expect(plans[0].contains("rate_windows_pkey"), "\(plans[0])")
         for text in plans.dropFirst() {

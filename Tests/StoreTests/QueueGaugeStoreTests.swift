@@ -12,27 +12,37 @@ import Testing
 
     @Test func countsDueRowsAndTheOldestDueAgePerLane() throws {
         let db = try QueueDatabase()
-        #expect(try store.gauges(on: db.connection) == [
-            LaneGauge(lane: "realtime", due: 0, oldestDueSeconds: 0), LaneGauge(lane: "bulk", due: 0, oldestDueSeconds: 0),
-        ])
+        #expect(
+            try store.gauges(on: db.connection) == [
+                LaneGauge(lane: "realtime", due: 0, oldestDueSeconds: 0),
+                LaneGauge(lane: "bulk", due: 0, oldestDueSeconds: 0),
+            ])
         let partner = try db.partner()
         let other = try db.partner()
         try db.user("u1", apnsToken: Self.apnsToken)
         let request = try db.request(partner: partner.id, deliveries: 10)
-        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns, lane: 0,
-                        availableAt: Date().addingTimeInterval(-30))
-        try db.delivery(request: request, partner: other.id, user: "u1", service: .apns, lane: 0,
-                        availableAt: Date().addingTimeInterval(-2))
-        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns, lane: 1,
-                        availableAt: Date().addingTimeInterval(-8))
+        try db.delivery(
+            request: request, partner: partner.id, user: "u1", service: .apns, lane: 0,
+            availableAt: Date().addingTimeInterval(-30))
+        try db.delivery(
+            request: request, partner: other.id, user: "u1", service: .apns, lane: 0,
+            availableAt: Date().addingTimeInterval(-2))
+        try db.delivery(
+            request: request, partner: partner.id, user: "u1", service: .apns, lane: 1,
+            availableAt: Date().addingTimeInterval(-8))
         // Not due yet (either lane), and leased: neither counts.
-        try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns, lane: 0,
-                        availableAt: Date().addingTimeInterval(600))
-        try db.delivery(request: request, partner: other.id, user: "u1", service: .apns, lane: 1,
-                        availableAt: Date().addingTimeInterval(600))
-        let leased = try db.delivery(request: request, partner: partner.id, user: "u1", service: .apns, lane: 1,
-                                     availableAt: Date().addingTimeInterval(-100))
-        try db.connection.query("UPDATE deliveries SET state = 'leased', leased_by = 'w', lease_expires_at = now() + interval '1 minute' WHERE id = $1", [leased])
+        try db.delivery(
+            request: request, partner: partner.id, user: "u1", service: .apns, lane: 0,
+            availableAt: Date().addingTimeInterval(600))
+        try db.delivery(
+            request: request, partner: other.id, user: "u1", service: .apns, lane: 1,
+            availableAt: Date().addingTimeInterval(600))
+        let leased = try db.delivery(
+            request: request, partner: partner.id, user: "u1", service: .apns, lane: 1,
+            availableAt: Date().addingTimeInterval(-100))
+        try db.connection.query(
+            "UPDATE deliveries SET state = 'leased', leased_by = 'w', lease_expires_at = now() + interval '1 minute' WHERE id = $1",
+            [leased])
 
         let gauges = try store.gauges(on: db.connection)
         #expect(gauges.map(\.lane) == ["realtime", "bulk"])
@@ -60,7 +70,9 @@ import Testing
             try db.deliveries(count: 20000, request: request, partner: partner.id, user: "u1", lane: lane)
         }
         // Finished history-like rows would leave the table; leased ones stay and are outside the index.
-        try db.connection.execute("UPDATE deliveries SET state = 'leased', leased_by = 'w', lease_expires_at = now() WHERE ctid IN (SELECT ctid FROM deliveries LIMIT 30000)")
+        try db.connection.execute(
+            "UPDATE deliveries SET state = 'leased', leased_by = 'w', lease_expires_at = now() WHERE ctid IN (SELECT ctid FROM deliveries LIMIT 30000)"
+        )
         try db.connection.execute("ANALYZE deliveries")
         let plan = try db.connection.plan(Queries.QueueGauges.dueByLane, [QueueGaugeStore.countLimit])
         #expect(plan.contains("deliveries_due_partner"), "\(plan)")

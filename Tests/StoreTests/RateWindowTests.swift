@@ -27,21 +27,26 @@ struct RateWindowTests {
     /// herald_rate_counts at `now`, and the same two sums read straight from the buckets.
     func counts(_ partner: UUID, at now: Int) throws -> (read: [Int], summed: [Int]) {
         try Self.pool.withConnection { connection in
-            let read = try connection.query("SELECT minute_count, day_count FROM herald_rate_counts($1, $2)",
-                                            [partner, now]).first!
-            let summed = try connection.query("""
+            let read = try connection.query(
+                "SELECT minute_count, day_count FROM herald_rate_counts($1, $2)",
+                [partner, now]
+            ).first!
+            let summed = try connection.query(
+                """
                 SELECT (SELECT coalesce(sum(count), 0) FROM rate_buckets
                          WHERE partner_id = $1 AND granularity = 's' AND bucket > $2::int8 - 60)::int4,
                        (SELECT coalesce(sum(count), 0) FROM rate_buckets
                          WHERE partner_id = $1 AND granularity = 'm' AND bucket > $2::int8 / 60 - 1440)::int4
-                """, [partner, now]).first!
+                """, [partner, now]
+            ).first!
             return ([try read.int(0), try read.int(1)], [try summed.int(0), try summed.int(1)])
         }
     }
 
     /// A full day of minutes (1 each) and a full minute of seconds (2 each) up to `t`.
     func fill(_ partner: UUID, upTo t: Int) throws {
-        try execute("""
+        try execute(
+            """
             INSERT INTO rate_buckets (partner_id, granularity, bucket, count)
             SELECT $1::uuid, 'm'::"char", $2::int8 / 60 - g, 1 FROM generate_series(0, 1439) g
             UNION ALL
@@ -58,7 +63,8 @@ struct RateWindowTests {
         var c = try counts(partner, at: t)
         #expect(c.read == [120, 1_440] && c.read == c.summed)
         // The row a writer leaves at t.
-        try execute("""
+        try execute(
+            """
             INSERT INTO rate_windows (partner_id, minute_edge, minute_count, day_edge, day_count)
             VALUES ($1, $2::int8 - 60, 120, $2::int8 / 60 - 1440, 1440)
             """, [partner, t])
@@ -85,7 +91,8 @@ struct RateWindowTests {
         let partner = UUID()
         try fill(partner, upTo: t)
         // A row that disagrees with the buckets, as one left behind by buckets the janitor deleted would.
-        try execute("""
+        try execute(
+            """
             INSERT INTO rate_windows (partner_id, minute_edge, minute_count, day_edge, day_count)
             VALUES ($1, $2::int8 - 60, 999, $2::int8 / 60 - 1440, 99999)
             """, [partner, t])
@@ -101,7 +108,8 @@ struct RateWindowTests {
         let fixture = try IntakePushTests.fixture(perMinute: 1_000, perDay: 1_002)
         let partner = fixture.partner.id
         // The partner has sent all day: a minute bucket for each of the last 1,000 minutes.
-        try execute("""
+        try execute(
+            """
             INSERT INTO rate_buckets (partner_id, granularity, bucket, count)
             SELECT $1, 'm', floor(extract(epoch FROM clock_timestamp()))::int8 / 60 - g, 1 FROM generate_series(1, 1000) g
             """, [partner])
@@ -110,7 +118,8 @@ struct RateWindowTests {
         }
         let writer = IntakeWriter(pool: Self.pool)
         let outcomes = try writer.write((0..<3).map { IntakePushTests.push(fixture, to: fixture.ios[$0]) })
-        guard case .accepted = outcomes[0], case .accepted = outcomes[1], case .limited(let refused) = outcomes[2] else {
+        guard case .accepted = outcomes[0], case .accepted = outcomes[1], case .limited(let refused) = outcomes[2]
+        else {
             Issue.record("expected two accepted and one refused: \(outcomes)")
             return
         }
@@ -119,8 +128,10 @@ struct RateWindowTests {
         #expect(refused.dayOldest == oldest)
         func row() throws -> [Int] {
             try Self.pool.withConnection { connection in
-                let r = try connection.query("SELECT minute_count, day_count FROM rate_windows WHERE partner_id = $1",
-                                             [partner]).first!
+                let r = try connection.query(
+                    "SELECT minute_count, day_count FROM rate_windows WHERE partner_id = $1",
+                    [partner]
+                ).first!
                 return [try r.int(0), try r.int(1)]
             }
         }

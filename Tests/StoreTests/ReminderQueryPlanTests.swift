@@ -13,26 +13,31 @@ struct ReminderQueryPlanTests {
         do {
             let db = try QueueDatabase()
             let c = db.connection
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO partners (id, mini_app_id, display_name, tenant_id, key_hash, rate_limit_per_minute, rate_limit_per_day)
                 SELECT md5('p' || g)::uuid, 'app.' || g, 'App', 't1', 'key-' || g, 60, 10000 FROM generate_series(0, 4999) g
                 """)
             _ = try c.query("INSERT INTO users (id, tenant_id) SELECT 'u' || g, 't1' FROM generate_series(1, 20000) g")
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO devices (user_id, device_id, platform, environment, apns_token)
                 SELECT 'u' || g, 'iphone', 'ios', 'production', repeat('ab', 32) FROM generate_series(1, 20000) g
                 """)
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO opt_outs (user_id, mini_app_id) SELECT 'u' || g, 'app.' || (g % 50) FROM generate_series(1, 20000) g
                 """)
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO deliveries (id, request_id, request_created_at, partner_id, service, user_id, device_id,
                                         environment, payload, available_at)
                 SELECT md5('d' || g)::uuid, md5('r' || g)::uuid, now(), md5('p' || (g % 50))::uuid, 'apns',
                        'u' || (g % 20000 + 1), 'iphone', 'production', '{}', now() + make_interval(secs => g)
                   FROM generate_series(1, 40000) g
                 """)
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 INSERT INTO reminders (id, user_id, mini_app_id, partner_id, request_id, request_created_at, title, body,
                                        at, deliveries, status, created_at)
                 SELECT md5('m' || g)::uuid, 'u' || (g % 20000 + 1), 'app.' || (g % 50), md5('p' || (g % 50))::uuid,
@@ -41,7 +46,9 @@ struct ReminderQueryPlanTests {
                   FROM generate_series(1, 40000) g
                 """)
             // A host retrying with keys: half the reminders carry one.
-            _ = try c.query("UPDATE reminders SET idempotency_key = 'key-' || id, body_hash = md5(id::text) WHERE at < now() + interval '20000 seconds'")
+            _ = try c.query(
+                "UPDATE reminders SET idempotency_key = 'key-' || id, body_hash = md5(id::text) WHERE at < now() + interval '20000 seconds'"
+            )
             for table in ["partners", "users", "devices", "opt_outs", "deliveries", "reminders"] {
                 try c.execute("ANALYZE \(table)")
             }
@@ -72,12 +79,15 @@ struct ReminderQueryPlanTests {
     @Test("the cap's count and the marking of sent reminders read one user's mini-app through reminders_scheduled")
     func cap() throws {
         let names = ["p_user": "$1", "p_mini_app": "$2", "INTO v_pending": ""]
-        let count = try plan(try statement(of: "herald_schedule_reminder", from: "SELECT count(*) INTO v_pending",
-                                           renaming: names), ["u42", "app.42"])
+        let count = try plan(
+            try statement(
+                of: "herald_schedule_reminder", from: "SELECT count(*) INTO v_pending",
+                renaming: names), ["u42", "app.42"])
         #expect(count.contains("reminders_scheduled"), "\(count)")
         #expect(!count.contains("Seq Scan"), "\(count)")
-        let settle = try plan(try statement(of: "herald_schedule_reminder", from: "UPDATE reminders r", renaming: names),
-                              ["u42", "app.42"])
+        let settle = try plan(
+            try statement(of: "herald_schedule_reminder", from: "UPDATE reminders r", renaming: names),
+            ["u42", "app.42"])
         #expect(settle.contains("reminders_scheduled"), "\(settle)")
         #expect(!settle.contains("Seq Scan"), "\(settle)")
     }
@@ -85,13 +95,17 @@ struct ReminderQueryPlanTests {
     @Test("whether a reminder is pending, and the cancel's lock of its deliveries, probe the outbox's primary key")
     func outbox() throws {
         let ids = ["{\(UUID()),\(UUID())}"]
-        let pending = try plan(try statement(of: "herald_reminder_pending", from: "SELECT",
-                                             renaming: ["p_deliveries": "$1::uuid[]"]), ids)
+        let pending = try plan(
+            try statement(
+                of: "herald_reminder_pending", from: "SELECT",
+                renaming: ["p_deliveries": "$1::uuid[]"]), ids)
         #expect(pending.contains("deliveries_pkey"), "\(pending)")
         #expect(!pending.contains("Seq Scan"), "\(pending)")
-        let lock = try plan(try statement(of: "herald_cancel_reminder", from: "SELECT 1 FROM deliveries d",
-                                          renaming: ["v_reminder.deliveries": "$1::uuid[]", "FOR UPDATE) AS x": "FOR UPDATE"]),
-                            ids)
+        let lock = try plan(
+            try statement(
+                of: "herald_cancel_reminder", from: "SELECT 1 FROM deliveries d",
+                renaming: ["v_reminder.deliveries": "$1::uuid[]", "FOR UPDATE) AS x": "FOR UPDATE"]),
+            ids)
         #expect(lock.contains("deliveries_pkey"), "\(lock)")
         #expect(!lock.contains("Seq Scan"), "\(lock)")
     }
@@ -113,9 +127,11 @@ struct ReminderQueryPlanTests {
         let keyed = try plan(Queries.Reminders.keyed.text, ["u42", "key-42"])
         #expect(keyed.contains("reminders_idempotency"), "\(keyed)")
         #expect(!keyed.contains("Seq Scan"), "\(keyed)")
-        let inside = try plan(try statement(of: "herald_schedule_reminder", from: "SELECT r.id, r.body_hash",
-                                            renaming: ["p_user": "$1", "p_key": "$2", "INTO v_keyed": ""]),
-                              ["u42", "key-42"])
+        let inside = try plan(
+            try statement(
+                of: "herald_schedule_reminder", from: "SELECT r.id, r.body_hash",
+                renaming: ["p_user": "$1", "p_key": "$2", "INTO v_keyed": ""]),
+            ["u42", "key-42"])
         #expect(inside.contains("reminders_idempotency"), "\(inside)")
         #expect(!inside.contains("Seq Scan"), "\(inside)")
     }

@@ -12,7 +12,8 @@ struct ActivityDeviceStateTests {
     func state(_ harness: LiveActivityHarness, _ id: String, _ device: String, _ state: String) throws
         -> TestHTTPClient.Response
     {
-        try harness.host("PUT", "/api/internal/live-activities/\(id)/devices/\(device)/state", #"{"state":"\#(state)"}"#)
+        try harness.host(
+            "PUT", "/api/internal/live-activities/\(id)/devices/\(device)/state", #"{"state":"\#(state)"}"#)
     }
 
     /// The partner's GET: status and each device's (platform, state), in device order.
@@ -20,16 +21,18 @@ struct ActivityDeviceStateTests {
         -> (status: String?, devices: [String])
     {
         let json = try JSONParser.parse(harness.get(partner, id).body)
-        let devices = json["devices"]?.arrayValue?.map {
-            "\($0["platform"]?.stringValue ?? "?") \($0["state"]?.stringValue ?? "?")"
-        } ?? []
+        let devices =
+            json["devices"]?.arrayValue?.map {
+                "\($0["platform"]?.stringValue ?? "?") \($0["state"]?.stringValue ?? "?")"
+            } ?? []
         return (json["status"]?.stringValue, devices)
     }
 
     @Test func aDeviceWhereTheUserDismissedItGetsNothingMoreAndAllDismissedIsDismissed() async throws {
         let harness = try LiveActivityHarness()
         let partner = try harness.partner()
-        try harness.db.connection.execute("UPDATE partners SET webhook_url = 'https://hooks.example.com/h', webhook_secret = 'secret'")
+        try harness.db.connection.execute(
+            "UPDATE partners SET webhook_url = 'https://hooks.example.com/h', webhook_secret = 'secret'")
         let user = try harness.user(sessionWith: [partner.miniApp])
         try harness.workers.startWorker()
         let id = try harness.activityID(harness.start(partner, user))
@@ -46,7 +49,9 @@ struct ActivityDeviceStateTests {
         #expect(json["state"]?.stringValue == "dismissed")
         #expect(json["activityStatus"]?.stringValue == "active")
         try harness.expect(harness.update(partner, id, #"{"state":{"currentStage":1}}"#), [200])
-        try await harness.workers.waitUntil("the update on the iPhone") { harness.apnsPushes(to: activityToken).count == 1 }
+        try await harness.workers.waitUntil("the update on the iPhone") {
+            harness.apnsPushes(to: activityToken).count == 1
+        }
         try await harness.workers.waitUntil("the outbox empty") { try harness.outstanding(id) == 0 }
         #expect(harness.fcmMessages(to: fcm).count == 1, "the Pixel got its start only")
         #expect(try view(harness, partner, id) == ("active", ["ios active", "android dismissed"]))
@@ -60,8 +65,10 @@ struct ActivityDeviceStateTests {
         let refused = try harness.update(partner, id, #"{"state":{"currentStage":2}}"#)
         #expect(refused.status == 409)
         #expect((try? JSONParser.parse(refused.body))?["error"]?["code"]?.stringValue == "activity_ended")
-        #expect(try harness.db.count("SELECT count(*) FROM webhook_events WHERE type = 'activity.dismissed' AND subject_id = $1::uuid",
-                                     [id]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM webhook_events WHERE type = 'activity.dismissed' AND subject_id = $1::uuid",
+                [id]) == 1)
     }
 
     @Test func pendingRowsOfADismissedDeviceAreDroppedNotSent() async throws {
@@ -74,10 +81,12 @@ struct ActivityDeviceStateTests {
         let answer = try JSONParser.parse(try harness.expect(state(harness, id, "pixel", "dismissed"), [200]).body)
         #expect(answer["activityStatus"]?.stringValue == "dismissed")
         #expect(try harness.outstanding(id) == 0)
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM delivery_history WHERE request_id = $1::uuid AND outcome = 'superseded'
-               AND last_error = 'dismissed_on_device'
-            """, [id]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM delivery_history WHERE request_id = $1::uuid AND outcome = 'superseded'
+                   AND last_error = 'dismissed_on_device'
+                """, [id]) == 1)
         let worker = try harness.workers.startWorker()
         try await harness.workers.waitUntil("the worker's first claim") { worker.metrics.claims >= 1 }
         #expect(harness.fcmMessages(to: try #require(user.fcmToken)).isEmpty)
@@ -130,8 +139,11 @@ struct ActivityDeviceStateTests {
         #expect((try? JSONParser.parse(bad.body))?["error"]?["field"]?.stringValue == "state")
         #expect(try state(harness, id, "pixel", "dismissed").status == 404)
         #expect(try state(harness, UUID().uuidString.lowercased(), "iphone", "dismissed").status == 404)
-        #expect(try harness.request("PUT", "/api/internal/live-activities/\(id)/devices/iphone/state", token: partner.apiKey,
-                                    json: #"{"state":"active"}"#).status == 401)
+        #expect(
+            try harness.request(
+                "PUT", "/api/internal/live-activities/\(id)/devices/iphone/state", token: partner.apiKey,
+                json: #"{"state":"active"}"#
+            ).status == 401)
         try harness.expect(state(harness, id, "iphone", "stale"), [200])
         #expect(try view(harness, partner, id).devices == ["ios stale"])
     }

@@ -26,7 +26,7 @@ import Worker
                 while !stop.load(ordering: .relaxed) {
                     let now = worker.inFlight
                     if now > most.load(ordering: .relaxed) { most.store(now, ordering: .relaxed) }
-                    Thread.sleep(forTimeInterval: 0.005) // the sampling period
+                    Thread.sleep(forTimeInterval: 0.005)  // the sampling period
                 }
             }
         }
@@ -42,8 +42,9 @@ import Worker
         try harness.db.deliveries(count: 1_500, request: backfill, partner: partner.id, user: "bulk-user", lane: 1)
         // A realtime push that comes due 3 s into the drain, with most of the backlog still queued.
         let live = try harness.db.request(partner: partner.id, deliveries: 1)
-        let liveID = try harness.db.delivery(request: live, partner: partner.id, user: "live-user", service: .apns,
-                                             availableAt: Date().addingTimeInterval(3))
+        let liveID = try harness.db.delivery(
+            request: live, partner: partner.id, user: "live-user", service: .apns,
+            availableAt: Date().addingTimeInterval(3))
 
         let worker = try harness.startWorker {
             $0.claimer.maxBulkInFlight = 20
@@ -65,24 +66,29 @@ import Worker
         // at most; without the allowance the worker holds the whole backlog at once and the realtime row
         // queues behind it on the upstream connections.
         // The realtime row was due 3 s after it was queued (its history keeps the queueing time).
-        let waited = try harness.db.connection.query("""
+        let waited = try harness.db.connection.query(
+            """
             SELECT count(*) FILTER (WHERE b.finished_at < d.finished_at AND b.finished_at >= d.created_at + interval '3 seconds'),
                    count(*) FILTER (WHERE b.finished_at > d.finished_at)
               FROM delivery_history d, delivery_history b
              WHERE d.id = $1 AND b.request_id = $2
-            """, [liveID, backfill.id]).first!
+            """, [liveID, backfill.id]
+        ).first!
         let sentWhileDue = try waited.int(0)
         let sentAfter = try waited.int(1)
-        #expect(sentAfter > 600, "the realtime push went out after most of the backlog: \(sentAfter) bulk rows after it")
+        #expect(
+            sentAfter > 600, "the realtime push went out after most of the backlog: \(sentAfter) bulk rows after it")
         #expect(sentWhileDue < 400, "\(sentWhileDue) bulk rows were sent while the realtime push waited")
         #expect(harness.timesReceived(liveID) == 1)
     }
 
     @Test func theAllowanceIsReadFromTheEnvironmentAndChecked() throws {
         let credentials = TestCredentials.shared
-        var environment = ["HERALD_DATABASE_URL": "postgresql://localhost/herald",
-                           "HERALD_APNS_KEY_FILE": credentials.apnsKeyFile, "HERALD_APNS_KEY_ID": "ABCDEFGHIJ",
-                           "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPIC": "one.based.app"]
+        var environment = [
+            "HERALD_DATABASE_URL": "postgresql://localhost/herald",
+            "HERALD_APNS_KEY_FILE": credentials.apnsKeyFile, "HERALD_APNS_KEY_ID": "ABCDEFGHIJ",
+            "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPIC": "one.based.app",
+        ]
         #expect(try WorkerConfiguration.fromEnvironment(environment).claimer.maxBulkInFlight == 200)
         environment["HERALD_WORKER_MAX_BULK_IN_FLIGHT"] = "50"
         #expect(try WorkerConfiguration.fromEnvironment(environment).claimer.maxBulkInFlight == 50)

@@ -5,6 +5,7 @@ import ServiceSupport
 import Store
 import Synchronization
 import Testing
+
 @testable import Worker
 
 /// The completer's spacing (`CompleterConfiguration.minimumInterval`, HERALD_COMPLETION_INTERVAL_MS):
@@ -20,8 +21,9 @@ struct CompleterIntervalTests {
         let committed = Mutex<[UUID]>([])
         let completer = Completer(
             configuration: configuration, worker: "interval-test",
-            session: DeliveryStore.workerSession(url: db.url, role: "completer", listen: false,
-                                                 statementTimeout: .seconds(10)),
+            session: DeliveryStore.workerSession(
+                url: db.url, role: "completer", listen: false,
+                statementTimeout: .seconds(10)),
             metrics: metrics, logger: Logger(component: "test", minimum: .error)
         ) { ids, _ in committed.withLock { $0 += ids } }
         completer.start()
@@ -32,11 +34,13 @@ struct CompleterIntervalTests {
         try waitFor("the first statement") { committed.withLock { $0.count } == 1 }
         for id in ids.dropFirst() {
             completer.add(CompletedDelivery(id: id, outcome: .sent, token: nil))
-            Thread.sleep(forTimeInterval: 0.02) // outcomes arriving over time: what the interval gathers
+            Thread.sleep(forTimeInterval: 0.02)  // outcomes arriving over time: what the interval gathers
         }
         try waitFor("the rest", timeout: .seconds(10)) { committed.withLock { $0.count } == ids.count }
         #expect(committed.withLock { $0 } == ids)
-        let statements = metrics.render().split(separator: "\n").first { $0.hasPrefix("herald_worker_completion_batches_total ") }
+        let statements = metrics.render().split(separator: "\n").first {
+            $0.hasPrefix("herald_worker_completion_batches_total ")
+        }
         #expect(statements == "herald_worker_completion_batches_total 2")
     }
 }

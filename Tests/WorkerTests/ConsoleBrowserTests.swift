@@ -28,21 +28,29 @@ struct ConsoleBrowserTests {
         let userID = "console-\(UUID().uuidString.prefix(8).lowercased())"
         let email = "\(userID)@example.com"
         let token = LiveActivityHarness.hexToken()
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(userID)", #"{"tenantId":"t1","emails":["\#(email)"]}"#),
-                           [200, 201])
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(userID)/devices/iphone", """
-            {"platform":"ios","environment":"sandbox","apnsToken":"\(token)","bundleId":"\(harness.workers.credentials.apnsTopic)"}
-            """), [200, 201])
+        try harness.expect(
+            harness.host("PUT", "/api/internal/users/\(userID)", #"{"tenantId":"t1","emails":["\#(email)"]}"#),
+            [200, 201])
+        try harness.expect(
+            harness.host(
+                "PUT", "/api/internal/users/\(userID)/devices/iphone",
+                """
+                {"platform":"ios","environment":"sandbox","apnsToken":"\(token)","bundleId":"\(harness.workers.credentials.apnsTopic)"}
+                """), [200, 201])
         // The first send is refused for good; the replay's goes through.
         harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: token)
-        let response = try harness.expect(harness.request(
-            "POST", "/api/partners/notifications/push", token: partner.apiKey,
-            json: #"{"recipients":{"emails":["\#(email)"]},"title":"Deposit <b>1/6</b>","body":"Confirmations"}"#), [202])
+        let response = try harness.expect(
+            harness.request(
+                "POST", "/api/partners/notifications/push", token: partner.apiKey,
+                json: #"{"recipients":{"emails":["\#(email)"]},"title":"Deposit <b>1/6</b>","body":"Confirmations"}"#),
+            [202])
         let requestID = try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
         // A webhook the address policy refuses at once: its events fail without a wait.
-        try harness.expect(harness.request("PATCH", "/api/admin/mini-app-partners/\(partner.id)",
-                                           token: LiveActivityHarness.adminToken,
-                                           json: #"{"webhookUrl":"https://127.0.0.1:9/console-hook"}"#), [200])
+        try harness.expect(
+            harness.request(
+                "PATCH", "/api/admin/mini-app-partners/\(partner.id)",
+                token: LiveActivityHarness.adminToken,
+                json: #"{"webhookUrl":"https://127.0.0.1:9/console-hook"}"#), [200])
         let worker = try harness.workers.startWorker { $0.heartbeat.interval = .milliseconds(250) }
         defer { worker.drain() }
         try await harness.workers.waitUntil("the delivery failed and the worker beat") {
@@ -50,10 +58,12 @@ struct ConsoleBrowserTests {
                 && harness.db.count("SELECT count(*) FROM worker_heartbeats") == 1
         }
 
-        var arguments = [Self.script.path, "--url", "http://127.0.0.1:\(harness.port)",
-                         "--token", LiveActivityHarness.adminToken, "--mini-app", partner.miniApp,
-                         "--hostile-mini-app", hostile.miniApp, "--hostile-name", Self.hostileName,
-                         "--request-id", requestID]
+        var arguments = [
+            Self.script.path, "--url", "http://127.0.0.1:\(harness.port)",
+            "--token", LiveActivityHarness.adminToken, "--mini-app", partner.miniApp,
+            "--hostile-mini-app", hostile.miniApp, "--hostile-name", Self.hostileName,
+            "--request-id", requestID,
+        ]
         if let directory = ProcessInfo.processInfo.environment["HERALD_CONSOLE_SCREENSHOTS"], !directory.isEmpty {
             arguments += ["--screenshots", directory]
         }
@@ -79,32 +89,42 @@ struct ConsoleBrowserTests {
         // the old one is refused.
         #expect(read["previousKeyState"]?.stringValue?.hasPrefix("The old key works until") == true, "\(lastLine)")
         #expect(read["partnerState"]?.arrayValue?.count == 1, "\(lastLine)")
-        #expect(read["endPreviousConfirm"]?.stringValue?.hasPrefix("End the previous key of \(partner.miniApp)?") == true)
+        #expect(
+            read["endPreviousConfirm"]?.stringValue?.hasPrefix("End the previous key of \(partner.miniApp)?") == true)
         #expect(read["suspendConfirm"]?.stringValue?.hasPrefix("Suspend \(partner.miniApp)?") == true, "\(lastLine)")
         #expect(read["suspendedState"]?.arrayValue?.count == 1, "\(lastLine)")
         let audited = read["auditActions"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(Array(audited.prefix(6)) == ["partner.previous_webhook_secret_ended", "partner.webhook_secret_rotated",
-                                             "partner.resumed", "partner.suspended", "partner.previous_key_ended",
-                                             "partner.key_rotated"], "\(lastLine)")
+        #expect(
+            Array(audited.prefix(6)) == [
+                "partner.previous_webhook_secret_ended", "partner.webhook_secret_rotated",
+                "partner.resumed", "partner.suspended", "partner.previous_key_ended",
+                "partner.key_rotated",
+            ], "\(lastLine)")
         let newKey = try #require(read["newKey"]?.stringValue)
         #expect(newKey.hasPrefix("mp_") && newKey != partner.apiKey)
         let status = "/api/partners/notifications/push/\(requestID)"
         try harness.expect(harness.request("GET", status, token: newKey), [200])
         try harness.expect(harness.request("GET", status, token: partner.apiKey), [401])
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM partners WHERE mini_app_id = '\(partner.miniApp)' AND previous_key_hash IS NULL
-            """) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM partners WHERE mini_app_id = '\(partner.miniApp)' AND previous_key_hash IS NULL
+                """) == 1)
 
         // The webhook secret rotated from the page with an hour's overlap, then that ended: the new secret alone.
-        #expect(read["previousWebhookSecretState"]?.stringValue?.hasPrefix("Webhooks carry a signature with the old")
+        #expect(
+            read["previousWebhookSecretState"]?.stringValue?.hasPrefix("Webhooks carry a signature with the old")
                 == true, "\(lastLine)")
-        #expect(read["endPreviousWebhookSecretConfirm"]?.stringValue?
-            .hasPrefix("End the previous webhook secret of \(partner.miniApp)?") == true, "\(lastLine)")
+        #expect(
+            read["endPreviousWebhookSecretConfirm"]?.stringValue?
+                .hasPrefix("End the previous webhook secret of \(partner.miniApp)?") == true, "\(lastLine)")
         let newSecret = try #require(read["newWebhookSecret"]?.stringValue)
         #expect(newSecret.hasPrefix("whsec_"))
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM partners
-             WHERE id = $1 AND webhook_secret = $2 AND previous_webhook_secret IS NULL
-            """, [UUID(uuidString: partner.id)!, newSecret]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM partners
+                 WHERE id = $1 AND webhook_secret = $2 AND previous_webhook_secret IS NULL
+                """, [UUID(uuidString: partner.id)!, newSecret]) == 1)
     }
 }

@@ -22,7 +22,8 @@ import Worker
         #expect(received.count == 800)
         #expect(Set(received.compactMap { $0.header("apns-id") }).count == 400)
         #expect(queued.deliveries.allSatisfy { harness.timesReceived($0) == 1 })
-        #expect(try harness.db.count("SELECT count(DISTINCT id) FROM delivery_history_deliveries WHERE outcome = 'sent'")
+        #expect(
+            try harness.db.count("SELECT count(DISTINCT id) FROM delivery_history_deliveries WHERE outcome = 'sent'")
                 == 800)
     }
 
@@ -55,9 +56,11 @@ import Worker
         try harness.startWorker { $0.completer.groupHold = .milliseconds(200) }
         try await harness.waitUntil("all recorded", timeout: .seconds(60)) { try harness.outstanding() == 0 }
         #expect(try harness.db.counts(of: queued.request) == (sent: 40, failed: 0))
-        let pieces = try harness.db.connection.query("""
+        let pieces = try harness.db.connection.query(
+            """
             SELECT cardinality(members), $1 = ANY (members) FROM delivery_history ORDER BY cardinality(members)
-            """, [queued.deliveries[5]]).rows.map { (try $0.int(0), try $0.bool(1)) }
+            """, [queued.deliveries[5]]
+        ).rows.map { (try $0.int(0), try $0.bool(1)) }
         #expect(pieces.map(\.0) == [1, 39] && pieces.map(\.1) == [true, false])
         #expect(queued.deliveries.allSatisfy { harness.timesReceived($0) == 1 })
         #expect(try harness.db.outcome(of: queued.deliveries[5])?.attempts == 1)
@@ -66,9 +69,11 @@ import Worker
     @Test func aMemberIsRetriedOrFailedAloneAndTheRestOfItsGroupIsSentOnce() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queueThroughIntake(users: 40)
-        harness.simulator.setFault(SimulatorFault(status: 503, reason: "ServiceUnavailable", times: 1),
-                                   token: WorkerHarness.apnsToken(5))
-        harness.simulator.setFault(SimulatorFault(status: 410, reason: "Unregistered"), token: WorkerHarness.apnsToken(7))
+        harness.simulator.setFault(
+            SimulatorFault(status: 503, reason: "ServiceUnavailable", times: 1),
+            token: WorkerHarness.apnsToken(5))
+        harness.simulator.setFault(
+            SimulatorFault(status: 410, reason: "Unregistered"), token: WorkerHarness.apnsToken(7))
         try harness.startWorker()
         try await harness.waitUntil("all recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.counts(of: queued.request) == (sent: 39, failed: 1))
@@ -76,9 +81,11 @@ import Worker
         #expect(retried.outcome == "sent" && retried.attempts == 2)
         #expect(harness.timesReceived(queued.deliveries[5]) == 2)
         #expect(try harness.db.outcome(of: queued.deliveries[7])?.outcome == "token_invalid")
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE user_id = 'user-7' AND apns_token_invalidated_at IS NOT NULL
-            """) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE user_id = 'user-7' AND apns_token_invalidated_at IS NOT NULL
+                """) == 1)
         for (index, id) in queued.deliveries.enumerated() where index != 5 {
             #expect(harness.timesReceived(id) == 1)
             if index != 7 { #expect(try harness.db.outcome(of: id)?.attempts == 1) }
@@ -92,8 +99,9 @@ import Worker
         let partner = try harness.db.partner()
         for user in 0...40 {
             try harness.db.user("user-\(user)", apnsToken: WorkerHarness.apnsToken(user))
-            harness.simulator.setFault(SimulatorFault(status: 403, reason: "InvalidProviderToken"),
-                                       token: WorkerHarness.apnsToken(user))
+            harness.simulator.setFault(
+                SimulatorFault(status: 403, reason: "InvalidProviderToken"),
+                token: WorkerHarness.apnsToken(user))
         }
         // One push pauses the upstream.
         let first = try harness.db.enqueueRequest(partner: partner, deliveries: [("user-40", .apns)])

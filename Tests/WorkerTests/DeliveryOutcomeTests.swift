@@ -73,8 +73,9 @@ import Worker
     @Test func aPermanentRejectionFailsWithoutRetry() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
-        harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId"),
-                                   token: WorkerHarness.apnsToken(0))
+        harness.simulator.setFault(
+            SimulatorFault(status: 400, reason: "BadCollapseId"),
+            token: WorkerHarness.apnsToken(0))
         try harness.startWorker()
         try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         let outcome = try harness.db.outcome(of: queued.deliveries[0])
@@ -87,8 +88,9 @@ import Worker
     @Test func throttlingIsRetriedAfterRetryAfterThenSent() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
-        harness.simulator.setFault(SimulatorFault(status: 429, reason: "TooManyRequests", times: 1, retryAfter: 1),
-                                   token: WorkerHarness.apnsToken(0))
+        harness.simulator.setFault(
+            SimulatorFault(status: 429, reason: "TooManyRequests", times: 1, retryAfter: 1),
+            token: WorkerHarness.apnsToken(0))
         let started = Date()
         try harness.startWorker()
         try await harness.waitUntil("sent after a retry") { try harness.outstanding() == 0 }
@@ -102,7 +104,8 @@ import Worker
     @Test func serverErrorsAreRetriedUpToMaxAttemptsThenDead() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
-        harness.simulator.setFault(SimulatorFault(status: 503, reason: "ServiceUnavailable"), token: WorkerHarness.apnsToken(0))
+        harness.simulator.setFault(
+            SimulatorFault(status: 503, reason: "ServiceUnavailable"), token: WorkerHarness.apnsToken(0))
         try harness.startWorker { $0.retry.maxAttempts = 3 }
         try await harness.waitUntil("dead") { try harness.outstanding() == 0 }
         let outcome = try harness.db.outcome(of: queued.deliveries[0])
@@ -152,7 +155,8 @@ import Worker
         try harness.db.user("a", apnsToken: WorkerHarness.apnsToken(0))
         let request = try harness.db.request(partner: partner.id, deliveries: 1)
         let id = try harness.db.delivery(request: request, partner: partner.id, user: "a", service: .apns)
-        try harness.db.connection.query("INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('a', $1)", [partner.miniApp])
+        try harness.db.connection.query(
+            "INSERT INTO opt_outs (user_id, mini_app_id) VALUES ('a', $1)", [partner.miniApp])
         try harness.startWorker()
         try await harness.waitUntil("recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: id)?.outcome == "suppressed")

@@ -31,8 +31,11 @@ struct EnvelopeVerificationTests {
     static func edited(_ payload: JSONValue, _ path: [String], _ value: JSONValue) -> JSONValue {
         guard case .object(var members) = payload, let key = path.first else { return payload }
         let next = path.count > 1 ? edited(payload[key] ?? .object([]), Array(path.dropFirst()), value) : value
-        if let index = members.firstIndex(where: { $0.key == key }) { members[index].value = next }
-        else { members.append((key, next)) }
+        if let index = members.firstIndex(where: { $0.key == key }) {
+            members[index].value = next
+        } else {
+            members.append((key, next))
+        }
         return .object(members)
     }
 
@@ -43,10 +46,11 @@ struct EnvelopeVerificationTests {
         let user = try harness.user()
         try harness.workers.startWorker()
         let sentFrom = Int(Date().timeIntervalSince1970)
-        _ = try harness.expect(harness.request(
-            "POST", "/api/partners/notifications/push", token: partner.apiKey,
-            json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Deposit","body":"1/6","#
-                + #""interruptionLevel":"time-sensitive","ttlSeconds":600,"data":{"txHash":"0x5e1f"}}"#), [202])
+        _ = try harness.expect(
+            harness.request(
+                "POST", "/api/partners/notifications/push", token: partner.apiKey,
+                json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Deposit","body":"1/6","#
+                    + #""interruptionLevel":"time-sensitive","ttlSeconds":600,"data":{"txHash":"0x5e1f"}}"#), [202])
         let sentBy = Int(Date().timeIntervalSince1970) + 1
         func received(_ service: SimulatorService) -> SimulatorRecord? {
             harness.simulator.received().first { $0.service == service && $0.status == 200 }

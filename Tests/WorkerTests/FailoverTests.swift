@@ -33,8 +33,9 @@ import Testing
             ])
         defer { intake.stop() }
         let workerPort = TestEnvironment.freePort()
-        let worker = try ChildProcess(executable: WorkerResilienceTests.workerBinary,
-                                      environment: harness.processEnvironment(["HERALD_WORKER_METRICS_PORT": String(workerPort)]))
+        let worker = try ChildProcess(
+            executable: WorkerResilienceTests.workerBinary,
+            environment: harness.processEnvironment(["HERALD_WORKER_METRICS_PORT": String(workerPort)]))
         defer { worker.stop() }
         try harness.waitUntilBlocking("the intake and the worker are ready") {
             (try? TestHTTPClient.send(port: intakePort, method: "GET", path: "/readyz"))?.status == 200
@@ -42,7 +43,9 @@ import Testing
         }
         let created = try TestHTTPClient.json(
             port: intakePort, method: "POST", path: "/api/admin/mini-app-partners", token: Self.adminToken,
-            json: #"{"miniAppId":"app.failover","displayName":"Failover","tenantId":"t1","rateLimitPerMinute":100000,"rateLimitPerDay":1000000}"#)
+            json:
+                #"{"miniAppId":"app.failover","displayName":"Failover","tenantId":"t1","rateLimitPerMinute":100000,"rateLimitPerDay":1000000}"#
+        )
         let key = try #require(try JSONParser.parse(created.body)["apiKey"]?.stringValue, "\(created.text)")
 
         // The partner: pushes one after another, each retried with its key until it gets an answer below 500
@@ -53,22 +56,26 @@ import Testing
         let sent = Atomic<Int>(0)
         let sender = Thread {
             for index in 0..<pushes {
-                let body = #"{"recipients":{"emails":["user-\#(index % users)@example.com"],"wallets":[]},"title":"Deposit","body":"n\#(index)","deepLink":"basedapp://miniapp/app.failover/d","data":{}}"#
+                let body =
+                    #"{"recipients":{"emails":["user-\#(index % users)@example.com"],"wallets":[]},"title":"Deposit","body":"n\#(index)","deepLink":"basedapp://miniapp/app.failover/d","data":{}}"#
                 // A client that retries (same Idempotency-Key) while there is no answer or a 503.
                 try? waitFor("push \(index) answered", timeout: .seconds(60), interval: .milliseconds(50)) {
                     let response = try? TestHTTPClient.json(
-                        port: intakePort, method: "POST", path: "/api/partners/notifications/push", token: key, json: body,
+                        port: intakePort, method: "POST", path: "/api/partners/notifications/push", token: key,
+                        json: body,
                         headers: [("Idempotency-Key", "failover-\(index)")])
                     guard let response else { return false }
                     statuses.withLock { $0[response.status, default: 0] += 1 }
                     if response.status == 503 { return false }
-                    if (200..<300).contains(response.status), let id = try? JSONParser.parse(response.body)["requestId"]?.stringValue {
+                    if (200..<300).contains(response.status),
+                        let id = try? JSONParser.parse(response.body)["requestId"]?.stringValue
+                    {
                         accepted.withLock { _ = $0.insert(id) }
                     }
                     return true
                 }
                 sent.add(1, ordering: .relaxed)
-                Thread.sleep(forTimeInterval: 0.02) // a steady stream, so the failover comes in the middle of it
+                Thread.sleep(forTimeInterval: 0.02)  // a steady stream, so the failover comes in the middle of it
             }
         }
         sender.start()
@@ -78,7 +85,9 @@ import Testing
             (try? TestHTTPClient.send(port: workerPort, method: "GET", path: "/readyz"))?.status == 503
         }
         try pair.promote(.standby)
-        try harness.waitUntilBlocking("every push answered", timeout: .seconds(90)) { sent.load(ordering: .relaxed) == pushes }
+        try harness.waitUntilBlocking("every push answered", timeout: .seconds(90)) {
+            sent.load(ordering: .relaxed) == pushes
+        }
         try harness.waitUntilBlocking("the worker is ready again") {
             (try? TestHTTPClient.send(port: workerPort, method: "GET", path: "/readyz"))?.status == 200
         }
@@ -98,8 +107,10 @@ import Testing
             try check.withConnection { try $0.query("SELECT count(*) FROM deliveries").first!.int(0) } == 0
         }
         let sentRequests = try check.withConnection { connection in
-            try connection.query("SELECT count(DISTINCT request_id) FROM delivery_history_deliveries WHERE outcome = 'sent'")
-                .first!.int(0)
+            try connection.query(
+                "SELECT count(DISTINCT request_id) FROM delivery_history_deliveries WHERE outcome = 'sent'"
+            )
+            .first!.int(0)
         }
         #expect(sentRequests == pushes)
         let received = harness.simulator.received().compactMap { $0.header("apns-id") }

@@ -26,10 +26,12 @@ struct LiveActivityAPITests {
     @Test func startsAreRefusedWithTheRightCodeAndWriteNothing() throws {
         let partner = try harness.partner()
         let noSession = try harness.user()
-        let stranger = LiveActivityHarness.User(id: "nobody", email: "nobody@example.com", pushToStartToken: nil, fcmToken: nil)
+        let stranger = LiveActivityHarness.User(
+            id: "nobody", email: "nobody@example.com", pushToStartToken: nil, fcmToken: nil)
         let noDevice = try harness.user(iphone: false, pixel: false, sessionWith: [partner.miniApp])
         let optedOut = try harness.user(sessionWith: [partner.miniApp])
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(optedOut.id)/opt-outs/\(partner.miniApp)"), [200, 201, 204])
+        try harness.expect(
+            harness.host("PUT", "/api/internal/users/\(optedOut.id)/opt-outs/\(partner.miniApp)"), [200, 201, 204])
         let cases: [(LiveActivityHarness.User, Int, String)] = [
             (noSession, 409, "no_session"), (stranger, 404, "recipient_not_found"), (noDevice, 409, "no_live_device"),
             (optedOut, 409, "opted_out"),
@@ -47,9 +49,12 @@ struct LiveActivityAPITests {
         #expect(code(try harness.start(partner, stale)) == "no_session")
         // An iPhone without a push-to-start token cannot show a remotely started activity.
         let alertOnly = try harness.user(iphone: false, pixel: false, sessionWith: [partner.miniApp])
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(alertOnly.id)/devices/old-iphone", """
-            {"platform":"ios","environment":"sandbox","apnsToken":"\(LiveActivityHarness.hexToken())"}
-            """), [200, 201])
+        try harness.expect(
+            harness.host(
+                "PUT", "/api/internal/users/\(alertOnly.id)/devices/old-iphone",
+                """
+                {"platform":"ios","environment":"sandbox","apnsToken":"\(LiveActivityHarness.hexToken())"}
+                """), [200, 201])
         #expect(code(try harness.start(partner, alertOnly)) == "no_live_device")
         #expect(try activityRows() == 0)
         #expect(try harness.db.count("SELECT count(*) FROM deliveries") == 0)
@@ -62,29 +67,45 @@ struct LiveActivityAPITests {
             // (template, attributes, state, ttl, status, code, field)
             ("gauge", nil, nil, nil, 422, "unknown_template", "template"),
             (nil, nil, #"{"stages":[],"currentStage":0,"progress":0}"#, nil, 422, "invalid_state", "state.stages"),
-            (nil, nil, #"{"stages":["a"],"currentStage":1,"progress":0}"#, nil, 422, "invalid_state", "state.currentStage"),
-            (nil, nil, #"{"stages":["a"],"currentStage":0,"progress":1.5}"#, nil, 422, "invalid_state", "state.progress"),
-            (nil, nil, #"{"stages":["a"],"currentStage":"0","progress":0}"#, nil, 400, "invalid_field", "state.currentStage"),
-            ("status", nil, #"{"statusLabel":"x","statusVariant":"great"}"#, nil, 422, "invalid_state", "state.statusVariant"),
+            (
+                nil, nil, #"{"stages":["a"],"currentStage":1,"progress":0}"#, nil, 422, "invalid_state",
+                "state.currentStage"
+            ),
+            (
+                nil, nil, #"{"stages":["a"],"currentStage":0,"progress":1.5}"#, nil, 422, "invalid_state",
+                "state.progress"
+            ),
+            (
+                nil, nil, #"{"stages":["a"],"currentStage":"0","progress":0}"#, nil, 400, "invalid_field",
+                "state.currentStage"
+            ),
+            (
+                "status", nil, #"{"statusLabel":"x","statusVariant":"great"}"#, nil, 422, "invalid_state",
+                "state.statusVariant"
+            ),
             ("countdown", nil, #"{"deadline":"tomorrow"}"#, nil, 422, "invalid_state", "state.deadline"),
             (nil, #"{"subtitle":"no title"}"#, nil, nil, 400, "missing_field", "attributes.title"),
             (nil, nil, nil, 28_801, 400, "invalid_field", "ttlSeconds"),
             (nil, nil, nil, 0, 400, "invalid_field", "ttlSeconds"),
         ]
         for (template, attributes, state, ttl, status, expected, expectedField) in cases {
-            let response = try harness.start(partner, user, template: template ?? "progress", attributes: attributes,
-                                             state: state, ttlSeconds: ttl)
+            let response = try harness.start(
+                partner, user, template: template ?? "progress", attributes: attributes,
+                state: state, ttlSeconds: ttl)
             #expect(response.status == status, "\(expected) \(expectedField): \(response.text)")
             #expect(code(response) == expected, "\(response.text)")
             #expect(field(response) == expectedField, "\(response.text)")
         }
-        let unknown = try harness.request("POST", "/api/partners/live-activities", token: partner.apiKey,
-                                          json: #"{"recipient":{"email":"\#(user.email)"},"template":"progress","colour":"red"}"#)
+        let unknown = try harness.request(
+            "POST", "/api/partners/live-activities", token: partner.apiKey,
+            json: #"{"recipient":{"email":"\#(user.email)"},"template":"progress","colour":"red"}"#)
         #expect(unknown.status == 400 && code(unknown) == "unknown_field")
-        let both = try harness.request("POST", "/api/partners/live-activities", token: partner.apiKey, json: """
-            {"recipient":{"email":"\(user.email)","wallet":"0x\(String(repeating: "a", count: 40))"},"template":"progress",
-             "attributes":{"title":"t"},"state":\(LiveActivityHarness.progressState)}
-            """)
+        let both = try harness.request(
+            "POST", "/api/partners/live-activities", token: partner.apiKey,
+            json: """
+                {"recipient":{"email":"\(user.email)","wallet":"0x\(String(repeating: "a", count: 40))"},"template":"progress",
+                 "attributes":{"title":"t"},"state":\(LiveActivityHarness.progressState)}
+                """)
         #expect(both.status == 400 && field(both) == "recipient")
         let notJSON = try harness.request("POST", "/api/partners/live-activities", token: partner.apiKey, json: "{")
         #expect(notJSON.status == 400 && code(notJSON) == "invalid_json")
@@ -98,8 +119,10 @@ struct LiveActivityAPITests {
         let id = try harness.activityID(harness.start(partner, user))
 
         // Another partner's id reads as 404 on every endpoint, and changes nothing.
-        for response in [try harness.get(other, id), try harness.update(other, id, #"{"state":{"progress":0.3}}"#),
-                         try harness.end(other, id)] {
+        for response in [
+            try harness.get(other, id), try harness.update(other, id, #"{"state":{"progress":0.3}}"#),
+            try harness.end(other, id),
+        ] {
             #expect(response.status == 404 && code(response) == "not_found", "\(response.text)")
         }
         let unknown = UUID().uuidString.lowercased()
@@ -115,11 +138,13 @@ struct LiveActivityAPITests {
         #expect(try harness.update(partner, id, #"{"ttlSeconds":28000}"#).status == 200)
         let tooLong = try harness.update(partner, id, #"{"ttlSeconds":28800}"#)
         #expect(tooLong.status == 422 && code(tooLong) == "ttl_beyond_limit" && field(tooLong) == "ttlSeconds")
-        let farDismissal = try harness.end(partner, id, #"{"dismissAt":"\#(ISO8601.format(Date().addingTimeInterval(5 * 3600)))"}"#)
+        let farDismissal = try harness.end(
+            partner, id, #"{"dismissAt":"\#(ISO8601.format(Date().addingTimeInterval(5 * 3600)))"}"#)
         #expect(farDismissal.status == 422 && code(farDismissal) == "dismiss_at_out_of_range")
 
         try harness.expect(harness.end(partner, id), [200])
-        for response in [try harness.update(partner, id, #"{"state":{"progress":0.3}}"#), try harness.end(partner, id)] {
+        for response in [try harness.update(partner, id, #"{"state":{"progress":0.3}}"#), try harness.end(partner, id)]
+        {
             #expect(response.status == 409 && code(response) == "activity_ended", "\(response.text)")
         }
         #expect((try JSONParser.parse(try harness.get(partner, id).body))["state"]?["currentStage"]?.numberValue == 2)
@@ -128,11 +153,14 @@ struct LiveActivityAPITests {
     @Test func partnersOfAnotherTenantCannotReachTheUser() throws {
         let partner = try harness.partner()
         let user = try harness.user(sessionWith: [partner.miniApp])
-        let response = try harness.request("POST", "/api/admin/mini-app-partners", token: LiveActivityHarness.adminToken,
-                                           json: #"{"miniAppId":"other.tenant.app","displayName":"Other","tenantId":"t2"}"#)
+        let response = try harness.request(
+            "POST", "/api/admin/mini-app-partners", token: LiveActivityHarness.adminToken,
+            json: #"{"miniAppId":"other.tenant.app","displayName":"Other","tenantId":"t2"}"#)
         let key = try #require((try? JSONParser.parse(response.body))?["apiKey"]?.stringValue)
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(user.id)/mini-app-sessions/other.tenant.app"), [200, 201, 204])
-        let foreign = LiveActivityHarness.Partner(id: "", miniApp: "other.tenant.app", apiKey: key, displayName: "Other")
+        try harness.expect(
+            harness.host("PUT", "/api/internal/users/\(user.id)/mini-app-sessions/other.tenant.app"), [200, 201, 204])
+        let foreign = LiveActivityHarness.Partner(
+            id: "", miniApp: "other.tenant.app", apiKey: key, displayName: "Other")
         let refused = try harness.start(foreign, user)
         #expect(refused.status == 404 && code(refused) == "recipient_not_found")
         #expect(try activityRows() == 0)
@@ -155,7 +183,8 @@ struct LiveActivityAPITests {
         #expect(update.status == 200 && replay.status == 200 && replay.text == update.text)
         #expect(try harness.db.count("SELECT version FROM live_activities WHERE id = $1::uuid", [id]) == 2)
         // The same key on another endpoint is a reuse, not a replay.
-        let elsewhere = try harness.update(partner, id, #"{"state":{"progress":0.7}}"#, method: "PATCH", idempotencyKey: "update-1")
+        let elsewhere = try harness.update(
+            partner, id, #"{"state":{"progress":0.7}}"#, method: "PATCH", idempotencyKey: "update-1")
         #expect(elsewhere.status == 422 && code(elsewhere) == "idempotency_key_reused")
     }
 
@@ -181,8 +210,9 @@ struct LiveActivityAPITests {
         #expect(try harness.putToken(UUID().uuidString.lowercased(), LiveActivityHarness.hexToken()).status == 404)
         let bad = try harness.putToken(id, "not-hex")
         #expect(bad.status == 400 && field(bad) == "token")
-        let partnerKey = try harness.request("PUT", "/api/internal/live-activities/\(id)/push-tokens/iphone",
-                                             token: partner.apiKey, json: #"{"token":"\#(LiveActivityHarness.hexToken())"}"#)
+        let partnerKey = try harness.request(
+            "PUT", "/api/internal/live-activities/\(id)/push-tokens/iphone",
+            token: partner.apiKey, json: #"{"token":"\#(LiveActivityHarness.hexToken())"}"#)
         #expect(partnerKey.status == 401)
         #expect(try harness.db.count("SELECT count(*) FROM live_activity_targets WHERE update_token IS NOT NULL") == 0)
     }
@@ -203,8 +233,11 @@ struct LiveActivityAPITests {
     }
 
     @Test func theSessionWindowIsConfigurable() throws {
-        let base = ["HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-                    "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString()]
+        let base = [
+            "HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
+            "HERALD_HOST_TOKEN": "host-token-0123456789",
+            "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString(),
+        ]
         #expect(try IntakeConfiguration.fromEnvironment(base).sessionWindowDays == 30)
         var custom = base
         custom["HERALD_SESSION_WINDOW_DAYS"] = "2"

@@ -14,7 +14,9 @@ struct LiveActivityBudgetTests {
         return (json?["error"]?["code"]?.stringValue, json?["error"]?["field"]?.stringValue)
     }
 
-    static func retryAfter(_ response: TestHTTPClient.Response) -> Int? { response.headers["retry-after"].flatMap { Int($0) } }
+    static func retryAfter(_ response: TestHTTPClient.Response) -> Int? {
+        response.headers["retry-after"].flatMap { Int($0) }
+    }
 
     /// Rows a refused start must not have written.
     static func written(_ harness: LiveActivityHarness) throws -> [Int] {
@@ -41,15 +43,17 @@ struct LiveActivityBudgetTests {
 
         // A mini-app with an active activity replaces it: 3 stay active.
         let replacement = try harness.activityID(harness.start(partners[0], user))
-        #expect(try harness.db.count(
-            "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [user.id]) == 3)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [user.id]) == 3)
         #expect((try JSONParser.parse(try harness.get(partners[0], ids[0]).body))["status"]?.stringValue == "replaced")
         // An ended activity frees its place, and so does one past its TTL the sweep has not ended yet.
         try harness.expect(harness.end(partners[1], ids[1]), [200])
         try harness.expect(harness.start(partners[3], user, idempotencyKey: "fourth"), [201])
         #expect(Self.error(try harness.start(partners[1], user)).code == "too_many_activities")
-        try harness.db.connection.query("UPDATE live_activities SET expires_at = now() - interval '1 second' WHERE id = $1::uuid",
-                                        [replacement])
+        try harness.db.connection.query(
+            "UPDATE live_activities SET expires_at = now() - interval '1 second' WHERE id = $1::uuid",
+            [replacement])
         try harness.expect(harness.start(partners[1], user), [201])
     }
 
@@ -71,13 +75,15 @@ struct LiveActivityBudgetTests {
         #expect(try harness.budgetCount(partners[0], .startsPerUser) == 1)
 
         // The oldest start 10 seconds from leaving the window: Retry-After says so; once out, a start is taken.
-        try harness.db.connection.query("""
+        try harness.db.connection.query(
+            """
             UPDATE live_activities SET created_at = now() - interval '3590 seconds'
              WHERE id = (SELECT id FROM live_activities WHERE user_id = $1 ORDER BY created_at LIMIT 1)
             """, [user.id])
         let almost = try harness.start(partners[0], user)
         #expect(almost.status == 429 && (9...11).contains(Self.retryAfter(almost) ?? 0), "\(almost.headers)")
-        try harness.db.connection.query("""
+        try harness.db.connection.query(
+            """
             UPDATE live_activities SET created_at = now() - interval '3601 seconds'
              WHERE id = (SELECT id FROM live_activities WHERE user_id = $1 ORDER BY created_at LIMIT 1)
             """, [user.id])
@@ -102,9 +108,10 @@ struct LiveActivityBudgetTests {
         #expect(try harness.budgetCount(partner, .startsPerUser) == 0)
         try harness.expect(harness.start(other, user), [201])
         // The refused start gave its rate-limit slot back, like every refusal.
-        #expect(try harness.db.count(
-            "SELECT coalesce(sum(count), 0)::int FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'",
-            [partner.id]) == 3)
+        #expect(
+            try harness.db.count(
+                "SELECT coalesce(sum(count), 0)::int FROM rate_buckets WHERE partner_id = $1::uuid AND granularity = 'm'",
+                [partner.id]) == 3)
     }
 
     /// Starts for one user raced from two intake processes never pass a limit: the count and the insert
@@ -123,8 +130,9 @@ struct LiveActivityBudgetTests {
             (try? harness.start(partners[n], user, port: ports[n % 2]).status) ?? 0
         }
         #expect(statuses == [201, 201, 201, 409, 409, 409, 409, 409])
-        #expect(try harness.db.count(
-            "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [user.id]) == 3)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [user.id]) == 3)
 
         // One mini-app races six starts for another user: three win (the hour's budget), one stays active.
         let partner = partners[0]
@@ -132,8 +140,9 @@ struct LiveActivityBudgetTests {
         let results = Self.race(6) { n in (try? harness.start(partner, racer, port: ports[n % 2]).status) ?? 0 }
         #expect(results == [201, 201, 201, 429, 429, 429])
         #expect(try harness.db.count("SELECT count(*) FROM live_activities WHERE user_id = $1", [racer.id]) == 3)
-        #expect(try harness.db.count(
-            "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [racer.id]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [racer.id]) == 1)
     }
 
     /// Runs `body` on `count` threads released together; returns the results sorted.
@@ -167,12 +176,16 @@ struct LiveActivityBudgetTests {
         try harness.expect(harness.putToken(id, token), [200])
 
         for n in 1...11 {
-            let answer = try harness.expect(harness.update(
-                partner, id, #"{"state":{"statusText":"step \#(n)"},"alert":{"title":"Step \#(n)","body":"b"}}"#), [200])
+            let answer = try harness.expect(
+                harness.update(
+                    partner, id, #"{"state":{"statusText":"step \#(n)"},"alert":{"title":"Step \#(n)","body":"b"}}"#),
+                [200])
             let json = try JSONParser.parse(answer.body)
             #expect(json["alert"]?.stringValue == (n <= 10 ? "sent" : "dropped_budget"), "update \(n): \(answer.text)")
             #expect(json["status"]?.stringValue == "active" && json["state"]?["statusText"]?.stringValue == "step \(n)")
-            try await harness.workers.waitUntil("update \(n) on the iPhone") { harness.apnsPushes(to: token).count == n }
+            try await harness.workers.waitUntil("update \(n) on the iPhone") {
+                harness.apnsPushes(to: token).count == n
+            }
         }
         let pushes = harness.apnsPushes(to: token)
         for (n, push) in pushes.prefix(10).enumerated() {
@@ -195,7 +208,8 @@ struct LiveActivityBudgetTests {
         #expect(try harness.budgetCount(partner, .alertedUpdates) == 1)
 
         // A silent update answers without `alert`; a replayed downgraded update answers as it did.
-        let silent = try JSONParser.parse(try harness.expect(harness.update(partner, id, #"{"state":{"progress":0.9}}"#), [200]).body)
+        let silent = try JSONParser.parse(
+            try harness.expect(harness.update(partner, id, #"{"state":{"progress":0.9}}"#), [200]).body)
         #expect(silent["alert"] == nil && silent["state"]?["progress"]?.numberValue == 0.9)
         let body = #"{"state":{"statusText":"step 12"},"alert":{"title":"Step 12"}}"#
         let first = try harness.expect(harness.update(partner, id, body, idempotencyKey: "twelve"), [200])
@@ -203,7 +217,8 @@ struct LiveActivityBudgetTests {
         #expect(replay.headers["idempotent-replayed"] == "true" && replay.text == first.text)
         #expect((try JSONParser.parse(replay.body))["alert"]?.stringValue == "dropped_budget")
         #expect(try harness.budgetCount(partner, .alertedUpdates) == 2)
-        #expect(try harness.db.count("SELECT cardinality(alerted_at) FROM live_activities WHERE id = $1::uuid", [id]) == 10)
+        #expect(
+            try harness.db.count("SELECT cardinality(alerted_at) FROM live_activities WHERE id = $1::uuid", [id]) == 10)
     }
 }
 
@@ -266,14 +281,17 @@ struct LiveActivityPriorityTests {
         let dismissal = try #require(Self.seconds(aps["dismissal-date"]))
         #expect(abs(dismissal - replacedAt) < 5, "dismissed at the replacement: \(dismissal) vs \(replacedAt)")
         let fcmToken = try #require(user.fcmToken)
-        let androidEnd = try #require(harness.fcmMessages(to: fcmToken).first {
-            LiveActivityHarness.data($0)?["activityId"]?.stringValue == first
-                && LiveActivityHarness.data($0)?["event"]?.stringValue == "end"
-        }?.payload?["message"])
+        let androidEnd = try #require(
+            harness.fcmMessages(to: fcmToken).first {
+                LiveActivityHarness.data($0)?["activityId"]?.stringValue == first
+                    && LiveActivityHarness.data($0)?["event"]?.stringValue == "end"
+            }?.payload?["message"])
         #expect(androidEnd["android"]?["priority"]?.stringValue == "HIGH")
         let dismissAt = try #require(androidEnd["data"]?["dismissAt"]?.stringValue.flatMap(ISO8601.parse))
         #expect(abs(dismissAt.timeIntervalSince1970 - replacedAt) < 5)
-        #expect(try harness.db.count("SELECT cardinality(alerted_at) FROM live_activities WHERE id = $1::uuid", [first]) == 1)
+        #expect(
+            try harness.db.count("SELECT cardinality(alerted_at) FROM live_activities WHERE id = $1::uuid", [first])
+                == 1)
         #expect(try harness.budgetCount(partner, .alertedUpdates) == 0)
     }
 
@@ -312,8 +330,11 @@ struct LiveActivityPriorityTests {
         let id = try harness.activityID(harness.start(partner, user, relevanceScore: 80))
         let pushToStart = try #require(user.pushToStartToken), fcm = try #require(user.fcmToken)
         try await harness.workers.waitUntil("the start") { try harness.outstanding(id) == 0 }
-        #expect(LiveActivityHarness.aps(try #require(harness.apnsPushes(to: pushToStart).last))?["relevance-score"]?.numberValue == 80)
-        #expect(harness.fcmMessages(to: fcm).last.flatMap(LiveActivityHarness.data)?["relevanceScore"]?.stringValue == "80")
+        #expect(
+            LiveActivityHarness.aps(try #require(harness.apnsPushes(to: pushToStart).last))?["relevance-score"]?
+                .numberValue == 80)
+        #expect(
+            harness.fcmMessages(to: fcm).last.flatMap(LiveActivityHarness.data)?["relevanceScore"]?.stringValue == "80")
 
         let token = LiveActivityHarness.hexToken()
         try harness.expect(harness.putToken(id, token), [200])
@@ -330,15 +351,21 @@ struct LiveActivityPriorityTests {
         // Without one, the middle of the scale.
         let other = try harness.activityID(harness.start(plain, user))
         try await harness.workers.waitUntil("the other start") { try harness.outstanding(other) == 0 }
-        #expect(LiveActivityHarness.aps(try #require(harness.apnsPushes(to: pushToStart).last))?["relevance-score"]?.numberValue == 50)
+        #expect(
+            LiveActivityHarness.aps(try #require(harness.apnsPushes(to: pushToStart).last))?["relevance-score"]?
+                .numberValue == 50)
 
         // Out of range or not a whole number: 400 naming the field, nothing written.
         for bad in ["101", "-1", "7.5", #""high""#] {
-            let response = try harness.request("POST", "/api/partners/live-activities", token: plain.apiKey, json: """
-                {"recipient":{"email":"\(user.email)"},"template":"progress","attributes":{"title":"T"},
-                 "state":\(LiveActivityHarness.progressState),"relevanceScore":\(bad)}
-                """)
-            #expect(response.status == 400 && LiveActivityBudgetTests.error(response).code == "invalid_field", "\(bad): \(response.text)")
+            let response = try harness.request(
+                "POST", "/api/partners/live-activities", token: plain.apiKey,
+                json: """
+                    {"recipient":{"email":"\(user.email)"},"template":"progress","attributes":{"title":"T"},
+                     "state":\(LiveActivityHarness.progressState),"relevanceScore":\(bad)}
+                    """)
+            #expect(
+                response.status == 400 && LiveActivityBudgetTests.error(response).code == "invalid_field",
+                "\(bad): \(response.text)")
             #expect(LiveActivityBudgetTests.error(response).field == "relevanceScore")
             let update = try harness.update(partner, id, #"{"relevanceScore":\#(bad)}"#)
             #expect(update.status == 400 && LiveActivityBudgetTests.error(update).field == "relevanceScore")
@@ -350,19 +377,24 @@ struct LiveActivityPriorityTests {
 @Suite struct LiveActivityBudgetSettingsTests {
     static let base = [
         "HERALD_DATABASE_URL": "postgres://x", "HERALD_ADMIN_TOKEN": "admin-token-0123456789",
-        "HERALD_HOST_TOKEN": "host-token-0123456789", "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString(),
+        "HERALD_HOST_TOKEN": "host-token-0123456789",
+        "HERALD_SIGNING_KEYS": "k1:" + Data(count: 32).base64EncodedString(),
     ]
 
     @Test func defaultsAndOverrides() throws {
-        #expect(try IntakeConfiguration.fromEnvironment(Self.base).liveActivityBudgets
-            == LiveActivityBudgets(maxActivePerUser: 3, startsPerUserHour: 6, startsPerUserAppHour: 3, alertedUpdatesPerHour: 10))
+        #expect(
+            try IntakeConfiguration.fromEnvironment(Self.base).liveActivityBudgets
+                == LiveActivityBudgets(
+                    maxActivePerUser: 3, startsPerUserHour: 6, startsPerUserAppHour: 3, alertedUpdatesPerHour: 10))
         var custom = Self.base
         custom["HERALD_LA_MAX_ACTIVE_PER_USER"] = "5"
         custom["HERALD_LA_STARTS_PER_USER_HOUR"] = "20"
         custom["HERALD_LA_STARTS_PER_USER_APP_HOUR"] = "20"
         custom["HERALD_LA_ALERTED_UPDATES_PER_HOUR"] = "0"
-        #expect(try IntakeConfiguration.fromEnvironment(custom).liveActivityBudgets
-            == LiveActivityBudgets(maxActivePerUser: 5, startsPerUserHour: 20, startsPerUserAppHour: 20, alertedUpdatesPerHour: 0))
+        #expect(
+            try IntakeConfiguration.fromEnvironment(custom).liveActivityBudgets
+                == LiveActivityBudgets(
+                    maxActivePerUser: 5, startsPerUserHour: 20, startsPerUserAppHour: 20, alertedUpdatesPerHour: 0))
     }
 
     @Test(arguments: [

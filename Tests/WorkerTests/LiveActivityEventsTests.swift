@@ -15,9 +15,11 @@ struct LiveActivityEventsTests {
         let partner = try harness.partner()
         let user = try harness.user(sessionWith: [partner.miniApp])
         try harness.workers.startWorker()
-        let id = try harness.activityID(harness.start(partner, user, ttlSeconds: 1_800,
-                                                      alert: #"{"title":"Deposit started"}"#,
-                                                      idempotencyKey: "start-1"))
+        let id = try harness.activityID(
+            harness.start(
+                partner, user, ttlSeconds: 1_800,
+                alert: #"{"title":"Deposit started"}"#,
+                idempotencyKey: "start-1"))
         try await harness.workers.waitUntil("the start on both phones") { try harness.outstanding(id) == 0 }
 
         // No update token from the iPhone yet: the update goes to the Pixel and is held for the iPhone.
@@ -30,10 +32,13 @@ struct LiveActivityEventsTests {
         #expect(Self.counts(first) == [2, 1, 1, 1, 0, 0, 1])
 
         // The next update takes the iPhone's held place (the first one is superseded there), the token sends it.
-        try harness.expect(harness.update(partner, id, """
-            {"state":{"currentStage":2,"progress":1.0,"statusText":"Completed"},"alert":{"title":"All done"},
-             "ttlSeconds":3600}
-            """, method: "PATCH"), [200])
+        try harness.expect(
+            harness.update(
+                partner, id,
+                """
+                {"state":{"currentStage":2,"progress":1.0,"statusText":"Completed"},"alert":{"title":"All done"},
+                 "ttlSeconds":3600}
+                """, method: "PATCH"), [200])
         let token = LiveActivityHarness.hexToken()
         try harness.expect(harness.putToken(id, token), [200])
         try await harness.workers.waitUntil("the second update on both phones") {
@@ -122,8 +127,9 @@ struct LiveActivityEventsTests {
         let expiring = try harness.activityID(harness.start(partner, pixelOnly, ttlSeconds: 2))
         try await harness.workers.waitUntil("the start") { try harness.outstanding(expiring) == 0 }
         try await harness.workers.waitUntil("the expiry's end went out") {
-            try harness.db.count("SELECT count(*) FROM live_activities WHERE id = $1::uuid AND status = 'expired'",
-                                 [expiring]) == 1 && harness.outstanding(expiring) == 0
+            try harness.db.count(
+                "SELECT count(*) FROM live_activities WHERE id = $1::uuid AND status = 'expired'",
+                [expiring]) == 1 && harness.outstanding(expiring) == 0
         }
         let expired = try harness.events(partner, expiring).events
         #expect(expired.map { $0["kind"]?.stringValue } == ["expire", "start"])
@@ -153,9 +159,11 @@ struct LiveActivityEventsTests {
         let user = try harness.user(sessionWith: [partner.miniApp])
         let id = try harness.activityID(harness.start(partner, user))
 
-        for response in [try harness.eventsResponse(other, id),
-                         try harness.eventsResponse(partner, UUIDv7.make(at: Date()).uuidString.lowercased()),
-                         try harness.eventsResponse(partner, UUID().uuidString.lowercased())] {
+        for response in [
+            try harness.eventsResponse(other, id),
+            try harness.eventsResponse(partner, UUIDv7.make(at: Date()).uuidString.lowercased()),
+            try harness.eventsResponse(partner, UUID().uuidString.lowercased()),
+        ] {
             #expect(response.status == 404, "\(response.text)")
             #expect(Self.error(response)?["code"]?.stringValue == "not_found")
         }
@@ -182,8 +190,10 @@ struct LiveActivityEventsTests {
     /// [total, apns, fcm, sent, failed, superseded, pending] of an event.
     static func counts(_ event: JSONValue) -> [Int] {
         let devices = event["devices"]
-        let values = [devices?["total"], devices?["apns"], devices?["fcm"], event["sent"], event["failed"],
-                      event["superseded"], event["pending"]]
+        let values = [
+            devices?["total"], devices?["apns"], devices?["fcm"], event["sent"], event["failed"],
+            event["superseded"], event["pending"],
+        ]
         return values.map { Int($0?.numberValue ?? -1) }
     }
 
@@ -194,14 +204,17 @@ struct LiveActivityEventsTests {
 
 extension LiveActivityHarness {
     func eventsResponse(_ partner: Partner, _ activityID: String, query: String = "") throws
-        -> TestHTTPClient.Response {
-        try request("GET", "/api/partners/live-activities/\(activityID)/events" + (query.isEmpty ? "" : "?\(query)"),
-                    token: partner.apiKey)
+        -> TestHTTPClient.Response
+    {
+        try request(
+            "GET", "/api/partners/live-activities/\(activityID)/events" + (query.isEmpty ? "" : "?\(query)"),
+            token: partner.apiKey)
     }
 
     /// One page of an activity's events: the events and `nextCursor`.
     func events(_ partner: Partner, _ activityID: String, query: String = "") throws
-        -> (events: [JSONValue], next: String?) {
+        -> (events: [JSONValue], next: String?)
+    {
         let response = try expect(eventsResponse(partner, activityID, query: query), [200])
         let json = try JSONParser.parse(response.body)
         return (json["events"]?.arrayValue ?? [], json["nextCursor"]?.stringValue)

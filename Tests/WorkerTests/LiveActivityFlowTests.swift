@@ -14,8 +14,9 @@ struct LiveActivityFlowTests {
         let user = try harness.user(sessionWith: [partner.miniApp])
         try harness.workers.startWorker()
 
-        let started = try harness.start(partner, user, ttlSeconds: 1_800,
-                                        alert: #"{"title":"Deposit started","body":"0x001 1/6"}"#)
+        let started = try harness.start(
+            partner, user, ttlSeconds: 1_800,
+            alert: #"{"title":"Deposit started","body":"0x001 1/6"}"#)
         let id = try harness.activityID(started)
         let startJSON = try JSONParser.parse(started.body)
         #expect(startJSON["status"]?.stringValue == "active")
@@ -73,8 +74,9 @@ struct LiveActivityFlowTests {
         // Two updates before the iPhone's activity token is known: the iPhone gets nothing yet.
         try harness.expect(harness.update(partner, id, #"{"state":{"currentStage":1,"progress":0.5}}"#), [200])
         let second = try harness.expect(
-            harness.update(partner, id, #"{"state":{"currentStage":2,"progress":1.0,"statusText":"Completed"}}"#,
-                           method: "PATCH"), [200])
+            harness.update(
+                partner, id, #"{"state":{"currentStage":2,"progress":1.0,"statusText":"Completed"}}"#,
+                method: "PATCH"), [200])
         #expect((try JSONParser.parse(second.body))["state"]?["currentStage"]?.numberValue == 2)
         try await harness.workers.waitUntil("the Pixel has the newest state") {
             harness.fcmMessages(to: fcmToken).last.flatMap(LiveActivityHarness.data)?["state"]?.stringValue?
@@ -84,14 +86,18 @@ struct LiveActivityFlowTests {
         let silent = try #require(harness.fcmMessages(to: fcmToken).last?.payload?["message"])
         #expect(silent["android"]?["priority"]?.stringValue == "NORMAL")
         #expect(harness.simulator.received().filter { $0.service == .apns }.count == 1)
-        #expect(try harness.db.count(
-            "SELECT count(*) FROM live_activity_targets WHERE activity_id = $1::uuid AND held_event = 'update'", [id]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM live_activity_targets WHERE activity_id = $1::uuid AND held_event = 'update'",
+                [id]) == 1)
 
         // The token arrives: exactly one update, with the newest state, to the activity's own token.
         let activityToken = LiveActivityHarness.hexToken(bytes: 80)
         let stored = try harness.expect(harness.putToken(id, activityToken), [200])
         #expect((try JSONParser.parse(stored.body))["result"]?.stringValue == "sent")
-        try await harness.workers.waitUntil("the held update on the iPhone") { harness.apnsPushes(to: activityToken).count == 1 }
+        try await harness.workers.waitUntil("the held update on the iPhone") {
+            harness.apnsPushes(to: activityToken).count == 1
+        }
         let update = harness.apnsPushes(to: activityToken)[0]
         #expect(update.status == 200)
         #expect(update.header("apns-push-type") == "liveactivity")
@@ -103,14 +109,17 @@ struct LiveActivityFlowTests {
         #expect(updateAPS["attributes-type"] == nil && updateAPS["alert"] == nil)
         #expect(try #require(updateAPS["timestamp"]?.numberValue) > startTimestamp)
         // The same token again changes nothing and sends nothing.
-        #expect((try JSONParser.parse(try harness.putToken(id, activityToken).body))["result"]?.stringValue == "unchanged")
+        #expect(
+            (try JSONParser.parse(try harness.putToken(id, activityToken).body))["result"]?.stringValue == "unchanged")
 
         // The end: to the activity token with a dismissal date, and to the Pixel.
-        let ended = try harness.expect(harness.end(partner, id, #"{"alert":{"title":"Deposit complete","body":"499998.96 USDC"}}"#), [200])
+        let ended = try harness.expect(
+            harness.end(partner, id, #"{"alert":{"title":"Deposit complete","body":"499998.96 USDC"}}"#), [200])
         #expect((try JSONParser.parse(ended.body))["status"]?.stringValue == "ended")
         try await harness.workers.waitUntil("the end on both phones") {
             harness.apnsPushes(to: activityToken).count == 2
-                && harness.fcmMessages(to: fcmToken).last.flatMap(LiveActivityHarness.data)?["event"]?.stringValue == "end"
+                && harness.fcmMessages(to: fcmToken).last.flatMap(LiveActivityHarness.data)?["event"]?.stringValue
+                    == "end"
         }
         let end = harness.apnsPushes(to: activityToken)[1]
         #expect(end.status == 200)
@@ -130,9 +139,10 @@ struct LiveActivityFlowTests {
         #expect(read["endedAt"]?.stringValue != nil)
         #expect(read["template"]?.stringValue == "progress")
         try await harness.workers.waitUntil("the outbox is empty") { try harness.outstanding(id) == 0 }
-        #expect(try harness.db.count(
-            "SELECT count(*) FROM delivery_history WHERE request_id = $1::uuid AND outcome = 'sent'", [id])
-            == harness.simulator.received().count)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM delivery_history WHERE request_id = $1::uuid AND outcome = 'sent'", [id])
+                == harness.simulator.received().count)
     }
 }
 
@@ -166,14 +176,18 @@ struct LiveActivityDeliveryTests {
         // Now the start is out and the token unknown: twenty more updates are held, and the token
         // releases exactly one update with the last of them.
         for stage in 1...20 {
-            try harness.expect(harness.update(partner, id, #"{"state":{"currentStage":\#(stage % 3),"statusText":"step \#(stage)"}}"#), [200])
+            try harness.expect(
+                harness.update(partner, id, #"{"state":{"currentStage":\#(stage % 3),"statusText":"step \#(stage)"}}"#),
+                [200])
         }
         let token = LiveActivityHarness.hexToken()
         try harness.expect(harness.putToken(id, token), [200])
         try await harness.workers.waitUntil("the held update") { harness.apnsPushes(to: token).count == 1 }
         try await harness.workers.waitUntil("the outbox is empty") { try harness.outstanding(id) == 0 }
         #expect(harness.apnsPushes(to: token).count == 1)
-        #expect(LiveActivityHarness.aps(harness.apnsPushes(to: token)[0])?["content-state"]?["statusText"]?.stringValue == "step 20")
+        #expect(
+            LiveActivityHarness.aps(harness.apnsPushes(to: token)[0])?["content-state"]?["statusText"]?.stringValue
+                == "step 20")
         // The Pixel saw the newest state last, with fewer messages than updates whenever they coalesced.
         let last = try #require(harness.fcmMessages(to: fcm).last.flatMap(LiveActivityHarness.data))
         #expect(last["state"]?.stringValue?.contains("step 20") == true)
@@ -192,14 +206,18 @@ struct LiveActivityDeliveryTests {
         try harness.workers.startWorker()
         let id = try harness.activityID(harness.start(partner, user))
         try harness.workers.waitUntilBlocking("the start in flight") {
-            try harness.db.count("SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'leased'", [id]) == 1
+            try harness.db.count(
+                "SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'leased'", [id]) == 1
         }
         for step in 1...10 {
             try harness.expect(harness.update(partner, id, #"{"state":{"statusText":"update \#(step)"}}"#), [200])
         }
-        #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'pending'", [id]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM deliveries WHERE activity_id = $1::uuid AND state = 'pending'", [id]) == 1)
         // The fan-out's ids are time-ordered (herald_uuid_v7, sql/functions/uuid_v7.sql), as the intake's are.
-        let rowIDs = try harness.db.connection.query("SELECT id FROM deliveries WHERE activity_id = $1::uuid", [id]).rows
+        let rowIDs = try harness.db.connection.query("SELECT id FROM deliveries WHERE activity_id = $1::uuid", [id])
+            .rows
             .map { try $0.uuid(0) }
         #expect(rowIDs.count == 2 && rowIDs.allSatisfy { UUIDv7.timestamp(of: $0) != nil })
         try await harness.workers.waitUntil("both sends") { try harness.outstanding(id) == 0 }
@@ -219,8 +237,10 @@ struct LiveActivityDeliveryTests {
         let token = LiveActivityHarness.hexToken()
         try await harness.workers.waitUntil("the first start") { try harness.outstanding(first) == 0 }
         try harness.expect(harness.putToken(first, token), [200])
-        let second = try harness.activityID(harness.start(partner, user, template: "status",
-                                                          state: #"{"statusLabel":"Pending","statusVariant":"pending"}"#))
+        let second = try harness.activityID(
+            harness.start(
+                partner, user, template: "status",
+                state: #"{"statusLabel":"Pending","statusVariant":"pending"}"#))
         #expect(second != first)
         try await harness.workers.waitUntil("the replacement") {
             try harness.outstanding(first) == 0 && harness.outstanding(second) == 0
@@ -236,8 +256,9 @@ struct LiveActivityDeliveryTests {
         let starts = harness.apnsPushes(to: try #require(user.pushToStartToken))
         #expect(starts.count == 2)
         #expect(LiveActivityHarness.aps(starts[1])?["attributes-type"]?.stringValue == "MiniAppStatusAttributes")
-        #expect(try harness.db.count(
-            "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [user.id]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM live_activities WHERE user_id = $1 AND status = 'active'", [user.id]) == 1)
     }
 
     /// At the TTL the workers end every activity exactly once, however many workers sweep.
@@ -291,14 +312,18 @@ struct LiveActivityDeliveryTests {
         try harness.expect(harness.putToken(id, token), [200])
         try harness.expect(harness.update(partner, id, #"{"state":{"progress":0.4}}"#), [200])
         try await harness.workers.waitUntil("the update failed") { try harness.outstanding(id) == 0 }
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM live_activity_targets
-             WHERE activity_id = $1::uuid AND update_token_invalidated_at IS NOT NULL
-            """, [id]) == 1)
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL
-               AND apns_push_to_start_invalidated_at IS NULL
-            """, [user.id]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM live_activity_targets
+                 WHERE activity_id = $1::uuid AND update_token_invalidated_at IS NOT NULL
+                """, [id]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE user_id = $1 AND apns_token_invalidated_at IS NULL
+                   AND apns_push_to_start_invalidated_at IS NULL
+                """, [user.id]) == 1)
         // The next update waits for a new token instead of going to the dead one.
         try harness.expect(harness.update(partner, id, #"{"state":{"progress":0.5}}"#), [200])
         #expect(try harness.outstanding(id) == 0)
@@ -311,10 +336,12 @@ struct LiveActivityDeliveryTests {
         harness.simulator.setFault(SimulatorFault(status: 410, reason: "Unregistered"), token: pushToStart)
         let next = try harness.activityID(harness.start(partner, user))
         try await harness.workers.waitUntil("the start failed") { try harness.outstanding(next) == 0 }
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE user_id = $1 AND apns_push_to_start_invalidated_at IS NOT NULL
-               AND apns_token_invalidated_at IS NULL
-            """, [user.id]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE user_id = $1 AND apns_push_to_start_invalidated_at IS NOT NULL
+                   AND apns_token_invalidated_at IS NULL
+                """, [user.id]) == 1)
         let refused = try harness.start(partner, user)
         #expect(refused.status == 409 && refused.text.contains("no_live_device"))
     }

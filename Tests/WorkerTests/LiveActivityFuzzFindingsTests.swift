@@ -34,9 +34,12 @@ struct LiveActivityFuzzFindingsTests {
             #expect(error(response).code == "invalid_state" && error(response).field == field, "\(response.text)")
         }
         let end = try harness.end(partner, id, #"{"state":{"deadline":"2030-01-01T00:00:00Z"}}"#)
-        #expect(end.status == 422 && error(end).code == "invalid_state" && error(end).field == "state.deadline", "\(end.text)")
+        #expect(
+            end.status == 422 && error(end).code == "invalid_state" && error(end).field == "state.deadline",
+            "\(end.text)")
         let unknown = try harness.update(partner, id, #"{"state":{"colour":"red"}}"#)
-        #expect(unknown.status == 400 && error(unknown).code == "unknown_field" && error(unknown).field == "state.colour")
+        #expect(
+            unknown.status == 400 && error(unknown).code == "unknown_field" && error(unknown).field == "state.colour")
 
         #expect(try harness.db.count("SELECT version FROM live_activities WHERE id = $1::uuid", [id]) == 1)
         let read = try JSONParser.parse(try harness.get(partner, id).body)
@@ -44,8 +47,10 @@ struct LiveActivityFuzzFindingsTests {
         #expect(read["state"]?["statusLabel"] == nil && read["state"]?["progress"]?.numberValue == 0.16)
 
         // The same patch applied to an activity of its own template is accepted.
-        let statusID = try harness.activityID(harness.start(
-            partner, user, template: "status", state: #"{"statusLabel":"Queued","statusVariant":"info"}"#))
-        try harness.expect(harness.update(partner, statusID, #"{"state":{"statusLabel":"Pending"}}"#, method: "PATCH"), [200])
+        let statusID = try harness.activityID(
+            harness.start(
+                partner, user, template: "status", state: #"{"statusLabel":"Queued","statusVariant":"info"}"#))
+        try harness.expect(
+            harness.update(partner, statusID, #"{"state":{"statusLabel":"Pending"}}"#, method: "PATCH"), [200])
     }
 }

@@ -40,8 +40,10 @@ final class LiveActivityHarness: @unchecked Sendable {
 
     // MARK: - Requests
 
-    func request(_ method: String, _ path: String, token: String?, json: String? = nil,
-                 headers: [(String, String)] = []) throws -> TestHTTPClient.Response {
+    func request(
+        _ method: String, _ path: String, token: String?, json: String? = nil,
+        headers: [(String, String)] = []
+    ) throws -> TestHTTPClient.Response {
         try TestHTTPClient.json(port: port, method: method, path: path, token: token, json: json, headers: headers)
     }
 
@@ -57,15 +59,19 @@ final class LiveActivityHarness: @unchecked Sendable {
     }
 
     /// A partner of tenant t1 made through the admin API; `extra` adds admin fields (`,"sound":null`).
-    func partner(displayName: String = "Pull", perMinute: Int = 10_000, perDay: Int = 1_000_000,
-                 extra: String = "") throws -> Partner {
+    func partner(
+        displayName: String = "Pull", perMinute: Int = 10_000, perDay: Int = 1_000_000,
+        extra: String = ""
+    ) throws -> Partner {
         let miniApp = "fun.pull.\(UUID().uuidString.prefix(6).lowercased())"
-        let response = try request("POST", "/api/admin/mini-app-partners", token: Self.adminToken, json: """
-            {"miniAppId":"\(miniApp)","displayName":"\(displayName)","tenantId":"t1",
-             "rateLimitPerMinute":\(perMinute),"rateLimitPerDay":\(perDay)\(extra)}
-            """)
+        let response = try request(
+            "POST", "/api/admin/mini-app-partners", token: Self.adminToken,
+            json: """
+                {"miniAppId":"\(miniApp)","displayName":"\(displayName)","tenantId":"t1",
+                 "rateLimitPerMinute":\(perMinute),"rateLimitPerDay":\(perDay)\(extra)}
+                """)
         guard response.status == 201, let json = try? JSONParser.parse(response.body),
-              let id = json["id"]?.stringValue, let key = json["apiKey"]?.stringValue
+            let id = json["id"]?.stringValue, let key = json["apiKey"]?.stringValue
         else { throw TestHTTPClient.Failure(description: "partner: \(response.status) \(response.text)") }
         return Partner(id: id, miniApp: miniApp, apiKey: key, displayName: displayName)
     }
@@ -89,16 +95,22 @@ final class LiveActivityHarness: @unchecked Sendable {
         var fcm: String?
         if iphone {
             pushToStart = Self.hexToken()
-            try expect(host("PUT", "/api/internal/users/\(id)/devices/iphone", """
-                {"platform":"ios","environment":"sandbox","apnsToken":"\(Self.hexToken())",
-                 "apnsPushToStartToken":"\(pushToStart!)","bundleId":"\(workers.credentials.apnsTopic)"}
-                """), [200, 201])
+            try expect(
+                host(
+                    "PUT", "/api/internal/users/\(id)/devices/iphone",
+                    """
+                    {"platform":"ios","environment":"sandbox","apnsToken":"\(Self.hexToken())",
+                     "apnsPushToStartToken":"\(pushToStart!)","bundleId":"\(workers.credentials.apnsTopic)"}
+                    """), [200, 201])
         }
         if pixel {
             fcm = "fcm-\(suffix)-" + String(repeating: "a", count: 40)
-            try expect(host("PUT", "/api/internal/users/\(id)/devices/pixel", """
-                {"platform":"android","environment":"production","fcmToken":"\(fcm!)"}
-                """), [200, 201])
+            try expect(
+                host(
+                    "PUT", "/api/internal/users/\(id)/devices/pixel",
+                    """
+                    {"platform":"android","environment":"production","fcmToken":"\(fcm!)"}
+                    """), [200, 201])
         }
         for miniApp in miniApps {
             try expect(host("PUT", "/api/internal/users/\(id)/mini-app-sessions/\(miniApp)"), [200, 201, 204])
@@ -111,9 +123,11 @@ final class LiveActivityHarness: @unchecked Sendable {
         (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
-    func start(_ partner: Partner, _ user: User, template: String = "progress", attributes: String? = nil,
-               state: String? = nil, ttlSeconds: Int? = nil, alert: String? = nil, relevanceScore: Int? = nil,
-               idempotencyKey: String? = nil, port: UInt16? = nil) throws -> TestHTTPClient.Response {
+    func start(
+        _ partner: Partner, _ user: User, template: String = "progress", attributes: String? = nil,
+        state: String? = nil, ttlSeconds: Int? = nil, alert: String? = nil, relevanceScore: Int? = nil,
+        idempotencyKey: String? = nil, port: UInt16? = nil
+    ) throws -> TestHTTPClient.Response {
         var body = #"{"recipient":{"email":"\#(user.email)"},"template":"\#(template)""#
         body += #","attributes":\#(attributes ?? #"{"title":"Deposit confirmation","subtitle":"0x001...a3c31"}"#)"#
         body += #","state":\#(state ?? Self.progressState)"#
@@ -121,20 +135,26 @@ final class LiveActivityHarness: @unchecked Sendable {
         if let alert { body += #","alert":\#(alert)"# }
         if let relevanceScore { body += #","relevanceScore":\#(relevanceScore)"# }
         body += "}"
-        return try TestHTTPClient.json(port: port ?? self.port, method: "POST", path: "/api/partners/live-activities",
-                                       token: partner.apiKey, json: body,
-                                       headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
+        return try TestHTTPClient.json(
+            port: port ?? self.port, method: "POST", path: "/api/partners/live-activities",
+            token: partner.apiKey, json: body,
+            headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
     }
 
     static let progressState =
         #"{"stages":["Confirming","Processing","Completed"],"currentStage":0,"progress":0.16,"statusText":"Confirmations: 1/6"}"#
 
-    func update(_ partner: Partner, _ activityID: String, _ body: String, method: String = "POST",
-                idempotencyKey: String? = nil) throws -> TestHTTPClient.Response {
-        let path = method == "PATCH" ? "/api/partners/live-activities/\(activityID)"
+    func update(
+        _ partner: Partner, _ activityID: String, _ body: String, method: String = "POST",
+        idempotencyKey: String? = nil
+    ) throws -> TestHTTPClient.Response {
+        let path =
+            method == "PATCH"
+            ? "/api/partners/live-activities/\(activityID)"
             : "/api/partners/live-activities/\(activityID)/update"
-        return try request(method, path, token: partner.apiKey, json: body,
-                           headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
+        return try request(
+            method, path, token: partner.apiKey, json: body,
+            headers: idempotencyKey.map { [("Idempotency-Key", $0)] } ?? [])
     }
 
     func end(_ partner: Partner, _ activityID: String, _ body: String? = nil) throws -> TestHTTPClient.Response {
@@ -160,7 +180,8 @@ final class LiveActivityHarness: @unchecked Sendable {
     @discardableResult
     func expect(_ response: TestHTTPClient.Response, _ statuses: Set<Int>) throws -> TestHTTPClient.Response {
         guard statuses.contains(response.status) else {
-            throw TestHTTPClient.Failure(description: "expected \(statuses.sorted()), got \(response.status) \(response.text)")
+            throw TestHTTPClient.Failure(
+                description: "expected \(statuses.sorted()), got \(response.status) \(response.text)")
         }
         return response
     }
@@ -186,7 +207,8 @@ final class LiveActivityHarness: @unchecked Sendable {
     /// `herald_intake_live_activity_budget_total` of one partner and reason, from the intake's /metrics.
     func budgetCount(_ partner: Partner, _ reason: LiveActivityBudgetReason) throws -> Int {
         let text = try TestHTTPClient.send(port: intake.metricsPort, method: "GET", path: "/metrics").text
-        let prefix = #"herald_intake_live_activity_budget_total{partner="\#(partner.miniApp)",reason="\#(reason.rawValue)"} "#
+        let prefix =
+            #"herald_intake_live_activity_budget_total{partner="\#(partner.miniApp)",reason="\#(reason.rawValue)"} "#
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return 0 }
         return Int(line.dropFirst(prefix.count)) ?? -1
     }

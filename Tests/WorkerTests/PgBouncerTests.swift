@@ -19,7 +19,9 @@ struct PgBouncerTests {
     @Test func unnamedStatementsFromSeveralClientsInterleaveOnTwoServerConnections() throws {
         let db = try QueueDatabase()
         let bouncer = try PgBouncer(poolSize: 2)
-        let clients = try (0..<6).map { _ in try PostgresConnection(url: bouncer.url(database: db.name), options: Self.unnamed) }
+        let clients = try (0..<6).map { _ in
+            try PostgresConnection(url: bouncer.url(database: db.name), options: Self.unnamed)
+        }
         for round in 0..<20 {
             for (index, client) in clients.enumerated() {
                 // A different text per client and round: prepared, each would be herald_1 on a shared server connection.
@@ -78,7 +80,8 @@ struct PgBouncerTests {
         let key = "mp_" + String(repeating: "8", count: 32)
         try harness.db.partner(keyHash: PartnerAPIKey.hash(key))
         for index in 0..<5 {
-            try harness.db.user("user\(index)", apnsToken: WorkerHarness.apnsToken(index), fcmToken: WorkerHarness.fcmToken(index))
+            try harness.db.user(
+                "user\(index)", apnsToken: WorkerHarness.apnsToken(index), fcmToken: WorkerHarness.fcmToken(index))
             try harness.db.email("user\(index)@example.com", user: "user\(index)")
         }
         let intakePort = TestEnvironment.freePort()
@@ -93,8 +96,10 @@ struct PgBouncerTests {
         defer { intake.stop() }
         let worker = try ChildProcess(
             executable: WorkerProcessTests.workerBinary,
-            environment: harness.processEnvironment(["HERALD_DATABASE_URL": url, "HERALD_DB_PREPARED": "0",
-                                                     "HERALD_WORKER_LISTEN": "0"]))
+            environment: harness.processEnvironment([
+                "HERALD_DATABASE_URL": url, "HERALD_DB_PREPARED": "0",
+                "HERALD_WORKER_LISTEN": "0",
+            ]))
         defer { worker.stop() }
         try harness.waitUntilBlocking("the intake is ready") {
             (try? TestHTTPClient.send(port: intakePort, method: "GET", path: "/readyz"))?.status == 200

@@ -35,10 +35,12 @@ import Testing
         }
         let ports = [TestEnvironment.freePort(), TestEnvironment.freePort()]
         let workers = try ports.map { port in
-            try ChildProcess(executable: WorkerProcessTests.workerBinary, environment: harness.processEnvironment([
-                "HERALD_WORKER_METRICS_PORT": String(port), "HERALD_WORKER_MAX_IN_FLIGHT": "50",
-                "HERALD_BATCH_SIZE": "25", "HERALD_LOG_LEVEL": "warning",
-            ]))
+            try ChildProcess(
+                executable: WorkerProcessTests.workerBinary,
+                environment: harness.processEnvironment([
+                    "HERALD_WORKER_METRICS_PORT": String(port), "HERALD_WORKER_MAX_IN_FLIGHT": "50",
+                    "HERALD_BATCH_SIZE": "25", "HERALD_LOG_LEVEL": "warning",
+                ]))
         }
         defer { workers.forEach { $0.stop() } }
 
@@ -51,7 +53,7 @@ import Testing
                     let status = (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"))?.status ?? 0
                     answers.withLock { $0[index].append(status) }
                 }
-                Thread.sleep(forTimeInterval: 0.01) // the polling period
+                Thread.sleep(forTimeInterval: 0.01)  // the polling period
             }
         }
         poller.start()
@@ -95,15 +97,18 @@ import Testing
         }
 
         let sent = try check.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT count(DISTINCT id) FROM delivery_history_deliveries WHERE request_id = $1 AND outcome = 'sent'
-                """, [queued.request.id]).first!.int(0)
+                """, [queued.request.id]
+            ).first!.int(0)
         }
         #expect(sent == users, "\(sent) of \(users) recorded sent after the \(mode) restart")
         let received = harness.simulator.received().compactMap { $0.header("apns-id") }
         let expected = Set(queued.deliveries.map { $0.uuidString.lowercased() })
-        #expect(expected.isSubset(of: Set(received)),
-                "\(expected.subtracting(received).count) deliveries never reached the simulator")
+        #expect(
+            expected.isSubset(of: Set(received)),
+            "\(expected.subtracting(received).count) deliveries never reached the simulator")
         // A resend is only acceptable for a row whose result was unrecorded when the server went (at least
         // once). A fast shutdown ends with a checkpoint that keeps every commit, so it should cause none.
         let duplicates = received.count - Set(received).count

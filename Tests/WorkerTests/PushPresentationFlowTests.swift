@@ -20,11 +20,14 @@ struct PushPresentationFlowTests {
     func deliveredAsRendered() async throws {
         let harness = try LiveActivityHarness()
         let cases = [
-            Case(partnerFields: #","sound":"chime.caf","allowTimeSensitive":true"#, interruptionLevel: "time-sensitive",
-                 sound: "chime.caf", level: "time-sensitive"),
+            Case(
+                partnerFields: #","sound":"chime.caf","allowTimeSensitive":true"#, interruptionLevel: "time-sensitive",
+                sound: "chime.caf", level: "time-sensitive"),
             Case(partnerFields: #","sound":null"#, interruptionLevel: "passive", sound: nil, level: "passive"),
             Case(partnerFields: "", interruptionLevel: nil, sound: "default", level: nil),
-            Case(partnerFields: #","allowTimeSensitive":true"#, interruptionLevel: "active", sound: "default", level: nil),
+            Case(
+                partnerFields: #","allowTimeSensitive":true"#, interruptionLevel: "active", sound: "default", level: nil
+            ),
         ]
         let user = try harness.user()
         let fcmToken = try #require(user.fcmToken)
@@ -34,18 +37,21 @@ struct PushPresentationFlowTests {
         for test in cases {
             let partner = try harness.partner(extra: test.partnerFields)
             let level = test.interruptionLevel.map { #","interruptionLevel":"\#($0)""# } ?? ""
-            let response = try harness.expect(harness.request(
-                "POST", "/api/partners/notifications/push", token: partner.apiKey,
-                json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Deposit","body":"1/6"\#(level)}"#), [202])
+            let response = try harness.expect(
+                harness.request(
+                    "POST", "/api/partners/notifications/push", token: partner.apiKey,
+                    json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Deposit","body":"1/6"\#(level)}"#),
+                [202])
             let requestID = try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
             partners.append((partner, test, requestID))
         }
 
         func received(_ partner: LiveActivityHarness.Partner, _ service: SimulatorService) -> [SimulatorRecord] {
             harness.simulator.received().filter { record in
-                record.service == service && record.status == 200 && (service == .apns
-                    ? record.payload?["miniAppId"] == .string(partner.miniApp)
-                    : record.payload?["message"]?["data"]?["miniAppId"] == .string(partner.miniApp))
+                record.service == service && record.status == 200
+                    && (service == .apns
+                        ? record.payload?["miniAppId"] == .string(partner.miniApp)
+                        : record.payload?["message"]?["data"]?["miniAppId"] == .string(partner.miniApp))
             }
         }
         try await harness.workers.waitUntil("every push on both phones") {
@@ -68,11 +74,16 @@ struct PushPresentationFlowTests {
             let pixel = try #require(received(partner, .fcm).first)
             #expect(pixel.token == fcmToken)
             let data = try #require(pixel.payload?["message"]?["data"]?.objectMembers).map(\.key)
-            #expect(!data.contains { ["thread-id", "threadId", "sound", "interruption-level", "interruptionLevel"].contains($0) })
+            #expect(
+                !data.contains {
+                    ["thread-id", "threadId", "sound", "interruption-level", "interruptionLevel"].contains($0)
+                })
 
             try await harness.workers.waitUntil("request \(requestID) completed") {
-                let status = try JSONParser.parse(try harness.request(
-                    "GET", "/api/partners/notifications/push/\(requestID)", token: partner.apiKey).body)
+                let status = try JSONParser.parse(
+                    try harness.request(
+                        "GET", "/api/partners/notifications/push/\(requestID)", token: partner.apiKey
+                    ).body)
                 return status["status"] == .string("completed") && status["sent"] == .number(2)
             }
         }

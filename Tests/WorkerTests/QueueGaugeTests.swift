@@ -25,20 +25,25 @@ import Worker
         let queuedAt = Date()
         // FCM rows with a worker that has no FCM credentials: they stay due, so the figures hold still.
         for _ in 0..<3 {
-            try harness.db.delivery(request: request, partner: partner.id, user: "gauge-user", service: .fcm, lane: 0,
-                                    availableAt: Date().addingTimeInterval(-40))
+            try harness.db.delivery(
+                request: request, partner: partner.id, user: "gauge-user", service: .fcm, lane: 0,
+                availableAt: Date().addingTimeInterval(-40))
         }
         for _ in 0..<5 {
-            try harness.db.delivery(request: request, partner: partner.id, user: "gauge-user", service: .fcm, lane: 1,
-                                    availableAt: Date().addingTimeInterval(-5))
+            try harness.db.delivery(
+                request: request, partner: partner.id, user: "gauge-user", service: .fcm, lane: 1,
+                availableAt: Date().addingTimeInterval(-5))
         }
         // Scheduled for later: pending but not due, so not counted.
-        try harness.db.delivery(request: request, partner: partner.id, user: "gauge-user", service: .fcm, lane: 0,
-                                availableAt: Date().addingTimeInterval(3600))
+        try harness.db.delivery(
+            request: request, partner: partner.id, user: "gauge-user", service: .fcm, lane: 0,
+            availableAt: Date().addingTimeInterval(3600))
 
         let port = TestEnvironment.freePort()
-        var environment = harness.processEnvironment(["HERALD_WORKER_METRICS_PORT": "\(port)",
-                                                      "HERALD_QUEUE_GAUGE_INTERVAL_MS": "200"])
+        var environment = harness.processEnvironment([
+            "HERALD_WORKER_METRICS_PORT": "\(port)",
+            "HERALD_QUEUE_GAUGE_INTERVAL_MS": "200",
+        ])
         environment.removeValue(forKey: "HERALD_FCM_CREDENTIALS_FILE")
         let worker = try ChildProcess(executable: Self.workerBinary, environment: environment)
         defer { worker.stop() }
@@ -76,9 +81,11 @@ import Worker
 
     @Test func theIntervalIsReadAndValidated() throws {
         let credentials = TestCredentials.shared
-        let base = ["HERALD_DATABASE_URL": "postgresql://localhost/herald",
-                    "HERALD_APNS_KEY_FILE": credentials.apnsKeyFile, "HERALD_APNS_KEY_ID": "ABCDEFGHIJ",
-                    "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPIC": "one.based.app"]
+        let base = [
+            "HERALD_DATABASE_URL": "postgresql://localhost/herald",
+            "HERALD_APNS_KEY_FILE": credentials.apnsKeyFile, "HERALD_APNS_KEY_ID": "ABCDEFGHIJ",
+            "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPIC": "one.based.app",
+        ]
         #expect(try WorkerConfiguration.fromEnvironment(base).queueGauge.interval == .seconds(15))
         var environment = base
         environment["HERALD_QUEUE_GAUGE_INTERVAL_MS"] = "2500"

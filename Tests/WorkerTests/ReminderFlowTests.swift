@@ -27,7 +27,8 @@ struct ReminderFlowTests {
     /// The iPhone's APNs token, which the harness does not keep.
     static func apnsToken(_ harness: LiveActivityHarness, _ user: LiveActivityHarness.User) throws -> String {
         try harness.db.connection.query(
-            "SELECT apns_token FROM devices WHERE user_id = $1 AND device_id = 'iphone'", [user.id]).first!.string(0)
+            "SELECT apns_token FROM devices WHERE user_id = $1 AND device_id = 'iphone'", [user.id]
+        ).first!.string(0)
     }
 
     /// The signature the host would compute over a received payload's signed fields (SignedEnvelope): an
@@ -36,24 +37,31 @@ struct ReminderFlowTests {
         var signed: [(key: String, value: String)] = []
         var skipped: Set<String> = ["sig", "kid"]
         if let alert = payload["aps"]?["alert"] {
-            signed = [("title", alert["title"]?.stringValue ?? ""), ("body", alert["body"]?.stringValue ?? ""),
-                      ("isGroup", "true")]
+            signed = [
+                ("title", alert["title"]?.stringValue ?? ""), ("body", alert["body"]?.stringValue ?? ""),
+                ("isGroup", "true"),
+            ]
             skipped.formUnion(["aps", "isGroup"])
         }
         for member in payload.objectMembers ?? [] where !skipped.contains(member.key) {
             signed.append((member.key, member.value.stringValue ?? ""))
         }
-        return Base64URL.encode(Digest.hmacSHA256(key: LiveActivityHarness.signingKey,
-                                                  message: SignedEnvelope.canonicalBytes(signed)))
+        return Base64URL.encode(
+            Digest.hmacSHA256(
+                key: LiveActivityHarness.signingKey,
+                message: SignedEnvelope.canonicalBytes(signed)))
     }
 
     @Test func aReminderReachesBothPhonesAtItsTimeBrandedSignedAndWithTheIcon() async throws {
         let harness = try LiveActivityHarness(configure: { $0.rules.publicURL = Self.publicURL })
         let partner = try harness.partner(displayName: "Pull")
-        let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/></svg>"#
+        let svg =
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/></svg>"#
         let icon = try TestHTTPClient.send(
             port: harness.port, method: "PUT", path: "/api/admin/mini-app-partners/\(partner.id)/icon",
-            headers: [("Content-Type", "image/svg+xml"), ("Authorization", "Bearer \(LiveActivityHarness.adminToken)")],
+            headers: [
+                ("Content-Type", "image/svg+xml"), ("Authorization", "Bearer \(LiveActivityHarness.adminToken)"),
+            ],
             body: Array(svg.utf8))
         #expect(icon.status == 200, "\(icon.text)")
         let user = try harness.user()
@@ -63,7 +71,8 @@ struct ReminderFlowTests {
 
         let link = "basedapp://miniapp/\(partner.miniApp)/packs/7"
         let scheduled = try harness.expect(
-            harness.host("POST", Self.path(user.id), Self.body(partner, at: Date().addingTimeInterval(2), deepLink: link)),
+            harness.host(
+                "POST", Self.path(user.id), Self.body(partner, at: Date().addingTimeInterval(2), deepLink: link)),
             [201])
         let json = try JSONParser.parse(scheduled.body)
         let reminderID = try #require(json["reminderId"]?.stringValue)
@@ -105,7 +114,8 @@ struct ReminderFlowTests {
 
         // Sent: gone from the list, past cancelling, and counted on its audit row.
         try await harness.workers.waitUntil("the audit row counts both sends") {
-            try harness.db.count("""
+            try harness.db.count(
+                """
                 SELECT p.sent FROM reminders r JOIN push_requests p ON p.id = r.request_id
                                                                    AND p.created_at = r.request_created_at
                  WHERE r.id = $1::uuid
@@ -128,11 +138,13 @@ struct ReminderFlowTests {
         // Time enough to cancel and opt out before the worker takes them.
         let at = Date().addingTimeInterval(3)
 
-        let cancelled = try harness.expect(harness.host("POST", Self.path(cancelling.id), Self.body(partner, at: at)), [201])
+        let cancelled = try harness.expect(
+            harness.host("POST", Self.path(cancelling.id), Self.body(partner, at: at)), [201])
         let cancelledID = try #require((try JSONParser.parse(cancelled.body))["reminderId"]?.stringValue)
         try harness.expect(harness.host("DELETE", Self.path(cancelling.id) + "/\(cancelledID)"), [204])
         try harness.expect(harness.host("POST", Self.path(optingOut.id), Self.body(partner, at: at)), [201])
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(optingOut.id)/opt-outs/\(partner.miniApp)"), [204])
+        try harness.expect(
+            harness.host("PUT", "/api/internal/users/\(optingOut.id)/opt-outs/\(partner.miniApp)"), [204])
         try harness.expect(harness.host("POST", Self.path(control.id), Self.body(partner, at: at)), [201])
         // Opted out now: a new reminder is refused outright.
         let refused = try harness.host("POST", Self.path(optingOut.id), Self.body(partner, at: at))
@@ -147,17 +159,20 @@ struct ReminderFlowTests {
         // Due at the same moment: the opted-out user's deliveries were claimed with the control's, and
         // finished unsent.
         try await harness.workers.waitUntil("the opted-out user's deliveries suppressed") {
-            try harness.db.count("SELECT count(*) FROM delivery_history WHERE user_id = $1 AND outcome = 'suppressed'",
-                                 [optingOut.id]) == 2
+            try harness.db.count(
+                "SELECT count(*) FROM delivery_history WHERE user_id = $1 AND outcome = 'suppressed'",
+                [optingOut.id]) == 2
         }
         for user in [cancelling, optingOut] {
             #expect(harness.apnsPushes(to: try Self.apnsToken(harness, user)).isEmpty, "\(user.id)")
             #expect(harness.fcmMessages(to: try #require(user.fcmToken)).isEmpty, "\(user.id)")
         }
         // The cancelled reminder's deliveries left the outbox unsent: no history, nothing queued.
-        #expect(try harness.db.count("""
-            SELECT (SELECT count(*) FROM deliveries WHERE user_id = $1)
-                 + (SELECT count(*) FROM delivery_history WHERE user_id = $1)
-            """, [cancelling.id]) == 0)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT (SELECT count(*) FROM deliveries WHERE user_id = $1)
+                     + (SELECT count(*) FROM delivery_history WHERE user_id = $1)
+                """, [cancelling.id]) == 0)
     }
 }

@@ -25,11 +25,15 @@ struct ReplayTests {
             let id = "replay-\(UUID().uuidString.prefix(8).lowercased())"
             let email = "\(id)@example.com"
             let token = LiveActivityHarness.hexToken()
-            try harness.expect(harness.host("PUT", "/api/internal/users/\(id)", #"{"tenantId":"t1","emails":["\#(email)"]}"#),
-                               [200, 201])
-            try harness.expect(harness.host("PUT", "/api/internal/users/\(id)/devices/iphone", """
-                {"platform":"ios","environment":"sandbox","apnsToken":"\(token)","bundleId":"\(harness.workers.credentials.apnsTopic)"}
-                """), [200, 201])
+            try harness.expect(
+                harness.host("PUT", "/api/internal/users/\(id)", #"{"tenantId":"t1","emails":["\#(email)"]}"#),
+                [200, 201])
+            try harness.expect(
+                harness.host(
+                    "PUT", "/api/internal/users/\(id)/devices/iphone",
+                    """
+                    {"platform":"ios","environment":"sandbox","apnsToken":"\(token)","bundleId":"\(harness.workers.credentials.apnsTopic)"}
+                    """), [200, 201])
             users.append((id, email, token))
         }
         return Fixture(harness: harness, partner: partner, users: users)
@@ -38,25 +42,30 @@ struct ReplayTests {
     static func push(_ fixture: Fixture, to emails: [String], ttlSeconds: Int? = nil) throws -> UUID {
         let recipients = emails.map { "\"\($0)\"" }.joined(separator: ",")
         let ttl = ttlSeconds.map { #","ttlSeconds":\#($0)"# } ?? ""
-        let response = try fixture.harness.expect(fixture.harness.request(
-            "POST", "/api/partners/notifications/push", token: fixture.partner.apiKey,
-            json: #"{"recipients":{"emails":[\#(recipients)]},"title":"Deposit","body":"1/6"\#(ttl)}"#), [202])
+        let response = try fixture.harness.expect(
+            fixture.harness.request(
+                "POST", "/api/partners/notifications/push", token: fixture.partner.apiKey,
+                json: #"{"recipients":{"emails":[\#(recipients)]},"title":"Deposit","body":"1/6"\#(ttl)}"#), [202])
         let id = try JSONParser.parse(response.body)["requestId"]?.stringValue ?? ""
         return try #require(UUID(uuidString: id), "\(response.body)")
     }
 
     static func status(_ fixture: Fixture, _ request: UUID) throws -> JSONValue {
-        let response = try fixture.harness.request("GET", "/api/partners/notifications/push/\(request.uuidString.lowercased())",
-                                                   token: fixture.partner.apiKey)
+        let response = try fixture.harness.request(
+            "GET", "/api/partners/notifications/push/\(request.uuidString.lowercased())",
+            token: fixture.partner.apiKey)
         return try JSONParser.parse(response.body)
     }
 
     /// heraldctl against the fixture's database; the JSON it printed.
-    static func replay(_ fixture: Fixture, _ arguments: [String]) throws -> (status: Int32, json: JSONValue?, output: String) {
+    static func replay(_ fixture: Fixture, _ arguments: [String]) throws -> (
+        status: Int32, json: JSONValue?, output: String
+    ) {
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_DATABASE_URL"] = fixture.harness.db.url
-        let result = try ChildProcess.run(TestEnvironment.binDirectory.appendingPathComponent("heraldctl"),
-                                          ["replay"] + arguments, environment: environment)
+        let result = try ChildProcess.run(
+            TestEnvironment.binDirectory.appendingPathComponent("heraldctl"),
+            ["replay"] + arguments, environment: environment)
         let json = try? JSONParser.parse(result.output.trimmingCharacters(in: .whitespacesAndNewlines))
         return (result.status, json, result.output)
     }
@@ -71,13 +80,16 @@ struct ReplayTests {
         return counts
     }
 
-    @Test("replay: a dry run counts by skip reason and changes nothing; the replay sends the same bytes under the same id in the bulk lane, never to an invalid token, a removed device or an opted-out user; the request goes back to sending, then completed; a second run sends nothing")
+    @Test(
+        "replay: a dry run counts by skip reason and changes nothing; the replay sends the same bytes under the same id in the bulk lane, never to an invalid token, a removed device or an opted-out user; the request goes back to sending, then completed; a second run sends nothing"
+    )
     func replayFlow() async throws {
         let fixture = try Self.fixture(users: 5)
         let harness = fixture.harness
         // Every first send is refused for good (a permanent 400), every later one accepted.
         for user in fixture.users {
-            harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: user.token)
+            harness.simulator.setFault(
+                SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: user.token)
         }
         let request = try Self.push(fixture, to: fixture.users.map(\.email))
         let worker = try harness.workers.startWorker()
@@ -90,25 +102,34 @@ struct ReplayTests {
         // After the failure: user 1's token is declared dead, user 2 removes the phone, user 3 opts out.
         try harness.db.connection.execute(
             "UPDATE devices SET apns_token_invalidated_at = now() WHERE user_id = '\(fixture.users[1].id)'")
-        try harness.expect(harness.host("DELETE", "/api/internal/users/\(fixture.users[2].id)/devices/iphone"), [200, 204])
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(fixture.users[3].id)/opt-outs/\(fixture.partner.miniApp)"),
-                           [200, 201, 204])
+        try harness.expect(
+            harness.host("DELETE", "/api/internal/users/\(fixture.users[2].id)/devices/iphone"), [200, 204])
+        try harness.expect(
+            harness.host("PUT", "/api/internal/users/\(fixture.users[3].id)/opt-outs/\(fixture.partner.miniApp)"),
+            [200, 201, 204])
 
         let id = request.uuidString.lowercased()
         let dry = try Self.replay(fixture, ["--request", id, "--dry-run", "--json"])
         #expect(dry.status == 0, "\(dry.output)")
-        #expect(Self.counts(dry.json) == ["matched": 5, "replayed": 0, "token_invalid": 1, "opted_out": 1,
-                                          "device_removed": 1, "already_replayed": 0], "\(dry.output)")
+        #expect(
+            Self.counts(dry.json) == [
+                "matched": 5, "replayed": 0, "token_invalid": 1, "opted_out": 1,
+                "device_removed": 1, "already_replayed": 0,
+            ], "\(dry.output)")
         #expect(try harness.db.count("SELECT count(*) FROM deliveries") == 0)
         #expect(try harness.db.count("SELECT count(*) FROM delivery_history WHERE replayed_at IS NOT NULL") == 0)
         #expect(try Self.status(fixture, request)["failed"] == .number(5))
 
         let replayed = try Self.replay(fixture, ["--request", id, "--json"])
         #expect(replayed.status == 0, "\(replayed.output)")
-        #expect(Self.counts(replayed.json) == ["matched": 5, "replayed": 2, "token_invalid": 1, "opted_out": 1,
-                                               "device_removed": 1, "already_replayed": 0], "\(replayed.output)")
+        #expect(
+            Self.counts(replayed.json) == [
+                "matched": 5, "replayed": 2, "token_invalid": 1, "opted_out": 1,
+                "device_removed": 1, "already_replayed": 0,
+            ], "\(replayed.output)")
         // Queued again in the bulk lane, the request pending again.
-        #expect(try harness.db.count("SELECT count(*) FROM deliveries WHERE lane = 1 AND request_id = $1", [request]) == 2)
+        #expect(
+            try harness.db.count("SELECT count(*) FROM deliveries WHERE lane = 1 AND request_id = $1", [request]) == 2)
         let pending = try Self.status(fixture, request)
         #expect(pending["status"] == .string("sending"), "\(pending)")
         #expect(pending["failed"] == .number(3) && pending["pending"] == .number(2), "\(pending)")
@@ -131,21 +152,28 @@ struct ReplayTests {
         }
 
         let again = try Self.replay(fixture, ["--request", id, "--json"])
-        #expect(Self.counts(again.json) == ["matched": 5, "replayed": 0, "token_invalid": 1, "opted_out": 1,
-                                            "device_removed": 1, "already_replayed": 2], "\(again.output)")
+        #expect(
+            Self.counts(again.json) == [
+                "matched": 5, "replayed": 0, "token_invalid": 1, "opted_out": 1,
+                "device_removed": 1, "already_replayed": 2,
+            ], "\(again.output)")
         #expect(try harness.db.count("SELECT count(*) FROM deliveries") == 0)
     }
 
-    @Test("replay selects by outcome, reason, partner and finish time; --realtime queues in the realtime lane; sent and token_invalid rows never match")
+    @Test(
+        "replay selects by outcome, reason, partner and finish time; --realtime queues in the realtime lane; sent and token_invalid rows never match"
+    )
     func selection() async throws {
         let fixture = try Self.fixture(users: 4)
         let harness = fixture.harness
         // users 0-1: failed (400); user 2: dead (500 every time, 4 attempts); user 3: sent.
         for user in fixture.users[0...1] {
-            harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: user.token)
+            harness.simulator.setFault(
+                SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: user.token)
         }
-        harness.simulator.setFault(SimulatorFault(status: 500, reason: "InternalServerError", times: 4),
-                                   token: fixture.users[2].token)
+        harness.simulator.setFault(
+            SimulatorFault(status: 500, reason: "InternalServerError", times: 4),
+            token: fixture.users[2].token)
         let request = try Self.push(fixture, to: fixture.users.map(\.email))
         let worker = try harness.workers.startWorker()
         try await harness.workers.waitUntil("every delivery finished") {
@@ -156,7 +184,8 @@ struct ReplayTests {
         // Expired: a push whose TTL passed before any worker ran.
         let expiredRequest = try Self.push(fixture, to: [fixture.users[3].email], ttlSeconds: 1)
         // Its second passed (moved back in the row rather than waited for: the claim compares with now()).
-        try harness.db.connection.query("""
+        try harness.db.connection.query(
+            """
             UPDATE deliveries SET expires_at = now() - interval '1 second' WHERE request_id = $1::uuid
             """, [expiredRequest.uuidString.lowercased()])
         let expiring = try harness.workers.startWorker()
@@ -169,7 +198,8 @@ struct ReplayTests {
         let partner = fixture.partner.miniApp
         let dead = try Self.replay(fixture, ["--partner", partner, "--outcome", "dead", "--dry-run", "--json"])
         #expect(Self.counts(dead.json)["matched"] == 1, "\(dead.output)")
-        let byReason = try Self.replay(fixture, ["--partner", partner, "--reason", "BadCollapseId", "--dry-run", "--json"])
+        let byReason = try Self.replay(
+            fixture, ["--partner", partner, "--reason", "BadCollapseId", "--dry-run", "--json"])
         #expect(Self.counts(byReason.json)["matched"] == 2, "\(byReason.output)")
         let future = try Self.replay(fixture, ["--since", ISO8601.format(Date().addingTimeInterval(3_600)), "--json"])
         #expect(Self.counts(future.json)["matched"] == 0, "\(future.output)")
@@ -177,11 +207,17 @@ struct ReplayTests {
         #expect(Self.counts(all.json)["matched"] == 4, "failed, failed, dead, expired: \(all.output)")
 
         // The expired push replays with a fresh TTL (the request's ttlSeconds from now), in the realtime lane.
-        let expired = try Self.replay(fixture, ["--request", expiredRequest.uuidString, "--outcome", "expired",
-                                                "--realtime", "--json"])
+        let expired = try Self.replay(
+            fixture,
+            [
+                "--request", expiredRequest.uuidString, "--outcome", "expired",
+                "--realtime", "--json",
+            ])
         #expect(Self.counts(expired.json)["replayed"] == 1, "\(expired.output)")
-        let row = try #require(try harness.db.connection.query(
-            "SELECT lane, expires_at > now() FROM deliveries WHERE request_id = $1", [expiredRequest]).first)
+        let row = try #require(
+            try harness.db.connection.query(
+                "SELECT lane, expires_at > now() FROM deliveries WHERE request_id = $1", [expiredRequest]
+            ).first)
         #expect(try row.int(0) == 0 && row.bool(1))
     }
 
@@ -190,7 +226,8 @@ struct ReplayTests {
         let fixture = try Self.fixture(users: 30)
         let harness = fixture.harness
         for user in fixture.users {
-            harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: user.token)
+            harness.simulator.setFault(
+                SimulatorFault(status: 400, reason: "BadCollapseId", times: 1), token: user.token)
         }
         let request = try Self.push(fixture, to: fixture.users.map(\.email))
         let worker = try harness.workers.startWorker()

@@ -26,9 +26,12 @@ import Worker
         let (service, status, reason) = Self.faults[index]
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 5, android: service == .fcm)
-        let ids = service == .apns ? queued.deliveries : stride(from: 1, to: queued.deliveries.count, by: 2).map {
-            queued.deliveries[$0]
-        }
+        let ids =
+            service == .apns
+            ? queued.deliveries
+            : stride(from: 1, to: queued.deliveries.count, by: 2).map {
+                queued.deliveries[$0]
+            }
         for user in 0..<5 {
             let token = service == .apns ? WorkerHarness.apnsToken(user) : WorkerHarness.fcmToken(user)
             harness.simulator.setFault(SimulatorFault(status: status, reason: reason), token: token)
@@ -54,9 +57,11 @@ import Worker
         let refusedAtPause = refused()
         try await harness.waitUntil("two more probes refused") { refused() >= refusedAtPause + 2 }
         for id in ids { #expect(try harness.db.outcome(of: id) == nil) }
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM deliveries WHERE service = $1 AND attempts > 1
-            """, [service.rawValue]) == 0)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM deliveries WHERE service = $1 AND attempts > 1
+                """, [service.rawValue]) == 0)
 
         harness.simulator.clearFaults()
         try await harness.waitUntil("everything delivered after the upstream accepted again") {
@@ -68,9 +73,11 @@ import Worker
             #expect(outcome.attempts == 1, "a paused row keeps its attempts")
         }
         #expect(worker.pausedUpstreams.isEmpty)
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL OR fcm_token_invalidated_at IS NOT NULL
-            """) == 0, "a setup fault retires no token")
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE apns_token_invalidated_at IS NOT NULL OR fcm_token_invalidated_at IS NOT NULL
+                """) == 0, "a setup fault retires no token")
         try await harness.waitUntil("ready again") {
             try TestHTTPClient.send(port: health.port, method: "GET", path: "/readyz").status == 200
         }
@@ -82,8 +89,10 @@ import Worker
         let request = try harness.db.request(partner: partner.id, deliveries: 2)
         try harness.db.user("foreign-app", apnsToken: WorkerHarness.apnsToken(0), bundleID: "com.not.ours")
         try harness.db.user("our-app", apnsToken: WorkerHarness.apnsToken(1))
-        harness.simulator.setFault(SimulatorFault(status: 400, reason: "TopicDisallowed"), token: WorkerHarness.apnsToken(0))
-        let foreign = try harness.db.delivery(request: request, partner: partner.id, user: "foreign-app", service: .apns)
+        harness.simulator.setFault(
+            SimulatorFault(status: 400, reason: "TopicDisallowed"), token: WorkerHarness.apnsToken(0))
+        let foreign = try harness.db.delivery(
+            request: request, partner: partner.id, user: "foreign-app", service: .apns)
         let ours = try harness.db.delivery(request: request, partner: partner.id, user: "our-app", service: .apns)
         let worker = try harness.startWorker()
         try await harness.waitUntil("both recorded") { try harness.outstanding() == 0 }

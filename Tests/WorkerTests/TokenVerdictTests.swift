@@ -30,7 +30,8 @@ import Worker
     @Test func aSuspectVerdictWithNoSuccessRetiresNothingAndSpendsNoAttempt() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
-        harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadDeviceToken"), token: WorkerHarness.apnsToken(0))
+        harness.simulator.setFault(
+            SimulatorFault(status: 400, reason: "BadDeviceToken"), token: WorkerHarness.apnsToken(0))
         let worker = try harness.startWorker(Self.quick)
         try await harness.waitUntil("asked at least three times") { harness.timesReceived(queued.deliveries[0]) >= 3 }
         #expect(try harness.db.outcome(of: queued.deliveries[0]) == nil)
@@ -68,11 +69,15 @@ import Worker
         let outcome = try #require(try harness.db.outcome(of: bad))
         #expect(outcome.outcome == "token_invalid")
         #expect(outcome.error == reason)
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE user_id = 'bad' AND apns_token_invalidated_at IS NOT NULL
-               AND apns_token_invalid_reason = $1
-            """, [reason]) == 1)
-        #expect(try harness.db.count("SELECT count(*) FROM devices WHERE user_id = 'good' AND apns_token_invalidated_at IS NULL") == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE user_id = 'bad' AND apns_token_invalidated_at IS NOT NULL
+                   AND apns_token_invalid_reason = $1
+                """, [reason]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM devices WHERE user_id = 'good' AND apns_token_invalidated_at IS NULL") == 1)
 
         // The token gets nothing more until the host registers the device again.
         let received = harness.timesReceived(bad)
@@ -82,14 +87,18 @@ import Worker
         #expect(try harness.db.outcome(of: skipped)?.error == "token_invalidated")
         #expect(harness.simulator.received().count(where: { $0.token == WorkerHarness.apnsToken(0) }) == received)
         // Recorded once: the skipped send did not overwrite the verdict's reason.
-        #expect(try harness.db.count("SELECT count(*) FROM devices WHERE user_id = 'bad' AND apns_token_invalid_reason = $1",
-                                     [reason]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM devices WHERE user_id = 'bad' AND apns_token_invalid_reason = $1",
+                [reason]) == 1)
 
         harness.simulator.clearFaults()
         // The host's registration (the statement PUT .../devices/{deviceId} runs), with the same token.
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM herald_put_device('bad', 'iphone', 'ios', 'sandbox', NULL, $1, NULL, NULL, NULL)
-            """, [WorkerHarness.apnsToken(0)]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM herald_put_device('bad', 'iphone', 'ios', 'sandbox', NULL, $1, NULL, NULL, NULL)
+                """, [WorkerHarness.apnsToken(0)]) == 1)
         let again = try harness.db.request(partner: partner.id, deliveries: 1)
         let back = try harness.db.delivery(request: again, partner: partner.id, user: "bad", service: .apns)
         try await harness.waitUntil("sent after the registration") { try harness.outstanding() == 0 }
@@ -100,7 +109,8 @@ import Worker
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 8)
         for user in 0..<8 {
-            harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadDeviceToken"), token: WorkerHarness.apnsToken(user))
+            harness.simulator.setFault(
+                SimulatorFault(status: 400, reason: "BadDeviceToken"), token: WorkerHarness.apnsToken(user))
         }
         let worker = try harness.startWorker(Self.quick)
         let health = try WorkerHealthServer(worker: worker, host: "127.0.0.1", port: 0)
@@ -113,7 +123,9 @@ import Worker
         #expect(readiness.text.contains("token_storm_BadDeviceToken"), "\(readiness.text)")
         let metrics = worker.metrics.render()
         #expect(metrics.contains(#"herald_worker_upstream_paused{upstream="apns"} 1"#))
-        #expect(metrics.contains(#"herald_worker_upstream_pause_reason{upstream="apns",reason="token_storm_BadDeviceToken"} 1"#))
+        #expect(
+            metrics.contains(
+                #"herald_worker_upstream_pause_reason{upstream="apns",reason="token_storm_BadDeviceToken"} 1"#))
         // Storm after storm while the setup stays wrong (two more refused probes show it lasted): nothing retired,
         // nothing failed, no attempt spent.
         func refused() -> Int { harness.simulator.received().filter { $0.reason == "BadDeviceToken" }.count }
@@ -140,14 +152,17 @@ import Worker
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 12)
         for user in 0..<12 {
-            harness.simulator.setFault(SimulatorFault(status: 410, reason: "Unregistered"), token: WorkerHarness.apnsToken(user))
+            harness.simulator.setFault(
+                SimulatorFault(status: 410, reason: "Unregistered"), token: WorkerHarness.apnsToken(user))
         }
         let worker = try harness.startWorker(Self.quick)
         try await harness.waitUntil("all recorded") { try harness.outstanding() == 0 }
         for id in queued.deliveries { #expect(try harness.db.outcome(of: id)?.outcome == "token_invalid") }
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE apns_token_invalid_reason = 'Unregistered' AND apns_token_invalidated_at IS NOT NULL
-            """) == 12)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE apns_token_invalid_reason = 'Unregistered' AND apns_token_invalidated_at IS NOT NULL
+                """) == 12)
         #expect(worker.pausedUpstreams.isEmpty)
         #expect(worker.metrics.tokenSuspects(.apns) == 0)
     }
@@ -168,9 +183,11 @@ import Worker
         try harness.db.delivery(request: request, partner: partner.id, user: "good", service: .fcm)
         try await harness.waitUntil("both recorded") { try harness.outstanding() == 0 }
         #expect(try harness.db.outcome(of: bad)?.outcome == "token_invalid")
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE user_id = 'bad' AND fcm_token_invalid_reason = 'INVALID_ARGUMENT'
-            """) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE user_id = 'bad' AND fcm_token_invalid_reason = 'INVALID_ARGUMENT'
+                """) == 1)
     }
 
     /// The setup mistake replayed end to end: a worker started with another Firebase project's service account,
@@ -208,16 +225,19 @@ import Worker
             #expect(outcome.attempts == 1, "a paused row keeps its attempts")
         }
         #expect(try harness.db.counts(of: queued.request) == (sent: 40, failed: 0))
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM devices WHERE fcm_token_invalidated_at IS NOT NULL OR apns_token_invalidated_at IS NOT NULL
-            """) == 0)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM devices WHERE fcm_token_invalidated_at IS NOT NULL OR apns_token_invalidated_at IS NOT NULL
+                """) == 0)
         #expect(fixed.pausedUpstreams.isEmpty)
     }
 
     @Test func aDrainingWorkerGivesItsSuspectRowsBackAtOnce() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
-        harness.simulator.setFault(SimulatorFault(status: 400, reason: "BadDeviceToken"), token: WorkerHarness.apnsToken(0))
+        harness.simulator.setFault(
+            SimulatorFault(status: 400, reason: "BadDeviceToken"), token: WorkerHarness.apnsToken(0))
         let worker = try harness.startWorker {
             Self.quick(&$0)
             // Held far longer than the test takes, however slow the machine; a drain that waited for it would
@@ -225,7 +245,9 @@ import Worker
             $0.tokenVerdicts.wait = .seconds(600)
             $0.drainTimeout = .seconds(60)
         }
-        try await harness.waitUntil("the verdict held") { worker.metrics.tokenSuspects(.apns) >= 1 && worker.inFlight == 1 }
+        try await harness.waitUntil("the verdict held") {
+            worker.metrics.tokenSuspects(.apns) >= 1 && worker.inFlight == 1
+        }
         #expect(harness.timesReceived(queued.deliveries[0]) == 1)
         let started = ContinuousClock.now
         worker.drain()

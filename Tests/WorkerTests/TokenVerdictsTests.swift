@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import Store
 import Testing
+
 @testable import Worker
 
 /// TokenVerdicts as plain values: when a suspect verdict stands, waits, or makes a storm.
@@ -9,9 +10,11 @@ import Testing
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func delivery(_ token: String, _ service: PushService = .apns, environment: String = "production")
-        -> ClaimedDelivery {
-        ClaimedDelivery(id: UUID(), service: service, environment: environment, token: token, partnerID: UUID(),
-                        availableAt: start)
+        -> ClaimedDelivery
+    {
+        ClaimedDelivery(
+            id: UUID(), service: service, environment: environment, token: token, partnerID: UUID(),
+            availableAt: start)
     }
 
     static func verdicts(stormTokens: Int = 3, window: Duration = .seconds(60)) -> TokenVerdicts {
@@ -71,8 +74,9 @@ import Testing
             Issue.record("one token twice is not a storm")
             return
         }
-        guard case .storm(let reason, let storms, let released) = verdicts.suspect(
-            Self.delivery("cc"), reason: "BadDeviceToken", now: Self.start.addingTimeInterval(1))
+        guard
+            case .storm(let reason, let storms, let released) = verdicts.suspect(
+                Self.delivery("cc"), reason: "BadDeviceToken", now: Self.start.addingTimeInterval(1))
         else {
             Issue.record("expected a storm")
             return
@@ -85,15 +89,23 @@ import Testing
         #expect(!released.contains { $0.delivery.id == fcm.id })
         #expect(verdicts.heldCount == 1)
         // A second storm with no success between is counted on; a success starts again.
-        for token in ["c1", "c2"] { _ = verdicts.suspect(Self.delivery(token), reason: "BadDeviceToken", now: Self.start) }
-        if case .storm(_, let again, _) = verdicts.suspect(Self.delivery("c3"), reason: "BadDeviceToken", now: Self.start) {
+        for token in ["c1", "c2"] {
+            _ = verdicts.suspect(Self.delivery(token), reason: "BadDeviceToken", now: Self.start)
+        }
+        if case .storm(_, let again, _) = verdicts.suspect(
+            Self.delivery("c3"), reason: "BadDeviceToken", now: Self.start)
+        {
             #expect(again == 2)
         } else {
             Issue.record("expected a second storm")
         }
         _ = verdicts.accepted(Self.delivery("ok"))
-        for token in ["d1", "d2"] { _ = verdicts.suspect(Self.delivery(token), reason: "BadDeviceToken", now: Self.start) }
-        if case .storm(_, let fresh, _) = verdicts.suspect(Self.delivery("d3"), reason: "BadDeviceToken", now: Self.start) {
+        for token in ["d1", "d2"] {
+            _ = verdicts.suspect(Self.delivery(token), reason: "BadDeviceToken", now: Self.start)
+        }
+        if case .storm(_, let fresh, _) = verdicts.suspect(
+            Self.delivery("d3"), reason: "BadDeviceToken", now: Self.start)
+        {
             #expect(fresh == 1)
         } else {
             Issue.record("expected a storm after the success")
@@ -109,7 +121,8 @@ import Testing
         }
         // The paused upstream's probe is refused while the setup is still wrong; then it is fixed, and a send works.
         let probe = Self.delivery("p1")
-        guard case .held = verdicts.suspect(probe, reason: "BadDeviceToken", now: Self.start.addingTimeInterval(1)) else {
+        guard case .held = verdicts.suspect(probe, reason: "BadDeviceToken", now: Self.start.addingTimeInterval(1))
+        else {
             Issue.record("expected held")
             return
         }
@@ -126,13 +139,19 @@ import Testing
         let verdicts = Self.verdicts(stormTokens: 3, window: .seconds(60))
         _ = verdicts.suspect(Self.delivery("a1"), reason: "BadDeviceToken", now: Self.start)
         _ = verdicts.suspect(Self.delivery("a2"), reason: "BadDeviceToken", now: Self.start.addingTimeInterval(30))
-        guard case .held = verdicts.suspect(Self.delivery("a3"), reason: "BadDeviceToken",
-                                            now: Self.start.addingTimeInterval(61)) else {
+        guard
+            case .held = verdicts.suspect(
+                Self.delivery("a3"), reason: "BadDeviceToken",
+                now: Self.start.addingTimeInterval(61))
+        else {
             Issue.record("the first verdict left the window")
             return
         }
-        guard case .storm = verdicts.suspect(Self.delivery("a4"), reason: "BadDeviceToken",
-                                             now: Self.start.addingTimeInterval(62)) else {
+        guard
+            case .storm = verdicts.suspect(
+                Self.delivery("a4"), reason: "BadDeviceToken",
+                now: Self.start.addingTimeInterval(62))
+        else {
             Issue.record("three within the window")
             return
         }

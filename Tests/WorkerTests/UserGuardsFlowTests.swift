@@ -11,40 +11,55 @@ import Worker
 @Suite(.requiresDatabase, .serialized)
 struct UserGuardsFlowTests {
     /// A passive push from `partner` to `user`'s email; its request id.
-    static func push(_ harness: LiveActivityHarness, _ partner: LiveActivityHarness.Partner,
-                     _ user: LiveActivityHarness.User, level: String = "passive", ttl: Int? = nil) throws -> String {
+    static func push(
+        _ harness: LiveActivityHarness, _ partner: LiveActivityHarness.Partner,
+        _ user: LiveActivityHarness.User, level: String = "passive", ttl: Int? = nil
+    ) throws -> String {
         let ttlField = ttl.map { #","ttlSeconds":\#($0)"# } ?? ""
-        let response = try harness.expect(harness.request(
-            "POST", "/api/partners/notifications/push", token: partner.apiKey,
-            json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Drop","body":"now","#
-                + #""interruptionLevel":"\#(level)"\#(ttlField)}"#), [202])
+        let response = try harness.expect(
+            harness.request(
+                "POST", "/api/partners/notifications/push", token: partner.apiKey,
+                json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Drop","body":"now","#
+                    + #""interruptionLevel":"\#(level)"\#(ttlField)}"#), [202])
         return try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
     }
 
-    static func status(_ harness: LiveActivityHarness, _ partner: LiveActivityHarness.Partner,
-                       _ requestID: String) throws -> JSONValue {
-        try JSONParser.parse(try harness.request(
-            "GET", "/api/partners/notifications/push/\(requestID)", token: partner.apiKey).body)
+    static func status(
+        _ harness: LiveActivityHarness, _ partner: LiveActivityHarness.Partner,
+        _ requestID: String
+    ) throws -> JSONValue {
+        try JSONParser.parse(
+            try harness.request(
+                "GET", "/api/partners/notifications/push/\(requestID)", token: partner.apiKey
+            ).body)
     }
 
     /// Sets `user`'s quiet hours to the hour before `now` to `hours` hours after it, in UTC; returns when they end.
     @discardableResult
-    static func quietNow(_ harness: LiveActivityHarness, _ user: LiveActivityHarness.User, hours: Int = 1,
-                         now: Date = Date()) throws -> Date {
+    static func quietNow(
+        _ harness: LiveActivityHarness, _ user: LiveActivityHarness.User, hours: Int = 1,
+        now: Date = Date()
+    ) throws -> Date {
         let minute = Int(now.timeIntervalSince1970 / 60) % 1440
         let start = (minute + 1380) % 1440, end = (minute + 60 * hours) % 1440
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(user.id)", """
-            {"tenantId":"t1","emails":["\(user.email)"],"timeZone":"UTC",
-             "quietHours":{"start":"\(QuietHours.text(start))","end":"\(QuietHours.text(end))"}}
-            """), [200])
+        try harness.expect(
+            harness.host(
+                "PUT", "/api/internal/users/\(user.id)",
+                """
+                {"tenantId":"t1","emails":["\(user.email)"],"timeZone":"UTC",
+                 "quietHours":{"start":"\(QuietHours.text(start))","end":"\(QuietHours.text(end))"}}
+                """), [200])
         // The next `end` on the UTC clock: this minute's start plus the hours.
         return Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60 + 3600 * Double(hours))
     }
 
     /// The console's detail of a request (`GET /api/admin/console/requests/{id}`), read with the admin token.
     static func console(_ harness: LiveActivityHarness, _ requestID: String) throws -> JSONValue {
-        try JSONParser.parse(try harness.expect(harness.request(
-            "GET", "/api/admin/console/requests/\(requestID)", token: LiveActivityHarness.adminToken), [200]).body)
+        try JSONParser.parse(
+            try harness.expect(
+                harness.request(
+                    "GET", "/api/admin/console/requests/\(requestID)", token: LiveActivityHarness.adminToken), [200]
+            ).body)
     }
 
     /// The console's finished deliveries of a request as "outcome (reason)".
@@ -57,15 +72,18 @@ struct UserGuardsFlowTests {
 
     /// The outbox rows of `requestID`: state, attempts, last error and when due.
     static func rows(_ harness: LiveActivityHarness, _ requestID: String)
-        throws -> [(state: String, attempts: Int, error: String?, availableAt: Date)] {
+        throws -> [(state: String, attempts: Int, error: String?, availableAt: Date)]
+    {
         try harness.db.connection.query(
             "SELECT state, attempts, last_error, available_at FROM deliveries WHERE request_id = $1::uuid",
-            [requestID]).rows.map { (try $0.string(0), try $0.int(1), $0.optionalString(2), try $0.date(3)) }
+            [requestID]
+        ).rows.map { (try $0.string(0), try $0.int(1), $0.optionalString(2), try $0.date(3)) }
     }
 
     /// Makes a held row due now (and, with `expired`, past its TTL) and wakes the workers.
     static func release(_ harness: LiveActivityHarness, _ requestID: String, expired: Bool = false) throws {
-        try harness.db.connection.query("""
+        try harness.db.connection.query(
+            """
             UPDATE deliveries SET available_at = now(),
                    expires_at = CASE WHEN $2 THEN now() - interval '1 second' ELSE expires_at END
              WHERE request_id = $1::uuid
@@ -97,14 +115,16 @@ struct UserGuardsFlowTests {
         #expect(try Self.consoleOutcomes(harness, cappedRequest) == ["suppressed (user_cap)"])
         let detail = try Self.console(harness, cappedRequest)
         #expect(detail["suppressed"] == .number(1) && detail["failed"] == .number(0) && detail["pending"] == .number(0))
-        let capped = try harness.db.count("""
+        let capped = try harness.db.count(
+            """
             SELECT count(*)::int FROM delivery_history WHERE user_id = $1 AND outcome = 'suppressed'
                AND last_error = 'user_cap'
             """, [user.id])
         #expect(capped == 2)
         #expect(worker.metrics.render().contains(#"herald_worker_deliveries_guarded_total{reason="user_cap"} 2"#))
-        let counted = try harness.db.count("SELECT cardinality(requests) FROM user_push_windows WHERE user_id = $1",
-                                           [user.id])
+        let counted = try harness.db.count(
+            "SELECT cardinality(requests) FROM user_push_windows WHERE user_id = $1",
+            [user.id])
         #expect(counted == 3)
     }
 
@@ -130,9 +150,10 @@ struct UserGuardsFlowTests {
             try requests.allSatisfy { try Self.status(harness, $0.0, $0.1)["status"] == .string("completed") }
         }
         #expect(harness.fcmMessages(to: fcmToken).count == 4)
-        #expect(try harness.db.count(
-            "SELECT count(*)::int FROM delivery_history WHERE user_id = $1 AND last_error = 'user_cap'",
-            [user.id]) == 8)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*)::int FROM delivery_history WHERE user_id = $1 AND last_error = 'user_cap'",
+                [user.id]) == 8)
     }
 
     @Test("a passive push inside quiet hours is held until they end, attempts unspent, and sent once they are over")
@@ -150,8 +171,9 @@ struct UserGuardsFlowTests {
         }
         let held = try #require(try Self.rows(harness, requestID).first)
         #expect(held.state == "pending" && held.attempts == 0)
-        #expect(abs(held.availableAt.timeIntervalSince(end)) < 1,
-                "held until \(held.availableAt), quiet hours end \(end)")
+        #expect(
+            abs(held.availableAt.timeIntervalSince(end)) < 1,
+            "held until \(held.availableAt), quiet hours end \(end)")
         #expect(harness.fcmMessages(to: fcmToken).isEmpty)
         let status = try Self.status(harness, partner, requestID)
         #expect(status["status"] == .string("queued"))
@@ -160,8 +182,10 @@ struct UserGuardsFlowTests {
         #expect(worker.metrics.render().contains(#"herald_worker_deliveries_guarded_total{reason="quiet_hours"} 1"#))
 
         // The host lifts the quiet hours (a PUT is the whole user): the PUT itself makes the held row due.
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(user.id)",
-                                        #"{"tenantId":"t1","emails":["\#(user.email)"]}"#), [200])
+        try harness.expect(
+            harness.host(
+                "PUT", "/api/internal/users/\(user.id)",
+                #"{"tenantId":"t1","emails":["\#(user.email)"]}"#), [200])
         try await harness.workers.waitUntil("the push sent") { harness.fcmMessages(to: fcmToken).count == 1 }
         try await harness.workers.waitUntil("request completed") {
             try Self.status(harness, partner, requestID)["status"] == .string("completed")
@@ -214,8 +238,9 @@ struct UserGuardsFlowTests {
             try Self.status(harness, partner, requestID)["status"] == .string("completed")
         }
         let status = try Self.status(harness, partner, requestID)
-        #expect(status["suppressed"] == .number(1) && status["failed"] == .number(0) && status["sent"] == .number(0),
-                "\(status)")
+        #expect(
+            status["suppressed"] == .number(1) && status["failed"] == .number(0) && status["sent"] == .number(0),
+            "\(status)")
         #expect(try Self.consoleOutcomes(harness, requestID) == ["suppressed (opted_out)"])
     }
 
@@ -227,22 +252,28 @@ struct UserGuardsFlowTests {
         let partner = try harness.partner()
         try Self.quietNow(harness, users[0])
         let emails = users.map { #""\#($0.email)""# }.joined(separator: ",")
-        let response = try harness.expect(harness.request(
-            "POST", "/api/partners/notifications/push", token: partner.apiKey,
-            json: #"{"recipients":{"emails":[\#(emails)]},"title":"Drop","body":"now","interruptionLevel":"passive"}"#),
+        let response = try harness.expect(
+            harness.request(
+                "POST", "/api/partners/notifications/push", token: partner.apiKey,
+                json:
+                    #"{"recipients":{"emails":[\#(emails)]},"title":"Drop","body":"now","interruptionLevel":"passive"}"#
+            ),
             [202])
         let requestID = try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
-        #expect(try harness.db.count(
-            "SELECT count(*)::int FROM deliveries WHERE request_id = $1::uuid AND members IS NOT NULL",
-            [requestID]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*)::int FROM deliveries WHERE request_id = $1::uuid AND members IS NOT NULL",
+                [requestID]) == 1)
         try harness.workers.startWorker()
 
         try await harness.workers.waitUntil("the other 15 sent") {
             try Self.status(harness, partner, requestID)["sent"] == .number(15)
         }
-        let split = try harness.db.connection.query("""
+        let split = try harness.db.connection.query(
+            """
             SELECT user_id, interruption_level::text, last_error FROM deliveries WHERE request_id = $1::uuid
-            """, [requestID]).rows.map { (try $0.string(0), $0.optionalString(1), $0.optionalString(2)) }
+            """, [requestID]
+        ).rows.map { (try $0.string(0), $0.optionalString(1), $0.optionalString(2)) }
         #expect(split.count == 1 && split.first?.0 == users[0].id, "\(split)")
         #expect(split.first?.1 == "passive" && split.first?.2 == "quiet_hours", "\(split)")
         let status = try Self.status(harness, partner, requestID)
@@ -272,8 +303,9 @@ struct UserGuardsFlowTests {
         defer { try? FileManager.default.removeItem(at: file) }
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_DATABASE_URL"] = harness.db.url
-        let result = try ChildProcess.run(TestEnvironment.binDirectory.appendingPathComponent("heraldctl"),
-                                          ["backfill", "users", file.path, "--json"], environment: environment)
+        let result = try ChildProcess.run(
+            TestEnvironment.binDirectory.appendingPathComponent("heraldctl"),
+            ["backfill", "users", file.path, "--json"], environment: environment)
         #expect(result.status == 0, "\(result.output)")
         // The output holds the progress lines (stderr) too; the summary is the JSON line.
         let summaryLine = try #require(result.output.split(separator: "\n").last { $0.hasPrefix("{") })
@@ -283,15 +315,19 @@ struct UserGuardsFlowTests {
         #expect(rejected.map { $0["code"]?.stringValue } == ["unknown_time_zone"], "\(result.output)")
 
         // The first user's guards and held row are as they were; the second user's guards are the line's.
-        #expect(try harness.db.count("""
-            SELECT count(*)::int FROM users WHERE id = $1 AND time_zone = 'UTC' AND quiet_start IS NOT NULL
-            """, [user.id]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*)::int FROM users WHERE id = $1 AND time_zone = 'UTC' AND quiet_start IS NOT NULL
+                """, [user.id]) == 1)
         let held = try #require(try Self.rows(harness, requestID).first)
         #expect(held.error == "quiet_hours" && abs(held.availableAt.timeIntervalSince(end)) < 1)
-        #expect(try harness.db.count("""
-            SELECT count(*)::int FROM users WHERE id = $1 AND time_zone = 'Asia/Tokyo' AND quiet_start = '22:30'
-               AND quiet_end = '07:00'
-            """, [other]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*)::int FROM users WHERE id = $1 AND time_zone = 'Asia/Tokyo' AND quiet_start = '22:30'
+                   AND quiet_end = '07:00'
+                """, [other]) == 1)
         #expect(try harness.db.count("SELECT count(*)::int FROM users WHERE id = $1", ["\(other)-x"]) == 0)
     }
 
@@ -308,10 +344,11 @@ struct UserGuardsFlowTests {
         try await harness.workers.waitUntil("the time-sensitive push sent") {
             harness.fcmMessages(to: fcmToken).count == 1
         }
-        let reminder = JSONWriter.string(.object([
-            ("miniAppId", .string(partner.miniApp)), ("title", .string("Pack drop")), ("body", .string("now")),
-            ("at", .string(ISO8601.format(Date()))),
-        ]))
+        let reminder = JSONWriter.string(
+            .object([
+                ("miniAppId", .string(partner.miniApp)), ("title", .string("Pack drop")), ("body", .string("now")),
+                ("at", .string(ISO8601.format(Date()))),
+            ]))
         try harness.expect(harness.host("POST", "/api/internal/users/\(user.id)/reminders", reminder), [201])
         try await harness.workers.waitUntil("the reminder sent") { harness.fcmMessages(to: fcmToken).count == 2 }
     }
@@ -333,9 +370,10 @@ struct UserGuardsFlowTests {
         try await harness.workers.waitUntil("request completed") {
             try Self.status(harness, partner, requestID)["status"] == .string("completed")
         }
-        #expect(try harness.db.count(
-            "SELECT count(*)::int FROM delivery_history WHERE request_id = $1::uuid AND outcome = 'expired'",
-            [requestID]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*)::int FROM delivery_history WHERE request_id = $1::uuid AND outcome = 'expired'",
+                [requestID]) == 1)
         #expect(harness.fcmMessages(to: fcmToken).isEmpty)
     }
 
@@ -356,8 +394,9 @@ struct UserGuardsFlowTests {
         ]
         for test in cases {
             let userID = "guarded-\(UUID().uuidString.prefix(8).lowercased())"
-            let response = try harness.host("PUT", "/api/internal/users/\(userID)",
-                                            #"{"tenantId":"t1","emails":["\#(userID)@example.com"],\#(test.body)}"#)
+            let response = try harness.host(
+                "PUT", "/api/internal/users/\(userID)",
+                #"{"tenantId":"t1","emails":["\#(userID)@example.com"],\#(test.body)}"#)
             #expect(response.status == (test.code == "unknown_time_zone" ? 422 : 400), "\(test.body): \(response.text)")
             let error = try JSONParser.parse(response.body)["error"]
             #expect(error?["code"] == .string(test.code), "\(test.body): \(response.text)")
@@ -367,32 +406,41 @@ struct UserGuardsFlowTests {
 
         // Accepted ones are stored and answered back; a PUT without them clears them.
         let userID = "guarded-\(UUID().uuidString.prefix(8).lowercased())"
-        let body = #"{"tenantId":"t1","emails":[],"timeZone":"Asia/Tokyo","#
+        let body =
+            #"{"tenantId":"t1","emails":[],"timeZone":"Asia/Tokyo","#
             + #""quietHours":{"start":"22:30","end":"07:00"}}"#
-        let created = try JSONParser.parse(try harness.expect(
-            harness.host("PUT", "/api/internal/users/\(userID)", body), [201]).body)
+        let created = try JSONParser.parse(
+            try harness.expect(
+                harness.host("PUT", "/api/internal/users/\(userID)", body), [201]
+            ).body)
         #expect(created["timeZone"] == .string("Asia/Tokyo"))
         #expect(created["quietHours"]?["start"] == .string("22:30"))
         #expect(created["quietHours"]?["end"] == .string("07:00"))
-        #expect(try harness.db.count("""
-            SELECT count(*)::int FROM users WHERE id = $1 AND time_zone = 'Asia/Tokyo' AND quiet_start = '22:30'
-               AND quiet_end = '07:00'
-            """, [userID]) == 1)
-        try harness.expect(harness.host("PUT", "/api/internal/users/\(userID)", #"{"tenantId":"t1","emails":[]}"#),
-                           [200])
-        #expect(try harness.db.count(
-            "SELECT count(*)::int FROM users WHERE id = $1 AND time_zone IS NULL AND quiet_start IS NULL",
-            [userID]) == 1)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*)::int FROM users WHERE id = $1 AND time_zone = 'Asia/Tokyo' AND quiet_start = '22:30'
+                   AND quiet_end = '07:00'
+                """, [userID]) == 1)
+        try harness.expect(
+            harness.host("PUT", "/api/internal/users/\(userID)", #"{"tenantId":"t1","emails":[]}"#),
+            [200])
+        #expect(
+            try harness.db.count(
+                "SELECT count(*)::int FROM users WHERE id = $1 AND time_zone IS NULL AND quiet_start IS NULL",
+                [userID]) == 1)
     }
 
     @Test("quiet hours end at the next local end time, across midnight and a daylight-saving change")
     func quietHoursEnd() throws {
         let db = try QueueDatabase()
         func end(_ zone: String?, _ start: String, _ stop: String, _ now: String) throws -> String? {
-            try db.connection.query("""
+            try db.connection.query(
+                """
                 SELECT to_char(herald_quiet_hours_end($1, $2::time, $3::time, $4::timestamptz) AT TIME ZONE 'UTC',
                                'YYYY-MM-DD"T"HH24:MI')
-                """, [zone, start, stop, now]).first?.optionalString(0)
+                """, [zone, start, stop, now]
+            ).first?.optionalString(0)
         }
         #expect(try end("UTC", "22:00", "08:00", "2026-03-01T23:30:00Z") == "2026-03-02T08:00")
         #expect(try end(nil, "22:00", "08:00", "2026-03-01T07:59:00Z") == "2026-03-01T08:00")

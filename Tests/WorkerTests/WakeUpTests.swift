@@ -46,7 +46,8 @@ import Worker
         for index in 0..<pushes {
             let response = try TestHTTPClient.json(
                 port: port, method: "POST", path: "/api/partners/notifications/push", token: key,
-                json: #"{"recipients":{"emails":["alice@example.com"]},"title":"Deposit \#(index)","body":"Confirmed"}"#,
+                json:
+                    #"{"recipients":{"emails":["alice@example.com"]},"title":"Deposit \#(index)","body":"Confirmed"}"#,
                 headers: [("Prefer", "wait=10")])
             #expect(response.status == 200, "\(response.text)")
             #expect(response.text.contains(#""sent":1"#), "\(response.text)")
@@ -74,7 +75,8 @@ import Worker
     /// Rows leased to `worker` as an intake's write leaves them (its notification lost): one delivery each.
     private static func leaseUnheard(_ harness: WorkerHarness, _ worker: DeliveryWorker, users: Int) throws -> [UUID] {
         let queued = try harness.queue(users: users)
-        try harness.db.connection.query("""
+        try harness.db.connection.query(
+            """
             UPDATE deliveries SET state = 'leased', leased_by = $1, attempts = 1, lease_expires_at = now() + interval '1 hour'
              WHERE id = ANY ($2::uuid[])
             """, [worker.configuration.workerID, queued.deliveries])
@@ -82,7 +84,8 @@ import Worker
     }
 
     private static func registrations(_ harness: WorkerHarness, _ worker: DeliveryWorker) throws -> Int {
-        try harness.db.count("SELECT count(*) FROM worker_listeners WHERE worker_id = $1", [worker.configuration.workerID])
+        try harness.db.count(
+            "SELECT count(*) FROM worker_listeners WHERE worker_id = $1", [worker.configuration.workerID])
     }
 
     @Test func aDrainingWorkerWithdrawsItsLeaseAndGivesBackWhatWasLeasedToIt() async throws {
@@ -93,10 +96,12 @@ import Worker
         worker.drain()
         #expect(try Self.registrations(harness, worker) == 0)
         // Pending again, their attempt unspent, for another worker.
-        #expect(try harness.db.count("""
-            SELECT count(*) FROM deliveries WHERE id = ANY ($1::uuid[]) AND state = 'pending' AND leased_by IS NULL
-               AND attempts = 0
-            """, [unheard]) == 3)
+        #expect(
+            try harness.db.count(
+                """
+                SELECT count(*) FROM deliveries WHERE id = ANY ($1::uuid[]) AND state = 'pending' AND leased_by IS NULL
+                   AND attempts = 0
+                """, [unheard]) == 3)
         #expect(harness.simulator.received().isEmpty)
     }
 
@@ -105,8 +110,9 @@ import Worker
         let worker = try harness.startWorker { $0.claimer.pollInterval = .seconds(30) }
         try await harness.waitUntil("the listener registers its lease") { try Self.registrations(harness, worker) == 1 }
         let unheard = try Self.leaseUnheard(harness, worker, users: 2)
-        let listener = try harness.db.count("SELECT pid FROM worker_listeners WHERE worker_id = $1",
-                                            [worker.configuration.workerID])
+        let listener = try harness.db.count(
+            "SELECT pid FROM worker_listeners WHERE worker_id = $1",
+            [worker.configuration.workerID])
         _ = try harness.db.connection.query("SELECT pg_terminate_backend($1)", [listener])
         // Its new listener registers in the old one's place; the claimer gives back what it never heard of, and
         // walks (notifications may have been missed): the rows are sent long before their lease or the poll.
@@ -114,7 +120,9 @@ import Worker
             harness.simulator.received().filter { $0.status == 200 }.count == unheard.count
         }
         try await harness.waitUntil("every outcome recorded") { try harness.outstanding() == 0 }
-        #expect(try harness.db.count("SELECT count(*) FROM worker_listeners WHERE worker_id = $1 AND pid <> $2",
-                                     [worker.configuration.workerID, listener]) == 1)
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM worker_listeners WHERE worker_id = $1 AND pid <> $2",
+                [worker.configuration.workerID, listener]) == 1)
     }
 }

@@ -34,13 +34,15 @@ struct WebhookSecretOverlapTests {
     }
 
     static func verifies(_ received: WebhookTests.Receiver.Received, with secret: String) -> Bool {
-        WebhookSignature.verify(header: received.signature, secret: secret, body: received.body,
-                                now: Int(Date().timeIntervalSince1970))
+        WebhookSignature.verify(
+            header: received.signature, secret: secret, body: received.body,
+            now: Int(Date().timeIntervalSince1970))
     }
 
     /// A partner whose webhook goes to `receiver`, signed with `oldSecret`, and its store.
     static func partner(_ harness: WorkerHarness, _ receiver: WebhookTests.Receiver) throws
-        -> Partner {
+        -> Partner
+    {
         let partner = try harness.db.partner()
         try WebhookTests.setWebhook(harness, partner: partner.id, url: receiver.url)
         let pool = PostgresPool(configuration: .init(url: harness.db.url, maxConnections: 1))
@@ -61,7 +63,8 @@ struct WebhookSecretOverlapTests {
 
     /// One completed request of the partner (nothing to send: its event is written at once), then its webhook.
     static func nextWebhook(_ harness: WorkerHarness, _ receiver: WebhookTests.Receiver, partner: UUID) throws
-        -> WebhookTests.Receiver.Received {
+        -> WebhookTests.Receiver.Received
+    {
         let count = receiver.all.count
         _ = try harness.db.request(partner: partner, deliveries: 0)
         try harness.waitUntilBlocking("the webhook") { receiver.all.count == count + 1 }
@@ -71,8 +74,10 @@ struct WebhookSecretOverlapTests {
     @Test("during the overlap a webhook carries two v1=, the new secret's first, each verifiable; ended, one")
     func twoSignaturesThenOne() throws {
         try Self.withPartner { harness, receiver, partner in
-            let rotated = try #require(try partner.store.rotateWebhookSecret(id: partner.id, secret: Self.newSecret,
-                                                                            previousSecretValidSeconds: 3_600))
+            let rotated = try #require(
+                try partner.store.rotateWebhookSecret(
+                    id: partner.id, secret: Self.newSecret,
+                    previousSecretValidSeconds: 3_600))
             let until = try #require(rotated.previousWebhookSecretExpiresAt)
             #expect(abs(until.timeIntervalSinceNow - 3_600) < 60)
             let worker = try WebhookTests.startWorker(harness)
@@ -81,8 +86,11 @@ struct WebhookSecretOverlapTests {
             let during = try Self.nextWebhook(harness, receiver, partner: partner.id)
             let header = Self.parts(during.signature)
             let timestamp = try #require(header.timestamp)
-            #expect(header.signatures == [Self.expected(Self.newSecret, timestamp, during.body),
-                                          Self.expected(Self.oldSecret, timestamp, during.body)], "\(during.signature)")
+            #expect(
+                header.signatures == [
+                    Self.expected(Self.newSecret, timestamp, during.body),
+                    Self.expected(Self.oldSecret, timestamp, during.body),
+                ], "\(during.signature)")
             #expect(Self.verifies(during, with: Self.newSecret) && Self.verifies(during, with: Self.oldSecret))
             #expect(!Self.verifies(during, with: Self.newSecret + "x"))
 
@@ -99,8 +107,10 @@ struct WebhookSecretOverlapTests {
     @Test("a rotation without overlap signs with the new secret only, at once")
     func noOverlap() throws {
         try Self.withPartner { harness, receiver, partner in
-            let rotated = try #require(try partner.store.rotateWebhookSecret(id: partner.id, secret: Self.newSecret,
-                                                                            previousSecretValidSeconds: 0))
+            let rotated = try #require(
+                try partner.store.rotateWebhookSecret(
+                    id: partner.id, secret: Self.newSecret,
+                    previousSecretValidSeconds: 0))
             #expect(rotated.previousWebhookSecretExpiresAt == nil)
             let worker = try WebhookTests.startWorker(harness)
             defer { worker.drain() }
@@ -113,8 +123,9 @@ struct WebhookSecretOverlapTests {
     @Test("past the overlap's end one v1= again (the worker's clock a day ahead)")
     func pastTheEnd() throws {
         try Self.withPartner { harness, receiver, partner in
-            _ = try partner.store.rotateWebhookSecret(id: partner.id, secret: Self.newSecret,
-                                                      previousSecretValidSeconds: 3_600)
+            _ = try partner.store.rotateWebhookSecret(
+                id: partner.id, secret: Self.newSecret,
+                previousSecretValidSeconds: 3_600)
             let worker = try WebhookTests.startWorker(harness, clock: WebhookTests.LaterClock())
             defer { worker.drain() }
             _ = try harness.db.request(partner: partner.id, deliveries: 0)
@@ -122,24 +133,31 @@ struct WebhookSecretOverlapTests {
             let received = receiver.all[0]
             let header = Self.parts(received.signature)
             let timestamp = try #require(header.timestamp)
-            #expect(header.signatures == [Self.expected(Self.newSecret, timestamp, received.body)],
-                    "\(received.signature)")
+            #expect(
+                header.signatures == [Self.expected(Self.newSecret, timestamp, received.body)],
+                "\(received.signature)")
         }
     }
 
     @Test("a new webhookUrl ends the overlap: its webhooks carry one v1=, and no old secret is kept")
     func newURLClearsThePreviousSecret() throws {
         try Self.withPartner { harness, receiver, partner in
-            _ = try partner.store.rotateWebhookSecret(id: partner.id, secret: Self.newSecret,
-                                                      previousSecretValidSeconds: 3_600)
+            _ = try partner.store.rotateWebhookSecret(
+                id: partner.id, secret: Self.newSecret,
+                previousSecretValidSeconds: 3_600)
             let thirdSecret = "whsec_" + String(repeating: "ef", count: 32)
-            let moved = try #require(try partner.store.update(id: partner.id, PartnerChanges(
-                webhook: .set(url: receiver.url + "?moved", secret: thirdSecret))))
+            let moved = try #require(
+                try partner.store.update(
+                    id: partner.id,
+                    PartnerChanges(
+                        webhook: .set(url: receiver.url + "?moved", secret: thirdSecret))))
             #expect(moved.previousWebhookSecretExpiresAt == nil)
-            #expect(try harness.db.count("""
-                SELECT count(*) FROM partners
-                 WHERE id = $1 AND previous_webhook_secret IS NULL AND previous_webhook_secret_expires_at IS NULL
-                """, [partner.id]) == 1)
+            #expect(
+                try harness.db.count(
+                    """
+                    SELECT count(*) FROM partners
+                     WHERE id = $1 AND previous_webhook_secret IS NULL AND previous_webhook_secret_expires_at IS NULL
+                    """, [partner.id]) == 1)
             let worker = try WebhookTests.startWorker(harness)
             defer { worker.drain() }
             let received = try Self.nextWebhook(harness, receiver, partner: partner.id)

@@ -34,28 +34,32 @@ struct WebhookTests {
 
         init(delay: Duration = .zero, answer: @escaping @Sendable (_ attempt: Int) -> Int = { _ in 200 }) throws {
             let log = log
-            server = try TestTLSServer.start(handler: ClosureHandler { request, responder in
-                let entry = Received(eventID: request.header("herald-event-id") ?? "",
-                                     signature: request.header("herald-signature") ?? "", body: request.body,
-                                     contentType: request.header("content-type"))
-                let attempt = log.received.withLock { list in
-                    list.append(entry)
-                    return list.count { $0.eventID == entry.eventID }
-                }
-                log.concurrent.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
-                let respond: @Sendable () -> Void = {
-                    log.concurrent.withLock { $0.now -= 1 }
-                    let status = answer(attempt)
-                    // No body on a 204 or 304 (HTTP forbids one; curl reports the stream broken).
-                    let body = [204, 304].contains(status) ? [] : Array("ok".utf8)
-                    responder.respond(HTTP2Response(status: status, body: body))
-                }
-                if delay > .zero {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + delay / .seconds(1), execute: respond)
-                } else {
-                    respond()
-                }
-            })
+            server = try TestTLSServer.start(
+                handler: ClosureHandler { request, responder in
+                    let entry = Received(
+                        eventID: request.header("herald-event-id") ?? "",
+                        signature: request.header("herald-signature") ?? "", body: request.body,
+                        contentType: request.header("content-type"))
+                    let attempt = log.received.withLock { list in
+                        list.append(entry)
+                        return list.count { $0.eventID == entry.eventID }
+                    }
+                    log.concurrent.withLock {
+                        $0.now += 1; $0.most = max($0.most, $0.now)
+                    }
+                    let respond: @Sendable () -> Void = {
+                        log.concurrent.withLock { $0.now -= 1 }
+                        let status = answer(attempt)
+                        // No body on a 204 or 304 (HTTP forbids one; curl reports the stream broken).
+                        let body = [204, 304].contains(status) ? [] : Array("ok".utf8)
+                        responder.respond(HTTP2Response(status: status, body: body))
+                    }
+                    if delay > .zero {
+                        DispatchQueue.global().asyncAfter(deadline: .now() + delay / .seconds(1), execute: respond)
+                    } else {
+                        respond()
+                    }
+                })
         }
 
         var url: String { "https://127.0.0.1:\(server.port)/hooks/herald" }
@@ -65,29 +69,37 @@ struct WebhookTests {
     }
 
     /// A worker quick to retry, trusting the test CA and allowed to reach loopback.
-    static func startWorker(_ harness: WorkerHarness, clock: any HeraldClock = SystemClock(),
-                            _ adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> DeliveryWorker {
+    static func startWorker(
+        _ harness: WorkerHarness, clock: any HeraldClock = SystemClock(),
+        _ adjust: (inout WorkerConfiguration) -> Void = { _ in }
+    ) throws -> DeliveryWorker {
         let configuration = harness.configuration { configuration in
             configuration.webhooks.fetch.allowPrivateAddresses = true
             configuration.webhooks.fetch.extraCAFile = TestCredentials.shared.caFile
             configuration.webhooks.pollInterval = .milliseconds(50)
-            configuration.webhooks.retry.backoff = ExponentialBackoff(base: .milliseconds(20), maximum: .milliseconds(100))
+            configuration.webhooks.retry.backoff = ExponentialBackoff(
+                base: .milliseconds(20), maximum: .milliseconds(100))
             adjust(&configuration)
         }
-        let worker = DeliveryWorker(configuration: configuration, upstreams: try WorkerUpstreams.make(configuration),
-                                    clock: clock)
+        let worker = DeliveryWorker(
+            configuration: configuration, upstreams: try WorkerUpstreams.make(configuration),
+            clock: clock)
         worker.start()
         return worker
     }
 
     static func setWebhook(_ harness: WorkerHarness, partner: UUID, url: String) throws {
-        _ = try harness.db.connection.query("UPDATE partners SET webhook_url = $2, webhook_secret = $3 WHERE id = $1",
-                                            [partner, url, secret])
+        _ = try harness.db.connection.query(
+            "UPDATE partners SET webhook_url = $2, webhook_secret = $3 WHERE id = $1",
+            [partner, url, secret])
     }
 
-    static func events(_ harness: WorkerHarness) throws -> [(state: String, attempts: Int, error: String?, status: Int?)] {
+    static func events(_ harness: WorkerHarness) throws -> [(
+        state: String, attempts: Int, error: String?, status: Int?
+    )] {
         try harness.db.connection.query(
-            "SELECT state, attempts, last_error, last_status FROM webhook_events ORDER BY created_at").rows.map { row in
+            "SELECT state, attempts, last_error, last_status FROM webhook_events ORDER BY created_at"
+        ).rows.map { row in
             (try row.string(0), try row.int(1), row.optionalString(2), try row.optionalInt(3))
         }
     }
@@ -102,15 +114,24 @@ struct WebhookTests {
         let worker = try Self.startWorker(harness)
         defer { worker.drain() }
 
-        try harness.waitUntilBlocking("the webhook") { try receiver.all.count == 1 && Self.events(harness).first?.state == "delivered" }
+        try harness.waitUntilBlocking("the webhook") {
+            try receiver.all.count == 1 && Self.events(harness).first?.state == "delivered"
+        }
         let received = receiver.all[0]
         #expect(received.contentType == "application/json")
-        #expect(WebhookSignature.verify(header: received.signature, secret: Self.secret, body: received.body,
-                                        now: Int(Date().timeIntervalSince1970)))
-        #expect(!WebhookSignature.verify(header: received.signature, secret: Self.secret + "x", body: received.body,
-                                         now: Int(Date().timeIntervalSince1970)))
+        #expect(
+            WebhookSignature.verify(
+                header: received.signature, secret: Self.secret, body: received.body,
+                now: Int(Date().timeIntervalSince1970)))
+        #expect(
+            !WebhookSignature.verify(
+                header: received.signature, secret: Self.secret + "x", body: received.body,
+                now: Int(Date().timeIntervalSince1970)))
         let body = try JSONParser.parse(received.body)
-        #expect(body.objectMembers?.map(\.key) == ["type", "id", "requestId", "sent", "failed", "suppressed", "completedAt"])
+        #expect(
+            body.objectMembers?.map(\.key) == [
+                "type", "id", "requestId", "sent", "failed", "suppressed", "completedAt",
+            ])
         #expect(body["type"] == .string("push.completed"))
         #expect(body["id"] == .string(received.eventID))
         #expect(body["requestId"] == .string(queued.request.id.uuidString.lowercased()))
@@ -133,7 +154,9 @@ struct WebhookTests {
         let queued = try harness.queue(users: 2)
         let worker = try Self.startWorker(harness)
         defer { worker.drain() }
-        try harness.waitUntilBlocking("the request's completion") { try harness.db.counts(of: queued.request).sent == 2 }
+        try harness.waitUntilBlocking("the request's completion") {
+            try harness.db.counts(of: queued.request).sent == 2
+        }
         #expect(try harness.db.count("SELECT count(*) FROM webhook_events") == 0)
     }
 
@@ -146,7 +169,9 @@ struct WebhookTests {
         try Self.setWebhook(harness, partner: queued.partner, url: receiver.url)
         let worker = try Self.startWorker(harness)
         defer { worker.drain() }
-        try harness.waitUntilBlocking("delivery after two retries") { (try Self.events(harness)).first?.state == "delivered" }
+        try harness.waitUntilBlocking("delivery after two retries") {
+            (try Self.events(harness)).first?.state == "delivered"
+        }
         #expect(receiver.all.count == 3)
         #expect(Set(receiver.all.map(\.eventID)).count == 1, "every attempt carries the same event id")
         #expect(Set(receiver.all.map { $0.body }).count == 1, "and the same body")
@@ -254,8 +279,9 @@ struct WebhookTests {
         #expect(receiver.all.count == 7)
         #expect(Set(receiver.all.map(\.eventID)).count == 7)
     }
-    @Test("an activity ended or expired writes its event with its pushes' outcomes so far; replaced writes none",
-          arguments: ["ended", "expired", "replaced"])
+    @Test(
+        "an activity ended or expired writes its event with its pushes' outcomes so far; replaced writes none",
+        arguments: ["ended", "expired", "replaced"])
     func activityEvents(_ status: String) throws {
         let harness = try WorkerHarness()
         let partner = try harness.db.partner()
@@ -263,7 +289,8 @@ struct WebhookTests {
         try harness.db.user("u-activity")
         let activity = UUID()
         let connection = harness.db.connection
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
                                          last_timestamp, created_at, updated_at, expires_at, apns_end_payload,
                                          fcm_end_payload, end_timestamp)
@@ -271,13 +298,15 @@ struct WebhookTests {
                     '{}', '{}', 2)
             """, [activity, partner.id, partner.miniApp])
         for outcome in ["sent", "sent", "failed", "suppressed", "superseded"] {
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
                                               attempts, created_at, finished_at)
                 VALUES (gen_random_uuid(), $1, $2, 0, 'apns', 'u-activity', 'iphone', $3, 1, now(), now())
                 """, [activity, partner.id, outcome])
         }
-        try connection.query("UPDATE live_activities SET status = $2, ended_at = now() WHERE id = $1", [activity, status])
+        try connection.query(
+            "UPDATE live_activities SET status = $2, ended_at = now() WHERE id = $1", [activity, status])
         let bodies = try connection.query("SELECT body FROM webhook_events WHERE subject_id = $1", [activity]).rows
         guard status != "replaced" else {
             #expect(bodies.isEmpty)
@@ -285,7 +314,10 @@ struct WebhookTests {
         }
         let body = try JSONParser.parse(try #require(bodies.first).string(0))
         #expect(bodies.count == 1)
-        #expect(body.objectMembers?.map(\.key) == ["type", "id", "activityId", "sent", "failed", "suppressed", "completedAt"])
+        #expect(
+            body.objectMembers?.map(\.key) == [
+                "type", "id", "activityId", "sent", "failed", "suppressed", "completedAt",
+            ])
         #expect(body["type"] == .string("activity.\(status)"))
         #expect(body["activityId"] == .string(activity.uuidString.lowercased()))
         #expect(body["sent"] == .number(2) && body["failed"] == .number(1) && body["suppressed"] == .number(1))

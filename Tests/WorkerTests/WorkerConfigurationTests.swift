@@ -11,9 +11,11 @@ import Worker
     let credentials = TestCredentials.shared
 
     var base: [String: String] {
-        ["HERALD_DATABASE_URL": "postgresql://localhost/herald",
-         "HERALD_APNS_KEY_FILE": credentials.apnsKeyFile, "HERALD_APNS_KEY_ID": "ABCDEFGHIJ",
-         "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPIC": "one.based.app"]
+        [
+            "HERALD_DATABASE_URL": "postgresql://localhost/herald",
+            "HERALD_APNS_KEY_FILE": credentials.apnsKeyFile, "HERALD_APNS_KEY_ID": "ABCDEFGHIJ",
+            "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPIC": "one.based.app",
+        ]
     }
 
     func problem(_ environment: [String: String]) -> String? {
@@ -90,8 +92,10 @@ import Worker
         #expect(!read.activitySweeper.enabled)
         #expect(read.activitySweeper.interval == .milliseconds(250))
         #expect(read.activitySweeper.batchSize == 2000)
-        for (variable, value) in [("HERALD_ACTIVITY_SWEEP_ENABLED", "yes"), ("HERALD_ACTIVITY_SWEEP_INTERVAL_MS", "10"),
-                                  ("HERALD_ACTIVITY_SWEEP_BATCH", "0")] {
+        for (variable, value) in [
+            ("HERALD_ACTIVITY_SWEEP_ENABLED", "yes"), ("HERALD_ACTIVITY_SWEEP_INTERVAL_MS", "10"),
+            ("HERALD_ACTIVITY_SWEEP_BATCH", "0"),
+        ] {
             var bad = base
             bad[variable] = value
             #expect(problem(bad) == variable)
@@ -117,10 +121,12 @@ import Worker
         #expect(read.channels.managementURL == "https://127.0.0.1:2195")
         #expect(read.channels.maxInFlight == 8)
         #expect(read.channels.pollInterval == .milliseconds(250))
-        for (variable, value) in [("HERALD_CHANNELS_ENABLED", "2"), ("HERALD_APNS_CHANNEL_ENVIRONMENT", "development"),
-                                  ("HERALD_APNS_CHANNEL_URL", "https://host/path"),
-                                  ("HERALD_APNS_CHANNEL_URL", "ftp://host"),
-                                  ("HERALD_CHANNEL_MAX_IN_FLIGHT", "0"), ("HERALD_CHANNEL_POLL_MS", "5")] {
+        for (variable, value) in [
+            ("HERALD_CHANNELS_ENABLED", "2"), ("HERALD_APNS_CHANNEL_ENVIRONMENT", "development"),
+            ("HERALD_APNS_CHANNEL_URL", "https://host/path"),
+            ("HERALD_APNS_CHANNEL_URL", "ftp://host"),
+            ("HERALD_CHANNEL_MAX_IN_FLIGHT", "0"), ("HERALD_CHANNEL_POLL_MS", "5"),
+        ] {
             var bad = base
             bad[variable] = value
             #expect(problem(bad) == variable, "\(variable)=\(value)")
@@ -134,7 +140,8 @@ import Worker
         for (text, prepared) in [("0", false), ("1", true)] {
             let read = try WorkerConfiguration.fromEnvironment(base.merging(["HERALD_DB_PREPARED": text]) { $1 })
             #expect(read.databasePreparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
-            #expect(read.connectionOptions("herald-worker").preparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
+            #expect(
+                read.connectionOptions("herald-worker").preparedStatements == prepared, "HERALD_DB_PREPARED=\(text)")
         }
         for bad in ["yes", "2", "true"] {
             #expect(problem(base.merging(["HERALD_DB_PREPARED": bad]) { $1 }) == "HERALD_DB_PREPARED", "\(bad)")
@@ -165,9 +172,11 @@ import Worker
     @Test func everyServiceSettingIsValidatedWithItsVariable() {
         #expect(problem(base.merging(["HERALD_WORKER_LISTEN": "2"]) { $1 }) == "HERALD_WORKER_LISTEN")
         #expect(problem(base.merging(["HERALD_CLAIM_SPACING_MS": "5000"]) { $1 }) == "HERALD_CLAIM_SPACING_MS")
-        #expect(problem(base.merging(["HERALD_COMPLETION_INTERVAL_MS": "5000"]) { $1 }) == "HERALD_COMPLETION_INTERVAL_MS")
+        #expect(
+            problem(base.merging(["HERALD_COMPLETION_INTERVAL_MS": "5000"]) { $1 }) == "HERALD_COMPLETION_INTERVAL_MS")
         #expect(problem(base.merging(["HERALD_RETRY_MAX_SECONDS": "0"]) { $1 }) == "HERALD_RETRY_MAX_SECONDS")
-        #expect(problem(base.merging(["HERALD_UPSTREAM_PAUSE_MAX_SECONDS": "0"]) { $1 })
+        #expect(
+            problem(base.merging(["HERALD_UPSTREAM_PAUSE_MAX_SECONDS": "0"]) { $1 })
                 == "HERALD_UPSTREAM_PAUSE_MAX_SECONDS")
         #expect(problem(base.merging(["HERALD_STATEMENT_TIMEOUT_MS": "1"]) { $1 }) == "HERALD_STATEMENT_TIMEOUT_MS")
         #expect(problem(base.merging(["HERALD_APNS_TEAM_ID": "bad id!!!!"]) { $1 }) == "HERALD_APNS_TEAM_ID")

@@ -26,11 +26,12 @@ final class WorkerHarness: @unchecked Sendable {
     /// Firebase project every FCM token belongs to (SimulatorConfiguration.fcmTokenProject).
     init(database: QueueDatabase? = nil, otherFCMAccount: Bool = false, fcmTokenProject: String? = nil) throws {
         db = try database ?? QueueDatabase()
-        simulator = try Simulator(configuration: SimulatorConfiguration(
-            tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
-            apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
-            fcmAdditionalCredentialsFiles: otherFCMAccount ? [credentials.fcmOtherCredentialsFile] : [],
-            fcmTokenProject: fcmTokenProject, channelPort: 0))
+        simulator = try Simulator(
+            configuration: SimulatorConfiguration(
+                tlsCertificateFile: credentials.serverCertificateFile, tlsKeyFile: credentials.serverKeyFile,
+                apnsKeyFile: credentials.apnsKeyFile, fcmCredentialsFile: credentials.fcmCredentialsFile,
+                fcmAdditionalCredentialsFiles: otherFCMAccount ? [credentials.fcmOtherCredentialsFile] : [],
+                fcmTokenProject: fcmTokenProject, channelPort: 0))
         try simulator.start()
         let tokenURI = "https://127.0.0.1:\(simulator.port)/token"
         fcmCredentialsFile = try credentials.fcmCredentialsFile(tokenURI: tokenURI)
@@ -53,8 +54,9 @@ final class WorkerHarness: @unchecked Sendable {
             keyFile: credentials.apnsKeyFile, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
             topic: credentials.apnsTopic, productionURL: simulatorURL, sandboxURL: simulatorURL,
             caFile: credentials.caFile)
-        configuration.fcm = FCMConfiguration(credentialsFile: fcmCredentialsFile, url: simulatorURL,
-                                             caFile: credentials.caFile)
+        configuration.fcm = FCMConfiguration(
+            credentialsFile: fcmCredentialsFile, url: simulatorURL,
+            caFile: credentials.caFile)
         configuration.channels.managementURL = channelURL
         configuration.metricsPort = 0
         configuration.claimer.pollInterval = .milliseconds(100)
@@ -109,11 +111,15 @@ final class WorkerHarness: @unchecked Sendable {
         for index in 0..<users {
             let user = "user-\(index)"
             try db.user(user, apnsToken: Self.apnsToken(index), fcmToken: android ? Self.fcmToken(index) : nil)
-            ids.append(try db.delivery(request: request, partner: partner.id, user: user, service: .apns,
-                                       expiresAt: expiresAt))
+            ids.append(
+                try db.delivery(
+                    request: request, partner: partner.id, user: user, service: .apns,
+                    expiresAt: expiresAt))
             if android {
-                ids.append(try db.delivery(request: request, partner: partner.id, user: user, service: .fcm,
-                                           expiresAt: expiresAt))
+                ids.append(
+                    try db.delivery(
+                        request: request, partner: partner.id, user: user, service: .fcm,
+                        expiresAt: expiresAt))
             }
         }
         return (request, ids, partner.id)
@@ -160,11 +166,15 @@ final class WorkerHarness: @unchecked Sendable {
 
     /// The outbox by state and the history by outcome and error: what a timed-out test was looking at.
     func queueSummary() -> String {
-        let outbox = (try? db.connection.query("SELECT state, count(*) FROM deliveries GROUP BY state ORDER BY 1").rows
-            .map { "\($0[0] ?? "?")=\($0[1] ?? "?")" }.joined(separator: " ")) ?? "?"
-        let history = (try? db.connection.query("""
-            SELECT outcome || coalesce('/' || last_error, ''), count(*) FROM delivery_history GROUP BY 1 ORDER BY 1
-            """).rows.map { "\($0[0] ?? "?")=\($0[1] ?? "?")" }.joined(separator: " ")) ?? "?"
+        let outbox =
+            (try? db.connection.query("SELECT state, count(*) FROM deliveries GROUP BY state ORDER BY 1").rows
+                .map { "\($0[0] ?? "?")=\($0[1] ?? "?")" }.joined(separator: " ")) ?? "?"
+        let history =
+            (try? db.connection.query(
+                """
+                SELECT outcome || coalesce('/' || last_error, ''), count(*) FROM delivery_history GROUP BY 1 ORDER BY 1
+                """
+            ).rows.map { "\($0[0] ?? "?")=\($0[1] ?? "?")" }.joined(separator: " ")) ?? "?"
         return "outbox: \(outbox.isEmpty ? "empty" : outbox); history: \(history.isEmpty ? "empty" : history); "
             + "simulator on port \(simulator.port) answered \(simulator.received().count)"
     }

@@ -1,14 +1,16 @@
 import Foundation
 import HeraldCore
 import Testing
+
 @testable import Worker
 
 /// The claimer's table of held rows keeps its count of bulk-lane rows as rows come and go
 /// (the claim's bulk allowance reads the count instead of scanning the table).
 struct WorkerHoldTests {
     private func row(bulk: Bool) -> DeliveryWorker.Held {
-        DeliveryWorker.Held(service: .apns, leaseID: UUID(), leasedAt: Date(timeIntervalSince1970: 0),
-                            isBulk: bulk)
+        DeliveryWorker.Held(
+            service: .apns, leaseID: UUID(), leasedAt: Date(timeIntervalSince1970: 0),
+            isBulk: bulk)
     }
 
     @Test func theBulkCountFollowsInsertsReplacementsAndRemovals() {

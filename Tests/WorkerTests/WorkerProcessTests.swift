@@ -20,9 +20,12 @@ import Worker
         for index in 0..<20 {
             harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 10_000), token: WorkerHarness.apnsToken(index))
         }
-        let doomed = try ChildProcess(executable: Self.workerBinary,
-                                      environment: harness.processEnvironment(["HERALD_LEASE_SECONDS": "2",
-                                                                              "HERALD_UPSTREAM_TIMEOUT_MS": "1500"]))
+        let doomed = try ChildProcess(
+            executable: Self.workerBinary,
+            environment: harness.processEnvironment([
+                "HERALD_LEASE_SECONDS": "2",
+                "HERALD_UPSTREAM_TIMEOUT_MS": "1500",
+            ]))
         try harness.waitUntilBlocking("the first worker holds every row") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") == 20
         }
@@ -33,7 +36,9 @@ import Worker
         harness.simulator.clearFaults()
 
         try harness.startWorker { $0.claimer.leaseSeconds = 2 }
-        try await harness.waitUntil("everything delivered after the lease", timeout: .seconds(20)) { try harness.outstanding() == 0 }
+        try await harness.waitUntil("everything delivered after the lease", timeout: .seconds(20)) {
+            try harness.outstanding() == 0
+        }
         #expect(try harness.db.counts(of: queued.request) == (sent: 20, failed: 0))
         for id in queued.deliveries {
             #expect(try harness.db.outcome(of: id)?.outcome == "sent")
@@ -48,9 +53,12 @@ import Worker
         for index in 0..<200 {
             harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 3000), token: WorkerHarness.apnsToken(index))
         }
-        let worker = try ChildProcess(executable: Self.workerBinary,
-                                      environment: harness.processEnvironment(["HERALD_BATCH_SIZE": "50",
-                                                                               "HERALD_DRAIN_SECONDS": "15"]))
+        let worker = try ChildProcess(
+            executable: Self.workerBinary,
+            environment: harness.processEnvironment([
+                "HERALD_BATCH_SIZE": "50",
+                "HERALD_DRAIN_SECONDS": "15",
+            ]))
         try harness.waitUntilBlocking("sends in flight") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") > 0
         }
@@ -72,8 +80,9 @@ import Worker
     @Test func theWorkerServesHealthReadinessAndMetrics() async throws {
         let harness = try WorkerHarness()
         let port = TestEnvironment.freePort()
-        let worker = try ChildProcess(executable: Self.workerBinary,
-                                      environment: harness.processEnvironment(["HERALD_WORKER_METRICS_PORT": "\(port)"]))
+        let worker = try ChildProcess(
+            executable: Self.workerBinary,
+            environment: harness.processEnvironment(["HERALD_WORKER_METRICS_PORT": "\(port)"]))
         defer { worker.stop() }
         try await harness.waitUntil("ready") {
             (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"))?.status == 200

@@ -42,7 +42,8 @@ import Worker
         let queued = try harness.queue(users: 12)
         let poisoned = queued.deliveries[5]
         // A lasting failure for one row's outcome only: recording it as sent raises, every time.
-        try harness.db.connection.execute("""
+        try harness.db.connection.execute(
+            """
             CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 IF NEW.id = '\(poisoned.uuidString.lowercased())' AND NEW.outcome = 'sent' THEN
@@ -90,8 +91,9 @@ import Worker
         for index in 0..<10 {
             harness.simulator.setFault(SimulatorFault(times: 1, delayMs: 2000), token: WorkerHarness.apnsToken(index))
         }
-        let worker = try ChildProcess(executable: Self.workerBinary,
-                                      environment: harness.processEnvironment(["HERALD_DRAIN_SECONDS": "4"]))
+        let worker = try ChildProcess(
+            executable: Self.workerBinary,
+            environment: harness.processEnvironment(["HERALD_DRAIN_SECONDS": "4"]))
         try harness.waitUntilBlocking("sends in flight") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE state = 'leased'") == 10
         }
