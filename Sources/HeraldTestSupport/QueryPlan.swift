@@ -4,7 +4,7 @@ extension PostgresConnection {
     /// The plan of a named query with these parameters, as EXPLAIN prints it (one line a node): what the EXPLAIN
     /// tests read to prove the index a query uses.
     public func plan(_ sql: NamedSQL, _ parameters: [(any PostgresEncodable)?] = []) throws -> String {
-        try query("EXPLAIN " + sql.text, parameters).rows.map { try $0.string(0) }.joined(separator: "\n")
+        try query("EXPLAIN " + sql.text, parameters).rows.map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
     }
 
     /// The plan of `query` with its own bindings.
