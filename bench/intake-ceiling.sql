@@ -1,6 +1,7 @@
--- pgbench script for bench/intake: the ceiling of the intake's write, i.e. the SAME single
--- statement PushStore.enqueue runs for one accepted single-recipient push (idempotency row,
--- push_requests audit row, user_senders, one deliveries row), one transaction per push.
+-- pgbench script for bench/intake: the ceiling of the intake's write: the rows the intake writes for
+-- one accepted single-recipient push (idempotency row, push_requests audit row, user_senders, one
+-- deliveries row; functions/intake_push.sql and functions/outbox_write.sql) as one plain SQL
+-- statement, no PL/pgSQL in between, one transaction per push.
 --
 -- Run with -n -M prepared and: -D partner=<partner uuid> -D users=<N>
 -- Values are those the intake writes for bench/intake.lua's body: a time-ordered request id

@@ -69,7 +69,7 @@ public struct RenderedLiveActivity: Sendable {
     public let alertBytes: Int
 }
 
-/// Renders Live Activity events for both platforms (docs/live-activities.md shows every shape).
+/// Renders Live Activity events for both platforms (docs/live-activity-payloads.md shows every shape).
 ///
 /// iOS: `{"aps":{"timestamp","event","content-state", start: "attributes-type","attributes",
 /// "input-push-token":1, "stale-date" (start, update) | "dismissal-date" (end),

@@ -159,6 +159,6 @@ struct MiniAppCountdownAttributes: ActivityAttributes {
         let lineEnd = try #require(source.range(of: "\n", range: begin.upperBound..<source.endIndex))
         let end = try #require(source.range(of: "// END widget structs"))
         let structs = String(source[lineEnd.upperBound..<end.lowerBound])
-        #expect(try LiveActivityDocTests.doc().contains("```swift\n" + structs + "```\n"))
+        #expect(try LiveActivityDocTests.lifecycleDoc().contains("```swift\n" + structs + "```\n"))
     }
 }

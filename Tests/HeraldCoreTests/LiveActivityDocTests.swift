@@ -2,15 +2,21 @@ import Foundation
 import HeraldCore
 import Testing
 
-/// docs/live-activities.md shows one payload per template, event and platform. Each example
+/// docs/live-activity-payloads.md shows one payload per template, event and platform. Each example
 /// follows a marker `<!-- example <template> <event> <ios|android> -->` and must equal what the
 /// renderer produces for `LiveActivityFixtures` (same members, same order, same values). Run with
 /// HERALD_WRITE_DOC_EXAMPLES=1 to rewrite the examples from the renderer after a deliberate change.
 @Suite struct LiveActivityDocTests {
-    static let docURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("docs/live-activities.md")
+    static let docsURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs")
+    static let docURL = docsURL.appendingPathComponent("live-activity-payloads.md")
 
     static func doc() throws -> String { try String(contentsOf: docURL, encoding: .utf8) }
+
+    /// docs/live-activities.md: the lifecycle and the Widget Extension's structs.
+    static func lifecycleDoc() throws -> String {
+        try String(contentsOf: docsURL.appendingPathComponent("live-activities.md"), encoding: .utf8)
+    }
 
     static let platforms = ["ios", "android"]
 
@@ -37,7 +43,7 @@ import Testing
                 for platform in Self.platforms {
                     let marker = "<!-- example \(template) \(event) \(platform) -->"
                     let range = try #require(
-                        Self.exampleRange(marker, in: text), "docs/live-activities.md lacks \(marker)")
+                        Self.exampleRange(marker, in: text), "docs/live-activity-payloads.md lacks \(marker)")
                     let expected = try JSONParser.parse(Self.rendered(template, event, platform))
                     if rewrite {
                         text.replaceSubrange(range, with: Self.pretty(expected))
@@ -51,8 +57,8 @@ import Testing
         if rewrite { try text.write(to: Self.docURL, atomically: true, encoding: .utf8) }
     }
 
-    @Test func theDocKeepsTheDeliveryHeading() throws {
-        #expect(try Self.doc().contains("\n## Delivery\n"))
+    @Test func theLifecycleDocKeepsTheDeliveryHeading() throws {
+        #expect(try Self.lifecycleDoc().contains("\n## Delivery\n"))
     }
 
     /// JSON for people: a container on one line when that fits in 100 columns, else one member a line.

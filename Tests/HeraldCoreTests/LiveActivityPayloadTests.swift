@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldCrypto
 import Testing
 
-/// The activities the payload tests, the app-decoding tests and docs/live-activities.md share:
+/// The activities the payload tests, the app-decoding tests and docs/live-activity-payloads.md share:
 /// one content per template and event.
 enum LiveActivityFixtures {
     static let activityID = UUID(uuidString: "01933B5E-8A4F-7C2D-9E10-5F6A7B8C9D0E")!
