@@ -22,6 +22,7 @@ SET enable_seqscan = off
 AS $$
 DECLARE
     v_channel record;
+    v_refusal text;
     v_spent timestamptz[];
     v_silent boolean := false;
     v_apns text := p_apns;
@@ -29,14 +30,11 @@ DECLARE
 BEGIN
     SELECT c.status, c.version, c.expires_at, c.alerted_at INTO v_channel
       FROM live_channels c WHERE c.id = p_id AND c.partner_id = p_partner FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN 'not_found';
-    ELSIF v_channel.status NOT IN ('opening', 'open') OR v_channel.expires_at <= p_now THEN
-        RETURN 'ended';
-    ELSIF v_channel.version <> p_version THEN
-        RETURN 'conflict';
-    ELSIF NOT herald_activity_claim_key(p_partner, p_key, p_body_hash, p_id, p_response, 200::smallint, p_now) THEN
-        RETURN 'duplicate';
+    v_refusal := herald_change_refusal(FOUND, v_channel.status IN ('opening', 'open') AND v_channel.expires_at > p_now,
+                                       v_channel.version = p_version, p_partner, p_key, p_body_hash, p_id, p_response,
+                                       p_now);
+    IF v_refusal IS NOT NULL THEN
+        RETURN v_refusal;
     END IF;
     v_spent := v_channel.alerted_at;
     IF p_kind = 'update' AND p_priority = 10 THEN
