@@ -32,7 +32,11 @@ DECLARE
     v_events     uuid[] := p_events;
 BEGIN
     IF p_kind IS NOT NULL THEN
-        v_events := ARRAY(SELECT herald_uuid_v7() FROM generate_series(1, cardinality(p_ids)));
+        -- In plpgsql: a sql function (herald_uuid_v7) is planned again at every run of a statement that calls it,
+        -- and once a transaction in a plpgsql expression.
+        FOR i IN 1..cardinality(p_ids) LOOP
+            v_events[i] := herald_uuid_v7();
+        END LOOP;
     END IF;
     WITH x AS (
         SELECT * FROM unnest(p_ids, v_events, p_apns,
