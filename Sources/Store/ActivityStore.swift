@@ -518,7 +518,7 @@ extension ActivityStore {
                 write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.now,
                 write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
                 write.startAlertJSON, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm,
-                write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue), d.map(\.environment),
+                write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue),
                 write.start.apns, write.start.fcm, r?.id, r?.end.apns, r?.end.fcm, r?.timestamp,
                 write.relevanceScore, b.maxActivePerUser, b.startsPerUserHour, b.startsPerUserAppHour,
                 b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds, write.channelID,

@@ -95,8 +95,7 @@ import Testing
         }
         #expect(
             inserting == [
-                "outbox_write.sql", "activity_start.sql", "activity_dispatch.sql",
-                "complete_deliveries.sql",
+                "outbox_write.sql", "activity_event.sql", "complete_deliveries.sql",
             ])
         // No Swift statement of the services writes one (the test helpers' fixtures aside).
         let sources = Self.root.appendingPathComponent("Sources")

@@ -18,9 +18,9 @@ SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes, st
 -- Starts an activity (functions/activity_start.sql says what each parameter is).
 SELECT result, reason, retry_after, replaced_priority
   FROM herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb,
-                             $13, $14, $15, $16, $17, $18::text[], $19::text[], $20::text[], $21, $22,
-                             $23, $24, $25, $26, $27::smallint, $28, $29, $30, $31, $32, $33,
-                             $34::uuid);
+                             $13, $14, $15, $16, $17, $18::text[], $19::text[], $20, $21,
+                             $22, $23, $24, $25, $26::smallint, $27, $28, $29, $30, $31, $32,
+                             $33::uuid);
 
 -- name: update
 -- Updates an activity (functions/activity_update.sql); `result` is an ActivityWriteResult.

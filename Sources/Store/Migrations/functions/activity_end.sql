@@ -15,7 +15,6 @@ AS $$
 DECLARE
     v_refusal text;
     v_created timestamptz;
-    v_event uuid;
 BEGIN
     v_refusal := herald_activity_begin_change(p_partner, p_id, p_version, p_key, p_body_hash, p_response, p_now);
     IF v_refusal IS NOT NULL THEN
@@ -27,14 +26,9 @@ BEGIN
            apns_end_payload = p_apns, fcm_end_payload = p_fcm, apns_end_priority = p_priority
      WHERE id = p_id
     RETURNING created_at INTO v_created;
-    v_event := herald_uuid_v7();
-    INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, alert_title, dismiss_at,
-                                      idempotency_key, devices_apns, devices_fcm)
-    SELECT v_event, herald_uuid_v7_time(v_event), p_id, p_partner, 'end', p_state, p_alert_title, p_dismiss_given,
-           p_key, d.o_apns, d.o_fcm
-      FROM herald_activity_dispatch(ARRAY[p_id], 'end', ARRAY[p_apns], NULL, ARRAY[p_fcm], NULL,
-                                    ARRAY[p_priority], ARRAY[v_created + interval '12 hours'],
-                                    p_events => ARRAY[v_event]) d;
+    PERFORM herald_activity_event(ARRAY[p_id], 'end', 'end', ARRAY[p_apns], NULL, ARRAY[p_fcm], NULL, ARRAY[p_priority],
+                                  ARRAY[v_created + interval '12 hours'], p_key => p_key,
+                                  p_alert_title => p_alert_title, p_dismiss => p_dismiss_given);
     RETURN 'ended_now';
 END
 $$;

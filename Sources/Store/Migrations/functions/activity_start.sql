@@ -1,6 +1,6 @@
 -- Starts a Live Activity: checks the key and the budgets the host's mini-apps share, replaces the
 -- recipient's previous activity for the mini-app, records the activity and its targets, and queues the
--- start's deliveries (time-ordered ids).
+-- start's deliveries (functions/activity_event.sql).
 --
 -- `result` is 'started'; 'duplicate' when another request holds the idempotency key; or 'refused' with
 -- `reason` 'active_per_user' (the user has `p_max_active` active activities of other mini-apps: the one
@@ -15,7 +15,7 @@ CREATE OR REPLACE FUNCTION herald_activity_start(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_now timestamptz,
     p_mini_app text, p_user text, p_template text, p_attributes jsonb, p_state jsonb, p_start_alert jsonb,
     p_expires timestamptz, p_timestamp bigint, p_apns_end text, p_fcm_end text, p_end_timestamp bigint,
-    p_devices text[], p_services text[], p_environments text[], p_apns_start text, p_fcm_start text,
+    p_devices text[], p_services text[], p_apns_start text, p_fcm_start text,
     p_old uuid, p_old_apns_end text, p_old_fcm_end text, p_old_timestamp bigint, p_relevance smallint,
     p_max_active integer, p_starts_per_user integer, p_starts_per_app integer, p_alerted_limit integer,
     p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL, p_channel uuid DEFAULT NULL,
@@ -34,7 +34,6 @@ DECLARE
     v_old         record;
     v_spent       timestamptz[];
     v_priority    smallint := 5;
-    v_event       uuid;
 BEGIN
     -- Starts for one user, from every intake and mini-app, one at a time: each counts the ones before it
     -- (the statements below see what the previous holder committed) and sees the activity it replaces.
@@ -108,20 +107,9 @@ BEGIN
                end_timestamp = CASE WHEN a.id = p_old THEN p_old_timestamp ELSE a.end_timestamp END,
                last_timestamp = CASE WHEN a.id = p_old THEN p_old_timestamp ELSE a.end_timestamp END,
                apns_end_priority = v_priority, alerted_at = coalesce(v_spent, a.alerted_at)
-         WHERE a.id = v_old.id
-        RETURNING a.id, a.apns_end_payload, a.fcm_end_payload, a.created_at, a.partner_id, a.state, a.channel_id
-             INTO v_old;
-        -- An activity that follows a channel has no update token to end it by: the new start takes its place.
-        IF v_old.channel_id IS NULL THEN
-            v_event := herald_uuid_v7();
-            INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, devices_apns,
-                                              devices_fcm)
-            SELECT v_event, herald_uuid_v7_time(v_event), v_old.id, v_old.partner_id, 'replace-end', v_old.state,
-                   d.o_apns, d.o_fcm
-              FROM herald_activity_dispatch(ARRAY[v_old.id], 'end', ARRAY[v_old.apns_end_payload], NULL,
-                                            ARRAY[v_old.fcm_end_payload], NULL, ARRAY[v_priority],
-                                            ARRAY[v_old.created_at + interval '12 hours'], p_events => ARRAY[v_event]) d;
-        END IF;
+         WHERE a.id = v_old.id;
+        -- Its end goes out, unless it follows a channel: no update token ends it, the new start takes its place.
+        PERFORM herald_activity_ends_dispatch(ARRAY[v_old.id], 'replace-end', v_priority, 0::smallint, false);
     END IF;
 
     INSERT INTO live_activities (id, partner_id, mini_app_id, user_id, template, attributes, state, start_alert,
@@ -131,20 +119,10 @@ BEGIN
             p_now, p_now, p_expires, p_apns_end, p_fcm_end, p_end_timestamp, p_relevance, p_channel);
     INSERT INTO live_activity_targets (activity_id, device_id, service)
     SELECT p_id, x.device_id, x.service FROM unnest(p_devices, p_services) AS x (device_id, service);
-    v_event := herald_uuid_v7();
-    INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, alert_title, ttl_seconds,
-                                      idempotency_key, devices_apns, devices_fcm)
-    SELECT v_event, herald_uuid_v7_time(v_event), p_id, p_partner, 'start', p_state, p_alert_title, p_ttl_seconds,
-           p_key, (count(*) FILTER (WHERE x.service = 'apns'))::integer,
-           (count(*) FILTER (WHERE x.service = 'fcm'))::integer
-      FROM unnest(p_services) AS x (service);
-    INSERT INTO deliveries (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
-                            environment, payload, available_at, expires_at, activity_id, activity_event, priority,
-                            activity_event_id)
-    SELECT herald_uuid_v7(), p_id, p_now, p_partner, 0, x.service, p_user, x.device_id, x.environment,
-           CASE x.service WHEN 'apns' THEN p_apns_start ELSE p_fcm_start END, p_now, p_expires, p_id, 'start',
-           CASE x.service WHEN 'apns' THEN 10::smallint END, v_event
-      FROM unnest(p_devices, p_services, p_environments) AS x (device_id, service, environment);
+    -- Each device's start, in the environment its device row holds, due from `p_now` (the activity's creation).
+    PERFORM herald_activity_event(ARRAY[p_id], 'start', 'start', ARRAY[p_apns_start], NULL, ARRAY[p_fcm_start], NULL,
+                                  ARRAY[10::smallint], ARRAY[p_expires], p_key => p_key,
+                                  p_alert_title => p_alert_title, p_ttl_seconds => p_ttl_seconds);
     result := 'started';
 END
 $$;

@@ -34,16 +34,16 @@ BEGIN
     END IF;
     -- The released row delivers the held event (its audit row counted this device when it was held).
     IF v_target.held_event = 'end' THEN
-        PERFORM herald_activity_dispatch(ARRAY[p_id], 'end', ARRAY[v_activity.apns_end_payload], NULL,
-                                         ARRAY[v_activity.fcm_end_payload], NULL, ARRAY[v_activity.apns_end_priority],
-                                         ARRAY[v_activity.created_at + interval '12 hours'], p_device,
-                                         p_events => ARRAY[v_target.held_event_id]);
+        PERFORM herald_activity_event(ARRAY[p_id], 'end', NULL, ARRAY[v_activity.apns_end_payload], NULL,
+                                      ARRAY[v_activity.fcm_end_payload], NULL, ARRAY[v_activity.apns_end_priority],
+                                      ARRAY[v_activity.created_at + interval '12 hours'], p_device => p_device,
+                                      p_events => ARRAY[v_target.held_event_id]);
     ELSE
-        PERFORM herald_activity_dispatch(ARRAY[p_id], 'update', ARRAY[v_activity.apns_update_payload], NULL,
-                                         ARRAY[NULL::text], NULL,
-                                         ARRAY[coalesce(v_activity.apns_update_priority, 5::smallint)],
-                                         ARRAY[v_activity.expires_at], p_device,
-                                         p_events => ARRAY[v_target.held_event_id]);
+        PERFORM herald_activity_event(ARRAY[p_id], 'update', NULL, ARRAY[v_activity.apns_update_payload], NULL,
+                                      ARRAY[NULL::text], NULL,
+                                      ARRAY[coalesce(v_activity.apns_update_priority, 5::smallint)],
+                                      ARRAY[v_activity.expires_at], p_device => p_device,
+                                      p_events => ARRAY[v_target.held_event_id]);
     END IF;
     RETURN 'sent';
 END

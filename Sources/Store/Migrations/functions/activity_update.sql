@@ -26,7 +26,6 @@ DECLARE
     v_apns     text := p_apns;
     v_fcm      text := p_fcm;
     v_priority smallint := p_priority;
-    v_event    uuid;
 BEGIN
     v_refusal := herald_activity_begin_change(p_partner, p_id, p_version, p_key, p_body_hash, p_response, p_now);
     IF v_refusal IS NOT NULL THEN
@@ -55,14 +54,9 @@ BEGIN
            apns_end_payload = p_apns_end, fcm_end_payload = p_fcm_end, end_timestamp = p_end_timestamp,
            relevance_score = p_relevance, alerted_at = v_alerted
      WHERE id = p_id;
-    v_event := herald_uuid_v7();
-    INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, alert_title, ttl_seconds,
-                                      idempotency_key, devices_apns, devices_fcm)
-    SELECT v_event, herald_uuid_v7_time(v_event), p_id, p_partner, 'update', p_patch, p_alert_title, p_ttl_seconds,
-           p_key, d.o_apns, d.o_fcm
-      FROM herald_activity_dispatch(ARRAY[p_id], 'update', ARRAY[v_apns], ARRAY[p_apns_start], ARRAY[v_fcm],
-                                    ARRAY[p_fcm_start], ARRAY[v_priority], ARRAY[p_expires],
-                                    p_events => ARRAY[v_event]) d;
+    PERFORM herald_activity_event(ARRAY[p_id], 'update', 'update', ARRAY[v_apns], ARRAY[p_apns_start], ARRAY[v_fcm],
+                                  ARRAY[p_fcm_start], ARRAY[v_priority], ARRAY[p_expires], p_states => ARRAY[p_patch],
+                                  p_key => p_key, p_alert_title => p_alert_title, p_ttl_seconds => p_ttl_seconds);
     RETURN CASE WHEN v_silent THEN 'updated_silent' ELSE 'updated' END;
 END
 $$;

@@ -1,6 +1,6 @@
 -- Writes the staged batch: for each line whose (partner, key) is new, its key, its audit row in
 -- push_requests (lane 1), its user_senders rows and its deliveries (by the outbox's one writer,
--- functions/outbox_write.sql), as the intake's enqueue does for one push (PushStore.enqueueSQL). The key
+-- functions/outbox_write.sql), as the intake's enqueue does for one push (Queries.PushRequests.enqueue). The key
 -- goes first: a line whose key another run holds (committed, or in flight: ON CONFLICT waits for it)
 -- writes nothing else.
 -- Returns one row per line: 'accepted', 'duplicate' (the key was used by an earlier run) or

@@ -22,26 +22,20 @@ SET enable_seqscan = off
 AS $$
 DECLARE
     v_channel record;
-    v_event uuid;
-    v_unmade boolean;
+    v_refusal text;
     v_spent timestamptz[];
     v_silent boolean := false;
     v_apns text := p_apns;
     v_priority smallint := p_priority;
 BEGIN
-    SELECT c.status, c.version, c.expires_at, c.apns_channel_id, c.alerted_at INTO v_channel
+    SELECT c.status, c.version, c.expires_at, c.alerted_at INTO v_channel
       FROM live_channels c WHERE c.id = p_id AND c.partner_id = p_partner FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN 'not_found';
-    ELSIF v_channel.status NOT IN ('opening', 'open') OR v_channel.expires_at <= p_now THEN
-        RETURN 'ended';
-    ELSIF v_channel.version <> p_version THEN
-        RETURN 'conflict';
-    ELSIF NOT herald_activity_claim_key(p_partner, p_key, p_body_hash, p_id, p_response, 200::smallint, p_now) THEN
-        RETURN 'duplicate';
+    v_refusal := herald_change_refusal(FOUND, v_channel.status IN ('opening', 'open') AND v_channel.expires_at > p_now,
+                                       v_channel.version = p_version, p_partner, p_key, p_body_hash, p_id, p_response,
+                                       p_now);
+    IF v_refusal IS NOT NULL THEN
+        RETURN v_refusal;
     END IF;
-    -- Before APNs made the channel no phone can follow it: an end has no one to tell.
-    v_unmade := v_channel.apns_channel_id IS NULL;
     v_spent := v_channel.alerted_at;
     IF p_kind = 'update' AND p_priority = 10 THEN
         v_spent := herald_activity_alert_spend(v_channel.alerted_at, p_now, p_alerted_limit);
@@ -55,35 +49,19 @@ BEGIN
             END IF;
         END IF;
     END IF;
+    PERFORM herald_channel_event(ARRAY[p_id], p_kind, p_now, p_state, p_timestamp, v_apns, v_priority, p_end_apns,
+                                 p_expires, p_relevance, v_spent, p_delete_at, p_patch, p_key, p_alert_title,
+                                 p_ttl_given, p_dismiss_given);
     IF p_kind = 'end' THEN
-        UPDATE live_channels
-           SET status = 'ending', state = p_state, version = version + 1, last_timestamp = p_timestamp,
-               apns_payload = p_apns, apns_priority = p_priority, updated_at = p_now, ended_at = p_now,
-               delete_at = p_delete_at, next_at = p_now,
-               sent_version = CASE WHEN v_unmade THEN version + 1 ELSE sent_version END
-         WHERE id = p_id;
         -- The users' activities started from the channel end with its end broadcast.
         UPDATE live_activities a
            SET status = 'ended', ended_at = p_now, updated_at = p_now, dismiss_at = p_delete_at, version = a.version + 1
          WHERE a.channel_id = p_id AND a.status = 'active';
     ELSE
-        UPDATE live_channels
-           SET state = p_state, version = version + 1, last_timestamp = p_timestamp, apns_payload = v_apns,
-               apns_priority = v_priority, apns_end_payload = p_end_apns, expires_at = p_expires,
-               relevance_score = p_relevance, updated_at = p_now, next_at = p_now, alerted_at = v_spent
-         WHERE id = p_id;
         -- The users' activities started from the channel follow its TTL.
         UPDATE live_activities a SET expires_at = p_expires, updated_at = p_now
          WHERE a.channel_id = p_id AND a.status = 'active' AND a.expires_at <> p_expires;
     END IF;
-    v_event := herald_uuid_v7();
-    INSERT INTO live_channel_events (id, created_at, channel_id, partner_id, kind, state, alert_title, ttl_seconds,
-                                     dismiss_at, idempotency_key, version, outcome, finished_at)
-    VALUES (v_event, herald_uuid_v7_time(v_event), p_id, p_partner, p_kind,
-            CASE WHEN p_kind = 'end' THEN p_state ELSE p_patch END, p_alert_title, p_ttl_given, p_dismiss_given,
-            p_key, p_version + 1,
-            CASE WHEN v_unmade AND p_kind = 'end' THEN 'not_sent' ELSE 'pending' END,
-            CASE WHEN v_unmade AND p_kind = 'end' THEN p_now END);
     RETURN CASE WHEN p_kind = 'end' THEN 'ended_now' WHEN v_silent THEN 'updated_silent' ELSE 'updated' END;
 END
 $$;

@@ -1,7 +1,8 @@
 -- Leases up to `p_limit` broadcast channels with work due (sql/034_live_channels.sql) for `p_lease_seconds`,
 -- oldest due first. An open channel past its TTL first becomes 'ending' with the TTL's end as its newest change
--- (and an 'expire' audit row); one still opening at its TTL was never made and simply ends. SKIP LOCKED:
--- workers claim side by side, and a channel a partner is changing right now waits for the next claim.
+-- (and an 'expire' audit row, functions/channel_event.sql); one still opening at its TTL was never made and simply
+-- ends. SKIP LOCKED: workers claim side by side, and a channel a partner is changing right now waits for the next
+-- claim.
 CREATE OR REPLACE FUNCTION herald_channel_claim(p_limit integer, p_lease_seconds integer, p_now timestamptz)
 RETURNS TABLE (id uuid, status text, apns_channel_id text, environment text, version integer,
                sent_version integer, apns_payload text, apns_priority smallint, expires_at timestamptz,
@@ -25,22 +26,7 @@ BEGIN
         RETURN;
     END IF;
     -- The TTL: the end rendered with the newest state replaces any change not broadcast yet.
-    WITH expired AS (
-        UPDATE live_channels c
-           SET status = 'ending', version = c.version + 1, apns_payload = c.apns_end_payload, apns_priority = 5,
-               ended_at = c.expires_at, delete_at = c.expires_at, updated_at = p_now,
-               last_timestamp = greatest(c.last_timestamp + 1, extract(epoch FROM c.expires_at)::bigint),
-               sent_version = CASE WHEN c.apns_channel_id IS NULL THEN c.version + 1 ELSE c.sent_version END
-         WHERE c.id = ANY (v_ids) AND c.status IN ('opening', 'open') AND c.expires_at <= p_now
-        RETURNING c.id, c.partner_id, c.state, c.version, c.apns_channel_id IS NULL AS unmade
-    ), audit AS (
-        SELECT herald_uuid_v7() AS event, e.* FROM expired e
-    )
-    INSERT INTO live_channel_events (id, created_at, channel_id, partner_id, kind, state, version, outcome,
-                                     finished_at)
-    SELECT a.event, herald_uuid_v7_time(a.event), a.id, a.partner_id, 'expire', a.state, a.version,
-           CASE WHEN a.unmade THEN 'not_sent' ELSE 'pending' END, CASE WHEN a.unmade THEN p_now END
-      FROM audit a;
+    PERFORM herald_channel_event(v_ids, 'expire', p_now);
     -- The users' activities started from a channel that just reached its TTL end with it.
     UPDATE live_activities a
        SET status = 'expired', ended_at = p_now, updated_at = p_now, dismiss_at = a.expires_at, version = a.version + 1

@@ -1,8 +1,8 @@
--- A partner's new broadcast channel (sql/034_live_channels.sql), its audit row and its Idempotency-Key, in one
--- transaction. Returns 'opened', 'duplicate' (another request holds the key; nothing written) or
--- 'too_many_channels' (the mini-app already has `p_max_open` channels opening or open: the host app's
--- 10,000 APNs channels are shared by every mini-app). The mini-app's advisory lock makes the count exact
--- under concurrent opens from several intakes.
+-- A partner's new broadcast channel (sql/034_live_channels.sql), its audit row (functions/channel_event.sql) and
+-- its Idempotency-Key, in one transaction. Returns 'opened', 'duplicate' (another request holds the key; nothing
+-- written) or 'too_many_channels' (the mini-app already has `p_max_open` channels opening or open: the host app's
+-- 10,000 APNs channels are shared by every mini-app). The mini-app's advisory lock makes the count exact under
+-- concurrent opens from several intakes.
 CREATE OR REPLACE FUNCTION herald_channel_open(
     p_partner uuid, p_key text, p_body_hash text, p_response text, p_id uuid, p_now timestamptz, p_mini_app text,
     p_template text, p_attributes jsonb, p_state jsonb, p_expires timestamptz, p_timestamp bigint,
@@ -15,7 +15,6 @@ SET enable_seqscan = off
 AS $$
 DECLARE
     v_open integer;
-    v_event uuid;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('herald_live_channels:' || p_mini_app, 0));
     SELECT count(*) INTO v_open FROM live_channels c
@@ -30,10 +29,7 @@ BEGIN
                                relevance_score, apns_end_payload, created_at, updated_at, expires_at, next_at)
     VALUES (p_id, p_partner, p_mini_app, p_template, p_attributes, p_state, p_timestamp, p_relevance, p_end_apns,
             p_now, p_now, p_expires, p_now);
-    v_event := herald_uuid_v7();
-    INSERT INTO live_channel_events (id, created_at, channel_id, partner_id, kind, state, ttl_seconds,
-                                     idempotency_key, version)
-    VALUES (v_event, herald_uuid_v7_time(v_event), p_id, p_partner, 'open', p_state, p_ttl_given, p_key, 1);
+    PERFORM herald_channel_event(ARRAY[p_id], 'open', p_now, p_key => p_key, p_ttl_seconds => p_ttl_given);
     RETURN 'opened';
 END
 $$;

@@ -29,7 +29,7 @@ BEGIN
     SELECT count(*), coalesce(array_agg(id), '{}') INTO v_expired, v_ids FROM done;
     -- In the bulk lane: ends of a large sweep go out as fast as the workers have room beside realtime
     -- traffic, never ahead of it (a sweep of 100,000 activities must not stall pushes).
-    PERFORM herald_activity_ends_dispatch(v_ids, 'expire', 5::smallint, 1::smallint);
+    PERFORM herald_activity_ends_dispatch(v_ids, 'expire', 5::smallint, 1::smallint, true);
     RETURN v_expired;
 END
 $$;

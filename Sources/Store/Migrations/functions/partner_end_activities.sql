@@ -24,7 +24,7 @@ BEGIN
         RETURNING a.id
     )
     SELECT count(*), coalesce(array_agg(id), '{}') INTO v_ended, v_ids FROM done;
-    PERFORM herald_activity_ends_dispatch(v_ids, 'revoke-end', 10::smallint, 0::smallint);
+    PERFORM herald_activity_ends_dispatch(v_ids, 'revoke-end', 10::smallint, 0::smallint, true);
     RETURN v_ended;
 END
 $$;

@@ -1,16 +1,24 @@
--- Queues an activity event's deliveries (start, update or end) to its devices' tokens, with
--- time-ordered ids, and records each device's held event where no update token is known yet.
+-- Queues one Live Activity event per activity of `p_ids` (`p_event` 'start', 'update' or 'end'): its deliveries to
+-- the activity's devices, time-ordered ids, at each activity's payloads, priority and expiry, in lane `p_lane`
+-- (`p_device`: one device only), and its audit row (sql/033_live_activity_events.sql) of kind `p_kind` with the
+-- devices it was queued or held for, by service. Every path that sends an activity event writes it here: a start,
+-- an update, an end, the end of the activity a start replaces, the TTL sweep's and a revocation's ends
+-- (functions/activity_ends_dispatch.sql), and a held event a late update token releases (`p_kind` NULL: the event
+-- and its audit row exist already, `p_events` names them, and the audit counted the device when it was held).
 --
--- `p_events` names the audit event (sql/033_live_activity_events.sql) of each activity in `p_ids`: the rows
--- it queues or rewrites, and the event an iPhone holds, carry it. A pending row or a held event of an older
--- event that this one takes over counts `superseded` for that older event, as does a start made moot by an
--- end. Returns, per activity in `p_ids`, the devices the event was queued or held for, by service (the
--- audit row's counts); a device whose pending start an end made moot gets nothing and is not counted.
-CREATE OR REPLACE FUNCTION herald_activity_dispatch(p_ids uuid[], p_event text, p_apns text[], p_apns_start text[],
-                                         p_fcm text[], p_fcm_start text[], p_priorities smallint[],
-                                         p_expires timestamptz[], p_device text DEFAULT NULL,
-                                         p_lane smallint DEFAULT 0, p_events uuid[] DEFAULT NULL)
-RETURNS TABLE (o_activity uuid, o_apns integer, o_fcm integer)
+-- A start reaches every device of the activity's targets; an update or end reaches an Android phone, and an iPhone
+-- whose update token is known, and is held for an iPhone that has none yet (the device's held event). A pending row
+-- or a held event of an older event that this one takes over counts `superseded` for that older event, as does a
+-- start made moot by an end (a device whose pending start an end made moot gets nothing and is not counted).
+-- The audit row carries the activity's partner and, unless `p_states` gives each one (an update records the
+-- partner's patch), its state after the change; `p_key`, `p_alert_title`, `p_ttl_seconds` and `p_dismiss` as the
+-- partner gave them.
+CREATE OR REPLACE FUNCTION herald_activity_event(
+    p_ids uuid[], p_event text, p_kind text, p_apns text[], p_apns_start text[], p_fcm text[], p_fcm_start text[],
+    p_priorities smallint[], p_expires timestamptz[], p_lane smallint DEFAULT 0, p_device text DEFAULT NULL,
+    p_events uuid[] DEFAULT NULL, p_states jsonb[] DEFAULT NULL, p_key text DEFAULT NULL,
+    p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL, p_dismiss timestamptz DEFAULT NULL)
+RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET jit = off
@@ -21,9 +29,17 @@ DECLARE
     v_activities uuid[];
     v_apns       integer[];
     v_fcm        integer[];
+    v_events     uuid[] := p_events;
 BEGIN
+    IF p_kind IS NOT NULL THEN
+        -- In plpgsql: a sql function (herald_uuid_v7) is planned again at every run of a statement that calls it,
+        -- and once a transaction in a plpgsql expression.
+        FOR i IN 1..cardinality(p_ids) LOOP
+            v_events[i] := herald_uuid_v7();
+        END LOOP;
+    END IF;
     WITH x AS (
-        SELECT * FROM unnest(p_ids, coalesce(p_events, array_fill(NULL::uuid, ARRAY[cardinality(p_ids)])), p_apns,
+        SELECT * FROM unnest(p_ids, v_events, p_apns,
                              coalesce(p_apns_start, array_fill(NULL::text, ARRAY[cardinality(p_ids)])),
                              p_fcm, coalesce(p_fcm_start, array_fill(NULL::text, ARRAY[cardinality(p_ids)])),
                              p_priorities, p_expires)
@@ -75,21 +91,24 @@ BEGIN
                                 environment, payload, available_at, expires_at, activity_id, activity_event, priority,
                                 activity_event_id)
         SELECT herald_uuid_v7(), a.id, a.created_at, a.partner_id, p_lane, t.service, a.user_id, t.device_id,
-               v.environment, CASE t.service WHEN 'apns' THEN t.apns ELSE t.fcm END, now(), t.expires, a.id,
+               v.environment, CASE t.service WHEN 'apns' THEN t.apns ELSE t.fcm END,
+               -- A start is due from its activity's creation, the time the caller gave.
+               CASE WHEN p_event = 'start' THEN a.created_at ELSE now() END, t.expires, a.id,
                p_event, CASE t.service WHEN 'apns' THEN t.priority END, t.event_id
           FROM t JOIN live_activities a ON a.id = t.activity_id
           JOIN devices v ON v.user_id = a.user_id AND v.device_id = t.device_id
-         WHERE (t.service = 'fcm' OR t.has_token)
+         WHERE (p_event = 'start' OR t.service = 'fcm' OR t.has_token)
            AND NOT EXISTS (SELECT 1 FROM pend p WHERE p.activity_id = t.activity_id AND p.device_id = t.device_id)
         RETURNING activity_id, service
     ), held AS (
-        -- An end outranks an update: an update never takes the place of a held end.
+        -- An end outranks an update: an update never takes the place of a held end. A start needs no update token.
         UPDATE live_activity_targets lt
            SET held_event = CASE WHEN p_event = 'end' OR lt.held_event = 'end' THEN 'end' ELSE 'update' END,
                held_event_id = CASE WHEN p_event = 'end' OR lt.held_event IS DISTINCT FROM 'end' THEN t.event_id
                                     ELSE lt.held_event_id END
           FROM t
          WHERE lt.activity_id = t.activity_id AND lt.device_id = t.device_id AND t.service = 'apns' AND NOT t.has_token
+           AND p_event <> 'start'
            AND NOT EXISTS (SELECT 1 FROM pend p WHERE p.activity_id = t.activity_id AND p.device_id = t.device_id
                                                   AND p.activity_event = 'start')
         RETURNING lt.activity_id, lt.service,
@@ -113,9 +132,16 @@ BEGIN
         PERFORM herald_activity_event_counts(v_superseded, NULL, NULL,
                                              array_fill(1, ARRAY[cardinality(v_superseded)]));
     END IF;
-    RETURN QUERY
-    SELECT i.id, coalesce(c.apns, 0), coalesce(c.fcm, 0)
-      FROM unnest(p_ids) AS i (id)
-      LEFT JOIN unnest(v_activities, v_apns, v_fcm) AS c (id, apns, fcm) ON c.id = i.id;
+    IF p_kind IS NOT NULL THEN
+        INSERT INTO live_activity_events (id, created_at, activity_id, partner_id, kind, state, alert_title,
+                                          ttl_seconds, dismiss_at, idempotency_key, devices_apns, devices_fcm)
+        SELECT e.id, herald_uuid_v7_time(e.id), a.id, a.partner_id, p_kind,
+               CASE WHEN p_states IS NULL THEN a.state ELSE e.state END, p_alert_title, p_ttl_seconds, p_dismiss,
+               p_key, coalesce(c.apns, 0), coalesce(c.fcm, 0)
+          FROM unnest(p_ids, v_events, coalesce(p_states, array_fill(NULL::jsonb, ARRAY[cardinality(p_ids)])))
+               AS e (activity_id, id, state)
+          JOIN live_activities a ON a.id = e.activity_id
+          LEFT JOIN unnest(v_activities, v_apns, v_fcm) AS c (id, apns, fcm) ON c.id = e.activity_id;
+    END IF;
 END
 $$;
