@@ -123,14 +123,10 @@ public struct IntakeConfiguration: Sendable {
         configuration.consoleSessionHours = try reader.integer(Settings.consoleSessionHours)
         configuration.consoleIdleMinutes = try reader.integer(Settings.consoleIdleMinutes)
         configuration.trustedProxies = try Self.trustedProxies(reader, default: configuration.trustedProxies)
-        if let tenant = reader.optional(Settings.defaultTenant) {
-            guard Identifiers.isValidExternalID(tenant) else {
-                throw ConfigurationError(
-                    variable: Settings.defaultTenant.name,
-                    problem: "must be 1-128 of [A-Za-z0-9._:-]")
-            }
-            configuration.defaultTenant = tenant
-        }
+        configuration.defaultTenant =
+            try reader.parsed(Settings.defaultTenant, problem: "must be 1-128 of [A-Za-z0-9._:-]") { tenant in
+                Identifiers.isValidExternalID(tenant) ? tenant : nil
+            } ?? configuration.defaultTenant
         configuration.defaultRateLimitPerMinute = try reader.integer(Settings.defaultRateLimitPerMinute)
         configuration.defaultRateLimitPerDay = try reader.integer(Settings.defaultRateLimitPerDay)
         configuration.maxConnections = try reader.integer(Settings.intakeMaxConnections)
@@ -146,14 +142,7 @@ public struct IntakeConfiguration: Sendable {
         configuration.pushBatchWindow = try reader.duration(Settings.intakeBatchWindow)
         configuration.recipientCacheSize = try reader.integer(Settings.intakeRecipientCacheSize)
         configuration.fetch = try HTTPFetchConfiguration.from(reader)
-        if let level = reader.optional(Settings.logLevel) {
-            guard let parsed = LogLevel(rawValue: level) else {
-                throw ConfigurationError(
-                    variable: Settings.logLevel.name,
-                    problem: "must be debug, info, warning or error")
-            }
-            configuration.logLevel = parsed
-        }
+        configuration.logLevel = try reader.logLevel(default: configuration.logLevel)
         return configuration
     }
 }
