@@ -176,19 +176,15 @@ extension ActivityHandler {
         _ request: RoutedRequest, partner: PartnerProfile, kind: ChannelChangeWrite.Kind,
         validate: (JSONValue?) throws -> LiveActivityChange
     ) throws -> HTTPResponse {
-        let key = try PartnerAdmission.idempotencyKey(request)
-        let bodyHash = key.map { _ in Self.hash(request) }
-        let channelID = try request.uuid("channelId")
-        let now = clock()
-        let change: LiveActivityChange
-        do {
-            let body: JSONValue? =
-                request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
-            change = try validate(body)
-        } catch {
-            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
-            throw error
+        try readChange(request, partner: partner, idParameter: "channelId", validate: validate) { read in
+            try admitChannelChange(read, partner: partner, kind: kind)
         }
+    }
+
+    private func admitChannelChange(
+        _ read: ChangeRequest, partner: PartnerProfile, kind: ChannelChangeWrite.Kind
+    ) throws -> HTTPResponse {
+        let (key, bodyHash, channelID, now, change) = (read.key, read.bodyHash, read.id, read.now, read.change)
         let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: channelID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
             try merging(

@@ -242,9 +242,30 @@ struct ActivityHandler: Sendable {
         validate: (JSONValue?) throws -> LiveActivityChange,
         write: (LiveActivityChange, ActivityRecord, (key: String?, bodyHash: String?), Date) throws -> PreparedChange
     ) throws -> HTTPResponse {
+        try readChange(request, partner: partner, idParameter: "activityId", validate: validate) { read in
+            try admitChange(read, partner: partner, write: write)
+        }
+    }
+
+    /// A change's request as activities and channels read it: the idempotency key, the body's hash, the target
+    /// named by the path, the time, and the validated change.
+    struct ChangeRequest {
+        let key: String?
+        let bodyHash: String?
+        let id: UUID
+        let now: Date
+        let change: LiveActivityChange
+    }
+
+    /// Reads a change's request and hands it to `admit`; a body that fails validation answers with the stored
+    /// replay when its idempotency key was used already, and with its error otherwise.
+    func readChange(
+        _ request: RoutedRequest, partner: PartnerProfile, idParameter: String,
+        validate: (JSONValue?) throws -> LiveActivityChange, admit: (ChangeRequest) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         let key = try PartnerAdmission.idempotencyKey(request)
         let bodyHash = key.map { _ in Self.hash(request) }
-        let activityID = try request.uuid("activityId")
+        let id = try request.uuid(idParameter)
         let now = clock()
         let change: LiveActivityChange
         do {
@@ -256,6 +277,14 @@ struct ActivityHandler: Sendable {
             if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
             throw error
         }
+        return try admit(ChangeRequest(key: key, bodyHash: bodyHash, id: id, now: now, change: change))
+    }
+
+    private func admitChange(
+        _ read: ChangeRequest, partner: PartnerProfile,
+        write: (LiveActivityChange, ActivityRecord, (key: String?, bodyHash: String?), Date) throws -> PreparedChange
+    ) throws -> HTTPResponse {
+        let (key, bodyHash, activityID, now) = (read.key, read.bodyHash, read.id, read.now)
         let admission = try store.admitChange(partner: partner, idempotencyKey: key, now: now, activityID: activityID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
             try merging(
@@ -264,7 +293,7 @@ struct ActivityHandler: Sendable {
             ) { current in
                 guard current.status == .active, current.expiresAt > now else { throw Self.ended }
                 guard current.channelID == nil else { throw Self.followsChannel }
-                let prepared = try write(change, current, (key, bodyHash), now)
+                let prepared = try write(read.change, current, (key, bodyHash), now)
                 return (try prepared.run(), prepared.response, prepared.silentResponse)
             }
         }
