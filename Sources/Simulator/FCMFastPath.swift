@@ -203,23 +203,7 @@ private struct Scanner: JSONByteScanner {
                 if !more { break }
             }
             return true
-        case UInt8(ascii: "["):
-            index += 1
-            skipWhitespace()
-            if peek == UInt8(ascii: "]") {
-                index += 1
-                return true
-            }
-            while true {
-                skipWhitespace()
-                guard value(depth: depth + 1) else { return false }
-                skipWhitespace()
-                switch peek {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"): index += 1; return true
-                default: return false
-                }
-            }
+        case UInt8(ascii: "["): return array(depth: depth)
         case UInt8(ascii: "\""): return plainString() != nil
         case UInt8(ascii: "t"): return literal("true")
         case UInt8(ascii: "f"): return literal("false")

@@ -1,9 +1,11 @@
 /// The steps over a JSON body's bytes that the simulator's two in-place scanners share (`JSONShape`'s check of any
 /// body, `FCMFastPath`'s common FCM request): each keeps its own rules for strings, numbers and depth, and reads
-/// whitespace, literals and digits through these.
+/// whitespace, literals, digits and arrays through these.
 protocol JSONByteScanner {
     var bytes: UnsafeBufferPointer<UInt8> { get }
     var index: Int { get set }
+    /// The value at `index` by the scanner's own rules, consumed; false when it refuses it.
+    mutating func value(depth: Int) -> Bool
 }
 
 extension JSONByteScanner {
@@ -48,5 +50,25 @@ extension JSONByteScanner {
             guard digits() > 0 else { return false }
         }
         return true
+    }
+
+    /// The array at `index`, each element read by `value(depth:)` one level deeper.
+    mutating func array(depth: Int) -> Bool {
+        index += 1
+        skipWhitespace()
+        if peek == UInt8(ascii: "]") {
+            index += 1
+            return true
+        }
+        while true {
+            skipWhitespace()
+            guard value(depth: depth + 1) else { return false }
+            skipWhitespace()
+            switch peek {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): index += 1; return true
+            default: return false
+            }
+        }
     }
 }

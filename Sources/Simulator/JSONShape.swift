@@ -118,22 +118,6 @@ enum JSONShape {
             }
         }
 
-        mutating func array(depth: Int) -> Bool {
-            index += 1
-            skipWhitespace()
-            if peek == UInt8(ascii: "]") { index += 1; return true }
-            while true {
-                skipWhitespace()
-                guard value(depth: depth + 1) else { return false }
-                skipWhitespace()
-                switch peek {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"): index += 1; return true
-                default: return false
-                }
-            }
-        }
-
         mutating func number() -> Bool {
             guard numberWithoutExponent() else { return false }
             if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
