@@ -143,7 +143,7 @@ public struct WorkerConfiguration: Sendable {
         }
         configuration.metricsPort = UInt16(port)
         // Read without their ranges: each part's `validate()` checks them, for values set in code too.
-        for (setting, field) in overrides { try field.read(setting, from: reader, into: &configuration) }
+        for (setting, field) in overrides { try reader.override(setting, into: field, of: &configuration) }
         configuration.completer.maxBatch = max(configuration.completer.maxBatch, configuration.claimer.batchSize)
         configuration.channels.environment =
             try reader.choice(Settings.apnsChannelEnvironment, problem: "must be production or sandbox")
