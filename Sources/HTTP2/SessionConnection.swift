@@ -145,7 +145,8 @@ class SessionConnection: EventHandler, FlushHandler {
         let buffer = loop.state.readBuffer
         var received = false
         while phase == .open {
-            switch transport.read(into: buffer) {
+            let result = transport.read(into: buffer)
+            switch result {
             case .bytes(let count):
                 received = true
                 let consumed = nghttp2_session_mem_recv(
@@ -163,11 +164,8 @@ class SessionConnection: EventHandler, FlushHandler {
                     lastReadTime = MonotonicClock.now()
                 }
                 return
-            case .closed:
-                close(HTTP2Error(.connectionLost, "the peer closed the connection"))
-                return
-            case .failed(let reason):
-                close(HTTP2Error(.connectionLost, "read failed: \(reason)"))
+            case .closed, .failed:
+                close(Self.connectionLost(result, while: "read"))
                 return
             }
         }
@@ -219,20 +217,26 @@ class SessionConnection: EventHandler, FlushHandler {
             if output.isEmpty {
                 return
             }
-            switch transport.write(output.readable) {
+            let result = transport.write(output.readable)
+            switch result {
             case .bytes(let count):
                 output.consume(count)
             case .wouldBlock:
                 // EPOLLOUT (edge) brings us back through handleEvent -> scheduleFlush.
                 return
-            case .closed:
-                close(HTTP2Error(.connectionLost, "the peer closed the connection"))
-                return
-            case .failed(let reason):
-                close(HTTP2Error(.connectionLost, "write failed: \(reason)"))
+            case .closed, .failed:
+                close(Self.connectionLost(result, while: "write"))
                 return
             }
         }
+    }
+
+    /// The error of a transport that closed or failed during `operation` (a read, a write).
+    private static func connectionLost(_ result: Transport.IOResult, while operation: String) -> HTTP2Error {
+        guard case .failed(let reason) = result else {
+            return HTTP2Error(.connectionLost, "the peer closed the connection")
+        }
+        return HTTP2Error(.connectionLost, "\(operation) failed: \(reason)")
     }
 
     // MARK: Closing

@@ -119,18 +119,10 @@ final class Transport {
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         guard let ssl else {
-            do {
-                let count = try systemCall("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
-                return count == 0 ? .closed : .bytes(count)
-            } catch {
-                return error.wouldBlock ? .wouldBlock : .failed("\(error)")
-            }
+            // recv's 0 is the peer closing the connection.
+            return Self.socketResult("recv", zeroIsClosed: true) { recv(fd, buffer.baseAddress, buffer.count, 0) }
         }
-        let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
-        if count > 0 {
-            return .bytes(Int(count))
-        }
-        return sslFailure(count)
+        return sslResult(SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count)))
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
@@ -138,18 +130,26 @@ final class Transport {
             return .bytes(0)
         }
         guard let ssl else {
-            do {
-                let count = try systemCall("send") { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
-                return .bytes(count)
-            } catch {
-                return error.wouldBlock ? .wouldBlock : .failed("\(error)")
-            }
+            return Self.socketResult("send") { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
         }
-        let count = SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
-        if count > 0 {
-            return .bytes(Int(count))
+        return sslResult(SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)))
+    }
+
+    /// A cleartext socket call's answer: the bytes it moved, or would-block, or its failure.
+    private static func socketResult(_ operation: StaticString, zeroIsClosed: Bool = false, _ call: () -> Int)
+        -> IOResult
+    {
+        do {
+            let count = try systemCall(operation, call)
+            return zeroIsClosed && count == 0 ? .closed : .bytes(count)
+        } catch {
+            return error.wouldBlock ? .wouldBlock : .failed("\(error)")
         }
-        return sslFailure(count)
+    }
+
+    /// An `SSL_read` or `SSL_write` answer: the bytes it moved when positive, else what `SSL_get_error` says.
+    private func sslResult(_ count: Int32) -> IOResult {
+        count > 0 ? .bytes(Int(count)) : sslFailure(count)
     }
 
     private func sslFailure(_ result: Int32) -> IOResult {

@@ -13,10 +13,10 @@ func heraldFetchWriteBody(
     _ context: UnsafeMutableRawPointer?
 ) -> Int {
     guard let data, let context else { return 0 }
-    let transfer = Unmanaged<FetchTransfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
+    let transfer = fetchTransfer(context)
+    let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+    let length = bytes.count
     let room = transfer.request.maxResponseBytes - transfer.body.count
-    let bytes = UnsafeRawBufferPointer(start: data, count: length)
     guard length <= room else {
         if transfer.request.oversize == .truncate {
             transfer.body.append(contentsOf: bytes.prefix(max(0, room)))
@@ -37,9 +37,9 @@ func heraldFetchHeaderLine(
     _ context: UnsafeMutableRawPointer?
 ) -> Int {
     guard let data, let context else { return 0 }
-    let transfer = Unmanaged<FetchTransfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    var line = UnsafeRawBufferPointer(start: data, count: length)[...]
+    let transfer = fetchTransfer(context)
+    var line = UnsafeRawBufferPointer(start: data, count: size * count)[...]
+    let length = line.count
     while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: "\n") {
         line = line.dropLast()
     }
@@ -72,7 +72,7 @@ func heraldFetchOpenSocket(
     _ address: UnsafeMutablePointer<curl_sockaddr>?
 ) -> curl_socket_t {
     guard let context, let address else { return CCurl_socket_bad() }
-    let transfer = Unmanaged<FetchTransfer>.fromOpaque(context).takeUnretainedValue()
+    let transfer = fetchTransfer(context)
     var bytes = [UInt8](repeating: 0, count: 16)
     let length = Int(CCurl_sockaddr_ip(address, &bytes))
     guard length > 0, transfer.settings.policy.allows(Array(bytes.prefix(length))) else {
@@ -80,4 +80,9 @@ func heraldFetchOpenSocket(
         return CCurl_socket_bad()
     }
     return CCurl_open_socket(address)
+}
+
+/// The transfer behind a callback's context: the unretained pointer set as its *DATA option.
+private func fetchTransfer(_ context: UnsafeMutableRawPointer) -> FetchTransfer {
+    Unmanaged<FetchTransfer>.fromOpaque(context).takeUnretainedValue()
 }

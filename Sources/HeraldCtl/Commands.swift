@@ -204,10 +204,7 @@ enum Commands {
             printer.emit(record.json(apiKey: key)) { describe(record) + "\nnew api key (shown once): \(key)" }
         case "end-previous-key":
             try arguments.allowOnly(["json"])
-            guard let record = try store.endPreviousKey(id: try partnerID(arguments)) else {
-                throw CommandFailure(message: "no such active partner")
-            }
-            printer.emit(record.json()) { describe(record) }
+            try show(try store.endPreviousKey(id: try partnerID(arguments)), printer, missing: "no such active partner")
         case "rotate-webhook-secret":
             try arguments.allowOnly(["json", "previous-secret-valid"])
             let overlap = try overlapSeconds(arguments, "previous-secret-valid")
@@ -224,22 +221,18 @@ enum Commands {
             }
         case "end-previous-webhook-secret":
             try arguments.allowOnly(["json"])
-            guard let record = try store.endPreviousWebhookSecret(id: try partnerID(arguments)) else {
-                throw CommandFailure(message: "no such active partner")
-            }
-            printer.emit(record.json()) { describe(record) }
+            try show(
+                try store.endPreviousWebhookSecret(id: try partnerID(arguments)), printer,
+                missing: "no such active partner")
         case "revoke":
             try arguments.allowOnly(["json"])
-            guard let record = try store.revoke(id: try partnerID(arguments), signer: signer) else {
-                throw CommandFailure(message: "no such partner")
-            }
-            printer.emit(record.json()) { describe(record) }
+            try show(
+                try store.revoke(id: try partnerID(arguments), signer: signer), printer, missing: "no such partner")
         case "suspend", "resume":
             try arguments.allowOnly(["json"])
-            guard let record = try store.setSuspended(id: try partnerID(arguments), action == "suspend") else {
-                throw CommandFailure(message: "no such active partner")
-            }
-            printer.emit(record.json()) { describe(record) }
+            try show(
+                try store.setSuspended(id: try partnerID(arguments), action == "suspend"), printer,
+                missing: "no such active partner")
         default:
             throw UsageError(message: "unknown partners action \(action)")
         }
@@ -297,6 +290,12 @@ enum Commands {
             throw UsageError(message: "a partner id (UUID) is required")
         }
         return id
+    }
+
+    /// The partner an action changed, printed as it now is; `missing` when there was none to change.
+    private static func show(_ record: PartnerRecord?, _ printer: Printer, missing: String) throws {
+        guard let record else { throw CommandFailure(message: missing) }
+        printer.emit(record.json()) { describe(record) }
     }
 
     static func describe(_ record: PartnerRecord) -> String {

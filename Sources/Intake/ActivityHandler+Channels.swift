@@ -20,17 +20,16 @@ extension ActivityHandler {
     // MARK: - Partner
 
     func openChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        let key = try PartnerAdmission.idempotencyKey(request)
-        let bodyHash = key.map { _ in Self.hash(request) }
-        let now = clock()
-        let open: LiveChannelOpen
-        let body: JSONValue
-        do {
-            body = try request.jsonBody()
-            open = try LiveActivityValidator.validateChannelOpen(body, rules: rules)
-        } catch {
-            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
-            throw error
+        try keyedWrite(request, partner: partner) { try openChannel(request, partner: partner, keyed: $0) }
+    }
+
+    private func openChannel(_ request: RoutedRequest, partner: PartnerProfile, keyed: KeyedWrite) throws
+        -> HTTPResponse
+    {
+        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
+        let (body, open) = try validated(keyed, partner: partner) {
+            let body = try request.jsonBody()
+            return (body, try LiveActivityValidator.validateChannelOpen(body, rules: rules))
         }
         let channelID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: channelID)!
@@ -90,26 +89,25 @@ extension ActivityHandler {
     /// Starts the channel's activity on a user's iPhones (a push-to-start carrying `input-push-channel`): the same
     /// rules and budgets as any start, and the activity then follows the channel's broadcasts until its end.
     func startFromChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        let key = try PartnerAdmission.idempotencyKey(request)
-        let bodyHash = key.map { _ in Self.hash(request) }
-        let now = clock()
+        try keyedWrite(request, partner: partner) { try startFromChannel(request, partner: partner, keyed: $0) }
+    }
+
+    private func startFromChannel(_ request: RoutedRequest, partner: PartnerProfile, keyed: KeyedWrite) throws
+        -> HTTPResponse
+    {
+        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
         let channelID = try request.uuid("channelId")
-        let start: LiveActivityStart
-        let channel: ChannelRecord
-        do {
+        let (start, channel) = try validated(keyed, partner: partner) {
             let body = try request.jsonBody()
-            guard let found = try channels.find(id: channelID, partnerID: partner.id) else {
+            guard let channel = try channels.find(id: channelID, partnerID: partner.id) else {
                 throw HeraldError.notFound
             }
-            channel = found
             let template = try Self.template(channel.template)
-            start = try LiveActivityValidator.validateChannelStart(
+            let start = try LiveActivityValidator.validateChannelStart(
                 body, channel: template, attributes: try Self.storedAttributes(channel.attributesJSON),
                 state: try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON)),
                 rules: rules)
-        } catch {
-            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
-            throw error
+            return (start, channel)
         }
         guard channel.status == .open, channel.apnsChannelID != nil, channel.expiresAt > now else {
             // A retry of a start that was accepted before the channel ended is answered as it was, not refused.
@@ -176,19 +174,18 @@ extension ActivityHandler {
         _ request: RoutedRequest, partner: PartnerProfile, kind: ChannelChangeWrite.Kind,
         validate: (JSONValue?) throws -> LiveActivityChange
     ) throws -> HTTPResponse {
-        let key = try PartnerAdmission.idempotencyKey(request)
-        let bodyHash = key.map { _ in Self.hash(request) }
-        let channelID = try request.uuid("channelId")
-        let now = clock()
-        let change: LiveActivityChange
-        do {
-            let body: JSONValue? =
-                request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
-            change = try validate(body)
-        } catch {
-            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
-            throw error
+        try keyedWrite(request, partner: partner) { keyed in
+            let channelID = try request.uuid("channelId")
+            let change = try validated(keyed, partner: partner) { try validate(try Self.changeBody(request)) }
+            return try admitChannelChange(change, channelID: channelID, keyed, partner: partner, kind: kind)
         }
+    }
+
+    private func admitChannelChange(
+        _ change: LiveActivityChange, channelID: UUID, _ keyed: KeyedWrite, partner: PartnerProfile,
+        kind: ChannelChangeWrite.Kind
+    ) throws -> HTTPResponse {
+        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
         let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: channelID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
             try merging(

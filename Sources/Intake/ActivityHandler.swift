@@ -71,21 +71,16 @@ struct ActivityHandler: Sendable {
     // MARK: - Start
 
     func start(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
-        let key = try PartnerAdmission.idempotencyKey(request)
-        let bodyHash = key.map { _ in Self.hash(request) }
-        let now = clock()
-        let start: LiveActivityStart
-        let body: JSONValue
-        do {
-            body = try request.jsonBody()
-            start = try LiveActivityValidator.validateStart(body, rules: rules)
-        } catch {
-            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
-            throw error
+        try keyedWrite(request, partner: partner) { keyed in
+            let (body, start) = try validated(keyed, partner: partner) {
+                let body = try request.jsonBody()
+                return (body, try LiveActivityValidator.validateStart(body, rules: rules))
+            }
+            // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
+            let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
+            return try begin(
+                start, ttlGiven: ttlGiven, key: keyed.key, bodyHash: keyed.bodyHash, partner: partner, now: keyed.now)
         }
-        // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
-        let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
-        return try begin(start, ttlGiven: ttlGiven, key: key, bodyHash: bodyHash, partner: partner, now: now)
     }
 
     /// A validated start, written: the audience read, the payloads rendered, the budgets checked where the start is
@@ -242,20 +237,60 @@ struct ActivityHandler: Sendable {
         validate: (JSONValue?) throws -> LiveActivityChange,
         write: (LiveActivityChange, ActivityRecord, (key: String?, bodyHash: String?), Date) throws -> PreparedChange
     ) throws -> HTTPResponse {
+        try keyedWrite(request, partner: partner) { keyed in
+            let activityID = try request.uuid("activityId")
+            let change = try validated(keyed, partner: partner) { try validate(try Self.changeBody(request)) }
+            return try admitChange(change, activityID: activityID, keyed, partner: partner, write: write)
+        }
+    }
+
+    /// What every keyed write (a start, a change, a channel's) reads before its work.
+    struct KeyedWrite {
+        let key: String?
+        /// Set when `key` is.
+        let bodyHash: String?
+        let now: Date
+    }
+
+    /// Runs a keyed write: reads its idempotency key, the body's hash and the time, and answers with the stored
+    /// replay when `write` finds one (`validated`).
+    func keyedWrite(_ request: RoutedRequest, partner: PartnerProfile, _ write: (KeyedWrite) throws -> HTTPResponse)
+        throws -> HTTPResponse
+    {
         let key = try PartnerAdmission.idempotencyKey(request)
         let bodyHash = key.map { _ in Self.hash(request) }
-        let activityID = try request.uuid("activityId")
-        let now = clock()
-        let change: LiveActivityChange
         do {
-            // DELETE may come without a body; the other changes need one.
-            let body: JSONValue? =
-                request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
-            change = try validate(body)
+            return try write(KeyedWrite(key: key, bodyHash: bodyHash, now: clock()))
+        } catch let replayed as Replayed {
+            return replayed.response
+        }
+    }
+
+    /// `validate`'s result. A request it refuses may be the retry of a write already accepted: when its key was
+    /// used, the stored answer is replayed (thrown as `Replayed` to `keyedWrite`), else the refusal stands.
+    func validated<Value>(_ keyed: KeyedWrite, partner: PartnerProfile, _ validate: () throws -> Value) throws
+        -> Value
+    {
+        do {
+            return try validate()
         } catch {
-            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
+            if let replay = try storedReplay(keyed.key, keyed.bodyHash, partner, keyed.now) {
+                throw Replayed(response: replay)
+            }
             throw error
         }
+    }
+
+    /// A change's body: DELETE may come without one; the other changes need one.
+    static func changeBody(_ request: RoutedRequest) throws -> JSONValue? {
+        request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
+    }
+
+    private func admitChange(
+        _ change: LiveActivityChange, activityID: UUID, _ keyed: KeyedWrite, partner: PartnerProfile,
+        write: (LiveActivityChange, ActivityRecord, (key: String?, bodyHash: String?), Date) throws -> PreparedChange
+    ) throws -> HTTPResponse {
+        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
         let admission = try store.admitChange(partner: partner, idempotencyKey: key, now: now, activityID: activityID)
         return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
             try merging(

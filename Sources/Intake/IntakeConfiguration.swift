@@ -114,46 +114,15 @@ public struct IntakeConfiguration: Sendable {
         configuration.port = UInt16(try reader.integer(Settings.intakePort))
         configuration.metricsPort = UInt16(try reader.integer(Settings.intakeMetricsPort))
         try configuration.validatePorts()
-        // 32/32 measured as fast as any size on 2 cores, and keeps headroom when commits are slow
-        // (docs/operations.md, "Threads and pool size").
-        configuration.threads = try reader.integer(Settings.intakeThreads)
-        configuration.databasePoolSize = try reader.integer(Settings.databasePoolSize)
-        configuration.databasePreparedStatements = try reader.flag(Settings.databasePrepared)
-        configuration.consoleEnabled = try reader.flag(Settings.consoleEnabled)
-        configuration.consoleSessionHours = try reader.integer(Settings.consoleSessionHours)
-        configuration.consoleIdleMinutes = try reader.integer(Settings.consoleIdleMinutes)
+        for (setting, field) in cataloged { try reader.read(setting, into: field, of: &configuration) }
         configuration.trustedProxies = try Self.trustedProxies(reader, default: configuration.trustedProxies)
-        if let tenant = reader.optional(Settings.defaultTenant) {
-            guard Identifiers.isValidExternalID(tenant) else {
-                throw ConfigurationError(
-                    variable: Settings.defaultTenant.name,
-                    problem: "must be 1-128 of [A-Za-z0-9._:-]")
-            }
-            configuration.defaultTenant = tenant
-        }
-        configuration.defaultRateLimitPerMinute = try reader.integer(Settings.defaultRateLimitPerMinute)
-        configuration.defaultRateLimitPerDay = try reader.integer(Settings.defaultRateLimitPerDay)
-        configuration.maxConnections = try reader.integer(Settings.intakeMaxConnections)
-        configuration.maxConnectionsPerAddress = try reader.integer(Settings.intakeMaxConnectionsPerAddress)
-        configuration.idleTimeoutSeconds = try reader.integer(Settings.intakeIdleTimeoutSeconds)
-        configuration.requestTimeoutSeconds = try reader.integer(Settings.intakeRequestTimeoutSeconds)
-        configuration.queueWaitLimitMilliseconds = try reader.integer(Settings.intakeQueueWaitLimit)
-        configuration.sessionWindowDays = try reader.integer(Settings.sessionWindowDays)
+        configuration.defaultTenant =
+            try reader.parsed(Settings.defaultTenant, problem: "must be 1-128 of [A-Za-z0-9._:-]") { tenant in
+                Identifiers.isValidExternalID(tenant) ? tenant : nil
+            } ?? configuration.defaultTenant
         configuration.liveActivityBudgets = try Self.liveActivityBudgets(reader)
-        configuration.reminderMaxPending = try reader.integer(Settings.reminderMaxPending)
-        configuration.preferWaitMaxPerPartner = try reader.integer(Settings.preferWaitMaxPerPartner)
-        configuration.notifyInterval = try reader.duration(Settings.notifyInterval)
-        configuration.pushBatchWindow = try reader.duration(Settings.intakeBatchWindow)
-        configuration.recipientCacheSize = try reader.integer(Settings.intakeRecipientCacheSize)
         configuration.fetch = try HTTPFetchConfiguration.from(reader)
-        if let level = reader.optional(Settings.logLevel) {
-            guard let parsed = LogLevel(rawValue: level) else {
-                throw ConfigurationError(
-                    variable: Settings.logLevel.name,
-                    problem: "must be debug, info, warning or error")
-            }
-            configuration.logLevel = parsed
-        }
+        configuration.logLevel = try reader.logLevel(default: configuration.logLevel)
         return configuration
     }
 }

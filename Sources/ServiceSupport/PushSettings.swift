@@ -45,24 +45,16 @@ public struct PushSettings: Sendable {
     /// The push rules alone (`heraldctl replay` needs the default TTL, not the signing keys).
     public static func rules(_ reader: EnvironmentReader) throws(ConfigurationError) -> PushRules {
         var rules = PushRules()
-        if let scheme = reader.optional(Settings.deepLinkScheme) {
-            guard scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil else {
-                throw ConfigurationError(
-                    variable: Settings.deepLinkScheme.name,
-                    problem: "must be a URL scheme like basedapp")
-            }
-            rules.deepLinkScheme = scheme
-        }
+        rules.deepLinkScheme =
+            try reader.parsed(Settings.deepLinkScheme, problem: "must be a URL scheme like basedapp") { scheme in
+                scheme.range(of: "^[a-z][a-z0-9+.-]{0,31}$", options: .regularExpression) != nil ? scheme : nil
+            } ?? rules.deepLinkScheme
         rules.maxRecipients = try reader.integer(Settings.maxRecipients)
         rules.defaultTTLSeconds = try reader.integer(Settings.defaultTTLSeconds)
-        if let url = reader.optional(Settings.publicURL) {
-            guard let base = PartnerIcon.publicBaseURL(url) else {
-                throw ConfigurationError(
-                    variable: Settings.publicURL.name,
-                    problem: "must be an absolute http(s) URL without query or fragment")
-            }
-            rules.publicURL = base
-        }
+        rules.publicURL =
+            try reader.parsed(
+                Settings.publicURL, problem: "must be an absolute http(s) URL without query or fragment",
+                PartnerIcon.publicBaseURL) ?? rules.publicURL
         return rules
     }
 }

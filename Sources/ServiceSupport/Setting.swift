@@ -150,6 +150,27 @@ extension EnvironmentReader {
     /// `setting`'s value, nil when unset or empty.
     public func optional(_ setting: Setting) -> String? { optional(setting.name) }
 
+    /// `setting` read by `parse`, nil when unset or empty; a value `parse` refuses (nil) is `problem`.
+    public func parsed<Value>(_ setting: Setting, problem: String, _ parse: (String) -> Value?)
+        throws(ConfigurationError) -> Value?
+    {
+        guard let text = optional(setting) else { return nil }
+        guard let value = parse(text) else { throw ConfigurationError(variable: setting.name, problem: problem) }
+        return value
+    }
+
+    /// `setting` as one of `Choice`'s words, nil when unset or empty; `problem` lists the words.
+    public func choice<Choice: RawRepresentable<String>>(_ setting: Setting, problem: String)
+        throws(ConfigurationError) -> Choice?
+    {
+        try parsed(setting, problem: problem) { Choice(rawValue: $0) }
+    }
+
+    /// HERALD_LOG_LEVEL, or `fallback` when unset.
+    public func logLevel(default fallback: LogLevel) throws(ConfigurationError) -> LogLevel {
+        try choice(Settings.logLevel, problem: "must be debug, info, warning or error") ?? fallback
+    }
+
     public func required(_ setting: Setting) throws(ConfigurationError) -> String { try required(setting.name) }
 
     public func secret(_ setting: Setting) throws(ConfigurationError) -> String { try secret(setting.name) }

@@ -22,7 +22,7 @@ enum FCMFastPath {
     }
 }
 
-private struct Scanner {
+private struct Scanner: JSONByteScanner {
     /// Well inside JSONParser's limit (32): deeper bodies go to the full parser.
     static let maxDepth = 16
     /// Longer numbers could round to infinity, which JSONParser refuses.
@@ -32,17 +32,6 @@ private struct Scanner {
     var index = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
-
-    var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
-
-    mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
-            default: return
-            }
-        }
-    }
 
     // MARK: The request
 
@@ -116,10 +105,7 @@ private struct Scanner {
     mutating func android() -> Bool {
         var keys = KeySet()
         guard objectStart() else { return false }
-        if peek == UInt8(ascii: "}") {
-            index += 1
-            return true
-        }
+        if closesEmptyObject() { return true }
         while true {
             guard let key = memberKey(&keys) else { return false }
             if equals(key, "priority") {
@@ -143,10 +129,7 @@ private struct Scanner {
     mutating func dataMap() -> Bool {
         var keys = KeySet()
         guard objectStart() else { return false }
-        if peek == UInt8(ascii: "}") {
-            index += 1
-            return true
-        }
+        if closesEmptyObject() { return true }
         var total = 0
         while true {
             guard let key = memberKey(&keys), let value = plainString() else { return false }
@@ -167,6 +150,13 @@ private struct Scanner {
         guard peek == UInt8(ascii: "{") else { return false }
         index += 1
         skipWhitespace()
+        return true
+    }
+
+    /// Consumes the `}` of an object with no members, right after `objectStart()`.
+    mutating func closesEmptyObject() -> Bool {
+        guard peek == UInt8(ascii: "}") else { return false }
+        index += 1
         return true
     }
 
@@ -206,33 +196,14 @@ private struct Scanner {
         case UInt8(ascii: "{"):
             var keys = KeySet()
             guard objectStart() else { return false }
-            if peek == UInt8(ascii: "}") {
-                index += 1
-                return true
-            }
+            if closesEmptyObject() { return true }
             while true {
                 guard memberKey(&keys) != nil, value(depth: depth + 1) else { return false }
                 guard let more = memberEnd() else { return false }
                 if !more { break }
             }
             return true
-        case UInt8(ascii: "["):
-            index += 1
-            skipWhitespace()
-            if peek == UInt8(ascii: "]") {
-                index += 1
-                return true
-            }
-            while true {
-                skipWhitespace()
-                guard value(depth: depth + 1) else { return false }
-                skipWhitespace()
-                switch peek {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"): index += 1; return true
-                default: return false
-                }
-            }
+        case UInt8(ascii: "["): return array(depth: depth)
         case UInt8(ascii: "\""): return plainString() != nil
         case UInt8(ascii: "t"): return literal("true")
         case UInt8(ascii: "f"): return literal("false")
@@ -262,32 +233,9 @@ private struct Scanner {
     /// RFC 8259 number syntax without an exponent, at most `maxNumberLength` bytes.
     mutating func number() -> Bool {
         let start = index
-        if peek == UInt8(ascii: "-") { index += 1 }
-        if peek == UInt8(ascii: "0") {
-            index += 1
-        } else if digits() == 0 {
-            return false
-        }
-        if peek == UInt8(ascii: ".") {
-            index += 1
-            guard digits() > 0 else { return false }
-        }
+        guard numberWithoutExponent() else { return false }
         if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") { return false }
         return index - start <= Self.maxNumberLength
-    }
-
-    mutating func digits() -> Int {
-        let start = index
-        while let byte = peek, byte >= 0x30, byte <= 0x39 { index += 1 }
-        return index - start
-    }
-
-    mutating func literal(_ text: StaticString) -> Bool {
-        let count = text.utf8CodeUnitCount
-        guard index + count <= bytes.count else { return false }
-        for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] { return false }
-        index += count
-        return true
     }
 
     // MARK: Bytes

@@ -68,22 +68,11 @@ enum JSONShape {
         }
     }
 
-    private struct Scanner {
+    private struct Scanner: JSONByteScanner {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
-
-        var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
-
-        mutating func skipWhitespace() {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return
-                }
-            }
-        }
 
         mutating func value(depth: Int) -> Bool {
             guard depth <= JSONShape.maxDepth, let byte = peek else { return false }
@@ -97,15 +86,6 @@ enum JSONShape {
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
             default: return false
             }
-        }
-
-        mutating func literal(_ text: StaticString) -> Bool {
-            let count = text.utf8CodeUnitCount
-            guard index + count <= bytes.count else { return false }
-            let expected = text.utf8Start
-            for offset in 0..<count where bytes[index + offset] != expected[offset] { return false }
-            index += count
-            return true
         }
 
         mutating func object(depth: Int) -> Bool {
@@ -138,39 +118,8 @@ enum JSONShape {
             }
         }
 
-        mutating func array(depth: Int) -> Bool {
-            index += 1
-            skipWhitespace()
-            if peek == UInt8(ascii: "]") { index += 1; return true }
-            while true {
-                skipWhitespace()
-                guard value(depth: depth + 1) else { return false }
-                skipWhitespace()
-                switch peek {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"): index += 1; return true
-                default: return false
-                }
-            }
-        }
-
-        mutating func digits() -> Int {
-            let start = index
-            while let byte = peek, byte >= 0x30, byte <= 0x39 { index += 1 }
-            return index - start
-        }
-
         mutating func number() -> Bool {
-            if peek == UInt8(ascii: "-") { index += 1 }
-            if peek == UInt8(ascii: "0") {
-                index += 1
-            } else if digits() == 0 {
-                return false
-            }
-            if peek == UInt8(ascii: ".") {
-                index += 1
-                guard digits() > 0 else { return false }
-            }
+            guard numberWithoutExponent() else { return false }
             if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
                 index += 1
                 if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }

@@ -30,21 +30,11 @@ extension SimulatorHandler {
                 answers.finish(.answer(entry, response), arrival: arrival, responder: responder)
                 return
             }
-            let outcome: AnswerScheduler.Outcome
-            if fault.drop {
-                outcome = .drop(.apns)
-            } else if fault.goAway {
-                outcome = .goAway(.apns, reason: fault.reason ?? "Shutdown")
-            } else if let status = fault.status, status != 200 {
-                let reason = fault.reason ?? APNsRejection.defaultBroadcastReason(status: status)
-                let rejection = APNsRejection(status: status, reason: reason)
-                entry.status = status
-                entry.reason = rejection.reason
-                outcome = .answer(entry, rejection.response(requestID: requestID, retryAfter: fault.retryAfter))
-            } else {
-                var headers = successHeaders("apns-request-id", requestID)
-                if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
-                outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
+            let outcome = apnsOutcome(
+                fault, &entry, success: { successHeaders("apns-request-id", requestID) },
+                defaultReason: APNsRejection.defaultBroadcastReason(status:)
+            ) { rejection in
+                rejection.response(requestID: requestID, retryAfter: fault.retryAfter)
             }
             answers.finish(outcome, arrival: arrival, faultDelayMs: fault.delayMs, responder: responder)
         }

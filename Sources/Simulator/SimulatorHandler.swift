@@ -101,28 +101,34 @@ final class SimulatorHandler: HTTP2ServerHandler {
                     arrival: arrival, responder: responder)
                 return
             }
-            let outcome: AnswerScheduler.Outcome
-            if fault.drop {
-                outcome = .drop(.apns)
-            } else if fault.goAway {
-                outcome = .goAway(.apns, reason: fault.reason ?? "Shutdown")
-            } else if let status = fault.status, status != 200 {
-                let rejection = APNsRejection(
-                    status: status, reason: fault.reason ?? APNsRejection.defaultReason(status: status))
-                entry.status = status
-                entry.reason = rejection.reason
-                outcome = .answer(
-                    entry,
-                    rejection.response(
-                        apnsID: apnsID, timestampMillis: Self.millis(now),
-                        retryAfter: fault.retryAfter))
-            } else {
-                var headers = successHeaders("apns-id", apnsID)
-                if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
-                outcome = .answer(entry, HTTP2Response(status: 200, headers: headers))
+            let outcome = apnsOutcome(
+                fault, &entry, success: { successHeaders("apns-id", apnsID) },
+                defaultReason: APNsRejection.defaultReason(status:)
+            ) { rejection in
+                rejection.response(apnsID: apnsID, timestampMillis: Self.millis(now), retryAfter: fault.retryAfter)
             }
             answers.finish(outcome, arrival: arrival, faultDelayMs: fault.delayMs, responder: responder)
         }
+    }
+
+    /// What an APNs request (a device push, a broadcast) answers under `fault`: nothing (dropped), a GOAWAY, the
+    /// fault's rejection (recorded in `entry`, worded with `defaultReason` when the fault names none), or a 200 with
+    /// the `success` headers and the fault's retry-after.
+    func apnsOutcome(
+        _ fault: SimulatorFault, _ entry: inout RecordEntry, success: () -> [HTTP2Header],
+        defaultReason: (_ status: Int) -> String, rejected: (APNsRejection) -> HTTP2Response
+    ) -> AnswerScheduler.Outcome {
+        if fault.drop { return .drop(.apns) }
+        if fault.goAway { return .goAway(.apns, reason: fault.reason ?? "Shutdown") }
+        if let status = fault.status, status != 200 {
+            let rejection = APNsRejection(status: status, reason: fault.reason ?? defaultReason(status))
+            entry.status = status
+            entry.reason = rejection.reason
+            return .answer(entry, rejected(rejection))
+        }
+        var headers = success()
+        if let retryAfter = fault.retryAfter { headers.append(HTTP2Header("retry-after", String(retryAfter))) }
+        return .answer(entry, HTTP2Response(status: 200, headers: headers))
     }
 
     /// A 200 answer's headers: the request's id under `idHeader` (`apns-id` for a device push, `apns-request-id`

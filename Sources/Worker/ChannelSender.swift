@@ -26,13 +26,11 @@ final class ChannelSender: Sendable {
     private let configuration: ChannelSenderConfiguration
     private let channels: APNsChannels
     private let store: ChannelSyncStore
-    private let pool: PostgresPool
+    private let loop: SenderLoop
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let clock: any HeraldClock
     private let state = Mutex(State())
-    /// Set once, right after `init`: its step refers to the sender.
-    private let service = LockedBox<BackgroundService?>(nil)
 
     init(
         configuration: ChannelSenderConfiguration, channels: APNsChannels, databaseURL: String,
@@ -40,40 +38,29 @@ final class ChannelSender: Sendable {
     ) {
         self.configuration = configuration
         self.channels = channels
-        pool = PostgresPool(
-            configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
-        store = ChannelSyncStore(pool: pool)
+        loop = SenderLoop(
+            name: "herald-channels", databaseURL: databaseURL, connectionOptions: connectionOptions, logger: logger)
+        store = ChannelSyncStore(pool: loop.pool)
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
-        service.set(
-            BackgroundService(.init(name: "herald-channels"), logger: logger) { [unowned self] service in
-                try step(service)
-            })
+        loop.run { [unowned self] service in try step(service) }
     }
 
-    func start() { service.get()?.start() }
+    func start() { loop.start() }
 
     /// Looks for due channels now (a partner's change was notified) instead of at the next poll.
-    func wake() { service.get()?.wake() }
+    func wake() { loop.wake() }
 
     /// Stops claiming, waits (until `deadline`) for the answers in flight and records them. Channels still
     /// unanswered stay leased and are taken again after the lease.
     func drain(deadline: Date) {
         state.withLock { $0.draining = true }
-        while state.withLock({ $0.inFlight }) > 0 && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        service.get()?.stop(deadline: deadline)
-        do {
-            try flush()
-        } catch {
-            logger.warning(
-                "channels: answers not recorded at the drain; their channels are taken again after the lease",
-                [("error", .string(String(describing: error)))])
-        }
+        loop.drain(
+            deadline: deadline, inFlight: { state.withLock { $0.inFlight } }, flush: flush,
+            unrecorded: "channels: answers not recorded at the drain; their channels are taken again after the lease")
         channels.shutdown()
-        pool.close()
+        loop.pool.close()
     }
 
     private func step(_ service: BackgroundService) throws {

@@ -29,15 +29,13 @@ final class WebhookSender: Sendable {
     private let configuration: WebhookSenderConfiguration
     private let worker: String
     private let store: WebhookStore
-    private let pool: PostgresPool
+    private let loop: SenderLoop
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let clock: any HeraldClock
     private let state = Mutex(State())
     /// Made by the first step (its failure is retried as any step's).
     private let fetcher = Mutex<HTTPFetcher?>(nil)
-    /// Set once, right after `init`: its step refers to the sender.
-    private let service = LockedBox<BackgroundService?>(nil)
 
     init(
         configuration: WebhookSenderConfiguration, worker: String, databaseURL: String,
@@ -45,37 +43,26 @@ final class WebhookSender: Sendable {
     ) {
         self.configuration = configuration
         self.worker = worker
-        pool = PostgresPool(
-            configuration: .init(url: databaseURL, maxConnections: 1, connectionOptions: connectionOptions))
-        store = WebhookStore(pool: pool)
+        loop = SenderLoop(
+            name: "herald-webhooks", databaseURL: databaseURL, connectionOptions: connectionOptions, logger: logger)
+        store = WebhookStore(pool: loop.pool)
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
-        service.set(
-            BackgroundService(.init(name: "herald-webhooks"), logger: logger) { [unowned self] service in
-                try step(service)
-            })
+        loop.run { [unowned self] service in try step(service) }
     }
 
-    func start() { service.get()?.start() }
+    func start() { loop.start() }
 
     /// Stops claiming, waits (until `deadline`) for the answers in flight, records every outcome it has, and
     /// stops. Events still unanswered stay leased and go out again after their lease.
     func drain(deadline: Date) {
         state.withLock { $0.draining = true }
-        while state.withLock({ $0.total }) > 0 && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        service.get()?.stop(deadline: deadline)
-        do {
-            try flush()
-        } catch {
-            logger.warning(
-                "webhooks: outcomes not recorded at the drain; their events go out again after the lease",
-                [("error", .string(String(describing: error)))])
-        }
+        loop.drain(
+            deadline: deadline, inFlight: { state.withLock { $0.total } }, flush: flush,
+            unrecorded: "webhooks: outcomes not recorded at the drain; their events go out again after the lease")
         fetcher.withLock { $0?.stop() }
-        pool.close()
+        loop.pool.close()
     }
 
     private func step(_ service: BackgroundService) throws {

@@ -143,111 +143,20 @@ public struct WorkerConfiguration: Sendable {
         }
         configuration.metricsPort = UInt16(port)
         // Read without their ranges: each part's `validate()` checks them, for values set in code too.
-        var claimer = configuration.claimer
-        claimer.leaseSeconds = try reader.integer(Settings.leaseSeconds.name, default: claimer.leaseSeconds)
-        claimer.batchSize = try reader.integer(Settings.batchSize.name, default: claimer.batchSize)
-        claimer.maxInFlight = try reader.integer(Settings.workerMaxInFlight.name, default: claimer.maxInFlight)
-        claimer.maxBulkInFlight = try reader.integer(
-            Settings.workerMaxBulkInFlight.name,
-            default: claimer.maxBulkInFlight)
-        claimer.pollInterval = try duration(reader, Settings.pollInterval, default: claimer.pollInterval)
-        claimer.minimumClaimSpacing = try duration(reader, Settings.claimSpacing, default: claimer.minimumClaimSpacing)
-        claimer.userMaxPushesPerHour = try reader.integer(
-            Settings.userMaxPushesPerHour.name,
-            default: claimer.userMaxPushesPerHour)
-        configuration.claimer = claimer
-        configuration.completer.maxBatch = max(configuration.completer.maxBatch, claimer.batchSize)
-        configuration.completer.minimumInterval = try duration(
-            reader, Settings.completionInterval,
-            default: configuration.completer.minimumInterval)
-        configuration.retry.maxAttempts = try reader.integer(
-            Settings.maxAttempts.name,
-            default: configuration.retry.maxAttempts)
-        configuration.retry.baseDelay = try duration(reader, Settings.retryBase, default: configuration.retry.baseDelay)
-        configuration.retry.maxDelay = try duration(
-            reader, Settings.retryMaxSeconds,
-            default: configuration.retry.maxDelay)
-        configuration.pauses.maximum = try duration(
-            reader, Settings.upstreamPauseMaxSeconds,
-            default: configuration.pauses.maximum)
-        configuration.tokenVerdicts.stormTokens = try reader.integer(
-            Settings.tokenStormTokens.name,
-            default: configuration.tokenVerdicts.stormTokens)
-        configuration.tokenVerdicts.stormWindow = try duration(
-            reader, Settings.tokenStormWindowSeconds,
-            default: configuration.tokenVerdicts.stormWindow)
-        configuration.tokenVerdicts.wait = try duration(
-            reader, Settings.tokenSuspectWaitSeconds,
-            default: configuration.tokenVerdicts.wait)
-        configuration.listener.enabled = try switchValue(
-            reader, Settings.workerListen,
-            default: configuration.listener.enabled)
-        configuration.activitySweeper.enabled = try switchValue(
-            reader, Settings.activitySweepEnabled,
-            default: configuration.activitySweeper.enabled)
-        configuration.activitySweeper.interval = try duration(
-            reader, Settings.activitySweepInterval,
-            default: configuration.activitySweeper.interval)
-        configuration.activitySweeper.batchSize = try reader.integer(
-            Settings.activitySweepBatch.name,
-            default: configuration.activitySweeper.batchSize)
-        configuration.activitySweeper.startConfirmation = try duration(
-            reader, Settings.liveActivityStartConfirmSeconds, default: configuration.activitySweeper.startConfirmation)
-        configuration.queueGauge.interval = try duration(
-            reader, Settings.queueGaugeInterval,
-            default: configuration.queueGauge.interval)
-        configuration.heartbeat.interval = try duration(
-            reader, Settings.heartbeatInterval,
-            default: configuration.heartbeat.interval)
-        configuration.webhooks.enabled = try switchValue(
-            reader, Settings.webhooksEnabled,
-            default: configuration.webhooks.enabled)
-        configuration.webhooks.maxInFlight = try reader.integer(
-            Settings.webhookMaxInFlight.name,
-            default: configuration.webhooks.maxInFlight)
-        configuration.webhooks.perPartner = try reader.integer(
-            Settings.webhookConcurrencyPerPartner.name,
-            default: configuration.webhooks.perPartner)
-        configuration.webhooks.pollInterval = try duration(
-            reader, Settings.webhookPoll,
-            default: configuration.webhooks.pollInterval)
-        configuration.webhooks.fetch = try HTTPFetchConfiguration.from(reader)
-        configuration.channels.enabled = try switchValue(
-            reader, Settings.channelsEnabled,
-            default: configuration.channels.enabled)
-        if let environment = reader.optional(Settings.apnsChannelEnvironment) {
-            guard let parsed = APNsEnvironment(rawValue: environment) else {
-                throw ConfigurationError(
-                    variable: Settings.apnsChannelEnvironment.name,
-                    problem: "must be production or sandbox")
-            }
-            configuration.channels.environment = parsed
-        }
+        for (setting, field) in overrides { try reader.override(setting, into: field, of: &configuration) }
+        configuration.completer.maxBatch = max(configuration.completer.maxBatch, configuration.claimer.batchSize)
+        configuration.channels.environment =
+            try reader.choice(Settings.apnsChannelEnvironment, problem: "must be production or sandbox")
+            ?? configuration.channels.environment
         configuration.channels.managementURL = origin(reader.optional(Settings.apnsChannelURL))
-        configuration.channels.maxInFlight = try reader.integer(
-            Settings.channelMaxInFlight.name,
-            default: configuration.channels.maxInFlight)
-        configuration.channels.pollInterval = try duration(
-            reader, Settings.channelPoll,
-            default: configuration.channels.pollInterval)
+        configuration.webhooks.fetch = try HTTPFetchConfiguration.from(reader)
         // A channel's lease outlasts two tries of one call (a resend after a provider-token renewal), so no other
         // worker calls APNs for the channel meanwhile, whatever HERALD_UPSTREAM_TIMEOUT_MS allows.
         configuration.channels.leaseSeconds = max(
             configuration.channels.leaseSeconds,
             Int(configuration.longestRequest / .seconds(1) * 2) + 1)
-        configuration.drainTimeout = try duration(reader, Settings.drainSeconds, default: configuration.drainTimeout)
-        configuration.statementTimeout = try duration(
-            reader, Settings.statementTimeout,
-            default: configuration.statementTimeout)
         configuration.databasePreparedStatements = try reader.flag(Settings.databasePrepared)
-        if let level = reader.optional(Settings.logLevel) {
-            guard let parsed = LogLevel(rawValue: level) else {
-                throw ConfigurationError(
-                    variable: Settings.logLevel.name,
-                    problem: "must be debug, info, warning or error")
-            }
-            configuration.logLevel = parsed
-        }
+        configuration.logLevel = try reader.logLevel(default: configuration.logLevel)
         configuration.version = reader.optional(Settings.version) ?? configuration.version
         try configuration.validate()
         return configuration
@@ -288,24 +197,6 @@ public struct WorkerConfiguration: Sendable {
     private static func origin(_ value: String?) -> String? {
         guard let value else { return nil }
         return value.hasSuffix("/") ? String(value.dropLast()) : value
-    }
-
-    /// A time setting in its unit, without its range (each part's `validate()` checks it).
-    private static func duration(_ reader: EnvironmentReader, _ setting: Setting, default fallback: Duration)
-        throws(ConfigurationError) -> Duration
-    {
-        setting.duration(try reader.integer(setting.name, default: Int(fallback / setting.duration(1))))
-    }
-
-    /// A switch written as a whole number that must be 0 or 1.
-    private static func switchValue(_ reader: EnvironmentReader, _ setting: Setting, default fallback: Bool)
-        throws(ConfigurationError) -> Bool
-    {
-        let value = try reader.integer(setting.name, default: fallback ? 1 : 0)
-        guard value == 0 || value == 1 else {
-            throw ConfigurationError(variable: setting.name, problem: "must be 0 or 1")
-        }
-        return value == 1
     }
 
     private static func requireReadable(_ path: String, variable: String) throws(ConfigurationError) {
