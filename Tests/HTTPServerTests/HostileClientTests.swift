@@ -345,9 +345,11 @@ import Testing
         let quick = try other.request("GET", "/quick")
         #expect(quick.status == 200)
         #expect(quick.text == "quick")
-        // Longer than the idle timeout: a suspended connection is not idle. libmicrohttpd's timer runs on its own
-        // clock, so this test waits it out.
-        usleep(2_500_000)
+        // The idle timeout (libmicrohttpd's own timer) closes that connection, opened after the waiting ones: they
+        // outlive it, as a suspended connection is not idle.
+        let idleFrom = ContinuousClock.now
+        #expect(other.isClosedByPeer())
+        #expect(ContinuousClock.now - idleFrom < .seconds(9), "closed by the idle timeout, not the read timeout")
         for pending in parked.withLock({ $0 }) {
             pending.complete(HTTPResponse(status: 200, body: Array("later".utf8)))
         }
