@@ -209,18 +209,23 @@ import Testing
     )
     func growingPoolIsAnsweredNotReset() throws {
         let limit = 4
+        let outcomes = Mutex<[String]>([])
+        let busy = Counter()
         let server = try Self.server(
             {
                 $0.perAddressConnectionLimit = limit; $0.threadCount = 8
             },
             handler: { _ in
-                usleep(300_000)  // slow answers (the handler's work): every connection of the pool stays busy
+                // Every connection of the pool stays busy until each of the others is busy too or answered.
+                busy.increment()
+                try? waitFor("the whole pool busy or answered", timeout: .seconds(10), interval: .milliseconds(1)) {
+                    busy.value + outcomes.withLock { $0.count } >= 12
+                }
                 return HTTPResponse(status: 202, body: Array("{}".utf8))
             })
         defer { server.stop() }
         // Each request on a connection of its own, sent the moment it connects (as a pool opens one when all are
         // busy): libmicrohttpd used to close the connections over the limit under the request (reset or EOF).
-        let outcomes = Mutex<[String]>([])
         runOnThreads(12) { index in
             let outcome: String
             do {
