@@ -319,7 +319,7 @@ import Testing
                 cut = true
                 break
             }
-            usleep(300_000)
+            usleep(300_000)  // wall clock: the slow client's pace is what libmicrohttpd's timers see
         }
         #expect(cut)
         #expect(ContinuousClock.now - started < .seconds(20))
