@@ -1,3 +1,5 @@
+import Dispatch
+
 /// How the server listens and how much it accepts. Every argument has a default.
 public struct HTTPServerConfiguration: Sendable {
     /// A numeric IPv4 or IPv6 address to listen on; "0.0.0.0" (the default) means every IPv4 interface.
@@ -49,6 +51,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Handler threads only: requests answered at once on their I/O thread, never queued nor refused as
     /// overloaded. Only for handlers that never block (a liveness check), so it stays true under overload.
     public var answeredAtOnce: (@Sendable (HTTPRequest) -> Bool)?
+    /// The clock the queue wait limit is measured on (monotonic nanoseconds): the system's, or one a test moves.
+    var queueClock: @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
 
     public init(
         host: String = "0.0.0.0",

@@ -16,11 +16,13 @@ final class HandlerPool: Sendable {
     private let deferred: DeferredConnections
     /// Nanoseconds a request may wait for a thread before it is refused with `overloaded`; 0 = no limit.
     private let queueWaitLimit: UInt64
+    /// Now in nanoseconds, for the queue wait (`HTTPServerConfiguration.queueClock`).
+    private let queueClock: @Sendable () -> UInt64
     private let overloaded: @Sendable () -> HTTPResponse
     let threadCount: Int
 
     init(
-        threadCount: Int, queueWaitLimitMilliseconds: Int,
+        threadCount: Int, queueWaitLimitMilliseconds: Int, queueClock: @escaping @Sendable () -> UInt64,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
         overloaded: @escaping @Sendable () -> HTTPResponse,
         deferred: DeferredConnections
@@ -28,6 +30,7 @@ final class HandlerPool: Sendable {
         self.handler = handler
         self.threadCount = threadCount
         self.queueWaitLimit = UInt64(queueWaitLimitMilliseconds) * 1_000_000
+        self.queueClock = queueClock
         self.overloaded = overloaded
         self.deferred = deferred
     }
@@ -50,7 +53,7 @@ final class HandlerPool: Sendable {
     /// Queues a request whose connection is suspended; false once the pool is shutting down.
     func submit(_ state: RequestState) -> Bool {
         if queueWaitLimit > 0 {
-            state.queuedAt = DispatchTime.now().uptimeNanoseconds
+            state.queuedAt = queueClock()
         }
         let accepted = queue.withLock { queue in
             guard !queue.isClosed else { return false }
@@ -62,6 +65,9 @@ final class HandlerPool: Sendable {
         }
         return accepted
     }
+
+    /// Requests waiting for a handler thread.
+    var queuedCount: Int { queue.withLock { $0.count } }
 
     /// Refuses new work, lets the threads finish everything already queued, and joins them.
     func shutdown() {
@@ -103,7 +109,7 @@ final class HandlerPool: Sendable {
             return
         }
         state.pendingRequest = nil
-        if queueWaitLimit > 0, DispatchTime.now().uptimeNanoseconds - state.queuedAt > queueWaitLimit {
+        if queueWaitLimit > 0, queueClock() - state.queuedAt > queueWaitLimit {
             // Refusing costs next to nothing, so a backlog past the limit drains at once.
             state.response = overloaded()
             MHD_resume_connection(connection)
@@ -125,7 +131,7 @@ final class HandlerPool: Sendable {
 private struct JobQueue: ~Copyable {
     private var slots: [RequestState?] = Array(repeating: nil, count: 64)
     private var head = 0
-    private var count = 0
+    private(set) var count = 0
     var isClosed = false
 
     mutating func append(_ state: RequestState) {

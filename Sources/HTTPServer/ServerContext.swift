@@ -70,7 +70,8 @@ final class ServerContext: Sendable {
         self.pool = handlerThreads.map {
             HandlerPool(
                 threadCount: $0, queueWaitLimitMilliseconds: configuration.queueWaitLimitMilliseconds,
-                handler: handler, overloaded: { Self.render(.overloaded, with: rejection) },
+                queueClock: configuration.queueClock, handler: handler,
+                overloaded: { Self.render(.overloaded, with: rejection) },
                 deferred: deferred)
         }
         self.internalErrorResponse = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)

@@ -54,12 +54,11 @@ public final class PgBouncer: @unchecked Sendable {
         // Ready when it accepts, not when its socket file appears: the file exists from bind(), and a
         // connect before listen() is refused (seen with four PgBouncers starting on a loaded machine).
         let socket = directory.appendingPathComponent(".s.PGSQL.\(port)").path
-        var tries = 0
-        while !Self.accepts(socket), tries < 300 {
-            tries += 1
-            usleep(100_000)
-        }
-        guard tries < 300 else {
+        do {
+            try waitFor("PgBouncer accepting", timeout: .seconds(30), interval: .milliseconds(100)) {
+                Self.accepts(socket)
+            }
+        } catch {
             let log =
                 (try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? ""
             throw TestHTTPClient.Failure(
@@ -97,7 +96,7 @@ public final class PgBouncer: @unchecked Sendable {
         if let text = try? String(contentsOf: directory.appendingPathComponent("pgbouncer.pid"), encoding: .utf8),
             let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
         {
-            for _ in 0..<50 where kill(pid, 0) == 0 { usleep(100_000) }
+            try? waitFor("PgBouncer exited", timeout: .seconds(5), interval: .milliseconds(100)) { kill(pid, 0) != 0 }
             if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         }
         try? FileManager.default.removeItem(at: directory)

@@ -28,19 +28,23 @@ public final class QueueDatabase: @unchecked Sendable {
     public init() throws {
         serverURL = TestEnvironment.databaseURL
         let template = Self.template
-        name = "herald_worker_" + UUID().uuidString.prefix(8).lowercased()
+        let name = "herald_worker_" + UUID().uuidString.prefix(8).lowercased()
+        self.name = name
         let admin = try PostgresConnection(url: TestEnvironment.databaseURL)
-        var attempt = 0
-        while true {
-            do {
-                try admin.execute("CREATE DATABASE \(name) TEMPLATE \(template)")
-                break
-            } catch {
-                // Two clones at once may see each other on the template: try again shortly.
-                attempt += 1
-                if attempt > 50 { throw error }
-                Thread.sleep(forTimeInterval: 0.05)
+        // Two clones at once may see each other on the template: tried again shortly, the last error thrown.
+        var failure: (any Error)?
+        do {
+            try waitFor("a clone of the template", timeout: .seconds(5), interval: .milliseconds(50)) {
+                do {
+                    try admin.execute("CREATE DATABASE \(name) TEMPLATE \(template)")
+                    return true
+                } catch {
+                    failure = error
+                    return false
+                }
             }
+        } catch {
+            throw failure ?? error
         }
         url = TestEnvironment.databaseURL(named: name)
         connection = try PostgresConnection(url: url)

@@ -37,7 +37,9 @@ struct AnswerScheduler: Sendable {
         // Counted from the arrival: the validation and the record before this took part of the wait already.
         let spent = DispatchTime.now().uptimeNanoseconds &- arrival.uptimeNanoseconds
         let left = max(0, wait * 1_000_000 - Int(clamping: spent))
+        log.held()
         responder.after(.nanoseconds(left)) {
+            log.released()
             Self.perform(outcome, log: log, responder: responder)
         }
     }

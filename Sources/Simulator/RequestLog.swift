@@ -11,6 +11,8 @@ final class RequestLog: Sendable {
         /// Once the buffer is full: the index of the oldest entry (the next to overwrite).
         var head = 0
         var statistics = SimulatorStatistics()
+        /// Answers held back for their latency or a fault's delay, not yet sent.
+        var waiting = 0
     }
 
     private let limit: Int
@@ -64,6 +66,18 @@ final class RequestLog: Sendable {
     }
 
     var statistics: SimulatorStatistics { state.withLock { $0.statistics } }
+
+    /// Counts an answer held back for its wait (`AnswerScheduler`), until `released()`.
+    func held() {
+        state.withLock { $0.waiting += 1 }
+    }
+
+    /// The held answer's wait is over.
+    func released() {
+        state.withLock { $0.waiting -= 1 }
+    }
+
+    var waiting: Int { state.withLock { $0.waiting } }
 
     func resetStatistics() {
         state.withLock { $0.statistics = SimulatorStatistics() }

@@ -269,6 +269,10 @@ public final class Simulator: Sendable {
         log.resetStatistics()
     }
 
+    /// APNs, FCM and token requests that arrived and wait out their latency or a fault's delay: the signal that a
+    /// request reached the simulator before its answer does.
+    public var answersWaiting: Int { log.waiting }
+
     /// Makes requests for `token` (an APNs device token, or an FCM token / `/topics/name`)
     /// fail as `fault` says, replacing any fault it had.
     public func setFault(_ fault: SimulatorFault, token: String) {

@@ -147,6 +147,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// The database answered the claimer's last claim, and no service has found it unreachable since
     /// (`databaseFailed`).
     let databaseReachable = Atomic<Bool>(false)
+    /// Passes of the Live Activity sweeper finished (`activitySweepPasses`).
+    let activitySweeps = Atomic<Int>(0)
     let claimState = ClaimState()
     private var completer: Completer!
     /// Partners' delivery webhooks (nil when HERALD_WEBHOOKS_ENABLED=0).
@@ -247,6 +249,10 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// A broadcast channel changed (the listener's notification): the channel sender looks at once.
     func wakeChannels() { channels?.wake() }
+
+    /// Passes of the Live Activity sweeper finished since start: what a test waits on to know a sweep ran (it
+    /// measures the start confirmation and TTLs on the database's clock, so no injected clock moves it).
+    public var activitySweepPasses: Int { activitySweeps.load(ordering: .relaxed) }
 
     /// Deliveries claimed and not yet recorded.
     public var inFlight: Int { hold.withLock { $0.held.count } }

@@ -193,6 +193,7 @@ enum WorkerMaintenance {
                 worker.logger.info(
                     "live activity starts that created nothing", [("devices", .number(Double(unconfirmed)))])
             }
+            worker.activitySweeps.add(1, ordering: .relaxed)
             service.sleep(for: settings.interval)
         }
     }

@@ -209,13 +209,12 @@ import Testing
         }
         let peak = Mutex(0)
         let done = Atomic<Bool>(false)
-        async let watch: Void = {
-            while !done.load(ordering: .relaxed) {
-                let now = transport.statistics.streamsInFlight
-                peak.withLock { $0 = max($0, now) }
-                try? await Task.sleep(for: .milliseconds(2))  // the sampling period
-            }
-        }()
+        // Sampled every 2 ms until every send finished.
+        async let watch = eventually(timeout: .seconds(120), interval: .milliseconds(2)) {
+            let now = transport.statistics.streamsInFlight
+            peak.withLock { $0 = max($0, now) }
+            return done.load(ordering: .relaxed)
+        }
         let results = await withTaskGroup(of: DeliveryResult.self) { group in
             for notification in notifications {
                 group.addTask { await client.send(notification) }
@@ -223,7 +222,7 @@ import Testing
             return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
         }
         done.store(true, ordering: .relaxed)
-        await watch
+        _ = await watch
         return (peak.withLock { $0 }, results)
     }
 

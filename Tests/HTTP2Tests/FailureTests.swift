@@ -117,7 +117,9 @@ struct FailureTests {
     func pingOnIdle() async throws {
         let server = try startServer(tls: false)
         defer { server.stop() }
-        let client = try makeClient(for: server, tls: false, connectionCount: 1, pingInterval: .milliseconds(100))
+        // A PING unanswered for the interval closes the connection, on the loops' real clock: 100 ms was once too
+        // short for a machine busy with the whole suite (a second connection opened); 500 ms leaves room.
+        let client = try makeClient(for: server, tls: false, connectionCount: 1, pingInterval: .milliseconds(500))
         defer { client.shutdown() }
         #expect(try await client.send(HTTP2Request(path: "/")).status == 200)
         #expect(await eventually { client.statistics.pingsAnswered >= 2 })

@@ -209,18 +209,23 @@ import Testing
     )
     func growingPoolIsAnsweredNotReset() throws {
         let limit = 4
+        let outcomes = Mutex<[String]>([])
+        let busy = Counter()
         let server = try Self.server(
             {
                 $0.perAddressConnectionLimit = limit; $0.threadCount = 8
             },
             handler: { _ in
-                usleep(300_000)  // slow answers (the handler's work): every connection of the pool stays busy
+                // Every connection of the pool stays busy until each of the others is busy too or answered.
+                busy.increment()
+                try? waitFor("the whole pool busy or answered", timeout: .seconds(10), interval: .milliseconds(1)) {
+                    busy.value + outcomes.withLock { $0.count } >= 12
+                }
                 return HTTPResponse(status: 202, body: Array("{}".utf8))
             })
         defer { server.stop() }
         // Each request on a connection of its own, sent the moment it connects (as a pool opens one when all are
         // busy): libmicrohttpd used to close the connections over the limit under the request (reset or EOF).
-        let outcomes = Mutex<[String]>([])
         runOnThreads(12) { index in
             let outcome: String
             do {
@@ -314,7 +319,7 @@ import Testing
                 cut = true
                 break
             }
-            usleep(300_000)
+            usleep(300_000)  // wall clock: the slow client's pace is what libmicrohttpd's timers see
         }
         #expect(cut)
         #expect(ContinuousClock.now - started < .seconds(20))
@@ -345,9 +350,11 @@ import Testing
         let quick = try other.request("GET", "/quick")
         #expect(quick.status == 200)
         #expect(quick.text == "quick")
-        // Longer than the idle timeout: a suspended connection is not idle. libmicrohttpd's timer runs on its own
-        // clock, so this test waits it out.
-        usleep(2_500_000)
+        // The idle timeout (libmicrohttpd's own timer) closes that connection, opened after the waiting ones: they
+        // outlive it, as a suspended connection is not idle.
+        let idleFrom = ContinuousClock.now
+        #expect(other.isClosedByPeer())
+        #expect(ContinuousClock.now - idleFrom < .seconds(9), "closed by the idle timeout, not the read timeout")
         for pending in parked.withLock({ $0 }) {
             pending.complete(HTTPResponse(status: 200, body: Array("later".utf8)))
         }

@@ -79,7 +79,7 @@ import Testing
         #expect(first.headers["keep-alive"] == "timeout=1")
         // libmicrohttpd's idle timer runs on its own clock: this test of it waits just under it, for real.
         for _ in 0..<3 {
-            usleep(950_000)
+            usleep(950_000)  // wall clock: idle just under libmicrohttpd's own timer
             #expect(try client.request("GET", "/again").status == 200)
         }
         let idleFrom = ContinuousClock.now

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Synchronization
 import Testing
 
@@ -6,6 +7,17 @@ import Testing
 
 @Suite("Start, stop and configuration")
 struct LifecycleTests {
+    /// Signals `release` `count` times once `server`'s stop() is under way (draining), from a thread of its own:
+    /// handlers held on it are still running when stop() begins, and stop() must wait for them.
+    static func release(_ release: DispatchSemaphore, count: Int, onceStopping server: HTTPServer) {
+        Thread.detachNewThread {
+            try? waitFor("stop() under way", interval: .milliseconds(1)) {
+                server.context.isDraining.load(ordering: .relaxed)
+            }
+            for _ in 0..<count { release.signal() }
+        }
+    }
+
     @Test("stop() is idempotent, also from several threads at once, and frees the port")
     func stopIsIdempotentAndFreesThePort() throws {
         let server = try startServer(.handlerThreads(ioThreads: 2)) { _ in HTTPResponse(status: 204) }
@@ -34,11 +46,11 @@ struct LifecycleTests {
 
     @Test("stop() lets a request in progress finish and its answer go out, then returns", arguments: dispatchModes)
     func stopWaitsForInFlightHandlers(dispatch: HTTPServerConfiguration.Dispatch) throws {
-        let entered = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let finished = Counter()
         let server = try startServer(dispatch) { _ in
             entered.signal()
-            usleep(300_000)  // a slow handler: what stop() must wait for
+            _ = release.wait(timeout: .now() + 10)  // held until stop() began: what stop() must wait for
             finished.increment()
             return HTTPResponse(status: 200, body: Array("late".utf8))
         }
@@ -46,10 +58,9 @@ struct LifecycleTests {
         try client.send("GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n")
         #expect(entered.wait(timeout: .now() + 5) == .success)
 
-        let started = ContinuousClock.now
+        Self.release(release, count: 1, onceStopping: server)
         server.stop()
         #expect(finished.value == 1, "stop() returned before the handler")
-        #expect(ContinuousClock.now - started >= .milliseconds(200))
 
         let response = try client.readResponse()
         #expect(response.status == 200)
@@ -62,11 +73,11 @@ struct LifecycleTests {
         "With no grace period stop() still waits for running handlers, then closes everything",
         arguments: dispatchModes)
     func stopWithoutGrace(dispatch: HTTPServerConfiguration.Dispatch) throws {
-        let entered = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let finished = Counter()
         let server = try startServer(dispatch, threadCount: 4, shutdownGracePeriod: .zero) { _ in
             entered.signal()
-            usleep(200_000)  // a slow handler: what stop() must wait for
+            _ = release.wait(timeout: .now() + 10)  // held until stop() began: what stop() must wait for
             finished.increment()
             return HTTPResponse(status: 200)
         }
@@ -75,11 +86,12 @@ struct LifecycleTests {
             try client.send("POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi")
         }
         #expect(entered.wait(timeout: .now() + 5) == .success)
+        Self.release(release, count: clients.count, onceStopping: server)
         server.stop()
         #expect(finished.value >= 1)
         let afterStop = finished.value
-        // Nothing signals a handler that never runs: longer than a handler takes, it would have finished by now.
-        usleep(300_000)
+        // Wall clock: nothing signals a handler that never runs; one let go after stop() would have finished by now.
+        usleep(100_000)
         #expect(finished.value == afterStop, "a handler ran after stop() returned")
         for client in clients {
             _ = try? client.readResponse()

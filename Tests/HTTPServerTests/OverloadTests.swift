@@ -20,11 +20,13 @@ struct OverloadTests {
         }
     }
 
-    /// One handler thread on one I/O thread; `limited`: a 100 ms queue wait limit and `/live` answered at once.
-    private static func start(limited: Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws
-        -> HTTPServer
-    {
+    /// One handler thread on one I/O thread, the queue wait measured on `clock`; `limited`: a 100 ms queue wait
+    /// limit and `/live` answered at once.
+    private static func start(
+        limited: Bool, clock: TestClock, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws -> HTTPServer {
         var configuration = testConfiguration(threadCount: 1, dispatch: .handlerThreads(ioThreads: 1))
+        configuration.queueClock = { UInt64(clock.now.timeIntervalSince1970 * 1_000_000_000) }
         if limited {
             configuration.queueWaitLimitMilliseconds = 100
             configuration.answeredAtOnce = { $0.path == "/live" }
@@ -42,18 +44,25 @@ struct OverloadTests {
         return blocked
     }
 
+    /// Sends `POST /work` on a new connection and waits until it is queued for the handler thread.
+    private static func queueWork(_ server: HTTPServer) throws -> RawHTTPClient {
+        let queued = try RawHTTPClient(port: server.port)
+        try queued.send("POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}")
+        try waitFor("/work queued", interval: .milliseconds(1)) { server.context.pool?.queuedCount == 1 }
+        return queued
+    }
+
     @Test("A request that waited past the limit is refused 503 overloaded, unprocessed, and its connection stays open")
     func waitedTooLongIsRefused() throws {
         let release = DispatchSemaphore(value: 0)
         let seen = RequestRecorder()
-        let server = try Self.start(limited: true, handler: Self.holding(release, seen: seen))
+        let clock = TestClock(Date(timeIntervalSince1970: 0))
+        let server = try Self.start(limited: true, clock: clock, handler: Self.holding(release, seen: seen))
         defer { server.stop() }
 
         let blocked = try Self.occupyTheHandler(server, seen: seen)
-        let queued = try RawHTTPClient(port: server.port)
-        try queued.send("POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}")
-        // Past the 100 ms queue wait limit, which the server measures on its own clock: this test waits it out.
-        usleep(300_000)
+        let queued = try Self.queueWork(server)
+        clock.advance(.milliseconds(300))  // past the 100 ms queue wait limit
         release.signal()
         #expect(try blocked.readResponse().text == "done /block")
 
@@ -76,12 +85,12 @@ struct OverloadTests {
     func answeredAtOnceSkipsTheQueue() throws {
         let release = DispatchSemaphore(value: 0)
         let seen = RequestRecorder()
-        let server = try Self.start(limited: true, handler: Self.holding(release, seen: seen))
+        let clock = TestClock(Date(timeIntervalSince1970: 0))
+        let server = try Self.start(limited: true, clock: clock, handler: Self.holding(release, seen: seen))
         defer { server.stop() }
 
         let blocked = try Self.occupyTheHandler(server, seen: seen)
-        // Well past the queue wait limit (the server's own clock: waited out), with the only handler thread still held.
-        usleep(150_000)
+        clock.advance(.milliseconds(150))  // well past the queue wait limit, the only handler thread still held
         for _ in 0..<3 {
             let live = try RawHTTPClient(port: server.port).request("GET", "/live")
             #expect(live.status == 200)
@@ -95,14 +104,13 @@ struct OverloadTests {
     func noLimitWaits() throws {
         let release = DispatchSemaphore(value: 0)
         let seen = RequestRecorder()
-        let server = try Self.start(limited: false, handler: Self.holding(release, seen: seen))
+        let clock = TestClock(Date(timeIntervalSince1970: 0))
+        let server = try Self.start(limited: false, clock: clock, handler: Self.holding(release, seen: seen))
         defer { server.stop() }
 
         let blocked = try Self.occupyTheHandler(server, seen: seen)
-        let queued = try RawHTTPClient(port: server.port)
-        try queued.send("GET /work HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        // Longer than the limit the other tests set, on the server's own clock: waited out.
-        usleep(300_000)
+        let queued = try Self.queueWork(server)
+        clock.advance(.milliseconds(300))  // longer than the limit the other tests set
         release.signal()
         #expect(try blocked.readResponse().text == "done /block")
         #expect(try queued.readResponse().text == "done /work")

@@ -187,20 +187,16 @@ struct PostgresClientTests {
 
     /// Returns once a session waits for a lock in a statement on `table` (the deadlock test's holder).
     func waitForLockWaiter(on table: String) throws {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let waiting = try pool.withConnection {
+        try waitFor("the holder waiting for row 2", timeout: .seconds(30), interval: .milliseconds(10)) {
+            try pool.withConnection {
                 try $0.query(
                     """
                     SELECT count(*) AS waiting FROM pg_stat_activity
                      WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()
                     """, [table]
                 ).rows[0].int("waiting")
-            }
-            if waiting > 0 { return }
-            Thread.sleep(forTimeInterval: 0.01)
+            } > 0
         }
-        Issue.record("the holder never waited for row 2")
     }
 
     @Test("a transaction Postgres aborts as a deadlock's victim runs again and commits; other errors are not retried")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP2
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 @testable import Simulator
@@ -61,8 +62,8 @@ struct FaultTests {
         harness.simulator.setFault(SimulatorFault(delayMs: 5000), token: Self.token)
         let start = ContinuousClock.now
         async let slow = harness.apns()
-        // Nothing signals a request's arrival before its answer: a pause lets it go out first (checked below).
-        try await Task.sleep(for: .milliseconds(100))
+        // The slow request arrived (its answer waits out the delay) before the other goes out.
+        #expect(await eventually { harness.simulator.answersWaiting == 1 })
         // Another token on the same connection is answered while the slow one waits. A suite that keeps
         // the cooperative threads busy may resume this task seconds late, so what is checked depends on
         // when the fast request really went out (the simulator's own timing is what is under test).

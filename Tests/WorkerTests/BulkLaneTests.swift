@@ -23,10 +23,11 @@ import Worker
 
         func start(_ worker: DeliveryWorker) {
             Thread.detachNewThread { [self] in
-                while !stop.load(ordering: .relaxed) {
+                // Every 5 ms until stopped.
+                try? waitFor("the sampler stopped", timeout: .seconds(600), interval: .milliseconds(5)) {
                     let now = worker.inFlight
                     if now > most.load(ordering: .relaxed) { most.store(now, ordering: .relaxed) }
-                    Thread.sleep(forTimeInterval: 0.005)  // the sampling period
+                    return stop.load(ordering: .relaxed)
                 }
             }
         }

@@ -54,6 +54,7 @@ import Testing
         let statuses = Mutex<[Int: Int]>([:])
         let accepted = Mutex<Set<String>>([])
         let sent = Atomic<Int>(0)
+        let primaryKilled = Atomic<Bool>(false)
         let sender = Thread {
             for index in 0..<pushes {
                 let body =
@@ -75,12 +76,16 @@ import Testing
                     return true
                 }
                 sent.add(1, ordering: .relaxed)
-                Thread.sleep(forTimeInterval: 0.02)  // a steady stream, so the failover comes in the middle of it
+                // The failover comes in the middle of the stream: after a third, the rest wait for the primary's end.
+                if index + 1 == pushes / 3 {
+                    try? waitFor("the primary killed", timeout: .seconds(60)) { primaryKilled.load(ordering: .relaxed) }
+                }
             }
         }
         sender.start()
         try harness.waitUntilBlocking("a third of the pushes sent") { sent.load(ordering: .relaxed) >= pushes / 3 }
         try pair.kill(.primary)
+        primaryKilled.store(true, ordering: .relaxed)
         try harness.waitUntilBlocking("the worker reports the database unreachable") {
             (try? TestHTTPClient.send(port: workerPort, method: "GET", path: "/readyz"))?.status == 503
         }

@@ -322,7 +322,10 @@ struct LiveChannelStartTests {
             token: partner.apiKey, json: #"{"recipient":{"email":"\#(user.email)"}}"#)
         #expect(early.status == 409 && early.text.contains("channel_opening"))
 
-        try harness.workers.startWorker { $0.activitySweeper.startConfirmation = .seconds(1) }
+        let worker = try harness.workers.startWorker {
+            $0.activitySweeper.startConfirmation = .seconds(1)
+            $0.activitySweeper.interval = .milliseconds(100)
+        }
         try await harness.workers.waitUntil("the channel open") {
             try LiveChannelTests.status(harness, partner, id) == "open"
         }
@@ -345,8 +348,13 @@ struct LiveChannelStartTests {
         #expect(harness.fcmMessages(to: try #require(user.fcmToken)).isEmpty)
 
         // No update token ever comes, and the device is not taken for one whose start created nothing.
-        // Past the 1 s start confirmation and a pass of the sweeper, which has no signal a test can read: waited out.
-        try await Task.sleep(for: .seconds(2))
+        // Past the 1 s start confirmation on the database's clock (the sweeper's), then a whole pass of the sweeper.
+        try await harness.workers.waitUntil("the start past its confirmation") {
+            try harness.db.count(
+                "SELECT count(*) FROM live_activity_targets WHERE start_sent_at <= now() - interval '1 second'") >= 1
+        }
+        let passes = worker.activitySweepPasses
+        try await harness.workers.waitUntil("a sweep begun after it") { worker.activitySweepPasses >= passes + 2 }
         let activity = try JSONParser.parse(harness.get(partner, activityID).body)
         #expect(activity["channelId"]?.stringValue == id)
         #expect(activity["devices"]?.arrayValue?.map { $0["state"]?.stringValue } == ["following"])

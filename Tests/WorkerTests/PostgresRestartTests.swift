@@ -48,12 +48,13 @@ import Testing
         let answers = Mutex<[[Int]]>(Array(repeating: [], count: ports.count))
         let polling = Atomic<Bool>(true)
         let poller = Thread {
-            while polling.load(ordering: .relaxed) {
+            // Every 10 ms until the test ends.
+            try? waitFor("the test's end", timeout: .seconds(600), interval: .milliseconds(10)) {
                 for (index, port) in ports.enumerated() {
                     let status = (try? TestHTTPClient.send(port: port, method: "GET", path: "/readyz"))?.status ?? 0
                     answers.withLock { $0[index].append(status) }
                 }
-                Thread.sleep(forTimeInterval: 0.01)  // the polling period
+                return !polling.load(ordering: .relaxed)
             }
         }
         poller.start()
