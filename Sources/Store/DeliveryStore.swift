@@ -236,7 +236,7 @@ public struct DeliveryStore: Sendable {
             Queries.Deliveries.Complete(
                 worker: worker, ids: ids, outcomes: outcomes, errors: errors, retryAt: retryAt, tokens: tokens,
                 groups: grouped ? groups : nil, members: grouped ? members : nil))
-        return (counts?.finished ?? 0, counts?.retried ?? 0)
+        return (counts?.finishedCount ?? 0, counts?.retriedCount ?? 0)
     }
 
     /// Gives leased rows back (a draining worker that will not send them): pending again at once,
@@ -267,7 +267,7 @@ public struct DeliveryStore: Sendable {
     /// When the earliest pending row (due or scheduled) becomes due; nil when nothing is pending. The
     /// claimer sleeps until then (the queue's depth and age, for metrics, are QueueGaugeStore's).
     public func nextAvailableAt(on connection: PostgresConnection) throws -> Date? {
-        try connection.row(Queries.Deliveries.NextAvailable())?.at
+        try connection.row(Queries.Deliveries.NextAvailable())?.nextAvailableAt
     }
 
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
@@ -490,27 +490,19 @@ extension DeliveryStore {
     }
 
     struct ServerPID: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let pid: Int32
-            init(row: PostgresRow) throws { pid = Int32(try row.int("pid")) }
         }
 
         static let sql = Queries.WorkerSessions.serverPID
     }
 
     struct Listeners: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let pid: Int32
             let applicationName: String
             let workerID: String?
             let leaseSeconds: Int?
-
-            init(row: PostgresRow) throws {
-                pid = Int32(try row.int("pid"))
-                applicationName = try row.string("application_name")
-                workerID = try row.optionalString("worker_id")
-                leaseSeconds = try row.optionalInt("lease_seconds")
-            }
         }
 
         static let sql = Queries.WorkerSessions.listeners

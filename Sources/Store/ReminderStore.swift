@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 
 /// A reminder as the host reads it: the text as it was given (without the brand prefix).
-public struct ReminderRecord: Sendable, Equatable {
+public struct ReminderRecord: Sendable, Equatable, Decodable {
     public let id: UUID
     public let miniAppID: String
     public let title: String
@@ -96,7 +96,7 @@ public struct KeyedReminder: Sendable, Equatable {
 }
 
 /// What `ReminderStore.cancel` found.
-public enum ReminderCancelOutcome: String, Sendable {
+public enum ReminderCancelOutcome: String, Sendable, Decodable {
     /// Its deliveries left the outbox now, or it was cancelled before.
     case cancelled
     /// A worker took at least one of its deliveries: too late to cancel.
@@ -180,12 +180,11 @@ public struct ReminderStore: Sendable {
     /// Cancels a pending reminder of the user: its deliveries leave the outbox in the same
     /// transaction, so nothing of it is sent.
     public func cancel(userID: String, reminderID: UUID) throws -> ReminderCancelOutcome {
-        let text =
-            try pool.withConnection { connection in
-                try connection.row(Cancel(reminderID: reminderID, userID: userID))?.outcome
-            } ?? ""
-        guard let outcome = ReminderCancelOutcome(rawValue: text) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "herald_cancel_reminder answered \(text)")
+        let outcome = try pool.withConnection { connection in
+            try connection.row(Cancel(reminderID: reminderID, userID: userID))?.result
+        }
+        guard let outcome else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "herald_cancel_reminder answered no row")
         }
         return outcome
     }
@@ -202,20 +201,12 @@ extension ReminderStore {
 
     struct Audience: NamedQuery {
         /// The user's tenant and opt-out state, and one device with a valid token (all nil for a user without).
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let tenantID: String
             let optedOut: Bool
             let deviceID: String?
             let service: String?
             let environment: String?
-
-            init(row: PostgresRow) throws {
-                tenantID = try row.string("tenant_id")
-                optedOut = try row.bool("opted_out")
-                deviceID = try row.optionalString("device_id")
-                service = try row.optionalString("service")
-                environment = try row.optionalString("environment")
-            }
         }
 
         static let sql = Queries.Reminders.audience
@@ -225,16 +216,10 @@ extension ReminderStore {
     }
 
     struct Schedule: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let outcome: String
             let pending: Int
             let reminder: UUID?
-
-            init(row: PostgresRow) throws {
-                outcome = try row.string("outcome")
-                pending = try row.int("pending")
-                reminder = try row.optionalUUID("reminder")
-            }
         }
 
         static let sql = Queries.Reminders.schedule
@@ -272,11 +257,7 @@ extension ReminderStore {
     }
 
     struct Cancel: NamedQuery {
-        struct Row: QueryRow {
-            let outcome: String
-            init(row: PostgresRow) throws { outcome = try row.string("outcome") }
-        }
-
+        typealias Row = ResultRow<ReminderCancelOutcome>
         static let sql = Queries.Reminders.cancel
         let reminderID: UUID
         let userID: String
@@ -284,15 +265,7 @@ extension ReminderStore {
     }
 }
 
-extension ReminderRecord: QueryRow {
-    /// A scheduled reminder's row (`reminderColumns` in reminders.sql).
-    public init(row: PostgresRow) throws {
-        self.init(
-            id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), title: try row.string("title"),
-            body: try row.string("body"), deepLink: try row.optionalString("deep_link"), at: try row.date("at"),
-            status: .scheduled, createdAt: try row.date("created_at"))
-    }
-}
+extension ReminderRecord: QueryRow {}
 
 extension KeyedReminder: QueryRow {
     public init(row: PostgresRow) throws {

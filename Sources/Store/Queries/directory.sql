@@ -37,7 +37,7 @@ SELECT 1 AS found FROM users WHERE id = $1;
 
 -- name: senders
 -- parameters: userID String
--- returns: SenderEntry
+-- returns: DirectoryStore.Sender
 -- Every mini-app that pushed to the user ($1) or that the user opted out of, with the opt-out state and the
 -- active partner's name and whether it has an icon.
 SELECT m.mini_app_id, p.display_name, p.icon_updated_at IS NOT NULL AS has_icon,

@@ -1,7 +1,8 @@
 -- The statements of the reminders endpoints (ReminderStore).
 
 -- fragment: reminderColumns
-r.id, r.mini_app_id, r.title, r.body, r.deep_link, r.at, r.created_at
+-- A reminder as ReminderRecord reads it: the pending ones, as those read here are.
+r.id, r.mini_app_id, r.title, r.body, r.deep_link, r.at, 'scheduled' AS status, r.created_at
 
 -- name: audience
 -- One row per device of user $1 with a valid token (a row of NULL devices for a user without any), each with the
@@ -42,4 +43,4 @@ SELECT {{reminderColumns}}
 
 -- name: cancel
 -- The cancel of reminder $1 of user $2 (sql/functions/cancel_reminder.sql): cancelled, sent or not_found.
-SELECT herald_cancel_reminder($1, $2) AS outcome;
+SELECT herald_cancel_reminder($1, $2) AS result;
