@@ -71,26 +71,13 @@ extension ActivityStore {
         return try pool.withConnection { connection in
             if let cursor {
                 try connection.rows(
-                    EventsAfter(
+                    Queries.Activities.EventsAfter(
                         activityID: activityID, partnerID: partnerID, since: since, limit: limit,
-                        cursor: cursor))
+                        cursorCreatedAt: cursor.createdAt, cursorID: cursor.id))
             } else {
                 try connection.rows(
                     Queries.Activities.Events(activityID: activityID, partnerID: partnerID, since: since, limit: limit))
             }
-        }
-    }
-
-    struct EventsAfter: NamedQuery {
-        typealias Row = ActivityEventRecord
-        static let sql = Queries.Activities.eventsAfter
-        let activityID: UUID
-        let partnerID: UUID
-        let since: Date
-        let limit: Int
-        let cursor: ActivityEventCursor
-        var bindings: [(any PostgresEncodable)?] {
-            [activityID, partnerID, since, limit, cursor.createdAt, cursor.id]
         }
     }
 }

@@ -74,7 +74,7 @@ public struct DirectoryStore: Sendable {
     public func touchSession(userID: String, miniAppID: String) throws -> Date {
         do {
             return try pool.withConnection { connection in
-                try connection.row(TouchSession(userID: userID, miniAppID: miniAppID))!.lastSeenAt
+                try connection.row(Queries.Directory.TouchSession(userID: userID, miniAppID: miniAppID))!.lastSeenAt
             }
         } catch let error as PostgresError where error.sqlState == "23503" {
             throw Self.userNotFound
@@ -162,15 +162,9 @@ extension DirectoryStore {
         }
     }
 
-    struct TouchSession: NamedQuery {
-        struct Row: QueryRow, Decodable {
-            let lastSeenAt: Date
-        }
-
-        static let sql = Queries.Directory.touchSession
-        let userID: String
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
+    /// When the user was last seen in the mini-app (`touchSession`).
+    struct SessionSeen: QueryRow, Decodable {
+        let lastSeenAt: Date
     }
 
 }

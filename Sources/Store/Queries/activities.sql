@@ -87,6 +87,8 @@ SELECT {{eventColumns}}
  LIMIT $4;
 
 -- name: eventsAfter
+-- parameters: activityID UUID, partnerID UUID, since Date, limit Int, cursorCreatedAt Date, cursorID UUID
+-- returns: ActivityEventRecord
 -- As `events`, from after the cursor ($5 created_at, $6 id): the row comparison is an index bound.
 SELECT {{eventColumns}}
   FROM live_activity_events
