@@ -40,7 +40,7 @@ public struct LiveActivityBudgets: Sendable, Equatable {
 
 /// Why the gateway refused a Live Activity start or downgraded a push (the `reason` label of
 /// `herald_intake_live_activity_budget_total`).
-public enum LiveActivityBudgetReason: String, CaseIterable, Sendable {
+public enum LiveActivityBudgetReason: String, CaseIterable, Sendable, Decodable {
     /// 409 `too_many_activities`.
     case activePerUser = "active_per_user"
     /// 429 `live_activity_budget`: the user's starts of the hour.

@@ -1,5 +1,5 @@
 /// The sound of a partner's pushes (APNs `aps.sound`), set by an admin on the partner row.
-public enum NotificationSound: Sendable, Equatable {
+public enum NotificationSound: Sendable, Equatable, Decodable {
     /// A file name in the host app's bundle or `Library/Sounds`; `default` is the system sound.
     case named(String)
     /// No `sound` key: the notification arrives without a sound.
@@ -17,5 +17,11 @@ public enum NotificationSound: Sendable, Equatable {
     /// From a stored or shown value: nil is silent.
     public init(name: String?) {
         self = name.map { .named($0) } ?? .silent
+    }
+
+    /// From a stored value: null is silent.
+    public init(from decoder: any Decoder) throws {
+        let value = try decoder.singleValueContainer()
+        self.init(name: value.decodeNil() ? nil : try value.decode(String.self))
     }
 }

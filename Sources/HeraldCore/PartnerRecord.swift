@@ -2,7 +2,7 @@ import Foundation
 
 /// A partner as stored (Store's `PartnerStore` reads it) and as the admin API and heraldctl show it
 /// (`json`): never the key or its hash, nor the webhook secret.
-public struct PartnerRecord: Sendable, Equatable {
+public struct PartnerRecord: Sendable, Equatable, Decodable {
     public let id: UUID
     public let miniAppID: String
     public let displayName: String
@@ -27,30 +27,6 @@ public struct PartnerRecord: Sendable, Equatable {
     public let suspendedAt: Date?
     /// Until when the webhook secret before the last rotation still signs events too; nil when it does not.
     public let previousWebhookSecretExpiresAt: Date?
-
-    public init(
-        id: UUID, miniAppID: String, displayName: String, tenantID: String, rateLimitPerMinute: Int,
-        rateLimitPerDay: Int, iconURL: String?, iconUpdatedAt: Date?, webhookURL: String?, createdAt: Date,
-        revokedAt: Date?, sound: NotificationSound, allowTimeSensitive: Bool, previousKeyExpiresAt: Date?,
-        suspendedAt: Date?, previousWebhookSecretExpiresAt: Date?
-    ) {
-        self.id = id
-        self.miniAppID = miniAppID
-        self.displayName = displayName
-        self.tenantID = tenantID
-        self.rateLimitPerMinute = rateLimitPerMinute
-        self.rateLimitPerDay = rateLimitPerDay
-        self.iconURL = iconURL
-        self.iconUpdatedAt = iconUpdatedAt
-        self.webhookURL = webhookURL
-        self.createdAt = createdAt
-        self.revokedAt = revokedAt
-        self.sound = sound
-        self.allowTimeSensitive = allowTimeSensitive
-        self.previousKeyExpiresAt = previousKeyExpiresAt
-        self.suspendedAt = suspendedAt
-        self.previousWebhookSecretExpiresAt = previousWebhookSecretExpiresAt
-    }
 
     public var profile: PartnerProfile {
         PartnerProfile(

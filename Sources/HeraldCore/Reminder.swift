@@ -32,7 +32,7 @@ public struct ReminderRequest: Sendable, Equatable {
 
 /// Where a reminder stands. Only `scheduled` reminders can be cancelled; `sent` means a worker
 /// took at least one of its deliveries (its audit row's counts say how each device fared).
-public enum ReminderStatus: String, Sendable {
+public enum ReminderStatus: String, Sendable, Decodable {
     case scheduled, sent, cancelled
 }
 

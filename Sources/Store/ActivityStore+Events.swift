@@ -22,13 +22,13 @@ public struct ActivityEventInputs: Sendable, Equatable {
 }
 
 /// What wrote an audit row: the partner's start, update and end, or Herald's end at the TTL or on a replacement.
-public enum ActivityEventKind: String, Sendable, CaseIterable {
+public enum ActivityEventKind: String, Sendable, CaseIterable, Decodable {
     case start, update, end, expire
     case replaceEnd = "replace-end"
 }
 
 /// One audit row of an activity, with its deliveries' outcomes so far.
-public struct ActivityEventRecord: Sendable, Equatable {
+public struct ActivityEventRecord: Sendable, Equatable, Decodable {
     public let id: UUID
     public let kind: ActivityEventKind
     public let createdAt: Date
@@ -71,41 +71,15 @@ extension ActivityStore {
         return try pool.withConnection { connection in
             if let cursor {
                 try connection.rows(
-                    EventsAfter(
+                    Queries.Activities.EventsAfter(
                         activityID: activityID, partnerID: partnerID, since: since, limit: limit,
-                        cursor: cursor))
+                        cursorCreatedAt: cursor.createdAt, cursorID: cursor.id))
             } else {
                 try connection.rows(
                     Queries.Activities.Events(activityID: activityID, partnerID: partnerID, since: since, limit: limit))
             }
         }
     }
-
-    struct EventsAfter: NamedQuery {
-        typealias Row = ActivityEventRecord
-        static let sql = Queries.Activities.eventsAfter
-        let activityID: UUID
-        let partnerID: UUID
-        let since: Date
-        let limit: Int
-        let cursor: ActivityEventCursor
-        var bindings: [(any PostgresEncodable)?] {
-            [activityID, partnerID, since, limit, cursor.createdAt, cursor.id]
-        }
-    }
 }
 
-extension ActivityEventRecord: QueryRow {
-    public init(row: PostgresRow) throws {
-        guard let kind = ActivityEventKind(rawValue: try row.string("kind")) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity event kind")
-        }
-        self.init(
-            id: try row.uuid("id"), kind: kind, createdAt: try row.date("created_at"),
-            stateJSON: try row.optionalString("state"), alertTitle: try row.optionalString("alert_title"),
-            ttlSeconds: try row.optionalInt("ttl_seconds"), dismissAt: try row.optionalDate("dismiss_at"),
-            idempotencyKey: try row.optionalString("idempotency_key"), apnsDevices: try row.int("devices_apns"),
-            fcmDevices: try row.int("devices_fcm"), sent: try row.int("sent"), failed: try row.int("failed"),
-            superseded: try row.int("superseded"))
-    }
-}
+extension ActivityEventRecord: QueryRow {}

@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 
 /// What an activity is in.
-public enum ActivityStatus: String, Sendable {
+public enum ActivityStatus: String, Sendable, Decodable {
     case active, ended, replaced, expired
     /// Dismissed or ended by the user on every device (the device's word, or a start that created nothing).
     case dismissed
@@ -15,7 +15,7 @@ public enum ActivityDeviceState: String, Sendable, CaseIterable {
 }
 
 /// One device an activity was started on, as the partner's GET shows it.
-public struct ActivityDeviceView: Sendable, Equatable {
+public struct ActivityDeviceView: Sendable, Equatable, Decodable {
     public let deviceID: String
     public let platform: String
     /// The device's word (`active`, `dismissed`, `ended`, `stale`), `unconfirmed` (the start created nothing),
@@ -25,7 +25,7 @@ public struct ActivityDeviceView: Sendable, Equatable {
 }
 
 /// One Live Activity's row, as the partner API shows it and as a change merges into it.
-public struct ActivityRecord: Sendable {
+public struct ActivityRecord: Sendable, Decodable {
     public let id: UUID
     public let partnerID: UUID
     public let miniAppID: String
@@ -171,7 +171,7 @@ public struct ActivityStartWrite: Sendable {
 }
 
 /// What `herald_activity_start` came to.
-public struct ActivityStartOutcome: Sendable, Equatable {
+public struct ActivityStartOutcome: Sendable, Equatable, Decodable {
     /// `started`, `duplicate`, or `refused` (then `refusal` says why).
     public let result: ActivityWriteResult
     public let refusal: LiveActivityBudgetReason?
@@ -180,16 +180,6 @@ public struct ActivityStartOutcome: Sendable, Equatable {
     /// apns-priority of the replaced activity's end, if one was replaced: 10, or 5 when that activity's
     /// alerted budget was spent.
     public let replacedPriority: Int?
-
-    public init(
-        result: ActivityWriteResult, refusal: LiveActivityBudgetReason? = nil, retryAfter: Int? = nil,
-        replacedPriority: Int? = nil
-    ) {
-        self.result = result
-        self.refusal = refusal
-        self.retryAfter = retryAfter
-        self.replacedPriority = replacedPriority
-    }
 }
 
 /// An update merged into `version` (herald_activity_update).
@@ -275,7 +265,7 @@ public struct ActivityEndWrite: Sendable {
 }
 
 /// What an activity write came to.
-public enum ActivityWriteResult: String, Sendable {
+public enum ActivityWriteResult: String, Sendable, Decodable {
     case started, updated
     /// An alerted update sent silent: the activity's alerted budget was spent.
     case updatedSilently = "updated_silent"
@@ -435,61 +425,9 @@ extension ActivityAudience: QueryRow {
     }
 }
 
-extension ActivityRecord: QueryRow {
-    public init(row: PostgresRow) throws {
-        guard let status = ActivityStatus(rawValue: try row.string("status")) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status")
-        }
-        self.init(
-            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), miniAppID: try row.string("mini_app_id"),
-            template: try row.string("template"), attributesJSON: try row.string("attributes"),
-            stateJSON: try row.string("state"), startAlertJSON: try row.string("start_alert"), status: status,
-            version: try row.int("version"), lastTimestamp: try row.int("last_timestamp"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            expiresAt: try row.date("expires_at"), endedAt: try row.optionalDate("ended_at"),
-            dismissAt: try row.optionalDate("dismiss_at"), relevanceScore: try row.int("relevance_score"),
-            channelID: try row.optionalUUID("channel_id"))
-    }
-}
-
-extension ActivityStartOutcome: QueryRow {
-    public init(row: PostgresRow) throws {
-        let text = try row.string("result")
-        guard let result = ActivityWriteResult(rawValue: text) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start result \(text)")
-        }
-        var refusal: LiveActivityBudgetReason?
-        if let reason = try row.optionalString("reason") {
-            guard let parsed = LiveActivityBudgetReason(rawValue: reason) else {
-                throw PostgresError(code: .decodingFailed, serverMessage: "unexpected start refusal \(reason)")
-            }
-            refusal = parsed
-        }
-        self.init(
-            result: result, refusal: refusal, retryAfter: try row.optionalInt("retry_after"),
-            replacedPriority: try row.optionalInt("replaced_priority"))
-    }
-}
-
-extension ActivityDeviceView: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            deviceID: try row.string("device_id"), platform: try row.string("platform"),
-            state: try row.string("state"))
-    }
-}
-
-/// An activity write function's answer (`result`), as an ActivityWriteResult.
-struct ActivityWriteResultRow: QueryRow {
-    let result: ActivityWriteResult
-    init(row: PostgresRow) throws {
-        let text = try row.string("result")
-        guard let result = ActivityWriteResult(rawValue: text) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity result \(text)")
-        }
-        self.result = result
-    }
-}
+extension ActivityRecord: QueryRow {}
+extension ActivityStartOutcome: QueryRow {}
+extension ActivityDeviceView: QueryRow {}
 
 extension ActivityStore {
     struct Audience: NamedQuery {
@@ -527,7 +465,7 @@ extension ActivityStore {
     }
 
     struct Update: NamedQuery {
-        typealias Row = ActivityWriteResultRow
+        typealias Row = ResultRow<ActivityWriteResult>
         static let sql = Queries.Activities.update
         let write: ActivityUpdateWrite
         var bindings: [(any PostgresEncodable)?] {
@@ -543,7 +481,7 @@ extension ActivityStore {
     }
 
     struct End: NamedQuery {
-        typealias Row = ActivityWriteResultRow
+        typealias Row = ResultRow<ActivityWriteResult>
         static let sql = Queries.Activities.end
         let write: ActivityEndWrite
         var bindings: [(any PostgresEncodable)?] {

@@ -36,29 +36,6 @@ public struct AdminActor: Sendable, Equatable {
     }
 }
 
-/// One row of the audit trail.
-public struct AdminAuditEntry: Sendable, Equatable {
-    public let id: Int
-    public let at: Date
-    public let actor: String
-    public let actorDetail: String?
-    public let client: String?
-    public let action: String
-    public let partnerID: UUID?
-    public let miniAppID: String?
-    public let detail: JSONValue
-
-    /// As the admin API and `heraldctl audit --json` show it.
-    public var json: JSONValue {
-        .object([
-            ("id", .number(Double(id))), ("at", .string(ISO8601.format(at))), ("actor", .string(actor)),
-            ("actorDetail", actorDetail.map { .string($0) } ?? .null), ("client", client.map { .string($0) } ?? .null),
-            ("action", .string(action)), ("partnerId", partnerID.map { .string($0.uuidString.lowercased()) } ?? .null),
-            ("miniAppId", miniAppID.map { .string($0) } ?? .null), ("detail", detail),
-        ])
-    }
-}
-
 /// The admin audit trail: what the triggers wrote, read newest first; and the rows of changes no trigger sees
 /// (replays).
 public struct AdminAuditStore: Sendable {
@@ -84,11 +61,30 @@ public struct AdminAuditStore: Sendable {
             } else {
                 try connection.rows(Queries.AdminAudit.List(before: before, limit: limit))
             }
-        }
+        }.map { try $0.entry() }
     }
 }
 
 extension AdminAuditStore {
+    /// An entry as `list` and `listPartner` (Queries/admin_audit.sql) return it: its detail as JSON text.
+    struct Entry: QueryRow, Decodable {
+        let id: Int
+        let at: Date
+        let actor: String
+        let actorDetail: String?
+        let client: String?
+        let action: String
+        let partnerID: UUID?
+        let miniAppID: String?
+        let detail: String
+
+        func entry() throws -> AdminAuditEntry {
+            AdminAuditEntry(
+                id: id, at: at, actor: actor, actorDetail: actorDetail, client: client, action: action,
+                partnerID: partnerID, miniAppID: miniAppID, detail: try JSONParser.parse(Array(detail.utf8)))
+        }
+    }
+
     struct Record: NamedQuery {
         static let sql = Queries.AdminAudit.record
         let action: String
@@ -98,15 +94,4 @@ extension AdminAuditStore {
         var bindings: [(any PostgresEncodable)?] { [action, partnerID, miniAppID, JSONWriter.string(detail)] }
     }
 
-}
-
-extension AdminAuditEntry: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            id: try row.int("id"), at: try row.date("at"), actor: try row.string("actor"),
-            actorDetail: try row.optionalString("actor_detail"), client: try row.optionalString("client"),
-            action: try row.string("action"), partnerID: try row.optionalUUID("partner_id"),
-            miniAppID: try row.optionalString("mini_app_id"),
-            detail: try JSONParser.parse(Array(try row.string("detail").utf8)))
-    }
 }

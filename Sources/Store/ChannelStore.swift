@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 
 /// Where a broadcast channel stands (sql/034_live_channels.sql).
-public enum ChannelStatus: String, Sendable, CaseIterable {
+public enum ChannelStatus: String, Sendable, CaseIterable, Decodable {
     /// Written; APNs has not made the channel yet.
     case opening
     /// APNs made it: phones can follow it, changes are broadcast.
@@ -17,7 +17,7 @@ public enum ChannelStatus: String, Sendable, CaseIterable {
 }
 
 /// One broadcast channel as the partner and the host see it.
-public struct ChannelRecord: Sendable, Equatable {
+public struct ChannelRecord: Sendable, Equatable, Decodable {
     public let id: UUID
     public let partnerID: UUID
     public let miniAppID: String
@@ -139,7 +139,7 @@ public struct ChannelChangeWrite: Sendable {
 }
 
 /// One audit row of a channel.
-public struct ChannelEventRecord: Sendable, Equatable {
+public struct ChannelEventRecord: Sendable, Equatable, Decodable {
     public let id: UUID
     public let kind: String
     public let createdAt: Date
@@ -212,34 +212,8 @@ public struct ChannelStore: Sendable {
     }
 }
 
-extension ChannelRecord: QueryRow {
-    public init(row: PostgresRow) throws {
-        guard let status = ChannelStatus(rawValue: try row.string("status")) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel status")
-        }
-        self.init(
-            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), miniAppID: try row.string("mini_app_id"),
-            template: try row.string("template"), attributesJSON: try row.string("attributes"),
-            stateJSON: try row.string("state"), status: status,
-            apnsChannelID: try row.optionalString("apns_channel_id"),
-            version: try row.int("version"), sentVersion: try row.int("sent_version"),
-            lastTimestamp: try row.int("last_timestamp"), relevanceScore: try row.int("relevance_score"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            expiresAt: try row.date("expires_at"), endedAt: try row.optionalDate("ended_at"),
-            failure: try row.optionalString("failure"), broadcasts: try row.int("broadcasts"))
-    }
-}
-
-extension ChannelEventRecord: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            id: try row.uuid("id"), kind: try row.string("kind"), createdAt: try row.date("created_at"),
-            stateJSON: try row.optionalString("state"), alertTitle: try row.optionalString("alert_title"),
-            ttlSeconds: try row.optionalInt("ttl_seconds"), dismissAt: try row.optionalDate("dismiss_at"),
-            idempotencyKey: try row.optionalString("idempotency_key"), outcome: try row.string("outcome"),
-            reason: try row.optionalString("reason"), finishedAt: try row.optionalDate("finished_at"))
-    }
-}
+extension ChannelRecord: QueryRow {}
+extension ChannelEventRecord: QueryRow {}
 
 extension ChannelStore {
 

@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// A broadcast channel leased to a worker, with what it needs to make APNs agree with the row.
-public struct LeasedChannel: Sendable, Equatable {
+public struct LeasedChannel: Sendable, Equatable, Decodable {
     public let id: UUID
     public let status: ChannelStatus
     public let apnsChannelID: String?
@@ -66,19 +66,7 @@ public struct ChannelSyncStore: Sendable {
     }
 }
 
-extension LeasedChannel: QueryRow {
-    public init(row: PostgresRow) throws {
-        guard let status = ChannelStatus(rawValue: try row.string("status")) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected channel status")
-        }
-        self.init(
-            id: try row.uuid("id"), status: status, apnsChannelID: try row.optionalString("apns_channel_id"),
-            environment: try row.optionalString("environment"), version: try row.int("version"),
-            sentVersion: try row.int("sent_version"), payload: try row.optionalString("apns_payload"),
-            priority: try row.optionalInt("apns_priority"), expiresAt: try row.date("expires_at"),
-            deleteAt: try row.optionalDate("delete_at"), attempts: try row.int("attempts"))
-    }
-}
+extension LeasedChannel: QueryRow {}
 
 extension ChannelSyncStore {
 

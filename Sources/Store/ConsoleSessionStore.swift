@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// A console sign-in as the store sees it: the SHA-256 of the cookie's token, never the token.
-public struct ConsoleSession: Sendable, Equatable {
+public struct ConsoleSession: Sendable, Equatable, Decodable {
     public let tokenHash: String
     public let createdAt: Date
     public let expiresAt: Date
@@ -11,7 +11,7 @@ public struct ConsoleSession: Sendable, Equatable {
 }
 
 /// A console sign-in attempt from one client address, before its token is checked.
-public struct ConsoleSignInAttempt: Sendable, Equatable {
+public struct ConsoleSignInAttempt: Sendable, Equatable, Decodable {
     /// False while the address is over its failures for the window; nothing was counted then.
     public let admitted: Bool
     /// Seconds until the address's window ends, when refused.
@@ -32,11 +32,9 @@ public struct ConsoleSessionStore: Sendable {
     {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            let row = try connection.result(
+            return try connection.row(
                 Queries.ConsoleSessions.Create(
-                    tokenHash: tokenHash, seconds: seconds, client: client, adminTokenMAC: adminTokenMAC)
-            ).first!
-            return try ConsoleSession(tokenHash: tokenHash, row: row)
+                    tokenHash: tokenHash, seconds: seconds, client: client, adminTokenMAC: adminTokenMAC))!
         }
     }
 
@@ -46,9 +44,7 @@ public struct ConsoleSessionStore: Sendable {
         precondition((1...2).contains(adminTokenMACs.count), "the current admin token and at most the previous one")
         let macs: [String?] = [adminTokenMACs[0], adminTokenMACs.count > 1 ? adminTokenMACs[1] : nil]
         return try pool.withConnection { connection in
-            try connection.result(Find(tokenHash: tokenHash, idleSeconds: idleSeconds, macs: macs)).first.map {
-                try ConsoleSession(tokenHash: tokenHash, row: $0)
-            }
+            try connection.row(Find(tokenHash: tokenHash, idleSeconds: idleSeconds, macs: macs))
         }
     }
 
@@ -87,24 +83,14 @@ public struct ConsoleSessionStore: Sendable {
     }
 }
 
-extension ConsoleSession {
-    init(tokenHash: String, row: PostgresRow) throws {
-        self.init(
-            tokenHash: tokenHash, createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            lastUsedAt: try row.date("last_used_at"))
-    }
-}
-
-extension ConsoleSignInAttempt: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(admitted: try row.bool("admitted"), retryAfter: try row.optionalInt("retry_after"))
-    }
-}
+extension ConsoleSession: QueryRow {}
+extension ConsoleSignInAttempt: QueryRow {}
 
 extension ConsoleSessionStore {
 
     /// By primary key.
     struct Find: NamedQuery {
+        typealias Row = ConsoleSession
         static let sql = Queries.ConsoleSessions.find
         let tokenHash: String
         let idleSeconds: Int

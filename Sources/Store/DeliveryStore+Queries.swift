@@ -37,22 +37,13 @@ extension DeliveryStore {
         }
     }
 
-    struct CompletionCounts: QueryRow {
-        let finished: Int
-        let retried: Int
-
-        init(row: PostgresRow) throws {
-            finished = try row.int("finished_count")
-            retried = try row.int("retried_count")
-        }
+    struct CompletionCounts: QueryRow, Decodable {
+        let finishedCount: Int
+        let retriedCount: Int
     }
 
-    struct NextAvailableAt: QueryRow {
-        let at: Date?
-
-        init(row: PostgresRow) throws {
-            at = try row.optionalDate("next_available_at")
-        }
+    struct NextAvailableAt: QueryRow, Decodable {
+        let nextAvailableAt: Date?
     }
 }
 

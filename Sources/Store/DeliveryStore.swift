@@ -236,7 +236,7 @@ public struct DeliveryStore: Sendable {
             Queries.Deliveries.Complete(
                 worker: worker, ids: ids, outcomes: outcomes, errors: errors, retryAt: retryAt, tokens: tokens,
                 groups: grouped ? groups : nil, members: grouped ? members : nil))
-        return (counts?.finished ?? 0, counts?.retried ?? 0)
+        return (counts?.finishedCount ?? 0, counts?.retriedCount ?? 0)
     }
 
     /// Gives leased rows back (a draining worker that will not send them): pending again at once,
@@ -267,7 +267,7 @@ public struct DeliveryStore: Sendable {
     /// When the earliest pending row (due or scheduled) becomes due; nil when nothing is pending. The
     /// claimer sleeps until then (the queue's depth and age, for metrics, are QueueGaugeStore's).
     public func nextAvailableAt(on connection: PostgresConnection) throws -> Date? {
-        try connection.row(Queries.Deliveries.NextAvailable())?.at
+        try connection.row(Queries.Deliveries.NextAvailable())?.nextAvailableAt
     }
 
     /// A worker service's session: asynchronous commit (a claim or completion lost in a database
@@ -325,7 +325,9 @@ public struct DeliveryStore: Sendable {
     /// notification lost in a crash costs nothing (the workers poll). One statement, its own transaction, whose
     /// setting is local to it (a transaction pooler hands the connection to others).
     public func notifyWorkers(on connection: PostgresConnection, listener: Int32? = nil) throws {
-        try connection.run(NotifyWithoutFlush(channel: Self.channel(listener), payload: WakeUpMessage.due.encode()))
+        try connection.run(
+            Queries.Notifications.NotifyWithoutFlush(
+                channel: Self.channel(listener), payload: WakeUpMessage.due.encode()))
     }
 
     /// Wakes every worker (`WakeUpMessage.due` on the shared channel) at the commit of `connection`'s transaction:
@@ -357,7 +359,9 @@ public struct DeliveryStore: Sendable {
         throws -> Int32
     {
         let pid = try serverPID(on: connection)
-        if let worker { try connection.run(RegisterListener(worker: worker, leaseSeconds: leaseSeconds)) }
+        if let worker {
+            try connection.run(Queries.WorkerSessions.RegisterListener(worker: worker, leaseSeconds: leaseSeconds))
+        }
         try connection.execute("LISTEN \(Self.workerChannel(pid))")
         return pid
     }
@@ -365,7 +369,7 @@ public struct DeliveryStore: Sendable {
     /// Withdraws `worker`'s registrations (a draining worker): from the next intake transaction on, no row is leased to
     /// it (herald_intake_push checks the registration it leases under).
     public func unregisterListeners(on connection: PostgresConnection, worker: String) throws {
-        try connection.run(UnregisterListeners(worker: worker))
+        try connection.run(Queries.WorkerSessions.UnregisterListeners(worker: worker))
     }
 
     /// Returns to pending the rows still leased to `worker` but for `keeping` (ids of outbox rows, ClaimedDelivery.leaseID),
@@ -379,7 +383,7 @@ public struct DeliveryStore: Sendable {
     /// The server process serving `connection`, as pg_stat_activity and a NOTIFY payload name it. Asked of the
     /// server: behind a proxy the process id libpq was told at connect (`PQbackendPID`) is the proxy's.
     public func serverPID(on connection: PostgresConnection) throws -> Int32 {
-        guard let row = try connection.row(ServerPID()) else {
+        guard let row = try connection.row(Queries.WorkerSessions.ServerPID()) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "pg_backend_pid returned no row")
         }
         return row.pid
@@ -394,15 +398,16 @@ public struct DeliveryStore: Sendable {
 
     /// `listenerPIDs` with the lease each registered.
     public func listeners(on connection: PostgresConnection) throws -> [WorkerListener] {
-        let rows = try connection.rows(Listeners(applicationNamePrefix: Self.listenerName + "%")).map { row in
-            let lease = row.leaseSeconds.flatMap { seconds in
-                row.workerID.map { DeliveryLease(worker: $0, seconds: seconds, listener: row.pid) }
+        let rows = try connection.rows(Queries.WorkerSessions.Listeners(applicationNamePrefix: Self.listenerName + "%"))
+            .map { row in
+                let lease = row.leaseSeconds.flatMap { seconds in
+                    row.workerID.map { DeliveryLease(worker: $0, seconds: seconds, listener: row.pid) }
+                }
+                return (
+                    listener: WorkerListener(pid: row.pid, lease: lease),
+                    services: Self.services(ofListener: row.applicationName)
+                )
             }
-            return (
-                listener: WorkerListener(pid: row.pid, lease: lease),
-                services: Self.services(ofListener: row.applicationName)
-            )
-        }
         return Self.namable(rows)
     }
 
@@ -489,53 +494,16 @@ extension DeliveryStore {
         static let sql = Queries.WorkerSessions.claimSession
     }
 
-    struct ServerPID: NamedQuery {
-        struct Row: QueryRow {
-            let pid: Int32
-            init(row: PostgresRow) throws { pid = Int32(try row.int("pid")) }
-        }
-
-        static let sql = Queries.WorkerSessions.serverPID
+    /// The server process of a connection (`serverPID`).
+    struct ServerProcess: QueryRow, Decodable {
+        let pid: Int32
     }
 
-    struct Listeners: NamedQuery {
-        struct Row: QueryRow {
-            let pid: Int32
-            let applicationName: String
-            let workerID: String?
-            let leaseSeconds: Int?
-
-            init(row: PostgresRow) throws {
-                pid = Int32(try row.int("pid"))
-                applicationName = try row.string("application_name")
-                workerID = try row.optionalString("worker_id")
-                leaseSeconds = try row.optionalInt("lease_seconds")
-            }
-        }
-
-        static let sql = Queries.WorkerSessions.listeners
-        let applicationNamePrefix: String
-        var bindings: [(any PostgresEncodable)?] { [applicationNamePrefix] }
+    /// A listener connection with the lease its worker registered (`listeners`).
+    struct ListenerConnection: QueryRow, Decodable {
+        let pid: Int32
+        let applicationName: String
+        let workerID: String?
+        let leaseSeconds: Int?
     }
-
-    struct RegisterListener: NamedQuery {
-        static let sql = Queries.WorkerSessions.registerListener
-        let worker: String
-        let leaseSeconds: Int
-        var bindings: [(any PostgresEncodable)?] { [worker, leaseSeconds] }
-    }
-
-    struct UnregisterListeners: NamedQuery {
-        static let sql = Queries.WorkerSessions.unregisterListeners
-        let worker: String
-        var bindings: [(any PostgresEncodable)?] { [worker] }
-    }
-}
-
-/// A notification on `channel` in a transaction of its own whose commit does not wait for the disk.
-struct NotifyWithoutFlush: NamedQuery {
-    static let sql = Queries.Notifications.notifyWithoutFlush
-    let channel: String
-    let payload: String
-    var bindings: [(any PostgresEncodable)?] { [channel, payload] }
 }

@@ -2,15 +2,6 @@ import Foundation
 import HeraldCore
 import Postgres
 
-public struct SenderEntry: Sendable, Equatable {
-    public let miniAppID: String
-    public let displayName: String?
-    /// Where the intake serves the active partner's icon (`PartnerIcon.path`), when it has one.
-    public let iconPath: String?
-    public let firstSentAt: Date?
-    public let optedOut: Bool
-}
-
 /// The host's user directory: users, identifiers, devices, sessions, opt-outs.
 public struct DirectoryStore: Sendable {
     public let pool: PostgresPool
@@ -83,7 +74,7 @@ public struct DirectoryStore: Sendable {
     public func touchSession(userID: String, miniAppID: String) throws -> Date {
         do {
             return try pool.withConnection { connection in
-                try connection.row(TouchSession(userID: userID, miniAppID: miniAppID))!.lastSeenAt
+                try connection.row(Queries.Directory.TouchSession(userID: userID, miniAppID: miniAppID))!.lastSeenAt
             }
         } catch let error as PostgresError where error.sqlState == "23503" {
             throw Self.userNotFound
@@ -112,27 +103,30 @@ public struct DirectoryStore: Sendable {
     /// state and the active partner's name and icon.
     public func senders(userID: String) throws -> [SenderEntry] {
         try pool.withConnection { connection in
-            try connection.rows(Queries.Directory.Senders(userID: userID))
+            try connection.rows(Queries.Directory.Senders(userID: userID)).map(\.entry)
         }
     }
 }
 
-extension SenderEntry: QueryRow {
-    public init(row: PostgresRow) throws {
-        let miniAppID = try row.string("mini_app_id")
-        self.init(
-            miniAppID: miniAppID, displayName: try row.optionalString("display_name"),
-            iconPath: try row.bool("has_icon")
-                ? PartnerIcon.path(miniAppID: miniAppID, size: PartnerIcon.payloadSize) : nil,
-            firstSentAt: try row.optionalDate("first_sent_at"), optedOut: try row.bool("opted_out"))
-    }
-}
-
 extension DirectoryStore {
+    /// A row of `senders` (Queries/directory.sql).
+    struct Sender: QueryRow, Decodable {
+        let miniAppID: String
+        let displayName: String?
+        let hasIcon: Bool
+        let firstSentAt: Date?
+        let optedOut: Bool
+
+        var entry: SenderEntry {
+            SenderEntry(
+                miniAppID: miniAppID, displayName: displayName, hasIcon: hasIcon, firstSentAt: firstSentAt,
+                optedOut: optedOut)
+        }
+    }
+
     struct PutUser: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let created: Bool
-            init(row: PostgresRow) throws { created = try row.bool("created") }
         }
 
         static let sql = Queries.Directory.putUser
@@ -151,13 +145,9 @@ extension DirectoryStore {
     }
 
     struct PutDevice: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let created: Bool
             let taken: Int
-            init(row: PostgresRow) throws {
-                created = try row.bool("created")
-                taken = try row.int("taken")
-            }
         }
 
         static let sql = Queries.Directory.putDevice
@@ -172,16 +162,9 @@ extension DirectoryStore {
         }
     }
 
-    struct TouchSession: NamedQuery {
-        struct Row: QueryRow {
-            let lastSeenAt: Date
-            init(row: PostgresRow) throws { lastSeenAt = try row.date("last_seen_at") }
-        }
-
-        static let sql = Queries.Directory.touchSession
-        let userID: String
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
+    /// When the user was last seen in the mini-app (`touchSession`).
+    struct SessionSeen: QueryRow, Decodable {
+        let lastSeenAt: Date
     }
 
 }

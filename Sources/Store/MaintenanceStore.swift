@@ -27,7 +27,7 @@ public struct MaintenanceStore: Sendable {
             for table in Self.partitionedTables {
                 let names = try connection.rows(
                     Queries.Maintenance.ExpiredPartitions(table: table, retentionDays: retentionDays))
-                for name in names.map(\.name) {
+                for name in names.map(\.partitionName) {
                     // DDL naming tables: not a statement that takes parameters. The names are the partitioned
                     // tables' and the partitions Postgres listed.
                     try connection.execute("ALTER TABLE \(table) DETACH PARTITION \(name) CONCURRENTLY")
@@ -43,7 +43,7 @@ public struct MaintenanceStore: Sendable {
     public func listPartitions() throws -> [(table: String, partition: String, bounds: String)] {
         try pool.withConnection { connection in
             try connection.rows(Queries.Maintenance.ListPartitions(tables: Self.partitionedTables))
-                .map { ($0.table, $0.partition, $0.bounds) }
+                .map { ($0.tableName, $0.partitionName, $0.bounds) }
         }
     }
 
@@ -56,9 +56,9 @@ public struct MaintenanceStore: Sendable {
     public func cleanExpired(batchSize: Int = 5_000, maxBatches: Int = 100) throws -> Int {
         try pool.withConnection { connection in
             var total = 0
-            for statement in Self.deletions {
+            for deletion in Self.deletions {
                 for _ in 0..<maxBatches {
-                    let deleted = try connection.run(statement.init(batchSize: batchSize))
+                    let deleted = try connection.run(deletion(batchSize))
                     total += deleted
                     if deleted < batchSize { break }
                 }
@@ -67,97 +67,26 @@ public struct MaintenanceStore: Sendable {
         }
     }
 
-    /// The janitor's deletions, in the order they run.
-    static var deletions: [any BatchDeletion.Type] {
-        [
-            DeleteExpiredRateBuckets.self, DeleteExpiredIdempotencyKeys.self, DeleteFinishedActivities.self,
-            DeleteFinishedChannels.self, DeleteFinishedWebhookEvents.self, DeleteFinishedReminders.self,
-            DeleteOldConsoleSessions.self, DeleteOldSignInFailures.self, DeleteOldWorkerHeartbeats.self,
-            DeleteOldAdminAudit.self,
-        ]
-    }
+    /// The janitor's deletions of at most `batchSize` rows each, in the order they run.
+    static let deletions: [@Sendable (_ batchSize: Int) -> any NamedQuery] = [
+        Queries.Maintenance.DeleteExpiredRateBuckets.init, Queries.Maintenance.DeleteExpiredIdempotencyKeys.init,
+        Queries.Maintenance.DeleteFinishedActivities.init, Queries.Maintenance.DeleteFinishedChannels.init,
+        Queries.Maintenance.DeleteFinishedWebhookEvents.init, Queries.Maintenance.DeleteFinishedReminders.init,
+        Queries.Maintenance.DeleteOldConsoleSessions.init, Queries.Maintenance.DeleteOldSignInFailures.init,
+        Queries.Maintenance.DeleteOldWorkerHeartbeats.init, Queries.Maintenance.DeleteOldAdminAudit.init,
+    ]
 }
 
 /// The statements of the partitions and the janitor (Queries/maintenance.sql).
 extension MaintenanceStore {
 
-    struct Partition: QueryRow {
-        let name: String
-
-        init(row: PostgresRow) throws {
-            name = try row.string("partition_name")
-        }
+    struct Partition: QueryRow, Decodable {
+        let partitionName: String
     }
 
-    struct PartitionBounds: QueryRow {
-        let table: String
-        let partition: String
+    struct PartitionBounds: QueryRow, Decodable {
+        let tableName: String
+        let partitionName: String
         let bounds: String
-
-        init(row: PostgresRow) throws {
-            table = try row.string("table_name")
-            partition = try row.string("partition_name")
-            bounds = try row.string("bounds")
-        }
     }
-
-    /// A janitor's deletion of at most `batchSize` rows.
-    protocol BatchDeletion: NamedQuery {
-        var batchSize: Int { get }
-        init(batchSize: Int)
-    }
-
-    struct DeleteExpiredRateBuckets: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteExpiredRateBuckets
-        let batchSize: Int
-    }
-
-    struct DeleteExpiredIdempotencyKeys: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteExpiredIdempotencyKeys
-        let batchSize: Int
-    }
-
-    struct DeleteFinishedActivities: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteFinishedActivities
-        let batchSize: Int
-    }
-
-    struct DeleteFinishedChannels: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteFinishedChannels
-        let batchSize: Int
-    }
-
-    struct DeleteFinishedWebhookEvents: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteFinishedWebhookEvents
-        let batchSize: Int
-    }
-
-    struct DeleteFinishedReminders: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteFinishedReminders
-        let batchSize: Int
-    }
-
-    struct DeleteOldConsoleSessions: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteOldConsoleSessions
-        let batchSize: Int
-    }
-
-    struct DeleteOldSignInFailures: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteOldSignInFailures
-        let batchSize: Int
-    }
-
-    struct DeleteOldWorkerHeartbeats: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteOldWorkerHeartbeats
-        let batchSize: Int
-    }
-
-    struct DeleteOldAdminAudit: BatchDeletion {
-        static let sql = Queries.Maintenance.deleteOldAdminAudit
-        let batchSize: Int
-    }
-}
-
-extension MaintenanceStore.BatchDeletion {
-    var bindings: [(any PostgresEncodable)?] { [batchSize] }
 }

@@ -48,13 +48,9 @@ public struct PartnerIconStore: Sendable {
 
 extension PartnerIconStore {
     /// An icon as `find` (Queries/partner_icons.sql) returns it.
-    struct StoredIcon: QueryRow {
+    struct StoredIcon: QueryRow, Decodable {
         let png: [UInt8]
         let sha256: String
-        init(row: PostgresRow) throws {
-            png = try row.bytea("png")
-            sha256 = try row.string("sha256")
-        }
     }
 
     struct Insert: NamedQuery {

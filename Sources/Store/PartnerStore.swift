@@ -42,26 +42,6 @@ public struct PartnerWebhook: Sendable, Equatable {
     }
 }
 
-/// What an admin change does to a partner's webhook.
-public enum PartnerWebhookChange: Sendable, Equatable {
-    /// A URL; `secret` replaces the stored one when given (a new URL gets a new secret).
-    case set(url: String, secret: String?)
-    /// No webhook any more (pending events of it are not sent).
-    case remove
-
-    /// The change a requested `webhookUrl` (nil: remove) makes to `existing`, and the secret to show the admin
-    /// once: every new URL gets a new secret from `newSecret`, at once and without overlap (a new endpoint has no
-    /// use for the old secret, and whoever ran the old endpoint should not be able to sign for the new one); the
-    /// same URL again keeps the stored one. The admin API and `heraldctl partners update` both decide here.
-    public static func requested(_ url: String?, for existing: PartnerRecord, newSecret: () throws -> String) rethrows
-        -> (change: PartnerWebhookChange, shownSecret: String?)
-    {
-        guard let url else { return (.remove, nil) }
-        let secret = existing.webhookURL == url ? nil : try newSecret()
-        return (.set(url: url, secret: secret), secret)
-    }
-}
-
 public struct PartnerChanges: Sendable {
     public var displayName: String?
     public var rateLimitPerMinute: Int?
@@ -169,26 +149,6 @@ public struct PartnerStore: Sendable {
         }
     }
 
-    private static func webhookURL(_ change: PartnerWebhookChange?) -> String? {
-        if case .set(let url, _) = change { return url }
-        return nil
-    }
-
-    private static func webhookSecret(_ change: PartnerWebhookChange?) -> String? {
-        if case .set(_, let secret) = change { return secret }
-        return nil
-    }
-
-    /// A new secret (a new URL) or no webhook ends the overlap of the last rotation at once: the old secret was for
-    /// the old endpoint.
-    private static func endsPreviousWebhookSecret(_ change: PartnerWebhookChange?) -> Bool {
-        switch change {
-        case .set(_, let secret): secret != nil
-        case .remove: true
-        case nil: false
-        }
-    }
-
     /// Replaces the webhook secret of an active partner that has a webhook; nil when there is none such. With
     /// `previousSecretValidSeconds` > 0 the replaced secret signs events too for that long (a secret from an earlier
     /// rotation does not: one previous secret at most); with 0 it stops at once.
@@ -271,28 +231,9 @@ public struct PartnerStore: Sendable {
             return record
         }
     }
-
-    /// A partner row as `partnerColumns` (Queries/partners.sql) returns it.
-    static func record(_ row: PostgresRow) throws -> PartnerRecord { try PartnerRecord(row: row) }
 }
 
-extension PartnerRecord: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"),
-            displayName: try row.string("display_name"), tenantID: try row.string("tenant_id"),
-            rateLimitPerMinute: try row.int("rate_limit_per_minute"),
-            rateLimitPerDay: try row.int("rate_limit_per_day"),
-            iconURL: try row.optionalString("icon_url"), iconUpdatedAt: try row.optionalDate("icon_updated_at"),
-            webhookURL: try row.optionalString("webhook_url"), createdAt: try row.date("created_at"),
-            revokedAt: try row.optionalDate("revoked_at"),
-            sound: NotificationSound(name: try row.optionalString("sound")),
-            allowTimeSensitive: try row.bool("allow_time_sensitive"),
-            previousKeyExpiresAt: try row.optionalDate("previous_key_expires_at"),
-            suspendedAt: try row.optionalDate("suspended_at"),
-            previousWebhookSecretExpiresAt: try row.optionalDate("previous_webhook_secret_expires_at"))
-    }
-}
+extension PartnerRecord: QueryRow {}
 
 extension PartnerStore {
 
@@ -332,9 +273,8 @@ extension PartnerStore {
             return [
                 id, changes.displayName, changes.rateLimitPerMinute, changes.rateLimitPerDay, icon != nil,
                 icon?.url ?? nil, icon?.stored ?? false, changes.webhook != nil,
-                PartnerStore.webhookURL(changes.webhook), PartnerStore.webhookSecret(changes.webhook),
-                changes.sound != nil, changes.sound?.name, changes.allowTimeSensitive,
-                PartnerStore.endsPreviousWebhookSecret(changes.webhook),
+                changes.webhook?.url, changes.webhook?.secret, changes.sound != nil, changes.sound?.name,
+                changes.allowTimeSensitive, changes.webhook?.endsPreviousSecret ?? false,
             ]
         }
     }

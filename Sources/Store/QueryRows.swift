@@ -2,14 +2,15 @@ import Postgres
 
 // Rows of one column that several stores' queries return, one type each.
 
-/// A sweep's answer: how many rows it changed (`count`).
-struct SweepCountRow: QueryRow {
+/// How many rows a sweep or a write changed (`count`).
+struct CountRow: QueryRow, Decodable {
     let count: Int
-    init(row: PostgresRow) throws { count = try row.int("count") }
 }
 
-/// A write function's answer, as text (`result`).
-struct WriteResultRow: QueryRow {
-    let result: String
-    init(row: PostgresRow) throws { result = try row.string("result") }
+/// A write function's answer (`result`): its text, or the enum of its raw values.
+struct ResultRow<Value: Decodable & Sendable>: QueryRow, Decodable {
+    let result: Value
 }
+
+/// A write function's answer as text.
+typealias WriteResultRow = ResultRow<String>

@@ -46,15 +46,9 @@ public struct QueueGaugeStore: Sendable {
 
 extension QueueGaugeStore {
 
-    struct LaneDue: QueryRow {
+    struct LaneDue: QueryRow, Decodable {
         let lane: Int
         let due: Int
         let oldestDueSeconds: Double
-
-        init(row: PostgresRow) throws {
-            lane = try row.int("lane")
-            due = try row.int("due")
-            oldestDueSeconds = try row.double("oldest_due_seconds")
-        }
     }
 }

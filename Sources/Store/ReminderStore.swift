@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 
 /// A reminder as the host reads it: the text as it was given (without the brand prefix).
-public struct ReminderRecord: Sendable, Equatable {
+public struct ReminderRecord: Sendable, Equatable, Decodable {
     public let id: UUID
     public let miniAppID: String
     public let title: String
@@ -96,7 +96,7 @@ public struct KeyedReminder: Sendable, Equatable {
 }
 
 /// What `ReminderStore.cancel` found.
-public enum ReminderCancelOutcome: String, Sendable {
+public enum ReminderCancelOutcome: String, Sendable, Decodable {
     /// Its deliveries left the outbox now, or it was cancelled before.
     case cancelled
     /// A worker took at least one of its deliveries: too late to cancel.
@@ -115,12 +115,12 @@ public struct ReminderStore: Sendable {
     public func lookup(userID: String, miniAppID: String) throws -> ReminderLookup {
         let results = try pool.withConnection { connection in
             try connection.pipeline(queries: [
-                ActivePartner(miniAppID: miniAppID),
-                Audience(userID: userID, miniAppID: miniAppID),
+                Queries.Partners.FindActiveByMiniApp(miniAppID: miniAppID),
+                Queries.Reminders.Audience(userID: userID, miniAppID: miniAppID),
             ])
         }
         let partner = try results[0].first.map { try PartnerRecord(row: $0).profile }
-        let rows = try Audience.Row.rows(of: results[1])
+        let rows = try AudienceDevice.rows(of: results[1])
         guard let first = rows.first else { return ReminderLookup(partner: partner, audience: nil) }
         let devices = try rows.compactMap { row -> RecipientResolution.Device? in
             guard let deviceID = row.deviceID, let service = row.service, let environment = row.environment else {
@@ -164,28 +164,29 @@ public struct ReminderStore: Sendable {
     /// (scheduled); nil when there is none.
     public func keyed(userID: String, key: String) throws -> KeyedReminder? {
         try pool.withConnection { connection in
-            try connection.row(Keyed(userID: userID, key: key))
+            try connection.row(Queries.Reminders.Keyed(userID: userID, key: key))
         }
     }
 
     /// The user's pending reminders, soonest first; nil when there is no such user.
     public func pending(userID: String) throws -> [ReminderRecord]? {
         let results = try pool.withConnection { connection in
-            try connection.pipeline(queries: [UserExists(userID: userID), Pending(userID: userID)])
+            try connection.pipeline(queries: [
+                Queries.Reminders.UserExists(userID: userID), Queries.Reminders.Pending(userID: userID),
+            ])
         }
         guard try results[0].first?.bool("user_exists") == true else { return nil }
-        return try Pending.Row.rows(of: results[1])
+        return try ReminderRecord.rows(of: results[1])
     }
 
     /// Cancels a pending reminder of the user: its deliveries leave the outbox in the same
     /// transaction, so nothing of it is sent.
     public func cancel(userID: String, reminderID: UUID) throws -> ReminderCancelOutcome {
-        let text =
-            try pool.withConnection { connection in
-                try connection.row(Cancel(reminderID: reminderID, userID: userID))?.outcome
-            } ?? ""
-        guard let outcome = ReminderCancelOutcome(rawValue: text) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "herald_cancel_reminder answered \(text)")
+        let outcome = try pool.withConnection { connection in
+            try connection.row(Queries.Reminders.Cancel(reminderID: reminderID, userID: userID))?.result
+        }
+        guard let outcome else {
+            throw PostgresError(code: .decodingFailed, serverMessage: "herald_cancel_reminder answered no row")
         }
         return outcome
     }
@@ -193,48 +194,22 @@ public struct ReminderStore: Sendable {
 
 // The statements (Sources/Store/Queries/reminders.sql).
 extension ReminderStore {
-    struct ActivePartner: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.findActiveByMiniApp
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [miniAppID] }
+    /// The user's tenant and opt-out state, and one device with a valid token (all nil for a user without).
+    struct AudienceDevice: QueryRow, Decodable {
+        let tenantID: String
+        let optedOut: Bool
+        let deviceID: String?
+        let service: String?
+        let environment: String?
     }
 
-    struct Audience: NamedQuery {
-        /// The user's tenant and opt-out state, and one device with a valid token (all nil for a user without).
-        struct Row: QueryRow {
-            let tenantID: String
-            let optedOut: Bool
-            let deviceID: String?
-            let service: String?
-            let environment: String?
-
-            init(row: PostgresRow) throws {
-                tenantID = try row.string("tenant_id")
-                optedOut = try row.bool("opted_out")
-                deviceID = try row.optionalString("device_id")
-                service = try row.optionalString("service")
-                environment = try row.optionalString("environment")
-            }
-        }
-
-        static let sql = Queries.Reminders.audience
-        let userID: String
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [userID, miniAppID] }
-    }
+    typealias CancelOutcome = ResultRow<ReminderCancelOutcome>
 
     struct Schedule: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let outcome: String
             let pending: Int
             let reminder: UUID?
-
-            init(row: PostgresRow) throws {
-                outcome = try row.string("outcome")
-                pending = try row.int("pending")
-                reminder = try row.optionalUUID("reminder")
-            }
         }
 
         static let sql = Queries.Reminders.schedule
@@ -249,50 +224,9 @@ extension ReminderStore {
             ]
         }
     }
-
-    struct Keyed: NamedQuery {
-        typealias Row = KeyedReminder
-        static let sql = Queries.Reminders.keyed
-        let userID: String
-        let key: String
-        var bindings: [(any PostgresEncodable)?] { [userID, key] }
-    }
-
-    struct UserExists: NamedQuery {
-        static let sql = Queries.Reminders.userExists
-        let userID: String
-        var bindings: [(any PostgresEncodable)?] { [userID] }
-    }
-
-    struct Pending: NamedQuery {
-        typealias Row = ReminderRecord
-        static let sql = Queries.Reminders.pending
-        let userID: String
-        var bindings: [(any PostgresEncodable)?] { [userID] }
-    }
-
-    struct Cancel: NamedQuery {
-        struct Row: QueryRow {
-            let outcome: String
-            init(row: PostgresRow) throws { outcome = try row.string("outcome") }
-        }
-
-        static let sql = Queries.Reminders.cancel
-        let reminderID: UUID
-        let userID: String
-        var bindings: [(any PostgresEncodable)?] { [reminderID, userID] }
-    }
 }
 
-extension ReminderRecord: QueryRow {
-    /// A scheduled reminder's row (`reminderColumns` in reminders.sql).
-    public init(row: PostgresRow) throws {
-        self.init(
-            id: try row.uuid("id"), miniAppID: try row.string("mini_app_id"), title: try row.string("title"),
-            body: try row.string("body"), deepLink: try row.optionalString("deep_link"), at: try row.date("at"),
-            status: .scheduled, createdAt: try row.date("created_at"))
-    }
-}
+extension ReminderRecord: QueryRow {}
 
 extension KeyedReminder: QueryRow {
     public init(row: PostgresRow) throws {

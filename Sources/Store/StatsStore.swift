@@ -3,12 +3,18 @@ import Postgres
 
 /// The queue at a glance (`heraldctl stats`).
 public struct QueueStats: Sendable, Equatable {
-    public struct Group: Sendable, Equatable {
+    public struct Group: Sendable, Equatable, Decodable {
         /// `pending` (due now), `scheduled` (pending, due later: a sendAt or a retry's backoff), `leased`.
         public let state: String
         public let lane: Int
         public let miniAppID: String
+        /// Deliveries, a group row's members not yet done counted one by one (the query's `deliveries`).
         public let count: Int
+
+        enum CodingKeys: String, CodingKey {
+            case state, lane, miniAppID
+            case count = "deliveries"
+        }
     }
 
     public let queue: [Group]
@@ -48,7 +54,7 @@ public struct StatsStore: Sendable {
             ])
         }
         let queue = try Queries.Stats.Queue.Row.rows(of: results[0])
-        let oldest = try Queries.Stats.OldestDue.Row.rows(of: results[1]).first?.seconds ?? 0
+        let oldest = try Queries.Stats.OldestDue.Row.rows(of: results[1]).first?.oldestDueSeconds ?? 0
         var finished: [String: (recent: Int, hour: Int)] = [:]
         for row in try Queries.Stats.Outcomes.Row.rows(of: results[2]) {
             finished[row.outcome] = (row.shortWindow, row.longWindow)
@@ -68,32 +74,16 @@ public struct StatsStore: Sendable {
 /// The statements of `stats` (Queries/stats.sql).
 extension StatsStore {
 
-    struct OldestDueSeconds: QueryRow {
-        let seconds: Double
-
-        init(row: PostgresRow) throws {
-            seconds = try row.double("oldest_due_seconds")
-        }
+    struct OldestDueSeconds: QueryRow, Decodable {
+        let oldestDueSeconds: Double
     }
 
     /// One outcome's deliveries finished within the short window and the long one.
-    struct OutcomeCounts: QueryRow {
+    struct OutcomeCounts: QueryRow, Decodable {
         let outcome: String
         let shortWindow: Int
         let longWindow: Int
-
-        init(row: PostgresRow) throws {
-            outcome = try row.string("outcome")
-            shortWindow = try row.int("short_window")
-            longWindow = try row.int("long_window")
-        }
     }
 }
 
-extension QueueStats.Group: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            state: try row.string("state"), lane: try row.int("lane"), miniAppID: try row.string("mini_app_id"),
-            count: try row.int("deliveries"))
-    }
-}
+extension QueueStats.Group: QueryRow {}

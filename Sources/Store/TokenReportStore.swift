@@ -4,7 +4,7 @@ import Postgres
 /// Token invalidations over a window, by upstream, token kind and reason (`heraldctl tokens`): a
 /// storm of one reason on one upstream shows at a glance.
 public struct TokenReport: Sendable, Equatable {
-    public struct Line: Sendable, Equatable {
+    public struct Line: Sendable, Equatable, Decodable {
         /// `apns` or `fcm`.
         public let upstream: String
         /// Which token: `apns` (a device's push token), `apnsPushToStart`, `liveActivity` (an activity's own
@@ -48,14 +48,4 @@ public struct TokenReportStore: Sendable {
     }
 }
 
-extension TokenReportStore {
-}
-
-extension TokenReport.Line: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            upstream: try row.string("service"), token: try row.string("token"), reason: try row.string("reason"),
-            count: try row.int("deliveries"), devices: try row.int("devices"), first: try row.date("first_at"),
-            last: try row.date("last_at"))
-    }
-}
+extension TokenReport.Line: QueryRow {}

@@ -3,7 +3,7 @@ import HeraldCore
 import Postgres
 
 /// A webhook event leased to a sender (sql/020_webhooks.sql).
-public struct LeasedWebhookEvent: Sendable, Equatable {
+public struct LeasedWebhookEvent: Sendable, Equatable, Decodable {
     public let id: UUID
     public let partnerID: UUID
     public let body: [UInt8]
@@ -78,7 +78,7 @@ public struct WebhookStore: Sendable {
     public func record(worker: String, _ records: [WebhookAttemptRecord], now: Date) throws -> Int {
         guard !records.isEmpty else { return 0 }
         return try pool.withConnection { connection in
-            try connection.row(Record(worker: worker, records: records, now: now))!.recorded
+            try connection.row(Record(worker: worker, records: records, now: now))!.count
         }
     }
 
@@ -98,15 +98,7 @@ public struct WebhookStore: Sendable {
     }
 }
 
-extension LeasedWebhookEvent: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), body: try row.bytes("body"),
-            attempts: try row.int("attempts"), windowStart: try row.date("window_start"),
-            url: try row.optionalString("url"), secret: try row.optionalString("secret"),
-            previousSecret: try row.optionalString("previous_secret"))
-    }
-}
+extension LeasedWebhookEvent: QueryRow {}
 
 extension WebhookStore {
     struct Claim: NamedQuery {
@@ -125,11 +117,7 @@ extension WebhookStore {
     }
 
     struct Record: NamedQuery {
-        struct Row: QueryRow {
-            let recorded: Int
-            init(row: PostgresRow) throws { recorded = try row.int("recorded") }
-        }
-
+        typealias Row = CountRow
         static let sql = Queries.Webhooks.record
         let worker: String
         let records: [WebhookAttemptRecord]
@@ -143,13 +131,9 @@ extension WebhookStore {
     }
 
     struct Replayable: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let id: UUID
             let replayable: Bool
-            init(row: PostgresRow) throws {
-                id = try row.uuid("id")
-                replayable = try row.bool("replayable")
-            }
         }
 
         static let sql = Queries.Webhooks.replayable

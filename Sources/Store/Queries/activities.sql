@@ -9,14 +9,14 @@ SELECT user_id, has_session, opted_out, devices, old_id, old_template, old_attri
 -- parameters: id UUID, partnerID UUID
 -- returns: ActivityRecord
 -- A partner's activity: $1 id, $2 partner; a primary-key probe, another partner's id finds nothing.
-SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes, state::text AS state,
-       start_alert::text AS start_alert, status, version, last_timestamp, created_at, updated_at, expires_at,
+SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes_json, state::text AS state_json,
+       start_alert::text AS start_alert_json, status, version, last_timestamp, created_at, updated_at, expires_at,
        ended_at, dismiss_at, relevance_score, channel_id
   FROM live_activities WHERE id = $1 AND partner_id = $2;
 
 -- name: start
 -- Starts an activity (functions/activity_start.sql says what each parameter is).
-SELECT result, reason, retry_after, replaced_priority
+SELECT result, reason AS refusal, retry_after, replaced_priority
   FROM herald_activity_start($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb,
                              $13, $14, $15, $16, $17, $18::text[], $19::text[], $20, $21,
                              $22, $23, $24, $25, $26::smallint, $27, $28, $29, $30, $31, $32,
@@ -53,7 +53,7 @@ SELECT t.device_id, CASE t.service WHEN 'apns' THEN 'ios' ELSE 'android' END AS 
 
 -- name: unconfirm
 -- parameters: seconds Int, limit Int
--- returns: SweepCountRow
+-- returns: CountRow
 -- One batch of the sweep of iPhones whose start created nothing: $1 seconds since the start reached APNs, $2 batch
 -- size (functions/activity_unconfirmed.sql); `count` became unconfirmed.
 SELECT herald_activity_unconfirmed($1, $2) AS count;
@@ -66,26 +66,31 @@ SELECT herald_activity_token($1, $2, $3) AS result;
 
 -- name: expire
 -- parameters: limit Int
--- returns: SweepCountRow
+-- returns: CountRow
 -- One batch of the TTL sweep: $1 batch size (functions/expire_activities.sql); `count` expired.
 SELECT herald_expire_activities($1) AS count;
+
+-- fragment: eventColumns
+-- An audit row as ActivityEventRecord reads it.
+id, kind, created_at, state::text AS state_json, alert_title, ttl_seconds, dismiss_at, idempotency_key,
+       devices_apns AS apns_devices, devices_fcm AS fcm_devices, sent, failed, superseded
 
 -- name: events
 -- parameters: activityID UUID, partnerID UUID, since Date, limit Int
 -- returns: ActivityEventRecord
 -- An activity's events newest first, from `live_activity_events_activity` in index order: $1 activity, $2 partner,
 -- $3 the activity's creation (partition pruning), $4 limit.
-SELECT id, kind, created_at, state::text AS state, alert_title, ttl_seconds, dismiss_at, idempotency_key,
-       devices_apns, devices_fcm, sent, failed, superseded
+SELECT {{eventColumns}}
   FROM live_activity_events
  WHERE activity_id = $1 AND partner_id = $2 AND created_at >= $3
  ORDER BY created_at DESC, id DESC
  LIMIT $4;
 
 -- name: eventsAfter
+-- parameters: activityID UUID, partnerID UUID, since Date, limit Int, cursorCreatedAt Date, cursorID UUID
+-- returns: ActivityEventRecord
 -- As `events`, from after the cursor ($5 created_at, $6 id): the row comparison is an index bound.
-SELECT id, kind, created_at, state::text AS state, alert_title, ttl_seconds, dismiss_at, idempotency_key,
-       devices_apns, devices_fcm, sent, failed, superseded
+SELECT {{eventColumns}}
   FROM live_activity_events
  WHERE activity_id = $1 AND partner_id = $2 AND created_at >= $3 AND (created_at, id) < ($5, $6)
  ORDER BY created_at DESC, id DESC

@@ -10,7 +10,7 @@ SELECT herald_admin_audit($1, $2, $3, $4::jsonb);
 
 -- name: list
 -- parameters: before Int?, limit Int
--- returns: AdminAuditEntry
+-- returns: AdminAuditStore.Entry
 -- Entries newest first by the primary key: $1 before (an id, or NULL), $2 limit.
 SELECT id, at, actor, actor_detail, client, action, partner_id, mini_app_id, detail::text AS detail
   FROM admin_audit
@@ -19,7 +19,7 @@ SELECT id, at, actor, actor_detail, client, action, partner_id, mini_app_id, det
 
 -- name: listPartner
 -- parameters: before Int?, limit Int, partnerID UUID
--- returns: AdminAuditEntry
+-- returns: AdminAuditStore.Entry
 -- One partner's entries newest first, through admin_audit_partner: $1 before, $2 limit, $3 partner.
 SELECT id, at, actor, actor_detail, client, action, partner_id, mini_app_id, detail::text AS detail
   FROM admin_audit

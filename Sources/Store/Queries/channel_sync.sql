@@ -3,8 +3,8 @@
 -- returns: LeasedChannel
 -- Leases the broadcast channels a worker must make APNs agree with: $1 limit, $2 lease seconds, $3 now
 -- (functions/channel_claim.sql).
-SELECT id, status, apns_channel_id, environment, version, sent_version, apns_payload, apns_priority, expires_at,
-       delete_at, attempts
+SELECT id, status, apns_channel_id, environment, version, sent_version, apns_payload AS payload,
+       apns_priority AS priority, expires_at, delete_at, attempts
   FROM herald_channel_claim($1, $2, $3);
 
 -- name: record

@@ -2,7 +2,7 @@
 -- parameters: id UUID, partnerID UUID
 -- returns: ChannelRecord
 -- A partner's channel: $1 id, $2 partner; a primary-key probe, another partner's id finds nothing.
-SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes, state::text AS state, status,
+SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes_json, state::text AS state_json, status,
        apns_channel_id, version, sent_version, last_timestamp, relevance_score, created_at, updated_at, expires_at,
        ended_at, failure, broadcasts
   FROM live_channels WHERE id = $1 AND partner_id = $2;
@@ -12,7 +12,7 @@ SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes, st
 -- returns: ChannelStore.FollowableChannel
 -- The open channels of a mini-app ($1), oldest first, at most $2, by the mini-app's index, with their partner's
 -- display name.
-SELECT c.id, c.partner_id, c.mini_app_id, c.template, c.attributes::text AS attributes, c.state::text AS state,
+SELECT c.id, c.partner_id, c.mini_app_id, c.template, c.attributes::text AS attributes_json, c.state::text AS state_json,
        c.status, c.apns_channel_id, c.version, c.sent_version, c.last_timestamp, c.relevance_score, c.created_at,
        c.updated_at, c.expires_at, c.ended_at, c.failure, c.broadcasts, p.display_name
   FROM live_channels c JOIN partners p ON p.id = c.partner_id
@@ -23,7 +23,7 @@ SELECT c.id, c.partner_id, c.mini_app_id, c.template, c.attributes::text AS attr
 -- parameters: channelID UUID, limit Int
 -- returns: ChannelEventRecord
 -- A channel's ($1) audit rows, newest first, at most $2, by the channel's index.
-SELECT id, kind, created_at, state::text AS state, alert_title, ttl_seconds, dismiss_at, idempotency_key, outcome,
+SELECT id, kind, created_at, state::text AS state_json, alert_title, ttl_seconds, dismiss_at, idempotency_key, outcome,
        reason, finished_at
   FROM live_channel_events WHERE channel_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2;
 

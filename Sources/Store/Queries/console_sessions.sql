@@ -1,13 +1,14 @@
 -- name: create
 -- parameters: tokenHash String, seconds Int, client String?, adminTokenMAC String
+-- returns: ConsoleSession
 -- A new session: $1 token hash, $2 seconds it lives, $3 client address, $4 the admin token's MAC.
 INSERT INTO console_sessions (token_hash, expires_at, client, admin_token_mac)
 VALUES ($1, now() + make_interval(secs => $2), $3, $4)
-RETURNING created_at, expires_at, last_used_at;
+RETURNING token_hash, created_at, expires_at, last_used_at;
 
 -- name: find
 -- The live session by primary key: $1 token hash, $2 idle seconds, $3 and $4 the admin token MACs accepted now.
-SELECT created_at, expires_at, last_used_at FROM console_sessions
+SELECT token_hash, created_at, expires_at, last_used_at FROM console_sessions
  WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
    AND last_used_at > now() - make_interval(secs => $2)
    AND admin_token_mac IN ($3, $4);

@@ -13,7 +13,7 @@ d.registered_at, d.updated_at,
 
 -- name: userDevices
 -- parameters: userID String
--- returns: DeviceTokenStates
+-- returns: DirectoryStore.DeviceRow
 -- A user's devices with their tokens' health, by device id, in one statement: the user's existence and devices seen
 -- in one snapshot. $1 user. No row when there is no such user; one row with a NULL device_id for a user without
 -- devices.
@@ -24,7 +24,7 @@ SELECT {{deviceColumns}}
 
 -- name: device
 -- parameters: userID String, deviceID String
--- returns: DeviceTokenStates
+-- returns: DirectoryStore.DeviceRow
 -- One device with its tokens' health. $1 user, $2 device.
 SELECT {{deviceColumns}}
   FROM devices d WHERE d.user_id = $1 AND d.device_id = $2;

@@ -15,6 +15,8 @@ SELECT created, taken FROM herald_put_device($1, $2, $3, $4, $5, $6, $7, $8, $9:
 DELETE FROM devices WHERE user_id = $1 AND device_id = $2;
 
 -- name: touchSession
+-- parameters: userID String, miniAppID String
+-- returns: DirectoryStore.SessionSeen
 -- Records that the user ($1) used the mini-app ($2) now.
 INSERT INTO mini_app_sessions (user_id, mini_app_id, last_seen_at) VALUES ($1, $2, now())
 ON CONFLICT (user_id, mini_app_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
@@ -37,7 +39,7 @@ SELECT 1 AS found FROM users WHERE id = $1;
 
 -- name: senders
 -- parameters: userID String
--- returns: SenderEntry
+-- returns: DirectoryStore.Sender
 -- Every mini-app that pushed to the user ($1) or that the user opted out of, with the opt-out state and the
 -- active partner's name and whether it has an icon.
 SELECT m.mini_app_id, p.display_name, p.icon_updated_at IS NOT NULL AS has_icon,

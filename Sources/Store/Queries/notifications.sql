@@ -4,6 +4,7 @@
 SELECT pg_notify($1, $2);
 
 -- name: notifyWithoutFlush
+-- parameters: channel String, payload String
 -- A notification on channel $1 with payload $2, in a statement that is its own transaction and whose commit does not
 -- wait for the disk (set_config's `true` is SET LOCAL: this transaction only, so a transaction pooler hands the
 -- connection on unchanged). A notification lost in a crash costs nothing: the workers poll.

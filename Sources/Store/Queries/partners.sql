@@ -46,6 +46,8 @@ SELECT {{partnerColumns}}, true FROM partners
 LIMIT 1;
 
 -- name: findActiveByMiniApp
+-- parameters: miniAppID String
+-- returns: PartnerRecord
 -- The active partner of a mini-app ($1), by partners_active_mini_app.
 SELECT {{partnerColumns}} FROM partners WHERE mini_app_id = $1 AND revoked_at IS NULL;
 

@@ -6,9 +6,9 @@ SELECT id, partner_id, body, attempts, window_start, url, secret, previous_secre
 
 -- name: record
 -- Attempts' outcomes, element by element: $1 worker, $2 events, $3 outcomes, $4 statuses, $5 errors, $6 retry
--- times, $7 now; returns how many events were still the worker's.
+-- times, $7 now; returns how many events were still the worker's (`count`).
 SELECT herald_webhook_record($1, $2::uuid[], $3::text[], $4::integer[], $5::text[], $6::timestamptz[], $7)
-    AS recorded;
+    AS count;
 
 -- name: replayable
 -- Failed events matching a replay's selection, locked: $1 event ids, $2 partners (empty arrays: any), $3 failed

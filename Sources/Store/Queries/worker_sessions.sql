@@ -12,10 +12,13 @@ SELECT set_config('plan_cache_mode', 'force_generic_plan', false) AS plan_cache_
        set_config('enable_seqscan', 'off', false) AS enable_seqscan;
 
 -- name: serverPID
+-- returns: DeliveryStore.ServerProcess
 -- The server process serving this connection (behind a proxy, libpq's PQbackendPID is the proxy's).
 SELECT pg_backend_pid() AS pid;
 
 -- name: listeners
+-- parameters: applicationNamePrefix String
+-- returns: DeliveryStore.ListenerConnection
 -- The workers' listener connections, by server process, with the lease each registered: $1 the application name's
 -- start (`herald-worker listener%`). pg_stat_activity is small (one row a connection).
 SELECT a.pid, a.application_name, l.worker_id, l.lease_seconds
@@ -24,6 +27,7 @@ SELECT a.pid, a.application_name, l.worker_id, l.lease_seconds
  WHERE a.datname = current_database() AND a.application_name LIKE $1 ORDER BY a.pid;
 
 -- name: registerListener
+-- parameters: worker String, leaseSeconds Int
 -- The listener connection's own registration: $1 worker, $2 lease seconds. Removes the worker's other listeners'
 -- rows and those of server processes that are gone.
 WITH gone AS (
@@ -36,5 +40,6 @@ ON CONFLICT (pid) DO UPDATE
    SET worker_id = EXCLUDED.worker_id, lease_seconds = EXCLUDED.lease_seconds, registered_at = now();
 
 -- name: unregisterListeners
+-- parameters: worker String
 -- Withdraws worker $1's registrations (a draining worker).
 DELETE FROM worker_listeners WHERE worker_id = $1;
