@@ -154,9 +154,9 @@ public struct BackfillStore: Sendable {
             try pool.withConnection { connection in
                 try connection.transaction { connection in
                     try connection.run(Stage())
-                    try connection.copy(Self.copyLinesSQL, rows: lines)
-                    if deliveries.count > 0 { try connection.copy(Self.copyDeliveriesSQL, rows: deliveries) }
-                    if senders.count > 0 { try connection.copy(Self.copySendersSQL, rows: senders) }
+                    try connection.copy(Queries.Backfill.copyLines, rows: lines)
+                    if deliveries.count > 0 { try connection.copy(Queries.Backfill.copyDeliveries, rows: deliveries) }
+                    if senders.count > 0 { try connection.copy(Queries.Backfill.copySenders, rows: senders) }
                     return try connection.rows(Apply(run: run))
                 }
             }
@@ -341,15 +341,4 @@ extension BackfillStore {
         static let sql = Queries.Backfill.putUsers
         let bindings: [(any PostgresEncodable)?]
     }
-
-    static let copyLinesSQL = """
-        COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
-            data, send_at, ttl_seconds, recipients, suppressed, missing, deliveries) FROM STDIN
-        """
-
-    static let copyDeliveriesSQL = """
-        COPY herald_backfill_deliveries (request_id, id, service, user_id, device_id, environment, payload) FROM STDIN
-        """
-
-    static let copySendersSQL = "COPY herald_backfill_senders (request_id, user_id) FROM STDIN"
 }

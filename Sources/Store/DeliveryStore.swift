@@ -297,7 +297,9 @@ public struct DeliveryStore: Sendable {
             if connection.preparedStatements { try connection.run(SessionSettings()) }
             if connection.preparedStatements, claims { try connection.run(ClaimSession()) }
             if listen {
-                try connection.execute("LISTEN \(notificationChannel); LISTEN \(ChannelSyncStore.notificationChannel)")
+                for channel in [notificationChannel, ChannelSyncStore.notificationChannel] {
+                    try connection.execute(Queries.Notifications.listen.filling("channel", identifier: channel))
+                }
             }
         }
     }
@@ -358,7 +360,7 @@ public struct DeliveryStore: Sendable {
     {
         let pid = try serverPID(on: connection)
         if let worker { try connection.run(RegisterListener(worker: worker, leaseSeconds: leaseSeconds)) }
-        try connection.execute("LISTEN \(Self.workerChannel(pid))")
+        try connection.execute(Queries.Notifications.listen.filling("channel", identifier: Self.workerChannel(pid)))
         return pid
     }
 

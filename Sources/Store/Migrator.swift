@@ -198,18 +198,7 @@ public struct Migrator: Sendable {
         // Under the lock too: concurrent CREATE TABLE IF NOT EXISTS races on the catalog (23505).
         try connection.transaction { connection in
             try connection.run(Lock(key: Self.lockKey))
-            try connection.execute(
-                """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version    integer PRIMARY KEY,
-                    name       text NOT NULL,
-                    checksum   text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now());
-                CREATE TABLE IF NOT EXISTS schema_functions (
-                    name       text PRIMARY KEY,
-                    checksum   text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now())
-                """)
+            try connection.execute(Queries.SchemaMigrations.bootstrap)
         }
         var applied: [String] = []
         var reachedBaseline = false

@@ -321,17 +321,6 @@ extension PushStore {
         let createdAt: [Date]
         var bindings: [(any PostgresEncodable)?] { [ids, createdAt] }
     }
-
-    /// The request `request`'s rows held for their user's quiet hours, as an int8 expression: a count in the
-    /// partial index deliveries_held_request (sql/052_user_guards_visible.sql), which holds only held rows, so a
-    /// request with none costs one probe. A held row is always a single row: a group's held member is split off.
-    /// Sources/Store/Queries/push_requests.sql spells the same count (`summaryColumns`).
-    public static func heldSQL(_ request: String) -> String {
-        """
-        (SELECT count(*) FROM deliveries d
-                  WHERE d.request_id = \(request) AND d.last_error = 'quiet_hours' AND d.state = 'pending')
-        """
-    }
 }
 
 extension PushRequestSummary: QueryRow {

@@ -1,5 +1,17 @@
 -- The migrator's bookkeeping (Migrator): which migrations and definitions are applied, under one advisory lock.
--- The bookkeeping tables themselves are created by the migrator (DDL, which cannot be prepared).
+
+-- name: bootstrap
+-- The bookkeeping tables, created before the first migration runs (DDL, which cannot be prepared).
+-- unprepared
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    checksum   text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS schema_functions (
+    name       text PRIMARY KEY,
+    checksum   text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now());
 
 -- name: lock
 -- The migrator's transaction-scoped advisory lock: $1 its key. Concurrent migrators run one after the other.
