@@ -66,7 +66,7 @@ public struct ReplayStore: Sendable {
     /// The partner ids of a mini-app (revoked ones too: their deliveries are still in history).
     public func partnerIDs(miniAppID: String) throws -> [UUID] {
         try pool.withConnection { connection in
-            try connection.rows(PartnerIDs(miniAppID: miniAppID)).map(\.id)
+            try connection.rows(Queries.Replay.PartnerIDs(miniAppID: miniAppID)).map(\.id)
         }
     }
 
@@ -88,7 +88,7 @@ public struct ReplayStore: Sendable {
             let batch = try pool.withTransaction { connection -> ReplayBatch in
                 // Planned for the values given: each selector left NULL folds away, so each combination reads
                 // its own index (a generic plan of optional time bounds would read every partition).
-                try connection.run(CustomPlans())
+                try connection.run(Queries.Replay.CustomPlans())
                 guard let batch = try ReplayBatch.rows(of: connection.result(query)).first else {
                     throw PostgresError(code: .decodingFailed, serverMessage: "the replay batch returned no row")
                 }
@@ -125,21 +125,11 @@ public struct ReplayStore: Sendable {
     }
 }
 
-// The fixed statements (Sources/Store/Queries/replay.sql).
 extension ReplayStore {
-    struct PartnerIDs: NamedQuery {
-        struct Row: QueryRow {
-            let id: UUID
-            init(row: PostgresRow) throws { id = try row.uuid("id") }
-        }
-
-        static let sql = Queries.Replay.partnerIDs
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [miniAppID] }
-    }
-
-    struct CustomPlans: NamedQuery {
-        static let sql = Queries.Replay.customPlans
+    /// A row of `partnerIDs` (Queries/replay.sql).
+    struct PartnerID: QueryRow {
+        let id: UUID
+        init(row: PostgresRow) throws { id = try row.uuid("id") }
     }
 }
 

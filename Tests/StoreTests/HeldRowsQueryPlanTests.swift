@@ -51,7 +51,7 @@ struct HeldRowsQueryPlanTests {
     func heldOfARequest() throws {
         let held = UUID(uuidString: "00000000-0000-7000-8000-000000000000")!
         let none = UUID(uuidString: "00000000-0000-7000-8000-000000000001")!
-        let query = PushStore.Summaries(ids: [held, none], createdAt: [Self.created, Self.created])
+        let query = Queries.PushRequests.Summaries(ids: [held, none], createdAt: [Self.created, Self.created])
         let text = try Self.database.connection.plan(query)
         #expect(text.contains("deliveries_held_request"), "\(text)")
         #expect(!text.contains("Seq Scan on deliveries"), "\(text)")

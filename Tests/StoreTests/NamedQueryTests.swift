@@ -67,7 +67,7 @@ struct NamedQueryTests {
         var search = RequestSearch()
         search.miniAppID = "app"
         for _ in 0..<2 { _ = try connection.rows(ConsoleStore.requestSearch(search)) }
-        _ = try connection.rows(PushStore.Summaries(ids: [UUID()], createdAt: [Date()]))
+        _ = try connection.rows(Queries.PushRequests.Summaries(ids: [UUID()], createdAt: [Date()]))
         func prepared(_ text: String) throws -> Int? {
             try connection.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE $1", [text])
                 .first?.int("n")

@@ -2,6 +2,8 @@
 -- is no statement that can be prepared (PostgresConnection.copy runs it).
 
 -- name: takenKeys
+-- parameters: lines [Int], partnerIDs [UUID], keys [String], run UUID
+-- returns: BackfillStore.TakenKey
 -- The lines whose (partner, key) is written already: $1 lines, $2 partners, $3 keys, $4 this run. `this_run`
 -- says whether this run wrote it, `first_line` at which line. By the (partner, key) primary key.
 SELECT i.line, b.run_id = $4 AS this_run, b.line AS first_line
@@ -15,10 +17,13 @@ SELECT line, kind, ident, user_id, service, environment, opted_out
   FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[]);
 
 -- name: stage
+-- returns: NoRow
 -- The session's staging tables (sql/011_backfill.sql).
 SELECT herald_backfill_stage();
 
 -- name: apply
+-- parameters: run UUID
+-- returns: BackfillStore.AppliedLine
 -- Writes the staged batch of run $1: one row per line (line, outcome, first line of a repeated key).
 SELECT line, outcome, first_line FROM herald_backfill_apply($1);
 
