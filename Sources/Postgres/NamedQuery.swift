@@ -5,10 +5,23 @@ import Foundation
 public struct NamedSQL: Sendable, Hashable {
     public let name: String
     public let text: String
+    /// False (`-- unprepared`): run unnamed, so each call is planned for its values (a text whose optional
+    /// conditions the planner folds away when their parameter is NULL, each combination on its own index).
+    public let isPrepared: Bool
 
-    public init(name: String, text: String) {
+    public init(name: String, text: String, isPrepared: Bool = true) {
         self.name = name
         self.text = text
+        self.isPrepared = isPrepared
+    }
+
+    /// This statement with its placeholder `{{placeholder}}` (`-- identifiers:`) replaced by `identifier`, quoted as
+    /// an SQL identifier: for a name no bind parameter can stand for (LISTEN's channel). The one quoting of a name.
+    public func filling(_ placeholder: String, identifier: String) -> NamedSQL {
+        let token = "{{" + placeholder + "}}"
+        precondition(text.contains(token), "\(name) has no placeholder \(token)")
+        let quoted = "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return NamedSQL(name: name, text: text.replacingOccurrences(of: token, with: quoted), isPrepared: isPrepared)
     }
 }
 
@@ -63,7 +76,19 @@ extension PostgresConnection {
 
     /// Runs `query` and returns its result undecoded (for a reader that needs the result itself).
     public func result<Query: NamedQuery>(_ query: Query) throws -> PostgresResult {
-        try self.query(Query.sql.text, query.bindings)
+        try self.query(Query.sql.text, query.bindings, prepared: Query.sql.isPrepared)
+    }
+
+    /// Runs `sql`, a `COPY ... FROM STDIN`, with `rows`; returns the rows copied.
+    @discardableResult
+    public func copy(_ sql: NamedSQL, rows: PostgresCopyRows) throws -> Int {
+        try copy(sql.text, rows: rows)
+    }
+
+    /// Runs `sql` (a statement without parameters: DDL, LISTEN) and returns its result.
+    @discardableResult
+    public func execute(_ sql: NamedSQL) throws -> PostgresResult {
+        try execute(sql.text)
     }
 
     /// Runs `queries` in one round trip (`pipeline`): one implicit transaction.

@@ -85,13 +85,16 @@ public final class PostgresConnection: @unchecked Sendable {
         return (try? execute("")) != nil && isHealthy
     }
 
-    /// Runs `sql` with `parameters` (nil binds SQL NULL) and returns its rows.
+    /// Runs `sql` with `parameters` (nil binds SQL NULL) and returns its rows. `prepared: false` runs it unnamed even
+    /// on a connection that prepares, so it is planned for these values.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> PostgresResult {
+    public func query(_ sql: String, _ parameters: [(any PostgresEncodable)?] = [], prepared: Bool = true) throws
+        -> PostgresResult
+    {
         if parameters.isEmpty && !sql.contains("$1") {
             return try execute(sql)
         }
-        guard preparedStatements else {
+        guard preparedStatements, prepared else {
             let result = withParameters(parameters) { pointers in
                 PQexecParams(handle, sql, Int32(parameters.count), nil, pointers, nil, nil, 0)
             }

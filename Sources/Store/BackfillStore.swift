@@ -91,7 +91,7 @@ public struct BackfillStore: Sendable {
         }
         let results = try pool.withConnection { connection in
             try connection.pipeline(queries: [
-                TakenKeys(
+                Queries.Backfill.TakenKeys(
                     lines: lines.map(\.line), partnerIDs: lines.map(\.partner.id), keys: lines.map(\.key),
                     run: run),
                 ResolveLines(
@@ -100,7 +100,7 @@ public struct BackfillStore: Sendable {
             ])
         }
         var taken: [Int: BackfillOutcome] = [:]
-        for key in try TakenKeys.Row.rows(of: results[0]) {
+        for key in try TakenKey.rows(of: results[0]) {
             taken[key.line] = key.thisRun ? .duplicateKey(firstLine: key.firstLine) : .duplicate
         }
         var resolutions: [Int: RecipientResolution] = [:]
@@ -153,11 +153,11 @@ public struct BackfillStore: Sendable {
         let rows = try retryingDeadlocks {
             try pool.withConnection { connection in
                 try connection.transaction { connection in
-                    try connection.run(Stage())
-                    try connection.copy(Self.copyLinesSQL, rows: lines)
-                    if deliveries.count > 0 { try connection.copy(Self.copyDeliveriesSQL, rows: deliveries) }
-                    if senders.count > 0 { try connection.copy(Self.copySendersSQL, rows: senders) }
-                    return try connection.rows(Apply(run: run))
+                    try connection.run(Queries.Backfill.Stage())
+                    try connection.copy(Queries.Backfill.copyLines, rows: lines)
+                    if deliveries.count > 0 { try connection.copy(Queries.Backfill.copyDeliveries, rows: deliveries) }
+                    if senders.count > 0 { try connection.copy(Queries.Backfill.copySenders, rows: senders) }
+                    return try connection.rows(Queries.Backfill.Apply(run: run))
                 }
             }
         }
@@ -249,7 +249,7 @@ struct NullableTextArray: PostgresEncodable {
     }
 }
 
-// The statements of the backfill (Sources/Store/Queries/backfill.sql), but its COPYs, which cannot be prepared.
+// The statements of the backfill (Sources/Store/Queries/backfill.sql) and the rows they return.
 extension BackfillStore {
     struct Partners: NamedQuery {
         typealias Row = PartnerRecord
@@ -258,25 +258,17 @@ extension BackfillStore {
         var bindings: [(any PostgresEncodable)?] { [miniAppID] }
     }
 
-    struct TakenKeys: NamedQuery {
-        struct Row: QueryRow {
-            let line: Int
-            let thisRun: Bool
-            let firstLine: Int
+    /// A row of `takenKeys`: a line whose (partner, key) is written already, by this run or an earlier one.
+    struct TakenKey: QueryRow {
+        let line: Int
+        let thisRun: Bool
+        let firstLine: Int
 
-            init(row: PostgresRow) throws {
-                line = try row.int("line")
-                thisRun = try row.bool("this_run")
-                firstLine = try row.int("first_line")
-            }
+        init(row: PostgresRow) throws {
+            line = try row.int("line")
+            thisRun = try row.bool("this_run")
+            firstLine = try row.int("first_line")
         }
-
-        static let sql = Queries.Backfill.takenKeys
-        let lines: [Int]
-        let partnerIDs: [UUID]
-        let keys: [String]
-        let run: UUID
-        var bindings: [(any PostgresEncodable)?] { [lines, partnerIDs, keys, run] }
     }
 
     struct ResolveLines: NamedQuery {
@@ -301,27 +293,17 @@ extension BackfillStore {
         var bindings: [(any PostgresEncodable)?] { [tenants, miniApps, emailLines, emails, walletLines, wallets] }
     }
 
-    /// The session's staging tables (sql/functions/backfill_stage.sql).
-    struct Stage: NamedQuery {
-        static let sql = Queries.Backfill.stage
-    }
+    /// A row of `apply`: a line's outcome.
+    struct AppliedLine: QueryRow {
+        let line: Int
+        let outcome: String
+        let firstLine: Int?
 
-    struct Apply: NamedQuery {
-        struct Row: QueryRow {
-            let line: Int
-            let outcome: String
-            let firstLine: Int?
-
-            init(row: PostgresRow) throws {
-                line = try row.int("line")
-                outcome = try row.string("outcome")
-                firstLine = try row.optionalInt("first_line")
-            }
+        init(row: PostgresRow) throws {
+            line = try row.int("line")
+            outcome = try row.string("outcome")
+            firstLine = try row.optionalInt("first_line")
         }
-
-        static let sql = Queries.Backfill.apply
-        let run: UUID
-        var bindings: [(any PostgresEncodable)?] { [run] }
     }
 
     /// Its 23 array parameters are built by `putUsers`.
@@ -341,15 +323,4 @@ extension BackfillStore {
         static let sql = Queries.Backfill.putUsers
         let bindings: [(any PostgresEncodable)?]
     }
-
-    static let copyLinesSQL = """
-        COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
-            data, send_at, ttl_seconds, recipients, suppressed, missing, deliveries) FROM STDIN
-        """
-
-    static let copyDeliveriesSQL = """
-        COPY herald_backfill_deliveries (request_id, id, service, user_id, device_id, environment, payload) FROM STDIN
-        """
-
-    static let copySendersSQL = "COPY herald_backfill_senders (request_id, user_id) FROM STDIN"
 }

@@ -1,8 +1,7 @@
 import Foundation
 import Postgres
 
-/// The console's statements (Queries/console.sql), typed: parameters in, rows out. The request search
-/// (`requestsStatement`) is built for the conditions given, so it is not among them.
+/// The console's statements (Queries/console.sql), typed: parameters in, rows out.
 extension ConsoleStore {
 
     /// One outcome's deliveries finished in one minute of the last hour.
@@ -29,7 +28,7 @@ extension FailureGroup: QueryRow {
     }
 }
 
-/// A row of `ConsoleStore.requestsStatement`.
+/// A row of the request search (Queries/console.sql, `requests`).
 extension RequestSummary: QueryRow {
     public init(row: PostgresRow) throws {
         self.init(

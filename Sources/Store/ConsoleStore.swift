@@ -95,9 +95,9 @@ public struct ConsoleStore: Sendable {
 
     /// Audit rows, newest first.
     public func requests(_ search: RequestSearch) throws -> [RequestSummary] {
-        let (sql, parameters) = Self.requestsStatement(search)
+        let query = Self.requestSearch(search)
         return try pool.withConnection { connection in
-            try RequestSummary.rows(of: connection.query(sql, parameters))
+            try connection.rows(query)
         }
     }
 
@@ -112,35 +112,12 @@ public struct ConsoleStore: Sendable {
 }
 
 extension ConsoleStore {
-    /// Only the conditions given, so each combination is planned for its index: by id the primary key (with the
-    /// partition key from the UUIDv7's time when it has one), by mini-app push_requests_mini_app (mini_app_id, id),
-    /// otherwise the primary key backwards (UUIDv7 ids sort by creation). Each listed request's `held` is one probe
-    /// of the partial index deliveries_held_request.
-    public static func requestsStatement(_ search: RequestSearch) -> (String, [(any PostgresEncodable)?]) {
-        var conditions: [String] = []
-        var parameters: [(any PostgresEncodable)?] = []
-        func bind(_ value: any PostgresEncodable) -> String {
-            parameters.append(value)
-            return "$\(parameters.count)"
-        }
-        if let id = search.id {
-            conditions.append("id = \(bind(id))::uuid")
-            if let created = UUIDv7.timestamp(of: id) {
-                conditions.append("created_at = \(bind(created))::timestamptz")
-            }
-        }
-        if let miniAppID = search.miniAppID { conditions.append("mini_app_id = \(bind(miniAppID))::text") }
-        if let since = search.since { conditions.append("created_at >= \(bind(since))::timestamptz") }
-        if let until = search.until { conditions.append("created_at < \(bind(until))::timestamptz") }
-        let filter = conditions.isEmpty ? "" : "\n WHERE " + conditions.joined(separator: " AND ")
-        let sql = """
-            SELECT p.id, p.created_at, p.mini_app_id, p.title, p.lane, p.recipients, p.deliveries, p.suppressed,
-                   p.suppressed_deliveries, p.sent, p.failed, \(PushStore.heldSQL("p.id")) AS held
-              FROM push_requests p\(filter)
-             ORDER BY id DESC
-             LIMIT \(bind(max(1, min(search.limit, 500))))
-            """
-        return (sql, parameters)
+    /// The request search (Queries/console.sql, `requests`) for `search`: a condition not given binds NULL, and an
+    /// id's UUIDv7 time names its partition.
+    static func requestSearch(_ search: RequestSearch) -> Queries.Console.Requests {
+        Queries.Console.Requests(
+            id: search.id, createdAt: search.id.flatMap(UUIDv7.timestamp(of:)), miniAppID: search.miniAppID,
+            since: search.since, until: search.until, limit: max(1, min(search.limit, 500)))
     }
 }
 

@@ -297,7 +297,9 @@ public struct DeliveryStore: Sendable {
             if connection.preparedStatements { try connection.run(SessionSettings()) }
             if connection.preparedStatements, claims { try connection.run(ClaimSession()) }
             if listen {
-                try connection.execute("LISTEN \(notificationChannel); LISTEN \(ChannelSyncStore.notificationChannel)")
+                for channel in [notificationChannel, ChannelSyncStore.notificationChannel] {
+                    try connection.execute(Queries.Notifications.listen.filling("channel", identifier: channel))
+                }
             }
         }
     }
@@ -362,7 +364,7 @@ public struct DeliveryStore: Sendable {
         if let worker {
             try connection.run(Queries.WorkerSessions.RegisterListener(worker: worker, leaseSeconds: leaseSeconds))
         }
-        try connection.execute("LISTEN \(Self.workerChannel(pid))")
+        try connection.execute(Queries.Notifications.listen.filling("channel", identifier: Self.workerChannel(pid)))
         return pid
     }
 

@@ -197,19 +197,8 @@ public struct Migrator: Sendable {
     public func migrate(_ connection: PostgresConnection) throws -> [String] {
         // Under the lock too: concurrent CREATE TABLE IF NOT EXISTS races on the catalog (23505).
         try connection.transaction { connection in
-            try connection.run(Lock(key: Self.lockKey))
-            try connection.execute(
-                """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version    integer PRIMARY KEY,
-                    name       text NOT NULL,
-                    checksum   text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now());
-                CREATE TABLE IF NOT EXISTS schema_functions (
-                    name       text PRIMARY KEY,
-                    checksum   text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now())
-                """)
+            try connection.run(Queries.SchemaMigrations.Lock(key: Self.lockKey))
+            try connection.execute(Queries.SchemaMigrations.bootstrap)
         }
         var applied: [String] = []
         var reachedBaseline = false
@@ -234,8 +223,8 @@ public struct Migrator: Sendable {
     /// highest version recorded afterwards (0 for none).
     private func applyBaseline(_ baseline: Migration, on connection: PostgresConnection) throws -> (Bool, Int) {
         try connection.transaction { connection -> (Bool, Int) in
-            try connection.run(Lock(key: Self.lockKey))
-            let highest = try connection.row(HighestVersion())?.highest ?? 0
+            try connection.run(Queries.SchemaMigrations.Lock(key: Self.lockKey))
+            let highest = try connection.row(Queries.SchemaMigrations.HighestVersion())?.highest ?? 0
             guard highest == 0 else { return (false, highest) }
             try connection.execute(baseline.sql)
             try record(baseline, on: connection)
@@ -247,8 +236,9 @@ public struct Migrator: Sendable {
     /// migration whose checksum differs is refused when `verified`.
     private func apply(_ migration: Migration, verified: Bool, on connection: PostgresConnection) throws -> Bool {
         try connection.transaction { connection -> Bool in
-            try connection.run(Lock(key: Self.lockKey))
-            if let recorded = try connection.row(MigrationChecksum(version: migration.version)) {
+            try connection.run(Queries.SchemaMigrations.Lock(key: Self.lockKey))
+            if let recorded = try connection.row(Queries.SchemaMigrations.MigrationChecksum(version: migration.version))
+            {
                 if verified, recorded.checksum != Self.checksum(migration.sql) {
                     throw Failure(code: .changed, message: "migration \(migration.name) changed after it was applied")
                 }
@@ -258,86 +248,47 @@ public struct Migrator: Sendable {
             try record(migration, on: connection)
             if isLegacy(migration) {
                 // A legacy file no longer re-creates the objects it dropped: every definition runs again.
-                try connection.run(ForgetDefinitions())
+                try connection.run(Queries.SchemaMigrations.ForgetDefinitions())
             }
             return true
         }
     }
 
     private func record(_ migration: Migration, on connection: PostgresConnection) throws {
-        try connection.run(RecordMigration(migration: migration, checksum: Self.checksum(migration.sql)))
+        try connection.run(
+            Queries.SchemaMigrations.RecordMigration(
+                version: migration.version, name: migration.name, checksum: Self.checksum(migration.sql)))
     }
 
     /// Applies one definition unless the recorded checksum is its own; true when this call applied it.
     private func apply(_ definition: Definition, on connection: PostgresConnection) throws -> Bool {
         let checksum = Self.checksum(definition.sql)
         return try connection.transaction { connection -> Bool in
-            try connection.run(Lock(key: Self.lockKey))
-            let recorded = try connection.row(DefinitionChecksum(name: definition.name))?.checksum
+            try connection.run(Queries.SchemaMigrations.Lock(key: Self.lockKey))
+            let recorded = try connection.row(Queries.SchemaMigrations.DefinitionChecksum(name: definition.name))?
+                .checksum
             if recorded == checksum { return false }
             do {
                 try connection.execute(definition.sql)
             } catch {
                 throw Failure(code: .definitionFailed, message: "\(definition.path) failed: \(error)")
             }
-            try connection.run(RecordDefinition(name: definition.name, checksum: checksum))
+            try connection.run(Queries.SchemaMigrations.RecordDefinition(name: definition.name, checksum: checksum))
             return true
         }
     }
 }
 
-// The bookkeeping statements (Sources/Store/Queries/schema_migrations.sql).
+// The rows of the bookkeeping statements (Sources/Store/Queries/schema_migrations.sql).
 extension Migrator {
-    struct Lock: NamedQuery {
-        static let sql = Queries.SchemaMigrations.lock
-        let key: Int
-        var bindings: [(any PostgresEncodable)?] { [key] }
-    }
-
-    struct HighestVersion: NamedQuery {
-        struct Row: QueryRow {
-            let highest: Int
-            init(row: PostgresRow) throws { highest = try row.int("highest") }
-        }
-
-        static let sql = Queries.SchemaMigrations.highestVersion
+    struct Highest: QueryRow {
+        let highest: Int
+        init(row: PostgresRow) throws { highest = try row.int("highest") }
     }
 
     /// A recorded checksum (of a migration or a definition).
     struct Recorded: QueryRow {
         let checksum: String
         init(row: PostgresRow) throws { checksum = try row.string("checksum") }
-    }
-
-    struct MigrationChecksum: NamedQuery {
-        typealias Row = Recorded
-        static let sql = Queries.SchemaMigrations.migrationChecksum
-        let version: Int
-        var bindings: [(any PostgresEncodable)?] { [version] }
-    }
-
-    struct RecordMigration: NamedQuery {
-        static let sql = Queries.SchemaMigrations.recordMigration
-        let migration: Migration
-        let checksum: String
-        var bindings: [(any PostgresEncodable)?] { [migration.version, migration.name, checksum] }
-    }
-
-    struct ForgetDefinitions: NamedQuery {
-        static let sql = Queries.SchemaMigrations.forgetDefinitions
-    }
-
-    struct DefinitionChecksum: NamedQuery {
-        typealias Row = Recorded
-        static let sql = Queries.SchemaMigrations.definitionChecksum
-        let name: String
-        var bindings: [(any PostgresEncodable)?] { [name] }
-    }
-
-    struct RecordDefinition: NamedQuery {
-        static let sql = Queries.SchemaMigrations.recordDefinition
-        let name: String
-        let checksum: String
-        var bindings: [(any PostgresEncodable)?] { [name, checksum] }
     }
 }

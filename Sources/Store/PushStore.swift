@@ -151,7 +151,7 @@ public struct PushStore: Sendable {
         let admission = try retryingDeadlocks {
             try Self.admission(
                 on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
-                lookup: Resolve(
+                lookup: Queries.PushRequests.Resolve(
                     tenantID: partner.tenantID, emails: emails, wallets: wallets,
                     miniAppID: partner.miniAppID))
         }
@@ -176,7 +176,7 @@ public struct PushStore: Sendable {
         }
         if let lookup { queries.append(lookup) }
         queries.append(
-            ReserveRate(
+            Queries.PushRequests.ReserveRate(
                 partnerID: partner.id, perMinute: partner.rateLimitPerMinute,
                 perDay: partner.rateLimitPerDay))
         let results = try pool.withConnection { try $0.pipeline(queries: queries) }
@@ -192,7 +192,7 @@ public struct PushStore: Sendable {
 
     public func refundRate(partnerID: UUID, seconds: Int) throws {
         try pool.withConnection { connection in
-            try connection.run(RefundRate(partnerID: partnerID, seconds: seconds))
+            try connection.run(Queries.PushRequests.RefundRate(partnerID: partnerID, seconds: seconds))
         }
     }
 
@@ -228,7 +228,7 @@ public struct PushStore: Sendable {
         let from = Date(timeIntervalSince1970: Double(millis) / 1000)
         let to = Date(timeIntervalSince1970: Double(millis + 1) / 1000)
         return try pool.withConnection { connection in
-            try connection.row(Find(requestID: requestID, from: from, to: to))
+            try connection.row(Queries.PushRequests.Find(requestID: requestID, from: from, to: to))
         }
     }
 
@@ -240,7 +240,9 @@ public struct PushStore: Sendable {
         let created = requests.map(\.createdAt)
         return try pool.withConnection { connection in
             var result: [UUID: PushRequestSummary] = [:]
-            for summary in try connection.rows(Summaries(ids: ids, createdAt: created)) { result[summary.id] = summary }
+            for summary in try connection.rows(Queries.PushRequests.Summaries(ids: ids, createdAt: created)) {
+                result[summary.id] = summary
+            }
             return result
         }
     }
@@ -248,32 +250,6 @@ public struct PushStore: Sendable {
 }
 
 extension PushStore {
-    struct Resolve: NamedQuery {
-        typealias Row = ResolutionLine
-        static let sql = Queries.PushRequests.resolve
-        let tenantID: String
-        let emails: [String]
-        let wallets: [String]
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [tenantID, emails, wallets, miniAppID] }
-    }
-
-    struct ReserveRate: NamedQuery {
-        typealias Row = RateReservation
-        static let sql = Queries.PushRequests.reserveRate
-        let partnerID: UUID
-        let perMinute: Int
-        let perDay: Int
-        var bindings: [(any PostgresEncodable)?] { [partnerID, perMinute, perDay] }
-    }
-
-    struct RefundRate: NamedQuery {
-        static let sql = Queries.PushRequests.refundRate
-        let partnerID: UUID
-        let seconds: Int
-        var bindings: [(any PostgresEncodable)?] { [partnerID, seconds] }
-    }
-
     struct FindIdempotentResponse: NamedQuery {
         typealias Row = IdempotentResponse
         static let sql = Queries.PushRequests.idempotentResponse
@@ -303,34 +279,6 @@ extension PushStore {
                 write.interruptionLevel?.rawValue,
             ]
         }
-    }
-
-    struct Find: NamedQuery {
-        typealias Row = PushRequestSummary
-        static let sql = Queries.PushRequests.find
-        let requestID: UUID
-        let from: Date
-        let to: Date
-        var bindings: [(any PostgresEncodable)?] { [requestID, from, to] }
-    }
-
-    struct Summaries: NamedQuery {
-        typealias Row = PushRequestSummary
-        static let sql = Queries.PushRequests.summaries
-        let ids: [UUID]
-        let createdAt: [Date]
-        var bindings: [(any PostgresEncodable)?] { [ids, createdAt] }
-    }
-
-    /// The request `request`'s rows held for their user's quiet hours, as an int8 expression: a count in the
-    /// partial index deliveries_held_request (sql/052_user_guards_visible.sql), which holds only held rows, so a
-    /// request with none costs one probe. A held row is always a single row: a group's held member is split off.
-    /// Sources/Store/Queries/push_requests.sql spells the same count (`summaryColumns`).
-    public static func heldSQL(_ request: String) -> String {
-        """
-        (SELECT count(*) FROM deliveries d
-                  WHERE d.request_id = \(request) AND d.last_error = 'quiet_hours' AND d.state = 'pending')
-        """
     }
 }
 

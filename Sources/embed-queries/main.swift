@@ -4,7 +4,12 @@ import Foundation
 // build time): `embed-queries OUTPUT FILE.sql...`. A file holds queries, each opened by a `-- name: lowerCamel`
 // line; the comment lines right below the name are its documentation; the text runs to the next name.
 // A block opened by `-- fragment: lowerCamel` is no query: its text replaces `{{lowerCamel}}` in the file's
-// queries (a column list several queries return, kept once).
+// queries and fragments (a column list several queries return, kept once), and `{{file_name.lowerCamel}}` in any
+// other file's (an expression two files' queries share).
+// `-- unprepared` makes a query run unnamed, planned for each call's values (a statement whose text serves several
+// combinations of optional conditions, each folded away by the planner when its parameter is NULL).
+// `-- identifiers: channel` leaves `{{channel}}` in the text, filled at run time with a quoted SQL identifier
+// (`NamedSQL.filling`): a name no bind parameter can stand for, as LISTEN's channel.
 // A file `delivery_claims.sql` becomes `Queries.DeliveryClaims`, each query a `NamedSQL` constant.
 // Among a query's comment lines, `-- parameters: id UUID, names [String], note String?` (one or more such lines, in
 // the order of $1...$n) and `-- returns: RowType` (a QueryRow; omitted: NoRow) make it typed, as sqlc does: a
@@ -28,6 +33,9 @@ struct Query {
     /// nil: no `-- parameters:` line.
     var parameters: [Parameter]?
     var returns: String?
+    var isPrepared = true
+    /// Placeholders filled at run time (`-- identifiers:`).
+    var identifiers: [String] = []
     /// Where the query's name is, for the messages about its annotations.
     var line = 0
 
@@ -108,7 +116,8 @@ func typeName(ofFile path: String) throws -> String {
     return words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
 }
 
-func queries(inFile path: String) throws -> [Query] {
+/// A file's blocks (queries and fragments) as written, their fragments not yet substituted.
+func blocks(inFile path: String) throws -> [Query] {
     let text = try String(contentsOfFile: path, encoding: .utf8)
     var found: [Query] = []
     var current: Query?
@@ -140,6 +149,22 @@ func queries(inFile path: String) throws -> [Query] {
                     throw Failure(description: "\(place): `-- returns:` takes one row type name, once, in a query")
                 }
                 query.returns = type
+            } else if query.lines.isEmpty && trimmed == "-- unprepared" {
+                guard !query.isFragment, query.isPrepared else {
+                    throw Failure(description: "\(place): `-- unprepared` marks a query, once")
+                }
+                query.isPrepared = false
+            } else if query.lines.isEmpty && trimmed.hasPrefix("-- identifiers:") {
+                let names = trimmed.drop { $0 != ":" }.dropFirst().split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                guard !query.isFragment, query.identifiers.isEmpty, !names.isEmpty,
+                    names.allSatisfy({ isIdentifier(Substring($0)) })
+                else {
+                    throw Failure(
+                        description: "\(place): `-- identifiers:` takes lowerCamelCase names, once, in a query")
+                }
+                query.identifiers = names
             } else if query.lines.isEmpty && trimmed.hasPrefix("--") {
                 query.documentation.append(String(trimmed.dropFirst(2).trimmingCharacters(in: .whitespaces)))
             } else if !(query.lines.isEmpty && trimmed.isEmpty) {
@@ -151,18 +176,66 @@ func queries(inFile path: String) throws -> [Query] {
         }
     }
     if let current { found.append(current) }
-    var fragments: [String: String] = [:]
-    for query in found where query.isFragment {
-        fragments[query.name] = query.lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    return found
+}
+
+/// Every fragment of `files` (path: its blocks), by the names a file's text may use: `{{name}}` for its own,
+/// `{{file_name.name}}` for another's.
+/// A fragment's own file's fragments are substituted in it before another file reads it.
+func fragments(of files: [(path: String, blocks: [Query])]) throws -> [String: [String: String]] {
+    var all: [String: [String: String]] = [:]
+    for file in files {
+        var own: [String: String] = [:]
+        for fragment in file.blocks where fragment.isFragment {
+            own[fragment.name] = fragment.lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let stem = URL(fileURLWithPath: file.path).deletingPathExtension().lastPathComponent
+        for (name, text) in own {
+            let resolved = try substituting(own, in: text, at: "\(file.path): fragment \(name)")
+            all[file.path, default: [:]][name] = resolved
+            for other in files where other.path != file.path {
+                all[other.path, default: [:]][stem + "." + name] = resolved
+            }
+        }
     }
+    return all
+}
+
+/// `text` with every fragment it uses substituted, fragments within fragments too.
+func substituting(_ fragments: [String: String], in text: String, at place: String) throws -> String {
+    var body = text
+    for _ in 0..<8 {
+        guard fragments.keys.contains(where: { body.contains("{{" + $0 + "}}") }) else { return body }
+        for (name, fragment) in fragments { body = body.replacingOccurrences(of: "{{" + name + "}}", with: fragment) }
+    }
+    guard fragments.keys.contains(where: { body.contains("{{" + $0 + "}}") }) else { return body }
+    throw Failure(description: "\(place): fragments that use each other without end")
+}
+
+/// The queries of one file, each with its fragments substituted and its annotations checked.
+func queries(inFile path: String, blocks found: [Query], fragments: [String: String]) throws -> [Query] {
     var queries: [Query] = []
     for var query in found where !query.isFragment {
-        var body = query.lines.joined(separator: "\n")
-        for (name, text) in fragments { body = body.replacingOccurrences(of: "{{" + name + "}}", with: text) }
-        if let open = body.range(of: "{{") {
-            let name = body[open.upperBound...].prefix { $0 != "}" }
+        let body = try substituting(fragments, in: query.lines.joined(separator: "\n"), at: "\(path):\(query.line)")
+        var rest = body
+        for identifier in query.identifiers {
+            guard fragments[identifier] == nil, rest.contains("{{" + identifier + "}}") else {
+                throw Failure(
+                    description: "\(path):\(query.line): identifier \(identifier) of query \(query.name) is a "
+                        + "fragment's name or not used as {{\(identifier)}}")
+            }
+            rest = rest.replacingOccurrences(of: "{{" + identifier + "}}", with: "")
+        }
+        if let open = rest.range(of: "{{") {
+            let name = rest[open.upperBound...].prefix { $0 != "}" }
             throw Failure(
-                description: "\(path): query \(query.name) uses {{\(name)}}, a fragment the file does not define")
+                description: "\(path): query \(query.name) uses {{\(name)}}, a fragment the file does not define "
+                    + "(another file's is {{file_name.fragmentName}}) nor an identifier it declares")
+        }
+        guard query.identifiers.isEmpty || !query.isTyped else {
+            throw Failure(
+                description: "\(path):\(query.line): query \(query.name) is filled at run time "
+                    + "(`-- identifiers:`), so it takes no `-- parameters:` or `-- returns:`")
         }
         guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw Failure(description: "\(path): query \(query.name) has no SQL")
@@ -229,11 +302,13 @@ func main() throws {
     swift += "import Foundation\nimport HeraldCore\nimport Postgres\n\n"
     swift += "/// Every named query of Sources/Store/Queries, one enum a file.\npublic enum Queries {\n"
     var all: [String] = []
-    for path in arguments.dropFirst().sorted() {
+    let files = try arguments.dropFirst().sorted().map { (path: $0, blocks: try blocks(inFile: $0)) }
+    let fragmentsByFile = try fragments(of: files)
+    for (path, blocks) in files {
         let type = try typeName(ofFile: path)
         let file = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         swift += "    public enum \(type) {\n"
-        let fileQueries = try queries(inFile: path)
+        let fileQueries = try queries(inFile: path, blocks: blocks, fragments: fragmentsByFile[path] ?? [:])
         // A row type named as one of the file's structs would name that struct inside the enum.
         let shadowing = Set(fileQueries.filter(\.isTyped).map { structName($0.name) } + [type, "Queries"])
         for query in fileQueries {
@@ -252,7 +327,8 @@ func main() throws {
             for line in query.documentation { swift += "        /// \(line)\n" }
             swift += "        public static let \(query.name) = NamedSQL(\n"
             swift += "            name: \(swiftLiteral(file + "." + query.name)),\n"
-            swift += "            text: \(swiftLiteral(body)))\n"
+            swift += "            text: \(swiftLiteral(body))"
+            swift += query.isPrepared ? ")\n" : ",\n            isPrepared: false)\n"
             if query.isTyped { swift += typedQuery(query, in: type) }
             all.append("\(type).\(query.name)")
         }

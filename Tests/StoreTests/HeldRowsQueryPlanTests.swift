@@ -1,14 +1,18 @@
 import Foundation
 import HeraldTestSupport
 import Postgres
-import Store
 import Testing
+
+@testable import Store
 
 /// The rows held for their user's quiet hours are found through the two small partial indexes of
 /// sql/052_user_guards_visible.sql, never by a scan of the outbox, proven with EXPLAIN on a private database whose
 /// outbox holds 20,000 pending rows of 2,000 requests and users, 20 of them held.
 @Suite("Query plans: rows held for quiet hours", .serialized, .requiresDatabase)
 struct HeldRowsQueryPlanTests {
+    /// When the fixture's audit rows were created (whole seconds, as the database keeps them).
+    static let created = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+
     static let database: QueueDatabase = {
         do {
             let db = try QueueDatabase()
@@ -22,6 +26,15 @@ struct HeldRowsQueryPlanTests {
                        CASE WHEN g % 1000 = 0 THEN 'quiet_hours' WHEN g % 7 = 0 THEN 'timeout' END
                   FROM generate_series(1, 20000) g
                 """)
+            // The audit rows of requests 0 and 1, which the summaries read.
+            try db.connection.query(
+                """
+                INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, title, body, data, lane,
+                                           recipients, deliveries, suppressed, missing)
+                SELECT ('00000000-0000-7000-8000-' || lpad(g::text, 12, '0'))::uuid, $1,
+                       '00000000-0000-0000-0000-000000000001', 'app', 'T', 'B', '{}', 0, 10, 10, 0, '{}'
+                  FROM generate_series(0, 1) g
+                """, [created])
             try db.connection.execute("ANALYZE deliveries")
             return db
         } catch {
@@ -36,14 +49,16 @@ struct HeldRowsQueryPlanTests {
 
     @Test("a request's held count is a probe of deliveries_held_request, and counts only its held rows")
     func heldOfARequest() throws {
-        let request = "00000000-0000-7000-8000-000000000000"
-        let sql = "SELECT \(PushStore.heldSQL("$1::uuid"))"
-        let text = try plan(sql, [request])
+        let held = UUID(uuidString: "00000000-0000-7000-8000-000000000000")!
+        let none = UUID(uuidString: "00000000-0000-7000-8000-000000000001")!
+        let query = Queries.PushRequests.Summaries(ids: [held, none], createdAt: [Self.created, Self.created])
+        let text = try Self.database.connection.plan(query)
         #expect(text.contains("deliveries_held_request"), "\(text)")
         #expect(!text.contains("Seq Scan on deliveries"), "\(text)")
         // Rows g = 2000k (k = 1 ... 10) are of request 0; of them, those with g % 1000 = 0 are held: all ten.
-        #expect(try Self.database.connection.query(sql, [request]).first?.int(0) == 10)
-        #expect(try Self.database.connection.query(sql, ["00000000-0000-7000-8000-000000000001"]).first?.int(0) == 0)
+        let rows = try Self.database.connection.rows(query)
+        #expect(rows.first { $0.id == held }?.held == 10)
+        #expect(rows.first { $0.id == none }?.held == 0)
     }
 
     @Test("a host PUT that changes a user's quiet hours finds the user's held rows by deliveries_held_user")

@@ -10,11 +10,18 @@ import Testing
 /// on its first run.
 @Suite("Named queries", .requiresDatabase)
 struct NamedQueryTests {
-    @Test("every named query prepares against the schema")
+    @Test("every named query PREPARE takes prepares against the schema; every other one is marked unprepared")
     func everyQueryPrepares() throws {
         let database = try QueueDatabase()
         #expect(!Queries.all.isEmpty)
+        let preparable = ["SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "VALUES"]
         for (index, sql) in Queries.all.enumerated() {
+            let keyword = sql.text.prefix { !$0.isWhitespace }.uppercased()
+            guard preparable.contains(keyword) else {
+                // DDL, COPY, LISTEN: each run by its own test (migrations, backfill, the listener).
+                #expect(!sql.isPrepared, "\(sql.name) (\(keyword)) cannot be prepared: mark it `-- unprepared`")
+                continue
+            }
             do {
                 try database.connection.execute("PREPARE named_\(index) AS " + sql.text)
             } catch {
@@ -42,6 +49,31 @@ struct NamedQueryTests {
         #expect(query.bindings[2] as? Int == 30)
         let none = Queries.Console.FailuresOfPartner(since: Date(timeIntervalSince1970: 0), limit: 5, miniAppID: "m")
         #expect(none.bindings.compactMap { $0 }.count == 3)
+    }
+
+    @Test("a LISTEN channel is filled in quoted, a quote in its name doubled")
+    func listenQuotesTheChannel() throws {
+        let listen = Queries.Notifications.listen
+        #expect(!listen.isPrepared)
+        #expect(listen.filling("channel", identifier: "herald_deliveries").text == #"LISTEN "herald_deliveries""#)
+        #expect(listen.filling("channel", identifier: #"a"b; DROP"#).text == #"LISTEN "a""b; DROP""#)
+    }
+
+    @Test("an unprepared query runs unnamed on a connection that prepares: planned for each call's values")
+    func unpreparedRunsUnnamed() throws {
+        let database = try QueueDatabase()
+        let connection = database.connection
+        #expect(connection.preparedStatements)
+        var search = RequestSearch()
+        search.miniAppID = "app"
+        for _ in 0..<2 { _ = try connection.rows(ConsoleStore.requestSearch(search)) }
+        _ = try connection.rows(Queries.PushRequests.Summaries(ids: [UUID()], createdAt: [Date()]))
+        func prepared(_ text: String) throws -> Int? {
+            try connection.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE $1", [text])
+                .first?.int("n")
+        }
+        #expect(try prepared("%FROM push_requests p\n%") == 0)
+        #expect(try prepared("%JOIN push_requests p%") == 1)
     }
 
     @Test("a row is read by column name, and a missing column is named in the error")

@@ -68,10 +68,38 @@ struct OperationsQueryPlanTests {
     }
 
     func replayPlan(_ selection: ReplaySelection, dryRun: Bool = true) throws -> String {
-        let parameters = ReplayStore.parameters(
-            selection, after: (Date(timeIntervalSince1970: 0), UUID()), limit: 2_000,
-            lane: 1, fallbackTTLSeconds: 60, dryRun: dryRun)
-        return try plan(ReplayStore.statement(for: selection, dryRun: dryRun), parameters)
+        let query = ReplayStore.batch(
+            selection, after: (Date(timeIntervalSince1970: 0), UUID()), limit: 2_000, lane: 1, fallbackTTLSeconds: 60,
+            dryRun: dryRun)
+        return try plan(type(of: query).sql.text, query.bindings)
+    }
+
+    /// Every combination of the five selectors (at least one), for `replayPlan`.
+    static let selections: [ReplaySelection] = (1..<32).map { bits in
+        var selection = ReplaySelection()
+        if bits & 1 != 0 { selection.requestIDs = [UUID(uuidString: "00000000-0000-7000-8000-000000000007")!] }
+        if bits & 2 != 0 { selection.partnerIDs = [partners[1]] }
+        if bits & 4 != 0 { selection.since = Date().addingTimeInterval(-600) }
+        if bits & 8 != 0 { selection.until = Date().addingTimeInterval(-60) }
+        if bits & 16 != 0 { selection.reason = "BadCollapseId" }
+        return selection
+    }
+
+    @Test("every combination of replay selectors, run or dry, reads history by its index, the others folded away")
+    func everyCombination() throws {
+        for selection in Self.selections {
+            for dryRun in [true, false] {
+                let text = try replayPlan(selection, dryRun: dryRun)
+                // A selector not given leaves no trace in the plan: its condition folded away.
+                #expect(!text.contains("IS NULL) OR"), "\(selection) dryRun \(dryRun): \(text)")
+                let byReplayable = text.contains("using delivery_history_replayable")
+                if selection.requestIDs.isEmpty {
+                    #expect(byReplayable, "\(selection): \(text)")
+                } else {
+                    #expect(text.contains(" delivery_history_request ") || byReplayable, "\(selection): \(text)")
+                }
+            }
+        }
     }
 
     @Test("replay by request reads delivery_history_request")

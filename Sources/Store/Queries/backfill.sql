@@ -1,7 +1,9 @@
--- The statements of `heraldctl backfill` (BackfillStore). Its COPYs into the staging tables stay in
--- BackfillStore.swift: a COPY is no statement that can be prepared.
+-- The statements of `heraldctl backfill` (BackfillStore). Its COPYs into the staging tables are unprepared: a COPY
+-- is no statement that can be prepared (PostgresConnection.copy runs it).
 
 -- name: takenKeys
+-- parameters: lines [Int], partnerIDs [UUID], keys [String], run UUID
+-- returns: BackfillStore.TakenKey
 -- The lines whose (partner, key) is written already: $1 lines, $2 partners, $3 keys, $4 this run. `this_run`
 -- says whether this run wrote it, `first_line` at which line. By the (partner, key) primary key.
 SELECT i.line, b.run_id = $4 AS this_run, b.line AS first_line
@@ -15,10 +17,13 @@ SELECT line, kind, ident, user_id, service, environment, opted_out
   FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[]);
 
 -- name: stage
+-- returns: NoRow
 -- The session's staging tables (sql/011_backfill.sql).
 SELECT herald_backfill_stage();
 
 -- name: apply
+-- parameters: run UUID
+-- returns: BackfillStore.AppliedLine
 -- Writes the staged batch of run $1: one row per line (line, outcome, first line of a repeated key).
 SELECT line, outcome, first_line FROM herald_backfill_apply($1);
 
@@ -29,3 +34,19 @@ SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[],
     $4::integer[], $5::integer[], $6::text[], $7::integer[], $8::integer[], $9::text[], $10::integer[],
     $11::integer[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
     $19::text[], $20::boolean[], $21::text[], $22::time[], $23::time[]);
+
+-- name: copyLines
+-- The run's lines into the session's staging table (sql/011_backfill.sql), one row each.
+-- unprepared
+COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
+    data, send_at, ttl_seconds, recipients, suppressed, missing, deliveries) FROM STDIN;
+
+-- name: copyDeliveries
+-- The lines' deliveries into the session's staging table.
+-- unprepared
+COPY herald_backfill_deliveries (request_id, id, service, user_id, device_id, environment, payload) FROM STDIN;
+
+-- name: copySenders
+-- The lines' senders into the session's staging table.
+-- unprepared
+COPY herald_backfill_senders (request_id, user_id) FROM STDIN;

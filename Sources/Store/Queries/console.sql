@@ -97,3 +97,23 @@ SELECT e.id, p.mini_app_id, e.type, e.subject_id, e.attempts, e.last_status, e.l
  WHERE e.state IN ('delivered', 'failed') AND e.state = 'failed' AND e.finished_at >= $1
  ORDER BY e.finished_at DESC
  LIMIT $2;
+
+-- name: requests
+-- Audit rows, newest first: $1 an id and $2 its creation (from a UUIDv7 id), $3 a mini-app, $4 since (inclusive),
+-- $5 until (exclusive), each NULL when not searched for, $6 the limit. Unprepared: planned for each search's
+-- values, a NULL condition folds away, so each combination reads its index: by id the primary key (in one
+-- partition when $2 is given), by mini-app push_requests_mini_app (mini_app_id, id), otherwise the primary key
+-- backwards (UUIDv7 ids sort by creation). Each row's `held` is one probe of deliveries_held_request.
+-- unprepared
+-- parameters: id UUID?, createdAt Date?, miniAppID String?, since Date?, until Date?, limit Int
+-- returns: RequestSummary
+SELECT p.id, p.created_at, p.mini_app_id, p.title, p.lane, p.recipients, p.deliveries, p.suppressed,
+       p.suppressed_deliveries, p.sent, p.failed, {{push_requests.held}} AS held
+  FROM push_requests p
+ WHERE ($1::uuid IS NULL OR id = $1::uuid)
+   AND ($2::timestamptz IS NULL OR created_at = $2::timestamptz)
+   AND ($3::text IS NULL OR mini_app_id = $3::text)
+   AND ($4::timestamptz IS NULL OR created_at >= $4::timestamptz)
+   AND ($5::timestamptz IS NULL OR created_at < $5::timestamptz)
+ ORDER BY id DESC
+ LIMIT $6;

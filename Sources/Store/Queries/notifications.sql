@@ -9,3 +9,10 @@ SELECT pg_notify($1, $2);
 -- wait for the disk (set_config's `true` is SET LOCAL: this transaction only, so a transaction pooler hands the
 -- connection on unchanged). A notification lost in a crash costs nothing: the workers poll.
 SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit, pg_notify($1, $2);
+
+-- name: listen
+-- Subscribes this session to channel {{channel}} (a name, which no bind parameter can stand for: filled through
+-- NamedSQL.filling, which quotes it). Heard from the commit of this session's current transaction on.
+-- unprepared
+-- identifiers: channel
+LISTEN {{channel}};

@@ -1,6 +1,8 @@
 -- The statements of the push endpoint (PushStore): its admission, its one write, and its audit rows.
 
 -- name: resolve
+-- parameters: tenantID String, emails [String], wallets [String], miniAppID String
+-- returns: ResolutionLine
 -- A push's recipients as one line of the batch resolver (sql/functions/resolve_lines.sql, whose query Postgres
 -- inlines here): identifiers, users with opt-out state, and live devices. $1 tenant, $2 emails, $3 wallets,
 -- $4 mini-app.
@@ -9,10 +11,13 @@ SELECT kind, ident, user_id, service, environment, opted_out
                             $2::text[], array_fill(1, ARRAY[cardinality($3::text[])]), $3::text[]);
 
 -- name: reserveRate
+-- parameters: partnerID UUID, perMinute Int, perDay Int
+-- returns: RateReservation
 -- One rate-limit reservation (sql/functions/rate_reserve.sql): $1 partner, $2 per minute, $3 per day.
 SELECT * FROM herald_rate_reserve($1, $2, $3);
 
 -- name: refundRate
+-- parameters: partnerID UUID, seconds Int
 -- Gives back the reservation a stored answer did not use: $1 partner, $2 the reservation's second.
 SELECT herald_rate_refund($1, $2);
 
@@ -64,13 +69,20 @@ WITH idem AS (
 )
 SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS deliveries;
 
+-- fragment: held
+-- The rows of request `p` held for their user's quiet hours: a count in the partial index deliveries_held_request
+-- (sql/052_user_guards_visible.sql), which holds only held rows, so a request with none costs one probe. A held
+-- row is always a single row: a group's held member is split off. The console's request search reads it too.
+(SELECT count(*) FROM deliveries d
+  WHERE d.request_id = p.id AND d.last_error = 'quiet_hours' AND d.state = 'pending')
+
 -- fragment: summaryColumns
 p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-       p.sent, p.failed, (SELECT count(*) FROM deliveries d
-                  WHERE d.request_id = p.id AND d.last_error = 'quiet_hours' AND d.state = 'pending') AS held,
-       p.send_at, p.missing::text AS missing
+       p.sent, p.failed, {{held}} AS held, p.send_at, p.missing::text AS missing
 
 -- name: find
+-- parameters: requestID UUID, from Date, to Date
+-- returns: PushRequestSummary
 -- One audit row by its primary key, in one partition: $1 id, $2 and $3 the millisecond of its creation (from the
 -- UUIDv7 id). `held` counts the request's rows held for quiet hours in the partial index deliveries_held_request
 -- (sql/052_user_guards_visible.sql), which holds only held rows, so a request with none costs one probe.
@@ -78,6 +90,8 @@ SELECT {{summaryColumns}}
   FROM push_requests p WHERE p.id = $1 AND p.created_at >= $2 AND p.created_at < $3;
 
 -- name: summaries
+-- parameters: ids [UUID], createdAt [Date]
+-- returns: PushRequestSummary
 -- Several audit rows: $1 ids, $2 their creation times (same order); each pair finds its row by the primary key,
 -- in its partition. `held` as in `find`.
 SELECT {{summaryColumns}}
