@@ -28,10 +28,11 @@ public struct MaintenanceStore: Sendable {
                 let names = try connection.rows(
                     Queries.Maintenance.ExpiredPartitions(table: table, retentionDays: retentionDays))
                 for name in names.map(\.partitionName) {
-                    // DDL naming tables: not a statement that takes parameters. The names are the partitioned
-                    // tables' and the partitions Postgres listed.
-                    try connection.execute("ALTER TABLE \(table) DETACH PARTITION \(name) CONCURRENTLY")
-                    try connection.execute("DROP TABLE \(name)")
+                    try connection.execute(
+                        Queries.Maintenance.detachPartition.filling("table", identifier: table)
+                            .filling("partition", identifier: name))
+                    try connection.execute(
+                        Queries.Maintenance.dropDetachedPartition.filling("partition", identifier: name))
                     dropped.append(name)
                 }
             }

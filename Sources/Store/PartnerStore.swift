@@ -91,16 +91,6 @@ public struct PartnerStore: Sendable {
         }
     }
 
-    static let columns = """
-        id, mini_app_id, display_name, tenant_id, rate_limit_per_minute, rate_limit_per_day, icon_url, \
-        created_at, revoked_at, icon_updated_at, webhook_url, sound, allow_time_sensitive, \
-        CASE WHEN previous_key_expires_at > now() AND revoked_at IS NULL THEN previous_key_expires_at END \
-            AS previous_key_expires_at, \
-        suspended_at, \
-        CASE WHEN previous_webhook_secret_expires_at > now() AND revoked_at IS NULL \
-             THEN previous_webhook_secret_expires_at END AS previous_webhook_secret_expires_at
-        """
-
     /// Inserts a partner whose key hashes to `keyHash`. Throws 409 `mini_app_taken` when an active
     /// partner already has the mini-app.
     public func create(_ partner: NewPartner, keyHash: String) throws -> PartnerRecord {

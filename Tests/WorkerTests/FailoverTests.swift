@@ -54,7 +54,6 @@ import Testing
         let statuses = Mutex<[Int: Int]>([:])
         let accepted = Mutex<Set<String>>([])
         let sent = Atomic<Int>(0)
-        let primaryKilled = Atomic<Bool>(false)
         let sender = Thread {
             for index in 0..<pushes {
                 let body =
@@ -76,16 +75,14 @@ import Testing
                     return true
                 }
                 sent.add(1, ordering: .relaxed)
-                // The failover comes in the middle of the stream: after a third, the rest wait for the primary's end.
-                if index + 1 == pushes / 3 {
-                    try? waitFor("the primary killed", timeout: .seconds(60)) { primaryKilled.load(ordering: .relaxed) }
-                }
+                // A paced stream (a load generator's rate, not a wait): the failover lands in the middle of it with few
+                // sends in flight, whose outcomes a dying primary may lose (the duplicates bound below).
+                Thread.sleep(forTimeInterval: 0.02)
             }
         }
         sender.start()
         try harness.waitUntilBlocking("a third of the pushes sent") { sent.load(ordering: .relaxed) >= pushes / 3 }
         try pair.kill(.primary)
-        primaryKilled.store(true, ordering: .relaxed)
         try harness.waitUntilBlocking("the worker reports the database unreachable") {
             (try? TestHTTPClient.send(port: workerPort, method: "GET", path: "/readyz"))?.status == 503
         }

@@ -97,3 +97,17 @@ DELETE FROM worker_heartbeats WHERE worker_id = ANY (ARRAY(
 -- yearly review (admin_audit_at).
 DELETE FROM admin_audit WHERE id = ANY (ARRAY(
     SELECT id FROM admin_audit WHERE at < now() - interval '400 days' LIMIT $1));
+
+-- name: detachPartition
+-- Detaches partition {{partition}} of {{table}} CONCURRENTLY (outside any transaction), so inserts into the parent
+-- never wait behind the ACCESS EXCLUSIVE lock a plain DROP of a partition takes on its parent. DDL names its
+-- tables: filled through NamedSQL.filling from the partitioned tables' names and the partitions Postgres listed.
+-- unprepared
+-- identifiers: table, partition
+ALTER TABLE {{table}} DETACH PARTITION {{partition}} CONCURRENTLY;
+
+-- name: dropDetachedPartition
+-- Drops partition {{partition}}, detached by detachPartition.
+-- unprepared
+-- identifiers: partition
+DROP TABLE {{partition}};
