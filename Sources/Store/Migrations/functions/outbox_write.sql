@@ -1,8 +1,8 @@
 -- The one writer of push deliveries: every path that puts a push in the outbox calls it (the intake's batch,
 -- functions/intake_push.sql; the push of more devices than the intake's slots, the named query
 -- Queries.PushRequests.enqueue in Queries/push_requests.sql; a reminder, functions/schedule_reminder.sql;
--- heraldctl backfill, functions/backfill_apply.sql; heraldctl replay, ReplayStore.statement). Live Activity rows
--- have their own writer, functions/activity_event.sql.
+-- heraldctl backfill, functions/backfill_apply.sql; heraldctl replay, the batch query of Queries/replay.sql).
+-- Live Activity rows have their own writer, functions/activity_event.sql.
 --
 -- The rows come as arrays: per request (its id, creation, partner, when its deliveries are due, TTL and interruption
 -- level) and per delivery (p_of: the position of its request in those arrays, NULL when delivery k is request k's;
