@@ -36,17 +36,32 @@ FCM = ('{"android":{"priority":"HIGH"},"data":{"title":"[Pull] Deposit pending",
        '"channel":"miniapp","miniAppId":"fun.pull.gacha","deliveryId":"%s","kid":"k1","sig":"%s"}}')
 
 
+def query_blocks(file):
+    """The `-- name:` and `-- fragment:` blocks of Sources/Store/Queries/FILE.sql, as Sources/embed-queries reads
+    them: the comment lines right below the opening line are documentation; the text runs to the next block."""
+    blocks = {}
+    current = None
+    for line in (ROOT / "Sources/Store/Queries" / (file + ".sql")).read_text().split("\n"):
+        opening = re.match(r"-- (name|fragment): (\w+)\s*$", line.strip())
+        if opening:
+            current = blocks.setdefault(opening.group(2), [])
+        elif current is not None and (current or not line.strip().startswith("--")):
+            current.append(line)
+    return {name: "\n".join(lines).strip() for name, lines in blocks.items()}
+
+
 def named_sql(file, name):
-    """Query `name` of Sources/Store/Queries/FILE.sql, as Postgres receives it (as Sources/embed-queries embeds it:
-    the comment lines right below `-- name:` are its documentation; a closing semicolon is dropped)."""
-    lines = (ROOT / "Sources/Store/Queries" / (file + ".sql")).read_text().split("\n")
-    start = lines.index("-- name: " + name) + 1
-    while start < len(lines) and lines[start].strip().startswith("--"):
-        start += 1
-    end = start
-    while end < len(lines) and not lines[end].strip().startswith("-- name:"):
-        end += 1
-    return "\n".join(lines[start:end]).strip().rstrip(";")
+    """Query `name` of Sources/Store/Queries/FILE.sql as Postgres receives it: its fragments (`{{name}}`, or
+    `{{file.name}}` of another file) in place, a closing semicolon dropped."""
+
+    def expand(text, file):
+        def fragment(match):
+            other = match.group(1) or file
+            return expand(query_blocks(other)[match.group(2)], other)
+
+        return re.sub(r"\{\{(?:(\w+)\.)?(\w+)\}\}", fragment, text)
+
+    return expand(query_blocks(file)[name], file).rstrip(";")
 
 
 class Ids:
@@ -129,11 +144,12 @@ def pieces(piece, n, ids):
             calls.append(f"EXECUTE readleased ('bench-worker', ARRAY['{delivery}']::uuid[]);\n")
     elif piece == "claim":
         calls.append(named_sql("worker_sessions", "claimSession") + ";\n")
-        calls.append("PREPARE claim (text, integer, integer, text[], uuid[]) AS\n" + named_sql("deliveries", "claimListed") + ";\n")
+        calls.append("PREPARE claim (text, integer, integer, text[], uuid[], integer) AS\n"
+                     + named_sql("deliveries", "claimListed") + ";\n")
         for _ in range(n):
             statement, (delivery,) = intake_call(ids, 1)
             setup.append(statement)
-            calls.append(f"EXECUTE claim ('bench-worker', 200, 60, '{{apns,fcm}}', ARRAY['{delivery}']::uuid[]);\n")
+            calls.append(f"EXECUTE claim ('bench-worker', 200, 60, '{{apns,fcm}}', ARRAY['{delivery}']::uuid[], 0);\n")
     elif piece == "complete":
         calls.append("PREPARE complete (text, uuid[], text[], text[], text[], text[], uuid[], integer[]) AS\n"
                      "SELECT * FROM herald_complete_deliveries($1, $2, $3, $4, $5, $6, $7, $8);\n")
