@@ -77,13 +77,12 @@ extension ConsoleHandler {
 
     func failures(_ request: RoutedRequest) throws -> HTTPResponse {
         let query = ConsoleQuery(request.http.query)
-        let hours = try query.integer("hours", range: 1...720) ?? 24
+        let window = ReportWindow(hours: try query.integer("hours", range: ReportWindow.hours))
         let miniAppID = try query.miniAppID("partner")
-        let since = Date().addingTimeInterval(-Double(hours) * 3_600)
-        let groups = try console.failures(since: since, miniAppID: miniAppID)
+        let groups = try console.failures(since: window.since, miniAppID: miniAppID)
         return Self.json(
             .object([
-                ("since", .string(ISO8601.format(since))),
+                ("since", .string(ISO8601.format(window.since))),
                 (
                     "groups",
                     .array(
@@ -114,14 +113,14 @@ extension ConsoleHandler {
             throw HeraldError.invalidField(
                 "reason", "reason must be 1-256 characters without refused characters, or null.")
         }
-        let hours = try fields.integer("hours", range: 1...720) ?? 24
+        let window = ReportWindow(hours: try fields.integer("hours", range: ReportWindow.hours))
         let dryRun = try fields.bool("dryRun") ?? true
         var selection = ReplaySelection()
         selection.partnerIDs = try replays.partnerIDs(miniAppID: miniAppID)
         guard !selection.partnerIDs.isEmpty else { throw HeraldError.notFound }
         selection.outcomes = [outcome]
         selection.reason = reason
-        selection.since = Date().addingTimeInterval(-Double(hours) * 3_600)
+        selection.since = window.since
         let counts = try replays.replay(selection, lane: 1, dryRun: dryRun, fallbackTTLSeconds: replayTTLSeconds)
         if !dryRun {
             logger.info(
@@ -134,7 +133,7 @@ extension ConsoleHandler {
                 "deliveries.replayed", miniAppID: miniAppID,
                 detail: .object([
                     ("outcome", .string(outcome)), ("reason", reason.map { .string($0) } ?? .null),
-                    ("hours", .number(Double(hours))), ("matched", .number(Double(counts.matched))),
+                    ("hours", .number(Double(window.hours))), ("matched", .number(Double(counts.matched))),
                     ("replayed", .number(Double(counts.replayed))),
                 ]), by: actor)
         }
@@ -228,9 +227,10 @@ extension ConsoleHandler {
     }
 
     func tokenReport(_ request: RoutedRequest) throws -> HTTPResponse {
-        let hours = try ConsoleQuery(request.http.query).integer("hours", range: 1...720) ?? 24
         let until = Date()
-        let report = try tokens.report(since: until.addingTimeInterval(-Double(hours) * 3_600), until: until)
+        let window = ReportWindow(
+            hours: try ConsoleQuery(request.http.query).integer("hours", range: ReportWindow.hours), now: until)
+        let report = try tokens.report(since: window.since, until: until)
         return Self.json(
             .object([
                 ("since", .string(ISO8601.format(report.since))), ("until", .string(ISO8601.format(report.until))),

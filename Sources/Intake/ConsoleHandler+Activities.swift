@@ -23,12 +23,12 @@ extension ConsoleHandler {
     }
 
     func failedWebhooks(_ request: RoutedRequest) throws -> HTTPResponse {
-        let hours = try ConsoleQuery(request.http.query).integer("hours", range: 1...720) ?? 24
-        let since = Date().addingTimeInterval(-Double(hours) * 3_600)
-        let events = try console.failedWebhooks(since: since)
+        let window = ReportWindow(
+            hours: try ConsoleQuery(request.http.query).integer("hours", range: ReportWindow.hours))
+        let events = try console.failedWebhooks(since: window.since)
         return Self.json(
             .object([
-                ("since", .string(ISO8601.format(since))),
+                ("since", .string(ISO8601.format(window.since))),
                 (
                     "events",
                     .array(
@@ -64,8 +64,8 @@ extension ConsoleHandler {
             selection.partnerIDs = try replays.partnerIDs(miniAppID: miniAppID)
             guard !selection.partnerIDs.isEmpty else { throw HeraldError.notFound }
         }
-        let hours = try fields.integer("hours", range: 1...720) ?? 24
-        selection.since = Date().addingTimeInterval(-Double(hours) * 3_600)
+        let window = ReportWindow(hours: try fields.integer("hours", range: ReportWindow.hours))
+        selection.since = window.since
         let dryRun = try fields.bool("dryRun") ?? true
         let result = try webhooks.replay(selection, dryRun: dryRun, now: Date())
         if !dryRun {
@@ -74,7 +74,7 @@ extension ConsoleHandler {
                 "webhooks.replayed", miniAppID: miniAppID,
                 detail: .object([
                     ("eventId", selection.eventIDs.first.map { .string($0.uuidString.lowercased()) } ?? .null),
-                    ("hours", .number(Double(hours))), ("matched", .number(Double(result.matched))),
+                    ("hours", .number(Double(window.hours))), ("matched", .number(Double(result.matched))),
                     ("replayed", .number(Double(result.replayed))),
                 ]), by: actor)
         }
