@@ -6,11 +6,11 @@
 -- delivery. A request is complete when sent + failed + suppressed_deliveries reach its deliveries.
 ALTER TABLE push_requests ADD COLUMN suppressed_deliveries integer NOT NULL DEFAULT 0;
 
--- The rows waiting for their user's quiet hours (functions/user_guards.sql): a status's `held` counts a request's
--- (PushStore.heldSQL), and a host PUT that changes a user's quiet hours makes that user's due at once
--- (functions/put_user.sql). Only held rows are in them, so they stay as small as the held backlog; a row leaves
--- them when it is claimed (state) or retried for another reason (last_error). The outbox has no index by request
--- or user for every row on purpose: each would be written by every enqueue.
+-- The rows waiting for their user's quiet hours (functions/user_guards.sql): a status's `held` counts a request's (the
+-- `held` fragment of Queries/push_requests.sql), and a host PUT that changes a user's quiet hours makes that user's due
+-- at once (functions/put_user.sql). Only held rows are in them, so they stay as small as the held backlog; a row leaves
+-- them when it is claimed (state) or retried for another reason (last_error). The outbox has no index by request or
+-- user for every row on purpose: each would be written by every enqueue.
 CREATE INDEX deliveries_held_request ON deliveries (request_id) WHERE last_error = 'quiet_hours' AND state = 'pending';
 CREATE INDEX deliveries_held_user ON deliveries (user_id) WHERE last_error = 'quiet_hours' AND state = 'pending';
 
