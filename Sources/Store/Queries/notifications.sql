@@ -11,8 +11,8 @@ SELECT pg_notify($1, $2);
 SELECT set_config('synchronous_commit', 'off', true) AS synchronous_commit, pg_notify($1, $2);
 
 -- name: listen
--- Subscribes this session to channel {{channel}} (a name, which no bind parameter can stand for: filled through
--- NamedSQL.filling, which quotes it). Heard from the commit of this session's current transaction on.
+-- Subscribes this connection to channel {{channel}} (a name, which no bind parameter can stand for: filled through
+-- NamedSQL.filling, which quotes it). Heard from the commit of this connection's current transaction on.
 -- unprepared
 -- identifiers: channel
 LISTEN {{channel}};
