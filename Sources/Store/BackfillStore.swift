@@ -259,16 +259,10 @@ extension BackfillStore {
     }
 
     /// A row of `takenKeys`: a line whose (partner, key) is written already, by this run or an earlier one.
-    struct TakenKey: QueryRow {
+    struct TakenKey: QueryRow, Decodable {
         let line: Int
         let thisRun: Bool
         let firstLine: Int
-
-        init(row: PostgresRow) throws {
-            line = try row.int("line")
-            thisRun = try row.bool("this_run")
-            firstLine = try row.int("first_line")
-        }
     }
 
     struct ResolveLines: NamedQuery {
@@ -294,30 +288,18 @@ extension BackfillStore {
     }
 
     /// A row of `apply`: a line's outcome.
-    struct AppliedLine: QueryRow {
+    struct AppliedLine: QueryRow, Decodable {
         let line: Int
         let outcome: String
         let firstLine: Int?
-
-        init(row: PostgresRow) throws {
-            line = try row.int("line")
-            outcome = try row.string("outcome")
-            firstLine = try row.optionalInt("first_line")
-        }
     }
 
     /// Its 23 array parameters are built by `putUsers`.
     struct PutUsers: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let line: Int
             let outcome: String
             let devices: Int
-
-            init(row: PostgresRow) throws {
-                line = try row.int("line")
-                outcome = try row.string("outcome")
-                devices = try row.int("devices")
-            }
         }
 
         static let sql = Queries.Backfill.putUsers

@@ -5,16 +5,10 @@ import Postgres
 extension ConsoleStore {
 
     /// One outcome's deliveries finished in one minute of the last hour.
-    struct MinuteOutcome: QueryRow {
+    struct MinuteOutcome: QueryRow, Decodable {
         let minutesAgo: Int
         let outcome: String
         let deliveries: Int
-
-        init(row: PostgresRow) throws {
-            minutesAgo = try row.int("minutes_ago")
-            outcome = try row.string("outcome")
-            deliveries = try row.int("deliveries")
-        }
     }
 
 }

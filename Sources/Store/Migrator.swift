@@ -281,14 +281,12 @@ public struct Migrator: Sendable {
 
 // The rows of the bookkeeping statements (Sources/Store/Queries/schema_migrations.sql).
 extension Migrator {
-    struct Highest: QueryRow {
+    struct Highest: QueryRow, Decodable {
         let highest: Int
-        init(row: PostgresRow) throws { highest = try row.int("highest") }
     }
 
     /// A recorded checksum (of a migration or a definition).
-    struct Recorded: QueryRow {
+    struct Recorded: QueryRow, Decodable {
         let checksum: String
-        init(row: PostgresRow) throws { checksum = try row.string("checksum") }
     }
 }

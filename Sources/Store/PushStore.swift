@@ -260,9 +260,8 @@ extension PushStore {
     }
 
     struct Enqueue: NamedQuery {
-        struct Row: QueryRow {
+        struct Row: QueryRow, Decodable {
             let written: Int
-            init(row: PostgresRow) throws { written = try row.int("written") }
         }
 
         static let sql = Queries.PushRequests.enqueue

@@ -127,9 +127,8 @@ public struct ReplayStore: Sendable {
 
 extension ReplayStore {
     /// A row of `partnerIDs` (Queries/replay.sql).
-    struct PartnerID: QueryRow {
+    struct PartnerID: QueryRow, Decodable {
         let id: UUID
-        init(row: PostgresRow) throws { id = try row.uuid("id") }
     }
 }
 
