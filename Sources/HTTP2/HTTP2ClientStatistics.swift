@@ -30,31 +30,6 @@ public struct HTTP2ClientStatistics: Sendable, Equatable {
     public var streamsAvailable: Int
     /// Requests waiting for a stream now.
     public var queued: Int
-
-    public init(
-        connectionsOpened: Int = 0, connectionsReady: Int = 0, connectionsFailed: Int = 0,
-        goAwaysReceived: Int = 0, requestsRetriedAfterGoAway: Int = 0, requestsRetriedAfterRefused: Int = 0,
-        pingsSent: Int = 0, pingsAnswered: Int = 0, requestsTimedOut: Int = 0,
-        requestsFailedInConnectBackoff: Int = 0, consecutiveConnectFailures: Int = 0,
-        connectBackoffMilliseconds: Int = 0, streamsInFlight: Int = 0, streamsAvailable: Int = 0,
-        queued: Int = 0
-    ) {
-        self.connectionsOpened = connectionsOpened
-        self.connectionsReady = connectionsReady
-        self.connectionsFailed = connectionsFailed
-        self.goAwaysReceived = goAwaysReceived
-        self.requestsRetriedAfterGoAway = requestsRetriedAfterGoAway
-        self.requestsRetriedAfterRefused = requestsRetriedAfterRefused
-        self.pingsSent = pingsSent
-        self.pingsAnswered = pingsAnswered
-        self.requestsTimedOut = requestsTimedOut
-        self.requestsFailedInConnectBackoff = requestsFailedInConnectBackoff
-        self.consecutiveConnectFailures = consecutiveConnectFailures
-        self.connectBackoffMilliseconds = connectBackoffMilliseconds
-        self.streamsInFlight = streamsInFlight
-        self.streamsAvailable = streamsAvailable
-        self.queued = queued
-    }
 }
 
 /// The live counters behind `HTTP2ClientStatistics`: written by the loop thread, read from anywhere.

@@ -11,20 +11,6 @@ public struct HTTP2ServerRequest: Sendable {
     public var connectionID: UInt64
     public var streamID: Int32
 
-    public init(
-        method: String, path: String, authority: String? = nil, scheme: String = "https",
-        headers: [HTTP2Header] = [], body: [UInt8] = [], connectionID: UInt64 = 0, streamID: Int32 = 1
-    ) {
-        self.method = method
-        self.path = path
-        self.authority = authority
-        self.scheme = scheme
-        self.headers = headers
-        self.body = body
-        self.connectionID = connectionID
-        self.streamID = streamID
-    }
-
     /// The first value of a header, by lowercase name.
     public func header(_ name: String) -> String? {
         headers.first { $0.name == name }?.value

@@ -5,14 +5,7 @@ public struct HTTPRejection: Sendable, Equatable {
     public let code: String
     public let message: String
     /// Sent as `Retry-After` (seconds) with the answer, when set.
-    public let retryAfterSeconds: Int?
-
-    public init(status: Int, code: String, message: String, retryAfterSeconds: Int? = nil) {
-        self.status = status
-        self.code = code
-        self.message = message
-        self.retryAfterSeconds = retryAfterSeconds
-    }
+    public var retryAfterSeconds: Int?
 
     /// The target has a NUL (raw or `%00`), a control character, an escaped `/`, a bad percent escape or
     /// invalid UTF-8.

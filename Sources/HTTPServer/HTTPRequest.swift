@@ -15,22 +15,6 @@ public struct HTTPRequest: Sendable {
     /// server does not know it. Behind a proxy this is the proxy.
     public let peer: IPAddress?
 
-    public init(
-        method: String,
-        path: String,
-        query: [String: String] = [:],
-        headers: [String: String] = [:],
-        body: [UInt8] = [],
-        peer: IPAddress? = nil
-    ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.body = body
-        self.peer = peer
-    }
-
     /// The value of the header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
         if let value = headers[name] {

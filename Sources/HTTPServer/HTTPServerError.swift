@@ -5,11 +5,6 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, in words (never request data).
     public let message: String
 
-    public init(code: String, message: String) {
-        self.code = code
-        self.message = message
-    }
-
     public var description: String { "HTTPServerError(\(code)): \(message)" }
 
     /// The address could not be bound (in use, not local, or a privileged port).

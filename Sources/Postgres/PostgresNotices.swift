@@ -13,12 +13,6 @@ public enum PostgresNotices {
         public let severity: String
         public let sqlState: String
         public let message: String
-
-        public init(severity: String, sqlState: String, message: String) {
-            self.severity = severity
-            self.sqlState = sqlState
-            self.message = message
-        }
     }
 
     private static let sink = Mutex<(@Sendable (Notice) -> Void)?>(nil)

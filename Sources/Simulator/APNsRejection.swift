@@ -11,12 +11,6 @@ struct APNsRejection: Error, Sendable, Equatable {
     /// simulator's record (`detail` in `GET /sim/received`), never into the answer: APNs answers a reason only.
     var detail: String?
 
-    init(status: Int, reason: String, detail: String? = nil) {
-        self.status = status
-        self.reason = reason
-        self.detail = detail
-    }
-
     static let badCollapseID = APNsRejection(status: 400, reason: "BadCollapseId")
     static let badDeviceToken = APNsRejection(status: 400, reason: "BadDeviceToken")
     static let badExpirationDate = APNsRejection(status: 400, reason: "BadExpirationDate")

@@ -10,19 +10,8 @@ public struct SimulatorChannel: Sendable, Equatable {
     /// 0: No Message Stored; 1: Most Recent Message Stored.
     public var messageStoragePolicy: Int
     /// Always `LiveActivity`, the only push type Apple takes for a channel.
-    public var pushType: String
+    public var pushType: String = "LiveActivity"
     public var createdAt: Date
-
-    public init(
-        bundleID: String, id: String, messageStoragePolicy: Int, pushType: String = "LiveActivity",
-        createdAt: Date
-    ) {
-        self.bundleID = bundleID
-        self.id = id
-        self.messageStoragePolicy = messageStoragePolicy
-        self.pushType = pushType
-        self.createdAt = createdAt
-    }
 
     /// A channel with the No Message Stored policy takes only broadcasts with `apns-expiration: 0`.
     public var storesMessages: Bool { messageStoragePolicy == 1 }

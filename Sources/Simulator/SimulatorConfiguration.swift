@@ -6,9 +6,9 @@ import HeraldCore
 /// names only what it cares about.
 public struct SimulatorConfiguration: Sendable {
     /// A numeric address to listen on.
-    public var host: String
+    public var host: String = "127.0.0.1"
     /// 0 picks a free port; read it back from `Simulator.port` after `start()`.
-    public var port: Int
+    public var port: Int = 0
     /// PEM certificate and key: HTTP/2 over TLS (ALPN h2). Both nil: cleartext h2c.
     public var tlsCertificateFile: String?
     public var tlsKeyFile: String?
@@ -24,7 +24,7 @@ public struct SimulatorConfiguration: Sendable {
     /// More service accounts (`--fcm-credentials-file` given again), each checked as the first is: an assertion
     /// is verified against the account its `iss` names and its access token sends for that account's project.
     /// Accounts whose `token_uri` paths differ are each served at their own path. Needs `fcmCredentialsFile`.
-    public var fcmAdditionalCredentialsFiles: [String]
+    public var fcmAdditionalCredentialsFiles: [String] = []
     /// The Firebase project that issued every FCM registration token (`--fcm-token-project`): a send to a
     /// token through another project's `messages:send` is 403 SENDER_ID_MISMATCH. `PUT /sim/tokens/{token}`
     /// with `{"fcmProject":...}` overrides it per token. nil: a token belongs to whichever project sends to it
@@ -38,7 +38,7 @@ public struct SimulatorConfiguration: Sendable {
     public var apnsTopics: [String]?
     /// Which APNs host the simulator stands for (`--apns-environment`). As with the real ones, a 200 answer of the
     /// sandbox (development) host carries `apns-unique-id` beside `apns-id`; one of production `apns-id` only.
-    public var apnsEnvironment: APNsEnvironment
+    public var apnsEnvironment: APNsEnvironment = .production
     /// Where Apple's channel management API is served (`--channel-port`; Apple serves it on ports of its own, 2195
     /// development and 2196 production): same host, TLS identity and provider-token checks as APNs. 0 picks a free
     /// port (`Simulator.channelPort`); nil serves none, so no channel exists and every broadcast is
@@ -46,46 +46,19 @@ public struct SimulatorConfiguration: Sendable {
     public var channelPort: Int?
     /// Broadcast channels an app may hold (`--channel-limit`); Apple's is 10,000 per environment. A create beyond it
     /// is 400 CannotCreateChannelConfig.
-    public var channelLimit: Int
+    public var channelLimit: Int = Self.appleChannelLimit
     /// At most this many requests are kept for `GET /sim/received` (the oldest are dropped
     /// first; statistics keep counting). 0 keeps none.
-    public var recordLimit: Int
+    public var recordLimit: Int = 100_000
     /// The time source of provider-token and access-token age checks.
-    public var clock: any HeraldClock
+    public var clock: any HeraldClock = SystemClock()
     /// Event-loop threads (each with its own listening socket, SO_REUSEPORT). One keeps a core
     /// free for the client on a small machine; more help when the client runs elsewhere.
-    public var loopCount: Int
+    public var loopCount: Int = 1
     /// How long every APNs (device push, broadcast, channel management), FCM and token-endpoint answer waits after
     /// its request arrived (`--latency-ms N[,JITTER]`), on a timer: the event loop goes on reading and answering
     /// other streams meanwhile. A fault's `delayMs` adds to it; the control API is answered at once.
-    public var latency: SimulatorLatency
-
-    public init(
-        host: String = "127.0.0.1", port: Int = 0, tlsCertificateFile: String? = nil,
-        tlsKeyFile: String? = nil, apnsKeyFile: String? = nil, fcmCredentialsFile: String? = nil,
-        fcmAdditionalCredentialsFiles: [String] = [], fcmTokenProject: String? = nil,
-        apnsTopics: [String]? = nil, apnsEnvironment: APNsEnvironment = .production,
-        recordLimit: Int = 100_000, clock: any HeraldClock = SystemClock(), loopCount: Int = 1,
-        channelPort: Int? = nil, channelLimit: Int = SimulatorConfiguration.appleChannelLimit,
-        latency: SimulatorLatency = .zero
-    ) {
-        self.host = host
-        self.port = port
-        self.tlsCertificateFile = tlsCertificateFile
-        self.tlsKeyFile = tlsKeyFile
-        self.apnsKeyFile = apnsKeyFile
-        self.fcmCredentialsFile = fcmCredentialsFile
-        self.fcmAdditionalCredentialsFiles = fcmAdditionalCredentialsFiles
-        self.fcmTokenProject = fcmTokenProject
-        self.apnsTopics = apnsTopics
-        self.apnsEnvironment = apnsEnvironment
-        self.recordLimit = recordLimit
-        self.clock = clock
-        self.loopCount = loopCount
-        self.channelPort = channelPort
-        self.channelLimit = channelLimit
-        self.latency = latency
-    }
+    public var latency: SimulatorLatency = .zero
 
     /// Apple's limit of broadcast channels per app and environment.
     public static let appleChannelLimit = 10_000

@@ -16,30 +16,19 @@ public struct SimulatorFault: Sendable, Equatable {
     public var retryAfter: Int?
     /// Answer (or drop, or GOAWAY) this many milliseconds late, on top of `SimulatorConfiguration.latency`; the event
     /// loop is never blocked.
-    public var delayMs: Int
+    public var delayMs: Int = 0
     /// Close the connection without answering (the client cannot know whether it was processed).
-    public var drop: Bool
+    public var drop: Bool = false
     /// Send GOAWAY naming the stream before this one as the last processed: this request and
     /// any later one on the connection are unprocessed, and the client resends them elsewhere.
-    public var goAway: Bool
-
-    public init(
-        status: Int? = nil, reason: String? = nil, times: Int? = nil, retryAfter: Int? = nil,
-        delayMs: Int = 0, drop: Bool = false, goAway: Bool = false
-    ) {
-        self.status = status
-        self.reason = reason
-        self.times = times
-        self.retryAfter = retryAfter
-        self.delayMs = delayMs
-        self.drop = drop
-        self.goAway = goAway
-    }
+    public var goAway: Bool = false
 
     /// Upper bound for `delayMs`: long enough for any client timeout test, short enough that a
     /// typo cannot park streams for hours.
     public static let maxDelayMs = 600_000
+}
 
+extension SimulatorFault {
     /// Reads the control API's JSON body. Every member is optional; unknown members, wrong types
     /// and out-of-range values are refused with a message saying which.
     public init(json: JSONValue) throws(ControlError) {

@@ -8,12 +8,7 @@ public struct SimulatorLatency: Sendable, Equatable, CustomStringConvertible {
     /// The fixed part, in milliseconds.
     public var milliseconds: Int
     /// The random part's upper bound, in milliseconds (0: none).
-    public var jitterMilliseconds: Int
-
-    public init(milliseconds: Int, jitterMilliseconds: Int = 0) {
-        self.milliseconds = milliseconds
-        self.jitterMilliseconds = jitterMilliseconds
-    }
+    public var jitterMilliseconds: Int = 0
 
     /// Answers at once.
     public static let zero = SimulatorLatency(milliseconds: 0)
@@ -21,7 +16,9 @@ public struct SimulatorLatency: Sendable, Equatable, CustomStringConvertible {
     /// What each part may be: a minute is beyond any client's timeout worth testing, and a typo cannot park
     /// streams for hours.
     public static let range = 0...60_000
+}
 
+extension SimulatorLatency {
     /// Reads `N` or `N,JITTER` (whole numbers in `range`); nil for anything else.
     public init?(argument: String) {
         let parts = argument.split(separator: ",", omittingEmptySubsequences: false)

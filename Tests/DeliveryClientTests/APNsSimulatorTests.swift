@@ -3,9 +3,10 @@ import Foundation
 import HTTP2
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Synchronization
 import Testing
+
+@testable import Simulator
 
 /// APNsClient against the in-process simulator over TLS HTTP/2: what APNs would receive, and
 /// what each of its answers comes to.

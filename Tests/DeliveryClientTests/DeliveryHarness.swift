@@ -4,8 +4,9 @@ import Foundation
 import HTTP2
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Synchronization
+
+@testable import Simulator
 
 /// An in-process simulator over real TLS HTTP/2 with the test credentials, and APNs and FCM
 /// clients pointed at it. The simulator and the clients have separate clocks, so a test can make

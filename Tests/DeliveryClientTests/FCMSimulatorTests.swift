@@ -3,8 +3,9 @@ import Foundation
 import HTTP2
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Testing
+
+@testable import Simulator
 
 /// FCMClient against the in-process simulator (FCM HTTP v1 and the OAuth2 token endpoint) over
 /// TLS HTTP/2.

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Postgres
 import Synchronization
 import Testing
+
+@testable import Postgres
 
 /// The libpq client against the real test database.
 @Suite("Postgres client", .requiresDatabase)

@@ -81,8 +81,8 @@ final class SimulatorHarness: Sendable {
                 fcmCredentialsFile: fcmAccounts == .none ? nil : credentials.fcmCredentialsFile,
                 fcmAdditionalCredentialsFiles: fcmAccounts == .both ? [credentials.fcmOtherCredentialsFile] : [],
                 fcmTokenProject: fcmTokenProject,
-                apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, recordLimit: recordLimit, clock: clock,
-                channelPort: channels ? 0 : nil, channelLimit: channelLimit, latency: latency))
+                apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, channelPort: channels ? 0 : nil,
+                channelLimit: channelLimit, recordLimit: recordLimit, clock: clock, latency: latency))
         try simulator.start()
         client = try HTTP2Client(
             configuration: HTTP2ClientConfiguration(

@@ -1,11 +1,12 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Store
 import Synchronization
 import Testing
 import Worker
+
+@testable import Simulator
 
 /// The bulk lane (backfills, replays) beside realtime traffic: a worker holds at most
 /// `maxBulkInFlight` bulk rows, so a realtime push never queues behind a whole window of bulk sends

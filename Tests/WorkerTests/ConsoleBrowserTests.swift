@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Testing
+
+@testable import Simulator
 
 /// The operator console in headless Chromium (Selenium, Tests/Browser/console_browser.py) against an intake,
 /// a worker and the simulator: sign-in, the overview read against the database, a failure replayed from the

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Testing
 import Worker
+
+@testable import Simulator
 
 /// Workers sending group rows (sql/016_delivery_groups.sql) to the simulator: every member once, its
 /// own outcome, retries of one member without the others, one probe per group (GOAWAY in the middle of a

@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Store
 import Testing
 import Worker
+
+@testable import Simulator
 
 /// Every delivery outcome, end to end: real Postgres, the worker, the APNs and FCM clients and
 /// the simulator over TLS HTTP/2.

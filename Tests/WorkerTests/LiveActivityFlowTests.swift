@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Testing
+
+@testable import Simulator
 
 /// An activity's whole life through the intake, the outbox, the workers and the simulator, with the
 /// payloads checked field by field as the simulator received them.

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Testing
+
+@testable import Simulator
 
 /// iOS 18 broadcast channels end to end: the partner API on an intake in this process, a worker creating the
 /// channel on the simulator's channel management port, one broadcast per change on its APNs port, and the end

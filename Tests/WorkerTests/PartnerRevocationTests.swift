@@ -2,9 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Simulator
 import Store
 import Testing
+
+@testable import Simulator
 
 /// The incident path end to end: a revoked partner sends nothing more (queued, scheduled, retrying pushes,
 /// reminders, Live Activity updates), its active activities end at once on every device, and replays skip its

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldTestSupport
 import Postgres
-import Simulator
 import Synchronization
 import Testing
+
+@testable import Simulator
 
 /// The primary is restarted (`pg_ctl restart`, fast and immediate) while two herald-worker processes
 /// drain a backlog (docs/runbooks/postgres.md, "Failover"): each worker reports the outage on `/readyz` and

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Testing
+
+@testable import Simulator
 
 /// Push-to-start tokens per template (ActivityKit gives one per `ActivityAttributes` type): a start goes
 /// to its template's token when the host registered one, else to the device's single token; a dead

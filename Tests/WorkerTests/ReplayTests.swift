@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Simulator
 import Testing
+
+@testable import Simulator
 
 /// `heraldctl replay` end to end: pushes through the intake fail at the simulator, the real heraldctl
 /// executable replays them, workers send them again.

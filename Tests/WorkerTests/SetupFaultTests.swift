@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Store
 import Testing
 import Worker
+
+@testable import Simulator
 
 /// An upstream that refuses Herald's own credentials or configuration is paused; its rows
 /// stay queued with their attempts unspent, `/readyz` and a metric say so, and delivery resumes by

@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Store
 import Testing
 import Worker
+
+@testable import Simulator
 
 /// Tokens stay true: a verdict that may blame Herald's setup (APNs BadDeviceToken and
 /// DeviceTokenNotForTopic, FCM INVALID_ARGUMENT about the token) retires a token only once the same upstream

@@ -4,9 +4,10 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Simulator
 import Store
 import Worker
+
+@testable import Simulator
 
 /// A private queue database, a simulator over TLS, and workers configured to send to it.
 final class WorkerHarness: @unchecked Sendable {

@@ -3,10 +3,11 @@ import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
 import Intake
-import Simulator
 import Store
 import Testing
 import Worker
+
+@testable import Simulator
 
 /// herald-worker as a process: a crash loses nothing, SIGTERM drains without duplicates, and the
 /// whole path from the intake to the simulator with `Prefer: wait`.

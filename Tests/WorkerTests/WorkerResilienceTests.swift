@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Simulator
 import Store
 import Testing
 import Worker
+
+@testable import Simulator
 
 /// What keeps delivery right when things go wrong around it: rows the database refuses to
 /// record, sends slower than a lease, a database gone during a drain, and the real-service
