@@ -45,13 +45,14 @@ struct ControlAPI: Sendable {
             log.resetStatistics()
             return Self.json(log.statistics.json)
         case ("GET", "/sim/faults"):
-            return Self.json(.object(faults.all().map { ($0.token, $0.fault.json) }))
+            return Self.json(.object(faults.all().map { ($0.token, $0.value.json) }))
         case ("DELETE", "/sim/faults"):
             return Self.json(.object([("cleared", .number(Double(faults.removeAll())))]))
         case ("GET", "/sim/tokens"):
             return Self.json(tokens())
         case ("DELETE", "/sim/tokens"):
-            return Self.json(.object([("cleared", .number(Double(owners.removeAll() + fcmProjects.removeAll())))]))
+            return Self.json(
+                .object([("cleared", .number(Double(owners.removeAll() + fcmProjects.bound.removeAll())))]))
         case ("GET", "/sim/channels"):
             return Self.json(.object(channels.all().map { ($0.bundleID, .array($0.channels.map(\.json))) }))
         case ("DELETE", "/sim/channels"):
@@ -129,11 +130,11 @@ struct ControlAPI: Sendable {
         var members: [(key: String, value: [(key: String, value: JSONValue)])] = owners.all().map { owner in
             (owner.token, [("bundleId", .string(owner.bundleID)), ("source", .string(owner.source.rawValue))])
         }
-        for binding in fcmProjects.all() {
+        for binding in fcmProjects.bound.all() {
             if let index = members.firstIndex(where: { $0.key == binding.token }) {
-                members[index].value.append(("fcmProject", .string(binding.project)))
+                members[index].value.append(("fcmProject", .string(binding.value)))
             } else {
-                members.append((binding.token, [("fcmProject", .string(binding.project))]))
+                members.append((binding.token, [("fcmProject", .string(binding.value))]))
             }
         }
         return .object(members.sorted { $0.key < $1.key }.map { ($0.key, .object($0.value)) })
@@ -172,14 +173,14 @@ struct ControlAPI: Sendable {
                 if let problem = FCMTokenProjects.problem(withProject: project) {
                     return Self.error(400, "fcmProject: \(problem)")
                 }
-                fcmProjects.bind(token: token, project: project)
+                fcmProjects.bound.set(project, token: token)
                 return Self.json(.object([("token", .string(token)), ("fcmProject", .string(project))]))
             default:
                 return Self.error(400, "unknown member \"\(key)\": \(Self.bindingBody)")
             }
         } delete: { token in
             // Either kind: a hex string can be an APNs token (compared in lower case) and an FCM one (exactly).
-            var cleared = fcmProjects.remove(token: token) ? 1 : 0
+            var cleared = fcmProjects.bound.remove(token: token) ? 1 : 0
             if Identifiers.isDeviceToken(token[...]), owners.remove(token: token) { cleared += 1 }
             return Self.json(.object([("cleared", .number(Double(cleared)))]))
         }

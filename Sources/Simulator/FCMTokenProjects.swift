@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Which Firebase project issued each FCM registration token, for 403 SENDER_ID_MISMATCH.
 ///
 /// On a real device a registration token is issued to an app of one Firebase project (its sender ID), and FCM
@@ -15,50 +13,16 @@ final class FCMTokenProjects: Sendable {
 
     /// The project of every token not bound to another (`SimulatorConfiguration.fcmTokenProject`).
     let defaultProject: String?
-    private let bound = Mutex<[String: String]>([:])
-    /// Whether the check can refuse: a default project, or at least one bound token (one relaxed load on the
-    /// hot path, as `TokenOwners` and `FaultTable` do).
-    private let active: Atomic<Bool>
+    /// The project of each bound token.
+    let bound = TokenTable<String>()
 
     init(defaultProject: String? = nil) {
         self.defaultProject = defaultProject
-        active = Atomic(defaultProject != nil)
     }
 
-    /// Binds `token` to `project`, replacing whatever it had.
-    func bind(token: String, project: String) {
-        bound.withLock { $0[token] = project }
-        active.store(true, ordering: .relaxed)
-    }
-
-    /// Forgets one token's binding (it falls back to the default project); true if it had one.
-    @discardableResult
-    func remove(token: String) -> Bool {
-        bound.withLock { table in
-            let removed = table.removeValue(forKey: token) != nil
-            active.store(defaultProject != nil || !table.isEmpty, ordering: .relaxed)
-            return removed
-        }
-    }
-
-    /// Forgets every binding (the default project stays); returns how many there were.
-    @discardableResult
-    func removeAll() -> Int {
-        bound.withLock { table in
-            let count = table.count
-            table.removeAll()
-            active.store(defaultProject != nil, ordering: .relaxed)
-            return count
-        }
-    }
-
-    /// Every bound token and its project, sorted by token.
-    func all() -> [(token: String, project: String)] {
-        bound.withLock { table in table.map { ($0.key, $0.value) } }.sorted { $0.token < $1.token }
-    }
-
-    /// True when no default project is set and nothing is bound: the check cannot refuse.
-    var isInactive: Bool { !active.load(ordering: .relaxed) }
+    /// True when no default project is set and nothing is bound: the check cannot refuse (one relaxed load on
+    /// the hot path, as `TokenOwners` does).
+    var isInactive: Bool { defaultProject == nil && bound.isEmpty }
 
     /// Whether `token` may be sent to through `project`'s `messages:send`.
     func admits(token: String, project: Substring) -> Bool {

@@ -296,13 +296,13 @@ public final class Simulator: Sendable {
     /// Makes `token` (an FCM registration token) belong to the Firebase project `fcmProject`: a send to it under
     /// another project's `messages:send` is answered 403 SENDER_ID_MISMATCH.
     public func bindToken(_ token: String, fcmProject: String) {
-        fcmTokenProjects.bind(token: token, project: fcmProject)
+        fcmTokenProjects.bound.set(fcmProject, token: token)
     }
 
     /// Forgets which app or project every token belongs to (bound or learned); `fcmTokenProject` stays.
     public func clearTokenOwners() {
         owners.removeAll()
-        fcmTokenProjects.removeAll()
+        fcmTokenProjects.bound.removeAll()
     }
 
     /// The broadcast channels, by bundle id (sorted), each app's oldest first.
