@@ -164,35 +164,14 @@ private func reasonPhrase(_ status: Int) -> String {
     }
 }
 
-/// MHD_KeyValueIteratorN counting the headers that frame a request.
-func collectFramingHeader(
-    cls: UnsafeMutableRawPointer?,
-    kind: MHD_ValueKind,
-    key: UnsafePointer<CChar>?,
-    keySize: Int,
-    value: UnsafePointer<CChar>?,
-    valueSize: Int
-) -> MHD_Result {
-    guard let cls, let key else {
-        return .YES
-    }
-    let headers = cls.assumingMemoryBound(to: FramingHeaders.self)
-    let name = lowercasedASCII(key, count: keySize)
-    switch name {
-    case "content-length":
-        headers.pointee.contentLengths.append(decode(value, count: valueSize).trimmingASCIIWhitespace())
-    case "transfer-encoding":
-        headers.pointee.transferEncodings.append(decode(value, count: valueSize))
-    case "host":
-        headers.pointee.hostCount += 1
-    default:
-        break
-    }
-    return .YES
-}
+/// What `ServerContext.forEachValue` calls with each key and value of a connection: libmicrohttpd's bytes, valid
+/// during the call.
+typealias ConnectionValueVisitor = (
+    _ key: UnsafePointer<CChar>, _ keySize: Int, _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> Void
 
-/// MHD_KeyValueIteratorN for headers: lowercased name; repeated names joined with ", ".
-func collectHeader(
+/// MHD_KeyValueIteratorN handing each key and value to the `ConnectionValueVisitor` that `cls` points at.
+func visitConnectionValue(
     cls: UnsafeMutableRawPointer?,
     kind: MHD_ValueKind,
     key: UnsafePointer<CChar>?,
@@ -203,39 +182,12 @@ func collectHeader(
     guard let cls, let key else {
         return .YES
     }
-    let headers = cls.assumingMemoryBound(to: [String: String].self)
-    let name = lowercasedASCII(key, count: keySize)
-    let text = decode(value, count: valueSize)
-    if let existing = headers.pointee[name] {
-        headers.pointee[name] = existing + ", " + text
-    } else {
-        headers.pointee[name] = text
-    }
-    return .YES
-}
-
-/// MHD_KeyValueIteratorN for query arguments: the first value of a name wins; a bare `?flag` maps to "".
-func collectQueryArgument(
-    cls: UnsafeMutableRawPointer?,
-    kind: MHD_ValueKind,
-    key: UnsafePointer<CChar>?,
-    keySize: Int,
-    value: UnsafePointer<CChar>?,
-    valueSize: Int
-) -> MHD_Result {
-    guard let cls, let key else {
-        return .YES
-    }
-    let query = cls.assumingMemoryBound(to: [String: String].self)
-    let name = decodeQueryComponent(key, count: keySize)
-    if query.pointee[name] == nil {
-        query.pointee[name] = decodeQueryComponent(value, count: valueSize)
-    }
+    cls.assumingMemoryBound(to: ConnectionValueVisitor.self).pointee(key, keySize, value, valueSize)
     return .YES
 }
 
 /// UTF-8 text (invalid sequences repaired) from a C string of known length.
-private func decode(_ pointer: UnsafePointer<CChar>?, count: Int) -> String {
+func decode(_ pointer: UnsafePointer<CChar>?, count: Int) -> String {
     guard let pointer, count > 0 else {
         return ""
     }
@@ -243,7 +195,7 @@ private func decode(_ pointer: UnsafePointer<CChar>?, count: Int) -> String {
 }
 
 /// A header name lowercased on the fly (names are ASCII tokens), without an intermediate String.
-private func lowercasedASCII(_ pointer: UnsafePointer<CChar>, count: Int) -> String {
+func lowercasedASCII(_ pointer: UnsafePointer<CChar>, count: Int) -> String {
     String(unsafeUninitializedCapacity: count) { buffer in
         for index in 0..<count {
             let byte = UInt8(bitPattern: pointer[index])

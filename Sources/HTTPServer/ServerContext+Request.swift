@@ -236,8 +236,23 @@ extension ServerContext {
         HTTPRequest(
             method: method.map { String(cString: $0) } ?? "",
             path: url.flatMap { decodePath($0, count: strlen($0)) } ?? "/",
-            query: Self.values(of: connection, kind: .GET_ARGUMENT_KIND, collect: collectQueryArgument),
-            headers: Self.values(of: connection, kind: .HEADER_KIND, collect: collectHeader),
+            // The first value of a name wins; a bare `?flag` maps to "".
+            query: Self.values(of: connection, kind: .GET_ARGUMENT_KIND) { query, key, keySize, value, valueSize in
+                let name = decodeQueryComponent(key, count: keySize)
+                if query[name] == nil {
+                    query[name] = decodeQueryComponent(value, count: valueSize)
+                }
+            },
+            // Lowercased names; repeated names joined with ", ".
+            headers: Self.values(of: connection, kind: .HEADER_KIND) { headers, key, keySize, value, valueSize in
+                let name = lowercasedASCII(key, count: keySize)
+                let text = decode(value, count: valueSize)
+                if let existing = headers[name] {
+                    headers[name] = existing + ", " + text
+                } else {
+                    headers[name] = text
+                }
+            },
             body: body,
             peer: Self.peer(of: connection)
         )
@@ -277,10 +292,17 @@ extension ServerContext {
     /// The headers that frame a request, counted as sent (libmicrohttpd's lookup only finds the first).
     private static func framingHeaders(of connection: OpaquePointer) -> FramingHeaders {
         var headers = FramingHeaders()
-        withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values_n(
-                connection, .HEADER_KIND, collectFramingHeader,
-                UnsafeMutableRawPointer(pointer))
+        forEachValue(of: connection, kind: .HEADER_KIND) { key, keySize, value, valueSize in
+            switch lowercasedASCII(key, count: keySize) {
+            case "content-length":
+                headers.contentLengths.append(decode(value, count: valueSize).trimmingASCIIWhitespace())
+            case "transfer-encoding":
+                headers.transferEncodings.append(decode(value, count: valueSize))
+            case "host":
+                headers.hostCount += 1
+            default:
+                break
+            }
         }
         return headers
     }
@@ -289,16 +311,30 @@ extension ServerContext {
     private static func values(
         of connection: OpaquePointer,
         kind: MHD_ValueKind,
-        collect: MHD_KeyValueIteratorN
+        add: (
+            inout [String: String], _ key: UnsafePointer<CChar>, _ keySize: Int, _ value: UnsafePointer<CChar>?,
+            _ valueSize: Int
+        ) -> Void
     ) -> [String: String] {
         let count = MHD_get_connection_values_n(connection, kind, nil, nil)
         guard count > 0 else {
             return [:]
         }
         var values = [String: String](minimumCapacity: Int(count))
-        withUnsafeMutablePointer(to: &values) { pointer in
-            _ = MHD_get_connection_values_n(connection, kind, collect, UnsafeMutableRawPointer(pointer))
-        }
+        forEachValue(of: connection, kind: kind) { add(&values, $0, $1, $2, $3) }
         return values
+    }
+
+    /// Calls `visit` with each key and value of `kind` on the connection, in the order sent.
+    private static func forEachValue(
+        of connection: OpaquePointer, kind: MHD_ValueKind, _ visit: ConnectionValueVisitor
+    ) {
+        withoutActuallyEscaping(visit) { visit in
+            var visitor = visit
+            withUnsafeMutablePointer(to: &visitor) { pointer in
+                _ = MHD_get_connection_values_n(
+                    connection, kind, visitConnectionValue, UnsafeMutableRawPointer(pointer))
+            }
+        }
     }
 }
