@@ -88,15 +88,21 @@ extension String: PostgresEncodable {
     public var postgresText: String { self }
 }
 
-extension Int: PostgresEncodable {
-    public var postgresText: String { String(self) }
+/// A value whose text never holds `"` or `\`: as an array element it is quoted without escaping, its bytes
+/// written straight into the literal.
+public protocol PostgresUnescapedText: PostgresEncodable {}
 
-    /// Digits need no quoting (`{"1","2"}` and `{1,2}` are the same array).
+extension PostgresUnescapedText {
     public func appendQuotedArrayElement(to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        out.append(contentsOf: String(self).utf8)
+        appendPostgresText(to: &out)
         out.append(UInt8(ascii: "\""))
     }
+}
+
+/// Digits need no escaping.
+extension Int: PostgresUnescapedText {
+    public var postgresText: String { String(self) }
 }
 
 extension Int64: PostgresEncodable {
@@ -115,31 +121,19 @@ extension Bool: PostgresEncodable {
     public var postgresText: String { self ? "t" : "f" }
 }
 
-extension UUID: PostgresEncodable {
+/// A UUID needs no escaping: its 36 characters straight into the literal.
+extension UUID: PostgresUnescapedText {
     public var postgresText: String { UUIDText.string(self) }
 
     public func appendPostgresText(to out: inout [UInt8]) { UUIDText.append(self, to: &out) }
-
-    /// A UUID needs no escaping: its 36 characters straight into the literal.
-    public func appendQuotedArrayElement(to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        UUIDText.append(self, to: &out)
-        out.append(UInt8(ascii: "\""))
-    }
 }
 
-extension Date: PostgresEncodable {
+/// A timestamp needs no escaping: its text straight into the literal.
+extension Date: PostgresUnescapedText {
     /// Microsecond precision as an explicit UTC timestamp literal.
     public var postgresText: String { PostgresTimestamp.format(self) }
 
     public func appendPostgresText(to out: inout [UInt8]) { PostgresTimestamp.append(self, to: &out) }
-
-    /// A timestamp needs no escaping: its text straight into the literal.
-    public func appendQuotedArrayElement(to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        PostgresTimestamp.append(self, to: &out)
-        out.append(UInt8(ascii: "\""))
-    }
 }
 
 extension Array: PostgresEncodable where Element: PostgresEncodable {
