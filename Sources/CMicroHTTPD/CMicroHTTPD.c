@@ -46,50 +46,36 @@ static size_t CMicroHTTPD_keep_escaped(void *cls, struct MHD_Connection *connect
     return strlen(text);
 }
 
+/// Appends one option to `options` when `present`.
+static void CMicroHTTPD_add_option(struct MHD_OptionItem *options, size_t *count, int present,
+                                   enum MHD_OPTION option, intptr_t value, void *pointer) {
+    if (present) {
+        options[(*count)++] = (struct MHD_OptionItem){ option, value, pointer };
+    }
+}
+
 struct MHD_Daemon *CMicroHTTPD_start(const struct CMicroHTTPD_settings *settings,
                                      char *error_buffer,
                                      size_t error_buffer_size,
                                      int *error_number) {
     struct MHD_OptionItem options[16];
     size_t count = 0;
-    if (settings->thread_pool_size > 1) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)settings->thread_pool_size, NULL
-        };
-    }
-    if (settings->connection_limit > 0) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_CONNECTION_LIMIT, (intptr_t)settings->connection_limit, NULL
-        };
-    }
-    if (settings->connection_timeout_seconds > 0) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)settings->connection_timeout_seconds, NULL
-        };
-    }
-    if (settings->connection_memory_limit > 0) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)settings->connection_memory_limit, NULL
-        };
-    }
-    if (settings->bind_address != NULL) {
-        options[count++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)settings->bind_address };
-    }
-    if (settings->request_completed != NULL) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)settings->request_completed, settings->callback_cls
-        };
-    }
-    if (settings->notify_connection != NULL) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)settings->notify_connection, settings->callback_cls
-        };
-    }
-    if (settings->uri_log != NULL) {
-        options[count++] = (struct MHD_OptionItem){
-            MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)settings->uri_log, settings->callback_cls
-        };
-    }
+    CMicroHTTPD_add_option(options, &count, settings->thread_pool_size > 1, MHD_OPTION_THREAD_POOL_SIZE,
+                           settings->thread_pool_size, NULL);
+    CMicroHTTPD_add_option(options, &count, settings->connection_limit > 0, MHD_OPTION_CONNECTION_LIMIT,
+                           settings->connection_limit, NULL);
+    CMicroHTTPD_add_option(options, &count, settings->connection_timeout_seconds > 0, MHD_OPTION_CONNECTION_TIMEOUT,
+                           settings->connection_timeout_seconds, NULL);
+    CMicroHTTPD_add_option(options, &count, settings->connection_memory_limit > 0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                           (intptr_t)settings->connection_memory_limit, NULL);
+    CMicroHTTPD_add_option(options, &count, settings->bind_address != NULL, MHD_OPTION_SOCK_ADDR, 0,
+                           (void *)settings->bind_address);
+    CMicroHTTPD_add_option(options, &count, settings->request_completed != NULL, MHD_OPTION_NOTIFY_COMPLETED,
+                           (intptr_t)settings->request_completed, settings->callback_cls);
+    CMicroHTTPD_add_option(options, &count, settings->notify_connection != NULL, MHD_OPTION_NOTIFY_CONNECTION,
+                           (intptr_t)settings->notify_connection, settings->callback_cls);
+    CMicroHTTPD_add_option(options, &count, settings->uri_log != NULL, MHD_OPTION_URI_LOG_CALLBACK,
+                           (intptr_t)settings->uri_log, settings->callback_cls);
     options[count++] = (struct MHD_OptionItem){
         MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)CMicroHTTPD_keep_escaped, NULL
     };
