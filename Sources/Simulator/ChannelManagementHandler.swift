@@ -12,23 +12,12 @@ import HeraldCore
 /// `{"channels":[ids]}`; delete 204; errors `{"reason":...}`. Every answer carries `apns-request-id`: the
 /// request's, else a new UUID. Nothing here blocks: answers wait out the configured latency on a timer
 /// (`AnswerScheduler`), and take no faults (faults apply to broadcasts, not to channel management).
-final class ChannelManagementHandler: HTTP2ServerHandler {
+struct ChannelManagementHandler: HTTP2ServerHandler {
     let clock: any HeraldClock
     let validator: ChannelRequestValidator
     let channels: BroadcastChannels
     let answers: AnswerScheduler
     let identifiers: Identifiers
-
-    init(
-        clock: any HeraldClock, validator: ChannelRequestValidator, channels: BroadcastChannels,
-        answers: AnswerScheduler, identifiers: Identifiers
-    ) {
-        self.clock = clock
-        self.validator = validator
-        self.channels = channels
-        self.answers = answers
-        self.identifiers = identifiers
-    }
 
     func handle(_ request: HTTP2ServerRequest, responder: HTTP2ServerResponder) {
         let arrival = DispatchTime.now()
