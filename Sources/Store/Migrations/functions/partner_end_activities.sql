@@ -6,9 +6,6 @@ CREATE OR REPLACE FUNCTION herald_partner_end_activities(p_partner uuid, p_ids u
                                                          p_timestamps bigint[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_ids   uuid[];
