@@ -263,8 +263,9 @@ public struct Migrator: Sendable {
                 let checksum = Self.checksum(definition.sql)
                 let recorded = try connection.row(Queries.SchemaMigrations.DefinitionChecksum(name: definition.name))?
                     .checksum
-                let resettled = definition.name == Self.settingsFile && !applied.isEmpty
-                guard recorded != checksum || resettled else { continue }
+                // A definition before the settings file was re-created, losing its settings.
+                let settingsDropped = definition.name == Self.settingsFile && !applied.isEmpty
+                guard recorded != checksum || settingsDropped else { continue }
                 do {
                     try connection.execute(definition.sql)
                 } catch {
