@@ -20,20 +20,18 @@ import Postgres
 ///    in the order `functions/ORDER` lists them (Flyway's repeatable migrations). The rule of
 ///    that order: a file comes after every file whose object it uses, so a trigger comes after
 ///    its trigger function, and a view or a `LANGUAGE sql` function after the functions it calls.
+///    The settings file (`planner_settings.sql`), which sets other functions' planner settings, is
+///    last, and runs again whenever a file before it runs: `CREATE OR REPLACE FUNCTION` drops a
+///    function's settings.
 ///
-/// Safe to run from several processes at once: each file is applied in its own transaction under
-/// one transaction-scoped advisory lock and re-checked after taking it.
+/// Safe to run from several processes at once: each migration is applied in its own transaction,
+/// and the definitions together in one, under one transaction-scoped advisory lock, each file
+/// re-checked after taking it.
 public struct Migrator: Sendable {
     public struct Migration: Sendable, Equatable {
         public let version: Int
         public let name: String
         public let sql: String
-
-        public init(version: Int, name: String, sql: String) {
-            self.version = version
-            self.name = name
-            self.sql = sql
-        }
     }
 
     /// One file of `functions/`: the current definition of one function, trigger or view.
@@ -41,11 +39,6 @@ public struct Migrator: Sendable {
         /// The file's name inside `functions/`, e.g. `claim_deliveries.sql`.
         public let name: String
         public let sql: String
-
-        public init(name: String, sql: String) {
-            self.name = name
-            self.sql = sql
-        }
 
         /// How the file is named in messages and in what `migrate` returns.
         public var path: String { Migrator.definitionsFolder + "/" + name }
@@ -68,11 +61,6 @@ public struct Migrator: Sendable {
         public let code: Code
         public let message: String
         public var description: String { message }
-
-        public init(code: Code, message: String) {
-            self.code = code
-            self.message = message
-        }
     }
 
     /// The schema a fresh database starts from, or nil to build every database through `migrations`.
@@ -87,6 +75,9 @@ public struct Migrator: Sendable {
     /// The subfolder of the definitions, and the file listing their order.
     static let definitionsFolder = "functions"
     static let orderFile = "ORDER"
+    /// The definition file that sets the planner settings of functions other files define: listed
+    /// last, and applied again in the same transaction whenever a definition before it is.
+    static let settingsFile = "planner_settings.sql"
     /// The subfolder holding the baseline.
     static let baselineFolder = "baseline"
 
@@ -186,6 +177,10 @@ public struct Migrator: Sendable {
                 code: .layout,
                 message: "\(definitionsFolder)/\(unlisted) is not listed in \(definitionsFolder)/\(orderFile)")
         }
+        if listed.contains(settingsFile), listed.last != settingsFile {
+            throw Failure(
+                code: .layout, message: "\(definitionsFolder)/\(orderFile) must list \(settingsFile) last")
+        }
         return try listed.map {
             Definition(name: $0, sql: try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8))
         }
@@ -213,10 +208,7 @@ public struct Migrator: Sendable {
                 applied.append(migration.name)
             }
         }
-        for definition in definitions where try apply(definition, on: connection) {
-            applied.append(definition.path)
-        }
-        return applied
+        return applied + (try applyDefinitions(on: connection))
     }
 
     /// Applies the baseline when no migration is recorded; whether this call applied it, and the
@@ -260,21 +252,30 @@ public struct Migrator: Sendable {
                 version: migration.version, name: migration.name, checksum: Self.checksum(migration.sql)))
     }
 
-    /// Applies one definition unless the recorded checksum is its own; true when this call applied it.
-    private func apply(_ definition: Definition, on connection: PostgresConnection) throws -> Bool {
-        let checksum = Self.checksum(definition.sql)
-        return try connection.transaction { connection -> Bool in
+    /// Applies, in one transaction, each definition whose recorded checksum is not its own, and the
+    /// settings file after any of them; returns their paths. One transaction, so that no caller sees a
+    /// function re-created without the settings the last file gives it.
+    private func applyDefinitions(on connection: PostgresConnection) throws -> [String] {
+        try connection.transaction { connection -> [String] in
             try connection.run(Queries.SchemaMigrations.Lock(key: Self.lockKey))
-            let recorded = try connection.row(Queries.SchemaMigrations.DefinitionChecksum(name: definition.name))?
-                .checksum
-            if recorded == checksum { return false }
-            do {
-                try connection.execute(definition.sql)
-            } catch {
-                throw Failure(code: .definitionFailed, message: "\(definition.path) failed: \(error)")
+            var applied: [String] = []
+            for definition in definitions {
+                let checksum = Self.checksum(definition.sql)
+                let recorded = try connection.row(Queries.SchemaMigrations.DefinitionChecksum(name: definition.name))?
+                    .checksum
+                // A definition before the settings file was re-created, losing its settings.
+                let settingsDropped = definition.name == Self.settingsFile && !applied.isEmpty
+                guard recorded != checksum || settingsDropped else { continue }
+                do {
+                    try connection.execute(definition.sql)
+                } catch {
+                    throw Failure(code: .definitionFailed, message: "\(definition.path) failed: \(error)")
+                }
+                try connection.run(
+                    Queries.SchemaMigrations.RecordDefinition(name: definition.name, checksum: checksum))
+                applied.append(definition.path)
             }
-            try connection.run(Queries.SchemaMigrations.RecordDefinition(name: definition.name, checksum: checksum))
-            return true
+            return applied
         }
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Store
 import Testing
+
+@testable import Store
 
 /// The two parts of `sql/` (Sources/Store/Migrator.swift): numbered migrations, then the definition
 /// files of `functions/` re-applied whenever their checksum changes; a database migrated with the
@@ -69,7 +70,51 @@ struct MigrationLayoutTests {
     func oneObjectPerDefinitionFile() throws {
         for definition in try Self.bundled().definitions {
             let creates = definition.sql.split(separator: "\n").filter { $0.hasPrefix("CREATE ") }
-            #expect(creates.count == 1, "\(definition.path) creates \(creates.count) objects")
+            // The settings file creates nothing: it sets what the files before it created.
+            let expected = definition.name == "planner_settings.sql" ? 0 : 1
+            #expect(creates.count == expected, "\(definition.path) creates \(creates.count) objects")
+        }
+    }
+
+    /// The settings of the functions `names`, by name, as `pg_proc.proconfig` lists them ("" for none).
+    static func settings(of names: [String], on pool: PostgresPool) throws -> [String: String] {
+        try pool.withConnection { connection in
+            let rows = try connection.query(
+                """
+                SELECT proname::text, coalesce(array_to_string(proconfig, ' '), '')
+                  FROM pg_proc WHERE proname = ANY (string_to_array($1, ' '))
+                """, [names.joined(separator: " ")]
+            ).rows
+            return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.string(0), try $0.string(1)) })
+        }
+    }
+
+    @Test("the hot-path functions carry their planner settings, also after an upgrade re-creates one")
+    func plannerSettings() throws {
+        let migrator = try Self.bundled()
+        let file = try #require(migrator.definitions.last)
+        #expect(file.name == "planner_settings.sql")
+        let names = file.sql.matches(of: /'(herald_[a-z_]+)'/).map { String($0.output.1) }
+        #expect(names.count == 23 && names.contains("herald_claim_deliveries"))
+        let expected = "plan_cache_mode=force_generic_plan jit=off enable_seqscan=off"
+        let claim = try #require(migrator.definitions.first { $0.name == "claim_deliveries.sql" })
+        try Self.withDatabase { _, pool in
+            try pool.withConnection { _ = try migrator.migrate($0) }
+            #expect(
+                try Self.settings(of: names, on: pool) == Dictionary(uniqueKeysWithValues: names.map { ($0, expected) })
+            )
+            // Re-creating a function drops its settings, which is why the settings file runs again after it.
+            try pool.withConnection { _ = try $0.execute(claim.sql) }
+            #expect(try Self.settings(of: ["herald_claim_deliveries"], on: pool) == ["herald_claim_deliveries": ""])
+            // An upgrade whose claim_deliveries.sql changed.
+            try pool.withConnection {
+                _ = try $0.execute("UPDATE schema_functions SET checksum = 'old' WHERE name = 'claim_deliveries.sql'")
+            }
+            let upgraded = try pool.withConnection { try migrator.migrate($0) }
+            #expect(upgraded == ["functions/claim_deliveries.sql", "functions/planner_settings.sql"])
+            #expect(
+                try Self.settings(of: ["herald_claim_deliveries"], on: pool) == ["herald_claim_deliveries": expected])
+            #expect(try pool.withConnection { try migrator.migrate($0) }.isEmpty)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
-import Store
 import Testing
+
+@testable import Store
 
 /// `Migrator.load`'s reading of a migrations folder: the numbered files, the baseline, and the layout errors.
 @Suite("Migrations: the folder's layout")
@@ -55,5 +56,20 @@ struct MigratorLoadTests {
             try Self.layoutFailure(["001_a.sql": "A", "001_b.sql": "B"])
                 == "migrations 001_a.sql and 001_b.sql share a number")
         #expect(try Self.layoutFailure(["001_a.sql": "A", "baseline/base.sql": "A"]).contains("baseline/base.sql"))
+    }
+
+    @Test("the settings file, which re-runs after the definitions it settles, must be listed last")
+    func settingsFileLast() throws {
+        let definitions = ["functions/one.sql": "ONE", "functions/planner_settings.sql": "SETTINGS"]
+        #expect(
+            try Self.layoutFailure(
+                definitions.merging(["001_a.sql": "A", "functions/ORDER": "planner_settings.sql\none.sql\n"]) { $1 })
+                == "functions/ORDER must list planner_settings.sql last")
+        try Self.withFolder(
+            definitions.merging(["001_a.sql": "A", "functions/ORDER": "one.sql\nplanner_settings.sql\n"]) { $1 }
+        ) { folder in
+            let migrator = try Migrator.load(from: folder)
+            #expect(migrator.definitions.map(\.name) == ["one.sql", "planner_settings.sql"])
+        }
     }
 }

@@ -7,9 +7,6 @@ CREATE OR REPLACE FUNCTION herald_activity_audience(p_tenant text, p_email text,
 RETURNS TABLE (user_id text, has_session boolean, opted_out boolean, devices text, old_id uuid, old_template text, old_attributes text, old_state text,
                old_last_timestamp bigint, old_created_at timestamptz, old_expires_at timestamptz)
 LANGUAGE plpgsql STABLE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 -- plpgsql, not sql: a sql function is planned again on every call.
 AS $$
 #variable_conflict use_column

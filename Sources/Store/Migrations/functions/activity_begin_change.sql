@@ -6,9 +6,6 @@ CREATE OR REPLACE FUNCTION herald_activity_begin_change(p_partner uuid, p_id uui
                                              p_body_hash text, p_response text, p_now timestamptz)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_activity record;

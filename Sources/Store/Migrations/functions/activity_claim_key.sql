@@ -3,9 +3,6 @@ CREATE OR REPLACE FUNCTION herald_activity_claim_key(p_partner uuid, p_key text,
                                           p_response text, p_status smallint, p_now timestamptz)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_taken integer;

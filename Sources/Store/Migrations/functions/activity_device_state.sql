@@ -8,9 +8,6 @@
 CREATE OR REPLACE FUNCTION herald_activity_device_state(p_id uuid, p_device text, p_state text)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_status text;

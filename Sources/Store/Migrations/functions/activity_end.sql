@@ -8,9 +8,6 @@ CREATE OR REPLACE FUNCTION herald_activity_end(
     p_priority smallint, p_alert_title text DEFAULT NULL, p_dismiss_given timestamptz DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_refusal text;

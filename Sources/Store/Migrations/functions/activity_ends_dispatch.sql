@@ -9,9 +9,6 @@ CREATE OR REPLACE FUNCTION herald_activity_ends_dispatch(p_ids uuid[], p_kind te
                                                          p_lane smallint, p_notify boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_ids     uuid[];

@@ -8,9 +8,6 @@ CREATE OR REPLACE FUNCTION herald_activity_event_counts(p_events uuid[], p_sent 
                                                         p_superseded integer[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 BEGIN
     WITH counts AS (

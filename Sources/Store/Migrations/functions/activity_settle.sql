@@ -5,9 +5,6 @@
 CREATE OR REPLACE FUNCTION herald_activity_settle(p_id uuid)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 BEGIN
     UPDATE live_activities a

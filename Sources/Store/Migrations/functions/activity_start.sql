@@ -21,9 +21,6 @@ CREATE OR REPLACE FUNCTION herald_activity_start(
     p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL, p_channel uuid DEFAULT NULL,
     OUT result text, OUT reason text, OUT retry_after integer, OUT replaced_priority smallint)
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_active      integer;

@@ -8,9 +8,6 @@
 CREATE OR REPLACE FUNCTION herald_activity_unconfirmed(p_seconds integer, p_limit integer)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_due    record;

@@ -14,9 +14,6 @@ CREATE OR REPLACE FUNCTION herald_activity_update(
     p_patch jsonb DEFAULT NULL, p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_refusal  text;

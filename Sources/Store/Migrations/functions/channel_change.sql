@@ -16,9 +16,6 @@ CREATE OR REPLACE FUNCTION herald_channel_change(
     p_response_silent text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_channel record;

@@ -8,9 +8,6 @@ RETURNS TABLE (id uuid, status text, apns_channel_id text, environment text, ver
                sent_version integer, apns_payload text, apns_priority smallint, expires_at timestamptz,
                delete_at timestamptz, attempts integer)
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_ids uuid[];

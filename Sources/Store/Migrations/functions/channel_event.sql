@@ -20,9 +20,6 @@ CREATE OR REPLACE FUNCTION herald_channel_event(
     p_alert_title text DEFAULT NULL, p_ttl_seconds integer DEFAULT NULL, p_dismiss timestamptz DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_events uuid[];

@@ -9,9 +9,6 @@ CREATE OR REPLACE FUNCTION herald_channel_open(
     p_relevance smallint, p_end_apns text, p_ttl_given integer, p_max_open integer)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_open integer;

@@ -17,9 +17,6 @@ CREATE OR REPLACE FUNCTION herald_channel_record(p_id uuid, p_outcome text, p_ve
                                                  p_environment text, p_now timestamptz)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 BEGIN
     IF p_outcome = 'retry' THEN

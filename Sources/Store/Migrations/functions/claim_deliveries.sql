@@ -15,12 +15,6 @@ RETURNS TABLE (id uuid, service text, environment text, payload text, attempts i
                available_at timestamptz, bundle_id text,
                activity_event text, priority smallint, group_id uuid, member integer, held_until timestamptz)
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
--- Never JIT: the generic plan's cost grows with the table (a 10M-row backlog estimates ~800k), which
--- made Postgres JIT-compile the claim on every call (~140 ms for a 5 ms query).
-SET jit = off
--- As the activity functions: index paths only, whatever the plan cached when the tables were small.
-SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -10,9 +10,6 @@ CREATE OR REPLACE FUNCTION herald_complete_deliveries(p_worker text, p_ids uuid[
                                            p_members integer[] DEFAULT NULL)
 RETURNS TABLE (finished_count bigint, retried_count bigint)
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
     v_final    uuid[];

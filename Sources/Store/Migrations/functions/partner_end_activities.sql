@@ -6,13 +6,9 @@ CREATE OR REPLACE FUNCTION herald_partner_end_activities(p_partner uuid, p_ids u
                                                          p_timestamps bigint[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 DECLARE
-    v_ids   uuid[];
-    v_ended integer;
+    v_ids uuid[];
 BEGIN
     WITH done AS (
         UPDATE live_activities a
@@ -23,8 +19,8 @@ BEGIN
          WHERE a.id = x.id AND a.partner_id = p_partner AND a.status = 'active'
         RETURNING a.id
     )
-    SELECT count(*), coalesce(array_agg(id), '{}') INTO v_ended, v_ids FROM done;
+    SELECT coalesce(array_agg(id), '{}') INTO v_ids FROM done;
     PERFORM herald_activity_ends_dispatch(v_ids, 'revoke-end', 10::smallint, 0::smallint, true);
-    RETURN v_ended;
+    RETURN cardinality(v_ids);
 END
 $$;

@@ -12,9 +12,6 @@ CREATE OR REPLACE FUNCTION herald_partner_revoke(p_partner uuid)
 RETURNS TABLE (id uuid, template text, attributes text, state text, last_timestamp bigint, created_at timestamptz,
                expires_at timestamptz, follows_channel boolean)
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET jit = off
-SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 BEGIN

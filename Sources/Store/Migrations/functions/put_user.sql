@@ -51,25 +51,19 @@ BEGIN
     END IF;
 
     DELETE FROM user_emails WHERE user_id = p_user AND email <> ALL(p_emails);
-    IF cardinality(p_emails) > 0 THEN
-        INSERT INTO user_emails (tenant_id, email, user_id) SELECT p_tenant, v, p_user FROM unnest(p_emails) AS v
-        ON CONFLICT DO NOTHING;
-        SELECT count(*) INTO v_owned FROM user_emails
-         WHERE tenant_id = p_tenant AND user_id = p_user AND email = ANY(p_emails);
-        IF v_owned <> cardinality(p_emails) THEN
-            RAISE unique_violation USING MESSAGE = 'identifier_taken';
-        END IF;
-    END IF;
-
+    INSERT INTO user_emails (tenant_id, email, user_id) SELECT p_tenant, v, p_user FROM unnest(p_emails) AS v
+    ON CONFLICT DO NOTHING;
     DELETE FROM user_wallets WHERE user_id = p_user AND wallet <> ALL(p_wallets);
-    IF cardinality(p_wallets) > 0 THEN
-        INSERT INTO user_wallets (tenant_id, wallet, user_id) SELECT p_tenant, v, p_user FROM unnest(p_wallets) AS v
-        ON CONFLICT DO NOTHING;
-        SELECT count(*) INTO v_owned FROM user_wallets
-         WHERE tenant_id = p_tenant AND user_id = p_user AND wallet = ANY(p_wallets);
-        IF v_owned <> cardinality(p_wallets) THEN
-            RAISE unique_violation USING MESSAGE = 'identifier_taken';
-        END IF;
+    INSERT INTO user_wallets (tenant_id, wallet, user_id) SELECT p_tenant, v, p_user FROM unnest(p_wallets) AS v
+    ON CONFLICT DO NOTHING;
+    -- An identifier the user does not hold now is another user's (or given twice).
+    SELECT (SELECT count(*) FROM user_emails
+             WHERE tenant_id = p_tenant AND user_id = p_user AND email = ANY(p_emails))
+         + (SELECT count(*) FROM user_wallets
+             WHERE tenant_id = p_tenant AND user_id = p_user AND wallet = ANY(p_wallets))
+      INTO v_owned;
+    IF v_owned <> cardinality(p_emails) + cardinality(p_wallets) THEN
+        RAISE unique_violation USING MESSAGE = 'identifier_taken';
     END IF;
     RETURN v_created;
 END
