@@ -8,12 +8,9 @@ public struct APNsErrorResponse: Sendable, Equatable {
     /// 410's `timestamp`. Apple documents milliseconds since the epoch, some clients read seconds:
     /// values above 10^11 (year 5138 in seconds) are taken as milliseconds.
     public var timestamp: Date?
+}
 
-    public init(reason: APNsErrorReason?, timestamp: Date? = nil) {
-        self.reason = reason
-        self.timestamp = timestamp
-    }
-
+extension APNsErrorResponse {
     /// Parses a response body; an empty or malformed body gives a response with no reason
     /// (APNs always sends one, but a proxy in between may not).
     public init(body: [UInt8]) {

@@ -112,11 +112,3 @@ public final class APNsProviderToken: Sendable {
     /// When the current token was issued (nil before the first).
     public var issuedAt: Date? { state.withLock { $0.cached?.issuedAt } }
 }
-
-extension Duration {
-    /// Seconds as a `TimeInterval` (for arithmetic with `Date`).
-    var timeInterval: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
-    }
-}

@@ -91,14 +91,9 @@ public final class FCMAccessTokenProvider: Sendable {
         self.endpoint = (try? UpstreamURL(serviceAccount.tokenURI)) ?? (try! UpstreamURL("https://invalid/"))
         self.transport = transport
         self.clock = clock
-        self.renewalMargin = Self.seconds(renewalMargin)
+        self.renewalMargin = renewalMargin.timeInterval
         self.backoff = backoff
         self.random = random
-    }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        let parts = duration.components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }
 
     /// Calls `completion` with a valid access token: at once (on the caller's thread) when one is
@@ -215,7 +210,7 @@ public final class FCMAccessTokenProvider: Sendable {
                 state.failures += 1
                 state.lastFailure = failure
                 let wait = backoff.delay(afterFailures: state.failures, random: random())
-                state.retryAt = now.addingTimeInterval(Self.seconds(wait))
+                state.retryAt = now.addingTimeInterval(wait.timeInterval)
                 // The old token still works until it expires: better than failing the sends waiting for it.
                 if let cached = state.cached, now < cached.expiresAt { delivered = .success(cached.token) }
             }

@@ -62,30 +62,7 @@ public struct FCMErrorResponse: Sendable, Equatable {
     /// the request).
     public var message: String?
     /// The `field`s of every `BadRequest` detail's `fieldViolations` (`message.token`, `message.data`).
-    public var fieldViolations: [String]
-
-    public init(errorCode: FCMErrorCode?, status: String?, message: String? = nil, fieldViolations: [String] = []) {
-        self.errorCode = errorCode
-        self.status = status
-        self.message = message
-        self.fieldViolations = fieldViolations
-    }
-
-    /// Parses a response body; anything unexpected leaves the fields nil.
-    public init(body: [UInt8]) {
-        guard !body.isEmpty, let json = try? JSONParser.parse(body), let error = json["error"] else {
-            self.init(errorCode: nil, status: nil)
-            return
-        }
-        let details = error["details"]?.arrayValue ?? []
-        let detail = details.first { $0["@type"]?.stringValue == Self.fcmErrorType }
-        let code = detail?["errorCode"]?.stringValue.flatMap { $0.isEmpty ? nil : FCMErrorCode(rawValue: $0) }
-        let status = error["status"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        let fields = details.filter { $0["@type"]?.stringValue == Self.badRequestType }
-            .flatMap { $0["fieldViolations"]?.arrayValue ?? [] }
-            .compactMap { $0["field"]?.stringValue }
-        self.init(errorCode: code, status: status, message: error["message"]?.stringValue, fieldViolations: fields)
-    }
+    public var fieldViolations: [String] = []
 
     /// FCM says the registration token itself is invalid: a `BadRequest` field violation on `message.token`, or
     /// the message FCM gives for a malformed or stale token ("The registration token is not a valid FCM
@@ -107,5 +84,23 @@ public struct FCMErrorResponse: Sendable, Equatable {
             }
         }
         return nil
+    }
+}
+
+extension FCMErrorResponse {
+    /// Parses a response body; anything unexpected leaves the fields nil.
+    public init(body: [UInt8]) {
+        guard !body.isEmpty, let json = try? JSONParser.parse(body), let error = json["error"] else {
+            self.init(errorCode: nil, status: nil)
+            return
+        }
+        let details = error["details"]?.arrayValue ?? []
+        let detail = details.first { $0["@type"]?.stringValue == Self.fcmErrorType }
+        let code = detail?["errorCode"]?.stringValue.flatMap { $0.isEmpty ? nil : FCMErrorCode(rawValue: $0) }
+        let status = error["status"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        let fields = details.filter { $0["@type"]?.stringValue == Self.badRequestType }
+            .flatMap { $0["fieldViolations"]?.arrayValue ?? [] }
+            .compactMap { $0["field"]?.stringValue }
+        self.init(errorCode: code, status: status, message: error["message"]?.stringValue, fieldViolations: fields)
     }
 }

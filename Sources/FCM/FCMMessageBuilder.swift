@@ -13,10 +13,6 @@ public enum FCMMessageBuilder {
     public struct Failure: Error, Sendable, Equatable {
         /// `invalid_message`: the stored message is not a JSON object.
         public let reason: String
-
-        public init(reason: String) {
-            self.reason = reason
-        }
     }
 
     public static func body(for message: FCMMessage) throws(Failure) -> [UInt8] {

@@ -11,3 +11,11 @@ public struct SystemClock: HeraldClock {
     public init() {}
     public var now: Date { Date() }
 }
+
+extension Duration {
+    /// Seconds as a `TimeInterval`, for arithmetic with a clock's `Date`s (token ages, backoff deadlines).
+    public var timeInterval: TimeInterval {
+        let parts = components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
+}

@@ -9,22 +9,8 @@ public struct DeviceRegistration: Sendable, Equatable {
     public var apnsPushToStartToken: String?
     /// ActivityKit gives a push-to-start token per `ActivityAttributes` type: the token of each template
     /// that has its own. A start uses its template's token, else `apnsPushToStartToken`.
-    public var apnsPushToStartTokens: [LiveActivityTemplate: String]
+    public var apnsPushToStartTokens: [LiveActivityTemplate: String] = [:]
     public var fcmToken: String?
-
-    public init(
-        platform: String, environment: String, bundleID: String?, apnsToken: String?,
-        apnsPushToStartToken: String?, apnsPushToStartTokens: [LiveActivityTemplate: String] = [:],
-        fcmToken: String?
-    ) {
-        self.platform = platform
-        self.environment = environment
-        self.bundleID = bundleID
-        self.apnsToken = apnsToken
-        self.apnsPushToStartToken = apnsPushToStartToken
-        self.apnsPushToStartTokens = apnsPushToStartTokens
-        self.fcmToken = fcmToken
-    }
 
     /// The templates with a push-to-start token of their own, in the templates' order.
     public var pushToStartTemplates: [LiveActivityTemplate] {

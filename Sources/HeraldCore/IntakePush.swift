@@ -13,13 +13,6 @@ public struct IntakePush: Sendable {
         public var userID: String
         public var apns: [UInt8]
         public var fcm: [UInt8]
-
-        public init(id: UUID, userID: String, apns: [UInt8], fcm: [UInt8]) {
-            self.id = id
-            self.userID = userID
-            self.apns = apns
-            self.fcm = fcm
-        }
     }
 
     public var write: OutboxWrite
@@ -31,16 +24,4 @@ public struct IntakePush: Sendable {
     /// A push resolving to a device no slot fits (another user's, or more devices than its user's slots) comes back
     /// as `render`.
     public var slots: [Slot]
-
-    public init(
-        write: OutboxWrite, partner: PartnerProfile, now: Date, emails: [String], wallets: [String],
-        slots: [Slot]
-    ) {
-        self.write = write
-        self.partner = partner
-        self.now = now
-        self.emails = emails
-        self.wallets = wallets
-        self.slots = slots
-    }
 }

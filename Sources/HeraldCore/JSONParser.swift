@@ -23,11 +23,6 @@ public struct JSONParser {
         try parse(Array(text.utf8))
     }
 
-    private init(bytes: [UInt8], maxDepth: Int) {
-        self.bytes = bytes
-        self.maxDepth = maxDepth
-    }
-
     private func failure(_ message: String) -> Failure { Failure(message: message, offset: index) }
 
     private mutating func skipWhitespace() {
@@ -64,15 +59,10 @@ public struct JSONParser {
     }
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
-        index += 1
         var members: [(key: String, value: JSONValue)] = []
         var seen = Set<String>()
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object(members)
-        }
-        while true {
+        if openContainer(closedBy: UInt8(ascii: "}")) { return .object(members) }
+        repeat {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a key") }
             let key = try parseString()
@@ -82,31 +72,41 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             members.append((key, try parseValue(depth: depth + 1)))
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
-            throw failure("expected ',' or '}'")
-        }
+        } while try continuesContainer(closedBy: UInt8(ascii: "}"))
+        return .object(members)
     }
 
     private mutating func parseArray(depth: Int) throws(Failure) -> JSONValue {
-        index += 1
         var values: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(values)
-        }
-        while true {
+        if openContainer(closedBy: UInt8(ascii: "]")) { return .array(values) }
+        repeat {
             skipWhitespace()
             values.append(try parseValue(depth: depth + 1))
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("unexpected end of input") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(values) }
-            throw failure("expected ',' or ']'")
+        } while try continuesContainer(closedBy: UInt8(ascii: "]"))
+        return .array(values)
+    }
+
+    /// Steps over an object's or array's opening bracket; true when `close` follows at once (an empty container,
+    /// its bracket consumed).
+    private mutating func openContainer(closedBy close: UInt8) -> Bool {
+        index += 1
+        skipWhitespace()
+        guard index < bytes.count && bytes[index] == close else { return false }
+        index += 1
+        return true
+    }
+
+    /// After a member or element: true past a `,` (another follows), false past `close` (the container ends).
+    private mutating func continuesContainer(closedBy close: UInt8) throws(Failure) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw failure("unexpected end of input") }
+        if bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            return true
         }
+        guard bytes[index] == close else { throw failure("expected ',' or '\(Character(Unicode.Scalar(close)))'") }
+        index += 1
+        return false
     }
 
     private mutating func parseNumber() throws(Failure) -> Double {

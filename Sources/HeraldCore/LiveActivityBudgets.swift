@@ -61,18 +61,14 @@ public enum LiveActivityBudgetReason: String, CaseIterable, Sendable, Decodable 
                 message:
                     "The user already has \(budgets.maxActivePerUser) active Live Activities, the most the host app shows; end one first.",
                 field: "recipient")
-        case .startsPerUser:
+        case .startsPerUser, .startsPerUserApp:
+            let message =
+                self == .startsPerUser
+                ? "The user was shown \(budgets.startsPerUserHour) Live Activity starts in the last hour, the most the host app allows."
+                : "This mini-app started \(budgets.startsPerUserAppHour) Live Activities for the user in the last hour, the most allowed."
             return HeraldError(
-                status: 429, code: "live_activity_budget",
-                message:
-                    "The user was shown \(budgets.startsPerUserHour) Live Activity starts in the last hour, the most the host app allows.",
-                field: "recipient", retryAfter: max(1, retryAfter ?? 1))
-        case .startsPerUserApp:
-            return HeraldError(
-                status: 429, code: "live_activity_budget",
-                message:
-                    "This mini-app started \(budgets.startsPerUserAppHour) Live Activities for the user in the last hour, the most allowed.",
-                field: "recipient", retryAfter: max(1, retryAfter ?? 1))
+                status: 429, code: "live_activity_budget", message: message, field: "recipient",
+                retryAfter: max(1, retryAfter ?? 1))
         case .openChannels:
             return HeraldError(
                 status: 409, code: "too_many_channels",

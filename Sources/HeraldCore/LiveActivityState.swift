@@ -17,13 +17,6 @@ public enum LiveActivityState: Sendable, Equatable {
         /// 0...1.
         public var progress: Double
         public var statusText: String?
-
-        public init(stages: [String], currentStage: Int, progress: Double, statusText: String? = nil) {
-            self.stages = stages
-            self.currentStage = currentStage
-            self.progress = progress
-            self.statusText = statusText
-        }
     }
 
     /// A label with a colour-coded variant.
@@ -31,12 +24,6 @@ public enum LiveActivityState: Sendable, Equatable {
         public var statusLabel: String
         public var statusVariant: StatusVariant
         public var footnote: String?
-
-        public init(statusLabel: String, statusVariant: StatusVariant, footnote: String? = nil) {
-            self.statusLabel = statusLabel
-            self.statusVariant = statusVariant
-            self.footnote = footnote
-        }
     }
 
     public enum StatusVariant: String, CaseIterable, Sendable {
@@ -48,11 +35,6 @@ public enum LiveActivityState: Sendable, Equatable {
         /// Kept to the whole second, so the stored ISO-8601 form and the payload's number agree.
         public var deadline: Date
         public var footnote: String?
-
-        public init(deadline: Date, footnote: String? = nil) {
-            self.deadline = deadline
-            self.footnote = footnote
-        }
     }
 
     public var template: LiveActivityTemplate {

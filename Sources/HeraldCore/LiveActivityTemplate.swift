@@ -40,12 +40,7 @@ public enum LiveActivityEvent: String, CaseIterable, Sendable {
 /// An alert shown with a start, update or end; the title is brand-prefixed when rendered.
 public struct LiveActivityAlert: Sendable, Equatable {
     public var title: String
-    public var body: String
-
-    public init(title: String, body: String = "") {
-        self.title = title
-        self.body = body
-    }
+    public var body: String = ""
 
     /// The stored form: `{"title","body"}`.
     public var json: JSONValue { .object([("title", .string(title)), ("body", .string(body))]) }
@@ -68,11 +63,6 @@ public struct LiveActivityAlert: Sendable, Equatable {
 public struct LiveActivityAttributes: Sendable, Equatable {
     public var title: String
     public var subtitle: String?
-
-    public init(title: String, subtitle: String? = nil) {
-        self.title = title
-        self.subtitle = subtitle
-    }
 
     /// The stored form (what GET returns): `{"title","subtitle"?}`.
     public var json: JSONValue {

@@ -10,20 +10,7 @@ public struct LiveActivityStart: Sendable, Equatable {
     public var ttlSeconds: Int
     public var alert: LiveActivityAlert?
     /// The partner's, else `LiveActivityRules.defaultRelevanceScore`.
-    public var relevanceScore: Int
-
-    public init(
-        recipient: LiveActivityRecipient, template: LiveActivityTemplate, attributes: LiveActivityAttributes,
-        state: LiveActivityState, ttlSeconds: Int, alert: LiveActivityAlert? = nil, relevanceScore: Int = 50
-    ) {
-        self.recipient = recipient
-        self.template = template
-        self.attributes = attributes
-        self.state = state
-        self.ttlSeconds = ttlSeconds
-        self.alert = alert
-        self.relevanceScore = relevanceScore
-    }
+    public var relevanceScore: Int = 50
 }
 
 /// A partner's broadcast channel (`POST /api/partners/live-activities/channels`) after validation.
@@ -35,17 +22,6 @@ public struct LiveChannelOpen: Sendable, Equatable {
     public var ttlSeconds: Int
     /// The partner's, else `LiveActivityRules.defaultRelevanceScore`.
     public var relevanceScore: Int
-
-    public init(
-        template: LiveActivityTemplate, attributes: LiveActivityAttributes, state: LiveActivityState,
-        ttlSeconds: Int, relevanceScore: Int
-    ) {
-        self.template = template
-        self.attributes = attributes
-        self.state = state
-        self.ttlSeconds = ttlSeconds
-        self.relevanceScore = relevanceScore
-    }
 }
 
 /// An update (`POST .../{id}/update`, `PATCH .../{id}`) or an end (`DELETE .../{id}`) after
@@ -61,17 +37,6 @@ public struct LiveActivityChange: Sendable, Equatable {
     public var dismissAt: Date?
     /// Update only: the activity's new score (nil keeps the current one).
     public var relevanceScore: Int?
-
-    public init(
-        statePatch: JSONValue? = nil, alert: LiveActivityAlert? = nil, ttlSeconds: Int? = nil,
-        dismissAt: Date? = nil, relevanceScore: Int? = nil
-    ) {
-        self.statePatch = statePatch
-        self.alert = alert
-        self.ttlSeconds = ttlSeconds
-        self.dismissAt = dismissAt
-        self.relevanceScore = relevanceScore
-    }
 }
 
 /// Validates the Live Activity bodies of docs/api-live-activities.md (every rule that needs no database). Throws the

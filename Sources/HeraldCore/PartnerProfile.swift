@@ -15,20 +15,4 @@ public struct PartnerProfile: Sendable, Equatable {
     public let sound: NotificationSound
     /// Whether the partner may send `interruptionLevel: time-sensitive`.
     public let allowTimeSensitive: Bool
-
-    public init(
-        id: UUID, miniAppID: String, displayName: String, tenantID: String, iconPath: String?,
-        rateLimitPerMinute: Int, rateLimitPerDay: Int, sound: NotificationSound = .systemDefault,
-        allowTimeSensitive: Bool = false
-    ) {
-        self.id = id
-        self.miniAppID = miniAppID
-        self.displayName = displayName
-        self.tenantID = tenantID
-        self.iconPath = iconPath
-        self.rateLimitPerMinute = rateLimitPerMinute
-        self.rateLimitPerDay = rateLimitPerDay
-        self.sound = sound
-        self.allowTimeSensitive = allowTimeSensitive
-    }
 }

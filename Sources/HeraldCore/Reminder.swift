@@ -13,14 +13,6 @@ public struct ReminderRequest: Sendable, Equatable {
     /// is due at once.
     public var at: Date
 
-    public init(miniAppID: String, title: String, body: String, deepLink: String?, at: Date) {
-        self.miniAppID = miniAppID
-        self.title = title
-        self.body = body
-        self.deepLink = deepLink
-        self.at = at
-    }
-
     /// The push it is delivered as: no identifiers (its one recipient is known by id), no partner
     /// data, due at `at`, the default TTL counted from then.
     public var push: PushRequest {

@@ -12,12 +12,6 @@ public struct PushSettings: Sendable {
     /// `HERALD_DEEPLINK_SCHEME`, `HERALD_MAX_RECIPIENTS`, `HERALD_DEFAULT_TTL_SECONDS`, `HERALD_PUBLIC_URL`.
     public var rules: PushRules
 
-    public init(signingKeys: [String: [UInt8]], signingKeyID: String, rules: PushRules = PushRules()) {
-        self.signingKeys = signingKeys
-        self.signingKeyID = signingKeyID
-        self.rules = rules
-    }
-
     /// The active signing key.
     public var activeKey: [UInt8] { signingKeys[signingKeyID]! }
 

@@ -1,8 +1,9 @@
-import APNs
 import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
+@testable import APNs
 
 @Suite struct APNsResponseClassifierTests {
     static let now = Date(timeIntervalSince1970: 1_750_000_000)

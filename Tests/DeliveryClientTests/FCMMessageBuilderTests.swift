@@ -1,6 +1,7 @@
-import FCM
 import HeraldCore
 import Testing
+
+@testable import FCM
 
 @Suite struct FCMMessageBuilderTests {
     static let stored = #"{"android":{"priority":"HIGH"},"data":{"title":"Hi \"there\"","body":"é ✓","n":"1"}}"#

@@ -1,8 +1,9 @@
-import FCM
 import Foundation
 import HTTP2
 import HeraldCore
 import Testing
+
+@testable import FCM
 
 @Suite struct FCMResponseClassifierTests {
     static let now = Date(timeIntervalSince1970: 1_750_000_000)

@@ -1,6 +1,7 @@
 import Foundation
-import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 // ActivityKit is not on Linux: this protocol stands in for its `ActivityAttributes`
 // (`Codable` attributes with a `Codable & Hashable` `ContentState`), so the structs below are

@@ -1,7 +1,8 @@
 import Foundation
-import HeraldCore
 import HeraldCrypto
 import Testing
+
+@testable import HeraldCore
 
 /// The activities the payload tests, the app-decoding tests and docs/live-activity-payloads.md share:
 /// one content per template and event.

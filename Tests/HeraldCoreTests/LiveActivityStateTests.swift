@@ -1,6 +1,7 @@
 import Foundation
-import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct LiveActivityStateTests {
     static func decode(_ template: LiveActivityTemplate, _ document: String) throws(HeraldError) -> LiveActivityState {

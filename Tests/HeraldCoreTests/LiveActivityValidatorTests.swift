@@ -1,6 +1,7 @@
 import Foundation
-import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct LiveActivityValidatorTests {
     static let rules = LiveActivityRules()

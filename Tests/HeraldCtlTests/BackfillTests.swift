@@ -1,10 +1,11 @@
 import Foundation
-import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
 import Postgres
 import Store
 import Testing
+
+@testable import HeraldCore
 
 #if canImport(Glibc)
     import Glibc
@@ -206,7 +207,8 @@ struct BackfillTests {
         let signer = HMACSigner(keyID: BackfillDatabase.signingKeyID, key: BackfillDatabase.signingKey)
         let profile = PartnerProfile(
             id: partnerID, miniAppID: "bf.app", displayName: "Backfill App", tenantID: Self.tenant,
-            iconPath: nil, rateLimitPerMinute: 60, rateLimitPerDay: 10_000)
+            iconPath: nil, rateLimitPerMinute: 60, rateLimitPerDay: 10_000, sound: .systemDefault,
+            allowTimeSensitive: false)
         var rules = PushRules()
         rules.deepLinkScheme = "testapp"
         for n in [1, 2_003, 50_004, 99_999] {

@@ -1,10 +1,11 @@
 import Foundation
-import HeraldCore
 import HeraldTestSupport
 import Postgres
 import Store
 import Synchronization
 import Testing
+
+@testable import HeraldCore
 
 /// sql/007_edges.sql against real Postgres, each test in its own database (a claim takes the due
 /// rows of every partner): a device token belongs to one device, and emails are stored and looked

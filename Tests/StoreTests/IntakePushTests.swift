@@ -1,10 +1,11 @@
 import Foundation
-import HeraldCore
 import HeraldTestSupport
 import Postgres
 import Store
 import Synchronization
 import Testing
+
+@testable import HeraldCore
 
 /// `herald_intake_push` (sql/functions/intake_push.sql) on whole batches, as the intake's writer sends
 /// them: what one transaction decides for several pushes at once.
@@ -27,7 +28,7 @@ struct IntakePushTests {
         let partner = PartnerProfile(
             id: UUID(), miniAppID: TestEnvironment.unique("app"), displayName: "Batch",
             tenantID: tenant, iconPath: nil, rateLimitPerMinute: perMinute,
-            rateLimitPerDay: perDay)
+            rateLimitPerDay: perDay, sound: .systemDefault, allowTimeSensitive: false)
         let ios = (1...3).map { "\(tenant)-ios-\($0)" }
         let both = ["\(tenant)-both-1"]
         try pool.withTransaction { connection in
