@@ -28,12 +28,6 @@ public struct Migrator: Sendable {
         public let version: Int
         public let name: String
         public let sql: String
-
-        public init(version: Int, name: String, sql: String) {
-            self.version = version
-            self.name = name
-            self.sql = sql
-        }
     }
 
     /// One file of `functions/`: the current definition of one function, trigger or view.
@@ -41,11 +35,6 @@ public struct Migrator: Sendable {
         /// The file's name inside `functions/`, e.g. `claim_deliveries.sql`.
         public let name: String
         public let sql: String
-
-        public init(name: String, sql: String) {
-            self.name = name
-            self.sql = sql
-        }
 
         /// How the file is named in messages and in what `migrate` returns.
         public var path: String { Migrator.definitionsFolder + "/" + name }
@@ -68,11 +57,6 @@ public struct Migrator: Sendable {
         public let code: Code
         public let message: String
         public var description: String { message }
-
-        public init(code: Code, message: String) {
-            self.code = code
-            self.message = message
-        }
     }
 
     /// The schema a fresh database starts from, or nil to build every database through `migrations`.

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldTestSupport
 import Postgres
-import Store
 import Testing
+
+@testable import Store
 
 @Suite("Migrations and maintenance", .requiresDatabase)
 struct MigrationAndMaintenanceTests {

@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Store
 import Testing
+
+@testable import Store
 
 /// The two parts of `sql/` (Sources/Store/Migrator.swift): numbered migrations, then the definition
 /// files of `functions/` re-applied whenever their checksum changes; a database migrated with the

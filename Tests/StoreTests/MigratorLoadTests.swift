@@ -1,6 +1,7 @@
 import Foundation
-import Store
 import Testing
+
+@testable import Store
 
 /// `Migrator.load`'s reading of a migrations folder: the numbered files, the baseline, and the layout errors.
 @Suite("Migrations: the folder's layout")
