@@ -1,7 +1,7 @@
 -- pgbench script for bench/intake: the three statements the intake runs per push BEFORE the
 -- write, exactly as PushHandler.push runs them: in ONE pipeline (one round trip, one implicit
 -- transaction, PushStore.admit), in this order:
---   1. the idempotency-key lookup (Queries.PushRequests.idempotentResponse; every benchmark request
+--   1. the idempotency-key lookup (Queries.PushRequests.findIdempotentResponse; every benchmark request
 --      carries an Idempotency-Key, and it finds nothing),
 --   2. the recipient resolution (Queries.PushRequests.resolve: one line of herald_resolve_lines, whose query is
 --      planned once per session),

@@ -411,17 +411,21 @@ extension ActivityAudience: QueryRow {
             devices.append(
                 .init(deviceID: id, service: try RecipientResolution.service(service), environment: environment))
         }
-        var replaced: StoredLiveActivity?
-        if try !row.isNull("old_id") {
-            replaced = StoredLiveActivity(
-                id: try row.uuid("old_id"), template: try row.string("old_template"),
-                attributesJSON: try row.string("old_attributes"), stateJSON: try row.string("old_state"),
-                lastTimestamp: try row.int("old_last_timestamp"), createdAt: try row.date("old_created_at"),
-                expiresAt: try row.date("old_expires_at"))
-        }
+        let replaced = try row.isNull("old_id") ? nil : StoredLiveActivity(row: row, prefix: "old_")
         self.init(
             userID: try row.string("user_id"), hasSession: try row.bool("has_session"),
             optedOut: try row.bool("opted_out"), devices: devices, replaced: replaced)
+    }
+}
+
+extension StoredLiveActivity {
+    /// An activity from a row's columns, each named behind `prefix` (`old_`: the activity a start replaces).
+    init(row: PostgresRow, prefix: String = "") throws {
+        self.init(
+            id: try row.uuid(prefix + "id"), template: try row.string(prefix + "template"),
+            attributesJSON: try row.string(prefix + "attributes"), stateJSON: try row.string(prefix + "state"),
+            lastTimestamp: try row.int(prefix + "last_timestamp"), createdAt: try row.date(prefix + "created_at"),
+            expiresAt: try row.date(prefix + "expires_at"))
     }
 }
 

@@ -61,7 +61,7 @@ public struct BackfillStore: Sendable {
     /// The active partner of a mini-app, or why there is none.
     public func partner(miniAppID: String) throws -> BackfillPartner {
         try pool.withConnection { connection in
-            let rows = try connection.rows(Partners(miniAppID: miniAppID))
+            let rows = try connection.rows(Queries.Partners.FindByMiniApp(miniAppID: miniAppID))
             if let active = rows.first(where: { $0.revokedAt == nil }) {
                 return .active(active.profile)
             }
@@ -94,7 +94,7 @@ public struct BackfillStore: Sendable {
                 Queries.Backfill.TakenKeys(
                     lines: lines.map(\.line), partnerIDs: lines.map(\.partner.id), keys: lines.map(\.key),
                     run: run),
-                ResolveLines(
+                Queries.Backfill.ResolveLines(
                     tenants: tenants, miniApps: miniApps, emailLines: emailLines, emails: emails,
                     walletLines: walletLines, wallets: wallets),
             ])
@@ -105,7 +105,7 @@ public struct BackfillStore: Sendable {
         }
         var resolutions: [Int: RecipientResolution] = [:]
         for entry in lines { resolutions[entry.line] = RecipientResolution() }
-        for numbered in try ResolveLines.Row.rows(of: results[1]) {
+        for numbered in try NumberedResolutionLine.rows(of: results[1]) {
             let position = numbered.line
             guard lines.indices.contains(position - 1) else {
                 throw PostgresError(code: .decodingFailed, serverMessage: "herald_resolve_lines named line \(position)")
@@ -251,13 +251,6 @@ struct NullableTextArray: PostgresEncodable {
 
 // The statements of the backfill (Sources/Store/Queries/backfill.sql) and the rows they return.
 extension BackfillStore {
-    struct Partners: NamedQuery {
-        typealias Row = PartnerRecord
-        static let sql = Queries.Partners.findByMiniApp
-        let miniAppID: String
-        var bindings: [(any PostgresEncodable)?] { [miniAppID] }
-    }
-
     /// A row of `takenKeys`: a line whose (partner, key) is written already, by this run or an earlier one.
     struct TakenKey: QueryRow, Decodable {
         let line: Int
@@ -265,26 +258,15 @@ extension BackfillStore {
         let firstLine: Int
     }
 
-    struct ResolveLines: NamedQuery {
-        /// A resolution line and the line of the batch it belongs to (1-based).
-        struct Row: QueryRow {
-            let line: Int
-            let resolution: ResolutionLine
+    /// A row of `resolveLines`: a resolution line and the line of the batch it belongs to (1-based).
+    struct NumberedResolutionLine: QueryRow {
+        let line: Int
+        let resolution: ResolutionLine
 
-            init(row: PostgresRow) throws {
-                line = try row.int("line")
-                resolution = try ResolutionLine(row: row)
-            }
+        init(row: PostgresRow) throws {
+            line = try row.int("line")
+            resolution = try ResolutionLine(row: row)
         }
-
-        static let sql = Queries.Backfill.resolveLines
-        let tenants: [String]
-        let miniApps: [String]
-        let emailLines: [Int]
-        let emails: [String]
-        let walletLines: [Int]
-        let wallets: [String]
-        var bindings: [(any PostgresEncodable)?] { [tenants, miniApps, emailLines, emails, walletLines, wallets] }
     }
 
     /// A row of `apply`: a line's outcome.

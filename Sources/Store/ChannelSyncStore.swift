@@ -15,23 +15,6 @@ public struct LeasedChannel: Sendable, Equatable, Decodable {
     public let deleteAt: Date?
     /// Claims of this row since its last success, this one included.
     public let attempts: Int
-
-    public init(
-        id: UUID, status: ChannelStatus, apnsChannelID: String?, environment: String?, version: Int,
-        sentVersion: Int, payload: String?, priority: Int?, expiresAt: Date, deleteAt: Date?, attempts: Int
-    ) {
-        self.id = id
-        self.status = status
-        self.apnsChannelID = apnsChannelID
-        self.environment = environment
-        self.version = version
-        self.sentVersion = sentVersion
-        self.payload = payload
-        self.priority = priority
-        self.expiresAt = expiresAt
-        self.deleteAt = deleteAt
-        self.attempts = attempts
-    }
 }
 
 /// What came of a worker's call for a leased channel (sql/functions/channel_record.sql says what each does).

@@ -10,7 +10,7 @@ public struct MinuteOutcomes: Sendable, Equatable {
 }
 
 /// Failed, dead or expired deliveries not yet replayed, of one partner, outcome and reason.
-public struct FailureGroup: Sendable, Equatable {
+public struct FailureGroup: Sendable, Equatable, QueryRow, Decodable {
     public let miniAppID: String
     public let outcome: String
     /// `last_error` as recorded (an APNs or FCM reason, `ttl`, ...); nil when none was recorded.
@@ -18,10 +18,16 @@ public struct FailureGroup: Sendable, Equatable {
     public let count: Int
     public let firstAt: Date
     public let lastAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case miniAppID, outcome, firstAt, lastAt
+        case reason = "lastError"
+        case count = "deliveries"
+    }
 }
 
-/// One audit row, as the console lists it.
-public struct RequestSummary: Sendable, Equatable {
+/// One audit row, as the console lists it (Queries/console.sql, `requests`).
+public struct RequestSummary: Sendable, Equatable, QueryRow, Decodable {
     public let id: UUID
     public let createdAt: Date
     public let miniAppID: String
@@ -43,7 +49,7 @@ public struct RequestSummary: Sendable, Equatable {
 }
 
 /// One finished delivery of a request. Never a device token: the device is named by the host's id.
-public struct RequestDelivery: Sendable, Equatable {
+public struct RequestDelivery: Sendable, Equatable, QueryRow, Decodable {
     public let id: UUID
     public let service: String
     public let deviceID: String
@@ -53,6 +59,11 @@ public struct RequestDelivery: Sendable, Equatable {
     public let members: Int
     public let finishedAt: Date
     public let replayed: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case id, service, deviceID, outcome, attempts, members, finishedAt, replayed
+        case reason = "lastError"
+    }
 }
 
 /// What the console's request search filters on; every field optional.
@@ -112,6 +123,13 @@ public struct ConsoleStore: Sendable {
 }
 
 extension ConsoleStore {
+    /// One outcome's deliveries finished in one minute of the last hour (Queries/console.sql, `lastHour`).
+    struct MinuteOutcome: QueryRow, Decodable {
+        let minutesAgo: Int
+        let outcome: String
+        let deliveries: Int
+    }
+
     /// The request search (Queries/console.sql, `requests`) for `search`: a condition not given binds NULL, and an
     /// id's UUIDv7 time names its partition.
     static func requestSearch(_ search: RequestSearch) -> Queries.Console.Requests {
@@ -122,12 +140,19 @@ extension ConsoleStore {
 }
 
 /// A live partner's use of its limits and its webhook's health.
-public struct PartnerUsage: Sendable, Equatable {
+public struct PartnerUsage: Sendable, Equatable, QueryRow, Decodable {
     public let partnerID: UUID
     public let lastMinute: Int
     public let lastDay: Int
     public let webhookFailedDay: Int
     public let webhookLastError: String?
+
+    enum CodingKeys: String, CodingKey {
+        case webhookFailedDay, webhookLastError
+        case partnerID = "id"
+        case lastMinute = "minuteCount"
+        case lastDay = "dayCount"
+    }
 }
 
 extension ConsoleStore {
@@ -140,14 +165,14 @@ extension ConsoleStore {
 
 /// Live Activities active now of one mini-app, and their device targets holding an event back (an iPhone
 /// whose update token has not been reported yet).
-public struct ActivityCounts: Sendable, Equatable {
+public struct ActivityCounts: Sendable, Equatable, QueryRow, Decodable {
     public let miniAppID: String
     public let active: Int
     public let held: Int
 }
 
 /// A webhook event that failed for good (its 24-hour window ran out, or a 4xx other than 408/429).
-public struct FailedWebhookEvent: Sendable, Equatable {
+public struct FailedWebhookEvent: Sendable, Equatable, QueryRow, Decodable {
     public let id: UUID
     public let miniAppID: String
     public let type: String

@@ -53,31 +53,6 @@ public struct ClaimedDelivery: Sendable {
 
     /// The outbox row that holds this delivery's lease: its group's, or its own.
     public var leaseID: UUID { groupID ?? id }
-
-    public init(
-        id: UUID, service: PushService, environment: String, payloadBytes: [UInt8] = [], attempts: Int = 1,
-        expiresAt: Date? = nil, token: String?, verdict: Verdict = .send, lane: Int = 0, partnerID: UUID,
-        availableAt: Date, bundleID: String? = nil, activityEvent: LiveActivityEvent? = nil,
-        priority: Int? = nil, groupID: UUID? = nil, member: Int? = nil, heldUntil: Date? = nil
-    ) {
-        self.id = id
-        self.service = service
-        self.environment = environment
-        self.payloadBytes = payloadBytes
-        self.attempts = attempts
-        self.expiresAt = expiresAt
-        self.token = token
-        self.verdict = verdict
-        self.lane = lane
-        self.partnerID = partnerID
-        self.availableAt = availableAt
-        self.bundleID = bundleID
-        self.activityEvent = activityEvent
-        self.priority = priority
-        self.groupID = groupID
-        self.member = member
-        self.heldUntil = heldUntil
-    }
 }
 
 /// The lease an intake writes a push's due rows under for the worker it notifies (`DeliveryStore.leasedRows`): the
@@ -87,12 +62,6 @@ public struct DeliveryLease: Sendable, Equatable {
     public let worker: String
     public let seconds: Int
     public let listener: Int32
-
-    public init(worker: String, seconds: Int, listener: Int32) {
-        self.worker = worker
-        self.seconds = seconds
-        self.listener = listener
-    }
 }
 
 /// A worker's listener as an intake sees it: its server process, which names its channel
@@ -100,11 +69,6 @@ public struct DeliveryLease: Sendable, Equatable {
 public struct WorkerListener: Sendable, Equatable {
     public let pid: Int32
     public let lease: DeliveryLease?
-
-    public init(pid: Int32, lease: DeliveryLease? = nil) {
-        self.pid = pid
-        self.lease = lease
-    }
 }
 
 /// What an intake's write tells the workers (`IntakeWriter`): the channel it notifies and, when that is one worker's
@@ -478,8 +442,9 @@ public struct DeliveryStore: Sendable {
                     id: id, service: service, environment: text(.environment),
                     payloadBytes: carried.field(.payload, ofRow: row), attempts: 1, expiresAt: expiresAt,
                     token: text(.token), verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0,
-                    partnerID: partnerID, availableAt: availableAt, bundleID: isEmpty(.bundleID) ? nil : text(.bundleID)
-                ))
+                    partnerID: partnerID, availableAt: availableAt,
+                    bundleID: isEmpty(.bundleID) ? nil : text(.bundleID),
+                    activityEvent: nil, priority: nil, groupID: nil, member: nil, heldUntil: nil))
         }
         return rows
     }

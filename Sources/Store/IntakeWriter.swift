@@ -12,12 +12,6 @@ public struct ResolvedIdentifier: Sendable, Hashable {
     /// As the directory stores it (lower-cased; an email in NFC).
     public let identifier: String
     public let userID: String
-
-    public init(kind: Kind, identifier: String, userID: String) {
-        self.kind = kind
-        self.identifier = identifier
-        self.userID = userID
-    }
 }
 
 /// What `herald_intake_push` decided for one push.

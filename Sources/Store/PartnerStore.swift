@@ -274,11 +274,7 @@ extension PartnerStore {
         let activity: StoredLiveActivity
         let followsChannel: Bool
         init(row: PostgresRow) throws {
-            activity = StoredLiveActivity(
-                id: try row.uuid("id"), template: try row.string("template"),
-                attributesJSON: try row.string("attributes"), stateJSON: try row.string("state"),
-                lastTimestamp: try row.int("last_timestamp"), createdAt: try row.date("created_at"),
-                expiresAt: try row.date("expires_at"))
+            activity = try StoredLiveActivity(row: row)
             followsChannel = try row.bool("follows_channel")
         }
     }

@@ -4,22 +4,13 @@ import Postgres
 
 /// One line of `herald_resolve_lines` (sql/functions/resolve_lines.sql): an identifier (`e`, `w`) that matched,
 /// a user with its opt-out state (`u`), or a live device. Each kind fills only its own columns (NULL elsewhere).
-struct ResolutionLine: QueryRow {
+struct ResolutionLine: QueryRow, Decodable {
     let kind: String
     let ident: String?
     let userID: String?
     let service: String?
     let environment: String?
     let optedOut: Bool?
-
-    init(row: PostgresRow) throws {
-        kind = try row.string("kind")
-        ident = try row.optionalString("ident")
-        userID = try row.optionalString("user_id")
-        service = try row.optionalString("service")
-        environment = try row.optionalString("environment")
-        optedOut = try row.optionalBool("opted_out")
-    }
 
     /// The column `value` of this line's kind, which must be set.
     func required<Value>(_ value: Value?, _ column: String) throws -> Value {
@@ -74,7 +65,7 @@ public struct PushAdmission: Sendable {
 }
 
 /// The answer of one rate-limit reservation.
-public struct RateReservation: Sendable {
+public struct RateReservation: Sendable, QueryRow, Decodable {
     public let admitted: Bool
     public let minuteCount: Int
     public let minuteOldest: Int?
@@ -84,7 +75,7 @@ public struct RateReservation: Sendable {
 }
 
 /// A stored idempotency key.
-public struct IdempotentResponse: Sendable {
+public struct IdempotentResponse: Sendable, QueryRow, Decodable {
     public let bodyHash: String
     public let response: String
     /// The HTTP status the first answer had (202 for a push, 201 or 200 for an activity).
@@ -92,7 +83,7 @@ public struct IdempotentResponse: Sendable {
 }
 
 /// A push request's audit row, as `GET .../push/{id}` shows it.
-public struct PushRequestSummary: Sendable {
+public struct PushRequestSummary: Sendable, QueryRow, Decodable {
     public let id: UUID
     public let partnerID: UUID
     public let createdAt: Date
@@ -108,24 +99,6 @@ public struct PushRequestSummary: Sendable {
     public let held: Int
     public let sendAt: Date?
     public let missingJSON: String
-
-    public init(
-        id: UUID, partnerID: UUID, createdAt: Date, recipients: Int, deliveries: Int, suppressed: Int,
-        suppressedDeliveries: Int, sent: Int, failed: Int, held: Int, sendAt: Date?, missingJSON: String
-    ) {
-        self.id = id
-        self.partnerID = partnerID
-        self.createdAt = createdAt
-        self.recipients = recipients
-        self.deliveries = deliveries
-        self.suppressed = suppressed
-        self.suppressedDeliveries = suppressedDeliveries
-        self.sent = sent
-        self.failed = failed
-        self.held = held
-        self.sendAt = sendAt
-        self.missingJSON = missingJSON
-    }
 
     /// The deliveries with a final outcome: sent, failed, or suppressed after acceptance.
     public var finished: Int { sent + failed + suppressedDeliveries }
@@ -172,7 +145,8 @@ public struct PushStore: Sendable {
     {
         var queries: [any NamedQuery] = []
         if let idempotencyKey {
-            queries.append(FindIdempotentResponse(partnerID: partner.id, key: idempotencyKey, now: now))
+            queries.append(
+                Queries.PushRequests.FindIdempotentResponse(partnerID: partner.id, key: idempotencyKey, now: now))
         }
         if let lookup { queries.append(lookup) }
         queries.append(
@@ -200,7 +174,7 @@ public struct PushStore: Sendable {
     /// clock, the same one that stamped the key, so the window does not shift with clock skew.
     public func idempotentResponse(partnerID: UUID, key: String, now: Date) throws -> IdempotentResponse? {
         try pool.withConnection { connection in
-            try connection.row(FindIdempotentResponse(partnerID: partnerID, key: key, now: now))
+            try connection.row(Queries.PushRequests.FindIdempotentResponse(partnerID: partnerID, key: key, now: now))
         }
     }
 
@@ -250,15 +224,6 @@ public struct PushStore: Sendable {
 }
 
 extension PushStore {
-    struct FindIdempotentResponse: NamedQuery {
-        typealias Row = IdempotentResponse
-        static let sql = Queries.PushRequests.idempotentResponse
-        let partnerID: UUID
-        let key: String
-        let now: Date
-        var bindings: [(any PostgresEncodable)?] { [partnerID, key, now] }
-    }
-
     struct Enqueue: NamedQuery {
         struct Row: QueryRow, Decodable {
             let written: Int
@@ -278,34 +243,5 @@ extension PushStore {
                 write.interruptionLevel?.rawValue,
             ]
         }
-    }
-}
-
-extension PushRequestSummary: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            id: try row.uuid("id"), partnerID: try row.uuid("partner_id"), createdAt: try row.date("created_at"),
-            recipients: try row.int("recipients"), deliveries: try row.int("deliveries"),
-            suppressed: try row.int("suppressed"), suppressedDeliveries: try row.int("suppressed_deliveries"),
-            sent: try row.int("sent"), failed: try row.int("failed"), held: try row.int("held"),
-            sendAt: try row.optionalDate("send_at"), missingJSON: try row.string("missing"))
-    }
-}
-
-extension RateReservation: QueryRow {
-    /// A row of `herald_rate_reserve` (sql/functions/rate_reserve.sql).
-    public init(row: PostgresRow) throws {
-        self.init(
-            admitted: try row.bool("admitted"), minuteCount: try row.int("minute_count"),
-            minuteOldest: try row.optionalInt("minute_oldest"), dayCount: try row.int("day_count"),
-            dayOldest: try row.optionalInt("day_oldest"), nowSeconds: try row.int("now_seconds"))
-    }
-}
-
-extension IdempotentResponse: QueryRow {
-    public init(row: PostgresRow) throws {
-        self.init(
-            bodyHash: try row.string("body_hash"), response: try row.string("response"),
-            status: try row.int("status"))
     }
 }

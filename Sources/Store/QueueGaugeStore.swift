@@ -10,12 +10,6 @@ public struct LaneGauge: Sendable, Equatable {
     public let due: Int
     /// Age of the lane's oldest due row in seconds (0 when nothing is due).
     public let oldestDueSeconds: Double
-
-    public init(lane: String, due: Int, oldestDueSeconds: Double) {
-        self.lane = lane
-        self.due = due
-        self.oldestDueSeconds = oldestDueSeconds
-    }
 }
 
 /// The worker's autoscaling gauges (`herald_queue_due_deliveries{lane}` and

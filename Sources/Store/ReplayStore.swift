@@ -25,8 +25,8 @@ public struct ReplaySelection: Sendable, Equatable {
     }
 }
 
-/// What one replay (or dry run) did. `matched` = `replayed` + every skip.
-public struct ReplayCounts: Sendable, Equatable {
+/// What one replay (or dry run) did. `matched` = `replayed` + every skip; a batch's row has a column of each.
+public struct ReplayCounts: Sendable, Equatable, Decodable {
     public var matched = 0
     public var replayed = 0
     public var tokenInvalid = 0
@@ -139,15 +139,7 @@ struct ReplayBatch: QueryRow {
     let last: (Date, UUID)?
 
     init(row: PostgresRow) throws {
-        var counts = ReplayCounts()
-        counts.matched = try row.int("matched")
-        counts.replayed = try row.int("replayed")
-        counts.tokenInvalid = try row.int("token_invalid")
-        counts.optedOut = try row.int("opted_out")
-        counts.deviceRemoved = try row.int("device_removed")
-        counts.alreadyReplayed = try row.int("already_replayed")
-        counts.partnerRevoked = try row.int("partner_revoked")
-        self.counts = counts
+        counts = try PostgresRowDecoder().decode(ReplayCounts.self, from: row)
         last = try row.optionalDate("last_finished_at").map { ($0, try row.uuid("last_id")) }
     }
 }

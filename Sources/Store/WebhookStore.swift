@@ -89,7 +89,10 @@ public struct WebhookStore: Sendable {
         -> (matched: Int, replayable: Int, replayed: Int)
     {
         try pool.withTransaction { connection in
-            let matched = try connection.rows(Replayable(selection: selection))
+            let matched = try connection.rows(
+                Queries.Webhooks.Replayable(
+                    eventIDs: selection.eventIDs, partnerIDs: selection.partnerIDs, since: selection.since,
+                    until: selection.until))
             let replayable = matched.filter(\.replayable).map(\.id)
             guard !dryRun, !replayable.isEmpty else { return (matched.count, replayable.count, 0) }
             let replayed = try connection.run(Queries.Webhooks.Replay(ids: replayable, now: now))
@@ -130,17 +133,10 @@ extension WebhookStore {
         }
     }
 
-    struct Replayable: NamedQuery {
-        struct Row: QueryRow, Decodable {
-            let id: UUID
-            let replayable: Bool
-        }
-
-        static let sql = Queries.Webhooks.replayable
-        let selection: WebhookReplaySelection
-        var bindings: [(any PostgresEncodable)?] {
-            [selection.eventIDs, selection.partnerIDs, selection.since, selection.until]
-        }
+    /// A row of `replayable`: a failed event the selection matched, and whether its partner has a webhook.
+    struct ReplayableEvent: QueryRow, Decodable {
+        let id: UUID
+        let replayable: Bool
     }
 
 }

@@ -2,10 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-import Store
 import Testing
 
 @testable import Intake
+@testable import Store
 
 /// The recipient cache as a value: per tenant, bounded, and a guess the caller replaces.
 @Suite struct RecipientCacheTests {

@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Store
 import Testing
+
+@testable import Store
 
 /// The intake lease (sql/042_intake_lease.sql, sql/functions/intake_push.sql steps 5 and 6): a worker's listener
 /// registers its lease name, an intake's batch writes its due rows leased to the worker it notifies, and its

@@ -1,11 +1,11 @@
 import Foundation
 import HeraldTestSupport
 import Postgres
-import Store
 import Synchronization
 import Testing
 
 @testable import HeraldCore
+@testable import Store
 
 /// `herald_intake_push` (sql/functions/intake_push.sql) on whole batches, as the intake's writer sends
 /// them: what one transaction decides for several pushes at once.

@@ -358,7 +358,7 @@ struct QueryPlanTests {
 
     @Test("the idempotency lookup uses the (partner, key) primary key")
     func idempotency() throws {
-        let text = try plan(Queries.PushRequests.idempotentResponse.text, [UUID(), "key-1", Date()])
+        let text = try plan(Queries.PushRequests.findIdempotentResponse.text, [UUID(), "key-1", Date()])
         #expect(text.contains("idempotency_keys_pkey"), "\(text)")
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Store
 import Testing
+
+@testable import Store
 
 /// The autoscaling gauges' statement against real Postgres: the figures per lane, and the plan.
 @Suite(.requiresDatabase) struct QueueGaugeStoreTests {

@@ -1,7 +1,7 @@
 import Foundation
-import Store
 import Testing
 
+@testable import Store
 @testable import Worker
 
 /// ChannelAction as plain values: what a leased broadcast channel needs from APNs next.

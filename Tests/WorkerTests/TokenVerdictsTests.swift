@@ -1,8 +1,8 @@
 import Foundation
 import HeraldCore
-import Store
 import Testing
 
+@testable import Store
 @testable import Worker
 
 /// TokenVerdicts as plain values: when a suspect verdict stands, waits, or makes a storm.
@@ -13,8 +13,9 @@ import Testing
         -> ClaimedDelivery
     {
         ClaimedDelivery(
-            id: UUID(), service: service, environment: environment, token: token, partnerID: UUID(),
-            availableAt: start)
+            id: UUID(), service: service, environment: environment, payloadBytes: [], attempts: 1, expiresAt: nil,
+            token: token, verdict: .send, lane: 0, partnerID: UUID(), availableAt: start, bundleID: nil,
+            activityEvent: nil, priority: nil, groupID: nil, member: nil, heldUntil: nil)
     }
 
     static func verdicts(stormTokens: Int = 3, window: Duration = .seconds(60)) -> TokenVerdicts {

@@ -11,6 +11,9 @@ SELECT i.line, b.run_id = $4 AS this_run, b.line AS first_line
   JOIN backfill_keys b ON b.partner_id = i.partner_id AND b.key = i.key;
 
 -- name: resolveLines
+-- parameters: tenants [String], miniApps [String], emailLines [Int], emails [String], walletLines [Int],
+-- parameters: wallets [String]
+-- returns: BackfillStore.NumberedResolutionLine
 -- Each line's recipients (sql/functions/resolve_lines.sql): $1 tenant and $2 mini-app of each line; $4 emails and
 -- $6 wallets, each naming its line (1-based) in $3 and $5. Rows name the line by its position.
 SELECT line, kind, ident, user_id, service, environment, opted_out

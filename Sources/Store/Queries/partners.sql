@@ -52,6 +52,8 @@ LIMIT 1;
 SELECT {{partnerColumns}} FROM partners WHERE mini_app_id = $1 AND revoked_at IS NULL;
 
 -- name: findByMiniApp
+-- parameters: miniAppID String
+-- returns: PartnerRecord
 -- Every partner that had a mini-app id ($1), the active one first.
 SELECT {{partnerColumns}} FROM partners WHERE mini_app_id = $1 ORDER BY revoked_at NULLS FIRST;
 

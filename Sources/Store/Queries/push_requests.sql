@@ -21,7 +21,9 @@ SELECT * FROM herald_rate_reserve($1, $2, $3);
 -- Gives back the reservation a stored answer did not use: $1 partner, $2 the reservation's second.
 SELECT herald_rate_refund($1, $2);
 
--- name: idempotentResponse
+-- name: findIdempotentResponse
+-- parameters: partnerID UUID, key String, now Date
+-- returns: IdempotentResponse
 -- The stored response of a key used in the 24 hours before now: $1 partner, $2 key, $3 now.
 -- The (partner, key) primary key.
 SELECT body_hash, response, status FROM idempotency_keys
@@ -78,7 +80,7 @@ SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS
 
 -- fragment: summaryColumns
 p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-       p.sent, p.failed, {{held}} AS held, p.send_at, p.missing::text AS missing
+       p.sent, p.failed, {{held}} AS held, p.send_at, p.missing::text AS missing_json
 
 -- name: find
 -- parameters: requestID UUID, from Date, to Date

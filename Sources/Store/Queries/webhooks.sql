@@ -11,6 +11,8 @@ SELECT herald_webhook_record($1, $2::uuid[], $3::text[], $4::integer[], $5::text
     AS count;
 
 -- name: replayable
+-- parameters: eventIDs [UUID], partnerIDs [UUID], since Date?, until Date?
+-- returns: WebhookStore.ReplayableEvent
 -- Failed events matching a replay's selection, locked: $1 event ids, $2 partners (empty arrays: any), $3 failed
 -- since, $4 failed before (NULL: open); `replayable` is false for a partner without a webhook.
 SELECT e.id, p.webhook_url IS NOT NULL AS replayable
