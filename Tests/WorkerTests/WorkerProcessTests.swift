@@ -2,11 +2,12 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-import Intake
 import Simulator
 import Store
 import Testing
 import Worker
+
+@testable import Intake
 
 /// herald-worker as a process: a crash loses nothing, SIGTERM drains without duplicates, and the
 /// whole path from the intake to the simulator with `Prefer: wait`.
