@@ -173,28 +173,23 @@ extension ActivityHandler {
         try keyedWrite(request, partner: partner) { keyed in
             let channelID = try request.uuid("channelId")
             let change = try validated(keyed, partner: partner) { try validate(try Self.changeBody(request)) }
-            return try admitChannelChange(change, channelID: channelID, keyed, partner: partner, kind: kind)
-        }
-    }
-
-    private func admitChannelChange(
-        _ change: LiveActivityChange, channelID: UUID, _ keyed: KeyedWrite, partner: PartnerProfile,
-        kind: ChannelChangeWrite.Kind
-    ) throws -> HTTPResponse {
-        let admission = try channels.admit(
-            partner: partner, idempotencyKey: keyed.key, now: keyed.now, channelID: channelID)
-        return try merging(
-            admission.channel, noun: "channel", admission.stored, admission.reservation, keyed, partner: partner,
-            reread: { try channels.find(id: channelID, partnerID: partner.id) }
-        ) { current in
-            guard current.status == .opening || current.status == .open, current.expiresAt > keyed.now else {
-                throw Self.channelEnded
+            let admission = try channels.admit(
+                partner: partner, idempotencyKey: keyed.key, now: keyed.now, channelID: channelID)
+            return try merging(
+                admission.channel, noun: "channel", admission.stored, admission.reservation, keyed, partner: partner,
+                reread: { try channels.find(id: channelID, partnerID: partner.id) }
+            ) { current in
+                guard current.status == .opening || current.status == .open, current.expiresAt > keyed.now else {
+                    throw Self.channelEnded
+                }
+                let (write, response) = try channelWrite(change, kind: kind, current, keyed, partner: partner)
+                let result = try channels.change(write)
+                if result == .ended { throw Self.channelEnded }
+                if result == .updated || result == .updatedSilently || result == .endedNow {
+                    notifier.signalChannels()
+                }
+                return (result, response, write.silent?.response)
             }
-            let (write, response) = try channelWrite(change, kind: kind, current, keyed, partner: partner)
-            let result = try channels.change(write)
-            if result == .ended { throw Self.channelEnded }
-            if result == .updated || result == .updatedSilently || result == .endedNow { notifier.signalChannels() }
-            return (result, response, write.silent?.response)
         }
     }
 

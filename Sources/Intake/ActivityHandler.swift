@@ -238,7 +238,17 @@ struct ActivityHandler: Sendable {
         try keyedWrite(request, partner: partner) { keyed in
             let activityID = try request.uuid("activityId")
             let change = try validated(keyed, partner: partner) { try validate(try Self.changeBody(request)) }
-            return try admitChange(change, activityID: activityID, keyed, partner: partner, write: write)
+            let admission = try store.admitChange(
+                partner: partner, idempotencyKey: keyed.key, now: keyed.now, activityID: activityID)
+            return try merging(
+                admission.activity, noun: "activity", admission.stored, admission.reservation, keyed, partner: partner,
+                reread: { try store.find(id: activityID, partnerID: partner.id) }
+            ) { current in
+                guard current.status == .active, current.expiresAt > keyed.now else { throw Self.ended }
+                guard current.channelID == nil else { throw Self.followsChannel }
+                let prepared = try write(change, current, keyed)
+                return (try prepared.run(), prepared.response, prepared.silentResponse)
+            }
         }
     }
 
@@ -287,23 +297,6 @@ struct ActivityHandler: Sendable {
     /// A change's body: DELETE may come without one; the other changes need one.
     static func changeBody(_ request: RoutedRequest) throws -> JSONValue? {
         request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
-    }
-
-    private func admitChange(
-        _ change: LiveActivityChange, activityID: UUID, _ keyed: KeyedWrite, partner: PartnerProfile,
-        write: (LiveActivityChange, ActivityRecord, KeyedWrite) throws -> PreparedChange
-    ) throws -> HTTPResponse {
-        let admission = try store.admitChange(
-            partner: partner, idempotencyKey: keyed.key, now: keyed.now, activityID: activityID)
-        return try merging(
-            admission.activity, noun: "activity", admission.stored, admission.reservation, keyed, partner: partner,
-            reread: { try store.find(id: activityID, partnerID: partner.id) }
-        ) { current in
-            guard current.status == .active, current.expiresAt > keyed.now else { throw Self.ended }
-            guard current.channelID == nil else { throw Self.followsChannel }
-            let prepared = try write(change, current, keyed)
-            return (try prepared.run(), prepared.response, prepared.silentResponse)
-        }
     }
 
     /// Merges an admitted change (`admitted`) into the record it read (an activity, a channel); when another change
