@@ -6,7 +6,8 @@ import HeraldTestSupport
 import Postgres
 import Simulator
 import Store
-import Worker
+
+@testable import Worker
 
 /// A private queue database, a simulator over TLS, and workers configured to send to it.
 final class WorkerHarness: @unchecked Sendable {
