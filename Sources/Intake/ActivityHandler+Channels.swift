@@ -26,12 +26,11 @@ extension ActivityHandler {
     private func openChannel(_ request: RoutedRequest, partner: PartnerProfile, keyed: KeyedWrite) throws
         -> HTTPResponse
     {
-        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
         let (body, open) = try validated(keyed, partner: partner) {
             let body = try request.jsonBody()
             return (body, try LiveActivityValidator.validateChannelOpen(body, rules: rules))
         }
-        let channelID = UUIDv7.make(at: now)
+        let channelID = UUIDv7.make(at: keyed.now)
         let createdAt = UUIDv7.timestamp(of: channelID)!
         let expiresAt = try rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: open.ttlSeconds)
         let timestamp = Self.seconds(createdAt)
@@ -41,8 +40,8 @@ extension ActivityHandler {
                 activityID: channelID, miniAppID: partner.miniAppID, displayName: partner.displayName,
                 template: open.template, attributes: open.attributes, state: open.state, event: .end,
                 timestamp: endTimestamp, expiresAt: expiresAt, dismissalDate: expiresAt))
-        let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: nil)
-        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
+        let admission = try channels.admit(partner: partner, idempotencyKey: keyed.key, now: keyed.now, channelID: nil)
+        return try admitted(admission.stored, admission.reservation, keyed, partner: partner) {
             let response = JSONWriter.string(
                 .object([
                     ("channelId", .string(Self.text(channelID))), ("status", .string(ChannelStatus.opening.rawValue)),
@@ -50,7 +49,7 @@ extension ActivityHandler {
                 ]))
             let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
             let write = ChannelOpenWrite(
-                partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
+                partnerID: partner.id, key: keyed.activityKey(response: response),
                 channelID: channelID, now: createdAt, miniAppID: partner.miniAppID, template: open.template.rawValue,
                 attributesJSON: JSONWriter.string(open.attributes.json), stateJSON: JSONWriter.string(open.state.json),
                 expiresAt: expiresAt, timestamp: timestamp, relevanceScore: open.relevanceScore,
@@ -59,11 +58,11 @@ extension ActivityHandler {
             switch try channels.open(write) {
             case .opened:
                 notifier.signalChannels()
-                return try finish(.started, key: key, bodyHash: bodyHash, partner: partner) {
+                return try finish(.started, keyed, partner: partner) {
                     Reply.json(201, Array(response.utf8))
                 }
             case .duplicate:
-                return try finish(.duplicate, key: key, bodyHash: bodyHash, partner: partner) {
+                return try finish(.duplicate, keyed, partner: partner) {
                     Reply.json(201, Array(response.utf8))
                 }
             case .tooManyChannels:
@@ -95,7 +94,6 @@ extension ActivityHandler {
     private func startFromChannel(_ request: RoutedRequest, partner: PartnerProfile, keyed: KeyedWrite) throws
         -> HTTPResponse
     {
-        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
         let channelID = try request.uuid("channelId")
         let (start, channel) = try validated(keyed, partner: partner) {
             let body = try request.jsonBody()
@@ -109,9 +107,9 @@ extension ActivityHandler {
                 rules: rules)
             return (start, channel)
         }
-        guard channel.status == .open, channel.apnsChannelID != nil, channel.expiresAt > now else {
+        guard channel.status == .open, channel.apnsChannelID != nil, channel.expiresAt > keyed.now else {
             // A retry of a start that was accepted before the channel ended is answered as it was, not refused.
-            if let replay = try storedReplay(key, bodyHash, partner, now) { return replay }
+            if let replay = try storedReplay(keyed, partner) { return replay }
             if channel.status == .opening {
                 throw HeraldError(
                     status: 409, code: "channel_opening",
@@ -119,9 +117,7 @@ extension ActivityHandler {
             }
             throw Self.channelEnded
         }
-        return try begin(
-            start, ttlGiven: false, key: key, bodyHash: bodyHash, partner: partner, now: now,
-            channel: channel)
+        return try begin(start, ttlGiven: false, keyed, partner: partner, channel: channel)
     }
 
     func getChannel(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
@@ -177,30 +173,21 @@ extension ActivityHandler {
         try keyedWrite(request, partner: partner) { keyed in
             let channelID = try request.uuid("channelId")
             let change = try validated(keyed, partner: partner) { try validate(try Self.changeBody(request)) }
-            return try admitChannelChange(change, channelID: channelID, keyed, partner: partner, kind: kind)
-        }
-    }
-
-    private func admitChannelChange(
-        _ change: LiveActivityChange, channelID: UUID, _ keyed: KeyedWrite, partner: PartnerProfile,
-        kind: ChannelChangeWrite.Kind
-    ) throws -> HTTPResponse {
-        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
-        let admission = try channels.admit(partner: partner, idempotencyKey: key, now: now, channelID: channelID)
-        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            try merging(
-                admission.channel, noun: "channel", key: key, bodyHash: bodyHash, partner: partner,
+            let admission = try channels.admit(
+                partner: partner, idempotencyKey: keyed.key, now: keyed.now, channelID: channelID)
+            return try merging(
+                admission.channel, noun: "channel", admission.stored, admission.reservation, keyed, partner: partner,
                 reread: { try channels.find(id: channelID, partnerID: partner.id) }
             ) { current in
-                guard current.status == .opening || current.status == .open, current.expiresAt > now else {
+                guard current.status == .opening || current.status == .open, current.expiresAt > keyed.now else {
                     throw Self.channelEnded
                 }
-                let (write, response) = try channelWrite(
-                    change, kind: kind, current, key: (key, bodyHash), now: now,
-                    partner: partner)
+                let (write, response) = try channelWrite(change, kind: kind, current, keyed, partner: partner)
                 let result = try channels.change(write)
                 if result == .ended { throw Self.channelEnded }
-                if result == .updated || result == .updatedSilently || result == .endedNow { notifier.signalChannels() }
+                if result == .updated || result == .updatedSilently || result == .endedNow {
+                    notifier.signalChannels()
+                }
                 return (result, response, write.silent?.response)
             }
         }
@@ -208,11 +195,10 @@ extension ActivityHandler {
 
     /// The write of one update or end merged into `channel`, and its answer.
     private func channelWrite(
-        _ change: LiveActivityChange, kind: ChannelChangeWrite.Kind, _ channel: ChannelRecord,
-        key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile
-    ) throws
-        -> (ChannelChangeWrite, String)
-    {
+        _ change: LiveActivityChange, kind: ChannelChangeWrite.Kind, _ channel: ChannelRecord, _ keyed: KeyedWrite,
+        partner: PartnerProfile
+    ) throws -> (ChannelChangeWrite, String) {
+        let now = keyed.now
         let template = try Self.template(channel.template)
         let current = try LiveActivityState.decode(template: template, json: Self.parse(channel.stateJSON))
         let state = try change.statePatch.map { try current.merged(with: $0) } ?? current
@@ -228,7 +214,6 @@ extension ActivityHandler {
                 relevanceScore: event == .end ? nil : relevanceScore)
         }
         let stateJSON = JSONWriter.string(state.json)
-        let keyed = { (response: String) in ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response) }
         switch kind {
         case .update:
             let expiresAt =
@@ -244,7 +229,8 @@ extension ActivityHandler {
             // once the channel's alerted budget is spent and the update goes out silent (the statement decides).
             let response = JSONWriter.string(change.alert == nil ? body : Self.withAlert(body, "sent"))
             var write = ChannelChangeWrite(
-                partnerID: partner.id, key: keyed(response), channelID: channel.id, version: channel.version, now: now,
+                partnerID: partner.id, key: keyed.activityKey(response: response), channelID: channel.id,
+                version: channel.version, now: now,
                 kind: .update, stateJSON: stateJSON, timestamp: timestamp, payload: update.payload,
                 priority: update.priority, endPayload: end.payload, expiresAt: expiresAt,
                 relevanceScore: relevanceScore,
@@ -268,7 +254,8 @@ extension ActivityHandler {
                     channel, status: .ending, state: state.json, updatedAt: now, expiresAt: channel.expiresAt,
                     endedAt: now))
             let write = ChannelChangeWrite(
-                partnerID: partner.id, key: keyed(response), channelID: channel.id, version: channel.version, now: now,
+                partnerID: partner.id, key: keyed.activityKey(response: response), channelID: channel.id,
+                version: channel.version, now: now,
                 kind: .end, stateJSON: stateJSON, timestamp: timestamp, payload: end.payload, priority: end.priority,
                 endPayload: end.payload, expiresAt: channel.expiresAt, relevanceScore: relevanceScore,
                 deleteAt: dismissAt,

@@ -78,8 +78,7 @@ struct ActivityHandler: Sendable {
             }
             // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
             let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
-            return try begin(
-                start, ttlGiven: ttlGiven, key: keyed.key, bodyHash: keyed.bodyHash, partner: partner, now: keyed.now)
+            return try begin(start, ttlGiven: ttlGiven, keyed, partner: partner)
         }
     }
 
@@ -87,9 +86,10 @@ struct ActivityHandler: Sendable {
     /// written. `channel`: a start from a broadcast channel (its template, attributes and state, its expiry, and
     /// the iPhones only: the activity follows the channel, `input-push-channel`).
     func begin(
-        _ start: LiveActivityStart, ttlGiven: Bool, key: String?, bodyHash: String?, partner: PartnerProfile,
-        now: Date, channel: ChannelRecord? = nil
+        _ start: LiveActivityStart, ttlGiven: Bool, _ keyed: KeyedWrite, partner: PartnerProfile,
+        channel: ChannelRecord? = nil
     ) throws -> HTTPResponse {
+        let now = keyed.now
         let activityID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: activityID)!
         let expiresAt =
@@ -115,9 +115,9 @@ struct ActivityHandler: Sendable {
         case .wallet(let value): (email, wallet) = (nil, value)
         }
         let admission = try store.admitStart(
-            partner: partner, idempotencyKey: key, now: now, email: email, wallet: wallet,
+            partner: partner, idempotencyKey: keyed.key, now: now, email: email, wallet: wallet,
             sessionSince: now.addingTimeInterval(-sessionWindow), template: start.template)
-        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
+        return try admitted(admission.stored, admission.reservation, keyed, partner: partner) {
             let (audience, devices) = try Self.reachable(admission.audience, channel: channel)
             let replacement = try audience.replaced.map { old in
                 try replacementEnd(old, partner: partner, now: createdAt)
@@ -128,7 +128,7 @@ struct ActivityHandler: Sendable {
                     ("expiresAt", .string(ISO8601.format(expiresAt))),
                 ]))
             var write = ActivityStartWrite(
-                partnerID: partner.id, key: ActivityKey(key: key, bodyHash: bodyHash, response: response),
+                partnerID: partner.id, key: keyed.activityKey(response: response),
                 activityID: activityID, now: createdAt, miniAppID: partner.miniAppID, userID: audience.userID,
                 template: start.template.rawValue, attributesJSON: JSONWriter.string(start.attributes.json),
                 stateJSON: JSONWriter.string(start.state.json), startAlertJSON: JSONWriter.string(startAlert.json),
@@ -147,7 +147,7 @@ struct ActivityHandler: Sendable {
             if outcome.replacedPriority == 5 {
                 metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
             }
-            return try finish(outcome.result, key: key, bodyHash: bodyHash, partner: partner) {
+            return try finish(outcome.result, keyed, partner: partner) {
                 Reply.json(201, Array(response.utf8))
             }
         }
@@ -163,21 +163,21 @@ struct ActivityHandler: Sendable {
     {
         guard let audience else {
             throw SpentRefusal(
-                HeraldError(
+                error: HeraldError(
                     status: 404, code: "recipient_not_found",
                     message: "The recipient is no user of this partner's tenant.",
                     field: "recipient"))
         }
         guard audience.hasSession else {
             throw SpentRefusal(
-                HeraldError(
+                error: HeraldError(
                     status: 409, code: "no_session",
                     message: "The user has no recent in-app session with this mini-app.",
                     field: "recipient"))
         }
         guard !audience.optedOut else {
             throw SpentRefusal(
-                HeraldError(
+                error: HeraldError(
                     status: 409, code: "opted_out",
                     message: "The user opted out of this mini-app's notifications.",
                     field: "recipient"))
@@ -189,7 +189,8 @@ struct ActivityHandler: Sendable {
                 channel == nil
                 ? "The user has no device that can show a Live Activity."
                 : "The user has no iPhone that can follow a broadcast channel."
-            throw SpentRefusal(HeraldError(status: 409, code: "no_live_device", message: message, field: "recipient"))
+            throw SpentRefusal(
+                error: HeraldError(status: 409, code: "no_live_device", message: message, field: "recipient"))
         }
         return (audience, devices)
     }
@@ -212,16 +213,13 @@ struct ActivityHandler: Sendable {
         try change(
             request, partner: partner,
             validate: { try LiveActivityValidator.validateUpdate($0 ?? .null, rules: rules) },
-            write: { change, activity, key, now in
-                try updateWrite(change, activity, key: key, now: now, partner: partner)
-            })
+            write: { change, activity, keyed in try updateWrite(change, activity, keyed, partner: partner) })
     }
 
     func end(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         try change(
             request, partner: partner, validate: { try LiveActivityValidator.validateEnd($0, rules: rules) },
-            write: { change, activity, key, now in try endWrite(change, activity, key: key, now: now, partner: partner)
-            })
+            write: { change, activity, keyed in try endWrite(change, activity, keyed, partner: partner) })
     }
 
     /// A prepared write of one change: the statement to run and the answer once it committed
@@ -235,12 +233,22 @@ struct ActivityHandler: Sendable {
     private func change(
         _ request: RoutedRequest, partner: PartnerProfile,
         validate: (JSONValue?) throws -> LiveActivityChange,
-        write: (LiveActivityChange, ActivityRecord, (key: String?, bodyHash: String?), Date) throws -> PreparedChange
+        write: (LiveActivityChange, ActivityRecord, KeyedWrite) throws -> PreparedChange
     ) throws -> HTTPResponse {
         try keyedWrite(request, partner: partner) { keyed in
             let activityID = try request.uuid("activityId")
             let change = try validated(keyed, partner: partner) { try validate(try Self.changeBody(request)) }
-            return try admitChange(change, activityID: activityID, keyed, partner: partner, write: write)
+            let admission = try store.admitChange(
+                partner: partner, idempotencyKey: keyed.key, now: keyed.now, activityID: activityID)
+            return try merging(
+                admission.activity, noun: "activity", admission.stored, admission.reservation, keyed, partner: partner,
+                reread: { try store.find(id: activityID, partnerID: partner.id) }
+            ) { current in
+                guard current.status == .active, current.expiresAt > keyed.now else { throw Self.ended }
+                guard current.channelID == nil else { throw Self.followsChannel }
+                let prepared = try write(change, current, keyed)
+                return (try prepared.run(), prepared.response, prepared.silentResponse)
+            }
         }
     }
 
@@ -250,6 +258,11 @@ struct ActivityHandler: Sendable {
         /// Set when `key` is.
         let bodyHash: String?
         let now: Date
+
+        /// The key, its body's hash and `response` as the write stores them for a replay.
+        func activityKey(response: String) -> ActivityKey {
+            ActivityKey(key: key, bodyHash: bodyHash, response: response)
+        }
     }
 
     /// Runs a keyed write: reads its idempotency key, the body's hash and the time, and answers with the stored
@@ -274,7 +287,7 @@ struct ActivityHandler: Sendable {
         do {
             return try validate()
         } catch {
-            if let replay = try storedReplay(keyed.key, keyed.bodyHash, partner, keyed.now) {
+            if let replay = try storedReplay(keyed, partner) {
                 throw Replayed(response: replay)
             }
             throw error
@@ -286,60 +299,40 @@ struct ActivityHandler: Sendable {
         request.http.method == "DELETE" && request.http.body.isEmpty ? nil : try request.jsonBody()
     }
 
-    private func admitChange(
-        _ change: LiveActivityChange, activityID: UUID, _ keyed: KeyedWrite, partner: PartnerProfile,
-        write: (LiveActivityChange, ActivityRecord, (key: String?, bodyHash: String?), Date) throws -> PreparedChange
-    ) throws -> HTTPResponse {
-        let (key, bodyHash, now) = (keyed.key, keyed.bodyHash, keyed.now)
-        let admission = try store.admitChange(partner: partner, idempotencyKey: key, now: now, activityID: activityID)
-        return try admitted(admission.stored, admission.reservation, partner: partner, bodyHash: bodyHash) {
-            try merging(
-                admission.activity, noun: "activity", key: key, bodyHash: bodyHash, partner: partner,
-                reread: { try store.find(id: activityID, partnerID: partner.id) }
-            ) { current in
-                guard current.status == .active, current.expiresAt > now else { throw Self.ended }
-                guard current.channelID == nil else { throw Self.followsChannel }
-                let prepared = try write(change, current, (key, bodyHash), now)
-                return (try prepared.run(), prepared.response, prepared.silentResponse)
-            }
-        }
-    }
-
-    /// Merges a change into the record it read (an activity, a channel); when another change committed first
-    /// (`conflict`), reads the record again and merges anew, up to `maxMergeAttempts`. `attempt` checks the record,
-    /// writes, and gives the write's result with its answer and the one for an alert dropped by the budget.
+    /// Merges an admitted change (`admitted`) into the record it read (an activity, a channel); when another change
+    /// committed first (`conflict`), reads the record again and merges anew, up to `maxMergeAttempts`. `attempt`
+    /// checks the record, writes, and gives the write's result with its answer and the one for an alert dropped by
+    /// the budget.
     func merging<Record>(
-        _ first: Record?, noun: String, key: String?, bodyHash: String?, partner: PartnerProfile,
-        reread: () throws -> Record?,
+        _ first: Record?, noun: String, _ stored: IdempotentResponse?, _ reservation: RateReservation,
+        _ keyed: KeyedWrite, partner: PartnerProfile, reread: () throws -> Record?,
         attempt: (Record) throws -> (result: ActivityWriteResult, response: String, silentResponse: String?)
     ) throws -> HTTPResponse {
-        var record = first
-        for _ in 0..<Self.maxMergeAttempts {
-            guard let current = record else { throw HeraldError.notFound }
-            let (result, response, silentResponse) = try attempt(current)
-            if result == .conflict {
-                record = try reread()
-                continue
+        try admitted(stored, reservation, keyed, partner: partner) {
+            var record = first
+            for _ in 0..<Self.maxMergeAttempts {
+                guard let current = record else { throw HeraldError.notFound }
+                let (result, response, silentResponse) = try attempt(current)
+                if result == .conflict {
+                    record = try reread()
+                    continue
+                }
+                if result == .updatedSilently {
+                    metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
+                }
+                let answer = result == .updatedSilently ? silentResponse ?? response : response
+                return try finish(result, keyed, partner: partner) { Reply.json(200, Array(answer.utf8)) }
             }
-            if result == .updatedSilently {
-                metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: .alertedUpdates)
-            }
-            let answer = result == .updatedSilently ? silentResponse ?? response : response
-            return try finish(result, key: key, bodyHash: bodyHash, partner: partner) {
-                Reply.json(200, Array(answer.utf8))
-            }
+            throw HeraldError(
+                status: 409, code: "conflict",
+                message: "The \(noun) is changing too fast to merge this update; retry.", retryAfter: 1)
         }
-        throw HeraldError(
-            status: 409, code: "conflict",
-            message: "The \(noun) is changing too fast to merge this update; retry.", retryAfter: 1)
     }
 
     private func updateWrite(
-        _ change: LiveActivityChange, _ activity: ActivityRecord,
-        key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile
-    ) throws
-        -> PreparedChange
-    {
+        _ change: LiveActivityChange, _ activity: ActivityRecord, _ keyed: KeyedWrite, partner: PartnerProfile
+    ) throws -> PreparedChange {
+        let now = keyed.now
         let (template, state) = try Self.merged(change, into: activity)
         let expiresAt =
             try change.ttlSeconds.map {
@@ -372,7 +365,7 @@ struct ActivityHandler: Sendable {
             )
         }
         var write = ActivityUpdateWrite(
-            partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
+            partnerID: partner.id, key: keyed.activityKey(response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
             expiresAt: expiresAt, timestamp: timestamp, update: Self.payloads(update), restart: restart,
             apnsPriority: update.apnsPriority, end: end, endTimestamp: endTimestamp, relevanceScore: relevanceScore,
@@ -384,11 +377,9 @@ struct ActivityHandler: Sendable {
     }
 
     private func endWrite(
-        _ change: LiveActivityChange, _ activity: ActivityRecord,
-        key: (key: String?, bodyHash: String?), now: Date, partner: PartnerProfile
-    ) throws
-        -> PreparedChange
-    {
+        _ change: LiveActivityChange, _ activity: ActivityRecord, _ keyed: KeyedWrite, partner: PartnerProfile
+    ) throws -> PreparedChange {
+        let now = keyed.now
         let (template, state) = try Self.merged(change, into: activity)
         let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
@@ -404,7 +395,7 @@ struct ActivityHandler: Sendable {
                 activity, status: .ended, state: state.json, updatedAt: now, expiresAt: activity.expiresAt, endedAt: now
             ))
         var write = ActivityEndWrite(
-            partnerID: partner.id, key: ActivityKey(key: key.key, bodyHash: key.bodyHash, response: response),
+            partnerID: partner.id, key: keyed.activityKey(response: response),
             activityID: activity.id, version: activity.version, now: now, stateJSON: JSONWriter.string(state.json),
             dismissAt: dismissAt, timestamp: timestamp, end: Self.payloads(rendered),
             apnsPriority: rendered.apnsPriority)
@@ -490,10 +481,10 @@ struct ActivityHandler: Sendable {
     /// Replays a stored answer (giving the slot back), refuses a spent rate limit, else runs `body`; a refusal
     /// after the slot was reserved gives it back (a rejected request writes nothing), except a `SpentRefusal`.
     func admitted(
-        _ stored: IdempotentResponse?, _ reservation: RateReservation, partner: PartnerProfile,
-        bodyHash: String?, _ body: () throws -> HTTPResponse
+        _ stored: IdempotentResponse?, _ reservation: RateReservation, _ keyed: KeyedWrite, partner: PartnerProfile,
+        _ body: () throws -> HTTPResponse
     ) throws -> HTTPResponse {
-        if let stored, let bodyHash {
+        if let stored, let bodyHash = keyed.bodyHash {
             if reservation.admitted { refund(partner, reservation) }
             return try PartnerAdmission.replay(stored, bodyHash: bodyHash, metrics: metrics)
         }
@@ -516,8 +507,7 @@ struct ActivityHandler: Sendable {
 
     /// The answer to a committed write, or to one another request with the same key beat.
     func finish(
-        _ result: ActivityWriteResult, key: String?, bodyHash: String?, partner: PartnerProfile,
-        _ answer: () -> HTTPResponse
+        _ result: ActivityWriteResult, _ keyed: KeyedWrite, partner: PartnerProfile, _ answer: () -> HTTPResponse
     ) throws -> HTTPResponse {
         switch result {
         case .started, .updated, .updatedSilently, .endedNow:
@@ -525,7 +515,7 @@ struct ActivityHandler: Sendable {
             notifier.signal()
             return answer()
         case .duplicate:
-            guard let key, let bodyHash,
+            guard let key = keyed.key, let bodyHash = keyed.bodyHash,
                 let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: clock())
             else { throw HeraldError.internalError }
             // `admitted` gives this request's slot back and answers with the replay.
@@ -537,18 +527,15 @@ struct ActivityHandler: Sendable {
     }
 
     /// `PartnerAdmission.storedReplay` with this handler's keys.
-    func storedReplay(_ key: String?, _ bodyHash: String?, _ partner: PartnerProfile, _ now: Date) throws
-        -> HTTPResponse?
-    {
+    func storedReplay(_ keyed: KeyedWrite, _ partner: PartnerProfile) throws -> HTTPResponse? {
         try PartnerAdmission.storedReplay(
-            key: key, bodyHash: bodyHash, partnerID: partner.id, now: now, keys: keys,
+            key: keyed.key, bodyHash: keyed.bodyHash, partnerID: partner.id, now: keyed.now, keys: keys,
             metrics: metrics)
     }
 
     /// A refusal that keeps the rate-limit slot its request reserved (`admitted`).
     struct SpentRefusal: Error {
         let error: HeraldError
-        init(_ error: HeraldError) { self.error = error }
     }
 
     private func refund(_ partner: PartnerProfile, _ reservation: RateReservation) {

@@ -21,7 +21,7 @@ struct AdminHandler: Sendable {
 
     static let routes: [IntakeRoute] = [
         .admin("POST", "/api/admin/mini-app-partners") { try $0.admin.create($1, by: $0.actor($2, $1)) },
-        .admin("GET", "/api/admin/mini-app-partners") { handlers, request, _ in try handlers.admin.list(request) },
+        .admin("GET", "/api/admin/mini-app-partners") { try $0.admin.list($1) },
         .admin("PATCH", "/api/admin/mini-app-partners/{id}") { try $0.admin.update($1, by: $0.actor($2, $1)) },
         .admin("DELETE", "/api/admin/mini-app-partners/{id}") { try $0.admin.revoke($1, by: $0.actor($2, $1)) },
         .admin("POST", "/api/admin/mini-app-partners/{id}/suspend") {
@@ -36,7 +36,7 @@ struct AdminHandler: Sendable {
         .admin("DELETE", "/api/admin/mini-app-partners/{id}/previous-key") {
             try $0.admin.endPreviousKey($1, by: $0.actor($2, $1))
         },
-        .admin("GET", "/api/admin/audit") { handlers, request, _ in try handlers.admin.audit(request) },
+        .admin("GET", "/api/admin/audit") { try $0.admin.audit($1) },
         .admin("POST", "/api/admin/mini-app-partners/{id}/rotate-webhook-secret") {
             try $0.admin.rotateWebhookSecret($1, by: $0.actor($2, $1))
         },
@@ -79,7 +79,7 @@ struct AdminHandler: Sendable {
     /// `GET /api/admin/audit`: the audit trail newest first (`?partner=<id>`, `?before=<id>`, `?limit=1..1000`,
     /// default 100), with `next` to pass as `before` for the older page (null at the end).
     func audit(_ request: RoutedRequest) throws -> HTTPResponse {
-        let query = ConsoleQuery(request.http.query)
+        let query = ConsoleQuery(values: request.http.query)
         let limit = try query.integer("limit", range: 1...1_000) ?? 100
         let before = try query.integer("before", range: 1...Int.max)
         let entries = try audits.list(partnerID: try query.uuid("partner"), before: before, limit: limit)

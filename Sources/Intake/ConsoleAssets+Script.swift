@@ -377,46 +377,40 @@ extension ConsoleAssets {
             } catch (e) { panel.replaceChildren(el('p', { class: 'error', text: e.message })); }
           }
 
+          // One call the operator confirms; the panel then says what it did.
+          function confirmCall(panel, message, actionText, path, method, done) {
+            confirmPanel(panel, message, actionText, async () => {
+              await api(path, { method });
+              panel.replaceChildren(el('p', { text: done }));
+              refresh();
+            });
+          }
+
           function askPartner(partner, what) {
             const panel = document.getElementById('partner-panel');
             const path = '/api/admin/mini-app-partners/' + encodeURIComponent(partner.id);
             if (what === 'revoke') {
-              confirmPanel(panel, 'Revoke ' + partner.miniAppId + '? Its key stops working within seconds, nothing it queued'
-                + ' is sent, and its Live Activities end now; this cannot be undone.',
-                'Revoke', async () => {
-                  await api(path, { method: 'DELETE' });
-                  panel.replaceChildren(el('p', { text: partner.miniAppId + ' revoked.' }));
-                  refresh();
-                });
+              confirmCall(panel, 'Revoke ' + partner.miniAppId + '? Its key stops working within seconds,'
+                + ' nothing it queued is sent, and its Live Activities end now; this cannot be undone.',
+                'Revoke', path, 'DELETE', partner.miniAppId + ' revoked.');
             } else if (what === 'suspend' || what === 'resume') {
               const suspend = what === 'suspend';
-              confirmPanel(panel, suspend
+              confirmCall(panel, suspend
                 ? 'Suspend ' + partner.miniAppId + '? Its key is refused within seconds and nothing of it is sent;'
                   + ' its queue waits (past its TTL, it expires) until you resume it.'
                 : 'Resume ' + partner.miniAppId + '? Its key works again and what it queued is sent if still within its TTL.',
-                suspend ? 'Suspend' : 'Resume', async () => {
-                  await api(path + '/' + what, { method: 'POST' });
-                  panel.replaceChildren(el('p', { text: partner.miniAppId + (suspend ? ' suspended.' : ' resumed.') }));
-                  refresh();
-                });
+                suspend ? 'Suspend' : 'Resume', path + '/' + what, 'POST',
+                partner.miniAppId + (suspend ? ' suspended.' : ' resumed.'));
             } else if (what === 'end-previous') {
-              confirmPanel(panel, 'End the previous key of ' + partner.miniAppId
+              confirmCall(panel, 'End the previous key of ' + partner.miniAppId
                 + '? It stops working within seconds; the current key goes on.',
-                'End previous key', async () => {
-                  await api(path + '/previous-key', { method: 'DELETE' });
-                  panel.replaceChildren(el('p', {
-                    text: 'The previous key of ' + partner.miniAppId + ' is refused from now on.' }));
-                  refresh();
-                });
+                'End previous key', path + '/previous-key', 'DELETE',
+                'The previous key of ' + partner.miniAppId + ' is refused from now on.');
             } else if (what === 'end-previous-webhook-secret') {
-              confirmPanel(panel, 'End the previous webhook secret of ' + partner.miniAppId
+              confirmCall(panel, 'End the previous webhook secret of ' + partner.miniAppId
                 + '? Webhooks are signed with the current secret only from now on.',
-                'End previous webhook secret', async () => {
-                  await api(path + '/previous-webhook-secret', { method: 'DELETE' });
-                  panel.replaceChildren(el('p', {
-                    text: 'Webhooks of ' + partner.miniAppId + ' are signed with the current secret only.' }));
-                  refresh();
-                });
+                'End previous webhook secret', path + '/previous-webhook-secret', 'DELETE',
+                'Webhooks of ' + partner.miniAppId + ' are signed with the current secret only.');
             } else if (what === 'rotate-webhook-secret') {
               const overlap = el('select', { id: 'rotate-secret-overlap' }, [['0', 'at once (a leaked secret)'],
                 ['3600', 'in 1 hour'], ['86400', 'in 24 hours'], ['604800', 'in 7 days']]

@@ -76,27 +76,20 @@ extension ConsoleHandler {
     }
 
     func failures(_ request: RoutedRequest) throws -> HTTPResponse {
-        let query = ConsoleQuery(request.http.query)
-        let window = ReportWindow(hours: try query.integer("hours", range: ReportWindow.hours))
-        let miniAppID = try query.miniAppID("partner")
-        let groups = try console.failures(since: window.since, miniAppID: miniAppID)
-        return Self.json(
-            .object([
-                ("since", .string(ISO8601.format(window.since))),
-                (
-                    "groups",
-                    .array(
-                        groups.map { group in
-                            .object([
-                                ("miniAppId", .string(group.miniAppID)), ("outcome", .string(group.outcome)),
-                                ("reason", group.reason.map { .string($0) } ?? .null),
-                                ("count", .number(Double(group.count))),
-                                ("firstAt", .string(ISO8601.format(group.firstAt))),
-                                ("lastAt", .string(ISO8601.format(group.lastAt))),
-                            ])
-                        })
-                ),
-            ]))
+        let query = ConsoleQuery(values: request.http.query)
+        let window = try query.reportWindow()
+        let groups = try console.failures(since: window.since, miniAppID: try query.miniAppID("partner"))
+        return Self.report(
+            window, "groups",
+            groups.map { group in
+                .object([
+                    ("miniAppId", .string(group.miniAppID)), ("outcome", .string(group.outcome)),
+                    ("reason", group.reason.map { .string($0) } ?? .null),
+                    ("count", .number(Double(group.count))),
+                    ("firstAt", .string(ISO8601.format(group.firstAt))),
+                    ("lastAt", .string(ISO8601.format(group.lastAt))),
+                ])
+            })
     }
 
     /// One failure group back in the queue (bulk lane), through ReplayStore as `heraldctl replay` does;
@@ -155,7 +148,7 @@ extension ConsoleHandler {
     }
 
     func requests(_ request: RoutedRequest) throws -> HTTPResponse {
-        let query = ConsoleQuery(request.http.query)
+        let query = ConsoleQuery(values: request.http.query)
         var search = RequestSearch()
         search.id = try query.uuid("id")
         search.miniAppID = try query.miniAppID("partner")
@@ -228,8 +221,7 @@ extension ConsoleHandler {
 
     func tokenReport(_ request: RoutedRequest) throws -> HTTPResponse {
         let until = Date()
-        let window = ReportWindow(
-            hours: try ConsoleQuery(request.http.query).integer("hours", range: ReportWindow.hours), now: until)
+        let window = try ConsoleQuery(values: request.http.query).reportWindow(now: until)
         let report = try tokens.report(since: window.since, until: until)
         return Self.json(
             .object([
@@ -288,7 +280,6 @@ extension ConsoleHandler {
 /// A console call's query arguments, each checked (400 naming it).
 struct ConsoleQuery {
     let values: [String: String]
-    init(_ values: [String: String]) { self.values = values }
 
     /// An absent argument is no filter; an empty one is checked like any value (the page never sends one).
     func text(_ name: String) -> String? { values[name] }
@@ -299,6 +290,11 @@ struct ConsoleQuery {
             throw .invalidField(name, "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound).")
         }
         return value
+    }
+
+    /// The report's `hours` before `now`.
+    func reportWindow(now: Date = Date()) throws(HeraldError) -> ReportWindow {
+        ReportWindow(hours: try integer("hours", range: ReportWindow.hours), now: now)
     }
 
     func miniAppID(_ name: String) throws(HeraldError) -> String? {

@@ -23,29 +23,22 @@ extension ConsoleHandler {
     }
 
     func failedWebhooks(_ request: RoutedRequest) throws -> HTTPResponse {
-        let window = ReportWindow(
-            hours: try ConsoleQuery(request.http.query).integer("hours", range: ReportWindow.hours))
+        let window = try ConsoleQuery(values: request.http.query).reportWindow()
         let events = try console.failedWebhooks(since: window.since)
-        return Self.json(
-            .object([
-                ("since", .string(ISO8601.format(window.since))),
-                (
-                    "events",
-                    .array(
-                        events.map { event in
-                            .object([
-                                ("id", .string(event.id.uuidString.lowercased())),
-                                ("miniAppId", .string(event.miniAppID)),
-                                ("type", .string(event.type)),
-                                ("subjectId", .string(event.subjectID.uuidString.lowercased())),
-                                ("attempts", .number(Double(event.attempts))),
-                                ("lastStatus", event.lastStatus.map { .number(Double($0)) } ?? .null),
-                                ("lastError", event.lastError.map { .string($0) } ?? .null),
-                                ("finishedAt", .string(ISO8601.format(event.finishedAt))),
-                            ])
-                        })
-                ),
-            ]))
+        return Self.report(
+            window, "events",
+            events.map { event in
+                .object([
+                    ("id", .string(event.id.uuidString.lowercased())),
+                    ("miniAppId", .string(event.miniAppID)),
+                    ("type", .string(event.type)),
+                    ("subjectId", .string(event.subjectID.uuidString.lowercased())),
+                    ("attempts", .number(Double(event.attempts))),
+                    ("lastStatus", event.lastStatus.map { .number(Double($0)) } ?? .null),
+                    ("lastError", event.lastError.map { .string($0) } ?? .null),
+                    ("finishedAt", .string(ISO8601.format(event.finishedAt))),
+                ])
+            })
     }
 
     /// Failed webhook events sent again (`heraldctl webhooks replay`'s WebhookStore.replay): one event, or a

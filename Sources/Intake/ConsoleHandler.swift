@@ -46,36 +46,18 @@ struct ConsoleHandler: Sendable {
         .open("GET", "/console/assets/{file}", .consolePage) { try $0.console.asset($1) },
         .admin("GET", "/api/admin/console/session", .consoleAPI) { $0.console.session($1, caller: $2) },
         .admin("POST", "/api/admin/console/sign-out", .consoleAPI) { try $0.console.signOut($1, caller: $2) },
-        .admin("GET", "/api/admin/console/overview", .consoleAPI) { handlers, request, _ in
-            try handlers.console.overview(request)
-        },
-        .admin("GET", "/api/admin/console/workers", .consoleAPI) { handlers, request, _ in
-            try handlers.console.workerList(request)
-        },
-        .admin("GET", "/api/admin/console/failures", .consoleAPI) { handlers, request, _ in
-            try handlers.console.failures(request)
-        },
+        .admin("GET", "/api/admin/console/overview", .consoleAPI) { try $0.console.overview($1) },
+        .admin("GET", "/api/admin/console/workers", .consoleAPI) { try $0.console.workerList($1) },
+        .admin("GET", "/api/admin/console/failures", .consoleAPI) { try $0.console.failures($1) },
         .admin("POST", "/api/admin/console/failures/replay", .consoleAPI) {
             try $0.console.replay($1, by: $0.actor($2, $1))
         },
-        .admin("GET", "/api/admin/console/requests", .consoleAPI) { handlers, request, _ in
-            try handlers.console.requests(request)
-        },
-        .admin("GET", "/api/admin/console/requests/{requestId}", .consoleAPI) { handlers, request, _ in
-            try handlers.console.requestDetail(request)
-        },
-        .admin("GET", "/api/admin/console/partners", .consoleAPI) { handlers, request, _ in
-            try handlers.console.partnerList(request)
-        },
-        .admin("GET", "/api/admin/console/tokens", .consoleAPI) { handlers, request, _ in
-            try handlers.console.tokenReport(request)
-        },
-        .admin("GET", "/api/admin/console/live-activities", .consoleAPI) { handlers, request, _ in
-            try handlers.console.activities(request)
-        },
-        .admin("GET", "/api/admin/console/webhooks", .consoleAPI) { handlers, request, _ in
-            try handlers.console.failedWebhooks(request)
-        },
+        .admin("GET", "/api/admin/console/requests", .consoleAPI) { try $0.console.requests($1) },
+        .admin("GET", "/api/admin/console/requests/{requestId}", .consoleAPI) { try $0.console.requestDetail($1) },
+        .admin("GET", "/api/admin/console/partners", .consoleAPI) { try $0.console.partnerList($1) },
+        .admin("GET", "/api/admin/console/tokens", .consoleAPI) { try $0.console.tokenReport($1) },
+        .admin("GET", "/api/admin/console/live-activities", .consoleAPI) { try $0.console.activities($1) },
+        .admin("GET", "/api/admin/console/webhooks", .consoleAPI) { try $0.console.failedWebhooks($1) },
         .admin("POST", "/api/admin/console/webhooks/replay", .consoleAPI) {
             try $0.console.replayWebhooks($1, by: $0.actor($2, $1))
         },
@@ -185,6 +167,11 @@ struct ConsoleHandler: Sendable {
     /// `Cache-Control: no-store` is added to every admin answer by `IntakeServer.handle`.
     static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
         Reply.json(status, value)
+    }
+
+    /// A report over `window`: its start as `since`, and its rows under `name`.
+    static func report(_ window: ReportWindow, _ name: String, _ rows: [JSONValue]) -> HTTPResponse {
+        json(.object([("since", .string(ISO8601.format(window.since))), (name, .array(rows))]))
     }
 }
 

@@ -82,17 +82,6 @@ public struct IntakeConfiguration: Sendable {
     /// How icon fetches (`iconUrl`) connect: HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
 
-    public init(
-        databaseURL: String, adminToken: String, hostToken: String, signingKeys: [String: [UInt8]],
-        signingKeyID: String
-    ) {
-        self.databaseURL = databaseURL
-        self.adminToken = adminToken
-        self.hostToken = hostToken
-        self.signingKeys = signingKeys
-        self.signingKeyID = signingKeyID
-    }
-
     /// Reads and validates every variable; throws naming the first one that is wrong.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ConfigurationError) -> IntakeConfiguration

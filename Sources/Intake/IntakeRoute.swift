@@ -100,4 +100,12 @@ extension IntakeRoute {
             return try respond(handlers, request, caller)
         }
     }
+
+    /// A route for the admin credential whose handler reads and needs not know the caller.
+    static func admin(
+        _ method: String, _ path: String, _ access: RouteAccess = .admin,
+        _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest) throws -> HTTPResponse
+    ) -> Self {
+        admin(method, path, access) { handlers, request, _ in try respond(handlers, request) }
+    }
 }

@@ -115,12 +115,10 @@ struct PathParameters: Sendable {
     private let uuids: [String: UUID]
 
     static let none = PathParameters(texts: [:], uuids: [:])
+}
 
-    private init(texts: [String: String], uuids: [String: UUID]) {
-        self.texts = texts
-        self.uuids = uuids
-    }
-
+/// In an extension, so the memberwise init (private, as the properties are) stays synthesized.
+extension PathParameters {
     /// Checks `values` (by name, in name order: the first invalid one is the error) against `template`'s kinds.
     init(_ values: [String: String], of template: PathTemplate) throws(HeraldError) {
         var uuids: [String: UUID] = [:]

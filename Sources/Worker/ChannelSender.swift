@@ -17,20 +17,15 @@ import Synchronization
 /// or cannot make is `failed`; any other refusal of a broadcast fails that change only. A worker that dies
 /// mid-call leaves its channels to another after the lease.
 final class ChannelSender: Sendable {
-    private struct State {
-        var inFlight = 0
-        var finished: [(UUID, ChannelCallOutcome)] = []
-        var draining = false
-    }
-
     private let configuration: ChannelSenderConfiguration
     private let channels: APNsChannels
     private let store: ChannelSyncStore
-    private let loop: SenderLoop
+    private let loop: SenderLoop<(UUID, ChannelCallOutcome)>
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let clock: any HeraldClock
-    private let state = Mutex(State())
+    /// Calls in flight: counted until their answer is queued for the next flush.
+    private let inFlight = Mutex(0)
 
     init(
         configuration: ChannelSenderConfiguration, channels: APNsChannels, databaseURL: String,
@@ -55,9 +50,8 @@ final class ChannelSender: Sendable {
     /// Stops claiming, waits (until `deadline`) for the answers in flight and records them. Channels still
     /// unanswered stay leased and are taken again after the lease.
     func drain(deadline: Date) {
-        state.withLock { $0.draining = true }
         loop.drain(
-            deadline: deadline, inFlight: { state.withLock { $0.inFlight } }, flush: flush,
+            deadline: deadline, inFlight: { inFlight.withLock { $0 } }, flush: flush,
             unrecorded: "channels: answers not recorded at the drain; their channels are taken again after the lease")
         channels.shutdown()
         loop.pool.close()
@@ -65,8 +59,8 @@ final class ChannelSender: Sendable {
 
     private func step(_ service: BackgroundService) throws {
         try flush()
-        let (free, draining) = state.withLock { (configuration.maxInFlight - $0.inFlight, $0.draining) }
-        if free > 0 && !draining {
+        let free = configuration.maxInFlight - inFlight.withLock { $0 }
+        if free > 0 && !loop.isDraining {
             let now = clock.now
             let leased = try store.claim(limit: free, leaseSeconds: configuration.leaseSeconds, now: now)
             for channel in leased { perform(ChannelAction.next(for: channel, now: now), on: channel, service: service) }
@@ -82,21 +76,18 @@ final class ChannelSender: Sendable {
 
     private func perform(_ action: ChannelAction, on channel: LeasedChannel, service: BackgroundService) {
         let started = ContinuousClock.now
-        // A call in flight: counted until its answer is queued for the next flush.
-        let call = { [self] in state.withLock { $0.inFlight += 1 } }
+        let call = { [self] in inFlight.withLock { $0 += 1 } }
         let answered = { @Sendable [self] (kind: String, outcome: ChannelCallOutcome) in
             metrics.recordChannelCall(
                 kind, outcome: Self.label(outcome),
                 seconds: (ContinuousClock.now - started) / .seconds(1))
-            state.withLock { state in
-                state.inFlight -= 1
-                state.finished.append((channel.id, outcome))
-            }
+            loop.finish((channel.id, outcome))
+            inFlight.withLock { $0 -= 1 }
             service.wake()
         }
         switch action {
         case .release, .close:
-            state.withLock { $0.finished.append((channel.id, action == .close ? .closed : .release)) }
+            loop.finish((channel.id, action == .close ? .closed : .release))
         case .create:
             call()
             channels.create(storesLatest: true) { [self] result in
@@ -168,18 +159,11 @@ final class ChannelSender: Sendable {
 
     /// Records the answers gathered so far; on failure they stay queued for the next try.
     private func flush() throws {
-        let records = state.withLock { state in
-            defer { state.finished = [] }
-            return state.finished
-        }
-        guard !records.isEmpty else { return }
         let now = clock.now
-        for (index, (id, outcome)) in records.enumerated() {
-            do {
+        try loop.flush { records in
+            while let (id, outcome) = records.first {
                 try store.record(outcome, channelID: id, now: now)
-            } catch {
-                state.withLock { $0.finished.insert(contentsOf: records[index...], at: 0) }
-                throw error
+                records.removeFirst()
             }
         }
     }

@@ -69,7 +69,7 @@ final class Completer: @unchecked Sendable {
         service = BackgroundService(
             .init(name: "herald-completer"), logger: logger,
             onError: { error in
-                metrics.addDatabaseError()
+                metrics.add(.databaseErrors)
                 onError(error)
             },
             interrupt: { [unowned self] in signalChange() },
@@ -225,7 +225,7 @@ final class Completer: @unchecked Sendable {
     private func record(_ batch: [CompletedDelivery]) throws {
         do {
             try session.use { try store.complete(on: $0, worker: worker, batch) }
-            metrics.addCompletionBatch()
+            metrics.add(.completionBatches)
         } catch let error as PostgresError where !error.isTransient {
             if batch.count > 1 {
                 let middle = batch.count / 2
@@ -238,7 +238,7 @@ final class Completer: @unchecked Sendable {
     }
 
     private func recordAtFault(_ delivery: CompletedDelivery, _ error: PostgresError) throws {
-        metrics.addUnrecordable()
+        metrics.add(.unrecordable)
         let reason = "record_failed_\(error.sqlState ?? error.code.rawValue)"
         logger.error(
             "an outcome could not be recorded; recording the delivery as failed",

@@ -29,13 +29,10 @@ public struct UpstreamPipe: Sendable, Equatable {
     public var streamsAvailable: Int
     /// Requests waiting in the client for a stream: claimed ahead, ready to go the moment one frees.
     public var queued: Int
+}
 
-    public init(streamsInFlight: Int = 0, streamsAvailable: Int = 0, queued: Int = 0) {
-        self.streamsInFlight = streamsInFlight
-        self.streamsAvailable = streamsAvailable
-        self.queued = queued
-    }
-
+/// In an extension, so the memberwise init stays synthesized.
+extension UpstreamPipe {
     /// The sum over several clients (APNs keeps one per environment).
     init(_ statistics: [HTTP2ClientStatistics]) {
         self.init(

@@ -158,13 +158,13 @@ extension DeliveryWorker {
         var unread = leased.ids
         if ContinuousClock.now - leased.carriedSince < .seconds(configuration.claimer.leaseSeconds) / 2 {
             rows = leased.carried
-            metrics.addCarried(rows.count)
+            metrics.add(.carriedRows, rows.count)
         } else {
             unread += leased.carried.map(\.id)
         }
         if !unread.isEmpty {
             let read = try session.use { try store.readLeased(on: $0, worker: worker, ids: unread) }
-            metrics.addLeasedRead()
+            metrics.add(.leasedReads)
             databaseReachable.store(true, ordering: .relaxed)
             if read.count < unread.count { claimState.listedUntil = .distantPast }
             rows += read

@@ -182,7 +182,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             .init(name: "herald-claimer"), logger: logger,
             onError: { [unowned self] _ in
                 databaseReachable.store(false, ordering: .relaxed)
-                metrics.addDatabaseError()
+                metrics.add(.databaseErrors)
             },
             interrupt: { [unowned self] in
                 wake.signal(.work)

@@ -22,14 +22,12 @@ final class WebhookSender: Sendable {
     private struct State {
         var inFlight: [UUID: Int] = [:]
         var total = 0
-        var finished: [WebhookAttemptRecord] = []
-        var draining = false
     }
 
     private let configuration: WebhookSenderConfiguration
     private let worker: String
     private let store: WebhookStore
-    private let loop: SenderLoop
+    private let loop: SenderLoop<WebhookAttemptRecord>
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let clock: any HeraldClock
@@ -57,7 +55,6 @@ final class WebhookSender: Sendable {
     /// Stops claiming, waits (until `deadline`) for the answers in flight, records every outcome it has, and
     /// stops. Events still unanswered stay leased and go out again after their lease.
     func drain(deadline: Date) {
-        state.withLock { $0.draining = true }
         loop.drain(
             deadline: deadline, inFlight: { state.withLock { $0.total } }, flush: flush,
             unrecorded: "webhooks: outcomes not recorded at the drain; their events go out again after the lease")
@@ -72,17 +69,14 @@ final class WebhookSender: Sendable {
             fetcher = made
             return made
         }
-        let (room, free, draining) = state.withLock { state in
-            (
-                state.inFlight.mapValues { configuration.perPartner - $0 }, configuration.maxInFlight - state.total,
-                state.draining
-            )
+        let (room, free) = state.withLock { state in
+            (state.inFlight.mapValues { configuration.perPartner - $0 }, configuration.maxInFlight - state.total)
         }
         var claimed: [LeasedWebhookEvent] = []
         // Claims in batches: once a quarter of the slots are free (or none is taken), not at every answer,
         // so a busy sender runs a claim per several events rather than one each.
         let inFlight = configuration.maxInFlight - free
-        if free > 0 && !draining && (inFlight == 0 || free >= max(1, configuration.maxInFlight / 4)) {
+        if free > 0 && !loop.isDraining && (inFlight == 0 || free >= max(1, configuration.maxInFlight / 4)) {
             claimed = try store.claim(
                 worker: worker, limit: free, perPartner: configuration.perPartner, room: room,
                 leaseSeconds: configuration.leaseSeconds, now: clock.now)
@@ -170,21 +164,14 @@ final class WebhookSender: Sendable {
                     ("attempts", .number(Double(event.attempts))), ("error", .string(record.error ?? "")),
                 ])
         }
-        state.withLock { $0.finished.append(record) }
+        loop.finish(record)
     }
 
     /// Records the outcomes gathered so far; on failure they stay queued for the next try.
     private func flush() throws {
-        let records = state.withLock { state in
-            defer { state.finished = [] }
-            return state.finished
-        }
-        guard !records.isEmpty else { return }
-        do {
-            try store.record(worker: worker, records, now: clock.now)
-        } catch {
-            state.withLock { $0.finished.insert(contentsOf: records, at: 0) }
-            throw error
+        try loop.flush { records in
+            try store.record(worker: worker, Array(records), now: clock.now)
+            records = []
         }
     }
 

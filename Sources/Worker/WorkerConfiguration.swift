@@ -46,10 +46,6 @@ public struct WorkerConfiguration: Sendable {
     /// This process in `deliveries.leased_by` and the logs.
     public var workerID = WorkerConfiguration.defaultWorkerID()
 
-    public init(databaseURL: String) {
-        self.databaseURL = databaseURL
-    }
-
     /// The longest one request can take in an upstream client (its timeout counts from its
     /// submission, queue wait included). Longer chains (a resend after a token renewal, an FCM
     /// access-token exchange first) are covered by the lease extender.

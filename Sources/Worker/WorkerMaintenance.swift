@@ -90,13 +90,13 @@ enum WorkerMaintenance {
         let interval = settings.interval(leaseSeconds: worker.configuration.claimer.leaseSeconds)
         return BackgroundService(
             .init(name: "herald-rescuer"), logger: worker.logger,
-            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+            onError: { [weak worker] _ in worker?.metrics.add(.databaseErrors) }
         ) { [weak worker] service in
             guard let worker else { return }
             let rescued = try session.use { try worker.store.rescue(on: $0, limit: settings.limit) }
             if rescued > 0 {
                 worker.hints.withLock { $0.dropCursors = true }
-                worker.metrics.addRescued(rescued)
+                worker.metrics.add(.rescued, rescued)
                 worker.logger.info("rescued expired leases", [("rows", .number(Double(rescued)))])
                 worker.wake.signal(.work)
             }
@@ -108,7 +108,7 @@ enum WorkerMaintenance {
         let interval = worker.configuration.sampler.interval
         return BackgroundService(
             .init(name: "herald-sampler"), logger: worker.logger,
-            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+            onError: { [weak worker] _ in worker?.metrics.add(.databaseErrors) }
         ) { [weak worker] service in
             guard let worker else { return }
             let next = try session.use { try worker.store.nextAvailableAt(on: $0) }
@@ -122,7 +122,7 @@ enum WorkerMaintenance {
         let store = QueueGaugeStore()
         return BackgroundService(
             .init(name: "herald-queue-gauge"), logger: worker.logger,
-            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+            onError: { [weak worker] _ in worker?.metrics.add(.databaseErrors) }
         ) { [weak worker] service in
             guard let worker else { return }
             let lanes = try session.use { try store.gauges(on: $0) }
@@ -136,7 +136,7 @@ enum WorkerMaintenance {
         let interval = worker.configuration.leaseExtender.interval(leaseSeconds: leaseSeconds)
         return BackgroundService(
             .init(name: "herald-lease-extender"), logger: worker.logger,
-            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+            onError: { [weak worker] _ in worker?.metrics.add(.databaseErrors) }
         ) { [weak worker] service in
             guard let worker else { return }
             let now = worker.clock.now
@@ -153,7 +153,7 @@ enum WorkerMaintenance {
                 worker.hold.withLock { hold in
                     for id in long { hold.renew(id, at: now) }
                 }
-                worker.metrics.addLeasesExtended(renewed)
+                worker.metrics.add(.leasesExtended, renewed)
             }
             // Checked twice per interval, so a lease is renewed at most half a lease after it was set.
             service.sleep(for: interval / 2)
@@ -164,7 +164,7 @@ enum WorkerMaintenance {
         let settings = worker.configuration.activitySweeper
         return BackgroundService(
             .init(name: "herald-activity-sweeper"), logger: worker.logger,
-            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+            onError: { [weak worker] _ in worker?.metrics.add(.databaseErrors) }
         ) { [weak worker] service in
             guard let worker else { return }
             // Batch after batch while full ones come back; the session is free between them.
@@ -175,7 +175,7 @@ enum WorkerMaintenance {
                 if batch < settings.batchSize { break }
             }
             if expired > 0 {
-                worker.metrics.addActivitiesExpired(expired)
+                worker.metrics.add(.activitiesExpired, expired)
                 worker.logger.info("ended live activities at their TTL", [("activities", .number(Double(expired)))])
                 worker.wake.signal(.work)
             }
@@ -189,7 +189,7 @@ enum WorkerMaintenance {
                 if batch < settings.batchSize { break }
             }
             if unconfirmed > 0 {
-                worker.metrics.addActivityStartsUnconfirmed(unconfirmed)
+                worker.metrics.add(.activityStartsUnconfirmed, unconfirmed)
                 worker.logger.info(
                     "live activity starts that created nothing", [("devices", .number(Double(unconfirmed)))])
             }
@@ -208,7 +208,7 @@ enum WorkerMaintenance {
         let previous = Mutex<(claimed: Int, at: ContinuousClock.Instant)?>(nil)
         return BackgroundService(
             .init(name: "herald-heartbeat"), logger: worker.logger,
-            onError: { [weak worker] _ in worker?.metrics.addDatabaseError() }
+            onError: { [weak worker] _ in worker?.metrics.add(.databaseErrors) }
         ) { [weak worker] service in
             guard let worker else { return }
             let claimed = PushService.allCases.reduce(0) { $0 + worker.metrics.value("claimed", $1) }

@@ -22,27 +22,62 @@ public final class WorkerMetrics: Sendable {
         case deferred
     }
 
+    /// The worker's unlabelled counters, in exposition order: each a `Total` of the state's `totals`.
+    enum Total: Int, CaseIterable {
+        case rescued, claims, listedClaims, leasedReads, carriedRows, completionBatches, databaseErrors
+        case unrecordable, leasesExtended, activitiesExpired, activityStartsUnconfirmed
+
+        /// The metric's name and help text.
+        var family: (name: String, help: String) {
+            switch self {
+            case .rescued: ("herald_worker_rescued_total", "Expired leases this worker returned to pending.")
+            case .claims: ("herald_worker_claims_total", "Claim statements run.")
+            case .listedClaims:
+                (
+                    "herald_worker_listed_claims_total",
+                    "Of the claims, those that leased the rows a notification listed by primary key"
+                        + " (no walk of the due index)."
+                )
+            case .leasedReads:
+                (
+                    "herald_worker_leased_reads_total",
+                    "Reads of the rows an intake leased to this worker by id with its notification (no claim)."
+                )
+            case .carriedRows:
+                (
+                    "herald_worker_carried_rows_total",
+                    "Rows an intake leased to this worker that its notification carried whole"
+                        + " (sent with no statement)."
+                )
+            case .completionBatches: ("herald_worker_completion_batches_total", "Completion statements run.")
+            case .databaseErrors: ("herald_worker_database_errors_total", "Failed database calls (retried).")
+            case .unrecordable:
+                ("herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).")
+            case .leasesExtended: ("herald_worker_leases_extended_total", "Leases renewed for sends that took long.")
+            case .activitiesExpired:
+                ("herald_worker_activities_expired_total", "Live Activities this worker ended at their TTL.")
+            case .activityStartsUnconfirmed:
+                (
+                    "herald_worker_activity_starts_unconfirmed_total",
+                    "iPhones where a Live Activity start created nothing (no update token in time),"
+                        + " marked by this worker."
+                )
+            }
+        }
+    }
+
     private struct State {
         var counters: [PushService: [Counter: Int]] = [:]
         var latency: [PushService: PrometheusHistogram] = [:]
         var inFlight = 0
         /// HERALD_WORKER_MAX_IN_FLIGHT (0 until a worker sets it).
         var inFlightLimit = 0
-        var rescued = 0
-        var claims = 0
-        var listedClaims = 0
-        var leasedReads = 0
-        var carriedRows = 0
-        var completionBatches = 0
-        var databaseErrors = 0
+        /// By `Total.rawValue`: an increment is an index, no hashing.
+        var totals = [Int](repeating: 0, count: Total.allCases.count)
         /// The paused upstreams and why.
         var paused: [PushService: String] = [:]
         var setupFaults: [PushService: Int] = [:]
         var suspects: [PushService: Int] = [:]
-        var unrecordable = 0
-        var leasesExtended = 0
-        var activitiesExpired = 0
-        var activityStartsUnconfirmed = 0
         /// Webhook attempts by outcome (`delivered`, `retried`, `failed`), their duration, and those in flight.
         var webhooks: [String: Int] = [:]
         var webhookLatency = PrometheusHistogram(bounds: WorkerMetrics.latencyBuckets)
@@ -104,25 +139,17 @@ public final class WorkerMetrics: Sendable {
     func setInFlight(_ value: Int) { state.withLock { $0.inFlight = value } }
     func setInFlightLimit(_ value: Int) { state.withLock { $0.inFlightLimit = value } }
     func setLanes(_ lanes: [LaneGauge]) { state.withLock { $0.lanes = lanes } }
-    func addRescued(_ count: Int) { state.withLock { $0.rescued += count } }
+    func add(_ total: Total, _ amount: Int = 1) { state.withLock { $0.totals[total.rawValue] += amount } }
     /// One claim statement; `listed` when it leased the rows a notification listed (no walk of the due index).
     func addClaim(listed: Bool = false) {
         state.withLock { state in
-            state.claims += 1
-            if listed { state.listedClaims += 1 }
+            state.totals[Total.claims.rawValue] += 1
+            if listed { state.totals[Total.listedClaims.rawValue] += 1 }
         }
     }
-    func addLeasedRead() { state.withLock { $0.leasedReads += 1 } }
-    func addCarried(_ count: Int) { state.withLock { $0.carriedRows += count } }
-    func addCompletionBatch() { state.withLock { $0.completionBatches += 1 } }
-    func addDatabaseError() { state.withLock { $0.databaseErrors += 1 } }
     func setPaused(_ reasons: [PushService: String]) { state.withLock { $0.paused = reasons } }
     func addSetupFault(_ service: PushService) { state.withLock { $0.setupFaults[service, default: 0] += 1 } }
     func addSuspect(_ service: PushService) { state.withLock { $0.suspects[service, default: 0] += 1 } }
-    func addUnrecordable() { state.withLock { $0.unrecordable += 1 } }
-    func addLeasesExtended(_ count: Int) { state.withLock { $0.leasesExtended += count } }
-    func addActivitiesExpired(_ count: Int) { state.withLock { $0.activitiesExpired += count } }
-    func addActivityStartsUnconfirmed(_ count: Int) { state.withLock { $0.activityStartsUnconfirmed += count } }
     func setWebhooksInFlight(_ value: Int) { state.withLock { $0.webhooksInFlight = value } }
 
     /// One webhook attempt: its outcome and how long the receiver took.
@@ -147,16 +174,18 @@ public final class WorkerMetrics: Sendable {
     }
 
     /// Claim statements run so far (tests).
-    public var claims: Int { state.withLock { $0.claims } }
+    public var claims: Int { total(.claims) }
 
     /// Of `claims`, those of listed rows (tests).
-    public var listedClaims: Int { state.withLock { $0.listedClaims } }
+    public var listedClaims: Int { total(.listedClaims) }
 
     /// Reads of rows an intake leased to this worker (tests).
-    public var leasedReads: Int { state.withLock { $0.leasedReads } }
+    public var leasedReads: Int { total(.leasedReads) }
 
     /// Rows an intake leased to this worker that its notification carried whole, sent without a statement (tests).
-    public var carriedRows: Int { state.withLock { $0.carriedRows } }
+    public var carriedRows: Int { total(.carriedRows) }
+
+    func total(_ total: Total) -> Int { state.withLock { $0.totals[total.rawValue] } }
 
     /// Webhook attempts with this outcome so far (tests).
     public func webhooks(_ outcome: String) -> Int { state.withLock { $0.webhooks[outcome] ?? 0 } }
@@ -322,46 +351,8 @@ public final class WorkerMetrics: Sendable {
                 out.sample("herald_queue_oldest_due_seconds", labels: "lane=\"\(lane.lane)\"", lane.oldestDueSeconds)
             }
         }
-        let counters: [(String, String, Int)] = [
-            ("herald_worker_rescued_total", "Expired leases this worker returned to pending.", snapshot.rescued),
-            ("herald_worker_claims_total", "Claim statements run.", snapshot.claims),
-            (
-                "herald_worker_listed_claims_total",
-                "Of the claims, those that leased the rows a notification listed by primary key (no walk of the due index).",
-                snapshot.listedClaims
-            ),
-            (
-                "herald_worker_leased_reads_total",
-                "Reads of the rows an intake leased to this worker by id with its notification (no claim).",
-                snapshot.leasedReads
-            ),
-            (
-                "herald_worker_carried_rows_total",
-                "Rows an intake leased to this worker that its notification carried whole (sent with no statement).",
-                snapshot.carriedRows
-            ),
-            ("herald_worker_completion_batches_total", "Completion statements run.", snapshot.completionBatches),
-            ("herald_worker_database_errors_total", "Failed database calls (retried).", snapshot.databaseErrors),
-            (
-                "herald_worker_unrecordable_total", "Outcomes the database refused to record (recorded as failed).",
-                snapshot.unrecordable
-            ),
-            (
-                "herald_worker_leases_extended_total", "Leases renewed for sends that took long.",
-                snapshot.leasesExtended
-            ),
-            (
-                "herald_worker_activities_expired_total", "Live Activities this worker ended at their TTL.",
-                snapshot.activitiesExpired
-            ),
-            (
-                "herald_worker_activity_starts_unconfirmed_total",
-                "iPhones where a Live Activity start created nothing (no update token in time), marked by this worker.",
-                snapshot.activityStartsUnconfirmed
-            ),
-        ]
-        for (name, help, value) in counters {
-            out.single(name, .counter, help: help, value)
+        for total in Total.allCases {
+            out.single(total.family.name, .counter, help: total.family.help, snapshot.totals[total.rawValue])
         }
         return out.text
     }

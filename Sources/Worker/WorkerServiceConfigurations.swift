@@ -38,8 +38,6 @@ public struct ClaimerConfiguration: Sendable, Equatable {
     /// With it on, intakes lease this worker no rows at their write: every partner push is counted by a claim.
     public var userMaxPushesPerHour = Settings.userMaxPushesPerHour.integer
 
-    public init() {}
-
     public func validate() throws(ConfigurationError) {
         try check(batchSize, Settings.batchSize)
         try check(maxInFlight, Settings.workerMaxInFlight)
@@ -72,8 +70,6 @@ public struct CompleterConfiguration: Sendable, Equatable {
     /// done (HERALD_COMPLETION_INTERVAL_MS).
     public var minimumInterval = Settings.completionInterval.duration
 
-    public init() {}
-
     public func validate() throws(ConfigurationError) {
         try check(maxBatch, 1...10_000, "completer.maxBatch")
         try check(groupHold, .zero...(.seconds(5)), "completer.groupHold")
@@ -87,8 +83,6 @@ public struct RescuerConfiguration: Sendable, Equatable {
     public var interval: Duration?
     /// Rows per rescue statement.
     public var limit = 1000
-
-    public init() {}
 
     public func interval(leaseSeconds: Int) -> Duration { interval ?? .seconds(max(1.0, Double(leaseSeconds) / 3)) }
 
@@ -104,8 +98,6 @@ public struct LeaseExtenderConfiguration: Sendable, Equatable {
     /// nil: a third of the lease. Rows held longer than this get their lease renewed.
     public var interval: Duration?
 
-    public init() {}
-
     public func interval(leaseSeconds: Int) -> Duration { interval ?? .seconds(max(1.0, Double(leaseSeconds) / 3)) }
 
     public func validate() throws(ConfigurationError) {
@@ -116,8 +108,6 @@ public struct LeaseExtenderConfiguration: Sendable, Equatable {
 /// The queue sampler: when the next scheduled row is due.
 public struct QueueSamplerConfiguration: Sendable, Equatable {
     public var interval: Duration = .seconds(2)
-
-    public init() {}
 
     public func validate() throws(ConfigurationError) {
         try check(interval, .milliseconds(100)...(.seconds(600)), "sampler.interval")
@@ -131,8 +121,6 @@ public struct QueueGaugeConfiguration: Sendable, Equatable {
     /// HERALD_QUEUE_GAUGE_INTERVAL_MS.
     public var interval = Settings.queueGaugeInterval.duration
 
-    public init() {}
-
     public func validate() throws(ConfigurationError) {
         try check(interval, Settings.queueGaugeInterval)
     }
@@ -143,8 +131,6 @@ public struct QueueGaugeConfiguration: Sendable, Equatable {
 public struct HeartbeatConfiguration: Sendable, Equatable {
     /// HERALD_HEARTBEAT_INTERVAL_MS.
     public var interval = Settings.heartbeatInterval.duration
-
-    public init() {}
 
     public func validate() throws(ConfigurationError) {
         try check(interval, Settings.heartbeatInterval)
@@ -166,8 +152,6 @@ public struct ActivitySweeperConfiguration: Sendable, Equatable {
     /// may take before the start counts as having created nothing (`unconfirmed`; its held updates dropped).
     public var startConfirmation = Settings.liveActivityStartConfirmSeconds.duration
 
-    public init() {}
-
     public func validate() throws(ConfigurationError) {
         try check(interval, Settings.activitySweepInterval)
         try check(batchSize, Settings.activitySweepBatch)
@@ -182,8 +166,6 @@ public struct ListenerConfiguration: Sendable, Equatable {
     /// How long one wait for notifications lasts (stop is noticed within it).
     public var waitSlice: Duration = .milliseconds(250)
 
-    public init() {}
-
     public func validate() throws(ConfigurationError) {
         try check(waitSlice, .milliseconds(10)...(.seconds(10)), "listener.waitSlice")
     }
@@ -194,8 +176,6 @@ public struct ListenerConfiguration: Sendable, Equatable {
 public struct UpstreamPauseConfiguration: Sendable, Equatable {
     public var base: Duration = .seconds(1)
     public var maximum = Settings.upstreamPauseMaxSeconds.duration
-
-    public init() {}
 
     public var backoff: ExponentialBackoff { ExponentialBackoff(base: base, maximum: maximum) }
 
@@ -222,8 +202,6 @@ public struct TokenVerdictConfiguration: Sendable, Equatable {
     /// delivery, at most `maximumRecheck`.
     public var recheck: Duration = .seconds(60)
     public var maximumRecheck: Duration = .seconds(3600)
-
-    public init() {}
 
     public func validate() throws(ConfigurationError) {
         try check(stormTokens, Settings.tokenStormTokens)
@@ -280,8 +258,6 @@ public struct WebhookSenderConfiguration: Sendable, Equatable {
     /// HERALD_WEBHOOK_ALLOW_PRIVATE and HERALD_CA_FILE.
     public var fetch = HTTPFetchConfiguration()
 
-    public init() {}
-
     public func validate() throws(ConfigurationError) {
         try check(maxInFlight, Settings.webhookMaxInFlight)
         try check(perPartner, Settings.webhookConcurrencyPerPartner)
@@ -315,8 +291,6 @@ public struct ChannelSenderConfiguration: Sendable, Equatable {
     public var leaseSeconds = 30
     /// Between tries after 429, 5xx, a timeout or a setup fault.
     public var retry = ExponentialBackoff(base: .seconds(1), maximum: .seconds(300))
-
-    public init() {}
 
     public func validate() throws(ConfigurationError) {
         try check(maxInFlight, Settings.channelMaxInFlight)

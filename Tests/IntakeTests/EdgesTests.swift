@@ -2,9 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-import Intake
 import ServiceSupport
 import Testing
+
+@testable import Intake
 
 /// Edge cases at the intake: the TTL default, token ownership across users and tenants, text at the
 /// edges (control characters, NFC emails) and the device environment.

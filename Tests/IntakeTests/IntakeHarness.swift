@@ -2,9 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-import Intake
 import Postgres
 import Store
+
+@testable import Intake
 
 /// The schema is migrated once per test process, before any intake starts.
 let migratedDatabase: PostgresPool = {

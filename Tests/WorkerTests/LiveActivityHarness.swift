@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
 import HeraldTestSupport
-import Intake
 import Simulator
 import Store
 import Worker
+
+@testable import Intake
 
 /// Live Activities end to end: an intake in this process writing to a private database, the
 /// simulator over TLS, and workers sending to it (WorkerHarness). Partners, users, devices and

@@ -5,7 +5,8 @@ import HeraldCore
 import HeraldTestSupport
 import Postgres
 import Store
-import Worker
+
+@testable import Worker
 
 @testable import Simulator
 

@@ -2,11 +2,11 @@ import Foundation
 import HeraldCore
 import HeraldCrypto
 import HeraldTestSupport
-import Intake
 import Store
 import Testing
 import Worker
 
+@testable import Intake
 @testable import Simulator
 
 /// herald-worker as a process: a crash loses nothing, SIGTERM drains without duplicates, and the
