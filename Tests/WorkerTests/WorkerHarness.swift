@@ -6,9 +6,8 @@ import HeraldTestSupport
 import Postgres
 import Store
 
-@testable import Worker
-
 @testable import Simulator
+@testable import Worker
 
 /// A private queue database, a simulator over TLS, and workers configured to send to it.
 final class WorkerHarness: @unchecked Sendable {
