@@ -183,7 +183,8 @@ struct LatencyTests {
 
     @Test("a record's receivedAt is when the request arrived, not when it was answered")
     func recordsKeepTheArrival() async throws {
-        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 1000))
+        // The answer waits on the wall clock: three seconds leave a busy machine time to see it waiting.
+        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 3000))
         try await Self.connect(harness)
         let arrival = harness.clock.now
         async let answer = harness.apns()
