@@ -279,10 +279,6 @@ public final class Simulator: Sendable {
         faults.set(fault, token: token)
     }
 
-    public func clearFault(token: String) {
-        faults.remove(token: token)
-    }
-
     public func clearFaults() {
         faults.removeAll()
     }

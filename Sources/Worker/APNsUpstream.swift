@@ -22,13 +22,7 @@ public struct APNsUpstream: DeliveryUpstream {
 
     public let client: APNsClient
     public let defaultTopic: String
-    private let clock: any HeraldClock
-
-    public init(client: APNsClient, defaultTopic: String, clock: any HeraldClock = SystemClock()) {
-        self.client = client
-        self.defaultTopic = defaultTopic
-        self.clock = clock
-    }
+    let clock: any HeraldClock
 
     public func send(_ delivery: ClaimedDelivery, completion: @escaping @Sendable (DeliveryResult) -> Void) {
         guard let token = delivery.token else {

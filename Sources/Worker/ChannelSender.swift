@@ -124,27 +124,22 @@ final class ChannelSender: Sendable {
         of result: APNsChannelResult, _ channel: LeasedChannel, version: Int? = nil,
         done: (String?) -> ChannelCallOutcome
     ) -> ChannelCallOutcome {
-        switch result {
-        case .done(let id):
+        switch (result, version) {
+        case (.done(let id), _):
             return done(id)
-        case .unknownChannel(let reason):
+        case (.refused(let reason), let version?):
+            return .refused(version: version, reason: reason)
+        // Refused outside a broadcast (whose version records the refusal), or unknown to APNs: the channel is gone.
+        case (.unknownChannel(let reason), _), (.refused(let reason), nil):
             logger.warning(
                 "broadcast channel refused by APNs",
                 [
                     ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
                 ])
             return .gone(reason: reason)
-        case .refused(let reason):
-            if let version { return .refused(version: version, reason: reason) }
-            logger.warning(
-                "broadcast channel refused by APNs",
-                [
-                    ("channel", .string(channel.id.uuidString.lowercased())), ("reason", .string(reason)),
-                ])
-            return .gone(reason: reason)
-        case .retry(let reason, let after):
+        case (.retry(let reason, let after), _):
             return .retry(reason: reason, at: retryAt(channel, after))
-        case .setupFault(let reason):
+        case (.setupFault(let reason), _):
             logger.warning(
                 "APNs refused Herald's setup for a broadcast channel; retrying", [("reason", .string(reason))])
             return .retry(reason: reason, at: retryAt(channel, nil))

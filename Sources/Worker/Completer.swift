@@ -26,6 +26,8 @@ final class Completer: @unchecked Sendable {
     private let store = DeliveryStore()
     private let metrics: WorkerMetrics
     private let logger: Logger
+    /// The time of the interval, the group holds and `waitingSince`: injected so a test moves it instead of sleeping.
+    private let clock: any HeraldClock
     /// Called after each recorded batch with the ids it took off this worker's hands and the
     /// earliest time a row of it is due again.
     private let onCommitted: @Sendable ([UUID], Date?) -> Void
@@ -43,13 +45,13 @@ final class Completer: @unchecked Sendable {
     /// the interval ends, so it wakes the step only if it fills a batch (a wake per outcome was a thread switch
     /// per delivery at low rates, each costing as much CPU as a tenth of the delivery).
     private var waitingForInterval = false
-    /// When the last statement started (the step's thread only).
+    /// When the last statement started, on `clock` (the step's thread only).
     private var lastStatement: Date = .distantPast
 
     private struct GroupProgress {
         /// Members claimed and not yet answered.
         var unanswered: Int
-        /// When the group's first answer of those waiting in `pending` came.
+        /// When the group's first answer of those waiting in `pending` came, on `clock`.
         var waitingSince: Date?
     }
     private var service: BackgroundService!
@@ -57,7 +59,7 @@ final class Completer: @unchecked Sendable {
     /// `onError` runs when a batch fails (before its retry).
     init(
         configuration: CompleterConfiguration, worker: String, session: DatabaseSession, metrics: WorkerMetrics,
-        logger: Logger, onError: @escaping @Sendable (any Error) -> Void = { _ in },
+        logger: Logger, clock: any HeraldClock, onError: @escaping @Sendable (any Error) -> Void = { _ in },
         onCommitted: @escaping @Sendable ([UUID], Date?) -> Void
     ) {
         self.configuration = configuration
@@ -65,6 +67,7 @@ final class Completer: @unchecked Sendable {
         self.session = session
         self.metrics = metrics
         self.logger = logger
+        self.clock = clock
         self.onCommitted = onCommitted
         service = BackgroundService(
             .init(name: "herald-completer"), logger: logger,
@@ -101,7 +104,7 @@ final class Completer: @unchecked Sendable {
         if let group = delivery.groupID, var progress = groups[group] {
             progress.unanswered -= 1
             wake = progress.unanswered <= 0 || progress.waitingSince == nil
-            if progress.waitingSince == nil { progress.waitingSince = Date() }
+            if progress.waitingSince == nil { progress.waitingSince = clock.now }
             groups[group] = progress
         }
         if waitingForInterval { wake = pending.count >= configuration.maxBatch }
@@ -147,17 +150,17 @@ final class Completer: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            let now = Date()
+            let now = clock.now
             let next = lastStatement.addingTimeInterval(configuration.minimumInterval / .seconds(1))
             if !finishing && now < next && pending.count < configuration.maxBatch {
                 // Timed out or signalled: the loop looks again either way.
                 waitingForInterval = true
-                _ = condition.wait(until: next)
+                wait(until: next, now: now)
                 waitingForInterval = false
                 continue
             }
             if let holdEnds = takeBatch(now: now) {
-                _ = condition.wait(until: holdEnds)
+                wait(until: holdEnds, now: now)
             } else if recording.isEmpty {
                 condition.wait()
             }
@@ -169,7 +172,7 @@ final class Completer: @unchecked Sendable {
             service.sleep(for: .milliseconds(5))
             return
         }
-        lastStatement = Date()
+        lastStatement = clock.now
         try record(batch)
         condition.lock()
         recording.removeAll(keepingCapacity: true)
@@ -184,6 +187,12 @@ final class Completer: @unchecked Sendable {
             }
         }
         onCommitted(batch.map(\.id), earliestRetry)
+    }
+
+    /// Waits for a signal or until `deadline` on `clock` (`now` on it): the condition's own deadline is on the
+    /// wall clock, so it gets the span left. Called with the lock held.
+    private func wait(until deadline: Date, now: Date) {
+        _ = condition.wait(until: Date(timeIntervalSinceNow: deadline.timeIntervalSince(now)))
     }
 
     /// Moves what may be recorded now from `pending` to `recording` (at most `maxBatch`, in order, but a

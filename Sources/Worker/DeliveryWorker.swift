@@ -172,7 +172,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         self.verdicts = TokenVerdicts(configuration: configuration.tokenVerdicts)
         completer = Completer(
             configuration: configuration.completer, worker: configuration.workerID,
-            session: session("completer"), metrics: metrics, logger: logger,
+            session: session("completer"), metrics: metrics, logger: logger, clock: clock,
             onError: { [weak self] error in self?.databaseFailed(error) }
         ) { [weak self] ids, earliestRetry in
             self?.committed(ids, earliestRetry: earliestRetry)

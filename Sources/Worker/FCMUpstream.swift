@@ -7,12 +7,7 @@ import Store
 /// set to what is left of the delivery's TTL.
 public struct FCMUpstream: DeliveryUpstream {
     public let client: FCMClient
-    private let clock: any HeraldClock
-
-    public init(client: FCMClient, clock: any HeraldClock = SystemClock()) {
-        self.client = client
-        self.clock = clock
-    }
+    let clock: any HeraldClock
 
     public func send(_ delivery: ClaimedDelivery, completion: @escaping @Sendable (DeliveryResult) -> Void) {
         guard let token = delivery.token else {

@@ -141,21 +141,17 @@ final class WebhookSender: Sendable {
             attempt, attempts: event.attempts, windowStart: event.windowStart,
             now: now, random: Double.random(in: 0..<1))
         let status: Int? = if case .answered(let status) = attempt { status } else { nil }
-        let record: WebhookAttemptRecord
-        switch decision {
-        case .delivered:
-            record = WebhookAttemptRecord(id: event.id, outcome: .delivered, status: status, error: nil, retryAt: nil)
-            metrics.recordWebhook("delivered", seconds: seconds)
-        case .retry(let at):
-            record = WebhookAttemptRecord(
-                id: event.id, outcome: .retry, status: status,
-                error: WebhookRetryPolicy.errorCode(attempt), retryAt: at)
-            metrics.recordWebhook("retried", seconds: seconds)
-        case .failed:
-            record = WebhookAttemptRecord(
-                id: event.id, outcome: .failed, status: status,
-                error: WebhookRetryPolicy.errorCode(attempt), retryAt: nil)
-            metrics.recordWebhook("failed", seconds: seconds)
+        let (outcome, retryAt, label): (WebhookAttemptRecord.Outcome, Date?, String) =
+            switch decision {
+            case .delivered: (.delivered, nil, "delivered")
+            case .retry(let at): (.retry, at, "retried")
+            case .failed: (.failed, nil, "failed")
+            }
+        let record = WebhookAttemptRecord(
+            id: event.id, outcome: outcome, status: status,
+            error: outcome == .delivered ? nil : WebhookRetryPolicy.errorCode(attempt), retryAt: retryAt)
+        metrics.recordWebhook(label, seconds: seconds)
+        if outcome == .failed {
             logger.info(
                 "webhook failed",
                 [

@@ -9,14 +9,17 @@ import Testing
 @testable import Worker
 
 /// The completer's spacing (`CompleterConfiguration.minimumInterval`, HERALD_COMPLETION_INTERVAL_MS):
-/// outcomes that arrive within the interval after a statement are recorded together by the next one.
+/// outcomes that arrive within the interval after a statement are recorded together by the next one. The interval
+/// is measured on an injected clock that stands still until the test moves it, so every outcome added meanwhile
+/// arrives within it however slowly the test runs.
 @Suite("Completer interval", .requiresDatabase)
 struct CompleterIntervalTests {
     @Test("outcomes arriving after a statement wait for the interval and go out in one statement")
     func outcomesWithinTheIntervalShareAStatement() throws {
         let db = try QueueDatabase()
         var configuration = CompleterConfiguration()
-        configuration.minimumInterval = .seconds(1)
+        configuration.minimumInterval = .milliseconds(200)
+        let clock = TestClock()
         let metrics = WorkerMetrics()
         let committed = Mutex<[UUID]>([])
         let completer = Completer(
@@ -24,7 +27,7 @@ struct CompleterIntervalTests {
             session: DeliveryStore.workerSession(
                 url: db.url, role: "completer", listen: false,
                 statementTimeout: .seconds(10)),
-            metrics: metrics, logger: Logger(component: "test", minimum: .error)
+            metrics: metrics, logger: Logger(component: "test", minimum: .error), clock: clock
         ) { ids, _ in committed.withLock { $0 += ids } }
         completer.start()
         defer { completer.stop() }
@@ -34,8 +37,9 @@ struct CompleterIntervalTests {
         try waitFor("the first statement") { committed.withLock { $0.count } == 1 }
         for id in ids.dropFirst() {
             completer.add(CompletedDelivery(id: id, outcome: .sent, token: nil))
-            Thread.sleep(forTimeInterval: 0.02)  // outcomes arriving over time: what the interval gathers
         }
+        #expect(committed.withLock { $0.count } == 1)
+        clock.advance(configuration.minimumInterval)
         try waitFor("the rest", timeout: .seconds(10)) { committed.withLock { $0.count } == ids.count }
         #expect(committed.withLock { $0 } == ids)
         let statements = metrics.render().split(separator: "\n").first {
