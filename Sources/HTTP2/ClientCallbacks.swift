@@ -30,7 +30,6 @@ private func clientConnection(_ userData: UnsafeMutableRawPointer?) -> ClientCon
 }
 
 private let headersType = UInt8(NGHTTP2_HEADERS.rawValue)
-private let dataType = UInt8(NGHTTP2_DATA.rawValue)
 private let endStreamFlag = UInt8(NGHTTP2_FLAG_END_STREAM.rawValue)
 private let ackFlag = UInt8(NGHTTP2_FLAG_ACK.rawValue)
 let neverIndexedFlag = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
