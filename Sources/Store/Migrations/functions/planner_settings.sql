@@ -1,11 +1,11 @@
 -- The planner settings of the hot-path functions: the claim, the completion, and the Live Activity and channel
 -- functions the intake and the worker call per request or per sweep.
 --   plan_cache_mode = force_generic_plan: each statement is planned once per session, not again per call.
---   enable_seqscan = off: their tables start empty and grow fast (a sweep queues 100,000 ends in a minute), and a
---     plan cached while they were small would read whole tables on each call long after. Each statement is written
+--   enable_seqscan = off: their tables start empty and grow fast (one sweep can queue a whole backlog of ends), and
+--     a plan cached while they were small would read whole tables on each call long after. Each statement is written
 --     for an index (the *QueryPlanTests); this keeps the planner to it.
---   jit = off: the generic plan's cost grows with the table (a 10M-row backlog estimates ~800k), which made
---     Postgres JIT-compile the claim on every call (~140 ms for a 5 ms query).
+--   jit = off: the generic plan's cost estimate grows with the table, and past JIT's threshold Postgres would
+--     compile the claim on every call, for far longer than the query itself runs.
 -- Set here, once, rather than as each definition's SET clauses. CREATE OR REPLACE FUNCTION drops the settings a
 -- function had, so the Migrator runs this file after the definition files it applies, in their transaction
 -- (Sources/Store/Migrator.swift): no caller sees one of these functions without them. A name that matches no
