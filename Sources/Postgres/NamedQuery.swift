@@ -91,8 +91,9 @@ extension PostgresConnection {
         try execute(sql.text)
     }
 
-    /// Runs `queries` in one round trip (`pipeline`): one implicit transaction.
+    /// Runs `queries` in one round trip (`pipeline`): one implicit transaction. An unprepared query runs unnamed,
+    /// as `result` runs it.
     public func pipeline(queries: [any NamedQuery]) throws -> [PostgresResult] {
-        try pipeline(queries.map { (type(of: $0).sql.text, $0.bindings) })
+        try pipeline(queries.map { (type(of: $0).sql.text, $0.bindings, type(of: $0).sql.isPrepared) })
     }
 }

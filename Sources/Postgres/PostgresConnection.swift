@@ -113,10 +113,19 @@ public final class PostgresConnection: @unchecked Sendable {
     public func pipeline(_ statements: [(sql: String, parameters: [(any PostgresEncodable)?])]) throws
         -> [PostgresResult]
     {
+        try pipeline(statements.map { (sql: $0.sql, parameters: $0.parameters, prepared: true) })
+    }
+
+    /// `pipeline` where each statement says, as `query`'s `prepared` does, whether it may run prepared:
+    /// `prepared: false` runs it unnamed even on a connection that prepares, so it is planned for its values.
+    public func pipeline(_ statements: [(sql: String, parameters: [(any PostgresEncodable)?], prepared: Bool)])
+        throws -> [PostgresResult]
+    {
         // Prepared outside the pipeline (on first use only), so the pipeline holds executions only;
         // unnamed statements are parsed inside it (one Parse/Bind/Execute each, still one round trip).
         let names: [String?] = try statements.map {
-            preparedStatements ? try preparedName(for: $0.sql, parameterCount: $0.parameters.count) : nil
+            preparedStatements && $0.prepared
+                ? try preparedName(for: $0.sql, parameterCount: $0.parameters.count) : nil
         }
         guard PQenterPipelineMode(handle) == 1 else { throw clientFailure() }
         defer { PQexitPipelineMode(handle) }

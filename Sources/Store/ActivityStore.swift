@@ -302,9 +302,9 @@ public struct ActivityStore: Sendable {
     ) throws
         -> ActivityStartAdmission
     {
-        let audience = Audience(
+        let audience = Queries.Activities.Audience(
             tenantID: partner.tenantID, email: email, wallet: wallet, miniAppID: partner.miniAppID,
-            sessionSince: sessionSince, template: template)
+            sessionSince: sessionSince, template: template.rawValue)
         let admission = try PushStore.admission(
             on: pool, partner: partner, idempotencyKey: idempotencyKey, now: now,
             lookup: audience)
@@ -348,9 +348,8 @@ public struct ActivityStore: Sendable {
     /// activity's status afterwards (`dismissed` once no device shows it).
     public func putDeviceState(activityID: UUID, deviceID: String, state: ActivityDeviceState) throws -> ActivityStatus?
     {
-        let text = try pool.withConnection {
-            try $0.row(DeviceState(activityID: activityID, deviceID: deviceID, state: state))!.result
-        }
+        let query = Queries.Activities.DeviceState(activityID: activityID, deviceID: deviceID, state: state.rawValue)
+        let text = try pool.withConnection { try $0.row(query)!.result }
         if text == "not_found" { return nil }
         guard let status = ActivityStatus(rawValue: text) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status \(text)")
@@ -434,20 +433,6 @@ extension ActivityStartOutcome: QueryRow {}
 extension ActivityDeviceView: QueryRow {}
 
 extension ActivityStore {
-    struct Audience: NamedQuery {
-        typealias Row = ActivityAudience
-        static let sql = Queries.Activities.audience
-        let tenantID: String
-        let email: String?
-        let wallet: String?
-        let miniAppID: String
-        let sessionSince: Date
-        let template: LiveActivityTemplate
-        var bindings: [(any PostgresEncodable)?] {
-            [tenantID, email, wallet, miniAppID, sessionSince, template.rawValue]
-        }
-    }
-
     struct Start: NamedQuery {
         typealias Row = ActivityStartOutcome
         static let sql = Queries.Activities.start
@@ -496,14 +481,4 @@ extension ActivityStore {
             ]
         }
     }
-
-    struct DeviceState: NamedQuery {
-        typealias Row = WriteResultRow
-        static let sql = Queries.Activities.deviceState
-        let activityID: UUID
-        let deviceID: String
-        let state: ActivityDeviceState
-        var bindings: [(any PostgresEncodable)?] { [activityID, deviceID, state.rawValue] }
-    }
-
 }

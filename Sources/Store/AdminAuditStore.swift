@@ -26,13 +26,8 @@ public struct AdminActor: Sendable, Equatable {
 
     /// Names the actor for the rest of `connection`'s transaction.
     func apply(on connection: PostgresConnection) throws {
-        try connection.run(SetActor(actor: self))
-    }
-
-    struct SetActor: NamedQuery {
-        static let sql = Queries.AdminAudit.setActor
-        let actor: AdminActor
-        var bindings: [(any PostgresEncodable)?] { [actor.kind.rawValue, actor.detail ?? "", actor.client ?? ""] }
+        try connection.run(
+            Queries.AdminAudit.SetActor(kind: kind.rawValue, detail: detail ?? "", client: client ?? ""))
     }
 }
 
@@ -49,7 +44,9 @@ public struct AdminAuditStore: Sendable {
     ) throws {
         try pool.withTransaction { connection in
             try actor.apply(on: connection)
-            try connection.run(Record(action: action, partnerID: partnerID, miniAppID: miniAppID, detail: detail))
+            try connection.run(
+                Queries.AdminAudit.Record(
+                    action: action, partnerID: partnerID, miniAppID: miniAppID, detailJSON: JSONWriter.string(detail)))
         }
     }
 
@@ -84,14 +81,4 @@ extension AdminAuditStore {
                 partnerID: partnerID, miniAppID: miniAppID, detail: try JSONParser.parse(Array(detail.utf8)))
         }
     }
-
-    struct Record: NamedQuery {
-        static let sql = Queries.AdminAudit.record
-        let action: String
-        let partnerID: UUID?
-        let miniAppID: String?
-        let detail: JSONValue
-        var bindings: [(any PostgresEncodable)?] { [action, partnerID, miniAppID, JSONWriter.string(detail)] }
-    }
-
 }

@@ -42,17 +42,18 @@ public struct ConsoleSessionStore: Sendable {
     /// with an admin token whose MAC is none of `adminTokenMACs` (the tokens the intake accepts now).
     public func find(tokenHash: String, adminTokenMACs: [String], idleSeconds: Int) throws -> ConsoleSession? {
         precondition((1...2).contains(adminTokenMACs.count), "the current admin token and at most the previous one")
-        let macs: [String?] = [adminTokenMACs[0], adminTokenMACs.count > 1 ? adminTokenMACs[1] : nil]
-        return try pool.withConnection { connection in
-            try connection.row(Find(tokenHash: tokenHash, idleSeconds: idleSeconds, macs: macs))
-        }
+        let find = Queries.ConsoleSessions.Find(
+            tokenHash: tokenHash, idleSeconds: idleSeconds, adminTokenMAC: adminTokenMACs[0],
+            previousAdminTokenMAC: adminTokenMACs.count > 1 ? adminTokenMACs[1] : nil)
+        return try pool.withConnection { try $0.row(find) }
     }
 
     /// Records a use of the session now. Callers touch at most once a minute (`touchInterval`): every UPDATE
     /// writes a new row version, and one per console call (a page polls several endpoints every 5 seconds)
     /// would be most of the table's writes for a minute of idle-time precision.
     public func touch(tokenHash: String) throws {
-        try pool.withConnection { try $0.run(Touch(tokenHash: tokenHash)) }
+        let touch = Queries.ConsoleSessions.Touch(tokenHash: tokenHash, intervalSeconds: Int(Self.touchInterval))
+        try pool.withConnection { try $0.run(touch) }
     }
 
     /// How old a session's recorded use may get before a use writes it again.
@@ -85,24 +86,3 @@ public struct ConsoleSessionStore: Sendable {
 
 extension ConsoleSession: QueryRow {}
 extension ConsoleSignInAttempt: QueryRow {}
-
-extension ConsoleSessionStore {
-
-    /// By primary key.
-    struct Find: NamedQuery {
-        typealias Row = ConsoleSession
-        static let sql = Queries.ConsoleSessions.find
-        let tokenHash: String
-        let idleSeconds: Int
-        /// The current admin token's MAC and the previous one's (or nil).
-        let macs: [String?]
-        var bindings: [(any PostgresEncodable)?] { [tokenHash, idleSeconds, macs[0], macs[1]] }
-    }
-
-    struct Touch: NamedQuery {
-        static let sql = Queries.ConsoleSessions.touch
-        let tokenHash: String
-        var bindings: [(any PostgresEncodable)?] { [tokenHash, Int(ConsoleSessionStore.touchInterval)] }
-    }
-
-}

@@ -23,20 +23,6 @@ extension DeliveryStore {
         }
     }
 
-    struct ClaimListed: NamedQuery {
-        typealias Row = ClaimedDelivery
-        static let sql = Queries.Deliveries.claimListed
-        let worker: String
-        let limit: Int
-        let leaseSeconds: Int
-        let services: [PushService]
-        let listed: [UUID]
-        let userMaxPerHour: Int
-        var bindings: [(any PostgresEncodable)?] {
-            [worker, limit, leaseSeconds, services.map(\.rawValue), listed, userMaxPerHour]
-        }
-    }
-
     struct CompletionCounts: QueryRow, Decodable {
         let finishedCount: Int
         let retriedCount: Int

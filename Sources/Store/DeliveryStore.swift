@@ -146,9 +146,9 @@ public struct DeliveryStore: Sendable {
     ) throws -> [ClaimedDelivery] {
         if let listed {
             return try connection.rows(
-                ClaimListed(
+                Queries.Deliveries.ClaimListed(
                     worker: worker, limit: limit, leaseSeconds: leaseSeconds,
-                    services: services, listed: listed, userMaxPerHour: userMaxPerHour))
+                    services: services.map(\.rawValue), listed: listed, userMaxPerHour: userMaxPerHour))
         }
         return try connection.rows(
             Claim(
@@ -258,8 +258,8 @@ public struct DeliveryStore: Sendable {
             statementTimeout: statementTimeout,
             preparedStatements: preparedStatements)
         return DatabaseSession(url: url, options: options) { connection in
-            if connection.preparedStatements { try connection.run(SessionSettings()) }
-            if connection.preparedStatements, claims { try connection.run(ClaimSession()) }
+            if connection.preparedStatements { try connection.run(Queries.WorkerSessions.SessionSettings()) }
+            if connection.preparedStatements, claims { try connection.run(Queries.WorkerSessions.ClaimSession()) }
             if listen {
                 for channel in [notificationChannel, ChannelSyncStore.notificationChannel] {
                     try connection.execute(Queries.Notifications.listen.filling("channel", identifier: channel))
@@ -452,15 +452,6 @@ public struct DeliveryStore: Sendable {
 
 // The statements of the worker's sessions and listeners (Sources/Store/Queries/worker_sessions.sql).
 extension DeliveryStore {
-    struct SessionSettings: NamedQuery {
-        static let sql = Queries.WorkerSessions.sessionSettings
-    }
-
-    /// The claimer session's planner settings (`workerSession`, `claims`): herald_claim_deliveries' SET clauses.
-    struct ClaimSession: NamedQuery {
-        static let sql = Queries.WorkerSessions.claimSession
-    }
-
     /// The server process of a connection (`serverPID`).
     struct ServerProcess: QueryRow, Decodable {
         let pid: Int32

@@ -8,10 +8,6 @@ public struct ReadinessProbe: Sendable {
 
     /// Throws when no pooled connection answers.
     public func check() throws {
-        _ = try pool.withConnection { try $0.run(Ready()) }
-    }
-
-    struct Ready: NamedQuery {
-        static let sql = Queries.Probes.ready
+        _ = try pool.withConnection { try $0.run(Queries.Probes.Ready()) }
     }
 }

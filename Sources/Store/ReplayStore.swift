@@ -36,8 +36,6 @@ public struct ReplayCounts: Sendable, Equatable, Decodable {
     /// Rows of a revoked partner: nothing it queued is sent after its revocation, a replay included.
     public var partnerRevoked = 0
 
-    public init() {}
-
     static func + (a: ReplayCounts, b: ReplayCounts) -> ReplayCounts {
         var sum = a
         sum.matched += b.matched

@@ -76,6 +76,26 @@ struct NamedQueryTests {
         #expect(try prepared("%JOIN push_requests p%") == 1)
     }
 
+    @Test("a pipeline runs an unprepared query unnamed too, as single execution does")
+    func pipelineHonoursUnprepared() throws {
+        let database = try QueueDatabase()
+        let connection = database.connection
+        #expect(connection.preparedStatements)
+        var search = RequestSearch()
+        search.miniAppID = "app"
+        let queries: [any NamedQuery] = [
+            ConsoleStore.requestSearch(search),
+            Queries.PushRequests.Summaries(ids: [UUID()], createdAt: [Date()]),
+        ]
+        for _ in 0..<2 { #expect(try connection.pipeline(queries: queries).count == 2) }
+        func prepared(_ text: String) throws -> Int? {
+            try connection.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE $1", [text])
+                .first?.int("n")
+        }
+        #expect(try prepared("%FROM push_requests p\n%") == 0)
+        #expect(try prepared("%JOIN push_requests p%") == 1)
+    }
+
     @Test("a row is read by column name, and a missing column is named in the error")
     func rowsByName() throws {
         let database = try QueueDatabase()

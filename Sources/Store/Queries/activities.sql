@@ -1,4 +1,6 @@
 -- name: audience
+-- parameters: tenantID String, email String?, wallet String?, miniAppID String, sessionSince Date, template String
+-- returns: ActivityAudience
 -- Whom a start reaches: $1 tenant, $2 email, $3 wallet, $4 mini-app, $5 oldest session that counts, $6 template
 -- (functions/activity_audience.sql).
 SELECT user_id, has_session, opted_out, devices, old_id, old_template, old_attributes, old_state,
@@ -34,6 +36,8 @@ SELECT herald_activity_end($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, 
     AS result;
 
 -- name: deviceState
+-- parameters: activityID UUID, deviceID String, state String
+-- returns: WriteResultRow
 -- The host's word on an activity ($1) on a device ($2): $3 state (functions/activity_device_state.sql); `result`
 -- is the activity's status afterwards, or not_found.
 SELECT herald_activity_device_state($1, $2, $3) AS result;

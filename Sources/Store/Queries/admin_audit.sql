@@ -1,10 +1,12 @@
 -- name: setActor
+-- parameters: kind String, detail String, client String
 -- Names who makes an admin change for the rest of the transaction ($1 kind, $2 detail, $3 client), as the audit
 -- triggers read it.
 SELECT set_config('herald.actor', $1, true), set_config('herald.actor_detail', $2, true),
        set_config('herald.client', $3, true);
 
 -- name: record
+-- parameters: action String, partnerID UUID?, miniAppID String?, detailJSON String
 -- An audit entry no trigger writes (a replay): $1 action, $2 partner, $3 mini-app id, $4 detail (JSON text).
 SELECT herald_admin_audit($1, $2, $3, $4::jsonb);
 

@@ -7,6 +7,8 @@ VALUES ($1, now() + make_interval(secs => $2), $3, $4)
 RETURNING token_hash, created_at, expires_at, last_used_at;
 
 -- name: find
+-- parameters: tokenHash String, idleSeconds Int, adminTokenMAC String, previousAdminTokenMAC String?
+-- returns: ConsoleSession
 -- The live session by primary key: $1 token hash, $2 idle seconds, $3 and $4 the admin token MACs accepted now.
 SELECT token_hash, created_at, expires_at, last_used_at FROM console_sessions
  WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
@@ -14,6 +16,7 @@ SELECT token_hash, created_at, expires_at, last_used_at FROM console_sessions
    AND admin_token_mac IN ($3, $4);
 
 -- name: touch
+-- parameters: tokenHash String, intervalSeconds Int
 -- Records a use by primary key ($1 token hash); a no-op when another intake wrote it within $2 seconds.
 UPDATE console_sessions SET last_used_at = now()
  WHERE token_hash = $1 AND last_used_at < now() - make_interval(secs => $2);

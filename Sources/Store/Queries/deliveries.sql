@@ -30,6 +30,8 @@ SELECT * FROM herald_claim_deliveries($1, $2, $3, $4::text[], $5::smallint[], $6
                                       $8::integer, $9::integer);
 
 -- name: claimListed
+-- parameters: worker String, limit Int, leaseSeconds Int, services [String], listed [UUID], userMaxPerHour Int
+-- returns: ClaimedDelivery
 -- The listed claim: leases the rows an intake's notification listed
 -- (Migrations/functions/intake_push.sql, step 6).
 -- $1 worker, $2 limit, $3 lease seconds, $4 services, $5 the listed rows, $6 the cap per user and hour.

@@ -1,11 +1,13 @@
 -- The worker's sessions: their settings and the registrations of its listener connections (DeliveryStore).
 
 -- name: sessionSettings
+-- returns: NoRow
 -- A worker session's settings: commits that do not wait for the disk (a delivery lost in a crash is sent again),
 -- and no JIT (its compilation costs more than the worker's short statements).
 SELECT set_config('synchronous_commit', 'off', false) AS synchronous_commit, set_config('jit', 'off', false) AS jit;
 
 -- name: claimSession
+-- returns: NoRow
 -- The claimer session's planner settings, as herald_claim_deliveries' SET clauses: one generic plan and index
 -- paths only.
 SELECT set_config('plan_cache_mode', 'force_generic_plan', false) AS plan_cache_mode,
