@@ -13,6 +13,8 @@ final class RequestLog: Sendable {
         var statistics = SimulatorStatistics()
         /// Answers held back for their latency or a fault's delay, not yet sent.
         var waiting = 0
+        /// Answers ever held back: never goes down, so a reader that looks late still sees one was held.
+        var held = 0
     }
 
     private let limit: Int
@@ -69,7 +71,10 @@ final class RequestLog: Sendable {
 
     /// Counts an answer held back for its wait (`AnswerScheduler`), until `released()`.
     func held() {
-        state.withLock { $0.waiting += 1 }
+        state.withLock { state in
+            state.waiting += 1
+            state.held += 1
+        }
     }
 
     /// The held answer's wait is over.
@@ -78,6 +83,8 @@ final class RequestLog: Sendable {
     }
 
     var waiting: Int { state.withLock { $0.waiting } }
+
+    var heldTotal: Int { state.withLock { $0.held } }
 
     func resetStatistics() {
         state.withLock { $0.statistics = SimulatorStatistics() }

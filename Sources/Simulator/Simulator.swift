@@ -273,6 +273,10 @@ public final class Simulator: Sendable {
     /// request reached the simulator before its answer does.
     public var answersWaiting: Int { log.waiting }
 
+    /// Answers ever held back for a latency or a delay: the same signal for a reader that may look only after the
+    /// answer went out (a test on a machine busy with the whole suite).
+    public var answersHeld: Int { log.heldTotal }
+
     /// Makes requests for `token` (an APNs device token, or an FCM token / `/topics/name`)
     /// fail as `fault` says, replacing any fault it had.
     public func setFault(_ fault: SimulatorFault, token: String) {

@@ -63,7 +63,7 @@ struct FaultTests {
         let start = ContinuousClock.now
         async let slow = harness.apns()
         // The slow request arrived (its answer waits out the delay) before the other goes out.
-        #expect(await eventually { harness.simulator.answersWaiting == 1 })
+        #expect(await eventually { harness.simulator.answersHeld == 1 })
         // Another token on the same connection is answered while the slow one waits. A suite that keeps
         // the cooperative threads busy may resume this task seconds late, so what is checked depends on
         // when the fast request really went out (the simulator's own timing is what is under test).
