@@ -110,14 +110,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs `statements` in ONE round trip with libpq's pipeline mode. They form one implicit
     /// transaction, committed at the closing sync: if one fails, the ones after it are skipped,
     /// nothing is committed, and the first error is thrown once every result has been read.
-    public func pipeline(_ statements: [(sql: String, parameters: [(any PostgresEncodable)?])]) throws
-        -> [PostgresResult]
-    {
-        try pipeline(statements.map { (sql: $0.sql, parameters: $0.parameters, prepared: true) })
-    }
-
-    /// `pipeline` where each statement says, as `query`'s `prepared` does, whether it may run prepared:
-    /// `prepared: false` runs it unnamed even on a connection that prepares, so it is planned for its values.
+    /// Each statement says, as `query`'s `prepared` does, whether it may run prepared: `prepared: false` runs it
+    /// unnamed even on a connection that prepares, so it is planned for its values.
     public func pipeline(_ statements: [(sql: String, parameters: [(any PostgresEncodable)?], prepared: Bool)])
         throws -> [PostgresResult]
     {

@@ -121,9 +121,9 @@ struct PostgresClientTests {
             #expect(try connection.query("SELECT $1::text || '|' || $2::text", ["ab", "c"]).first!.string(0) == "ab|c")
             #expect(try connection.query("SELECT $1::text", [""]).first!.string(0) == "")
             let results = try connection.pipeline([
-                ("SELECT $1::text", [String(repeating: "long", count: 1000)]),
-                ("SELECT $1::text, $2::text IS NULL", ["short", nil as String?]),
-                ("SELECT $1::uuid[]", [[UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))]]),
+                ("SELECT $1::text", [String(repeating: "long", count: 1000)], true),
+                ("SELECT $1::text, $2::text IS NULL", ["short", nil as String?], true),
+                ("SELECT $1::uuid[]", [[UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))]], true),
             ])
             #expect(try results[0].first!.string(0) == String(repeating: "long", count: 1000))
             #expect(try results[1].first!.string(0) == "short" && results[1].first!.bool(1))
@@ -276,9 +276,9 @@ struct PostgresClientTests {
         defer { _ = try? pool.withConnection { try $0.execute("DROP TABLE \(table)") } }
         try pool.withConnection { connection in
             let results = try connection.pipeline([
-                ("INSERT INTO \(table) VALUES ($1)", [1]),
-                ("SELECT $1::int * 2", [21]),
-                ("SELECT count(*) FROM \(table) WHERE n = $1", [1]),
+                ("INSERT INTO \(table) VALUES ($1)", [1], true),
+                ("SELECT $1::int * 2", [21], true),
+                ("SELECT count(*) FROM \(table) WHERE n = $1", [1], true),
             ])
             #expect(results.count == 3)
             #expect(try results[1].first!.int(0) == 42)
@@ -287,9 +287,9 @@ struct PostgresClientTests {
             // The second statement fails: the third is skipped and the first is rolled back.
             #expect(throws: PostgresError.self) {
                 _ = try connection.pipeline([
-                    ("INSERT INTO \(table) VALUES ($1)", [2]),
-                    ("INSERT INTO \(table) VALUES ($1)", [1]),
-                    ("INSERT INTO \(table) VALUES ($1)", [3]),
+                    ("INSERT INTO \(table) VALUES ($1)", [2], true),
+                    ("INSERT INTO \(table) VALUES ($1)", [1], true),
+                    ("INSERT INTO \(table) VALUES ($1)", [3], true),
                 ])
             }
             let values = try connection.query("SELECT n FROM \(table) ORDER BY n").rows.map { try $0.int(0) }

@@ -31,7 +31,9 @@ struct PgBouncerTests {
                     try $0.query("SELECT count(*) FROM tenants WHERE id = $1", ["t1"]).first?.int(0)
                 }
                 #expect(count == 1)
-                let results = try client.pipeline([("SELECT $1::text", ["a"]), ("SELECT $1::int * 2", [index])])
+                let results = try client.pipeline([
+                    ("SELECT $1::text", ["a"], true), ("SELECT $1::int * 2", [index], true),
+                ])
                 #expect(try results[1].first?.int(0) == index * 2)
                 // PgBouncer re-applies a client's TimeZone on whichever server connection it gets.
                 #expect(try client.query("SHOW TimeZone").first?.string(0) == "UTC")
