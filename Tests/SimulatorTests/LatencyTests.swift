@@ -185,7 +185,8 @@ struct LatencyTests {
     func recordsKeepTheArrival() async throws {
         // The answer waits on the wall clock: ten seconds leave a machine busy with the whole suite time to move
         // the test clock while it waits.
-        let harness = try SimulatorHarness(latency: SimulatorLatency(milliseconds: 10_000))
+        let harness = try SimulatorHarness(
+            requestTimeout: .seconds(30), latency: SimulatorLatency(milliseconds: 10_000))
         try await Self.connect(harness)
         let arrival = harness.clock.now
         async let answer = harness.apns()
