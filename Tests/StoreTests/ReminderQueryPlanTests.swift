@@ -116,7 +116,11 @@ struct ReminderQueryPlanTests {
         #expect(partner.contains("partners_active_mini_app"), "\(partner)")
         #expect(!partner.contains("Seq Scan"), "\(partner)")
         let audience = try plan(Queries.Reminders.audience.text, ["u42", "app.7"])
-        #expect(audience.contains("Index Only Scan using users_id_tenant_id_key on users"), "\(audience)")
+        // One probe of a unique index on the user's id: which of the two depends on the visibility map (an index-only
+        // scan pays off once the table is vacuumed), so either is the plan this test asks for.
+        #expect(
+            audience.contains("using users_id_tenant_id_key on users") || audience.contains("using users_pkey on users"),
+            "\(audience)")
         #expect(audience.contains("devices_pkey"), "\(audience)")
         #expect(audience.contains("opt_outs_pkey"), "\(audience)")
         #expect(!audience.contains("Seq Scan"), "\(audience)")
