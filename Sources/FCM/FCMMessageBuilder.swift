@@ -4,8 +4,8 @@ import HeraldCore
 ///
 /// The stored message is a JSON object without a target (`{"android":{"priority":"HIGH"},
 /// "data":{...}}`, see `HeraldCore.PushPayload`). The body is `{"message":{...stored members,
-/// "token":<token>}}` with `android.ttl` set to `"<n>s"` when a TTL is given. `data` and every
-/// other member keep their values and order.
+/// "token":<token>}}` with `android.ttl` set to `"<n>s"` when a TTL is given and `android.collapse_key` when a
+/// collapse key is. `data` and every other member keep their values and order.
 public enum FCMMessageBuilder {
     /// FCM's largest TTL: 4 weeks.
     public static let maximumTTLSeconds = 28 * 86_400
@@ -40,6 +40,10 @@ public enum FCMMessageBuilder {
             body.append(contentsOf: String(min(max(seconds, 0), maximumTTLSeconds)).utf8)
             body.append(contentsOf: #"s""#.utf8)
         }
+        if let collapseKey = message.collapseKey {
+            body.append(contentsOf: #","collapse_key":"#.utf8)
+            JSONWriter.writeString(collapseKey, into: &body)
+        }
         body.append(UInt8(ascii: "}"))
         // The stored members after "android", without the closing brace.
         body.append(contentsOf: stored[storedPrefix.count..<(stored.count - 1)])
@@ -61,26 +65,34 @@ public enum FCMMessageBuilder {
         return false
     }
 
-    /// The general path: parse the stored message, set the target and the TTL, write it again.
+    /// The general path: parse the stored message, set the target, the TTL and the collapse key, write it again.
     static func rebuild(_ message: FCMMessage) throws(Failure) -> [UInt8] {
         guard let stored = try? JSONParser.parse(message.message), var members = stored.objectMembers else {
             throw Failure(reason: "invalid_message")
         }
         // Exactly one target is allowed: the delivery's token replaces whatever the stored form had.
         members.removeAll { $0.key == "token" || $0.key == "topic" || $0.key == "condition" }
-        if let seconds = message.ttlSeconds {
-            let ttl: JSONValue = .string("\(min(max(seconds, 0), maximumTTLSeconds))s")
-            if let index = members.firstIndex(where: { $0.key == "android" }) {
-                guard var android = members[index].value.objectMembers else { throw Failure(reason: "invalid_message") }
-                if let ttlIndex = android.firstIndex(where: { $0.key == "ttl" }) {
-                    android[ttlIndex].value = ttl
-                } else {
-                    android.append((key: "ttl", value: ttl))
-                }
-                members[index].value = .object(android)
-            } else {
-                members.append((key: "android", value: .object([("ttl", ttl)])))
+        let androidIndex = members.firstIndex { $0.key == "android" }
+        var android: [(key: String, value: JSONValue)] = []
+        if let androidIndex {
+            guard let stored = members[androidIndex].value.objectMembers else {
+                throw Failure(reason: "invalid_message")
             }
+            android = stored
+        }
+        func set(_ key: String, _ value: JSONValue) {
+            if let index = android.firstIndex(where: { $0.key == key }) {
+                android[index].value = value
+            } else {
+                android.append((key: key, value: value))
+            }
+        }
+        if let seconds = message.ttlSeconds { set("ttl", .string("\(min(max(seconds, 0), maximumTTLSeconds))s")) }
+        if let collapseKey = message.collapseKey { set("collapse_key", .string(collapseKey)) }
+        if let androidIndex {
+            members[androidIndex].value = .object(android)
+        } else if !android.isEmpty {
+            members.append((key: "android", value: .object(android)))
         }
         members.append((key: "token", value: .string(message.token)))
         return JSONWriter.bytes(.object([("message", .object(members))]))

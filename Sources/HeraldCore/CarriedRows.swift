@@ -1,11 +1,11 @@
-/// The rows of a `WakeUpMessage.carried`: the deliveries an intake leased to the worker it notifies, each row the nine
+/// The rows of a `WakeUpMessage.carried`: the deliveries an intake leased to the worker it notifies, each row the ten
 /// `Field`s as the intake's session wrote them (Postgres' text of each column; Store's `DeliveryStore.leasedRows`
 /// reads them as its columns). Kept as the payload's bytes and the bounds of each field: read in place, field by
 /// field (splitting into Strings first was a seventh of a worker's CPU at 2,000 pushes/s).
 public struct CarriedRows: Sendable, Equatable {
     /// A row's fields, in the order herald_intake_push writes them (functions/intake_push.sql, `due_rows`).
     public enum Field: Int, CaseIterable, Sendable {
-        case id, service, environment, expiresAt, token, bundleID, partnerID, availableAt, payload
+        case id, service, environment, expiresAt, token, bundleID, partnerID, availableAt, collapseID, payload
     }
 
     /// How many fields a row has.
@@ -36,7 +36,7 @@ public struct CarriedRows: Sendable, Equatable {
         self.init(text: text[...])
     }
 
-    /// Reads the text after `rows:`; nil when a row has fewer than nine fields. Whatever follows a row's eighth field
+    /// Reads the text after `rows:`; nil when a row has fewer than ten fields. Whatever follows a row's ninth field
     /// separator (but a row separator) is its payload.
     init?(text: some Collection<UInt8>) {
         let bytes = Array(text)

@@ -51,9 +51,12 @@ public enum Identifiers {
     }
 
     /// An Idempotency-Key: 1-255 printable ASCII characters.
-    public static func isValidIdempotencyKey(_ raw: String) -> Bool {
+    public static func isValidIdempotencyKey(_ raw: String) -> Bool { isPrintableASCII(raw, maxLength: 255) }
+
+    /// 1 to `maxLength` printable ASCII characters (space to tilde): an Idempotency-Key, a push's collapse key.
+    public static func isPrintableASCII(_ raw: String, maxLength: Int) -> Bool {
         let bytes = raw.utf8
-        return !bytes.isEmpty && bytes.count <= 255 && bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
+        return !bytes.isEmpty && bytes.count <= maxLength && bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
     }
 
     /// APNs device tokens are 64 hex digits (older ones up to 200); lower-cased.

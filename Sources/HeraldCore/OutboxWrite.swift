@@ -78,6 +78,9 @@ public struct OutboxWrite: Sendable {
     /// Stored on the deliveries for the host's guards (Sources/Store/Migrations/functions/user_guards.sql); nil for
     /// the rows they leave alone (backfills, reminders).
     public var interruptionLevel: InterruptionLevel?
+    /// The partner's collapse key: the writer derives the deliveries' collapse id from it and the mini-app
+    /// (Sources/Store/Migrations/functions/collapse_id.sql), and they supersede older ones with that id.
+    public var collapseKey: String?
     /// The request's Idempotency-Key and its body's SHA-256 (hex); both nil without a key.
     public var idempotencyKey: String?
     public var bodyHash: String?
@@ -87,7 +90,8 @@ public struct OutboxWrite: Sendable {
     public init(
         requestID: UUID, createdAt: Date, partnerID: UUID, miniAppID: String, lane: Int = realtimeLane,
         title: String, body: String, deepLink: String?, dataJSON: String = "{}", sendAt: Date?,
-        ttlSeconds: Int, interruptionLevel: InterruptionLevel?, idempotencyKey: String? = nil,
+        ttlSeconds: Int, interruptionLevel: InterruptionLevel?, collapseKey: String? = nil,
+        idempotencyKey: String? = nil,
         bodyHash: String? = nil, deliveries: [Delivery] = [], resolved: Resolved? = nil
     ) {
         self.requestID = requestID
@@ -102,6 +106,7 @@ public struct OutboxWrite: Sendable {
         self.sendAt = sendAt
         self.ttlSeconds = ttlSeconds
         self.interruptionLevel = interruptionLevel
+        self.collapseKey = collapseKey
         self.idempotencyKey = idempotencyKey
         self.bodyHash = bodyHash
         self.deliveries = deliveries

@@ -17,6 +17,8 @@ public struct PushContent: Sendable, Equatable {
     public let sound: NotificationSound
     /// `aps.interruption-level`, from the push (already authorised for the partner).
     public let interruptionLevel: InterruptionLevel
+    /// The partner's collapse key, for the app to replace the notification it shows by.
+    public let collapseKey: String?
 
     public init(request: PushRequest, partner: PartnerProfile, publicURL: String?) {
         title = "[\(partner.displayName)] \(request.title)"
@@ -28,6 +30,7 @@ public struct PushContent: Sendable, Equatable {
         data = request.data
         sound = partner.sound
         interruptionLevel = request.interruptionLevel
+        collapseKey = request.collapseKey
     }
 }
 
@@ -75,6 +78,7 @@ public enum PushPayload {
             var custom: [(key: String, value: String)] = [("channel", "mini-app"), ("miniAppId", content.miniAppID)]
             if let link = content.deepLink { custom.append(("deepLink", link)) }
             custom.append(("deliveryId", UUIDText.string(deliveryID)))
+            if let key = content.collapseKey { custom.append(("collapseKey", key)) }
             custom.append(("senderName", content.senderName))
             if let image = content.imageURL { custom.append(("imageUrl", image)) }
             for entry in content.data { custom.append((entry.key, entry.value)) }

@@ -48,7 +48,7 @@ public enum PushPreparation {
             ttlSeconds: rules.ttlSeconds(for: push),
             // Partner traffic only: the bulk lane's backfills are the operator's, outside the user's guards.
             interruptionLevel: lane == OutboxWrite.realtimeLane ? push.interruptionLevel : nil,
-            idempotencyKey: idempotencyKey, bodyHash: bodyHash)
+            collapseKey: push.collapseKey, idempotencyKey: idempotencyKey, bodyHash: bodyHash)
     }
 
     /// A checked push as the intake's one-statement write takes it (`IntakePush`): the same fields `prepare`

@@ -15,6 +15,9 @@ public struct PushRequest: Sendable, Equatable {
     /// `aps.interruption-level`; whether the partner may use it is checked against its row
     /// (`InterruptionLevel.authorize`).
     public var interruptionLevel: InterruptionLevel = .default
+    /// Pushes with one key replace each other on the device (`collapseKey` in the payload, the collapse id the
+    /// outbox writer derives from it), and a newer one supersedes an older one still queued.
+    public var collapseKey: String?
 
     public struct DataEntry: Sendable, Equatable {
         public var key: String
@@ -74,6 +77,7 @@ public struct PushRules: Sendable {
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",
+        "collapseKey",
     ]
 
     /// `reservedDataKeys` lower-cased: a key is compared in any letter case.
@@ -102,6 +106,7 @@ public struct PushRules: Sendable {
 public enum PushRequestValidator {
     static let knownFields: Set<String> = [
         "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel",
+        "collapseKey",
     ]
 
     /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
@@ -137,7 +142,22 @@ public enum PushRequestValidator {
         return PushRequest(
             emails: emails, wallets: wallets, title: title, body: body, deepLink: deepLink,
             data: data, sendAt: sendAt, ttlSeconds: ttlSeconds,
-            interruptionLevel: try interruptionLevel(json["interruptionLevel"]))
+            interruptionLevel: try interruptionLevel(json["interruptionLevel"]),
+            collapseKey: try collapseKey(json["collapseKey"]))
+    }
+
+    /// The most characters of a collapse key.
+    static let maxCollapseKeyCharacters = 64
+
+    /// `collapseKey`: optional, 1-64 printable ASCII characters (space to tilde), as an Idempotency-Key's.
+    private static func collapseKey(_ value: JSONValue?) throws(HeraldError) -> String? {
+        guard let value, value != .null else { return nil }
+        guard let key = value.stringValue, Identifiers.isPrintableASCII(key, maxLength: maxCollapseKeyCharacters)
+        else {
+            throw .invalidField(
+                "collapseKey", "collapseKey must be 1-\(maxCollapseKeyCharacters) printable ASCII characters.")
+        }
+        return key
     }
 
     /// `passive`, `active` or `time-sensitive`; absent or null is `active`. Apple's fourth value,

@@ -221,7 +221,8 @@ struct PushHandler: Sendable {
             // The users opted out at acceptance and the deliveries suppressed since (opt-out, user_cap).
             ("suppressed", .number(Double(summary.suppressed + summary.suppressedDeliveries))),
             ("sent", .number(Double(summary.sent))), ("failed", .number(Double(summary.failed))),
-            ("pending", .number(Double(summary.pending))), ("held", .number(Double(summary.held))),
+            ("superseded", .number(Double(summary.superseded))), ("pending", .number(Double(summary.pending))),
+            ("held", .number(Double(summary.held))),
             ("missing", missing), ("createdAt", .string(ISO8601.format(summary.createdAt))),
         ]
         members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))

@@ -164,7 +164,7 @@ struct FCMRequestValidator: Sendable {
     }
 
     /// `android.priority` NORMAL or HIGH (or their enum numbers 0 and 1, which proto3 JSON accepts too);
-    /// `android.ttl` a duration string of 0 to 4 weeks.
+    /// `android.ttl` a duration string of 0 to 4 weeks; `android.collapse_key` a string.
     func checkAndroid(_ android: JSONValue) -> FCMRejection? {
         guard android.objectMembers != nil else {
             return .invalidArgument("Invalid value at 'message.android': an object is required")
@@ -186,6 +186,10 @@ struct FCMRequestValidator: Sendable {
                     "Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration): "
                         + "a duration like \"3.5s\" from 0 to 2419200s is required")
             }
+        }
+        if let collapseKey = android["collapse_key"], collapseKey.stringValue == nil {
+            return .invalidArgument(
+                "Invalid value at 'message.android.collapse_key' (TYPE_STRING), \(collapseKey.typeName)")
         }
         return checkData(android["data"], at: "message.android.data")
     }

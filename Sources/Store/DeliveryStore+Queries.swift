@@ -63,13 +63,13 @@ extension ClaimedDelivery: QueryRow {
             lane: try row.int(c.lane), partnerID: try row.uuid(c.partnerID), availableAt: try row.date(c.availableAt),
             bundleID: row.optionalString(c.bundleID), activityEvent: event, priority: try row.optionalInt(c.priority),
             groupID: try row.optionalUUID(c.groupID), member: try row.optionalInt(c.member),
-            heldUntil: try row.optionalDate(c.heldUntil))
+            heldUntil: try row.optionalDate(c.heldUntil), collapseID: row.optionalString(c.collapseID))
     }
 
     /// Where a claim's columns stand in its result, found by their names.
     private struct ClaimColumns {
         let id, service, environment, payload, attempts, expiresAt, token, verdict, lane, partnerID, availableAt,
-            bundleID, activityEvent, priority, groupID, member, heldUntil: Int
+            bundleID, activityEvent, priority, groupID, member, heldUntil, collapseID: Int
 
         init(position: (String) throws -> Int) throws {
             id = try position("id")
@@ -89,6 +89,7 @@ extension ClaimedDelivery: QueryRow {
             groupID = try position("group_id")
             member = try position("member")
             heldUntil = try position("held_until")
+            collapseID = try position("collapse_id")
         }
     }
 }

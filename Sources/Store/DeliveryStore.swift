@@ -50,6 +50,9 @@ public struct ClaimedDelivery: Sendable {
     public let member: Int?
     /// When the user's quiet hours end, for a `held` delivery.
     public let heldUntil: Date?
+    /// A push with a collapse key: the id its payloads' `apns-collapse-id` and FCM `collapse_key` carry
+    /// (Sources/Store/Migrations/functions/collapse_id.sql); nil for the others.
+    public let collapseID: String?
 
     /// The outbox row that holds this delivery's lease: its group's, or its own.
     public var leaseID: UUID { groupID ?? id }
@@ -444,7 +447,8 @@ public struct DeliveryStore: Sendable {
                     token: text(.token), verdict: expiresAt.map { $0 <= now } == true ? .expired : .send, lane: 0,
                     partnerID: partnerID, availableAt: availableAt,
                     bundleID: isEmpty(.bundleID) ? nil : text(.bundleID),
-                    activityEvent: nil, priority: nil, groupID: nil, member: nil, heldUntil: nil))
+                    activityEvent: nil, priority: nil, groupID: nil, member: nil, heldUntil: nil,
+                    collapseID: isEmpty(.collapseID) ? nil : text(.collapseID)))
         }
         return rows
     }

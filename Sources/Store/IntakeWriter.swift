@@ -219,7 +219,7 @@ public final class IntakeWriter: @unchecked Sendable {
         parameters(pushes.map(EncodedPush.init), notify: notify)
     }
 
-    /// The statement's 28 array parameters from pushes encoded on their handlers' threads (the leader only
+    /// The statement's 29 array parameters from pushes encoded on their handlers' threads (the leader only
     /// joins bytes: the one serial step of the intake's push path), the channel to notify and the lease.
     static func parameters(_ pushes: [EncodedPush], notify: DeliveryWakeUp?) -> [(any PostgresEncodable)?] {
         var arrays = [ArrayLiteral](repeating: ArrayLiteral(), count: EncodedPush.fieldCount)
@@ -246,6 +246,8 @@ public final class IntakeWriter: @unchecked Sendable {
             emailLines.text, f[16], f[17], walletLines.text, f[18], f[19], slotEnds.text, f[20], f[21], f[22],
             f[23], notify?.channel, notify?.lease?.worker, notify?.lease?.seconds,
             notify?.lease.map { Int($0.listener) }, f[24],
+            // NULL when no push has a collapse key: the statement then skips superseding altogether.
+            pushes.contains(where: \.hasCollapseKey) ? f[25] : nil,
         ]
     }
 }
@@ -322,18 +324,20 @@ extension IntakeWriter {
 /// and escaped for an array literal (or NULL), back to back in one buffer. The email, wallet and
 /// slot fields hold every element of the push, comma-separated (empty when there is none).
 struct EncodedPush {
-    static let fieldCount = 25
+    static let fieldCount = 26
     var bytes: [UInt8] = []
     /// Start of each field in `bytes`, and the end of the last.
     var bounds: [Int] = []
     let emailCount: Int
     let walletCount: Int
     let slotCount: Int
+    let hasCollapseKey: Bool
 
     init(_ push: IntakePush) {
         emailCount = push.emails.count
         walletCount = push.wallets.count
         slotCount = push.slots.count
+        hasCollapseKey = push.write.collapseKey != nil
         let slotBytes = push.slots.reduce(0) { $0 + 52 + $1.userID.utf8.count + $1.apns.count + $1.fcm.count }
         bytes.reserveCapacity(
             256 + slotBytes + push.write.title.utf8.count + push.write.body.utf8.count
@@ -371,6 +375,7 @@ struct EncodedPush {
         field { encoder in encoder.list(push.slots) { $0.bytes($1.fcm) } }
         field { encoder in encoder.list(push.slots) { $0.text($1.userID) } }
         field { $0.text(write.interruptionLevel?.rawValue) }
+        field { $0.text(write.collapseKey) }
         bounds.append(bytes.count)
     }
 

@@ -95,13 +95,15 @@ public struct PushRequestSummary: Sendable, QueryRow, Decodable {
     public let suppressedDeliveries: Int
     public let sent: Int
     public let failed: Int
+    /// The deliveries a newer push with the same collapse key replaced before they were sent.
+    public let superseded: Int
     /// Pending deliveries waiting for their user's quiet hours to end.
     public let held: Int
     public let sendAt: Date?
     public let missingJSON: String
 
-    /// The deliveries with a final outcome: sent, failed, or suppressed after acceptance.
-    public var finished: Int { sent + failed + suppressedDeliveries }
+    /// The deliveries with a final outcome: sent, failed, suppressed after acceptance, or superseded.
+    public var finished: Int { sent + failed + suppressedDeliveries + superseded }
     /// The deliveries without an outcome yet (`held` among them).
     public var pending: Int { max(0, deliveries - finished) }
 }
@@ -240,7 +242,7 @@ extension PushStore {
                 write.sendAt, write.ttlSeconds, write.lane, resolved.recipients, resolved.suppressed,
                 resolved.missingJSON, resolved.senderUserIDs, d.map(\.id), d.map(\.service.rawValue),
                 d.map(\.userID), d.map(\.deviceID), d.map(\.environment), d.map(\.payload),
-                write.interruptionLevel?.rawValue,
+                write.interruptionLevel?.rawValue, write.collapseKey,
             ]
         }
     }

@@ -4,9 +4,9 @@ import HeraldCore
 import Postgres
 import Store
 
-/// Sends claimed APNs deliveries: the stored body as an `alert` push, `apns-id` and
-/// `apns-collapse-id` = the delivery id (a re-send after a crash replaces rather than duplicates
-/// on the device), `apns-expiration` = the delivery's expiry, and `apns-topic` = the app the
+/// Sends claimed APNs deliveries: the stored body as an `alert` push, `apns-id` = the delivery id,
+/// `apns-collapse-id` = the push's collapse id when it has a collapse key, else the delivery id (a re-send after a
+/// crash replaces rather than duplicates on the device), `apns-expiration` = the delivery's expiry, and `apns-topic` = the app the
 /// device registered (`bundleId`), else HERALD_APNS_TOPIC.
 ///
 /// A Live Activity row goes as `apns-push-type: liveactivity` to `<topic>.push-type.liveactivity` with
@@ -38,7 +38,8 @@ public struct APNsUpstream: DeliveryUpstream {
             pushType: liveActivity ? "liveactivity" : "alert",
             topic: liveActivity ? topic + Self.liveActivityTopicSuffix : topic,
             priority: liveActivity ? delivery.priority ?? 10 : 10,
-            expiration: Int(expiresAt.timeIntervalSince1970.rounded(.up)), collapseID: liveActivity ? nil : id,
+            expiration: Int(expiresAt.timeIntervalSince1970.rounded(.up)),
+            collapseID: liveActivity ? nil : delivery.collapseID ?? id,
             payload: delivery.payloadBytes)
         guard topic != defaultTopic else {
             // Herald's own topic: its faults are the upstream's (no closure layer for the common case).

@@ -23,6 +23,23 @@ import Testing
                 == String(decoding: try FCMMessageBuilder.rebuild(message), as: UTF8.self))
     }
 
+    /// A collapse key goes into `android` beside the TTL, by either path, with or without a TTL.
+    @Test(arguments: storedForms + [#"{"data":{"a":"b"}}"#, #"{"android":{"priority":"HIGH","ttl":"5s"}}"#])
+    func collapseKeyJoinsAndroid(_ stored: String) throws {
+        let key = String(repeating: "0f", count: 32)
+        for ttl in [nil, 60] as [Int?] {
+            let message = FCMMessage(token: "t", message: Array(stored.utf8), ttlSeconds: ttl, collapseKey: key)
+            let body = try JSONParser.parse(try FCMMessageBuilder.body(for: message))
+            #expect(body["message"]?["android"]?["collapse_key"] == .string(key))
+            #expect(
+                body["message"]?["android"]?["ttl"] == ttl.map { .string("\($0)s") }
+                    ?? (stored.contains("5s") ? .string("5s") : nil))
+            if let spliced = FCMMessageBuilder.splice(message) {
+                #expect(spliced == (try FCMMessageBuilder.rebuild(message)))
+            }
+        }
+    }
+
     @Test(arguments: [
         #"{"data":{"a":"b"}}"#,  // another shape
         #"{"android":{"priority":"HIGH"},"token":"old","data":{}}"#,  // a target to replace

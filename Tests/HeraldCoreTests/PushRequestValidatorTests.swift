@@ -422,7 +422,7 @@ import Testing
         // Any letter case: an app that reads keys case-insensitively would take these for Herald's.
         "Channel", "CHANNEL", "SIG", "Sig", "KID", "FROM", "From", "Icon", "ICON", "MiniAppId", "miniappid",
         "DEEPLINK", "DeliveryID", "Message_Type", "APS", "Title", "BODY", "sendername", "IMAGEURL", "IsGroup",
-        "Notification",
+        "Notification", "collapseKey", "CollapseKey", "COLLAPSEKEY",
     ]
 
     @Test(arguments: reservedKeys)
@@ -582,5 +582,22 @@ import Testing
         #expect(
             try Self.validate(try json(#"{"recipients":{"emails":["a@b.co"]},"title":"t","ttlSeconds":3.6e3}"#))
                 .ttlSeconds == 3600)
+    }
+
+    @Test(arguments: ["k", "deposit 0xabc", #"a "quoted" ~key~"#, String(repeating: "x", count: 64), " "])
+    func collapseKeyOf1To64PrintableASCIIIsKept(_ key: String) throws {
+        #expect(try Self.validate(Self.body([("collapseKey", .string(key))])).collapseKey == key)
+        #expect(try Self.validate(Self.body()).collapseKey == nil)
+        #expect(try Self.validate(Self.body([("collapseKey", .null)])).collapseKey == nil)
+    }
+
+    @Test(arguments: [
+        JSONValue.string(""), .string(String(repeating: "x", count: 65)), .string("é"), .string("a\tb"),
+        .string("a\u{7F}"), .string("😀"), .number(1), .bool(true), .array([.string("k")]), .object([]),
+    ])
+    func collapseKeyOtherwiseIsRefused(_ value: JSONValue) {
+        expectHeraldError(status: 400, code: "invalid_field", field: "collapseKey") { () throws(HeraldError) in
+            _ = try Self.validate(Self.body([("collapseKey", value)]))
+        }
     }
 }

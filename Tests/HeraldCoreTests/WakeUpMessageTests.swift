@@ -7,7 +7,8 @@ import Testing
     static let row: [[UInt8]] = [
         Array(UUIDText.string(ids[0]).utf8), Array("apns".utf8), Array("production".utf8),
         Array("2026-01-02 03:04:05.5+00".utf8), Array("ab12".utf8), [], Array(UUIDText.string(ids[1]).utf8),
-        Array("2026-01-02 03:03:05+00".utf8), Array(#"{"aps":{"alert":"a\u001fb"}}"#.utf8) + [0x1F],
+        Array("2026-01-02 03:03:05+00".utf8), Array(String(repeating: "c", count: 64).utf8),
+        Array(#"{"aps":{"alert":"a\u001fb"}}"#.utf8) + [0x1F],
     ]
 
     static let messages: [WakeUpMessage] = [
@@ -47,7 +48,7 @@ import Testing
         split[4] += [0x1F]
         #expect(CarriedRows([split]) == nil)
         var broken = Self.row
-        broken[8] += [0x1E]
+        broken[9] += [0x1E]
         #expect(CarriedRows([broken]) == nil)
         #expect(CarriedRows([Array(Self.row.dropLast())]) == nil)
         #expect(CarriedRows([]) == nil)

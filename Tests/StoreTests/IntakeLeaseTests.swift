@@ -181,7 +181,7 @@ struct IntakeLeaseTests {
         let id = UUID(), partner = UUID()
         let fields = [
             id.uuidString.lowercased(), "apns", "production", "2026-01-02 03:04:05.5+00", "ab12", "",
-            partner.uuidString.lowercased(), "2026-01-02 03:03:05+00", #"{"aps":{}}"#,
+            partner.uuidString.lowercased(), "2026-01-02 03:03:05+00", "", #"{"aps":{}}"#,
         ]
         let payload = "rows:" + fields.joined(separator: "\u{1F}")
         let before = try #require(Self.carried(payload, now: Date(timeIntervalSince1970: 1_767_323_000)))
@@ -190,6 +190,7 @@ struct IntakeLeaseTests {
         #expect(before.first?.bundleID == nil && before.first?.token == "ab12" && before.first?.partnerID == partner)
         #expect(before.first?.expiresAt == Date(timeIntervalSince1970: 1_767_323_045.5))
         #expect(before.first?.payload == #"{"aps":{}}"#)
+        #expect(before.first?.collapseID == nil)
         let after = try #require(Self.carried(payload, now: Date(timeIntervalSince1970: 1_767_323_046)))
         #expect(after.first?.verdict == .expired)
         // A second row with a field missing, and a row whose id is not one.

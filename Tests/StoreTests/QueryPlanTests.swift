@@ -306,6 +306,34 @@ struct QueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
+    @Test("a push with a collapse key finds the older deliveries it supersedes through the collapse index")
+    func supersededByCollapseID() throws {
+        _ = Self.tenant
+        let query = try Self.pool.withConnection { connection in
+            try functionStatement(
+                "herald_outbox_write", on: connection, from: "UPDATE deliveries o",
+                renaming: [
+                    "p_collapse": "($1::text[])", "p_created": "($2::timestamptz[])", "p_request": "($3::uuid[])",
+                    "p_of": "($4::integer[])", "p_id": "$5::uuid[]", "p_device": "$6::text[]",
+                    "p_only": "($7::integer[])",
+                ])
+        }
+        let text = try Self.pool.withConnection { connection -> String in
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            try connection.execute("SET LOCAL enable_seqscan = off")
+            return try connection.query(
+                "EXPLAIN " + query,
+                [
+                    "{\(String(repeating: "a", count: 64))}", "{\"2026-01-01 00:00:00+00\"}", "{\(UUID())}", nil,
+                    "{\(UUID())}", "{phone}", nil,
+                ]
+            ).rows.map { try $0.string(0) }.joined(separator: "\n")
+        }
+        #expect(text.contains("deliveries_collapse"), "\(text)")
+        #expect(!text.contains("deliveries_due"), "\(text)")
+    }
+
     @Test("the release of a worker's unheard leased rows walks the lease index, not the outbox")
     func releaseLeasedRows() throws {
         let text = try plan(

@@ -119,7 +119,8 @@ struct ReminderQueryPlanTests {
         // One probe of a unique index on the user's id: which of the two depends on the visibility map (an index-only
         // scan pays off once the table is vacuumed), so either is the plan this test asks for.
         #expect(
-            audience.contains("using users_id_tenant_id_key on users") || audience.contains("using users_pkey on users"),
+            audience.contains("using users_id_tenant_id_key on users")
+                || audience.contains("using users_pkey on users"),
             "\(audience)")
         #expect(audience.contains("devices_pkey"), "\(audience)")
         #expect(audience.contains("opt_outs_pkey"), "\(audience)")

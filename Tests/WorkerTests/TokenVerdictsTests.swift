@@ -15,7 +15,7 @@ import Testing
         ClaimedDelivery(
             id: UUID(), service: service, environment: environment, payloadBytes: [], attempts: 1, expiresAt: nil,
             token: token, verdict: .send, lane: 0, partnerID: UUID(), availableAt: start, bundleID: nil,
-            activityEvent: nil, priority: nil, groupID: nil, member: nil, heldUntil: nil)
+            activityEvent: nil, priority: nil, groupID: nil, member: nil, heldUntil: nil, collapseID: nil)
     }
 
     static func verdicts(stormTokens: Int = 3, window: Duration = .seconds(60)) -> TokenVerdicts {

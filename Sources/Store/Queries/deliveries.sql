@@ -6,6 +6,7 @@ SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
        CASE
            WHEN p.revoked_at IS NOT NULL THEN 'cancelled'
            WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
+           WHEN d.superseded_by IS NOT NULL THEN 'superseded'
            WHEN v.device_id IS NULL THEN 'device_removed'
            WHEN d.service = 'fcm' AND (v.fcm_token IS NULL OR v.fcm_token_invalidated_at IS NOT NULL)
                THEN 'token_invalid'
@@ -16,7 +17,7 @@ SELECT d.id, d.service, d.environment, d.payload, d.attempts, d.expires_at,
            ELSE 'send'
        END AS verdict,
        d.lane, d.partner_id, d.available_at, v.bundle_id, NULL::text AS activity_event, d.priority,
-       NULL::uuid AS group_id, NULL::integer AS member, NULL::timestamptz AS held_until
+       NULL::uuid AS group_id, NULL::integer AS member, NULL::timestamptz AS held_until, d.collapse_id
   FROM leased d
   LEFT JOIN partners p ON p.id = d.partner_id
   LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
@@ -66,7 +67,7 @@ WITH leased AS (
                               LIMIT $2
                                 FOR UPDATE SKIP LOCKED))
     RETURNING d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
-              d.lane, d.partner_id, d.available_at, d.priority)
+              d.lane, d.partner_id, d.available_at, d.priority, d.collapse_id, d.superseded_by)
 {{leasedRows}};
 
 -- name: readLeased
@@ -79,7 +80,7 @@ WITH leased AS (
 -- The final SELECT is the fragment leasedRows, shared with claimListed.
 WITH leased AS (
     SELECT d.id, d.user_id, d.device_id, d.payload, d.service, d.environment, d.attempts, d.expires_at,
-           d.lane, d.partner_id, d.available_at, d.priority
+           d.lane, d.partner_id, d.available_at, d.priority, d.collapse_id, d.superseded_by
       FROM deliveries d
      WHERE d.id = ANY ($2::uuid[]) AND d.leased_by = $1 AND (d.state || '') = 'leased'
        AND d.activity_id IS NULL AND d.members IS NULL)

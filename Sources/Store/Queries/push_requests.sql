@@ -37,7 +37,8 @@ SELECT body_hash, response, status FROM idempotency_keys
 -- another request's. $1 partner, $2 key, $3 body hash, $4 request, $5 response, $6 created at, $7 mini-app,
 -- $8 title, $9 body, $10 deep link, $11 data, $12 send at, $13 TTL, $14 lane, $15 recipients, $16 suppressed,
 -- $17 missing, $18 senders, $19..$24 the deliveries' ids, services, users, devices, environments and payloads,
--- $25 interruption level. `written` is 1 when the push was written.
+-- $25 interruption level, $26 collapse key (its id derived by functions/collapse_id.sql). `written` is 1 when the
+-- push was written.
 WITH idem AS (
     INSERT INTO idempotency_keys AS k (partner_id, key, body_hash, request_id, response, created_at)
     SELECT $1, $2, $3, $4, $5, $6 WHERE $2::text IS NOT NULL
@@ -51,10 +52,10 @@ WITH idem AS (
 ), audit AS (
     INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
         deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed,
-        missing)
+        missing, collapse_key)
     SELECT $4, $6, $1, $7, $2, $8, $9, $10, $11::jsonb, $12, $13,
            herald_push_expiry(coalesce($12::timestamptz, $6::timestamptz), $13::integer), go.lane, $15,
-           cardinality($19::uuid[]), $16, $17::jsonb
+           cardinality($19::uuid[]), $16, $17::jsonb, $26::text
       FROM go
     RETURNING 1
 ), senders AS (
@@ -67,7 +68,8 @@ WITH idem AS (
                go.lane, ARRAY[$4::uuid], ARRAY[$6::timestamptz], ARRAY[$1::uuid],
                ARRAY[coalesce($12::timestamptz, $6::timestamptz)], ARRAY[$13::integer], ARRAY[$25::text],
                array_fill(1, ARRAY[cardinality($19::uuid[])]), $19::uuid[], $20::text[], $21::text[],
-               $22::text[], $23::text[], $24::text[], p_group_from => 16) AS w
+               $22::text[], $23::text[], $24::text[], p_group_from => 16,
+               p_collapse => CASE WHEN $26::text IS NOT NULL THEN ARRAY[herald_collapse_id($7, $26)] END) AS w
 )
 SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS deliveries;
 
@@ -80,7 +82,7 @@ SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS
 
 -- fragment: summaryColumns
 p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-       p.sent, p.failed, {{held}} AS held, p.send_at, p.missing::text AS missing_json
+       p.sent, p.failed, p.superseded, {{held}} AS held, p.send_at, p.missing::text AS missing_json
 
 -- name: find
 -- parameters: requestID UUID, from Date, to Date

@@ -19,7 +19,7 @@ SELECT set_config('plan_cache_mode', 'force_custom_plan', true) AS plan_cache_mo
 -- condition folds away, so each combination reads the index that serves it (delivery_history_request,
 -- _replayable_partner, _replayable).
 SELECT h.id, h.finished_at, h.request_id, h.request_created_at, h.partner_id, h.service, h.user_id,
-       h.device_id, h.payload, h.replayed_at
+       h.device_id, h.payload, h.replayed_at, h.collapse_id
   FROM delivery_history h
  WHERE h.outcome = ANY ($1::text[]) AND h.activity_event IS NULL AND h.payload IS NOT NULL
    AND (h.finished_at, h.id) > ($2::timestamptz, $3::uuid)
@@ -93,18 +93,19 @@ WITH picked AS (
 ), {{judged}}, queued AS (
     -- By the outbox's one writer (sql/functions/outbox_write.sql), each row its own request: the device's
     -- environment now (the payload is the same for both), due now with a fresh TTL, outside the host's
-    -- guards; an id already in the outbox is skipped.
+    -- guards, with its collapse id (so it replaces, on the device, what its push replaced); an id already in the
+    -- outbox is skipped.
     SELECT w.r_id AS id, w.r_request AS request_id, w.r_request_created AS request_created_at
       FROM (SELECT array_agg(j.request_id) AS requests, array_agg(j.request_created_at) AS created,
                    array_agg(j.partner_id) AS partners, array_agg(now()) AS due,
                    array_agg(coalesce(j.ttl_seconds, $11)) AS ttl, array_agg(j.id) AS ids,
                    array_agg(j.service) AS services, array_agg(j.user_id) AS users,
                    array_agg(j.device_id) AS devices, array_agg(j.environment) AS environments,
-                   array_agg(j.payload) AS payloads
+                   array_agg(j.payload) AS payloads, array_agg(j.collapse_id) AS collapses
               FROM judged j WHERE j.verdict = 'replay') r
      CROSS JOIN LATERAL herald_outbox_write($10, r.requests, r.created, r.partners, r.due, r.ttl, NULL, NULL,
                                             r.ids, r.services, r.users, r.devices, r.environments,
-                                            r.payloads) w
+                                            r.payloads, p_collapse => r.collapses) w
 ), marked AS (
     UPDATE delivery_history h SET replayed_at = now()
       FROM queued q JOIN judged j ON j.id = q.id

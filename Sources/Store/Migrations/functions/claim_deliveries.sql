@@ -13,7 +13,8 @@ CREATE OR REPLACE FUNCTION herald_claim_deliveries(p_worker text, p_limit intege
 RETURNS TABLE (id uuid, service text, environment text, payload text, attempts integer,
                expires_at timestamptz, token text, verdict text, lane smallint, partner_id uuid,
                available_at timestamptz, bundle_id text,
-               activity_event text, priority smallint, group_id uuid, member integer, held_until timestamptz)
+               activity_event text, priority smallint, group_id uuid, member integer, held_until timestamptz,
+               collapse_id text)
 LANGUAGE plpgsql VOLATILE
 AS $$
 #variable_conflict use_column
@@ -178,6 +179,8 @@ BEGIN
                -- lock screens (functions/partner_revoke.sql).
                WHEN d.revoked AND d.activity_event IS DISTINCT FROM 'end' THEN 'cancelled'
                WHEN d.expires_at IS NOT NULL AND d.expires_at <= now() THEN 'expired'
+               -- A push with a newer one of the same collapse id for the same device (functions/outbox_write.sql).
+               WHEN d.superseded_by IS NOT NULL THEN 'superseded'
                WHEN v.device_id IS NULL THEN 'device_removed'
                -- A start of an activity that ended before it went out, or a row of an activity with a
                -- newer row for the same device (an older one back from a retry or a rescue).
@@ -204,14 +207,14 @@ BEGIN
                ELSE 'send'
            END,
            d.lane, d.partner_id, d.available_at, v.bundle_id, d.activity_event::text, d.priority, d.group_id, d.member,
-           v_guard_until[array_position(v_guard_ids, d.id)]
+           v_guard_until[array_position(v_guard_ids, d.id)], d.collapse_id
       -- The claimed deliveries: single rows as they are (no function scan per row), a group's members
       -- not yet done unnested with the group's columns. The partner's mini-app (what an opt-out names) is
       -- looked up once per claimed row, before a group is unnested.
       FROM (SELECT s.id, s.user_id, s.device_id, s.payload, NULL::uuid AS group_id, NULL::integer AS member,
                    s.service, s.environment, s.attempts, s.expires_at, s.activity_id, s.activity_event, s.created_at,
                    s.partner_id, s.lane, s.available_at, s.priority, sp.mini_app_id,
-                   sp.revoked_at IS NOT NULL AS revoked
+                   sp.revoked_at IS NOT NULL AS revoked, s.collapse_id, s.superseded_by
               FROM deliveries s
               LEFT JOIN partners sp ON sp.id = s.partner_id
              WHERE s.ctid = ANY (v_claimed) AND s.members IS NULL
@@ -219,7 +222,7 @@ BEGIN
             SELECT m.id, m.user_id, m.device_id, m.payload, g.id, m.member::integer,
                    g.service, g.environment, g.attempts, g.expires_at, g.activity_id, g.activity_event, g.created_at,
                    g.partner_id, g.lane, g.available_at, g.priority, gp.mini_app_id,
-                   gp.revoked_at IS NOT NULL AS revoked
+                   gp.revoked_at IS NOT NULL AS revoked, NULL::text, NULL::uuid
               FROM deliveries g
               LEFT JOIN partners gp ON gp.id = g.partner_id
              CROSS JOIN LATERAL unnest(g.members, g.member_users, g.member_devices, g.member_payloads)

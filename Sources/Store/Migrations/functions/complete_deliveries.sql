@@ -1,6 +1,6 @@
 -- The worker's batched completion: records the outcomes of many deliveries in one statement. Only rows
 -- still leased by p_worker change (one rescued meanwhile belongs to its new sender); finished rows move
--- to history and their requests' counts (sent, suppressed, and every other final outcome as failed:
+-- to history and their requests' counts (sent, suppressed, superseded, and every other final outcome as failed:
 -- sql/052_user_guards_visible.sql) are updated once per request; a retry goes back to the outbox
 -- at its time; a dead token's row records its reason and the verdict's time (in p_retry_at, otherwise
 -- empty for a finished row), and spares a device registered after that time. A Live Activity row's outcome
@@ -24,12 +24,14 @@ DECLARE
     v_member_finished bigint := 0;
     v_member_retried  bigint := 0;
     v_emptied  uuid[];
-    -- Per request: what this batch adds to its sent, failed and suppressed counts (rolled up once, at the end).
+    -- Per request: what this batch adds to its sent, failed, suppressed and superseded counts (rolled up once, at the
+    -- end).
     v_c_requests uuid[] := '{}';
     v_c_created  timestamptz[] := '{}';
     v_c_sent     bigint[] := '{}';
     v_c_failed   bigint[] := '{}';
     v_c_suppressed bigint[] := '{}';
+    v_c_superseded bigint[] := '{}';
     -- Per Live Activity event: what this batch adds to its sent, failed and superseded counts. Pushes
     -- (activity_event_id NULL) add nothing here; an activity's rows add one primary-key probe per event.
     v_e_events     uuid[] := '{}';
@@ -90,8 +92,9 @@ BEGIN
             )
             SELECT coalesce((SELECT array_agg(w.id) FROM whole w), '{}'),
                    coalesce((SELECT sum(w.member_count) FROM whole w), 0),
-                   c.requests, c.created, c.sent, c.none, c.none
-              INTO v_deleted, v_member_finished, v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed
+                   c.requests, c.created, c.sent, c.none, c.none, c.none
+              INTO v_deleted, v_member_finished, v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed,
+                   v_c_superseded
               FROM (SELECT coalesce(array_agg(request_id), '{}') AS requests,
                            coalesce(array_agg(request_created_at), '{}') AS created,
                            coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(0::bigint), '{}') AS none
@@ -170,8 +173,9 @@ BEGIN
         ), counts AS (
             SELECT f.request_id, f.request_created_at,
                    count(*) FILTER (WHERE f.outcome = 'sent') AS sent,
-                   count(*) FILTER (WHERE f.outcome NOT IN ('sent', 'suppressed')) AS failed,
-                   count(*) FILTER (WHERE f.outcome = 'suppressed') AS suppressed
+                   count(*) FILTER (WHERE f.outcome NOT IN ('sent', 'suppressed', 'superseded')) AS failed,
+                   count(*) FILTER (WHERE f.outcome = 'suppressed') AS suppressed,
+                   count(*) FILTER (WHERE f.outcome = 'superseded') AS superseded
               FROM finished_members f
              WHERE f.outcome NOT IN ('retry', 'deferred')
              GROUP BY f.request_id, f.request_created_at
@@ -195,12 +199,13 @@ BEGIN
         SELECT v_member_finished + (SELECT coalesce(sum(h.deliveries), 0) FROM history h), (SELECT count(*) FROM split),
                coalesce((SELECT array_agg(g.id) FROM marked g WHERE g.emptied), '{}'),
                v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed,
-               v_c_suppressed || c.suppressed
+               v_c_suppressed || c.suppressed, v_c_superseded || c.superseded
           INTO v_member_finished, v_member_retried, v_emptied, v_c_requests, v_c_created, v_c_sent, v_c_failed,
-               v_c_suppressed
+               v_c_suppressed, v_c_superseded
           FROM (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
                        coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed,
-                       coalesce(array_agg(suppressed), '{}') AS suppressed
+                       coalesce(array_agg(suppressed), '{}') AS suppressed,
+                       coalesce(array_agg(superseded), '{}') AS superseded
                   FROM counts) c;
         -- A statement of its own, so it sees the members the one above marked done.
         IF cardinality(v_emptied) > 0 THEN
@@ -234,6 +239,7 @@ BEGIN
              WHERE d.id = ANY (v_final) AND d.leased_by = p_worker
             RETURNING d.id, d.request_id, d.request_created_at, d.partner_id, d.lane, d.service, d.user_id,
                       d.device_id, d.attempts, d.created_at, d.activity_id, d.activity_event, d.activity_event_id,
+                      d.collapse_id,
                       -- Only what `heraldctl replay` may send again keeps its bytes: sent rows (nearly all)
                       -- and Live Activity rows stay small.
                       CASE WHEN d.activity_id IS NULL AND NOT v_all_sent
@@ -247,16 +253,17 @@ BEGIN
         ), history AS (
             INSERT INTO delivery_history (id, request_id, partner_id, lane, service, user_id, device_id, outcome,
                                           attempts, last_error, created_at, finished_at, activity_event,
-                                          request_created_at, payload)
+                                          request_created_at, payload, collapse_id)
             SELECT id, request_id, partner_id, lane, service, user_id, device_id, outcome, attempts, error,
-                   created_at, now(), activity_event, request_created_at, payload
+                   created_at, now(), activity_event, request_created_at, payload, collapse_id
               FROM finished
         ), counts AS (
             -- A Live Activity's rows carry the activity's id: there is no request to count them in.
             SELECT request_id, request_created_at,
                    count(*) FILTER (WHERE outcome = 'sent') AS sent,
-                   count(*) FILTER (WHERE outcome NOT IN ('sent', 'suppressed')) AS failed,
-                   count(*) FILTER (WHERE outcome = 'suppressed') AS suppressed
+                   count(*) FILTER (WHERE outcome NOT IN ('sent', 'suppressed', 'superseded')) AS failed,
+                   count(*) FILTER (WHERE outcome = 'suppressed') AS suppressed,
+                   count(*) FILTER (WHERE outcome = 'superseded') AS superseded
               FROM finished WHERE activity_id IS NULL GROUP BY request_id, request_created_at
         ), event_counts AS (
             SELECT activity_event_id,
@@ -274,15 +281,17 @@ BEGIN
                   FROM finished f
                  WHERE f.activity_id IS NOT NULL OR (f.outcome = 'token_invalid' AND f.token IS NOT NULL)),
                v_c_requests || c.requests, v_c_created || c.created, v_c_sent || c.sent, v_c_failed || c.failed,
-               v_c_suppressed || c.suppressed, e.events, e.sent, e.failed, e.superseded
+               v_c_suppressed || c.suppressed, v_c_superseded || c.superseded, e.events, e.sent, e.failed,
+               e.superseded
           INTO v_finished, v_follow_ups, v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed,
-               v_e_events, v_e_sent, v_e_failed, v_e_superseded
+               v_c_superseded, v_e_events, v_e_sent, v_e_failed, v_e_superseded
           FROM (SELECT coalesce(array_agg(activity_event_id), '{}') AS events, array_agg(sent) AS sent,
                        array_agg(failed) AS failed, array_agg(superseded) AS superseded
                   FROM event_counts) e,
                (SELECT coalesce(array_agg(request_id), '{}') AS requests, coalesce(array_agg(request_created_at), '{}') AS created,
                        coalesce(array_agg(sent), '{}') AS sent, coalesce(array_agg(failed), '{}') AS failed,
-                       coalesce(array_agg(suppressed), '{}') AS suppressed
+                       coalesce(array_agg(suppressed), '{}') AS suppressed,
+                       coalesce(array_agg(superseded), '{}') AS superseded
                   FROM counts) c;
     END IF;
 
@@ -375,13 +384,13 @@ BEGIN
     IF cardinality(v_c_requests) > 0 THEN
         WITH counts AS (
             SELECT c.request_id, c.request_created_at, sum(c.sent) AS sent, sum(c.failed) AS failed,
-                   sum(c.suppressed) AS suppressed
-              FROM unnest(v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed)
-                   AS c (request_id, request_created_at, sent, failed, suppressed)
+                   sum(c.suppressed) AS suppressed, sum(c.superseded) AS superseded
+              FROM unnest(v_c_requests, v_c_created, v_c_sent, v_c_failed, v_c_suppressed, v_c_superseded)
+                   AS c (request_id, request_created_at, sent, failed, suppressed, superseded)
              GROUP BY c.request_id, c.request_created_at
              ORDER BY c.request_id
         ), locked AS (
-            SELECT r.id, r.created_at, c.sent, c.failed, c.suppressed
+            SELECT r.id, r.created_at, c.sent, c.failed, c.suppressed, c.superseded
               FROM counts c
              CROSS JOIN LATERAL (SELECT p.id, p.created_at FROM push_requests p
                                   WHERE p.id = c.request_id AND p.created_at = c.request_created_at
@@ -389,7 +398,7 @@ BEGIN
         )
         UPDATE push_requests r
            SET sent = r.sent + l.sent, failed = r.failed + l.failed,
-               suppressed_deliveries = r.suppressed_deliveries + l.suppressed
+               suppressed_deliveries = r.suppressed_deliveries + l.suppressed, superseded = r.superseded + l.superseded
           FROM locked l
          WHERE r.id = l.id AND r.created_at = l.created_at
            -- Bounds the scan of r to the batch's requests whatever join the plan makes. A join on

@@ -20,7 +20,7 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_w_line integer[], p_wallets text[], p_w_json text[],
     p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_s_user text[], p_notify text,
     p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_lease_listener integer DEFAULT NULL,
-    p_interruption text[] DEFAULT NULL)
+    p_interruption text[] DEFAULT NULL, p_collapse text[] DEFAULT NULL)
 RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
                r_minute_count integer, r_minute_oldest bigint, r_day_count integer, r_day_oldest bigint,
                r_now_seconds bigint, r_deliveries integer, r_resolved text)
@@ -108,6 +108,10 @@ DECLARE
     lost integer[];
     -- When each accepted push's deliveries are due (its sendAt, or its acceptance), and whether they are due now.
     w_due timestamptz[];
+    -- Per push, its collapse id (functions/collapse_id.sql) when it has a collapse key (p_collapse); NULL: none has.
+    w_collapse text[] := CASE WHEN p_collapse IS NOT NULL THEN
+        ARRAY(SELECT herald_collapse_id(x.m, x.k) FROM unnest(p_mini_app, p_collapse) WITH ORDINALITY AS x (m, k, o)
+               ORDER BY x.o) END;
     w_now boolean[];
     written bigint;
     -- The accepted deliveries due now, their ids and their rows (step 6), and whether step 5 writes them leased:
@@ -188,7 +192,7 @@ BEGIN
                 p_delivery[dev_slot]::text, rec.service, rec.environment,
                 herald_push_expiry(coalesce(p_send_at[rec.i], p_created[rec.i]), p_ttl[rec.i])::text, rec.token,
                 rec.bundle_id, p_partner[rec.i]::text,
-                coalesce(p_send_at[rec.i], p_created[rec.i])::text,
+                coalesce(p_send_at[rec.i], p_created[rec.i])::text, w_collapse[rec.i],
                 CASE rec.service WHEN 'apns' THEN p_apns[dev_slot] ELSE p_fcm[dev_slot] END], chr(31), '');
         WHEN 'u' THEN
             rs_users[rec.i] := rs_users[rec.i] + 1;
@@ -390,10 +394,11 @@ BEGIN
                day_edge = EXCLUDED.day_edge, day_count = EXCLUDED.day_count
     ), requests AS (
         INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body,
-            deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
+            deep_link, data, send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing,
+            collapse_key)
         SELECT p_request[a], p_created[a], p_partner[a], p_mini_app[a], p_key[a], p_title[a], p_body[a],
                p_deep_link[a], p_data[a]::jsonb, p_send_at[a], p_ttl[a], herald_push_expiry(w_due[a], p_ttl[a]), 0,
-               rs_users[a],                rs_devices[a], rs_suppressed[a], rs_missing[a]::jsonb
+               rs_users[a],                rs_devices[a], rs_suppressed[a], rs_missing[a]::jsonb, p_collapse[a]
           FROM unnest(acc) AS a
     ), senders AS (
         INSERT INTO user_senders (user_id, mini_app_id, first_sent_at)
@@ -405,7 +410,7 @@ BEGIN
       FROM herald_outbox_write(0, p_request, p_created, p_partner, w_due, p_ttl, p_interruption, d_push, d_id,
                                d_service, d_user, d_device, d_env, d_payload, p_only => coalesce(acc, '{}'),
                                p_lease => CASE WHEN leasing THEN p_lease END, p_lease_seconds => p_lease_seconds,
-                               p_leased => w_now);
+                               p_leased => w_now, p_collapse => w_collapse);
 
     -- 6. The worker whose turn it is (p_notify, a channel; NULL: none), told when an accepted push has deliveries due
     --    now, and which, in the forms of Sources/HeraldCore/WakeUpMessage.swift: the payload lists them (ids,

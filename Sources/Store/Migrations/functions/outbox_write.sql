@@ -25,7 +25,8 @@ CREATE OR REPLACE FUNCTION herald_outbox_write(
     p_of integer[], p_id uuid[], p_service text[], p_user text[], p_device text[], p_environment text[],
     p_payload text[],
     p_only integer[] DEFAULT NULL, p_group_from integer DEFAULT NULL,
-    p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_leased boolean[] DEFAULT NULL)
+    p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_leased boolean[] DEFAULT NULL,
+    p_collapse text[] DEFAULT NULL)
 RETURNS TABLE (r_id uuid, r_request uuid, r_request_created timestamptz)
 LANGUAGE plpgsql
 ROWS 1
@@ -56,7 +57,8 @@ BEGIN
                        CASE WHEN count(*) > 1 THEN array_agg(g.device_id ORDER BY g.o)::text END AS devices,
                        CASE WHEN count(*) > 1 THEN array_agg(g.payload ORDER BY g.o)::text END AS payloads
                   FROM (SELECT x.*, coalesce(p_of[x.o], x.o::integer) AS a,
-                               CASE WHEN count(*) OVER s < p_group_from THEN -x.o
+                               CASE WHEN count(*) OVER s < p_group_from
+                                         OR p_collapse[coalesce(p_of[x.o], x.o::integer)] IS NOT NULL THEN -x.o
                                     ELSE (row_number() OVER (s ORDER BY x.o) - 1)
                                          * ceil(count(*) OVER s / 50.0)::bigint / count(*) OVER s END AS chunk
                           FROM unnest(p_id, p_service, p_user, p_device, p_environment, p_payload)
@@ -70,14 +72,14 @@ BEGIN
     WITH written AS (
         INSERT INTO deliveries AS d (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
             environment, payload, available_at, expires_at, state, leased_by, attempts, lease_expires_at, member_count,
-            members, member_users, member_devices, member_payloads, interruption_level)
+            members, member_users, member_devices, member_payloads, interruption_level, collapse_id)
         SELECT x.id, p_request[x.a], p_created[x.a], p_partner[x.a], p_lane, x.service, x.user_id, x.device_id,
                x.environment, x.payload, p_due[x.a], herald_push_expiry(p_due[x.a], p_ttl[x.a]),
                CASE WHEN x.leased THEN 'leased' ELSE 'pending' END, CASE WHEN x.leased THEN p_lease END,
                CASE WHEN x.leased THEN 1 ELSE 0 END,
                CASE WHEN x.leased THEN now() + make_interval(secs => p_lease_seconds) END,
                coalesce(m_count[x.o], 1), m_ids[x.o]::uuid[], m_users[x.o]::text[], m_devices[x.o]::text[],
-               m_payloads[x.o]::text[], p_interruption[x.a]
+               m_payloads[x.o]::text[], p_interruption[x.a], p_collapse[x.a]
           FROM (SELECT u.*, p_lease IS NOT NULL AND coalesce(p_leased[u.a], false) AS leased
                   FROM (SELECT y.*, coalesce(p_of[y.o], y.o::integer) AS a
                           FROM unnest(p_id, p_service, p_user, p_device, p_environment, p_payload)
@@ -87,5 +89,19 @@ BEGIN
         RETURNING d.id, d.request_id, d.request_created_at
     )
     SELECT w.id, w.request_id, w.request_created_at FROM written w;
+    -- A statement of its own, after the insert: it sees the rows just written, so of two requests of one call with
+    -- the same collapse id the later supersedes the earlier too.
+    IF p_collapse IS NOT NULL THEN
+        UPDATE deliveries o
+           SET superseded_by = n.id,
+               available_at = CASE WHEN o.state = 'pending' THEN least(o.available_at, now()) ELSE o.available_at END
+          FROM (SELECT y.id, y.device_id, p_collapse[y.a] AS collapse_id, p_created[y.a] AS created,
+                       p_request[y.a] AS request
+                  FROM (SELECT z.*, coalesce(p_of[z.o], z.o::integer) AS a
+                          FROM unnest(p_id, p_device) WITH ORDINALITY AS z (id, device_id, o)) y
+                 WHERE p_collapse[y.a] IS NOT NULL AND (p_only IS NULL OR y.a = ANY (p_only))) n
+         WHERE o.collapse_id = n.collapse_id AND o.device_id = n.device_id AND o.superseded_by IS NULL
+           AND (o.request_created_at, o.request_id) < (n.created, n.request);
+    END IF;
 END
 $$;
