@@ -132,7 +132,7 @@ public struct BackfillStore: Sendable {
             for value: (any PostgresEncodable)? in [
                 send.line, push.partnerID, send.key, push.requestID, push.createdAt, push.miniAppID, push.title,
                 push.body, push.deepLink, push.dataJSON, push.sendAt, push.ttlSeconds, resolved.recipients,
-                resolved.suppressed, resolved.missingJSON, push.deliveries.count,
+                resolved.suppressed, resolved.missingJSON, push.deliveries.count, push.collapseKey,
             ] { lines.field(value) }
             lines.endRow()
             for user in resolved.senderUserIDs {

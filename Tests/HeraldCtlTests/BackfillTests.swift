@@ -507,6 +507,38 @@ struct BackfillTests {
         #expect(try database.count("SELECT count(*) FROM backfill_keys") == 3)
     }
 
+    @Test(
+        "sends: a line's collapseKey gives its deliveries the push's collapse id, and a later line with the key supersedes an earlier one still queued"
+    )
+    func collapseKeys() async throws {
+        let database = try BackfillDatabase()
+        _ = try await database.run(["backfill", "users", try writeLines(Self.usersFile(2)).path])
+        let created = try database.runQuick(
+            ["partners", "create", "--display-name", "App", "--tenant", Self.tenant, "--mini-app-id", "bf.collapse"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let key: [(key: String, value: JSONValue)] = [("collapseKey", .string("k"))]
+        let file = try writeLines([
+            Self.send("a", partner: "bf.collapse", email: "u0@example.com", extra: key),
+            Self.send("b", partner: "bf.collapse", email: "u0@example.com", extra: key),
+            Self.send("c", partner: "bf.collapse", email: "u1@example.com"),
+        ])
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await database.run(["backfill", "sends", file.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try result.json()["accepted"] == .number(3))
+        let rows = try database.query(
+            """
+            SELECT b.key, coalesce(d.collapse_id, '-'), d.superseded_by IS NOT NULL, coalesce(p.collapse_key, '-')
+              FROM backfill_keys b JOIN deliveries d ON d.request_id = b.request_id
+              JOIN push_requests p ON p.id = b.request_id
+             ORDER BY b.key
+            """
+        ).map { "\(try $0.string(0)) \(try $0.string(1)) \(try $0.string(2)) \(try $0.string(3))" }
+        // SHA-256 of "bf.collapse\nk" (Migrations/functions/collapse_id.sql).
+        let id = "9c8fd2dcad14a14cb4141b7fc0769653b590d796ffac6b1caab0200b78ea57b0"
+        #expect(rows == ["a \(id) t k", "b \(id) f k", "c - f -"])
+    }
+
     @Test("the JSON shape of backfill sends, and progress lines on stderr when piped")
     func shapeAndProgress() async throws {
         let database = try BackfillDatabase()

@@ -38,7 +38,7 @@ struct CompletionQueryPlanTests {
             "herald_complete_deliveries", on: connection, from: "WITH counts AS (\n            SELECT c.request_id",
             renaming: [
                 "v_c_requests": "$1", "v_c_created": "$2", "v_c_sent": "$3", "v_c_failed": "$4",
-                "v_c_suppressed": "$5",
+                "v_c_suppressed": "$5", "v_c_superseded": "$6",
             ])
         // The function's own settings (generic plans, no sequential scans), as it runs the statement.
         let settings = try connection.query(
@@ -52,8 +52,9 @@ struct CompletionQueryPlanTests {
             _ = try? connection.execute("DEALLOCATE request_counts")
             for setting in settings { _ = try? connection.execute("RESET \(setting[0])") }
         }
-        try connection.execute("PREPARE request_counts (uuid[], timestamptz[], int[], int[], int[]) AS \(sql)")
-        _ = try connection.execute("EXECUTE request_counts ('{}', '{}', '{}', '{}', '{}')")  // planned while small
+        try connection.execute("PREPARE request_counts (uuid[], timestamptz[], int[], int[], int[], int[]) AS \(sql)")
+        // Planned while small.
+        _ = try connection.execute("EXECUTE request_counts ('{}', '{}', '{}', '{}', '{}', '{}')")
         _ = try connection.query(Self.insert, [60000])
         let picked = try connection.query(
             """
@@ -66,7 +67,7 @@ struct CompletionQueryPlanTests {
             """
             EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
             EXECUTE request_counts ('\(ids)', '\(created)', array_fill(1, ARRAY[12]), array_fill(0, ARRAY[12]),
-                                   array_fill(0, ARRAY[12]))
+                                   array_fill(0, ARRAY[12]), array_fill(0, ARRAY[12]))
             """
         ).rows.map { try $0.string(0) }.joined(separator: "\n")
         let month = try connection.query("SELECT to_char(now(), 'YYYY_MM')").first!.string(0)

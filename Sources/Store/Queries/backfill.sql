@@ -42,7 +42,7 @@ SELECT line, outcome, created, devices FROM herald_backfill_users($1::integer[],
 -- The run's lines into the session's staging table (sql/011_backfill.sql), one row each.
 -- unprepared
 COPY herald_backfill_lines (line, partner_id, key, request_id, created_at, mini_app_id, title, body, deep_link,
-    data, send_at, ttl_seconds, recipients, suppressed, missing, deliveries) FROM STDIN;
+    data, send_at, ttl_seconds, recipients, suppressed, missing, deliveries, collapse_key) FROM STDIN;
 
 -- name: copyDeliveries
 -- The lines' deliveries into the session's staging table.

@@ -101,7 +101,8 @@ WITH picked AS (
                    array_agg(coalesce(j.ttl_seconds, $11)) AS ttl, array_agg(j.id) AS ids,
                    array_agg(j.service) AS services, array_agg(j.user_id) AS users,
                    array_agg(j.device_id) AS devices, array_agg(j.environment) AS environments,
-                   array_agg(j.payload) AS payloads, array_agg(j.collapse_id) AS collapses
+                   array_agg(j.payload) AS payloads,
+                   CASE WHEN bool_or(j.collapse_id IS NOT NULL) THEN array_agg(j.collapse_id) END AS collapses
               FROM judged j WHERE j.verdict = 'replay') r
      CROSS JOIN LATERAL herald_outbox_write($10, r.requests, r.created, r.partners, r.due, r.ttl, NULL, NULL,
                                             r.ids, r.services, r.users, r.devices, r.environments,

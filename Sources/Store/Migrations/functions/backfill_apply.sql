@@ -26,10 +26,11 @@ BEGIN
     SELECT coalesce(array_agg(written.request_id), '{}') INTO v_accepted FROM written;
 
     INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, idempotency_key, title, body, deep_link, data,
-                               send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing)
+                               send_at, ttl_seconds, expires_at, lane, recipients, deliveries, suppressed, missing,
+                               collapse_key)
     SELECT l.request_id, l.created_at, l.partner_id, l.mini_app_id, NULL, l.title, l.body, l.deep_link, l.data,
            l.send_at, l.ttl_seconds, herald_push_expiry(coalesce(l.send_at, l.created_at), l.ttl_seconds), 1,
-           l.recipients, l.deliveries, l.suppressed, l.missing
+           l.recipients, l.deliveries, l.suppressed, l.missing, l.collapse_key
       FROM herald_backfill_lines l
       JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = l.request_id;
 
@@ -43,18 +44,21 @@ BEGIN
     ON CONFLICT DO NOTHING;
 
     -- Each delivery with its line's request (the writer's p_of NULL): due at sendAt or at once, single rows, outside
-    -- the host's guards.
+    -- the host's guards, with its line's collapse id (functions/collapse_id.sql) when the line has a collapse key.
     SELECT count(*) INTO v_written
       FROM (SELECT array_agg(x.request_id) AS requests, array_agg(l.created_at) AS created,
                    array_agg(l.partner_id) AS partners, array_agg(coalesce(l.send_at, l.created_at)) AS due,
                    array_agg(l.ttl_seconds) AS ttl, array_agg(x.id) AS ids, array_agg(x.service) AS services,
                    array_agg(x.user_id) AS users, array_agg(x.device_id) AS devices,
-                   array_agg(x.environment) AS environments, array_agg(x.payload) AS payloads
+                   array_agg(x.environment) AS environments, array_agg(x.payload) AS payloads,
+                   CASE WHEN bool_or(l.collapse_key IS NOT NULL)
+                        THEN array_agg(herald_collapse_id(l.mini_app_id, l.collapse_key)) END AS collapses
               FROM herald_backfill_deliveries x
               JOIN unnest(v_accepted) AS a (request_id) ON a.request_id = x.request_id
               JOIN herald_backfill_lines l ON l.request_id = x.request_id) b
      CROSS JOIN LATERAL herald_outbox_write(1, b.requests, b.created, b.partners, b.due, b.ttl, NULL, NULL, b.ids,
-                                            b.services, b.users, b.devices, b.environments, b.payloads) w;
+                                            b.services, b.users, b.devices, b.environments, b.payloads,
+                                            p_collapse => b.collapses) w;
 
     RETURN QUERY
     SELECT l.line,

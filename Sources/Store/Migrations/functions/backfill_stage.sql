@@ -24,7 +24,8 @@ BEGIN
         recipients  integer NOT NULL,
         suppressed  integer NOT NULL,
         missing     jsonb NOT NULL,
-        deliveries  integer NOT NULL
+        deliveries  integer NOT NULL,
+        collapse_key text
     ) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS herald_backfill_deliveries (
         request_id  uuid NOT NULL,

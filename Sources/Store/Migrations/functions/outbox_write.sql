@@ -90,18 +90,20 @@ BEGIN
     )
     SELECT w.id, w.request_id, w.request_created_at FROM written w;
     -- A statement of its own, after the insert: it sees the rows just written, so of two requests of one call with
-    -- the same collapse id the later supersedes the earlier too.
+    -- the same collapse id the later in the call supersedes the earlier too (a backfill's requests share one time,
+    -- and their ids' random bits would order them by chance); a request of an earlier call, the one created first.
     IF p_collapse IS NOT NULL THEN
         UPDATE deliveries o
            SET superseded_by = n.id,
                available_at = CASE WHEN o.state = 'pending' THEN least(o.available_at, now()) ELSE o.available_at END
-          FROM (SELECT y.id, y.device_id, p_collapse[y.a] AS collapse_id, p_created[y.a] AS created,
+          FROM (SELECT y.id, y.device_id, y.a, p_collapse[y.a] AS collapse_id, p_created[y.a] AS created,
                        p_request[y.a] AS request
                   FROM (SELECT z.*, coalesce(p_of[z.o], z.o::integer) AS a
                           FROM unnest(p_id, p_device) WITH ORDINALITY AS z (id, device_id, o)) y
                  WHERE p_collapse[y.a] IS NOT NULL AND (p_only IS NULL OR y.a = ANY (p_only))) n
          WHERE o.collapse_id = n.collapse_id AND o.device_id = n.device_id AND o.superseded_by IS NULL
-           AND (o.request_created_at, o.request_id) < (n.created, n.request);
+           AND CASE WHEN o.request_id = ANY (p_request) THEN array_position(p_request, o.request_id) < n.a
+                    ELSE (o.request_created_at, o.request_id) < (n.created, n.request) END;
     END IF;
 END
 $$;
