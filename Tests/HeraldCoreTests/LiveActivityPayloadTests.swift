@@ -581,6 +581,31 @@ enum LiveActivityFixtures {
         }
     }
 
+    /// The Live Update keys count, and with every field at its limit a silent update and a silent end (the TTL's,
+    /// a replacement's, a revocation's: rendered without a partner to refuse) still fit, with 8 stages of bar.
+    @Test func theLiveUpdateKeysCountAndSilentEventsAtEveryLimitFit() throws {
+        let rules = LiveActivityRules()
+        let attributes = LiveActivityAttributes(
+            title: String(repeating: Self.wide, count: rules.titleLength.upperBound),
+            subtitle: String(repeating: Self.wide, count: rules.maxSubtitleCharacters))
+        for event in [LiveActivityEvent.update, .end] {
+            let rendered = Self.render(
+                Self.content(.progress, event) {
+                    $0.attributes = attributes
+                    $0.state = Self.maxState
+                    $0.alert = nil
+                })
+            let data = try Self.fcmData(rendered)
+            let liveUpdate = AndroidLiveUpdate(state: Self.maxState, event: event).dataPairs
+            #expect(liveUpdate.map(\.key).contains("progressSegments"))
+            let liveUpdateBytes = liveUpdate.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+            let others = data.filter { member in !liveUpdate.contains { $0.key == member.key } }
+            let otherBytes = others.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+            #expect(rendered.fcmDataBytes == otherBytes + liveUpdateBytes, "\(event)")
+            try LiveActivityPayload.checkSize(rendered, event: event)
+        }
+    }
+
     @Test func fieldsAtTheirLimitsFitASilentUpdateButNotAStartWithALongAlert() throws {
         let rules = LiveActivityRules()
         let attributes = LiveActivityAttributes(
