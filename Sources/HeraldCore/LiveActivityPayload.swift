@@ -80,7 +80,8 @@ public struct RenderedLiveActivity: Sendable {
 /// Android: `{"android":{"priority","collapse_key":<activityId>},"data":{...}}`, every value a
 /// string, signed like pushes (`SignedEnvelope` over every other data pair, then `kid`, `sig`).
 /// Each message carries the attributes too, so a collapsed start or a lost message leaves the
-/// phone with all it needs to draw the card.
+/// phone with all it needs to draw the card, and what Android 16 needs to promote it to a Live
+/// Update (`AndroidLiveUpdate`).
 public enum LiveActivityPayload {
     public static let maxAPNsBytes = 4096
     public static let maxFCMDataBytes = 4096
@@ -139,6 +140,7 @@ public enum LiveActivityPayload {
         if content.event == .end, let dismissal = content.dismissalDate {
             data.append(("dismissAt", ISO8601.format(dismissal)))
         }
+        data.append(contentsOf: AndroidLiveUpdate(state: content.state, event: content.event).dataPairs)
         if let shown {
             data.append(("alertTitle", shown.title))
             data.append(("alertBody", shown.body))

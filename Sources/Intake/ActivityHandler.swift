@@ -436,8 +436,17 @@ struct ActivityHandler: Sendable {
                 "state", "state must be one of \(ActivityDeviceState.allCases.map(\.rawValue).joined(separator: ", "))."
             )
         }
-        guard let status = try store.putDeviceState(activityID: activityID, deviceID: deviceID, state: state) else {
+        let status: ActivityStatus
+        switch try store.putDeviceState(activityID: activityID, deviceID: deviceID, state: state) {
+        case .notFound:
             throw HeraldError(status: 404, code: "not_found", message: "No such activity was started on this device.")
+        case .notAndroid:
+            throw HeraldError(
+                status: 409, code: "not_android_device",
+                message: "not_promoted is Android's word (a Live Update declined); this device is an iPhone.",
+                field: "state")
+        case .recorded(let recorded):
+            status = recorded
         }
         return Reply.json(
             200,

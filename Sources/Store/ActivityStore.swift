@@ -9,16 +9,30 @@ public enum ActivityStatus: String, Sendable, Decodable {
     case dismissed
 }
 
-/// What the host may report of an activity on one device: ActivityKit's `ActivityState`.
+/// What the host may report of an activity on one device: ActivityKit's `ActivityState`, and Android's word.
 public enum ActivityDeviceState: String, Sendable, CaseIterable {
     case active, dismissed, ended, stale
+    /// An Android phone shows it as an ordinary notification: the user or the system declined Android 16's
+    /// promotion to a Live Update. It still shows the activity, so sending continues.
+    case notPromoted = "not_promoted"
+}
+
+/// The answer of `ActivityStore.putDeviceState`.
+public enum ActivityDeviceStateResult: Sendable, Equatable {
+    /// No such activity, or it was not started on that device.
+    case notFound
+    /// `not_promoted` from a device that is not an Android phone: nothing was written.
+    case notAndroid
+    /// Recorded; the activity's status afterwards (`dismissed` once no device shows it).
+    case recorded(ActivityStatus)
 }
 
 /// One device an activity was started on, as the partner's GET shows it.
 public struct ActivityDeviceView: Sendable, Equatable, Decodable {
     public let deviceID: String
     public let platform: String
-    /// The device's word (`active`, `dismissed`, `ended`, `stale`), `unconfirmed` (the start created nothing),
+    /// The device's word (`active`, `dismissed`, `ended`, `stale`, `not_promoted`), `unconfirmed` (the start created
+    /// nothing),
     /// else what Herald knows: `starting` (the start not delivered yet), `following` (started from a broadcast
     /// channel, which updates it), `awaiting_token` (an iPhone whose update token has not come), `active`.
     public let state: String
@@ -343,18 +357,21 @@ public struct ActivityStore: Sendable {
         try pool.withConnection { try $0.row(End(write: write))!.result }
     }
 
-    /// The host reports the update token of `activityID` on `deviceID` (an iPhone it was started on).
-    /// Records the device's word about the activity; nil when it was not started on that device, else the
-    /// activity's status afterwards (`dismissed` once no device shows it).
-    public func putDeviceState(activityID: UUID, deviceID: String, state: ActivityDeviceState) throws -> ActivityStatus?
+    /// Records the device's word about `activityID` on `deviceID` (functions/activity_device_state.sql).
+    public func putDeviceState(activityID: UUID, deviceID: String, state: ActivityDeviceState) throws
+        -> ActivityDeviceStateResult
     {
         let query = Queries.Activities.DeviceState(activityID: activityID, deviceID: deviceID, state: state.rawValue)
         let text = try pool.withConnection { try $0.row(query)!.result }
-        if text == "not_found" { return nil }
-        guard let status = ActivityStatus(rawValue: text) else {
-            throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status \(text)")
+        switch text {
+        case "not_found": return .notFound
+        case "not_android": return .notAndroid
+        default:
+            guard let status = ActivityStatus(rawValue: text) else {
+                throw PostgresError(code: .decodingFailed, serverMessage: "unexpected activity status \(text)")
+            }
+            return .recorded(status)
         }
-        return status
     }
 
     /// The devices the activity was started on, by device id.

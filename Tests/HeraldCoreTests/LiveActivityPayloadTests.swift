@@ -138,38 +138,51 @@ enum LiveActivityFixtures {
         let countdownAttributes =
             #"{"title":"Flash sale","subtitle":"Gacha tickets","miniAppId":"fun.pull.gacha","displayName":"Gacha","activityId":"\#(id)"}"#
         let dismiss = #","dismissAt":"2026-06-01T01:20:00.000Z""#
+        // What Android 16 needs to promote the notification (AndroidLiveUpdate): 4 stages of 100 units each.
+        let fourStages = Array(repeating: #"{"length":100}"#, count: 4).joined(separator: ",")
+        let segments = #","progressSegments":"\#(escaped("[\(fourStages)]"))""#
+        func progress(_ chip: String?, _ value: Int) -> String {
+            (chip.map { #","shortCriticalText":"\#($0)""# } ?? "") + segments
+                + #","progressValue":"\#(value)","progressMax":"400""#
+        }
+        func chronometer(_ millis: String) -> String {
+            #","whenEpochMillis":"\#(millis)","chronometerCountDown":"true""#
+        }
         return [
             "progress start": fcm(
                 .progress, .start, priority: "HIGH",
                 state:
                     #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":1,"progress":0.25,"statusText":"Packed in Rotterdam",\#(brand)}"#,
                 attributes: progressAttributes,
-                extra: #","alertTitle":"[Gacha] Your order is on its way","alertBody":"Packed in Rotterdam""#,
-                sig: "bezoto1-HCE3bqBj4suBO8EQ_AGS0-NMtOlbeQe2zfo"),
+                extra: progress("2/4", 100)
+                    + #","alertTitle":"[Gacha] Your order is on its way","alertBody":"Packed in Rotterdam""#,
+                sig: "WBFgKsBzLWgXZl3ITLXJ9T8W_cA3HIrsNCOnLW6bPHc"),
             "progress update": fcm(
                 .progress, .update, priority: "HIGH",
                 state:
                     #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":2,"progress":0.6,\#(brand)}"#,
                 attributes: progressAttributes,
-                extra: #","alertTitle":"[Gacha] Shipped","alertBody":"Arrives tomorrow""#,
-                sig: "xtdmVg1iLV8FBxwRQbEs1dIhYQqTg0m8d2NEWzzPWao"),
+                extra: progress("3/4", 240) + #","alertTitle":"[Gacha] Shipped","alertBody":"Arrives tomorrow""#,
+                sig: "BX8NDfW4-2I1fNXUwC4IzAIq9hGNM1KWjFdt-F-y8c0"),
             "progress end": fcm(
                 .progress, .end, priority: "HIGH",
                 state:
                     #"{"stages":["Ordered","Packed","Shipped","Delivered"],"currentStage":3,"progress":1,"statusText":"Left at the door",\#(brand)}"#,
                 attributes: progressAttributes,
-                extra: dismiss + #","alertTitle":"[Gacha] Delivered","alertBody":"Enjoy!""#,
-                sig: "5MF3ncYZyElro7zh1bFx2gQ_Guw2JaEDFEPpo_8t_-Q"),
+                extra: dismiss + progress(nil, 400) + #","alertTitle":"[Gacha] Delivered","alertBody":"Enjoy!""#,
+                sig: "zFfLmuoCeT4LT_BSTiVYpIAWjve6H1TrAA5LaXFy9w8"),
             "status start": fcm(
                 .status, .start, priority: "HIGH",
                 state:
                     #"{"statusLabel":"Waiting for confirmations","statusVariant":"pending","footnote":"0 of 6",\#(brand)}"#,
-                attributes: statusAttributes, extra: #","alertTitle":"[Gacha] Deposit 0.5 ETH","alertBody":"""#,
-                sig: "rFtjNzaHN9dQ_Y2DesEYOBnGw8Zf23rYwJ2WZFF6z04"),
+                attributes: statusAttributes,
+                extra: #","shortCriticalText":"Waitin…","alertTitle":"[Gacha] Deposit 0.5 ETH","alertBody":"""#,
+                sig: "IxW-i60QxZkuHhaTfHFE4oIlrYU_-ZLMeXrekq6U_eA"),
             "status update": fcm(
                 .status, .update, priority: "NORMAL",
                 state: #"{"statusLabel":"Confirming","statusVariant":"info","footnote":"3 of 6",\#(brand)}"#,
-                attributes: statusAttributes, extra: "", sig: "H6lBDN7CYjFsPpRbz6u4I-G5S08f-jp9IoWTT7LEdVo"),
+                attributes: statusAttributes, extra: #","shortCriticalText":"Confir…""#,
+                sig: "X8lp-xckSz8lW5vK4vqwi_fb9gP0cRf9MIE2V8a7edQ"),
             "status end": fcm(
                 .status, .end, priority: "HIGH",
                 state: #"{"statusLabel":"Deposit received","statusVariant":"success",\#(brand)}"#,
@@ -180,12 +193,14 @@ enum LiveActivityFixtures {
                 .countdown, .start, priority: "HIGH",
                 state: #"{"deadline":801967500,"footnote":"Ends at 00:45 UTC",\#(brand)}"#,
                 attributes: countdownAttributes,
-                extra: #","alertTitle":"[Gacha] Flash sale","alertBody":"Gacha tickets""#,
-                sig: "SET5A1mpW8UFLzaZzrrukiO7juHEQrB8zimvuSDg_eY"),
+                extra: chronometer("1780274700000")
+                    + #","alertTitle":"[Gacha] Flash sale","alertBody":"Gacha tickets""#,
+                sig: "K3Xp3Zd84Lsh6BR9rnKtH-wHYXyvNCAQu7C65vL5CKI"),
             "countdown update": fcm(
                 .countdown, .update, priority: "NORMAL",
                 state: #"{"deadline":801968100,"footnote":"Extended by 10 minutes",\#(brand)}"#,
-                attributes: countdownAttributes, extra: "", sig: "ZDoW9TvYYlPO8GGfdrzqLXej1c1PhDvAPHPnFi1dYTQ"),
+                attributes: countdownAttributes, extra: chronometer("1780275300000"),
+                sig: "3-6Te9CuaSNDKro8mFdjrGu6WVAX2VZH5-vplfYXBT0"),
             "countdown end": fcm(
                 .countdown, .end, priority: "NORMAL", state: #"{"deadline":801968100,\#(brand)}"#,
                 attributes: countdownAttributes, extra: dismiss, sig: "r_CC7c7wgkxdTwOAXGl0yTx9DOhryN_36h8BdG-1FxE"),
@@ -416,7 +431,8 @@ enum LiveActivityFixtures {
             start == [
                 "channel", "miniAppId", "activityId", "template", "event", "state", "attributes", "displayName",
                 "expiresAt",
-                "timestamp", "relevanceScore", "alertTitle", "alertBody", "kid", "sig",
+                "timestamp", "relevanceScore", "shortCriticalText", "progressSegments", "progressValue",
+                "progressMax", "alertTitle", "alertBody", "kid", "sig",
             ])
         let end = try Self.fcmData(LiveActivityFixtures.render(.countdown, .end)).map(\.key)
         #expect(
@@ -429,6 +445,30 @@ enum LiveActivityFixtures {
             for member in try Self.fcmData(LiveActivityFixtures.render(template, event)) {
                 #expect(member.value.stringValue != nil, "FCM data values are strings: \(member.key)")
             }
+        }
+    }
+
+    /// Android 16's Live Update keys (`AndroidLiveUpdate`), after the keys apps already read and before the
+    /// alert, signed with the rest.
+    @Test(arguments: cases) func androidDataCarriesWhatALiveUpdateNeeds(
+        template: LiveActivityTemplate, event: LiveActivityEvent
+    ) throws {
+        let content = LiveActivityFixtures.content(template, event)
+        let data = try Self.fcmData(LiveActivityFixtures.render(template, event))
+        let expected = AndroidLiveUpdate(state: content.state, event: event).dataPairs
+        let start = try #require(data.firstIndex { $0.key == (event == .end ? "dismissAt" : "relevanceScore") }) + 1
+        let carried = data[start..<(start + expected.count)].map { ($0.key, $0.value.stringValue) }
+        #expect(carried.map(\.0) == expected.map(\.key))
+        #expect(carried.map(\.1) == expected.map(\.value))
+        switch (template, event) {
+        case (.progress, .update):
+            #expect(carried.map(\.0) == ["shortCriticalText", "progressSegments", "progressValue", "progressMax"])
+            #expect(carried.first?.1 == "3/4")
+        case (.status, .update): #expect(carried.map(\.0) == ["shortCriticalText"])
+        case (.countdown, .update): #expect(carried.map(\.0) == ["whenEpochMillis", "chronometerCountDown"])
+        case (.progress, .end): #expect(carried.map(\.0) == ["progressSegments", "progressValue", "progressMax"])
+        case (_, .end): #expect(carried.isEmpty)
+        default: #expect(!carried.isEmpty)
         }
     }
 
@@ -538,6 +578,31 @@ enum LiveActivityFixtures {
         #expect(rendered.attributesBytes == 0)
         expectHeraldError(status: 422, code: "payload_too_large", field: "alert") { () throws(HeraldError) in
             try LiveActivityPayload.checkSize(rendered, event: .update)
+        }
+    }
+
+    /// The Live Update keys count, and with every field at its limit a silent update and a silent end (the TTL's,
+    /// a replacement's, a revocation's: rendered without a partner to refuse) still fit, with 8 stages of bar.
+    @Test func theLiveUpdateKeysCountAndSilentEventsAtEveryLimitFit() throws {
+        let rules = LiveActivityRules()
+        let attributes = LiveActivityAttributes(
+            title: String(repeating: Self.wide, count: rules.titleLength.upperBound),
+            subtitle: String(repeating: Self.wide, count: rules.maxSubtitleCharacters))
+        for event in [LiveActivityEvent.update, .end] {
+            let rendered = Self.render(
+                Self.content(.progress, event) {
+                    $0.attributes = attributes
+                    $0.state = Self.maxState
+                    $0.alert = nil
+                })
+            let data = try Self.fcmData(rendered)
+            let liveUpdate = AndroidLiveUpdate(state: Self.maxState, event: event).dataPairs
+            #expect(liveUpdate.map(\.key).contains("progressSegments"))
+            let liveUpdateBytes = liveUpdate.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+            let others = data.filter { member in !liveUpdate.contains { $0.key == member.key } }
+            let otherBytes = others.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+            #expect(rendered.fcmDataBytes == otherBytes + liveUpdateBytes, "\(event)")
+            try LiveActivityPayload.checkSize(rendered, event: event)
         }
     }
 

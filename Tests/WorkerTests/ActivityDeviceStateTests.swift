@@ -129,6 +129,61 @@ struct ActivityDeviceStateTests {
         try await harness.workers.waitUntil("the update on the late token") { harness.apnsPushes(to: late).count == 1 }
     }
 
+    /// Android 16: the Pixel shows the activity as an ordinary notification (the user turned Live Updates off).
+    /// Recorded and shown, but the only device still shows it: the activity stays active and updates still go.
+    @Test func notPromotedIsRecordedShownAndSendingContinues() async throws {
+        let harness = try LiveActivityHarness()
+        let partner = try harness.partner()
+        let user = try harness.user(iphone: false, sessionWith: [partner.miniApp])
+        try harness.workers.startWorker()
+        let id = try harness.activityID(harness.start(partner, user))
+        let fcm = try #require(user.fcmToken)
+        try await harness.workers.waitUntil("the start on the Pixel") { try harness.outstanding(id) == 0 }
+
+        let answer = try JSONParser.parse(try harness.expect(state(harness, id, "pixel", "not_promoted"), [200]).body)
+        #expect(answer["state"]?.stringValue == "not_promoted")
+        #expect(answer["activityStatus"]?.stringValue == "active")
+        #expect(try view(harness, partner, id) == ("active", ["android not_promoted"]))
+
+        try harness.expect(harness.update(partner, id, #"{"state":{"currentStage":1,"progress":0.5}}"#), [200])
+        try await harness.workers.waitUntil("the update on the unpromoted Pixel") {
+            harness.fcmMessages(to: fcm).count == 2
+        }
+        let update = try #require(harness.fcmMessages(to: fcm).last.flatMap(LiveActivityHarness.data))
+        #expect(update["event"]?.stringValue == "update")
+        #expect(update["shortCriticalText"]?.stringValue == "2/3", "the app can still promote it when allowed again")
+
+        // Promoted again: back to active; the partner's end is an end, not a refusal.
+        try harness.expect(state(harness, id, "pixel", "active"), [200])
+        #expect(try view(harness, partner, id) == ("active", ["android active"]))
+        try harness.expect(state(harness, id, "pixel", "not_promoted"), [200])
+        let ended = try JSONParser.parse(try harness.expect(harness.end(partner, id), [200]).body)
+        #expect(ended["status"]?.stringValue == "ended")
+        try await harness.workers.waitUntil("the end on the Pixel") {
+            harness.fcmMessages(to: fcm).last.flatMap(LiveActivityHarness.data)?["event"]?.stringValue == "end"
+        }
+        #expect(try view(harness, partner, id) == ("ended", ["android not_promoted"]))
+    }
+
+    @Test func notPromotedFromAnIPhoneIsRefusedAndNothingWritten() throws {
+        let harness = try LiveActivityHarness()
+        let partner = try harness.partner()
+        let user = try harness.user(sessionWith: [partner.miniApp])
+        let id = try harness.activityID(harness.start(partner, user))
+        let refused = try state(harness, id, "iphone", "not_promoted")
+        #expect(refused.status == 409)
+        let error = try #require((try? JSONParser.parse(refused.body))?["error"])
+        #expect(error["code"]?.stringValue == "not_android_device")
+        #expect(error["field"]?.stringValue == "state")
+        #expect(
+            try harness.db.count(
+                "SELECT count(*) FROM live_activity_targets WHERE activity_id = $1::uuid AND device_state IS NOT NULL",
+                [id]) == 0)
+        #expect(try view(harness, partner, id) == ("active", ["ios starting", "android starting"]))
+        // Unknown device or activity: 404 before the platform is looked at.
+        #expect(try state(harness, id, "tablet", "not_promoted").status == 404)
+    }
+
     @Test func theDevicesWordIsValidated() throws {
         let harness = try LiveActivityHarness()
         let partner = try harness.partner()

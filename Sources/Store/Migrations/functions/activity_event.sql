@@ -48,8 +48,8 @@ BEGIN
           FROM x JOIN live_activity_targets t ON t.activity_id = x.id
          WHERE (p_device IS NULL OR t.device_id = p_device)
            -- A device where the user dismissed or ended the activity, or where the start created nothing,
-           -- gets nothing more (functions/activity_device_state.sql).
-           AND (t.device_state IS NULL OR t.device_state IN ('active', 'stale'))
+           -- gets nothing more; one that shows it unpromoted still does (functions/activity_device_state.sql).
+           AND (t.device_state IS NULL OR t.device_state IN ('active', 'stale', 'not_promoted'))
     ), pend AS (
         -- Waits for a claim in progress; a row it leased is no longer pending here.
         SELECT d.id, d.activity_id, d.device_id, d.activity_event, d.activity_event_id
