@@ -15,6 +15,8 @@ public struct PushRequest: Sendable, Equatable {
     /// `aps.interruption-level`; whether the partner may use it is checked against its row
     /// (`InterruptionLevel.authorize`).
     public var interruptionLevel: InterruptionLevel = .default
+    /// `aps.category` / FCM data `category`: one of the host build's categories (`PushRules.notificationCategories`).
+    public var category: String?
 
     public struct DataEntry: Sendable, Equatable {
         public var key: String
@@ -43,6 +45,8 @@ public struct PushRules: Sendable {
     /// The intake's public base URL (HERALD_PUBLIC_URL), which payloads' `imageUrl` starts with; without
     /// it payloads carry no icon.
     public var publicURL: String?
+    /// The categories a push may name (HERALD_NOTIFICATION_CATEGORIES); none unless the host lists its build's.
+    public var notificationCategories = NotificationCategories.none
 
     public init() {}
 
@@ -70,10 +74,12 @@ public struct PushRules: Sendable {
     }
 
     /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
-    /// the mini-app's icon from the partner row, never from a push.
+    /// the mini-app's icon from the partner row, never from a push; `category` because the FCM data carries the
+    /// push's own (NotificationCategories).
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",
+        "category",
     ]
 
     /// `reservedDataKeys` lower-cased: a key is compared in any letter case.
@@ -101,7 +107,7 @@ public struct PushRules: Sendable {
 
 public enum PushRequestValidator {
     static let knownFields: Set<String> = [
-        "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel",
+        "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel", "category",
     ]
 
     /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
@@ -137,7 +143,8 @@ public enum PushRequestValidator {
         return PushRequest(
             emails: emails, wallets: wallets, title: title, body: body, deepLink: deepLink,
             data: data, sendAt: sendAt, ttlSeconds: ttlSeconds,
-            interruptionLevel: try interruptionLevel(json["interruptionLevel"]))
+            interruptionLevel: try interruptionLevel(json["interruptionLevel"]),
+            category: try rules.notificationCategories.validate(json["category"]))
     }
 
     /// `passive`, `active` or `time-sensitive`; absent or null is `active`. Apple's fourth value,
