@@ -36,6 +36,11 @@ every later partner case would read 401 or 429 without judging anything. An admi
 names that partner's id gets the id of a spare partner instead (HERALD_FUZZ_SPARE_PARTNER_ID),
 which it may change, rotate and revoke as it likes.
 
+A push's `category` must be one the host build registers (HERALD_NOTIFICATION_CATEGORIES), which the
+schema cannot list: any other string is a documented 400 unknown_category. A positive push naming a
+category gets one of HERALD_FUZZ_CATEGORIES in turn, so the rest of its body is judged; negative cases
+keep what was generated, so the refusals are still exercised.
+
 Reminders (host API) are for a user that exists, of a mini-app with a partner, at a time within the
 next 7 days: a random user id only ever reads 404 and a random date 422. A positive schedule is
 for the registered user (HERALD_FUZZ_RECIPIENT_ID) and mini-app (HERALD_FUZZ_MINI_APP), due within
@@ -246,6 +251,15 @@ def before_call(context, case, kwargs):
         _set_header_key(case)
 
     if _reminder_case(case) or _channel_case(case):
+        return
+
+    if method == "POST" and path == PUSH_PATH:
+        body = case.body
+        if _mode(case) == "positive" and isinstance(body, dict) and isinstance(body.get("category"), str):
+            categories = os.environ["HERALD_FUZZ_CATEGORIES"].split(",")
+            with _lock:
+                index = next(_counter)
+            body["category"] = categories[index % len(categories)]
         return
 
     if path.startswith(PARTNER_ADMIN) and case.path_parameters:

@@ -19,6 +19,8 @@ public struct PushContent: Sendable, Equatable {
     public let interruptionLevel: InterruptionLevel
     /// The partner's collapse key, for the app to replace the notification it shows by.
     public let collapseKey: String?
+    /// `aps.category` and FCM data `category`: one of the host build's categories, from the push.
+    public let category: String?
 
     public init(request: PushRequest, partner: PartnerProfile, publicURL: String?) {
         title = "[\(partner.displayName)] \(request.title)"
@@ -31,6 +33,7 @@ public struct PushContent: Sendable, Equatable {
         sound = partner.sound
         interruptionLevel = request.interruptionLevel
         collapseKey = request.collapseKey
+        category = request.category
     }
 }
 
@@ -95,6 +98,7 @@ public enum PushPayload {
                 leaves.append(.init(["aps", "alert", "body"], content.body))
                 leaves.append(.init(["aps", "mutable-content"], "1"))
                 leaves.append(.init(["aps", "thread-id"], content.miniAppID))
+                if let category = content.category { leaves.append(.init(["aps", "category"], category)) }
                 if let sound = content.sound.name { leaves.append(.init(["aps", "sound"], sound)) }
                 if content.interruptionLevel != .default {
                     leaves.append(.init(["aps", "interruption-level"], content.interruptionLevel.rawValue))
@@ -102,6 +106,7 @@ public enum PushPayload {
             } else {
                 leaves.append(.init(["title"], content.title))
                 leaves.append(.init(["body"], content.body))
+                if let category = content.category { leaves.append(.init(["category"], category)) }
             }
             for member in custom { leaves.append(.init([member.key], member.value)) }
             leaves.append(.init(["isGroup"], "true"))
@@ -110,10 +115,13 @@ public enum PushPayload {
         }
 
         /// What v1 signs (SignedEnvelope.swift): title, body and every key beside `aps` but `kid` and `sig`, so
-        /// `exp` and `sig2` too, as field builds collect them.
-        func v1Fields(sig2: String) -> [(key: String, value: String)] {
-            [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
-                + [("exp", exp), ("sig2", sig2)]
+        /// `exp` and `sig2` too, as field builds collect them: on FCM every data key, the category included; on
+        /// APNs the category sits in `aps`, which v1 leaves out.
+        func v1Fields(_ service: PushService, sig2: String) -> [(key: String, value: String)] {
+            var fields: [(key: String, value: String)] =
+                [("title", content.title), ("body", content.body), ("isGroup", "true")] + custom
+            if service == .fcm, let category = content.category { fields.append(("category", category)) }
+            return fields + [("exp", exp), ("sig2", sig2)]
         }
     }
 
@@ -134,7 +142,7 @@ public enum PushPayload {
         ) {
             let lines = SignedEnvelope.v2Lines(fields.v2Leaves(service))
             let signature2 = sign(SignedEnvelope.v2Header(recipient: userID) + lines)
-            let canonical = SignedEnvelope.canonicalBytes(fields.v1Fields(sig2: signature2))
+            let canonical = SignedEnvelope.canonicalBytes(fields.v1Fields(service, sig2: signature2))
             self.fields = fields
             self.service = service
             self.keyID = keyID
@@ -150,8 +158,9 @@ public enum PushPayload {
         private var content: PushContent { fields.content }
 
         /// `aps` carries what iOS itself acts on: the alert, the service extension flag, `thread-id` (the
-        /// mini-app, so its pushes stack together), the partner's sound (none when silent) and the
-        /// interruption level when it is not APNs' default. `sig2` covers them, `sig` only what the app reads
+        /// mini-app, so its pushes stack together), the push's category (the action buttons the host build
+        /// registered for it), the partner's sound (none when silent) and the interruption level when it is not
+        /// APNs' default. `sig2` covers them, `sig` only what the app reads
         /// (docs/security-delivery.md, "The signed envelope"). Written as JSONWriter writes the same object,
         /// member by member: building the value first was most of rendering a push.
         func apnsBody() -> [UInt8] {
@@ -163,6 +172,10 @@ public enum PushPayload {
             JSONWriter.writeString(content.body, into: &out)
             out.append(contentsOf: #"},"mutable-content":1,"thread-id":"#.utf8)
             JSONWriter.writeString(content.miniAppID, into: &out)
+            if let category = content.category {
+                out.append(contentsOf: #","category":"#.utf8)
+                JSONWriter.writeString(category, into: &out)
+            }
             if let sound = content.sound.name {
                 out.append(contentsOf: #","sound":"#.utf8)
                 JSONWriter.writeString(sound, into: &out)
@@ -179,9 +192,9 @@ public enum PushPayload {
             return out
         }
 
-        /// The FCM v1 message: `data` holds the keys beside `aps`, plus the alert, as strings. `aps`'s own keys stay
-        /// on APNs: an Android host groups by `miniAppId` and takes sound and importance from its notification
-        /// channels.
+        /// The FCM v1 message: `data` holds the keys beside `aps`, plus the alert and the category, as strings. `aps`'s
+        /// other keys stay on APNs: an Android host groups by `miniAppId` and takes sound and importance from its
+        /// notification channels, but draws the category's actions itself.
         func fcmMessage() -> [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(480 + content.title.utf8.count + content.body.utf8.count)
@@ -189,6 +202,10 @@ public enum PushPayload {
             JSONWriter.writeString(content.title, into: &out)
             out.append(contentsOf: #","body":"#.utf8)
             JSONWriter.writeString(content.body, into: &out)
+            if let category = content.category {
+                out.append(contentsOf: #","category":"#.utf8)
+                JSONWriter.writeString(category, into: &out)
+            }
             writeMembers(fields.custom, into: &out)
             out.append(contentsOf: #","isGroup":"true""#.utf8)
             writeSignatures(into: &out)
@@ -198,9 +215,10 @@ public enum PushPayload {
 
         /// The bytes of `data`'s keys and values, as FCM counts them against its limit.
         var fcmDataBytes: Int {
-            let fixed =
+            var fixed =
                 "title".utf8.count + "body".utf8.count + "isGroup".utf8.count + "true".utf8.count
                 + "exp".utf8.count + "kid".utf8.count + "sig2".utf8.count + "sig".utf8.count
+            if let category = content.category { fixed += "category".utf8.count + category.utf8.count }
             return fields.custom.reduce(
                 fixed + content.title.utf8.count + content.body.utf8.count
                     + fields.exp.utf8.count + keyID.utf8.count + signature2.utf8.count

@@ -18,6 +18,8 @@ public struct PushRequest: Sendable, Equatable {
     /// Pushes with one key replace each other on the device (`collapseKey` in the payload, the collapse id the
     /// outbox writer derives from it), and a newer one supersedes an older one still queued.
     public var collapseKey: String?
+    /// `aps.category` / FCM data `category`: one of the host build's categories (`PushRules.notificationCategories`).
+    public var category: String?
 
     public struct DataEntry: Sendable, Equatable {
         public var key: String
@@ -46,6 +48,8 @@ public struct PushRules: Sendable {
     /// The intake's public base URL (HERALD_PUBLIC_URL), which payloads' `imageUrl` starts with; without
     /// it payloads carry no icon.
     public var publicURL: String?
+    /// The categories a push may name (HERALD_NOTIFICATION_CATEGORIES); none unless the host lists its build's.
+    public var notificationCategories = NotificationCategories.none
 
     public init() {}
 
@@ -73,11 +77,12 @@ public struct PushRules: Sendable {
     }
 
     /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
-    /// the mini-app's icon from the partner row, never from a push.
+    /// the mini-app's icon from the partner row, never from a push; `collapseKey` and `category` because the payloads
+    /// carry the push's own (NotificationCategories).
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",
-        "collapseKey",
+        "collapseKey", "category",
     ]
 
     /// `reservedDataKeys` lower-cased: a key is compared in any letter case.
@@ -106,7 +111,7 @@ public struct PushRules: Sendable {
 public enum PushRequestValidator {
     static let knownFields: Set<String> = [
         "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel",
-        "collapseKey",
+        "collapseKey", "category",
     ]
 
     /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
@@ -143,7 +148,8 @@ public enum PushRequestValidator {
             emails: emails, wallets: wallets, title: title, body: body, deepLink: deepLink,
             data: data, sendAt: sendAt, ttlSeconds: ttlSeconds,
             interruptionLevel: try interruptionLevel(json["interruptionLevel"]),
-            collapseKey: try collapseKey(json["collapseKey"]))
+            collapseKey: try collapseKey(json["collapseKey"]),
+            category: try rules.notificationCategories.validate(json["category"]))
     }
 
     /// The most characters of a collapse key.

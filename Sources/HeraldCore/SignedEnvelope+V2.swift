@@ -1,8 +1,8 @@
 import Foundation
 
 /// Envelope v2: `sig2`, beside v1's `sig`, covers what v1 leaves out (every `aps.alert` member, `sound`,
-/// `interruption-level`, `thread-id`, `mutable-content`, any other `aps` member), binds the payload to its
-/// recipient and carries an expiry (`exp`, unix seconds as a string).
+/// `interruption-level`, `thread-id`, `category`, `mutable-content`, any other `aps` member), binds the payload to
+/// its recipient and carries an expiry (`exp`, unix seconds as a string).
 ///
 /// Canonical form, one for both platforms: flatten the JSON object (the whole APNs body; FCM's `data` map)
 /// into leaves, each a path of keys and a scalar value (a string as it is; `true`/`false`; an integer in

@@ -2,7 +2,8 @@
 ///
 /// Signed fields are every custom key the app reads, as strings: `title` and `body` (inside
 /// `aps.alert` on APNs), `channel`, `miniAppId`, `deepLink`, `deliveryId`, `senderName`,
-/// `imageUrl`, `isGroup` ("true") and the partner's data. The canonical form is the RFC 8785
+/// `imageUrl`, `isGroup` ("true"), the partner's data and, on FCM, the push's `category` (a data key there; on APNs
+/// it sits in `aps`, which v1 leaves to v2). The canonical form is the RFC 8785
 /// (JCS) serialisation of that string map: keys sorted by UTF-16 code units, no whitespace,
 /// minimal escaping. `sig` = base64url(HMAC-SHA256(key[kid], canonical)), unpadded.
 public enum SignedEnvelope {

@@ -8,8 +8,8 @@ import Store
 /// Every partner rule of the push endpoint applies, through the intake's own code
 /// (`PushPreparation`): tenant, brand prefix, deep-link namespace, data, payload size, opt-outs,
 /// sendAt and ttlSeconds with HERALD_DEFAULT_TTL_SECONDS, interruptionLevel against the partner's
-/// time-sensitive permission, the partner's sound. The partner's rate limits do not: the
-/// operator's backfill goes to the bulk lane, behind partner traffic, instead.
+/// time-sensitive permission, the partner's sound, category against HERALD_NOTIFICATION_CATEGORIES. The partner's
+/// rate limits do not: the operator's backfill goes to the bulk lane, behind partner traffic, instead.
 struct SendsBackfill {
     let store: BackfillStore
     let settings: PushSettings

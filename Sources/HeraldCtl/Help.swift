@@ -263,7 +263,8 @@ enum Help {
            "title":"Your turn","body":"...","deepLink":"basedapp://miniapp/game.one/...","data":{...}}
         Every rule of the push endpoint applies (tenant, brand prefix, deep link, data, 4,096-byte payloads,
         opt-outs, sendAt, ttlSeconds and HERALD_DEFAULT_TTL_SECONDS, interruptionLevel and the partner's
-        time-sensitive permission and sound, signed with HERALD_SIGNING_KEYS);
+        time-sensitive permission and sound, category and HERALD_NOTIFICATION_CATEGORIES, signed with
+        HERALD_SIGNING_KEYS);
         the partner's rate limits do not. A bad line is reported with its number and the rest go on.
         Rerunning a file creates nothing twice: lines whose key was written before count as duplicates.
         Ctrl-C (or SIGTERM) stops after the batch in flight commits, prints what was committed

@@ -9,7 +9,8 @@ public struct PushSettings: Sendable {
     public var signingKeys: [String: [UInt8]]
     /// `HERALD_SIGNING_KEY_ID`, or the only key.
     public var signingKeyID: String
-    /// `HERALD_DEEPLINK_SCHEME`, `HERALD_MAX_RECIPIENTS`, `HERALD_DEFAULT_TTL_SECONDS`, `HERALD_PUBLIC_URL`.
+    /// `HERALD_DEEPLINK_SCHEME`, `HERALD_MAX_RECIPIENTS`, `HERALD_DEFAULT_TTL_SECONDS`, `HERALD_PUBLIC_URL`,
+    /// `HERALD_NOTIFICATION_CATEGORIES`.
     public var rules: PushRules
 
     /// The active signing key.
@@ -49,6 +50,13 @@ public struct PushSettings: Sendable {
             try reader.parsed(
                 Settings.publicURL, problem: "must be an absolute http(s) URL without query or fragment",
                 PartnerIcon.publicBaseURL) ?? rules.publicURL
+        if let text = reader.optional(Settings.notificationCategories) {
+            do {
+                rules.notificationCategories = try NotificationCategories(parsing: text)
+            } catch {
+                throw ConfigurationError(variable: Settings.notificationCategories.name, problem: error.description)
+            }
+        }
         return rules
     }
 }

@@ -10,7 +10,7 @@ public enum Settings {
 
     static let shared: [Setting] = [
         databaseURL, databasePrepared, logLevel,
-        signingKeys, signingKeyID, deepLinkScheme, maxRecipients, defaultTTLSeconds, publicURL,
+        signingKeys, signingKeyID, deepLinkScheme, maxRecipients, defaultTTLSeconds, publicURL, notificationCategories,
         defaultTenant, defaultRateLimitPerMinute, defaultRateLimitPerDay,
         webhookAllowPrivate, caFile,
     ]
@@ -67,6 +67,14 @@ public enum Settings {
             The intake's public base URL: payloads of a partner with an icon carry `imageUrl` = this + \
             `/icons/{miniAppId}/256.png`; unset, payloads carry no `imageUrl`. The console's cookie is `Secure` \
             when it is https.
+            """)
+    public static let notificationCategories = Setting(
+        "HERALD_NOTIFICATION_CATEGORIES", .pushes, readers: [.intake, .heraldctl], default: .unset,
+        format: "comma-separated identifiers, each 1-64 of `[A-Za-z0-9._-]`, none twice",
+        summary: """
+            The notification categories the host app's build registers (its action buttons); a push may name one \
+            as `category` (`aps.category`, FCM data `category`), any other is 400 `unknown_category`. Unset, no \
+            push may carry a category. List a category here only once the build that registers it has shipped.
             """)
 
     // MARK: Partners: defaults (the admin API's and `heraldctl partners create`'s)

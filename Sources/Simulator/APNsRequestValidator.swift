@@ -3,8 +3,8 @@ import HTTP2
 /// The checks APNs applies to `POST /3/device/{token}`, in the order the simulator applies them:
 /// path, method, duplicate headers, provider token, topic (missing; not the team's: TopicDisallowed),
 /// push type, priority, expiration, collapse id, apns-id, device token, payload (for `liveactivity`
-/// also its content: `LiveActivityPayloadValidator`; for every push the types of `aps.thread-id`, `sound`
-/// and `interruption-level`: `APSFieldsValidator`), and last whether the token belongs to the topic's
+/// also its content: `LiveActivityPayloadValidator`; for every push the types of `aps.thread-id`, `category`,
+/// `sound` and `interruption-level`: `APSFieldsValidator`), and last whether the token belongs to the topic's
 /// app (DeviceTokenNotForTopic, see `TokenOwners`). The first failure is the answer.
 ///
 /// Only what Apple documents as required is required: `authorization` and `apns-topic` (token auth).

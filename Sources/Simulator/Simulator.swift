@@ -39,8 +39,8 @@ import HeraldCrypto
 ///   (`LiveActivityPayloadValidator`): 400 PayloadEmpty too (APNs documents no reason; clients
 ///   report a 200 and a device that drops the push), with the broken rule as the record's `detail`.
 ///   Duplicate keys are refused in such a payload only (which `event` counts would be a guess).
-/// - Any push whose `aps.thread-id` is not a string, `aps.sound` neither a string nor a dictionary, or
-///   `aps.interruption-level` not one of Apple's four values (`APSFieldsValidator`): 400 PayloadEmpty
+/// - Any push whose `aps.thread-id` or `aps.category` is not a string, `aps.sound` neither a string nor a
+///   dictionary, or `aps.interruption-level` not one of Apple's four values (`APSFieldsValidator`): 400 PayloadEmpty
 ///   with the rule as the record's `detail`, for the same reason (the device, not APNs, would ignore it).
 /// - Background pushes need an explicit `apns-priority: 5` (absent means 10 to APNs); Live
 ///   Activities take 5 or 10; VoIP payloads may be 5120 bytes.

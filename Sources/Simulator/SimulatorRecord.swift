@@ -46,8 +46,8 @@ public struct SimulatorRecord: Sendable {
     /// The body as JSON; nil if it is not JSON.
     public var payload: JSONValue? { try? JSONParser.parse(body) }
 
-    /// An APNs payload's `aps`, what iOS itself acts on (alert, `thread-id`, `sound`, `interruption-level`);
-    /// nil when the body is not a JSON object with one.
+    /// An APNs payload's `aps`, what iOS itself acts on (alert, `thread-id`, `category`, `sound`,
+    /// `interruption-level`); nil when the body is not a JSON object with one.
     public var aps: JSONValue? { payload?["aps"] }
 
     /// The first value of a header, by lowercase name.

@@ -117,6 +117,40 @@ import Testing
                 == fcm["data"]?["sig"]?.stringValue)
     }
 
+    @Test("a category is signed: aps.category by v2 on APNs, data.category by v2 and v1 on FCM")
+    func categoryIsSigned() throws {
+        let request = try Fixtures.request(data: [("txHash", "0x5e1f")], category: "INVITE")
+        let rendered = PushTemplate(PushContent(request: request, partner: Fixtures.partner()), signer: Fixtures.signer)
+            .render(deliveryID: Self.id)
+        let apns = try JSONParser.parse(rendered.apns)
+        let fcmMessage = try JSONParser.parse(rendered.fcm)
+        let fcm = try #require(fcmMessage["data"])
+        #expect(apns["aps"]?["category"] == .string("INVITE") && fcm["category"] == .string("INVITE"))
+        #expect(Self.verify(apns) == nil && Self.verify(fcm) == nil)
+        let lines = String(
+            decoding: SignedEnvelope.v2Lines(try #require(SignedEnvelope.v2Leaves(of: apns))), as: UTF8.self)
+        #expect(lines.contains(#"["aps","category","INVITE"]"#))
+        for edited in [
+            Self.edited(apns, ["aps", "category"], .string("PAY")), Self.edited(apns, ["aps", "category"], nil),
+            Self.edited(Self.edited(apns, ["aps", "category"], nil), ["category"], .string("INVITE")),
+        ] {
+            #expect(Self.verify(edited) == .badSignature)
+        }
+        for edited in [Self.edited(fcm, ["category"], .string("PAY")), Self.edited(fcm, ["category"], nil)] {
+            #expect(Self.verify(edited) == .badSignature)
+        }
+        // v1 as shipped builds check it: FCM's data category among the fields, APNs' aps left out.
+        let fcmFields = try HostVerifier.signedFields(fcm: fcmMessage)
+        #expect(fcmFields["category"] == "INVITE")
+        #expect(HostVerifier.signature(fcmFields, key: Fixtures.signingKey) == fcm["sig"]?.stringValue)
+        var changed = fcmFields
+        changed["category"] = "PAY"
+        #expect(HostVerifier.signature(changed, key: Fixtures.signingKey) != fcm["sig"]?.stringValue)
+        let apnsFields = try HostVerifier.signedFields(apns: apns)
+        #expect(apnsFields["category"] == nil)
+        #expect(HostVerifier.signature(apnsFields, key: Fixtures.signingKey) == apns["sig"]?.stringValue)
+    }
+
     @Test("the canonical lines are sorted JSON arrays of path and value, one per leaf, joined by newlines")
     func canonicalLines() {
         let leaves = [SignedEnvelope.Leaf(["b"], "x\"\n"), .init(["aps", "alert", "title"], "T"), .init(["a"], "1")]

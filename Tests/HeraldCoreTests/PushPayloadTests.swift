@@ -181,6 +181,64 @@ func membersByKey(_ value: JSONValue?, sourceLocation: SourceLocation = #_source
         }
     }
 
+    // MARK: category
+
+    /// A push of the fixtures' partner naming category `INVITE`, with the partner's data.
+    static func categorized(_ request: PushRequest? = nil) throws -> PushContent {
+        PushContent(
+            request: try request ?? Fixtures.request(data: [("txHash", "0x1234")], category: "INVITE"),
+            partner: Fixtures.partner())
+    }
+
+    @Test("the category is aps.category on APNs, after thread-id, and a data key on FCM; never beside aps")
+    func categoryIsInApsAndInTheFCMData() throws {
+        let rendered = PushTemplate(try Self.categorized(), signer: Self.signer).render(deliveryID: Self.deliveryID)
+        let apns = try JSONParser.parse(rendered.apns)
+        var aps = try #require(apns["aps"]?.objectMembers)
+        aps.removeFirst(2)
+        #expect(
+            JSONWriter.string(.object(aps)) == #"{"thread-id":"fun.pull.gacha","category":"INVITE","sound":"default"}"#)
+        #expect(apns["category"] == nil)
+        let data = try membersByKey(try JSONParser.parse(rendered.fcm)["data"])
+        #expect(data["category"] == .string("INVITE"))
+        #expect(
+            text(rendered.fcm).hasPrefix(
+                #"{"android":{"priority":"HIGH"},"data":{"title":"[Gacha] Deposit pending","#
+                    + #""body":"Confirmations: 1/6","category":"INVITE","channel":"mini-app","#))
+        let dataBytes = data.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 1_000_000) }
+        #expect(rendered.fcmDataBytes == dataBytes)
+        // Without one, neither payload names a category.
+        let plain = PushTemplate(
+            try Self.categorized(try Fixtures.request(data: [("txHash", "0x1234")])), signer: Self.signer
+        )
+        .render(deliveryID: Self.deliveryID)
+        #expect(!text(plain.apns).contains("category") && !text(plain.fcm).contains("category"))
+        #expect(rendered.fcmDataBytes == plain.fcmDataBytes + "categoryINVITE".utf8.count)
+    }
+
+    @Test("the size check counts the category in both payloads")
+    func sizeCheckCountsTheCategory() throws {
+        var request = try Fixtures.request(deepLink: "basedapp://miniapp/fun.pull.gacha/x", category: "INVITE")
+        request.category = nil
+        request.data = [.init(key: "blob", value: "")]
+        let base = Self.apnsSize(try Self.categorized(request))
+        request.data = [.init(key: "blob", value: String(repeating: "x", count: 4096 - base))]
+        let fitting = try Self.categorized(request)
+        #expect(Self.apnsSize(fitting) == 4096)
+        try PushPayload.checkSize(PushTemplate(fitting, signer: Self.signer))
+        request.category = "INVITE"
+        let categorized = try Self.categorized(request)
+        let categoryBytes = #","category":"INVITE""#.utf8.count
+        #expect(Self.apnsSize(categorized) == 4096 + categoryBytes)
+        let error = expectHeraldError(status: 422, code: "payload_too_large", field: "data") { () throws(HeraldError) in
+            try PushPayload.checkSize(PushTemplate(categorized, signer: Self.signer))
+        }
+        #expect(error?.message.contains("\(categoryBytes) over") == true)
+        #expect(
+            PushTemplate(categorized, signer: Self.signer).fcmDataBytes
+                == PushTemplate(fitting, signer: Self.signer).fcmDataBytes + "categoryINVITE".utf8.count)
+    }
+
     @Test func optionalKeysAreLeftOutWhenAbsent() throws {
         let content = try Self.content(partner: Fixtures.partner(iconPath: nil), deepLink: nil, data: [])
         let rendered = PushTemplate(content, signer: Self.signer).render(deliveryID: Self.deliveryID)

@@ -39,9 +39,17 @@ import Testing
                     partner: Fixtures.partner(sound: .silent, allowTimeSensitive: true))
             }
         ),
+        (
+            "a push naming a category, with data",
+            {
+                PushContent(
+                    request: try Fixtures.request(data: [("txHash", "0x1")], category: "reply.quick-2_X"),
+                    partner: Fixtures.partner())
+            }
+        ),
     ]
 
-    @Test("each delivery of a template equals its whole rendering, both payloads and each alone", arguments: 0..<4)
+    @Test("each delivery of a template equals its whole rendering, both payloads and each alone", arguments: 0..<5)
     func deliveriesEqualWholeRenderings(_ index: Int) throws {
         let content = try Self.contents[index].1()
         let template = PushTemplate(content, signer: Fixtures.signer)
@@ -64,7 +72,7 @@ import Testing
 
     @Test(
         "payloads and canonical bytes written member by member are JSONWriter's compact form of the same values",
-        arguments: 0..<4)
+        arguments: 0..<5)
     func writtenAsJSONWriterWrites(_ index: Int) throws {
         let content = try Self.contents[index].1()
         let whole = PushPayload.renderWhole(content, deliveryID: Self.ids[0], signer: Fixtures.signer)

@@ -145,6 +145,24 @@ import Testing
         }
     }
 
+    /// A push's `category`: the schema's pattern is the rule every configured identifier keeps
+    /// (NotificationCategories.isValidIdentifier), and a listed one is accepted.
+    @Test func categories() throws {
+        let regex = try Self.pattern(after: "\n        category:\n          type: [string, 'null']")
+        let corpus =
+            Self.strings(around: [("INVITE", ""), ("a", "b"), ("", "")])
+            + [String(repeating: "x", count: 64), String(repeating: "x", count: 65), "reply.quick-2_X"]
+        agree(regex, corpus, maxLength: 64) { NotificationCategories.isValidIdentifier($0) }
+        for identifier in corpus where NotificationCategories.isValidIdentifier(identifier) {
+            var rules = PushRules()
+            rules.notificationCategories = try NotificationCategories(parsing: identifier)
+            let json = Self.push([("title", .string("t")), ("category", .string(identifier))])
+            #expect(
+                (try? PushRequestValidator.validate(json, miniAppID: "fun.pull.gacha", rules: rules, now: Date()))?
+                    .category == identifier)
+        }
+    }
+
     @Test func displayNames() throws {
         let regex = try Self.pattern(after: "\n    DisplayName:")
         let corpus = Self.strings(around: [("a", "b"), ("", ""), ("", "b"), ("a", "")])

@@ -82,10 +82,12 @@ enum Fixtures {
     static let signingKey: [UInt8] = Array("herald-test-signing-key-0123456789".utf8)
     static let signer = HMACSigner(keyID: "k2026", key: signingKey)
 
-    /// A validated request built from the given members on top of a minimal valid body.
+    /// A validated request built from the given members on top of a minimal valid body; a `category` is validated
+    /// against rules that list it.
     static func request(
         title: String = "Deposit pending", body: String? = "Confirmations: 1/6",
-        deepLink: String? = nil, data: [(String, String)] = [], interruptionLevel: String? = nil
+        deepLink: String? = nil, data: [(String, String)] = [], interruptionLevel: String? = nil,
+        category: String? = nil
     ) throws -> PushRequest {
         var members: [(key: String, value: JSONValue)] = [
             ("recipients", .object([("emails", .array([.string("alice@example.com")]))])),
@@ -95,7 +97,12 @@ enum Fixtures {
         if let deepLink { members.append(("deepLink", .string(deepLink))) }
         if !data.isEmpty { members.append(("data", .object(data.map { ($0.0, JSONValue.string($0.1)) }))) }
         if let interruptionLevel { members.append(("interruptionLevel", .string(interruptionLevel))) }
-        return try PushRequestValidator.validate(.object(members), miniAppID: miniAppID, rules: PushRules(), now: now)
+        var rules = PushRules()
+        if let category {
+            members.append(("category", .string(category)))
+            rules.notificationCategories = try NotificationCategories(parsing: category)
+        }
+        return try PushRequestValidator.validate(.object(members), miniAppID: miniAppID, rules: rules, now: now)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HeraldCore
 import Intake
 import Postgres
 import ServiceSupport
@@ -131,6 +132,27 @@ import Testing
                 try Self.read(["HERALD_CONSOLE_IDLE_MINUTES": bad])
             }
             #expect(error?.variable == "HERALD_CONSOLE_IDLE_MINUTES")
+        }
+    }
+
+    @Test("HERALD_NOTIFICATION_CATEGORIES: none by default, a checked list, refused naming the entry, never its text")
+    func notificationCategories() throws {
+        #expect(try Self.read([:]).rules.notificationCategories == .none)
+        #expect(try Self.read(["HERALD_NOTIFICATION_CATEGORIES": ""]).rules.notificationCategories == .none)
+        let read = try Self.read(["HERALD_NOTIFICATION_CATEGORIES": "INVITE, reply.quick,Pay_Now-2"])
+        #expect(read.rules.notificationCategories.identifiers == ["INVITE", "reply.quick", "Pay_Now-2"])
+        for (bad, problem) in [
+            ("INVITE,secret word", "entry 2 must be 1-64 of [A-Za-z0-9._-]"),
+            ("INVITE,", "entry 2 must be 1-64 of [A-Za-z0-9._-]"),
+            (String(repeating: "x", count: 65), "entry 1 must be 1-64 of [A-Za-z0-9._-]"),
+            ("INVITE,reply,INVITE", "entry 3 repeats entry 1"),
+        ] {
+            let error = #expect(throws: ConfigurationError.self, "\(bad)") {
+                try Self.read(["HERALD_NOTIFICATION_CATEGORIES": bad])
+            }
+            #expect(error?.variable == "HERALD_NOTIFICATION_CATEGORIES")
+            #expect(error?.problem == problem)
+            #expect(error?.description.contains("INVITE") == false && error?.description.contains("secret") == false)
         }
     }
 

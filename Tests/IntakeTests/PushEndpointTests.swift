@@ -139,6 +139,50 @@ struct PushEndpointTests {
         }
     }
 
+    @Test("a listed category reaches aps.category and the FCM data on every write path; another is refused")
+    func categories() throws {
+        let categorized = try IntakeHarness(configure: {
+            $0.rules.notificationCategories = try! NotificationCategories(parsing: "INVITE,reply.quick")
+        })
+        defer { categorized.stop() }
+        let partner = try categorized.makePartner()
+        let one = try categorized.makeUser(tenant: partner.tenantID, android: false)  // the group-commit path
+        let three = try categorized.makeUser(tenant: partner.tenantID, tablet: true)  // the two-round-trip path
+        for user in [one, three] {
+            let response = try categorized.push(
+                partner.key, pushBody(partner, emails: [user.email], extra: #","category":"reply.quick""#))
+            #expect(response.status == 202, "\(response.text)")
+            let requestID = try #require(response.json["requestId"]?.stringValue)
+            let rows = try DB.rows("SELECT service, payload FROM deliveries WHERE request_id = $1::uuid", [requestID])
+            #expect(rows.count == (user.id == one.id ? 1 : 3))
+            for row in rows {
+                let payload = try JSONParser.parse(try row.string(1))
+                if try row.string(0) == "apns" {
+                    #expect(payload["aps"]?["category"] == .string("reply.quick"))
+                    #expect(payload["category"] == nil)
+                } else {
+                    #expect(payload["data"]?["category"] == .string("reply.quick"))
+                }
+            }
+        }
+        let recipients = #"{"recipients":{"emails":["\#(one.email)"]},"title":"t""#
+        for (body, code, field) in [
+            (#","category":"REPLY.QUICK"}"#, "unknown_category", "category"),
+            (#","category":"accept"}"#, "unknown_category", "category"),
+            (#","category":["INVITE"]}"#, "invalid_field", "category"),
+            (#","category":"INVITE","data":{"Category":"INVITE"}}"#, "invalid_field", "data.Category"),
+        ] {
+            let before = try DB.writes(partnerID: partner.id)
+            let response = try categorized.push(partner.key, recipients + body)
+            #expect(response.status == 400, "\(body): \(response.text)")
+            #expect(response.errorCode == code && response.errorField == field, "\(body)")
+            #expect(try DB.writes(partnerID: partner.id) == before, "\(body)")
+        }
+        let refused = try categorized.push(
+            partner.key, pushBody(partner, emails: [one.email], extra: #","category":"accept""#))
+        #expect(refused.json["error"]?["message"]?.stringValue?.contains("INVITE, reply.quick") == true)
+    }
+
     @Test("time-sensitive from a partner allowed it is accepted on every write path")
     func timeSensitiveAllowed() throws {
         let partner = try intake.makePartner(extra: [("allowTimeSensitive", .bool(true))])
@@ -338,6 +382,18 @@ struct PushEndpointTests {
             field: "interruptionLevel"
         ) { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","interruptionLevel":2}"#
+        },
+        // The shared intake lists no notification category (HERALD_NOTIFICATION_CATEGORIES unset).
+        Rejection(name: "a category with none configured", status: 400, code: "unknown_category", field: "category") {
+            _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","category":"INVITE"}"#
+        },
+        Rejection(name: "a category that is not a string", status: 400, code: "invalid_field", field: "category") {
+            _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","category":7}"#
+        },
+        Rejection(name: "category in data", status: 400, code: "invalid_field", field: "data.category") { _ in
+            #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"category":"INVITE"}}"#
         },
         Rejection(name: "non-string data", status: 400, code: "invalid_field", field: "data.count") { _ in
             #"{"recipients":{"emails":["a@example.com"]},"title":"t","data":{"count":3}}"#

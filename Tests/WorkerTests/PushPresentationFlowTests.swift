@@ -4,8 +4,9 @@ import HeraldTestSupport
 import Simulator
 import Testing
 
-/// A partner push's `aps.thread-id`, `aps.sound` and `aps.interruption-level` from the admin's partner settings
-/// and the push body, through the intake, the outbox and a worker to the simulator, checked as it was received.
+/// A partner push's `aps.thread-id`, `aps.category`, `aps.sound` and `aps.interruption-level` from the admin's partner
+/// settings, the host's categories and the push body, through the intake, the outbox and a worker to the simulator,
+/// checked as it was received.
 @Suite(.requiresDatabase, .serialized)
 struct PushPresentationFlowTests {
     struct Case {
@@ -86,6 +87,59 @@ struct PushPresentationFlowTests {
                     ).body)
                 return status["status"] == .string("completed") && status["sent"] == .number(2)
             }
+        }
+    }
+
+    @Test("a push's category reaches the iPhone as aps.category and the Pixel as data.category, both signed")
+    func categoryDelivered() async throws {
+        let harness = try LiveActivityHarness(configure: {
+            $0.rules.notificationCategories = try! NotificationCategories(parsing: "INVITE,reply.quick")
+        })
+        let partner = try harness.partner()
+        let user = try harness.user()
+        try harness.workers.startWorker()
+        let response = try harness.expect(
+            harness.request(
+                "POST", "/api/partners/notifications/push", token: partner.apiKey,
+                json: #"{"recipients":{"emails":["\#(user.email)"]},"title":"Join the raid","category":"INVITE","#
+                    + #""data":{"raidId":"r-42"}}"#),
+            [202])
+        let requestID = try #require(try JSONParser.parse(response.body)["requestId"]?.stringValue)
+        func received(_ service: SimulatorService) -> SimulatorRecord? {
+            harness.simulator.received().first { $0.service == service && $0.status == 200 }
+        }
+        try await harness.workers.waitUntil("the push on both phones") {
+            received(.apns) != nil && received(.fcm) != nil
+        }
+
+        let iphone = try #require(received(.apns))
+        var aps = try #require(iphone.aps?.objectMembers)
+        #expect(aps.prefix(2).map(\.key) == ["alert", "mutable-content"])
+        aps.removeFirst(2)
+        let expected = #"{"thread-id":"\#(partner.miniApp)","category":"INVITE","sound":"default"}"#
+        #expect(JSONWriter.string(.object(aps)) == expected)
+        #expect(iphone.payload?["category"] == nil)
+        let apns = try #require(iphone.payload)
+        let pixel = try #require(received(.fcm))
+        let data = try #require(pixel.payload?["message"]?["data"])
+        #expect(data["category"] == .string("INVITE"))
+        #expect(data["raidId"] == .string("r-42"))
+
+        // The Python reference verifier (scripts/verify_envelope.py) accepts both as received, and refuses them
+        // once the category is changed.
+        let now = Int(Date().timeIntervalSince1970)
+        for (name, payload, path) in [("apns", apns, ["aps", "category"]), ("fcm", data, ["category"])] {
+            let genuine = try EnvelopeVerificationTests.verify(payload, user: user.id, now: now)
+            #expect(genuine.status == 0 && genuine.output == "v1 ok\nv2 ok\n", "\(name): \(genuine.output)")
+            let changed = EnvelopeVerificationTests.edited(payload, path, .string("reply.quick"))
+            let forged = try EnvelopeVerificationTests.verify(changed, user: user.id, now: now)
+            #expect(forged.status == 1 && forged.output.contains("v2 bad signature"), "\(name): \(forged.output)")
+        }
+
+        try await harness.workers.waitUntil("request \(requestID) completed") {
+            let status = try JSONParser.parse(
+                try harness.request("GET", "/api/partners/notifications/push/\(requestID)", token: partner.apiKey).body)
+            return status["status"] == .string("completed") && status["sent"] == .number(2)
         }
     }
 }
