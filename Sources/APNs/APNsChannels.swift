@@ -32,7 +32,7 @@ public enum APNsChannelResult: Sendable, Equatable {
 
 /// Broadcast channels over APNs for the app `APNsConfiguration.topic`, in one environment: creates and deletes
 /// channels on the channel management host (its own port), and sends broadcasts over the APNs client's connections
-/// to that environment. The provider token is the client's.
+/// to that environment. The provider token is the client's for that environment.
 ///
 /// Thread-safe; completions run on the transports' threads: keep them short.
 public final class APNsChannels: Sendable {
@@ -112,13 +112,17 @@ public final class APNsChannels: Sendable {
 
     private var channelsPath: String { "/1/apps/" + client.configuration.topic + "/channels" }
 
+    /// One call; a 2xx answer is `success`'s (by default `done` with the `apns-channel-id` a create answers).
     private func call(
         _ transport: any APNsTransport, method: String, path: String, headers: [HTTP2Header],
-        body: [UInt8], completion: @escaping @Sendable (APNsChannelResult) -> Void
+        body: [UInt8], completion: @escaping @Sendable (APNsChannelResult) -> Void,
+        success: @escaping @Sendable (HTTP2Response) -> APNsChannelResult = {
+            .done(channelID: $0.header("apns-channel-id"))
+        }
     ) {
         let jwt: String, authorization: String
         do throws(CryptoError) {
-            (jwt, authorization) = try client.providerToken.currentWithAuthorization()
+            (jwt, authorization) = try client.providerToken(for: environment).currentWithAuthorization()
         } catch {
             return completion(.retry(reason: "provider_token_\(error.code)", retryAfter: nil))
         }
@@ -128,12 +132,13 @@ public final class APNsChannels: Sendable {
                 HTTP2Header("authorization", authorization),
                 HTTP2Header("apns-request-id", UUID().uuidString.lowercased(), neverIndexed: true),
             ] + headers
-        transport.send(HTTP2Request(method: method, path: path, headers: all, body: body)) { [client] result in
+        transport.send(HTTP2Request(method: method, path: path, headers: all, body: body)) {
+            [client, environment] result in
             switch result {
             case .failure(let error):
                 completion(APNsChannelResult.classify(APNsResponseClassifier.classify(error)))
             case .success(let response) where (200..<300).contains(response.status):
-                completion(.done(channelID: response.header("apns-channel-id")))
+                completion(success(response))
             case .success(let response) where response.status == 404 && method == "DELETE":
                 completion(.unknownChannel(reason: "http_404"))
             case .success(let response):
@@ -142,7 +147,7 @@ public final class APNsChannels: Sendable {
                     completion(APNsChannelResult.classify(result))
                 case .renewProviderToken(let reason):
                     // The next call signs a new token (unless another request renewed it already).
-                    _ = client.providerToken.invalidate(seen: jwt)
+                    _ = client.providerToken(for: environment).invalidate(seen: jwt)
                     completion(.retry(reason: reason.rawValue, retryAfter: nil))
                 }
             }

@@ -4,7 +4,8 @@ import HeraldCore
 // (WorkerServiceConfigurations.swift).
 extension Settings {
     static let worker: [Setting] = [
-        apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic, apnsURL, apnsSandboxURL, fcmCredentialsFile, fcmURL,
+        apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic, apnsURL, apnsSandboxURL,
+        apnsSandboxKeyFile, apnsSandboxKeyID, apnsProductionKeyFile, apnsProductionKeyID, fcmCredentialsFile, fcmURL,
         upstreamConnections, upstreamTimeout,
         batchSize, workerMaxInFlight, workerMaxBulkInFlight, leaseSeconds, pollInterval, claimSpacing,
         userMaxPushesPerHour, completionInterval, statementTimeout,
@@ -40,6 +41,28 @@ extension Settings {
     public static let apnsSandboxURL = Setting(
         "HERALD_APNS_SANDBOX_URL", .upstreams, readers: [.worker], default: .text("https://api.sandbox.push.apple.com"),
         format: "`http(s)://host[:port]`", summary: "APNs for devices registered as `sandbox`.")
+    public static let apnsSandboxKeyFile = Setting(
+        "HERALD_APNS_SANDBOX_KEY_FILE", .upstreams, readers: [.worker], default: .unset,
+        format: "path of a `.p8` file",
+        summary: """
+            A token-auth key for the sandbox only (Apple issues keys scoped to one environment): sandbox requests \
+            are signed with it instead of `HERALD_APNS_KEY_FILE`, which stays the key of the other environment.
+            """)
+    public static let apnsSandboxKeyID = Setting(
+        "HERALD_APNS_SANDBOX_KEY_ID", .upstreams, readers: [.worker],
+        default: .requiredWith("HERALD_APNS_SANDBOX_KEY_FILE"), format: "10 characters",
+        summary: "The sandbox key's id; set without its key file it is an error.")
+    public static let apnsProductionKeyFile = Setting(
+        "HERALD_APNS_PRODUCTION_KEY_FILE", .upstreams, readers: [.worker], default: .unset,
+        format: "path of a `.p8` file",
+        summary: """
+            A token-auth key for production only: production requests are signed with it instead of \
+            `HERALD_APNS_KEY_FILE`.
+            """)
+    public static let apnsProductionKeyID = Setting(
+        "HERALD_APNS_PRODUCTION_KEY_ID", .upstreams, readers: [.worker],
+        default: .requiredWith("HERALD_APNS_PRODUCTION_KEY_FILE"), format: "10 characters",
+        summary: "The production key's id; set without its key file it is an error.")
     public static let fcmCredentialsFile = Setting(
         "HERALD_FCM_CREDENTIALS_FILE", .upstreams, readers: [.worker], default: .unset,
         format: "path of a JSON file",

@@ -75,7 +75,7 @@ public final class WorkerMetrics: Sendable {
         /// By `Total.rawValue`: an increment is an index, no hashing.
         var totals = [Int](repeating: 0, count: Total.allCases.count)
         /// The paused upstreams and why.
-        var paused: [PushService: String] = [:]
+        var paused: [PauseScope: String] = [:]
         var setupFaults: [PushService: Int] = [:]
         var suspects: [PushService: Int] = [:]
         /// Webhook attempts by outcome (`delivered`, `retried`, `failed`), their duration, and those in flight.
@@ -147,7 +147,7 @@ public final class WorkerMetrics: Sendable {
             if listed { state.totals[Total.listedClaims.rawValue] += 1 }
         }
     }
-    func setPaused(_ reasons: [PushService: String]) { state.withLock { $0.paused = reasons } }
+    func setPaused(_ reasons: [PauseScope: String]) { state.withLock { $0.paused = reasons } }
     func addSetupFault(_ service: PushService) { state.withLock { $0.setupFaults[service, default: 0] += 1 } }
     func addSuspect(_ service: PushService) { state.withLock { $0.suspects[service, default: 0] += 1 } }
     func setWebhooksInFlight(_ value: Int) { state.withLock { $0.webhooksInFlight = value } }
@@ -242,19 +242,23 @@ public final class WorkerMetrics: Sendable {
         out.family(
             "herald_worker_upstream_paused", .gauge,
             help: "1 while the upstream is paused: it refused Herald's credentials or configuration.")
-        for service in PushService.allCases {
+        // Each upstream paused whole, and each APNs environment paused alone (`apns-sandbox`).
+        let scopes =
+            PushService.allCases.map { PauseScope($0) }
+            + ["production", "sandbox"].map { PauseScope(.apns, environment: $0) }
+        for scope in scopes {
             out.sample(
-                "herald_worker_upstream_paused", labels: "upstream=\"\(service.rawValue)\"",
-                snapshot.paused[service] == nil ? 0 : 1)
+                "herald_worker_upstream_paused", labels: "upstream=\"\(scope.name)\"",
+                snapshot.paused[scope] == nil ? 0 : 1)
         }
         out.family(
             "herald_worker_upstream_pause_reason", .gauge,
             help: "1 for each paused upstream, labelled with why "
                 + "(the upstream's reason, or token_storm_<reason>).")
-        for (service, reason) in snapshot.paused.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+        for (scope, reason) in snapshot.paused.sorted(by: { $0.key.name < $1.key.name }) {
             out.sample(
                 "herald_worker_upstream_pause_reason",
-                labels: "upstream=\"\(service.rawValue)\",reason=\"\(Self.labelValue(reason))\"", 1)
+                labels: "upstream=\"\(scope.name)\",reason=\"\(Self.labelValue(reason))\"", 1)
         }
         let perUpstream: [(String, String, [PushService: Int])] = [
             (
