@@ -8,6 +8,8 @@ import HeraldCrypto
 public enum APNsChannelResult: Sendable, Equatable {
     /// 2xx; a create's answer carries the new channel's `apns-channel-id`.
     case done(channelID: String?)
+    /// 2xx to a list: the ids of every channel the app has in the environment.
+    case listed(channelIDs: [String])
     /// 400 ChannelNotRegistered (or 404 on a delete): APNs does not know the channel (deleted, expired, another app's).
     case unknownChannel(reason: String)
     /// Refused for good for this request (every other 4xx but 403 and 429).
@@ -83,6 +85,21 @@ public final class APNsChannels: Sendable {
         call(
             management, method: "DELETE", path: channelsPath, headers: [HTTP2Header("apns-channel-id", channelID)],
             body: [], completion: completion)
+    }
+
+    /// Lists every channel the app has in this environment, Herald's or not (`GET /1/apps/{bundleId}/all-channels`,
+    /// answered `{"channels":[ids]}`): `listed`, or a failure as for any call. A body of another shape is a retry.
+    public func list(completion: @escaping @Sendable (APNsChannelResult) -> Void) {
+        call(
+            management, method: "GET", path: "/1/apps/" + client.configuration.topic + "/all-channels", headers: [],
+            body: [], completion: completion
+        ) { response in
+            let members = (try? JSONParser.parse(response.body))?["channels"]?.arrayValue
+            guard let ids = members?.compactMap(\.stringValue), ids.count == members?.count else {
+                return .retry(reason: "malformed_channel_list", retryAfter: nil)
+            }
+            return .listed(channelIDs: ids)
+        }
     }
 
     /// Sends one `liveactivity` broadcast to every phone following `channelID`. `expiration` (UNIX seconds) is how

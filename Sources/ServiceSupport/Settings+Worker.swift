@@ -15,6 +15,7 @@ extension Settings {
         liveActivityStartConfirmSeconds, queueGaugeInterval, heartbeatInterval, version, drainSeconds,
         webhooksEnabled, webhookMaxInFlight, webhookConcurrencyPerPartner, webhookPoll,
         channelsEnabled, apnsChannelEnvironment, apnsChannelURL, channelMaxInFlight, channelPoll,
+        channelSweepEnabled, channelSweepInterval, channelSweepMaxDeletes,
     ]
 
     // MARK: APNs and FCM
@@ -298,4 +299,23 @@ extension Settings {
             How often the channel sender looks for due channels when no notification woke it: channels reaching \
             their TTL are found on this beat, and every change with `HERALD_WORKER_LISTEN=0`.
             """)
+
+    public static let channelSweepEnabled = Setting(
+        "HERALD_CHANNEL_SWEEP_ENABLED", .channels, readers: [.worker], default: .flag(true), format: "`0` or `1`",
+        summary: """
+            The channel sweep: list the app's channels at APNs (`all-channels`) and delete those Herald has no \
+            channel for (a create whose answer was lost), so none counts against Apple's 10,000 unseen. `0` when \
+            something besides Herald makes channels for the app in `HERALD_APNS_CHANNEL_ENVIRONMENT`.
+            """)
+    public static let channelSweepInterval = Setting(
+        "HERALD_CHANNEL_SWEEP_SECONDS", .channels, readers: [.worker], default: .integer(3_600), range: 10...86_400,
+        unit: .seconds,
+        summary: """
+            How often the channel sweep lists the app's channels; a create whose outcome is unknown (a timeout, a \
+            lost connection) starts one at once. A channel unknown to Herald is deleted when a later sweep, at \
+            least two channel leases after, still finds it unknown (a create in flight is recorded by then).
+            """)
+    public static let channelSweepMaxDeletes = Setting(
+        "HERALD_CHANNEL_SWEEP_MAX_DELETES", .channels, readers: [.worker], default: .integer(100), range: 1...10_000,
+        summary: "Unknown channels one sweep deletes at most; the next sweep comes sooner while more are left.")
 }

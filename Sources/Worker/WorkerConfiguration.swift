@@ -166,6 +166,7 @@ public struct WorkerConfiguration: Sendable {
         configuration.channels.leaseSeconds = max(
             configuration.channels.leaseSeconds,
             Int(configuration.longestRequest / .seconds(1) * 2) + 1)
+        configuration.channels.sweep.confirmation = .seconds(configuration.channels.leaseSeconds * 2)
         configuration.databasePreparedStatements = try reader.flag(Settings.databasePrepared)
         configuration.logLevel = try reader.logLevel(default: configuration.logLevel)
         configuration.version = reader.optional(Settings.version) ?? configuration.version

@@ -126,11 +126,33 @@ import Worker
             ("HERALD_APNS_CHANNEL_URL", "https://host/path"),
             ("HERALD_APNS_CHANNEL_URL", "ftp://host"),
             ("HERALD_CHANNEL_MAX_IN_FLIGHT", "0"), ("HERALD_CHANNEL_POLL_MS", "5"),
+            ("HERALD_CHANNEL_SWEEP_ENABLED", "yes"), ("HERALD_CHANNEL_SWEEP_SECONDS", "5"),
+            ("HERALD_CHANNEL_SWEEP_SECONDS", "86401"), ("HERALD_CHANNEL_SWEEP_MAX_DELETES", "0"),
         ] {
             var bad = base
             bad[variable] = value
             #expect(problem(bad) == variable, "\(variable)=\(value)")
         }
+    }
+
+    @Test func theChannelSweepIsReadAndWaitsTwoLeasesBeforeDeleting() throws {
+        let defaults = try WorkerConfiguration.fromEnvironment(base)
+        #expect(defaults.channels.sweep.enabled)
+        #expect(defaults.channels.sweep.interval == .seconds(3_600))
+        #expect(defaults.channels.sweep.maxDeletes == 100)
+        #expect(defaults.channels.sweep.confirmation == .seconds(defaults.channels.leaseSeconds * 2))
+        var environment = base
+        environment["HERALD_CHANNEL_SWEEP_ENABLED"] = "0"
+        environment["HERALD_CHANNEL_SWEEP_SECONDS"] = "600"
+        environment["HERALD_CHANNEL_SWEEP_MAX_DELETES"] = "20"
+        environment["HERALD_UPSTREAM_TIMEOUT_MS"] = "20000"
+        let read = try WorkerConfiguration.fromEnvironment(environment)
+        #expect(!read.channels.sweep.enabled)
+        #expect(read.channels.sweep.interval == .seconds(600))
+        #expect(read.channels.sweep.maxDeletes == 20)
+        // A longer request makes a longer channel lease, and the sweep waits two of them.
+        #expect(read.channels.leaseSeconds == 41)
+        #expect(read.channels.sweep.confirmation == .seconds(82))
     }
 
     @Test func anEnvironmentsOwnKeyOverridesTheSharedOneForThatEnvironmentAlone() throws {
