@@ -61,4 +61,22 @@ struct ChannelSweepTests {
         #expect(metrics.contains("herald_worker_channels_at_apns 1"))
         #expect(metrics.contains("herald_worker_channels_unknown 0"))
     }
+
+    @Test("a channel found unknown once is kept until a sweep a confirmation later finds it again")
+    func aChannelSeenUnknownOnceIsNotDeleted() async throws {
+        let harness = try LiveActivityHarness()
+        let orphan = try await createBehindHeraldsBack(harness)
+        // A create in flight looks like this at the first sweep: its record has not landed yet.
+        let worker = try harness.workers.startWorker {
+            $0.channels.sweep.enabled = true
+            $0.channels.sweep.confirmation = .seconds(3_600)
+        }
+        try await harness.workers.waitUntil("the first sweep") { worker.metrics.channelSweeps("done") >= 1 }
+        #expect(harness.simulator.channels().map(\.id) == [orphan])
+        #expect(worker.metrics.channelOrphansDeleted == 0)
+        #expect(harness.simulator.received().filter { $0.kind == .channelDelete }.isEmpty)
+        let metrics = worker.metrics.render()
+        #expect(metrics.contains("herald_worker_channels_unknown 1"))
+        #expect(metrics.contains(#"herald_worker_channel_sweeps_total{outcome="done"} 1"#))
+    }
 }
