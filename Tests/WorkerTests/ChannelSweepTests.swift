@@ -79,4 +79,26 @@ struct ChannelSweepTests {
         #expect(metrics.contains("herald_worker_channels_unknown 1"))
         #expect(metrics.contains(#"herald_worker_channel_sweeps_total{outcome="done"} 1"#))
     }
+
+    @Test("a create that got no answer starts a sweep at once, not at the next interval")
+    func aCreateWithoutAnAnswerSweepsAtOnce() async throws {
+        let harness = try LiveActivityHarness()
+        let partner = try harness.partner(displayName: "Drops")
+        // Nothing listens there: every channel call fails without an answer (connect_failed).
+        let worker = try harness.workers.startWorker {
+            $0.channels.managementURL = "https://127.0.0.1:1"
+            $0.channels.sweep.enabled = true
+            $0.channels.sweep.interval = .seconds(3_600)
+            $0.channels.sweep.confirmation = .seconds(3_600)
+        }
+        try await harness.workers.waitUntil("the start's sweep") { worker.metrics.channelSweeps("failed") == 1 }
+        _ = try harness.expect(
+            harness.request(
+                "POST", "/api/partners/live-activities/channels", token: partner.apiKey,
+                json: LiveChannelTests.openBody, headers: [("Idempotency-Key", "sweep-2")]), [201])
+        try await harness.workers.waitUntil("the create retried") {
+            worker.metrics.channelCalls("create", outcome: "retry") >= 1
+        }
+        try await harness.workers.waitUntil("a sweep after it") { worker.metrics.channelSweeps("failed") >= 2 }
+    }
 }
