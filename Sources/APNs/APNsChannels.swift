@@ -8,6 +8,8 @@ import HeraldCrypto
 public enum APNsChannelResult: Sendable, Equatable {
     /// 2xx; a create's answer carries the new channel's `apns-channel-id`.
     case done(channelID: String?)
+    /// 2xx to a list: the ids of every channel the app has in the environment.
+    case listed(channelIDs: [String])
     /// 400 ChannelNotRegistered (or 404 on a delete): APNs does not know the channel (deleted, expired, another app's).
     case unknownChannel(reason: String)
     /// Refused for good for this request (every other 4xx but 403 and 429).
@@ -32,7 +34,7 @@ public enum APNsChannelResult: Sendable, Equatable {
 
 /// Broadcast channels over APNs for the app `APNsConfiguration.topic`, in one environment: creates and deletes
 /// channels on the channel management host (its own port), and sends broadcasts over the APNs client's connections
-/// to that environment. The provider token is the client's.
+/// to that environment. The provider token is the client's for that environment.
 ///
 /// Thread-safe; completions run on the transports' threads: keep them short.
 public final class APNsChannels: Sendable {
@@ -85,6 +87,21 @@ public final class APNsChannels: Sendable {
             body: [], completion: completion)
     }
 
+    /// Lists every channel the app has in this environment, Herald's or not (`GET /1/apps/{bundleId}/all-channels`,
+    /// answered `{"channels":[ids]}`): `listed`, or a failure as for any call. A body of another shape is a retry.
+    public func list(completion: @escaping @Sendable (APNsChannelResult) -> Void) {
+        call(
+            management, method: "GET", path: "/1/apps/" + client.configuration.topic + "/all-channels", headers: [],
+            body: [], completion: completion
+        ) { response in
+            let members = (try? JSONParser.parse(response.body))?["channels"]?.arrayValue
+            guard let ids = members?.compactMap(\.stringValue), ids.count == members?.count else {
+                return .retry(reason: "malformed_channel_list", retryAfter: nil)
+            }
+            return .listed(channelIDs: ids)
+        }
+    }
+
     /// Sends one `liveactivity` broadcast to every phone following `channelID`. `expiration` (UNIX seconds) is how
     /// long APNs may keep it for a phone that is offline; nil sends none (0 to APNs).
     public func broadcast(
@@ -112,13 +129,17 @@ public final class APNsChannels: Sendable {
 
     private var channelsPath: String { "/1/apps/" + client.configuration.topic + "/channels" }
 
+    /// One call; a 2xx answer is `success`'s (by default `done` with the `apns-channel-id` a create answers).
     private func call(
         _ transport: any APNsTransport, method: String, path: String, headers: [HTTP2Header],
-        body: [UInt8], completion: @escaping @Sendable (APNsChannelResult) -> Void
+        body: [UInt8], completion: @escaping @Sendable (APNsChannelResult) -> Void,
+        success: @escaping @Sendable (HTTP2Response) -> APNsChannelResult = {
+            .done(channelID: $0.header("apns-channel-id"))
+        }
     ) {
         let jwt: String, authorization: String
         do throws(CryptoError) {
-            (jwt, authorization) = try client.providerToken.currentWithAuthorization()
+            (jwt, authorization) = try client.providerToken(for: environment).currentWithAuthorization()
         } catch {
             return completion(.retry(reason: "provider_token_\(error.code)", retryAfter: nil))
         }
@@ -128,12 +149,13 @@ public final class APNsChannels: Sendable {
                 HTTP2Header("authorization", authorization),
                 HTTP2Header("apns-request-id", UUID().uuidString.lowercased(), neverIndexed: true),
             ] + headers
-        transport.send(HTTP2Request(method: method, path: path, headers: all, body: body)) { [client] result in
+        transport.send(HTTP2Request(method: method, path: path, headers: all, body: body)) {
+            [client, environment] result in
             switch result {
             case .failure(let error):
                 completion(APNsChannelResult.classify(APNsResponseClassifier.classify(error)))
             case .success(let response) where (200..<300).contains(response.status):
-                completion(.done(channelID: response.header("apns-channel-id")))
+                completion(success(response))
             case .success(let response) where response.status == 404 && method == "DELETE":
                 completion(.unknownChannel(reason: "http_404"))
             case .success(let response):
@@ -142,7 +164,7 @@ public final class APNsChannels: Sendable {
                     completion(APNsChannelResult.classify(result))
                 case .renewProviderToken(let reason):
                     // The next call signs a new token (unless another request renewed it already).
-                    _ = client.providerToken.invalidate(seen: jwt)
+                    _ = client.providerToken(for: environment).invalidate(seen: jwt)
                     completion(.retry(reason: reason.rawValue, retryAfter: nil))
                 }
             }

@@ -9,8 +9,9 @@ import Synchronization
 ///
 /// One `HTTP2Client` per environment (production, sandbox), made on first use (production's by `connect()`), with
 /// `connectionsPerEnvironment` long-lived connections; a new connection carries one stream until
-/// an answer on it proves the provider token was accepted (APNs' rule for token auth: any status but 403). The
-/// provider token is shared by both environments and renewed as `APNsProviderToken` describes. On 403
+/// an answer on it proves the provider token was accepted (APNs' rule for token auth: any status but 403). Each
+/// environment signs with its key (`APNsConfiguration.key(for:)`): one provider token per key, shared by the
+/// environments that share the key, each renewed as `APNsProviderToken` describes. On 403
 /// ExpiredProviderToken or InvalidProviderToken the client renews the token (when it is old enough to be
 /// replaced), recycles that environment's connections and resends once; a second refusal is a setup fault.
 ///
@@ -20,8 +21,10 @@ public final class APNsClient: Sendable {
     public typealias TransportFactory = @Sendable (HTTP2ClientConfiguration) throws(HTTP2Error) -> any APNsTransport
 
     public let configuration: APNsConfiguration
-    /// The provider token manager (exposed for metrics: `issuedCount`).
-    public let providerToken: APNsProviderToken
+    /// Each environment's provider token manager; environments with the same key hold the same one.
+    private let providerTokens: [APNsEnvironment: APNsProviderToken]
+    /// One provider token manager per key.
+    private let keyTokens: [APNsProviderToken]
     private let clock: any HeraldClock
     private let makeTransport: TransportFactory
     private let transports = Mutex<[APNsEnvironment: any APNsTransport]>([:])
@@ -44,27 +47,53 @@ public final class APNsClient: Sendable {
         transportFactory: @escaping TransportFactory
     ) throws(APNsConfigurationError) {
         try configuration.validate()
-        let pem: String
-        do {
-            pem = try String(contentsOfFile: configuration.keyFile, encoding: .utf8)
-        } catch {
-            throw APNsConfigurationError(.keyFile, .unreadable, "cannot be read")
-        }
-        let key: ES256SigningKey
-        do {
-            key = try ES256SigningKey(pem: pem)
-        } catch {
-            throw APNsConfigurationError(.keyFile, .invalidKey, "is not a PKCS#8 EC P-256 private key (\(error.code))")
-        }
         if let caFile = configuration.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw APNsConfigurationError(.caFile, .unreadable, "cannot be read")
+        }
+        var tokens: [APNsKey: APNsProviderToken] = [:]
+        var byEnvironment: [APNsEnvironment: APNsProviderToken] = [:]
+        for environment in [APNsEnvironment.production, .sandbox] {
+            let key = configuration.key(for: environment)
+            if let shared = tokens[key] {
+                byEnvironment[environment] = shared
+                continue
+            }
+            let fileSetting: APNsSetting =
+                key == configuration.sandboxKey
+                ? .sandboxKeyFile : key == configuration.productionKey ? .productionKeyFile : .keyFile
+            let token = APNsProviderToken(
+                signingKey: try Self.signingKey(key.file, setting: fileSetting), keyID: key.id,
+                teamID: configuration.teamID, clock: clock)
+            tokens[key] = token
+            byEnvironment[environment] = token
         }
         self.configuration = configuration
         self.clock = clock
         self.makeTransport = transportFactory
-        self.providerToken = APNsProviderToken(
-            signingKey: key, keyID: configuration.keyID,
-            teamID: configuration.teamID, clock: clock)
+        self.providerTokens = byEnvironment
+        self.keyTokens = Array(tokens.values)
+    }
+
+    /// Reads and parses one `.p8` file; errors name `setting` and never quote the file.
+    private static func signingKey(_ file: String, setting: APNsSetting) throws(APNsConfigurationError)
+        -> ES256SigningKey
+    {
+        let pem: String
+        do {
+            pem = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw APNsConfigurationError(setting, .unreadable, "cannot be read")
+        }
+        do {
+            return try ES256SigningKey(pem: pem)
+        } catch {
+            throw APNsConfigurationError(setting, .invalidKey, "is not a PKCS#8 EC P-256 private key (\(error.code))")
+        }
+    }
+
+    /// The provider token `environment`'s requests carry (channel management and broadcasts use it too).
+    public func providerToken(for environment: APNsEnvironment) -> APNsProviderToken {
+        providerTokens[environment]!
     }
 
     /// Sends `notification` and reports what came of it. Never throws: every problem is a result
@@ -96,8 +125,8 @@ public final class APNsClient: Sendable {
         for transport in all { transport.shutdown() }
     }
 
-    /// Provider tokens signed so far.
-    public var providerTokensIssued: Int { providerToken.issuedCount }
+    /// Provider tokens signed so far, over every key.
+    public var providerTokensIssued: Int { keyTokens.reduce(0) { $0 + $1.issuedCount } }
 
     /// Times an environment's connections were recycled after ExpiredProviderToken or InvalidProviderToken.
     public var connectionRecycles: Int { recycles.load(ordering: .relaxed) }
@@ -129,7 +158,7 @@ public final class APNsClient: Sendable {
             return completion(APNsResponseClassifier.classify(error))
         }
         do throws(CryptoError) {
-            (jwt, authorization) = try providerToken.currentWithAuthorization()
+            (jwt, authorization) = try providerToken(for: notification.environment).currentWithAuthorization()
         } catch {
             return completion(.retry(reason: "provider_token_\(error.code)", retryAfter: nil))
         }
@@ -161,6 +190,7 @@ public final class APNsClient: Sendable {
         completion: @escaping @Sendable (DeliveryResult) -> Void
     ) {
         guard !renewed else { return completion(APNsResponseClassifier.providerTokenRefused(reason)) }
+        let providerToken = providerToken(for: notification.environment)
         if providerToken.invalidate(seen: seen) {
             recycles.add(1, ordering: .relaxed)
             transport.recycleConnections()

@@ -3,6 +3,10 @@ import HTTP2
 /// Everything the APNs client needs: where APNs is, the token-auth key and ids, and how many
 /// connections to keep. Every value but the four credentials has a default.
 ///
+/// `keyFile` and `keyID` sign the requests of both environments unless `sandboxKey` or `productionKey` overrides
+/// them for that environment alone: Apple issues keys scoped to one environment, and answers a token signed with a
+/// key of the other 403 BadEnvironmentKeyIdInToken.
+///
 /// The worker fills it from `HERALD_APNS_*` and maps
 /// `APNsConfigurationError.setting` back to the variable's name.
 public struct APNsConfiguration: Sendable {
@@ -14,6 +18,10 @@ public struct APNsConfiguration: Sendable {
     public var keyFile: String
     /// The key's 10-character id (JWT `kid`).
     public var keyID: String
+    /// The key of the sandbox alone, in place of `keyFile`/`keyID` (HERALD_APNS_SANDBOX_KEY_FILE).
+    public var sandboxKey: APNsKey?
+    /// The key of production alone (HERALD_APNS_PRODUCTION_KEY_FILE).
+    public var productionKey: APNsKey?
     /// The 10-character team id (JWT `iss`).
     public var teamID: String
     /// The app's bundle id: `apns-topic` (Live Activities append `.push-type.liveactivity`).
@@ -49,6 +57,12 @@ public struct APNsConfiguration: Sendable {
         self.connectTimeout = connectTimeout
     }
 
+    /// The key that signs `environment`'s requests: its own, else the shared one.
+    public func key(for environment: APNsEnvironment) -> APNsKey {
+        let own = environment == .sandbox ? sandboxKey : productionKey
+        return own ?? APNsKey(file: keyFile, id: keyID)
+    }
+
     /// The base URL of an environment.
     public func url(for environment: APNsEnvironment) -> String {
         switch environment {
@@ -63,6 +77,8 @@ public struct APNsConfiguration: Sendable {
         try Self.checkURL(sandboxURL, .sandboxURL)
         guard !keyFile.isEmpty else { throw APNsConfigurationError(.keyFile, .missing, "is required") }
         try Self.checkIdentifier(keyID, .keyID)
+        if let sandboxKey { try sandboxKey.validate(file: .sandboxKeyFile, id: .sandboxKeyID) }
+        if let productionKey { try productionKey.validate(file: .productionKeyFile, id: .productionKeyID) }
         try Self.checkIdentifier(teamID, .teamID)
         guard !topic.isEmpty else { throw APNsConfigurationError(.topic, .missing, "is required") }
         guard topic.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
@@ -105,5 +121,22 @@ public struct APNsConfiguration: Sendable {
         guard value.utf8.count == 10, alphanumeric else {
             throw APNsConfigurationError(setting, .invalid, "must be 10 letters or digits")
         }
+    }
+}
+
+/// A token-auth key: its `.p8` file (PKCS#8 PEM, EC P-256) and its 10-character id (JWT `kid`).
+public struct APNsKey: Sendable, Hashable {
+    public var file: String
+    public var id: String
+
+    public init(file: String, id: String) {
+        self.file = file
+        self.id = id
+    }
+
+    /// The file is named and the id has Apple's shape; `file` and `id` are the settings errors name.
+    func validate(file fileSetting: APNsSetting, id idSetting: APNsSetting) throws(APNsConfigurationError) {
+        guard !file.isEmpty else { throw APNsConfigurationError(fileSetting, .missing, "is required") }
+        try APNsConfiguration.checkIdentifier(id, idSetting)
     }
 }

@@ -10,6 +10,10 @@ public enum APNsSetting: String, ClientSetting {
     case sandboxURL
     case keyFile
     case keyID
+    case sandboxKeyFile
+    case sandboxKeyID
+    case productionKeyFile
+    case productionKeyID
     case teamID
     case topic
     case caFile

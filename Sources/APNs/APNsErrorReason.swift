@@ -8,6 +8,8 @@ public enum APNsErrorReason: Sendable, Hashable, RawRepresentable, CustomStringC
     // 403
     case badCertificate, badCertificateEnvironment, expiredProviderToken, forbidden
     case invalidProviderToken, missingProviderToken, unrelatedKeyIDInToken
+    /// The token was signed with a key Apple scoped to the other environment (sandbox or production).
+    case badEnvironmentKeyIDInToken
     // 404, 405
     case badPath, methodNotAllowed
     // 410
@@ -27,7 +29,7 @@ public enum APNsErrorReason: Sendable, Hashable, RawRepresentable, CustomStringC
         .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
         .missingTopic, .payloadEmpty, .topicDisallowed,
         .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
-        .invalidProviderToken, .missingProviderToken, .unrelatedKeyIDInToken,
+        .invalidProviderToken, .missingProviderToken, .unrelatedKeyIDInToken, .badEnvironmentKeyIDInToken,
         .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
         .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown,
     ]
@@ -65,6 +67,7 @@ public enum APNsErrorReason: Sendable, Hashable, RawRepresentable, CustomStringC
         case .invalidProviderToken: return "InvalidProviderToken"
         case .missingProviderToken: return "MissingProviderToken"
         case .unrelatedKeyIDInToken: return "UnrelatedKeyIdInToken"
+        case .badEnvironmentKeyIDInToken: return "BadEnvironmentKeyIdInToken"
         case .badPath: return "BadPath"
         case .methodNotAllowed: return "MethodNotAllowed"
         case .expiredToken: return "ExpiredToken"

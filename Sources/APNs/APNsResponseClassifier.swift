@@ -12,8 +12,9 @@ import HeraldCore
 /// - 410 (any other reason): the token is dead since APNs' `timestamp` (never later than now).
 /// - 403 ExpiredProviderToken and InvalidProviderToken: the client renews its JWT and resends once
 ///   (`renewProviderToken`); the same answer after that, or when the token is too young to renew, is a setup fault.
-/// - Every other 403 (MissingProviderToken, UnrelatedKeyIdInToken, BadCertificate, BadCertificateEnvironment,
-///   Forbidden, a reason Apple adds later): a setup fault. APNs answers 403 only about the provider's credentials,
+/// - Every other 403 (MissingProviderToken, UnrelatedKeyIdInToken, BadEnvironmentKeyIdInToken, BadCertificate,
+///   BadCertificateEnvironment, Forbidden, a reason Apple adds later): a setup fault; BadEnvironmentKeyIdInToken
+///   is one of that environment alone (`environmentReasons`). APNs answers 403 only about the provider's credentials,
 ///   never about one notification, so no delivery is failed for it.
 /// - 400 MissingTopic, BadTopic, TopicDisallowed (and BadCertificateEnvironment under any status): a setup fault,
 ///   the topic Herald was configured with is refused.
@@ -33,8 +34,13 @@ public enum APNsResponseClassifier {
     /// Reasons that blame Herald's configuration whatever the status.
     static let setupReasons: Set<APNsErrorReason> = [
         .missingTopic, .badTopic, .topicDisallowed, .badCertificate, .badCertificateEnvironment,
-        .missingProviderToken, .unrelatedKeyIDInToken, .forbidden, .invalidProviderToken, .expiredProviderToken,
+        .missingProviderToken, .unrelatedKeyIDInToken, .badEnvironmentKeyIDInToken, .forbidden,
+        .invalidProviderToken, .expiredProviderToken,
     ]
+
+    /// Setup faults of one environment alone: its key is scoped to the other (Apple issues keys for sandbox or
+    /// production only), so the other environment may still be sending (the worker pauses this one).
+    public static let environmentReasons: Set<APNsErrorReason> = [.badEnvironmentKeyIDInToken]
 
     /// The only response headers `classify` reads: the client keeps these and drops the rest
     /// (`HTTP2ClientConfiguration.responseHeaders`).

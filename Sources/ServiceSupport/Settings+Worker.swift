@@ -4,7 +4,8 @@ import HeraldCore
 // (WorkerServiceConfigurations.swift).
 extension Settings {
     static let worker: [Setting] = [
-        apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic, apnsURL, apnsSandboxURL, fcmCredentialsFile, fcmURL,
+        apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic, apnsURL, apnsSandboxURL,
+        apnsSandboxKeyFile, apnsSandboxKeyID, apnsProductionKeyFile, apnsProductionKeyID, fcmCredentialsFile, fcmURL,
         upstreamConnections, upstreamTimeout,
         batchSize, workerMaxInFlight, workerMaxBulkInFlight, leaseSeconds, pollInterval, claimSpacing,
         userMaxPushesPerHour, completionInterval, statementTimeout,
@@ -14,6 +15,7 @@ extension Settings {
         liveActivityStartConfirmSeconds, queueGaugeInterval, heartbeatInterval, version, drainSeconds,
         webhooksEnabled, webhookMaxInFlight, webhookConcurrencyPerPartner, webhookPoll,
         channelsEnabled, apnsChannelEnvironment, apnsChannelURL, channelMaxInFlight, channelPoll,
+        channelSweepEnabled, channelSweepInterval, channelSweepMaxDeletes,
     ]
 
     // MARK: APNs and FCM
@@ -40,6 +42,28 @@ extension Settings {
     public static let apnsSandboxURL = Setting(
         "HERALD_APNS_SANDBOX_URL", .upstreams, readers: [.worker], default: .text("https://api.sandbox.push.apple.com"),
         format: "`http(s)://host[:port]`", summary: "APNs for devices registered as `sandbox`.")
+    public static let apnsSandboxKeyFile = Setting(
+        "HERALD_APNS_SANDBOX_KEY_FILE", .upstreams, readers: [.worker], default: .unset,
+        format: "path of a `.p8` file",
+        summary: """
+            A token-auth key for the sandbox only (Apple issues keys scoped to one environment): sandbox requests \
+            are signed with it instead of `HERALD_APNS_KEY_FILE`, which stays the key of the other environment.
+            """)
+    public static let apnsSandboxKeyID = Setting(
+        "HERALD_APNS_SANDBOX_KEY_ID", .upstreams, readers: [.worker],
+        default: .requiredWith("HERALD_APNS_SANDBOX_KEY_FILE"), format: "10 characters",
+        summary: "The sandbox key's id; set without its key file it is an error.")
+    public static let apnsProductionKeyFile = Setting(
+        "HERALD_APNS_PRODUCTION_KEY_FILE", .upstreams, readers: [.worker], default: .unset,
+        format: "path of a `.p8` file",
+        summary: """
+            A token-auth key for production only: production requests are signed with it instead of \
+            `HERALD_APNS_KEY_FILE`.
+            """)
+    public static let apnsProductionKeyID = Setting(
+        "HERALD_APNS_PRODUCTION_KEY_ID", .upstreams, readers: [.worker],
+        default: .requiredWith("HERALD_APNS_PRODUCTION_KEY_FILE"), format: "10 characters",
+        summary: "The production key's id; set without its key file it is an error.")
     public static let fcmCredentialsFile = Setting(
         "HERALD_FCM_CREDENTIALS_FILE", .upstreams, readers: [.worker], default: .unset,
         format: "path of a JSON file",
@@ -275,4 +299,23 @@ extension Settings {
             How often the channel sender looks for due channels when no notification woke it: channels reaching \
             their TTL are found on this beat, and every change with `HERALD_WORKER_LISTEN=0`.
             """)
+
+    public static let channelSweepEnabled = Setting(
+        "HERALD_CHANNEL_SWEEP_ENABLED", .channels, readers: [.worker], default: .flag(true), format: "`0` or `1`",
+        summary: """
+            The channel sweep: list the app's channels at APNs (`all-channels`) and delete those Herald has no \
+            channel for (a create whose answer was lost), so none counts against Apple's 10,000 unseen. `0` when \
+            something besides Herald makes channels for the app in `HERALD_APNS_CHANNEL_ENVIRONMENT`.
+            """)
+    public static let channelSweepInterval = Setting(
+        "HERALD_CHANNEL_SWEEP_SECONDS", .channels, readers: [.worker], default: .integer(3_600), range: 10...86_400,
+        unit: .seconds,
+        summary: """
+            How often the channel sweep lists the app's channels; a create whose outcome is unknown (a timeout, a \
+            lost connection) starts one at once. A channel unknown to Herald is deleted when a later sweep, at \
+            least two channel leases after, still finds it unknown (a create in flight is recorded by then).
+            """)
+    public static let channelSweepMaxDeletes = Setting(
+        "HERALD_CHANNEL_SWEEP_MAX_DELETES", .channels, readers: [.worker], default: .integer(100), range: 1...10_000,
+        summary: "Unknown channels one sweep deletes at most; the next sweep comes sooner while more are left.")
 }

@@ -26,6 +26,7 @@ struct APNsRejection: Error, Sendable, Equatable {
     static let expiredProviderToken = APNsRejection(status: 403, reason: "ExpiredProviderToken")
     static let invalidProviderToken = APNsRejection(status: 403, reason: "InvalidProviderToken")
     static let missingProviderToken = APNsRejection(status: 403, reason: "MissingProviderToken")
+    static let badEnvironmentKeyIDInToken = APNsRejection(status: 403, reason: "BadEnvironmentKeyIdInToken")
     static let badPath = APNsRejection(status: 404, reason: "BadPath")
     static let methodNotAllowed = APNsRejection(status: 405, reason: "MethodNotAllowed")
     static let payloadTooLarge = APNsRejection(status: 413, reason: "PayloadTooLarge")

@@ -1,3 +1,4 @@
+import APNs
 import HeraldCore
 import HeraldCrypto
 import Synchronization
@@ -9,7 +10,8 @@ import Synchronization
 /// Rules: an ES256 JWT whose header has a 10-character `kid` and whose claims have a
 /// 10-character `iss` and a numeric `iat`, signed by the configured key (403
 /// InvalidProviderToken; `iat` more than 60 s in the future is invalid too); `iat` more than an
-/// hour old is 403 ExpiredProviderToken, also for a token accepted earlier; a connection that
+/// hour old is 403 ExpiredProviderToken, also for a token accepted earlier; a valid token whose `kid` is a key
+/// scoped to the other environment (`keyEnvironments`) is 403 BadEnvironmentKeyIdInToken; a connection that
 /// switches to a different valid token whose `iat` is less than 20 minutes after the `iat` of
 /// the token it had is answered 429 TooManyProviderTokenUpdates and keeps its old token.
 /// Measuring the 20 minutes between issue times (not arrival times) means a client that mints
@@ -25,18 +27,27 @@ final class ProviderTokenVerifier: Sendable {
     private struct ConnectionState {
         /// The whole header value of the token in force, and its `iat`.
         var accepted: (authorization: String, issuedAt: Double)?
-        /// The last token that failed verification (its failure cannot change with time).
-        var rejected: String?
+        /// The last token that failed verification, and how (its failure cannot change with time).
+        var rejected: (authorization: String, rejection: APNsRejection)?
     }
 
     private let key: ES256VerifyingKey?
     private let clock: any HeraldClock
+    /// The environment this server stands for, and the environment each scoped key id is valid in alone.
+    private let environment: APNsEnvironment
+    private let keyEnvironments: [String: APNsEnvironment]
     private let connections = Mutex<[UInt64: ConnectionState]>([:])
 
-    /// `key` nil: signatures are not checked (a sandbox without the .p8); everything else is.
-    init(key: ES256VerifyingKey?, clock: any HeraldClock) {
+    /// `key` nil: signatures are not checked (a sandbox without the .p8); everything else is. A key id missing
+    /// from `keyEnvironments` is valid in both environments (a team key).
+    init(
+        key: ES256VerifyingKey?, clock: any HeraldClock, environment: APNsEnvironment = .production,
+        keyEnvironments: [String: APNsEnvironment] = [:]
+    ) {
         self.key = key
         self.clock = clock
+        self.environment = environment
+        self.keyEnvironments = keyEnvironments
     }
 
     /// nil when the token may send; otherwise the rejection to answer with.
@@ -49,18 +60,26 @@ final class ProviderTokenVerifier: Sendable {
             if let accepted = state.accepted, accepted.authorization == authorization {
                 return .some(now - accepted.issuedAt > Self.maxAge ? .expiredProviderToken : nil)
             }
-            if state.rejected == authorization { return .some(.invalidProviderToken) }
+            if let rejected = state.rejected, rejected.authorization == authorization {
+                return .some(rejected.rejection)
+            }
             return .none
         }
         if let cached { return cached }
 
         // A new token for this connection: verify outside the lock (about 0.1 ms of ECDSA).
-        guard let issuedAt = verify(authorization) else {
+        let verified = verify(authorization)
+        var refusal: APNsRejection? = verified == nil ? .invalidProviderToken : nil
+        if let keyID = verified?.keyID, let scope = keyEnvironments[keyID], scope != environment {
+            refusal = .badEnvironmentKeyIDInToken
+        }
+        guard let issuedAt = verified?.issuedAt, refusal == nil else {
+            let rejection = refusal ?? .invalidProviderToken
             connections.withLock { table in
                 Self.makeRoom(&table)
-                table[connectionID, default: ConnectionState()].rejected = authorization
+                table[connectionID, default: ConnectionState()].rejected = (authorization, rejection)
             }
-            return .invalidProviderToken
+            return rejection
         }
         if issuedAt > now + Self.allowedClockSkew { return .invalidProviderToken }
         if now - issuedAt > Self.maxAge { return .expiredProviderToken }
@@ -76,8 +95,8 @@ final class ProviderTokenVerifier: Sendable {
         }
     }
 
-    /// The token's `iat` if it is a well-formed ES256 provider token signed by the key.
-    func verify(_ authorization: String) -> Double? {
+    /// The token's `iat` and `kid` if it is a well-formed ES256 provider token signed by the key.
+    func verify(_ authorization: String) -> (issuedAt: Double, keyID: String)? {
         guard let token = Self.bearerToken(authorization), let jwt = JSONWebToken.decode(token),
             jwt.algorithm == "ES256",
             let keyID = jwt.header["kid"]?.stringValue, keyID.utf8.count == 10,
@@ -85,7 +104,7 @@ final class ProviderTokenVerifier: Sendable {
             let issuedAt = jwt.claims["iat"]?.numberValue, issuedAt >= 0
         else { return nil }
         if let key, !key.isValidSignature(jwt.signature, for: jwt.signingInput) { return nil }
-        return issuedAt
+        return (issuedAt, keyID)
     }
 
     /// The token after `bearer ` (the scheme is case-insensitive, as in HTTP).

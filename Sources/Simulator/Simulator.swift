@@ -160,7 +160,11 @@ public final class Simulator: Sendable {
         fcmProjectID = fcmProjectIDs.first
         // A verifier per server: it remembers tokens by connection id, and connection ids are per server. Device
         // pushes and broadcasts share one: a connection's token is the connection's, whatever it sends.
-        let verifier = { ProviderTokenVerifier(key: apnsKey, clock: configuration.clock) }
+        let verifier = {
+            ProviderTokenVerifier(
+                key: apnsKey, clock: configuration.clock, environment: configuration.apnsEnvironment,
+                keyEnvironments: configuration.apnsKeyEnvironments)
+        }
         let apnsVerifier = verifier()
         let oauth = OAuthTokenEndpoint(accounts: accounts, tokens: accessTokens, identifiers: identifiers)
         tokenPaths = oauth.paths

@@ -4,12 +4,14 @@ import APNs
 ///
 /// ```
 /// herald-sim [--host H] [--port P] [--tls-cert F --tls-key F] [--apns-key-file F]
-///            [--apns-topics A,B] [--apns-environment production|sandbox] [--fcm-credentials-file F]...
+///            [--apns-topics A,B] [--apns-environment production|sandbox] [--apns-key-environment K=ENV]...
+///            [--fcm-credentials-file F]...
 ///            [--fcm-token-project P] [--channel-port P] [--channel-limit N] [--record-limit N] [--loops N]
 ///            [--latency-ms N[,JITTER]]
 /// herald-sim mint-apns-jwt --apns-key-file F --key-id K --team-id T
 /// ```
-/// Flags take their value as the next argument or after `=`; only `--fcm-credentials-file` may be repeated.
+/// Flags take their value as the next argument or after `=`; only `--fcm-credentials-file` and
+/// `--apns-key-environment` may be repeated.
 public enum SimulatorCommand: Sendable {
     /// Listen until SIGTERM or SIGINT.
     case serve(SimulatorConfiguration)
@@ -42,6 +44,10 @@ public enum SimulatorCommand: Sendable {
                                        PUT /sim/tokens/{token} {"bundleId":"A"} binds a token either way.
           --apns-environment ENV       production (default) or sandbox: the APNs host the simulator stands
                                        for; a sandbox 200 answer also carries apns-unique-id
+          --apns-key-environment K=ENV the key id K is scoped to ENV (production or sandbox), as Apple
+                                       issues keys now: a valid token signed with it under the other
+                                       environment is 403 BadEnvironmentKeyIdInToken. Repeat it for more
+                                       keys; an unlisted key id is valid in both environments.
           --fcm-credentials-file FILE  FCM service-account JSON; OAuth2 assertions are checked against it and
                                        its access tokens send for its project_id only (another project in
                                        the path is 403 PERMISSION_DENIED). Repeat it for more accounts: an
@@ -93,8 +99,8 @@ public enum SimulatorCommand: Sendable {
             allowed: [
                 "--host", "--port", "--tls-cert", "--tls-key", "--apns-key-file", "--apns-topics", "--apns-environment",
                 "--fcm-credentials-file", "--fcm-token-project", "--channel-port", "--channel-limit", "--record-limit",
-                "--loops", "--latency-ms",
-            ], repeatable: ["--fcm-credentials-file"])
+                "--loops", "--latency-ms", "--apns-key-environment",
+            ], repeatable: ["--fcm-credentials-file", "--apns-key-environment"])
         if values["help"] != nil { return .help }
         var configuration = SimulatorConfiguration(port: defaultPort)
         if let host = values["--host"] {
@@ -134,6 +140,16 @@ public enum SimulatorCommand: Sendable {
                 throw UsageError("--apns-environment must be production or sandbox (got \"\(text)\")")
             }
             configuration.apnsEnvironment = environment
+        }
+        for pair in values.all("--apns-key-environment") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, parts[0].utf8.count == 10, let environment = APNsEnvironment(rawValue: parts[1])
+            else {
+                throw UsageError(
+                    "--apns-key-environment must be KEYID=production or KEYID=sandbox, a 10-character key id"
+                        + " (got \"\(pair)\")")
+            }
+            configuration.apnsKeyEnvironments[parts[0]] = environment
         }
         if let text = values["--channel-port"] {
             guard let port = Int(text), (0...65_535).contains(port) else {

@@ -39,6 +39,10 @@ public struct SimulatorConfiguration: Sendable {
     /// Which APNs host the simulator stands for (`--apns-environment`). As with the real ones, a 200 answer of the
     /// sandbox (development) host carries `apns-unique-id` beside `apns-id`; one of production `apns-id` only.
     public var apnsEnvironment: APNsEnvironment = .production
+    /// Key ids Apple scoped to one environment (`--apns-key-environment KEYID=ENV`): a valid token signed by one of
+    /// them under the other environment is 403 BadEnvironmentKeyIdInToken, on device pushes, broadcasts and channel
+    /// management alike. A key id not listed is a team key, valid in both.
+    public var apnsKeyEnvironments: [String: APNsEnvironment] = [:]
     /// Where Apple's channel management API is served (`--channel-port`; Apple serves it on ports of its own, 2195
     /// development and 2196 production): same host, TLS identity and provider-token checks as APNs. 0 picks a free
     /// port (`Simulator.channelPort`); nil serves none, so no channel exists and every broadcast is
@@ -92,6 +96,9 @@ public struct SimulatorConfiguration: Sendable {
             throw SimulatorError(.invalidConfiguration, "latency: \(problem)")
         }
         guard !host.isEmpty else { throw SimulatorError(.invalidConfiguration, "host must not be empty") }
+        for keyID in apnsKeyEnvironments.keys where keyID.utf8.count != 10 {
+            throw SimulatorError(.invalidConfiguration, "apnsKeyEnvironments: a key id must be 10 characters")
+        }
         if let apnsTopics, let problem = TopicPolicy.problem(with: apnsTopics) {
             throw SimulatorError(.invalidConfiguration, "apnsTopics: \(problem)")
         }

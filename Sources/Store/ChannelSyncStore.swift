@@ -47,6 +47,20 @@ public struct ChannelSyncStore: Sendable {
     public func record(_ outcome: ChannelCallOutcome, channelID: UUID, now: Date) throws {
         try pool.withConnection { try $0.run(Record(outcome: outcome, channelID: channelID, now: now)) }
     }
+
+    /// Of the channel ids APNs lists for the app, those no channel Herald still manages (opening, open or
+    /// ending) carries.
+    public func unmanaged(_ apnsChannelIDs: [String]) throws -> [String] {
+        guard !apnsChannelIDs.isEmpty else { return [] }
+        return try pool.withConnection {
+            try $0.rows(Queries.ChannelSync.Unmanaged(apnsChannelIDs: apnsChannelIDs)).map(\.apnsChannelID)
+        }
+    }
+}
+
+/// An APNs channel id no channel of Herald's carries (`ChannelSyncStore.unmanaged`).
+public struct UnmanagedChannel: Sendable, Equatable, Decodable, QueryRow {
+    public let apnsChannelID: String
 }
 
 extension LeasedChannel: QueryRow {}

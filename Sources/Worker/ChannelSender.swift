@@ -1,5 +1,6 @@
 import APNs
 import Foundation
+import HTTP2
 import HeraldCore
 import Postgres
 import ServiceSupport
@@ -15,7 +16,8 @@ import Synchronization
 /// 2xx moves the channel on; 429, 5xx, timeouts, connection loss and setup faults (APNs refusing Herald's
 /// credentials or bundle) retry with backoff and jitter; a channel APNs does not know (ChannelNotRegistered)
 /// or cannot make is `failed`; any other refusal of a broadcast fails that change only. A worker that dies
-/// mid-call leaves its channels to another after the lease.
+/// mid-call leaves its channels to another after the lease. A create that got no answer may have made a channel
+/// Herald will never hear of: the `ChannelSweeper` finds and deletes it.
 final class ChannelSender: Sendable {
     private let configuration: ChannelSenderConfiguration
     private let channels: APNsChannels
@@ -24,6 +26,8 @@ final class ChannelSender: Sendable {
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let clock: any HeraldClock
+    /// Deletes the channels APNs has and Herald does not (nil when HERALD_CHANNEL_SWEEP_ENABLED=0).
+    private let sweeper: ChannelSweeper?
     /// Calls in flight: counted until their answer is queued for the next flush.
     private let inFlight = Mutex(0)
 
@@ -39,10 +43,18 @@ final class ChannelSender: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
+        sweeper =
+            configuration.sweep.enabled
+            ? ChannelSweeper(
+                configuration: configuration.sweep, channels: channels, store: store, metrics: metrics, logger: logger,
+                clock: clock) : nil
         loop.run { [unowned self] service in try step(service) }
     }
 
-    func start() { loop.start() }
+    func start() {
+        loop.start()
+        sweeper?.start()
+    }
 
     /// Looks for due channels now (a partner's change was notified) instead of at the next poll.
     func wake() { loop.wake() }
@@ -53,6 +65,7 @@ final class ChannelSender: Sendable {
         loop.drain(
             deadline: deadline, inFlight: { inFlight.withLock { $0 } }, flush: flush,
             unrecorded: "channels: answers not recorded at the drain; their channels are taken again after the lease")
+        sweeper?.stop(deadline: deadline)
         channels.shutdown()
         loop.pool.close()
     }
@@ -91,6 +104,10 @@ final class ChannelSender: Sendable {
         case .create:
             call()
             channels.create(storesLatest: true) { [self] result in
+                // No answer from APNs (a timeout, a connection lost): it may have made the channel all the same.
+                if case .retry(let reason, _) = result, HTTP2ErrorCode(rawValue: reason) != nil {
+                    sweeper?.createOutcomeUnknown()
+                }
                 answered(
                     "create",
                     outcome(of: result, channel) { id in
@@ -127,6 +144,8 @@ final class ChannelSender: Sendable {
         switch (result, version) {
         case (.done(let id), _):
             return done(id)
+        case (.listed, _):
+            return done(nil)
         case (.refused(let reason), let version?):
             return .refused(version: version, reason: reason)
         // Refused outside a broadcast (whose version records the refusal), or unknown to APNs: the channel is gone.

@@ -54,7 +54,7 @@ extension DeliveryWorker {
         var open: [PushService] = []
         var probes: [PushService] = []
         for service in upstreams.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            switch pauses.mode(service) {
+            switch pauses.mode(PauseScope(service)) {
             case .open: open.append(service)
             case .probe: probes.append(service)
             case .paused: break
@@ -100,7 +100,7 @@ extension DeliveryWorker {
             }
             // Rows the claim says not to send answer nothing: with only such rows there is no probe, and
             // the next real send is the probe.
-            pauses.probeClaimed(service, found: probe.contains { Self.outcomeWithoutSending($0) == nil })
+            pauses.probeClaimed(PauseScope(service), found: probe.contains { Self.outcomeWithoutSending($0) == nil })
             if !probe.isEmpty { dispatch(probe, probe: true) }
         }
         var claimed: [ClaimedDelivery] = []
@@ -128,6 +128,9 @@ extension DeliveryWorker {
             state.listedUntil = .distantPast
             return
         }
+        // Every due row was claimed: an environment whose pause ended and had none (none became its probe) has
+        // nothing queued, and its next send is the probe.
+        for service in open { pauses.endProbes(of: service) }
         state.lastShortClaim = ContinuousClock.now
         // The bulk allowance held rows back (more bulk may be due): claim again as soon as sends
         // complete, not only when new work is announced.

@@ -233,9 +233,11 @@ public final class DeliveryWorker: @unchecked Sendable {
         databaseReachable.load(ordering: .relaxed) && !hold.withLock { $0.draining } && pauses.current.isEmpty
     }
 
-    /// The upstreams paused because they refused Herald's credentials or configuration, with the
-    /// upstream's reason (`/readyz`, the metrics).
-    public var pausedUpstreams: [PushService: String] { pauses.current.mapValues(\.reason) }
+    /// The upstreams paused because they refused Herald's credentials or configuration, by name (`apns`, `fcm`,
+    /// or one APNs environment: `apns-sandbox`), with the upstream's reason (`/readyz`, the heartbeat).
+    public var pausedUpstreams: [String: String] {
+        Dictionary(uniqueKeysWithValues: pauses.current.map { ($0.key.name, $0.value.reason) })
+    }
 
     public var isDatabaseReachable: Bool { databaseReachable.load(ordering: .relaxed) }
     public var isDraining: Bool { hold.withLock { $0.draining } }
@@ -411,6 +413,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             let count = claimed.count { $0.service == service }
             if count > 0 { metrics.add(.claimed, service, count) }
         }
+        var admissions: [String: UpstreamPauses.Admission] = [:]
         for delivery in claimed {
             if let outcome = Self.outcomeWithoutSending(delivery) {
                 finish(delivery, outcome, judged: false)
@@ -421,9 +424,26 @@ public final class DeliveryWorker: @unchecked Sendable {
                 finish(delivery, .failed(reason: "upstream_not_configured"))
                 continue
             }
+            var isProbe = delivery.id == probeID
+            if delivery.service == .apns {
+                // An environment paused alone (UpstreamPauses): decided once per environment and claim.
+                let admission = admissions[delivery.environment] ?? pauses.admit(PauseScope(delivery))
+                switch admission {
+                case .wait(let until, let reason):
+                    admissions[delivery.environment] = admission
+                    if isProbe { pauses.probeUndecided(PauseScope(delivery.service)) }
+                    finish(delivery, .deferred(at: until, reason: reason), judged: false)
+                    continue
+                case .probe:
+                    // The others of this claim go with it, as a group row's members go with the first.
+                    isProbe = true
+                    admissions[delivery.environment] = .send
+                case .send:
+                    admissions[delivery.environment] = .send
+                }
+            }
             let started = ContinuousClock.now
-            let isProbe = delivery.id == probeID
-            upstream.send(delivery) { [self] result in
+            upstream.send(delivery) { [self, isProbe] result in
                 let seconds = (ContinuousClock.now - started) / .seconds(1)
                 answered(result, for: delivery, probe: isProbe, sendSeconds: seconds)
             }
@@ -453,14 +473,14 @@ public final class DeliveryWorker: @unchecked Sendable {
         if probe {
             // Not a setup fault, and not proof of health either: the upstream opens again, and if the fault is
             // Herald's, the verdicts of the next sends make another storm.
-            if pauses.accepted(service) {
+            if resumed(delivery) {
                 logger.info(
                     "the probe's token was refused, not Herald's setup; resuming",
                     [
                         ("upstream", .string(service.rawValue)), ("reason", .string(reason)),
                     ])
             }
-        } else if let pause = pauses.current[service] {
+        } else if let pause = pauses.current[PauseScope(service)] ?? pauses.current[PauseScope(delivery)] {
             // Paused since the send left: it waits with the rest.
             return finish(delivery, .deferred(at: max(pause.until, clock.now), reason: reason))
         }
@@ -469,7 +489,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             // The claimer recomputes its sleep with the new verdict's deadline.
             wake.signal(.work)
         case .storm(let stormReason, let storms, let released):
-            let until = pauses.fault(service, reason: stormReason, wasProbe: false, failures: storms)
+            let until = pauses.fault(PauseScope(service), reason: stormReason, wasProbe: false, failures: storms)
             metrics.addSetupFault(service)
             logger.error(
                 "many tokens refused with no success between: Herald's setup, not the tokens; pausing the upstream",
@@ -499,22 +519,28 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// pause's end, its attempt unspent; any other answer to a probe resumes the upstream.
     private func outcome(of result: DeliveryResult, for delivery: ClaimedDelivery, probe: Bool) -> DeliveryOutcome {
         if case .setupFault(let reason) = result {
-            let until = pauses.fault(delivery.service, reason: reason, wasProbe: probe)
+            let scope = PauseScope(fault: reason, of: delivery)
+            let until = pauses.fault(scope, reason: reason, wasProbe: probe)
+            if probe {
+                for other in [PauseScope(delivery.service), PauseScope(delivery)] where other != scope {
+                    pauses.probeUndecided(other)
+                }
+            }
             metrics.addSetupFault(delivery.service)
             logger.error(
                 "the upstream refused Herald's credentials or configuration; pausing it",
                 [
-                    ("upstream", .string(delivery.service.rawValue)), ("reason", .string(reason)),
+                    ("upstream", .string(scope.name)), ("reason", .string(reason)),
                     ("until", .string(ISO8601.format(until))),
                 ])
             wake.signal(.work)
             return .deferred(at: until, reason: reason)
         }
-        if probe && pauses.accepted(delivery.service) {
+        if probe && resumed(delivery) {
             logger.info(
                 "the upstream accepts Herald's setup again; resuming",
                 [
-                    ("upstream", .string(delivery.service.rawValue))
+                    ("upstream", .string(PauseScope(delivery).name))
                 ])
             wake.signal(.work)
         }
@@ -524,6 +550,14 @@ public final class DeliveryWorker: @unchecked Sendable {
         return configuration.retry.outcome(
             of: result, attempts: delivery.attempts, expiresAt: delivery.expiresAt,
             now: clock.now, random: random)
+    }
+
+    /// A probe of `delivery`'s upstream (or of its environment) was answered, not with a setup fault: whatever
+    /// paused either resumes. True when a pause ended.
+    private func resumed(_ delivery: ClaimedDelivery) -> Bool {
+        let whole = pauses.accepted(PauseScope(delivery.service))
+        let environment = pauses.accepted(PauseScope(delivery))
+        return whole || environment
     }
 
     /// What a claimed row comes to without an upstream call, from the claim's verdict.
@@ -567,5 +601,19 @@ public final class DeliveryWorker: @unchecked Sendable {
         metrics.setInFlight(inFlight)
         wake.signal(.capacity)
         if earliestRetry != nil { wake.signal(.work) }
+    }
+}
+
+extension PauseScope {
+    /// A row's environment scope: its APNs environment, or the whole of FCM.
+    init(_ delivery: ClaimedDelivery) {
+        self.init(delivery.service, environment: delivery.service == .apns ? delivery.environment : nil)
+    }
+
+    /// What a setup fault answered for `delivery` pauses: its APNs environment when the fault is that
+    /// environment's alone (APNsResponseClassifier.environmentReasons), else the whole upstream.
+    init(fault reason: String, of delivery: ClaimedDelivery) {
+        let alone = APNsResponseClassifier.environmentReasons.contains(APNsErrorReason(rawValue: reason))
+        self = delivery.service == .apns && alone ? PauseScope(delivery) : PauseScope(delivery.service)
     }
 }

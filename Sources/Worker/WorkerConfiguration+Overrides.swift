@@ -33,6 +33,9 @@ extension WorkerConfiguration {
         (Settings.channelsEnabled, .flag(\.channels.enabled)),
         (Settings.channelMaxInFlight, .wholeNumber(\.channels.maxInFlight)),
         (Settings.channelPoll, .time(\.channels.pollInterval)),
+        (Settings.channelSweepEnabled, .flag(\.channels.sweep.enabled)),
+        (Settings.channelSweepInterval, .time(\.channels.sweep.interval)),
+        (Settings.channelSweepMaxDeletes, .wholeNumber(\.channels.sweep.maxDeletes)),
         (Settings.drainSeconds, .time(\.drainTimeout)),
         (Settings.statementTimeout, .time(\.statementTimeout)),
     ]

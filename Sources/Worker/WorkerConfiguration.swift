@@ -114,6 +114,21 @@ public struct WorkerConfiguration: Sendable {
                 productionURL: origin(reader.optional(Settings.apnsURL)) ?? Settings.apnsURL.text,
                 sandboxURL: origin(reader.optional(Settings.apnsSandboxURL)) ?? Settings.apnsSandboxURL.text,
                 caFile: caFile)
+            configuration.apns?.sandboxKey = try environmentKey(
+                reader, file: Settings.apnsSandboxKeyFile, id: Settings.apnsSandboxKeyID)
+            configuration.apns?.productionKey = try environmentKey(
+                reader, file: Settings.apnsProductionKeyFile, id: Settings.apnsProductionKeyID)
+        } else {
+            // An environment's key replaces the shared key for that environment: alone it would sign nothing.
+            let environmentKeys = [
+                Settings.apnsSandboxKeyFile, Settings.apnsSandboxKeyID, Settings.apnsProductionKeyFile,
+                Settings.apnsProductionKeyID,
+            ]
+            for setting in environmentKeys where reader.optional(setting) != nil {
+                throw ConfigurationError(
+                    variable: setting.name,
+                    problem: "needs \(Settings.apnsKeyFile.name) (the key of the other environment)")
+            }
         }
         if let credentials = reader.optional(Settings.fcmCredentialsFile) {
             try requireReadable(credentials, variable: Settings.fcmCredentialsFile.name)
@@ -151,6 +166,7 @@ public struct WorkerConfiguration: Sendable {
         configuration.channels.leaseSeconds = max(
             configuration.channels.leaseSeconds,
             Int(configuration.longestRequest / .seconds(1) * 2) + 1)
+        configuration.channels.sweep.confirmation = .seconds(configuration.channels.leaseSeconds * 2)
         configuration.databasePreparedStatements = try reader.flag(Settings.databasePrepared)
         configuration.logLevel = try reader.logLevel(default: configuration.logLevel)
         configuration.version = reader.optional(Settings.version) ?? configuration.version
@@ -171,6 +187,10 @@ public struct WorkerConfiguration: Sendable {
         case .sandboxURL: return "HERALD_APNS_SANDBOX_URL"
         case .keyFile: return "HERALD_APNS_KEY_FILE"
         case .keyID: return "HERALD_APNS_KEY_ID"
+        case .sandboxKeyFile: return "HERALD_APNS_SANDBOX_KEY_FILE"
+        case .sandboxKeyID: return "HERALD_APNS_SANDBOX_KEY_ID"
+        case .productionKeyFile: return "HERALD_APNS_PRODUCTION_KEY_FILE"
+        case .productionKeyID: return "HERALD_APNS_PRODUCTION_KEY_ID"
         case .teamID: return "HERALD_APNS_TEAM_ID"
         case .topic: return "HERALD_APNS_TOPIC"
         case .caFile: return "HERALD_CA_FILE"
@@ -193,6 +213,21 @@ public struct WorkerConfiguration: Sendable {
     private static func origin(_ value: String?) -> String? {
         guard let value else { return nil }
         return value.hasSuffix("/") ? String(value.dropLast()) : value
+    }
+
+    /// One environment's own key: nil when neither setting is given. A key id without its file, or a file without
+    /// its id, is an error naming the missing one.
+    private static func environmentKey(_ reader: EnvironmentReader, file: Setting, id: Setting)
+        throws(ConfigurationError) -> APNsKey?
+    {
+        guard let keyFile = reader.optional(file) else {
+            if reader.optional(id) != nil {
+                throw ConfigurationError(variable: file.name, problem: "is required with \(id.name)")
+            }
+            return nil
+        }
+        try requireReadable(keyFile, variable: file.name)
+        return APNsKey(file: keyFile, id: try reader.required(id))
     }
 
     private static func requireReadable(_ path: String, variable: String) throws(ConfigurationError) {

@@ -40,12 +40,12 @@ public final class WorkerHealthServer: Sendable {
     /// `{"status","database","draining","pausedUpstreams":{"apns":"InvalidProviderToken"}}`.
     static func readiness(_ worker: DeliveryWorker) -> HTTPResponse {
         let ready = worker.isReady
-        let paused = worker.pausedUpstreams.sorted { $0.key.rawValue < $1.key.rawValue }
+        let paused = worker.pausedUpstreams.sorted { $0.key < $1.key }
         let body = JSONValue.object([
             ("status", .string(ready ? "ready" : "not_ready")),
             ("database", .string(worker.isDatabaseReachable ? "ok" : "unreachable")),
             ("draining", .bool(worker.isDraining)),
-            ("pausedUpstreams", .object(paused.map { ($0.key.rawValue, JSONValue.string($0.value)) })),
+            ("pausedUpstreams", .object(paused.map { ($0.key, JSONValue.string($0.value)) })),
         ])
         return HTTPResponse(
             status: ready ? 200 : 503, headers: [("Content-Type", "application/json")],

@@ -221,7 +221,7 @@ enum WorkerMaintenance {
             }
             let beat = WorkerHeartbeat(
                 workerID: worker.configuration.workerID, host: host, version: version, startedAt: started,
-                inFlight: worker.inFlight, pausedUpstreams: worker.pausedUpstreams.keys.map(\.rawValue).sorted(),
+                inFlight: worker.inFlight, pausedUpstreams: worker.pausedUpstreams.keys.sorted(),
                 claimsPerSecond: (rate * 100).rounded() / 100, intervalSeconds: interval / .seconds(1))
             try session.use { try store.beat(beat, on: $0) }
             service.sleep(for: interval)

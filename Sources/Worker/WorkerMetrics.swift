@@ -75,7 +75,7 @@ public final class WorkerMetrics: Sendable {
         /// By `Total.rawValue`: an increment is an index, no hashing.
         var totals = [Int](repeating: 0, count: Total.allCases.count)
         /// The paused upstreams and why.
-        var paused: [PushService: String] = [:]
+        var paused: [PauseScope: String] = [:]
         var setupFaults: [PushService: Int] = [:]
         var suspects: [PushService: Int] = [:]
         /// Webhook attempts by outcome (`delivered`, `retried`, `failed`), their duration, and those in flight.
@@ -85,6 +85,11 @@ public final class WorkerMetrics: Sendable {
         /// Broadcast channel calls by (kind, outcome) and their latency.
         var channelCalls: [String: Int] = [:]
         var channelLatency = PrometheusHistogram(bounds: WorkerMetrics.latencyBuckets)
+        /// Channel sweeps by outcome (done, failed), unknown channels deleted, and the last sweep's counts.
+        var channelSweeps: [String: Int] = [:]
+        var channelOrphansDeleted = 0
+        var channelsAtAPNs: Int?
+        var channelsUnknown = 0
         /// The autoscaling gauges per lane; empty until the first refresh (no figure rather than a false 0).
         var lanes: [LaneGauge] = []
         /// Deliveries the host's guards stopped, by reason (`GuardReason`).
@@ -147,7 +152,7 @@ public final class WorkerMetrics: Sendable {
             if listed { state.totals[Total.listedClaims.rawValue] += 1 }
         }
     }
-    func setPaused(_ reasons: [PushService: String]) { state.withLock { $0.paused = reasons } }
+    func setPaused(_ reasons: [PauseScope: String]) { state.withLock { $0.paused = reasons } }
     func addSetupFault(_ service: PushService) { state.withLock { $0.setupFaults[service, default: 0] += 1 } }
     func addSuspect(_ service: PushService) { state.withLock { $0.suspects[service, default: 0] += 1 } }
     func setWebhooksInFlight(_ value: Int) { state.withLock { $0.webhooksInFlight = value } }
@@ -167,6 +172,24 @@ public final class WorkerMetrics: Sendable {
             state.channelLatency.observe(seconds)
         }
     }
+
+    /// One channel sweep (ChannelSweeper): the channels APNs listed (nil: the list failed), those Herald has no
+    /// record of, and how many of them were deleted.
+    func recordChannelSweep(listed: Int?, unknown: Int, deleted: Int) {
+        state.withLock { state in
+            state.channelSweeps[listed == nil ? "failed" : "done", default: 0] += 1
+            guard let listed else { return }
+            state.channelsAtAPNs = listed - deleted
+            state.channelsUnknown = unknown - deleted
+            state.channelOrphansDeleted += deleted
+        }
+    }
+
+    /// Unknown channels the sweeps deleted so far (tests).
+    public var channelOrphansDeleted: Int { state.withLock { $0.channelOrphansDeleted } }
+
+    /// Channel sweeps so far that listed the app's channels (`done`) or could not (`failed`) (tests).
+    public func channelSweeps(_ outcome: String) -> Int { state.withLock { $0.channelSweeps[outcome] ?? 0 } }
 
     /// Channel calls of this kind and outcome so far (tests).
     public func channelCalls(_ kind: String, outcome: String) -> Int {
@@ -242,19 +265,23 @@ public final class WorkerMetrics: Sendable {
         out.family(
             "herald_worker_upstream_paused", .gauge,
             help: "1 while the upstream is paused: it refused Herald's credentials or configuration.")
-        for service in PushService.allCases {
+        // Each upstream paused whole, and each APNs environment paused alone (`apns-sandbox`).
+        let scopes =
+            PushService.allCases.map { PauseScope($0) }
+            + ["production", "sandbox"].map { PauseScope(.apns, environment: $0) }
+        for scope in scopes {
             out.sample(
-                "herald_worker_upstream_paused", labels: "upstream=\"\(service.rawValue)\"",
-                snapshot.paused[service] == nil ? 0 : 1)
+                "herald_worker_upstream_paused", labels: "upstream=\"\(scope.name)\"",
+                snapshot.paused[scope] == nil ? 0 : 1)
         }
         out.family(
             "herald_worker_upstream_pause_reason", .gauge,
             help: "1 for each paused upstream, labelled with why "
                 + "(the upstream's reason, or token_storm_<reason>).")
-        for (service, reason) in snapshot.paused.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+        for (scope, reason) in snapshot.paused.sorted(by: { $0.key.name < $1.key.name }) {
             out.sample(
                 "herald_worker_upstream_pause_reason",
-                labels: "upstream=\"\(service.rawValue)\",reason=\"\(Self.labelValue(reason))\"", 1)
+                labels: "upstream=\"\(scope.name)\",reason=\"\(Self.labelValue(reason))\"", 1)
         }
         let perUpstream: [(String, String, [PushService: Int])] = [
             (
@@ -295,6 +322,28 @@ public final class WorkerMetrics: Sendable {
                     "herald_worker_channel_calls_total", labels: "kind=\"\(kind)\",outcome=\"\(outcome)\"",
                     snapshot.channelCalls[kind + "\u{0}" + outcome] ?? 0)
             }
+        }
+        out.family(
+            "herald_worker_channel_sweeps_total", .counter,
+            help: "Sweeps of the app's channels at APNs (done, or failed: APNs did not list them).")
+        for outcome in ["done", "failed"] {
+            out.sample(
+                "herald_worker_channel_sweeps_total", labels: "outcome=\"\(outcome)\"",
+                snapshot.channelSweeps[outcome] ?? 0)
+        }
+        out.family(
+            "herald_worker_channel_orphans_deleted_total", .counter,
+            help: "Channels at APNs Herald had no record of (a create whose answer was lost), deleted by the sweep.")
+        out.sample("herald_worker_channel_orphans_deleted_total", snapshot.channelOrphansDeleted)
+        if let atAPNs = snapshot.channelsAtAPNs {
+            out.family(
+                "herald_worker_channels_at_apns", .gauge,
+                help: "The app's channels at APNs after the last sweep (Apple allows 10,000 per app).")
+            out.sample("herald_worker_channels_at_apns", atAPNs)
+            out.family(
+                "herald_worker_channels_unknown", .gauge,
+                help: "Of those, channels Herald has no record of (deleted once a later sweep finds them again).")
+            out.sample("herald_worker_channels_unknown", snapshot.channelsUnknown)
         }
         out.family(
             "herald_worker_channel_call_duration_seconds", .histogram,

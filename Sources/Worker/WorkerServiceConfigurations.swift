@@ -291,10 +291,13 @@ public struct ChannelSenderConfiguration: Sendable, Equatable {
     public var leaseSeconds = 30
     /// Between tries after 429, 5xx, a timeout or a setup fault.
     public var retry = ExponentialBackoff(base: .seconds(1), maximum: .seconds(300))
+    /// The sweep of channels APNs has and Herald does not (ChannelSweeper).
+    public var sweep = ChannelSweepConfiguration()
 
     public func validate() throws(ConfigurationError) {
         try check(maxInFlight, Settings.channelMaxInFlight)
         try check(pollInterval, Settings.channelPoll)
+        try sweep.validate()
         try check(leaseSeconds, 5...3_600, "channels.leaseSeconds")
         if let managementURL {
             guard let url = try? UpstreamURL(managementURL), url.isOrigin else {
@@ -303,5 +306,25 @@ public struct ChannelSenderConfiguration: Sendable, Equatable {
                     problem: "must be an http:// or https:// scheme, host and optional port, without a path")
             }
         }
+    }
+}
+
+/// The channel sweep (ChannelSweeper): list the app's channels at APNs, delete those Herald has none for.
+public struct ChannelSweepConfiguration: Sendable, Equatable {
+    /// HERALD_CHANNEL_SWEEP_ENABLED.
+    public var enabled = Settings.channelSweepEnabled.flag
+    /// HERALD_CHANNEL_SWEEP_SECONDS: between sweeps while none is asked for.
+    public var interval = Settings.channelSweepInterval.duration
+    /// HERALD_CHANNEL_SWEEP_MAX_DELETES: unknown channels deleted per sweep.
+    public var maxDeletes = Settings.channelSweepMaxDeletes.integer
+    /// How long a channel must stay unknown, from the sweep that first found it to one that finds it again, before
+    /// it is deleted: longer than any create in flight at the first sweep takes to be recorded (two channel leases,
+    /// `WorkerConfiguration.fromEnvironment`).
+    public var confirmation: Duration = .seconds(60)
+
+    public func validate() throws(ConfigurationError) {
+        try check(interval, Settings.channelSweepInterval)
+        try check(maxDeletes, Settings.channelSweepMaxDeletes)
+        try check(confirmation, .milliseconds(1)...(.seconds(86_400)), "channels.sweep.confirmation")
     }
 }

@@ -60,7 +60,7 @@ import Testing
         let (client, recorder) = try makeClient { _, request, index in
             index == 0 ? .success(Self.expired) : .success(HTTP2Response(status: 200))
         }
-        _ = try client.providerToken.current()
+        _ = try client.providerToken(for: .production).current()
         clock.advance(.seconds(25 * 60))
         #expect(await client.send(notification()) == .sent)
         let transport = try #require(recorder["https://prod.test"])
@@ -73,7 +73,7 @@ import Testing
 
     @Test func expiredProviderTokenTwiceIsASetupFault() async throws {
         let (client, recorder) = try makeClient { _, _, _ in .success(Self.expired) }
-        _ = try client.providerToken.current()
+        _ = try client.providerToken(for: .production).current()
         clock.advance(.seconds(21 * 60))
         #expect(await client.send(notification()) == .setupFault(reason: "ExpiredProviderToken"))
         #expect(recorder["https://prod.test"]?.requests.count == 2)

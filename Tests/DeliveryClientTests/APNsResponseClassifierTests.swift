@@ -42,6 +42,7 @@ import Testing
         (403, "InvalidProviderToken", .renewProviderToken(reason: .invalidProviderToken)),
         (403, "MissingProviderToken", .result(.setupFault(reason: "MissingProviderToken"))),
         (403, "UnrelatedKeyIdInToken", .result(.setupFault(reason: "UnrelatedKeyIdInToken"))),
+        (403, "BadEnvironmentKeyIdInToken", .result(.setupFault(reason: "BadEnvironmentKeyIdInToken"))),
         (404, "BadPath", .result(.failed(reason: "BadPath"))),
         (405, "MethodNotAllowed", .result(.failed(reason: "MethodNotAllowed"))),
         (410, "ExpiredToken", .result(.tokenInvalid(reason: "ExpiredToken"))),

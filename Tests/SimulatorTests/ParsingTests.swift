@@ -62,7 +62,8 @@ struct ParsingTests {
         let command = try SimulatorCommand.parse([
             "--host", "0.0.0.0", "--port=0", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--apns-key-file", "a.p8",
             "--fcm-credentials-file", "sa.json", "--record-limit", "10", "--apns-topics", "app.one,app.two-b",
-            "--apns-environment", "sandbox",
+            "--apns-environment", "sandbox", "--apns-key-environment", "SIMKEY0001=production",
+            "--apns-key-environment=SANDBOX001=sandbox",
         ])
         guard case .serve(let configuration) = command else {
             Issue.record("expected serve")
@@ -79,6 +80,7 @@ struct ParsingTests {
         #expect(configuration.recordLimit == 10)
         #expect(configuration.apnsTopics == ["app.one", "app.two-b"])
         #expect(configuration.apnsEnvironment == .sandbox)
+        #expect(configuration.apnsKeyEnvironments == ["SIMKEY0001": .production, "SANDBOX001": .sandbox])
         #expect(configuration.transportName == "tls")
         guard case .serve(let defaults) = try SimulatorCommand.parse([]) else { return }
         #expect(defaults.port == 8443)
@@ -86,6 +88,7 @@ struct ParsingTests {
         #expect(defaults.transportName == "h2c")
         #expect(defaults.apnsTopics == nil)
         #expect(defaults.apnsEnvironment == .production)
+        #expect(defaults.apnsKeyEnvironments.isEmpty)
     }
 
     @Test(arguments: [
@@ -94,6 +97,9 @@ struct ParsingTests {
         ["mint-apns-jwt", "--apns-key-file", "f", "--key-id", "SHORT", "--team-id", "SIMTEAM001"], ["serve"],
         ["--apns-topics", ""], ["--apns-topics", "a,,b"], ["--apns-topics", "a b"], ["--apns-topics", "a,a"],
         ["--apns-topics", "a,"], ["--apns-topics"], ["--apns-environment", "development"], ["--apns-environment"],
+        ["--apns-key-environment"], ["--apns-key-environment", "SIMKEY0001"],
+        ["--apns-key-environment", "SHORT=sandbox"],
+        ["--apns-key-environment", "SIMKEY0001=development"], ["--apns-key-environment", "=sandbox"],
         ["--fcm-token-project"], ["--fcm-token-project", ""], ["--fcm-token-project", "a b"],
         ["--fcm-token-project", "a/b"], ["--fcm-token-project", "a", "--fcm-token-project", "b"],
         ["--fcm-credentials-file"], ["--channel-port", "70000"], ["--channel-port", "x"], ["--channel-port", "8443"],

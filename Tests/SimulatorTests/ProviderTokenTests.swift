@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import HTTP2
 import HeraldCore
@@ -29,6 +30,31 @@ struct ProviderTokenTests {
         let response = try await harness.apns(jwt: jwt)
         #expect(response.status == 403)
         #expect(response.reason == "InvalidProviderToken")
+    }
+
+    @Test("a valid token of a key scoped to the other environment is 403 BadEnvironmentKeyIdInToken")
+    func keyScopedToTheOtherEnvironment() async throws {
+        let scopes: [String: APNsEnvironment] = ["SIMKEY0001": .production, "SANDBOX001": .sandbox]
+        let sandbox = try SimulatorHarness(apnsEnvironment: .sandbox, apnsKeyEnvironments: scopes)
+        let refused = try await sandbox.apns()
+        #expect(refused.status == 403)
+        #expect(refused.reason == "BadEnvironmentKeyIdInToken")
+        // Remembered for the connection, as any refused token.
+        #expect(try await sandbox.apns().reason == "BadEnvironmentKeyIdInToken")
+        // The sandbox's own key sends on the same connection (no accepted token was replaced).
+        let own = try SimulatorHarness.mint(issuedAt: sandbox.clock.now, keyID: "SANDBOX001")
+        #expect(try await sandbox.apns(jwt: own).status == 200)
+
+        let production = try SimulatorHarness(apnsKeyEnvironments: scopes)
+        #expect(try await production.apns().status == 200)
+        // A key id not listed is a team key: valid in both environments.
+        let teamKey = try SimulatorHarness(apnsEnvironment: .sandbox, apnsKeyEnvironments: ["OTHERKEY01": .production])
+        #expect(try await teamKey.apns().status == 200)
+        // The scope is checked after the signature: a token of another key stays InvalidProviderToken.
+        let otherKey = try ES256SigningKey(
+            pem: String(contentsOfFile: sandbox.credentials.serverKeyFile, encoding: .utf8))
+        let forged = try SimulatorHarness.mint(issuedAt: sandbox.clock.now, keyID: "SANDBOX001", key: otherKey)
+        #expect(try await teamKey.apns(jwt: forged).reason == "InvalidProviderToken")
     }
 
     @Test func algorithmOtherThanES256IsInvalid() async throws {

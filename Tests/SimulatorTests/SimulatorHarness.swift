@@ -67,7 +67,8 @@ final class SimulatorHarness: Sendable {
     init(
         recordLimit: Int = 100_000, clock: TestClock = TestClock(), tls: Bool = true, connectionCount: Int = 1,
         requestTimeout: Duration = .seconds(10), apnsTopics: [String]? = nil,
-        apnsEnvironment: APNsEnvironment = .production, fcmAccounts: FCMAccounts = .first,
+        apnsEnvironment: APNsEnvironment = .production, apnsKeyEnvironments: [String: APNsEnvironment] = [:],
+        fcmAccounts: FCMAccounts = .first,
         fcmTokenProject: String? = nil, channels: Bool = false, channelLimit: Int = 10_000,
         latency: SimulatorLatency = .zero
     ) throws {
@@ -81,7 +82,8 @@ final class SimulatorHarness: Sendable {
                 fcmCredentialsFile: fcmAccounts == .none ? nil : credentials.fcmCredentialsFile,
                 fcmAdditionalCredentialsFiles: fcmAccounts == .both ? [credentials.fcmOtherCredentialsFile] : [],
                 fcmTokenProject: fcmTokenProject,
-                apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, channelPort: channels ? 0 : nil,
+                apnsTopics: apnsTopics, apnsEnvironment: apnsEnvironment, apnsKeyEnvironments: apnsKeyEnvironments,
+                channelPort: channels ? 0 : nil,
                 channelLimit: channelLimit, recordLimit: recordLimit, clock: clock, latency: latency))
         try simulator.start()
         client = try HTTP2Client(

@@ -80,6 +80,20 @@ struct ChannelQueryPlanTests {
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 
+    @Test("the channel sweep's unknown ids are one set difference: the managed channels are read once")
+    func unmanaged() throws {
+        let listed = (1...10_000).map { "c\($0)" }
+        let text = try Self.database.connection.plan(Queries.ChannelSync.unmanaged, [listed])
+        #expect(text.contains("SetOp"), "\(text)")
+        #expect(!text.contains("Nested Loop"), "\(text)")
+        // The fixture's open channels among c1...c10000 are the blocks of 20 from every 200th (c1...c19, c200...):
+        // 1,000 managed, the 9,000 others (ended) unknown.
+        let unknown = try Self.database.connection.query(Queries.ChannelSync.unmanaged.text, [listed]).rows
+            .map { try $0.string(0) }
+        #expect(unknown.count == 9_000)
+        #expect(unknown.contains("c21") && !unknown.contains("c1") && !unknown.contains("c219"))
+    }
+
     @Test("a channel is read by its primary key, its audit by the channel's index")
     func findAndEvents() throws {
         let find = try Self.database.connection.plan(Queries.Channels.find, [UUID(), UUID()])

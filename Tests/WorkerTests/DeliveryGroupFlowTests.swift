@@ -114,7 +114,9 @@ import Worker
         }
         // Both waits below poll on this thread: a task resumed seconds late on a busy suite would let more
         // probes fail (each one doubling the pause) before the faults are cleared.
-        try harness.waitUntilBlocking("the upstream paused") { worker.pausedUpstreams[.apns] == "InvalidProviderToken" }
+        try harness.waitUntilBlocking("the upstream paused") {
+            worker.pausedUpstreams["apns"] == "InvalidProviderToken"
+        }
         // The deferred row is taken away (however late this task resumed), so the next claim, the probe,
         // can only take the group queued now, whole.
         try harness.db.connection.query("DELETE FROM deliveries WHERE id = $1", [first.ids[0]])

@@ -44,7 +44,7 @@ import Worker
         let health = try WorkerHealthServer(worker: worker, host: "127.0.0.1", port: 0)
         defer { health.stop() }
 
-        try await harness.waitUntil("the upstream paused") { worker.pausedUpstreams[service] == reason }
+        try await harness.waitUntil("the upstream paused") { worker.pausedUpstreams[service.rawValue] == reason }
         let readiness = try TestHTTPClient.send(port: health.port, method: "GET", path: "/readyz")
         #expect(readiness.status == 503)
         #expect(readiness.text.contains(#""\#(service.rawValue)":"\#(reason)""#), "\(readiness.text)")

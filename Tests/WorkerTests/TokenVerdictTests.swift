@@ -117,7 +117,7 @@ import Worker
         let health = try WorkerHealthServer(worker: worker, host: "127.0.0.1", port: 0)
         defer { health.stop() }
         try await harness.waitUntil("the upstream paused") {
-            worker.pausedUpstreams[.apns] == "token_storm_BadDeviceToken"
+            worker.pausedUpstreams["apns"] == "token_storm_BadDeviceToken"
         }
         let readiness = try TestHTTPClient.send(port: health.port, method: "GET", path: "/readyz")
         #expect(readiness.status == 503)
@@ -203,7 +203,7 @@ import Worker
             $0.pauses.base = .milliseconds(200)
             $0.pauses.maximum = .milliseconds(500)
         }
-        try await harness.waitUntil("the FCM upstream paused") { wrong.pausedUpstreams[.fcm] == "SENDER_ID_MISMATCH" }
+        try await harness.waitUntil("the FCM upstream paused") { wrong.pausedUpstreams["fcm"] == "SENDER_ID_MISMATCH" }
         try await harness.waitUntil("the APNs half delivered") {
             try harness.db.count("SELECT count(*) FROM deliveries WHERE service = 'apns'") == 0
         }

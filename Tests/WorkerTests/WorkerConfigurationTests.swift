@@ -126,11 +126,103 @@ import Worker
             ("HERALD_APNS_CHANNEL_URL", "https://host/path"),
             ("HERALD_APNS_CHANNEL_URL", "ftp://host"),
             ("HERALD_CHANNEL_MAX_IN_FLIGHT", "0"), ("HERALD_CHANNEL_POLL_MS", "5"),
+            ("HERALD_CHANNEL_SWEEP_ENABLED", "yes"), ("HERALD_CHANNEL_SWEEP_SECONDS", "5"),
+            ("HERALD_CHANNEL_SWEEP_SECONDS", "86401"), ("HERALD_CHANNEL_SWEEP_MAX_DELETES", "0"),
         ] {
             var bad = base
             bad[variable] = value
             #expect(problem(bad) == variable, "\(variable)=\(value)")
         }
+    }
+
+    @Test func theChannelSweepIsReadAndWaitsTwoLeasesBeforeDeleting() throws {
+        let defaults = try WorkerConfiguration.fromEnvironment(base)
+        #expect(defaults.channels.sweep.enabled)
+        #expect(defaults.channels.sweep.interval == .seconds(3_600))
+        #expect(defaults.channels.sweep.maxDeletes == 100)
+        #expect(defaults.channels.sweep.confirmation == .seconds(defaults.channels.leaseSeconds * 2))
+        var environment = base
+        environment["HERALD_CHANNEL_SWEEP_ENABLED"] = "0"
+        environment["HERALD_CHANNEL_SWEEP_SECONDS"] = "600"
+        environment["HERALD_CHANNEL_SWEEP_MAX_DELETES"] = "20"
+        environment["HERALD_UPSTREAM_TIMEOUT_MS"] = "20000"
+        let read = try WorkerConfiguration.fromEnvironment(environment)
+        #expect(!read.channels.sweep.enabled)
+        #expect(read.channels.sweep.interval == .seconds(600))
+        #expect(read.channels.sweep.maxDeletes == 20)
+        // A longer request makes a longer channel lease, and the sweep waits two of them.
+        #expect(read.channels.leaseSeconds == 41)
+        #expect(read.channels.sweep.confirmation == .seconds(82))
+    }
+
+    @Test func anEnvironmentsOwnKeyOverridesTheSharedOneForThatEnvironmentAlone() throws {
+        let shared = try #require(try WorkerConfiguration.fromEnvironment(base).apns)
+        #expect(shared.sandboxKey == nil && shared.productionKey == nil)
+        #expect(shared.key(for: .sandbox) == APNsKey(file: credentials.apnsKeyFile, id: "ABCDEFGHIJ"))
+        #expect(shared.key(for: .production) == shared.key(for: .sandbox))
+
+        var environment = base
+        environment["HERALD_APNS_SANDBOX_KEY_FILE"] = credentials.apnsKeyFile
+        environment["HERALD_APNS_SANDBOX_KEY_ID"] = "SANDBOX001"
+        let sandbox = try #require(try WorkerConfiguration.fromEnvironment(environment).apns)
+        #expect(sandbox.key(for: .sandbox) == APNsKey(file: credentials.apnsKeyFile, id: "SANDBOX001"))
+        #expect(sandbox.key(for: .production) == APNsKey(file: credentials.apnsKeyFile, id: "ABCDEFGHIJ"))
+
+        environment["HERALD_APNS_PRODUCTION_KEY_FILE"] = credentials.apnsKeyFile
+        environment["HERALD_APNS_PRODUCTION_KEY_ID"] = "PRODKEY001"
+        let both = try #require(try WorkerConfiguration.fromEnvironment(environment).apns)
+        #expect(both.key(for: .production).id == "PRODKEY001")
+        #expect(both.key(for: .sandbox).id == "SANDBOX001")
+        // One provider token per key: the client reads each key file and signs with each.
+        let client = try APNsClient(configuration: both)
+        _ = try client.providerToken(for: .production).current()
+        _ = try client.providerToken(for: .sandbox).current()
+        #expect(client.providerTokensIssued == 2)
+        #expect(client.providerToken(for: .production) !== client.providerToken(for: .sandbox))
+        let sharedClient = try APNsClient(configuration: shared)
+        #expect(sharedClient.providerToken(for: .production) === sharedClient.providerToken(for: .sandbox))
+    }
+
+    @Test("an environment's key id without its key file, or the reverse, is an error naming the missing one")
+    func environmentKeySettingsAreValidated() {
+        let cases: [([String: String], String)] = [
+            (["HERALD_APNS_SANDBOX_KEY_ID": "SANDBOX001"], "HERALD_APNS_SANDBOX_KEY_FILE"),
+            (["HERALD_APNS_PRODUCTION_KEY_ID": "PRODKEY001"], "HERALD_APNS_PRODUCTION_KEY_FILE"),
+            (["HERALD_APNS_SANDBOX_KEY_FILE": credentials.apnsKeyFile], "HERALD_APNS_SANDBOX_KEY_ID"),
+            (["HERALD_APNS_PRODUCTION_KEY_FILE": credentials.apnsKeyFile], "HERALD_APNS_PRODUCTION_KEY_ID"),
+            (
+                ["HERALD_APNS_SANDBOX_KEY_FILE": credentials.apnsKeyFile, "HERALD_APNS_SANDBOX_KEY_ID": "short"],
+                "HERALD_APNS_SANDBOX_KEY_ID"
+            ),
+            (
+                ["HERALD_APNS_PRODUCTION_KEY_FILE": "/nonexistent.p8", "HERALD_APNS_PRODUCTION_KEY_ID": "PRODKEY001"],
+                "HERALD_APNS_PRODUCTION_KEY_FILE"
+            ),
+            // A file that is no EC P-256 key: named when the client reads it.
+            (
+                ["HERALD_APNS_SANDBOX_KEY_FILE": credentials.caFile, "HERALD_APNS_SANDBOX_KEY_ID": "SANDBOX001"],
+                "HERALD_APNS_SANDBOX_KEY_FILE"
+            ),
+        ]
+        for (extra, variable) in cases {
+            let environment = base.merging(extra) { $1 }
+            let named: String?
+            do {
+                let configuration = try WorkerConfiguration.fromEnvironment(environment)
+                _ = try WorkerUpstreams.make(configuration)
+                named = nil
+            } catch {
+                named = error.variable
+            }
+            #expect(named == variable, "\(extra)")
+        }
+        // Without the shared key an environment's key signs nothing: an error, not a silent APNs-less worker.
+        var fcmOnly = base
+        fcmOnly["HERALD_APNS_KEY_FILE"] = nil
+        fcmOnly["HERALD_FCM_CREDENTIALS_FILE"] = credentials.fcmCredentialsFile
+        #expect(problem(fcmOnly) == nil)
+        fcmOnly["HERALD_APNS_SANDBOX_KEY_FILE"] = credentials.apnsKeyFile
+        #expect(problem(fcmOnly) == "HERALD_APNS_SANDBOX_KEY_FILE")
     }
 
     @Test func databasePreparedStatementsAreReadAndValidated() throws {

@@ -66,6 +66,9 @@ final class WorkerHarness: @unchecked Sendable {
         // a machine running the whole suite, a flow's start and its token were once further apart, the iPhone became
         // unconfirmed and its held update was dropped. The sweep's own tests set a short wait.
         configuration.activitySweeper.startConfirmation = .seconds(86_400)
+        // The channel sweep lists the simulator's channels at every start: its own tests turn it on, the others
+        // count the simulator's records without it.
+        configuration.channels.sweep.enabled = false
         configuration.logLevel = .error
         adjust(&configuration)
         return configuration
@@ -98,6 +101,7 @@ final class WorkerHarness: @unchecked Sendable {
         environment["HERALD_WORKER_METRICS_PORT"] = "0"
         environment["HERALD_POLL_INTERVAL_MS"] = "100"
         environment["HERALD_LOG_LEVEL"] = "info"
+        environment["HERALD_CHANNEL_SWEEP_ENABLED"] = "0"
         for (key, value) in extra { environment[key] = value }
         return environment
     }
