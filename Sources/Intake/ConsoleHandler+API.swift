@@ -253,7 +253,8 @@ extension ConsoleHandler {
             ("recipients", .number(Double(row.recipients))), ("deliveries", .number(Double(row.deliveries))),
             ("suppressed", .number(Double(row.suppressed + row.suppressedDeliveries))),
             ("sent", .number(Double(row.sent))), ("failed", .number(Double(row.failed))),
-            ("pending", .number(Double(row.pending))), ("held", .number(Double(row.held))),
+            ("superseded", .number(Double(row.superseded))), ("pending", .number(Double(row.pending))),
+            ("held", .number(Double(row.held))),
         ])
     }
 

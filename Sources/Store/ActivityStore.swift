@@ -31,10 +31,10 @@ public enum ActivityDeviceStateResult: Sendable, Equatable {
 public struct ActivityDeviceView: Sendable, Equatable, Decodable {
     public let deviceID: String
     public let platform: String
-    /// The device's word (`active`, `dismissed`, `ended`, `stale`, `not_promoted`), `unconfirmed` (the start created
-    /// nothing),
-    /// else what Herald knows: `starting` (the start not delivered yet), `following` (started from a broadcast
-    /// channel, which updates it), `awaiting_token` (an iPhone whose update token has not come), `active`.
+    /// The device's word (`active`, `dismissed`, `ended`, `stale`, `not_promoted`), `unconfirmed` (the start
+    /// created nothing), else what Herald knows: `starting` (the start not delivered yet), `following` (started
+    /// from a broadcast channel, which updates it), `awaiting_token` (an iPhone whose update token has not come),
+    /// `active`.
     public let state: String
 }
 

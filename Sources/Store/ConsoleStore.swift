@@ -41,11 +41,19 @@ public struct RequestSummary: Sendable, Equatable, QueryRow, Decodable {
     public let suppressedDeliveries: Int
     public let sent: Int
     public let failed: Int
+    /// Deliveries a newer push with the same collapse key replaced before they were sent.
+    public let superseded: Int
     /// Pending deliveries waiting for their user's quiet hours.
     public let held: Int
 
     /// The deliveries without an outcome yet.
-    public var pending: Int { max(0, deliveries - sent - failed - suppressedDeliveries) }
+    public var pending: Int {
+        max(
+            0,
+            deliveries
+                - PushRequestSummary.finished(
+                    sent: sent, failed: failed, suppressed: suppressedDeliveries, superseded))
+    }
 }
 
 /// One finished delivery of a request. Never a device token: the device is named by the host's id.

@@ -103,9 +103,14 @@ public struct PushRequestSummary: Sendable, QueryRow, Decodable {
     public let missingJSON: String
 
     /// The deliveries with a final outcome: sent, failed, suppressed after acceptance, or superseded.
-    public var finished: Int { sent + failed + suppressedDeliveries + superseded }
+    public var finished: Int { Self.finished(sent: sent, failed: failed, suppressed: suppressedDeliveries, superseded) }
     /// The deliveries without an outcome yet (`held` among them).
     public var pending: Int { max(0, deliveries - finished) }
+
+    /// A request's deliveries with a final outcome, from its audit row's counts (the console's rows count alike).
+    static func finished(sent: Int, failed: Int, suppressed: Int, _ superseded: Int) -> Int {
+        sent + failed + suppressed + superseded
+    }
 }
 
 /// The queries of the push endpoint.

@@ -28,6 +28,18 @@ import Worker
         return simulator
     }
 
+    /// A worker sending to `production` and `sandbox`, its configuration then changed by `adjust`.
+    func startWorker(
+        _ harness: WorkerHarness, production: Simulator, sandbox: Simulator,
+        _ adjust: (inout WorkerConfiguration) -> Void
+    ) throws -> DeliveryWorker {
+        try harness.startWorker {
+            $0.apns?.productionURL = "https://127.0.0.1:\(production.port)"
+            $0.apns?.sandboxURL = "https://127.0.0.1:\(sandbox.port)"
+            adjust(&$0)
+        }
+    }
+
     /// Two users' deliveries to production, two to the sandbox.
     func queueBothEnvironments(_ harness: WorkerHarness) throws -> (production: [UUID], sandbox: [UUID]) {
         let queued = try harness.queue(users: 4)
@@ -42,9 +54,7 @@ import Worker
         let (production, sandbox) = (try simulator(.production, harness), try simulator(.sandbox, harness))
         defer { [production, sandbox].forEach { $0.stop() } }
         let rows = try queueBothEnvironments(harness)
-        let worker = try harness.startWorker {
-            $0.apns?.productionURL = "https://127.0.0.1:\(production.port)"
-            $0.apns?.sandboxURL = "https://127.0.0.1:\(sandbox.port)"
+        let worker = try startWorker(harness, production: production, sandbox: sandbox) {
             $0.pauses.base = .milliseconds(300)
             $0.pauses.maximum = .seconds(1)
         }
@@ -77,9 +87,7 @@ import Worker
         let (production, sandbox) = (try simulator(.production, harness), try simulator(.sandbox, harness))
         defer { [production, sandbox].forEach { $0.stop() } }
         let rows = try queueBothEnvironments(harness)
-        let worker = try harness.startWorker {
-            $0.apns?.productionURL = "https://127.0.0.1:\(production.port)"
-            $0.apns?.sandboxURL = "https://127.0.0.1:\(sandbox.port)"
+        let worker = try startWorker(harness, production: production, sandbox: sandbox) {
             $0.apns?.sandboxKey = APNsKey(file: harness.credentials.apnsKeyFile, id: Self.sandboxKeyID)
         }
 

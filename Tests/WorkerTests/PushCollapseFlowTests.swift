@@ -84,7 +84,7 @@ struct PushCollapseFlowTests {
 
     @Test("a newer push with the same collapseKey supersedes the queued older one on each device; others go out")
     func newerSupersedesQueued() async throws {
-        let harness = try LiveActivityHarness()
+        let harness = try LiveActivityHarness { $0.consoleEnabled = true }
         let user = try harness.user()
         let partner = try harness.partner()
         // Queued before any worker runs: a push scheduled an hour ahead, then a newer one with its key, then one
@@ -111,6 +111,12 @@ struct PushCollapseFlowTests {
             let status = try Self.status(harness, partner, request)
             #expect(status["sent"] == .number(2) && status["superseded"] == .number(0), "\(request)")
         }
+        // The operator's console counts them alike: superseded, nothing pending.
+        let console = try JSONParser.parse(
+            try harness.request(
+                "GET", "/api/admin/console/requests/\(older)", token: LiveActivityHarness.adminToken
+            ).body)
+        #expect(console["superseded"] == .number(2) && console["pending"] == .number(0), "\(console)")
         #expect(Self.received(harness, title: "Older").isEmpty)
         #expect(Self.received(harness, title: "Newer").count == 2)
     }
