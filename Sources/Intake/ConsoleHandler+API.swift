@@ -253,8 +253,8 @@ extension ConsoleHandler {
             ("recipients", .number(Double(row.recipients))), ("deliveries", .number(Double(row.deliveries))),
             ("suppressed", .number(Double(row.suppressed + row.suppressedDeliveries))),
             ("sent", .number(Double(row.sent))), ("failed", .number(Double(row.failed))),
-            ("superseded", .number(Double(row.superseded))), ("pending", .number(Double(row.pending))),
-            ("held", .number(Double(row.held))),
+            ("superseded", .number(Double(row.superseded))), ("cancelled", .number(Double(row.cancelled))),
+            ("pending", .number(Double(row.pending))), ("held", .number(Double(row.held))),
         ])
     }
 

@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldCrypto
 import Store
 
-/// `POST /api/partners/notifications/push` and `GET .../push/{requestId}`.
+/// `POST /api/partners/notifications/push`, `GET .../push/{requestId}` and its retraction, `DELETE`.
 ///
 /// Order matters. Everything that needs no database is checked first (validation, payload size);
 /// a request that fails those checks is still answered from a stored Idempotency-Key response
@@ -29,7 +29,12 @@ struct PushHandler: Sendable {
     static let routes: [IntakeRoute] = [
         .partner("POST", "/api/partners/notifications/push") { try $0.push.push($1, partner: $2) },
         .partner("GET", "/api/partners/notifications/push/{requestId}") { try $0.push.status($1, partner: $2) },
+        .partner("DELETE", "/api/partners/notifications/push/{requestId}") { try $0.push.retract($1, partner: $2) },
     ]
+
+    /// A retract message lives as long as the push it retracts, and at least this long: a push retracted as it
+    /// expires may still show.
+    static let shortestRetractLife: TimeInterval = 3600
 
     func push(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         let wait = try PreferWait.parse(request.http.header("prefer"))
@@ -209,6 +214,33 @@ struct PushHandler: Sendable {
         return Reply.json(200, statusBody(summary, id: id))
     }
 
+    /// `DELETE .../push/{requestId}`: cancels what is still queued and sends every device the push reached a silent
+    /// message naming its delivery (`RetractMessage`), in one transaction (`PushStore.retract`); answers with the
+    /// status. Again, it changes nothing and answers the same. Another partner's request is an unknown one.
+    func retract(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
+        let id = try request.uuid("requestId")
+        guard let createdAt = UUIDv7.timestamp(of: id) else { throw HeraldError.notFound }
+        let now = clock()
+        let retraction = try store.retract(
+            requestID: id, createdAt: createdAt, partnerID: partner.id, retractionID: UUIDv7.make(at: now), now: now
+        ) { retraction in
+            let expiresAt = max(retraction.expiresAt ?? now, now.addingTimeInterval(Self.shortestRetractLife))
+            let exp = Int(expiresAt.timeIntervalSince1970.rounded(.up))
+            return retraction.targets.map { target in
+                let rendered = RetractMessage.render(
+                    retracting: target.deliveryID, miniAppID: partner.miniAppID, recipient: target.userID,
+                    expiresAt: exp, signer: signer)
+                return PushRetraction.Message(
+                    id: UUIDv7.make(at: now), payload: target.service == .apns ? rendered.apns : rendered.fcm,
+                    ttlSeconds: max(1, Int(expiresAt.timeIntervalSince(target.dueAt).rounded(.up))))
+            }
+        }
+        guard retraction != nil, let summary = try store.find(requestID: id, createdAt: createdAt) else {
+            throw HeraldError.notFound
+        }
+        return Reply.json(200, statusBody(summary, id: id))
+    }
+
     /// The body of `GET .../push/{requestId}` and of a `Prefer: wait` answer.
     private func statusBody(_ summary: PushRequestSummary, id: UUID) -> JSONValue {
         let status = PushStatus.of(
@@ -221,11 +253,15 @@ struct PushHandler: Sendable {
             // The users opted out at acceptance and the deliveries suppressed since (opt-out, user_cap).
             ("suppressed", .number(Double(summary.suppressed + summary.suppressedDeliveries))),
             ("sent", .number(Double(summary.sent))), ("failed", .number(Double(summary.failed))),
-            ("superseded", .number(Double(summary.superseded))), ("pending", .number(Double(summary.pending))),
-            ("held", .number(Double(summary.held))),
+            ("superseded", .number(Double(summary.superseded))), ("cancelled", .number(Double(summary.cancelled))),
+            ("pending", .number(Double(summary.pending))), ("held", .number(Double(summary.held))),
             ("missing", missing), ("createdAt", .string(ISO8601.format(summary.createdAt))),
         ]
         members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))
+        if let retractedAt = summary.retractedAt {
+            members.append(("retractedAt", .string(ISO8601.format(retractedAt))))
+            members.append(("retracted", .number(Double(summary.retracted))))
+        }
         return .object(members)
     }
 }

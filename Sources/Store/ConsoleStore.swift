@@ -43,6 +43,8 @@ public struct RequestSummary: Sendable, Equatable, QueryRow, Decodable {
     public let failed: Int
     /// Deliveries a newer push with the same collapse key replaced before they were sent.
     public let superseded: Int
+    /// Deliveries a retraction stopped before they went out.
+    public let cancelled: Int
     /// Pending deliveries waiting for their user's quiet hours.
     public let held: Int
 
@@ -52,7 +54,7 @@ public struct RequestSummary: Sendable, Equatable, QueryRow, Decodable {
             0,
             deliveries
                 - PushRequestSummary.finished(
-                    sent: sent, failed: failed, suppressed: suppressedDeliveries, superseded))
+                    sent: sent, failed: failed, suppressed: suppressedDeliveries, superseded, cancelled))
     }
 }
 

@@ -41,7 +41,8 @@ public struct ClaimedDelivery: Sendable {
     public let bundleID: String?
     /// The Live Activity event the row carries; nil for a push.
     public let activityEvent: LiveActivityEvent?
-    /// A Live Activity push's `apns-priority` (5 silent, 10 with an alert); nil for pushes (always 10).
+    /// A Live Activity push's `apns-priority` (5 silent, 10 with an alert); for a push, 5 for a retract message
+    /// (sent as a background push), else nil (10).
     public let priority: Int?
     /// The group row this delivery is a member of (sql/016_delivery_groups.sql), nil for a row of its own:
     /// its lease is the group's, and its outcome is recorded against the group.

@@ -97,19 +97,27 @@ public struct PushRequestSummary: Sendable, QueryRow, Decodable {
     public let failed: Int
     /// The deliveries a newer push with the same collapse key replaced before they were sent.
     public let superseded: Int
+    /// The deliveries a retraction stopped before they went out.
+    public let cancelled: Int
+    /// The retract messages a retraction wrote: one per device the push reached, or may have.
+    public let retracted: Int
+    /// When the partner retracted the push.
+    public let retractedAt: Date?
     /// Pending deliveries waiting for their user's quiet hours to end.
     public let held: Int
     public let sendAt: Date?
     public let missingJSON: String
 
-    /// The deliveries with a final outcome: sent, failed, suppressed after acceptance, or superseded.
-    public var finished: Int { Self.finished(sent: sent, failed: failed, suppressed: suppressedDeliveries, superseded) }
+    /// The deliveries with a final outcome: sent, failed, suppressed after acceptance, superseded or cancelled.
+    public var finished: Int {
+        Self.finished(sent: sent, failed: failed, suppressed: suppressedDeliveries, superseded, cancelled)
+    }
     /// The deliveries without an outcome yet (`held` among them).
     public var pending: Int { max(0, deliveries - finished) }
 
     /// A request's deliveries with a final outcome, from its audit row's counts (the console's rows count alike).
-    static func finished(sent: Int, failed: Int, suppressed: Int, _ superseded: Int) -> Int {
-        sent + failed + suppressed + superseded
+    static func finished(sent: Int, failed: Int, suppressed: Int, _ superseded: Int, _ cancelled: Int) -> Int {
+        sent + failed + suppressed + superseded + cancelled
     }
 }
 
@@ -203,11 +211,7 @@ public struct PushStore: Sendable {
     /// exact to the microsecond only for ids the intake made since it kept the fraction): the bounds
     /// name the partition, so one partition is searched.
     public func find(requestID: UUID, createdAt: Date) throws -> PushRequestSummary? {
-        // The millisecond in integers, from whole microseconds (as Postgres keeps them), so no Double
-        // rounding can move an instant on a millisecond's edge to the one before.
-        let millis = Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded()) / 1000
-        let from = Date(timeIntervalSince1970: Double(millis) / 1000)
-        let to = Date(timeIntervalSince1970: Double(millis + 1) / 1000)
+        let (from, to) = Self.millisecond(of: createdAt)
         return try pool.withConnection { connection in
             try connection.row(Queries.PushRequests.Find(requestID: requestID, from: from, to: to))
         }

@@ -12,8 +12,14 @@ import Store
 /// A Live Activity row goes as `apns-push-type: liveactivity` to `<topic>.push-type.liveactivity` with
 /// the row's priority (5 silent, 10 with an alert) and no collapse id: the activity's own `timestamp`
 /// already makes a repeated update harmless (the device shows the newest).
+///
+/// A push row of priority 5 is a retract message: `apns-push-type: background` at priority 5, no collapse id.
 public struct APNsUpstream: DeliveryUpstream {
     static let liveActivityTopicSuffix = ".push-type.liveactivity"
+    /// A push row of this priority is a silent retract message (functions/push_retract.sql): sent as
+    /// `apns-push-type: background`, as Apple requires for a body with only `content-available`, without a
+    /// collapse id.
+    static let backgroundPriority = 5
 
     /// The longest TTL a push may have (28 days): a row without an expiry (queued before
     /// every push had one) gets it, never `apns-expiration: 0`, which tells APNs to try once and
@@ -33,13 +39,14 @@ public struct APNsUpstream: DeliveryUpstream {
         let expiresAt = delivery.expiresAt ?? clock.now.addingTimeInterval(Self.longestStorage)
         let topic = delivery.bundleID ?? defaultTopic
         let liveActivity = delivery.activityEvent != nil
+        let background = !liveActivity && delivery.priority == Self.backgroundPriority
         let notification = APNsNotification(
             deviceToken: token, environment: APNsEnvironment(rawValue: delivery.environment) ?? .production, id: id,
-            pushType: liveActivity ? "liveactivity" : "alert",
+            pushType: liveActivity ? "liveactivity" : background ? "background" : "alert",
             topic: liveActivity ? topic + Self.liveActivityTopicSuffix : topic,
-            priority: liveActivity ? delivery.priority ?? 10 : 10,
+            priority: liveActivity || background ? delivery.priority ?? 10 : 10,
             expiration: Int(expiresAt.timeIntervalSince1970.rounded(.up)),
-            collapseID: liveActivity ? nil : delivery.collapseID ?? id,
+            collapseID: liveActivity || background ? nil : delivery.collapseID ?? id,
             payload: delivery.payloadBytes)
         guard topic != defaultTopic else {
             // Herald's own topic: its faults are the upstream's (no closure layer for the common case).

@@ -108,7 +108,7 @@ SELECT e.id, p.mini_app_id, e.type, e.subject_id, e.attempts, e.last_status, e.l
 -- parameters: id UUID?, createdAt Date?, miniAppID String?, since Date?, until Date?, limit Int
 -- returns: RequestSummary
 SELECT p.id, p.created_at, p.mini_app_id, p.title, p.lane, p.recipients, p.deliveries, p.suppressed,
-       p.suppressed_deliveries, p.sent, p.failed, p.superseded, {{push_requests.held}} AS held
+       p.suppressed_deliveries, p.sent, p.failed, p.superseded, p.cancelled, {{push_requests.held}} AS held
   FROM push_requests p
  WHERE ($1::uuid IS NULL OR id = $1::uuid)
    AND ($2::timestamptz IS NULL OR created_at = $2::timestamptz)

@@ -82,7 +82,8 @@ SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS
 
 -- fragment: summaryColumns
 p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-       p.sent, p.failed, p.superseded, {{held}} AS held, p.send_at, p.missing::text AS missing_json
+       p.sent, p.failed, p.superseded, p.cancelled, p.retracted, p.retracted_at, {{held}} AS held, p.send_at,
+       p.missing::text AS missing_json
 
 -- name: find
 -- parameters: requestID UUID, from Date, to Date
@@ -101,3 +102,29 @@ SELECT {{summaryColumns}}
 SELECT {{summaryColumns}}
   FROM unnest($1::uuid[], $2::timestamptz[]) AS w(id, created_at)
   JOIN push_requests p ON p.id = w.id AND p.created_at = w.created_at;
+
+-- name: retract
+-- parameters: requestID UUID, from Date, to Date, partnerID UUID, retractionID UUID
+-- returns: PushRetractionLine
+-- A partner's retraction of its push (Migrations/functions/push_retract.sql): $1 the request, $2 and $3 the
+-- millisecond of its creation (as `find`), $4 the partner it must belong to, $5 the id the messages' rows carry as
+-- their request. No row: no such request of this partner's.
+SELECT first_time, retracted_at, expires_at, cancelled, retracted, delivery_id, service, user_id, device_id,
+       environment, due_at
+  FROM herald_push_retract($1, $2, $3, $4, $5);
+
+-- name: writeRetractMessages
+-- parameters: retractionID UUID, createdAt Date, partnerID UUID, ids [UUID], services [String], users [String]
+-- parameters: devices [String], environments [String], payloads [String], due [Date], ttlSeconds [Int]
+-- returns: PushStore.Written
+-- The retraction's messages, by the outbox's one writer (Migrations/functions/outbox_write.sql), in the realtime
+-- lane at apns-priority 5: one row each, under the retraction's id ($1, created $2, of partner $3), due at $10 and
+-- expiring $11 seconds after. `written` counts the rows written.
+SELECT count(*)::integer AS written
+  FROM herald_outbox_write(
+           0, array_fill($1::uuid, ARRAY[cardinality($4::uuid[])]),
+           array_fill($2::timestamptz, ARRAY[cardinality($4::uuid[])]),
+           array_fill($3::uuid, ARRAY[cardinality($4::uuid[])]), $10::timestamptz[], $11::integer[],
+           array_fill(NULL::text, ARRAY[cardinality($4::uuid[])]), NULL, $4::uuid[], $5::text[], $6::text[],
+           $7::text[], $8::text[], $9::text[],
+           p_priority => array_fill(5::smallint, ARRAY[cardinality($4::uuid[])]));

@@ -14,6 +14,9 @@
 --   p_lease, p_lease_seconds, p_leased: the rows of the requests p_leased marks go in leased to worker p_lease for
 --     p_lease_seconds, attempted once, as a claim would leave them (the intake's write, functions/intake_push.sql);
 --     NULL, pending.
+--   p_collapse: a request's collapse id (functions/collapse_id.sql); NULL, none.
+--   p_priority: a request's apns-priority, 5 for a silent retract message (functions/push_retract.sql), which the
+--     worker sends as a background push; NULL, an alert.
 -- An id already in the outbox is skipped (only a replay's can be: it queues a finished delivery under its own id).
 -- Returns the rows written: a group row's id for its members. Estimated at one row (ROWS 1), not the planner's
 -- default of 1,000 for a set-returning function: a replay joins them to history by primary key, which a larger
@@ -26,7 +29,7 @@ CREATE OR REPLACE FUNCTION herald_outbox_write(
     p_payload text[],
     p_only integer[] DEFAULT NULL, p_group_from integer DEFAULT NULL,
     p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_leased boolean[] DEFAULT NULL,
-    p_collapse text[] DEFAULT NULL)
+    p_collapse text[] DEFAULT NULL, p_priority smallint[] DEFAULT NULL)
 RETURNS TABLE (r_id uuid, r_request uuid, r_request_created timestamptz)
 LANGUAGE plpgsql
 ROWS 1
@@ -72,14 +75,14 @@ BEGIN
     WITH written AS (
         INSERT INTO deliveries AS d (id, request_id, request_created_at, partner_id, lane, service, user_id, device_id,
             environment, payload, available_at, expires_at, state, leased_by, attempts, lease_expires_at, member_count,
-            members, member_users, member_devices, member_payloads, interruption_level, collapse_id)
+            members, member_users, member_devices, member_payloads, interruption_level, collapse_id, priority)
         SELECT x.id, p_request[x.a], p_created[x.a], p_partner[x.a], p_lane, x.service, x.user_id, x.device_id,
                x.environment, x.payload, p_due[x.a], herald_push_expiry(p_due[x.a], p_ttl[x.a]),
                CASE WHEN x.leased THEN 'leased' ELSE 'pending' END, CASE WHEN x.leased THEN p_lease END,
                CASE WHEN x.leased THEN 1 ELSE 0 END,
                CASE WHEN x.leased THEN now() + make_interval(secs => p_lease_seconds) END,
                coalesce(m_count[x.o], 1), m_ids[x.o]::uuid[], m_users[x.o]::text[], m_devices[x.o]::text[],
-               m_payloads[x.o]::text[], p_interruption[x.a], p_collapse[x.a]
+               m_payloads[x.o]::text[], p_interruption[x.a], p_collapse[x.a], p_priority[x.a]
           FROM (SELECT u.*, p_lease IS NOT NULL AND coalesce(p_leased[u.a], false) AS leased
                   FROM (SELECT y.*, coalesce(p_of[y.o], y.o::integer) AS a
                           FROM unnest(p_id, p_service, p_user, p_device, p_environment, p_payload)

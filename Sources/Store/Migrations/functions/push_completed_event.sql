@@ -7,7 +7,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM partners p WHERE p.id = NEW.partner_id AND p.webhook_url IS NOT NULL) THEN
         PERFORM herald_webhook_event(NEW.partner_id, 'push.completed', NEW.id, 'requestId', NEW.sent, NEW.failed,
-                                     NEW.suppressed + NEW.suppressed_deliveries, NEW.superseded);
+                                     NEW.suppressed + NEW.suppressed_deliveries, NEW.superseded, NEW.cancelled);
     END IF;
     RETURN NULL;
 END
