@@ -78,11 +78,12 @@ public struct PushRules: Sendable {
 
     /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
     /// the mini-app's icon from the partner row, never from a push; `collapseKey` and `category` because the payloads
-    /// carry the push's own (NotificationCategories).
+    /// carry the push's own (NotificationCategories); `event` because Herald's retract message names itself by it
+    /// (RetractMessage).
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",
-        "collapseKey", "category",
+        "collapseKey", "category", "event",
     ]
 
     /// `reservedDataKeys` lower-cased: a key is compared in any letter case.

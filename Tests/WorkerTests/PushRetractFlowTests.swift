@@ -33,6 +33,17 @@ struct PushRetractFlowTests {
         }
     }
 
+    /// v1: `sig` over every member but `aps`, `kid` and `sig`, as strings (SignedEnvelope.swift).
+    static func v1Holds(_ payload: JSONValue?) -> Bool {
+        guard let members = payload?.objectMembers, let sig = payload?["sig"]?.stringValue else { return false }
+        let fields = members.filter { !["aps", "kid", "sig"].contains($0.key) }.compactMap { member in
+            member.value.stringValue.map { (key: member.key, value: $0) }
+        }
+        let signer = HMACSigner(keyID: "test", key: LiveActivityHarness.signingKey)
+        return fields.count == members.count - (payload?["aps"] == nil ? 2 : 3)
+            && signer.signature(for: SignedEnvelope.canonicalBytes(fields)) == sig
+    }
+
     @Test("a retract reaches each phone the push reached as a signed background message; queued ones are cancelled")
     func retractSentAndQueued() async throws {
         let harness = try LiveActivityHarness()
@@ -73,12 +84,14 @@ struct PushRetractFlowTests {
         #expect(iphone.payload?["miniAppId"] == .string(partner.miniApp))
         #expect(Self.signatureFailure(iphone.payload, recipient: user.id) == .some(nil))
         #expect(Self.signatureFailure(iphone.payload, recipient: "someone-else") == .some(.badSignature))
+        #expect(Self.v1Holds(iphone.payload))
         let pixel = try #require(Self.retractions(harness).first { $0.service == .fcm })
         let data = pixel.payload?["message"]?["data"]
         #expect(pixel.payload?["message"]?["android"]?["priority"] == .string("NORMAL"))
         #expect(data?["deliveryId"] == pixelSent.payload?["message"]?["data"]?["deliveryId"])
         #expect(data?["title"] == nil)
         #expect(Self.signatureFailure(data, recipient: user.id) == .some(nil))
+        #expect(Self.v1Holds(data))
 
         // The queued push: cancelled at once, never sent, nothing to take back.
         let cancelled = try JSONParser.parse(try harness.expect(try Self.retract(harness, partner, queued), [200]).body)

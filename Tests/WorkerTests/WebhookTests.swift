@@ -130,13 +130,13 @@ struct WebhookTests {
         let body = try JSONParser.parse(received.body)
         #expect(
             body.objectMembers?.map(\.key) == [
-                "type", "id", "requestId", "sent", "failed", "suppressed", "superseded", "completedAt",
+                "type", "id", "requestId", "sent", "failed", "suppressed", "superseded", "cancelled", "completedAt",
             ])
         #expect(body["type"] == .string("push.completed"))
         #expect(body["id"] == .string(received.eventID))
         #expect(body["requestId"] == .string(queued.request.id.uuidString.lowercased()))
         #expect(body["sent"] == .number(3) && body["failed"] == .number(0) && body["suppressed"] == .number(0))
-        #expect(body["superseded"] == .number(0))
+        #expect(body["superseded"] == .number(0) && body["cancelled"] == .number(0))
         #expect(ISO8601.parse(body["completedAt"]?.stringValue ?? "") != nil)
         let event = try #require(try Self.events(harness).first)
         #expect(event.attempts == 1 && event.status == 200 && event.error == nil)
