@@ -183,11 +183,11 @@ extension ConsoleAssets {
                                      { name: 'since', label: 'Since (ISO 8601)', placeholder: '2026-12-01T00:00:00Z' },
                                      { name: 'until', label: 'Until', placeholder: '' }], params),
                 table(['Created', 'Partner', 'Title', 'Lane', 'Deliveries#', 'Sent#', 'Failed#', 'Superseded#',
-                       'Pending#', 'Held#', 'Suppressed#'],
+                       'Cancelled#', 'Pending#', 'Held#', 'Suppressed#'],
                   r.requests.map(q => el('tr', {}, [
                     el('td', {}, el('a', { href: link('request', { id: q.id }), text: q.createdAt })),
                     td(q.miniAppId), td(q.title, 'wrap'), td(q.lane), num(q.deliveries), num(q.sent), num(q.failed),
-                    num(q.superseded), num(q.pending), num(q.held), num(q.suppressed)]))),
+                    num(q.superseded), num(q.cancelled), num(q.pending), num(q.held), num(q.suppressed)]))),
               ];
             },
 
@@ -199,7 +199,8 @@ extension ConsoleAssets {
                 el('p', {}, [el('span', { class: 'muted', text: 'Title: ' }), el('span', { id: 'request-title', text: q.title })]),
                 el('div', { class: 'cards' }, [card('Partner', q.miniAppId), card('Deliveries', fmt(q.deliveries)),
                   card('Sent', fmt(q.sent), 'request-sent'), card('Failed', fmt(q.failed), 'request-failed'),
-                  card('Superseded', fmt(q.superseded)), card('Pending', fmt(q.pending)), card('Held (quiet hours)', fmt(q.held), 'request-held'),
+                  card('Superseded', fmt(q.superseded)), card('Cancelled', fmt(q.cancelled), 'request-cancelled'),
+                  card('Pending', fmt(q.pending)), card('Held (quiet hours)', fmt(q.held), 'request-held'),
                   card('Suppressed', fmt(q.suppressed), 'request-suppressed')]),
                 el('p', { class: 'muted', text: 'Id ' + q.id + ', created ' + q.createdAt + ', ' + q.lane + ' lane.' }),
                 el('h2', { text: 'Deliveries' }),
