@@ -214,4 +214,38 @@ struct ThirdPartyClientTests {
         let last = try #require(try await simulator.control("GET", "/sim/received").arrayValue?.last)
         #expect(last["detail"] == .string("aps.alert is required on start"))
     }
+
+    @Test("aioapns' background push (PushType.BACKGROUND) at priority 5 is accepted, at 10 it is BadPriority")
+    func aioapnsBackground() async throws {
+        let simulator = try RunningSimulator(credentials: credentials)
+        let token = String(repeating: "6b", count: 32)
+        // Herald's retract message, as RetractMessage renders it (signatures aside: the simulator checks none).
+        let rendered = RetractMessage.render(
+            retracting: UUID(), miniAppID: "com.acme.pay", recipient: "u1", expiresAt: 2_000_000_000,
+            signer: FixedSigner())
+        let message = String(decoding: rendered.apns, as: UTF8.self)
+        let sent = try aioapns(
+            port: simulator.port, count: 2, concurrency: 1, tokens: [token],
+            extra: ["--push-type", "background", "--priority", "5", "--message", message])
+        #expect(sent["statuses"] == .object([("200", .number(2))]), "\(sent)")
+        let received = try #require(try await simulator.control("GET", "/sim/received?token=\(token)").arrayValue)
+        #expect(received.count == 2)
+        for record in received {
+            #expect(record["headers"]?["apns-push-type"] == .string("background"))
+            #expect(record["headers"]?["apns-priority"] == .string("5"))
+            #expect(record["payload"] == (try JSONParser.parse(rendered.apns)))
+        }
+
+        let refused = try aioapns(
+            port: simulator.port, count: 1, tokens: [token],
+            extra: ["--push-type", "background", "--priority", "10", "--message", message])
+        #expect(refused["statuses"] == .object([("400", .number(1))]), "\(refused)")
+        #expect(refused["reasons"] == .object([("BadPriority", .number(1))]), "\(refused)")
+    }
+}
+
+/// A signer with a constant signature: the simulator verifies no payload signature.
+private struct FixedSigner: PayloadSigner {
+    var keyID: String { "k1" }
+    func signature(for message: [UInt8]) -> String { String(repeating: "A", count: 43) }
 }
