@@ -232,11 +232,12 @@ enum Help {
           --realtime     queue in the realtime lane (default: bulk, behind partner traffic)
           --dry-run      count what would be replayed, by skip reason; change nothing
         Never replays to an invalid token, a removed device or a user who opted out, never a delivery
-        that was sent, never one twice (already_replayed), never a revoked partner's (partner_revoked).
+        that was sent, never one twice (already_replayed), never a revoked partner's (partner_revoked),
+        never one of a push its partner retracted (retracted).
         The request counts the replayed rows
         again: its status goes back to sending, then completed.
         --json: {"matched":N,"replayed":N,"skipped":{"token_invalid":N,"opted_out":N,
-        "device_removed":N,"already_replayed":N,"partner_revoked":N}}
+        "device_removed":N,"already_replayed":N,"partner_revoked":N,"retracted":N}}
         """,
         "backfill": """
         usage: heraldctl backfill sends FILE [--json]

@@ -82,6 +82,7 @@ enum ReplayCommand {
                         ("device_removed", .number(Double(counts.deviceRemoved))),
                         ("already_replayed", .number(Double(counts.alreadyReplayed))),
                         ("partner_revoked", .number(Double(counts.partnerRevoked))),
+                        ("retracted", .number(Double(counts.retracted))),
                     ])
                 ),
             ] + (dryRun ? [("wouldReplay", .number(Double(counts.replayed)))] : []))
@@ -93,6 +94,7 @@ enum ReplayCommand {
             ("device_removed", counts.deviceRemoved),
             ("already_replayed", counts.alreadyReplayed),
             ("partner_revoked", counts.partnerRevoked),
+            ("retracted", counts.retracted),
         ]
         let laneName = StatsCommand.laneName(lane)
         guard format.isTerminal else {

@@ -142,6 +142,7 @@ extension ConsoleHandler {
                         ("deviceRemoved", .number(Double(counts.deviceRemoved))),
                         ("alreadyReplayed", .number(Double(counts.alreadyReplayed))),
                         ("partnerRevoked", .number(Double(counts.partnerRevoked))),
+                        ("retracted", .number(Double(counts.retracted))),
                     ])
                 ),
             ]))

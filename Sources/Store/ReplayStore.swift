@@ -35,6 +35,8 @@ public struct ReplayCounts: Sendable, Equatable, Decodable {
     public var alreadyReplayed = 0
     /// Rows of a revoked partner: nothing it queued is sent after its revocation, a replay included.
     public var partnerRevoked = 0
+    /// Rows of a push its partner retracted: never sent again.
+    public var retracted = 0
 
     static func + (a: ReplayCounts, b: ReplayCounts) -> ReplayCounts {
         var sum = a
@@ -45,6 +47,7 @@ public struct ReplayCounts: Sendable, Equatable, Decodable {
         sum.deviceRemoved += b.deviceRemoved
         sum.alreadyReplayed += b.alreadyReplayed
         sum.partnerRevoked += b.partnerRevoked
+        sum.retracted += b.retracted
         return sum
     }
 }

@@ -42,6 +42,8 @@ judged AS (
                WHEN p.replayed_at IS NOT NULL THEN 'already_replayed'
                WHEN EXISTS (SELECT 1 FROM partners pr WHERE pr.id = p.partner_id AND pr.revoked_at IS NOT NULL)
                    THEN 'partner_revoked'
+               -- The partner took the push back (Migrations/functions/push_retract.sql).
+               WHEN r.retracted_at IS NOT NULL THEN 'retracted'
                WHEN v.device_id IS NULL THEN 'device_removed'
                WHEN p.service = 'apns' AND (v.apns_token IS NULL OR v.apns_token_invalidated_at IS NOT NULL)
                    THEN 'token_invalid'
@@ -77,6 +79,7 @@ SELECT (SELECT count(*) FROM picked) AS matched, count(*) FILTER (WHERE verdict 
        count(*) FILTER (WHERE verdict = 'device_removed') AS device_removed,
        count(*) FILTER (WHERE verdict = 'already_replayed') AS already_replayed,
        count(*) FILTER (WHERE verdict = 'partner_revoked') AS partner_revoked,
+       count(*) FILTER (WHERE verdict = 'retracted') AS retracted,
        {{lastPicked}}
   FROM judged;
 
@@ -133,7 +136,8 @@ SELECT (SELECT count(*) FROM picked) AS matched, (SELECT count(*) FROM queued) A
        -- A row judged 'replay' whose id another row of this batch took first is already replayed.
        (SELECT count(*) FROM picked) - (SELECT count(*) FROM queued)
          - count(*) FILTER (WHERE verdict IN ('token_invalid', 'opted_out', 'device_removed',
-                                              'partner_revoked')) AS already_replayed,
+                                              'partner_revoked', 'retracted')) AS already_replayed,
        count(*) FILTER (WHERE verdict = 'partner_revoked') AS partner_revoked,
+       count(*) FILTER (WHERE verdict = 'retracted') AS retracted,
        {{lastPicked}}
   FROM judged;
