@@ -82,7 +82,8 @@ SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS
 
 -- fragment: summaryColumns
 p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
-       p.sent, p.failed, p.superseded, {{held}} AS held, p.send_at, p.missing::text AS missing_json
+       p.sent, p.failed, p.superseded, {{held}} AS held, p.send_at, p.missing::text AS missing_json,
+       p.received, p.opened, p.dismissed
 
 -- name: find
 -- parameters: requestID UUID, from Date, to Date
