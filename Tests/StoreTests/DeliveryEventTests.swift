@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Postgres
-import Store
 import Testing
+
+@testable import Store
 
 /// The host's delivery events (Migrations/functions/delivery_event.sql, delivery_find.sql) against a private
 /// database: a delivery found by the id its payload carries, single or a group row's member, in the outbox or in
@@ -223,6 +224,41 @@ struct DeliveryEventTests {
         if Calendar.utc.component(.day, from: Date()) > 1 {
             #expect(!plan.contains("delivery_history_\(previous)"), "\(plan)")
         }
+    }
+
+    @Test("the console's rates sum a partner's requests of the window through push_requests_mini_app, by id range")
+    func engagementPlan() throws {
+        let c = db.connection
+        let partner = try db.partner(miniApp: "app.engaged")
+        let other = try db.partner(miniApp: "app.other")
+        // 20,000 requests each over the last 25 days, with UUIDv7 ids of their creation time, as the intake makes them.
+        for (id, app) in [(partner.id, "app.engaged"), (other.id, "app.other")] {
+            _ = try c.query(
+                """
+                INSERT INTO push_requests (id, created_at, partner_id, mini_app_id, title, body, data, lane, recipients,
+                                           deliveries, suppressed, missing, sent, received, opened)
+                SELECT (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 1, 3) || '-8' || substr(r, 4, 3)
+                        || '-' || substr(r, 7, 12))::uuid, t, $1, $2, 'T', 'B', '{}', 0, 1, 2, 0, '{}', 2, 1, g % 2
+                  FROM (SELECT g, t, lpad(to_hex(floor(extract(epoch FROM t) * 1000)::bigint), 12, '0') AS h,
+                               md5($2 || g) AS r
+                          FROM generate_series(1, 20000) g, LATERAL (SELECT now() - make_interval(secs => g * 108) AS t) x) y
+                """, [id, app])
+        }
+        try c.execute("ANALYZE push_requests")
+        // A day and half a step back: the day's 800 requests, whatever the few milliseconds since the insert.
+        let since = Date().addingTimeInterval(-86_454)
+        let query = Queries.Console.PartnerEngagement(since: since, sinceID: UUIDv7.lowest(at: since))
+        let plan = try c.query("EXPLAIN " + Queries.Console.partnerEngagement.text, query.bindings).rows
+            .map { try $0.string(0) }.joined(separator: "\n")
+        #expect(plan.contains("push_requests_mini_app") || plan.contains("mini_app_id_id_idx"), "\(plan)")
+        // No sequential scan but of the empty months ahead (a cost under 0.1).
+        let scans = plan.split(separator: "\n").filter { $0.contains("Seq Scan on push_requests") }
+        #expect(scans.allSatisfy { $0.contains("cost=0.00..0.0") }, "\(plan)")
+        // The figures: the day's 800 requests of the partner, each 2 sent, 1 received, every other one opened.
+        let rows = try c.rows(query)
+        let engaged = try #require(rows.first { $0.partnerID == partner.id })
+        #expect(engaged.sent == 1_600 && engaged.received == 800 && engaged.opened == 400, "\(engaged)")
+        #expect(engaged.deliveryRate == 0.5 && engaged.openRate == 0.25)
     }
 
     static func partition(_ date: Date) -> String {
