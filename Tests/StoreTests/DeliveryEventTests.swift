@@ -169,6 +169,14 @@ struct DeliveryEventTests {
         let pending = "SELECT count(*) FROM webhook_events WHERE type = 'push.opened' AND state = 'pending'"
         #expect(try db.count(pending) == 1)
         #expect(try db.count(pending + #" AND body LIKE '%"opened":4%'"#) == 1)
+        // The tried one fails and waits for its retry: it keeps the body it was sent with; opens rewrite the new one.
+        _ = try db.connection.query(
+            "UPDATE webhook_events SET state = 'pending', attempts = 1 WHERE type = 'push.opened' AND state = 'sending'"
+        )
+        #expect(try record(group.ids[6], .opened).outcome == .recorded)
+        #expect(try db.count(pending) == 2)
+        #expect(try db.count(pending + #" AND attempts = 1 AND body LIKE '%"opened":3%'"#) == 1)
+        #expect(try db.count(pending + #" AND attempts = 0 AND body LIKE '%"opened":5%'"#) == 1)
     }
 
     @Test(

@@ -31,9 +31,10 @@ CREATE INDEX delivery_history_id ON delivery_history (id) WHERE members IS NULL 
 CREATE INDEX delivery_history_members ON delivery_history USING gin (members) WHERE members IS NOT NULL;
 CREATE INDEX deliveries_members ON deliveries USING gin (members) WHERE members IS NOT NULL;
 
--- push.opened is coalesced: at most one pending event per request, whose body the next open rewrites.
-CREATE UNIQUE INDEX webhook_events_opened_pending ON webhook_events (subject_id)
-    WHERE type = 'push.opened' AND state = 'pending';
+-- push.opened is coalesced: a request's pending event no sender has tried yet is the one each report rewrites.
+-- Not unique: an event a sender tried keeps its body (a retry is the same event), and a new one waits beside it.
+CREATE INDEX webhook_events_opened_pending ON webhook_events (subject_id)
+    WHERE type = 'push.opened' AND state = 'pending' AND attempts = 0;
 
 -- The event types: the ones allowed so far, whichever migrations added them, and push.opened.
 DO $$

@@ -8,9 +8,11 @@
 -- Opening or dismissing a notification means it was received: the first of them records `received` too (counted
 -- once). The time is never before the push's acceptance (a phone's clock may be behind).
 -- If its partner has a webhook, a first `opened` queues the request's push.opened event due `p_webhook_delay`
--- seconds later, unless one is pending already; every event recorded while it is pending rewrites its body with
--- the request's counts, so the opens of that time go out as one event with the counts of the last report before it
--- left. The request's row is locked first, so two reports of one request take their turns.
+-- seconds later, unless one waits already that no sender has tried (webhook_events_opened_pending); every event
+-- recorded while it waits rewrites its body with the request's counts, so the opens of that time go out as one event
+-- with the counts of the last report before it left. Once tried, an event keeps its body: a retry is the same event
+-- (the partner deduplicates on its id), and the next open queues a new one. The request's row is locked first, so
+-- two reports of one request take their turns.
 CREATE OR REPLACE FUNCTION herald_delivery_event(p_delivery uuid, p_event text, p_at timestamptz, p_user text,
                                                  p_now timestamptz, p_window_days integer, p_webhook_delay integer)
 RETURNS TABLE (result text, at timestamptz)
@@ -62,6 +64,9 @@ BEGIN
     IF FOUND AND EXISTS (SELECT 1 FROM partners p WHERE p.id = v_counts.partner_id AND p.webhook_url IS NOT NULL) THEN
         SELECT w.id INTO v_event FROM webhook_events w
          WHERE w.subject_id = v_found.request_id AND w.type = 'push.opened' AND w.state = 'pending'
+           AND w.attempts = 0
+         ORDER BY w.created_at DESC
+         LIMIT 1
            FOR UPDATE;
         IF v_event IS NULL AND p_event = 'opened' THEN
             v_event := gen_random_uuid();
