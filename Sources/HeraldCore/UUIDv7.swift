@@ -30,6 +30,14 @@ public enum UUIDv7 {
             ))
     }
 
+    /// The smallest version-7 id of `date`'s millisecond: ids made then or later sort at or above it, so a range of
+    /// ids is a range of time (the console's sums over recent requests, Queries/console.sql `partnerEngagement`).
+    public static func lowest(at date: Date) -> UUID {
+        let millis = UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded(.down)))
+        func ms(_ index: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: millis >> (8 * (5 - index))) }
+        return UUID(uuid: (ms(0), ms(1), ms(2), ms(3), ms(4), ms(5), 0x70, 0, 0x80, 0, 0, 0, 0, 0, 0, 0))
+    }
+
     /// The creation time of an id `make(at:)` made, to the microsecond; nil for versions other than 7.
     /// Version-7 ids made elsewhere (sql/functions/uuid_v7.sql's `herald_uuid_v7`, or by this type
     /// before it kept the fraction) have random bits there: their time is right to the millisecond only.

@@ -85,6 +85,12 @@ extension ConsoleAssets {
           }
           function td(value, cls) { return el('td', { class: cls || null, text: value === null || value === undefined ? '—' : value }); }
           function num(value) { return td(fmt(value), 'num'); }
+          // A share of the deliveries sent, '97.5% (39 / 40)'; '—' before anything was sent.
+          function rate(e, count, share, cls) {
+            const shown = e && e[share] !== null;
+            return td(shown ? (e[share] * 100).toFixed(1) + '% (' + fmt(e[count]) + ' / ' + fmt(e.sent) + ')' : null,
+              'num ' + cls);
+          }
 
           function filters(page, fields, params) {
             const form = el('form', { class: 'filters', id: page + '-filters' });
@@ -217,12 +223,16 @@ extension ConsoleAssets {
               return [
                 el('h1', { text: 'Partners' }),
                 el('div', { id: 'partner-panel' }),
-                table(['', 'Mini-app', 'Name', 'Per minute#', 'Per day#', 'Webhook', 'State', ''], p.partners.map(x => el('tr', {}, [
+                // Delivered and opened: what the host's app reported of the deliveries sent, pushes of the last 7 days.
+                table(['', 'Mini-app', 'Name', 'Per minute#', 'Per day#', 'Delivered (7 d)#', 'Opened (7 d)#',
+                  'Webhook', 'State', ''], p.partners.map(x => el('tr', {}, [
                   el('td', {}, x.icon ? el('img', { class: 'icon', alt: '', src: '/icons/' + encodeURIComponent(x.miniAppId) + '/64.png' }) : null),
                   el('td', {}, el('a', { href: link('requests', { partner: x.miniAppId }), text: x.miniAppId })),
                   td(x.displayName, 'wrap partner-name'),
                   num(x.usage ? x.usage.lastMinute + ' / ' + x.rateLimitPerMinute : x.rateLimitPerMinute),
                   num(x.usage ? x.usage.lastDay + ' / ' + x.rateLimitPerDay : x.rateLimitPerDay),
+                  rate(x.engagement, 'received', 'deliveryRate', 'partner-delivered'),
+                  rate(x.engagement, 'opened', 'openRate', 'partner-opened'),
                   td(!x.webhookUrl ? 'none' : x.usage && x.usage.webhookFailedLastDay
                     ? x.usage.webhookFailedLastDay + ' failed (1 d): ' + (x.usage.webhookLastError || '') : 'healthy', 'wrap'),
                   td((x.revokedAt ? 'revoked' : x.suspendedAt

@@ -193,6 +193,7 @@ extension ConsoleHandler {
 
     func partnerList(_ request: RoutedRequest) throws -> HTTPResponse {
         let usage = try console.partnerUsage()
+        let engagement = try console.partnerEngagement(since: Date().addingTimeInterval(-Self.engagementWindow))
         let rows = try partners.list()
         return Self.json(
             .object([
@@ -214,10 +215,25 @@ extension ConsoleHandler {
                                         ])
                                     } ?? .null
                                 ))
+                            members.append(("engagement", Self.engagementJSON(engagement[record.id])))
                             return .object(members)
                         })
                 )
             ]))
+    }
+
+    /// The window of the partners' delivery and open rates: pushes accepted in the last 7 days.
+    static let engagementWindow: TimeInterval = 7 * 86_400
+
+    /// A partner's sent, received and opened deliveries of the window, and the rates (null before a send).
+    static func engagementJSON(_ engagement: PartnerEngagement?) -> JSONValue {
+        guard let engagement else { return .null }
+        return .object([
+            ("windowDays", .number(engagementWindow / 86_400)), ("sent", .number(Double(engagement.sent))),
+            ("received", .number(Double(engagement.received))), ("opened", .number(Double(engagement.opened))),
+            ("deliveryRate", engagement.deliveryRate.map { .number($0) } ?? .null),
+            ("openRate", engagement.openRate.map { .number($0) } ?? .null),
+        ])
     }
 
     func tokenReport(_ request: RoutedRequest) throws -> HTTPResponse {

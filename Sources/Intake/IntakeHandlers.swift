@@ -7,6 +7,7 @@ struct IntakeHandlers: Sendable {
     let activity: ActivityHandler
     let admin: AdminHandler
     let host: HostHandler
+    let deliveryEvents: DeliveryEventHandler
     let reminder: ReminderHandler
     let icon: IconHandler
     let console: ConsoleHandler

@@ -94,6 +94,7 @@ public final class IntakeServer: Sendable {
             proxies: TrustedProxies(networks: configuration.trustedProxies), logger: logger)
         handlers = IntakeHandlers(
             push: pushHandler, activity: activityHandler, admin: adminHandler, host: hostHandler,
+            deliveryEvents: DeliveryEventHandler(store: DeliveryEventStore(pool: pool), clock: clock),
             reminder: reminderHandler, icon: iconHandler, console: consoleHandler, probe: ProbeHandler(pool: pool))
         routeGuard = RouteGuard(
             authenticator: authenticator, consoleGate: consoleGate,

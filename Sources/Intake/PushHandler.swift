@@ -255,6 +255,9 @@ struct PushHandler: Sendable {
             ("sent", .number(Double(summary.sent))), ("failed", .number(Double(summary.failed))),
             ("superseded", .number(Double(summary.superseded))), ("cancelled", .number(Double(summary.cancelled))),
             ("pending", .number(Double(summary.pending))), ("held", .number(Double(summary.held))),
+            // What the host's app reported of the deliveries: counted once each, an open as received too.
+            ("received", .number(Double(summary.received))), ("opened", .number(Double(summary.opened))),
+            ("dismissed", .number(Double(summary.dismissed))),
             ("missing", missing), ("createdAt", .string(ISO8601.format(summary.createdAt))),
         ]
         members.append(("sendAt", summary.sendAt.map { .string(ISO8601.format($0)) } ?? .null))

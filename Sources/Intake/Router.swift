@@ -16,8 +16,8 @@ enum RouteMatch {
 public enum IntakeRoutes {
     public static let all: [IntakeRoute] =
         PushHandler.routes + ActivityHandler.routes + AdminHandler.routes
-        + IconHandler.routes + HostHandler.routes + ReminderHandler.routes + ProbeHandler.routes
-        + ConsoleHandler.routes
+        + IconHandler.routes + HostHandler.routes + DeliveryEventHandler.routes + ReminderHandler.routes
+        + ProbeHandler.routes + ConsoleHandler.routes
 
     /// The larger body limit of the route `method` and `path` name, if it has one (the icon upload's 1 MiB).
     public static func largerBodyLimit(method: String, path: String) -> Int? {

@@ -173,6 +173,35 @@ extension ConsoleStore {
     }
 }
 
+/// A live partner's pushes of a recent window: deliveries sent, and those the host's app reported received and
+/// opened.
+public struct PartnerEngagement: Sendable, Equatable, QueryRow, Decodable {
+    public let partnerID: UUID
+    public let sent: Int
+    public let received: Int
+    public let opened: Int
+
+    enum CodingKeys: String, CodingKey {
+        case sent, received, opened
+        case partnerID = "id"
+    }
+
+    /// received / sent, nil before anything was sent.
+    public var deliveryRate: Double? { sent > 0 ? Double(received) / Double(sent) : nil }
+    /// opened / sent, nil before anything was sent.
+    public var openRate: Double? { sent > 0 ? Double(opened) / Double(sent) : nil }
+}
+
+extension ConsoleStore {
+    /// Every live partner's pushes accepted since `since`, keyed by partner id.
+    public func partnerEngagement(since: Date) throws -> [UUID: PartnerEngagement] {
+        let rows = try pool.withConnection {
+            try $0.rows(Queries.Console.PartnerEngagement(since: since, sinceID: UUIDv7.lowest(at: since)))
+        }
+        return Dictionary(rows.map { ($0.partnerID, $0) }, uniquingKeysWith: { _, last in last })
+    }
+}
+
 /// Live Activities active now of one mini-app, and their device targets holding an event back (an iPhone
 /// whose update token has not been reported yet).
 public struct ActivityCounts: Sendable, Equatable, QueryRow, Decodable {

@@ -7,7 +7,9 @@ public struct MaintenanceStore: Sendable {
     public init(pool: PostgresPool) { self.pool = pool }
 
     /// The partitioned tables and the retention each defaults to.
-    public static let partitionedTables = ["push_requests", "delivery_history", "live_activity_events"]
+    public static let partitionedTables = [
+        "push_requests", "delivery_history", "live_activity_events", "delivery_events",
+    ]
 
     /// Ensures monthly partitions from last month to `monthsAhead` months ahead.
     public func ensurePartitions(monthsAhead: Int) throws {

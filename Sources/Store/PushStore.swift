@@ -107,6 +107,11 @@ public struct PushRequestSummary: Sendable, QueryRow, Decodable {
     public let held: Int
     public let sendAt: Date?
     public let missingJSON: String
+    /// The deliveries the host's app reported received, opened and dismissed (sql/061_delivery_events.sql): an open
+    /// or a dismissal counts as received too.
+    public let received: Int
+    public let opened: Int
+    public let dismissed: Int
 
     /// The deliveries with a final outcome: sent, failed, suppressed after acceptance, superseded or cancelled.
     public var finished: Int {

@@ -112,6 +112,8 @@ def main():
         cells = texts_of("td.partner-name")
         check(args.hostile_name in cells, f"the hostile name is not shown as text: {cells}")
         check(not texts_of("main img[src='x']"), "the hostile name became an element")
+        # Each partner's delivery and open rates, as shown (the Swift test checks the figures).
+        read["partnerRates"] = [texts_of("td.partner-delivered"), texts_of("td.partner-opened")]
         try:
             driver.switch_to.alert
             fail("an alert ran")

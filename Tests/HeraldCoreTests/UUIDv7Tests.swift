@@ -111,4 +111,15 @@ import Testing
             #expect(Set(ids.map { Self.bytes($0)[index] }).count > 8, "byte \(index)")
         }
     }
+
+    @Test func theLowestIdOfAMillisecondSortsBeforeEveryIdMadeThenOrLater() {
+        let at = Date(timeIntervalSince1970: 1_780_272_000.1234)
+        let lowest = UUIDv7.lowest(at: at)
+        #expect(UUIDv7.millisecond(of: lowest) == 1_780_272_000_123)
+        let text = lowest.uuidString.lowercased()
+        for offset in [0.0, 0.0005, 0.001, 3600] {
+            #expect(UUIDv7.make(at: at.addingTimeInterval(offset)).uuidString.lowercased() >= text, "\(offset)")
+        }
+        #expect(UUIDv7.make(at: at.addingTimeInterval(-0.001)).uuidString.lowercased() < text)
+    }
 }

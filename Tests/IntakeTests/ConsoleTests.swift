@@ -190,6 +190,9 @@ struct ConsoleTests {
         let row = partners.json["partners"]?.arrayValue?.first { $0["miniAppId"]?.stringValue == partner.miniAppID }
         #expect(row?["displayName"] == .string("<img src=x onerror=alert(1)>"))
         #expect(row?["usage"]?["lastMinute"] == .number(1))
+        // Nothing sent (both deliveries failed): no rate yet, rather than 0%.
+        #expect(row?["engagement"]?["sent"] == .number(0) && row?["engagement"]?["opened"] == .number(0))
+        #expect(row?["engagement"]?["deliveryRate"] == .null && row?["engagement"]?["openRate"] == .null)
         #expect(!partners.text.contains("apiKey") && !partners.text.contains(partner.key))
     }
 

@@ -59,6 +59,20 @@ struct ConsoleBrowserTests {
                 && harness.db.count("SELECT count(*) FROM worker_heartbeats") == 1
         }
 
+        // A second push goes through and the host reports it opened: the partners page shows the rates.
+        try harness.expect(
+            harness.request(
+                "POST", "/api/partners/notifications/push", token: partner.apiKey,
+                json: #"{"recipients":{"emails":["\#(email)"]},"title":"Deposit 2/6","body":"Confirmations"}"#),
+            [202])
+        try await harness.workers.waitUntil("the second push sent") {
+            try harness.db.count("SELECT count(*) FROM delivery_history WHERE outcome = 'sent'") == 1
+        }
+        let delivery = try #require(
+            harness.simulator.received().first { $0.status == 200 }?.payload?["deliveryId"]?.stringValue)
+        try harness.expect(
+            harness.host("POST", "/api/internal/deliveries/\(delivery)/events", #"{"event":"opened"}"#), [201])
+
         var arguments = [
             Self.script.path, "--url", "http://127.0.0.1:\(harness.port)",
             "--token", LiveActivityHarness.adminToken, "--mini-app", partner.miniApp,
@@ -80,9 +94,15 @@ struct ConsoleBrowserTests {
         #expect(overview?["pending"] == .string("0") && overview?["leased"] == .string("0"), "\(lastLine)")
         #expect(overview?["workers"] == .string("1 / 1"), "\(lastLine)")
         #expect(read["postWithoutCsrf"] == .number(403))
+        // Delivered and opened over the last 7 days: 1 of the 1 delivery sent (the refused one counts nowhere).
+        let rates = read["partnerRates"]?.arrayValue?.map { $0.arrayValue?.compactMap(\.stringValue) ?? [] }
+        #expect(rates?.first?.contains("100.0% (1 / 1)") == true, "\(lastLine)")
+        #expect(rates?.last?.contains("100.0% (1 / 1)") == true, "\(lastLine)")
         #expect(read["requestTitle"] == .string("[Pull] Deposit <b>1/6</b>"))
-        // Sent after the replay: the simulator saw the same bytes twice, refused then accepted.
-        let records = harness.simulator.received(token: token)
+        // Sent after the replay: the simulator saw the same bytes twice, refused then accepted (the second push aside).
+        let records = harness.simulator.received(token: token).filter {
+            $0.payload?["deliveryId"]?.stringValue != delivery
+        }
         #expect(records.map(\.status) == [400, 200])
         #expect(try harness.db.count("SELECT count(*) FROM console_sessions WHERE revoked_at IS NOT NULL") == 1)
 

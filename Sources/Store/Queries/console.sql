@@ -76,6 +76,19 @@ SELECT p.id, c.minute_count::int8 AS minute_count, c.day_count::int8 AS day_coun
  CROSS JOIN LATERAL herald_rate_counts(p.id, floor(extract(epoch FROM now()))::bigint) c
  WHERE p.revoked_at IS NULL;
 
+-- name: partnerEngagement
+-- parameters: since Date, sinceID UUID
+-- returns: Store.PartnerEngagement
+-- Per live partner, its pushes accepted since $1 ($2: the smallest UUIDv7 id of that time): deliveries sent, and
+-- those the host's app reported received and opened (the audit rows' counters, sql/061_delivery_events.sql). The
+-- index push_requests_mini_app (mini_app_id, id) ranges over the window's ids; $1 prunes the older months.
+SELECT p.id, coalesce(sum(r.sent), 0)::int8 AS sent, coalesce(sum(r.received), 0)::int8 AS received,
+       coalesce(sum(r.opened), 0)::int8 AS opened
+  FROM partners p
+  LEFT JOIN push_requests r ON r.mini_app_id = p.mini_app_id AND r.id >= $2 AND r.created_at >= $1
+ WHERE p.revoked_at IS NULL
+ GROUP BY p.id;
+
 -- name: activityCounts
 -- returns: Store.ActivityCounts
 -- Live Activities active now, by mini-app, and their device targets holding an event back. Active activities only

@@ -83,7 +83,7 @@ SELECT (SELECT count(*) FROM audit) AS written, (SELECT count(*) FROM outbox) AS
 -- fragment: summaryColumns
 p.id, p.partner_id, p.created_at, p.recipients, p.deliveries, p.suppressed, p.suppressed_deliveries,
        p.sent, p.failed, p.superseded, p.cancelled, p.retracted, p.retracted_at, {{held}} AS held, p.send_at,
-       p.missing::text AS missing_json
+       p.missing::text AS missing_json, p.received, p.opened, p.dismissed
 
 -- name: find
 -- parameters: requestID UUID, from Date, to Date

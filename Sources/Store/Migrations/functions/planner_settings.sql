@@ -23,7 +23,7 @@ BEGIN
         'herald_activity_token', 'herald_activity_unconfirmed', 'herald_activity_update',
         'herald_expire_activities', 'herald_partner_end_activities', 'herald_partner_revoke',
         'herald_channel_change', 'herald_channel_claim', 'herald_channel_event', 'herald_channel_open',
-        'herald_channel_record']
+        'herald_channel_record', 'herald_delivery_event']
     LOOP
         SELECT array_agg(p.oid::regprocedure) INTO v_functions
           FROM pg_proc p
