@@ -20,6 +20,9 @@ public struct PushRequest: Sendable, Equatable {
     public var collapseKey: String?
     /// `aps.category` / FCM data `category`: one of the host build's categories (`PushRules.notificationCategories`).
     public var category: String?
+    /// A media file the partner uploaded (`POST /api/partners/media`): the payloads carry its signed URL as
+    /// `attachmentUrl` (PushMedia).
+    public var mediaID: UUID?
 
     public struct DataEntry: Sendable, Equatable {
         public var key: String
@@ -78,11 +81,12 @@ public struct PushRules: Sendable {
 
     /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
     /// the mini-app's icon from the partner row, never from a push; `collapseKey` and `category` because the payloads
-    /// carry the push's own (NotificationCategories).
+    /// carry the push's own (NotificationCategories); `mediaId` and `attachmentUrl` because a push's media is named by
+    /// the first and carried as the second (PushMedia).
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",
-        "collapseKey", "category",
+        "collapseKey", "category", "mediaId", "attachmentUrl",
     ]
 
     /// `reservedDataKeys` lower-cased: a key is compared in any letter case.
@@ -111,7 +115,7 @@ public struct PushRules: Sendable {
 public enum PushRequestValidator {
     static let knownFields: Set<String> = [
         "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel",
-        "collapseKey", "category",
+        "collapseKey", "category", "mediaId",
     ]
 
     /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
@@ -149,7 +153,17 @@ public enum PushRequestValidator {
             data: data, sendAt: sendAt, ttlSeconds: ttlSeconds,
             interruptionLevel: try interruptionLevel(json["interruptionLevel"]),
             collapseKey: try collapseKey(json["collapseKey"]),
-            category: try rules.notificationCategories.validate(json["category"]))
+            category: try rules.notificationCategories.validate(json["category"]),
+            mediaID: try mediaID(json["mediaId"]))
+    }
+
+    /// `mediaId`: optional, a UUID in its 36-character form (whose media it is, the intake checks).
+    private static func mediaID(_ value: JSONValue?) throws(HeraldError) -> UUID? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.stringValue, text.utf8.count == 36, let id = UUIDText.parse(text) else {
+            throw .invalidField("mediaId", "mediaId must be the id POST /api/partners/media answered.")
+        }
+        return id
     }
 
     /// The most characters of a collapse key.

@@ -9,6 +9,7 @@ struct IntakeHandlers: Sendable {
     let host: HostHandler
     let reminder: ReminderHandler
     let icon: IconHandler
+    let media: MediaHandler
     let console: ConsoleHandler
     let probe: ProbeHandler
 
