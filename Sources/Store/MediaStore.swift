@@ -31,7 +31,7 @@ public struct MediaStore: Sendable {
         }
     }
 
-    /// The live media `id`, whoever owns it; nil once it has expired.
+    /// The live media `id`, whoever owns it; nil once it has expired or its partner is revoked.
     public func find(id: UUID) throws -> StoredMediaFile? {
         try pool.withConnection { connection in
             try connection.row(Queries.Media.Find(id: id)).map {

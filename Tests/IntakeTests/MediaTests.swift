@@ -133,6 +133,17 @@ struct MediaTests {
         #expect(try get(url).status == 200)
     }
 
+    @Test("a revoked partner's media is 404 at once")
+    func revokedPartner() throws {
+        let partner = try intake.makePartner()
+        let created = try upload(partner, MediaSamples.pngWithText, type: "image/png")
+        let url = try Self.path(try #require(created.json["url"]?.stringValue))
+        #expect(try get(url).status == 200)
+        let revoked = try intake.admin("DELETE", "/api/admin/mini-app-partners/\(partner.id)")
+        #expect(revoked.status == 200 || revoked.status == 204, "\(revoked.text)")
+        #expect(try get(url).status == 404)
+    }
+
     @Test("media is 404 once expired, and the janitor deletes it")
     func expiry() throws {
         let partner = try intake.makePartner()

@@ -11,8 +11,11 @@ RETURNING expires_at;
 -- parameters: id UUID
 -- returns: MediaStore.StoredMedia
 -- Live media by id ($1), for GET /media/{mediaId}/{file}: an expired row is gone at once, whenever the janitor
--- deletes it. Probes media_pkey.
-SELECT content_type, bytes, sha256, expires_at FROM media WHERE id = $1 AND expires_at > now();
+-- deletes it, and a revoked partner's media with its revocation. Probes media_pkey, then partners_pkey.
+SELECT m.content_type, m.bytes, m.sha256, m.expires_at
+  FROM media m
+  JOIN partners p ON p.id = m.partner_id AND p.revoked_at IS NULL
+ WHERE m.id = $1 AND m.expires_at > now();
 
 -- name: attach
 -- parameters: id UUID, partnerID UUID, until Date
