@@ -24,6 +24,8 @@ struct MediaHandler: Sendable {
 
     /// The largest JSON body of the upload route (`{"url": ...}`), as every other route's.
     static let maxJSONBytes = 65_536
+    /// The longest `url` fetched, as an icon's.
+    static let maxURLBytes = 2_048
 
     /// The upload alone may send up to `PushMedia.maxSourceBytes`; the files need no credential.
     static let routes: [IntakeRoute] = [
@@ -43,7 +45,12 @@ struct MediaHandler: Sendable {
         } else if request.mediaType == "application/json" {
             guard request.http.body.count <= Self.maxJSONBytes else { throw HeraldError.bodyTooLarge }
             let fields = try JSONFields(try request.jsonBody(), allowed: ["url"])
-            media = try source.fromURL(try fields.requiredString("url"))
+            let url = try fields.requiredString("url")
+            guard url.utf8.count <= Self.maxURLBytes, url.lowercased().hasPrefix("https://") else {
+                throw HeraldError.invalidField(
+                    "url", "url must be an https URL of at most \(Self.maxURLBytes) characters.")
+            }
+            media = try source.fromURL(url)
         } else {
             throw HeraldError(
                 status: 415, code: "unsupported_media_type",
@@ -111,7 +118,6 @@ struct MediaHandler: Sendable {
     /// The push's `attachmentUrl`: the partner's live media `id`, kept until `until` (the push's expiry); 404
     /// `media_not_found` for an unknown, expired or another partner's id. The push endpoint's lookup.
     func attachmentURL(_ id: UUID, partner: PartnerProfile, until: Date) throws(HeraldError) -> String {
-        guard let publicURL = rules.publicURL else { throw Self.unavailable }
         let contentType: String?
         do {
             contentType = try store.attach(id: id, partnerID: partner.id, until: until)
@@ -119,6 +125,8 @@ struct MediaHandler: Sendable {
             throw StoreErrors.heraldError(for: error)
         }
         guard let contentType else { throw PushMedia.notFound }
+        // Only media uploaded before HERALD_PUBLIC_URL was unset: without it, no upload is taken.
+        guard let publicURL = rules.publicURL else { throw Self.unavailable }
         return publicURL + PushMedia.path(id: id, contentType: contentType, signer: signer)
     }
 

@@ -4,7 +4,7 @@ import Icons
 
 /// Where a push's media comes from: an uploaded image, or an https URL fetched through HTTPFetch (its address
 /// policy checked on every connection and redirect, its CAs); either way re-encoded by Icons' `MediaTranscoder`
-/// (no metadata survives) before anything is written. Errors are the media API's: 400 `invalid_media`, 413
+/// (no metadata survives) before anything is written. Errors are the media API's: 422 `invalid_media`, 413
 /// `media_too_large`, 422 `media_fetch_failed`, 503 `media_unavailable`.
 public final class PartnerMediaSource: Sendable {
     private let fetcher: HTTPFetcher
@@ -39,7 +39,7 @@ public final class PartnerMediaSource: Sendable {
             response = try fetcher.fetch(request)
         } catch {
             switch error.code {
-            case .invalidURL, .schemeNotAllowed:
+            case .schemeNotAllowed:
                 throw .invalidField("url", "url must be an absolute https URL.")
             case .tooLarge:
                 throw Self.tooLarge(field: "url")
@@ -59,7 +59,7 @@ public final class PartnerMediaSource: Sendable {
 
     private func transcode(_ bytes: [UInt8], field: String?) throws(HeraldError) -> TranscodedMedia {
         guard !bytes.isEmpty else {
-            throw HeraldError(status: 400, code: "invalid_media", message: "The image is empty.", field: field)
+            throw HeraldError(status: 422, code: "invalid_media", message: "The image is empty.", field: field)
         }
         let media: TranscodedMedia
         do {
@@ -67,7 +67,7 @@ public final class PartnerMediaSource: Sendable {
         } catch {
             switch error.code {
             case .invalidIcon:
-                throw HeraldError(status: 400, code: "invalid_media", message: error.message, field: field)
+                throw HeraldError(status: 422, code: "invalid_media", message: error.message, field: field)
             case .iconTooLarge:
                 throw Self.tooLarge(field: field)
             case .unavailable:

@@ -86,10 +86,10 @@ struct MediaTests {
     func uploadRefusals() throws {
         let partner = try intake.makePartner()
         for (name, body, type, status, code) in [
-            ("text", Array("just text".utf8), "image/png", 400, "invalid_media"),
-            ("cut PNG", Array(MediaSamples.pngWithText.dropLast(30)), "image/png", 400, "invalid_media"),
-            ("cut GIF", Array(MediaSamples.animatedGIF.dropLast(2)), "image/gif", 400, "invalid_media"),
-            ("empty", [], "image/jpeg", 400, "invalid_media"),
+            ("text", Array("just text".utf8), "image/png", 422, "invalid_media"),
+            ("cut PNG", Array(MediaSamples.pngWithText.dropLast(30)), "image/png", 422, "invalid_media"),
+            ("cut GIF", Array(MediaSamples.animatedGIF.dropLast(2)), "image/gif", 422, "invalid_media"),
+            ("empty", [], "image/jpeg", 422, "invalid_media"),
             (
                 "svg", Array(#"<svg xmlns="http://www.w3.org/2000/svg"/>"#.utf8), "image/svg+xml", 415,
                 "unsupported_media_type"
@@ -215,7 +215,7 @@ struct MediaTests {
             port: allowing.port, method: "GET", path: try Self.path(try #require(fetched.json["url"]?.stringValue)))
         #expect(served.status == 200 && !MediaSamples.contains(served.body, MediaSamples.marker))
         for (path, status, code) in [
-            ("/broken.png", 400, "invalid_media"), ("/big.png", 413, "media_too_large"),
+            ("/broken.png", 422, "invalid_media"), ("/big.png", 413, "media_too_large"),
             ("/missing.png", 422, "media_fetch_failed"),
         ] {
             let response = try fetch(allowing, partner, "https://127.0.0.1:\(origin.port)\(path)")
