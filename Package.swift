@@ -53,14 +53,14 @@ let package = Package(
         // The database server's notices in a process's log: ServiceSupport's Logger over Postgres' notices, kept out
         // of ServiceSupport so that what uses it without a database (HTTPFetch) does not link libpq.
         .target(name: "PostgresLogging", dependencies: ["ServiceSupport", "Postgres"]),
-        // A partner's icon from an upload or a fetched URL, rasterised: shared by the admin API and heraldctl.
+        // A partner's icon (shared by the admin API and heraldctl) or a push's media, from an upload or a fetched URL.
         .target(name: "PartnerIcons", dependencies: ["HTTPFetch", "Icons", "Store", "HeraldCore", "ServiceSupport"]),
         // The intake: routing, auth, handlers, metrics.
         .target(
             name: "Intake",
             dependencies: [
                 "ServiceSupport", "HTTPServer", "Store", "Postgres", "HeraldCore", "HeraldCrypto",
-                "HTTPFetch", "PartnerIcons",
+                "HTTPFetch", "PartnerIcons", "Icons",
             ]),
         // The operator's commands.
         .target(
@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
-        .testTarget(name: "IconsTests", dependencies: ["Icons", "CGdkPixbuf"]),
+        .testTarget(name: "IconsTests", dependencies: ["Icons", "CGdkPixbuf", "HeraldTestSupport"]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HeraldTestSupport"]),

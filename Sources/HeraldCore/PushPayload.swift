@@ -21,8 +21,11 @@ public struct PushContent: Sendable, Equatable {
     public let collapseKey: String?
     /// `aps.category` and FCM data `category`: one of the host build's categories, from the push.
     public let category: String?
+    /// The signed URL of the push's media (PushMedia), for the app's notification service extension to download and
+    /// attach; nil without media.
+    public let attachmentURL: String?
 
-    public init(request: PushRequest, partner: PartnerProfile, publicURL: String?) {
+    public init(request: PushRequest, partner: PartnerProfile, publicURL: String?, attachmentURL: String? = nil) {
         title = "[\(partner.displayName)] \(request.title)"
         body = request.body
         miniAppID = partner.miniAppID
@@ -34,6 +37,7 @@ public struct PushContent: Sendable, Equatable {
         interruptionLevel = request.interruptionLevel
         collapseKey = request.collapseKey
         category = request.category
+        self.attachmentURL = attachmentURL
     }
 }
 
@@ -84,6 +88,9 @@ public enum PushPayload {
             if let key = content.collapseKey { custom.append(("collapseKey", key)) }
             custom.append(("senderName", content.senderName))
             if let image = content.imageURL { custom.append(("imageUrl", image)) }
+            // Beside `aps` on APNs (whose `mutable-content` already runs the extension), a data key on FCM; both
+            // signatures cover it, and the size checks count it, as every custom key.
+            if let attachment = content.attachmentURL { custom.append(("attachmentUrl", attachment)) }
             for entry in content.data { custom.append((entry.key, entry.value)) }
             self.content = content
             self.custom = custom

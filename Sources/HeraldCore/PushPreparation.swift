@@ -11,15 +11,32 @@ public struct CheckedPush: Sendable {
 /// endpoint, its reminders and `heraldctl backfill sends`, so all of them write exactly the same rows.
 public enum PushPreparation {
     /// Fields, what the partner row allows, and payload size of a push body for `partner`.
-    /// Renders once: the size check reads the template every delivery is written from.
+    /// Renders once: the size check reads the template every delivery is written from. A push naming a `mediaId`
+    /// gets its `attachmentUrl` from `attachment` (the media's id and the push's expiry, which the media must
+    /// outlive), called after every other check; without one, such a push is refused.
     public static func check(
         _ json: JSONValue, partner: PartnerProfile, rules: PushRules, signer: any PayloadSigner,
-        now: Date
+        now: Date, attachment: ((UUID, Date) throws(HeraldError) -> String)? = nil
     ) throws(HeraldError) -> CheckedPush {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         try push.interruptionLevel.authorize(for: partner)
-        let content = PushContent(request: push, partner: partner, publicURL: rules.publicURL)
-        let template = PushTemplate(content, expiresAt: rules.expiresAt(for: push, acceptedAt: now), signer: signer)
+        let expiresAt = rules.expiresAt(for: push, acceptedAt: now)
+        var attachmentURL: String?
+        if let mediaID = push.mediaID {
+            guard let attachment else {
+                throw .invalidField("mediaId", "mediaId is accepted by POST /api/partners/notifications/push only.")
+            }
+            // Sized first with a URL of the very length the media's has, so a push too large touches no media row.
+            let sameLength = (rules.publicURL ?? "") + PushMedia.path(id: mediaID, contentType: "", signer: signer)
+            try PushPayload.checkSize(
+                PushTemplate(
+                    PushContent(request: push, partner: partner, publicURL: rules.publicURL, attachmentURL: sameLength),
+                    expiresAt: expiresAt, signer: signer))
+            attachmentURL = try attachment(mediaID, expiresAt)
+        }
+        let content = PushContent(
+            request: push, partner: partner, publicURL: rules.publicURL, attachmentURL: attachmentURL)
+        let template = PushTemplate(content, expiresAt: expiresAt, signer: signer)
         try PushPayload.checkSize(template)
         return CheckedPush(request: push, content: content, template: template)
     }

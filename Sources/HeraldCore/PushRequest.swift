@@ -20,6 +20,9 @@ public struct PushRequest: Sendable, Equatable {
     public var collapseKey: String?
     /// `aps.category` / FCM data `category`: one of the host build's categories (`PushRules.notificationCategories`).
     public var category: String?
+    /// A media file the partner uploaded (`POST /api/partners/media`): the payloads carry its signed URL as
+    /// `attachmentUrl` (PushMedia).
+    public var mediaID: UUID?
 
     public struct DataEntry: Sendable, Equatable {
         public var key: String
@@ -79,11 +82,12 @@ public struct PushRules: Sendable {
     /// Keys Herald itself puts in the payload, or that FCM forbids; `icon` because the host renders
     /// the mini-app's icon from the partner row, never from a push; `collapseKey` and `category` because the payloads
     /// carry the push's own (NotificationCategories); `event` because Herald's retract message names itself by it
-    /// (RetractMessage).
+    /// (RetractMessage); `mediaId` and `attachmentUrl` because a push's media is named by the first and carried as the
+    /// second (PushMedia).
     public static let reservedDataKeys: Set<String> = [
         "channel", "miniAppId", "deepLink", "deliveryId", "sig", "kid", "from", "message_type",
         "aps", "title", "body", "senderName", "imageUrl", "isGroup", "notification", "icon", "exp", "sig2",
-        "collapseKey", "category", "event",
+        "collapseKey", "category", "event", "mediaId", "attachmentUrl",
     ]
 
     /// `reservedDataKeys` lower-cased: a key is compared in any letter case.
@@ -112,7 +116,7 @@ public struct PushRules: Sendable {
 public enum PushRequestValidator {
     static let knownFields: Set<String> = [
         "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel",
-        "collapseKey", "category",
+        "collapseKey", "category", "mediaId",
     ]
 
     /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
@@ -150,7 +154,17 @@ public enum PushRequestValidator {
             data: data, sendAt: sendAt, ttlSeconds: ttlSeconds,
             interruptionLevel: try interruptionLevel(json["interruptionLevel"]),
             collapseKey: try collapseKey(json["collapseKey"]),
-            category: try rules.notificationCategories.validate(json["category"]))
+            category: try rules.notificationCategories.validate(json["category"]),
+            mediaID: try mediaID(json["mediaId"]))
+    }
+
+    /// `mediaId`: optional, a UUID in its 36-character form (whose media it is, the intake checks).
+    private static func mediaID(_ value: JSONValue?) throws(HeraldError) -> UUID? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.stringValue, text.utf8.count == 36, let id = UUIDText.parse(text) else {
+            throw .invalidField("mediaId", "mediaId must be the id POST /api/partners/media answered.")
+        }
+        return id
     }
 
     /// The most characters of a collapse key.

@@ -32,8 +32,11 @@ extension IconError {
         return IconError(.invalidIcon, "\(prefix) not a PNG, JPEG or SVG image.")
     }
 
-    static func undecodable(_ format: IconFormat) -> IconError {
-        IconError(.invalidIcon, "The icon is not a valid \(format.name) image.")
+    static func undecodable(_ format: IconFormat) -> IconError { undecodable(format.name) }
+
+    /// `formatName`: the format the bytes start as (PNG, JPEG, GIF).
+    static func undecodable(_ formatName: String) -> IconError {
+        IconError(.invalidIcon, "The file is not a valid \(formatName) image.")
     }
 
     static func sourceTooLarge(_ limits: IconLimits) -> IconError {
@@ -45,7 +48,7 @@ extension IconError {
 
     static let noSize = IconError(.invalidIcon, "The SVG has neither a width and height nor a viewBox.")
 
-    static let tooSlow = IconError(.invalidIcon, "The icon took too long to render.")
+    static let tooSlow = IconError(.invalidIcon, "The image took too long to render.")
 
     static let unavailable = IconError(.unavailable, "Icons cannot be rendered right now; retry shortly.")
 }

@@ -17,8 +17,7 @@ public final class IconRasterizer: Sendable {
     public static let sizeRange = 1...2048
 
     public let limits: IconLimits
-    /// One permit per render that may run at once.
-    let slots: DispatchSemaphore
+    let slots: RenderSlots
 
     /// - Precondition: `limits.problem == nil`.
     public init(limits: IconLimits = IconLimits()) {
@@ -26,7 +25,7 @@ public final class IconRasterizer: Sendable {
             preconditionFailure("IconLimits: \(problem)")
         }
         self.limits = limits
-        slots = DispatchSemaphore(value: limits.maxConcurrentRenders)
+        slots = RenderSlots(count: limits.maxConcurrentRenders, budget: limits.timeBudget)
     }
 
     /// The icon as one PNG per size, in the order of `sizes`.
@@ -52,33 +51,18 @@ public final class IconRasterizer: Sendable {
             throw .unrecognised(declaredType: declaredType)
         }
 
-        let budget = DispatchTimeInterval.nanoseconds(Int(clamping: limits.timeBudget.wholeNanoseconds))
-        guard slots.wait(timeout: .now() + budget) == .success else {
-            throw .unavailable
-        }
         let limits = self.limits
-        let slots = self.slots
-        let job = RenderJob(
-            work: { cancellation throws(IconError) in
-                let pngs =
-                    switch format {
-                    case .png, .jpeg:
-                        try RasterRenderer.render(
-                            bytes, as: format, sizes: sizes, limits: limits, cancellation: cancellation)
-                    case .svg:
-                        try SVGRenderer.render(bytes, sizes: sizes, cancellation: cancellation)
-                    }
-                return pngs.map { RenderedIcon(size: $0.0, png: $0.1) }
-            }, ended: { slots.signal() })
-        guard job.start() else {
-            slots.signal()
-            throw .unavailable
+        return try slots.run { cancellation throws(IconError) in
+            let pngs =
+                switch format {
+                case .png, .jpeg:
+                    try RasterRenderer.render(
+                        bytes, as: format, sizes: sizes, limits: limits, cancellation: cancellation)
+                case .svg:
+                    try SVGRenderer.render(bytes, sizes: sizes, cancellation: cancellation)
+                }
+            return pngs.map { RenderedIcon(size: $0.0, png: $0.1) }
         }
-        guard let outcome = job.wait(until: .now() + budget) else {
-            job.cancellation.cancel()
-            throw .tooSlow
-        }
-        return try outcome.get()
     }
 }
 

@@ -1,5 +1,9 @@
 import CGdkPixbuf
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Puts a decoded image on a transparent square and encodes it as PNG, with gdk-pixbuf.
 enum PixbufCanvas {
     /// `source` scaled to fit a `side` x `side` RGBA canvas, centred, as a PNG file.
@@ -23,11 +27,19 @@ enum PixbufCanvas {
         return try encode(canvas)
     }
 
-    static func encode(_ pixbuf: OpaquePointer) throws(IconError) -> [UInt8] {
+    /// `pixbuf` as a file of `type` (a gdk-pixbuf saver: `png`, `jpeg`), with a JPEG's `quality` (0-100). Only the
+    /// options given are written: no text chunks, EXIF or ICC profile.
+    static func encode(_ pixbuf: OpaquePointer, as type: String = "png", quality: Int? = nil) throws(IconError)
+        -> [UInt8]
+    {
         var buffer: UnsafeMutablePointer<gchar>?
         var length: gsize = 0
         var error: UnsafeMutablePointer<GError>?
-        let saved = gdk_pixbuf_save_to_bufferv(pixbuf, &buffer, &length, "png", nil, nil, &error) != 0
+        // NULL-terminated option lists, as gdk_pixbuf_save_to_bufferv takes them.
+        var keys: [UnsafeMutablePointer<CChar>?] = quality == nil ? [nil] : [strdup("quality"), nil]
+        var values: [UnsafeMutablePointer<CChar>?] = quality.map { [strdup(String($0)), nil] } ?? [nil]
+        defer { (keys + values).forEach { free($0) } }
+        let saved = gdk_pixbuf_save_to_bufferv(pixbuf, &buffer, &length, type, &keys, &values, &error) != 0
         let failed = GLibErrors.discard(&error)
         defer { g_free(buffer) }
         guard saved, !failed, let buffer else {

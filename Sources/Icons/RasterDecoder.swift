@@ -1,13 +1,13 @@
 import CGdkPixbuf
 import CGdkPixbufShim
 
-/// Decodes a PNG or JPEG with gdk-pixbuf, refusing sources over the pixel limits before their pixels are
+/// Decodes a PNG, JPEG or GIF with gdk-pixbuf, refusing sources over the pixel limits before their pixels are
 /// allocated (see `CGdkPixbufShim_guard_loader`).
 enum RasterDecoder {
     /// Bytes handed to the loader at a time; cancellation is checked between them.
     static let chunkSize = 64 * 1024
 
-    /// The decoded image, turned upright if its metadata says so (EXIF orientation); the caller unrefs it.
+    /// The decoded icon, turned upright if its metadata says so (EXIF orientation); the caller unrefs it.
     static func decode(
         _ bytes: [UInt8], as format: IconFormat, limits: IconLimits,
         cancellation: Cancellation
@@ -16,6 +16,18 @@ enum RasterDecoder {
         guard complete else {
             throw .undecodable(format)
         }
+        return try decode(
+            bytes, loader: format == .png ? "png" : "jpeg", name: format.name, limits: limits,
+            cancellation: cancellation)
+    }
+
+    /// The decoded image (the first frame of an animation), turned upright if its metadata says so, from the
+    /// gdk-pixbuf loader named `loader` only (gdk-pixbuf's guess could hand the bytes to any loader installed);
+    /// the caller has checked the file runs whole, and unrefs the result. `name` words the error.
+    static func decode(
+        _ bytes: [UInt8], loader type: String, name: String, limits: IconLimits,
+        cancellation: Cancellation
+    ) throws(IconError) -> OpaquePointer {
         // Declared before the loader, so it is freed after it: the loader's handler writes into it until then.
         let sizeGuard = UnsafeMutablePointer<CGdkPixbufShim_size_guard>.allocate(capacity: 1)
         sizeGuard.initialize(
@@ -25,8 +37,7 @@ enum RasterDecoder {
         defer { sizeGuard.deallocate() }
 
         var error: UnsafeMutablePointer<GError>?
-        // The loader for this format only: gdk-pixbuf's guess could hand the bytes to any loader installed.
-        guard let loader = gdk_pixbuf_loader_new_with_type(format == .png ? "png" : "jpeg", &error) else {
+        guard let loader = gdk_pixbuf_loader_new_with_type(type, &error) else {
             GLibErrors.discard(&error)
             throw .unavailable
         }
@@ -59,7 +70,7 @@ enum RasterDecoder {
             throw .tooSlow
         }
         guard !failed, let decoded = gdk_pixbuf_loader_get_pixbuf(loader) else {
-            throw .undecodable(format)
+            throw .undecodable(name)
         }
         // A new reference (possibly to the same pixbuf), so the result outlives the loader.
         guard let upright = gdk_pixbuf_apply_embedded_orientation(decoded) else {

@@ -113,7 +113,15 @@ final class Authenticator: Sendable {
 
     /// The partner owning the request's key; 401 for a missing, unknown or revoked key, 403 for a suspended partner.
     func requirePartner(_ request: HTTPRequest) throws -> PartnerProfile {
-        guard let key = Self.bearer(request), PartnerAPIKey.isWellFormed(key) else { throw HeraldError.unauthorized }
+        try partner(authorization: request.header("authorization"))
+    }
+
+    /// The partner owning the key of an Authorization header, as `requirePartner`; a previous key and a suspended
+    /// partner's refusal are counted unless `counted` is false (for a check the request's route makes again).
+    func partner(authorization: String?, counted: Bool = true) throws -> PartnerProfile {
+        guard let key = Self.bearer(authorization: authorization), PartnerAPIKey.isWellFormed(key) else {
+            throw HeraldError.unauthorized
+        }
         let hash = PartnerAPIKey.hash(key)
         let now = ContinuousClock.now
         let entry: CacheEntry
@@ -131,10 +139,10 @@ final class Authenticator: Sendable {
         }
         guard let partner = entry.partner else { throw HeraldError.unauthorized }
         if entry.suspended {
-            metrics.recordSuspendedRefusal(miniAppID: partner.miniAppID)
+            if counted { metrics.recordSuspendedRefusal(miniAppID: partner.miniAppID) }
             throw Self.partnerSuspended
         }
-        if entry.previous { metrics.recordPreviousCredential(.partnerKey(miniAppID: partner.miniAppID)) }
+        if entry.previous && counted { metrics.recordPreviousCredential(.partnerKey(miniAppID: partner.miniAppID)) }
         return partner
     }
 }

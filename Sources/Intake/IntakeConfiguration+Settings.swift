@@ -20,6 +20,8 @@ extension IntakeConfiguration {
         (Settings.intakeQueueWaitLimit, .wholeNumber(\.queueWaitLimitMilliseconds)),
         (Settings.sessionWindowDays, .wholeNumber(\.sessionWindowDays)),
         (Settings.reminderMaxPending, .wholeNumber(\.reminderMaxPending)),
+        (Settings.mediaTTLHours, .wholeNumber(\.mediaLifetimeHours)),
+        (Settings.mediaMaxPerPartner, .wholeNumber(\.mediaMaxPerPartner)),
         (Settings.preferWaitMaxPerPartner, .wholeNumber(\.preferWaitMaxPerPartner)),
         (Settings.notifyInterval, .time(\.notifyInterval)),
         (Settings.intakeBatchWindow, .time(\.pushBatchWindow)),

@@ -30,6 +30,10 @@ public struct IntakeConfiguration: Sendable {
     /// Pending reminders a user may have of one mini-app (`HERALD_REMINDER_MAX_PENDING`); one more is 429
     /// `too_many_reminders`.
     public var reminderMaxPending = Settings.reminderMaxPending.integer
+    /// How long an uploaded media file is served (`HERALD_MEDIA_TTL_HOURS`).
+    public var mediaLifetimeHours = Settings.mediaTTLHours.integer
+    /// Live media files one partner may hold (`HERALD_MEDIA_MAX_PER_PARTNER`).
+    public var mediaMaxPerPartner = Settings.mediaMaxPerPartner.integer
     /// Requests handled at once; each may hold a database connection.
     public var threads = Settings.intakeThreads.integer
     public var databasePoolSize = Settings.databasePoolSize.integer

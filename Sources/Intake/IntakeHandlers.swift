@@ -10,6 +10,7 @@ struct IntakeHandlers: Sendable {
     let deliveryEvents: DeliveryEventHandler
     let reminder: ReminderHandler
     let icon: IconHandler
+    let media: MediaHandler
     let console: ConsoleHandler
     let probe: ProbeHandler
 

@@ -3,7 +3,8 @@ import HeraldCore
 
 /// Which credential a route requires: checked once for the whole group (`RouteGuard`) before the handler runs.
 public enum RouteAccess: String, Sendable, CaseIterable {
-    /// No credential: the probes, and icons (phones load them to render a notification's avatar).
+    /// No credential: the probes, icons (phones load them to render a notification's avatar) and a push's media
+    /// (at signed paths).
     case `public`
     /// A partner's API key.
     case partner
@@ -33,7 +34,7 @@ public struct IntakeRoute: Sendable, CustomStringConvertible {
     public let method: String
     public let path: PathTemplate
     public let access: RouteAccess
-    /// A body limit above the server's 64 KiB, granted before the body is read and only to the admin bearer token
+    /// A body limit above the server's 64 KiB, granted before the body is read and only to the route's credential
     /// (`IntakeServer.start`).
     public let largerBodyLimit: Int?
     /// The liveness check: answered at once under overload (never queued, never refused) and never logged.
@@ -69,10 +70,10 @@ extension IntakeRoute {
 
     /// A route for a partner's key; the handler gets the key's partner.
     static func partner(
-        _ method: String, _ path: String,
+        _ method: String, _ path: String, largerBodyLimit: Int? = nil,
         _ respond: @escaping @Sendable (IntakeHandlers, RoutedRequest, PartnerProfile) throws -> HTTPResponse
     ) -> Self {
-        Self(method, path, .partner) { handlers, request, credential in
+        Self(method, path, .partner, largerBodyLimit: largerBodyLimit) { handlers, request, credential in
             guard case .partner(let partner) = credential else { throw HeraldError.unauthorized }
             return try respond(handlers, request, partner)
         }

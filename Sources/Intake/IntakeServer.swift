@@ -22,7 +22,7 @@ public final class IntakeServer: Sendable {
     /// What answers the routes of `IntakeRoutes.all`, and the check of their credentials.
     let handlers: IntakeHandlers
     let routeGuard: RouteGuard
-    /// Fetches `iconUrl`s (its own thread).
+    /// Fetches `iconUrl`s and media URLs (its own thread).
     let iconSource: PartnerIconSource
     let maintenance: MaintenanceStore
     let notifier: DeliveryNotifier
@@ -55,8 +55,19 @@ public final class IntakeServer: Sendable {
         writer = IntakeWriter(
             pool: pool, batchWindow: configuration.pushBatchWindow,
             notify: { [notifier] in notifier.wakeUpForWrite() })
+        // One fetch thread for icons and media.
+        let fetcher = try HTTPFetcher(configuration: configuration.fetch)
+        iconSource = PartnerIconSource(fetcher: fetcher)
+        let mediaHandler = MediaHandler(
+            store: MediaStore(pool: pool), source: PartnerMediaSource(fetcher: fetcher), rules: configuration.rules,
+            signer: signer,
+            verifiers: configuration.signingKeys.sorted { $0.key < $1.key }.map {
+                HMACSigner(keyID: $0.key, key: $0.value)
+            },
+            lifetimeHours: configuration.mediaLifetimeHours, maxPerPartner: configuration.mediaMaxPerPartner,
+            logger: logger, clock: clock)
         let pushHandler = PushHandler(
-            store: pushStore, writer: writer,
+            store: pushStore, writer: writer, media: mediaHandler,
             recipients: RecipientCache(
                 capacity: configuration.recipientCacheSize),
             rules: configuration.rules, signer: signer, metrics: metrics, notifier: notifier,
@@ -67,7 +78,6 @@ public final class IntakeServer: Sendable {
             sessionWindow: Double(configuration.sessionWindowDays) * 86_400, budgets: configuration.liveActivityBudgets,
             signer: signer, metrics: metrics,
             notifier: notifier, clock: clock)
-        iconSource = PartnerIconSource(fetcher: try HTTPFetcher(configuration: configuration.fetch))
         let iconHandler = IconHandler(
             icons: PartnerIconStore(pool: pool), partners: partners, source: iconSource, logger: logger)
         let audits = AdminAuditStore(pool: pool)
@@ -95,7 +105,8 @@ public final class IntakeServer: Sendable {
         handlers = IntakeHandlers(
             push: pushHandler, activity: activityHandler, admin: adminHandler, host: hostHandler,
             deliveryEvents: DeliveryEventHandler(store: DeliveryEventStore(pool: pool), clock: clock),
-            reminder: reminderHandler, icon: iconHandler, console: consoleHandler, probe: ProbeHandler(pool: pool))
+            reminder: reminderHandler, icon: iconHandler, media: mediaHandler, console: consoleHandler,
+            probe: ProbeHandler(pool: pool))
         routeGuard = RouteGuard(
             authenticator: authenticator, consoleGate: consoleGate,
             consoleEnabled: configuration.consoleEnabled)
@@ -117,14 +128,20 @@ public final class IntakeServer: Sendable {
             queueWaitLimitMilliseconds: configuration.queueWaitLimitMilliseconds)
         // Liveness stays true under overload: /healthz never waits behind the queue nor is refused as overloaded.
         settings.answeredAtOnce = { request in IntakeRoutes.isLiveness(method: request.method, path: request.path) }
-        // A route with a larger body limit (the icon upload's 1 MiB) has it only with the admin token (checked
-        // here, before the body is read, so unauthenticated clients cannot make the intake hold 1 MiB per
-        // connection); every other request keeps 64 KiB.
+        // A route with a larger body limit (the icon upload's 1 MiB, the media upload's 5 MiB) has it only with the
+        // route's credential (checked here, before the body is read, so unauthenticated clients cannot make the
+        // intake hold megabytes per connection); every other request keeps 64 KiB. A partner key not in the
+        // authenticator's cache costs one indexed lookup here, as it would on a handler thread.
         settings.largerBodyLimit = { [authenticator] head in
-            guard let limit = IntakeRoutes.largerBodyLimit(method: head.method, path: head.path),
-                authenticator.isAdmin(authorization: head.header("authorization"), counted: false)
-            else { return nil }
-            return limit
+            guard let larger = IntakeRoutes.largerBodyLimit(method: head.method, path: head.path) else { return nil }
+            let authorization = head.header("authorization")
+            switch larger.access {
+            case .admin: return authenticator.isAdmin(authorization: authorization, counted: false) ? larger.limit : nil
+            case .partner:
+                return (try? authenticator.partner(authorization: authorization, counted: false)) != nil
+                    ? larger.limit : nil
+            default: return nil
+            }
         }
         // Every connection the server may hold, the database pool, and a margin for the listening socket, the
         // notifier's, waiter's and janitor's connections, icon fetches and logs.

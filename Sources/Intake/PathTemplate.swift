@@ -92,7 +92,7 @@ public struct PathParameter: Sendable, Hashable, CustomStringConvertible {
 
     /// Every parameter name a route may use, with its kind.
     static let kinds: [String: Kind] = [
-        "id": .uuid, "requestId": .uuid, "activityId": .uuid, "channelId": .uuid, "reminderId": .uuid,
+        "id": .uuid, "requestId": .uuid, "activityId": .uuid, "channelId": .uuid, "reminderId": .uuid, "mediaId": .uuid,
         "deliveryId": .uuid,
         "miniAppId": .miniAppID,
         "userId": .externalID, "deviceId": .externalID, "file": .externalID,

@@ -18,6 +18,8 @@ import Store
 struct PushHandler: Sendable {
     let store: PushStore
     let writer: IntakeWriter
+    /// A push's `mediaId` to its `attachmentUrl`: one statement, before the write.
+    let media: MediaHandler
     let recipients: RecipientCache
     let rules: PushRules
     let signer: HMACSigner
@@ -197,8 +199,10 @@ struct PushHandler: Sendable {
         do {
             return .success(
                 try PushPreparation.check(
-                    request.jsonBody(), partner: partner, rules: rules, signer: signer,
-                    now: now))
+                    request.jsonBody(), partner: partner, rules: rules, signer: signer, now: now,
+                    attachment: { id, until throws(HeraldError) in
+                        try media.attachmentURL(id, partner: partner, until: until)
+                    }))
         } catch {
             return .failure(error)
         }

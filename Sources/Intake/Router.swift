@@ -16,16 +16,17 @@ enum RouteMatch {
 public enum IntakeRoutes {
     public static let all: [IntakeRoute] =
         PushHandler.routes + ActivityHandler.routes + AdminHandler.routes
-        + IconHandler.routes + HostHandler.routes + DeliveryEventHandler.routes + ReminderHandler.routes
-        + ProbeHandler.routes + ConsoleHandler.routes
+        + IconHandler.routes + MediaHandler.routes + HostHandler.routes + DeliveryEventHandler.routes
+        + ReminderHandler.routes + ProbeHandler.routes + ConsoleHandler.routes
 
-    /// The larger body limit of the route `method` and `path` name, if it has one (the icon upload's 1 MiB).
-    public static func largerBodyLimit(method: String, path: String) -> Int? {
+    /// The larger body limit of the route `method` and `path` name, if it has one (the icon upload's 1 MiB, the
+    /// media upload's 5 MiB), and the credential it needs.
+    public static func largerBodyLimit(method: String, path: String) -> (limit: Int, access: RouteAccess)? {
         // Asked for every request before its body is read: other methods cost one set lookup.
-        guard largerBodyMethods.contains(method), case .found(let route, _) = match(method: method, path: path) else {
-            return nil
-        }
-        return route.largerBodyLimit
+        guard largerBodyMethods.contains(method), case .found(let route, _) = match(method: method, path: path),
+            let limit = route.largerBodyLimit
+        else { return nil }
+        return (limit, route.access)
     }
 
     private static let largerBodyMethods = Set(all.filter { $0.largerBodyLimit != nil }.map(\.method))

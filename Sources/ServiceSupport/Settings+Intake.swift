@@ -9,7 +9,7 @@ extension Settings {
         adminToken, hostToken, adminTokenPrevious, hostTokenPrevious,
         sessionWindowDays, liveActivityMaxActivePerUser, liveActivityStartsPerUserHour,
         liveActivityStartsPerUserAppHour, liveActivityAlertedUpdatesPerHour, liveActivityOpenChannelsPerMiniApp,
-        reminderMaxPending,
+        reminderMaxPending, mediaTTLHours, mediaMaxPerPartner,
         consoleEnabled, consoleSessionHours, consoleIdleMinutes,
     ]
 
@@ -184,6 +184,20 @@ extension Settings {
             Pending reminders a user may have of one mini-app (host API); one more is 429 `too_many_reminders`, \
             exact across intake processes.
             """)
+
+    // MARK: Push media
+
+    public static let mediaTTLHours = Setting(
+        "HERALD_MEDIA_TTL_HOURS", .pushes, readers: [.intake], default: .integer(PushMedia.defaultLifetimeHours),
+        range: PushMedia.lifetimeHoursRange, unit: .hours,
+        summary: """
+            How long an uploaded media file (`POST /api/partners/media`) is served after its upload; a push naming \
+            it keeps it until the push expires. Then it is 404 and the janitor deletes it.
+            """)
+    public static let mediaMaxPerPartner = Setting(
+        "HERALD_MEDIA_MAX_PER_PARTNER", .pushes, readers: [.intake], default: .integer(PushMedia.defaultMaxPerPartner),
+        range: PushMedia.maxPerPartnerRange,
+        summary: "Live media files one partner may hold; one more upload is 429 `media_limit_reached`.")
 
     // MARK: Operator console
 

@@ -51,10 +51,10 @@ public struct MaintenanceStore: Sendable {
     }
 
     /// Deletes, in batches of `batchSize` rows (short statements, short locks) until none is left or `maxBatches`
-    /// batches ran: rate buckets that left their windows, idempotency keys older than 25 hours, Live Activities and
-    /// broadcast channels finished a week ago (with their targets and audit rows), webhook events, reminders, console
-    /// sessions and sign-in failures, worker heartbeats and admin audit entries past their retention (each
-    /// statement's in Queries/maintenance.sql). Returns the rows deleted.
+    /// batches ran: rate buckets that left their windows, idempotency keys older than 25 hours, expired media, Live
+    /// Activities and broadcast channels finished a week ago (with their targets and audit rows), webhook events,
+    /// reminders, console sessions and sign-in failures, worker heartbeats and admin audit entries past their
+    /// retention (each statement's in Queries/maintenance.sql). Returns the rows deleted.
     @discardableResult
     public func cleanExpired(batchSize: Int = 5_000, maxBatches: Int = 100) throws -> Int {
         try pool.withConnection { connection in
@@ -73,6 +73,7 @@ public struct MaintenanceStore: Sendable {
     /// The janitor's deletions of at most `batchSize` rows each, in the order they run.
     static let deletions: [@Sendable (_ batchSize: Int) -> any NamedQuery] = [
         Queries.Maintenance.DeleteExpiredRateBuckets.init, Queries.Maintenance.DeleteExpiredIdempotencyKeys.init,
+        Queries.Maintenance.DeleteExpiredMedia.init,
         Queries.Maintenance.DeleteFinishedActivities.init, Queries.Maintenance.DeleteFinishedChannels.init,
         Queries.Maintenance.DeleteFinishedWebhookEvents.init, Queries.Maintenance.DeleteFinishedReminders.init,
         Queries.Maintenance.DeleteOldConsoleSessions.init, Queries.Maintenance.DeleteOldSignInFailures.init,

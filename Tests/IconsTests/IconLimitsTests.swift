@@ -84,10 +84,10 @@ import Testing
         let limited = IconRasterizer(limits: IconLimits(timeBudget: .seconds(3), maxConcurrentRenders: 1))
         let svg = SVGIconTests.svg(#"width="1" height="1""#)
         #expect(try limited.render(svg).count == 3)
-        limited.slots.wait()
+        limited.slots.permits.wait()
         #expect(throws: IconError.unavailable) { try limited.render(svg) }
         #expect(IconError.unavailable.heraldError.status == 503 && IconError.unavailable.heraldError.retryAfter == 1)
-        limited.slots.signal()
+        limited.slots.permits.signal()
         #expect(try limited.render(svg).count == 3)
     }
 

@@ -71,16 +71,20 @@ struct RouterTests {
         #expect(IntakeRoutes.all.filter(\.isLiveness).map(\.description) == ["GET /healthz public"])
     }
 
-    @Test("only PUT of a partner's icon has the larger body limit, an admin route")
+    @Test("only the icon upload (admin) and the media upload (partner) have larger body limits")
     func largerBodyLimit() {
         let id = "0190b0c2-8f4e-7c3a-9d2b-5e6f7a8b9c0d"
-        #expect(
-            IntakeRoutes.largerBodyLimit(method: "PUT", path: "/api/admin/mini-app-partners/\(id)/icon")
-                == PartnerIcon.maxSourceBytes)
+        let icon = IntakeRoutes.largerBodyLimit(method: "PUT", path: "/api/admin/mini-app-partners/\(id)/icon")
+        #expect(icon?.limit == PartnerIcon.maxSourceBytes && icon?.access == .admin)
+        let media = IntakeRoutes.largerBodyLimit(method: "POST", path: "/api/partners/media")
+        #expect(media?.limit == PushMedia.maxSourceBytes && media?.access == .partner)
         #expect(IntakeRoutes.largerBodyLimit(method: "POST", path: "/api/admin/mini-app-partners/\(id)/icon") == nil)
         #expect(IntakeRoutes.largerBodyLimit(method: "PUT", path: "/api/internal/users/u1") == nil)
         let larger = IntakeRoutes.all.filter { $0.largerBodyLimit != nil }
-        #expect(larger.map(\.description) == ["PUT /api/admin/mini-app-partners/{id}/icon admin"])
+        #expect(
+            larger.map(\.description) == [
+                "PUT /api/admin/mini-app-partners/{id}/icon admin", "POST /api/partners/media partner",
+            ])
     }
 
     @Test("the table declares each method and path once, every parameter typed by its name")
@@ -88,7 +92,7 @@ struct RouterTests {
         let keys = IntakeRoutes.all.map { "\($0.method) \($0.path)" }
         #expect(Set(keys).count == keys.count, "a route is declared twice")
         let parameters = IntakeRoutes.all.flatMap(\.path.parameters)
-        for name in ["id", "requestId", "activityId", "channelId", "reminderId"] {
+        for name in ["id", "requestId", "activityId", "channelId", "reminderId", "mediaId"] {
             #expect(parameters.filter { $0.name == name }.allSatisfy { $0.kind == .uuid }, "\(name)")
         }
         #expect(parameters.filter { $0.name == "miniAppId" }.allSatisfy { $0.kind == .miniAppID })

@@ -34,6 +34,11 @@ DELETE FROM rate_buckets WHERE ctid = ANY (ARRAY(
 DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
     SELECT ctid FROM idempotency_keys WHERE created_at < now() - interval '25 hours' LIMIT $1));
 
+-- name: deleteExpiredMedia
+-- parameters: batchSize Int
+-- At most $1 media past their expiry (sql/060_media.sql): already 404 since then. Walks media_expires.
+DELETE FROM media WHERE ctid = ANY (ARRAY(SELECT ctid FROM media WHERE expires_at <= now() LIMIT $1));
+
 -- name: deleteFinishedActivities
 -- parameters: batchSize Int
 -- At most $1 Live Activities finished more than 7 days ago, with their targets and audit rows: a finished
