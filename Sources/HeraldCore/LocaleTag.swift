@@ -1,8 +1,10 @@
 import Foundation
 
 /// A BCP 47 language tag (RFC 5646) in its canonical case: a user's `locale` and the keys of a push's `localized`
-/// variants. The syntax is checked subtag by subtag (language with optional extended subtags, script, region,
-/// variants, extensions, private use); whether a subtag is registered is not (a tag the host's app knows is enough).
+/// variants. Well-formed is checked, subtag by subtag (language with optional extended subtags, script, region,
+/// variants, extensions, private use: the grammar of RFC 5646 section 2.1, which docs/openapi.yaml's `LocaleTag`
+/// pattern states too); validity (registered subtags, no repeated variant) is not: a tag the host's app knows is
+/// enough.
 /// Case is normalised as RFC 5646 section 2.1.1 recommends: the language and everything after it lower case, a
 /// script title case (`Hant`), a region upper case (`BR`), except inside extensions and private use, lower case.
 public struct LocaleTag: Sendable, Hashable, CustomStringConvertible {
@@ -95,20 +97,16 @@ public struct LocaleTag: Sendable, Hashable, CustomStringConvertible {
             result.append(region.uppercased())
             index += 1
         }
-        var variants = Set<String>()
         while let variant = next(),
             alphanumeric(variant, 5...8)
                 || (variant.utf8.count == 4 && isDigit(variant.utf8.first!)
                     && alphanumeric(variant, 4...4))
         {
-            // A variant given twice is not well-formed (RFC 5646 section 2.2.5).
-            guard variants.insert(variant).inserted else { return nil }
             result.append(variant)
             index += 1
         }
-        var singletons = Set<String>()
         while let singleton = next(), singleton.utf8.count == 1, singleton != "x" {
-            guard alphanumeric(singleton, 1...1), singletons.insert(singleton).inserted else { return nil }
+            guard alphanumeric(singleton, 1...1) else { return nil }
             result.append(singleton)
             index += 1
             var parts = 0

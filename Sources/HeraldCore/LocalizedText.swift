@@ -21,7 +21,7 @@ public struct LocalizedText: Sendable, Equatable {
 
     /// `localized`: an object of at most `maxVariants` variants keyed by language tag, each `{"title","body"?}`
     /// checked by `text` (given the variant's field path, `localized.de.title`). Absent or null: none. Tags that are
-    /// the same in canonical case (`pt-br`, `pt-BR`) are refused as a duplicate.
+    /// the same in canonical case (`pt-br`, `pt-BR`) are refused: 422 `duplicate_locale`.
     public static func parse(
         _ value: JSONValue?, field: String = "localized", maxVariants: Int,
         text: (JSONFields, String) throws(HeraldError) -> (title: String, body: String)
@@ -42,8 +42,9 @@ public struct LocalizedText: Sendable, Equatable {
             let named = Identifiers.isPrintableASCII(member.key, maxLength: LocaleTag.maxLength)
             let path = named ? "\(field).\(member.key)" : field
             guard let tag = LocaleTag(member.key) else { throw LocaleTag.invalid(field: path) }
+            // Two keys that differ only in letter case are each well-formed: a rule across members, so a 422.
             guard !variants.contains(where: { $0.tag == tag.text }) else {
-                throw .invalidField(path, "\(field) names \(tag.text) twice.")
+                throw .ruleViolated("duplicate_locale", "\(field) names \(tag.text) twice.", field: path)
             }
             let (title, body) = try text(JSONFields(member.value, allowed: fields, path: path), path)
             variants.append(LocalizedText(tag: tag.text, title: title, body: body))
