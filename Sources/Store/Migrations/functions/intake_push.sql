@@ -51,7 +51,8 @@ DECLARE
     rs_devices integer[] := array_fill(0, ARRAY[n]);
     rs_missing text[];
     rs_response text[];
-    -- A 'render' push's identifiers and their users, a JSON array of [kind, identifier, user].
+    -- A 'render' push's identifiers, their users and those users' locales, a JSON array of
+    -- [kind, identifier, user, locale].
     rs_resolved text[];
     -- What the resolution found, one element per row: devices (push, slot, its delivery id, user, device, service,
     -- environment, and the row as a leased notification carries it), users (push, user) and identifiers (push, 'e'
