@@ -185,12 +185,19 @@ BEGIN
             dev_slot := coalesce(p_s_end[rec.i - 1], 0)
                 + (array_positions(p_s_user[coalesce(p_s_end[rec.i - 1], 0) + 1:p_s_end[rec.i]],
                                    rec.user_id))[dev_rank];
-            -- A slot of a push without variants has no locale (NULL), and any of its user's devices takes it.
-            IF dev_slot IS NULL
-               OR p_s_locale[dev_slot] <> coalesce(lc_locale[array_position(lc_user, rec.user_id)], p_s_locale[dev_slot])
-            THEN
+            IF dev_slot IS NULL THEN
                 o_outcome[rec.i] := 'render';
                 CONTINUE;
+            END IF;
+            -- A slot of a localized push only while its user's locale is the one it was rendered for. Nested, so a
+            -- batch without such a push never compiles the comparison; a slot of a push without variants has no
+            -- locale (NULL), and any device of its user takes it.
+            IF p_s_locale IS NOT NULL THEN
+                IF p_s_locale[dev_slot] <> coalesce(lc_locale[array_position(lc_user, rec.user_id)],
+                                                    p_s_locale[dev_slot]) THEN
+                    o_outcome[rec.i] := 'render';
+                    CONTINUE;
+                END IF;
             END IF;
             d_push := d_push || rec.i;
             d_id := d_id || p_delivery[dev_slot];
