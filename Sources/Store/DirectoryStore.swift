@@ -10,8 +10,8 @@ public struct DirectoryStore: Sendable {
     public static let userNotFound = HeraldError(status: 404, code: "user_not_found", message: "No such user.")
 
     /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns whether the user was
-    /// created and the locale it has now (`locale` keeps the stored one, sets or clears it). Throws 409 `identifier_taken` when another user of the tenant
-    /// holds one of the identifiers, 422 `unknown_time_zone` for a time zone Postgres does not know (nothing
+    /// created and the locale it has now (`locale` keeps the stored one, sets or clears it). Throws 409
+    /// `identifier_taken` when another user of the tenant holds one of the identifiers, 422 `unknown_time_zone` for a time zone Postgres does not know (nothing
     /// written). `guards` replace the user's (none: cleared). One function (`herald_put_user`,
     /// sql/functions/put_user.sql), which `heraldctl backfill users` calls as well.
     public func putUser(
