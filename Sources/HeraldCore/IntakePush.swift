@@ -11,8 +11,24 @@ public struct IntakePush: Sendable {
     public struct Slot: Sendable {
         public var id: UUID
         public var userID: String
+        /// For a push with `localized` variants, the locale its user had when the slot was rendered in the variant
+        /// it matches (`""`: none); the statement gives the slot only to a device whose user's locale is still that.
+        /// Nil for a push without variants: every user gets the same text.
+        public var locale: String?
         public var apns: [UInt8]
         public var fcm: [UInt8]
+    }
+
+    /// A user the intake expects a push to resolve to, and that user's locale (`PUT /api/internal/users/{id}`) as
+    /// last seen.
+    public struct Recipient: Sendable, Hashable {
+        public var userID: String
+        public var locale: String?
+
+        public init(userID: String, locale: String?) {
+            self.userID = userID
+            self.locale = locale
+        }
     }
 
     public var write: OutboxWrite

@@ -28,6 +28,9 @@ public struct LiveActivityContent: Sendable {
     /// Start only: the APNs broadcast channel the started activity follows (`input-push-channel`) instead of an
     /// update token of its own (`input-push-token`).
     public var inputPushChannel: String?
+    /// The activity's user's locale, which picks the alert's `localized` variant; nil: the default text (a
+    /// broadcast, whose phones are not known).
+    public var locale: String?
 
     public init(
         activityID: UUID, miniAppID: String, displayName: String, template: LiveActivityTemplate,
@@ -91,7 +94,10 @@ public enum LiveActivityPayload {
         let isStart = content.event == .start
         // Apple requires an alert on a remote start.
         let alert = isStart ? startAlert(content.alert, attributes: content.attributes) : content.alert
-        let shown = alert.map { LiveActivityAlert(title: "[\(content.displayName)] \($0.title)", body: $0.body) }
+        let shown = alert.map { alert in
+            let text = alert.text(for: content.locale)
+            return LiveActivityAlert(title: "[\(content.displayName)] \(text.title)", body: text.body)
+        }
         let activityID = content.activityID.uuidString.lowercased()
         let contentState = content.state.contentState(displayName: content.displayName, miniAppID: content.miniAppID)
         let attributes = attributesPayload(content, activityID: activityID)
@@ -185,6 +191,16 @@ public enum LiveActivityPayload {
                 "payload_too_large",
                 "The rendered FCM data is \(rendered.fcmDataBytes) bytes, \(rendered.fcmDataBytes - maxFCMDataBytes) over the \(maxFCMDataBytes)-byte limit.",
                 field: field)
+        }
+    }
+
+    /// Renders every `localized` variant of the content's alert and checks its size (`checkSize`), so the variant a
+    /// user gets fits whatever the user's locale.
+    public static func checkVariants(_ content: LiveActivityContent, signer: any PayloadSigner) throws(HeraldError) {
+        for variant in content.alert?.localized ?? [] {
+            var localized = content
+            localized.locale = variant.tag
+            try checkSize(render(localized, signer: signer), event: content.event)
         }
     }
 

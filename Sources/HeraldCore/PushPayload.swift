@@ -25,9 +25,13 @@ public struct PushContent: Sendable, Equatable {
     /// attach; nil without media.
     public let attachmentURL: String?
 
-    public init(request: PushRequest, partner: PartnerProfile, publicURL: String?, attachmentURL: String? = nil) {
-        title = "[\(partner.displayName)] \(request.title)"
-        body = request.body
+    /// `variant`: one of the push's `localized` texts in place of its title and body, under the same prefix.
+    public init(
+        request: PushRequest, partner: PartnerProfile, publicURL: String?, attachmentURL: String? = nil,
+        variant: LocalizedText? = nil
+    ) {
+        title = "[\(partner.displayName)] \(variant?.title ?? request.title)"
+        body = variant?.body ?? request.body
         miniAppID = partner.miniAppID
         deepLink = request.deepLink
         senderName = partner.displayName
@@ -256,10 +260,11 @@ public enum PushPayload {
     }
 
     /// Checks both payloads of a push against their limits at intake. Sizes do not depend on the delivery: ids and
-    /// signatures have fixed lengths, so the template decides for every recipient.
-    public static func checkSize(_ template: PushTemplate) throws(HeraldError) {
+    /// signatures have fixed lengths, so the template decides for every recipient. `variant`: the `localized` tag
+    /// the template was rendered in, which the error's field names (`localized.de.body`).
+    public static func checkSize(_ template: PushTemplate, variant: String? = nil) throws(HeraldError) {
         let (apnsBytes, fcmDataBytes) = (template.apnsBytes, template.fcmDataBytes)
-        let field = template.content.data.isEmpty ? "body" : "data"
+        let field = template.content.data.isEmpty ? (variant.map { "localized.\($0).body" } ?? "body") : "data"
         if apnsBytes > maxAPNsBytes {
             throw .ruleViolated(
                 "payload_too_large",

@@ -1,10 +1,22 @@
 import Foundation
 
-/// A push that passed every check that needs no database, with its payloads rendered once for all its deliveries.
+/// A push that passed every check that needs no database, with its payloads rendered once for all its deliveries:
+/// the default text's, and one template per `localized` variant.
 public struct CheckedPush: Sendable {
     public let request: PushRequest
     public let content: PushContent
     public let template: PushTemplate
+    /// The variants' templates, by canonical tag.
+    public let variants: [String: PushTemplate]
+
+    /// Whether the push carries `localized` variants: its deliveries then depend on their users' locales.
+    public var isLocalized: Bool { !variants.isEmpty }
+
+    /// The template a user with `locale` gets: the variant it matches (`LocaleTag.lookup`), else the default.
+    public func template(for locale: String?) -> PushTemplate {
+        guard isLocalized, let variant = request.variant(for: locale) else { return template }
+        return variants[variant.tag] ?? template
+    }
 }
 
 /// The rules and rendering between a push body and the rows it writes (`OutboxWrite`), shared by the intake's push
@@ -21,24 +33,36 @@ public enum PushPreparation {
         let push = try PushRequestValidator.validate(json, miniAppID: partner.miniAppID, rules: rules, now: now)
         try push.interruptionLevel.authorize(for: partner)
         let expiresAt = rules.expiresAt(for: push, acceptedAt: now)
-        var attachmentURL: String?
-        if let mediaID = push.mediaID {
-            guard let attachment else {
-                throw .invalidField("mediaId", "mediaId is accepted by POST /api/partners/notifications/push only.")
+        // The default text and every `localized` variant, rendered and checked here, so whichever a user gets fits.
+        func templates(attachmentURL: String?) throws(HeraldError) -> (PushTemplate, [String: PushTemplate]) {
+            let template = PushTemplate(
+                PushContent(request: push, partner: partner, publicURL: rules.publicURL, attachmentURL: attachmentURL),
+                expiresAt: expiresAt, signer: signer)
+            try PushPayload.checkSize(template)
+            var variants: [String: PushTemplate] = [:]
+            for variant in push.localized {
+                let localized = PushTemplate(
+                    PushContent(
+                        request: push, partner: partner, publicURL: rules.publicURL, attachmentURL: attachmentURL,
+                        variant: variant),
+                    expiresAt: expiresAt, signer: signer)
+                try PushPayload.checkSize(localized, variant: variant.tag)
+                variants[variant.tag] = localized
             }
-            // Sized first with a URL of the very length the media's has, so a push too large touches no media row.
-            let sameLength = (rules.publicURL ?? "") + PushMedia.path(id: mediaID, contentType: "", signer: signer)
-            try PushPayload.checkSize(
-                PushTemplate(
-                    PushContent(request: push, partner: partner, publicURL: rules.publicURL, attachmentURL: sameLength),
-                    expiresAt: expiresAt, signer: signer))
-            attachmentURL = try attachment(mediaID, expiresAt)
+            return (template, variants)
         }
-        let content = PushContent(
-            request: push, partner: partner, publicURL: rules.publicURL, attachmentURL: attachmentURL)
-        let template = PushTemplate(content, expiresAt: expiresAt, signer: signer)
-        try PushPayload.checkSize(template)
-        return CheckedPush(request: push, content: content, template: template)
+        guard let mediaID = push.mediaID else {
+            let (template, variants) = try templates(attachmentURL: nil)
+            return CheckedPush(request: push, content: template.content, template: template, variants: variants)
+        }
+        guard let attachment else {
+            throw .invalidField("mediaId", "mediaId is accepted by POST /api/partners/notifications/push only.")
+        }
+        // Sized first with a URL of the very length the media's has, so a push too large touches no media row.
+        let sameLength = (rules.publicURL ?? "") + PushMedia.path(id: mediaID, contentType: "", signer: signer)
+        _ = try templates(attachmentURL: sameLength)
+        let (template, variants) = try templates(attachmentURL: try attachment(mediaID, expiresAt))
+        return CheckedPush(request: push, content: template.content, template: template, variants: variants)
     }
 
     /// Slots the intake renders for each user it expects a push to resolve to: a phone and a tablet (or a second
@@ -75,7 +99,7 @@ public enum PushPreparation {
     /// to a device of that user; a push with a device no slot fits comes back as 'render'. A replay, a rate-limited
     /// push and one that resolves to no device are answered by the one statement whatever its slots.
     public static func intakePush(
-        _ checked: CheckedPush, for users: [String], partner: PartnerProfile,
+        _ checked: CheckedPush, for users: [IntakePush.Recipient], partner: PartnerProfile,
         rules: PushRules, now: Date, idempotencyKey: String?,
         bodyHash: String?
     ) -> IntakePush {
@@ -88,26 +112,32 @@ public enum PushPreparation {
     }
 
     /// `intakeSlotsPerUser` deliveries for each of `users`, in that order, each with its own id and signed for its
-    /// user, rendered for both services (which one a device needs is known only once Postgres has resolved it).
-    public static func intakeSlots(_ checked: CheckedPush, for users: [String], now: Date) -> [IntakePush.Slot] {
+    /// user, rendered for both services (which one a device needs is known only once Postgres has resolved it) in the
+    /// text the user's locale matches.
+    public static func intakeSlots(
+        _ checked: CheckedPush, for users: [IntakePush.Recipient], now: Date
+    ) -> [IntakePush.Slot] {
         users.flatMap { user in
-            (0..<intakeSlotsPerUser).map { _ in
+            let template = checked.template(for: user.locale)
+            return (0..<intakeSlotsPerUser).map { _ in
                 let id = UUIDv7.make(at: now)
-                let rendering = checked.template.render(deliveryID: id, recipient: user)
-                return IntakePush.Slot(id: id, userID: user, apns: rendering.apns, fcm: rendering.fcm)
+                let rendering = template.render(deliveryID: id, recipient: user.userID)
+                return IntakePush.Slot(
+                    id: id, userID: user.userID, locale: checked.isLocalized ? user.locale ?? "" : nil,
+                    apns: rendering.apns, fcm: rendering.fcm)
             }
         }
     }
 
-    /// One delivery for each of `devices`, each with its own id, rendered from `template` for its device's service
-    /// and signed for its user.
+    /// One delivery for each of `devices`, each with its own id, rendered for its device's service from the template
+    /// its user gets (`template`, given the user's id) and signed for its user.
     public static func deliveries(
-        _ template: PushTemplate, to devices: [RecipientResolution.Device],
-        now: Date
+        to devices: [RecipientResolution.Device], now: Date, template: (_ userID: String) -> PushTemplate
     ) -> [OutboxWrite.Delivery] {
         devices.map { device in
             let id = UUIDv7.make(at: now)
-            let payload = template.render(deliveryID: id, recipient: device.userID, for: device.service)
+            let payload = template(device.userID).render(
+                deliveryID: id, recipient: device.userID, for: device.service)
             return OutboxWrite.Delivery(
                 id: id, service: device.service, userID: device.userID,
                 deviceID: device.deviceID, environment: device.environment,
@@ -126,7 +156,9 @@ public enum PushPreparation {
         var write = write(
             checked, partner: partner, rules: rules, now: now, idempotencyKey: idempotencyKey,
             bodyHash: bodyHash, lane: lane)
-        write.deliveries = deliveries(checked.template, to: resolution.devices, now: now)
+        // Each user in the variant its locale matches (LocaleTag.lookup), else the default text.
+        let locales = resolution.locales
+        write.deliveries = deliveries(to: resolution.devices, now: now) { checked.template(for: locales[$0]) }
         let suppressed = resolution.users.filter(\.optedOut).count
         let missingEmails = push.emails.filter { !resolution.matchedEmails.contains($0) }
         let missingWallets = push.wallets.filter { !resolution.matchedWallets.contains($0) }

@@ -23,6 +23,9 @@ public struct PushRequest: Sendable, Equatable {
     /// A media file the partner uploaded (`POST /api/partners/media`): the payloads carry its signed URL as
     /// `attachmentUrl` (PushMedia).
     public var mediaID: UUID?
+    /// The title and body in other languages, in the partner's order; each user gets the variant its locale matches
+    /// (`LocaleTag.lookup`), else `title` and `body`.
+    public var localized: [LocalizedText] = []
 
     public struct DataEntry: Sendable, Equatable {
         public var key: String
@@ -31,6 +34,12 @@ public struct PushRequest: Sendable, Equatable {
     }
 
     public var identifierCount: Int { emails.count + wallets.count }
+
+    /// The variant a user with `locale` gets (`LocaleTag.lookup` over the variants' tags); nil: the default text.
+    public func variant(for locale: String?) -> LocalizedText? {
+        guard !localized.isEmpty, let tag = LocaleTag.lookup(locale, in: localized.map(\.tag)) else { return nil }
+        return localized.first { $0.tag == tag }
+    }
 }
 
 /// Limits of the push endpoint; the defaults are docs/api.md's.
@@ -53,6 +62,8 @@ public struct PushRules: Sendable {
     public var publicURL: String?
     /// The categories a push may name (HERALD_NOTIFICATION_CATEGORIES); none unless the host lists its build's.
     public var notificationCategories = NotificationCategories.none
+    /// The most languages a push's `localized` carries.
+    public var maxLocalizedVariants = LocalizedText.maxVariants
 
     public init() {}
 
@@ -116,7 +127,7 @@ public struct PushRules: Sendable {
 public enum PushRequestValidator {
     static let knownFields: Set<String> = [
         "recipients", "title", "body", "deepLink", "data", "sendAt", "ttlSeconds", "interruptionLevel",
-        "collapseKey", "category", "mediaId",
+        "collapseKey", "category", "mediaId", "localized",
     ]
 
     /// Validates the JSON body of `POST /api/partners/notifications/push` for the partner whose
@@ -155,7 +166,14 @@ public enum PushRequestValidator {
             interruptionLevel: try interruptionLevel(json["interruptionLevel"]),
             collapseKey: try collapseKey(json["collapseKey"]),
             category: try rules.notificationCategories.validate(json["category"]),
-            mediaID: try mediaID(json["mediaId"]))
+            mediaID: try mediaID(json["mediaId"]),
+            localized: try LocalizedText.parse(json["localized"], maxVariants: rules.maxLocalizedVariants) {
+                (fields, path) throws(HeraldError) in
+                (
+                    try Self.title(fields.value("title"), rules: rules, field: fields.field("title")),
+                    try Self.body(fields.value("body"), rules: rules, field: fields.field("body"))
+                )
+            })
     }
 
     /// `mediaId`: optional, a UUID in its 36-character form (whose media it is, the intake checks).
@@ -192,46 +210,49 @@ public enum PushRequestValidator {
     }
 
     /// `title`: 1-`maxTitleCharacters`, before the brand prefix (shared with `ReminderValidator`).
-    static func title(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> String {
-        guard let value else { throw .missingField("title") }
-        guard let title = value.stringValue else { throw .invalidField("title", "title must be a string.") }
+    static func title(_ value: JSONValue?, rules: PushRules, field: String = "title") throws(HeraldError) -> String {
+        guard let value else { throw .missingField(field) }
+        guard let title = value.stringValue else { throw .invalidField(field, "\(field) must be a string.") }
         // Lengths count Unicode scalars, as JSON Schema's maxLength does (docs/openapi.yaml), so
         // a title the schema allows is never refused for its length.
         let titleLength = title.unicodeScalars.count
         guard titleLength >= 1, titleLength <= rules.maxTitleCharacters else {
-            throw .invalidField("title", "title must be 1-\(rules.maxTitleCharacters) characters.")
+            throw .invalidField(field, "\(field) must be 1-\(rules.maxTitleCharacters) characters.")
         }
         guard !TextRules.containsForbidden(title) else {
             throw .invalidField(
-                "title", "title must not contain control, separator, bidirectional formatting or invisible characters.")
+                field,
+                "\(field) must not contain control, separator, bidirectional formatting or invisible characters.")
         }
         guard !title.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
-            throw .invalidField("title", "title must not be blank.")
+            throw .invalidField(field, "\(field) must not be blank.")
         }
         // The user sees `[displayName] title`: a title opening with a bracket would show a second, forged prefix.
         if let first = title.unicodeScalars.first(where: { !$0.properties.isWhitespace }),
             first == "[" || first == "［"
         {
-            throw titleBracketPrefix
+            throw titleBracketPrefix(field)
         }
         return title
     }
 
-    static let titleBracketPrefix = HeraldError(
-        status: 400, code: "title_bracket_prefix",
-        message: "title must not start with [: the brand prefix [displayName] is Herald's.", field: "title")
+    static func titleBracketPrefix(_ field: String) -> HeraldError {
+        HeraldError(
+            status: 400, code: "title_bracket_prefix",
+            message: "\(field) must not start with [: the brand prefix [displayName] is Herald's.", field: field)
+    }
 
     /// `body`: optional (`""`), at most `maxBodyCharacters`, newlines and tabs allowed.
-    static func body(_ value: JSONValue?, rules: PushRules) throws(HeraldError) -> String {
+    static func body(_ value: JSONValue?, rules: PushRules, field: String = "body") throws(HeraldError) -> String {
         guard let value, value != .null else { return "" }
-        guard let text = value.stringValue else { throw .invalidField("body", "body must be a string.") }
+        guard let text = value.stringValue else { throw .invalidField(field, "\(field) must be a string.") }
         guard text.unicodeScalars.count <= rules.maxBodyCharacters else {
-            throw .invalidField("body", "body must be at most \(rules.maxBodyCharacters) characters.")
+            throw .invalidField(field, "\(field) must be at most \(rules.maxBodyCharacters) characters.")
         }
         guard !TextRules.containsForbidden(text, allowing: TextRules.bodyWhitespace) else {
             throw .invalidField(
-                "body",
-                "body must not contain control, bidirectional formatting or invisible characters other than "
+                field,
+                "\(field) must not contain control, bidirectional formatting or invisible characters other than "
                     + "newlines and tabs.")
         }
         return text

@@ -3,10 +3,13 @@ public struct RecipientResolution: Sendable {
     public struct User: Sendable {
         public let id: String
         public let optedOut: Bool
+        /// The user's `locale` (a canonical BCP 47 tag), when the host set one and the resolution was asked for it.
+        public let locale: String?
 
-        public init(id: String, optedOut: Bool) {
+        public init(id: String, optedOut: Bool, locale: String? = nil) {
             self.id = id
             self.optedOut = optedOut
+            self.locale = locale
         }
     }
 
@@ -29,6 +32,13 @@ public struct RecipientResolution: Sendable {
     public var users: [User] = []
     /// Devices with a live token, of users who have not opted out.
     public var devices: [Device] = []
+
+    /// The users' locales, by user (users without one are absent).
+    public var locales: [String: String] {
+        var locales: [String: String] = [:]
+        for user in users { if let locale = user.locale { locales[user.id] = locale } }
+        return locales
+    }
 
     /// Nothing matched yet.
     public init() {}

@@ -20,6 +20,8 @@ struct ActivityHandler: Sendable {
     let channels: ChannelStore
     /// Idempotency keys and rate limits, shared with pushes.
     let keys: PushStore
+    /// The user's locale, read for an alert with `localized` variants.
+    let directory: DirectoryStore
     let rules: LiveActivityRules
     /// A start needs an in-app session with the mini-app this recent (HERALD_SESSION_WINDOW_DAYS).
     let sessionWindow: TimeInterval
@@ -121,6 +123,13 @@ struct ActivityHandler: Sendable {
             let (audience, devices) = try Self.reachable(admission.audience, channel: channel)
             let replacement = try audience.replaced.map { old in
                 try replacementEnd(old, partner: partner, now: createdAt)
+            }
+            // An alert with variants shows the one the user's locale matches (every variant was size-checked).
+            var startPayloads = startPayloads
+            if !startAlert.localized.isEmpty {
+                var localized = content(.start, timestamp, nil, startAlert)
+                localized.locale = try directory.locale(userID: audience.userID)
+                startPayloads = try render(localized)
             }
             let response = JSONWriter.string(
                 .object([
@@ -341,15 +350,20 @@ struct ActivityHandler: Sendable {
         let attributes = try Self.storedAttributes(activity.attributesJSON)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
         let relevanceScore = change.relevanceScore ?? activity.relevanceScore
+        let startAlert = try Self.storedAlert(activity.startAlertJSON)
+        let locale = try locale(of: activity, for: [change.alert, startAlert])
         let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
-            LiveActivityContent(
+            var content = LiveActivityContent(
                 activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName,
                 template: template, attributes: attributes, state: state, event: event, timestamp: stamp,
                 expiresAt: expiresAt, dismissalDate: dismissal, alert: alert, relevanceScore: relevanceScore)
+            content.locale = locale
+            return content
         }
         let update = LiveActivityPayload.render(content(.update, timestamp, nil, change.alert), signer: signer)
         try LiveActivityPayload.checkSize(update, event: .update)
-        let restart = try render(content(.start, timestamp, nil, try Self.storedAlert(activity.startAlertJSON)))
+        try LiveActivityPayload.checkVariants(content(.update, timestamp, nil, change.alert), signer: signer)
+        let restart = try render(content(.start, timestamp, nil, startAlert))
         let endTimestamp = max(Self.seconds(expiresAt), timestamp + 1)
         let end = try render(content(.end, endTimestamp, expiresAt, nil))
         let body = Self.activityJSON(
@@ -383,13 +397,15 @@ struct ActivityHandler: Sendable {
         let (template, state) = try Self.merged(change, into: activity)
         let dismissAt = try rules.dismissalDate(requested: change.dismissAt, endedAt: now)
         let timestamp = max(Self.seconds(now), activity.lastTimestamp + 1)
-        let content = LiveActivityContent(
+        var content = LiveActivityContent(
             activityID: activity.id, miniAppID: partner.miniAppID, displayName: partner.displayName, template: template,
             attributes: try Self.storedAttributes(activity.attributesJSON), state: state, event: .end,
             timestamp: timestamp,
             expiresAt: activity.expiresAt, dismissalDate: dismissAt, alert: change.alert)
+        content.locale = try locale(of: activity, for: [change.alert])
         let rendered = LiveActivityPayload.render(content, signer: signer)
         try LiveActivityPayload.checkSize(rendered, event: .end)
+        try LiveActivityPayload.checkVariants(content, signer: signer)
         let response = JSONWriter.string(
             Self.activityJSON(
                 activity, status: .ended, state: state.json, updatedAt: now, expiresAt: activity.expiresAt, endedAt: now
@@ -551,11 +567,20 @@ struct ActivityHandler: Sendable {
         try? keys.refundRate(partnerID: partner.id, seconds: reservation.nowSeconds)
     }
 
-    /// Renders and size-checks one event (the 422 names the part the partner controls that overflowed).
+    /// Renders and size-checks one event, and every variant of its alert (the 422 names the part the partner
+    /// controls that overflowed).
     func render(_ content: LiveActivityContent) throws -> ActivityPayloads {
         let rendered = LiveActivityPayload.render(content, signer: signer)
         try LiveActivityPayload.checkSize(rendered, event: content.event)
+        try LiveActivityPayload.checkVariants(content, signer: signer)
         return Self.payloads(rendered)
+    }
+
+    /// The locale of `activity`'s user when one of `alerts` has variants to choose from (a read of the user's row);
+    /// nil otherwise.
+    func locale(of activity: ActivityRecord, for alerts: [LiveActivityAlert?]) throws -> String? {
+        guard alerts.contains(where: { !($0?.localized.isEmpty ?? true) }) else { return nil }
+        return try directory.locale(userID: activity.userID)
     }
 
     static let ended = HeraldError(

@@ -23,12 +23,14 @@ struct HostHandler: Sendable {
 
     func putUser(_ request: RoutedRequest) throws -> HTTPResponse {
         let userID = try Self.externalID(request, "userId")
-        let fields = try JSONFields(request.jsonBody(), allowed: HostDirectoryRules.userFields.union(UserGuards.fields))
+        let fields = try JSONFields(
+            request.jsonBody(),
+            allowed: HostDirectoryRules.userFields.union(UserGuards.fields).union([LocaleUpdate.field]))
         let user = try HostDirectoryRules.user(fields)
         let guards = try UserGuards.parse(fields)
-        let created = try directory.putUser(
+        let (created, locale) = try directory.putUser(
             id: userID, tenantID: user.tenantID, emails: user.emails, wallets: user.wallets,
-            guards: guards)
+            guards: guards, locale: LocaleUpdate.parse(fields))
         return Reply.json(
             created ? 201 : 200,
             .object([
@@ -37,6 +39,8 @@ struct HostHandler: Sendable {
                 ("wallets", .array(user.wallets.map { .string($0) })),
                 ("timeZone", guards.timeZone.map { .string($0) } ?? .null),
                 ("quietHours", guards.quietHours?.json ?? .null),
+                // The stored one when the body had none.
+                ("locale", locale.map { .string($0) } ?? .null),
             ]))
     }
 

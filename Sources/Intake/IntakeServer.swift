@@ -74,7 +74,7 @@ public final class IntakeServer: Sendable {
             waiter: waiter, clock: clock)
         let activityHandler = ActivityHandler(
             store: ActivityStore(pool: pool), channels: ChannelStore(pool: pool), keys: pushStore,
-            rules: configuration.liveActivityRules,
+            directory: DirectoryStore(pool: pool), rules: configuration.liveActivityRules,
             sessionWindow: Double(configuration.sessionWindowDays) * 86_400, budgets: configuration.liveActivityBudgets,
             signer: signer, metrics: metrics,
             notifier: notifier, clock: clock)

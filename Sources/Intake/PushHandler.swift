@@ -97,11 +97,12 @@ struct PushHandler: Sendable {
     }
 
     /// The push through the batch statement, its slots signed for `known`, the users its identifiers resolved to
-    /// last time. Sent back because they were others (identifiers unknown, or moved to another user), it is signed
-    /// again for the users found and sent once more; sent back for the very users found, those have more devices
-    /// than slots, and the outcome stays `render`. Every answer's resolution goes to the cache.
+    /// last time (in the variant each one's locale then matched). Sent back because they were others (identifiers
+    /// unknown, moved to another user, or a user's locale changed), it is signed again for the users found and sent
+    /// once more; sent back for the very users found, those have more devices than slots, and the outcome stays
+    /// `render`. Every answer's resolution goes to the cache.
     private func submit(
-        _ checked: CheckedPush, known: [String]?, partner: PartnerProfile, now: Date,
+        _ checked: CheckedPush, known: [IntakePush.Recipient]?, partner: PartnerProfile, now: Date,
         idempotencyKey: String?, bodyHash: String?
     ) throws -> (IntakePush, IntakePushOutcome) {
         let push = checked.request
@@ -111,10 +112,15 @@ struct PushHandler: Sendable {
         let outcome = try writer.submit(item)
         guard case .render(let resolved) = outcome else { return (item, outcome) }
         recipients.learn(tenant: partner.tenantID, emails: push.emails, wallets: push.wallets, resolved: resolved)
-        var users: [String] = []
-        for identifier in resolved where !users.contains(identifier.userID) { users.append(identifier.userID) }
-        guard !users.isEmpty, users.count <= PushPreparation.intakeSlotUsers, Set(users) != Set(known ?? [])
-        else { return (item, outcome) }
+        var users: [IntakePush.Recipient] = []
+        for identifier in resolved where !users.contains(where: { $0.userID == identifier.userID }) {
+            users.append(IntakePush.Recipient(userID: identifier.userID, locale: identifier.locale))
+        }
+        // A plain push's slots do not depend on the locales: only other users are worth a second try.
+        let differs =
+            checked.isLocalized
+            ? Set(users) != Set(known ?? []) : Set(users.map(\.userID)) != Set((known ?? []).map(\.userID))
+        guard !users.isEmpty, users.count <= PushPreparation.intakeSlotUsers, differs else { return (item, outcome) }
         metrics.recordPushResubmitted()
         item.slots = PushPreparation.intakeSlots(checked, for: users, now: now)
         return (item, try writer.submit(item))

@@ -1,14 +1,18 @@
+import HeraldCore
 import Store
 import Synchronization
 
-/// Who a recipient identifier resolved to when the intake last saw it: (tenant, email or wallet) -> userId, or
-/// nobody, learnt from the batch statement's 'render' answers (`IntakePushOutcome.render`).
+/// Who a recipient identifier resolved to when the intake last saw it: (tenant, email or wallet) -> userId and that
+/// user's locale, or nobody, learnt from the batch statement's 'render' answers (`IntakePushOutcome.render`).
 ///
 /// It lets the intake sign a push's delivery slots up front for the user each delivery's envelope is bound to
 /// (`sig2`), so a push to a known recipient is written by the one batch statement (`IntakeWriter`). It is only a
 /// guess: herald_intake_push (sql/functions/intake_push.sql) gives a slot only to a device of the slot's user, and a
 /// stale entry (an email moved to another user) sends the push back as 'render', whose answer replaces it. So no
-/// entry expires and nothing invalidates one. Entries are keyed by tenant: a partner only ever reads its own
+/// entry expires and nothing invalidates one. The locale is a guess too: a push with `localized` variants renders each
+/// slot in the variant its user's cached locale matches, and the statement gives the slot only to a device whose
+/// user's stored locale is still that one (else 'render', whose answer carries the new one). Entries are keyed by
+/// tenant: a partner only ever reads its own
 /// tenant's, as its pushes resolve only there.
 ///
 /// Bounded by two generations of at most `capacity / 2` entries each: entries go to the young one; when it is full,
@@ -21,9 +25,10 @@ final class RecipientCache: Sendable {
         let identifier: String
     }
 
-    /// The user an identifier resolved to; nil: nobody in its tenant.
+    /// The user an identifier resolved to (nil: nobody in its tenant) and that user's locale.
     private struct Entry {
         let userID: String?
+        let locale: String?
     }
 
     private struct Generations {
@@ -41,15 +46,17 @@ final class RecipientCache: Sendable {
 
     /// The users `emails` and `wallets` of `tenant` resolved to, each once, in the order first named (none for an
     /// identifier that resolved to nobody); nil unless every identifier is known.
-    func users(tenant: String, emails: [String], wallets: [String]) -> [String]? {
+    func users(tenant: String, emails: [String], wallets: [String]) -> [IntakePush.Recipient]? {
         guard capacity > 0 else { return nil }
         let keys = Self.keys(tenant: tenant, emails: emails, wallets: wallets)
         return generations.withLock { generations in
-            var users: [String] = []
+            var users: [IntakePush.Recipient] = []
             for key in keys {
                 guard let entry = generations.young[key] ?? generations.old[key] else { return nil }
                 if generations.young[key] == nil { insert(key, entry, into: &generations) }
-                if let user = entry.userID, !users.contains(user) { users.append(user) }
+                if let user = entry.userID, !users.contains(where: { $0.userID == user }) {
+                    users.append(IntakePush.Recipient(userID: user, locale: entry.locale))
+                }
             }
             return users
         }
@@ -59,11 +66,11 @@ final class RecipientCache: Sendable {
     /// resolved to nobody), replacing what was known.
     func learn(tenant: String, emails: [String], wallets: [String], resolved: [ResolvedIdentifier]) {
         guard capacity > 0 else { return }
-        var users: [Key: String] = [:]
-        for item in resolved { users[Key(tenant: tenant, kind: item.kind, identifier: item.identifier)] = item.userID }
+        var users: [Key: ResolvedIdentifier] = [:]
+        for item in resolved { users[Key(tenant: tenant, kind: item.kind, identifier: item.identifier)] = item }
         generations.withLock { generations in
             for key in Self.keys(tenant: tenant, emails: emails, wallets: wallets) {
-                insert(key, Entry(userID: users[key]), into: &generations)
+                insert(key, Entry(userID: users[key]?.userID, locale: users[key]?.locale), into: &generations)
             }
         }
     }

@@ -62,7 +62,7 @@ struct ReminderHandler: Sendable {
         guard !audience.optedOut else { throw Self.optedOut }
         guard !audience.devices.isEmpty else { throw Self.noDevice }
 
-        push.deliveries = PushPreparation.deliveries(template, to: audience.devices, now: now)
+        push.deliveries = PushPreparation.deliveries(to: audience.devices, now: now) { _ in template }
         let write = ReminderWrite(
             reminderID: reminderID, userID: userID, partner: partner, maxPending: maxPending,
             title: reminder.title, at: reminder.at, push: push)

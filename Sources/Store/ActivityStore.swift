@@ -61,6 +61,8 @@ public struct ActivityRecord: Sendable, Decodable {
     public let relevanceScore: Int
     /// The broadcast channel it follows (started from one): the channel's changes are its changes.
     public let channelID: UUID?
+    /// Its user (an alert with `localized` variants is shown in the one the user's locale matches).
+    public let userID: String
 }
 
 /// Who a start goes to: the recipient's user, its session and opt-out state for the mini-app, the

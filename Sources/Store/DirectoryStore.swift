@@ -9,22 +9,23 @@ public struct DirectoryStore: Sendable {
 
     public static let userNotFound = HeraldError(status: 404, code: "user_not_found", message: "No such user.")
 
-    /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns true
-    /// when the user was created. Throws 409 `identifier_taken` when another user of the tenant
-    /// holds one of the identifiers, 422 `unknown_time_zone` for a time zone Postgres does not know (nothing
+    /// Creates or replaces a user's tenant and identifier sets (already normalised). Returns whether the user was
+    /// created and the locale it has now (`locale` keeps the stored one, sets or clears it). Throws 409
+    /// `identifier_taken` when another user of the tenant holds one of the identifiers, 422 `unknown_time_zone` for a time zone Postgres does not know (nothing
     /// written). `guards` replace the user's (none: cleared). One function (`herald_put_user`,
     /// sql/functions/put_user.sql), which `heraldctl backfill users` calls as well.
     public func putUser(
         id: String, tenantID: String, emails: [String], wallets: [String],
-        guards: UserGuards = UserGuards()
-    ) throws -> Bool {
+        guards: UserGuards = UserGuards(), locale: LocaleUpdate = .keep
+    ) throws -> (created: Bool, locale: String?) {
         do {
-            return try pool.withConnection { connection in
+            let row = try pool.withConnection { connection in
                 try connection.row(
                     PutUser(
                         id: id, tenantID: tenantID, emails: emails, wallets: wallets,
-                        guards: guards))!.created
+                        guards: guards, locale: locale))!
             }
+            return (row.created, row.locale)
         } catch let error as PostgresError where error.isUniqueViolation {
             throw Self.identifierTaken
         } catch let error as PostgresError where error.sqlState == "22023" {
@@ -93,6 +94,13 @@ public struct DirectoryStore: Sendable {
         try pool.withConnection { try $0.run(Queries.Directory.OptIn(userID: userID, miniAppID: miniAppID)) }
     }
 
+    /// The user's locale (a canonical BCP 47 tag); nil when the user has none or does not exist.
+    public func locale(userID: String) throws -> String? {
+        try pool.withConnection { connection in
+            try connection.row(Queries.Directory.UserLocale(userID: userID))?.locale
+        }
+    }
+
     public func userExists(_ userID: String) throws -> Bool {
         try pool.withConnection { connection in
             try connection.row(Queries.Directory.UserExists(userID: userID)) != nil
@@ -127,6 +135,7 @@ extension DirectoryStore {
     struct PutUser: NamedQuery {
         struct Row: QueryRow, Decodable {
             let created: Bool
+            let locale: String?
         }
 
         static let sql = Queries.Directory.putUser
@@ -135,11 +144,14 @@ extension DirectoryStore {
         let emails: [String]
         let wallets: [String]
         let guards: UserGuards
+        let locale: LocaleUpdate
         var bindings: [(any PostgresEncodable)?] {
             let quiet = guards.quietHours
+            var tag: String?, set = false
+            if case .set(let value) = locale { (tag, set) = (value?.text, true) }
             return [
                 id, tenantID, emails, wallets, guards.timeZone, quiet.map { QuietHours.text($0.start) },
-                quiet.map { QuietHours.text($0.end) },
+                quiet.map { QuietHours.text($0.end) }, tag, set,
             ]
         }
     }
@@ -160,6 +172,11 @@ extension DirectoryStore {
                 device.apnsPushToStartToken, device.fcmToken, device.templateTokensParameter,
             ]
         }
+    }
+
+    /// A user's locale (`userLocale`).
+    struct UserLocale: QueryRow, Decodable {
+        let locale: String?
     }
 
     /// When the user was last seen in the mini-app (`touchSession`).

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import Postgres
 
-/// An identifier of a push and the user it resolved to, in the push's tenant.
+/// An identifier of a push and the user it resolved to, in the push's tenant, with that user's locale.
 public struct ResolvedIdentifier: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {
         case email, wallet
@@ -12,6 +12,15 @@ public struct ResolvedIdentifier: Sendable, Hashable {
     /// As the directory stores it (lower-cased; an email in NFC).
     public let identifier: String
     public let userID: String
+    /// The user's `locale` (sql/063_user_locale.sql); nil: none.
+    public let locale: String?
+
+    public init(kind: Kind, identifier: String, userID: String, locale: String? = nil) {
+        self.kind = kind
+        self.identifier = identifier
+        self.userID = userID
+        self.locale = locale
+    }
 }
 
 /// What `herald_intake_push` decided for one push.
@@ -199,19 +208,23 @@ public final class IntakeWriter: @unchecked Sendable {
         }
     }
 
-    /// A 'render' answer's identifiers: a JSON array of `[kind, identifier, user]`, kind `e` or `w`.
+    /// A 'render' answer's identifiers: a JSON array of `[kind, identifier, user, locale]`, kind `e` or `w`, the
+    /// locale null when the user has none.
     static func resolved(_ text: String?) throws -> [ResolvedIdentifier] {
         guard let text else { return [] }
         guard case .array(let items) = try? JSONParser.parse(Array(text.utf8)) else {
             throw PostgresError(code: .decodingFailed, serverMessage: "herald_intake_push's resolved identifiers")
         }
         return try items.map { item in
-            guard case .array(let fields) = item, fields.count == 3, let kind = fields[0].stringValue,
-                let identifier = fields[1].stringValue, let userID = fields[2].stringValue
+            guard case .array(let fields) = item, fields.count == 4, let kind = fields[0].stringValue,
+                let identifier = fields[1].stringValue, let userID = fields[2].stringValue,
+                fields[3] == .null || fields[3].stringValue != nil
             else {
                 throw PostgresError(code: .decodingFailed, serverMessage: "herald_intake_push's resolved identifier")
             }
-            return ResolvedIdentifier(kind: kind == "e" ? .email : .wallet, identifier: identifier, userID: userID)
+            return ResolvedIdentifier(
+                kind: kind == "e" ? .email : .wallet, identifier: identifier, userID: userID,
+                locale: fields[3].stringValue)
         }
     }
 
@@ -248,6 +261,8 @@ public final class IntakeWriter: @unchecked Sendable {
             notify?.lease.map { Int($0.listener) }, f[24],
             // NULL when no push has a collapse key: the statement then skips superseding altogether.
             pushes.contains(where: \.hasCollapseKey) ? f[25] : nil,
+            // NULL when no push has localized variants: the statement then reads no locale.
+            pushes.contains(where: \.isLocalized) ? f[26] : nil,
         ]
     }
 }
@@ -324,7 +339,7 @@ extension IntakeWriter {
 /// and escaped for an array literal (or NULL), back to back in one buffer. The email, wallet and
 /// slot fields hold every element of the push, comma-separated (empty when there is none).
 struct EncodedPush {
-    static let fieldCount = 26
+    static let fieldCount = 27
     var bytes: [UInt8] = []
     /// Start of each field in `bytes`, and the end of the last.
     var bounds: [Int] = []
@@ -332,12 +347,15 @@ struct EncodedPush {
     let walletCount: Int
     let slotCount: Int
     let hasCollapseKey: Bool
+    /// Whether its slots carry their users' locales (a push with `localized` variants).
+    let isLocalized: Bool
 
     init(_ push: IntakePush) {
         emailCount = push.emails.count
         walletCount = push.wallets.count
         slotCount = push.slots.count
         hasCollapseKey = push.write.collapseKey != nil
+        isLocalized = push.slots.contains { $0.locale != nil }
         let slotBytes = push.slots.reduce(0) { $0 + 52 + $1.userID.utf8.count + $1.apns.count + $1.fcm.count }
         bytes.reserveCapacity(
             256 + slotBytes + push.write.title.utf8.count + push.write.body.utf8.count
@@ -376,6 +394,7 @@ struct EncodedPush {
         field { encoder in encoder.list(push.slots) { $0.text($1.userID) } }
         field { $0.text(write.interruptionLevel?.rawValue) }
         field { $0.text(write.collapseKey) }
+        field { encoder in encoder.list(push.slots) { $0.text($1.locale) } }
         bounds.append(bytes.count)
     }
 

@@ -3,7 +3,8 @@ import HeraldCore
 import Postgres
 
 /// One line of `herald_resolve_lines` (sql/functions/resolve_lines.sql): an identifier (`e`, `w`) that matched,
-/// a user with its opt-out state (`u`), or a live device. Each kind fills only its own columns (NULL elsewhere).
+/// a user with its opt-out state and locale (`u`), or a live device. Each kind fills only its own columns (NULL
+/// elsewhere; a user without a locale has none).
 struct ResolutionLine: QueryRow, Decodable {
     let kind: String
     let ident: String?
@@ -11,6 +12,7 @@ struct ResolutionLine: QueryRow, Decodable {
     let service: String?
     let environment: String?
     let optedOut: Bool?
+    let locale: String?
 
     /// The column `value` of this line's kind, which must be set.
     func required<Value>(_ value: Value?, _ column: String) throws -> Value {
@@ -39,7 +41,7 @@ extension RecipientResolution {
             users.append(
                 .init(
                     id: try line.required(line.userID, "user_id"),
-                    optedOut: try line.required(line.optedOut, "opted_out")))
+                    optedOut: try line.required(line.optedOut, "opted_out"), locale: line.locale))
         default:
             devices.append(
                 .init(

@@ -539,6 +539,51 @@ struct BackfillTests {
         #expect(rows == ["a \(id) t k", "b \(id) f k", "c - f -"])
     }
 
+    @Test("sends: each user gets the localized variant its locale matches; a users file keeps the locale")
+    func localizedVariants() async throws {
+        let database = try BackfillDatabase()
+        let users = try writeLines(Self.usersFile(2))
+        defer { try? FileManager.default.removeItem(at: users) }
+        _ = try await database.run(["backfill", "users", users.path])
+        _ = try database.query("UPDATE users SET locale = 'de' WHERE id = 'u0'")
+        // A rerun of the users file (no locale field) leaves the user's as it is.
+        let rerun = try await database.run(["backfill", "users", users.path])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try database.count("SELECT count(*) FROM users WHERE id = 'u0' AND locale = 'de'") == 1)
+        let created = try database.runQuick(
+            ["partners", "create", "--display-name", "App", "--tenant", Self.tenant, "--mini-app-id", "bf.lang"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let localized: [(key: String, value: JSONValue)] = [
+            ("localized", .object([("de-DE", .object([("title", .string("Hallo"))]))]))
+        ]
+        let file = try writeLines([
+            Self.send("a", partner: "bf.lang", email: "u0@example.com", extra: localized),
+            Self.send("b", partner: "bf.lang", email: "u1@example.com", extra: localized),
+        ])
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await database.run(["backfill", "sends", file.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try result.json()["accepted"] == .number(2))
+        let titles = try database.query(
+            """
+            SELECT b.key, d.payload FROM backfill_keys b JOIN deliveries d ON d.request_id = b.request_id ORDER BY b.key
+            """
+        ).map { row in
+            "\(try row.string(0)) \(try JSONParser.parse(try row.string(1))["aps"]?["alert"]?["title"]?.stringValue ?? "-")"
+        }
+        // `de` takes no `de-DE` variant (lookup never widens a tag): only the exact tag or a shorter one matches.
+        #expect(titles == ["a [App] Hello", "b [App] Hello"])
+        _ = try database.query("UPDATE users SET locale = 'de-DE-1996' WHERE id = 'u0'")
+        let again = try writeLines([Self.send("c", partner: "bf.lang", email: "u0@example.com", extra: localized)])
+        defer { try? FileManager.default.removeItem(at: again) }
+        #expect(try await database.run(["backfill", "sends", again.path]).status == 0)
+        let payload = try #require(
+            try database.query(
+                "SELECT d.payload FROM backfill_keys b JOIN deliveries d ON d.request_id = b.request_id WHERE b.key = 'c'"
+            ).first)
+        #expect(try JSONParser.parse(try payload.string(0))["aps"]?["alert"]?["title"] == .string("[App] Hallo"))
+    }
+
     @Test("the JSON shape of backfill sends, and progress lines on stderr when piped")
     func shapeAndProgress() async throws {
         let database = try BackfillDatabase()

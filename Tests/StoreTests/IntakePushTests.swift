@@ -417,6 +417,50 @@ struct IntakePushTests {
                 """, fixture.partner) == 1)
     }
 
+    @Test(
+        "a localized push's slot goes only to a user whose stored locale is the slot's: else 'render' with the locale"
+    )
+    func slotsOfAnotherLocale() throws {
+        let fixture = try Self.fixture()
+        let user = fixture.ios[0]
+        try Self.pool.withConnection { _ = try $0.query("UPDATE users SET locale = 'fr' WHERE id = $1", [user]) }
+        let writer = IntakeWriter(pool: Self.pool)
+        // Rendered for `de` (the cache's guess), while the host has set `fr` since: nothing written, sent back with
+        // the stored locale; a plain push in the same batch is written.
+        var stale = Self.push(fixture, to: user, slots: 2)
+        stale.slots = stale.slots.map {
+            var slot = $0; slot.locale = "de"; return slot
+        }
+        let plain = Self.push(fixture, to: fixture.ios[1])
+        let outcomes = try writer.write([stale, plain])
+        guard case .render(let resolved) = outcomes[0], case .accepted = outcomes[1] else {
+            Issue.record("\(outcomes)")
+            return
+        }
+        #expect(
+            resolved == [
+                ResolvedIdentifier(kind: .email, identifier: fixture.email(user), userID: user, locale: "fr")
+            ])
+        #expect(
+            try count(
+                "SELECT count(*) FROM deliveries WHERE partner_id = $1 AND request_id = $2", fixture.partner,
+                stale.write.requestID) == 0)
+        // Rendered for the stored locale, and for a user without one (''): written.
+        var fresh = Self.push(fixture, to: user, slots: 2)
+        fresh.slots = fresh.slots.map {
+            var slot = $0; slot.locale = "fr"; return slot
+        }
+        var none = Self.push(fixture, to: fixture.ios[2])
+        none.slots = none.slots.map {
+            var slot = $0; slot.locale = ""; return slot
+        }
+        let written = try writer.write([fresh, none])
+        guard case .accepted(_, 1) = written[0], case .accepted(_, 1) = written[1] else {
+            Issue.record("\(written)")
+            return
+        }
+    }
+
     @Test("a push to two users with slots for each: each device takes a slot of its own user")
     func slotsOfTwoUsers() throws {
         let fixture = try Self.fixture()

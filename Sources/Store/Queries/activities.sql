@@ -13,7 +13,7 @@ SELECT user_id, has_session, opted_out, devices, old_id, old_template, old_attri
 -- A partner's activity: $1 id, $2 partner; a primary-key probe, another partner's id finds nothing.
 SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes_json, state::text AS state_json,
        start_alert::text AS start_alert_json, status, version, last_timestamp, created_at, updated_at, expires_at,
-       ended_at, dismiss_at, relevance_score, channel_id
+       ended_at, dismiss_at, relevance_score, channel_id, user_id
   FROM live_activities WHERE id = $1 AND partner_id = $2;
 
 -- name: start

@@ -15,9 +15,11 @@ SELECT i.line, b.run_id = $4 AS this_run, b.line AS first_line
 -- parameters: wallets [String]
 -- returns: BackfillStore.NumberedResolutionLine
 -- Each line's recipients (sql/functions/resolve_lines.sql): $1 tenant and $2 mini-app of each line; $4 emails and
--- $6 wallets, each naming its line (1-based) in $3 and $5. Rows name the line by its position.
-SELECT line, kind, ident, user_id, service, environment, opted_out
-  FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[]);
+-- $6 wallets, each naming its line (1-based) in $3 and $5. Rows name the line by its position. A user's row carries
+-- its locale, as the push endpoint's `resolve` does.
+SELECT r.line, r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out,
+       CASE WHEN r.kind = 'u' THEN (SELECT u.locale FROM users u WHERE u.id = r.user_id) END AS locale
+  FROM herald_resolve_lines($1::text[], $2::text[], $3::integer[], $4::text[], $5::integer[], $6::text[]) AS r;
 
 -- name: stage
 -- returns: NoRow

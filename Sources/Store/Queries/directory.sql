@@ -1,7 +1,10 @@
 -- name: putUser
 -- Creates or replaces a user: $1 user, $2 tenant, $3 emails, $4 wallets, $5 time zone, $6-$7 quiet hours' start
--- and end; `created` says whether the user is new (functions/put_user.sql).
-SELECT herald_put_user($1, $2, $3::text[], $4::text[], $5, $6::time, $7::time) AS created;
+-- and end, $8 locale, $9 whether to set it (else kept); `created` says whether the user is new, `locale` is the one
+-- it has now (functions/put_user.sql).
+SELECT p.created, p.locale
+  FROM herald_put_user($1, $2, $3::text[], $4::text[], $5, $6::time, $7::time, p_locale => $8,
+                       p_set_locale => $9::boolean) AS p;
 
 -- name: putDevice
 -- Creates or updates a device, taking its tokens from any other device row: $1 user, $2 device, $3 platform,
@@ -50,3 +53,10 @@ SELECT m.mini_app_id, p.display_name, p.icon_updated_at IS NOT NULL AS has_icon,
   LEFT JOIN opt_outs o ON o.user_id = $1 AND o.mini_app_id = m.mini_app_id
   LEFT JOIN partners p ON p.mini_app_id = m.mini_app_id AND p.revoked_at IS NULL
  ORDER BY m.mini_app_id;
+
+-- name: userLocale
+-- parameters: userID String
+-- returns: DirectoryStore.UserLocale
+-- The user's locale (sql/063_user_locale.sql; NULL: none), by the users' primary key: a Live Activity alert with
+-- localized variants is rendered in the one it matches.
+SELECT locale FROM users WHERE id = $1;

@@ -4,11 +4,13 @@
 -- parameters: tenantID String, emails [String], wallets [String], miniAppID String
 -- returns: ResolutionLine
 -- A push's recipients as one line of the batch resolver (sql/functions/resolve_lines.sql, whose query Postgres
--- inlines here): identifiers, users with opt-out state, and live devices. $1 tenant, $2 emails, $3 wallets,
--- $4 mini-app.
-SELECT kind, ident, user_id, service, environment, opted_out
+-- inlines here): identifiers, users with opt-out state and locale (one probe of the users' primary key per user,
+-- which a push with localized variants renders each user's deliveries in), and live devices. $1 tenant, $2 emails,
+-- $3 wallets, $4 mini-app.
+SELECT r.kind, r.ident, r.user_id, r.service, r.environment, r.opted_out,
+       CASE WHEN r.kind = 'u' THEN (SELECT u.locale FROM users u WHERE u.id = r.user_id) END AS locale
   FROM herald_resolve_lines(ARRAY[$1::text], ARRAY[$4::text], array_fill(1, ARRAY[cardinality($2::text[])]),
-                            $2::text[], array_fill(1, ARRAY[cardinality($3::text[])]), $3::text[]);
+                            $2::text[], array_fill(1, ARRAY[cardinality($3::text[])]), $3::text[]) AS r;
 
 -- name: reserveRate
 -- parameters: partnerID UUID, perMinute Int, perDay Int

@@ -22,11 +22,12 @@ DECLARE
 BEGIN
     FOR i IN 1 .. coalesce(cardinality(p_lines), 0) LOOP
         BEGIN
-            v_created := herald_put_user(
+            -- A line keeps the user's locale (it has no field for one).
+            SELECT p.created INTO v_created FROM herald_put_user(
                 p_users[i], p_tenants[i],
                 coalesce(p_emails[p_email_start[i] : p_email_start[i] + p_email_count[i] - 1], '{}'),
                 coalesce(p_wallets[p_wallet_start[i] : p_wallet_start[i] + p_wallet_count[i] - 1], '{}'),
-                p_time_zones[i], p_quiet_starts[i], p_quiet_ends[i], NOT p_guarded[i]);
+                p_time_zones[i], p_quiet_starts[i], p_quiet_ends[i], NOT p_guarded[i]) AS p;
             v_first := p_device_start[i];
             FOR j IN v_first .. v_first + p_device_count[i] - 1 LOOP
                 PERFORM herald_put_device(p_users[i], p_device_ids[j], p_platforms[j], p_environments[j], p_bundles[j],

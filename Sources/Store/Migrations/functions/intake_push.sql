@@ -4,8 +4,11 @@
 -- senders and deliveries ('accepted'). The intake renders a few delivery slots up front, each signed for the user it
 -- expects the push to resolve to (p_s_user; Sources/HeraldCore/PushPreparation.swift,
 -- Sources/Intake/RecipientCache.swift): a device takes a slot only when its user is the slot's, so the resolution here
--- decides who gets what, never the intake's guess. A push with a device no slot fits goes back as 'render', with who
--- its identifiers resolved to.
+-- decides who gets what, never the intake's guess. A push with localized variants has each slot rendered in the
+-- variant its user's locale matched as the intake last saw it (p_s_locale, '' for none): a device takes such a slot
+-- only while its user's stored locale is still that one, so a locale the host changed since is never sent the old
+-- variant. A push with a device no slot fits goes back as 'render', with who its identifiers resolved to and their
+-- locales.
 -- The rate windows stay exact across processes: the per-partner advisory lock of herald_rate_reserve
 -- (functions/rate_reserve.sql) is held until the batch commits, partners locked in uuid order. Their
 -- sums are the running ones of functions/rate_counts.sql, written back with the batch's counts.
@@ -20,7 +23,7 @@ CREATE OR REPLACE FUNCTION herald_intake_push(
     p_w_line integer[], p_wallets text[], p_w_json text[],
     p_s_end integer[], p_delivery uuid[], p_apns text[], p_fcm text[], p_s_user text[], p_notify text,
     p_lease text DEFAULT NULL, p_lease_seconds integer DEFAULT NULL, p_lease_listener integer DEFAULT NULL,
-    p_interruption text[] DEFAULT NULL, p_collapse text[] DEFAULT NULL)
+    p_interruption text[] DEFAULT NULL, p_collapse text[] DEFAULT NULL, p_s_locale text[] DEFAULT NULL)
 RETURNS TABLE (r_item integer, r_outcome text, r_body_hash text, r_response text, r_status integer,
                r_minute_count integer, r_minute_oldest bigint, r_day_count integer, r_day_oldest bigint,
                r_now_seconds bigint, r_deliveries integer, r_resolved text)
@@ -48,7 +51,8 @@ DECLARE
     rs_devices integer[] := array_fill(0, ARRAY[n]);
     rs_missing text[];
     rs_response text[];
-    -- A 'render' push's identifiers and their users, a JSON array of [kind, identifier, user].
+    -- A 'render' push's identifiers, their users and those users' locales, a JSON array of
+    -- [kind, identifier, user, locale].
     rs_resolved text[];
     -- What the resolution found, one element per row: devices (push, slot, its delivery id, user, device, service,
     -- environment, and the row as a leased notification carries it), users (push, user) and identifiers (push, 'e'
@@ -72,6 +76,9 @@ DECLARE
     dev_user text;
     dev_rank integer;
     dev_slot integer;
+    -- The slots' users and their stored locales ('' for none), read once when a push of the batch has variants.
+    lc_user text[];
+    lc_locale text[];
     missing text;
     -- The pushes in the order step 3 takes them (a statement only for a batch of several).
     ord integer[];
@@ -141,6 +148,12 @@ BEGIN
         END LOOP;
     END IF;
 
+    -- Only a batch with localized pushes reads locales: one probe of the users' primary key per slot user.
+    IF p_s_locale IS NOT NULL THEN
+        SELECT array_agg(u.id), array_agg(coalesce(u.locale, '')) INTO lc_user, lc_locale
+          FROM users u WHERE u.id = ANY (p_s_user);
+    END IF;
+
     -- 2. Every other push's recipients, in one statement for the whole batch (functions/resolve_lines.sql), and the
     --    answer it would get. The rows are sorted into arrays by this loop, not by aggregates: starting the
     --    aggregates' plan cost a one-push batch more than its few rows cost the loop. A push whose stored answer
@@ -175,6 +188,16 @@ BEGIN
             IF dev_slot IS NULL THEN
                 o_outcome[rec.i] := 'render';
                 CONTINUE;
+            END IF;
+            -- A slot of a localized push only while its user's locale is the one it was rendered for. Nested, so a
+            -- batch without such a push never compiles the comparison; a slot of a push without variants has no
+            -- locale (NULL), and any device of its user takes it.
+            IF p_s_locale IS NOT NULL THEN
+                IF p_s_locale[dev_slot] <> coalesce(lc_locale[array_position(lc_user, rec.user_id)],
+                                                    p_s_locale[dev_slot]) THEN
+                    o_outcome[rec.i] := 'render';
+                    CONTINUE;
+                END IF;
             END IF;
             d_push := d_push || rec.i;
             d_id := d_id || p_delivery[dev_slot];
@@ -216,7 +239,8 @@ BEGIN
             CONTINUE;
         END IF;
         IF o_outcome[i] = 'render' THEN
-            SELECT coalesce(json_agg(json_build_array(f.k, f.v, f.u)), '[]')::text INTO missing
+            SELECT coalesce(json_agg(json_build_array(f.k, f.v, f.u, (SELECT u.locale FROM users u WHERE u.id = f.u))),
+                            '[]')::text INTO missing
               FROM unnest(f_push, f_kind, f_ident, f_user) AS f (p, k, v, u)
              WHERE f.p = i;
             rs_resolved[i] := missing;

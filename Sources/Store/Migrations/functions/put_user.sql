@@ -7,11 +7,14 @@
 -- p_keep_guards (a users-file line without them): a time zone Postgres does not know raises
 -- invalid_parameter_value (422 unknown_time_zone) before anything is written. When the guards change, the rows
 -- held for the old quiet hours are due at once (by deliveries_held_user, sql/052_user_guards_visible.sql) and the
--- workers are told: the claim judges them by the new ones. Returns whether the user was created.
+-- workers are told: the claim judges them by the new ones. The user's locale (sql/063_user_locale.sql, a canonical
+-- BCP 47 tag) is set to p_locale (NULL clears it) when p_set_locale, else kept (a PUT without `locale`, a users-file
+-- line). Returns whether the user was created and the locale it has now.
 CREATE OR REPLACE FUNCTION herald_put_user(p_user text, p_tenant text, p_emails text[], p_wallets text[],
                                            p_time_zone text DEFAULT NULL, p_quiet_start time DEFAULT NULL,
-                                           p_quiet_end time DEFAULT NULL, p_keep_guards boolean DEFAULT false)
-RETURNS boolean
+                                           p_quiet_end time DEFAULT NULL, p_keep_guards boolean DEFAULT false,
+                                           p_locale text DEFAULT NULL, p_set_locale boolean DEFAULT false,
+                                           OUT created boolean, OUT locale text)
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -27,16 +30,19 @@ BEGIN
     END IF;
     INSERT INTO tenants (id) VALUES (p_tenant) ON CONFLICT DO NOTHING;
     SELECT u.time_zone, u.quiet_start, u.quiet_end INTO v_before FROM users u WHERE u.id = p_user FOR UPDATE;
-    INSERT INTO users AS u (id, tenant_id, time_zone, quiet_start, quiet_end)
+    INSERT INTO users AS u (id, tenant_id, time_zone, quiet_start, quiet_end, locale)
     VALUES (p_user, p_tenant, CASE WHEN NOT p_keep_guards THEN p_time_zone END,
-            CASE WHEN NOT p_keep_guards THEN p_quiet_start END, CASE WHEN NOT p_keep_guards THEN p_quiet_end END)
+            CASE WHEN NOT p_keep_guards THEN p_quiet_start END, CASE WHEN NOT p_keep_guards THEN p_quiet_end END,
+            CASE WHEN p_set_locale THEN p_locale END)
     ON CONFLICT (id) DO UPDATE
        SET tenant_id = EXCLUDED.tenant_id,
            time_zone = CASE WHEN p_keep_guards THEN u.time_zone ELSE EXCLUDED.time_zone END,
            quiet_start = CASE WHEN p_keep_guards THEN u.quiet_start ELSE EXCLUDED.quiet_start END,
            quiet_end = CASE WHEN p_keep_guards THEN u.quiet_end ELSE EXCLUDED.quiet_end END,
+           locale = CASE WHEN p_set_locale THEN EXCLUDED.locale ELSE u.locale END,
            updated_at = now()
-    RETURNING xmax = 0 INTO v_created;
+    RETURNING xmax = 0, u.locale INTO v_created, locale;
+    created := v_created;
 
     IF NOT v_created AND NOT p_keep_guards
        AND (v_before.time_zone, v_before.quiet_start, v_before.quiet_end)
@@ -65,6 +71,5 @@ BEGIN
     IF v_owned <> cardinality(p_emails) + cardinality(p_wallets) THEN
         RAISE unique_violation USING MESSAGE = 'identifier_taken';
     END IF;
-    RETURN v_created;
 END
 $$;
