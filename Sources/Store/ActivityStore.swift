@@ -204,6 +204,10 @@ public struct ActivityStartWrite: Sendable {
 public struct ScheduledStartSweep: Sendable, Equatable, Decodable {
     public let started: Int
     public let refused: Int
+    public init(started: Int, refused: Int) {
+        self.started = started
+        self.refused = refused
+    }
 }
 
 public struct ActivityStartOutcome: Sendable, Equatable, Decodable {
@@ -442,6 +446,21 @@ public struct ActivityStore: Sendable {
     public static func startDue(on connection: PostgresConnection, now: Date, limit: Int) throws -> ScheduledStartSweep
     {
         try connection.row(Queries.Activities.StartDue(now: now, limit: limit))!
+    }
+
+    /// Sends or refuses every scheduled start due at `now`, in batches of `batchSize`: the totals.
+    public func startAllDue(now: Date, batchSize: Int = 1_000) throws -> ScheduledStartSweep {
+        try pool.withConnection { connection in
+            var started = 0, refused = 0
+            while true {
+                let batch = try Self.startDue(on: connection, now: now, limit: batchSize)
+                started += batch.started
+                refused += batch.refused
+                if batch.started + batch.refused < batchSize {
+                    return ScheduledStartSweep(started: started, refused: refused)
+                }
+            }
+        }
     }
 
     /// Sweeps until nothing is due, in batches of `batchSize` (short transactions: pushes keep flowing).
