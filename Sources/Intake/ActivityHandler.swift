@@ -231,7 +231,7 @@ struct ActivityHandler: Sendable {
             request, partner: partner,
             validate: { try LiveActivityValidator.validateUpdate($0 ?? .null, rules: rules) },
             write: { change, activity, keyed in try updateWrite(change, activity, keyed, partner: partner) },
-            notStarted: { _, _ in throw Self.scheduled })
+            notStarted: { activity, _ in throw activity.status == .scheduled ? Self.scheduled : Self.ended })
     }
 
     func end(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {

@@ -161,6 +161,8 @@ struct ScheduledStartTests {
         #expect(try s.json(cancel)["status"]?.stringValue == "cancelled")
         let again = try s.harness.end(s.partner, id, #"{"alert":{"title":"Bye"}}"#)
         #expect(try again.status == 200 && (s.json(again)["status"]?.stringValue) == "cancelled", "idempotent")
+        let late = try s.harness.update(s.partner, id, #"{"state":{"progress":0.5}}"#)
+        #expect(try late.status == 409 && (s.json(late)["error"]?["code"]?.stringValue) == "activity_ended")
 
         s.clock.advance(by: 61)
         try await s.sweeps()

@@ -70,7 +70,8 @@ BEGIN
             -- The audit row only (a scheduled activity has no target), then its reason: one 'refuse' row per activity.
             PERFORM herald_activity_event(ARRAY[v_due.id], 'end', 'refuse', ARRAY[NULL::text], NULL, ARRAY[NULL::text],
                                           NULL, ARRAY[5::smallint], ARRAY[p_now]);
-            UPDATE live_activity_events e SET reason = v_reason WHERE e.activity_id = v_due.id AND e.kind = 'refuse';
+            UPDATE live_activity_events e SET reason = v_reason
+             WHERE e.activity_id = v_due.id AND e.kind = 'refuse' AND e.created_at >= herald_uuid_v7_time(v_due.id);
             refused := refused + 1;
             CONTINUE;
         END IF;
