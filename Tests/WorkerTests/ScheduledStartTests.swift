@@ -219,4 +219,55 @@ struct ScheduledStartTests {
         #expect(try s.events(id).first?.reason == "opted_out")
         #expect(try s.received(id).apns.isEmpty && s.received(id).fcm.isEmpty, "not sent")
     }
+
+    @Test func aStartDueInsideTheUsersQuietHoursIsRefused() async throws {
+        let s = try Self.setup()
+        let startAt = s.now.addingTimeInterval(60)
+        let id = try s.harness.activityID(s.harness.start(s.partner, s.user, startAt: startAt))
+        // Quiet hours (UTC) from an hour before the start's time to an hour after it.
+        let minutes = { (date: Date) in Int(date.timeIntervalSince1970 / 60) % 1_440 }
+        let start = QuietHours.text(minutes(startAt.addingTimeInterval(-3_600)))
+        let end = QuietHours.text(minutes(startAt.addingTimeInterval(3_600)))
+        try s.harness.expect(
+            s.harness.host(
+                "PUT", "/api/internal/users/\(s.user.id)",
+                #"{"tenantId":"t1","emails":["\#(s.user.email)"],"timeZone":"UTC","#
+                    + #""quietHours":{"start":"\#(start)","end":"\#(end)"}}"#), [200])
+
+        s.clock.advance(by: 61)
+        try await s.harness.workers.waitUntil("the sweep decided the start") {
+            try s.json(s.harness.get(s.partner, id))["status"]?.stringValue != "scheduled"
+        }
+        #expect(try s.json(s.harness.get(s.partner, id))["refusal"]?.stringValue == "quiet_hours")
+        #expect(try s.events(id).first?.reason == "quiet_hours")
+        #expect(try s.received(id).apns.isEmpty && s.received(id).fcm.isEmpty, "not sent")
+    }
+
+    @Test func severalWorkersSendEachScheduledStartOnce() async throws {
+        let s = try Self.setup()
+        for _ in 0..<2 {
+            try s.harness.workers.startWorker(clock: s.clock) { $0.activitySweeper.interval = .milliseconds(20) }
+        }
+        var starts: [(id: String, user: LiveActivityHarness.User)] = []
+        for _ in 0..<8 {
+            let user = try s.harness.user(sessionWith: [s.partner.miniApp])
+            let id = try s.harness.activityID(s.harness.start(s.partner, user, startAt: s.now.addingTimeInterval(30)))
+            starts.append((id, user))
+        }
+        s.clock.advance(by: 31)
+        try await s.harness.workers.waitUntil("every start reached its devices") {
+            starts.allSatisfy { start in
+                let apns = s.harness.apnsPushes(to: start.user.pushToStartToken ?? "")
+                let fcm = s.harness.fcmMessages(to: start.user.fcmToken ?? "")
+                return apns.count >= 1 && fcm.count >= 1
+            }
+        }
+        // Three sweepers at once: each start was decided once and sent once per device.
+        try await s.sweeps()
+        for start in starts {
+            #expect(s.harness.apnsPushes(to: try #require(start.user.pushToStartToken)).count == 1)
+            #expect(s.harness.fcmMessages(to: try #require(start.user.fcmToken)).count == 1)
+            #expect(try s.events(start.id).map(\.kind) == ["start", "schedule"])
+        }
+    }
 }
