@@ -27,7 +27,23 @@ public struct LiveActivityRules: Sendable {
     public var alertTitleLength = 1...120
     public var maxAlertBodyCharacters = 1_000
 
+    /// How far ahead a start may be scheduled (`startAt`), as a push's `sendAt`.
+    public var maxScheduleAhead: TimeInterval = 7 * 24 * 3600
+    /// A `startAt` at most this far ahead is sent at once: a sweep could not send it sooner.
+    public var scheduleLead: TimeInterval = 5
+
     public init() {}
+
+    /// When a start with `startAt` is sent: nil for "now" (no `startAt`, one in the past or within `scheduleLead`
+    /// of `now`), else `startAt`. One more than `maxScheduleAhead` ahead is 400 `invalid_field`.
+    public func scheduledStart(_ startAt: Date?, now: Date) throws(HeraldError) -> Date? {
+        guard let startAt, startAt.timeIntervalSince(now) > scheduleLead else { return nil }
+        guard startAt.timeIntervalSince(now) <= maxScheduleAhead else {
+            throw .invalidField(
+                "startAt", "startAt may be at most \(Int(maxScheduleAhead / 86400)) days ahead.")
+        }
+        return startAt
+    }
 
     /// The expiry a start or an update with `ttlSeconds` sets: `ttlSeconds` from `now`. An update may
     /// extend the TTL only within Apple's bound, `maxDuration` after the start: one reaching past it is

@@ -11,6 +11,8 @@ public struct LiveActivityStart: Sendable, Equatable {
     public var alert: LiveActivityAlert?
     /// The partner's, else `LiveActivityRules.defaultRelevanceScore`.
     public var relevanceScore: Int = 50
+    /// `startAt` as given: when to send the start (`LiveActivityRules.scheduledStart` decides whether it waits).
+    public var startAt: Date? = nil
 }
 
 /// A partner's broadcast channel (`POST /api/partners/live-activities/channels`) after validation.
@@ -44,7 +46,7 @@ public struct LiveActivityChange: Sendable, Equatable {
 /// 422 for template rules (`invalid_state`, `unknown_template`); docs/live-activities.md lists them.
 public enum LiveActivityValidator {
     static let startFields: Set<String> = [
-        "recipient", "template", "attributes", "state", "ttlSeconds", "alert", "relevanceScore",
+        "recipient", "template", "attributes", "state", "ttlSeconds", "alert", "relevanceScore", "startAt",
     ]
     static let updateFields: Set<String> = ["state", "alert", "ttlSeconds", "relevanceScore"]
     static let endFields: Set<String> = ["state", "alert", "dismissAt"]
@@ -61,7 +63,7 @@ public enum LiveActivityValidator {
         let alert = try alert(fields, rules: rules)
         return LiveActivityStart(
             recipient: recipient, template: template, attributes: attributes, state: state, ttlSeconds: ttlSeconds,
-            alert: alert, relevanceScore: relevanceScore)
+            alert: alert, relevanceScore: relevanceScore, startAt: try fields.date("startAt"))
     }
 
     /// A broadcast channel's opening (`POST /api/partners/live-activities/channels`): a start's content without a

@@ -42,12 +42,21 @@ enum Commands {
         }
     }
 
-    /// One TTL sweep of the Live Activities (what every worker runs each second), until none is due.
+    /// One sweep of the Live Activities (what every worker's activity sweeper runs each second), until none is due:
+    /// the scheduled starts whose time came, then the TTL's ends.
     static func expire(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {
         try arguments.allowOnly(["json"])
-        let expired = try ActivityStore(pool: pool).expireAll()
-        printer.emit(.object([("expired", .number(Double(expired)))])) {
-            "expired \(expired) live activit\(expired == 1 ? "y" : "ies")"
+        let store = ActivityStore(pool: pool)
+        let starts = try store.startAllDue(now: Date())
+        let expired = try store.expireAll()
+        printer.emit(
+            .object([
+                ("expired", .number(Double(expired))), ("started", .number(Double(starts.started))),
+                ("refused", .number(Double(starts.refused))),
+            ])
+        ) {
+            "expired \(expired) live activit\(expired == 1 ? "y" : "ies"); scheduled starts: \(starts.started) sent, "
+                + "\(starts.refused) refused"
         }
     }
 

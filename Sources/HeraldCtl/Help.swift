@@ -294,8 +294,9 @@ enum Help {
         "expire": """
         usage: heraldctl expire [--json]
 
-        Ends every Live Activity past its TTL now, in batches, the sweep every worker runs each second.
-        --json: {"expired":N}
+        Sends (or refuses) every scheduled Live Activity start whose startAt has come, then ends every Live
+        Activity past its TTL, in batches: the sweep every worker runs each second.
+        --json: {"expired":N,"started":N,"refused":N}
         """,
     ]
 }

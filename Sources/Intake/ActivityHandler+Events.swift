@@ -74,6 +74,7 @@ extension ActivityHandler {
         if let ttl = event.ttlSeconds { members.append(("ttlSeconds", .number(Double(ttl)))) }
         if let dismissAt = event.dismissAt { members.append(("dismissAt", .string(ISO8601.format(dismissAt)))) }
         if let key = event.idempotencyKey { members.append(("idempotencyKey", .string(key))) }
+        if let reason = event.reason { members.append(("reason", .string(reason))) }
         members.append(
             (
                 "devices",

@@ -76,7 +76,9 @@ struct ActivityHandler: Sendable {
         try keyedWrite(request, partner: partner) { keyed in
             let (body, start) = try validated(keyed, partner: partner) {
                 let body = try request.jsonBody()
-                return (body, try LiveActivityValidator.validateStart(body, rules: rules))
+                var start = try LiveActivityValidator.validateStart(body, rules: rules)
+                start.startAt = try rules.scheduledStart(start.startAt, now: keyed.now)
+                return (body, start)
             }
             // The audit keeps the partner's TTL only when it gave one (`start.ttlSeconds` has the default).
             let ttlGiven = body["ttlSeconds"].map { $0 != .null } ?? false
@@ -86,7 +88,9 @@ struct ActivityHandler: Sendable {
 
     /// A validated start, written: the audience read, the payloads rendered, the budgets checked where the start is
     /// written. `channel`: a start from a broadcast channel (its template, attributes and state, its expiry, and
-    /// the iPhones only: the activity follows the channel, `input-push-channel`).
+    /// the iPhones only: the activity follows the channel, `input-push-channel`). A start with `startAt` (never one
+    /// from a channel) is rendered for that time and held (`herald_activity_schedule`): the workers' sweep checks the
+    /// session, opt-out, quiet hours and budgets again and sends it then (functions/activity_start_due.sql).
     func begin(
         _ start: LiveActivityStart, ttlGiven: Bool, _ keyed: KeyedWrite, partner: PartnerProfile,
         channel: ChannelRecord? = nil
@@ -94,10 +98,13 @@ struct ActivityHandler: Sendable {
         let now = keyed.now
         let activityID = UUIDv7.make(at: now)
         let createdAt = UUIDv7.timestamp(of: activityID)!
+        let startAt = channel == nil ? start.startAt : nil
+        // The payloads carry the start's time: a scheduled start's TTL and stale date count from `startAt`.
+        let startsAt = startAt ?? createdAt
         let expiresAt =
             try channel.map { $0.expiresAt }
-            ?? rules.expiresAt(startedAt: createdAt, now: createdAt, ttlSeconds: start.ttlSeconds)
-        let timestamp = Self.seconds(createdAt)
+            ?? rules.expiresAt(startedAt: startsAt, now: startsAt, ttlSeconds: start.ttlSeconds)
+        let timestamp = Self.seconds(startsAt)
         let startAlert = LiveActivityPayload.startAlert(start.alert, attributes: start.attributes)
         let content = { (event: LiveActivityEvent, stamp: Int, dismissal: Date?, alert: LiveActivityAlert?) in
             LiveActivityContent(
@@ -121,8 +128,9 @@ struct ActivityHandler: Sendable {
             sessionSince: now.addingTimeInterval(-sessionWindow), template: start.template)
         return try admitted(admission.stored, admission.reservation, keyed, partner: partner) {
             let (audience, devices) = try Self.reachable(admission.audience, channel: channel)
-            let replacement = try audience.replaced.map { old in
-                try replacementEnd(old, partner: partner, now: createdAt)
+            // A scheduled start replaces what is active when it is sent, with that activity's stored end.
+            let replacement = try audience.replaced.flatMap { old in
+                startAt == nil ? try replacementEnd(old, partner: partner, now: createdAt) : nil
             }
             // An alert with variants shows the one the user's locale matches (every variant was size-checked).
             var startPayloads = startPayloads
@@ -131,11 +139,13 @@ struct ActivityHandler: Sendable {
                 localized.locale = try directory.locale(userID: audience.userID)
                 startPayloads = try render(localized)
             }
-            let response = JSONWriter.string(
-                .object([
-                    ("activityId", .string(Self.text(activityID))), ("status", .string(ActivityStatus.active.rawValue)),
-                    ("expiresAt", .string(ISO8601.format(expiresAt))),
-                ]))
+            var answer: [(key: String, value: JSONValue)] = [
+                ("activityId", .string(Self.text(activityID))),
+                ("status", .string((startAt == nil ? ActivityStatus.active : .scheduled).rawValue)),
+            ]
+            if let startAt { answer.append(("startAt", .string(ISO8601.format(startAt)))) }
+            answer.append(("expiresAt", .string(ISO8601.format(expiresAt))))
+            let response = JSONWriter.string(.object(answer))
             var write = ActivityStartWrite(
                 partnerID: partner.id, key: keyed.activityKey(response: response),
                 activityID: activityID, now: createdAt, miniAppID: partner.miniAppID, userID: audience.userID,
@@ -148,6 +158,13 @@ struct ActivityHandler: Sendable {
                 alertTitle: start.alert?.title,
                 ttlSeconds: ttlGiven ? start.ttlSeconds : nil)
             write.channelID = channel?.id
+            if let startAt {
+                write.startAt = startAt
+                write.sessionWindowDays = Int((sessionWindow / 86_400).rounded())
+                return try finish(try store.schedule(write), keyed, partner: partner) {
+                    Reply.json(201, Array(response.utf8))
+                }
+            }
             let outcome = try store.start(write)
             if let refusal = outcome.refusal {
                 metrics.recordLiveActivityBudget(partner: partner.miniAppID, reason: refusal)
@@ -222,13 +239,15 @@ struct ActivityHandler: Sendable {
         try change(
             request, partner: partner,
             validate: { try LiveActivityValidator.validateUpdate($0 ?? .null, rules: rules) },
-            write: { change, activity, keyed in try updateWrite(change, activity, keyed, partner: partner) })
+            write: { change, activity, keyed in try updateWrite(change, activity, keyed, partner: partner) },
+            notStarted: { activity, _ in throw activity.status == .scheduled ? Self.scheduled : Self.ended })
     }
 
     func end(_ request: RoutedRequest, partner: PartnerProfile) throws -> HTTPResponse {
         try change(
             request, partner: partner, validate: { try LiveActivityValidator.validateEnd($0, rules: rules) },
-            write: { change, activity, keyed in try endWrite(change, activity, keyed, partner: partner) })
+            write: { change, activity, keyed in try endWrite(change, activity, keyed, partner: partner) },
+            notStarted: { activity, keyed in cancelWrite(activity, keyed, partner: partner) })
     }
 
     /// A prepared write of one change: the statement to run and the answer once it committed
@@ -242,7 +261,8 @@ struct ActivityHandler: Sendable {
     private func change(
         _ request: RoutedRequest, partner: PartnerProfile,
         validate: (JSONValue?) throws -> LiveActivityChange,
-        write: (LiveActivityChange, ActivityRecord, KeyedWrite) throws -> PreparedChange
+        write: (LiveActivityChange, ActivityRecord, KeyedWrite) throws -> PreparedChange,
+        notStarted: (ActivityRecord, KeyedWrite) throws -> PreparedChange
     ) throws -> HTTPResponse {
         try keyedWrite(request, partner: partner) { keyed in
             let activityID = try request.uuid("activityId")
@@ -253,12 +273,42 @@ struct ActivityHandler: Sendable {
                 admission.activity, noun: "activity", admission.stored, admission.reservation, keyed, partner: partner,
                 reread: { try store.find(id: activityID, partnerID: partner.id) }
             ) { current in
+                // A scheduled start, held or cancelled: nothing was sent yet, nothing will be when cancelled.
+                if current.status == .scheduled || current.status == .cancelled {
+                    let prepared = try notStarted(current, keyed)
+                    return (try prepared.run(), prepared.response, prepared.silentResponse)
+                }
                 guard current.status == .active, current.expiresAt > keyed.now else { throw Self.ended }
                 guard current.channelID == nil else { throw Self.followsChannel }
                 let prepared = try write(change, current, keyed)
                 return (try prepared.run(), prepared.response, prepared.silentResponse)
             }
         }
+    }
+
+    /// The partner's DELETE of a scheduled start: cancelled under its row lock unless the sweep sent it meanwhile
+    /// (`conflict`: `merging` reads it again and ends it as an active one). The body's state, alert and dismissAt do
+    /// not apply: nothing was shown. A DELETE of a cancelled one answers as the first did, writing nothing.
+    private func cancelWrite(_ activity: ActivityRecord, _ keyed: KeyedWrite, partner: PartnerProfile)
+        -> PreparedChange
+    {
+        let state = (try? Self.parse(activity.stateJSON)) ?? .object([])
+        guard activity.status == .scheduled else {
+            let json = Self.activityJSON(
+                activity, status: .cancelled, state: state, updatedAt: activity.updatedAt,
+                expiresAt: activity.expiresAt, endedAt: activity.endedAt)
+            return PreparedChange(run: { .cancelled }, response: JSONWriter.string(json))
+        }
+        let response = JSONWriter.string(
+            Self.activityJSON(
+                activity, status: .cancelled, state: state, updatedAt: keyed.now, expiresAt: activity.expiresAt,
+                endedAt: keyed.now))
+        return PreparedChange(
+            run: {
+                try store.cancel(
+                    partnerID: partner.id, key: keyed.activityKey(response: response), activityID: activity.id,
+                    version: activity.version, now: keyed.now)
+            }, response: response)
     }
 
     /// What every keyed write (a start, a change, a channel's) reads before its work.
@@ -539,6 +589,9 @@ struct ActivityHandler: Sendable {
             metrics.recordActivityEvent()
             notifier.signal()
             return answer()
+        case .scheduled, .cancelled:
+            // Nothing was queued: the workers' sweep sends a scheduled start at its time.
+            return answer()
         case .duplicate:
             guard let key = keyed.key, let bodyHash = keyed.bodyHash,
                 let stored = try keys.idempotentResponse(partnerID: partner.id, key: key, now: clock())
@@ -586,6 +639,10 @@ struct ActivityHandler: Sendable {
     static let ended = HeraldError(
         status: 409, code: "activity_ended",
         message: "The activity has ended; start a new one.")
+
+    static let scheduled = HeraldError(
+        status: 409, code: "activity_scheduled",
+        message: "The activity's start is scheduled and not sent yet: delete it and schedule a new one to change it.")
 
     static let followsChannel = HeraldError(
         status: 409, code: "activity_follows_channel",
@@ -647,14 +704,18 @@ struct ActivityHandler: Sendable {
         expiresAt: Date, endedAt: Date?
     ) -> JSONValue {
         let attributes = (try? parse(activity.attributesJSON)) ?? .object([])
-        return .object([
+        var members: [(key: String, value: JSONValue)] = [
             ("activityId", .string(text(activity.id))), ("status", .string(status.rawValue)),
             ("template", .string(activity.template)), ("attributes", attributes), ("state", state),
             ("createdAt", .string(ISO8601.format(activity.createdAt))),
             ("updatedAt", .string(ISO8601.format(updatedAt))),
             ("expiresAt", .string(ISO8601.format(expiresAt))),
             ("endedAt", endedAt.map { .string(ISO8601.format($0)) } ?? .null),
-        ])
+        ]
+        // A scheduled start's time, and why it was not sent when it was refused.
+        if let startAt = activity.startAt { members.append(("startAt", .string(ISO8601.format(startAt)))) }
+        if let refusal = activity.startRefusal { members.append(("refusal", .string(refusal))) }
+        return .object(members)
     }
 }
 

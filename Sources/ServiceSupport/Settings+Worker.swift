@@ -192,15 +192,15 @@ extension Settings {
     public static let activitySweepEnabled = Setting(
         "HERALD_ACTIVITY_SWEEP_ENABLED", .services, readers: [.worker], default: .flag(true), format: "`0` or `1`",
         summary: """
-            `0`: this worker does not end Live Activities at their TTL (another worker, or `heraldctl expire` from \
-            a scheduler, must).
+            `0`: this worker does not end Live Activities at their TTL nor send scheduled starts (another worker, \
+            or `heraldctl expire` from a scheduler, must).
             """)
     public static let activitySweepInterval = Setting(
         "HERALD_ACTIVITY_SWEEP_INTERVAL_MS", .services, readers: [.worker], default: .integer(1_000),
         range: 50...600_000, unit: .milliseconds,
         summary: """
-            How often the TTL sweep looks for activities past their TTL: an activity ends within about this long \
-            after it.
+            How often the activity sweep looks for scheduled starts that came due and activities past their TTL: a \
+            start is sent, and an activity ends, within about this long after its time.
             """)
     public static let activitySweepBatch = Setting(
         "HERALD_ACTIVITY_SWEEP_BATCH", .services, readers: [.worker], default: .integer(500), range: 1...10_000,

@@ -21,10 +21,12 @@ public struct ActivityEventInputs: Sendable, Equatable {
     }
 }
 
-/// What wrote an audit row: the partner's start, update and end, or Herald's end at the TTL or on a replacement.
+/// What wrote an audit row: the partner's start, update and end, or Herald's end at the TTL or on a replacement;
+/// for a scheduled start, its acceptance (`schedule`), the partner's `cancel` and the sweep's `refuse`.
 public enum ActivityEventKind: String, Sendable, CaseIterable, Decodable {
     case start, update, end, expire
     case replaceEnd = "replace-end"
+    case schedule, cancel, refuse
 }
 
 /// One audit row of an activity, with its deliveries' outcomes so far.
@@ -43,6 +45,8 @@ public struct ActivityEventRecord: Sendable, Equatable, Decodable {
     public let sent: Int
     public let failed: Int
     public let superseded: Int
+    /// Why a scheduled start was refused (kind `refuse`).
+    public let reason: String?
 
     public var devices: Int { apnsDevices + fcmDevices }
     /// Devices whose delivery has no outcome yet (queued, in flight, or held for an iPhone's update token).

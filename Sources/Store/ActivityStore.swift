@@ -7,6 +7,12 @@ public enum ActivityStatus: String, Sendable, Decodable {
     case active, ended, replaced, expired
     /// Dismissed or ended by the user on every device (the device's word, or a start that created nothing).
     case dismissed
+    /// A start with `startAt`, held until then (sql/062_scheduled_starts.sql); it becomes `active` when sent.
+    case scheduled
+    /// A scheduled start the partner deleted before it was sent: nothing was sent.
+    case cancelled
+    /// A scheduled start that failed a check when it came due (`ActivityRecord.startRefusal`): nothing was sent.
+    case refused
 }
 
 /// What the host may report of an activity on one device: ActivityKit's `ActivityState`, and Android's word.
@@ -63,6 +69,11 @@ public struct ActivityRecord: Sendable, Decodable {
     public let channelID: UUID?
     /// Its user (an alert with `localized` variants is shown in the one the user's locale matches).
     public let userID: String
+    /// When a scheduled start is (or was) due; nil for a start sent at once.
+    public let startAt: Date?
+    /// Why a scheduled start was not sent (status `refused`): `expired`, `partner_revoked`, `no_session`,
+    /// `opted_out`, `quiet_hours`, `no_live_device`, or a `LiveActivityBudgetReason` of a start.
+    public let startRefusal: String?
 }
 
 /// Who a start goes to: the recipient's user, its session and opt-out state for the mini-app, the
@@ -156,6 +167,10 @@ public struct ActivityStartWrite: Sendable {
     public var inputs = ActivityEventInputs()
     /// A start from a broadcast channel: the channel the activity follows.
     public var channelID: UUID?
+    /// A scheduled start: when it is due (`now` and `expiresAt` count from it), and the in-app session window the
+    /// intake checks it against again then (HERALD_SESSION_WINDOW_DAYS).
+    public var startAt: Date?
+    public var sessionWindowDays = 30
 
     public init(
         partnerID: UUID, key: ActivityKey, activityID: UUID, now: Date, miniAppID: String, userID: String,
@@ -187,6 +202,16 @@ public struct ActivityStartWrite: Sendable {
 }
 
 /// What `herald_activity_start` came to.
+/// One batch of the sweep of scheduled starts (herald_activity_start_due): how many were sent and refused.
+public struct ScheduledStartSweep: Sendable, Equatable, Decodable {
+    public let started: Int
+    public let refused: Int
+    public init(started: Int, refused: Int) {
+        self.started = started
+        self.refused = refused
+    }
+}
+
 public struct ActivityStartOutcome: Sendable, Equatable, Decodable {
     /// `started`, `duplicate`, or `refused` (then `refusal` says why).
     public let result: ActivityWriteResult
@@ -283,6 +308,10 @@ public struct ActivityEndWrite: Sendable {
 /// What an activity write came to.
 public enum ActivityWriteResult: String, Sendable, Decodable {
     case started, updated
+    /// A start with `startAt`, held until then (herald_activity_schedule).
+    case scheduled
+    /// A scheduled start deleted before it was sent (herald_activity_cancel).
+    case cancelled
     /// An alerted update sent silent: the activity's alerted budget was spent.
     case updatedSilently = "updated_silent"
     case endedNow = "ended_now"
@@ -351,6 +380,19 @@ public struct ActivityStore: Sendable {
         try pool.withConnection { try $0.row(Start(write: write))! }
     }
 
+    /// Holds a start with `startAt` (`write.startAt` set): `scheduled`, or `duplicate`.
+    public func schedule(_ write: ActivityStartWrite) throws -> ActivityWriteResult {
+        try pool.withConnection { try $0.row(Schedule(write: write))!.result }
+    }
+
+    /// Cancels a scheduled start read at `version`: `cancelled`, or a refusal (`conflict`: read it again).
+    public func cancel(partnerID: UUID, key: ActivityKey, activityID: UUID, version: Int, now: Date) throws
+        -> ActivityWriteResult
+    {
+        let query = Cancel(partnerID: partnerID, key: key, activityID: activityID, version: version, now: now)
+        return try pool.withConnection { try $0.row(query)!.result }
+    }
+
     public func update(_ write: ActivityUpdateWrite) throws -> ActivityWriteResult {
         try pool.withConnection { try $0.row(Update(write: write))!.result }
     }
@@ -402,6 +444,27 @@ public struct ActivityStore: Sendable {
         try connection.row(Queries.Activities.Expire(limit: limit))!.count
     }
 
+    /// One batch of the sweep of scheduled starts due at `now` on `connection` (functions/activity_start_due.sql).
+    public static func startDue(on connection: PostgresConnection, now: Date, limit: Int) throws -> ScheduledStartSweep
+    {
+        try connection.row(Queries.Activities.StartDue(now: now, limit: limit))!
+    }
+
+    /// Sends or refuses every scheduled start due at `now`, in batches of `batchSize`: the totals.
+    public func startAllDue(now: Date, batchSize: Int = 1_000) throws -> ScheduledStartSweep {
+        try pool.withConnection { connection in
+            var started = 0, refused = 0
+            while true {
+                let batch = try Self.startDue(on: connection, now: now, limit: batchSize)
+                started += batch.started
+                refused += batch.refused
+                if batch.started + batch.refused < batchSize {
+                    return ScheduledStartSweep(started: started, refused: refused)
+                }
+            }
+        }
+    }
+
     /// Sweeps until nothing is due, in batches of `batchSize` (short transactions: pushes keep flowing).
     public func expireAll(batchSize: Int = 1_000) throws -> Int {
         try pool.withConnection { connection in
@@ -448,6 +511,7 @@ extension StoredLiveActivity {
 }
 
 extension ActivityRecord: QueryRow {}
+extension ScheduledStartSweep: QueryRow {}
 extension ActivityStartOutcome: QueryRow {}
 extension ActivityDeviceView: QueryRow {}
 
@@ -469,6 +533,37 @@ extension ActivityStore {
                 write.relevanceScore, b.maxActivePerUser, b.startsPerUserHour, b.startsPerUserAppHour,
                 b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds, write.channelID,
             ]
+        }
+    }
+
+    struct Schedule: NamedQuery {
+        typealias Row = ResultRow<ActivityWriteResult>
+        static let sql = Queries.Activities.schedule
+        let write: ActivityStartWrite
+        var bindings: [(any PostgresEncodable)?] {
+            let d = write.devices
+            let b = write.budgets
+            return [
+                write.partnerID, write.key.key, write.key.bodyHash, write.key.response, write.activityID, write.now,
+                write.miniAppID, write.userID, write.template, write.attributesJSON, write.stateJSON,
+                write.startAlertJSON, write.startAt, write.expiresAt, write.timestamp, write.end.apns, write.end.fcm,
+                write.endTimestamp, d.map(\.deviceID), d.map(\.service.rawValue), write.start.apns, write.start.fcm,
+                write.relevanceScore, write.sessionWindowDays, b.maxActivePerUser, b.startsPerUserHour,
+                b.startsPerUserAppHour, b.alertedUpdatesPerHour, write.inputs.alertTitle, write.inputs.ttlSeconds,
+            ]
+        }
+    }
+
+    struct Cancel: NamedQuery {
+        typealias Row = ResultRow<ActivityWriteResult>
+        static let sql = Queries.Activities.cancel
+        let partnerID: UUID
+        let key: ActivityKey
+        let activityID: UUID
+        let version: Int
+        let now: Date
+        var bindings: [(any PostgresEncodable)?] {
+            [partnerID, key.key, key.bodyHash, key.response, activityID, version, now]
         }
     }
 

@@ -17,7 +17,8 @@ import Synchronization
 /// - queue gauge: due rows and oldest due age per lane, the metrics operators alert and autoscalers
 ///   scale on (slower than the sampler: a count costs more than finding the queue heads);
 /// - lease extender: renews the leases of rows whose lease was set more than a third of a lease ago;
-/// - activity sweeper: ends Live Activities at their TTL, one short batch per use of the session;
+/// - activity sweeper: sends scheduled Live Activity starts that came due (on the worker's clock) and ends Live
+///   Activities at their TTL, one short batch per use of the session;
 /// - heartbeat: the worker's row in worker_heartbeats (what the console and `heraldctl workers` show).
 enum WorkerMaintenance {
     static func services(for worker: DeliveryWorker) -> [BackgroundService] {
@@ -167,7 +168,27 @@ enum WorkerMaintenance {
             onError: { [weak worker] _ in worker?.metrics.add(.databaseErrors) }
         ) { [weak worker] service in
             guard let worker else { return }
-            // Batch after batch while full ones come back; the session is free between them.
+            // Scheduled starts first, so a start due now is not a sweep late; batch after batch while full ones come
+            // back; the session is free between them.
+            var started = 0, refused = 0
+            while !service.isStopping {
+                let now = worker.clock.now
+                let batch = try session.use {
+                    try ActivityStore.startDue(on: $0, now: now, limit: settings.batchSize)
+                }
+                started += batch.started
+                refused += batch.refused
+                if batch.started + batch.refused < settings.batchSize { break }
+            }
+            if started > 0 {
+                worker.metrics.add(.activityScheduledStarts, started)
+                worker.wake.signal(.work)
+            }
+            if refused > 0 {
+                worker.metrics.add(.activityScheduledRefused, refused)
+                worker.logger.info(
+                    "scheduled live activity starts refused when due", [("activities", .number(Double(refused)))])
+            }
             var expired = 0
             while !service.isStopping {
                 let batch = try session.use { try ActivityStore.expire(on: $0, limit: settings.batchSize) }

@@ -26,6 +26,7 @@ public final class WorkerMetrics: Sendable {
     enum Total: Int, CaseIterable {
         case rescued, claims, listedClaims, leasedReads, carriedRows, completionBatches, databaseErrors
         case unrecordable, leasesExtended, activitiesExpired, activityStartsUnconfirmed
+        case activityScheduledStarts, activityScheduledRefused
 
         /// The metric's name and help text.
         var family: (name: String, help: String) {
@@ -61,6 +62,16 @@ public final class WorkerMetrics: Sendable {
                     "herald_worker_activity_starts_unconfirmed_total",
                     "iPhones where a Live Activity start created nothing (no update token in time),"
                         + " marked by this worker."
+                )
+            case .activityScheduledStarts:
+                (
+                    "herald_worker_activity_scheduled_starts_total",
+                    "Scheduled Live Activity starts this worker sent when they came due."
+                )
+            case .activityScheduledRefused:
+                (
+                    "herald_worker_activity_scheduled_refused_total",
+                    "Scheduled Live Activity starts this worker refused when they came due (a check failed)."
                 )
             }
         }

@@ -61,6 +61,29 @@ import Testing
         #expect(start.attributes.subtitle == "2 items")
     }
 
+    @Test func startAtIsHeldUpTo7DaysAheadAndMeansNowWhenPastOrWithinSeconds() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let rules = Self.rules
+        #expect(try Self.start().startAt == nil)
+        let given = try Self.start([("startAt", #""2027-01-15T08:00:00+01:00""#)]).startAt
+        #expect(given == ISO8601.parse("2027-01-15T07:00:00Z"))
+        for bad in [#""tomorrow""#, #""2027-01-15T08:00:00""#, "1700000000"] {
+            expectHeraldError(status: 400, code: "invalid_field", field: "startAt") { () throws(HeraldError) in
+                _ = try Self.start([("startAt", bad)])
+            }
+        }
+        #expect(try rules.scheduledStart(nil, now: now) == nil)
+        #expect(try rules.scheduledStart(now.addingTimeInterval(-86_400), now: now) == nil, "a past time is now")
+        #expect(try rules.scheduledStart(now.addingTimeInterval(rules.scheduleLead), now: now) == nil)
+        let soon = now.addingTimeInterval(rules.scheduleLead + 1)
+        #expect(try rules.scheduledStart(soon, now: now) == soon)
+        let edge = now.addingTimeInterval(7 * 86_400)
+        #expect(try rules.scheduledStart(edge, now: now) == edge)
+        expectHeraldError(status: 400, code: "invalid_field", field: "startAt") { () throws(HeraldError) in
+            _ = try rules.scheduledStart(edge.addingTimeInterval(1), now: now)
+        }
+    }
+
     @Test func relevanceScoreIsAWholeNumberFrom0To100DefaultingTo50() throws {
         #expect(try Self.start().relevanceScore == 50)
         #expect(try Self.start([("relevanceScore", "0")]).relevanceScore == 0)

@@ -3,8 +3,9 @@ import Testing
 
 /// Every Live Activity event (its deliveries and its audit row) is queued by one SQL function, and every broadcast
 /// channel event (the channel's newest change and its audit row) by another: the paths that send one (start, update,
-/// end, the replaced, expired and revoked activities' ends, a late token's release; a channel's open, change, end
-/// and TTL) call them and write no audit row of their own.
+/// end, the replaced, expired and revoked activities' ends, a late token's release, a scheduled start's acceptance,
+/// cancellation, refusal and start; a channel's open, change, end and TTL) call them and write no audit row of their
+/// own.
 @Suite struct ActivityEventWriterLayoutTests {
     static let functions = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources/Store/Migrations/functions")
@@ -36,12 +37,13 @@ import Testing
             try files(containing: "herald_activity_event(")
                 == [
                     "activity_start.sql", "activity_update.sql", "activity_end.sql", "activity_token.sql",
-                    "activity_ends_dispatch.sql", "activity_event.sql",
+                    "activity_ends_dispatch.sql", "activity_event.sql", "activity_schedule.sql", "activity_cancel.sql",
+                    "activity_start_due.sql",
                 ])
         #expect(
             try files(containing: "herald_activity_ends_dispatch(")
                 == [
-                    "activity_start.sql", "expire_activities.sql", "partner_end_activities.sql",
+                    "activity_replace.sql", "expire_activities.sql", "partner_end_activities.sql",
                     "activity_ends_dispatch.sql",
                 ])
         #expect(

@@ -124,10 +124,11 @@ struct ActivityQueryPlanTests {
 
     @Test("a start's budgets count the user's active activities and starts of the hour by index: no scan")
     func startBudgets() throws {
-        // The statements as herald_activity_start runs them, its INTO clauses left out.
+        // The statements as herald_activity_start_budget runs them (for a start at the partner's call and a scheduled
+        // one when due), its INTO clauses left out.
         func statement(from start: String, into: String) throws -> String {
             try functionStatement(
-                "herald_activity_start", on: Self.database.connection, from: start,
+                "herald_activity_start_budget", on: Self.database.connection, from: start,
                 renaming: ["p_user": "$1", "p_mini_app": "$2", "p_now": "$3::timestamptz", into: ""])
         }
         let active = try statement(from: "SELECT count(*) INTO v_active", into: "INTO v_active")
@@ -154,6 +155,16 @@ struct ActivityQueryPlanTests {
             through: "SKIP LOCKED", arguments: ["p_limit"])
         let text = try plan(query, [500])
         #expect(text.contains("live_activities_due"), "\(text)")
+        #expect(!text.contains("Seq Scan"), "\(text)")
+    }
+
+    @Test("the sweep of scheduled starts reads due ones from their partial index, not the activities")
+    func scheduledStarts() throws {
+        let query = try body(
+            of: "herald_activity_start_due", from: "SELECT a.id, a.partner_id", through: "SKIP LOCKED",
+            arguments: ["p_now", "p_limit"])
+        let text = try plan(query, [Date(), 500])
+        #expect(text.contains("live_activities_scheduled"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
     }
 

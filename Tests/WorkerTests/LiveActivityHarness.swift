@@ -21,7 +21,8 @@ final class LiveActivityHarness: @unchecked Sendable {
     var db: QueueDatabase { workers.db }
     var simulator: Simulator { workers.simulator }
 
-    init(configure: (inout IntakeConfiguration) -> Void = { _ in }) throws {
+    /// `clock`: the intake's time (a test of scheduled starts runs it behind the database's, as the workers').
+    init(clock: (any HeraldClock)? = nil, configure: (inout IntakeConfiguration) -> Void = { _ in }) throws {
         workers = try WorkerHarness()
         var configuration = IntakeConfiguration(
             databaseURL: workers.db.url, adminToken: Self.adminToken, hostToken: Self.hostToken,
@@ -33,7 +34,7 @@ final class LiveActivityHarness: @unchecked Sendable {
         configuration.defaultTenant = "t1"
         configuration.logLevel = .error
         configure(&configuration)
-        intake = try IntakeServer(configuration: configuration)
+        intake = try IntakeServer(configuration: configuration, clock: { clock?.now ?? Date() })
         port = try intake.start()
     }
 
@@ -127,9 +128,10 @@ final class LiveActivityHarness: @unchecked Sendable {
     func start(
         _ partner: Partner, _ user: User, template: String = "progress", attributes: String? = nil,
         state: String? = nil, ttlSeconds: Int? = nil, alert: String? = nil, relevanceScore: Int? = nil,
-        idempotencyKey: String? = nil, port: UInt16? = nil
+        idempotencyKey: String? = nil, port: UInt16? = nil, startAt: Date? = nil
     ) throws -> TestHTTPClient.Response {
         var body = #"{"recipient":{"email":"\#(user.email)"},"template":"\#(template)""#
+        if let startAt { body += #","startAt":"\#(ISO8601.format(startAt))""# }
         body += #","attributes":\#(attributes ?? #"{"title":"Deposit confirmation","subtitle":"0x001...a3c31"}"#)"#
         body += #","state":\#(state ?? Self.progressState)"#
         if let ttlSeconds { body += #","ttlSeconds":\#(ttlSeconds)"# }

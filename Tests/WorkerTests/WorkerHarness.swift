@@ -74,11 +74,14 @@ final class WorkerHarness: @unchecked Sendable {
         return configuration
     }
 
-    /// Starts a worker in this process; drained when the harness goes away.
+    /// Starts a worker in this process, on `clock`; drained when the harness goes away.
     @discardableResult
-    func startWorker(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> DeliveryWorker {
+    func startWorker(
+        clock: any HeraldClock = SystemClock(), _ adjust: (inout WorkerConfiguration) -> Void = { _ in }
+    ) throws -> DeliveryWorker {
         let configuration = configuration(adjust)
-        let worker = DeliveryWorker(configuration: configuration, upstreams: try WorkerUpstreams.make(configuration))
+        let worker = DeliveryWorker(
+            configuration: configuration, upstreams: try WorkerUpstreams.make(configuration), clock: clock)
         worker.start()
         workers.append(worker)
         return worker

@@ -13,7 +13,7 @@ SELECT user_id, has_session, opted_out, devices, old_id, old_template, old_attri
 -- A partner's activity: $1 id, $2 partner; a primary-key probe, another partner's id finds nothing.
 SELECT id, partner_id, mini_app_id, template, attributes::text AS attributes_json, state::text AS state_json,
        start_alert::text AS start_alert_json, status, version, last_timestamp, created_at, updated_at, expires_at,
-       ended_at, dismiss_at, relevance_score, channel_id, user_id
+       ended_at, dismiss_at, relevance_score, channel_id, user_id, start_at, start_refusal
   FROM live_activities WHERE id = $1 AND partner_id = $2;
 
 -- name: start
@@ -23,6 +23,25 @@ SELECT result, reason AS refusal, retry_after, replaced_priority
                              $13, $14, $15, $16, $17, $18::text[], $19::text[], $20, $21,
                              $22, $23, $24, $25, $26::smallint, $27, $28, $29, $30, $31, $32,
                              $33::uuid);
+
+-- name: schedule
+-- Holds a start with startAt (functions/activity_schedule.sql says what each parameter is); `result` is an
+-- ActivityWriteResult.
+SELECT herald_activity_schedule($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13, $14,
+                                $15, $16, $17, $18, $19::text[], $20::text[], $21, $22, $23::smallint, $24, $25, $26,
+                                $27, $28, $29, $30) AS result;
+
+-- name: cancel
+-- Cancels a scheduled start (functions/activity_cancel.sql): $1 partner, $2 key, $3 body hash, $4 response, $5
+-- activity, $6 version read; `result` is an ActivityWriteResult.
+SELECT herald_activity_cancel($1, $2, $3, $4, $5, $6, $7) AS result;
+
+-- name: startDue
+-- parameters: now Date, limit Int
+-- returns: ScheduledStartSweep
+-- One batch of the sweep of scheduled starts: $1 the worker's time, $2 batch size
+-- (functions/activity_start_due.sql).
+SELECT started, refused FROM herald_activity_start_due($1, $2);
 
 -- name: update
 -- Updates an activity (functions/activity_update.sql); `result` is an ActivityWriteResult.
@@ -77,7 +96,7 @@ SELECT herald_expire_activities($1) AS count;
 -- fragment: eventColumns
 -- An audit row as ActivityEventRecord reads it.
 id, kind, created_at, state::text AS state_json, alert_title, ttl_seconds, dismiss_at, idempotency_key,
-       devices_apns AS apns_devices, devices_fcm AS fcm_devices, sent, failed, superseded
+       devices_apns AS apns_devices, devices_fcm AS fcm_devices, sent, failed, superseded, reason
 
 -- name: events
 -- parameters: activityID UUID, partnerID UUID, since Date, limit Int

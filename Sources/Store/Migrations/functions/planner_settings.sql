@@ -20,7 +20,8 @@ BEGIN
         'herald_activity_audience', 'herald_activity_begin_change', 'herald_activity_claim_key',
         'herald_activity_device_state', 'herald_activity_end', 'herald_activity_ends_dispatch',
         'herald_activity_event', 'herald_activity_event_counts', 'herald_activity_settle', 'herald_activity_start',
-        'herald_activity_token', 'herald_activity_unconfirmed', 'herald_activity_update',
+        'herald_activity_start_budget', 'herald_activity_replace', 'herald_activity_schedule', 'herald_activity_cancel',
+        'herald_activity_start_due', 'herald_activity_token', 'herald_activity_unconfirmed', 'herald_activity_update',
         'herald_expire_activities', 'herald_partner_end_activities', 'herald_partner_revoke',
         'herald_channel_change', 'herald_channel_claim', 'herald_channel_event', 'herald_channel_open',
         'herald_channel_record', 'herald_delivery_event']
