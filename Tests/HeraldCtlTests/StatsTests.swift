@@ -225,7 +225,7 @@ struct StatsTests {
         #expect(
             json["skipped"]?.objectKeys == [
                 "token_invalid", "opted_out", "device_removed", "already_replayed",
-                "partner_revoked",
+                "partner_revoked", "retracted",
             ])
         let dry = try HeraldCtlTests.run(["replay", "--since", "1m", "--dry-run", "--json"])
         let dryJSON = try JSONParser.parse(dry.output.trimmingCharacters(in: .whitespacesAndNewlines))

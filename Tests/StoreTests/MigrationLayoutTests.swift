@@ -95,7 +95,7 @@ struct MigrationLayoutTests {
         let file = try #require(migrator.definitions.last)
         #expect(file.name == "planner_settings.sql")
         let names = file.sql.matches(of: /'(herald_[a-z_]+)'/).map { String($0.output.1) }
-        #expect(names.count == 28 && names.contains("herald_claim_deliveries"))
+        #expect(names.count == 29 && names.contains("herald_claim_deliveries"))
         let expected = "plan_cache_mode=force_generic_plan jit=off enable_seqscan=off"
         let claim = try #require(migrator.definitions.first { $0.name == "claim_deliveries.sql" })
         try Self.withDatabase { _, pool in
