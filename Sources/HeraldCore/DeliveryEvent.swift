@@ -42,12 +42,12 @@ public struct DeliveryEventReport: Sendable, Equatable {
         let at = try fields.date("at") ?? now
         if at > now.addingTimeInterval(maxSkew) {
             throw HeraldError(
-                status: 400, code: "event_time_in_future",
+                status: 422, code: "event_time_in_future",
                 message: "at may be at most \(Int(maxSkew)) seconds ahead of the server's clock.", field: "at")
         }
         if at < now.addingTimeInterval(-maxAge) {
             throw HeraldError(
-                status: 400, code: "event_time_too_old",
+                status: 422, code: "event_time_too_old",
                 message: "at may be at most \(Int(maxAge / 86_400)) days ago.", field: "at")
         }
         var userID: String?

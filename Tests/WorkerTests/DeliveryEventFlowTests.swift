@@ -78,7 +78,7 @@ struct DeliveryEventFlowTests {
         #expect(unknown.json["error"]?["field"] == .string("deliveryId"))
         let future = ISO8601.format(Date().addingTimeInterval(3_600))
         let bad: [(String, String, Int, String, String)] = [
-            (iphones[1], #"{"event":"opened","at":"\#(future)"}"#, 400, "event_time_in_future", "at"),
+            (iphones[1], #"{"event":"opened","at":"\#(future)"}"#, 422, "event_time_in_future", "at"),
             (iphones[1], #"{"event":"clicked"}"#, 400, "invalid_field", "event"),
             (iphones[1], #"{"event":"opened","userId":"\#(ana.id)-x"}"#, 404, "delivery_not_found", "deliveryId"),
             ("not-a-uuid", #"{"event":"opened"}"#, 400, "invalid_field", "deliveryId"),
