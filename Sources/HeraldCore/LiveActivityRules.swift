@@ -35,12 +35,14 @@ public struct LiveActivityRules: Sendable {
     public init() {}
 
     /// When a start with `startAt` is sent: nil for "now" (no `startAt`, one in the past or within `scheduleLead`
-    /// of `now`), else `startAt`. One more than `maxScheduleAhead` ahead is 400 `invalid_field`.
+    /// of `now`), else `startAt`. One more than `maxScheduleAhead` ahead is 422 `start_at_out_of_range`: a valid time
+    /// that breaks a rule, as a push's `sendAt` out of range is.
     public func scheduledStart(_ startAt: Date?, now: Date) throws(HeraldError) -> Date? {
         guard let startAt, startAt.timeIntervalSince(now) > scheduleLead else { return nil }
         guard startAt.timeIntervalSince(now) <= maxScheduleAhead else {
-            throw .invalidField(
-                "startAt", "startAt may be at most \(Int(maxScheduleAhead / 86400)) days ahead.")
+            throw .ruleViolated(
+                "start_at_out_of_range", "startAt may be at most \(Int(maxScheduleAhead / 86400)) days ahead.",
+                field: "startAt")
         }
         return startAt
     }

@@ -79,7 +79,7 @@ import Testing
         #expect(try rules.scheduledStart(soon, now: now) == soon)
         let edge = now.addingTimeInterval(7 * 86_400)
         #expect(try rules.scheduledStart(edge, now: now) == edge)
-        expectHeraldError(status: 400, code: "invalid_field", field: "startAt") { () throws(HeraldError) in
+        expectHeraldError(status: 422, code: "start_at_out_of_range", field: "startAt") { () throws(HeraldError) in
             _ = try rules.scheduledStart(edge.addingTimeInterval(1), now: now)
         }
     }

@@ -120,11 +120,11 @@ struct ScheduledStartTests {
         #expect(try s.events(id).map(\.kind) == ["start", "schedule"])
     }
 
-    @Test func aStartMoreThanSevenDaysAheadIs400AndOneInThePastStartsNow() async throws {
+    @Test func aStartMoreThanSevenDaysAheadIs422AndOneInThePastStartsNow() async throws {
         let s = try Self.setup()
         let far = try s.harness.start(s.partner, s.user, startAt: s.now.addingTimeInterval(8 * 86_400))
-        #expect(far.status == 400, "\(far.text)")
-        #expect(try s.json(far)["error"]?["code"]?.stringValue == "invalid_field")
+        #expect(far.status == 422, "\(far.text)")
+        #expect(try s.json(far)["error"]?["code"]?.stringValue == "start_at_out_of_range")
         #expect(try s.json(far)["error"]?["field"]?.stringValue == "startAt")
         #expect(try s.harness.db.count("SELECT count(*) FROM live_activities") == 0, "a refusal writes nothing")
 
