@@ -99,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "herald-worker",
             dependencies: ["Worker", "ServiceSupport", "PostgresLogging", "HeraldCore"]),
-        .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport"]),
+        .executableTarget(name: "herald-sim", dependencies: ["Simulator", "ServiceSupport", "HeraldCore"]),
 
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
         .testTarget(name: "IconsTests", dependencies: ["Icons", "CGdkPixbuf", "HeraldTestSupport"]),
@@ -112,7 +112,9 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "HeraldCtlTests",
-            dependencies: ["HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport"]),
+            dependencies: [
+                "HeraldCtl", "Store", "Postgres", "HeraldCore", "HeraldCrypto", "HeraldTestSupport", "ServiceSupport",
+            ]),
         .testTarget(
             name: "IntakeTests",
             dependencies: [

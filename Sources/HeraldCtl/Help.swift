@@ -3,6 +3,7 @@
 enum Help {
     static let overview = """
         usage: heraldctl <command> [options]
+               heraldctl --version
 
         commands:
           migrate       apply the schema migrations (idempotent, concurrent-safe)

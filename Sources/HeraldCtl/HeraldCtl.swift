@@ -25,6 +25,11 @@ public enum HeraldCtl {
         var path: [String] = []
         do {
             guard let command = words.first else { throw UsageError(message: "a command is required") }
+            if command == "--version" || command == "version" {
+                guard words.count == 1 else { throw UsageError(message: "\(command) takes no arguments") }
+                output("heraldctl \(HeraldVersion.current)")
+                return 0
+            }
             if command == "help" || command == "--help" || command == "-h" {
                 let topic = Array(words.dropFirst())
                 output(topic.isEmpty ? Help.overview : try helpPage(topic))

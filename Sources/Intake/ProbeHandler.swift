@@ -13,7 +13,9 @@ struct ProbeHandler: Sendable {
         .open("GET", "/readyz") { handlers, _ in try handlers.probe.ready() },
     ]
 
-    func live() -> HTTPResponse { Reply.json(200, .object([("status", .string("ok"))])) }
+    func live() -> HTTPResponse {
+        Reply.json(200, .object([("status", .string("ok")), ("version", .string(HeraldVersion.current))]))
+    }
 
     /// 503 `database_unavailable` when no pooled connection answers.
     func ready() throws -> HTTPResponse {

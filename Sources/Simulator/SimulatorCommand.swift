@@ -19,12 +19,15 @@ public enum SimulatorCommand: Sendable {
     case mintAPNsJWT(keyFile: String, keyID: String, teamID: String)
     /// Print the usage and exit 0.
     case help
+    /// Print `herald-sim <release>` and exit 0.
+    case version
 
     /// The default port of the executable (the library's default is 0, any free port).
     public static let defaultPort = 8443
 
     public static let usage = """
         usage: herald-sim [options]
+               herald-sim --version
                herald-sim mint-apns-jwt --apns-key-file FILE --key-id KEYID --team-id TEAMID
 
         A local APNs + FCM + OAuth2 token endpoint simulator (HTTP/2) with a control API under /sim/.
@@ -82,6 +85,7 @@ public enum SimulatorCommand: Sendable {
 
     /// Parses the arguments after the program name.
     public static func parse(_ arguments: [String]) throws(UsageError) -> SimulatorCommand {
+        if arguments == ["--version"] { return .version }
         if arguments.first == "mint-apns-jwt" {
             let values = try Flags(Array(arguments.dropFirst()), allowed: ["--apns-key-file", "--key-id", "--team-id"])
             if values["help"] != nil { return .help }

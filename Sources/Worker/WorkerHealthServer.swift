@@ -25,7 +25,7 @@ public final class WorkerHealthServer: Sendable {
         guard request.method == "GET" else { return HTTPResponse(status: 405) }
         switch request.path {
         case "/healthz":
-            return json(200, #"{"status":"ok"}"#)
+            return json(200, #"{"status":"ok","version":"\#(HeraldVersion.current)"}"#)
         case "/readyz":
             return readiness(worker)
         case "/metrics":

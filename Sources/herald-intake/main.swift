@@ -4,6 +4,7 @@ import PostgresLogging
 import ServiceSupport
 
 // herald-intake: configuration from the environment, then serve until SIGTERM or SIGINT.
+ServiceArguments.handle(Array(CommandLine.arguments.dropFirst()), program: "herald-intake")
 TerminationSignals.block()
 
 let configuration: IntakeConfiguration

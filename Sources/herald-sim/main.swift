@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import ServiceSupport
 import Simulator
 
@@ -26,6 +27,10 @@ do {
 switch command {
 case .help:
     say(SimulatorCommand.usage)
+    exit(0)
+
+case .version:
+    say("herald-sim \(HeraldVersion.current)")
     exit(0)
 
 case .mintAPNsJWT(let keyFile, let keyID, let teamID):

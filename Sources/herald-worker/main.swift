@@ -5,6 +5,7 @@ import ServiceSupport
 import Worker
 
 // herald-worker: configuration from the environment, deliver until SIGTERM or SIGINT, then drain.
+ServiceArguments.handle(Array(CommandLine.arguments.dropFirst()), program: "herald-worker")
 TerminationSignals.block()
 
 let configuration: WorkerConfiguration
