@@ -51,7 +51,12 @@ struct PushCollapseFlowTests {
         // A quote in the key: escaped in the JSON body, the same characters in the payloads.
         let key = "deposit 0xabc \"1\""
         let keyJSON = #","collapseKey":"deposit 0xabc \"1\"""#
-        _ = try Self.push(harness, deposits, to: user, title: "Pending 1/6", extra: keyJSON)
+        let first = try Self.push(harness, deposits, to: user, title: "Pending 1/6", extra: keyJSON)
+        // Sent before the next one with its key is written: else the newer one supersedes it, rightly, when a busy
+        // machine leaves it queued that long.
+        try await harness.workers.waitUntil("the first push sent") {
+            try Self.status(harness, deposits, first)["sent"] == .number(2)
+        }
         _ = try Self.push(harness, deposits, to: user, title: "Pending 2/6", extra: keyJSON)
         _ = try Self.push(harness, other, to: user, title: "Other", extra: keyJSON)
         _ = try Self.push(harness, deposits, to: user, title: "Unkeyed")

@@ -14,6 +14,10 @@ import Worker
 @Suite(.requiresDatabase, .serialized)
 struct ScheduledStartTests {
     static let lag: TimeInterval = -600
+    /// How far ahead a test's start is: far enough that a test the whole suite stalls for minutes (over 3 once)
+    /// does not see its worker's clock reach the start on its own; short of `lag`, so the advanced clock stays
+    /// behind the database's.
+    static let ahead: TimeInterval = 480
 
     /// The wall clock shifted by an offset the test moves: time passes as usual (the completer's pacing needs it)
     /// and jumps when the test says so.
@@ -77,7 +81,7 @@ struct ScheduledStartTests {
 
     @Test func aScheduledStartIsNotSentBeforeItsTimeAndIsSentAtIt() async throws {
         let s = try Self.setup()
-        let startAt = s.now.addingTimeInterval(120)
+        let startAt = s.now.addingTimeInterval(Self.ahead)
         let response = try s.harness.start(s.partner, s.user, idempotencyKey: "planned", startAt: startAt)
         #expect(response.status == 201, "\(response.text)")
         let answer = try s.json(response)
@@ -95,7 +99,7 @@ struct ScheduledStartTests {
         #expect(waiting["startAt"]?.stringValue == ISO8601.format(startAt))
         #expect(waiting["devices"]?.arrayValue?.isEmpty == true)
 
-        s.clock.advance(by: 121)
+        s.clock.advance(by: Self.ahead + 1)
         try await s.harness.workers.waitUntil("the start reached both devices") {
             let received = try s.received(id)
             return received.apns.count == 1 && received.fcm.count == 1
@@ -149,7 +153,7 @@ struct ScheduledStartTests {
 
     @Test func aCancelledScheduledStartIsNeverSentAndUpdatesWaitForTheStart() async throws {
         let s = try Self.setup()
-        let startAt = s.now.addingTimeInterval(60)
+        let startAt = s.now.addingTimeInterval(Self.ahead)
         let id = try s.harness.activityID(s.harness.start(s.partner, s.user, startAt: startAt))
 
         let update = try s.harness.update(s.partner, id, #"{"state":{"progress":0.5}}"#)
@@ -164,7 +168,7 @@ struct ScheduledStartTests {
         let late = try s.harness.update(s.partner, id, #"{"state":{"progress":0.5}}"#)
         #expect(try late.status == 409 && (s.json(late)["error"]?["code"]?.stringValue) == "activity_ended")
 
-        s.clock.advance(by: 61)
+        s.clock.advance(by: Self.ahead + 1)
         try await s.sweeps()
         // An immediate start afterwards reaches the simulator: anything the cancelled one sent would be before it.
         let later = try s.harness.activityID(s.harness.start(s.partner, s.user))
@@ -179,14 +183,14 @@ struct ScheduledStartTests {
 
     @Test func theStartBudgetIsCheckedWhenTheStartIsDue() async throws {
         let s = try Self.setup()
-        let startAt = s.now.addingTimeInterval(60)
+        let startAt = s.now.addingTimeInterval(Self.ahead)
         let id = try s.harness.activityID(s.harness.start(s.partner, s.user, startAt: startAt))
         // The hour's starts for this user and mini-app (3 by default) spent between the intake and the start's time.
         for _ in 0..<3 {
             _ = try s.harness.activityID(s.harness.start(s.partner, s.user))
         }
 
-        s.clock.advance(by: 61)
+        s.clock.advance(by: Self.ahead + 1)
         try await s.harness.workers.waitUntil("the sweep decided the start") {
             try s.json(s.harness.get(s.partner, id))["status"]?.stringValue != "scheduled"
         }
@@ -205,11 +209,12 @@ struct ScheduledStartTests {
 
     @Test func anOptOutAfterTheIntakeRefusesTheStartWhenDue() async throws {
         let s = try Self.setup()
-        let id = try s.harness.activityID(s.harness.start(s.partner, s.user, startAt: s.now.addingTimeInterval(60)))
+        let id = try s.harness.activityID(
+            s.harness.start(s.partner, s.user, startAt: s.now.addingTimeInterval(Self.ahead)))
         try s.harness.expect(
             s.harness.host("PUT", "/api/internal/users/\(s.user.id)/opt-outs/\(s.partner.miniApp)"), [200, 201, 204])
 
-        s.clock.advance(by: 61)
+        s.clock.advance(by: Self.ahead + 1)
         try await s.harness.workers.waitUntil("the sweep decided the start") {
             try s.json(s.harness.get(s.partner, id))["status"]?.stringValue != "scheduled"
         }
@@ -222,7 +227,7 @@ struct ScheduledStartTests {
 
     @Test func aStartDueInsideTheUsersQuietHoursIsRefused() async throws {
         let s = try Self.setup()
-        let startAt = s.now.addingTimeInterval(60)
+        let startAt = s.now.addingTimeInterval(Self.ahead)
         let id = try s.harness.activityID(s.harness.start(s.partner, s.user, startAt: startAt))
         // Quiet hours (UTC) from an hour before the start's time to an hour after it.
         let minutes = { (date: Date) in Int(date.timeIntervalSince1970 / 60) % 1_440 }
@@ -234,7 +239,7 @@ struct ScheduledStartTests {
                 #"{"tenantId":"t1","emails":["\#(s.user.email)"],"timeZone":"UTC","#
                     + #""quietHours":{"start":"\#(start)","end":"\#(end)"}}"#), [200])
 
-        s.clock.advance(by: 61)
+        s.clock.advance(by: Self.ahead + 1)
         try await s.harness.workers.waitUntil("the sweep decided the start") {
             try s.json(s.harness.get(s.partner, id))["status"]?.stringValue != "scheduled"
         }
@@ -251,10 +256,11 @@ struct ScheduledStartTests {
         var starts: [(id: String, user: LiveActivityHarness.User)] = []
         for _ in 0..<8 {
             let user = try s.harness.user(sessionWith: [s.partner.miniApp])
-            let id = try s.harness.activityID(s.harness.start(s.partner, user, startAt: s.now.addingTimeInterval(30)))
+            let id = try s.harness.activityID(
+                s.harness.start(s.partner, user, startAt: s.now.addingTimeInterval(Self.ahead)))
             starts.append((id, user))
         }
-        s.clock.advance(by: 31)
+        s.clock.advance(by: Self.ahead + 1)
         try await s.harness.workers.waitUntil("every start reached its devices") {
             starts.allSatisfy { start in
                 let apns = s.harness.apnsPushes(to: start.user.pushToStartToken ?? "")
