@@ -12,31 +12,32 @@ public enum RetractMessage {
     /// The value of `event`.
     public static let event = "retract"
 
-    /// Both payloads of the message retracting `deliveryID`, for `userID`, expiring (`exp`) at `expiresAt` (unix
-    /// seconds).
+    /// The payload for `service` of the message retracting `deliveryID`, for `userID`, expiring (`exp`) at
+    /// `expiresAt` (unix seconds): the APNs body or the FCM message, as the worker sends it.
     public static func render(
         retracting deliveryID: UUID, miniAppID: String, recipient userID: String, expiresAt: Int,
-        signer: any PayloadSigner
-    ) -> RenderedPush {
+        for service: PushService, signer: any PayloadSigner
+    ) -> [UInt8] {
         let members: [(key: String, value: String)] = [
             ("channel", "mini-app"), ("event", event), ("miniAppId", miniAppID),
             ("deliveryId", UUIDText.string(deliveryID)), ("exp", String(expiresAt)),
         ]
-        let apnsLeaves = [SignedEnvelope.Leaf(["aps", "content-available"], "1")] + leaves(members)
-        let apns = signed(members, leaves: apnsLeaves, recipient: userID, signer: signer)
-        let fcm = signed(members, leaves: leaves(members), recipient: userID, signer: signer)
-
-        var apnsBody = Array(#"{"aps":{"content-available":1}"#.utf8)
-        write(apns, into: &apnsBody)
-        apnsBody.append(UInt8(ascii: "}"))
-        var fcmMessage = Array(#"{"android":{"priority":"NORMAL"},"data":{"#.utf8)
-        let dataStart = fcmMessage.count
-        write(fcm, into: &fcmMessage)
-        // `data`'s first member follows its brace without a comma.
-        fcmMessage.remove(at: dataStart)
-        fcmMessage.append(contentsOf: "}}".utf8)
-        let dataBytes = fcm.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-        return RenderedPush(apns: apnsBody, fcm: fcmMessage, fcmDataBytes: dataBytes)
+        switch service {
+        case .apns:
+            let apnsLeaves = [SignedEnvelope.Leaf(["aps", "content-available"], "1")] + leaves(members)
+            var body = Array(#"{"aps":{"content-available":1}"#.utf8)
+            write(signed(members, leaves: apnsLeaves, recipient: userID, signer: signer), into: &body)
+            body.append(UInt8(ascii: "}"))
+            return body
+        case .fcm:
+            var message = Array(#"{"android":{"priority":"NORMAL"},"data":{"#.utf8)
+            let dataStart = message.count
+            write(signed(members, leaves: leaves(members), recipient: userID, signer: signer), into: &message)
+            // `data`'s first member follows its brace without a comma.
+            message.remove(at: dataStart)
+            message.append(contentsOf: "}}".utf8)
+            return message
+        }
     }
 
     private static func leaves(_ members: [(key: String, value: String)]) -> [SignedEnvelope.Leaf] {

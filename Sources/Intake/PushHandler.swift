@@ -237,11 +237,11 @@ struct PushHandler: Sendable {
             let expiresAt = max(retraction.expiresAt ?? now, now.addingTimeInterval(Self.shortestRetractLife))
             let exp = Int(expiresAt.timeIntervalSince1970.rounded(.up))
             return retraction.targets.map { target in
-                let rendered = RetractMessage.render(
+                let payload = RetractMessage.render(
                     retracting: target.deliveryID, miniAppID: partner.miniAppID, recipient: target.userID,
-                    expiresAt: exp, signer: signer)
+                    expiresAt: exp, for: target.service, signer: signer)
                 return PushRetraction.Message(
-                    id: UUIDv7.make(at: now), payload: target.service == .apns ? rendered.apns : rendered.fcm,
+                    id: UUIDv7.make(at: now), payload: payload,
                     ttlSeconds: max(1, Int(expiresAt.timeIntervalSince(target.dueAt).rounded(.up))))
             }
         }

@@ -221,9 +221,9 @@ struct ThirdPartyClientTests {
         let token = String(repeating: "6b", count: 32)
         // Herald's retract message, as RetractMessage renders it (signatures aside: the simulator checks none).
         let rendered = RetractMessage.render(
-            retracting: UUID(), miniAppID: "com.acme.pay", recipient: "u1", expiresAt: 2_000_000_000,
+            retracting: UUID(), miniAppID: "com.acme.pay", recipient: "u1", expiresAt: 2_000_000_000, for: .apns,
             signer: FixedSigner())
-        let message = String(decoding: rendered.apns, as: UTF8.self)
+        let message = String(decoding: rendered, as: UTF8.self)
         let sent = try aioapns(
             port: simulator.port, count: 2, concurrency: 1, tokens: [token],
             extra: ["--push-type", "background", "--priority", "5", "--message", message])
@@ -233,7 +233,7 @@ struct ThirdPartyClientTests {
         for record in received {
             #expect(record["headers"]?["apns-push-type"] == .string("background"))
             #expect(record["headers"]?["apns-priority"] == .string("5"))
-            #expect(record["payload"] == (try JSONParser.parse(rendered.apns)))
+            #expect(record["payload"] == (try JSONParser.parse(rendered)))
         }
 
         let refused = try aioapns(
