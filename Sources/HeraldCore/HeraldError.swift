@@ -43,6 +43,13 @@ public struct HeraldError: Error, Equatable, Sendable {
     public static let databaseUnavailable = HeraldError(
         status: 503, code: "database_unavailable", message: "The database is unavailable; retry shortly.",
         retryAfter: 1)
+    /// A transaction pooler lost a prepared statement (PostgresError.isPreparedStatementMismatch): the retry runs on
+    /// a connection that detects the pooler and runs unnamed statements; the operator's fix is the setting named.
+    public static let databasePooler = HeraldError(
+        status: 503, code: "database_pooler",
+        message: "A connection pooler in transaction mode lost a prepared statement; retry shortly"
+            + " (the operator sets HERALD_DB_PREPARED=0).",
+        retryAfter: 1)
     public static let internalError = HeraldError(
         status: 500, code: "internal_error", message: "An internal error occurred.")
 

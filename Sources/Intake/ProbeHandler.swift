@@ -17,13 +17,16 @@ struct ProbeHandler: Sendable {
         Reply.json(200, .object([("status", .string("ok")), ("version", .string(HeraldVersion.current))]))
     }
 
-    /// 503 `database_unavailable` when no pooled connection answers.
+    /// 503 `database_unavailable` when no pooled connection answers. Ready behind a connection pooler too (its
+    /// statements run unnamed), with `pooler` naming the setting that says so.
     func ready() throws -> HTTPResponse {
         do {
             try ReadinessProbe(pool: pool).check()
         } catch {
             throw HeraldError.databaseUnavailable
         }
-        return Reply.json(200, .object([("status", .string("ready"))]))
+        var members: [(key: String, value: JSONValue)] = [("status", .string("ready"))]
+        if pool.poolerDetected { members.append(("pooler", .string(PostgresConnection.poolerReadiness))) }
+        return Reply.json(200, .object(members))
     }
 }

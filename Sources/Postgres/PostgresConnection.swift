@@ -8,8 +8,18 @@ import Foundation
 public final class PostgresConnection: @unchecked Sendable {
     let handle: OpaquePointer
     /// False: statements run unnamed (PQexecParams, PQsendQueryParams), so no server connection
-    /// needs to hold anything this client prepared (PostgresConnectionOptions.preparedStatements).
-    public let preparedStatements: Bool
+    /// needs to hold anything this client prepared (PostgresConnectionOptions.preparedStatements), or
+    /// a connection pooler answers for the server (`poolerDetected`).
+    public private(set) var preparedStatements: Bool
+    /// True when the options asked for prepared statements and a pooler answered instead of the server:
+    /// the backend key the connection was handed at startup is not the server process's. A pooler in
+    /// transaction mode runs a client's consecutive transactions on different server connections, where
+    /// a named statement is missing or, worse, names another client's statement; so this connection runs
+    /// its statements unnamed, as `HERALD_DB_PREPARED=0` asks (docs/operations.md, "Connection poolers").
+    public private(set) var poolerDetected = false
+    /// What `/readyz` (intake and worker) says once a pooler was detected: the settings that say so.
+    public static let poolerReadiness =
+        "detected: statements run unnamed; set HERALD_DB_PREPARED=0 (and HERALD_WORKER_LISTEN=0 for workers)"
     private var preparedNames: [String: String] = [:]
     /// The text of a statement's parameters, back to back, each ended by a NUL, and where each
     /// starts (nil for SQL NULL): libpq reads the values in place (see withParameters). Kept so a
@@ -52,8 +62,22 @@ public final class PostgresConnection: @unchecked Sendable {
         PostgresNotices.install(on: connection)
         handle = connection
         preparedStatements = options.preparedStatements
+        if preparedStatements {
+            let serverPID = try execute("SELECT pg_backend_pid()").first?.int(0)
+            if serverPID != Int(PQbackendPID(connection)) {
+                poolerDetected = true
+                preparedStatements = false
+                PostgresNotices.report(
+                    .init(
+                        severity: "WARNING", sqlState: "01000",
+                        message: "a connection pooler answers for the database (its backend key is not the server's):"
+                            + " statements run unnamed; set HERALD_DB_PREPARED=0 to say so"))
+            }
+        }
         // Timestamps are parsed from text; a fixed zone keeps their format predictable.
-        try execute(options.sessionSetup)
+        try execute(
+            PostgresConnectionOptions.sessionSetup(
+                statementTimeout: options.statementTimeout, prepared: preparedStatements))
     }
 
     /// The value libpq uses for a connection keyword (`keepalives_idle`, ...), nil when unset.

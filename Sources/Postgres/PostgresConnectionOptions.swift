@@ -57,8 +57,8 @@ public struct PostgresConnectionOptions: Sendable, Equatable {
     /// The statement run once the connection is open. Through a transaction pooler (no prepared
     /// statements) a session SET would stay on whichever server connection ran it, for other
     /// clients, and be missing on the others; TimeZone is the exception (see preparedStatements).
-    var sessionSetup: String {
-        guard preparedStatements else { return "SET TimeZone TO 'UTC'" }
+    static func sessionSetup(statementTimeout: Duration?, prepared: Bool) -> String {
+        guard prepared else { return "SET TimeZone TO 'UTC'" }
         var setup = "SET TimeZone TO 'UTC'; SET client_min_messages TO warning"
         if let statementTimeout {
             setup += "; SET statement_timeout TO \(Self.milliseconds(statementTimeout))"

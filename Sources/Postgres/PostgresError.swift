@@ -50,9 +50,17 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var discardsConnection: Bool {
         switch code {
         case .connectionFailed, .connectionLost, .commitOutcomeUnknown: return true
-        case .queryFailed: return sqlState.map(Self.unavailableStates) ?? false
+        case .queryFailed: return sqlState.map(Self.unavailableStates) ?? false || isPreparedStatementMismatch
         case .poolTimeout, .decodingFailed: return false
         }
+    }
+
+    /// True when the server did not hold the named statement this connection prepared (26000), or held
+    /// another under its name (42P05): the mark of a transaction pooler between client and server that the
+    /// connection did not see at startup (PostgresConnection.poolerDetected). The connection is discarded,
+    /// and the next one, opened by the same pooler, runs its statements unnamed.
+    public var isPreparedStatementMismatch: Bool {
+        code == .queryFailed && (sqlState == "26000" || sqlState == "42P05")
     }
 
     static func unavailableStates(_ state: String) -> Bool {
@@ -64,7 +72,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     /// insufficient resources, class 58 system error). Anything else (a constraint, bad data, a
     /// raised exception, a statement timeout) says something about the statement's input.
     public var isTransient: Bool {
-        if isUnavailable { return true }
+        if isUnavailable || isPreparedStatementMismatch { return true }
         guard let state = sqlState else { return false }
         return ["40001", "40P01", "55P03"].contains(state) || state.hasPrefix("53") || state.hasPrefix("58")
     }

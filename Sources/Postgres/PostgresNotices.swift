@@ -22,6 +22,16 @@ public enum PostgresNotices {
         sink.withLock { $0 = handler }
     }
 
+    /// Delivers a notice the client itself raises (a pooler found where the server was expected), as the
+    /// server's are: to the routed handler, or to stderr as libpq would print it.
+    static func report(_ notice: Notice) {
+        guard let handler = sink.withLock({ $0 }) else {
+            FileHandle.standardError.write(Data("\(notice.severity):  \(notice.message)\n".utf8))
+            return
+        }
+        handler(notice)
+    }
+
     static func deliver(_ result: OpaquePointer?) {
         guard let result else { return }
         // The field codes of libpq's PG_DIAG_* (postgres_ext.h), which Swift does not import.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A bounded pool of connections for threads that block (HTTP handler threads, CLI commands).
 /// Connections are opened lazily; a broken one is discarded on return and replaced on demand, so the
@@ -32,6 +33,11 @@ public final class PostgresPool: @unchecked Sendable {
     private var idle: [PostgresConnection] = []
     private var open = 0
     private var closed = false
+    private let poolerSeen = Atomic<Bool>(false)
+
+    /// True once a connection this pool opened found a connection pooler answering for the server
+    /// (PostgresConnection.poolerDetected): its statements run unnamed (`/readyz` names the setting).
+    public var poolerDetected: Bool { poolerSeen.load(ordering: .relaxed) }
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -84,7 +90,10 @@ public final class PostgresPool: @unchecked Sendable {
                 open += 1
                 condition.unlock()
                 do {
-                    return try PostgresConnection(url: configuration.url, options: configuration.connectionOptions)
+                    let connection = try PostgresConnection(
+                        url: configuration.url, options: configuration.connectionOptions)
+                    if connection.poolerDetected { poolerSeen.store(true, ordering: .relaxed) }
+                    return connection
                 } catch {
                     discard()
                     throw error

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Synchronization
 
 /// A background service's database connection: opened on first use, set up once (session
 /// settings, LISTEN), dropped when the database becomes unreachable and reopened by the next use.
@@ -13,6 +14,7 @@ public final class DatabaseSession: @unchecked Sendable {
     /// Run on every new connection before its first use.
     private let setup: (PostgresConnection) throws -> Void
     private var connection: PostgresConnection?
+    private let poolerSeen = Atomic<Bool>(false)
 
     public init(
         url: String, options: PostgresConnectionOptions,
@@ -22,6 +24,10 @@ public final class DatabaseSession: @unchecked Sendable {
         self.options = options
         self.setup = setup
     }
+
+    /// True once a connection of this session found a connection pooler answering for the server
+    /// (PostgresConnection.poolerDetected).
+    public var poolerDetected: Bool { poolerSeen.load(ordering: .relaxed) }
 
     /// True when the last use left an open connection.
     public var isConnected: Bool { lock.withLock { connection?.isHealthy ?? false } }
@@ -40,6 +46,7 @@ public final class DatabaseSession: @unchecked Sendable {
             } else {
                 connection = nil
                 let fresh = try PostgresConnection(url: url, options: options)
+                if fresh.poolerDetected { poolerSeen.store(true, ordering: .relaxed) }
                 try setup(fresh)
                 connection = fresh
                 current = fresh

@@ -264,7 +264,8 @@ public struct DeliveryStore: Sendable {
         return DatabaseSession(url: url, options: options) { connection in
             if connection.preparedStatements { try connection.run(Queries.WorkerSessions.SessionSettings()) }
             if connection.preparedStatements, claims { try connection.run(Queries.WorkerSessions.ClaimSession()) }
-            if listen {
+            // Through a pooler a LISTEN stays on whichever server connection ran it, and is never heard here.
+            if listen, !connection.poolerDetected {
                 for channel in [notificationChannel, ChannelSyncStore.notificationChannel] {
                     try connection.execute(Queries.Notifications.listen.filling("channel", identifier: channel))
                 }

@@ -65,10 +65,22 @@ extension DeliveryWorker {
         if releaseUnheard {
             // On the claimer's thread: every row read so far is held, so only rows never heard of go back.
             let keeping = hold.withLock { Array(Set($0.held.values.map(\.leaseID))) } + leased.allIDs
-            let released = try session.use {
-                try store.releaseLeased(on: $0, worker: configuration.workerID, keeping: keeping)
+            let released: Int
+            do {
+                released = try session.use {
+                    try store.releaseLeased(on: $0, worker: configuration.workerID, keeping: keeping)
+                }
+            } catch {
+                hints.withLock { $0.releaseUnheard = true }
+                throw error
             }
-            if released > 0 { state.listedUntil = .distantPast }
+            if released > 0 {
+                state.listedUntil = .distantPast
+                metrics.add(.releasedUnheard, released)
+                logger.info(
+                    "gave back rows leased to this worker that it never heard of", [("rows", .number(Double(released)))]
+                )
+            }
         }
         if !leased.isEmpty {
             try takeLeased(

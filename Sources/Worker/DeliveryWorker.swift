@@ -65,8 +65,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// The rows the notifications since the last claim said an intake leased to this worker: the claimer sends,
         /// reads or releases every one of them, however many.
         var leased = Leased()
-        /// The listener registered again after losing its connection: rows leased to this worker meanwhile were never
-        /// heard of, and the claimer releases those it does not hold (DeliveryStore.releaseLeased).
+        /// Rows may be leased to this worker that it does not know of, and the claimer releases those it does not hold
+        /// (DeliveryStore.releaseLeased): the listener registered again after losing its connection (rows leased to
+        /// it meanwhile were never heard of), or the claimer lost its connection (a claim may have committed with
+        /// its answer lost). Set again when the release fails, so it waits for the database, not for the leases.
         var releaseUnheard = false
 
         /// Notes a notification that wakes the claimer (`WakeUpMessage`); `batchSize` bounds the list. A payload this
@@ -157,6 +159,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var channels: ChannelSender?
     private var services: [BackgroundService] = []
     private var claimer: BackgroundService!
+    /// The claimer's database session (its claims, releases and leased reads).
+    private var claimSession: DatabaseSession!
 
     public init(
         configuration: WorkerConfiguration, upstreams: [PushService: any DeliveryUpstream],
@@ -177,12 +181,16 @@ public final class DeliveryWorker: @unchecked Sendable {
         ) { [weak self] ids, earliestRetry in
             self?.committed(ids, earliestRetry: earliestRetry)
         }
-        let claimSession = session("claimer", claims: true)
+        claimSession = session("claimer", claims: true)
         claimer = BackgroundService(
             .init(name: "herald-claimer"), logger: logger,
-            onError: { [unowned self] _ in
+            onError: { [unowned self] error in
                 databaseReachable.store(false, ordering: .relaxed)
                 metrics.add(.databaseErrors)
+                // A lost connection may have lost a committed claim's answer (a crash, a failover): the rows it
+                // leased are this worker's and held by nobody. The next claim gives them back at once instead of
+                // leaving them to their lease.
+                if (error as? PostgresError)?.isUnavailable ?? true { hints.withLock { $0.releaseUnheard = true } }
             },
             interrupt: { [unowned self] in
                 wake.signal(.work)
@@ -241,6 +249,9 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     public var isDatabaseReachable: Bool { databaseReachable.load(ordering: .relaxed) }
     public var isDraining: Bool { hold.withLock { $0.draining } }
+
+    /// True once the claimer found a connection pooler answering for the database (its statements run unnamed).
+    public var poolerDetected: Bool { claimSession.poolerDetected }
 
     /// A service's statement failed: when the database is unreachable, `/readyz` says so until the next claim
     /// succeeds. The claimer alone would miss an outage while it waits for room (sends slow, outcomes not

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HeraldCore
+import Postgres
 
 /// `/healthz` (the process is up), `/readyz` (it can deliver: database reachable, not draining, no
 /// upstream paused; a 503 names what is wrong) and `/metrics` (Prometheus text) on
@@ -41,12 +42,14 @@ public final class WorkerHealthServer: Sendable {
     static func readiness(_ worker: DeliveryWorker) -> HTTPResponse {
         let ready = worker.isReady
         let paused = worker.pausedUpstreams.sorted { $0.key < $1.key }
-        let body = JSONValue.object([
+        var members: [(key: String, value: JSONValue)] = [
             ("status", .string(ready ? "ready" : "not_ready")),
             ("database", .string(worker.isDatabaseReachable ? "ok" : "unreachable")),
             ("draining", .bool(worker.isDraining)),
             ("pausedUpstreams", .object(paused.map { ($0.key, JSONValue.string($0.value)) })),
-        ])
+        ]
+        if worker.poolerDetected { members.append(("pooler", .string(PostgresConnection.poolerReadiness))) }
+        let body = JSONValue.object(members)
         return HTTPResponse(
             status: ready ? 200 : 503, headers: [("Content-Type", "application/json")],
             body: JSONWriter.bytes(body))

@@ -38,6 +38,9 @@ enum WorkerMaintenance {
         // The listener connection's server process, asked once per connection: the intake's NOTIFY names this
         // worker by the channel it makes (DeliveryStore.workerChannel).
         let serverPID = Mutex<Int32>(0)
+        // Set when a pooler answers for the database: a LISTEN through it is never heard, so the listener parks and
+        // the claimer polls, as with HERALD_WORKER_LISTEN=0 (docs/deployment.md, "Connection poolers").
+        let parked = Mutex(false)
         // Registered with the worker's lease name, intakes lease the rows they notify it of to it (and carry them in the
         // notification, WakeUpMessage.carried); not while draining. After the first connection (a server process
         // known), rows leased while it was lost were never heard of.
@@ -52,9 +55,14 @@ enum WorkerMaintenance {
                 session.close()
                 worker?.databaseFailed(error)
             }
-        ) { [weak worker] _ in
+        ) { [weak worker] service in
+            if parked.withLock({ $0 }) {
+                _ = service.sleep(for: .seconds(3600))
+                return
+            }
             let wasConnected = session.isConnected
-            let (notifications, pid) = try session.use { connection in
+            let heard: (notifications: [PostgresNotification], pid: Int32)? = try session.use { connection in
+                if connection.poolerDetected { return nil }
                 if !wasConnected {
                     let draining = worker?.isDraining ?? true
                     let pid = try DeliveryStore().listenAsWorker(
@@ -68,6 +76,14 @@ enum WorkerMaintenance {
                     if reconnected { worker?.hints.withLock { $0.releaseUnheard = true } }
                 }
                 return (try connection.waitForNotifications(timeout: slice), serverPID.withLock { $0 })
+            }
+            guard let (notifications, pid) = heard else {
+                parked.withLock { $0 = true }
+                session.close()
+                worker?.logger.warning(
+                    "a connection pooler answers for the database: LISTEN cannot be heard through it, so the worker"
+                        + " claims every HERALD_POLL_INTERVAL_MS; set HERALD_WORKER_LISTEN=0 to say so")
+                return
             }
             // Work may have arrived while not listening. New deliveries wake this worker when the intake chose it
             // (or no worker); a channel's change is for every channel sender.

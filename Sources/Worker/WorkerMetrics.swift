@@ -24,7 +24,7 @@ public final class WorkerMetrics: Sendable {
 
     /// The worker's unlabelled counters, in exposition order: each a `Total` of the state's `totals`.
     enum Total: Int, CaseIterable {
-        case rescued, claims, listedClaims, leasedReads, carriedRows, completionBatches, databaseErrors
+        case rescued, releasedUnheard, claims, listedClaims, leasedReads, carriedRows, completionBatches, databaseErrors
         case unrecordable, leasesExtended, activitiesExpired, activityStartsUnconfirmed
         case activityScheduledStarts, activityScheduledRefused
 
@@ -32,6 +32,12 @@ public final class WorkerMetrics: Sendable {
         var family: (name: String, help: String) {
             switch self {
             case .rescued: ("herald_worker_rescued_total", "Expired leases this worker returned to pending.")
+            case .releasedUnheard:
+                (
+                    "herald_worker_released_unheard_total",
+                    "Rows leased to this worker that it never heard of (a claim's answer or a notification lost with"
+                        + " the connection), given back without waiting for their lease."
+                )
             case .claims: ("herald_worker_claims_total", "Claim statements run.")
             case .listedClaims:
                 (

@@ -125,4 +125,25 @@ import Worker
                 "SELECT count(*) FROM worker_listeners WHERE worker_id = $1 AND pid <> $2",
                 [worker.configuration.workerID, listener]) == 1)
     }
+
+    @Test func aClaimerThatLosesItsConnectionGivesBackWhatALostClaimLeased() async throws {
+        let harness = try WorkerHarness()
+        let worker = try harness.startWorker { $0.claimer.pollInterval = .seconds(1) }
+        try await harness.waitUntil("the listener registers its lease") { try Self.registrations(harness, worker) == 1 }
+        // Rows a claim leased to this worker before its connection died with the answer (a crash, a failover).
+        let unheard = try Self.leaseUnheard(harness, worker, users: 2)
+        let claimer = try harness.db.count(
+            """
+            SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1
+            """, ["herald-worker claimer"])
+        _ = try harness.db.connection.query("SELECT pg_terminate_backend($1)", [claimer])
+        // The listener kept its connection; the claimer's next statement fails, and once it reconnects it gives back
+        // the rows it never heard of: sent long before their hour's lease.
+        try await harness.waitUntil("the rows of the lost claim are sent", timeout: .seconds(20)) {
+            harness.simulator.received().filter { $0.status == 200 }.count == unheard.count
+        }
+        try await harness.waitUntil("every outcome recorded") { try harness.outstanding() == 0 }
+        #expect(worker.metrics.render().contains("herald_worker_released_unheard_total 2\n"))
+        #expect(worker.metrics.render().contains("herald_worker_rescued_total 0\n"))
+    }
 }
