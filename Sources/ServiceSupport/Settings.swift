@@ -25,8 +25,10 @@ public enum Settings {
         "HERALD_DB_PREPARED", .database, readers: [.intake, .worker, .heraldctl],
         default: .flag(true), format: "`0` or `1`",
         summary: """
-            `1`: each SQL text is a named prepared statement per connection; `0`: unnamed statements and no session \
-            settings but TimeZone, for PgBouncer in transaction mode (docs/deployment.md, *Connection poolers*).
+            `1`: each SQL text is a named prepared statement per connection, unless the connection finds a pooler \
+            answering for Postgres (then unnamed, with a warning and `/readyz` naming this setting); `0`: unnamed \
+            statements and no session settings but TimeZone, for PgBouncer in transaction mode (docs/deployment.md, \
+            *Connection poolers*).
             """)
     public static let logLevel = Setting(
         "HERALD_LOG_LEVEL", .database, readers: [.intake, .worker], default: .text("info"),

@@ -97,10 +97,11 @@ struct ActivityDeviceStateTests {
         let partner = try harness.partner()
         let both = try harness.user(sessionWith: [partner.miniApp])
         let iPhoneOnly = try harness.user(pixel: false, sessionWith: [partner.miniApp])
-        // The updates below must be held before the wait runs out: with 5 s, a machine running the whole suite beside
-        // other work once took longer from the starts' send to the second update, and it met a dismissed activity.
+        // The updates below must be held before the wait runs out: with 5 s and then 10 s, a machine running the whole
+        // suite beside other work took longer from the starts' send to the second update, which met a dismissed
+        // activity.
         let worker = try harness.workers.startWorker {
-            $0.activitySweeper.startConfirmation = .seconds(10)
+            $0.activitySweeper.startConfirmation = .seconds(20)
             $0.activitySweeper.interval = .milliseconds(200)
         }
         let shared = try harness.activityID(harness.start(partner, both))
@@ -113,7 +114,7 @@ struct ActivityDeviceStateTests {
         try harness.expect(harness.update(partner, alone, #"{"state":{"currentStage":1}}"#), [200])
         #expect(try harness.db.count("SELECT count(*) FROM live_activity_targets WHERE held_event IS NOT NULL") == 2)
 
-        try await harness.workers.waitUntil("the iPhones unconfirmed", timeout: .seconds(30)) {
+        try await harness.workers.waitUntil("the iPhones unconfirmed", timeout: .seconds(60)) {
             try harness.db.count("SELECT count(*) FROM live_activity_targets WHERE device_state = 'unconfirmed'") == 2
         }
         #expect(try harness.db.count("SELECT count(*) FROM live_activity_targets WHERE held_event IS NOT NULL") == 0)
