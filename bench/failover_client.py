@@ -8,7 +8,8 @@ again with the same key after its Retry-After (at most 1 s); one whose connectio
 0.1 s; every other answer is final. A push still unanswered 60 s after its first attempt is given up.
 
 Runs until --kill-file exists (bench/failover writes the kill's unix time into it) and --after
-seconds have passed since that time, then waits for the pushes still retrying. Writes every 2xx
+seconds have passed since that time, or, with --stop-file, until that file exists (a scenario of
+bench/failover --patroni whose length the bench decides), then waits for the pushes still retrying. Writes every 2xx
 answer's requestId to --ids (one a line) and a JSON summary to --out: pushes, accepted, answers by
 status, connection errors, pushes given up, the first error and the first 2xx of an attempt that
 started after it (unix times), the connections opened and how late the sends ran.
@@ -35,7 +36,8 @@ def parse_args():
     p.add_argument("--users", type=int, required=True, help="recipients user1..userN@bench.example")
     p.add_argument("--rate", type=int, default=200)
     p.add_argument("--run", required=True, help="prefix of the Idempotency-Keys")
-    p.add_argument("--kill-file", required=True)
+    p.add_argument("--kill-file", help="stop --after seconds after the unix time this file gets")
+    p.add_argument("--stop-file", help="stop once this file exists")
     p.add_argument("--after", type=float, default=5)
     p.add_argument("--max-seconds", type=float, default=120, help="stop sending new pushes after this anyway")
     p.add_argument("--status", required=True, help='gets "sending" once the first push is due')
@@ -164,10 +166,10 @@ async def run(args, record):
     stop_at = start + args.max_seconds
     while True:
         slot = start + n / args.rate
-        killed = kill_time(args.kill_file) if os.path.exists(args.kill_file) else None
+        killed = kill_time(args.kill_file) if args.kill_file and os.path.exists(args.kill_file) else None
         if killed is not None:
             stop_at = min(stop_at, killed + args.after)
-        if slot >= stop_at:
+        if slot >= stop_at or (args.stop_file and os.path.exists(args.stop_file)):
             break
         delay = slot - time.time()
         if delay > 0:
@@ -185,6 +187,8 @@ async def run(args, record):
 
 def main():
     args = parse_args()
+    if not args.kill_file and not args.stop_file:
+        raise SystemExit("failover_client.py: give --kill-file or --stop-file")
     record = Record()
     asyncio.run(run(args, record))
     with open(args.ids, "w") as f:

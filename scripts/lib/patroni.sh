@@ -147,8 +147,9 @@ herald_patroni_start() {
         herald_patroni_stop
         return 1
     fi
-    HERALD_PATRONI_URL="postgresql://postgres@127.0.0.1:$(herald_patroni__port pg 1),127.0.0.1:$(herald_patroni__port pg 2)"
-    HERALD_PATRONI_URL+=",127.0.0.1:$(herald_patroni__port pg 3)/herald?target_session_attrs=read-write&connect_timeout=2"
+    HERALD_PATRONI_URL="postgresql://postgres@127.0.0.1:$(herald_patroni__port pg 1)"
+    HERALD_PATRONI_URL+=",127.0.0.1:$(herald_patroni__port pg 2),127.0.0.1:$(herald_patroni__port pg 3)"
+    HERALD_PATRONI_URL+="/herald?target_session_attrs=read-write"
     export HERALD_PATRONI_URL
 }
 
@@ -163,6 +164,7 @@ herald_patroni_etcd_start() { # N [new|existing]
         --initial-cluster "$(cat "$HERALD_PATRONI_DIR/etcd-cluster")" --initial-cluster-state "$state" \
         --initial-cluster-token "herald-${HERALD_PATRONI_DIR##*.}" >>"$dir/etcd.log" 2>&1 &
     echo "$!" >"$dir/pid"
+    disown "$!"
 }
 
 herald_patroni__etcd_wait_healthy() { # N [SECONDS]: until member N reports a healthy cluster (a quorum)
@@ -200,6 +202,7 @@ herald_patroni_start_node() { # NODE
     (cd "$dir" && exec env HOME="$dir" setpriv --reuid=postgres --regid=postgres --init-groups -- \
         "$HERALD_PATRONI_VENV/bin/patroni" "$dir/patroni.yml") >>"$dir/patroni.log" 2>&1 &
     echo "$!" >"$dir/patroni.pid"
+    disown "$!" # its kill -9 is a scenario, not news
 }
 
 herald_patroni__patroni_pid() { cat "$HERALD_PATRONI_DIR/$1/patroni.pid" 2>/dev/null || true; }
