@@ -213,13 +213,13 @@ SQL
 )"
     if [[ -n "$old_check" ]]; then
         local on_old
-        on_old="$("$HERALD_PG_BIN/psql" -X -qtAX -v ON_ERROR_STOP=1 -h 127.0.0.1 \
-            -p "$(herald_patroni__port pg "$(herald_patroni__index "$old_check")")" -U postgres -d herald <<SQL
-CREATE TEMP TABLE accepted (id uuid PRIMARY KEY);
-\\copy accepted FROM '$ids'
-SELECT count(*) FROM accepted a WHERE EXISTS (SELECT 1 FROM push_requests r WHERE r.id = a.id);
-SQL
-)"
+        # A replica takes no temp table: the ids go in as a VALUES list.
+        on_old="$({
+            echo "SELECT count(*) FROM push_requests WHERE id IN (VALUES ('00000000-0000-0000-0000-000000000000'::uuid)"
+            sed "s/.*/, ('&'::uuid)/" "$ids"
+            echo ");"
+        } | "$HERALD_PG_BIN/psql" -X -qtAX -v ON_ERROR_STOP=1 -h 127.0.0.1 \
+            -p "$(herald_patroni__port pg "$(herald_patroni__index "$old_check")")" -U postgres -d herald)"
         note+="; $on_old of $accepted accepted pushes on $old_check"
         ((on_old == accepted)) || {
             failed=$((failed + 1))
@@ -227,7 +227,7 @@ SQL
         }
     fi
 
-    local pushes e503 e500 other conn given_up recover
+    local pushes e503 e500 other conn given_up recover stall codes
     pushes="$(jq -r '.pushes' <<<"$summary")"
     e503="$(jq -r '.statuses["503"] // 0' <<<"$summary")"
     e500="$(jq -r '.statuses["500"] // 0' <<<"$summary")"
@@ -235,6 +235,8 @@ SQL
         | join(", ")' <<<"$summary")"
     conn="$(jq -r '.connection_errors' <<<"$summary")"
     given_up="$(jq -r '.given_up' <<<"$summary")"
+    stall="$(jq -r '.longest_gap_s' <<<"$summary")"
+    codes="$(jq -r '[.error_codes | to_entries[] | "\(.key): \(.value)"] | join(", ")' <<<"$summary")"
     recover="$(seconds_between "$(jq -r '.first_error_at' <<<"$summary")" "$(jq -r '.recovered_at' <<<"$summary")")"
     if ((e500 > 0 || lost > 0)); then
         failed=$((failed + 1))
@@ -243,22 +245,24 @@ SQL
     fi
     local line='%-8s %s pushes, %s accepted, %s accepted but lost, %s duplicates delivered (%s received); '
     line+='%s answers 503, '
-    line+='%s failed connections, %s answers 500%s; %s given up; recovered in %s s, writable leader after %s s; '
+    line+='%s failed connections, %s answers 500%s%s; %s given up; recovered in %s s, longest without a 2xx %s s, '
+    line+='writable leader after %s s; '
     line+='wake-up %s (probe delivered in %s s, poll every %s s); leases overdue at most %s s; '
     line+='outbox %s after %s s; %s\n'
     # shellcheck disable=SC2059  # the format is built above
     printf "$line" "$label:" "$pushes" "$accepted" "$lost" "$dups" "$received" "$e503" "$conn" "$e500" \
-        "${other:+, other: $other}" "$given_up" "$recover" "$leader_s" "$wake" "$wake_s" "$((WORKER_POLL_MS / 1000))" \
+        "${other:+, other: $other}" "${codes:+ ($codes)}" "$given_up" "$recover" "$stall" "$leader_s" "$wake" \
+        "$wake_s" "$((WORKER_POLL_MS / 1000))" \
         "$max_overdue" "$([[ "$left" == 0 ]] && echo empty || echo "$left left")" "$drained_s" "$note"
-    rows+=("$(printf '%-9s %7s %9s %5s %5s %5s %6s %6s %10s %9s %6s %9s' "$label" "$pushes" "$accepted" "$lost" \
-        "$dups" "$e500" "$e503" "$conn" "$recover" "$leader_s" "$wake" "$max_overdue")")
+    rows+=("$(printf '%-9s %7s %9s %5s %5s %5s %6s %6s %10s %8s %9s %6s %9s' "$label" "$pushes" "$accepted" \
+        "$lost" "$dups" "$e500" "$e503" "$conn" "$recover" "$stall" "$leader_s" "$wake" "$max_overdue")")
 }
 
 for scenario in $SCENARIOS; do run_scenario "$scenario"; done
 stop_run_pids
 
 echo
-printf '%-9s %7s %9s %5s %5s %5s %6s %6s %10s %9s %6s %9s\n' scenario pushes accepted lost dups 500s 503s conn \
-    recover_s leader_s wakeup overdue_s
+printf '%-9s %7s %9s %5s %5s %5s %6s %6s %10s %8s %9s %6s %9s\n' scenario pushes accepted lost dups 500s 503s conn \
+    recover_s stall_s leader_s wakeup overdue_s
 for row in "${rows[@]}"; do printf '%s\n' "$row"; done
 ((failed == 0)) || die "$failed scenarios lost an accepted push or answered 500 (the intake's log lines are above)"
