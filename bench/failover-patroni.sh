@@ -50,12 +50,6 @@ await_leader() { # NOT SECONDS SCENARIO
     leader_s="$(seconds_between "$fault_at" "$(date +%s.%N)")"
 }
 
-set_strict() { # true|false: synchronous_mode_strict in the cluster's configuration (PATCH /config)
-    curl -sf --max-time 10 -X PATCH -H 'Content-Type: application/json' \
-        -d "{\"synchronous_mode_strict\": $1}" "http://127.0.0.1:$(herald_patroni__port rest 1)/config" >/dev/null ||
-        die "could not set synchronous_mode_strict=$1"
-}
-
 # --- the faults: each starts at $fault_at, sets leader_s (fault -> writable leader) and note -------------
 fault_a() {
     local old
@@ -107,7 +101,7 @@ fault_d() {
     # Without quorum the leader cannot renew its key; after the TTL it restarts read-only.
     local deadline=$((SECONDS + 60))
     while ((SECONDS < deadline)); do
-        if [[ "$(herald_patroni__sql_on "$leader" postgres "SELECT pg_is_in_recovery()" 2>/dev/null)" == t ]]; then
+        if [[ "$(herald_patroni_in_recovery "$leader" 2>/dev/null)" == t ]]; then
             demoted_s="$(seconds_between "$fault_at" "$(date +%s.%N)")"
             break
         fi
@@ -116,7 +110,7 @@ fault_d() {
     sleep "$HOLD"
     herald_patroni_etcd_start 2
     herald_patroni_etcd_start 3
-    herald_patroni__etcd_wait_healthy 1 60 || die "d: etcd did not regain quorum"
+    herald_patroni_etcd_wait_quorum 1 60 || die "d: etcd did not regain quorum"
     await_leader "" 90 d
     heal 120 d
     note="stopped etcd 2 and 3: $leader read-only after $demoted_s s; quorum back after $HOLD s more, $new_leader leads"
@@ -139,7 +133,9 @@ run_scenario() { # a | b | c | c-strict | d | e
     local ids="$work/$label.ids" stop_file="$work/$label.stop" status_file="$work/$label.status"
     fault_at="" leader_s="n/a" new_leader="" note="" old_check=""
     heal 120 "$label"
-    if [[ "$scenario" == c-strict ]]; then set_strict true; else set_strict false; fi
+    local strict=false
+    if [[ "$scenario" == c-strict ]]; then strict=true; fi
+    herald_patroni_set_strict "$strict" || die "$label: could not set synchronous_mode_strict"
     curl -s -X DELETE --cacert "$creds/ca.pem" "$sim/sim/received" >/dev/null
 
     python3 bench/failover_client.py --intake "$intake" --auth-file "$auth" --users "$USERS" --rate "$RATE" \
@@ -218,8 +214,7 @@ SQL
             echo "SELECT count(*) FROM push_requests WHERE id IN (VALUES ('00000000-0000-0000-0000-000000000000'::uuid)"
             sed "s/.*/, ('&'::uuid)/" "$ids"
             echo ");"
-        } | "$HERALD_PG_BIN/psql" -X -qtAX -v ON_ERROR_STOP=1 -h 127.0.0.1 \
-            -p "$(herald_patroni__port pg "$(herald_patroni__index "$old_check")")" -U postgres -d herald)"
+        } | herald_patroni_psql "$old_check")"
         note+="; $on_old of $accepted accepted pushes on $old_check"
         ((on_old == accepted)) || {
             failed=$((failed + 1))

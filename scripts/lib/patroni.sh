@@ -18,9 +18,15 @@
 #   herald_patroni_freeze NODE / herald_patroni_thaw NODE   SIGSTOP / SIGCONT both (a hung node)
 #   herald_patroni_start_node NODE   starts the node's Patroni again (it starts or rejoins its Postgres)
 #   herald_patroni_etcd_stop N / herald_patroni_etcd_start N   stops / starts etcd member N (1..3)
+#   herald_patroni_etcd_wait_quorum N [SECONDS]   waits until member N reports a healthy etcd cluster
 #   herald_patroni_switchover [CANDIDATE]   a planned switchover through the REST API (POST /switchover)
+#   herald_patroni_set_strict true|false    synchronous_mode_strict, at run time (PATCH /config)
+#   herald_patroni_in_recovery NODE         t on a replica or a demoted leader, f on the writable leader
 #   herald_patroni_sql NODE SQL   one statement on NODE's database herald; prints the value
+#   herald_patroni_psql NODE ARGS...        psql on NODE's database herald (-qAt, ON_ERROR_STOP)
 #   herald_patroni_ctl ARGS...    patronictl against the cluster
+#   herald_patroni_port KIND N    the loopback port of node or member N: KIND pg, rest, etcd or peer
+#   herald_patroni_index NODE     herald1..3 -> 1..3
 # Ports (loopback, from HERALD_PATRONI_PORT_BASE, default 15430): Postgres BASE+1..3, Patroni's REST API
 # BASE+11..13, etcd clients BASE+21..23, etcd peers BASE+31..33.
 
@@ -29,7 +35,7 @@ HERALD_PATRONI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERALD_PATRONI_VENV="${HERALD_PATRONI_VENV:-$HERALD_PATRONI_ROOT/.build/patroni-venv}"
 HERALD_PATRONI_NODES=(herald1 herald2 herald3)
 
-herald_patroni__port() { # KIND N: the loopback port of node or member N (1..3)
+herald_patroni_port() { # KIND N: the loopback port of node or member N (1..3)
     local base="${HERALD_PATRONI_PORT_BASE:-15430}"
     case "$1" in
         pg) printf '%s' $((base + $2)) ;;
@@ -39,7 +45,7 @@ herald_patroni__port() { # KIND N: the loopback port of node or member N (1..3)
     esac
 }
 
-herald_patroni__index() { # NODE -> 1..3
+herald_patroni_index() { # NODE -> 1..3
     case "$1" in
         herald1) echo 1 ;;
         herald2) echo 2 ;;
@@ -91,7 +97,7 @@ herald_patroni_start() {
     fi
     for kind in pg rest etcd peer; do
         for i in 1 2 3; do
-            port="$(herald_patroni__port "$kind" "$i")"
+            port="$(herald_patroni_port "$kind" "$i")"
             if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
                 echo "patroni: port $port is in use (set HERALD_PATRONI_PORT_BASE)" >&2
                 return 1
@@ -105,23 +111,23 @@ herald_patroni_start() {
 
     local cluster="" hosts=""
     for i in 1 2 3; do
-        cluster+="${cluster:+,}etcd$i=http://127.0.0.1:$(herald_patroni__port peer "$i")"
-        hosts+="${hosts:+,}127.0.0.1:$(herald_patroni__port etcd "$i")"
+        cluster+="${cluster:+,}etcd$i=http://127.0.0.1:$(herald_patroni_port peer "$i")"
+        hosts+="${hosts:+,}127.0.0.1:$(herald_patroni_port etcd "$i")"
     done
     printf '%s\n' "$cluster" >"$HERALD_PATRONI_DIR/etcd-cluster"
     for i in 1 2 3; do herald_patroni_etcd_start "$i" new; done
     for i in 1 2 3; do
-        herald_patroni__etcd_wait_healthy "$i" || {
+        herald_patroni_etcd_wait_quorum "$i" || {
             herald_patroni_stop
             return 1
         }
     done
 
     for node in "${HERALD_PATRONI_NODES[@]}"; do
-        i="$(herald_patroni__index "$node")"
+        i="$(herald_patroni_index "$node")"
         mkdir -p "$HERALD_PATRONI_DIR/$node/log"
         sed -e "s|@NODE_NAME@|$node|g" -e "s|@NODE_DIR@|$HERALD_PATRONI_DIR/$node|g" \
-            -e "s|@REST_PORT@|$(herald_patroni__port rest "$i")|g" -e "s|@PG_PORT@|$(herald_patroni__port pg "$i")|g" \
+            -e "s|@REST_PORT@|$(herald_patroni_port rest "$i")|g" -e "s|@PG_PORT@|$(herald_patroni_port pg "$i")|g" \
             -e "s|@ETCD_HOSTS@|$hosts|g" -e "s|@SYNC_STRICT@|$strict|g" \
             "$HERALD_PATRONI_ROOT/deploy/patroni/patroni.yml.in" >"$HERALD_PATRONI_DIR/$node/patroni.yml"
         chown -R postgres:postgres "$HERALD_PATRONI_DIR/$node"
@@ -142,34 +148,34 @@ herald_patroni_start() {
         herald_patroni_stop
         return 1
     fi
-    if ! herald_patroni__sql_on "$(herald_patroni_leader)" postgres "CREATE DATABASE herald" >/dev/null; then
+    if ! herald_patroni__psql_on "$(herald_patroni_leader)" postgres -c "CREATE DATABASE herald" >/dev/null; then
         echo "patroni: could not create database herald" >&2
         herald_patroni_stop
         return 1
     fi
-    HERALD_PATRONI_URL="postgresql://postgres@127.0.0.1:$(herald_patroni__port pg 1)"
-    HERALD_PATRONI_URL+=",127.0.0.1:$(herald_patroni__port pg 2),127.0.0.1:$(herald_patroni__port pg 3)"
+    HERALD_PATRONI_URL="postgresql://postgres@127.0.0.1:$(herald_patroni_port pg 1)"
+    HERALD_PATRONI_URL+=",127.0.0.1:$(herald_patroni_port pg 2),127.0.0.1:$(herald_patroni_port pg 3)"
     HERALD_PATRONI_URL+="/herald?target_session_attrs=read-write"
     export HERALD_PATRONI_URL
 }
 
 herald_patroni_etcd_start() { # N [new|existing]
     local i="$1" state="${2:-existing}" dir="$HERALD_PATRONI_DIR/etcd$1" port
-    port="$(herald_patroni__port etcd "$i")"
+    port="$(herald_patroni_port etcd "$i")"
     mkdir -p "$dir"
     setsid etcd --name "etcd$i" --data-dir "$dir/data" \
         --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
-        --listen-peer-urls "http://127.0.0.1:$(herald_patroni__port peer "$i")" \
-        --initial-advertise-peer-urls "http://127.0.0.1:$(herald_patroni__port peer "$i")" \
+        --listen-peer-urls "http://127.0.0.1:$(herald_patroni_port peer "$i")" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$(herald_patroni_port peer "$i")" \
         --initial-cluster "$(cat "$HERALD_PATRONI_DIR/etcd-cluster")" --initial-cluster-state "$state" \
         --initial-cluster-token "herald-${HERALD_PATRONI_DIR##*.}" >>"$dir/etcd.log" 2>&1 &
     echo "$!" >"$dir/pid"
     disown "$!"
 }
 
-herald_patroni__etcd_wait_healthy() { # N [SECONDS]: until member N reports a healthy cluster (a quorum)
+herald_patroni_etcd_wait_quorum() { # N [SECONDS]: until member N reports a healthy cluster (a quorum)
     local port deadline=$((SECONDS + ${2:-30}))
-    port="$(herald_patroni__port etcd "$1")"
+    port="$(herald_patroni_port etcd "$1")"
     until [[ "$(curl -s --max-time 1 "http://127.0.0.1:$port/health" | jq -r '.health' 2>/dev/null)" == true ]]; do
         if ((SECONDS >= deadline)); then
             echo "patroni: etcd member $1 not healthy after ${2:-30} s" >&2
@@ -197,7 +203,7 @@ herald_patroni_etcd_stop() { # N
 
 herald_patroni_start_node() { # NODE
     local node="$1" dir="$HERALD_PATRONI_DIR/$1"
-    herald_patroni__index "$node" >/dev/null || return 1
+    herald_patroni_index "$node" >/dev/null || return 1
     # As postgres (initdb and postgres refuse root), through exec only: $! is Patroni's own pid.
     (cd "$dir" && exec env HOME="$dir" setpriv --reuid=postgres --regid=postgres --init-groups -- \
         "$HERALD_PATRONI_VENV/bin/patroni" "$dir/patroni.yml") >>"$dir/patroni.log" 2>&1 &
@@ -236,7 +242,7 @@ herald_patroni_thaw() { # NODE
 herald_patroni_cluster() {
     local i
     for i in 1 2 3; do
-        if curl -sf --max-time 2 "http://127.0.0.1:$(herald_patroni__port rest "$i")/cluster"; then return 0; fi
+        if curl -sf --max-time 2 "http://127.0.0.1:$(herald_patroni_port rest "$i")/cluster"; then return 0; fi
     done
     return 1
 }
@@ -254,7 +260,7 @@ herald_patroni_wait_leader() { # [NOT [SECONDS]]
     while ((SECONDS < deadline)); do
         leader="$(herald_patroni_leader)"
         if [[ -n "$leader" && "$leader" != "$not" ]] &&
-            [[ "$(herald_patroni__sql_on "$leader" postgres "SELECT pg_is_in_recovery()" 2>/dev/null)" == f ]]; then
+            [[ "$(herald_patroni_in_recovery "$leader" 2>/dev/null)" == f ]]; then
             printf '%s\n' "$leader"
             return 0
         fi
@@ -290,19 +296,37 @@ herald_patroni_switchover() { # [CANDIDATE]
         '{leader: $leader} + (if $candidate == "" then {} else {candidate: $candidate} end)')"
     status="$(curl -s -o "$HERALD_PATRONI_DIR/switchover.out" -w '%{http_code}' --max-time 60 -X POST \
         -H 'Content-Type: application/json' -d "$body" \
-        "http://127.0.0.1:$(herald_patroni__port rest "$(herald_patroni__index "$leader")")/switchover")"
+        "http://127.0.0.1:$(herald_patroni_port rest "$(herald_patroni_index "$leader")")/switchover")"
     if [[ "$status" != 200 ]]; then
         echo "patroni: switchover answered $status: $(cat "$HERALD_PATRONI_DIR/switchover.out")" >&2
         return 1
     fi
 }
 
-herald_patroni_sql() { herald_patroni__sql_on "$1" herald "$2"; }
-herald_patroni__sql_on() { # NODE DATABASE SQL
-    local i
-    i="$(herald_patroni__index "$1")" || return 1
-    "$HERALD_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$(herald_patroni__port pg "$i")" \
-        -U postgres -d "$2" -c "$3"
+herald_patroni_sql() { herald_patroni_psql "$1" -c "$2"; }
+herald_patroni_psql() { # NODE [psql arguments]: psql on NODE's database herald
+    local node="$1"
+    shift
+    herald_patroni__psql_on "$node" herald "$@"
+}
+herald_patroni__psql_on() { # NODE DATABASE [psql arguments]
+    local i node="$1" db="$2"
+    i="$(herald_patroni_index "$node")" || return 1
+    shift 2
+    "$HERALD_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$(herald_patroni_port pg "$i")" \
+        -U postgres -d "$db" "$@"
+}
+
+# t while NODE is a replica (or a demoted leader), f on the writable leader; fails when it does not answer.
+herald_patroni_in_recovery() { herald_patroni__psql_on "$1" postgres -c "SELECT pg_is_in_recovery()"; }
+
+herald_patroni_set_strict() { # true|false: synchronous_mode_strict in the cluster's configuration in etcd
+    case "$1" in true | false) ;; *) return 1 ;; esac
+    if ! curl -sf --max-time 10 -X PATCH -H 'Content-Type: application/json' -d "{\"synchronous_mode_strict\": $1}" \
+        "http://127.0.0.1:$(herald_patroni_port rest 1)/config" >/dev/null; then
+        echo "patroni: could not set synchronous_mode_strict=$1" >&2
+        return 1
+    fi
 }
 
 herald_patroni_ctl() {
