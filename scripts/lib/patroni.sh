@@ -2,7 +2,8 @@
 # A throwaway three-node Patroni cluster on etcd, on loopback, for benchmarks and tests
 # (deploy/patroni/patroni.yml.in; docs/runbooks/postgres.md, "Failover with Patroni").
 # Source this file (after scripts/lib/postgres.sh for HERALD_PG_BIN), then:
-#   herald_patroni_install        etcd-server (Debian) and .build/patroni-venv (deploy/patroni/requirements.txt)
+#   herald_patroni_install        etcd-server (Debian) and a venv with deploy/patroni/requirements.txt
+#                                 (HERALD_PATRONI_VENV, default /opt/herald/patroni-venv)
 #   herald_patroni_start [strict] three etcd members and three Patroni nodes (herald1..3) in a fresh temp dir;
 #                                 returns once there is a leader, a synchronous standby and a streaming replica,
 #                                 and the database "herald" exists. "strict" sets synchronous_mode_strict.
@@ -32,7 +33,9 @@
 
 HERALD_PG_BIN="${HERALD_PG_BIN:-/usr/lib/postgresql/15/bin}"
 HERALD_PATRONI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-HERALD_PATRONI_VENV="${HERALD_PATRONI_VENV:-$HERALD_PATRONI_ROOT/.build/patroni-venv}"
+# Outside the checkout: Patroni runs as postgres, who must reach the venv, and a checkout may sit under a
+# directory only root can enter (/root).
+HERALD_PATRONI_VENV="${HERALD_PATRONI_VENV:-/opt/herald/patroni-venv}"
 HERALD_PATRONI_NODES=(herald1 herald2 herald3)
 
 herald_patroni_port() { # KIND N: the loopback port of node or member N (1..3)
@@ -69,8 +72,9 @@ herald_patroni_install() {
     stamp="$HERALD_PATRONI_VENV/.requirements.sha256"
     wanted="$(cat "$requirements" - <<<"/usr/bin/python3" | sha256sum | cut -d' ' -f1)"
     if [[ ! -x "$HERALD_PATRONI_VENV/bin/patroni" || "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
-        echo "patroni: installing deploy/patroni/requirements.txt into ${HERALD_PATRONI_VENV#"$HERALD_PATRONI_ROOT"/}"
+        echo "patroni: installing deploy/patroni/requirements.txt into $HERALD_PATRONI_VENV"
         mkdir -p "$(dirname "$HERALD_PATRONI_VENV")"
+        chmod 755 "$(dirname "$HERALD_PATRONI_VENV")"
         # Debian's python3, not the first on PATH: Patroni runs as postgres, who must be able to reach the
         # interpreter the venv links to (a pyenv under /root is out of its reach).
         rm -rf "$HERALD_PATRONI_VENV"
