@@ -93,7 +93,7 @@ herald_patroni__show_logs() {
 }
 
 herald_patroni_start() {
-    local strict=false i node port
+    local strict=false i node port kind
     if [[ "${1:-}" == strict ]]; then strict=true; fi
     if [[ -n "${HERALD_PATRONI_DIR:-}" && -d "$HERALD_PATRONI_DIR" ]]; then
         echo "patroni: a cluster is already running in $HERALD_PATRONI_DIR" >&2
@@ -135,7 +135,6 @@ herald_patroni_start() {
             -e "s|@ETCD_HOSTS@|$hosts|g" -e "s|@SYNC_STRICT@|$strict|g" \
             "$HERALD_PATRONI_ROOT/deploy/patroni/patroni.yml.in" >"$HERALD_PATRONI_DIR/$node/patroni.yml"
         chown -R postgres:postgres "$HERALD_PATRONI_DIR/$node"
-        chmod 700 "$HERALD_PATRONI_DIR/$node"
         chmod 755 "$HERALD_PATRONI_DIR/$node" # the Unix socket is reachable; data/ stays 0700
         herald_patroni_start_node "$node"
         # The first node bootstraps alone, so the leader is known and the others clone from it.
