@@ -8,10 +8,13 @@ again with the same key after its Retry-After (at most 1 s); one whose connectio
 0.1 s; every other answer is final. A push still unanswered 60 s after its first attempt is given up.
 
 Runs until --kill-file exists (bench/failover writes the kill's unix time into it) and --after
-seconds have passed since that time, then waits for the pushes still retrying. Writes every 2xx
+seconds have passed since that time, or, with --stop-file, until that file exists (a scenario of
+bench/failover --patroni whose length the bench decides), then waits for the pushes still retrying. Writes every 2xx
 answer's requestId to --ids (one a line) and a JSON summary to --out: pushes, accepted, answers by
-status, connection errors, pushes given up, the first error and the first 2xx of an attempt that
-started after it (unix times), the connections opened and how late the sends ran.
+status, the error codes of the answers that were not 2xx, connection errors, pushes given up, the first
+error and the first 2xx of an attempt that started after it (unix times), the longest time without a 2xx
+answer once the first came (a stall: requests waiting, not failing), the connections opened and how late
+the sends ran.
 Standard library only.
 """
 import argparse
@@ -35,7 +38,8 @@ def parse_args():
     p.add_argument("--users", type=int, required=True, help="recipients user1..userN@bench.example")
     p.add_argument("--rate", type=int, default=200)
     p.add_argument("--run", required=True, help="prefix of the Idempotency-Keys")
-    p.add_argument("--kill-file", required=True)
+    p.add_argument("--kill-file", help="stop --after seconds after the unix time this file gets")
+    p.add_argument("--stop-file", help="stop once this file exists")
     p.add_argument("--after", type=float, default=5)
     p.add_argument("--max-seconds", type=float, default=120, help="stop sending new pushes after this anyway")
     p.add_argument("--status", required=True, help='gets "sending" once the first push is due')
@@ -49,6 +53,9 @@ class Record:
         self.pushes = 0
         self.accepted = {}  # requestId -> status (202, or 200 for a replay)
         self.statuses = collections.Counter()  # every answer, retries included
+        self.error_codes = collections.Counter()  # "503 database_unavailable": every answer not 2xx
+        self.last_2xx_at = None
+        self.longest_gap_s = 0.0
         self.connection_errors = 0
         self.given_up = 0
         self.first_error_at = None
@@ -126,11 +133,20 @@ async def push(args, pool, record, auth, n):
             record.statuses[status] += 1
             if 200 <= status < 300:
                 record.accepted[json.loads(answer)["requestId"]] = status
+                now = time.time()
+                if record.last_2xx_at is not None:
+                    record.longest_gap_s = max(record.longest_gap_s, now - record.last_2xx_at)
+                record.last_2xx_at = now
                 if (record.first_error_at is not None and record.recovered_at is None
                         and started > record.first_error_at):
                     record.recovered_at = time.time()
                 return
             record.error(time.time())
+            try:
+                code = json.loads(answer)["error"]["code"]
+            except (ValueError, KeyError, TypeError):
+                code = "(no error body)"
+            record.error_codes[f"{status} {code}"] += 1
             if status != 503:
                 return  # final: a 500 is what the bench exists to catch, a 4xx is the request's own
             try:
@@ -164,10 +180,10 @@ async def run(args, record):
     stop_at = start + args.max_seconds
     while True:
         slot = start + n / args.rate
-        killed = kill_time(args.kill_file) if os.path.exists(args.kill_file) else None
+        killed = kill_time(args.kill_file) if args.kill_file and os.path.exists(args.kill_file) else None
         if killed is not None:
             stop_at = min(stop_at, killed + args.after)
-        if slot >= stop_at:
+        if slot >= stop_at or (args.stop_file and os.path.exists(args.stop_file)):
             break
         delay = slot - time.time()
         if delay > 0:
@@ -185,6 +201,8 @@ async def run(args, record):
 
 def main():
     args = parse_args()
+    if not args.kill_file and not args.stop_file:
+        raise SystemExit("failover_client.py: give --kill-file or --stop-file")
     record = Record()
     asyncio.run(run(args, record))
     with open(args.ids, "w") as f:
@@ -194,6 +212,8 @@ def main():
         "pushes": record.pushes, "accepted": len(record.accepted),
         "replayed": sum(1 for status in record.accepted.values() if status == 200),
         "statuses": {str(k): v for k, v in sorted(record.statuses.items())},
+        "error_codes": dict(sorted(record.error_codes.items())),
+        "longest_gap_s": round(record.longest_gap_s, 2),
         "connection_errors": record.connection_errors, "given_up": record.given_up,
         "first_error_at": record.first_error_at, "recovered_at": record.recovered_at,
         "connections": record.opened, "late_ms": round(record.late_ms, 1),
