@@ -5,8 +5,8 @@ import Postgres
 import Synchronization
 import Testing
 
-/// The primary is killed mid-load and its synchronous standby promoted (docs/operations.md,
-/// "Failover"): an intake process and a worker process on the multi-host URL answer 503 during the
+/// The primary is killed mid-load and its synchronous standby promoted (docs/runbooks/postgres.md,
+/// "Without Patroni"): an intake process and a worker process on the multi-host URL answer 503 during the
 /// switch and never 500, a partner retrying with its Idempotency-Key gets every push accepted, and
 /// every accepted push is delivered.
 @Suite(.requiresDatabase) struct FailoverTests {

@@ -7,7 +7,7 @@ import Testing
 @testable import Simulator
 
 /// The primary is restarted (`pg_ctl restart`, fast and immediate) while two herald-worker processes
-/// drain a backlog (docs/runbooks/postgres.md, "Failover"): each worker reports the outage on `/readyz` and
+/// drain a backlog (docs/runbooks/postgres.md, "When Postgres is down"): each worker reports the outage on `/readyz` and
 /// reconnects by itself, every row is delivered and recorded sent, and no lease is held twice. The
 /// restart runs on a private pair, so the suite's cluster is never restarted.
 @Suite(.requiresDatabase) struct PostgresRestartTests {

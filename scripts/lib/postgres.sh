@@ -8,7 +8,7 @@
 #   herald_pg_stop_server   stop the server, keep the data (outage tests)
 #   herald_pg_start_server  start the same cluster again
 #   herald_pg_psql ARGS...  psql against the herald database
-# Failover (docs/runbooks/postgres.md, "Failover"). NODE is "primary" (the first cluster, $HERALD_PG_DIR/data)
+# Failover (docs/runbooks/postgres.md, "Without Patroni"). NODE is "primary" (the first cluster, $HERALD_PG_DIR/data)
 # or "standby" ($HERALD_PG_DIR/standby), named by where they started, whatever their role now:
 #   herald_pg_start_standby [sync]  a hot standby of the running cluster (pg_basebackup -R, streaming
 #                           replication); "sync" makes the primary wait for it on every commit
