@@ -14,7 +14,8 @@ ON CONFLICT (worker_id) DO UPDATE
 -- returns: WorkerStatus
 -- Every worker of the last day, live ones first; $1 how many missed beats make a worker lost.
 -- A small table (one row per worker of the last day).
-SELECT worker_id, host, version, release, started_at, in_flight, array_to_string(paused_upstreams, ',') AS paused_upstreams,
+SELECT worker_id, host, version, release, started_at, in_flight,
+       array_to_string(paused_upstreams, ',') AS paused_upstreams,
        claims_per_second, interval_seconds, last_seen_at,
        extract(epoch FROM now() - last_seen_at)::float8 AS seconds_since_seen,
        last_seen_at < now() - make_interval(secs => interval_seconds * $1) AS lost
