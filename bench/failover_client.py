@@ -14,7 +14,9 @@ answer's requestId to --ids (one a line) and a JSON summary to --out: pushes, ac
 status, the error codes of the answers that were not 2xx, connection errors, pushes given up, the first
 error and the first 2xx of an attempt that started after it (unix times), the longest time without a 2xx
 answer once the first came (a stall: requests waiting, not failing), the connections opened and how late
-the sends ran.
+the sends ran; with --errors, also one line per answer that was not 2xx and per failed connection
+("<unix time> <status or conn>"), for when the errors happened (bench/upgrade's seconds of 503).
+bench/upgrade passes the end of its roll as the --kill-file.
 Standard library only.
 """
 import argparse
@@ -45,6 +47,7 @@ def parse_args():
     p.add_argument("--status", required=True, help='gets "sending" once the first push is due')
     p.add_argument("--ids", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--errors", help="optional: a line per non-2xx answer or failed connection")
     return p.parse_args()
 
 
@@ -62,8 +65,10 @@ class Record:
         self.recovered_at = None
         self.opened = 0
         self.late_ms = 0.0
+        self.errors = []  # (unix time, status or "conn")
 
-    def error(self, at):
+    def error(self, at, what):
+        self.errors.append((at, what))
         if self.first_error_at is None:
             self.first_error_at = at
 
@@ -127,7 +132,7 @@ async def push(args, pool, record, auth, n):
             status, headers, answer = await attempt(pool, request)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, IndexError):
             record.connection_errors += 1
-            record.error(time.time())
+            record.error(time.time(), "conn")
             delay = CONNECTION_RETRY_S
         else:
             record.statuses[status] += 1
@@ -141,7 +146,7 @@ async def push(args, pool, record, auth, n):
                         and started > record.first_error_at):
                     record.recovered_at = time.time()
                 return
-            record.error(time.time())
+            record.error(time.time(), str(status))
             try:
                 code = json.loads(answer)["error"]["code"]
             except (ValueError, KeyError, TypeError):
@@ -220,6 +225,10 @@ def main():
     }
     with open(args.out, "w") as f:
         json.dump(summary, f)
+    if args.errors:
+        with open(args.errors, "w") as f:
+            for at, what in record.errors:
+                f.write(f"{at:.3f} {what}\n")
 
 
 if __name__ == "__main__":

@@ -203,9 +203,10 @@ enum Help {
         Every worker seen in the last day, from the heartbeat each writes every
         HERALD_HEARTBEAT_INTERVAL_MS (5 s): id, host, version, live or lost (not seen for three of its
         intervals: killed, cut off from Postgres or stuck), last seen, started, deliveries in flight,
-        claims per second and paused upstreams.
-        --json: {"workers":[{"workerId","host","version","status","startedAt","lastSeenAt","inFlight",
-        "pausedUpstreams":[],"claimsPerSecond"}]}
+        claims per second, paused upstreams and the release it runs ("-" for 0.9.0 and earlier, which do
+        not report it).
+        --json: {"workers":[{"workerId","host","version","release","status","startedAt","lastSeenAt",
+        "inFlight","pausedUpstreams":[],"claimsPerSecond"}]}
         """,
         "tokens": """
         usage: heraldctl tokens [--since T] [--until T] [--json]

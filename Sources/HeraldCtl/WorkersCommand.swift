@@ -4,7 +4,8 @@ import Postgres
 import Store
 
 /// `heraldctl workers`: every worker seen in the last day from its heartbeat row (sql/035_console.sql), live or
-/// lost (not seen for three of its heartbeat intervals).
+/// lost (not seen for three of its heartbeat intervals), with the release each runs ("-" for a worker of a release
+/// before sql/064_worker_release.sql): during a rolling upgrade, which are replaced yet.
 enum WorkersCommand {
     static func run(pool: PostgresPool, arguments: Arguments, printer: Printer) throws {
         try arguments.allowOnly(["json"])
@@ -22,7 +23,7 @@ enum WorkersCommand {
                         let beat = worker.heartbeat
                         return .object([
                             ("workerId", .string(beat.workerID)), ("host", .string(beat.host)),
-                            ("version", .string(beat.version)),
+                            ("version", .string(beat.version)), ("release", beat.release.map { .string($0) } ?? .null),
                             ("status", .string(worker.lost ? "lost" : "live")),
                             ("startedAt", .string(ISO8601.format(beat.startedAt))),
                             ("lastSeenAt", .string(ISO8601.format(worker.lastSeenAt))),
@@ -41,7 +42,7 @@ enum WorkersCommand {
             return [
                 beat.workerID, beat.host, beat.version, worker.lost ? "lost" : "live", format.time(worker.lastSeenAt),
                 format.time(beat.startedAt), String(beat.inFlight), String(beat.claimsPerSecond),
-                beat.pausedUpstreams.isEmpty ? "-" : beat.pausedUpstreams.joined(separator: ","),
+                beat.pausedUpstreams.isEmpty ? "-" : beat.pausedUpstreams.joined(separator: ","), beat.release ?? "-",
             ]
         }
         guard format.isTerminal else { return rows.map { $0.joined(separator: "\t") }.joined(separator: "\n") }
@@ -50,7 +51,7 @@ enum WorkersCommand {
         return format.table(
             [
                 "WORKER", "HOST", "VERSION", "STATUS", "LAST SEEN", "STARTED", "IN FLIGHT", "CLAIMS/S",
-                "PAUSED",
+                "PAUSED", "RELEASE",
             ], rows)
             + "\n\n\(workers.count - lost) live, \(lost) lost"
     }

@@ -309,8 +309,9 @@ extension ConsoleAssets {
           }
 
           function workersTable(workers) {
-            return table(['Worker', 'Host', 'Version', 'Status', 'Last seen', 'Started', 'In flight#', 'Claims/s#', 'Paused'],
-              workers.map(w => el('tr', {}, [td(w.workerId), td(w.host), td(w.version),
+            return table(['Worker', 'Host', 'Release', 'Version', 'Status', 'Last seen', 'Started', 'In flight#',
+              'Claims/s#', 'Paused'],
+              workers.map(w => el('tr', {}, [td(w.workerId), td(w.host), td(w.release || '—'), td(w.version),
                 el('td', { class: w.status, text: w.status }), td(ago(w.lastSeenAt)), td(ago(w.startedAt)),
                 num(w.inFlight), num(w.claimsPerSecond), td(w.pausedUpstreams.join(', ') || '—')])));
           }

@@ -279,6 +279,7 @@ extension ConsoleHandler {
         let beat = worker.heartbeat
         return .object([
             ("workerId", .string(beat.workerID)), ("host", .string(beat.host)), ("version", .string(beat.version)),
+            ("release", beat.release.map { .string($0) } ?? .null),
             ("startedAt", .string(ISO8601.format(beat.startedAt))),
             ("lastSeenAt", .string(ISO8601.format(worker.lastSeenAt))),
             ("secondsSinceSeen", .number((worker.secondsSinceSeen * 10).rounded() / 10)),

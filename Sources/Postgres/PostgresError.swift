@@ -30,51 +30,48 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         self.serverMessage = serverMessage
     }
 
+    /// What the server's SQLSTATE says about retrying the statement; nil for errors without one.
+    public var sqlStateClass: SQLStateClass? { sqlState.map(SQLStateClass.init(sqlState:)) }
+
     /// True when the database could not be reached, or the server reached cannot take this work now:
-    /// the connection is gone, the server is shutting down or starting up (57P01 admin_shutdown, 57P02
-    /// crash_shutdown, 57P03 cannot_connect_now), a class 08 connection exception, or the server is
-    /// read-only (25006 read_only_sql_transaction: a standby, or a primary that was demoted). During a
-    /// failover every one of these is the same fact, "no writable primary on this connection", and a
-    /// new connection (libpq's `target_session_attrs=read-write`) is the remedy.
+    /// the connection is gone, or the server is shutting down, starting up or read-only
+    /// (`SQLStateClass.unavailable`). During a failover every one of these is the same fact, "no
+    /// writable primary on this connection", and a new connection (libpq's
+    /// `target_session_attrs=read-write`) is the remedy.
     public var isUnavailable: Bool {
         switch code {
         case .connectionFailed, .connectionLost, .commitOutcomeUnknown, .poolTimeout: return true
-        case .queryFailed: return sqlState.map(Self.unavailableStates) ?? false
+        case .queryFailed: return sqlStateClass == .unavailable
         case .decodingFailed: return false
         }
     }
 
-    /// True when the connection that raised this error must not be used again: it is broken, or it
-    /// reaches a server that is going away or cannot write. A pool discards such a connection, so the
-    /// next request opens a new one and libpq picks whichever host is the primary now.
+    /// True when the connection that raised this error must not be used again: it is broken, it
+    /// reaches a server that is going away or cannot write, or the schema changed under its prepared
+    /// statements (a new connection prepares them again against the schema as it is now), or a pooler lost
+    /// one of them (a new connection finds the pooler and runs unnamed). A pool
+    /// discards such a connection, so the next request opens a new one and libpq picks whichever
+    /// host is the primary now.
     public var discardsConnection: Bool {
         switch code {
         case .connectionFailed, .connectionLost, .commitOutcomeUnknown: return true
-        case .queryFailed: return sqlState.map(Self.unavailableStates) ?? false || isPreparedStatementMismatch
+        case .queryFailed:
+            return [.unavailable, .schemaChanged, .preparedStatementLost].contains(sqlStateClass)
         case .poolTimeout, .decodingFailed: return false
         }
     }
 
-    /// True when the server did not hold the named statement this connection prepared (26000), or held
-    /// another under its name (42P05): the mark of a transaction pooler between client and server that the
-    /// connection did not see at startup (PostgresConnection.poolerDetected). The connection is discarded,
-    /// and the next one, opened by the same pooler, runs its statements unnamed.
-    public var isPreparedStatementMismatch: Bool {
-        code == .queryFailed && (sqlState == "26000" || sqlState == "42P05")
-    }
+    /// True when the server did not hold the named statement this connection prepared, or held another under
+    /// its name (`SQLStateClass.preparedStatementLost`): the intake names the setting in its 503.
+    public var isPreparedStatementMismatch: Bool { code == .queryFailed && sqlStateClass == .preparedStatementLost }
 
-    static func unavailableStates(_ state: String) -> Bool {
-        state.hasPrefix("08") || ["57P01", "57P02", "57P03", "25006"].contains(state)
-    }
-
-    /// Worth retrying unchanged: the database is unreachable, or the statement lost a race or ran out
-    /// of a resource (40001 serialization failure, 40P01 deadlock, 55P03 lock not available, class 53
-    /// insufficient resources, class 58 system error). Anything else (a constraint, bad data, a
-    /// raised exception, a statement timeout) says something about the statement's input.
+    /// Worth retrying unchanged (`SQLStateClass.isTransient`): the database is unreachable, the
+    /// schema is being upgraded under this release, a pooler lost a prepared statement, or the statement
+    /// lost a race or ran out of a resource. Anything else (a constraint, bad data, a raised exception, a
+    /// statement timeout) says something about the statement's input.
     public var isTransient: Bool {
-        if isUnavailable || isPreparedStatementMismatch { return true }
-        guard let state = sqlState else { return false }
-        return ["40001", "40P01", "55P03"].contains(state) || state.hasPrefix("53") || state.hasPrefix("58")
+        if isUnavailable { return true }
+        return sqlStateClass?.isTransient ?? false
     }
 
     public var isUniqueViolation: Bool { sqlState == "23505" }

@@ -13,6 +13,9 @@ import Synchronization
 /// - A thrown error is logged (never with secrets: errors' descriptions are redacted, see
 ///   PostgresError), `onError` runs (a service drops its database connection there), and the
 ///   next step waits `backoff.delay(afterFailures:)`; a step that succeeds resets the count.
+///   A run of failures with the same error writes one line (a database down or migrated under
+///   the process for a minute is one fact, not thirty), and the first success after it writes
+///   `recovered` with the count.
 public final class BackgroundService: Sendable {
     public struct Configuration: Sendable, Equatable {
         /// The thread's name (`herald-claimer`), also the `service` field of its log lines.
@@ -128,22 +131,37 @@ public final class BackgroundService: Sendable {
     }
 
     private func run() {
+        // The error last logged in the current run of failures.
+        var logged: String?
         while !isStopping {
             do {
                 try step(self)
-                state.withLock { $0.failures = 0 }
+                let failures = state.withLock { state -> Int in
+                    defer { state.failures = 0 }
+                    return state.failures
+                }
+                if failures > 0 {
+                    logger.info(
+                        "\(configuration.name) recovered",
+                        [("service", .string(configuration.name)), ("failures", .number(Double(failures)))])
+                }
+                logged = nil
             } catch {
                 let failures = state.withLock { state -> Int in
                     state.failures += 1
                     return state.failures
                 }
                 onError(error)
-                logger.warning(
-                    "\(configuration.name) failed; retrying",
-                    [
-                        ("service", .string(configuration.name)), ("error", .string(String(describing: error))),
-                        ("failures", .number(Double(failures))),
-                    ])
+                let description = String(describing: error)
+                if description != logged {
+                    logged = description
+                    logger.warning(
+                        "\(configuration.name) failed; retrying",
+                        [
+                            ("service", .string(configuration.name)), ("error", .string(description)),
+                            ("failures", .number(Double(failures))),
+                        ])
+                }
                 sleep(for: configuration.backoff.step(afterFailures: failures))
             }
         }

@@ -56,6 +56,10 @@ public struct Migrator: Sendable {
             case changed = "migration_changed"
             /// A definition file Postgres refused.
             case definitionFailed = "definition_failed"
+            /// The database records a migration this build does not have: a newer release migrated it, and
+            /// this one's definitions would replace the newer ones (docs/architecture.md, *Schema changes
+            /// across releases*).
+            case newerSchema = "schema_newer"
         }
 
         public let code: Code
@@ -195,6 +199,7 @@ public struct Migrator: Sendable {
             try connection.run(Queries.SchemaMigrations.Lock(key: Self.lockKey))
             try connection.execute(Queries.SchemaMigrations.bootstrap)
         }
+        try refuseNewerSchema(on: connection)
         var applied: [String] = []
         var reachedBaseline = false
         if let baseline {
@@ -209,6 +214,18 @@ public struct Migrator: Sendable {
             }
         }
         return applied + (try applyDefinitions(on: connection))
+    }
+
+    /// Throws `newerSchema` when the database records a migration numbered past this build's last: a rollback
+    /// runs the older processes against the newer schema, never the older `migrate`.
+    private func refuseNewerSchema(on connection: PostgresConnection) throws {
+        guard let known = migrations.last?.version ?? baseline?.version else { return }
+        let highest = try connection.row(Queries.SchemaMigrations.HighestVersion())?.highest ?? 0
+        guard highest > known else { return }
+        throw Failure(
+            code: .newerSchema,
+            message: "the database is at migration \(highest), newer than this release's \(known); a newer release "
+                + "migrated it: run that release's migrate, or none")
     }
 
     /// Applies the baseline when no migration is recorded; whether this call applied it, and the

@@ -5,7 +5,11 @@ import Postgres
 public struct WorkerHeartbeat: Sendable, Equatable {
     public var workerID: String
     public var host: String
+    /// The operator's label of the build (HERALD_VERSION: an image tag, a commit).
     public var version: String
+    /// The release the worker runs (`HeraldVersion.current`); nil in the row of a worker of a release before
+    /// sql/064_worker_release.sql, which does not write it.
+    public var release: String?
     public var startedAt: Date
     public var inFlight: Int
     /// Upstreams paused by a setup fault (`apns`, `fcm`), sorted.
@@ -14,12 +18,13 @@ public struct WorkerHeartbeat: Sendable, Equatable {
     public var intervalSeconds: Double
 
     public init(
-        workerID: String, host: String, version: String, startedAt: Date, inFlight: Int,
+        workerID: String, host: String, version: String, release: String?, startedAt: Date, inFlight: Int,
         pausedUpstreams: [String], claimsPerSecond: Double, intervalSeconds: Double
     ) {
         self.workerID = workerID
         self.host = host
         self.version = version
+        self.release = release
         self.startedAt = startedAt
         self.inFlight = inFlight
         self.pausedUpstreams = pausedUpstreams
@@ -66,7 +71,7 @@ extension WorkerHeartbeatStore {
         var bindings: [(any PostgresEncodable)?] {
             [
                 heartbeat.workerID, heartbeat.host, heartbeat.version, heartbeat.startedAt, heartbeat.inFlight,
-                heartbeat.pausedUpstreams, heartbeat.claimsPerSecond, heartbeat.intervalSeconds,
+                heartbeat.pausedUpstreams, heartbeat.claimsPerSecond, heartbeat.intervalSeconds, heartbeat.release,
             ]
         }
     }
@@ -79,7 +84,8 @@ extension WorkerStatus: QueryRow {
         self.init(
             heartbeat: WorkerHeartbeat(
                 workerID: try row.string("worker_id"), host: try row.string("host"), version: try row.string("version"),
-                startedAt: try row.date("started_at"), inFlight: try row.int("in_flight"),
+                release: try row.optionalString("release"), startedAt: try row.date("started_at"),
+                inFlight: try row.int("in_flight"),
                 pausedUpstreams: paused.isEmpty ? [] : paused.split(separator: ",").map(String.init),
                 claimsPerSecond: try row.double("claims_per_second"),
                 intervalSeconds: try row.double("interval_seconds")),

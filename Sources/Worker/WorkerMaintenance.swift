@@ -257,7 +257,8 @@ enum WorkerMaintenance {
                 return seconds > 0 ? Double(max(0, claimed - last.claimed)) / seconds : 0
             }
             let beat = WorkerHeartbeat(
-                workerID: worker.configuration.workerID, host: host, version: version, startedAt: started,
+                workerID: worker.configuration.workerID, host: host, version: version, release: HeraldVersion.current,
+                startedAt: started,
                 inFlight: worker.inFlight, pausedUpstreams: worker.pausedUpstreams.keys.sorted(),
                 claimsPerSecond: (rate * 100).rounded() / 100, intervalSeconds: interval / .seconds(1))
             try session.use { try store.beat(beat, on: $0) }

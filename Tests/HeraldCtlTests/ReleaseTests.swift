@@ -13,7 +13,9 @@ import Testing
     @Test("CHANGELOG.md's newest release is the version, with an Upgrading note; both images carry it as a label")
     func oneVersion() throws {
         let changelog = try Self.read("CHANGELOG.md")
-        let newest = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## ") })
+        // `## Unreleased`, when present, collects what the next release will bring; the newest release follows it.
+        let newest = try #require(
+            changelog.split(separator: "\n").first { $0.hasPrefix("## ") && $0 != "## Unreleased" })
         #expect(newest.hasPrefix("## \(HeraldVersion.current) ("), "\(newest)")
         let entry = try #require(changelog.components(separatedBy: String(newest)).last)
         let body = entry.components(separatedBy: "\n## ").first ?? ""

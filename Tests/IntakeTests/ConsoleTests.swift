@@ -287,15 +287,15 @@ struct ConsoleTests {
         #expect(states == ["pending", "scheduled", "leased"])
     }
 
-    @Test("workers: live ones, and lost ones after three missed beats")
+    @Test("workers: live ones, and lost ones after three missed beats, with the release each runs")
     func workers() throws {
         let id = TestEnvironment.unique("worker")
         try DB.execute(
             """
             INSERT INTO worker_heartbeats (worker_id, host, version, started_at, last_seen_at, in_flight, paused_upstreams,
-                                           claims_per_second, interval_seconds)
-            VALUES ($1, 'h1', 'test', now(), now(), 3, '{apns}', 12.5, 5), ($1 || '-lost', 'h2', 'test', now(),
-                    now() - interval '20 seconds', 0, '{}', 0, 5)
+                                           claims_per_second, interval_seconds, release)
+            VALUES ($1, 'h1', 'test', now(), now(), 3, '{apns}', 12.5, 5, '0.10.0'), ($1 || '-lost', 'h2', 'test', now(),
+                    now() - interval '20 seconds', 0, '{}', 0, 5, NULL)
             """, [id])
         let response = try intake.admin("GET", "/api/admin/console/workers")
         let workers = response.json["workers"]?.arrayValue ?? []
@@ -303,7 +303,11 @@ struct ConsoleTests {
         #expect(live?["status"] == .string("live"))
         #expect(live?["inFlight"] == .number(3))
         #expect(live?["pausedUpstreams"] == .array([.string("apns")]))
-        #expect(workers.first { $0["workerId"]?.stringValue == id + "-lost" }?["status"] == .string("lost"))
+        #expect(live?["release"] == .string("0.10.0"))
+        let lost = workers.first { $0["workerId"]?.stringValue == id + "-lost" }
+        #expect(lost?["status"] == .string("lost"))
+        // Written by a release before the column: no release named.
+        #expect(lost?["release"] == .null)
         let overview = try intake.admin("GET", "/api/admin/console/overview").json
         #expect(overview["pausedUpstreams"]?.arrayValue?.contains { $0["workerId"]?.stringValue == id } == true)
     }

@@ -48,4 +48,43 @@ struct DatabaseOutageTests {
         #expect(requests == 2)
         #expect(deliveries == 4)
     }
+
+    /// What the previous release's intake meets between `heraldctl migrate` and its own replacement when the
+    /// migration replaced a function it calls (docs/architecture.md, *Schema changes across releases*).
+    @Test("503 with Retry-After while a function the push route calls is gone, nothing written, 202 once it is back")
+    func functionReplacedUnderneath() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.destroy() }
+        let pool = PostgresPool(configuration: .init(url: cluster.databaseURL, maxConnections: 2))
+        let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+        try pool.withConnection { try migrator.migrate($0) }
+        pool.close()
+
+        let intake = try IntakeHarness(configure: { $0.databaseURL = cluster.databaseURL })
+        defer { intake.stop() }
+        let partner = try intake.makePartner()
+        let user = try intake.makeUser(tenant: partner.tenantID)
+        // Its statements are prepared on the pooled connections before the schema changes under them.
+        #expect(try intake.push(partner.key, pushBody(partner, emails: [user.email])).status == 202)
+
+        let admin = try PostgresConnection(url: cluster.databaseURL)
+        let counts = "SELECT (SELECT count(*) FROM push_requests) + (SELECT count(*) FROM deliveries)"
+        let before = try admin.query(counts).first!.int(0)
+        try admin.execute("ALTER FUNCTION herald_intake_push RENAME TO herald_intake_push_replaced")
+        for _ in 0..<3 {
+            let push = try intake.push(partner.key, pushBody(partner, emails: [user.email]), idempotencyKey: "rolling")
+            #expect(push.status == 503)
+            #expect(push.errorCode == "database_unavailable")
+            #expect(push.headers["retry-after"] == "1")
+            #expect(push.json["error"]?["message"]?.stringValue == HeraldError.databaseUnavailable.message)
+            #expect(push.json["error"]?["field"] == .null)
+        }
+        #expect(try admin.query(counts).first!.int(0) == before)
+
+        try admin.execute("ALTER FUNCTION herald_intake_push_replaced RENAME TO herald_intake_push")
+        let after = try intake.push(partner.key, pushBody(partner, emails: [user.email]), idempotencyKey: "rolling")
+        #expect(after.status == 202)
+        #expect(after.headers["idempotent-replayed"] == nil)
+        #expect(try admin.query(counts).first!.int(0) == before + 3)
+    }
 }

@@ -38,6 +38,36 @@ import Testing
         }
     }
 
+    @Test("a schema migrated under the running release is retried (503) on a new connection")
+    func schemaChangedErrors() {
+        // 42883 a function the migration replaced, 42P01 a table, 42703 a column, 42704 a type, 0A000 a prepared
+        // statement whose result type changed ("cached plan must not change result type").
+        for state in ["42883", "42P01", "42703", "42704", "0A000"] {
+            let error = PostgresError(code: .queryFailed, sqlState: state)
+            #expect(error.sqlStateClass == .schemaChanged, "\(state)")
+            #expect(!error.isUnavailable, "\(state)")
+            #expect(error.isTransient, "\(state)")
+            #expect(error.discardsConnection, "\(state)")
+            #expect(StoreErrors.heraldError(for: error) == .databaseUnavailable, "\(state)")
+        }
+    }
+
+    @Test("every SQLSTATE falls in one class, by its code or its class prefix")
+    func sqlStateClasses() {
+        let expected: [(String, SQLStateClass)] = [
+            ("08006", .unavailable), ("08001", .unavailable), ("57P01", .unavailable), ("57P02", .unavailable),
+            ("57P03", .unavailable), ("25006", .unavailable), ("42883", .schemaChanged), ("0A000", .schemaChanged),
+            ("40001", .contention), ("40P01", .contention), ("55P03", .contention), ("53300", .resources),
+            ("58030", .resources), ("57014", .statement), ("25P02", .statement), ("42501", .statement),
+            ("23505", .statement), ("P0001", .statement),
+        ]
+        for (state, kind) in expected {
+            #expect(SQLStateClass(sqlState: state) == kind, "\(state)")
+            #expect(SQLStateClass(sqlState: state).isTransient == (kind != .statement), "\(state)")
+        }
+        #expect(PostgresError(code: .connectionLost).sqlStateClass == nil)
+    }
+
     @Test("a connection that saw a lost socket, a shutdown or a read-only server is not reused")
     func discardsConnection() {
         for (code, state) in Self.unavailable where code != .poolTimeout {
@@ -49,7 +79,7 @@ import Testing
 
     @Test("errors about the statement stay 500 and keep the connection")
     func statementErrors() {
-        for state in ["23505", "23503", "22P02", "P0001", "57014", "42P01", "XX000"] {
+        for state in ["23505", "23503", "22P02", "P0001", "57014", "42601", "42P10", "XX000"] {
             let error = PostgresError(code: .queryFailed, sqlState: state)
             #expect(!error.isTransient, "\(state)")
             #expect(!error.discardsConnection, "\(state)")

@@ -279,6 +279,28 @@ struct MigrationLayoutTests {
         }
     }
 
+    @Test("an older release's migrate refuses a database a newer release migrated, and changes nothing")
+    func newerSchemaRefused() throws {
+        let first = Migrator.Migration(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")
+        let second = Migrator.Migration(version: 2, name: "002_u.sql", sql: "CREATE TABLE u (a int)")
+        func function(returning value: Int) -> Migrator.Definition {
+            .init(name: "f.sql", sql: "CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT \(value)'")
+        }
+        let older = Migrator(migrations: [first], definitions: [function(returning: 1)])
+        let newer = Migrator(migrations: [first, second], definitions: [function(returning: 2)])
+        try Self.withDatabase { _, pool in
+            try pool.withConnection { _ = try newer.migrate($0) }
+            let failure = try #require(throws: Migrator.Failure.self) {
+                try pool.withConnection { try older.migrate($0) }
+            }
+            #expect(failure.code == .newerSchema)
+            #expect(failure.message.contains("migration 2, newer than this release's 1"), "\(failure.message)")
+            // The newer definition stays.
+            #expect(try pool.withConnection { try $0.query("SELECT f()").first!.int(0) } == 2)
+            #expect(try pool.withConnection { try newer.migrate($0) }.isEmpty)
+        }
+    }
+
     @Test("a fresh database runs the baseline alone, recorded at its version, then the migrations after it")
     func baselineOnFreshDatabase() throws {
         let legacy = Migrator.Migration(version: 1, name: "001_t.sql", sql: "CREATE TABLE t (a int)")

@@ -92,7 +92,7 @@ struct NamedQueryTests {
         let database = try QueueDatabase()
         let store = WorkerHeartbeatStore()
         let heartbeat = WorkerHeartbeat(
-            workerID: "w1", host: "h", version: "v", startedAt: Date(timeIntervalSince1970: 1),
+            workerID: "w1", host: "h", version: "v", release: "1.0.0", startedAt: Date(timeIntervalSince1970: 1),
             inFlight: 2, pausedUpstreams: ["apns"], claimsPerSecond: 3, intervalSeconds: 5)
         try store.beat(heartbeat, on: database.connection)
         let listed = try store.list(on: database.connection)

@@ -66,6 +66,33 @@ import Worker
         #expect(worker.metrics.render().contains("herald_worker_unrecordable_total 1"))
     }
 
+    /// What a worker of the previous release meets between `heraldctl migrate` and its own replacement when the
+    /// migration replaced the function that records outcomes (docs/architecture.md, *Schema changes across
+    /// releases*): a passing failure, not a delivery's.
+    @Test func outcomesWhoseFunctionIsGoneAreRecordedOnceItIsBackNotFailed() async throws {
+        let harness = try WorkerHarness()
+        let queued = try harness.queue(users: 4)
+        try harness.db.connection.execute(
+            "ALTER FUNCTION herald_complete_deliveries RENAME TO herald_complete_deliveries_replaced")
+        let worker = try harness.startWorker()
+        try await harness.waitUntil("every delivery sent") {
+            queued.deliveries.allSatisfy { harness.timesReceived($0) == 1 }
+        }
+        try await harness.waitUntil("the completer failed") {
+            worker.metrics.render().contains("herald_worker_database_errors_total")
+                && !worker.metrics.render().contains("herald_worker_database_errors_total 0\n")
+        }
+        #expect(try harness.db.count("SELECT count(*) FROM delivery_history") == 0)
+        try harness.db.connection.execute(
+            "ALTER FUNCTION herald_complete_deliveries_replaced RENAME TO herald_complete_deliveries")
+        try await harness.waitUntil("every outcome recorded") { try harness.outstanding() == 0 }
+        for id in queued.deliveries {
+            #expect(try harness.db.outcome(of: id)?.outcome == "sent")
+            #expect(harness.timesReceived(id) == 1)
+        }
+        #expect(worker.metrics.render().contains("herald_worker_unrecordable_total 0\n"))
+    }
+
     @Test func aSendSlowerThanTheLeaseKeepsItsLeaseAndIsSentOnce() async throws {
         let harness = try WorkerHarness()
         let queued = try harness.queue(users: 1)
