@@ -21,7 +21,7 @@ What changes from the manifests, and why (docs/deployment.md, "The manifests, ru
 - an httpGet liveness probe becomes `heraldctl probe URL`: podman runs probes inside the container, as
   `curl`, which the image does not have; readiness and startup probes, which podman 4.3 ignores, are left
   out of the pod and run by the script;
-- the preStop hook is left out (podman 4.3 runs none; there are no endpoints to leave);
+- the preStop hook is left out (its sleep waits for a Service's endpoints to drop the pod; there are none);
 - an emptyDir is named after its pod: podman 4.3 makes it a named volume by the volume's name alone, which
   every pod with a volume of that name would share;
 - a secret volume says `optional: false` (podman 4.3 crashes on one that does not say).
