@@ -10,13 +10,8 @@ import Testing
 struct DatabaseOutageTests {
     @Test("503 while Postgres is unreachable, nothing half-written, and recovery without a restart")
     func outageAndRecovery() throws {
-        let cluster = try PostgresCluster()
+        let cluster = try Self.migratedCluster()
         defer { cluster.destroy() }
-        let pool = PostgresPool(configuration: .init(url: cluster.databaseURL, maxConnections: 2))
-        let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
-        try pool.withConnection { try migrator.migrate($0) }
-        pool.close()
-
         let intake = try IntakeHarness(configure: { $0.databaseURL = cluster.databaseURL })
         defer { intake.stop() }
         let partner = try intake.makePartner()
@@ -53,13 +48,8 @@ struct DatabaseOutageTests {
     /// migration replaced a function it calls (docs/architecture.md, *Schema changes across releases*).
     @Test("503 with Retry-After while a function the push route calls is gone, nothing written, 202 once it is back")
     func functionReplacedUnderneath() throws {
-        let cluster = try PostgresCluster()
+        let cluster = try Self.migratedCluster()
         defer { cluster.destroy() }
-        let pool = PostgresPool(configuration: .init(url: cluster.databaseURL, maxConnections: 2))
-        let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
-        try pool.withConnection { try migrator.migrate($0) }
-        pool.close()
-
         let intake = try IntakeHarness(configure: { $0.databaseURL = cluster.databaseURL })
         defer { intake.stop() }
         let partner = try intake.makePartner()
@@ -86,5 +76,20 @@ struct DatabaseOutageTests {
         #expect(after.status == 202)
         #expect(after.headers["idempotent-replayed"] == nil)
         #expect(try admin.query(counts).first!.int(0) == before + 3)
+    }
+
+    /// A private cluster (the suite's is never stopped or altered) with Herald's schema.
+    private static func migratedCluster() throws -> PostgresCluster {
+        let cluster = try PostgresCluster()
+        let pool = PostgresPool(configuration: .init(url: cluster.databaseURL, maxConnections: 2))
+        defer { pool.close() }
+        do {
+            let migrator = try Migrator.load(from: TestEnvironment.repositoryRoot.appendingPathComponent("sql"))
+            try pool.withConnection { try migrator.migrate($0) }
+        } catch {
+            cluster.destroy()
+            throw error
+        }
+        return cluster
     }
 }
