@@ -27,7 +27,7 @@ public enum HeraldCtl {
             guard let command = words.first else { throw UsageError(message: "a command is required") }
             if command == "--version" || command == "version" {
                 guard words.count == 1 else { throw UsageError(message: "\(command) takes no arguments") }
-                output("heraldctl \(HeraldVersion.current)")
+                output(ServiceArguments.versionLine("heraldctl"))
                 return 0
             }
             if command == "help" || command == "--help" || command == "-h" {

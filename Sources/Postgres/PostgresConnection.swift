@@ -15,7 +15,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// the backend key the connection was handed at startup is not the server process's. A pooler in
     /// transaction mode runs a client's consecutive transactions on different server connections, where
     /// a named statement is missing or, worse, names another client's statement; so this connection runs
-    /// its statements unnamed, as `HERALD_DB_PREPARED=0` asks (docs/operations.md, "Connection poolers").
+    /// its statements unnamed, as `HERALD_DB_PREPARED=0` asks (docs/deployment.md, "Connection poolers").
     public private(set) var poolerDetected = false
     /// What `/readyz` (intake and worker) says once a pooler was detected: the settings that say so.
     public static let poolerReadiness =
@@ -63,7 +63,7 @@ public final class PostgresConnection: @unchecked Sendable {
         handle = connection
         preparedStatements = options.preparedStatements
         if preparedStatements {
-            let serverPID = try execute("SELECT pg_backend_pid()").first?.int(0)
+            let serverPID = try execute("SELECT pg_backend_pid() AS pid").first?.int("pid")
             if serverPID != Int(PQbackendPID(connection)) {
                 poolerDetected = true
                 preparedStatements = false

@@ -46,12 +46,11 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         }
     }
 
-    /// True when the connection that raised this error must not be used again: it is broken, it
-    /// reaches a server that is going away or cannot write, or the schema changed under its prepared
-    /// statements (a new connection prepares them again against the schema as it is now), or a pooler lost
-    /// one of them (a new connection finds the pooler and runs unnamed). A pool
-    /// discards such a connection, so the next request opens a new one and libpq picks whichever
-    /// host is the primary now.
+    /// True when the connection that raised this error must not be used again: it is broken, it reaches a server
+    /// that is going away or cannot write, the schema changed under its prepared statements (a new connection
+    /// prepares them again against the schema as it is now), or a pooler lost one of them (a new connection finds
+    /// the pooler and runs unnamed). A pool discards such a connection, so the next request opens a new one and
+    /// libpq picks whichever host is the primary now.
     public var discardsConnection: Bool {
         switch code {
         case .connectionFailed, .connectionLost, .commitOutcomeUnknown: return true

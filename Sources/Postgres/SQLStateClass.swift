@@ -1,6 +1,7 @@
 /// What a server error's SQLSTATE says about retrying the statement that raised it, decided once here for the
-/// intake's answers (503 `database_unavailable` or `database_pooler`, or 500, `StoreErrors`), the pools' choice to drop a connection
-/// and the worker's choice between backing off and recording a delivery as failed (`Worker/Completer.swift`).
+/// intake's answers (503 `database_unavailable` or `database_pooler`, or 500, `StoreErrors`), the pools' choice to
+/// drop a connection and the worker's choice between backing off and recording a delivery as failed
+/// (`Worker/Completer.swift`).
 ///
 /// - `unavailable`: no writable primary on this connection: class 08 (connection exception), 57P01
 ///   admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 25006 read_only_sql_transaction (a

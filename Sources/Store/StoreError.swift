@@ -12,8 +12,7 @@ import Postgres
 public enum StoreErrors {
     public static func heraldError(for error: any Error) -> HeraldError {
         if let herald = error as? HeraldError { return herald }
-        if let postgres = error as? PostgresError, postgres.isPreparedStatementMismatch { return .databasePooler }
-        if let postgres = error as? PostgresError, postgres.isTransient { return .databaseUnavailable }
-        return .internalError
+        guard let postgres = error as? PostgresError, postgres.isTransient else { return .internalError }
+        return postgres.isPreparedStatementMismatch ? .databasePooler : .databaseUnavailable
     }
 }

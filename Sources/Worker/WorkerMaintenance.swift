@@ -38,9 +38,6 @@ enum WorkerMaintenance {
         // The listener connection's server process, asked once per connection: the intake's NOTIFY names this
         // worker by the channel it makes (DeliveryStore.workerChannel).
         let serverPID = Mutex<Int32>(0)
-        // Set when a pooler answers for the database: a LISTEN through it is never heard, so the listener parks and
-        // the claimer polls, as with HERALD_WORKER_LISTEN=0 (docs/deployment.md, "Connection poolers").
-        let parked = Mutex(false)
         // Registered with the worker's lease name, intakes lease the rows they notify it of to it (and carry them in the
         // notification, WakeUpMessage.carried); not while draining. After the first connection (a server process
         // known), rows leased while it was lost were never heard of.
@@ -56,7 +53,9 @@ enum WorkerMaintenance {
                 worker?.databaseFailed(error)
             }
         ) { [weak worker] service in
-            if parked.withLock({ $0 }) {
+            // A pooler answers for the database: a LISTEN through it is never heard, so the listener parks and the
+            // claimer polls, as with HERALD_WORKER_LISTEN=0 (docs/deployment.md, "Connection poolers").
+            if session.poolerDetected {
                 _ = service.sleep(for: .seconds(3600))
                 return
             }
@@ -78,7 +77,6 @@ enum WorkerMaintenance {
                 return (try connection.waitForNotifications(timeout: slice), serverPID.withLock { $0 })
             }
             guard let (notifications, pid) = heard else {
-                parked.withLock { $0 = true }
                 session.close()
                 worker?.logger.warning(
                     "a connection pooler answers for the database: LISTEN cannot be heard through it, so the worker"

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldCore
 import ServiceSupport
 import Simulator
 
@@ -30,7 +29,7 @@ case .help:
     exit(0)
 
 case .version:
-    say("herald-sim \(HeraldVersion.current)")
+    say(ServiceArguments.versionLine("herald-sim"))
     exit(0)
 
 case .mintAPNsJWT(let keyFile, let keyID, let teamID):

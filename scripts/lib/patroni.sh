@@ -217,10 +217,17 @@ herald_patroni_start_node() { # NODE
 herald_patroni__patroni_pid() { cat "$HERALD_PATRONI_DIR/$1/patroni.pid" 2>/dev/null || true; }
 herald_patroni__postmaster_pid() { head -n 1 "$HERALD_PATRONI_DIR/$1/data/postmaster.pid" 2>/dev/null || true; }
 
-herald_patroni_kill() { # NODE
+# The process ids of the node's Patroni and postmaster, as their pid files record them, one a line.
+herald_patroni__pids() { # NODE
     local pid
     for pid in "$(herald_patroni__patroni_pid "$1")" "$(herald_patroni__postmaster_pid "$1")"; do
-        [[ "$pid" =~ ^[0-9]+$ ]] || continue
+        if [[ "$pid" =~ ^[0-9]+$ ]]; then echo "$pid"; fi
+    done
+}
+
+herald_patroni_kill() { # NODE
+    local pid
+    for pid in $(herald_patroni__pids "$1"); do
         kill -KILL "$pid" 2>/dev/null || true
         while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
     done
@@ -228,18 +235,12 @@ herald_patroni_kill() { # NODE
 
 herald_patroni_freeze() { # NODE
     local pid
-    for pid in "$(herald_patroni__patroni_pid "$1")" "$(herald_patroni__postmaster_pid "$1")"; do
-        if [[ "$pid" =~ ^[0-9]+$ ]]; then kill -STOP "$pid" 2>/dev/null || true; fi
-    done
-    return 0
+    for pid in $(herald_patroni__pids "$1"); do kill -STOP "$pid" 2>/dev/null || true; done
 }
 
 herald_patroni_thaw() { # NODE
     local pid
-    for pid in "$(herald_patroni__patroni_pid "$1")" "$(herald_patroni__postmaster_pid "$1")"; do
-        if [[ "$pid" =~ ^[0-9]+$ ]]; then kill -CONT "$pid" 2>/dev/null || true; fi
-    done
-    return 0
+    for pid in $(herald_patroni__pids "$1"); do kill -CONT "$pid" 2>/dev/null || true; done
 }
 
 herald_patroni_cluster() {
